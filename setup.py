@@ -1,0 +1,16 @@
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+MOD_NAMES = ["spacy_treeboost._mine", "spacy_treeboost._match"]
+
+extensions = [
+    Extension(name, [name.replace(".", "/") + ".pyx"], language="c++", extra_compile_args=["-O3", "-std=c++17"])
+    for name in MOD_NAMES
+]
+
+setup(
+    ext_modules=cythonize(
+        extensions,
+        compiler_directives={"language_level": 3, "embedsignature": True, "boundscheck": False, "wraparound": False, "cdivision": True, "initializedcheck": False},
+    )
+)
