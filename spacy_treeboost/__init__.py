@@ -1,0 +1,28 @@
+"""spacy-treeboost: interpretable subtree-boosting text classifiers for spaCy.
+
+The import is deliberately light: spaCy imports every plugin's factories each
+time a `Language` is created, so heavy modules load on first use.
+"""
+from importlib import import_module
+from typing import Any
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "Forest": "spacy_treeboost.trees",
+    "LabelVocab": "spacy_treeboost.trees",
+    "read_bact": "spacy_treeboost.trees",
+    "write_bact": "spacy_treeboost.trees",
+    "TreeBoostClassifier": "spacy_treeboost.learner",
+    "RuleSet": "spacy_treeboost.model",
+    "MFLK": "spacy_treeboost.nmtf",
+    "SSMFLK": "spacy_treeboost.nmtf",
+}
+
+__all__ = ["__version__", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'spacy_treeboost' has no attribute {name!r}")

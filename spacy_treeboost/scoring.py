@@ -1,0 +1,42 @@
+"""Scorers for the cats-writing components, registered for `spacy train`."""
+from typing import Any, Callable, Dict, Iterable
+
+from spacy.scorer import Scorer
+from spacy.training import Example
+from spacy.util import registry
+
+
+def score_treeboost_cats(examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
+    """Score `doc.cats` with spaCy's standard `cats_*` keys.
+
+    examples (Iterable[Example]): The examples to score.
+    **kwargs: The component's cfg; `exclusive_classes` selects exclusive or
+        multi-label scoring.
+    RETURNS (Dict[str, Any]): The `cats_*` scores.
+    """
+    multi_label = not kwargs.pop("exclusive_classes", True)
+    return Scorer.score_cats(examples, "cats", multi_label=multi_label, **kwargs)
+
+
+@registry.scorers("spacy_treeboost.textcat_scorer.v1")
+def make_textcat_scorer() -> Callable[..., Dict[str, Any]]:
+    return score_treeboost_cats
+
+
+def prefixed_cats_scorer(prefix: str) -> Callable[..., Dict[str, Any]]:
+    """Return a cats scorer whose keys start with `prefix` instead of `cats_`.
+
+    prefix (str): The key prefix, e.g. "nmtf_" gives `nmtf_cats_score`.
+    RETURNS (Callable): The scorer.
+    """
+
+    def score(examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
+        scores = score_treeboost_cats(examples, **kwargs)
+        return {prefix + key: value for key, value in scores.items()}
+
+    return score
+
+
+@registry.scorers("spacy_treeboost.nmtf_scorer.v1")
+def make_nmtf_scorer(prefix: str = "nmtf_") -> Callable[..., Dict[str, Any]]:
+    return prefixed_cats_scorer(prefix)
