@@ -1,0 +1,359 @@
+"""Forests of labeled ordered trees in preorder arrays, and the BACT file format.
+
+A document is one tree: a virtual root whose children are the roots of its
+sentence trees, in document order. A `Forest` stores many documents in flat
+preorder arrays (node label ids, global parent index, depth) with one offset
+per document, so the compiled kernels can walk them without Python objects.
+
+BACT / FREQT format: one example per line, a class label, a space and a strict
+S-expression in which every node is bracketed, e.g. `+1 (ROOT(a(b))(c))`.
+Node labels and class labels are percent-encoded: `%`, `(`, `)` and white
+space are written as `%25`, `%28`, `%29`, `%20` (any `%XX` byte of UTF-8 is
+accepted when reading), so any string survives a round trip.
+"""
+import re
+from pathlib import Path
+from typing import IO, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+
+import numpy
+
+ROOT_LABEL = "\x00ROOT"
+ROOT_TEXT = "ROOT"
+
+Tree = Tuple[str, Sequence["Tree"]]
+PathOrLines = Union[str, Path, Iterable[str]]
+
+_ESCAPE_RE = re.compile(r"[%()\s]")
+_TOKEN_RE = re.compile(r"\(([^()\s]*)|(\))|(\S)")
+
+
+class LabelVocab:
+    """Interns node-label strings to consecutive ids. Id 0 is the virtual root."""
+
+    def __init__(self, strings: Iterable[str] = ()) -> None:
+        self._strings: List[str] = [ROOT_LABEL]
+        self._ids = {ROOT_LABEL: 0}
+        for s in strings:
+            self.add(s)
+
+    def add(self, string: str) -> int:
+        """Return the id of `string`, adding it if it is new."""
+        i = self._ids.get(string)
+        if i is None:
+            i = self._ids[string] = len(self._strings)
+            self._strings.append(string)
+        return i
+
+    def get(self, string: str, default: int = -1) -> int:
+        return self._ids.get(string, default)
+
+    def __getitem__(self, i: int) -> str:
+        return self._strings[i]
+
+    def __contains__(self, string: object) -> bool:
+        return string in self._ids
+
+    def __len__(self) -> int:
+        return len(self._strings)
+
+    def to_list(self) -> List[str]:
+        return list(self._strings)
+
+    @classmethod
+    def from_list(cls, strings: Sequence[str]) -> "LabelVocab":
+        if not strings or strings[0] != ROOT_LABEL:
+            raise ValueError("A label vocabulary must start with the virtual root label.")
+        vocab = cls(strings[1:])
+        if len(vocab) != len(strings):
+            raise ValueError("A label vocabulary must not list a label twice.")
+        return vocab
+
+    def lookup(self, strings: Iterable[str], *, add: bool = True) -> numpy.ndarray:
+        """Map strings to ids; unknown strings get -1 unless `add` is True."""
+        if add:
+            return numpy.fromiter((self.add(s) for s in strings), dtype=numpy.int32)
+        return numpy.fromiter((self._ids.get(s, -1) for s in strings), dtype=numpy.int32)
+
+
+class Forest:
+    """Documents as labeled ordered trees in flat preorder arrays.
+
+    labels (numpy.ndarray): int32 label id of every node, documents concatenated.
+    parents (numpy.ndarray): int32 global index of each node's parent, -1 for roots.
+    depths (numpy.ndarray): int32 depth of each node (0 for document roots).
+    offsets (numpy.ndarray): int64, document i is nodes offsets[i]:offsets[i+1].
+    vocab (LabelVocab): the label strings.
+    """
+
+    def __init__(
+        self,
+        labels: numpy.ndarray,
+        parents: numpy.ndarray,
+        depths: numpy.ndarray,
+        offsets: numpy.ndarray,
+        vocab: LabelVocab,
+    ) -> None:
+        self.labels = numpy.ascontiguousarray(labels, dtype=numpy.int32)
+        self.parents = numpy.ascontiguousarray(parents, dtype=numpy.int32)
+        self.depths = numpy.ascontiguousarray(depths, dtype=numpy.int32)
+        self.offsets = numpy.ascontiguousarray(offsets, dtype=numpy.int64)
+        self.vocab = vocab
+        n = len(self.labels)
+        if not (len(self.parents) == len(self.depths) == n) or self.offsets[-1] != n:
+            raise ValueError("Forest arrays disagree in length.")
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.labels)
+
+    def doc_sizes(self) -> numpy.ndarray:
+        return numpy.diff(self.offsets)
+
+    def subset(self, indices: Sequence[int]) -> "Forest":
+        """Return a forest of the documents at `indices`, in that order."""
+        builder = ForestBuilder(self.vocab)
+        for i in indices:
+            lo, hi = self.offsets[i], self.offsets[i + 1]
+            parents = self.parents[lo:hi].astype(numpy.int64) - lo
+            parents[0] = -1
+            builder.add_arrays(self.labels[lo:hi], parents)
+        return builder.build()
+
+    def tree(self, i: int) -> Tree:
+        """Return document i as a nested `(label, children)` tuple."""
+        lo, hi = int(self.offsets[i]), int(self.offsets[i + 1])
+        kids: List[List[Tree]] = [[] for _ in range(hi - lo)]
+        node: Tree = ("", ())
+        for v in range(hi - lo - 1, -1, -1):
+            node = (self.vocab[int(self.labels[lo + v])], tuple(reversed(kids[v])))
+            if v:
+                kids[int(self.parents[lo + v]) - lo].append(node)
+        return node
+
+    @classmethod
+    def from_trees(cls, trees: Iterable[Tree], vocab: Optional[LabelVocab] = None) -> "Forest":
+        """Build a forest from nested `(label, children)` tuples; the tree root is the document root."""
+        builder = ForestBuilder(vocab)
+        for tree in trees:
+            builder.add_tree(tree)
+        return builder.build()
+
+    @classmethod
+    def from_sentences(
+        cls, docs: Iterable[Sequence[Sequence[str]]], vocab: Optional[LabelVocab] = None
+    ) -> "Forest":
+        """Build a forest of word chains: each sentence a chain, all under the virtual root."""
+        builder = ForestBuilder(vocab)
+        for sents in docs:
+            builder.add_chains(sents)
+        return builder.build()
+
+
+class ForestBuilder:
+    """Accumulate documents, then `build()` one `Forest`."""
+
+    def __init__(self, vocab: Optional[LabelVocab] = None, *, add_labels: bool = True) -> None:
+        self.vocab = vocab if vocab is not None else LabelVocab()
+        self.add_labels = add_labels
+        self._labels: List[numpy.ndarray] = []
+        self._parents: List[numpy.ndarray] = []
+        self._depths: List[numpy.ndarray] = []
+        self._sizes: List[int] = []
+        self._n = 0
+
+    def add_arrays(
+        self, label_ids: numpy.ndarray, parents: numpy.ndarray, depths: Optional[numpy.ndarray] = None
+    ) -> None:
+        """Add one document given preorder label ids and local parent indices (-1 for the root)."""
+        label_ids = numpy.asarray(label_ids, dtype=numpy.int32)
+        parents = numpy.asarray(parents, dtype=numpy.int64)
+        n = len(label_ids)
+        if n == 0 or len(parents) != n or parents[0] != -1:
+            raise ValueError("A document tree needs a root: its first node must have parent -1.")
+        if numpy.any(parents[1:] < 0) or numpy.any(parents[1:] >= numpy.arange(1, n)):
+            raise ValueError("Nodes must be in preorder: every parent must come before its child.")
+        if depths is None:
+            depths = preorder_depths(parents)
+        self._append(label_ids, parents, numpy.asarray(depths, dtype=numpy.int32))
+
+    def _append(self, label_ids: numpy.ndarray, parents: numpy.ndarray, depths: numpy.ndarray) -> None:
+        n = len(label_ids)
+        glob = parents + self._n
+        glob[0] = -1
+        self._labels.append(label_ids)
+        self._parents.append(glob.astype(numpy.int32))
+        self._depths.append(depths)
+        self._sizes.append(n)
+        self._n += n
+
+    def add_tree(self, tree: Tree) -> None:
+        """Add one document given as a nested `(label, children)` tuple."""
+        labels: List[str] = []
+        parents: List[int] = []
+        stack = [(tree, -1)]
+        while stack:
+            (label, children), parent = stack.pop()
+            if not isinstance(label, str):
+                raise TypeError(f"Node labels must be strings, got {label!r}.")
+            parents.append(parent)
+            labels.append(label)
+            stack.extend((child, len(labels) - 1) for child in reversed(children))
+        self.add_labeled(labels, parents)
+
+    def add_labeled(self, labels: Sequence[str], parents: Sequence[int], depths: Optional[Sequence[int]] = None) -> None:
+        """Add one document given preorder label strings and local parent indices."""
+        root = 0 if labels[0] in (ROOT_TEXT, ROOT_LABEL) else self._ids(labels[:1])[0]
+        ids = numpy.concatenate(([root], self._ids(labels[1:]))).astype(numpy.int32)
+        self.add_arrays(ids, numpy.asarray(parents, dtype=numpy.int64), depths)
+
+    def add_chains(self, sents: Sequence[Sequence[str]]) -> None:
+        """Add one document whose sentences are word chains under the virtual root."""
+        tokens = [tok for sent in sents for tok in sent]
+        lengths = numpy.asarray([len(s) for s in sents if len(s)], dtype=numpy.int64)
+        ids = numpy.concatenate(([0], self._ids(tokens))).astype(numpy.int32)
+        parents, depths = chain_arrays(lengths)
+        self._append(ids, parents, depths)
+
+    def _ids(self, strings: Sequence[str]) -> numpy.ndarray:
+        return self.vocab.lookup(strings, add=self.add_labels)
+
+    def build(self) -> Forest:
+        offsets = numpy.zeros(len(self._sizes) + 1, dtype=numpy.int64)
+        numpy.cumsum(self._sizes, out=offsets[1:])
+        cat = lambda parts: numpy.concatenate(parts) if parts else numpy.zeros(0, numpy.int32)
+        return Forest(cat(self._labels), cat(self._parents), cat(self._depths), offsets, self.vocab)
+
+
+def chain_arrays(lengths: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """Local parents and depths of a root (node 0) with one chain per sentence length."""
+    n = int(lengths.sum()) + 1
+    parents = numpy.arange(-1, n - 1, dtype=numpy.int64)
+    depths = numpy.zeros(n, dtype=numpy.int32)
+    if len(lengths):
+        starts = numpy.concatenate(([1], 1 + numpy.cumsum(lengths)[:-1]))
+        parents[starts] = 0
+        pos = numpy.arange(1, n) - numpy.repeat(starts, lengths)
+        depths[1:] = pos + 1
+    return parents, depths
+
+
+def preorder_depths(parents: numpy.ndarray) -> numpy.ndarray:
+    """Depths from preorder parent indices by pointer doubling (no recursion, O(n log depth))."""
+    anc = numpy.asarray(parents, dtype=numpy.int64).copy()
+    depths = (anc >= 0).astype(numpy.int64)
+    active = numpy.flatnonzero(anc >= 0)
+    while len(active):
+        up = anc[active]
+        depths[active] += depths[up]
+        anc[active] = anc[up]
+        active = active[anc[active] >= 0]
+    return depths.astype(numpy.int32)
+
+
+def encode_label(label: str) -> str:
+    """Percent-encode `%`, brackets and white space for the BACT format."""
+    return _ESCAPE_RE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode("utf8")), label)
+
+
+def decode_label(text: str) -> str:
+    """Invert `encode_label`."""
+    if "%" not in text:
+        return text
+    return re.sub(r"(?:%[0-9A-Fa-f]{2})+", lambda m: bytes.fromhex(m.group().replace("%", "")).decode("utf8"), text)
+
+
+def tree_to_sexpr(forest: Forest, i: int) -> str:
+    """Write document i as a strict S-expression (`(ROOT(a(b))(c))`)."""
+    lo, hi = int(forest.offsets[i]), int(forest.offsets[i + 1])
+    depths = forest.depths[lo:hi]
+    parts: List[str] = []
+    prev = -1
+    for v in range(hi - lo):
+        d = int(depths[v])
+        parts.append(")" * (prev - d + 1))
+        label = forest.vocab[int(forest.labels[lo + v])]
+        parts.append("(" + (ROOT_TEXT if label == ROOT_LABEL else encode_label(label)))
+        prev = d
+    parts.append(")" * (prev + 1))
+    return "".join(parts)
+
+
+class BactFormatError(ValueError):
+    pass
+
+
+def parse_sexpr(text: str, where: str = "") -> Tuple[List[str], List[int], List[int]]:
+    """Parse one strict S-expression into preorder labels, local parent indices and depths."""
+    labels: List[str] = []
+    parents: List[int] = []
+    depths: List[int] = []
+    stack: List[int] = []
+    for m in _TOKEN_RE.finditer(text):
+        label, close, junk = m.groups()
+        if junk is not None:
+            raise BactFormatError(f"{where}unexpected {junk!r} at column {m.start() + 1}; node labels follow '('")
+        if close is not None:
+            if not stack:
+                raise BactFormatError(f"{where}unbalanced ')' at column {m.start() + 1}")
+            stack.pop()
+            continue
+        if not label:
+            raise BactFormatError(f"{where}empty node label at column {m.start() + 1}; write every node as '(label...)'")
+        if labels and not stack:
+            raise BactFormatError(f"{where}a second tree starts at column {m.start() + 1}; one tree per line")
+        parents.append(stack[-1] if stack else -1)
+        depths.append(len(stack))
+        stack.append(len(labels))
+        labels.append(decode_label(label) if "%" in label else label)
+    if not labels:
+        raise BactFormatError(f"{where}no tree; expected '(label(child)...)'")
+    if stack:
+        raise BactFormatError(f"{where}{len(stack)} unclosed '(' at end of line")
+    return labels, parents, depths
+
+
+def _lines(source: PathOrLines) -> Iterator[str]:
+    if isinstance(source, (str, Path)):
+        with open(source, encoding="utf8") as f:
+            yield from f
+    else:
+        yield from source
+
+
+def read_bact(source: PathOrLines, vocab: Optional[LabelVocab] = None, *, add_labels: bool = True) -> Tuple[Forest, List[str]]:
+    """Read examples in the BACT format: `label (tree)` per line.
+
+    source (Union[str, Path, Iterable[str]]): A file path or lines.
+    vocab (Optional[LabelVocab]): The label vocabulary to extend or use.
+    add_labels (bool): Add unseen node labels to `vocab` (else they map to -1).
+    RETURNS (Tuple[Forest, List[str]]): The trees and their class labels.
+    """
+    builder = ForestBuilder(vocab, add_labels=add_labels)
+    classes: List[str] = []
+    name = f"{source}: " if isinstance(source, (str, Path)) else ""
+    for lineno, line in enumerate(_lines(source), 1):
+        line = line.strip()
+        if not line:
+            continue
+        where = f"{name}line {lineno}: "
+        head, sep, rest = line.partition(" ")
+        if not sep or not rest.lstrip().startswith("("):
+            raise BactFormatError(f"{where}expected 'LABEL (tree)', e.g. '+1 (ROOT(a(b)))', got {line[:60]!r}")
+        classes.append(decode_label(head))
+        builder.add_labeled(*parse_sexpr(rest, where))
+    return builder.build(), classes
+
+
+def write_bact(target: Union[str, Path, IO[str]], forest: Forest, classes: Sequence[str]) -> None:
+    """Write examples in the BACT format read by `read_bact`."""
+    if len(classes) != len(forest):
+        raise ValueError(f"Got {len(classes)} class labels for {len(forest)} trees.")
+    lines = (f"{encode_label(str(c))} {tree_to_sexpr(forest, i)}\n" for i, c in enumerate(classes))
+    if isinstance(target, (str, Path)):
+        with open(target, "w", encoding="utf8") as f:
+            f.writelines(lines)
+    else:
+        target.writelines(lines)
