@@ -1,0 +1,326 @@
+"""Readers for public text-classification corpora in their original formats,
+and JSONL input/output.
+
+Every reader yields plain dicts with `text` and `label` (one label) or
+`labels` (a list), plus the corpus' own identifiers, ready for `write_jsonl`
+and the `spacy_treeboost.JsonlCorpus.v1` reader. This module does not import
+spaCy.
+"""
+import gzip
+import html
+import io
+import json
+import re
+from pathlib import Path
+from typing import IO, Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+
+PathLike = Union[str, Path]
+
+_POLARITY_NAME = re.compile(r"^cv(\d{3})_\d+\.txt$")
+_REVIEW = re.compile(r"<review>(.*?)(?:</review>|(?=<review>)|\Z)", re.DOTALL)
+_REVIEW_FIELD = "<{0}>(.*?)</{0}>"
+_REUTERS = re.compile(r"<REUTERS\b([^>]*)>(.*?)</REUTERS>", re.DOTALL)
+_ATTR = re.compile(r'(\w+)="([^"]*)"')
+_CONTROL_ENTITY = re.compile(r"&#(?:[1-9]|[12]\d|3[01]|127);")
+_SIGN_OFF = re.compile(r"\s*reuter\s*$", re.IGNORECASE)
+
+
+class CorpusFormatError(ValueError):
+    """A corpus file does not have the expected format."""
+
+
+def open_text(path: PathLike, encoding: str = "utf-8") -> IO[str]:
+    """Open a text file for reading, decompressing it if it is gzipped.
+
+    path (PathLike): The file; gzip is detected from its first bytes.
+    encoding (str): The text encoding.
+    RETURNS (IO[str]): The open text stream.
+    """
+    path = Path(path)
+    with path.open("rb") as probe:
+        magic = probe.read(2)
+    if magic == b"\x1f\x8b":
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding=encoding)
+    return path.open("r", encoding=encoding)
+
+
+def iter_jsonl(path: PathLike) -> Iterator[Tuple[int, Dict[str, Any]]]:
+    """Read a JSONL file (plain or gzipped) one object at a time.
+
+    path (PathLike): The file.
+    YIELDS (Tuple[int, Dict[str, Any]]): The 1-based line number and the object.
+        Blank lines are skipped.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"JSONL file not found: {path}")
+    with open_text(path) as stream:
+        for line_no, line in enumerate(stream, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise CorpusFormatError(
+                    f"{path}, line {line_no}: invalid JSON ({err.msg} at column {err.colno}). "
+                    "Each line must be one JSON object, e.g. {\"text\": \"...\", \"label\": \"POS\"}."
+                ) from None
+            if not isinstance(record, dict):
+                raise CorpusFormatError(
+                    f"{path}, line {line_no}: expected a JSON object, found {type(record).__name__}. "
+                    "Each line must be one JSON object with a \"text\" field."
+                )
+            yield line_no, record
+
+
+def write_jsonl(records: Iterable[Dict[str, Any]], path: PathLike) -> int:
+    """Write records as JSONL, one object per line, gzipped if the name ends in `.gz`.
+
+    The output depends only on the records: keys keep their order, non-ASCII
+    text is written as UTF-8 and the gzip header carries no time stamp.
+
+    records (Iterable[Dict[str, Any]]): The records.
+    path (PathLike): The output file; parent directories are created.
+    RETURNS (int): The number of records written.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [json.dumps(record, ensure_ascii=False) + "\n" for record in records]
+    data = "".join(lines).encode("utf-8")
+    if path.suffix == ".gz":
+        with path.open("wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as stream:
+            stream.write(data)
+    else:
+        path.write_bytes(data)
+    return len(lines)
+
+
+def read_movie_review_polarity(path: PathLike, *, encoding: str = "utf-8") -> Iterator[Dict[str, Any]]:
+    """Read the movie review polarity dataset v2.0 (Pang & Lee 2004).
+
+    path (PathLike): The `txt_sentoken` folder (with `pos/` and `neg/`), or the
+        folder that contains it.
+    encoding (str): The files' encoding (they are ASCII).
+    YIELDS (Dict[str, Any]): `{"text", "label": "pos"|"neg", "id", "fold"}`, negative
+        files first, each folder sorted by name; `fold` is 0-9 from `cvNNN_` (NNN // 100).
+    """
+    root = Path(path)
+    if not (root / "pos").is_dir() and (root / "txt_sentoken").is_dir():
+        root = root / "txt_sentoken"
+    for label in ("neg", "pos"):
+        folder = root / label
+        if not folder.is_dir():
+            raise FileNotFoundError(
+                f"{folder} not found: pass the txt_sentoken folder of review_polarity.tar.gz, "
+                "which holds the pos/ and neg/ folders."
+            )
+        for file in sorted(folder.iterdir()):
+            if file.suffix != ".txt":
+                continue
+            match = _POLARITY_NAME.match(file.name)
+            if match is None:
+                raise CorpusFormatError(
+                    f"{file}: file name does not match cvNNN_NNNNN.txt, so its fold is unknown. "
+                    "Keep the original file names of review_polarity.tar.gz."
+                )
+            text = file.read_bytes().decode(encoding)
+            yield {"text": text, "label": label, "id": file.name, "fold": int(match.group(1)) // 100}
+
+
+def read_sentence_polarity(path: PathLike, *, encoding: str = "latin-1") -> Iterator[Dict[str, Any]]:
+    """Read the sentence polarity dataset v1.0 (`rt-polarity.pos` / `rt-polarity.neg`).
+
+    The original files are latin-1 with DOS line endings. Lines are split on
+    newlines only, trailing whitespace is stripped, and a NEL character (byte
+    0x85) becomes a space, as in NLTK's copy.
+
+    path (PathLike): The folder holding both files (`rt-polaritydata`).
+    encoding (str): The files' encoding.
+    YIELDS (Dict[str, Any]): `{"text", "label": "pos"|"neg", "id": "rt-polarity.neg:LINE"}`,
+        negative lines first.
+    """
+    root = Path(path)
+    for label in ("neg", "pos"):
+        file = root / f"rt-polarity.{label}"
+        if not file.is_file():
+            raise FileNotFoundError(
+                f"{file} not found: pass the rt-polaritydata folder of rt-polaritydata.tar.gz."
+            )
+        text = file.read_bytes().decode(encoding)
+        for line_no, line in enumerate(text.split("\n"), start=1):
+            line = line.replace("\x85", " ").rstrip()
+            if line:
+                yield {"text": line, "label": label, "id": f"{file.name}:{line_no}"}
+
+
+def _review_field(block: str, name: str) -> Optional[str]:
+    match = re.search(_REVIEW_FIELD.format(re.escape(name)), block, re.DOTALL)
+    return html.unescape(match.group(1).strip()) if match else None
+
+
+def read_multi_domain_reviews(
+    path: PathLike,
+    *,
+    include_title: bool = False,
+    skip_unlabeled: bool = True,
+    encoding: str = "latin-1",
+) -> Iterator[Dict[str, Any]]:
+    """Read the multi-domain sentiment dataset (Blitzer et al. 2007), unprocessed `.review` files.
+
+    The files look like XML but are not: text holds bare `&` and `<`, and some
+    files end inside a review. Each `<review>` block is read on its own and its
+    fields are taken from their tags. The label comes from the file name
+    (`positive.review`, `negative.review`); for `unlabeled.review` it comes from
+    `<rating>` as in the paper: above 3 is "pos", below 3 is "neg".
+
+    path (PathLike): A `.review` file, or a domain folder (e.g. `sorted_data/books`)
+        whose `positive.review`, `negative.review` and `unlabeled.review` are read.
+    include_title (bool): Put the review title and a newline before the text.
+    skip_unlabeled (bool): Skip reviews without a label (rating 3 or no rating in
+        `unlabeled.review`); if False they are yielded without a `label` key.
+    encoding (str): The files' encoding.
+    YIELDS (Dict[str, Any]): `{"text", "label": "pos"|"neg", "id", "domain", "rating",
+        "title", "source"}`, where `source` is the file name.
+    """
+    path = Path(path)
+    if path.is_dir():
+        names = ("negative.review", "positive.review", "unlabeled.review")
+        files = [path / name for name in names if (path / name).is_file()]
+        if not files:
+            raise FileNotFoundError(
+                f"no positive.review, negative.review or unlabeled.review in {path}: pass a "
+                "domain folder of the unprocessed dataset, e.g. sorted_data/books."
+            )
+    elif path.is_file():
+        files = [path]
+    else:
+        raise FileNotFoundError(f"multi-domain sentiment file or folder not found: {path}")
+    for file in files:
+        yield from _read_review_file(file, include_title, skip_unlabeled, encoding)
+
+
+def _read_review_file(
+    file: Path, include_title: bool, skip_unlabeled: bool, encoding: str
+) -> Iterator[Dict[str, Any]]:
+    fixed_label = {"positive": "pos", "negative": "neg"}.get(file.name.split(".")[0])
+    data = file.read_bytes().decode(encoding)
+    if "<review>" not in data:
+        raise CorpusFormatError(f"{file}: no <review> element found; is this a .review file?")
+    for match in _REVIEW.finditer(data):
+        block = match.group(1)
+        text = _review_field(block, "review_text")
+        if text is None:
+            line_no = data.count("\n", 0, match.start()) + 1
+            raise CorpusFormatError(
+                f"{file}, line {line_no}: <review> without a closed <review_text> element."
+            )
+        rating_text = _review_field(block, "rating")
+        try:
+            rating: Optional[float] = float(rating_text) if rating_text else None
+        except ValueError:
+            rating = None
+        label = fixed_label
+        if label is None and rating is not None and rating != 3:
+            label = "pos" if rating > 3 else "neg"
+        if label is None and skip_unlabeled:
+            continue
+        title = _review_field(block, "title") or ""
+        record: Dict[str, Any] = {"text": f"{title}\n{text}" if include_title and title else text}
+        if label is not None:
+            record["label"] = label
+        record["id"] = _review_field(block, "unique_id") or ""
+        record["domain"] = file.parent.name
+        record["rating"] = rating
+        record["title"] = title
+        record["source"] = file.name
+        yield record
+
+
+def _reuters_list(block: str, tag: str) -> List[str]:
+    match = re.search(f"<{tag}>(.*?)</{tag}>", block, re.DOTALL)
+    return re.findall(r"<D>(.*?)</D>", match.group(1), re.DOTALL) if match else []
+
+
+def _reuters_text(value: str) -> str:
+    value = _CONTROL_ENTITY.sub("", value)
+    return value.replace("&lt;", "<").replace("&amp;", "&").strip()
+
+
+def _reuters_element(block: str, tag: str) -> str:
+    match = re.search(f"<{tag}>(.*?)</{tag}>", block, re.DOTALL)
+    return _reuters_text(match.group(1)) if match else ""
+
+
+def read_reuters21578(
+    path: PathLike, *, split: Optional[str] = None, require_topics: bool = False
+) -> Iterator[Dict[str, Any]]:
+    """Read Reuters-21578 Distribution 1.0 SGML (`reut2-NNN.sgm`).
+
+    `text` is the title, a newline and the body, with the final "Reuter"
+    sign-off removed; for `<TEXT TYPE="UNPROC">` the whole TEXT content is the
+    body. `&lt;`/`&amp;` are decoded and control-character entities dropped.
+    The ModApte split is train for LEWISSPLIT="TRAIN" with TOPICS="YES", test
+    for LEWISSPLIT="TEST" with TOPICS="YES", and unused otherwise.
+
+    path (PathLike): A `.sgm` file or the folder with the `reut2-*.sgm` files.
+    split (Optional[str]): Keep only this ModApte part ("train", "test" or "unused").
+    require_topics (bool): Skip documents without TOPICS categories.
+    YIELDS (Dict[str, Any]): `{"text", "labels": [topics], "id": NEWID, "title", "body",
+        "places", "lewissplit", "topics_attr", "modapte"}`.
+    """
+    if split not in (None, "train", "test", "unused"):
+        raise ValueError(f"split must be 'train', 'test', 'unused' or None, not {split!r}")
+    path = Path(path)
+    files = sorted(path.glob("reut2-*.sgm")) if path.is_dir() else [path]
+    if not files or not files[0].is_file():
+        raise FileNotFoundError(f"no reut2-*.sgm files at {path}: pass the reuters21578 folder or one .sgm file")
+    for file in files:
+        for record in _read_reuters_file(file):
+            if split is not None and record["modapte"] != split:
+                continue
+            if require_topics and not record["labels"]:
+                continue
+            yield record
+
+
+def _read_reuters_file(file: Path) -> Iterator[Dict[str, Any]]:
+    data = file.read_bytes().decode("latin-1")
+    n_open = len(re.findall(r"<REUTERS\b", data))
+    n_read = 0
+    for match in _REUTERS.finditer(data):
+        n_read += 1
+        attrs = dict(_ATTR.findall(match.group(1)))
+        block = match.group(2)
+        line_no = data.count("\n", 0, match.start()) + 1
+        if "NEWID" not in attrs:
+            raise CorpusFormatError(f"{file}, line {line_no}: <REUTERS> tag without a NEWID attribute.")
+        text_match = re.search(r"<TEXT\b([^>]*)>(.*?)</TEXT>", block, re.DOTALL)
+        if text_match is None:
+            raise CorpusFormatError(f"{file}, line {line_no}: <REUTERS> element without a <TEXT> element.")
+        inner = text_match.group(2)
+        if 'TYPE="UNPROC"' in text_match.group(1):
+            title, body = "", _reuters_text(inner)
+        else:
+            title, body = _reuters_element(inner, "TITLE"), _reuters_element(inner, "BODY")
+        text = _SIGN_OFF.sub("", "\n".join(part for part in (title, body) if part))
+        topics_attr = attrs.get("TOPICS", "")
+        lewissplit = attrs.get("LEWISSPLIT", "")
+        modapte = "unused"
+        if topics_attr == "YES" and lewissplit in ("TRAIN", "TEST"):
+            modapte = lewissplit.lower()
+        yield {
+            "text": text,
+            "labels": _reuters_list(block, "TOPICS"),
+            "id": attrs["NEWID"],
+            "title": title,
+            "body": body,
+            "places": _reuters_list(block, "PLACES"),
+            "lewissplit": lewissplit,
+            "topics_attr": topics_attr,
+            "modapte": modapte,
+        }
+    if n_read != n_open:
+        raise CorpusFormatError(
+            f"{file}: {n_open} <REUTERS> tags but {n_read} complete elements; "
+            "the file is truncated or a </REUTERS> tag is missing."
+        )
