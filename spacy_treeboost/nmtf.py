@@ -1,0 +1,579 @@
+"""Lexicon-guided non-negative matrix tri-factorization for sentiment.
+
+MFLK and SSMFLK (Li, Zhang & Sindhwani, ACL 2009) factorize the term-document
+matrix X (words x documents) as X ~ F S G^T with F, S, G >= 0 and two classes:
+column 0 is the positive polarity, column 1 the negative one. A lexicon prior
+F0 pulls the rows of F for known words towards their polarity (weight alpha);
+SSMFLK also pulls the rows of G for labelled documents towards their labels
+(weight beta).
+
+Matrices follow the paper's orientation: X has one row per vocabulary word and
+one column per document. Everything is computed with thin products, so the
+n x n matrix G G^T and the m x m matrix F F^T are never formed; an iteration
+costs O(z k + (m + n) k^2) for z non-zeros.
+
+The update rules, initialization and stopping rule follow the project's
+algorithm specification (ALGORITHMS.md section 4), including its two
+deviations from the printed paper: square-root damped updates by default
+(the printed rules oscillate) and offsets of 0.2 on the initial F and G (a
+multiplicative update cannot move an exact zero).
+"""
+from collections import Counter
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.cluster.vq import kmeans2
+from scipy.sparse.linalg import svds
+
+N_CLASSES = 2
+POSITIVE, NEGATIVE = 0, 1
+UNLABELLED = -1
+
+# NLTK's English stop list; negations ("not", "no", "nor") are stop words too,
+# as in the usual bag-of-words setting of the paper.
+ENGLISH_STOP_WORDS = frozenset(
+    """
+    i me my myself we our ours ourselves you you're you've you'll you'd your yours
+    yourself yourselves he him his himself she she's her hers herself it it's its
+    itself they them their theirs themselves what which who whom this that that'll
+    these those am is are was were be been being have has had having do does did
+    doing a an the and but if or because as until while of at by for with about
+    against between into through during before after above below to from up down
+    in out on off over under again further then once here there when where why how
+    all any both each few more most other some such no nor not only own same so
+    than too very s t can will just don don't should should've now d ll m o re ve
+    y ain aren aren't couldn couldn't didn didn't doesn doesn't hadn hadn't hasn
+    hasn't haven haven't isn isn't ma mightn mightn't mustn mustn't needn needn't
+    shan shan't shouldn shouldn't wasn wasn't weren weren't won won't wouldn
+    wouldn't 's n't 're 've 'll 'd 'm
+    """.split()
+)
+
+_OFFSET_EPS = 1e-10
+_FLOOR = 1e-16
+
+
+def build_vocabulary(
+    documents: Iterable[Sequence[str]],
+    max_words: int = 5000,
+    stop_words: Optional[Iterable[str]] = ENGLISH_STOP_WORDS,
+    min_df: int = 1,
+    alphabetic_only: bool = True,
+) -> List[str]:
+    """Choose the words with the highest document frequency.
+
+    documents (Iterable[Sequence[str]]): One token list per document (lower-cased
+        words, lemmas, or whatever the caller chooses).
+    max_words (int): The vocabulary size m.
+    stop_words (Optional[Iterable[str]]): Words to leave out.
+    min_df (int): Leave out words found in fewer documents.
+    alphabetic_only (bool): Leave out tokens without any letter (punctuation, numbers).
+    RETURNS (List[str]): The words, most document-frequent first; ties in
+        alphabetical order.
+    """
+    if max_words < 1:
+        raise ValueError(f"max_words must be at least 1, got {max_words}.")
+    if min_df < 1:
+        raise ValueError(f"min_df must be at least 1, got {min_df}.")
+    stop = frozenset(stop_words or ())
+    df: Counter = Counter()
+    n_docs = 0
+    for tokens in documents:
+        n_docs += 1
+        df.update(set(tokens))
+    if n_docs == 0:
+        raise ValueError("Cannot build a vocabulary from an empty corpus: pass at least one document.")
+    candidates = [
+        (-count, word)
+        for word, count in df.items()
+        if count >= min_df and word not in stop and (not alphabetic_only or any(c.isalpha() for c in word))
+    ]
+    if not candidates:
+        raise ValueError(
+            f"No word of the {n_docs} documents is left for the vocabulary after removing stop words, "
+            f"non-alphabetic tokens and words in fewer than {min_df} documents."
+        )
+    candidates.sort()
+    return [word for _, word in candidates[:max_words]]
+
+
+def term_document_matrix(
+    documents: Iterable[Sequence[str]], vocabulary: Sequence[str], norm: Optional[str] = "l2"
+) -> sp.csr_matrix:
+    """Count the vocabulary words of each document, one column per document.
+
+    documents (Iterable[Sequence[str]]): One token list per document.
+    vocabulary (Sequence[str]): The words, in row order.
+    norm (Optional[str]): "l2" (default) or "l1" scales every non-empty column to
+        unit norm; None keeps raw counts.
+    RETURNS (scipy.sparse.csr_matrix): X, shape (len(vocabulary), n_documents).
+    """
+    if norm not in ("l1", "l2", None):
+        raise ValueError(f"norm must be 'l1', 'l2' or None, got {norm!r}.")
+    index: Dict[str, int] = {word: i for i, word in enumerate(vocabulary)}
+    if len(index) != len(vocabulary):
+        raise ValueError("The vocabulary lists a word twice; pass distinct words.")
+    rows: List[int] = []
+    cols: List[int] = []
+    vals: List[float] = []
+    n_docs = 0
+    for j, tokens in enumerate(documents):
+        n_docs += 1
+        counts = Counter(index[t] for t in tokens if t in index)
+        rows.extend(counts.keys())
+        cols.extend([j] * len(counts))
+        vals.extend(counts.values())
+    X = sp.csc_matrix(
+        (np.asarray(vals, dtype=np.float64), (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64))),
+        shape=(len(vocabulary), n_docs),
+    )
+    if norm is not None:
+        X = normalize_columns(X, norm)
+    return X.tocsr()
+
+
+def normalize_columns(X: sp.spmatrix, norm: str = "l2") -> sp.csc_matrix:
+    """Scale each non-empty column of X to unit L1 or L2 norm.
+
+    X (scipy.sparse.spmatrix): The matrix.
+    norm (str): "l1" or "l2".
+    RETURNS (scipy.sparse.csc_matrix): The scaled copy.
+    """
+    X = sp.csc_matrix(X, dtype=np.float64, copy=True)
+    if norm == "l2":
+        sizes = np.sqrt(np.asarray(X.multiply(X).sum(axis=0)).ravel())
+    elif norm == "l1":
+        sizes = np.asarray(abs(X).sum(axis=0)).ravel()
+    else:
+        raise ValueError(f"norm must be 'l1' or 'l2', got {norm!r}.")
+    sizes[sizes == 0] = 1.0
+    X.data /= np.repeat(sizes, np.diff(X.indptr))
+    return X
+
+
+def lexicon_prior(
+    vocabulary: Sequence[str], positive: Iterable[str], negative: Iterable[str]
+) -> np.ndarray:
+    """Build F0: row i is (1, 0) for a positive word, (0, 1) for a negative one, else 0.
+
+    vocabulary (Sequence[str]): The words, in row order.
+    positive (Iterable[str]): The positive words of the lexicon.
+    negative (Iterable[str]): The negative words of the lexicon.
+    RETURNS (numpy.ndarray): F0, shape (len(vocabulary), 2).
+    """
+    pos, neg = set(positive), set(negative)
+    both = pos & neg
+    if both:
+        raise ValueError(f"{len(both)} words are both positive and negative (e.g. {sorted(both)[:3]}); drop them first.")
+    F0 = np.zeros((len(vocabulary), N_CLASSES))
+    for i, word in enumerate(vocabulary):
+        if word in pos:
+            F0[i, POSITIVE] = 1.0
+        elif word in neg:
+            F0[i, NEGATIVE] = 1.0
+    return F0
+
+
+def one_hot(labels: np.ndarray) -> np.ndarray:
+    """Rows (1, 0) for class 0, (0, 1) for class 1 and zeros for UNLABELLED (-1).
+
+    labels (numpy.ndarray): Class indices in {-1, 0, 1}.
+    RETURNS (numpy.ndarray): Shape (len(labels), 2).
+    """
+    labels = np.asarray(labels)
+    out = np.zeros((len(labels), N_CLASSES))
+    known = labels != UNLABELLED
+    out[np.flatnonzero(known), labels[known].astype(np.int64)] = 1.0
+    return out
+
+
+def align_clusters(X: sp.spmatrix, F0: np.ndarray, clusters: np.ndarray) -> np.ndarray:
+    """Swap two cluster ids if the swap agrees better with the lexicon.
+
+    The permutation P maximizing trace(F0^T X G P) is kept, where G is the
+    one-hot cluster matrix; for two clusters compare M11 + M22 with M12 + M21.
+
+    X (scipy.sparse.spmatrix): Term-document matrix, shape (m, n).
+    F0 (numpy.ndarray): Lexicon prior, shape (m, 2).
+    clusters (numpy.ndarray): Cluster id (0 or 1) per document.
+    RETURNS (numpy.ndarray): The cluster ids, swapped or not.
+    """
+    clusters = np.asarray(clusters, dtype=np.int64)
+    M = F0.T @ np.asarray(X @ one_hot(clusters))
+    if M[0, 1] + M[1, 0] > M[0, 0] + M[1, 1]:
+        return 1 - clusters
+    return clusters
+
+
+def kmeans_clusters(X: sp.spmatrix, seed: int, max_dense: int = 20_000_000, n_components: int = 100) -> np.ndarray:
+    """Two-means clustering of the documents (columns of X) with scipy's kmeans2.
+
+    kmeans2 needs dense data. When the dense document matrix would exceed
+    `max_dense` entries, the documents are first projected on their leading
+    `n_components` singular vectors, which keeps the distances within that
+    subspace, so memory stays bounded on large corpora.
+
+    X (scipy.sparse.spmatrix): Term-document matrix, shape (m, n).
+    seed (int): Seed of the k-means++ initialization.
+    max_dense (int): Largest number of dense entries clustered directly.
+    n_components (int): Rank of the projection for larger inputs.
+    RETURNS (numpy.ndarray): Cluster id (0 or 1) per document.
+    """
+    m, n = X.shape
+    if n < N_CLASSES:
+        raise ValueError(f"k-means needs at least {N_CLASSES} documents, got {n}.")
+    if m * n <= max_dense:
+        data = np.asarray(X.T.todense(), dtype=np.float64)
+    else:
+        rank = min(n_components, min(m, n) - 1)
+        v0 = np.random.default_rng(seed).uniform(size=min(m, n))
+        u, s, vt = svds(sp.csr_matrix(X.T), k=rank, v0=v0, random_state=seed)
+        data = u * s
+    _, clusters = kmeans2(data, N_CLASSES, iter=30, minit="++", seed=np.random.default_rng(seed))
+    return np.asarray(clusters, dtype=np.int64)
+
+
+def fold_in(B: np.ndarray, X_new: sp.spmatrix) -> np.ndarray:
+    """Solve min_{g >= 0} ||x - B g||^2 for every column x of X_new, with k = 2.
+
+    The optimum of a two-variable non-negative least-squares problem is one of
+    its active-set candidates: the unconstrained solution (if non-negative),
+    each single-column solution clipped at 0, or 0. All are computed for all
+    documents at once and the feasible one with the smallest residual wins.
+
+    B (numpy.ndarray): The fixed basis F S, shape (m, 2).
+    X_new (scipy.sparse.spmatrix): Documents as columns, shape (m, n_new).
+    RETURNS (numpy.ndarray): g per document, shape (n_new, 2).
+    """
+    BtB = B.T @ B
+    Btx = np.asarray(sp.csr_matrix(X_new).T @ B)
+    n_new = Btx.shape[0]
+    candidates = [np.zeros((n_new, 2))]
+    for k in range(N_CLASSES):
+        single = np.zeros((n_new, 2))
+        if BtB[k, k] > 0:
+            single[:, k] = np.maximum(Btx[:, k] / BtB[k, k], 0.0)
+        candidates.append(single)
+    det = BtB[0, 0] * BtB[1, 1] - BtB[0, 1] * BtB[1, 0]
+    if det > 1e-12 * max(BtB[0, 0] * BtB[1, 1], 1e-300):
+        both = np.linalg.solve(BtB, Btx.T).T
+        both[(both < 0).any(axis=1)] = 0.0
+        candidates.append(both)
+    # residual up to the constant ||x||^2: g^T BtB g - 2 g^T Btx
+    costs = np.stack([np.einsum("ij,jk,ik->i", g, BtB, g) - 2 * np.einsum("ij,ij->i", g, Btx) for g in candidates])
+    best = np.argmin(costs, axis=0)
+    return np.stack(candidates)[best, np.arange(n_new)]
+
+
+class MFLK:
+    """Matrix factorization with lexical knowledge (unsupervised, lexicon prior only).
+
+    alpha (float): Weight of the lexicon prior; 0 gives plain tri-factor NMF (TNMF).
+    update (str): "sqrt" (default; square-root damped multiplicative rules) or
+        "as_printed" (the paper's rules, which can oscillate).
+    max_iter (int): Largest number of iterations run by `fit`.
+    tol (float): Stop when ||G_t - G_{t-1}||_F <= tol * ||G_{t-1}||_F.
+    offset (float): Added to the initial F0 and one-hot G.
+    random_state (int): Seed of the k-means initialization.
+    """
+
+    def __init__(
+        self,
+        alpha: float = 0.5,
+        update: str = "sqrt",
+        max_iter: int = 100,
+        tol: float = 1e-4,
+        offset: float = 0.2,
+        random_state: int = 0,
+    ) -> None:
+        self.alpha = alpha
+        self.update = update
+        self.max_iter = max_iter
+        self.tol = tol
+        self.offset = offset
+        self.random_state = random_state
+
+    _beta = 0.0
+
+    def fit(self, X: sp.spmatrix, F0: np.ndarray, init_clusters: Optional[np.ndarray] = None) -> "MFLK":
+        """Factorize X until G stops changing or `max_iter` iterations have run.
+
+        X (scipy.sparse.spmatrix): Term-document matrix, shape (m words, n documents).
+        F0 (numpy.ndarray): Lexicon prior, shape (m, 2); zero rows are words outside the lexicon.
+        init_clusters (Optional[numpy.ndarray]): Initial cluster id (0/1) per
+            document instead of k-means; it is still aligned to the lexicon.
+        RETURNS (MFLK): The fitted estimator.
+        """
+        self.initialize(X, F0, init_clusters=init_clusters)
+        return self.iterate(self.max_iter)
+
+    def fit_predict(self, X: sp.spmatrix, F0: np.ndarray) -> np.ndarray:
+        """Fit and return the transductive class of every training document.
+
+        X (scipy.sparse.spmatrix): Term-document matrix, shape (m, n).
+        F0 (numpy.ndarray): Lexicon prior, shape (m, 2).
+        RETURNS (numpy.ndarray): 0 (positive) or 1 (negative) per document.
+        """
+        return self.fit(X, F0).labels_
+
+    def initialize(
+        self,
+        X: sp.spmatrix,
+        F0: np.ndarray,
+        y: Optional[np.ndarray] = None,
+        init_clusters: Optional[np.ndarray] = None,
+    ) -> "MFLK":
+        """Set F, G and S to their starting values and keep X for `iterate`.
+
+        X (scipy.sparse.spmatrix): Term-document matrix, shape (m, n).
+        F0 (numpy.ndarray): Lexicon prior, shape (m, 2).
+        y (Optional[numpy.ndarray]): Document labels in {-1, 0, 1} (SSMFLK only).
+        init_clusters (Optional[numpy.ndarray]): Cluster ids replacing k-means.
+        RETURNS (MFLK): self.
+        """
+        self._check_params()
+        X = _check_matrix(X)
+        m, n = X.shape
+        F0 = np.asarray(F0, dtype=np.float64)
+        if F0.shape != (m, N_CLASSES):
+            raise ValueError(f"F0 must have shape ({m}, 2) for {m} words, got {F0.shape}.")
+        if (F0 < 0).any() or not np.isfinite(F0).all():
+            raise ValueError("F0 must be finite and non-negative.")
+        c1 = F0.sum(axis=1) > 0
+        if self.alpha > 0 and not c1.any():
+            raise ValueError(
+                "No lexicon word is in the vocabulary, so the lexicon prior is empty. Check that the "
+                "lexicon and the documents use the same tokens (lower case, lemmas), or use alpha=0."
+            )
+        G0, c2 = self._document_prior(y, n)
+        if init_clusters is None:
+            clusters = kmeans_clusters(X, self.random_state)
+        else:
+            clusters = np.asarray(init_clusters, dtype=np.int64)
+            if clusters.shape != (n,) or not np.isin(clusters, (0, 1)).all():
+                raise ValueError(f"init_clusters must hold 0 or 1 for each of the {n} documents.")
+        if c1.any():
+            clusters = align_clusters(X, F0, clusters)
+        elif c2.any():
+            agree = (one_hot(clusters) * G0).sum()
+            if agree < (one_hot(1 - clusters) * G0).sum():
+                clusters = 1 - clusters
+        F = F0 + self.offset
+        G = one_hot(clusters) + self.offset
+        G[c2] = G0[c2] + self.offset
+        S = np.maximum(_least_squares_S(X, F, G), 1e-9)
+        self._X = X
+        self._Xt = X.T.tocsr()
+        self._sq_norm_X = float(X.multiply(X).sum())
+        self._F0, self._c1, self._G0, self._c2 = F0, c1, G0, c2
+        self.F_, self.S_, self.G_ = F, S, G
+        self.objective_ = [self._objective()]
+        self.n_iter_ = 0
+        self.converged_ = False
+        return self
+
+    def iterate(self, n_iter: int) -> "MFLK":
+        """Run up to `n_iter` more multiplicative iterations (fewer once converged).
+
+        n_iter (int): Number of iterations.
+        RETURNS (MFLK): self.
+        """
+        if not hasattr(self, "_X"):
+            raise RuntimeError("Call `initialize` (or `fit`) before `iterate`.")
+        root = self.update == "sqrt"
+        X, Xt, F, S, G = self._X, self._Xt, self.F_, self.S_, self.G_
+        alpha, beta = self.alpha, self._beta
+        aF0 = alpha * (self._c1[:, None] * self._F0)
+        c1 = self._c1[:, None].astype(np.float64)
+        bG0 = beta * (self._c2[:, None] * self._G0)
+        for _ in range(n_iter):
+            if self.converged_:
+                break
+            G_old = G
+            Bm = Xt @ (F @ S)
+            num = Bm + bG0
+            den = G @ (G.T @ Bm) + G @ (G.T @ bG0)
+            G = _multiply(G, num, den, root)
+            XG = X @ G
+            A = XG @ S.T
+            num = A + aF0
+            den = F @ (F.T @ A) + alpha * c1 * F
+            F = _multiply(F, num, den, root)
+            num = F.T @ XG
+            den = (F.T @ F) @ S @ (G.T @ G)
+            S = _multiply(S, num, den, root)
+            self.F_, self.S_, self.G_ = F, S, G
+            self.n_iter_ += 1
+            self.objective_.append(self._objective())
+            if np.linalg.norm(G - G_old) <= self.tol * np.linalg.norm(G_old):
+                self.converged_ = True
+        return self
+
+    @property
+    def labels_(self) -> np.ndarray:
+        """Transductive class (0 positive, 1 negative) of each training document."""
+        return np.argmax(self.G_, axis=1)
+
+    def predict_proba(self, X: sp.spmatrix) -> np.ndarray:
+        """Fold new documents in with F and S fixed and normalize g.
+
+        X (scipy.sparse.spmatrix): Documents as columns, shape (m, n_new),
+            normalized like the training matrix.
+        RETURNS (numpy.ndarray): Shape (n_new, 2); (0.5, 0.5) for a document
+            without any vocabulary word.
+        """
+        g = self.fold_in(X)
+        total = g.sum(axis=1, keepdims=True)
+        return np.where(total > 0, g / np.where(total > 0, total, 1.0), 0.5)
+
+    def decision_function(self, X: sp.spmatrix) -> np.ndarray:
+        """Positive-minus-negative fold-in coefficient g_pos - g_neg per document.
+
+        X (scipy.sparse.spmatrix): Documents as columns, shape (m, n_new).
+        RETURNS (numpy.ndarray): Shape (n_new,); > 0 means positive.
+        """
+        g = self.fold_in(X)
+        return g[:, POSITIVE] - g[:, NEGATIVE]
+
+    def predict(self, X: sp.spmatrix) -> np.ndarray:
+        """Class of each new document: 0 (positive) or 1 (negative); ties go to positive.
+
+        X (scipy.sparse.spmatrix): Documents as columns, shape (m, n_new).
+        RETURNS (numpy.ndarray): Shape (n_new,).
+        """
+        return np.argmax(self.fold_in(X), axis=1)
+
+    def fold_in(self, X: sp.spmatrix) -> np.ndarray:
+        """Non-negative coefficients g of new documents on the basis F S.
+
+        X (scipy.sparse.spmatrix): Documents as columns, shape (m, n_new).
+        RETURNS (numpy.ndarray): Shape (n_new, 2).
+        """
+        if not hasattr(self, "F_"):
+            raise RuntimeError("This model is not fitted yet: call `fit` first.")
+        X = _check_matrix(X, allow_empty=True)
+        if X.shape[0] != self.F_.shape[0]:
+            raise ValueError(f"X must have one row per vocabulary word ({self.F_.shape[0]}), got {X.shape[0]}.")
+        return fold_in(self.F_ @ self.S_, X)
+
+    def word_polarity(self) -> np.ndarray:
+        """Learned class of each vocabulary word: argmax of its row of F.
+
+        RETURNS (numpy.ndarray): 0 (positive) or 1 (negative) per word.
+        """
+        return np.argmax(self.F_, axis=1)
+
+    def _check_params(self) -> None:
+        if self.update not in ("sqrt", "as_printed"):
+            raise ValueError(f"update must be 'sqrt' or 'as_printed', got {self.update!r}.")
+        for name in ("alpha", "_beta", "offset"):
+            value = getattr(self, name)
+            if not (np.isfinite(value) and value >= 0):
+                raise ValueError(f"{name.lstrip('_')} must be a finite number >= 0, got {value!r}.")
+        if self.offset == 0:
+            raise ValueError("offset must be > 0: a multiplicative update cannot move a factor entry that starts at 0.")
+        if not (isinstance(self.max_iter, (int, np.integer)) and self.max_iter >= 0):
+            raise ValueError(f"max_iter must be an integer >= 0, got {self.max_iter!r}.")
+        if not (np.isfinite(self.tol) and self.tol >= 0):
+            raise ValueError(f"tol must be a finite number >= 0, got {self.tol!r}.")
+
+    def _document_prior(self, y: Optional[np.ndarray], n: int) -> Tuple[np.ndarray, np.ndarray]:
+        if y is None:
+            return np.zeros((n, N_CLASSES)), np.zeros(n, dtype=bool)
+        y = np.asarray(y)
+        if y.shape != (n,):
+            raise ValueError(f"y must hold one label per document ({n}), got shape {y.shape}.")
+        if not np.isin(y, (UNLABELLED, POSITIVE, NEGATIVE)).all():
+            bad = sorted(set(np.unique(y).tolist()) - {UNLABELLED, POSITIVE, NEGATIVE})
+            raise ValueError(f"y must hold 0 (positive), 1 (negative) or -1 (unlabelled); found {bad[:5]}.")
+        return one_hot(y), y != UNLABELLED
+
+    def _objective(self) -> float:
+        F, S, G = self.F_, self.S_, self.G_
+        XG = self._X @ G
+        fit = self._sq_norm_X - 2 * np.sum(S * (F.T @ XG)) + np.sum(((F.T @ F) @ S @ (G.T @ G)) * S)
+        prior_F = self.alpha * np.sum(((F - self._F0) ** 2)[self._c1])
+        prior_G = self._beta * np.sum(((G - self._G0) ** 2)[self._c2])
+        return float(fit + prior_F + prior_G)
+
+
+class SSMFLK(MFLK):
+    """Semi-supervised MFLK: the lexicon prior plus a prior on labelled documents.
+
+    alpha (float): Weight of the lexicon prior.
+    beta (float): Weight of the document-label prior.
+    update (str): "sqrt" (default) or "as_printed".
+    max_iter (int): Largest number of iterations run by `fit`.
+    tol (float): Relative change in G below which iteration stops.
+    offset (float): Added to the initial F0, one-hot G and labelled rows.
+    random_state (int): Seed of the k-means initialization.
+    """
+
+    def __init__(
+        self,
+        alpha: float = 0.5,
+        beta: float = 1.0,
+        update: str = "sqrt",
+        max_iter: int = 100,
+        tol: float = 1e-4,
+        offset: float = 0.2,
+        random_state: int = 0,
+    ) -> None:
+        super().__init__(alpha=alpha, update=update, max_iter=max_iter, tol=tol, offset=offset, random_state=random_state)
+        self.beta = beta
+
+    @property
+    def _beta(self) -> float:  # type: ignore[override]
+        return self.beta
+
+    def fit(  # type: ignore[override]
+        self, X: sp.spmatrix, F0: np.ndarray, y: np.ndarray, init_clusters: Optional[np.ndarray] = None
+    ) -> "SSMFLK":
+        """Factorize X with the lexicon prior and the labels of some documents.
+
+        X (scipy.sparse.spmatrix): Term-document matrix, shape (m, n).
+        F0 (numpy.ndarray): Lexicon prior, shape (m, 2).
+        y (numpy.ndarray): 0 (positive), 1 (negative) or -1 (unlabelled) per document.
+        init_clusters (Optional[numpy.ndarray]): Cluster ids replacing k-means.
+        RETURNS (SSMFLK): The fitted estimator.
+        """
+        self.initialize(X, F0, y, init_clusters=init_clusters)
+        return self.iterate(self.max_iter)  # type: ignore[return-value]
+
+    def fit_predict(self, X: sp.spmatrix, F0: np.ndarray, y: np.ndarray) -> np.ndarray:  # type: ignore[override]
+        """Fit and return the transductive class of every document.
+
+        X (scipy.sparse.spmatrix): Term-document matrix, shape (m, n).
+        F0 (numpy.ndarray): Lexicon prior, shape (m, 2).
+        y (numpy.ndarray): 0, 1 or -1 (unlabelled) per document.
+        RETURNS (numpy.ndarray): 0 (positive) or 1 (negative) per document.
+        """
+        return self.fit(X, F0, y).labels_
+
+
+def _least_squares_S(X: sp.csr_matrix, F: np.ndarray, G: np.ndarray) -> np.ndarray:
+    XG = np.asarray(X @ G)
+    return np.linalg.solve(F.T @ F, F.T @ XG) @ np.linalg.inv(G.T @ G)
+
+
+def _multiply(factor: np.ndarray, num: np.ndarray, den: np.ndarray, root: bool) -> np.ndarray:
+    ratio = num / (den + _OFFSET_EPS)
+    if root:
+        ratio = np.sqrt(ratio)
+    return np.maximum(factor * ratio, _FLOOR)
+
+
+def _check_matrix(X: sp.spmatrix, allow_empty: bool = False) -> sp.csr_matrix:
+    if not (sp.issparse(X) or isinstance(X, np.ndarray)):
+        raise TypeError(f"X must be a scipy.sparse matrix or numpy array, got {type(X).__name__}.")
+    X = sp.csr_matrix(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise ValueError("X must be two-dimensional (words x documents).")
+    if not allow_empty and (X.shape[0] == 0 or X.shape[1] == 0):
+        raise ValueError(f"X is empty (shape {X.shape}): pass at least one word and one document.")
+    if not allow_empty and X.nnz == 0:
+        raise ValueError("X has no non-zero entry: no document contains a vocabulary word.")
+    if X.nnz and ((X.data < 0).any() or not np.isfinite(X.data).all()):
+        raise ValueError("X must be finite and non-negative (a term-document matrix of counts or frequencies).")
+    return X
