@@ -1,0 +1,190 @@
+"""The JSONL corpus reader for `spacy train`: one labeled document per line.
+
+A line holds `text` and either `label` (one label, exclusive classes) or
+`labels` (a list, multi-label). Every example's `reference.cats` holds every
+label of the label set with 1.0 or 0.0; its `predicted` doc is tokenizer-only.
+"""
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+from spacy.language import Language
+from spacy.training import Example
+from spacy.util import registry
+
+from .corpora import CorpusFormatError, iter_jsonl
+
+Fold = Union[int, str]
+
+
+class JsonlCorpus:
+    """Labeled documents from a JSONL file (plain or gzipped), re-read on every call.
+
+    path (Union[str, Path]): The JSONL file.
+    labels (Optional[List[str]]): The label set. If None, it is collected from the
+        whole file (sorted) on the first call, ignoring `folds` and `limit`.
+    limit (int): Yield at most this many examples per call; 0 for all.
+    text_field (str): The field holding the text.
+    label_field (Optional[str]): The field holding one label; None to ignore it.
+    labels_field (Optional[str]): The field holding a list of labels; None to ignore it.
+    fold_field (str): The field that `folds` filters on.
+    folds (Optional[Sequence[Union[int, str]]]): Keep only lines whose `fold_field` is
+        one of these values (e.g. movie review folds 0-8, or Reuters `modapte` "train").
+    label_map (Optional[Dict[str, str]]): Rename labels as they are read, e.g. {"pos": "POS"}.
+    skip_unlabeled (bool): Skip lines whose label field is missing, null or an empty
+        list (e.g. Reuters' `r8_label` or `r10` outside R8/R10) instead of raising.
+    """
+
+    def __init__(
+        self,
+        path: Union[str, Path],
+        *,
+        labels: Optional[List[str]] = None,
+        limit: int = 0,
+        text_field: str = "text",
+        label_field: Optional[str] = "label",
+        labels_field: Optional[str] = "labels",
+        fold_field: str = "fold",
+        folds: Optional[Sequence[Fold]] = None,
+        label_map: Optional[Dict[str, str]] = None,
+        skip_unlabeled: bool = False,
+    ) -> None:
+        if path is None:
+            raise ValueError("spacy_treeboost.JsonlCorpus.v1 needs a path; set it in the [corpora] block.")
+        if label_field is None and labels_field is None:
+            raise ValueError("label_field and labels_field cannot both be None: one must name the label field.")
+        self.path = Path(path)
+        self.labels: Optional[List[str]] = list(labels) if labels is not None else None
+        self.limit = limit
+        self.text_field = text_field
+        self.label_field = label_field
+        self.labels_field = labels_field
+        self.fold_field = fold_field
+        self.folds = set(folds) if folds is not None else None
+        self.label_map = dict(label_map or {})
+        self.skip_unlabeled = skip_unlabeled
+        if self.labels is not None:
+            if len(set(self.labels)) != len(self.labels):
+                raise ValueError(f"the labels given to spacy_treeboost.JsonlCorpus.v1 repeat a label: {self.labels}")
+
+    def __call__(self, nlp: Language) -> Iterator[Example]:
+        """Read the file and yield one example per selected line.
+
+        nlp (Language): The pipeline whose tokenizer makes the docs.
+        YIELDS (Example): Examples with a tokenizer-only `predicted` doc and a
+            `reference` doc whose cats hold every label.
+        """
+        for text, cats in self.iter_cats():
+            yield Example.from_dict(nlp.make_doc(text), {"cats": cats})
+
+    def iter_cats(self) -> Iterator[Tuple[str, Dict[str, float]]]:
+        """Read the file and yield `(text, cats)` for each selected line.
+
+        YIELDS (Tuple[str, Dict[str, float]]): The text and its cats over the whole label set.
+        """
+        if self.labels is None:
+            self.labels = sorted({label for _, _, gold, _ in self._read() for label in gold})
+        label_set = set(self.labels)
+        n = 0
+        seen_folds = set()
+        for line_no, text, gold, fold in self._read():
+            if self.folds is not None and fold not in self.folds:
+                if len(seen_folds) < 20 and isinstance(fold, (int, str)):
+                    seen_folds.add(fold)
+                continue
+            unknown = sorted(set(gold) - label_set)
+            if unknown:
+                raise CorpusFormatError(
+                    f"{self.path}, line {line_no}: label {unknown[0]!r} is not in the label set "
+                    f"{self.labels}. Add it to `labels`, or map it with `label_map`."
+                )
+            yield text, {label: 1.0 if label in gold else 0.0 for label in self.labels}
+            n += 1
+            if self.limit and n >= self.limit:
+                break
+        if n == 0 and self.folds is not None:
+            raise CorpusFormatError(
+                f"{self.path}: no line has {self.fold_field!r} in {sorted(self.folds, key=repr)}; "
+                f"values found include {sorted(seen_folds, key=repr)}. Check `fold_field` and `folds` "
+                "(JSON numbers and strings differ: 0 is not \"0\")."
+            )
+
+    def _read(self) -> Iterator[Tuple[int, str, List[str], Any]]:
+        kind: Optional[str] = None
+        for line_no, record in iter_jsonl(self.path):
+            where = f"{self.path}, line {line_no}"
+            text = record.get(self.text_field)
+            if not isinstance(text, str):
+                problem = "has no" if text is None else "has a non-string"
+                raise CorpusFormatError(f"{where}: the record {problem} {self.text_field!r} field; "
+                                        f"every line needs a text, e.g. {{\"{self.text_field}\": \"...\"}}.")
+            single = record.get(self.label_field) if self.label_field else None
+            multi = record.get(self.labels_field) if self.labels_field else None
+            if single is not None and multi is not None:
+                raise CorpusFormatError(
+                    f"{where}: the record has both {self.label_field!r} and {self.labels_field!r}; "
+                    f"use {self.label_field!r} for one label or {self.labels_field!r} for a list."
+                )
+            if single is None and (multi is None or (self.skip_unlabeled and not multi)):
+                if self.skip_unlabeled:
+                    continue
+                raise CorpusFormatError(
+                    f"{where}: the record has neither {self.label_field!r} nor {self.labels_field!r}; "
+                    "add one, or set skip_unlabeled = true to skip unlabeled lines."
+                )
+            line_kind = "single" if single is not None else "multi"
+            if kind is not None and line_kind != kind:
+                raise CorpusFormatError(
+                    f"{where}: the file mixes {self.label_field!r} (one label) and "
+                    f"{self.labels_field!r} (a list) lines; use one kind per file."
+                )
+            kind = line_kind
+            gold = [single] if single is not None else multi
+            if not isinstance(gold, list) or not all(isinstance(label, str) for label in gold):
+                raise CorpusFormatError(
+                    f"{where}: labels must be a string ({self.label_field!r}) or a list of strings "
+                    f"({self.labels_field!r}), found {gold!r}."
+                )
+            gold = [self.label_map.get(label, label) for label in gold]
+            yield line_no, text, gold, record.get(self.fold_field)
+
+
+@registry.readers("spacy_treeboost.JsonlCorpus.v1")
+def create_jsonl_corpus(
+    path: Union[str, Path],
+    *,
+    labels: Optional[List[str]] = None,
+    limit: int = 0,
+    text_field: str = "text",
+    label_field: Optional[str] = "label",
+    labels_field: Optional[str] = "labels",
+    fold_field: str = "fold",
+    folds: Optional[List[Fold]] = None,
+    label_map: Optional[Dict[str, str]] = None,
+    skip_unlabeled: bool = False,
+) -> Callable[[Language], Iterator[Example]]:
+    """Create a re-iterable reader of labeled JSONL documents for `spacy train`.
+
+    path (Union[str, Path]): The JSONL file (`.jsonl` or gzipped `.jsonl.gz`).
+    labels (Optional[List[str]]): The label set; collected from the file if None.
+    limit (int): Yield at most this many examples; 0 for all.
+    text_field (str): The field holding the text.
+    label_field (Optional[str]): The field holding one label (e.g. "r8_label").
+    labels_field (Optional[str]): The field holding a list of labels (e.g. "topics", "r10").
+    fold_field (str): The field that `folds` filters on (e.g. "fold", "modapte").
+    folds (Optional[List[Union[int, str]]]): The values of `fold_field` to keep.
+    label_map (Optional[Dict[str, str]]): Rename labels as they are read.
+    skip_unlabeled (bool): Skip lines without a label instead of raising.
+    RETURNS (Callable[[Language], Iterator[Example]]): The reader.
+    """
+    return JsonlCorpus(
+        path,
+        labels=labels,
+        limit=limit,
+        text_field=text_field,
+        label_field=label_field,
+        labels_field=labels_field,
+        fold_field=fold_field,
+        folds=folds,
+        label_map=label_map,
+        skip_unlabeled=skip_unlabeled,
+    )
