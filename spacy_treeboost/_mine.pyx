@@ -1,0 +1,580 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+# distutils: language = c++
+"""Subtree mining by rightmost extension with a search space cached across rounds.
+
+The enumeration tree of patterns is kept in memory: each pattern stores its
+per-document counts (embeddings, saturated) sorted by count, and, until it is
+expanded, its occurrence list of (rightmost-node image, multiplicity). Each
+boosting round searches it by branch and bound with bounds that hold for
+every supertree (see `best_rule`).
+"""
+from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.math cimport sqrt, fabs, INFINITY
+from libcpp.vector cimport vector
+from libcpp.unordered_map cimport unordered_map
+from libcpp.algorithm cimport sort as std_sort
+from libcpp.pair cimport pair
+from cython.operator cimport dereference as deref
+
+import numpy
+
+cdef int32_t COUNT_CAP = 2147483647
+
+cdef enum:
+    CRIT_IWAKURA = 0
+    CRIT_Z = 1
+    CRIT_BACT = 2
+
+cdef enum:
+    UNEXPANDED = 0
+    EXPANDED = 1
+
+cdef struct PNode:
+    int32_t parent
+    int32_t label
+    int32_t depth
+    int32_t size
+    int32_t n_docs
+    int64_t doc_off
+    int32_t first_child
+    int32_t n_children
+    uint8_t state
+
+cdef struct Cand:
+    double value
+    int32_t node
+    int32_t z
+    int32_t sign
+    double P
+    double N
+    double Ap
+    double An
+
+
+cdef inline int32_t sat_add(int32_t a, int32_t b) nogil:
+    cdef int64_t s = <int64_t>a + b
+    return COUNT_CAP if s > COUNT_CAP else <int32_t>s
+
+
+CRITERIA = {"iwakura": CRIT_IWAKURA, "z": CRIT_Z, "bact": CRIT_BACT}
+
+
+cdef class SearchSpace:
+    """The rightmost-extension enumeration tree over one training forest.
+
+    labels, parents, offsets: the forest's preorder arrays.
+    label_rank: rank of each label id in code-point order of the label strings.
+    max_pattern_size: largest pattern (number of nodes).
+    min_support: smallest number of documents a pattern must occur in.
+    include_root: allow patterns that contain the documents' root nodes.
+    max_cache_bytes: stop with MemoryError when the cache would grow past this.
+    """
+    cdef vector[int32_t] labels, parents, first_child, next_sib, node_doc, label_rank
+    cdef vector[uint8_t] label_ok
+    cdef vector[PNode] nodes
+    cdef vector[vector[int64_t]] occ
+    cdef vector[int32_t] pool_docs, pool_counts
+    cdef vector[int32_t] roots
+    cdef vector[double] sbound
+    cdef public int32_t n_docs, max_pattern_size, min_support
+    cdef public int64_t max_cache_bytes
+    cdef public int64_t nodes_visited
+    cdef int64_t occ_bytes
+    cdef double tol_rel
+
+    def __init__(self, labels, parents, offsets, label_rank, *, int max_pattern_size=3,
+                 int min_support=1, bint include_root=False, max_cache_bytes=2 << 30):
+        cdef const int32_t[:] lab = numpy.ascontiguousarray(labels, dtype=numpy.int32)
+        cdef const int32_t[:] par = numpy.ascontiguousarray(parents, dtype=numpy.int32)
+        cdef const int64_t[:] off = numpy.ascontiguousarray(offsets, dtype=numpy.int64)
+        cdef const int32_t[:] rank = numpy.ascontiguousarray(label_rank, dtype=numpy.int32)
+        cdef Py_ssize_t n = lab.shape[0], v, d
+        cdef int32_t n_labels = rank.shape[0]
+        if max_pattern_size < 1:
+            raise ValueError(f"max_pattern_size must be at least 1, got {max_pattern_size}")
+        if min_support < 1:
+            raise ValueError(f"min_support must be at least 1, got {min_support}")
+        self.max_pattern_size = max_pattern_size
+        self.min_support = min_support
+        self.max_cache_bytes = max_cache_bytes
+        self.n_docs = off.shape[0] - 1
+        self.tol_rel = 1e-12
+        self.labels.resize(n)
+        self.parents.resize(n)
+        self.node_doc.resize(n)
+        self.first_child.assign(n, -1)
+        self.next_sib.assign(n, -1)
+        self.label_rank.resize(n_labels)
+        for v in range(n_labels):
+            self.label_rank[v] = rank[v]
+        cdef vector[int32_t] last_child
+        last_child.assign(n, -1)
+        for d in range(self.n_docs):
+            for v in range(off[d], off[d + 1]):
+                self.node_doc[v] = d
+        for v in range(n):
+            self.labels[v] = lab[v]
+            self.parents[v] = par[v]
+            if lab[v] < 0 or lab[v] >= n_labels:
+                raise ValueError(f"node {v} has label id {lab[v]} outside the vocabulary of {n_labels}")
+            if par[v] >= 0:
+                if last_child[par[v]] < 0:
+                    self.first_child[par[v]] = v
+                else:
+                    self.next_sib[last_child[par[v]]] = v
+                last_child[par[v]] = v
+        order = numpy.argsort(numpy.asarray(rank), kind="stable").astype(numpy.int32)
+        self._build_singles(n_labels, include_root, order)
+
+    cdef void _build_singles(self, int32_t n_labels, bint include_root, const int32_t[:] order):
+        cdef Py_ssize_t n = self.labels.size(), v, i
+        cdef vector[int32_t] lab_count, lab_docs, last_doc
+        cdef int32_t l
+        lab_count.assign(n_labels, 0)
+        lab_docs.assign(n_labels, 0)
+        last_doc.assign(n_labels, -1)
+        for v in range(n):
+            if self.parents[v] < 0 and not include_root:
+                continue
+            l = self.labels[v]
+            lab_count[l] += 1
+            if last_doc[l] != self.node_doc[v]:
+                last_doc[l] = self.node_doc[v]
+                lab_docs[l] += 1
+        self.label_ok.assign(n_labels, 0)
+        cdef vector[int32_t] slot
+        slot.assign(n_labels, -1)
+        cdef PNode p
+        for i in range(n_labels):
+            l = order[i]
+            if lab_docs[l] >= self.min_support:
+                self.label_ok[l] = 1
+                slot[l] = self.nodes.size()
+                p.parent = -1
+                p.label = l
+                p.depth = 0
+                p.size = 1
+                p.n_docs = 0
+                p.doc_off = 0
+                p.first_child = -1
+                p.n_children = 0
+                p.state = UNEXPANDED
+                self.nodes.push_back(p)
+                self.roots.push_back(slot[l])
+                self.occ.push_back(vector[int64_t]())
+                if self.max_pattern_size > 1:
+                    self.occ.back().reserve(lab_count[l])
+        cdef vector[vector[int64_t]] tmp
+        tmp.resize(self.nodes.size())
+        for v in range(n):
+            if self.parents[v] < 0 and not include_root:
+                continue
+            l = self.labels[v]
+            if slot[l] >= 0:
+                tmp[slot[l]].push_back((<int64_t>v << 32) | 1)
+        for i in range(self.nodes.size()):
+            self._set_docs(i, tmp[i])
+            if self.max_pattern_size > 1:
+                self.occ[i].swap(tmp[i])
+                self.occ_bytes += 8 * self.occ[i].size()
+
+    cdef void _set_docs(self, Py_ssize_t i, vector[int64_t]& occ):
+        """Per-document counts from an occurrence list sorted by node."""
+        cdef vector[pair[int64_t, int32_t]] pd
+        cdef int32_t doc, cur_doc = -1, c = 0
+        cdef Py_ssize_t k
+        for k in range(occ.size()):
+            doc = self.node_doc[occ[k] >> 32]
+            if doc != cur_doc:
+                if cur_doc >= 0:
+                    pd.push_back(pair[int64_t, int32_t](-<int64_t>c, cur_doc))
+                cur_doc = doc
+                c = 0
+            c = sat_add(c, <int32_t>(occ[k] & 0xFFFFFFFF))
+        if cur_doc >= 0:
+            pd.push_back(pair[int64_t, int32_t](-<int64_t>c, cur_doc))
+        std_sort(pd.begin(), pd.end())
+        self.nodes[i].doc_off = self.pool_docs.size()
+        self.nodes[i].n_docs = pd.size()
+        for k in range(pd.size()):
+            self.pool_docs.push_back(pd[k].second)
+            self.pool_counts.push_back(<int32_t>(-pd[k].first))
+
+    cdef int _expand(self, int32_t i) except -1:
+        """Materialize every rightmost extension of pattern i (weight-independent)."""
+        cdef PNode p = self.nodes[i]
+        cdef int32_t dk = p.depth, d, lab, r, c, cur
+        cdef int64_t m, key, e
+        cdef Py_ssize_t k, j, s
+        cdef unordered_map[int64_t, int32_t] slots
+        cdef unordered_map[int64_t, int32_t].iterator it
+        cdef vector[vector[int64_t]] bufs
+        cdef vector[int64_t] keys
+        cdef vector[int64_t]* occ = &self.occ[i]
+        cdef int64_t n_labels = self.label_rank.size()
+        for k in range(occ.size()):
+            r = <int32_t>(occ[0][k] >> 32)
+            m = occ[0][k] & 0xFFFFFFFF
+            d = dk + 1
+            c = self.first_child[r]
+            cur = r
+            while True:
+                while c >= 0:
+                    lab = self.labels[c]
+                    if self.label_ok[lab]:
+                        key = d * n_labels + lab
+                        it = slots.find(key)
+                        if it == slots.end():
+                            slots[key] = bufs.size()
+                            keys.push_back(key)
+                            bufs.push_back(vector[int64_t]())
+                            bufs.back().push_back((<int64_t>c << 32) | m)
+                        else:
+                            bufs[deref(it).second].push_back((<int64_t>c << 32) | m)
+                    c = self.next_sib[c]
+                d -= 1
+                if d < 1:
+                    break
+                c = self.next_sib[cur]
+                cur = self.parents[cur]
+        # order children by code: (depth, label rank)
+        cdef vector[pair[int64_t, int32_t]] order
+        for s in range(keys.size()):
+            d = <int32_t>(keys[s] // n_labels)
+            lab = <int32_t>(keys[s] % n_labels)
+            order.push_back(pair[int64_t, int32_t](d * n_labels + self.label_rank[lab], <int32_t>s))
+        std_sort(order.begin(), order.end())
+        cdef bint keep_occ = p.size + 1 < self.max_pattern_size
+        cdef PNode child
+        cdef int32_t first = self.nodes.size(), n_kids = 0
+        cdef vector[int64_t]* buf
+        cdef int32_t support
+        for j in range(order.size()):
+            s = order[j].second
+            buf = &bufs[s]
+            merge_occurrences(buf[0])
+            support = self._support(buf[0])
+            if support < self.min_support:
+                buf.clear()
+                buf.shrink_to_fit()
+                continue
+            child.parent = i
+            child.label = <int32_t>(keys[s] % n_labels)
+            child.depth = <int32_t>(keys[s] // n_labels)
+            child.size = p.size + 1
+            child.first_child = -1
+            child.n_children = 0
+            child.state = UNEXPANDED
+            self.nodes.push_back(child)
+            self.occ.push_back(vector[int64_t]())
+            self._set_docs(self.nodes.size() - 1, buf[0])
+            if keep_occ:
+                self.occ.back().swap(buf[0])
+                self.occ_bytes += 8 * self.occ.back().size()
+            else:
+                buf.clear()
+                buf.shrink_to_fit()
+            n_kids += 1
+        self.occ_bytes -= 8 * self.occ[i].size()
+        self.occ[i].clear()
+        self.occ[i].shrink_to_fit()
+        self.nodes[i].first_child = first
+        self.nodes[i].n_children = n_kids
+        self.nodes[i].state = EXPANDED
+        if self.cache_bytes() > self.max_cache_bytes:
+            raise MemoryError(
+                f"The subtree search space needs more than max_cache_mb={self.max_cache_bytes >> 20} MB "
+                f"({self.nodes.size()} patterns cached). Raise max_cache_mb, lower max_pattern_size "
+                f"or raise min_support.")
+        return 0
+
+    cdef int32_t _support(self, vector[int64_t]& occ):
+        cdef int32_t n = 0, last = -1, doc
+        cdef Py_ssize_t k
+        for k in range(occ.size()):
+            doc = self.node_doc[occ[k] >> 32]
+            if doc != last:
+                n += 1
+                last = doc
+        return n
+
+    def cache_bytes(self) -> int:
+        """Approximate bytes held by the cached search space."""
+        return (self.nodes.size() * (sizeof(PNode) + 24) + self.occ_bytes
+                + 4 * (self.pool_docs.capacity() + self.pool_counts.capacity()))
+
+    @property
+    def n_patterns(self) -> int:
+        return self.nodes.size()
+
+    def pattern_code(self, int32_t i):
+        """The pattern's code: a tuple of (depth, label id) in preorder."""
+        out = []
+        while i >= 0:
+            out.append((self.nodes[i].depth, self.nodes[i].label))
+            i = self.nodes[i].parent
+        return tuple(reversed(out))
+
+    def pattern_docs(self, int32_t i):
+        """(docs, counts) of pattern i, sorted by count descending, then doc."""
+        cdef PNode p = self.nodes[i]
+        docs = numpy.empty(p.n_docs, dtype=numpy.int32)
+        counts = numpy.empty(p.n_docs, dtype=numpy.int32)
+        cdef int32_t[:] dv = docs, cv = counts
+        cdef Py_ssize_t k
+        for k in range(p.n_docs):
+            dv[k] = self.pool_docs[p.doc_off + k]
+            cv[k] = self.pool_counts[p.doc_off + k]
+        return docs, counts
+
+    def expand_all(self) -> int:
+        """Materialize every pattern up to max_pattern_size; return how many there are."""
+        cdef int32_t i = 0
+        while i < <int32_t>self.nodes.size():
+            if self.nodes[i].size < self.max_pattern_size and self.nodes[i].state == UNEXPANDED:
+                self._expand(i)
+            i += 1
+        return self.nodes.size()
+
+    def pattern_size(self, int32_t i) -> int:
+        return self.nodes[i].size
+
+    def best_rule(self, weights, y, str criterion="iwakura", bint presence=False):
+        """Find the best rule this round by branch and bound.
+
+        weights (numpy.ndarray): float64 document weights, summing to 1.
+        y (numpy.ndarray): int8 labels in {-1, +1}.
+        criterion (str): "iwakura" (printed gain), "z" (real AdaBoost Z) or "bact".
+        presence (bool): fix the threshold at z=1 (-FQ).
+        RETURNS (dict): node, z, sign, value, P, N, A_pos, A_neg, nodes_visited;
+            node is -1 when no pattern exists.
+        """
+        cdef const double[:] w = numpy.ascontiguousarray(weights, dtype=numpy.float64)
+        cdef const signed char[:] yy = numpy.ascontiguousarray(y, dtype=numpy.int8)
+        if w.shape[0] != self.n_docs or yy.shape[0] != self.n_docs:
+            raise ValueError("weights and labels must have one entry per training document")
+        cdef int crit = CRITERIA[criterion]
+        cdef double Tp = 0, Tn = 0
+        cdef Py_ssize_t k, r
+        for k in range(self.n_docs):
+            if yy[k] > 0:
+                Tp += w[k]
+            else:
+                Tn += w[k]
+        cdef Cand best
+        best.value = -INFINITY
+        best.node = -1
+        best.z = 1
+        best.sign = 1
+        self.nodes_visited = 0
+        cdef int32_t n_labels = self.label_rank.size()
+        self.sbound.assign(n_labels, -INFINITY)
+        cdef vector[double] rbound
+        cdef double Ap, An
+        for r in range(self.roots.size()):
+            self._sums(self.roots[r], w, yy, &Ap, &An)
+            rbound.push_back(bound(crit, Ap, An, Tp, Tn))
+            self.sbound[self.nodes[self.roots[r]].label] = rbound.back()
+        cdef vector[pair[double, int32_t]] order
+        for r in range(self.roots.size()):
+            order.push_back(pair[double, int32_t](-rbound[r], <int32_t>r))
+        std_sort(order.begin(), order.end())
+        for k in range(order.size()):
+            r = order[k].second
+            if rbound[r] < best.value - self._tol(best.value):
+                break
+            self._visit(self.roots[r], rbound[r], w, yy, Tp, Tn, crit, presence, &best)
+        return {"node": best.node, "z": best.z, "sign": best.sign, "value": best.value,
+                "P": best.P, "N": best.N, "A_pos": best.Ap, "A_neg": best.An,
+                "T_pos": Tp, "T_neg": Tn, "nodes_visited": self.nodes_visited}
+
+    cdef inline double _tol(self, double v):
+        return self.tol_rel * (fabs(v) if fabs(v) > 1.0 else 1.0)
+
+    cdef void _sums(self, int32_t i, const double[:] w, const signed char[:] yy, double* Ap, double* An):
+        cdef PNode* p = &self.nodes[i]
+        cdef double a = 0, b = 0
+        cdef int32_t doc
+        cdef int64_t k
+        for k in range(p.doc_off, p.doc_off + p.n_docs):
+            doc = self.pool_docs[k]
+            if yy[doc] > 0:
+                a += w[doc]
+            else:
+                b += w[doc]
+        Ap[0] = a
+        An[0] = b
+
+    cdef int _visit(self, int32_t i, double ub, const double[:] w, const signed char[:] yy,
+                    double Tp, double Tn, int crit, bint presence, Cand* best) except -1:
+        """Evaluate pattern i (whose bound ub is known), then its extensions."""
+        self.nodes_visited += 1
+        self._evaluate(i, w, yy, Tp, Tn, crit, presence, best)
+        if self.nodes[i].size >= self.max_pattern_size:
+            return 0
+        if self.nodes[i].state == UNEXPANDED:
+            self._expand(i)
+        cdef int32_t c, first = self.nodes[i].first_child, n_kids = self.nodes[i].n_children
+        cdef double Ap, An, cb
+        for c in range(first, first + n_kids):
+            if self.sbound[self.nodes[c].label] < best.value - self._tol(best.value):
+                continue
+            self._sums(c, w, yy, &Ap, &An)
+            cb = bound(crit, Ap, An, Tp, Tn)
+            if cb < best.value - self._tol(best.value):
+                continue
+            self._visit(c, cb, w, yy, Tp, Tn, crit, presence, best)
+        return 0
+
+    cdef void _evaluate(self, int32_t i, const double[:] w, const signed char[:] yy,
+                        double Tp, double Tn, int crit, bint presence, Cand* best):
+        cdef PNode* p = &self.nodes[i]
+        cdef double Ap, An, Gp = 0, Gn = 0, P, N, v, g
+        cdef Cand cand
+        self._sums(i, w, yy, &Ap, &An)
+        cand.node = i
+        cand.Ap = Ap
+        cand.An = An
+        if crit == CRIT_BACT:
+            g = 2 * (Ap - An) - (Tp - Tn)
+            cand.value = fabs(g)
+            cand.sign = -1 if g < -self._tol(g) else 1
+            cand.z = 1
+            cand.P = Ap
+            cand.N = An
+            self._offer(&cand, best)
+            return
+        # z = 1 is the last group of the sweep; with presence it is the only one.
+        cdef int64_t k, end = p.doc_off + p.n_docs
+        cdef int32_t doc, cnt
+        cand.sign = 1
+        if presence:
+            cand.z = 1
+            cand.P = Ap
+            cand.N = An
+            cand.value = value(crit, Ap, An, Tp - Ap, Tn - An)
+            self._offer(&cand, best)
+            return
+        # Groups in descending count; the best z wins ties towards smaller z, so keep the
+        # last group (smallest z) on equal value by comparing with a tolerance.
+        cdef Cand local
+        local.value = -INFINITY
+        local.node = i
+        local.sign = 1
+        local.Ap = Ap
+        local.An = An
+        for k in range(p.doc_off, end):
+            doc = self.pool_docs[k]
+            if yy[doc] > 0:
+                Gp += w[doc]
+            else:
+                Gn += w[doc]
+            cnt = self.pool_counts[k]
+            if k + 1 < end and self.pool_counts[k + 1] == cnt:
+                continue
+            P = Gp + (An - Gn)
+            N = Gn + (Ap - Gp)
+            v = value(crit, P, N, Tp - Ap, Tn - An)
+            if v >= local.value - self._tol(local.value):
+                local.z = self.pool_counts[k + 1] + 1 if k + 1 < end else 1
+                local.P = P
+                local.N = N
+                local.value = v
+        self._offer(&local, best)
+
+    cdef void _offer(self, Cand* cand, Cand* best):
+        cdef double tol = self._tol(best.value)
+        if best.node >= 0 and cand.value < best.value - tol:
+            return
+        if best.node < 0 or cand.value > best.value + tol or self._precedes(cand, best):
+            best[0] = cand[0]
+
+    cdef bint _precedes(self, Cand* a, Cand* b):
+        """Tie order: size ascending, code ascending, z ascending, sign +1 first."""
+        cdef int32_t sa = self.nodes[a.node].size, sb = self.nodes[b.node].size
+        if sa != sb:
+            return sa < sb
+        if a.node != b.node:
+            ca = self._code_key(a.node)
+            cb = self._code_key(b.node)
+            if ca != cb:
+                return ca < cb
+        if a.z != b.z:
+            return a.z < b.z
+        return a.sign > b.sign
+
+    cdef tuple _code_key(self, int32_t i):
+        out = []
+        while i >= 0:
+            out.append((self.nodes[i].depth, self.label_rank[self.nodes[i].label]))
+            i = self.nodes[i].parent
+        return tuple(reversed(out))
+
+
+cdef void merge_occurrences(vector[int64_t]& occ):
+    """Sort packed (node << 32 | mult) entries by node and add up duplicates' multiplicities."""
+    std_sort(occ.begin(), occ.end())
+    cdef Py_ssize_t k, out = 0
+    cdef int64_t node
+    cdef int32_t m
+    for k in range(occ.size()):
+        node = occ[k] >> 32
+        m = <int32_t>(occ[k] & 0xFFFFFFFF)
+        if out > 0 and (occ[out - 1] >> 32) == node:
+            m = sat_add(<int32_t>(occ[out - 1] & 0xFFFFFFFF), m)
+            occ[out - 1] = (node << 32) | m
+        else:
+            occ[out] = occ[k]
+            out += 1
+    occ.resize(out)
+
+
+cdef inline double value(int crit, double P, double N, double Wp, double Wn) nogil:
+    cdef double a, b
+    if Wp < 0:
+        Wp = 0
+    if Wn < 0:
+        Wn = 0
+    if crit == CRIT_IWAKURA:
+        return fabs(sqrt(P) - sqrt(N)) + fabs(sqrt(Wp) - sqrt(Wn))
+    a = sqrt(P) - sqrt(N)
+    b = sqrt(Wp) - sqrt(Wn)
+    return a * a + b * b
+
+
+cdef inline double clip(double x, double lo, double hi) nogil:
+    return lo if x < lo else (hi if x > hi else x)
+
+
+cdef inline double bound(int crit, double Ap, double An, double Tp, double Tn) nogil:
+    """An upper bound on the criterion value of every supertree, at every threshold."""
+    cdef double Wp = Tp - Ap, Wn = Tn - An, ap, an, Bp, Bn
+    if Wp < 0:
+        Wp = 0
+    if Wn < 0:
+        Wn = 0
+    if crit == CRIT_BACT:
+        Bp = 2 * Ap - (Tp - Tn)
+        Bn = 2 * An + (Tp - Tn)
+        return Bp if Bp > Bn else Bn
+    if crit == CRIT_Z:
+        return Tp + Tn - 2 * sqrt(Wp * Wn)
+    ap = clip((Tp - An) / 2, 0, Ap)
+    an = clip((Tn - Ap) / 2, 0, An)
+    Bp = sqrt(ap + An) + sqrt(max0(Tp - ap)) - sqrt(Wn)
+    Bn = sqrt(Ap + an) + sqrt(max0(Tn - an)) - sqrt(Wp)
+    return Bp if Bp > Bn else Bn
+
+
+cdef inline double max0(double x) nogil:
+    return x if x > 0 else 0.0
+
+
+def py_bound(str criterion, double Ap, double An, double Tp, double Tn) -> float:
+    """The pruning bound for a pattern with positive/negative weight Ap/An inside its documents."""
+    return bound(CRITERIA[criterion], Ap, An, Tp, Tn)
+
+
+def py_value(str criterion, double P, double N, double Wp, double Wn) -> float:
+    """The selection value of a stump with blocks (P, N) and (W-not+, W-not-)."""
+    return value(CRITERIA[criterion], P, N, Wp, Wn)
