@@ -359,7 +359,12 @@ class MFLK:
             agree = (one_hot(clusters) * G0).sum()
             if agree < (one_hot(1 - clusters) * G0).sum():
                 clusters = 1 - clusters
-        F = F0 + self.offset
+        if c1.any():
+            F = F0 + self.offset
+        else:
+            # No lexicon (alpha = 0, plain TNMF): a constant F would keep its two
+            # columns equal forever, so start from a clustering of the words.
+            F = one_hot(kmeans_clusters(sp.csr_matrix(X.T), self.random_state)) + self.offset
         G = one_hot(clusters) + self.offset
         G[c2] = G0[c2] + self.offset
         S = np.maximum(_least_squares_S(X, F, G), 1e-9)
@@ -553,8 +558,9 @@ class SSMFLK(MFLK):
 
 
 def _least_squares_S(X: sp.csr_matrix, F: np.ndarray, G: np.ndarray) -> np.ndarray:
-    XG = np.asarray(X @ G)
-    return np.linalg.solve(F.T @ F, F.T @ XG) @ np.linalg.inv(G.T @ G)
+    # pinv equals (F^T F)^-1 F^T when F has full column rank, and stays defined when
+    # k-means leaves a cluster empty.
+    return np.linalg.pinv(F) @ np.asarray(X @ G) @ np.linalg.pinv(G.T @ G)
 
 
 def _multiply(factor: np.ndarray, num: np.ndarray, den: np.ndarray, root: bool) -> np.ndarray:

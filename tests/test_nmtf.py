@@ -1,0 +1,317 @@
+"""MFLK / SSMFLK: test vector T8, brute-force references on random inputs, bad input."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import nnls
+
+from spacy_treeboost.nmtf import (
+    ENGLISH_STOP_WORDS,
+    MFLK,
+    SSMFLK,
+    align_clusters,
+    build_vocabulary,
+    fold_in,
+    kmeans_clusters,
+    lexicon_prior,
+    normalize_columns,
+    one_hot,
+    term_document_matrix,
+)
+
+T8_WORDS = ["good", "bad", "great", "movie"]
+T8_COUNTS = np.array([[2, 0, 1], [0, 2, 0], [1, 0, 0], [1, 1, 1]], dtype=float)
+T8_F0 = np.array([[1, 0], [0, 1], [1, 0], [0, 0]], dtype=float)
+T8_CLUSTERS = np.array([0, 1, 0])
+
+
+@pytest.fixture
+def t8_X():
+    return sp.csr_matrix(T8_COUNTS / np.linalg.norm(T8_COUNTS, axis=0))
+
+
+def random_problem(seed, m, n, density, labelled=0.0):
+    """A random sparse term-document matrix with a partial lexicon and labels."""
+    rng = np.random.default_rng(seed)
+    X = sp.random(m, n, density=density, random_state=rng, format="csc")
+    X = X + sp.csc_matrix((np.ones(n), (rng.integers(0, m, n), np.arange(n))), shape=(m, n))
+    X = normalize_columns(X).tocsr()
+    F0 = np.zeros((m, 2))
+    rows = rng.choice(m, size=max(2, m // 4), replace=False)
+    polarity = rng.integers(0, 2, len(rows))
+    polarity[:2] = (0, 1)
+    F0[rows, polarity] = 1.0
+    y = np.where(rng.uniform(size=n) < labelled, rng.integers(0, 2, n), -1)
+    return X, F0, y
+
+
+def dense_iteration(X, F, S, G, F0, G0, alpha, beta, root):
+    """One G -> F -> S iteration with the rules as printed, forming G G^T and F F^T."""
+    X = X.toarray()
+    C1 = np.diag((F0.sum(axis=1) > 0).astype(float))
+    C2 = np.diag((G0.sum(axis=1) > 0).astype(float))
+
+    def step(M, num, den):
+        r = num / (den + 1e-10)
+        return np.maximum(M * (np.sqrt(r) if root else r), 1e-16)
+
+    G = step(G, X.T @ F @ S + beta * C2 @ G0, G @ G.T @ X.T @ F @ S + beta * G @ G.T @ C2 @ G0)
+    F = step(F, X @ G @ S.T + alpha * C1 @ F0, F @ F.T @ X @ G @ S.T + alpha * C1 @ F)
+    S = step(S, F.T @ X @ G, F.T @ F @ S @ G.T @ G)
+    return F, S, G
+
+
+def dense_objective(X, F, S, G, F0, G0, alpha, beta):
+    X = X.toarray()
+    C1 = np.diag((F0.sum(axis=1) > 0).astype(float))
+    C2 = np.diag((G0.sum(axis=1) > 0).astype(float))
+    return (
+        np.linalg.norm(X - F @ S @ G.T) ** 2
+        + alpha * np.trace((F - F0).T @ C1 @ (F - F0))
+        + beta * np.trace((G - G0).T @ C2 @ (G - G0))
+    )
+
+
+# ---- T8 -------------------------------------------------------------------------------------
+
+
+def test_t8_initial_values(t8_X):
+    model = MFLK().initialize(t8_X, T8_F0, init_clusters=T8_CLUSTERS)
+    np.testing.assert_allclose(model.F_, T8_F0 + 0.2)
+    np.testing.assert_allclose(model.G_, one_hot(T8_CLUSTERS) + 0.2)
+    np.testing.assert_allclose(model.S_, [[0.387865, 1e-9], [1e-9, 0.689204]], atol=5e-7)
+    assert model.objective_ == [pytest.approx(1.340583, abs=1e-6)]
+
+
+def test_t8_kmeans_finds_the_planted_clusters(t8_X):
+    clusters = kmeans_clusters(t8_X, seed=0)
+    assert clusters[0] == clusters[2] != clusters[1]
+    assert list(align_clusters(t8_X, T8_F0, clusters)) == [0, 1, 0]
+
+
+@pytest.mark.parametrize(
+    "update,G1,S1,J1",
+    [
+        ("as_printed", [[0.478574, 0.044737], [0.033189, 0.693007], [0.305390, 0.038743]], [1.976397, 1.614642], 0.609585),
+        ("sqrt", [[0.757819, 0.094590], [0.081473, 0.911925], [0.605366, 0.088026]], [0.597349, 0.848241], 0.930051),
+    ],
+)
+def test_t8_one_iteration(t8_X, update, G1, S1, J1):
+    model = MFLK(update=update).initialize(t8_X, T8_F0, init_clusters=T8_CLUSTERS).iterate(1)
+    np.testing.assert_allclose(model.G_, G1, atol=5e-7)
+    np.testing.assert_allclose(np.diag(model.S_), S1, atol=5e-7)
+    assert model.S_[0, 1] < 1e-6 and model.S_[1, 0] < 1e-6
+    assert model.objective_[1] == pytest.approx(J1, abs=1e-6)
+    assert model.n_iter_ == 1
+
+
+def test_t8_converged_classes_and_fold_in(t8_X):
+    model = MFLK().fit(t8_X, T8_F0)
+    assert model.converged_ and model.n_iter_ < 100
+    assert list(model.labels_) == [0, 1, 0]
+    new = term_document_matrix([["good", "great"], ["bad", "movie"]], T8_WORDS)
+    g = model.fold_in(new)
+    np.testing.assert_allclose(g, [[0.6209, 0.0], [0.1360, 0.8775]], atol=5e-5)
+    assert list(model.predict(new)) == [0, 1]
+    np.testing.assert_allclose(model.predict_proba(new), g / g.sum(axis=1, keepdims=True))
+    np.testing.assert_allclose(model.decision_function(new), g[:, 0] - g[:, 1])
+
+
+def test_t8_ssmflk_objective_decreases(t8_X):
+    model = SSMFLK(beta=1.0, update="as_printed")
+    model.initialize(t8_X, T8_F0, np.array([0, -1, -1]), init_clusters=T8_CLUSTERS).iterate(1)
+    assert model.objective_[0] == pytest.approx(1.420583, abs=1e-6)
+    assert model.objective_[1] == pytest.approx(1.002035, abs=1e-6)
+
+
+def test_swapped_kmeans_result_is_aligned_to_the_lexicon(t8_X):
+    swapped = 1 - T8_CLUSTERS
+    assert list(align_clusters(t8_X, T8_F0, swapped)) == [0, 1, 0]
+    model = MFLK().initialize(t8_X, T8_F0, init_clusters=swapped)
+    np.testing.assert_allclose(model.G_, one_hot(T8_CLUSTERS) + 0.2)
+    assert list(model.fit(t8_X, T8_F0, init_clusters=swapped).labels_) == [0, 1, 0]
+
+
+def test_labelled_rows_start_at_their_labels(t8_X):
+    model = SSMFLK().initialize(t8_X, T8_F0, np.array([-1, 0, -1]), init_clusters=T8_CLUSTERS)
+    np.testing.assert_allclose(model.G_[1], [1.2, 0.2])
+
+
+# ---- random inputs against brute force ---------------------------------------------------------
+
+problems = st.tuples(
+    st.integers(0, 2**31), st.integers(4, 30), st.integers(4, 30), st.floats(0.05, 0.6), st.floats(0.0, 0.7)
+)
+
+
+@settings(max_examples=30, deadline=None)
+@given(problems, st.sampled_from(["sqrt", "as_printed"]), st.floats(0.0, 2.0), st.floats(0.0, 2.0))
+def test_iteration_matches_dense_printed_rules(problem, update, alpha, beta):
+    X, F0, y = random_problem(*problem)
+    model = SSMFLK(alpha=alpha, beta=beta, update=update)
+    model.initialize(X, F0, y, init_clusters=np.arange(X.shape[1]) % 2)
+    G0 = one_hot(y)
+    assert model.objective_[0] == pytest.approx(dense_objective(X, model.F_, model.S_, model.G_, F0, G0, alpha, beta), rel=1e-9, abs=1e-9)
+    expected = dense_iteration(X, model.F_, model.S_, model.G_, F0, G0, alpha, beta, update == "sqrt")
+    model.iterate(1)
+    for got, want in zip((model.F_, model.S_, model.G_), expected):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-14)
+    assert model.objective_[1] == pytest.approx(dense_objective(X, *expected, F0, G0, alpha, beta), rel=1e-9, abs=1e-9)
+
+
+@settings(max_examples=20, deadline=None)
+@given(problems)
+def test_initial_S_is_the_clipped_least_squares_solution(problem):
+    X, F0, _ = random_problem(*problem)
+    model = MFLK().initialize(X, F0, init_clusters=np.arange(X.shape[1]) % 2)
+    F, G = model.F_, model.G_
+    S_ls = np.linalg.pinv(F) @ X.toarray() @ np.linalg.pinv(G.T)
+    np.testing.assert_allclose(model.S_, np.maximum(S_ls, 1e-9), rtol=1e-7, atol=1e-9)
+
+
+@settings(max_examples=20, deadline=None)
+@given(problems, st.sampled_from(["sqrt", "as_printed"]), st.integers(1, 40))
+def test_factors_stay_finite_and_nonnegative(problem, update, n_iter):
+    X, F0, y = random_problem(*problem)
+    model = SSMFLK(update=update, max_iter=n_iter, tol=0.0).fit(X, F0, y)
+    for factor in (model.F_, model.S_, model.G_):
+        assert np.isfinite(factor).all() and (factor > 0).all()
+    assert model.n_iter_ == n_iter
+    assert len(model.objective_) == n_iter + 1 and np.isfinite(model.objective_).all()
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2**31), st.integers(15, 40), st.integers(15, 40), st.floats(0.15, 0.5))
+def test_fold_in_of_training_documents_agrees_with_transductive_class(seed, m, n, density):
+    X, F0, _ = random_problem(seed, m, n, density)
+    model = MFLK(random_state=seed % 1000).fit(X, F0)
+    assert np.mean(model.predict(X) == model.labels_) >= 0.8
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**31), st.integers(2, 12), st.booleans())
+def test_fold_in_closed_form_matches_nnls(seed, m, collinear):
+    rng = np.random.default_rng(seed)
+    B = rng.uniform(0, 1, size=(m, 2)) * (rng.uniform(size=(m, 2)) < 0.7)
+    if collinear:
+        B[:, 1] = 2.0 * B[:, 0]
+    x = rng.uniform(0, 1, size=(m, 5)) * (rng.uniform(size=(m, 5)) < 0.6)
+    g = fold_in(B, sp.csr_matrix(x))
+    for j in range(x.shape[1]):
+        reference, _ = nnls(B, x[:, j])
+        assert (g[j] >= 0).all()
+        got_cost = np.sum((x[:, j] - B @ g[j]) ** 2)
+        assert got_cost == pytest.approx(np.sum((x[:, j] - B @ reference) ** 2), abs=1e-10)
+        if np.linalg.cond(B) < 1e6:  # the minimizer is unique only for full column rank
+            np.testing.assert_allclose(g[j], reference, atol=1e-8)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["good", "bad", "the", "film", "!", "a1", "great"]), max_size=8), min_size=1, max_size=8), st.sampled_from(["l1", "l2", None]))
+def test_term_document_matrix_matches_brute_force(docs, norm):
+    vocabulary = ["film", "good", "great", "bad", "a1"]
+    X = term_document_matrix(docs, vocabulary, norm=norm).toarray()
+    expected = np.array([[doc.count(w) for doc in docs] for w in vocabulary], dtype=float)
+    if norm is not None:
+        sizes = np.abs(expected).sum(axis=0) if norm == "l1" else np.linalg.norm(expected, axis=0)
+        expected = expected / np.where(sizes > 0, sizes, 1.0)
+    np.testing.assert_allclose(X, expected)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["good", "bad", "the", "film", "!", "42", "great", "plot"]), max_size=8), min_size=1, max_size=10), st.integers(1, 6))
+def test_vocabulary_keeps_most_document_frequent_words(docs, max_words):
+    try:
+        vocabulary = build_vocabulary(docs, max_words=max_words)
+    except ValueError:
+        assert all(w in ENGLISH_STOP_WORDS or not w.isalpha() for doc in docs for w in doc)
+        return
+    candidates = {w for doc in docs for w in doc if w not in ENGLISH_STOP_WORDS and any(c.isalpha() for c in w)}
+    df = {w: sum(w in doc for doc in docs) for w in candidates}
+    assert vocabulary == sorted(candidates, key=lambda w: (-df[w], w))[:max_words]
+
+
+def test_fit_is_deterministic():
+    X, F0, y = random_problem(7, 40, 30, 0.3, labelled=0.2)
+    first = SSMFLK(random_state=3).fit(X, F0, y)
+    second = SSMFLK(random_state=3).fit(X, F0, y)
+    for name in ("F_", "S_", "G_"):
+        assert np.array_equal(getattr(first, name), getattr(second, name))
+    assert first.objective_ == second.objective_
+
+
+def test_kmeans_projection_for_large_inputs_finds_planted_clusters():
+    rng = np.random.default_rng(0)
+    block = np.kron(np.eye(2), np.ones((30, 25)))
+    X = sp.csr_matrix(block * rng.uniform(0.5, 1.0, size=block.shape))
+    clusters = kmeans_clusters(X, seed=1, max_dense=10, n_components=5)
+    assert len(set(clusters[:25])) == 1 and len(set(clusters[25:])) == 1 and clusters[0] != clusters[-1]
+
+
+def test_lexicon_prior_rows():
+    F0 = lexicon_prior(T8_WORDS, positive={"good", "great", "nice"}, negative={"bad"})
+    np.testing.assert_array_equal(F0, T8_F0)
+    with pytest.raises(ValueError, match="both positive and negative"):
+        lexicon_prior(T8_WORDS, positive={"good"}, negative={"good"})
+
+
+def test_empty_document_gets_even_probabilities(t8_X):
+    model = MFLK().fit(t8_X, T8_F0)
+    proba = model.predict_proba(term_document_matrix([[], ["unknown"]], T8_WORDS))
+    np.testing.assert_allclose(proba, 0.5)
+
+
+# ---- bad input -------------------------------------------------------------------------------
+
+
+def test_no_lexicon_word_in_vocabulary(t8_X):
+    with pytest.raises(ValueError, match="No lexicon word is in the vocabulary"):
+        MFLK().fit(t8_X, np.zeros((4, 2)))
+    assert MFLK(alpha=0.0).fit(t8_X, np.zeros((4, 2))).n_iter_ > 0
+
+
+def test_empty_corpus():
+    with pytest.raises(ValueError, match="empty corpus"):
+        build_vocabulary([])
+    with pytest.raises(ValueError, match="empty"):
+        MFLK().fit(term_document_matrix([], T8_WORDS), T8_F0)
+    with pytest.raises(ValueError, match="no non-zero entry"):
+        MFLK().fit(term_document_matrix([["x"], ["y"]], T8_WORDS), T8_F0)
+
+
+def test_labels_other_than_the_two_polarities(t8_X):
+    with pytest.raises(ValueError, match="0 \\(positive\\), 1 \\(negative\\) or -1"):
+        SSMFLK().fit(t8_X, T8_F0, np.array([0, 2, -1]))
+    with pytest.raises(ValueError, match="one label per document"):
+        SSMFLK().fit(t8_X, T8_F0, np.array([0, 1]))
+
+
+@pytest.mark.parametrize(
+    "params,message",
+    [
+        ({"update": "fast"}, "update must be"),
+        ({"alpha": -1.0}, "alpha must be"),
+        ({"alpha": float("nan")}, "alpha must be"),
+        ({"max_iter": -5}, "max_iter must be"),
+        ({"tol": -1.0}, "tol must be"),
+        ({"offset": 0.0}, "offset must be > 0"),
+    ],
+)
+def test_absurd_hyperparameters(t8_X, params, message):
+    with pytest.raises(ValueError, match=message):
+        MFLK(**params).fit(t8_X, T8_F0)
+
+
+def test_wrong_shapes_and_values(t8_X):
+    with pytest.raises(ValueError, match="F0 must have shape"):
+        MFLK().fit(t8_X, np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="non-negative"):
+        MFLK().fit(-t8_X, T8_F0)
+    with pytest.raises(RuntimeError, match="not fitted"):
+        MFLK().predict(t8_X)
+    model = MFLK().fit(t8_X, T8_F0)
+    with pytest.raises(ValueError, match="one row per vocabulary word"):
+        model.predict(sp.csr_matrix(np.ones((3, 1))))
+    with pytest.raises(ValueError, match="norm must be"):
+        term_document_matrix([["good"]], T8_WORDS, norm="l3")
