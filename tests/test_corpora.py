@@ -2,6 +2,7 @@
 import gzip
 import importlib.util
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -223,3 +224,82 @@ def test_shared_jsonl_has_the_fields_the_readers_expect(shared_data, relpath, la
         if seen == 500:
             break
     assert seen == 500
+
+
+def _load_generator():
+    spec = importlib.util.spec_from_file_location("make_corpus", CORPORA / "make_corpus.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _split(kind: str, name: str):
+    return [record for _, record in iter_jsonl(CORPORA / kind / f"{name}.jsonl")]
+
+
+def _n_sentences(text: str) -> int:
+    return len([s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s])
+
+
+def test_generator_rewrites_the_committed_files_byte_for_byte(tmp_path):
+    _load_generator().main(tmp_path)
+    written = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*.jsonl"))
+    assert [str(p) for p in written] == [
+        "reviews/dev.jsonl", "reviews/test.jsonl", "reviews/train.jsonl", "topics/dev.jsonl", "topics/train.jsonl",
+    ]
+    for relative in written:
+        assert (tmp_path / relative).read_bytes() == (CORPORA / relative).read_bytes(), relative
+    total = sum((CORPORA / relative).stat().st_size for relative in written)
+    assert total < 1_000_000
+
+
+def test_reviews_are_balanced_short_and_disjoint():
+    splits = {name: _split("reviews", name) for name in ("train", "dev", "test")}
+    assert {name: len(records) for name, records in splits.items()} == {"train": 400, "dev": 100, "test": 100}
+    texts = set()
+    for records in splits.values():
+        assert Counter(r["label"] for r in records) == {"POS": len(records) // 2, "NEG": len(records) // 2}
+        assert all(set(r) == {"text", "label"} for r in records)
+        assert all(2 <= _n_sentences(r["text"]) <= 5 for r in records)
+        split_texts = {r["text"] for r in records}
+        assert not split_texts & texts
+        texts |= split_texts
+
+
+def test_review_cues_need_structure():
+    records = [r for name in ("train", "dev", "test") for r in _split("reviews", name)]
+    for cue in (r"\bnot (bad|dull|boring)\b", r"\bnever boring\b", r"\bhardly worth\b", r", but the\b", r"^Although\b"):
+        assert any(re.search(cue, r["text"]) for r in records), cue
+    okay = Counter((r["label"], min(len(re.findall(r"\bokay\b", r["text"])), 2)) for r in records)
+    assert abs(okay["POS", 1] - okay["NEG", 1]) < 0.25 * (okay["POS", 1] + okay["NEG", 1])
+    assert okay["NEG", 2] > 3 * okay["POS", 2]
+    for word in ("good", "bad", "boring", "recommend", "worth"):
+        by_label = Counter(r["label"] for r in records if re.search(rf"\b{word}\b", r["text"]))
+        assert min(by_label.values()) > 0.25 * sum(by_label.values()), (word, by_label)
+
+
+def test_bigrams_beat_unigrams_on_reviews():
+    pytest.importorskip("sklearn")
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import cross_val_score
+    from sklearn.pipeline import make_pipeline
+
+    records = _split("reviews", "train") + _split("reviews", "dev")
+    texts, labels = [r["text"] for r in records], [r["label"] for r in records]
+    accuracy = {}
+    for ngrams in ((1, 1), (1, 2)):
+        model = make_pipeline(CountVectorizer(ngram_range=ngrams), LogisticRegression(max_iter=2000))
+        accuracy[ngrams] = cross_val_score(model, texts, labels, cv=5).mean()
+    assert accuracy[1, 2] > accuracy[1, 1] + 0.08, accuracy
+    assert accuracy[1, 2] > 0.7, accuracy
+
+
+def test_topics_are_multi_label():
+    for name, size in (("train", 300), ("dev", 80)):
+        records = _split("topics", name)
+        assert len(records) == size
+        assert all(1 <= len(r["labels"]) <= 2 and len(set(r["labels"])) == len(r["labels"]) for r in records)
+        assert {label for r in records for label in r["labels"]} == {"HEALTH", "POLITICS", "SPORT", "TECH"}
+        assert any(len(r["labels"]) == 2 for r in records)
+        assert all(2 <= _n_sentences(r["text"]) <= 4 for r in records)
