@@ -1,7 +1,6 @@
 """Tests for the original-format corpus readers, JSONL I/O and the embedded corpora."""
 import gzip
 import importlib.util
-import json
 import re
 from collections import Counter
 from pathlib import Path
