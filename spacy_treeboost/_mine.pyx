@@ -16,9 +16,10 @@ from libcpp.algorithm cimport sort as std_sort
 from libcpp.pair cimport pair
 from cython.operator cimport dereference as deref
 
+from spacy_treeboost._occurrences cimport COUNT_CAP, sat_add, pack, occ_node, occ_mult, merge_occurrences
+
 import numpy
 
-cdef int32_t COUNT_CAP = 2147483647
 
 cdef enum:
     CRIT_IWAKURA = 0
@@ -49,11 +50,6 @@ cdef struct Cand:
     double N
     double Ap
     double An
-
-
-cdef inline int32_t sat_add(int32_t a, int32_t b) nogil:
-    cdef int64_t s = <int64_t>a + b
-    return COUNT_CAP if s > COUNT_CAP else <int32_t>s
 
 
 CRITERIA = {"iwakura": CRIT_IWAKURA, "z": CRIT_Z, "bact": CRIT_BACT}
@@ -171,7 +167,7 @@ cdef class SearchSpace:
                 continue
             l = self.labels[v]
             if slot[l] >= 0:
-                tmp[slot[l]].push_back((<int64_t>v << 32) | 1)
+                tmp[slot[l]].push_back(pack(<int64_t>v, 1))
         for i in range(self.nodes.size()):
             self._set_docs(i, tmp[i])
             if self.max_pattern_size > 1:
@@ -184,13 +180,13 @@ cdef class SearchSpace:
         cdef int32_t doc, cur_doc = -1, c = 0
         cdef Py_ssize_t k
         for k in range(occ.size()):
-            doc = self.node_doc[occ[k] >> 32]
+            doc = self.node_doc[occ_node(occ[k])]
             if doc != cur_doc:
                 if cur_doc >= 0:
                     pd.push_back(pair[int64_t, int32_t](-<int64_t>c, cur_doc))
                 cur_doc = doc
                 c = 0
-            c = sat_add(c, <int32_t>(occ[k] & 0xFFFFFFFF))
+            c = sat_add(c, occ_mult(occ[k]))
         if cur_doc >= 0:
             pd.push_back(pair[int64_t, int32_t](-<int64_t>c, cur_doc))
         std_sort(pd.begin(), pd.end())
@@ -213,8 +209,8 @@ cdef class SearchSpace:
         cdef vector[int64_t]* occ = &self.occ[i]
         cdef int64_t n_labels = self.label_rank.size()
         for k in range(occ.size()):
-            r = <int32_t>(occ[0][k] >> 32)
-            m = occ[0][k] & 0xFFFFFFFF
+            r = occ_node(occ[0][k])
+            m = occ_mult(occ[0][k])
             d = dk + 1
             c = self.first_child[r]
             cur = r
@@ -228,9 +224,9 @@ cdef class SearchSpace:
                             slots[key] = bufs.size()
                             keys.push_back(key)
                             bufs.push_back(vector[int64_t]())
-                            bufs.back().push_back((<int64_t>c << 32) | m)
+                            bufs.back().push_back(pack(<int64_t>c, m))
                         else:
-                            bufs[deref(it).second].push_back((<int64_t>c << 32) | m)
+                            bufs[deref(it).second].push_back(pack(<int64_t>c, m))
                     c = self.next_sib[c]
                 d -= 1
                 if d < 1:
@@ -292,7 +288,7 @@ cdef class SearchSpace:
         cdef int32_t n = 0, last = -1, doc
         cdef Py_ssize_t k
         for k in range(occ.size()):
-            doc = self.node_doc[occ[k] >> 32]
+            doc = self.node_doc[occ_node(occ[k])]
             if doc != last:
                 n += 1
                 last = doc
@@ -511,22 +507,6 @@ cdef class SearchSpace:
         return tuple(reversed(out))
 
 
-cdef void merge_occurrences(vector[int64_t]& occ):
-    """Sort packed (node << 32 | mult) entries by node and add up duplicates' multiplicities."""
-    std_sort(occ.begin(), occ.end())
-    cdef Py_ssize_t k, out = 0
-    cdef int64_t node
-    cdef int32_t m
-    for k in range(occ.size()):
-        node = occ[k] >> 32
-        m = <int32_t>(occ[k] & 0xFFFFFFFF)
-        if out > 0 and (occ[out - 1] >> 32) == node:
-            m = sat_add(<int32_t>(occ[out - 1] & 0xFFFFFFFF), m)
-            occ[out - 1] = (node << 32) | m
-        else:
-            occ[out] = occ[k]
-            out += 1
-    occ.resize(out)
 
 
 cdef inline double value(int crit, double P, double N, double Wp, double Wn) nogil:

@@ -1,0 +1,290 @@
+"""Boosting subtree stumps: BACT (AdaBoost / Arc-GV) and frequency-aware real AdaBoost.
+
+`TreeBoostClassifier` follows scikit-learn's estimator contract on `Forest`
+inputs. Several classes are learned one-vs-rest over one shared, cached search
+space; each class ("head") keeps its own document scores, from which the
+boosting weights are recomputed in log space every round.
+"""
+import math
+import time
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+import numpy
+
+from .model import RuleSet
+from .trees import Forest
+
+ALGORITHMS = ("bact", "frequency", "presence")
+CRITERIA = ("iwakura", "z")
+BOOSTINGS = ("adaboost", "arcgv")
+MAX_PATTERN_SIZE_LIMIT = 64
+GAMMA_CAP = 1 - 1e-9
+BINARY_POSITIVE = ("+1", "1", 1, True)
+
+
+def _label_rank(strings: Sequence[str]) -> numpy.ndarray:
+    order = sorted(range(len(strings)), key=strings.__getitem__)
+    rank = numpy.empty(len(strings), dtype=numpy.int32)
+    rank[order] = numpy.arange(len(strings), dtype=numpy.int32)
+    return rank
+
+
+def boosting_weights(scores: numpy.ndarray, y: numpy.ndarray) -> numpy.ndarray:
+    """w_i proportional to exp(-y_i s_i), computed without overflow."""
+    e = -y * scores
+    w = numpy.exp(e - e.max())
+    return w / w.sum()
+
+
+class _Head:
+    """The boosting state of one binary (one-vs-rest) problem."""
+
+    def __init__(self, name: str, y: numpy.ndarray) -> None:
+        self.name = name
+        self.y = y.astype(numpy.int8)
+        self.scores = numpy.zeros(len(y), dtype=numpy.float64)
+        self.alpha_sum = 0.0
+        self.stopped = ""
+
+
+class TreeBoostClassifier:
+    """Classify labeled ordered trees with boosted subtree stumps.
+
+    algorithm (str): "bact" (stump <t, y>, Kudo & Matsumoto 2004), "frequency"
+        (stump <t, z, a, b> with a learned frequency threshold z, Iwakura 2013,
+        "+FQ") or "presence" (the same with z fixed at 1, "-FQ").
+    criterion (str): Stump selection for "frequency"/"presence": "iwakura" (the
+        published gain) or "z" (real AdaBoost's normalizer Z).
+    n_rounds (int): Boosting rounds (rules per class) that `fit` runs.
+    max_pattern_size (int): Largest subtree, in nodes (1 = bag of words).
+    min_support (int): Smallest number of training documents a subtree occurs in.
+    smoothing (Optional[float]): epsilon in the confidences; None means 1/m.
+    boosting (str): For "bact": "adaboost" or "arcgv".
+    include_root_patterns (bool): Allow subtrees that contain the virtual root.
+    positive_class (Optional[str]): For two classes, the one whose margin is
+        positive. Default: "+1"/"1" when present, else the second sorted class.
+    max_cache_mb (int): Memory cap for the cached search space.
+    """
+
+    def __init__(
+        self,
+        algorithm: str = "frequency",
+        *,
+        criterion: str = "iwakura",
+        n_rounds: int = 100,
+        max_pattern_size: int = 3,
+        min_support: int = 1,
+        smoothing: Optional[float] = None,
+        boosting: str = "adaboost",
+        include_root_patterns: bool = False,
+        positive_class: Optional[Any] = None,
+        max_cache_mb: int = 4096,
+    ) -> None:
+        self.algorithm = algorithm
+        self.criterion = criterion
+        self.n_rounds = n_rounds
+        self.max_pattern_size = max_pattern_size
+        self.min_support = min_support
+        self.smoothing = smoothing
+        self.boosting = boosting
+        self.include_root_patterns = include_root_patterns
+        self.positive_class = positive_class
+        self.max_cache_mb = max_cache_mb
+
+    def get_params(self) -> Dict[str, Any]:
+        return {k: getattr(self, k) for k in (
+            "algorithm", "criterion", "n_rounds", "max_pattern_size", "min_support", "smoothing",
+            "boosting", "include_root_patterns", "positive_class", "max_cache_mb")}
+
+    def _validate_params(self) -> None:
+        def bad(name: str, why: str) -> ValueError:
+            return ValueError(f"{name}={getattr(self, name)!r} is invalid: {why}")
+
+        if self.algorithm not in ALGORITHMS:
+            raise bad("algorithm", f"choose one of {', '.join(ALGORITHMS)}")
+        if self.criterion not in CRITERIA:
+            raise bad("criterion", f"choose one of {', '.join(CRITERIA)}")
+        if self.boosting not in BOOSTINGS:
+            raise bad("boosting", f"choose one of {', '.join(BOOSTINGS)}")
+        if not isinstance(self.max_pattern_size, int) or not 1 <= self.max_pattern_size <= MAX_PATTERN_SIZE_LIMIT:
+            raise bad("max_pattern_size", f"use a whole number from 1 to {MAX_PATTERN_SIZE_LIMIT} (subtrees of 2-5 nodes are usual)")
+        if not isinstance(self.min_support, int) or self.min_support < 1:
+            raise bad("min_support", "use a whole number of documents >= 1")
+        if not isinstance(self.n_rounds, int) or self.n_rounds < 0:
+            raise bad("n_rounds", "use a whole number >= 0")
+        if self.smoothing is not None and not (math.isfinite(self.smoothing) and self.smoothing > 0):
+            raise bad("smoothing", "use a positive number, or None for 1/m")
+        if not self.max_cache_mb or self.max_cache_mb <= 0:
+            raise bad("max_cache_mb", "use a positive number of megabytes")
+
+    def fit(self, X: Forest, y: Sequence[Any], callback: Optional[Callable[[Dict[str, Any]], None]] = None) -> "TreeBoostClassifier":
+        """Learn `n_rounds` rules per class.
+
+        X (Forest): The training trees.
+        y (Sequence): One class per tree, or one collection of classes per tree
+            (multi-label).
+        callback (Optional[Callable]): Called with each round's trace entry.
+        RETURNS (TreeBoostClassifier): self.
+        """
+        self.start(X, y)
+        return self.boost(self.n_rounds, callback=callback)
+
+    def start(self, X: Forest, y: Sequence[Any]) -> "TreeBoostClassifier":
+        """Index the training trees and reset to zero rounds."""
+        from ._mine import SearchSpace
+
+        self._validate_params()
+        if not isinstance(X, Forest):
+            raise TypeError(f"X must be a Forest, got {type(X).__name__}; build one with Forest.from_trees or read_bact")
+        m = len(X)
+        if m == 0:
+            raise ValueError("Cannot train on an empty set of trees.")
+        if len(y) != m:
+            raise ValueError(f"Got {len(y)} labels for {m} trees.")
+        self.multilabel_ = bool(m) and all(isinstance(v, (list, tuple, set, frozenset)) for v in y)
+        if self.multilabel_:
+            self.classes_ = sorted({c for v in y for c in v}, key=str)
+            if not self.classes_:
+                raise ValueError("No document has a label; multi-label training needs at least one labeled document.")
+            targets = [[c in set(v) for v in y] for c in self.classes_]
+            heads = list(self.classes_)
+        else:
+            self.classes_ = sorted(set(y), key=str)
+            if len(self.classes_) < 2:
+                raise ValueError(
+                    f"Training data has only one class ({self.classes_[0]!r}); a classifier needs examples of at "
+                    "least two classes.")
+            if len(self.classes_) == 2:
+                pos = self._positive(self.classes_)
+                heads = [pos]
+                targets = [[v == pos for v in y]]
+            else:
+                heads = list(self.classes_)
+                targets = [[v == c for v in y] for c in self.classes_]
+        self.heads_ = [_Head(str(h), numpy.where(numpy.asarray(t), 1, -1)) for h, t in zip(heads, targets)]
+        self.rules_ = RuleSet([h.name for h in self.heads_], algorithm=self.algorithm)
+        self._vocab = X.vocab.to_list()
+        self.space_ = SearchSpace(
+            X.labels, X.parents, X.offsets, _label_rank(self._vocab),
+            max_pattern_size=self.max_pattern_size, min_support=self.min_support,
+            include_root=self.include_root_patterns, max_cache_bytes=int(self.max_cache_mb) << 20)
+        if self.space_.n_patterns == 0:
+            raise ValueError(
+                "The training trees contain no subtree to learn from (are the documents empty, or is min_support "
+                "larger than the number of documents?).")
+        self.epsilon_ = self.smoothing if self.smoothing is not None else 1.0 / m
+        self.n_rounds_ = 0
+        self.trace_: List[Dict[str, Any]] = []
+        return self
+
+    def _positive(self, classes: List[Any]) -> Any:
+        if self.positive_class is not None:
+            if self.positive_class not in classes:
+                raise ValueError(f"positive_class={self.positive_class!r} is not one of the classes {classes}")
+            return self.positive_class
+        for c in BINARY_POSITIVE:
+            if c in classes:
+                return c
+        return classes[1]
+
+    def boost(self, n_rounds: int, callback: Optional[Callable[[Dict[str, Any]], None]] = None) -> "TreeBoostClassifier":
+        """Run `n_rounds` more rounds (one rule per class each), resuming where boosting stopped."""
+        if not hasattr(self, "space_"):
+            raise RuntimeError("Call fit (or start) before boost: the learner has no training trees.")
+        for _ in range(n_rounds):
+            if all(h.stopped for h in self.heads_):
+                break
+            for k, head in enumerate(self.heads_):
+                if not head.stopped:
+                    entry = self._round(k, head)
+                    self.trace_.append(entry)
+                    if callback is not None:
+                        callback(entry)
+            self.n_rounds_ += 1
+        return self
+
+    def _round(self, k: int, head: _Head) -> Dict[str, Any]:
+        t0 = time.process_time()
+        space = self.space_
+        w = boosting_weights(head.scores, head.y)
+        bact = self.algorithm == "bact"
+        best = space.best_rule(w, head.y, "bact" if bact else self.criterion, presence=self.algorithm == "presence")
+        node = best["node"]
+        docs, counts = space.pattern_docs(node)
+        present = numpy.zeros(len(w), dtype=bool)
+        present[docs] = True
+        if bact:
+            a, b, z = self._bact_step(head, best)
+            h = numpy.where(present, a, b)
+        else:
+            z = best["z"]
+            eps = self.epsilon_
+            Wp = max(best["T_pos"] - best["A_pos"], 0.0)
+            Wn = max(best["T_neg"] - best["A_neg"], 0.0)
+            a = 0.5 * math.log((best["P"] + eps) / (best["N"] + eps))
+            b = 0.5 * math.log((Wp + eps) / (Wn + eps))
+            h = numpy.full(len(w), b)
+            h[docs] = numpy.where(counts >= z, a, -a)
+        Z = float(numpy.dot(w, numpy.exp(-head.y * h)))
+        head.scores += h
+        code = tuple((d, self._vocab[l]) for d, l in space.pattern_code(node))
+        self.rules_.add(k, code, z, a, b)
+        margins = head.y * head.scores
+        return {
+            "round": self.n_rounds_ + 1, "head": head.name, "pattern": self.rules_.describe(k, self.rules_.n_rules(k) - 1),
+            "z": int(z), "a": a, "b": b, "value": best["value"], "Z": Z,
+            "loss": float(numpy.mean(numpy.exp(numpy.clip(-margins, None, 700)))),
+            "error": float(numpy.mean(margins <= 0)), "nodes_visited": best["nodes_visited"],
+            "patterns_cached": space.n_patterns, "cpu_seconds": time.process_time() - t0,
+        }
+
+    def _bact_step(self, head: _Head, best: Dict[str, Any]) -> tuple:
+        gamma = min(best["value"], GAMMA_CAP)
+        alpha = 0.5 * math.log((1 + gamma) / (1 - gamma))
+        if self.boosting == "arcgv" and head.alpha_sum > 0:
+            rho = max(0.0, float((head.y * head.scores).min()) / head.alpha_sum)
+            rho = min(rho, GAMMA_CAP)
+            alpha -= 0.5 * math.log((1 + rho) / (1 - rho))
+            if alpha <= 0:
+                head.stopped = f"Arc-GV converged: the best gain {gamma:.6f} does not exceed the minimum margin {rho:.6f}"
+                alpha = 0.0
+        head.alpha_sum += alpha
+        sign = best["sign"]
+        return alpha * sign, -alpha * sign, 1
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "rules_"):
+            raise RuntimeError("This TreeBoostClassifier is not fitted yet; call fit first.")
+
+    def decision_function(self, X: Forest) -> numpy.ndarray:
+        """Margins: shape (n,) for two classes (positive means the positive class), else (n, n_classes)."""
+        self._check_fitted()
+        F = self.rules_.margins(X)
+        return F[:, 0] if F.shape[1] == 1 else F
+
+    def predict_proba(self, X: Forest) -> numpy.ndarray:
+        """Class probabilities in `classes_` order: sigmoid(2F) per head, softmax for exclusive classes."""
+        return margins_to_proba(self.decision_function(X), self.classes_, self.heads_[0].name,
+                                multilabel=self.multilabel_)
+
+    def predict(self, X: Forest) -> List[Any]:
+        F = self.decision_function(X)
+        if self.multilabel_:
+            return [[c for c, f in zip(self.classes_, row) if f > 0] for row in F]
+        if F.ndim == 1:
+            pos = self._positive(self.classes_)
+            neg = [c for c in self.classes_ if c != pos][0]
+            return [pos if f > 0 else neg for f in F]
+        return [self.classes_[j] for j in F.argmax(axis=1)]
+
+
+def margins_to_proba(F: numpy.ndarray, classes: Sequence[Any], positive: Any, *, multilabel: bool) -> numpy.ndarray:
+    """Probabilities from margins: sigmoid(2F) for binary and multi-label, softmax(2F) for exclusive classes."""
+    if F.ndim == 1:
+        p = 1.0 / (1.0 + numpy.exp(-2.0 * F))
+        cols = [p if str(c) == str(positive) else 1 - p for c in classes]
+        return numpy.stack(cols, axis=1)
+    if multilabel:
+        return 1.0 / (1.0 + numpy.exp(-2.0 * F))
+    e = numpy.exp(2.0 * (F - F.max(axis=1, keepdims=True)))
+    return e / e.sum(axis=1, keepdims=True)

@@ -1,0 +1,217 @@
+"""Boosted rule tables: classification by trie-guided matching, serialization, listing.
+
+A rule is a stump over one subtree pattern t with threshold z and confidences
+a, b: it scores a when t occurs at least z times, -a when it occurs fewer
+times, and b when it does not occur. BACT's stumps are the case z = 1,
+a = alpha * y, b = -alpha * y. A `RuleSet` holds one rule list per class
+("head"); the margin of a document for a head is the sum of its rules.
+"""
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+import numpy
+import srsly
+
+from .trees import ROOT_LABEL, ROOT_TEXT, Forest, encode_label
+
+FORMAT_NAME = "spacy-treeboost.rules"
+FORMAT_VERSION = 1
+
+Code = Tuple[Tuple[int, str], ...]
+
+
+class ModelFormatError(ValueError):
+    pass
+
+
+def pattern_to_sexpr(code: Code) -> str:
+    """Write a pattern code as a BACT S-expression, e.g. `(not(good))`."""
+    parts: List[str] = []
+    prev = -1
+    for depth, label in code:
+        parts.append(")" * (prev - depth + 1))
+        parts.append("(" + (ROOT_TEXT if label == ROOT_LABEL else encode_label(label)))
+        prev = depth
+    parts.append(")" * (prev + 1))
+    return "".join(parts)
+
+
+class RuleSet:
+    """Rule lists over shared subtree patterns, one list per head.
+
+    heads (Sequence[str]): The names of the heads (classes scored one-vs-rest).
+    algorithm (str): The learner that produced the rules, for the record.
+    """
+
+    def __init__(self, heads: Sequence[str], *, algorithm: str = "frequency") -> None:
+        self.heads = list(heads)
+        self.algorithm = algorithm
+        self.patterns: List[Code] = []
+        self._pattern_ids: Dict[Code, int] = {}
+        self._rules: List[List[Tuple[int, int, float, float]]] = [[] for _ in self.heads]
+        self._compiled: Optional[Tuple[Any, ...]] = None
+
+    def __len__(self) -> int:
+        return sum(len(r) for r in self._rules)
+
+    def n_rules(self, head: int) -> int:
+        return len(self._rules[head])
+
+    def add(self, head: int, code: Code, z: int, a: float, b: float) -> None:
+        """Append a rule to head's list."""
+        code = tuple((int(d), str(l)) for d, l in code)
+        pid = self._pattern_ids.get(code)
+        if pid is None:
+            pid = self._pattern_ids[code] = len(self.patterns)
+            self.patterns.append(code)
+        self._rules[head].append((pid, int(z), float(a), float(b)))
+        self._compiled = None
+
+    def rules(self, head: int) -> List[Tuple[Code, int, float, float]]:
+        return [(self.patterns[p], z, a, b) for p, z, a, b in self._rules[head]]
+
+    def truncate(self, n_rules: int) -> "RuleSet":
+        """A copy that keeps the first `n_rules` rules of every head."""
+        out = RuleSet(self.heads, algorithm=self.algorithm)
+        for h in range(len(self.heads)):
+            for code, z, a, b in self.rules(h)[:n_rules]:
+                out.add(h, code, z, a, b)
+        return out
+
+    @property
+    def label_strings(self) -> List[str]:
+        """The node labels used by the patterns, in id order for matching."""
+        return self._compile()[0]
+
+    def _compile(self) -> Tuple[Any, ...]:
+        if self._compiled is None:
+            from ._match import Matcher
+
+            strings = sorted({l for code in self.patterns for _, l in code})
+            ids = {s: i for i, s in enumerate(strings)}
+            matcher = Matcher([[(d, ids[l]) for d, l in code] for code in self.patterns], len(strings))
+            tables = []
+            for rules in self._rules:
+                arr = numpy.array(rules, dtype=numpy.float64).reshape(-1, 4)
+                order = numpy.argsort(arr[:, 0], kind="stable")
+                arr = arr[order]
+                starts = numpy.searchsorted(arr[:, 0], numpy.arange(len(self.patterns) + 1))
+                tables.append((starts, arr[:, 1], arr[:, 2], arr[:, 3], float(arr[:, 3].sum())))
+            self._compiled = (strings, ids, matcher, tables)
+        return self._compiled
+
+    def label_ids(self, strings: Iterable[str]) -> numpy.ndarray:
+        """Map node-label strings to the ids `margins_from_arrays` expects (-1 if unused)."""
+        ids = self._compile()[1]
+        return numpy.fromiter((ids.get(s, -1) for s in strings), dtype=numpy.int32)
+
+    def match_counts(self, forest: Forest) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+        """(doc, pattern, count) of every pattern occurring in every document."""
+        labels = self.label_ids(forest.vocab.to_list())[forest.labels]
+        return self._compile()[2].count(labels, forest.parents, forest.offsets)
+
+    def margins(self, forest: Forest) -> numpy.ndarray:
+        """The margin of every document for every head, shape (n_docs, n_heads)."""
+        labels = self.label_ids(forest.vocab.to_list())[forest.labels]
+        return self.margins_from_arrays(labels, forest.parents, forest.offsets)
+
+    def margins_from_arrays(self, labels: numpy.ndarray, parents: numpy.ndarray, offsets: numpy.ndarray) -> numpy.ndarray:
+        """Margins for preorder arrays whose labels are already this rule set's ids."""
+        n_docs = len(offsets) - 1
+        out = numpy.zeros((n_docs, len(self.heads)), dtype=numpy.float64)
+        if not self.patterns:
+            return out
+        _, _, matcher, tables = self._compile()
+        doc, pat, cnt = matcher.count(labels, parents, offsets)
+        for h, (starts, z, a, b, bias) in enumerate(tables):
+            out[:, h] = bias
+            lo, hi = starts[pat], starts[pat + 1]
+            n = hi - lo
+            if not n.sum():
+                continue
+            rule = numpy.repeat(lo - numpy.cumsum(n) + n, n) + numpy.arange(n.sum())
+            c = numpy.repeat(cnt, n)
+            contrib = numpy.where(c >= z[rule], a[rule], -a[rule]) - b[rule]
+            out[:, h] += numpy.bincount(numpy.repeat(doc, n), weights=contrib, minlength=n_docs)
+        return out
+
+    def contributions(self, forest: Forest, i: int, head: int) -> List[Dict[str, Any]]:
+        """The rules of `head` whose pattern occurs in document i, with counts and scores."""
+        doc, pat, cnt = self.match_counts(forest.subset([i]))
+        counts = dict(zip(pat.tolist(), cnt.tolist()))
+        out = []
+        for r, (pid, z, a, b) in enumerate(self._rules[head]):
+            c = counts.get(pid, 0)
+            if c:
+                score = a if c >= z else -a
+                out.append({"rule": r, "pattern": pattern_to_sexpr(self.patterns[pid]), "code": self.patterns[pid],
+                            "count": c, "z": z, "score": score, "contribution": score - b})
+        return out
+
+    def describe(self, head: int, rule: int) -> str:
+        pid, z, a, b = self._rules[head][rule]
+        pattern = pattern_to_sexpr(self.patterns[pid])
+        if z <= 1:
+            return f"{pattern} present → {a:+.4f} | absent → {b:+.4f}"
+        return f"{pattern} ≥ {z} → {a:+.4f} | < {z} → {-a:+.4f} | absent → {b:+.4f}"
+
+    def listing(self, head: Optional[int] = None) -> str:
+        """A readable listing of the rules, one per line, per head."""
+        lines = []
+        for h in range(len(self.heads)) if head is None else [head]:
+            lines.append(f"# {self.heads[h]}: {self.n_rules(h)} rules")
+            lines.extend(f"{r + 1:6d}  {self.describe(h, r)}" for r in range(self.n_rules(h)))
+        return "\n".join(lines)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "format": FORMAT_NAME,
+            "version": FORMAT_VERSION,
+            "algorithm": self.algorithm,
+            "heads": self.heads,
+            "patterns": [[[d for d, _ in code], [l for _, l in code]] for code in self.patterns],
+            "rules": [[list(col) for col in zip(*rules)] if rules else [[], [], [], []] for rules in self._rules],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "RuleSet":
+        if not isinstance(data, dict) or data.get("format") != FORMAT_NAME:
+            raise ModelFormatError("This is not a spacy-treeboost rule file (its format marker is missing).")
+        if data.get("version") != FORMAT_VERSION:
+            raise ModelFormatError(
+                f"Rule file format version {data.get('version')!r} is not supported (this version reads "
+                f"{FORMAT_VERSION}); retrain the model or upgrade spacy-treeboost.")
+        try:
+            out = cls(data["heads"], algorithm=data["algorithm"])
+            out.patterns = [tuple(zip(map(int, ds), map(str, ls))) for ds, ls in data["patterns"]]
+            out._pattern_ids = {code: i for i, code in enumerate(out.patterns)}
+            for h, (pids, zs, as_, bs) in enumerate(data["rules"]):
+                if any(not 0 <= p < len(out.patterns) for p in pids):
+                    raise ModelFormatError("A rule refers to a pattern the file does not contain.")
+                out._rules[h] = [(int(p), int(z), float(a), float(b)) for p, z, a, b in zip(pids, zs, as_, bs)]
+        except (KeyError, TypeError, ValueError) as err:
+            if isinstance(err, ModelFormatError):
+                raise
+            raise ModelFormatError(f"The rule file is corrupt: {err!r}") from None
+        return out
+
+    def to_bytes(self) -> bytes:
+        return srsly.msgpack_dumps(self.to_dict())
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "RuleSet":
+        try:
+            loaded = srsly.msgpack_loads(data)
+        except Exception as err:
+            raise ModelFormatError(f"The rule data is truncated or not msgpack ({type(err).__name__}: {err}).") from None
+        return cls.from_dict(loaded)
+
+    def to_disk(self, path: Union[str, Path]) -> None:
+        Path(path).write_bytes(self.to_bytes())
+
+    @classmethod
+    def from_disk(cls, path: Union[str, Path]) -> "RuleSet":
+        try:
+            return cls.from_bytes(Path(path).read_bytes())
+        except ModelFormatError as err:
+            raise ModelFormatError(f"{path}: {err}") from None

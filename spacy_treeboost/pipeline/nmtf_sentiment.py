@@ -1,0 +1,528 @@
+"""The `nmtf_sentiment` component: lexicon-guided NMTF sentiment (MFLK / SSMFLK).
+
+`initialize` builds the term-document matrix of the training documents (plus
+optional unlabeled ones), the lexicon prior and, from labeled examples, the
+document prior. Each `update` runs a few multiplicative iterations over that
+whole matrix and ignores its batch, so spaCy's steps count iterations and the
+dev score picks the best checkpoint. New documents are folded in with F and S
+fixed. Only the vocabulary, F and S are saved.
+"""
+from contextlib import contextmanager
+from itertools import islice
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Literal, Optional, Union
+
+import numpy as np
+import srsly
+from spacy import util
+from spacy.language import Language
+from spacy.pipeline import TrainablePipe
+from spacy.tokens import Doc
+from spacy.training import Example, validate_get_examples
+from spacy.vocab import Vocab
+
+from .. import scoring  # noqa: F401  (registers spacy_treeboost.nmtf_scorer.v1)
+from ..lexicons import Lexicon, create_hu_liu_lexicon, create_jsonl_lexicon
+from ..nmtf import NEGATIVE, POSITIVE, UNLABELLED, SSMFLK, build_vocabulary, lexicon_prior, term_document_matrix
+
+MODEL_FORMAT = "spacy_treeboost.nmtf_sentiment"
+MODEL_FORMAT_VERSION = 1
+
+# Registered here as well as through entry points, so that the names resolve when
+# the package is used from a source checkout; lexicons.py itself stays spaCy-free.
+util.registry.readers.register("spacy_treeboost.HuLiuLexicon.v1", func=create_hu_liu_lexicon)
+util.registry.readers.register("spacy_treeboost.JsonlLexicon.v1", func=create_jsonl_lexicon)
+
+DEFAULT_NMTF_SCORE_WEIGHTS = {
+    "nmtf_cats_score": 1.0,
+    "nmtf_cats_score_desc": None,
+    "nmtf_cats_micro_p": None,
+    "nmtf_cats_micro_r": None,
+    "nmtf_cats_micro_f": None,
+    "nmtf_cats_macro_p": None,
+    "nmtf_cats_macro_r": None,
+    "nmtf_cats_macro_f": None,
+    "nmtf_cats_macro_auc": None,
+    "nmtf_cats_f_per_type": None,
+    "nmtf_cats_auc_per_type": None,
+}
+
+
+@Language.factory(
+    "nmtf_sentiment",
+    assigns=["doc.cats"],
+    default_config={
+        "positive_label": "positive",
+        "negative_label": "negative",
+        "use_labels": True,
+        "alpha": 0.5,
+        "beta": 1.0,
+        "update": "sqrt",
+        "max_iter": 100,
+        "tol": 1e-4,
+        "iterations_per_update": 10,
+        "n_words": 5000,
+        "norm": "l2",
+        "token_attr": "LOWER",
+        "random_state": 0,
+        "scorer": {"@scorers": "spacy_treeboost.nmtf_scorer.v1"},
+    },
+    default_score_weights=DEFAULT_NMTF_SCORE_WEIGHTS,
+)
+def make_nmtf_sentiment(
+    nlp: Language,
+    name: str,
+    positive_label: str,
+    negative_label: str,
+    use_labels: bool,
+    alpha: float,
+    beta: float,
+    update: Literal["sqrt", "as_printed"],
+    max_iter: int,
+    tol: float,
+    iterations_per_update: int,
+    n_words: int,
+    norm: Literal["l1", "l2"],
+    token_attr: Literal["LOWER", "NORM", "LEMMA"],
+    random_state: int,
+    scorer: Optional[Callable],
+) -> "NMTFSentiment":
+    """Create an NMTFSentiment component.
+
+    nlp (Language): The pipeline.
+    name (str): The component instance name.
+    positive_label (str): The label written for positive polarity.
+    negative_label (str): The label written for negative polarity.
+    use_labels (bool): Use the labels of training examples (SSMFLK); False gives pure MFLK.
+    alpha (float): Weight of the lexicon prior.
+    beta (float): Weight of the document-label prior.
+    update (str): "sqrt" (damped rules) or "as_printed".
+    max_iter (int): Total number of iterations over the training matrix.
+    tol (float): Stop iterating when the relative change in G falls below it.
+    iterations_per_update (int): Iterations run by each `update` call.
+    n_words (int): Vocabulary size (most document-frequent words, stop words removed).
+    norm (str): Per-document normalization of term frequencies, "l2" or "l1".
+    token_attr (str): Token attribute used as the word: LOWER, NORM or LEMMA.
+    random_state (int): Seed of the k-means initialization.
+    scorer (Optional[Callable]): The scoring method.
+    RETURNS (NMTFSentiment): The component.
+    """
+    return NMTFSentiment(
+        nlp.vocab,
+        None,
+        name,
+        positive_label=positive_label,
+        negative_label=negative_label,
+        use_labels=use_labels,
+        alpha=alpha,
+        beta=beta,
+        update=update,
+        max_iter=max_iter,
+        tol=tol,
+        iterations_per_update=iterations_per_update,
+        n_words=n_words,
+        norm=norm,
+        token_attr=token_attr,
+        random_state=random_state,
+        scorer=scorer,
+    )
+
+
+class NMTFSentiment(TrainablePipe):
+    """Document polarity from a lexicon-guided non-negative matrix tri-factorization.
+
+    DOCS: ALGORITHMS.md section 4 (MFLK and SSMFLK, Li, Zhang & Sindhwani 2009).
+    """
+
+    def __init__(
+        self,
+        vocab: Vocab,
+        model: None = None,
+        name: str = "nmtf_sentiment",
+        *,
+        positive_label: str = "positive",
+        negative_label: str = "negative",
+        use_labels: bool = True,
+        alpha: float = 0.5,
+        beta: float = 1.0,
+        update: str = "sqrt",
+        max_iter: int = 100,
+        tol: float = 1e-4,
+        iterations_per_update: int = 10,
+        n_words: int = 5000,
+        norm: str = "l2",
+        token_attr: str = "LOWER",
+        random_state: int = 0,
+        scorer: Optional[Callable] = None,
+    ) -> None:
+        """Initialize the component.
+
+        vocab (Vocab): The shared vocabulary.
+        model (None): Unused; the factorization is not a thinc model.
+        name (str): The component instance name, used to add entries to the losses during training.
+        positive_label (str): The label written for positive polarity.
+        negative_label (str): The label written for negative polarity.
+        use_labels (bool): Use the labels of training examples (SSMFLK).
+        alpha (float): Weight of the lexicon prior.
+        beta (float): Weight of the document-label prior.
+        update (str): "sqrt" or "as_printed".
+        max_iter (int): Total number of iterations.
+        tol (float): Relative change in G at which iteration stops.
+        iterations_per_update (int): Iterations per `update` call.
+        n_words (int): Vocabulary size.
+        norm (str): "l2" or "l1".
+        token_attr (str): LOWER, NORM or LEMMA.
+        random_state (int): Seed of the k-means initialization.
+        scorer (Optional[Callable]): The scoring method.
+        """
+        if not positive_label or not negative_label or positive_label == negative_label:
+            raise ValueError(
+                f"positive_label and negative_label must be two different non-empty labels, "
+                f"got {positive_label!r} and {negative_label!r}."
+            )
+        if iterations_per_update < 1:
+            raise ValueError(f"iterations_per_update must be at least 1, got {iterations_per_update}.")
+        if n_words < 1:
+            raise ValueError(f"n_words must be at least 1, got {n_words}.")
+        if norm not in ("l1", "l2"):
+            raise ValueError(f"norm must be 'l1' or 'l2', got {norm!r}.")
+        if token_attr not in ("LOWER", "NORM", "LEMMA"):
+            raise ValueError(f"token_attr must be 'LOWER', 'NORM' or 'LEMMA', got {token_attr!r}.")
+        self.vocab = vocab
+        self.model = None
+        self.name = name
+        self.scorer = scorer
+        self.cfg: Dict[str, Any] = {
+            "labels": [positive_label, negative_label],
+            "use_labels": use_labels,
+            "alpha": alpha,
+            "beta": beta,
+            "update": update,
+            "max_iter": max_iter,
+            "tol": tol,
+            "iterations_per_update": iterations_per_update,
+            "n_words": n_words,
+            "norm": norm,
+            "token_attr": token_attr,
+            "random_state": random_state,
+        }
+        self._new_estimator()._check_params()
+        self._estimator: Optional[SSMFLK] = None
+        self._vocabulary: List[str] = []
+
+    @property
+    def labels(self) -> tuple:
+        """RETURNS (Tuple[str, str]): The positive and the negative label."""
+        return tuple(self.cfg["labels"])
+
+    @property
+    def label_data(self) -> List[str]:
+        """RETURNS (List[str]): The labels, as `spacy init labels` stores them."""
+        return list(self.cfg["labels"])
+
+    @property
+    def vocabulary(self) -> List[str]:
+        """RETURNS (List[str]): The words of the term-document matrix, in row order."""
+        return list(self._vocabulary)
+
+    @property
+    def is_fitted(self) -> bool:
+        """RETURNS (bool): Whether F and S are available for prediction."""
+        return self._estimator is not None
+
+    def add_label(self, label: str) -> int:
+        """Labels are fixed by `positive_label` and `negative_label`; this only checks one.
+
+        label (str): The label.
+        RETURNS (int): 0, since the label is already known.
+        """
+        if label not in self.labels:
+            raise ValueError(
+                f"{self.name} has exactly two labels, {self.labels}; set positive_label and "
+                f"negative_label in the component config instead of adding {label!r}."
+            )
+        return 0
+
+    def initialize(
+        self,
+        get_examples: Callable[[], Iterable[Example]],
+        *,
+        nlp: Optional[Language] = None,
+        lexicon: Optional[Lexicon] = None,
+        unlabeled: Optional[Callable[[Language], Iterable[Any]]] = None,
+    ) -> None:
+        """Build the training matrix and the priors, and start the factorization.
+
+        get_examples (Callable[[], Iterable[Example]]): The training examples; those
+            with empty `reference.cats` count as unlabeled documents.
+        nlp (Optional[Language]): The pipeline.
+        lexicon (Optional[Lexicon]): The sentiment lexicon, e.g. from the reader
+            `spacy_treeboost.HuLiuLexicon.v1`. Required unless alpha is 0.
+        unlabeled (Optional[Callable[[Language], Iterable[Any]]]): A corpus reader of
+            extra unlabeled documents (Examples, Docs or texts).
+        """
+        validate_get_examples(get_examples, f"{self.name}.initialize")
+        if lexicon is None and self.cfg["alpha"] > 0:
+            raise ValueError(
+                f"{self.name} needs a sentiment lexicon: add "
+                f'`lexicon = {{"@readers": "spacy_treeboost.HuLiuLexicon.v1", "path": ...}}` under '
+                f"[initialize.components.{self.name}], or set alpha = 0."
+            )
+        docs: List[Doc] = []
+        y: List[int] = []
+        for i, eg in enumerate(get_examples()):
+            docs.append(eg.predicted)
+            y.append(self._gold_class(eg.reference.cats, i) if self.cfg["use_labels"] else UNLABELLED)
+        if unlabeled is not None:
+            for item in unlabeled(nlp) if callable(unlabeled) else unlabeled:
+                docs.append(self._as_doc(item, nlp))
+                y.append(UNLABELLED)
+        if not docs:
+            raise ValueError(f"{self.name} got no training documents: the training corpus is empty.")
+        tokens = [self._tokens(doc) for doc in docs]
+        vocabulary = build_vocabulary(tokens, max_words=self.cfg["n_words"])
+        X = term_document_matrix(tokens, vocabulary, norm=self.cfg["norm"])
+        if lexicon is not None:
+            F0 = lexicon_prior(vocabulary, lexicon.positive, lexicon.negative)
+        else:
+            F0 = np.zeros((len(vocabulary), 2))
+        estimator = self._new_estimator()
+        estimator.initialize(X, F0, np.asarray(y, dtype=np.int64))
+        self._estimator = estimator
+        self._vocabulary = vocabulary
+
+    def update(
+        self,
+        examples: Iterable[Example],
+        *,
+        drop: float = 0.0,
+        sgd: Optional[Callable] = None,
+        losses: Optional[Dict[str, float]] = None,
+    ) -> Dict[str, float]:
+        """Run `iterations_per_update` iterations over the whole training matrix.
+
+        examples (Iterable[Example]): The batch; ignored, since every iteration uses
+            all training documents.
+        drop (float): Ignored.
+        sgd (Optional[Callable]): Ignored.
+        losses (Optional[Dict[str, float]]): Losses by component; this component's
+            entry becomes the current objective J.
+        RETURNS (Dict[str, float]): The losses.
+        """
+        if losses is None:
+            losses = {}
+        losses.setdefault(self.name, 0.0)
+        estimator = self._estimator
+        if estimator is None or not hasattr(estimator, "_X"):
+            raise RuntimeError(
+                f"{self.name} has no training matrix: it was not initialized in this run (a sourced or "
+                f"loaded component is not retrained). Add it to [training] frozen_components, or train it "
+                f"from scratch."
+            )
+        remaining = self.cfg["max_iter"] - estimator.n_iter_
+        if remaining > 0:
+            estimator.iterate(min(self.cfg["iterations_per_update"], remaining))
+        losses[self.name] = float(estimator.objective_[-1])
+        return losses
+
+    def predict(self, docs: Iterable[Doc]) -> np.ndarray:
+        """Fold the documents in and return their class probabilities.
+
+        docs (Iterable[Doc]): The documents.
+        RETURNS (numpy.ndarray): Shape (n_docs, 2): positive, negative.
+        """
+        docs = list(docs)
+        if self._estimator is None:
+            raise RuntimeError(f"{self.name} is not trained: run `nlp.initialize` and train it, or load a trained pipeline.")
+        if not docs:
+            return np.zeros((0, 2))
+        X = term_document_matrix([self._tokens(doc) for doc in docs], self._vocabulary, norm=self.cfg["norm"])
+        return self._estimator.predict_proba(X)
+
+    def set_annotations(self, docs: Iterable[Doc], scores: np.ndarray) -> None:
+        """Write both labels to `doc.cats`.
+
+        docs (Iterable[Doc]): The documents.
+        scores (numpy.ndarray): The output of `predict`.
+        """
+        positive, negative = self.labels
+        for doc, (p_pos, p_neg) in zip(docs, scores):
+            doc.cats[positive] = float(p_pos)
+            doc.cats[negative] = float(p_neg)
+
+    @contextmanager
+    def use_params(self, params: dict) -> Iterator[None]:
+        """Parameter averaging does not apply: the factors are used as they are.
+
+        params (dict): Ignored.
+        """
+        yield
+
+    def finish_update(self, sgd: Optional[Callable] = None) -> None:
+        """Nothing to do: `update` changes the factors directly.
+
+        sgd (Optional[Callable]): Ignored.
+        """
+
+    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
+        """Serialize the settings and the learned vocabulary, F and S.
+
+        exclude (Iterable[str]): String names of serialization fields to exclude.
+        RETURNS (bytes): The serialized component.
+        """
+        serialize = {
+            "cfg": lambda: srsly.json_dumps(self.cfg),
+            "model": lambda: srsly.msgpack_dumps(self._model_data()),
+        }
+        return util.to_bytes(serialize, exclude)
+
+    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "NMTFSentiment":
+        """Load the component from bytes written by `to_bytes`.
+
+        bytes_data (bytes): The data.
+        exclude (Iterable[str]): String names of serialization fields to exclude.
+        RETURNS (NMTFSentiment): The loaded component.
+        """
+        try:
+            fields = srsly.msgpack_loads(bytes_data)
+        except Exception as err:
+            raise ValueError(f"Cannot load {self.name}: the bytes are not a serialized nmtf_sentiment component ({err}).") from None
+        if not isinstance(fields, dict) or not {"cfg", "model"} <= set(fields) - set(exclude) | set(exclude):
+            raise ValueError(f"Cannot load {self.name}: the bytes are not a serialized nmtf_sentiment component.")
+        if "cfg" not in exclude:
+            self._load_cfg(lambda: srsly.json_loads(fields["cfg"]), "bytes")
+        if "model" not in exclude:
+            self._load_model(lambda: srsly.msgpack_loads(fields["model"]), "bytes")
+        return self
+
+    def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> None:
+        """Write `cfg` (JSON) and `model` (msgpack) to a directory.
+
+        path (Union[str, Path]): The directory; created if needed.
+        exclude (Iterable[str]): String names of serialization fields to exclude.
+        """
+        serialize = {
+            "cfg": lambda p: srsly.write_json(p, self.cfg),
+            "model": lambda p: Path(p).write_bytes(srsly.msgpack_dumps(self._model_data())),
+        }
+        util.to_disk(path, serialize, exclude)
+
+    def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> "NMTFSentiment":
+        """Load the component from a directory written by `to_disk`.
+
+        path (Union[str, Path]): The directory.
+        exclude (Iterable[str]): String names of serialization fields to exclude.
+        RETURNS (NMTFSentiment): The loaded component.
+        """
+        path = util.ensure_path(path)
+        for field in ("cfg", "model"):
+            if field not in exclude and not (path / field).is_file():
+                raise ValueError(f"Cannot load {self.name} from {path}: the file '{field}' is missing.")
+        if "cfg" not in exclude:
+            self._load_cfg(lambda: srsly.read_json(path / "cfg"), str(path / "cfg"))
+        if "model" not in exclude:
+            self._load_model(lambda: srsly.msgpack_loads((path / "model").read_bytes()), str(path / "model"))
+        return self
+
+    def _new_estimator(self) -> SSMFLK:
+        cfg = self.cfg
+        return SSMFLK(
+            alpha=cfg["alpha"],
+            beta=cfg["beta"],
+            update=cfg["update"],
+            max_iter=cfg["max_iter"],
+            tol=cfg["tol"],
+            random_state=cfg["random_state"],
+        )
+
+    def _gold_class(self, cats: Dict[str, float], index: int) -> int:
+        if not cats:
+            return UNLABELLED
+        positive, negative = self.labels
+        unknown = sorted(set(cats) - {positive, negative})
+        if unknown:
+            raise ValueError(
+                f"Training example {index} has the label {unknown[0]!r}, but {self.name} knows only "
+                f"{positive!r} and {negative!r}. Set positive_label and negative_label in "
+                f"[components.{self.name}] to the corpus's labels, or map the corpus labels."
+            )
+        p_pos, p_neg = cats.get(positive, 0.0), cats.get(negative, 0.0)
+        if p_pos == p_neg:
+            raise ValueError(
+                f"Training example {index} has cats {dict(cats)}: exactly one of {positive!r} and "
+                f"{negative!r} must be the larger (give an unlabeled document empty cats)."
+            )
+        return POSITIVE if p_pos > p_neg else NEGATIVE
+
+    def _tokens(self, doc: Doc) -> List[str]:
+        attr = self.cfg["token_attr"]
+        if attr == "LEMMA":
+            if len(doc) and not doc.has_annotation("LEMMA"):
+                raise ValueError(
+                    f"{self.name} uses token_attr = LEMMA, but a document has no lemmas. Put a "
+                    f"lemmatizer before it (and in [training] annotating_components), or use LOWER."
+                )
+            return [t.lemma_.lower() for t in doc if not t.is_space]
+        if attr == "NORM":
+            return [t.norm_ for t in doc if not t.is_space]
+        return [t.lower_ for t in doc if not t.is_space]
+
+    def _as_doc(self, item: Any, nlp: Optional[Language]) -> Doc:
+        if isinstance(item, Example):
+            return item.predicted
+        if isinstance(item, Doc):
+            return item
+        if isinstance(item, str) and nlp is not None:
+            return nlp.make_doc(item)
+        raise TypeError(f"Unlabeled documents must be Examples, Docs or texts, got {type(item).__name__}.")
+
+    def _model_data(self) -> Dict[str, Any]:
+        data: Dict[str, Any] = {"format": MODEL_FORMAT, "format_version": MODEL_FORMAT_VERSION, "fitted": False}
+        if self._estimator is not None:
+            data.update(
+                fitted=True,
+                vocabulary=list(self._vocabulary),
+                F=self._estimator.F_.tolist(),
+                S=self._estimator.S_.tolist(),
+                n_iter=int(self._estimator.n_iter_),
+            )
+        return data
+
+    def _load_cfg(self, read: Callable[[], Any], source: str) -> None:
+        try:
+            cfg = read()
+        except Exception as err:
+            raise ValueError(f"Cannot load {self.name} settings from {source}: not valid JSON ({err}).") from None
+        if not isinstance(cfg, dict) or not isinstance(cfg.get("labels"), list) or len(cfg["labels"]) != 2:
+            raise ValueError(f"Cannot load {self.name} settings from {source}: not an nmtf_sentiment cfg.")
+        self.cfg.update(cfg)
+
+    def _load_model(self, read: Callable[[], Any], source: str) -> None:
+        foreign = f"Cannot load {self.name} from {source}: not an nmtf_sentiment model file"
+        try:
+            data = read()
+        except Exception as err:
+            raise ValueError(f"{foreign} (unreadable msgpack: {err}).") from None
+        if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT:
+            raise ValueError(f"{foreign} (expected format {MODEL_FORMAT!r}).")
+        version = data.get("format_version")
+        if not isinstance(version, int) or version > MODEL_FORMAT_VERSION:
+            raise ValueError(
+                f"{foreign} version {MODEL_FORMAT_VERSION} (found {version!r}); it was written by a newer "
+                f"spacy-treeboost: upgrade the package."
+            )
+        if not data.get("fitted"):
+            self._estimator, self._vocabulary = None, []
+            return
+        try:
+            vocabulary = [str(w) for w in data["vocabulary"]]
+            F = np.asarray(data["F"], dtype=np.float64)
+            S = np.asarray(data["S"], dtype=np.float64)
+        except (KeyError, TypeError, ValueError) as err:
+            raise ValueError(f"{foreign} (corrupt field: {err}).") from None
+        if F.shape != (len(vocabulary), 2) or S.shape != (2, 2) or not (np.isfinite(F).all() and np.isfinite(S).all()):
+            raise ValueError(f"{foreign} (F must be {len(vocabulary)} x 2 and S 2 x 2, finite).")
+        estimator = self._new_estimator()
+        estimator.F_, estimator.S_ = F, S
+        estimator.n_iter_ = int(data.get("n_iter", 0))
+        self._estimator, self._vocabulary = estimator, vocabulary
