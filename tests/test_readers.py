@@ -160,3 +160,30 @@ def test_embedded_corpora_read(nlp):
     examples = list(topics(nlp))
     assert examples and all(set(eg.reference.cats) == set(topics.labels) for eg in examples)
     assert all(1 <= sum(eg.reference.cats.values()) <= 2 for eg in examples)
+
+
+R8 = ["acq", "crude", "earn", "grain", "interest", "money-fx", "ship", "trade"]
+
+
+@pytest.mark.parametrize(
+    "relpath,kwargs",
+    [
+        ("movie_review_polarity_v2/movie_review_polarity_v2.jsonl", {"folds": [9], "labels": ["neg", "pos"]}),
+        ("sentence_polarity_v1/sentence_polarity_v1.jsonl", {"labels": ["neg", "pos"]}),
+        ("reuters21578/reuters21578.jsonl.gz", {"label_field": "r8_label", "labels_field": None, "labels": R8,
+                                                "fold_field": "modapte", "folds": ["test"], "skip_unlabeled": True}),
+        ("reuters21578/reuters21578.jsonl.gz", {"labels_field": "r10", "skip_unlabeled": True, "fold_field": "modapte",
+                                                "folds": ["train"], "labels": ["acq", "corn", "crude", "earn", "grain",
+                                                "interest", "money-fx", "ship", "trade", "wheat"]}),
+    ],
+)
+def test_reads_the_shared_jsonl_corpora(shared_data, nlp, relpath, kwargs):
+    path = shared_data / relpath
+    if not path.is_file():
+        pytest.skip(f"{path} not present")
+    examples = list(create_jsonl_corpus(path, limit=20, **kwargs)(nlp))
+    assert len(examples) == 20
+    for eg in examples:
+        assert list(eg.reference.cats) == kwargs["labels"]
+        assert sum(eg.reference.cats.values()) >= 1.0
+        assert len(eg.predicted) > 0
