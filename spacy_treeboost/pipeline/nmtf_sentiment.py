@@ -7,8 +7,9 @@ whole matrix and ignores its batch, so spaCy's steps count iterations and the
 dev score picks the best checkpoint. New documents are folded in with F and S
 fixed. Only the vocabulary, F and S are saved.
 """
+import functools
+import pickle
 from contextlib import contextmanager
-from itertools import islice
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Literal, Optional, Union
 
@@ -191,7 +192,7 @@ class NMTFSentiment(TrainablePipe):
         self.vocab = vocab
         self.model = None
         self.name = name
-        self.scorer = scorer
+        self.scorer = _portable_scorer(scorer)
         self.cfg: Dict[str, Any] = {
             "labels": [positive_label, negative_label],
             "use_labels": use_labels,
@@ -387,7 +388,7 @@ class NMTFSentiment(TrainablePipe):
             fields = srsly.msgpack_loads(bytes_data)
         except Exception as err:
             raise ValueError(f"Cannot load {self.name}: the bytes are not a serialized nmtf_sentiment component ({err}).") from None
-        if not isinstance(fields, dict) or not {"cfg", "model"} <= set(fields) - set(exclude) | set(exclude):
+        if not isinstance(fields, dict) or not ({"cfg", "model"} - set(exclude)) <= set(fields):
             raise ValueError(f"Cannot load {self.name}: the bytes are not a serialized nmtf_sentiment component.")
         if "cfg" not in exclude:
             self._load_cfg(lambda: srsly.json_loads(fields["cfg"]), "bytes")
@@ -526,3 +527,32 @@ class NMTFSentiment(TrainablePipe):
         estimator.F_, estimator.S_ = F, S
         estimator.n_iter_ = int(data.get("n_iter", 0))
         self._estimator, self._vocabulary = estimator, vocabulary
+
+
+def prefixed_score(examples: Iterable[Example], *, prefix: str, **kwargs: Any) -> Dict[str, Any]:
+    """Score `doc.cats` with keys `<prefix>cats_*` (module-level, so it pickles).
+
+    examples (Iterable[Example]): The examples to score.
+    prefix (str): The key prefix.
+    RETURNS (Dict[str, Any]): The scores.
+    """
+    return scoring.prefixed_cats_scorer(prefix)(examples, **kwargs)
+
+
+def _portable_scorer(scorer: Optional[Callable]) -> Optional[Callable]:
+    """Return the scorer, or an equivalent that pickles for `nlp.pipe(n_process=...)`.
+
+    The key-prefixing scorer is a closure, which pickle rejects; it is replaced by
+    `prefixed_score` with the same prefix. Any other scorer is kept as it is.
+    """
+    try:
+        pickle.dumps(scorer)
+        return scorer
+    except Exception:
+        pass
+    code = getattr(scorer, "__code__", None)
+    if code is not None and getattr(scorer, "__qualname__", "").startswith("prefixed_cats_scorer.<locals>"):
+        free = dict(zip(code.co_freevars, (cell.cell_contents for cell in scorer.__closure__ or ())))
+        if isinstance(free.get("prefix"), str):
+            return functools.partial(prefixed_score, prefix=free["prefix"])
+    return scorer
