@@ -288,3 +288,34 @@ def margins_to_proba(F: numpy.ndarray, classes: Sequence[Any], positive: Any, *,
         return 1.0 / (1.0 + numpy.exp(-2.0 * F))
     e = numpy.exp(2.0 * (F - F.max(axis=1, keepdims=True)))
     return e / e.sum(axis=1, keepdims=True)
+
+
+CLASSIFIER_FORMAT = "spacy-treeboost.classifier"
+
+
+def classifier_to_dict(clf: TreeBoostClassifier) -> Dict[str, Any]:
+    """The fitted classifier as plain data (parameters, classes, rules)."""
+    clf._check_fitted()
+    params = clf.get_params()
+    params["positive_class"] = None if params["positive_class"] is None else str(params["positive_class"])
+    return {"format": CLASSIFIER_FORMAT, "version": 1, "params": params,
+            "classes": [str(c) for c in clf.classes_], "multilabel": clf.multilabel_,
+            "n_rounds": clf.n_rounds_, "rules": clf.rules_.to_dict()}
+
+
+def classifier_from_dict(data: Any) -> TreeBoostClassifier:
+    """Rebuild a classifier for prediction (it cannot resume boosting)."""
+    from .model import ModelFormatError
+
+    if not isinstance(data, dict) or data.get("format") != CLASSIFIER_FORMAT:
+        raise ModelFormatError("This is not a spacy-treeboost classifier file (its format marker is missing).")
+    try:
+        clf = TreeBoostClassifier(**data["params"])
+        clf.classes_ = list(data["classes"])
+        clf.multilabel_ = bool(data["multilabel"])
+        clf.n_rounds_ = int(data["n_rounds"])
+        clf.rules_ = RuleSet.from_dict(data["rules"])
+    except (KeyError, TypeError) as err:
+        raise ModelFormatError(f"The classifier file is corrupt: {err!r}") from None
+    clf.heads_ = [_Head(h, numpy.zeros(0)) for h in clf.rules_.heads]
+    return clf

@@ -1,0 +1,141 @@
+"""Command line: the classic learn / classify / rules workflow on BACT files, and corpus conversion.
+
+    python -m spacy_treeboost learn TRAIN MODEL [--algorithm ...]
+    python -m spacy_treeboost classify TEST MODEL
+    python -m spacy_treeboost rules MODEL
+    python -m spacy_treeboost convert INPUT.jsonl OUTPUT.spacy [--model en_core_web_sm]
+"""
+import sys
+from pathlib import Path
+from typing import Optional
+
+import srsly
+import typer
+
+from .model import ModelFormatError
+from .trees import BactFormatError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.split("\n")[0])
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def _load(model: Path):
+    from .learner import classifier_from_dict
+
+    try:
+        return classifier_from_dict(srsly.msgpack_loads(model.read_bytes()))
+    except OSError as err:
+        _fail(f"cannot read {model}: {err.strerror}")
+    except ModelFormatError as err:
+        _fail(f"{model}: {err}")
+    except Exception as err:
+        _fail(f"{model} is not a spacy-treeboost model file (truncated or foreign: {type(err).__name__})")
+
+
+def _read(path: Path, vocab=None):
+    from .trees import read_bact
+
+    try:
+        return read_bact(path, vocab, add_labels=vocab is None)
+    except OSError as err:
+        _fail(f"cannot read {path}: {err.strerror}")
+    except BactFormatError as err:
+        _fail(str(err))
+
+
+@app.command()
+def learn(
+    train: Path = typer.Argument(..., help="Training examples, one 'LABEL (tree)' per line"),
+    model: Path = typer.Argument(..., help="Where to write the model"),
+    algorithm: str = typer.Option("frequency", help="bact | frequency (+FQ) | presence (-FQ)"),
+    criterion: str = typer.Option("iwakura", help="iwakura (published gain) | z (real AdaBoost Z)"),
+    max_pattern_size: int = typer.Option(3, "--max-pattern-size", "-L", help="Largest subtree in nodes"),
+    min_support: int = typer.Option(1, "--min-support", "-m", help="Smallest number of documents per subtree"),
+    rounds: int = typer.Option(100, "--rounds", "-T", help="Boosting rounds"),
+    boosting: str = typer.Option("adaboost", help="For bact: adaboost | arcgv"),
+    smoothing: Optional[float] = typer.Option(None, help="Confidence smoothing epsilon (default 1/m)"),
+    include_root_patterns: bool = typer.Option(False, help="Allow subtrees containing the root"),
+    max_cache_mb: int = typer.Option(4096, help="Memory cap for the cached search space"),
+) -> None:
+    """Learn boosted subtree rules from a BACT-format file."""
+    from tqdm import tqdm
+
+    from .learner import TreeBoostClassifier, classifier_to_dict
+
+    forest, classes = _read(train)
+    clf = TreeBoostClassifier(
+        algorithm, criterion=criterion, n_rounds=rounds, max_pattern_size=max_pattern_size,
+        min_support=min_support, smoothing=smoothing, boosting=boosting,
+        include_root_patterns=include_root_patterns, max_cache_mb=max_cache_mb)
+    try:
+        clf.start(forest, classes)
+    except ValueError as err:
+        _fail(str(err))
+    bar = tqdm(total=rounds, unit="round", disable=not sys.stderr.isatty(), file=sys.stderr)
+
+    def progress(entry):
+        if entry["head"] == clf.heads_[-1].name:
+            bar.update(1)
+            bar.set_postfix(gain=f"{entry['value']:.4f}", loss=f"{entry['loss']:.4f}")
+
+    try:
+        clf.boost(rounds, callback=progress)
+    except MemoryError as err:
+        _fail(str(err))
+    finally:
+        bar.close()
+    model.write_bytes(srsly.msgpack_dumps(classifier_to_dict(clf)))
+    last = clf.trace_[-1] if clf.trace_ else None
+    summary = f"{clf.n_rounds_} rounds, {len(clf.rules_.patterns)} distinct subtrees"
+    if last:
+        summary += f", training error {last['error']:.4f}, loss {last['loss']:.4f}"
+    typer.echo(f"learned {summary} -> {model}", err=True)
+
+
+@app.command()
+def classify(
+    test: Path = typer.Argument(..., help="Examples, one 'LABEL (tree)' per line"),
+    model: Path = typer.Argument(..., help="A model written by 'learn'"),
+) -> None:
+    """Print 'label score' per example in input order, and the accuracy on stderr."""
+
+    clf = _load(model)
+    forest, gold = _read(test)
+    F = clf.decision_function(forest)
+    pred = clf.predict(forest) if len(forest) else []
+    out = sys.stdout
+    for i, p in enumerate(pred):
+        score = F[i] if F.ndim == 1 else F[i].max()
+        out.write(f"{p} {score:.6f}\n")
+    if len(pred) and not clf.multilabel_:
+        correct = sum(str(p) == str(g) for p, g in zip(pred, gold))
+        typer.echo(f"accuracy {correct / len(pred):.4f} ({correct}/{len(pred)})", err=True)
+
+
+@app.command()
+def rules(model: Path = typer.Argument(..., help="A model written by 'learn'")) -> None:
+    """List the learned rules in order."""
+    typer.echo(_load(model).rules_.listing())
+
+
+@app.command()
+def convert(
+    input_path: Path = typer.Argument(..., help="JSONL with 'text' and 'label' or 'labels'"),
+    output_path: Path = typer.Argument(..., help="Where to write the .spacy DocBin"),
+    model: Optional[str] = typer.Option(None, help="A spaCy pipeline to parse the texts with"),
+    n_process: int = typer.Option(1, help="Processes for parsing"),
+    batch_size: int = typer.Option(64, help="Docs per batch"),
+) -> None:
+    """Convert a JSONL corpus to a spaCy DocBin, optionally parsed."""
+    from .convert import convert_jsonl
+
+    n = convert_jsonl(input_path, output_path, model=model, n_process=n_process, batch_size=batch_size)
+    typer.echo(f"wrote {n} docs -> {output_path}", err=True)
+
+
+def main() -> None:
+    app()
