@@ -8,6 +8,7 @@ dev score picks the best checkpoint. New documents are folded in with F and S
 fixed. Only the vocabulary, F and S are saved.
 """
 import functools
+import json
 import pickle
 from contextlib import contextmanager
 from pathlib import Path
@@ -262,7 +263,9 @@ class NMTFSentiment(TrainablePipe):
         unlabeled (Optional[Callable[[Language], Iterable[Any]]]): A corpus reader of
             extra unlabeled documents (Examples, Docs or texts).
         """
-        validate_get_examples(get_examples, f"{self.name}.initialize")
+        examples = list(get_examples())
+        if examples:
+            validate_get_examples(lambda: examples, f"{self.name}.initialize")
         if lexicon is None and self.cfg["alpha"] > 0:
             raise ValueError(
                 f"{self.name} needs a sentiment lexicon: add "
@@ -271,7 +274,7 @@ class NMTFSentiment(TrainablePipe):
             )
         docs: List[Doc] = []
         y: List[int] = []
-        for i, eg in enumerate(get_examples()):
+        for i, eg in enumerate(examples):
             docs.append(eg.predicted)
             y.append(self._gold_class(eg.reference.cats, i) if self.cfg["use_labels"] else UNLABELLED)
         if unlabeled is not None:
@@ -279,7 +282,7 @@ class NMTFSentiment(TrainablePipe):
                 docs.append(self._as_doc(item, nlp))
                 y.append(UNLABELLED)
         if not docs:
-            raise ValueError(f"{self.name} got no training documents: the training corpus is empty.")
+            raise ValueError(f"{self.name} got no training documents: the training corpus is empty (and no unlabeled reader is set).")
         tokens = [self._tokens(doc) for doc in docs]
         vocabulary = build_vocabulary(tokens, max_words=self.cfg["n_words"])
         X = term_document_matrix(tokens, vocabulary, norm=self.cfg["norm"])
@@ -372,7 +375,7 @@ class NMTFSentiment(TrainablePipe):
         RETURNS (bytes): The serialized component.
         """
         serialize = {
-            "cfg": lambda: srsly.json_dumps(self.cfg),
+            "cfg": lambda: json.dumps(self.cfg),
             "model": lambda: srsly.msgpack_dumps(self._model_data()),
         }
         return util.to_bytes(serialize, exclude)
@@ -391,19 +394,19 @@ class NMTFSentiment(TrainablePipe):
         if not isinstance(fields, dict) or not ({"cfg", "model"} - set(exclude)) <= set(fields):
             raise ValueError(f"Cannot load {self.name}: the bytes are not a serialized nmtf_sentiment component.")
         if "cfg" not in exclude:
-            self._load_cfg(lambda: srsly.json_loads(fields["cfg"]), "bytes")
+            self._load_cfg(lambda: json.loads(fields["cfg"]), "bytes")
         if "model" not in exclude:
             self._load_model(lambda: srsly.msgpack_loads(fields["model"]), "bytes")
         return self
 
     def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> None:
-        """Write `cfg` (JSON) and `model` (msgpack) to a directory.
+        """Write `cfg` (JSON, floats kept exactly) and `model` (msgpack) to a directory.
 
         path (Union[str, Path]): The directory; created if needed.
         exclude (Iterable[str]): String names of serialization fields to exclude.
         """
         serialize = {
-            "cfg": lambda p: srsly.write_json(p, self.cfg),
+            "cfg": lambda p: Path(p).write_text(json.dumps(self.cfg, indent=2), encoding="utf-8"),
             "model": lambda p: Path(p).write_bytes(srsly.msgpack_dumps(self._model_data())),
         }
         util.to_disk(path, serialize, exclude)
@@ -420,7 +423,7 @@ class NMTFSentiment(TrainablePipe):
             if field not in exclude and not (path / field).is_file():
                 raise ValueError(f"Cannot load {self.name} from {path}: the file '{field}' is missing.")
         if "cfg" not in exclude:
-            self._load_cfg(lambda: srsly.read_json(path / "cfg"), str(path / "cfg"))
+            self._load_cfg(lambda: json.loads((path / "cfg").read_text(encoding="utf-8")), str(path / "cfg"))
         if "model" not in exclude:
             self._load_model(lambda: srsly.msgpack_loads((path / "model").read_bytes()), str(path / "model"))
         return self

@@ -1,0 +1,219 @@
+"""The nmtf_sentiment component: training from Examples, annotations, serialization, pickling."""
+import pickle
+
+import numpy as np
+import pytest
+import spacy
+import srsly
+from spacy.training import Example
+from spacy.util import registry
+
+import spacy_treeboost.pipeline.nmtf_sentiment  # noqa: F401  (registers the factory)
+from spacy_treeboost.lexicons import Lexicon, create_hu_liu_lexicon, create_jsonl_lexicon
+from spacy_treeboost.nmtf import MFLK, build_vocabulary, lexicon_prior, term_document_matrix
+
+LEXICON = Lexicon(["good", "great", "superb", "fun"], ["bad", "awful", "boring", "dull"])
+TEXTS = [
+    ("a good and great film with a superb cast", "pos"),
+    ("what a bad , awful and boring plot", "neg"),
+    ("great fun , good acting", "pos"),
+    ("dull and bad , an awful script", "neg"),
+    ("superb film , great story , fun", "pos"),
+    ("boring , dull story and bad acting", "neg"),
+    ("the cast and the film", None),
+    ("good story but boring acting", None),
+]
+
+
+def make_examples(nlp, texts=TEXTS):
+    examples = []
+    for text, label in texts:
+        cats = {} if label is None else {"pos": float(label == "pos"), "neg": float(label == "neg")}
+        examples.append(Example.from_dict(nlp.make_doc(text), {"cats": cats}))
+    return examples
+
+
+def make_nlp(**config):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("nmtf_sentiment", config={"positive_label": "pos", "negative_label": "neg", "iterations_per_update": 5, **config})
+    return nlp
+
+
+def train(nlp, steps=4):
+    examples = make_examples(nlp)
+    nlp.get_pipe("nmtf_sentiment").initialize(lambda: examples, nlp=nlp, lexicon=LEXICON)
+    for _ in range(steps):
+        losses = nlp.update(examples[:2])
+    return examples, losses
+
+
+def test_training_from_examples_matches_the_estimator():
+    nlp = make_nlp(use_labels=False, tol=0.0)
+    examples, losses = train(nlp, steps=4)
+    pipe = nlp.get_pipe("nmtf_sentiment")
+    tokens = [[t.lower_ for t in eg.predicted] for eg in examples]
+    vocabulary = build_vocabulary(tokens)
+    X = term_document_matrix(tokens, vocabulary)
+    reference = MFLK(max_iter=20, tol=0.0).fit(X, lexicon_prior(vocabulary, LEXICON.positive, LEXICON.negative))
+    assert pipe.vocabulary == vocabulary
+    assert losses["nmtf_sentiment"] == pytest.approx(reference.objective_[-1])
+    docs = list(nlp.pipe(["great fun", "awful dull plot"]))
+    expected = reference.predict_proba(term_document_matrix([["great", "fun"], ["awful", "dull", "plot"]], vocabulary))
+    np.testing.assert_allclose([[d.cats["pos"], d.cats["neg"]] for d in docs], expected)
+    assert docs[0].cats["pos"] > 0.5 > docs[1].cats["pos"]
+
+
+def test_labelled_training_and_scores():
+    nlp = make_nlp()
+    examples, losses = train(nlp, steps=3)
+    assert set(losses) == {"nmtf_sentiment"}
+    scores = nlp.evaluate(examples[:6])
+    assert scores["nmtf_cats_score"] == 1.0 and "cats_score" not in scores
+    doc = nlp("nothing known here")
+    assert doc.cats == {"pos": 0.5, "neg": 0.5}
+
+
+def test_update_stops_at_max_iter_and_always_reports_a_loss():
+    nlp = make_nlp(max_iter=7, tol=0.0)
+    examples, _ = train(nlp, steps=3)
+    pipe = nlp.get_pipe("nmtf_sentiment")
+    assert pipe._estimator.n_iter_ == 7
+    losses = {}
+    pipe.update(examples, losses=losses)
+    assert losses["nmtf_sentiment"] == pytest.approx(pipe._estimator.objective_[-1])
+
+
+def test_unlabeled_reader_adds_documents():
+    nlp = make_nlp()
+    examples = make_examples(nlp)
+    unlabeled = lambda nlp_: ["an extra unseenword document", "another unseenword"]  # noqa: E731
+    nlp.get_pipe("nmtf_sentiment").initialize(lambda: examples, nlp=nlp, lexicon=LEXICON, unlabeled=unlabeled)
+    assert "unseenword" in nlp.get_pipe("nmtf_sentiment").vocabulary
+
+
+def test_initialize_through_config_readers(tmp_path):
+    folder = tmp_path / "lex"
+    folder.mkdir()
+    (folder / "positive-words.txt").write_text(";header\n" + "\n".join(sorted(LEXICON.positive)) + "\n", encoding="utf-8")
+    (folder / "negative-words.txt").write_text(";header\n" + "\n".join(sorted(LEXICON.negative)) + "\n", encoding="utf-8")
+    assert registry.readers.get("spacy_treeboost.HuLiuLexicon.v1") is create_hu_liu_lexicon
+    assert registry.readers.get("spacy_treeboost.JsonlLexicon.v1") is create_jsonl_lexicon
+    nlp = make_nlp()
+    nlp.config["initialize"]["components"]["nmtf_sentiment"] = {
+        "lexicon": {"@readers": "spacy_treeboost.HuLiuLexicon.v1", "path": str(folder)}
+    }
+    examples = make_examples(nlp)
+    nlp.initialize(lambda: examples)
+    nlp.update(examples)
+    assert nlp("great fun").cats["pos"] > 0.5
+
+
+@pytest.mark.parametrize("trained", [False, True])
+def test_serialization_round_trip(tmp_path, trained):
+    nlp = make_nlp(alpha=0.7)
+    if trained:
+        train(nlp)
+    texts = ["great fun", "awful dull plot", "film"]
+    from_bytes = make_nlp().from_bytes(nlp.to_bytes())
+    nlp.to_disk(tmp_path / "pipeline")
+    from_disk = spacy.load(tmp_path / "pipeline")
+    for loaded in (from_bytes, from_disk):
+        pipe = loaded.get_pipe("nmtf_sentiment")
+        assert pipe.cfg == nlp.get_pipe("nmtf_sentiment").cfg and pipe.cfg["alpha"] == 0.7
+        assert pipe.labels == ("pos", "neg")
+        if trained:
+            assert [d.cats for d in loaded.pipe(texts)] == [d.cats for d in nlp.pipe(texts)]
+        else:
+            assert not pipe.is_fitted
+            with pytest.raises(RuntimeError, match="not trained"):
+                loaded("great fun")
+
+
+def test_loaded_component_cannot_be_updated_without_initialize(tmp_path):
+    nlp = make_nlp()
+    examples, _ = train(nlp)
+    loaded = make_nlp().from_bytes(nlp.to_bytes())
+    with pytest.raises(RuntimeError, match="frozen_components"):
+        loaded.update(examples)
+
+
+def test_pickle_and_multiprocessing():
+    nlp = make_nlp()
+    train(nlp)
+    texts = ["great fun", "awful dull plot", "superb", "boring"]
+    expected = [d.cats for d in nlp.pipe(texts)]
+    assert [d.cats for d in pickle.loads(pickle.dumps(nlp)).pipe(texts)] == expected
+    assert [d.cats for d in nlp.pipe(texts, n_process=2, batch_size=2)] == expected
+
+
+def test_corrupt_or_foreign_files(tmp_path):
+    nlp = make_nlp()
+    train(nlp)
+    pipe = make_nlp().get_pipe("nmtf_sentiment")
+    with pytest.raises(ValueError, match="not a serialized nmtf_sentiment"):
+        pipe.from_bytes(b"\x00garbage")
+    with pytest.raises(ValueError, match="not a serialized nmtf_sentiment"):
+        pipe.from_bytes(srsly.msgpack_dumps({"something": 1}))
+    nlp.to_disk(tmp_path / "p")
+    model_file = tmp_path / "p" / "nmtf_sentiment" / "model"
+    model_file.write_bytes(srsly.msgpack_dumps({"format": "other", "format_version": 1}))
+    with pytest.raises(ValueError, match="not an nmtf_sentiment model file"):
+        pipe.from_disk(tmp_path / "p" / "nmtf_sentiment")
+    model_file.write_bytes(srsly.msgpack_dumps({"format": "spacy_treeboost.nmtf_sentiment", "format_version": 99}))
+    with pytest.raises(ValueError, match="newer"):
+        pipe.from_disk(tmp_path / "p" / "nmtf_sentiment")
+    model_file.write_bytes(b"\xc1\xc1")
+    with pytest.raises(ValueError, match="unreadable msgpack"):
+        pipe.from_disk(tmp_path / "p" / "nmtf_sentiment")
+    model_file.unlink()
+    with pytest.raises(ValueError, match="'model' is missing"):
+        pipe.from_disk(tmp_path / "p" / "nmtf_sentiment")
+
+
+# ---- bad input -------------------------------------------------------------------------------
+
+
+def test_label_outside_the_two_polarities():
+    nlp = make_nlp()
+    examples = make_examples(nlp) + [Example.from_dict(nlp.make_doc("so so"), {"cats": {"neutral": 1.0}})]
+    with pytest.raises(ValueError, match="label 'neutral'.*positive_label and negative_label"):
+        nlp.get_pipe("nmtf_sentiment").initialize(lambda: examples, nlp=nlp, lexicon=LEXICON)
+    tie = [Example.from_dict(nlp.make_doc("so so"), {"cats": {"pos": 1.0, "neg": 1.0}})]
+    with pytest.raises(ValueError, match="exactly one of 'pos' and 'neg'"):
+        nlp.get_pipe("nmtf_sentiment").initialize(lambda: make_examples(nlp) + tie, nlp=nlp, lexicon=LEXICON)
+    ignored = make_nlp(use_labels=False)
+    ignored.get_pipe("nmtf_sentiment").initialize(lambda: make_examples(ignored) + tie, nlp=ignored, lexicon=LEXICON)
+
+
+def test_missing_lexicon_or_no_lexicon_word():
+    nlp = make_nlp()
+    with pytest.raises(ValueError, match="needs a sentiment lexicon"):
+        nlp.get_pipe("nmtf_sentiment").initialize(lambda: make_examples(nlp), nlp=nlp)
+    with pytest.raises(ValueError, match="No lexicon word is in the vocabulary"):
+        nlp.get_pipe("nmtf_sentiment").initialize(lambda: make_examples(nlp), nlp=nlp, lexicon=Lexicon(["zesty"], ["drab"]))
+
+
+def test_empty_corpus():
+    nlp = make_nlp()
+    with pytest.raises(ValueError, match="training corpus is empty"):
+        nlp.get_pipe("nmtf_sentiment").initialize(lambda: [], nlp=nlp, lexicon=LEXICON)
+
+
+@pytest.mark.parametrize(
+    "config,message",
+    [
+        ({"negative_label": "pos"}, "two different"),
+        ({"alpha": -1.0}, "alpha must be"),
+        ({"iterations_per_update": 0}, "iterations_per_update"),
+        ({"n_words": 0}, "n_words"),
+    ],
+)
+def test_absurd_settings(config, message):
+    with pytest.raises(ValueError, match=message):
+        make_nlp(**config)
+
+
+def test_lemma_tokens_need_a_lemmatizer():
+    nlp = make_nlp(token_attr="LEMMA")
+    with pytest.raises(ValueError, match="no lemmas"):
+        nlp.get_pipe("nmtf_sentiment").initialize(lambda: make_examples(nlp), nlp=nlp, lexicon=LEXICON)
