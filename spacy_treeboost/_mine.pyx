@@ -8,9 +8,10 @@ expanded, its occurrence list of (rightmost-node image, multiplicity). Each
 boosting round searches it by branch and bound with bounds that hold for
 every supertree (see `best_rule`).
 """
-from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t
 from libc.math cimport sqrt, fabs, INFINITY
 from libcpp.vector cimport vector
+from libc.stdlib cimport malloc, free
 from libcpp.unordered_map cimport unordered_map
 from libcpp.algorithm cimport sort as std_sort
 from libcpp.pair cimport pair
@@ -27,18 +28,23 @@ cdef enum:
     CRIT_BACT = 2
 
 cdef enum:
+    CHUNK_BITS = 16
+    CHUNK = 65536
+
+cdef enum:
     UNEXPANDED = 0
     EXPANDED = 1
 
 cdef struct PNode:
     int32_t parent
     int32_t label
-    int32_t depth
-    int32_t size
+    int16_t depth
+    int16_t size
     int32_t n_docs
     int64_t doc_off
     int32_t first_child
     int32_t n_children
+    int32_t occ_slot
     uint8_t state
 
 cdef struct Cand:
@@ -65,23 +71,50 @@ cdef class SearchSpace:
     include_root: allow patterns that contain the documents' root nodes.
     max_cache_bytes: stop with MemoryError when the cache would grow past this.
     """
-    cdef vector[int32_t] labels, parents, first_child, next_sib, node_doc, label_rank
+    cdef const int32_t* labels
+    cdef const int32_t* parents
+    cdef object _arrays
+    cdef vector[int32_t] next_sib, label_rank
+    cdef vector[int64_t] doc_start
+    cdef int64_t n_nodes_forest
     cdef vector[uint8_t] label_ok
-    cdef vector[PNode] nodes
+    cdef vector[PNode*] chunks
+    cdef int32_t n_nodes
     cdef vector[vector[int64_t]] occ
     cdef vector[int32_t] pool_docs, pool_counts
     cdef vector[int32_t] roots
     cdef vector[double] sbound
+    cdef vector[double] wpn
     cdef public int32_t n_docs, max_pattern_size, min_support
     cdef public int64_t max_cache_bytes
-    cdef public int64_t nodes_visited
+    cdef public int64_t nodes_visited, docs_summed, children_checked
     cdef int64_t occ_bytes
     cdef double tol_rel
 
+    def __dealloc__(self):
+        for k in range(self.chunks.size()):
+            free(self.chunks[k])
+
+    cdef inline PNode* node(self, int32_t i) noexcept nogil:
+        return self.chunks[i >> CHUNK_BITS] + (i & (CHUNK - 1))
+
+    cdef int32_t _push(self, PNode& p) except -1:
+        cdef PNode* chunk
+        if (self.n_nodes & (CHUNK - 1)) == 0:
+            chunk = <PNode*>malloc(CHUNK * sizeof(PNode))
+            if chunk == NULL:
+                raise MemoryError("cannot allocate the subtree search space")
+            self.chunks.push_back(chunk)
+        self.node(self.n_nodes)[0] = p
+        self.n_nodes += 1
+        return self.n_nodes - 1
+
     def __init__(self, labels, parents, offsets, label_rank, *, int max_pattern_size=3,
                  int min_support=1, bint include_root=False, max_cache_bytes=2 << 30):
-        cdef const int32_t[:] lab = numpy.ascontiguousarray(labels, dtype=numpy.int32)
-        cdef const int32_t[:] par = numpy.ascontiguousarray(parents, dtype=numpy.int32)
+        self._arrays = (numpy.ascontiguousarray(labels, dtype=numpy.int32),
+                        numpy.ascontiguousarray(parents, dtype=numpy.int32))
+        cdef const int32_t[::1] lab = self._arrays[0]
+        cdef const int32_t[::1] par = self._arrays[1]
         cdef const int64_t[:] off = numpy.ascontiguousarray(offsets, dtype=numpy.int64)
         cdef const int32_t[:] rank = numpy.ascontiguousarray(label_rank, dtype=numpy.int32)
         cdef Py_ssize_t n = lab.shape[0], v, d
@@ -95,37 +128,33 @@ cdef class SearchSpace:
         self.max_cache_bytes = max_cache_bytes
         self.n_docs = off.shape[0] - 1
         self.tol_rel = 1e-12
-        self.labels.resize(n)
-        self.parents.resize(n)
-        self.node_doc.resize(n)
-        self.first_child.assign(n, -1)
+        if par.shape[0] != n or (n and off[off.shape[0] - 1] != n):
+            raise ValueError("labels, parents and offsets disagree in length")
+        self.labels = &lab[0] if n else NULL
+        self.parents = &par[0] if n else NULL
+        self.n_nodes_forest = n
+        self.doc_start.resize(self.n_docs + 1)
+        for d in range(self.n_docs + 1):
+            self.doc_start[d] = off[d]
         self.next_sib.assign(n, -1)
+        cdef vector[int32_t] last_child
+        last_child.assign(n, -1)
         self.label_rank.resize(n_labels)
         for v in range(n_labels):
             self.label_rank[v] = rank[v]
-        cdef vector[int32_t] last_child
-        last_child.assign(n, -1)
-        for d in range(self.n_docs):
-            for v in range(off[d], off[d + 1]):
-                self.node_doc[v] = d
-        for v in range(n):
-            self.labels[v] = lab[v]
-            self.parents[v] = par[v]
+        for v in range(n - 1, -1, -1):
             if lab[v] < 0 or lab[v] >= n_labels:
                 raise ValueError(f"node {v} has label id {lab[v]} outside the vocabulary of {n_labels}")
             if par[v] >= 0:
-                if last_child[par[v]] < 0:
-                    self.first_child[par[v]] = v
-                else:
-                    self.next_sib[last_child[par[v]]] = v
+                self.next_sib[v] = last_child[par[v]]
                 last_child[par[v]] = v
         order = numpy.argsort(numpy.asarray(rank), kind="stable").astype(numpy.int32)
         self._build_singles(n_labels, include_root, order)
 
     cdef void _build_singles(self, int32_t n_labels, bint include_root, const int32_t[:] order):
-        cdef Py_ssize_t n = self.labels.size(), v, i
+        cdef Py_ssize_t n = self.n_nodes_forest, v, i
         cdef vector[int32_t] lab_count, lab_docs, last_doc
-        cdef int32_t l
+        cdef int32_t l, doc = 0
         lab_count.assign(n_labels, 0)
         lab_docs.assign(n_labels, 0)
         last_doc.assign(n_labels, -1)
@@ -134,8 +163,10 @@ cdef class SearchSpace:
                 continue
             l = self.labels[v]
             lab_count[l] += 1
-            if last_doc[l] != self.node_doc[v]:
-                last_doc[l] = self.node_doc[v]
+            while self.doc_start[doc + 1] <= v:
+                doc += 1
+            if last_doc[l] != doc:
+                last_doc[l] = doc
                 lab_docs[l] += 1
         self.label_ok.assign(n_labels, 0)
         cdef vector[int32_t] slot
@@ -145,7 +176,7 @@ cdef class SearchSpace:
             l = order[i]
             if lab_docs[l] >= self.min_support:
                 self.label_ok[l] = 1
-                slot[l] = self.nodes.size()
+                slot[l] = self.n_nodes
                 p.parent = -1
                 p.label = l
                 p.depth = 0
@@ -155,32 +186,37 @@ cdef class SearchSpace:
                 p.first_child = -1
                 p.n_children = 0
                 p.state = UNEXPANDED
-                self.nodes.push_back(p)
+                p.occ_slot = -1
+                self._push(p)
                 self.roots.push_back(slot[l])
-                self.occ.push_back(vector[int64_t]())
-                if self.max_pattern_size > 1:
-                    self.occ.back().reserve(lab_count[l])
         cdef vector[vector[int64_t]] tmp
-        tmp.resize(self.nodes.size())
+        tmp.resize(self.n_nodes)
+        for i in range(self.n_nodes):
+            tmp[i].reserve(lab_count[self.node(i)[0].label])
         for v in range(n):
             if self.parents[v] < 0 and not include_root:
                 continue
             l = self.labels[v]
             if slot[l] >= 0:
                 tmp[slot[l]].push_back(pack(<int64_t>v, 1))
-        for i in range(self.nodes.size()):
+        for i in range(self.n_nodes):
             self._set_docs(i, tmp[i])
             if self.max_pattern_size > 1:
-                self.occ[i].swap(tmp[i])
-                self.occ_bytes += 8 * self.occ[i].size()
+                self.node(i)[0].occ_slot = self.occ.size()
+                self.occ.push_back(vector[int64_t]())
+                self.occ.back().swap(tmp[i])
+                self.occ_bytes += 8 * self.occ.back().size()
+            else:
+                tmp[i].clear()
+                tmp[i].shrink_to_fit()
 
     cdef void _set_docs(self, Py_ssize_t i, vector[int64_t]& occ):
         """Per-document counts from an occurrence list sorted by node."""
         cdef vector[pair[int64_t, int32_t]] pd
-        cdef int32_t doc, cur_doc = -1, c = 0
+        cdef int32_t doc = -1, cur_doc = -1, c = 0
         cdef Py_ssize_t k
         for k in range(occ.size()):
-            doc = self.node_doc[occ_node(occ[k])]
+            doc = self._doc_of(occ_node(occ[k]), doc)
             if doc != cur_doc:
                 if cur_doc >= 0:
                     pd.push_back(pair[int64_t, int32_t](-<int64_t>c, cur_doc))
@@ -190,15 +226,15 @@ cdef class SearchSpace:
         if cur_doc >= 0:
             pd.push_back(pair[int64_t, int32_t](-<int64_t>c, cur_doc))
         std_sort(pd.begin(), pd.end())
-        self.nodes[i].doc_off = self.pool_docs.size()
-        self.nodes[i].n_docs = pd.size()
+        self.node(i)[0].doc_off = self.pool_docs.size()
+        self.node(i)[0].n_docs = pd.size()
         for k in range(pd.size()):
             self.pool_docs.push_back(pd[k].second)
             self.pool_counts.push_back(<int32_t>(-pd[k].first))
 
     cdef int _expand(self, int32_t i) except -1:
         """Materialize every rightmost extension of pattern i (weight-independent)."""
-        cdef PNode p = self.nodes[i]
+        cdef PNode p = self.node(i)[0]
         cdef int32_t dk = p.depth, d, lab, r, c, cur
         cdef int64_t m, key, e
         cdef Py_ssize_t k, j, s
@@ -206,13 +242,13 @@ cdef class SearchSpace:
         cdef unordered_map[int64_t, int32_t].iterator it
         cdef vector[vector[int64_t]] bufs
         cdef vector[int64_t] keys
-        cdef vector[int64_t]* occ = &self.occ[i]
+        cdef vector[int64_t]* occ = &self.occ[p.occ_slot]
         cdef int64_t n_labels = self.label_rank.size()
         for k in range(occ.size()):
             r = occ_node(occ[0][k])
             m = occ_mult(occ[0][k])
             d = dk + 1
-            c = self.first_child[r]
+            c = r + 1 if r + 1 < self.n_nodes_forest and self.parents[r + 1] == r else -1
             cur = r
             while True:
                 while c >= 0:
@@ -242,7 +278,7 @@ cdef class SearchSpace:
         std_sort(order.begin(), order.end())
         cdef bint keep_occ = p.size + 1 < self.max_pattern_size
         cdef PNode child
-        cdef int32_t first = self.nodes.size(), n_kids = 0
+        cdef int32_t first = self.n_nodes, n_kids = 0
         cdef vector[int64_t]* buf
         cdef int32_t support
         for j in range(order.size()):
@@ -261,34 +297,50 @@ cdef class SearchSpace:
             child.first_child = -1
             child.n_children = 0
             child.state = UNEXPANDED
-            self.nodes.push_back(child)
-            self.occ.push_back(vector[int64_t]())
-            self._set_docs(self.nodes.size() - 1, buf[0])
+            child.occ_slot = -1
+            self._push(child)
+            self._set_docs(self.n_nodes - 1, buf[0])
             if keep_occ:
+                self.node(self.n_nodes - 1)[0].occ_slot = self.occ.size()
+                self.occ.push_back(vector[int64_t]())
                 self.occ.back().swap(buf[0])
                 self.occ_bytes += 8 * self.occ.back().size()
             else:
                 buf.clear()
                 buf.shrink_to_fit()
             n_kids += 1
-        self.occ_bytes -= 8 * self.occ[i].size()
-        self.occ[i].clear()
-        self.occ[i].shrink_to_fit()
-        self.nodes[i].first_child = first
-        self.nodes[i].n_children = n_kids
-        self.nodes[i].state = EXPANDED
+        occ = &self.occ[p.occ_slot]
+        self.occ_bytes -= 8 * occ.size()
+        occ.clear()
+        occ.shrink_to_fit()
+        self.node(i)[0].first_child = first
+        self.node(i)[0].n_children = n_kids
+        self.node(i)[0].state = EXPANDED
         if self.cache_bytes() > self.max_cache_bytes:
             raise MemoryError(
                 f"The subtree search space needs more than max_cache_mb={self.max_cache_bytes >> 20} MB "
-                f"({self.nodes.size()} patterns cached). Raise max_cache_mb, lower max_pattern_size "
+                f"({self.n_nodes} patterns cached). Raise max_cache_mb, lower max_pattern_size "
                 f"or raise min_support.")
         return 0
 
+    cdef inline int32_t _doc_of(self, int32_t node, int32_t hint) noexcept nogil:
+        """The document of a node; `hint` is the previous answer for nodes in ascending order."""
+        if hint >= 0 and self.doc_start[hint] <= node < self.doc_start[hint + 1]:
+            return hint
+        cdef int32_t lo = 0, hi = self.n_docs, mid
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self.doc_start[mid] <= node:
+                lo = mid
+            else:
+                hi = mid
+        return lo
+
     cdef int32_t _support(self, vector[int64_t]& occ):
-        cdef int32_t n = 0, last = -1, doc
+        cdef int32_t n = 0, last = -1, doc = -1
         cdef Py_ssize_t k
         for k in range(occ.size()):
-            doc = self.node_doc[occ_node(occ[k])]
+            doc = self._doc_of(occ_node(occ[k]), doc)
             if doc != last:
                 n += 1
                 last = doc
@@ -296,24 +348,24 @@ cdef class SearchSpace:
 
     def cache_bytes(self) -> int:
         """Approximate bytes held by the cached search space."""
-        return (self.nodes.size() * (sizeof(PNode) + 24) + self.occ_bytes
+        return (self.n_nodes * sizeof(PNode) + self.occ.capacity() * 24 + self.occ_bytes
                 + 4 * (self.pool_docs.capacity() + self.pool_counts.capacity()))
 
     @property
     def n_patterns(self) -> int:
-        return self.nodes.size()
+        return self.n_nodes
 
     def pattern_code(self, int32_t i):
         """The pattern's code: a tuple of (depth, label id) in preorder."""
         out = []
         while i >= 0:
-            out.append((self.nodes[i].depth, self.nodes[i].label))
-            i = self.nodes[i].parent
+            out.append((self.node(i)[0].depth, self.node(i)[0].label))
+            i = self.node(i)[0].parent
         return tuple(reversed(out))
 
     def pattern_docs(self, int32_t i):
         """(docs, counts) of pattern i, sorted by count descending, then doc."""
-        cdef PNode p = self.nodes[i]
+        cdef PNode p = self.node(i)[0]
         docs = numpy.empty(p.n_docs, dtype=numpy.int32)
         counts = numpy.empty(p.n_docs, dtype=numpy.int32)
         cdef int32_t[:] dv = docs, cv = counts
@@ -326,14 +378,14 @@ cdef class SearchSpace:
     def expand_all(self) -> int:
         """Materialize every pattern up to max_pattern_size; return how many there are."""
         cdef int32_t i = 0
-        while i < <int32_t>self.nodes.size():
-            if self.nodes[i].size < self.max_pattern_size and self.nodes[i].state == UNEXPANDED:
+        while i < <int32_t>self.n_nodes:
+            if self.node(i)[0].size < self.max_pattern_size and self.node(i)[0].state == UNEXPANDED:
                 self._expand(i)
             i += 1
-        return self.nodes.size()
+        return self.n_nodes
 
     def pattern_size(self, int32_t i) -> int:
-        return self.nodes[i].size
+        return self.node(i)[0].size
 
     def best_rule(self, weights, y, str criterion="iwakura", bint presence=False):
         """Find the best rule this round by branch and bound.
@@ -357,20 +409,27 @@ cdef class SearchSpace:
                 Tp += w[k]
             else:
                 Tn += w[k]
+        self.wpn.assign(2 * self.n_docs, 0.0)
+        for k in range(self.n_docs):
+            self.wpn[2 * k + (0 if yy[k] > 0 else 1)] = w[k]
         cdef Cand best
         best.value = -INFINITY
         best.node = -1
         best.z = 1
         best.sign = 1
         self.nodes_visited = 0
+        self.docs_summed = 0
+        self.children_checked = 0
         cdef int32_t n_labels = self.label_rank.size()
         self.sbound.assign(n_labels, -INFINITY)
-        cdef vector[double] rbound
+        cdef vector[double] rbound, rAp, rAn
         cdef double Ap, An
         for r in range(self.roots.size()):
-            self._sums(self.roots[r], w, yy, &Ap, &An)
+            self._sums(self.roots[r], &Ap, &An)
+            rAp.push_back(Ap)
+            rAn.push_back(An)
             rbound.push_back(bound(crit, Ap, An, Tp, Tn))
-            self.sbound[self.nodes[self.roots[r]].label] = rbound.back()
+            self.sbound[self.node(self.roots[r])[0].label] = rbound.back()
         cdef vector[pair[double, int32_t]] order
         for r in range(self.roots.size()):
             order.push_back(pair[double, int32_t](-rbound[r], <int32_t>r))
@@ -379,7 +438,7 @@ cdef class SearchSpace:
             r = order[k].second
             if rbound[r] < best.value - self._tol(best.value):
                 break
-            self._visit(self.roots[r], rbound[r], w, yy, Tp, Tn, crit, presence, &best)
+            self._visit(self.roots[r], rAp[r], rAn[r], Tp, Tn, crit, presence, &best)
         return {"node": best.node, "z": best.z, "sign": best.sign, "value": best.value,
                 "P": best.P, "N": best.N, "A_pos": best.Ap, "A_neg": best.An,
                 "T_pos": Tp, "T_neg": Tn, "nodes_visited": self.nodes_visited}
@@ -387,47 +446,47 @@ cdef class SearchSpace:
     cdef inline double _tol(self, double v):
         return self.tol_rel * (fabs(v) if fabs(v) > 1.0 else 1.0)
 
-    cdef void _sums(self, int32_t i, const double[:] w, const signed char[:] yy, double* Ap, double* An):
-        cdef PNode* p = &self.nodes[i]
+    cdef void _sums(self, int32_t i, double* Ap, double* An):
+        cdef PNode* p = self.node(i)
         cdef double a = 0, b = 0
-        cdef int32_t doc
-        cdef int64_t k
-        for k in range(p.doc_off, p.doc_off + p.n_docs):
-            doc = self.pool_docs[k]
-            if yy[doc] > 0:
-                a += w[doc]
-            else:
-                b += w[doc]
+        cdef const double* wpn = self.wpn.data()
+        cdef const int32_t* docs = self.pool_docs.data() + p.doc_off
+        cdef int32_t k, doc
+        for k in range(p.n_docs):
+            doc = docs[k]
+            a += wpn[2 * doc]
+            b += wpn[2 * doc + 1]
         Ap[0] = a
         An[0] = b
+        self.docs_summed += p.n_docs
 
-    cdef int _visit(self, int32_t i, double ub, const double[:] w, const signed char[:] yy,
-                    double Tp, double Tn, int crit, bint presence, Cand* best) except -1:
-        """Evaluate pattern i (whose bound ub is known), then its extensions."""
+    cdef int _visit(self, int32_t i, double Ap, double An, double Tp, double Tn, int crit,
+                    bint presence, Cand* best) except -1:
+        """Evaluate pattern i (whose sums are known and bound passed), then its extensions."""
         self.nodes_visited += 1
-        self._evaluate(i, w, yy, Tp, Tn, crit, presence, best)
-        if self.nodes[i].size >= self.max_pattern_size:
+        self._evaluate(i, Ap, An, Tp, Tn, crit, presence, best)
+        if self.node(i)[0].size >= self.max_pattern_size:
             return 0
-        if self.nodes[i].state == UNEXPANDED:
+        if self.node(i)[0].state == UNEXPANDED:
             self._expand(i)
-        cdef int32_t c, first = self.nodes[i].first_child, n_kids = self.nodes[i].n_children
-        cdef double Ap, An, cb
+        cdef int32_t c, first = self.node(i)[0].first_child, n_kids = self.node(i)[0].n_children
+        cdef double cAp, cAn
         for c in range(first, first + n_kids):
-            if self.sbound[self.nodes[c].label] < best.value - self._tol(best.value):
+            self.children_checked += 1
+            if self.sbound[self.node(c)[0].label] < best.value - self._tol(best.value):
                 continue
-            self._sums(c, w, yy, &Ap, &An)
-            cb = bound(crit, Ap, An, Tp, Tn)
-            if cb < best.value - self._tol(best.value):
+            self._sums(c, &cAp, &cAn)
+            if bound(crit, cAp, cAn, Tp, Tn) < best.value - self._tol(best.value):
                 continue
-            self._visit(c, cb, w, yy, Tp, Tn, crit, presence, best)
+            self._visit(c, cAp, cAn, Tp, Tn, crit, presence, best)
         return 0
 
-    cdef void _evaluate(self, int32_t i, const double[:] w, const signed char[:] yy,
-                        double Tp, double Tn, int crit, bint presence, Cand* best):
-        cdef PNode* p = &self.nodes[i]
-        cdef double Ap, An, Gp = 0, Gn = 0, P, N, v, g
+    cdef void _evaluate(self, int32_t i, double Ap, double An, double Tp, double Tn, int crit,
+                        bint presence, Cand* best):
+        cdef PNode* p = self.node(i)
+        cdef double Gp = 0, Gn = 0, P, N, v, g
+        cdef const double* wpn = self.wpn.data()
         cdef Cand cand
-        self._sums(i, w, yy, &Ap, &An)
         cand.node = i
         cand.Ap = Ap
         cand.An = An
@@ -461,10 +520,8 @@ cdef class SearchSpace:
         local.An = An
         for k in range(p.doc_off, end):
             doc = self.pool_docs[k]
-            if yy[doc] > 0:
-                Gp += w[doc]
-            else:
-                Gn += w[doc]
+            Gp += wpn[2 * doc]
+            Gn += wpn[2 * doc + 1]
             cnt = self.pool_counts[k]
             if k + 1 < end and self.pool_counts[k + 1] == cnt:
                 continue
@@ -487,7 +544,7 @@ cdef class SearchSpace:
 
     cdef bint _precedes(self, Cand* a, Cand* b):
         """Tie order: size ascending, code ascending, z ascending, sign +1 first."""
-        cdef int32_t sa = self.nodes[a.node].size, sb = self.nodes[b.node].size
+        cdef int32_t sa = self.node(a.node)[0].size, sb = self.node(b.node)[0].size
         if sa != sb:
             return sa < sb
         if a.node != b.node:
@@ -502,8 +559,8 @@ cdef class SearchSpace:
     cdef tuple _code_key(self, int32_t i):
         out = []
         while i >= 0:
-            out.append((self.nodes[i].depth, self.label_rank[self.nodes[i].label]))
-            i = self.nodes[i].parent
+            out.append((self.node(i)[0].depth, self.label_rank[self.node(i)[0].label]))
+            i = self.node(i)[0].parent
         return tuple(reversed(out))
 
 

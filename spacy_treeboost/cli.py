@@ -75,6 +75,7 @@ def learn(
         clf.start(forest, classes)
     except ValueError as err:
         _fail(str(err))
+    del forest
     bar = tqdm(total=rounds, unit="round", disable=not sys.stderr.isatty(), file=sys.stderr)
 
     def progress(entry):

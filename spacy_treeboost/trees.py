@@ -221,10 +221,17 @@ class ForestBuilder:
         return self.vocab.lookup(strings, add=self.add_labels)
 
     def build(self) -> Forest:
+        """Concatenate the documents into a Forest; the builder is emptied to free memory early."""
         offsets = numpy.zeros(len(self._sizes) + 1, dtype=numpy.int64)
         numpy.cumsum(self._sizes, out=offsets[1:])
-        cat = lambda parts: numpy.concatenate(parts) if parts else numpy.zeros(0, numpy.int32)
-        return Forest(cat(self._labels), cat(self._parents), cat(self._depths), offsets, self.vocab)
+        arrays = []
+        for name in ("_labels", "_parents", "_depths"):
+            parts = getattr(self, name)
+            setattr(self, name, [])
+            arrays.append(numpy.concatenate(parts) if parts else numpy.zeros(0, numpy.int32))
+            del parts
+        self._sizes, self._n = [], 0
+        return Forest(*arrays, offsets, self.vocab)
 
 
 def chain_arrays(lengths: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
