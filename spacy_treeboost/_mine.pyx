@@ -13,7 +13,7 @@ from libc.math cimport sqrt, fabs, INFINITY
 from libcpp.vector cimport vector
 from libc.stdlib cimport malloc, free
 from libcpp.unordered_map cimport unordered_map
-from libcpp.algorithm cimport sort as std_sort
+from libcpp.algorithm cimport sort as std_sort, make_heap, pop_heap
 from libcpp.pair cimport pair
 from cython.operator cimport dereference as deref
 
@@ -85,6 +85,7 @@ cdef class SearchSpace:
     cdef vector[int32_t] roots
     cdef vector[double] sbound
     cdef vector[double] wpn
+    cdef vector[double] ub_by_support
     cdef public int32_t n_docs, max_pattern_size, min_support
     cdef public int64_t max_cache_bytes
     cdef public int64_t nodes_visited, docs_summed, children_checked
@@ -412,6 +413,7 @@ cdef class SearchSpace:
         self.wpn.assign(2 * self.n_docs, 0.0)
         for k in range(self.n_docs):
             self.wpn[2 * k + (0 if yy[k] > 0 else 1)] = w[k]
+        self._support_bounds(w, yy, Tp, Tn, crit)
         cdef Cand best
         best.value = -INFINITY
         best.node = -1
@@ -430,18 +432,45 @@ cdef class SearchSpace:
             rAn.push_back(An)
             rbound.push_back(bound(crit, Ap, An, Tp, Tn))
             self.sbound[self.node(self.roots[r])[0].label] = rbound.back()
-        cdef vector[pair[double, int32_t]] order
+        cdef vector[pair[double, int32_t]] heap
         for r in range(self.roots.size()):
-            order.push_back(pair[double, int32_t](-rbound[r], <int32_t>r))
-        std_sort(order.begin(), order.end())
-        for k in range(order.size()):
-            r = order[k].second
+            heap.push_back(pair[double, int32_t](rbound[r], -<int32_t>r))
+        make_heap(heap.begin(), heap.end())
+        while not heap.empty():
+            pop_heap(heap.begin(), heap.end())
+            r = -heap.back().second
+            heap.pop_back()
             if rbound[r] < best.value - self._tol(best.value):
                 break
             self._visit(self.roots[r], rAp[r], rAn[r], Tp, Tn, crit, presence, &best)
         return {"node": best.node, "z": best.z, "sign": best.sign, "value": best.value,
                 "P": best.P, "N": best.N, "A_pos": best.Ap, "A_neg": best.An,
                 "T_pos": Tp, "T_neg": Tn, "nodes_visited": self.nodes_visited}
+
+    cdef void _support_bounds(self, const double[:] w, const signed char[:] yy, double Tp, double Tn, int crit):
+        """ub_by_support[n] bounds every pattern that occurs in at most n documents.
+
+        The bounds grow with the positive and negative weight inside a pattern's
+        documents, which for n documents is at most the sum of the n largest
+        weights of each class.
+        """
+        cdef vector[double] wp, wn
+        cdef Py_ssize_t k
+        for k in range(self.n_docs):
+            if yy[k] > 0:
+                wp.push_back(-w[k])
+            else:
+                wn.push_back(-w[k])
+        std_sort(wp.begin(), wp.end())
+        std_sort(wn.begin(), wn.end())
+        self.ub_by_support.assign(self.n_docs + 1, 0.0)
+        cdef double sp = 0, sn = 0
+        for k in range(self.n_docs + 1):
+            self.ub_by_support[k] = bound(crit, sp, sn, Tp, Tn)
+            if k < <Py_ssize_t>wp.size():
+                sp -= wp[k]
+            if k < <Py_ssize_t>wn.size():
+                sn -= wn[k]
 
     cdef inline double _tol(self, double v):
         return self.tol_rel * (fabs(v) if fabs(v) > 1.0 else 1.0)
@@ -473,7 +502,8 @@ cdef class SearchSpace:
         cdef double cAp, cAn
         for c in range(first, first + n_kids):
             self.children_checked += 1
-            if self.sbound[self.node(c)[0].label] < best.value - self._tol(best.value):
+            if (self.ub_by_support[self.node(c).n_docs] < best.value - self._tol(best.value)
+                    or self.sbound[self.node(c).label] < best.value - self._tol(best.value)):
                 continue
             self._sums(c, &cAp, &cAn)
             if bound(crit, cAp, cAn, Tp, Tn) < best.value - self._tol(best.value):
