@@ -1,0 +1,162 @@
+"""Docs to trees: each sentence a dependency tree or a word chain, all under a virtual root.
+
+Arrays come from `doc.to_array`, never token by token. Node labels are token
+attributes (one, or several joined by "|", e.g. LEMMA|POS). Tokens can be
+skipped by boolean flags such as IS_PUNCT: in a chain they are dropped, in a
+dependency tree their children attach to the nearest kept ancestor.
+
+Docs without sentence boundaries become one chain (chain mode); dependency mode
+needs a parse and raises an error that names the fix.
+"""
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy
+
+from .trees import ROOT_LABEL, Forest, ForestBuilder, LabelVocab, chain_arrays
+
+TREE_MODES = ("chain", "dependency")
+LABEL_SEPARATOR = "|"
+
+
+class TreeSpec:
+    """How docs become trees.
+
+    tree_mode (str): "chain" or "dependency".
+    node_attrs (Sequence[str]): Token attributes that label nodes, e.g. ["LOWER"].
+    skip_flags (Sequence[str]): Boolean token attributes of tokens to leave out.
+    """
+
+    def __init__(self, tree_mode: str = "chain", node_attrs: Sequence[str] = ("LOWER",),
+                 skip_flags: Sequence[str] = ("IS_SPACE",)) -> None:
+        from spacy.attrs import IDS
+
+        if tree_mode not in TREE_MODES:
+            raise ValueError(f"tree_mode={tree_mode!r} is invalid: choose 'chain' or 'dependency'")
+        if not node_attrs:
+            raise ValueError("node_attrs is empty: name at least one token attribute, e.g. ['LOWER']")
+        for name in [*node_attrs, *skip_flags]:
+            if name.upper() not in IDS:
+                raise ValueError(f"{name!r} is not a spaCy token attribute (try LOWER, ORTH, NORM, LEMMA, POS, TAG, DEP)")
+        self.tree_mode = tree_mode
+        self.node_attrs = [a.upper() for a in node_attrs]
+        self.skip_flags = [a.upper() for a in skip_flags]
+        self._attr_ids = [IDS[a] for a in self.node_attrs]
+        self._flag_ids = [IDS[a] for a in self.skip_flags]
+        self._head_ids = [IDS["HEAD"], IDS["SENT_START"]]
+
+    def doc_arrays(self, doc) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+        """Label values (n_nodes, n_attrs), local parents and depths of one doc's tree.
+
+        The first node is the virtual root (label values 0).
+        """
+        n_attrs = len(self._attr_ids)
+        if len(doc) == 0:
+            return numpy.zeros((1, n_attrs), numpy.uint64), numpy.array([-1], numpy.int64), numpy.zeros(1, numpy.int32)
+        if self.tree_mode == "dependency" and not doc.has_annotation("DEP"):
+            raise ValueError(
+                "tree_mode='dependency' needs parsed docs, but a doc has no dependency parse. Put a parser before "
+                "the component (e.g. source 'tok2vec' and 'parser' from an English pipeline), use "
+                "parse_source='reference' with a DocBin that stores parses, or set tree_mode='chain'.")
+        arr = doc.to_array(self._attr_ids + self._head_ids + self._flag_ids)
+        values = arr[:, :n_attrs]
+        heads = arr[:, n_attrs].view(numpy.int64) + numpy.arange(len(doc))
+        keep = ~arr[:, n_attrs + 2:].astype(bool).any(axis=1) if self._flag_ids else numpy.ones(len(doc), bool)
+        if self.tree_mode == "chain":
+            starts = arr[:, n_attrs + 1].view(numpy.int64) == 1
+            starts[0] = True
+            kept = numpy.flatnonzero(keep)
+            sent_id = numpy.cumsum(starts)[kept]
+            lengths = numpy.diff(numpy.flatnonzero(numpy.r_[True, sent_id[1:] != sent_id[:-1], True])) if len(kept) else numpy.zeros(0, numpy.int64)
+            parents, depths = chain_arrays(lengths)
+            order = kept
+        else:
+            from ._forest import dependency_preorder
+
+            heads = numpy.where(heads == numpy.arange(len(doc)), -1, heads)
+            if not keep.all():
+                heads = _skip_tokens(heads, keep)
+            kept = numpy.flatnonzero(keep)
+            remap = numpy.full(len(doc), -1, dtype=numpy.int64)
+            remap[kept] = numpy.arange(len(kept))
+            sub_heads = numpy.where(heads[kept] >= 0, remap[heads[kept]], -1)
+            order_k, parents = dependency_preorder(sub_heads.astype(numpy.int32))
+            order = kept[order_k]
+            parents = parents.astype(numpy.int64)
+            depths = None
+        labels = numpy.zeros((len(order) + 1, n_attrs), numpy.uint64)
+        labels[1:] = values[order]
+        return labels, parents, depths
+
+
+def _skip_tokens(heads: numpy.ndarray, keep: numpy.ndarray) -> numpy.ndarray:
+    """Re-attach every token to its nearest kept ancestor (-1 for the virtual root)."""
+    out = heads.copy()
+    bad = numpy.flatnonzero((out >= 0) & ~keep[numpy.maximum(out, 0)])
+    while len(bad):
+        out[bad] = out[out[bad]]
+        bad = bad[(out[bad] >= 0) & ~keep[numpy.maximum(out[bad], 0)]]
+    return out
+
+
+def label_strings(values: numpy.ndarray, string_store) -> Tuple[List[str], numpy.ndarray]:
+    """Unique labels of (n, n_attrs) attribute values as strings, and each row's index among them."""
+    if values.shape[1] == 1:
+        uniq, inverse = numpy.unique(values[:, 0], return_inverse=True)
+        return [string_store[int(v)] if v else "" for v in uniq], inverse.ravel()
+    uniq, inverse = numpy.unique(values, axis=0, return_inverse=True)
+    return [LABEL_SEPARATOR.join(string_store[int(v)] if v else "" for v in row) for row in uniq], inverse.ravel()
+
+
+def docs_to_forest(docs: Iterable, spec: TreeSpec, vocab: Optional[LabelVocab] = None) -> Forest:
+    """Build a training forest; every label string is added to `vocab`."""
+    docs = list(docs)
+    parts = [spec.doc_arrays(doc) for doc in docs]
+    builder = ForestBuilder(vocab)
+    if not parts:
+        return builder.build()
+    values = numpy.concatenate([p[0][1:] for p in parts])
+    node_ids = numpy.zeros(0, numpy.int32)
+    if len(values):
+        strings, inverse = label_strings(values, docs[0].vocab.strings)
+        node_ids = builder.vocab.lookup(strings)[inverse]
+    pos = 0
+    for _, parents, depths in parts:
+        n = len(parents) - 1
+        builder.add_arrays(numpy.r_[0, node_ids[pos:pos + n]], parents, depths)
+        pos += n
+    return builder.build()
+
+
+class DocIndexer:
+    """Fast conversion of docs to the preorder arrays a RuleSet matches, in its label ids."""
+
+    def __init__(self, spec: TreeSpec, label_strings: Sequence[str], string_store) -> None:
+        self.spec = spec
+        self._root_id = list(label_strings).index(ROOT_LABEL) if ROOT_LABEL in label_strings else -1
+        self._table: Dict[Tuple[int, ...], int] = {}
+        for i, s in enumerate(label_strings):
+            parts = s.split(LABEL_SEPARATOR) if len(spec.node_attrs) > 1 else [s]
+            if len(parts) == len(spec.node_attrs):
+                self._table[tuple(int(string_store[p]) if p else 0 for p in parts)] = i
+
+    def arrays(self, docs: Sequence) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+        """(labels, parents, offsets) of the docs' trees; unknown labels are -1."""
+        parts = [self.spec.doc_arrays(doc) for doc in docs]
+        sizes = numpy.array([len(p[1]) for p in parts], dtype=numpy.int64)
+        offsets = numpy.zeros(len(parts) + 1, dtype=numpy.int64)
+        numpy.cumsum(sizes, out=offsets[1:])
+        if not parts:
+            return numpy.zeros(0, numpy.int32), numpy.zeros(0, numpy.int32), offsets
+        values = numpy.concatenate([p[0] for p in parts])
+        if values.shape[1] == 1:
+            uniq, inverse = numpy.unique(values[:, 0], return_inverse=True)
+            keys = [(int(v),) for v in uniq]
+        else:
+            uniq, inverse = numpy.unique(values, axis=0, return_inverse=True)
+            keys = [tuple(int(v) for v in row) for row in uniq]
+        ids = numpy.fromiter((self._table.get(k, -1) for k in keys), dtype=numpy.int32, count=len(keys))
+        labels = ids[inverse.ravel()]
+        labels[offsets[:-1]] = self._root_id
+        parents = numpy.concatenate([p[1] + o for p, o in zip(parts, offsets[:-1])])
+        parents[offsets[:-1]] = -1
+        return labels, parents.astype(numpy.int32), offsets
