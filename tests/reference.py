@@ -556,3 +556,42 @@ def weights_and_labels(st, m):
         return [r / total for r in raw], y
 
     return build()
+
+
+def random_trees(seed, *, min_docs=2, max_docs=8, max_nodes=10, min_labels=2, max_labels=4):
+    """A seeded random forest as (nested trees, label strings): fuller trees than the shrinkable
+    strategy above tends to produce (every document gets 1..max_nodes nodes uniformly)."""
+    rng = numpy.random.default_rng(seed)
+    names = [LABEL_POOL[i] for i in rng.permutation(len(LABEL_POOL))[: int(rng.integers(min_labels, max_labels + 1))]]
+    shape = ["random", "chain", "flat", "sentences"][int(rng.integers(4))]
+    labeled = bool(rng.integers(2))
+    trees = []
+    for _ in range(int(rng.integers(min_docs, max_docs + 1))):
+        n = int(rng.integers(1, max_nodes + 1))
+        parents, path = [-1], [0]
+        for v in range(1, n):
+            if shape == "chain":
+                d = len(path)
+            elif shape == "flat":
+                d = 1
+            elif shape == "sentences":
+                d = [1, len(path)][int(rng.integers(2))]
+            else:
+                d = int(rng.integers(1, len(path) + 1))
+            del path[d:]
+            parents.append(path[-1])
+            path.append(v)
+        labels = [names[int(rng.integers(len(names)))] for _ in range(n)]
+        if not labeled or rng.integers(2):
+            labels[0] = "ROOT"
+        trees.append(arrays_to_nested(labels, parents))
+    return trees, names
+
+
+def random_weights_and_labels(seed, m):
+    rng = numpy.random.default_rng(seed)
+    w = rng.uniform(0.05, 1.0, m)
+    y = rng.choice([-1, 1], m)
+    if len(set(y.tolist())) == 1:
+        y[int(rng.integers(m))] *= -1
+    return (w / w.sum()).tolist(), [int(v) for v in y]

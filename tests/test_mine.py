@@ -1,0 +1,383 @@
+"""The compiled miner: cached rightmost-extension search space and branch-and-bound weak learner,
+checked against the brute-force reference."""
+import math
+
+import numpy
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reference import (
+    all_subtrees,
+    bact_gain,
+    count_embeddings,
+    count_embeddings_naive,
+    criterion_value,
+    dense_counts,
+    exhaustive_best_rule,
+    forest_docs,
+    forests,
+    gain_iwakura,
+    gain_z,
+    mu,
+    random_trees,
+    random_weights_and_labels,
+    reference_bound,
+    subtree_codes_of,
+    u_joint,
+    u_joint_objective,
+    u_sep,
+    weight_sums,
+    weights_and_labels,
+    z_low,
+    z_value_bound,
+)
+from spacy_treeboost._mine import SearchSpace, py_bound, py_value
+from spacy_treeboost.learner import _label_rank
+from spacy_treeboost.trees import Forest
+
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def space(forest, **kw):
+    return SearchSpace(forest.labels, forest.parents, forest.offsets, _label_rank(forest.vocab.to_list()), **kw)
+
+
+def engine_patterns(sp):
+    """code -> {doc: count} of every cached pattern; fails on a duplicate code."""
+    out = {}
+    for i in range(sp.n_patterns):
+        code = sp.pattern_code(i)
+        assert code not in out, f"pattern {code} enumerated twice"
+        docs, counts = sp.pattern_docs(i)
+        assert len(code) == sp.pattern_size(i)
+        out[code] = dict(zip(docs.tolist(), counts.tolist()))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The reference counters agree with each other
+
+
+@settings(max_examples=25, deadline=None)
+@given(forests(st, max_docs=2, max_nodes=6), st.integers(1, 3), st.booleans())
+def test_reference_counters_agree(data, k, include_root):
+    """Connected-subset counting, the backtracking counter and trying every map agree."""
+    f = Forest.from_trees(data[0])
+    docs = forest_docs(f)
+    table = all_subtrees(docs, k, include_root=include_root)
+    for code, per_doc in table.items():
+        for i, (labels, parents) in enumerate(docs):
+            c = count_embeddings(code, labels, parents, allow_root=include_root)
+            assert c == per_doc.get(i, 0)
+            assert c == count_embeddings_naive(code, labels, parents, allow_root=include_root)
+
+
+# ---------------------------------------------------------------------------------------------
+# Embedding counts and the pattern set
+
+
+@SETTINGS
+@given(forests(st), st.integers(1, 4), st.booleans())
+def test_expand_all_finds_every_subtree_once_with_brute_force_counts(data, k, include_root):
+    f = Forest.from_trees(data[0])
+    sp = space(f, max_pattern_size=k, include_root=include_root)
+    n = sp.expand_all()
+    got = engine_patterns(sp)
+    assert n == sp.n_patterns == len(got)
+    assert got == all_subtrees(forest_docs(f), k, include_root=include_root)
+    for i in range(sp.n_patterns):
+        docs, counts = sp.pattern_docs(i)
+        assert list(zip((-counts).tolist(), docs.tolist())) == sorted(zip((-counts).tolist(), docs.tolist()))
+
+
+@SETTINGS
+@given(st.integers(0, 2**32 - 1), st.integers(1, 4), st.booleans(), st.integers(1, 3))
+def test_expand_all_on_seeded_forests(seed, k, include_root, minsup):
+    f = Forest.from_trees(random_trees(seed)[0])
+    sp = space(f, max_pattern_size=k, include_root=include_root, min_support=minsup)
+    sp.expand_all()
+    assert engine_patterns(sp) == all_subtrees(forest_docs(f), k, include_root=include_root, min_support=minsup)
+
+
+@SETTINGS
+@given(forests(st), st.integers(1, 3), st.booleans(), st.data())
+def test_min_support_filters_exactly(data, k, include_root, draw):
+    f = Forest.from_trees(data[0])
+    minsup = draw.draw(st.integers(1, len(f) + 1))
+    sp = space(f, max_pattern_size=k, include_root=include_root, min_support=minsup)
+    sp.expand_all()
+    assert engine_patterns(sp) == all_subtrees(forest_docs(f), k, include_root=include_root, min_support=minsup)
+
+
+def test_counts_are_embeddings_not_documents():
+    """T2's document twice plus one without a: counts are per document, embeddings within it."""
+    f = Forest.from_trees([("ROOT", (("a", (("b", ()), ("b", ()), ("c", ()))),))] * 2 + [("ROOT", (("b", ()),))])
+    sp = space(f, max_pattern_size=3)
+    sp.expand_all()
+    V = f.vocab
+    got = engine_patterns(sp)
+    assert got[((0, V.get("b")),)] == {0: 2, 1: 2, 2: 1}
+    assert got[((0, V.get("a")), (1, V.get("b")), (1, V.get("b")))] == {0: 1, 1: 1}
+
+
+# ---------------------------------------------------------------------------------------------
+# The weak learner
+
+
+# Known engine bug, pinned by test_exact_tie_with_an_empty_block_follows_the_tie_order (xfail): the
+# engine forms W-not = T - A (and the L parts of P and N) by subtraction, and sqrt turns a rounding
+# residue of 1e-17 into 1e-8, far above the 1e-12 tie tolerance. Values of rules with an exactly
+# empty block are then off by up to ~1e-8, and an exact tie can be resolved against the tie order.
+# While that stands, such values are compared within 1e-7, and a different choice is accepted only
+# if it ties the reference's rule exactly and one of the two has an empty block.
+# Set to False once the engine is fixed.
+ALLOW_SUBTRACTION_RESIDUE = True
+
+
+def has_empty_block(s):
+    return min(s["P"], s["N"], s["Wp"], s["Wn"]) == 0.0
+
+
+def check_best(sp, f, w, y, criterion, presence, k, include_root, minsup):
+    got = sp.best_rule(numpy.array(w), numpy.array(y, dtype=numpy.int8), criterion, presence=presence)
+    patterns = all_subtrees(forest_docs(f), k, include_root=include_root, min_support=minsup)
+    ref = exhaustive_best_rule(patterns, w, y, criterion, presence=presence, vocab=f.vocab.to_list())
+    code = sp.pattern_code(got["node"])
+    s = weight_sums(dense_counts(patterns[code], len(w)), w, y, got["z"])
+    s_ref = weight_sums(dense_counts(patterns[ref["code"]], len(w)), w, y, ref["z"])
+    residue = ALLOW_SUBTRACTION_RESIDUE and criterion != "bact" and (has_empty_block(s) or has_empty_block(s_ref))
+    if (code, got["z"], got["sign"]) != (ref["code"], ref["z"], ref["sign"]):
+        assert residue, f"engine chose {code} z={got['z']}, exhaustive search {ref['code']} z={ref['z']}"
+        exact = criterion_value(criterion, s)
+        assert exact >= ref["value"] - 1e-12 * max(1.0, ref["value"]), "the engine's choice is not a tie"
+    assert got["value"] == pytest.approx(ref["value"], abs=1e-7 if residue else 1e-9)
+    if criterion != "bact":
+        assert got["value"] == pytest.approx(criterion_value(criterion, s), abs=1e-7 if residue else 1e-9)
+        assert (got["P"], got["N"]) == pytest.approx((s["P"], s["N"]), abs=1e-12)
+    else:
+        assert got["value"] == pytest.approx(bact_gain(dense_counts(patterns[code], len(w)), w, y, got["sign"]), abs=1e-9)
+    assert (got["A_pos"], got["A_neg"], got["T_pos"], got["T_neg"]) == pytest.approx((s["Ap"], s["An"], s["Tp"], s["Tn"]), abs=1e-12)
+    assert 1 <= got["nodes_visited"] <= sp.n_patterns
+    return got
+
+
+@pytest.mark.xfail(strict=True, reason="W-not (and the L parts of P, N) are computed by subtraction; sqrt turns "
+                   "the rounding residue into a 1e-8 error, above the tie tolerance, so an exact tie is resolved "
+                   "against the tie order (b chosen over a)")
+def test_exact_tie_with_an_empty_block_follows_the_tie_order():
+    """'a' and 'b' occur in exactly the three negative documents: the rules tie exactly, and 'a' comes
+    first. The engine sums a's weights in another order than T-, so T- - A- is a residue, not 0."""
+    f = Forest.from_sentences([[["a"], ["b"]], [["a"], ["a"], ["b"]], [["a"], ["a"], ["a"], ["b"]], [["c"]]])
+    w = numpy.array([0.3917795988280543, 0.25415021798300774, 0.1507309458986165, 0.2033392372903214])
+    w /= w.sum()
+    y = numpy.array([-1, -1, -1, 1], dtype=numpy.int8)
+    sp = space(f, max_pattern_size=1)
+    for criterion in ("iwakura", "z"):
+        got = sp.best_rule(w, y, criterion, presence=True)
+        assert sp.pattern_code(got["node"]) == ((0, f.vocab.get("a")),)
+        s = weight_sums([1, 1, 1, 0], w.tolist(), y.tolist(), 1)
+        assert got["value"] == pytest.approx(criterion_value(criterion, s), abs=1e-12)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(forests(st), st.integers(1, 4), st.booleans(), st.sampled_from(["iwakura", "z", "bact"]), st.booleans(), st.data())
+def test_best_rule_equals_exhaustive_search(data, k, include_root, criterion, presence, draw):
+    f = Forest.from_trees(data[0])
+    minsup = draw.draw(st.sampled_from([1, 1, 2]))
+    if not all_subtrees(forest_docs(f), k, include_root=include_root, min_support=minsup):
+        return
+    sp = space(f, max_pattern_size=k, include_root=include_root, min_support=minsup)
+    # Several rounds on one cached space: later calls reuse patterns expanded by earlier ones.
+    for _ in range(3):
+        w, y = draw.draw(weights_and_labels(st, len(f)))
+        check_best(sp, f, w, y, criterion, presence, k, include_root, minsup)
+    # The lazily expanded cache still holds exactly the right patterns and counts.
+    sp.expand_all()
+    assert engine_patterns(sp) == all_subtrees(forest_docs(f), k, include_root=include_root, min_support=minsup)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 4), st.booleans(), st.sampled_from(["iwakura", "z", "bact"]),
+       st.booleans(), st.sampled_from([1, 1, 2]))
+def test_best_rule_on_seeded_forests(seed, k, include_root, criterion, presence, minsup):
+    f = Forest.from_trees(random_trees(seed)[0])
+    if not all_subtrees(forest_docs(f), k, include_root=include_root, min_support=minsup):
+        return
+    sp = space(f, max_pattern_size=k, include_root=include_root, min_support=minsup)
+    for r in range(3):
+        w, y = random_weights_and_labels(seed + r, len(f))
+        check_best(sp, f, w, y, criterion, presence, k, include_root, minsup)
+
+
+@SETTINGS
+@given(forests(st, max_nodes=8), st.sampled_from(["iwakura", "z", "bact"]), st.data())
+def test_best_rule_under_uniform_weights_breaks_ties_by_size_code_z(data, criterion, draw):
+    """Uniform weights and few labels make many exact ties."""
+    f = Forest.from_trees(data[0])
+    m = len(f)
+    _, y = draw.draw(weights_and_labels(st, m))
+    if not all_subtrees(forest_docs(f), 3):
+        return
+    sp = space(f, max_pattern_size=3)
+    check_best(sp, f, [1.0 / m] * m, y, criterion, False, 3, False, 1)
+
+
+def test_tie_order_uses_code_points_not_label_ids():
+    """Labels enter the vocabulary as 'b' then 'a'; with a perfect tie, 'a' (code point) wins."""
+    f = Forest.from_sentences([[["b"], ["a"]], [["c"]]])
+    assert f.vocab.get("b") < f.vocab.get("a")
+    sp = space(f, max_pattern_size=1)
+    for criterion in ("iwakura", "z", "bact"):
+        got = sp.best_rule(numpy.array([0.5, 0.5]), numpy.array([1, -1], dtype=numpy.int8), criterion)
+        assert sp.pattern_code(got["node"]) == ((0, f.vocab.get("a")),)
+
+
+# ---------------------------------------------------------------------------------------------
+# Bounds
+
+
+box = st.tuples(st.floats(0, 1), st.floats(0, 1), st.floats(0, 1), st.floats(0, 1))
+
+
+@settings(max_examples=300, deadline=None)
+@given(box)
+def test_py_bound_and_py_value_formulas(x):
+    """The engine's bound and value functions equal the formulas written from the spec."""
+    Tp, Tn = x[0] + 1e-3, x[1] + 1e-3
+    total = Tp + Tn
+    Tp, Tn = Tp / total, Tn / total
+    Ap, An = x[2] * Tp, x[3] * Tn
+    for criterion in ("iwakura", "z", "bact"):
+        assert py_bound(criterion, Ap, An, Tp, Tn) == pytest.approx(reference_bound(criterion, Ap, An, Tp, Tn), abs=1e-12)
+    P, N = x[2] * (Ap + An), (1 - x[2]) * (Ap + An)
+    Wp, Wn = Tp - Ap, Tn - An
+    assert py_value("iwakura", P, N, Wp, Wn) == pytest.approx(gain_iwakura(P, N, Wp, Wn), abs=1e-12)
+    assert py_value("z", P, N, Wp, Wn) == pytest.approx(gain_z(P, N, Wp, Wn), abs=1e-12)
+    assert py_value("z", P, N, Wp, Wn) == pytest.approx(1 - (2 * math.sqrt(P * N) + 2 * math.sqrt(Wp * Wn)), abs=1e-12)
+    assert u_joint(Ap, An, Tp, Tn) <= u_sep(Ap, An, Tp, Tn) + 1e-12
+
+
+@settings(max_examples=100, deadline=None)
+@given(box)
+def test_reference_u_joint_is_the_maximum_over_the_box(x):
+    """Self-check of the reference: u_joint equals the max of phi(a+, a-) over a fine grid (up to grid
+    error), and no grid point exceeds it."""
+    Tp, Tn = x[0] + 1e-3, x[1] + 1e-3
+    Tp, Tn = Tp / (Tp + Tn), Tn / (Tp + Tn)
+    Ap, An = x[2] * Tp, x[3] * Tn
+    grid = [max(u_joint_objective(ap, an, Tp, Tn) for an in numpy.linspace(0, An, 41)) for ap in numpy.linspace(0, Ap, 401)]
+    ub = u_joint(Ap, An, Tp, Tn)
+    assert max(grid) <= ub + 1e-12
+    assert max(grid) >= ub - 2e-3
+
+
+@SETTINGS
+@given(st.one_of(forests(st, max_nodes=8), st.integers(0, 2**32 - 1).map(random_trees)), st.integers(2, 4),
+       st.booleans(), st.integers(0, 2**32 - 1))
+def test_no_bound_is_below_a_supertree_value(data, k, include_root, wseed):
+    """For all t within t' (both occurring) and every z': value(t', z') <= bound(t) for iwakura and z,
+    gain(<t', y>) <= mu(t) for bact; Z*(t', z') >= Z_low(t); u_joint <= u_sep."""
+    f = Forest.from_trees(data[0])
+    m = len(f)
+    w, y = random_weights_and_labels(wseed, m)
+    patterns = all_subtrees(forest_docs(f), k, include_root=include_root)
+    sums = {code: weight_sums(dense_counts(c, m), w, y, 1) for code, c in patterns.items()}
+    for big, per_doc in patterns.items():
+        counts = dense_counts(per_doc, m)
+        values = []
+        for z in range(1, max(counts) + 2):
+            s = weight_sums(counts, w, y, z)
+            values.append((criterion_value("iwakura", s), criterion_value("z", s),
+                           2 * math.sqrt(s["P"] * s["N"]) + 2 * math.sqrt(s["Wp"] * s["Wn"])))
+        bact = [sum(yi * wi * (sgn if c else -sgn) for c, wi, yi in zip(counts, w, y)) for sgn in (1, -1)]
+        for small in subtree_codes_of(big):
+            s = sums[small]
+            args = (s["Ap"], s["An"], s["Tp"], s["Tn"])
+            b_iw, b_z, b_bact = py_bound("iwakura", *args), py_bound("z", *args), py_bound("bact", *args)
+            assert b_iw <= u_sep(*args) + 1e-12
+            assert b_bact == pytest.approx(mu(*args), abs=1e-12)
+            for v_iw, v_z, zstar in values:
+                assert v_iw <= b_iw + 1e-12
+                assert v_z <= b_z + 1e-12
+                assert zstar >= z_low(*args) - 1e-12
+            assert max(bact) <= b_bact + 1e-12
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad input and limits
+
+
+def small_forest():
+    return Forest.from_sentences([[["a", "b"], ["c"]], [["b", "c"]], [["a"]]])
+
+
+def test_pattern_size_limits():
+    f = small_forest()
+    with pytest.raises(ValueError, match="max_pattern_size"):
+        space(f, max_pattern_size=0)
+    with pytest.raises(ValueError, match="min_support"):
+        space(f, min_support=0)
+    big = space(f, max_pattern_size=1000)
+    big.expand_all()
+    assert engine_patterns(big) == all_subtrees(forest_docs(f), 1000)
+
+
+def test_label_outside_vocabulary_is_rejected():
+    f = small_forest()
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        SearchSpace(f.labels, f.parents, f.offsets, _label_rank(f.vocab.to_list())[:2])
+
+
+def test_weights_of_the_wrong_length():
+    f = small_forest()
+    sp = space(f)
+    with pytest.raises(ValueError):
+        sp.best_rule(numpy.ones(2) / 2, numpy.array([1, -1], dtype=numpy.int8))
+
+
+@pytest.mark.xfail(strict=True, reason="best_rule accepts NaN weights silently and returns a rule with value NaN")
+def test_nan_weights_are_rejected():
+    sp = space(small_forest())
+    with pytest.raises(ValueError):
+        sp.best_rule(numpy.array([numpy.nan, 0.5, 0.5]), numpy.array([1, -1, 1], dtype=numpy.int8))
+
+
+@pytest.mark.xfail(strict=True, reason="best_rule accepts negative weights silently; its bounds assume w >= 0")
+def test_negative_weights_are_rejected():
+    sp = space(small_forest())
+    with pytest.raises(ValueError):
+        sp.best_rule(numpy.array([-0.5, 0.75, 0.75]), numpy.array([1, -1, 1], dtype=numpy.int8))
+
+
+def test_unknown_criterion():
+    sp = space(small_forest())
+    with pytest.raises((ValueError, KeyError)):
+        sp.best_rule(numpy.ones(3) / 3, numpy.array([1, -1, 1], dtype=numpy.int8), "gini")
+
+
+def test_memory_cap():
+    f = Forest.from_trees([("ROOT", tuple(("a", (("b", ()),) * 3) for _ in range(12)))] * 3)
+    sp = space(f, max_pattern_size=6, include_root=True, max_cache_bytes=4096)
+    with pytest.raises(MemoryError, match="max_cache_mb"):
+        sp.expand_all()
+
+
+def test_ten_thousand_deep_chain():
+    """Mining a 10,000-token sentence with max_pattern_size 3: counts are its n-gram counts."""
+    rng = numpy.random.default_rng(7)
+    words = [f"w{int(i)}" for i in rng.integers(0, 4, 10_000)]
+    f = Forest.from_sentences([[words], [words[:5]]])
+    sp = space(f, max_pattern_size=3)
+    sp.expand_all()
+    got = engine_patterns(sp)
+    expected = {}
+    for doc, sent in enumerate([words, words[:5]]):
+        for n in (1, 2, 3):
+            for j in range(len(sent) - n + 1):
+                code = tuple((d, f.vocab.get(wd)) for d, wd in enumerate(sent[j:j + n]))
+                per = expected.setdefault(code, {})
+                per[doc] = per.get(doc, 0) + 1
+    assert got == expected
+    rule = sp.best_rule(numpy.array([0.5, 0.5]), numpy.array([1, -1], dtype=numpy.int8), "iwakura")
+    assert rule["node"] >= 0
