@@ -44,14 +44,15 @@ class TreeSpec:
         self._flag_ids = [IDS[a] for a in self.skip_flags]
         self._head_ids = [IDS["HEAD"], IDS["SENT_START"]]
 
-    def doc_arrays(self, doc) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
-        """Label values (n_nodes, n_attrs), local parents and depths of one doc's tree.
+    def doc_arrays(self, doc) -> Tuple[numpy.ndarray, numpy.ndarray, Optional[numpy.ndarray], numpy.ndarray]:
+        """Label values (n_nodes, n_attrs), local parents, depths (or None) and token indices of one doc's tree.
 
-        The first node is the virtual root (label values 0).
+        The first node is the virtual root (label values 0, token index -1).
         """
         n_attrs = len(self._attr_ids)
         if len(doc) == 0:
-            return numpy.zeros((1, n_attrs), numpy.uint64), numpy.array([-1], numpy.int64), numpy.zeros(1, numpy.int32)
+            return (numpy.zeros((1, n_attrs), numpy.uint64), numpy.array([-1], numpy.int64),
+                    numpy.zeros(1, numpy.int32), numpy.array([-1], numpy.int64))
         if self.tree_mode == "dependency" and not doc.has_annotation("DEP"):
             raise ValueError(
                 "tree_mode='dependency' needs parsed docs, but a doc has no dependency parse. Put a parser before "
@@ -85,7 +86,7 @@ class TreeSpec:
             depths = None
         labels = numpy.zeros((len(order) + 1, n_attrs), numpy.uint64)
         labels[1:] = values[order]
-        return labels, parents, depths
+        return labels, parents, depths, numpy.r_[-1, order]
 
 
 def _skip_tokens(heads: numpy.ndarray, keep: numpy.ndarray) -> numpy.ndarray:
@@ -120,7 +121,7 @@ def docs_to_forest(docs: Iterable, spec: TreeSpec, vocab: Optional[LabelVocab] =
         strings, inverse = label_strings(values, docs[0].vocab.strings)
         node_ids = builder.vocab.lookup(strings)[inverse]
     pos = 0
-    for _, parents, depths in parts:
+    for _, parents, depths, _ in parts:
         n = len(parents) - 1
         builder.add_arrays(numpy.r_[0, node_ids[pos:pos + n]], parents, depths)
         pos += n

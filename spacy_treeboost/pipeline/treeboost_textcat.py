@@ -1,0 +1,472 @@
+"""`treeboost_textcat`: text classification by boosted subtree stumps, trained by `spacy train`.
+
+The training trees are built once in `initialize`; every `update` runs a few
+more boosting rounds over all of them (the batch is ignored), so training
+steps count rounds and `spacy train`'s evaluation, patience and `model-best`
+select the number of rounds on the dev set.
+"""
+from itertools import islice
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+
+import numpy
+import srsly
+from spacy import util
+from spacy.language import Language
+from spacy.pipeline import TrainablePipe
+from spacy.tokens import Doc
+from spacy.training import Example, validate_get_examples
+from spacy.vocab import Vocab
+
+from ..docs import DocIndexer, TreeSpec, docs_to_forest
+from ..learner import TreeBoostClassifier, classifier_from_dict, classifier_to_dict, margins_to_proba
+from ..model import ModelFormatError
+from ..scoring import score_treeboost_cats
+
+DEFAULT_CONFIG: Dict[str, Any] = {
+    "algorithm": "frequency",
+    "criterion": "iwakura",
+    "max_pattern_size": 3,
+    "min_support": 1,
+    "smoothing": None,
+    "boosting": "adaboost",
+    "include_root_patterns": False,
+    "tree_mode": "chain",
+    "node_attrs": ["LOWER"],
+    "skip_flags": ["IS_SPACE"],
+    "rounds_per_update": 5,
+    "max_rounds": 10000,
+    "initial_rounds": 0,
+    "exclusive_classes": True,
+    "positive_label": None,
+    "threshold": 0.5,
+    "parse_source": "pipeline",
+    "max_cache_mb": 4096,
+    "scorer": {"@scorers": "spacy_treeboost.textcat_scorer.v1"},
+}
+PARSE_SOURCES = ("pipeline", "reference", "predicted")
+SCORE_WEIGHTS = {
+    "cats_score": 1.0, "cats_score_desc": None, "cats_micro_p": None, "cats_micro_r": None,
+    "cats_micro_f": None, "cats_macro_p": None, "cats_macro_r": None, "cats_macro_f": None,
+    "cats_macro_auc": None, "cats_f_per_type": None, "cats_auc_per_type": None,
+}
+
+
+@Language.factory(
+    "treeboost_textcat",
+    assigns=["doc.cats"],
+    default_config=DEFAULT_CONFIG,
+    default_score_weights=SCORE_WEIGHTS,
+)
+def make_treeboost_textcat(
+    nlp: Language,
+    name: str,
+    algorithm: str,
+    criterion: str,
+    max_pattern_size: int,
+    min_support: int,
+    smoothing: Optional[float],
+    boosting: str,
+    include_root_patterns: bool,
+    tree_mode: str,
+    node_attrs: List[str],
+    skip_flags: List[str],
+    rounds_per_update: int,
+    max_rounds: int,
+    initial_rounds: int,
+    exclusive_classes: bool,
+    positive_label: Optional[str],
+    threshold: float,
+    parse_source: str,
+    max_cache_mb: int,
+    scorer: Optional[Callable],
+) -> "TreeBoostTextCategorizer":
+    """Create a TreeBoostTextCategorizer.
+
+    algorithm (str): "bact", "frequency" (+FQ) or "presence" (-FQ).
+    criterion (str): "iwakura" (published gain) or "z" (real AdaBoost Z).
+    max_pattern_size (int): Largest subtree in nodes (1 = bag of words).
+    min_support (int): Smallest number of training docs a subtree occurs in.
+    smoothing (Optional[float]): Confidence smoothing epsilon; None means 1/m.
+    boosting (str): For "bact": "adaboost" or "arcgv".
+    include_root_patterns (bool): Allow subtrees containing the virtual root.
+    tree_mode (str): "chain" (word sequences) or "dependency" (parse trees).
+    node_attrs (List[str]): Token attributes that label nodes, e.g. ["LOWER"] or ["LEMMA", "POS"].
+    skip_flags (List[str]): Boolean token attributes of tokens to leave out, e.g. ["IS_PUNCT"].
+    rounds_per_update (int): Boosting rounds per training step.
+    max_rounds (int): Stop adding rules after this many rounds.
+    initial_rounds (int): Rounds run at the end of `initialize`.
+    exclusive_classes (bool): One label per doc (softmax) or several (per-label sigmoid).
+    positive_label (Optional[str]): The positive label of a binary task, for scoring and margins.
+    threshold (float): Cutoff for multi-label scoring.
+    parse_source (str): Where training docs get their annotations: "pipeline"
+        (run the preceding components in initialize), "reference" (the corpus'
+        stored annotations) or "predicted" (tokenizer-only docs).
+    max_cache_mb (int): Memory cap for the cached subtree search space.
+    scorer (Optional[Callable]): The scoring method.
+    """
+    return TreeBoostTextCategorizer(
+        nlp.vocab, None, name, algorithm=algorithm, criterion=criterion, max_pattern_size=max_pattern_size,
+        min_support=min_support, smoothing=smoothing, boosting=boosting, include_root_patterns=include_root_patterns,
+        tree_mode=tree_mode, node_attrs=node_attrs, skip_flags=skip_flags, rounds_per_update=rounds_per_update,
+        max_rounds=max_rounds, initial_rounds=initial_rounds, exclusive_classes=exclusive_classes,
+        positive_label=positive_label, threshold=threshold, parse_source=parse_source, max_cache_mb=max_cache_mb,
+        scorer=scorer)
+
+
+class TreeBoostTextCategorizer(TrainablePipe):
+    """Assign `doc.cats` with rules over subtrees of each doc's sentence trees."""
+
+    def __init__(
+        self,
+        vocab: Vocab,
+        model: None,
+        name: str = "treeboost_textcat",
+        *,
+        algorithm: str = "frequency",
+        criterion: str = "iwakura",
+        max_pattern_size: int = 3,
+        min_support: int = 1,
+        smoothing: Optional[float] = None,
+        boosting: str = "adaboost",
+        include_root_patterns: bool = False,
+        tree_mode: str = "chain",
+        node_attrs: Sequence[str] = ("LOWER",),
+        skip_flags: Sequence[str] = ("IS_SPACE",),
+        rounds_per_update: int = 5,
+        max_rounds: int = 10000,
+        initial_rounds: int = 0,
+        exclusive_classes: bool = True,
+        positive_label: Optional[str] = None,
+        threshold: float = 0.5,
+        parse_source: str = "pipeline",
+        max_cache_mb: int = 4096,
+        scorer: Optional[Callable] = score_treeboost_cats,
+    ) -> None:
+        """Initialize the component. See `make_treeboost_textcat` for the settings."""
+        self.vocab = vocab
+        self.model = None
+        self.name = name
+        self.scorer = scorer
+        self.cfg: Dict[str, Any] = {
+            "labels": [], "algorithm": algorithm, "criterion": criterion, "max_pattern_size": max_pattern_size,
+            "min_support": min_support, "smoothing": smoothing, "boosting": boosting,
+            "include_root_patterns": include_root_patterns, "tree_mode": tree_mode, "node_attrs": list(node_attrs),
+            "skip_flags": list(skip_flags), "rounds_per_update": rounds_per_update, "max_rounds": max_rounds,
+            "initial_rounds": initial_rounds, "exclusive_classes": exclusive_classes,
+            "positive_label": positive_label, "threshold": threshold, "parse_source": parse_source,
+            "max_cache_mb": max_cache_mb, "n_rounds": 0,
+        }
+        self._validate_settings()
+        self._spec = TreeSpec(tree_mode, node_attrs, skip_flags)
+        self._learner: Optional[TreeBoostClassifier] = None
+        self._indexer: Optional[Tuple[int, DocIndexer]] = None
+
+    def _validate_settings(self) -> None:
+        cfg = self.cfg
+        self._make_learner()._validate_params()
+        if cfg["parse_source"] not in PARSE_SOURCES:
+            raise ValueError(f"parse_source={cfg['parse_source']!r} is invalid: choose one of {', '.join(PARSE_SOURCES)}")
+        for key in ("rounds_per_update", "max_rounds", "initial_rounds"):
+            if not isinstance(cfg[key], int) or cfg[key] < 0:
+                raise ValueError(f"{key}={cfg[key]!r} is invalid: use a whole number >= 0")
+        if not 0.0 <= cfg["threshold"] <= 1.0:
+            raise ValueError(f"threshold={cfg['threshold']!r} is invalid: use a probability between 0 and 1")
+
+    def _make_learner(self) -> TreeBoostClassifier:
+        cfg = self.cfg
+        return TreeBoostClassifier(
+            cfg["algorithm"], criterion=cfg["criterion"], n_rounds=0, max_pattern_size=cfg["max_pattern_size"],
+            min_support=cfg["min_support"], smoothing=cfg["smoothing"], boosting=cfg["boosting"],
+            include_root_patterns=cfg["include_root_patterns"], positive_class=cfg["positive_label"],
+            max_cache_mb=cfg["max_cache_mb"])
+
+    @property
+    def labels(self) -> Tuple[str, ...]:
+        """RETURNS (Tuple[str]): The labels the component assigns."""
+        return tuple(self.cfg["labels"])
+
+    @property
+    def label_data(self) -> List[str]:
+        return list(self.labels)
+
+    @property
+    def n_rounds(self) -> int:
+        """RETURNS (int): The boosting rounds learned so far."""
+        return self._learner.n_rounds_ if self._learner is not None and hasattr(self._learner, "rules_") else 0
+
+    def add_label(self, label: str) -> int:
+        """Add a label before training. RETURNS (int): 1 if added, 0 if present."""
+        if not isinstance(label, str):
+            raise ValueError(f"Labels must be strings, got {label!r}")
+        if label in self.labels:
+            return 0
+        if self.n_rounds:
+            raise ValueError(f"Cannot add label {label!r} to '{self.name}' after training; re-initialize instead.")
+        self.cfg["labels"].append(label)
+        return 1
+
+    def initialize(
+        self,
+        get_examples: Callable[[], Iterable[Example]],
+        *,
+        nlp: Optional[Language] = None,
+        labels: Optional[Iterable[str]] = None,
+        positive_label: Optional[str] = None,
+    ) -> None:
+        """Build the training trees from every training example and reset to 0 rounds.
+
+        get_examples (Callable[[], Iterable[Example]]): The training examples.
+        nlp (Language): The pipeline, whose preceding components parse the docs
+            when parse_source is "pipeline".
+        labels (Optional[Iterable[str]]): The labels; by default those in the examples' cats.
+        positive_label (Optional[str]): The positive label of a binary task.
+        """
+        validate_get_examples(get_examples, "TreeBoostTextCategorizer.initialize")
+        if nlp is not None and nlp.config.get("training", {}).get("max_epochs") == -1:
+            raise ValueError(
+                f"'{self.name}' learns from the whole training corpus at once, but [training] max_epochs = -1 "
+                "streams it, and initialize then sees only 100 examples. Set max_epochs = 0 (boosting rounds are "
+                "controlled by max_steps, eval_frequency and patience).")
+        examples = list(get_examples())
+        if labels is None:
+            labels = sorted({label for eg in examples for label in eg.reference.cats})
+        self.cfg["labels"] = list(labels)
+        if positive_label is not None:
+            self.cfg["positive_label"] = positive_label
+        self._check_labels()
+        docs = self._training_docs(examples, nlp)
+        targets = self._targets(examples)
+        forest = docs_to_forest(docs, self._spec)
+        learner = self._make_learner()
+        try:
+            learner.start(forest, targets)
+        except ValueError as err:
+            raise ValueError(f"'{self.name}' cannot train: {err}") from None
+        self._learner = learner
+        self._indexer = None
+        self._boost(self.cfg["initial_rounds"])
+
+    def _check_labels(self) -> None:
+        labels, positive = self.labels, self.cfg["positive_label"]
+        if not labels:
+            raise ValueError(
+                f"'{self.name}' has no labels: the training examples have no cats. Give each example's reference "
+                f"doc.cats, or list labels in [initialize.components.{self.name}].")
+        if self.cfg["exclusive_classes"] and len(labels) < 2:
+            raise ValueError(
+                f"'{self.name}' has only one label ({labels[0]!r}) but exclusive_classes = true needs at least two. "
+                "Add the other class to the training data, or set exclusive_classes = false.")
+        if positive is not None and positive not in labels:
+            raise ValueError(f"positive_label={positive!r} is not one of the labels {list(labels)}")
+
+    def _targets(self, examples: List[Example]) -> List[Any]:
+        labels = self.labels
+        if not self.cfg["exclusive_classes"]:
+            return [[l for l in labels if eg.reference.cats.get(l, 0.0) >= 0.5] for eg in examples]
+        targets = []
+        for i, eg in enumerate(examples):
+            cats = eg.reference.cats
+            gold = [l for l in labels if cats.get(l, 0.0) >= 0.5]
+            if len(gold) != 1:
+                raise ValueError(
+                    f"'{self.name}' has exclusive classes, but training example {i} has {len(gold)} gold labels "
+                    f"({gold}) among {list(labels)}; each example needs exactly one (or set exclusive_classes = false).")
+            targets.append(gold[0])
+        return targets
+
+    def _training_docs(self, examples: List[Example], nlp: Optional[Language]) -> List[Doc]:
+        source = self.cfg["parse_source"]
+        if source == "reference":
+            return [eg.reference for eg in examples]
+        docs = [eg.predicted for eg in examples]
+        if source == "pipeline" and nlp is not None and self.name in nlp.component_names:
+            frozen = set(nlp.config.get("training", {}).get("frozen_components", []))
+            for name in nlp.component_names[: nlp.component_names.index(self.name)]:
+                proc = nlp.get_pipe(name)
+                trainable = getattr(proc, "is_trainable", False)
+                if trainable and name not in frozen and name not in nlp.disabled:
+                    continue
+                docs = list(proc.pipe(docs, batch_size=nlp.batch_size)) if hasattr(proc, "pipe") else [proc(d) for d in docs]
+        return docs
+
+    def update(
+        self,
+        examples: Iterable[Example],
+        *,
+        drop: float = 0.0,
+        sgd: Optional[Any] = None,
+        losses: Optional[Dict[str, float]] = None,
+    ) -> Dict[str, float]:
+        """Run `rounds_per_update` more boosting rounds over all training trees; the batch is ignored.
+
+        RETURNS (Dict[str, float]): losses, with this component's training loss.
+        """
+        if losses is None:
+            losses = {}
+        losses.setdefault(self.name, 0.0)
+        if self._learner is None or not hasattr(self._learner, "space_"):
+            raise ValueError(
+                f"'{self.name}' has no training trees: it was not initialized in this run. A sourced treeboost "
+                "component cannot resume training; list it in [training] frozen_components, or train it from "
+                "scratch (remove 'source').")
+        self._boost(self.cfg["rounds_per_update"])
+        trace = self._learner.trace_
+        if trace:
+            heads = len(self._learner.heads_)
+            losses[self.name] = float(numpy.mean([e["loss"] for e in trace[-heads:]]))
+        return losses
+
+    def _boost(self, n_rounds: int) -> None:
+        assert self._learner is not None
+        n = max(0, min(n_rounds, self.cfg["max_rounds"] - self._learner.n_rounds_))
+        if n:
+            self._learner.boost(n)
+            self._indexer = None
+        self.cfg["n_rounds"] = self._learner.n_rounds_
+
+    def finish_update(self, sgd: Any) -> None:
+        pass
+
+    def use_params(self, params: dict) -> Iterator[None]:
+        yield
+
+    def get_loss(self, examples: Iterable[Example], scores: Any) -> Tuple[float, Any]:
+        raise NotImplementedError(f"'{self.name}' is not trained by gradients; its loss comes from update.")
+
+    def _doc_indexer(self) -> DocIndexer:
+        assert self._learner is not None
+        rules = self._learner.rules_
+        if self._indexer is None or self._indexer[0] != len(rules):
+            self._indexer = (len(rules), DocIndexer(self._spec, rules.label_strings, self.vocab.strings))
+        return self._indexer[1]
+
+    def predict(self, docs: Iterable[Doc]) -> numpy.ndarray:
+        """Margins of the docs, shape (n_docs, n_heads)."""
+        docs = list(docs)
+        if self._learner is None or not hasattr(self._learner, "rules_"):
+            return numpy.zeros((len(docs), max(1, len(self.labels))))
+        labels, parents, offsets = self._doc_indexer().arrays(docs)
+        return self._learner.rules_.margins_from_arrays(labels, parents, offsets)
+
+    def set_annotations(self, docs: Iterable[Doc], margins: numpy.ndarray) -> None:
+        """Write every label's probability into `doc.cats`."""
+        docs = list(docs)
+        for doc, probs in zip(docs, self._probabilities(margins)):
+            doc.cats.update(probs)
+
+    def _probabilities(self, margins: numpy.ndarray) -> List[Dict[str, float]]:
+        labels = self.labels
+        exclusive = self.cfg["exclusive_classes"]
+        if self._learner is None or not hasattr(self._learner, "rules_"):
+            p = 1.0 / len(labels) if exclusive and labels else 0.5
+            return [{l: p for l in labels} for _ in range(len(margins))]
+        learner = self._learner
+        F = margins[:, 0] if margins.shape[1] == 1 and not learner.multilabel_ else margins
+        proba = margins_to_proba(F, learner.classes_, learner.heads_[0].name, multilabel=learner.multilabel_)
+        cols = {str(c): j for j, c in enumerate(learner.classes_)}
+        out = []
+        for row in proba:
+            out.append({l: float(row[cols[l]]) if l in cols else 0.0 for l in labels})
+        return out
+
+    def explain(self, doc: Doc) -> List[Dict[str, Any]]:
+        """The rules that fired for a doc, with counts and contributions to each label's margin.
+
+        doc (Doc): A doc processed by the preceding components.
+        RETURNS (List[Dict[str, Any]]): One entry per fired rule: label, pattern,
+            count, threshold z, score and contribution (score minus the rule's absent score).
+        """
+        from ..explain import fired_rules
+
+        if self._learner is None or not hasattr(self._learner, "rules_"):
+            raise ValueError(f"'{self.name}' is not trained yet: there are no rules to explain.")
+        return fired_rules(self._learner.rules_, docs_to_forest([doc], self._spec))
+
+    def explain_html(self, doc: Doc, label: Optional[str] = None) -> str:
+        """An HTML fragment marking the subtrees of the rules that fired for `label` in the doc's text.
+
+        doc (Doc): A doc processed by the preceding components.
+        label (Optional[str]): The label whose rules to show; by default the first
+            scored label (the positive label of a binary task).
+        RETURNS (str): The HTML.
+        """
+        from ..docs import label_strings
+        from ..explain import render_html
+        from ..trees import ROOT_LABEL
+
+        explanation = self.explain(doc)
+        heads = self._learner.rules_.heads
+        label = heads[0] if label is None else label
+        if label not in heads:
+            raise ValueError(f"'{self.name}' has no rules for label {label!r}; it scores {heads}")
+        values, parents, _, tokens = self._spec.doc_arrays(doc)
+        node_labels = [ROOT_LABEL]
+        if len(values) > 1:
+            strings, inverse = label_strings(values[1:], self.vocab.strings)
+            node_labels += [strings[i] for i in inverse]
+        return render_html(doc, explanation, tokens, node_labels, parents, label)
+
+    def rules_listing(self) -> str:
+        """RETURNS (str): The learned rules, one per line, per label."""
+        if self._learner is None or not hasattr(self._learner, "rules_"):
+            return f"# '{self.name}' has no rules yet"
+        return self._learner.rules_.listing()
+
+    def _model_bytes(self) -> bytes:
+        if self._learner is None or not hasattr(self._learner, "rules_"):
+            return srsly.msgpack_dumps(None)
+        return srsly.msgpack_dumps(classifier_to_dict(self._learner))
+
+    def _load_model_bytes(self, data: bytes) -> None:
+        try:
+            loaded = srsly.msgpack_loads(data)
+        except Exception as err:
+            raise ModelFormatError(
+                f"'{self.name}': the model data is truncated or not a spacy-treeboost model ({type(err).__name__})") from None
+        self._learner = None if loaded is None else classifier_from_dict(loaded)
+        self._indexer = None
+
+    def _restore_cfg(self, cfg: Dict[str, Any]) -> None:
+        self.cfg.update(cfg)
+        self._spec = TreeSpec(self.cfg["tree_mode"], self.cfg["node_attrs"], self.cfg["skip_flags"])
+
+    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
+        """Serialize the settings and the learned rules. RETURNS (bytes): The data."""
+        serialize = {"cfg": lambda: srsly.json_dumps(self.cfg), "model": self._model_bytes}
+        return util.to_bytes(serialize, exclude)
+
+    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "TreeBoostTextCategorizer":
+        """Load from bytes. RETURNS (TreeBoostTextCategorizer): self."""
+        deserialize = {"cfg": lambda b: self._restore_cfg(srsly.json_loads(b)), "model": self._load_model_bytes}
+        try:
+            util.from_bytes(bytes_data, deserialize, exclude)
+        except ModelFormatError:
+            raise
+        except Exception as err:
+            raise ModelFormatError(f"'{self.name}': not a treeboost_textcat state ({type(err).__name__}: {err})") from None
+        return self
+
+    def to_disk(self, path: Path, *, exclude: Iterable[str] = tuple()) -> None:
+        """Write `cfg` (JSON) and `model` (msgpack) into the directory `path`."""
+        serialize = {
+            "cfg": lambda p: srsly.write_json(p, self.cfg),
+            "model": lambda p: Path(p).write_bytes(self._model_bytes()),
+        }
+        util.to_disk(path, serialize, exclude)
+
+    def from_disk(self, path: Path, *, exclude: Iterable[str] = tuple()) -> "TreeBoostTextCategorizer":
+        """Load from a directory written by `to_disk`. RETURNS (TreeBoostTextCategorizer): self."""
+        deserialize = {
+            "cfg": lambda p: self._restore_cfg(srsly.read_json(p)),
+            "model": lambda p: self._load_model_bytes(Path(p).read_bytes()),
+        }
+        util.from_disk(path, deserialize, exclude)
+        return self
+
+    def __reduce__(self):
+        return (_rebuild, (self.vocab, self.name, self.scorer, self.to_bytes()))
+
+
+def _rebuild(vocab: Vocab, name: str, scorer: Optional[Callable], data: bytes) -> TreeBoostTextCategorizer:
+    return TreeBoostTextCategorizer(vocab, None, name, scorer=scorer).from_bytes(data)
