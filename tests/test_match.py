@@ -1,0 +1,175 @@
+"""The trie-guided matcher (T9): counts equal brute-force embedding counts."""
+import pickle
+
+import numpy
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reference import code_to_tree, count_embeddings, is_valid_code, random_tree_arrays
+from spacy_treeboost._match import Matcher
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+@st.composite
+def codes(draw, n_labels, max_size=4):
+    size = draw(st.integers(1, max_size))
+    code = [(0, draw(st.integers(0, n_labels - 1)))]
+    for _ in range(size - 1):
+        code.append((draw(st.integers(1, code[-1][0] + 1)), draw(st.integers(0, n_labels - 1))))
+    return tuple(code)
+
+
+@st.composite
+def documents(draw, n_labels, max_docs=6, max_nodes=12):
+    """Random documents as (labels, local parents); label -1 is an unknown label."""
+    docs = []
+    for _ in range(draw(st.integers(1, max_docs))):
+        n = draw(st.integers(1, max_nodes))
+        shape = draw(st.sampled_from(["random", "chain", "flat", "sentences"]))
+        parents = random_tree_arrays(draw, st, n, shape)
+        labels = [draw(st.integers(-1, n_labels - 1)) for _ in range(n)]
+        docs.append((labels, parents))
+    return docs
+
+
+def to_arrays(docs):
+    labels, parents, offsets = [], [], [0]
+    for lab, par in docs:
+        base = offsets[-1]
+        labels.extend(lab)
+        parents.extend(p + base if p >= 0 else -1 for p in par)
+        offsets.append(base + len(lab))
+    return (numpy.array(labels, dtype=numpy.int32), numpy.array(parents, dtype=numpy.int32),
+            numpy.array(offsets, dtype=numpy.int64))
+
+
+def matcher_table(matcher, docs):
+    doc, pat, cnt = matcher.count(*to_arrays(docs))
+    assert len(set(zip(doc.tolist(), pat.tolist()))) == len(doc), "a (doc, pattern) pair reported twice"
+    assert (cnt > 0).all()
+    return {(d, p): c for d, p, c in zip(doc.tolist(), pat.tolist(), cnt.tolist())}
+
+
+def brute_table(patterns, docs):
+    out = {}
+    for i, (labels, parents) in enumerate(docs):
+        for p, code in enumerate(patterns):
+            c = count_embeddings(code, labels, parents)
+            if c:
+                out[(i, p)] = c
+    return out
+
+
+@SETTINGS
+@given(st.integers(1, 4).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(codes(n), min_size=1, max_size=12, unique=True), documents(n))))
+def test_counts_equal_brute_force(args):
+    """Random pattern sets (whose prefixes are mostly not patterns themselves) on random documents
+    with unknown labels: trie pruning never loses a pattern and every count is exact."""
+    n_labels, patterns, docs = args
+    assert all(is_valid_code(c) for c in patterns)
+    m = Matcher(patterns, n_labels)
+    assert m.n_patterns == len(patterns)
+    assert matcher_table(m, docs) == brute_table(patterns, docs)
+
+
+@SETTINGS
+@given(st.integers(2, 3).flatmap(lambda n: st.tuples(st.just(n), documents(n, max_docs=3, max_nodes=9))))
+def test_all_subtrees_of_the_documents_are_counted(args):
+    """The pattern set is every subtree up to size 3 of the documents themselves (many shared prefixes)."""
+    n_labels, docs = args
+    from reference import all_subtrees
+
+    known = [([lab if lab >= 0 else n_labels for lab in labels], parents) for labels, parents in docs]
+    patterns = sorted(c for c in all_subtrees(known, 3, include_root=True) if all(lab < n_labels for _, lab in c))
+    if not patterns:
+        return
+    m = Matcher(patterns, n_labels)
+    assert matcher_table(m, docs) == brute_table(patterns, docs)
+
+
+def test_deep_pattern_without_its_prefixes():
+    """Only a(b(c)) and a(b c) are patterns: their prefixes a and a(b) exist only as trie nodes."""
+    a, b, c = 0, 1, 2
+    patterns = [((0, a), (1, b), (2, c)), ((0, a), (1, b), (1, c))]
+    docs = [([a, b, c, c, b, c, c], [-1, 0, 1, 1, 0, 4, 0])]  # a(b(c c) b(c) c)
+    m = Matcher(patterns, 3)
+    assert matcher_table(m, docs) == brute_table(patterns, docs) == {(0, 0): 3, (0, 1): 2}
+
+
+def test_unknown_labels_never_match():
+    m = Matcher([((0, 0),), ((0, 0), (1, 1))], 2)
+    docs = [([0, -1, 1], [-1, 0, 0]), ([-1, 1], [-1, 0])]
+    assert matcher_table(m, docs) == {(0, 0): 1, (0, 1): 1}
+
+
+@pytest.mark.xfail(strict=True, reason="Matcher.count does not check label ids >= n_labels; such ids alias other "
+                   "trie edges and produce false matches")
+def test_label_ids_outside_the_vocabulary_do_not_match():
+    m = Matcher([((0, 0), (1, 1), (1, 1))], 2)  # 0(1 1)
+    docs = [([0, 5, 1], [-1, 0, 0])]  # 0(5 1): no node labeled 1 twice
+    try:
+        table = matcher_table(m, docs)
+    except ValueError:
+        return
+    assert table == {}
+
+
+@pytest.mark.parametrize("bad", [
+    [()],                              # empty code
+    [((1, 0),)],                       # does not start at depth 0
+    [((0, 0), (2, 1))],                # depth jumps by two
+    [((0, 0), (0, 1))],                # second root
+    [((0, 3),)],                       # label outside the vocabulary
+    [((0, -1),)],                      # negative label
+    [((0, 0), (1, 1)), ((0, 0), (1, 1))],  # the same tree twice
+])
+def test_invalid_pattern_sets(bad):
+    with pytest.raises(ValueError):
+        Matcher(bad, 2)
+
+
+def test_pickle():
+    m = Matcher([((0, 0), (1, 1)), ((0, 1),)], 2)
+    m2 = pickle.loads(pickle.dumps(m))
+    docs = [([0, 1, 1], [-1, 0, 0])]
+    assert matcher_table(m2, docs) == matcher_table(m, docs) == {(0, 0): 2, (0, 1): 2}
+
+
+def test_empty_documents_and_no_patterns():
+    m = Matcher([], 2)
+    assert matcher_table(m, [([0, 1], [-1, 0])]) == {}
+    m = Matcher([((0, 0),)], 1)
+    doc, pat, cnt = m.count(numpy.zeros(0, numpy.int32), numpy.zeros(0, numpy.int32), numpy.zeros(1, numpy.int64))
+    assert len(doc) == len(pat) == len(cnt) == 0
+
+
+def test_ten_thousand_deep_chain():
+    """Matching in a 10,000-deep chain: counts are n-gram counts, and nothing recurses per level."""
+    rng = numpy.random.default_rng(3)
+    words = rng.integers(0, 3, 10_000).tolist()
+    labels = [0] + [w + 1 for w in words]  # label 0 is the root
+    parents = list(range(-1, 10_000))
+    patterns = [((0, 1),), ((0, 1), (1, 2)), ((0, 2), (1, 2), (2, 3)), ((0, 0), (1, words[0] + 1)), ((0, 3), (1, 3), (2, 3))]
+    m = Matcher(patterns, 4)
+    got = matcher_table(m, [(labels, parents)])
+    seq = [w + 1 for w in words]
+
+    def ngrams(gram):
+        return sum(seq[j:j + len(gram)] == list(gram) for j in range(len(seq) - len(gram) + 1))
+
+    expected = {(0, 0): ngrams([1]), (0, 1): ngrams([1, 2]), (0, 2): ngrams([2, 2, 3]), (0, 3): 1,
+                (0, 4): ngrams([3, 3, 3])}
+    assert got == {k: v for k, v in expected.items() if v}
+
+
+def test_counts_saturate_instead_of_overflowing():
+    """A root with 600 children labeled a: R(a a a a) has C(600, 4) > 2^31 embeddings."""
+    n = 600
+    labels = [0] + [1] * n
+    parents = [-1] + [0] * n
+    m = Matcher([((0, 0), (1, 1), (1, 1), (1, 1), (1, 1)), ((0, 0), (1, 1), (1, 1))], 2)
+    got = matcher_table(m, [(labels, parents)])
+    assert got == {(0, 0): 2**31 - 1, (0, 1): n * (n - 1) // 2}
