@@ -1,0 +1,251 @@
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import spacy
+from spacy.language import Language
+from spacy.tokens import Doc
+from spacy.training import Example
+from spacy.util import registry
+
+from spacy_treeboost.model import ModelFormatError
+from spacy_treeboost.pipeline.treeboost_textcat import TreeBoostTextCategorizer
+
+ROOT = Path(__file__).resolve().parents[1]
+REVIEWS = ROOT / "corpora" / "reviews"
+
+TRAIN = [
+    ("this movie was good and fun", "POS"),
+    ("not good at all , boring", "NEG"),
+    ("good good good acting", "POS"),
+    ("the plot was not fun", "NEG"),
+    ("a fun and good film", "POS"),
+    ("boring and not good", "NEG"),
+]
+
+
+def make_examples(nlp: Language, data=TRAIN, labels=("NEG", "POS")):
+    out = []
+    for text, label in data:
+        cats = {l: float(l == label) for l in labels}
+        out.append(Example.from_dict(nlp.make_doc(text), {"cats": cats}))
+    return out
+
+
+def trained_nlp(config=None, rounds=30):
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe("treeboost_textcat", config={"rounds_per_update": rounds, **(config or {})})
+    examples = make_examples(nlp)
+    nlp.initialize(lambda: examples)
+    nlp.update(examples)
+    return nlp, pipe
+
+
+def test_overfitting_io(tmp_path):
+    nlp, pipe = trained_nlp()
+    texts = [t for t, _ in TRAIN]
+    for doc, (_, label) in zip(nlp.pipe(texts), TRAIN):
+        assert max(doc.cats, key=doc.cats.get) == label
+    nlp.to_disk(tmp_path)
+    nlp2 = spacy.load(tmp_path)
+    for d1, d2 in zip(nlp.pipe(texts), nlp2.pipe(texts)):
+        assert d1.cats == d2.cats
+    assert nlp2.get_pipe("treeboost_textcat").rules_listing() == pipe.rules_listing()
+
+
+@pytest.mark.parametrize("trained", [False, True])
+@pytest.mark.parametrize("medium", ["bytes", "disk"])
+def test_serialization_matrix(tmp_path, trained, medium):
+    if trained:
+        nlp, pipe = trained_nlp()
+    else:
+        nlp = spacy.blank("en")
+        pipe = nlp.add_pipe("treeboost_textcat", config={"max_pattern_size": 2})
+        pipe.add_label("A")
+        pipe.add_label("B")
+    other = spacy.blank("en").add_pipe("treeboost_textcat")
+    if medium == "bytes":
+        other.from_bytes(pipe.to_bytes())
+    else:
+        pipe.to_disk(tmp_path / "p")
+        other.from_disk(tmp_path / "p")
+    assert other.cfg == pipe.cfg
+    assert other.labels == pipe.labels
+    docs = [nlp.make_doc(t) for t, _ in TRAIN] + [nlp.make_doc("")]
+    assert [d.cats for d in pipe.pipe([d.copy() for d in docs])] == [d.cats for d in other.pipe([d.copy() for d in docs])]
+
+
+def test_pickle_and_multiprocess():
+    nlp, _ = trained_nlp()
+    texts = [t for t, _ in TRAIN] * 3
+    one = [d.cats for d in nlp.pipe(texts)]
+    clone = pickle.loads(pickle.dumps(nlp))
+    assert [d.cats for d in clone.pipe(texts)] == one
+    assert [d.cats for d in nlp.pipe(texts, n_process=2, batch_size=4)] == one
+
+
+def test_every_label_in_cats_including_empty_docs():
+    nlp, _ = trained_nlp()
+    for doc in nlp.pipe(["", "   ", "unseen words only"]):
+        assert set(doc.cats) == {"NEG", "POS"}
+        assert abs(sum(doc.cats.values()) - 1.0) < 1e-9
+
+
+def test_untrained_component_writes_uniform_cats():
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe("treeboost_textcat")
+    pipe.add_label("A")
+    pipe.add_label("B")
+    assert nlp("hello").cats == {"A": 0.5, "B": 0.5}
+
+
+def test_multilabel():
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe("treeboost_textcat", config={"exclusive_classes": False, "rounds_per_update": 20})
+    data = [("goal match team", {"SPORT"}), ("vote election", {"POLITICS"}),
+            ("team vote election match", {"SPORT", "POLITICS"}), ("weather today", set())] * 2
+    labels = ("POLITICS", "SPORT", "TECH")
+    examples = [Example.from_dict(nlp.make_doc(t), {"cats": {l: float(l in ls) for l in labels}}) for t, ls in data]
+    nlp.initialize(lambda: examples)
+    nlp.update(examples)
+    doc = nlp("the team won the match")
+    assert set(doc.cats) == set(labels)
+    assert doc.cats["SPORT"] > 0.5 > doc.cats["POLITICS"]
+    assert doc.cats["TECH"] == 0.0
+    scores = nlp.evaluate(examples)
+    assert "cats_macro_auc" in scores and scores["cats_score_desc"] == "macro AUC"
+
+
+def test_rounds_follow_updates_and_cap():
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe("treeboost_textcat", config={"rounds_per_update": 3, "max_rounds": 7, "initial_rounds": 2})
+    examples = make_examples(nlp)
+    nlp.initialize(lambda: examples)
+    assert pipe.n_rounds == 2
+    losses = nlp.update(examples)
+    assert pipe.n_rounds == 5 and losses["treeboost_textcat"] > 0
+    nlp.update(examples)
+    assert pipe.n_rounds == 7
+    nlp.update(examples)
+    assert pipe.n_rounds == 7 and pipe.cfg["n_rounds"] == 7
+
+
+def test_explain_and_html():
+    nlp, pipe = trained_nlp()
+    doc = nlp("not good at all")
+    fired = pipe.explain(doc)
+    assert fired and all(e["count"] >= 1 for e in fired)
+    margin = pipe.predict([doc])[0, 0]
+    rules = pipe._learner.rules_
+    bias = sum(b for _, _, _, b in rules.rules(0))
+    assert abs(bias + sum(e["contribution"] for e in fired) - margin) < 1e-9
+    html = pipe.explain_html(doc)
+    assert html.startswith('<div class="treeboost-explain"') and html.endswith("</div>")
+    assert "<mark" in html and html.count("<tr data-rule=") == len(fired)
+
+
+def test_dependency_mode_without_parse_names_the_fix():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("treeboost_textcat", config={"tree_mode": "dependency"})
+    examples = make_examples(nlp)
+    with pytest.raises(ValueError, match="needs parsed docs.*parser"):
+        nlp.initialize(lambda: examples)
+
+
+def test_one_label_only_is_rejected():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("treeboost_textcat")
+    examples = make_examples(nlp, data=[("only", "POS"), ("one", "POS")], labels=("POS",))
+    with pytest.raises(ValueError, match="only one label"):
+        nlp.initialize(lambda: examples)
+
+
+def test_examples_without_cats_are_rejected():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("treeboost_textcat")
+    examples = [Example.from_dict(nlp.make_doc("no cats here"), {})]
+    with pytest.raises(ValueError, match="no labels"):
+        nlp.initialize(lambda: examples)
+
+
+def test_one_class_in_data_is_rejected():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("treeboost_textcat")
+    examples = make_examples(nlp, data=[("a", "POS"), ("b", "POS")], labels=("NEG", "POS"))
+    with pytest.raises(ValueError, match="only one class"):
+        nlp.initialize(lambda: examples)
+
+
+def test_streamed_corpus_is_rejected():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("treeboost_textcat")
+    nlp.config["training"]["max_epochs"] = -1
+    with pytest.raises(ValueError, match="max_epochs = -1"):
+        nlp.initialize(lambda: make_examples(nlp))
+
+
+def test_resume_without_initialize_is_rejected(tmp_path):
+    nlp, _ = trained_nlp()
+    nlp.to_disk(tmp_path)
+    loaded = spacy.load(tmp_path)
+    with pytest.raises(ValueError, match="cannot resume training"):
+        loaded.update(make_examples(loaded))
+
+
+@pytest.mark.parametrize("setting", [
+    {"max_pattern_size": 0}, {"max_pattern_size": 1000}, {"algorithm": "svm"}, {"criterion": "gini"},
+    {"tree_mode": "bag"}, {"node_attrs": ["NOT_AN_ATTR"]}, {"parse_source": "magic"}, {"threshold": 2.0},
+])
+def test_absurd_settings(setting):
+    with pytest.raises(ValueError):
+        spacy.blank("en").add_pipe("treeboost_textcat", config=setting)
+
+
+def test_corrupt_and_foreign_model_data():
+    nlp, pipe = trained_nlp()
+    data = pipe.to_bytes()
+    other = spacy.blank("en").add_pipe("treeboost_textcat")
+    with pytest.raises(ModelFormatError):
+        other.from_bytes(data[: len(data) // 2])
+    with pytest.raises(ModelFormatError):
+        other.from_bytes(spacy.blank("en").add_pipe("textcat").to_bytes())
+
+
+def test_entry_points_resolve_by_name():
+    from importlib.metadata import entry_points
+
+    groups = {"spacy_factories": "factories", "spacy_scorers": "scorers", "spacy_readers": "readers"}
+    found = 0
+    for group, registry_name in groups.items():
+        for ep in entry_points(group=group):
+            if not ep.value.startswith("spacy_treeboost."):
+                continue
+            found += 1
+            func = ep.load()
+            assert callable(func)
+            if group != "spacy_factories":
+                assert getattr(registry, registry_name).get(ep.name) is func
+    assert found >= 5
+    assert "treeboost_textcat" in registry.factories.get_all() or Language.has_factory("treeboost_textcat")
+
+
+@pytest.mark.slow
+def test_spacy_train_and_evaluate_in_subprocess(tmp_path):
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "spacy", "train", str(ROOT / "configs" / "chain_sentiment.cfg"), "--output", str(out),
+           "--paths.train", str(REVIEWS / "train.jsonl"), "--paths.dev", str(REVIEWS / "dev.jsonl"),
+           "--training.max_steps", "20", "--training.eval_frequency", "5"]
+    subprocess.run(cmd, check=True, capture_output=True, cwd=tmp_path)
+    nlp = spacy.load(out / "model-best")
+    pipe = nlp.get_pipe("treeboost_textcat")
+    assert pipe.n_rounds > 0
+    doc = nlp("i would never watch it again")
+    assert set(doc.cats) == {"NEG", "POS"}
+    dev = tmp_path / "dev.spacy"
+    subprocess.run([sys.executable, "-m", "spacy_treeboost", "convert", str(REVIEWS / "dev.jsonl"), str(dev)],
+                   check=True, capture_output=True)
+    result = subprocess.run([sys.executable, "-m", "spacy", "evaluate", str(out / "model-best"), str(dev)],
+                            check=True, capture_output=True, text=True)
+    assert "TEXTCAT" in result.stdout and "NEG" in result.stdout
