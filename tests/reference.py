@@ -368,16 +368,28 @@ def candidates(patterns, w, y, criterion, *, presence=False, vocab=None):
     return out
 
 
-def select(cands):
-    """The first candidate under: value descending (ties within 1e-12 * max(1, |best|)), size, code, z, y=+1 first."""
+def tied(cands):
+    """The candidates whose value ties the best one (within 1e-12 * max(1, |best|))."""
     best = max(c[0] for c in cands)
     tol = TIE_REL * max(1.0, abs(best))
-    tied = [c for c in cands if c[0] >= best - tol]
-    return min(tied, key=lambda c: (c[1], c[2], c[3], c[4]))
+    return [c for c in cands if c[0] >= best - tol]
 
 
-def exhaustive_best_rule(patterns, w, y, criterion, *, presence=False, vocab=None) -> Dict[str, object]:
-    value, size, _, z, _, code, sign = select(candidates(patterns, w, y, criterion, presence=presence, vocab=vocab))
+def select(cands):
+    """The first candidate under: value descending (ties within 1e-12 * max(1, |best|)), size, code, z, y=+1 first."""
+    return min(tied(cands), key=lambda c: (c[1], c[2], c[3], c[4]))
+
+
+def exhaustive_best_rule(patterns, w, y, criterion, *, presence=False, vocab=None, tie_break=None) -> Dict[str, object]:
+    """The best rule by exhaustive search. tie_break(tied candidates, first under §3.6) may pick
+    another of the exactly tied candidates (a hook for tests); it must return one of them."""
+    cands = candidates(patterns, w, y, criterion, presence=presence, vocab=vocab)
+    chosen = select(cands)
+    if tie_break is not None:
+        ties = tied(cands)
+        chosen = tie_break(ties, chosen)
+        assert chosen in ties
+    value, size, _, z, _, code, sign = chosen
     return {"code": code, "z": z, "sign": sign, "value": value, "size": size}
 
 
@@ -426,12 +438,15 @@ def boosting_weights(scores, y):
 
 
 def reference_boost(docs, y, vocab, *, algorithm, criterion="iwakura", n_rounds, max_pattern_size,
-                    min_support=1, smoothing=None, boosting="adaboost", include_root=False) -> Dict[str, object]:
+                    min_support=1, smoothing=None, boosting="adaboost", include_root=False,
+                    tie_break=None) -> Dict[str, object]:
     """Boost one binary problem (y in {-1, +1}) for n_rounds rounds.
 
     RETURNS: {"rules": [(code as (depth, label string), z, a, b)], "rounds": [per-round dicts],
     "scores": final training scores, "stopped": bool}. A BACT rule <t, y> with step alpha is
-    stored as a = alpha*y (t present), b = -alpha*y (t absent), z = 1."""
+    stored as a = alpha*y (t present), b = -alpha*y (t absent), z = 1.
+    tie_break(round index, weights, tied candidates, first under §3.6) may pick another exactly
+    tied candidate (a hook for tests)."""
     m = len(y)
     patterns = all_subtrees(docs, max_pattern_size, include_root=include_root, min_support=min_support)
     eps = smoothing if smoothing is not None else 1.0 / m
@@ -442,9 +457,10 @@ def reference_boost(docs, y, vocab, *, algorithm, criterion="iwakura", n_rounds,
     crit = "bact" if algorithm == "bact" else criterion
     for _ in range(n_rounds):
         w = boosting_weights(scores, y)
-        best = exhaustive_best_rule(patterns, w, y, crit, presence=algorithm == "presence", vocab=vocab)
+        best = exhaustive_best_rule(patterns, w, y, crit, presence=algorithm == "presence", vocab=vocab,
+                                    tie_break=None if tie_break is None else lambda t, c: tie_break(len(rounds), w, t, c))
         counts = dense_counts(patterns[best["code"]], m)
-        entry = {"code": best["code"], "value": best["value"]}
+        entry = {"code": best["code"], "value": best["value"], "weights": w}
         if algorithm == "bact":
             gamma = best["value"]
             if gamma >= GAMMA_GUARD:
@@ -456,6 +472,9 @@ def reference_boost(docs, y, vocab, *, algorithm, criterion="iwakura", n_rounds,
                     stopped = True
                     break
                 alpha = 0.5 * math.log((1 + gamma) / (1 - gamma)) - 0.5 * math.log((1 + rho) / (1 - rho))
+                if alpha <= 0:
+                    stopped = True
+                    break
             else:
                 alpha = 0.5 * math.log((1 + gamma) / (1 - gamma))
                 entry["rho"] = 0.0
