@@ -122,7 +122,7 @@ cdef class Matcher:
         cdef vector[int64_t]* buf
         for doc in range(n_docs):
             for v in range(off[doc], off[doc + 1]):
-                if lab[v] < 0:
+                if lab[v] < 0 or lab[v] >= self.n_labels:
                     continue
                 rit = self.roots.find(lab[v])
                 if rit != self.roots.end():
@@ -151,7 +151,7 @@ cdef class Matcher:
                     cur = r
                     while True:
                         while c >= 0:
-                            if lab[c] >= 0 and d < self.max_depth:
+                            if 0 <= lab[c] < self.n_labels and d < self.max_depth:
                                 eit = self.edges.find(self._key(t, d, lab[c]))
                                 if eit != self.edges.end():
                                     child = deref(eit).second

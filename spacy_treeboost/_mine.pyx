@@ -47,6 +47,15 @@ cdef struct PNode:
     int32_t occ_slot
     uint8_t state
 
+cdef struct Sums:
+    double Ap
+    double An
+    double Wp
+    double Wn
+    int32_t cp
+    int32_t cn
+
+
 cdef struct Cand:
     double value
     int32_t node
@@ -85,6 +94,9 @@ cdef class SearchSpace:
     cdef vector[int32_t] roots
     cdef vector[double] sbound
     cdef vector[double] wpn
+    cdef vector[int32_t] ispos
+    cdef double Tp, Tn
+    cdef int32_t Np, Nn
     cdef vector[double] ub_by_support
     cdef public int32_t n_docs, max_pattern_size, min_support
     cdef public int64_t max_cache_bytes
@@ -402,18 +414,27 @@ cdef class SearchSpace:
         cdef const signed char[:] yy = numpy.ascontiguousarray(y, dtype=numpy.int8)
         if w.shape[0] != self.n_docs or yy.shape[0] != self.n_docs:
             raise ValueError("weights and labels must have one entry per training document")
+        if not numpy.all(numpy.isfinite(weights)) or numpy.any(numpy.asarray(weights) < 0) or not numpy.sum(weights) > 0:
+            raise ValueError("weights must be finite, non-negative and not all zero")
+        if not numpy.all(numpy.abs(numpy.asarray(y)) == 1):
+            raise ValueError("labels must be -1 or +1")
         cdef int crit = CRITERIA[criterion]
-        cdef double Tp = 0, Tn = 0
         cdef Py_ssize_t k, r
+        self.Tp = self.Tn = 0
+        self.Np = self.Nn = 0
+        self.wpn.assign(2 * self.n_docs, 0.0)
+        self.ispos.assign(self.n_docs, 0)
         for k in range(self.n_docs):
             if yy[k] > 0:
-                Tp += w[k]
+                self.Tp += w[k]
+                self.Np += 1
+                self.ispos[k] = 1
+                self.wpn[2 * k] = w[k]
             else:
-                Tn += w[k]
-        self.wpn.assign(2 * self.n_docs, 0.0)
-        for k in range(self.n_docs):
-            self.wpn[2 * k + (0 if yy[k] > 0 else 1)] = w[k]
-        self._support_bounds(w, yy, Tp, Tn, crit)
+                self.Tn += w[k]
+                self.Nn += 1
+                self.wpn[2 * k + 1] = w[k]
+        self._support_bounds(w, yy, crit)
         cdef Cand best
         best.value = -INFINITY
         best.node = -1
@@ -424,14 +445,14 @@ cdef class SearchSpace:
         self.children_checked = 0
         cdef int32_t n_labels = self.label_rank.size()
         self.sbound.assign(n_labels, -INFINITY)
-        cdef vector[double] rbound, rAp, rAn
-        cdef double Ap, An
+        cdef vector[double] rbound
+        cdef vector[Sums] rsums
+        cdef Sums sm
         for r in range(self.roots.size()):
-            self._sums(self.roots[r], &Ap, &An)
-            rAp.push_back(Ap)
-            rAn.push_back(An)
-            rbound.push_back(bound(crit, Ap, An, Tp, Tn))
-            self.sbound[self.node(self.roots[r])[0].label] = rbound.back()
+            self._sums(self.roots[r], &sm)
+            rsums.push_back(sm)
+            rbound.push_back(self._bound(crit, &sm))
+            self.sbound[self.node(self.roots[r]).label] = rbound.back()
         cdef vector[pair[double, int32_t]] heap
         for r in range(self.roots.size()):
             heap.push_back(pair[double, int32_t](rbound[r], -<int32_t>r))
@@ -440,14 +461,14 @@ cdef class SearchSpace:
             pop_heap(heap.begin(), heap.end())
             r = -heap.back().second
             heap.pop_back()
-            if rbound[r] < best.value - self._tol(best.value):
+            if rbound[r] < best.value - self._prune_tol(best.value):
                 break
-            self._visit(self.roots[r], rAp[r], rAn[r], Tp, Tn, crit, presence, &best)
+            self._visit(self.roots[r], &rsums[r], crit, presence, &best)
         return {"node": best.node, "z": best.z, "sign": best.sign, "value": best.value,
                 "P": best.P, "N": best.N, "A_pos": best.Ap, "A_neg": best.An,
-                "T_pos": Tp, "T_neg": Tn, "nodes_visited": self.nodes_visited}
+                "T_pos": self.Tp, "T_neg": self.Tn, "nodes_visited": self.nodes_visited}
 
-    cdef void _support_bounds(self, const double[:] w, const signed char[:] yy, double Tp, double Tn, int crit):
+    cdef void _support_bounds(self, const double[:] w, const signed char[:] yy, int crit):
         """ub_by_support[n] bounds every pattern that occurs in at most n documents.
 
         The bounds grow with the positive and negative weight inside a pattern's
@@ -464,106 +485,123 @@ cdef class SearchSpace:
         std_sort(wp.begin(), wp.end())
         std_sort(wn.begin(), wn.end())
         self.ub_by_support.assign(self.n_docs + 1, 0.0)
-        cdef double sp = 0, sn = 0
+        cdef Sums sm
+        sm.Ap = sm.An = 0
+        sm.cp = sm.cn = 0
         for k in range(self.n_docs + 1):
-            self.ub_by_support[k] = bound(crit, sp, sn, Tp, Tn)
+            self._complete(&sm)
+            self.ub_by_support[k] = self._bound(crit, &sm)
             if k < <Py_ssize_t>wp.size():
-                sp -= wp[k]
+                sm.Ap -= wp[k]
+                sm.cp += 1
             if k < <Py_ssize_t>wn.size():
-                sn -= wn[k]
+                sm.An -= wn[k]
+                sm.cn += 1
 
     cdef inline double _tol(self, double v):
         return self.tol_rel * (fabs(v) if fabs(v) > 1.0 else 1.0)
 
-    cdef void _sums(self, int32_t i, double* Ap, double* An):
+    cdef inline double _prune_tol(self, double v):
+        """Pruning tolerance: looser than the tie tolerance, so rounding never prunes a tie."""
+        return 1e-9 * (fabs(v) if fabs(v) > 1.0 else 1.0)
+
+    cdef inline void _complete(self, Sums* sm) noexcept:
+        """Weights outside the pattern's documents; a block without documents weighs exactly 0."""
+        sm.Wp = 0.0 if sm.cp >= self.Np else max0(self.Tp - sm.Ap)
+        sm.Wn = 0.0 if sm.cn >= self.Nn else max0(self.Tn - sm.An)
+
+    cdef inline double _bound(self, int crit, Sums* sm) noexcept:
+        return bound(crit, sm.Ap, sm.An, sm.Wp, sm.Wn, self.Tp, self.Tn)
+
+    cdef void _sums(self, int32_t i, Sums* sm):
         cdef PNode* p = self.node(i)
         cdef double a = 0, b = 0
         cdef const double* wpn = self.wpn.data()
+        cdef const int32_t* pos = self.ispos.data()
         cdef const int32_t* docs = self.pool_docs.data() + p.doc_off
-        cdef int32_t k, doc
+        cdef int32_t k, doc, cp = 0
         for k in range(p.n_docs):
             doc = docs[k]
             a += wpn[2 * doc]
             b += wpn[2 * doc + 1]
-        Ap[0] = a
-        An[0] = b
+            cp += pos[doc]
+        sm.Ap = a
+        sm.An = b
+        sm.cp = cp
+        sm.cn = p.n_docs - cp
+        self._complete(sm)
         self.docs_summed += p.n_docs
 
-    cdef int _visit(self, int32_t i, double Ap, double An, double Tp, double Tn, int crit,
-                    bint presence, Cand* best) except -1:
+    cdef int _visit(self, int32_t i, Sums* sm, int crit, bint presence, Cand* best) except -1:
         """Evaluate pattern i (whose sums are known and bound passed), then its extensions."""
         self.nodes_visited += 1
-        self._evaluate(i, Ap, An, Tp, Tn, crit, presence, best)
-        if self.node(i)[0].size >= self.max_pattern_size:
+        self._evaluate(i, sm, crit, presence, best)
+        if self.node(i).size >= self.max_pattern_size:
             return 0
-        if self.node(i)[0].state == UNEXPANDED:
+        if self.node(i).state == UNEXPANDED:
             self._expand(i)
-        cdef int32_t c, first = self.node(i)[0].first_child, n_kids = self.node(i)[0].n_children
-        cdef double cAp, cAn
+        cdef int32_t c, first = self.node(i).first_child, n_kids = self.node(i).n_children
+        cdef Sums csm
         for c in range(first, first + n_kids):
             self.children_checked += 1
-            if (self.ub_by_support[self.node(c).n_docs] < best.value - self._tol(best.value)
-                    or self.sbound[self.node(c).label] < best.value - self._tol(best.value)):
+            if (self.ub_by_support[self.node(c).n_docs] < best.value - self._prune_tol(best.value)
+                    or self.sbound[self.node(c).label] < best.value - self._prune_tol(best.value)):
                 continue
-            self._sums(c, &cAp, &cAn)
-            if bound(crit, cAp, cAn, Tp, Tn) < best.value - self._tol(best.value):
+            self._sums(c, &csm)
+            if self._bound(crit, &csm) < best.value - self._prune_tol(best.value):
                 continue
-            self._visit(c, cAp, cAn, Tp, Tn, crit, presence, best)
+            self._visit(c, &csm, crit, presence, best)
         return 0
 
-    cdef void _evaluate(self, int32_t i, double Ap, double An, double Tp, double Tn, int crit,
-                        bint presence, Cand* best):
+    cdef void _evaluate(self, int32_t i, Sums* sm, int crit, bint presence, Cand* best):
         cdef PNode* p = self.node(i)
-        cdef double Gp = 0, Gn = 0, P, N, v, g
+        cdef double Gp = 0, Gn = 0, P, N, v, g, Lp, Ln
+        cdef int32_t gp = 0, gn = 0
         cdef const double* wpn = self.wpn.data()
+        cdef const int32_t* pos = self.ispos.data()
         cdef Cand cand
         cand.node = i
-        cand.Ap = Ap
-        cand.An = An
+        cand.Ap = sm.Ap
+        cand.An = sm.An
+        cand.z = 1
+        cand.sign = 1
+        cand.P = sm.Ap
+        cand.N = sm.An
         if crit == CRIT_BACT:
-            g = 2 * (Ap - An) - (Tp - Tn)
+            g = 2 * (sm.Ap - sm.An) - (self.Tp - self.Tn)
             cand.value = fabs(g)
             cand.sign = -1 if g < -self._tol(g) else 1
-            cand.z = 1
-            cand.P = Ap
-            cand.N = An
             self._offer(&cand, best)
             return
-        # z = 1 is the last group of the sweep; with presence it is the only one.
+        if presence:
+            cand.value = value(crit, sm.Ap, sm.An, sm.Wp, sm.Wn)
+            self._offer(&cand, best)
+            return
+        # Groups in descending count: after a group, {count >= z} holds every group so
+        # far. Equal values go to the later group, whose z is smaller.
         cdef int64_t k, end = p.doc_off + p.n_docs
         cdef int32_t doc, cnt
-        cand.sign = 1
-        if presence:
-            cand.z = 1
-            cand.P = Ap
-            cand.N = An
-            cand.value = value(crit, Ap, An, Tp - Ap, Tn - An)
-            self._offer(&cand, best)
-            return
-        # Groups in descending count; the best z wins ties towards smaller z, so keep the
-        # last group (smallest z) on equal value by comparing with a tolerance.
-        cdef Cand local
-        local.value = -INFINITY
-        local.node = i
-        local.sign = 1
-        local.Ap = Ap
-        local.An = An
+        cand.value = -INFINITY
         for k in range(p.doc_off, end):
             doc = self.pool_docs[k]
             Gp += wpn[2 * doc]
             Gn += wpn[2 * doc + 1]
+            gp += pos[doc]
             cnt = self.pool_counts[k]
             if k + 1 < end and self.pool_counts[k + 1] == cnt:
                 continue
-            P = Gp + (An - Gn)
-            N = Gn + (Ap - Gp)
-            v = value(crit, P, N, Tp - Ap, Tn - An)
-            if v >= local.value - self._tol(local.value):
-                local.z = self.pool_counts[k + 1] + 1 if k + 1 < end else 1
-                local.P = P
-                local.N = N
-                local.value = v
-        self._offer(&local, best)
+            gn = <int32_t>(k + 1 - p.doc_off) - gp
+            Lp = 0.0 if gp >= sm.cp else max0(sm.Ap - Gp)
+            Ln = 0.0 if gn >= sm.cn else max0(sm.An - Gn)
+            P = Gp + Ln
+            N = Gn + Lp
+            v = value(crit, P, N, sm.Wp, sm.Wn)
+            if v >= cand.value - self._tol(cand.value):
+                cand.z = self.pool_counts[k + 1] + 1 if k + 1 < end else 1
+                cand.P = P
+                cand.N = N
+                cand.value = v
+        self._offer(&cand, best)
 
     cdef void _offer(self, Cand* cand, Cand* best):
         cdef double tol = self._tol(best.value)
@@ -613,13 +651,13 @@ cdef inline double clip(double x, double lo, double hi) nogil:
     return lo if x < lo else (hi if x > hi else x)
 
 
-cdef inline double bound(int crit, double Ap, double An, double Tp, double Tn) nogil:
-    """An upper bound on the criterion value of every supertree, at every threshold."""
-    cdef double Wp = Tp - Ap, Wn = Tn - An, ap, an, Bp, Bn
-    if Wp < 0:
-        Wp = 0
-    if Wn < 0:
-        Wn = 0
+cdef inline double bound(int crit, double Ap, double An, double Wp, double Wn, double Tp, double Tn) noexcept nogil:
+    """An upper bound on the criterion value of every supertree, at every threshold.
+
+    Ap, An: weight of positive / negative documents containing the pattern;
+    Wp, Wn: weight of positive / negative documents without it; Tp, Tn: totals.
+    """
+    cdef double ap, an, Bp, Bn
     if crit == CRIT_BACT:
         Bp = 2 * Ap - (Tp - Tn)
         Bn = 2 * An + (Tp - Tn)
@@ -628,18 +666,18 @@ cdef inline double bound(int crit, double Ap, double An, double Tp, double Tn) n
         return Tp + Tn - 2 * sqrt(Wp * Wn)
     ap = clip((Tp - An) / 2, 0, Ap)
     an = clip((Tn - Ap) / 2, 0, An)
-    Bp = sqrt(ap + An) + sqrt(max0(Tp - ap)) - sqrt(Wn)
-    Bn = sqrt(Ap + an) + sqrt(max0(Tn - an)) - sqrt(Wp)
+    Bp = sqrt(ap + An) + sqrt(Wp + (Ap - ap)) - sqrt(Wn)
+    Bn = sqrt(Ap + an) + sqrt(Wn + (An - an)) - sqrt(Wp)
     return Bp if Bp > Bn else Bn
 
 
-cdef inline double max0(double x) nogil:
+cdef inline double max0(double x) noexcept nogil:
     return x if x > 0 else 0.0
 
 
 def py_bound(str criterion, double Ap, double An, double Tp, double Tn) -> float:
     """The pruning bound for a pattern with positive/negative weight Ap/An inside its documents."""
-    return bound(CRITERIA[criterion], Ap, An, Tp, Tn)
+    return bound(CRITERIA[criterion], Ap, An, max0(Tp - Ap), max0(Tn - An), Tp, Tn)
 
 
 def py_value(str criterion, double P, double N, double Wp, double Wn) -> float:

@@ -7,7 +7,7 @@ boosting weights are recomputed in log space every round.
 """
 import math
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
@@ -192,18 +192,20 @@ class TreeBoostClassifier:
         if not hasattr(self, "space_"):
             raise RuntimeError("Call fit (or start) before boost: the learner has no training trees.")
         for _ in range(n_rounds):
-            if all(h.stopped for h in self.heads_):
-                break
+            added = False
             for k, head in enumerate(self.heads_):
-                if not head.stopped:
-                    entry = self._round(k, head)
+                entry = None if head.stopped else self._round(k, head)
+                if entry is not None:
+                    added = True
                     self.trace_.append(entry)
                     if callback is not None:
                         callback(entry)
+            if not added:
+                break
             self.n_rounds_ += 1
         return self
 
-    def _round(self, k: int, head: _Head) -> Dict[str, Any]:
+    def _round(self, k: int, head: _Head) -> Optional[Dict[str, Any]]:
         t0 = time.process_time()
         space = self.space_
         w = boosting_weights(head.scores, head.y)
@@ -214,7 +216,10 @@ class TreeBoostClassifier:
         present = numpy.zeros(len(w), dtype=bool)
         present[docs] = True
         if bact:
-            a, b, z = self._bact_step(head, best)
+            step = self._bact_step(head, best)
+            if step is None:
+                return None
+            a, b, z = step
             h = numpy.where(present, a, b)
         else:
             z = best["z"]
@@ -238,7 +243,8 @@ class TreeBoostClassifier:
             "patterns_cached": space.n_patterns, "cpu_seconds": time.process_time() - t0,
         }
 
-    def _bact_step(self, head: _Head, best: Dict[str, Any]) -> tuple:
+    def _bact_step(self, head: _Head, best: Dict[str, Any]) -> Optional[Tuple[float, float, int]]:
+        """Confidences (a, b, z=1) of the BACT rule, or None when Arc-GV stops."""
         gamma = min(best["value"], GAMMA_CAP)
         alpha = 0.5 * math.log((1 + gamma) / (1 - gamma))
         if self.boosting == "arcgv" and head.alpha_sum > 0:
@@ -247,7 +253,7 @@ class TreeBoostClassifier:
             alpha -= 0.5 * math.log((1 + rho) / (1 - rho))
             if alpha <= 0:
                 head.stopped = f"Arc-GV converged: the best gain {gamma:.6f} does not exceed the minimum margin {rho:.6f}"
-                alpha = 0.0
+                return None
         head.alpha_sum += alpha
         sign = best["sign"]
         return alpha * sign, -alpha * sign, 1

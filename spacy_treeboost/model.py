@@ -105,15 +105,18 @@ class RuleSet:
         ids = self._compile()[1]
         return numpy.fromiter((ids.get(s, -1) for s in strings), dtype=numpy.int32)
 
+    def _forest_labels(self, forest: Forest) -> numpy.ndarray:
+        """The forest's node labels in this rule set's ids (-1 for labels no pattern uses)."""
+        ids = numpy.append(self.label_ids(forest.vocab.to_list()), -1).astype(numpy.int32)
+        return ids[numpy.where(forest.labels >= 0, forest.labels, len(ids) - 1)]
+
     def match_counts(self, forest: Forest) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
         """(doc, pattern, count) of every pattern occurring in every document."""
-        labels = self.label_ids(forest.vocab.to_list())[forest.labels]
-        return self._compile()[2].count(labels, forest.parents, forest.offsets)
+        return self._compile()[2].count(self._forest_labels(forest), forest.parents, forest.offsets)
 
     def margins(self, forest: Forest) -> numpy.ndarray:
         """The margin of every document for every head, shape (n_docs, n_heads)."""
-        labels = self.label_ids(forest.vocab.to_list())[forest.labels]
-        return self.margins_from_arrays(labels, forest.parents, forest.offsets)
+        return self.margins_from_arrays(self._forest_labels(forest), forest.parents, forest.offsets)
 
     def margins_from_arrays(self, labels: numpy.ndarray, parents: numpy.ndarray, offsets: numpy.ndarray) -> numpy.ndarray:
         """Margins for preorder arrays whose labels are already this rule set's ids."""
