@@ -1,4 +1,5 @@
 """Scorers for the cats-writing components, registered for `spacy train`."""
+from functools import partial
 from typing import Any, Callable, Dict, Iterable
 
 from spacy.scorer import Scorer
@@ -23,18 +24,18 @@ def make_textcat_scorer() -> Callable[..., Dict[str, Any]]:
     return score_treeboost_cats
 
 
+def score_prefixed_cats(examples: Iterable[Example], *, prefix: str, **kwargs: Any) -> Dict[str, Any]:
+    """Score `doc.cats` like `score_treeboost_cats`, with every key prefixed."""
+    return {prefix + key: value for key, value in score_treeboost_cats(examples, **kwargs).items()}
+
+
 def prefixed_cats_scorer(prefix: str) -> Callable[..., Dict[str, Any]]:
-    """Return a cats scorer whose keys start with `prefix` instead of `cats_`.
+    """Return a (picklable) cats scorer whose keys start with `prefix` instead of `cats_`.
 
     prefix (str): The key prefix, e.g. "nmtf_" gives `nmtf_cats_score`.
     RETURNS (Callable): The scorer.
     """
-
-    def score(examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
-        scores = score_treeboost_cats(examples, **kwargs)
-        return {prefix + key: value for key, value in scores.items()}
-
-    return score
+    return partial(score_prefixed_cats, prefix=prefix)
 
 
 @registry.scorers("spacy_treeboost.nmtf_scorer.v1")
