@@ -28,6 +28,8 @@ cdef class Matcher:
 
     codes (Sequence[Sequence[Tuple[int, int]]]): each pattern's code, a sequence of
         (depth, label id) pairs in preorder, with depth 0 first.
+    n_labels (int): the number of label ids; other ids never match.
+    match_roots (bool): let document root nodes match (patterns containing the root).
     """
     cdef vector[TrieNode] trie
     cdef unordered_map[int64_t, int32_t] edges
@@ -35,8 +37,10 @@ cdef class Matcher:
     cdef int64_t n_labels, max_depth
     cdef public int32_t n_patterns
     cdef object _codes
+    cdef bint match_roots
 
-    def __init__(self, codes, int n_labels):
+    def __init__(self, codes, int n_labels, bint match_roots=True):
+        self.match_roots = match_roots
         self._codes = [tuple((int(d), int(l)) for d, l in code) for code in codes]
         self.n_labels = max(n_labels, 1)
         self.n_patterns = len(self._codes)
@@ -73,7 +77,7 @@ cdef class Matcher:
             self.trie[node].pattern = p
 
     def __reduce__(self):
-        return (Matcher, (self._codes, self.n_labels))
+        return (Matcher, (self._codes, self.n_labels, self.match_roots))
 
     cdef int32_t _new_node(self, int32_t depth):
         cdef TrieNode tn
@@ -122,7 +126,7 @@ cdef class Matcher:
         cdef vector[int64_t]* buf
         for doc in range(n_docs):
             for v in range(off[doc], off[doc + 1]):
-                if lab[v] < 0 or lab[v] >= self.n_labels:
+                if lab[v] < 0 or lab[v] >= self.n_labels or (par[v] < 0 and not self.match_roots):
                     continue
                 rit = self.roots.find(lab[v])
                 if rit != self.roots.end():

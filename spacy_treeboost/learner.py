@@ -162,7 +162,8 @@ class TreeBoostClassifier:
                 heads = list(self.classes_)
                 targets = [[v == c for v in y] for c in self.classes_]
         self.heads_ = [_Head(str(h), numpy.where(numpy.asarray(t), 1, -1)) for h, t in zip(heads, targets)]
-        self.rules_ = RuleSet([h.name for h in self.heads_], algorithm=self.algorithm)
+        self.rules_ = RuleSet([h.name for h in self.heads_], algorithm=self.algorithm,
+                              include_root_patterns=self.include_root_patterns)
         self._vocab = X.vocab.to_list()
         self.space_ = SearchSpace(
             X.labels, X.parents, X.offsets, _label_rank(self._vocab),

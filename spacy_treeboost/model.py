@@ -36,16 +36,25 @@ def pattern_to_sexpr(code: Code) -> str:
     return "".join(parts)
 
 
+def _check_code(code: Code) -> None:
+    depths = [d for d, _ in code]
+    if not depths or depths[0] != 0 or any(not 1 <= d <= p + 1 for p, d in zip(depths, depths[1:])):
+        raise ModelFormatError(f"The rule file holds an invalid pattern code {code!r}.")
+
+
 class RuleSet:
     """Rule lists over shared subtree patterns, one list per head.
 
     heads (Sequence[str]): The names of the heads (classes scored one-vs-rest).
     algorithm (str): The learner that produced the rules, for the record.
+    include_root_patterns (bool): Whether patterns may contain the document root;
+        if not, root nodes never match, as in training.
     """
 
-    def __init__(self, heads: Sequence[str], *, algorithm: str = "frequency") -> None:
+    def __init__(self, heads: Sequence[str], *, algorithm: str = "frequency", include_root_patterns: bool = False) -> None:
         self.heads = list(heads)
         self.algorithm = algorithm
+        self.include_root_patterns = include_root_patterns
         self.patterns: List[Code] = []
         self._pattern_ids: Dict[Code, int] = {}
         self._rules: List[List[Tuple[int, int, float, float]]] = [[] for _ in self.heads]
@@ -72,7 +81,7 @@ class RuleSet:
 
     def truncate(self, n_rules: int) -> "RuleSet":
         """A copy that keeps the first `n_rules` rules of every head."""
-        out = RuleSet(self.heads, algorithm=self.algorithm)
+        out = RuleSet(self.heads, algorithm=self.algorithm, include_root_patterns=self.include_root_patterns)
         for h in range(len(self.heads)):
             for code, z, a, b in self.rules(h)[:n_rules]:
                 out.add(h, code, z, a, b)
@@ -89,7 +98,8 @@ class RuleSet:
 
             strings = sorted({l for code in self.patterns for _, l in code})
             ids = {s: i for i, s in enumerate(strings)}
-            matcher = Matcher([[(d, ids[l]) for d, l in code] for code in self.patterns], len(strings))
+            matcher = Matcher([[(d, ids[l]) for d, l in code] for code in self.patterns], len(strings),
+                              self.include_root_patterns)
             tables = []
             for rules in self._rules:
                 arr = numpy.array(rules, dtype=numpy.float64).reshape(-1, 4)
@@ -171,6 +181,7 @@ class RuleSet:
             "format": FORMAT_NAME,
             "version": FORMAT_VERSION,
             "algorithm": self.algorithm,
+            "include_root_patterns": self.include_root_patterns,
             "heads": self.heads,
             "patterns": [[[d for d, _ in code], [l for _, l in code]] for code in self.patterns],
             "rules": [[list(col) for col in zip(*rules)] if rules else [[], [], [], []] for rules in self._rules],
@@ -185,9 +196,16 @@ class RuleSet:
                 f"Rule file format version {data.get('version')!r} is not supported (this version reads "
                 f"{FORMAT_VERSION}); retrain the model or upgrade spacy-treeboost.")
         try:
-            out = cls(data["heads"], algorithm=data["algorithm"])
+            out = cls(data["heads"], algorithm=data["algorithm"],
+                      include_root_patterns=bool(data.get("include_root_patterns", False)))
             out.patterns = [tuple(zip(map(int, ds), map(str, ls))) for ds, ls in data["patterns"]]
             out._pattern_ids = {code: i for i, code in enumerate(out.patterns)}
+            for code in out.patterns:
+                _check_code(code)
+            if len(out._pattern_ids) != len(out.patterns):
+                raise ModelFormatError("The rule file lists a pattern twice.")
+            if len(data["rules"]) != len(out.heads):
+                raise ModelFormatError(f"The rule file has {len(data['rules'])} rule lists for {len(out.heads)} heads.")
             for h, (pids, zs, as_, bs) in enumerate(data["rules"]):
                 if any(not 0 <= p < len(out.patterns) for p in pids):
                     raise ModelFormatError("A rule refers to a pattern the file does not contain.")

@@ -266,10 +266,13 @@ def encode_label(label: str) -> str:
 
 
 def decode_label(text: str) -> str:
-    """Invert `encode_label`."""
+    """Invert `encode_label`. Raises BactFormatError for escapes that are not UTF-8."""
     if "%" not in text:
         return text
-    return re.sub(r"(?:%[0-9A-Fa-f]{2})+", lambda m: bytes.fromhex(m.group().replace("%", "")).decode("utf8"), text)
+    try:
+        return re.sub(r"(?:%[0-9A-Fa-f]{2})+", lambda m: bytes.fromhex(m.group().replace("%", "")).decode("utf8"), text)
+    except UnicodeDecodeError:
+        raise BactFormatError(f"the percent escapes in {text!r} are not UTF-8") from None
 
 
 def tree_to_sexpr(forest: Forest, i: int) -> str:
@@ -314,7 +317,10 @@ def parse_sexpr(text: str, where: str = "") -> Tuple[List[str], List[int], List[
         parents.append(stack[-1] if stack else -1)
         depths.append(len(stack))
         stack.append(len(labels))
-        labels.append(decode_label(label) if "%" in label else label)
+        try:
+            labels.append(decode_label(label) if "%" in label else label)
+        except BactFormatError as err:
+            raise BactFormatError(f"{where}{err}") from None
     if not labels:
         raise BactFormatError(f"{where}no tree; expected '(label(child)...)'")
     if stack:
@@ -349,7 +355,10 @@ def read_bact(source: PathOrLines, vocab: Optional[LabelVocab] = None, *, add_la
         head, sep, rest = line.partition(" ")
         if not sep or not rest.lstrip().startswith("("):
             raise BactFormatError(f"{where}expected 'LABEL (tree)', e.g. '+1 (ROOT(a(b)))', got {line[:60]!r}")
-        classes.append(decode_label(head))
+        try:
+            classes.append(decode_label(head))
+        except BactFormatError as err:
+            raise BactFormatError(f"{where}{err}") from None
         builder.add_labeled(*parse_sexpr(rest, where))
     return builder.build(), classes
 
@@ -358,6 +367,8 @@ def write_bact(target: Union[str, Path, IO[str]], forest: Forest, classes: Seque
     """Write examples in the BACT format read by `read_bact`."""
     if len(classes) != len(forest):
         raise ValueError(f"Got {len(classes)} class labels for {len(forest)} trees.")
+    if any(s == "" for s in forest.vocab.to_list()):
+        raise ValueError("The forest has an empty node label, which the BACT format cannot write; give it a name.")
     lines = (f"{encode_label(str(c))} {tree_to_sexpr(forest, i)}\n" for i, c in enumerate(classes))
     if isinstance(target, (str, Path)):
         with open(target, "w", encoding="utf8") as f:
