@@ -380,16 +380,8 @@ def select(cands):
     return min(tied(cands), key=lambda c: (c[1], c[2], c[3], c[4]))
 
 
-def exhaustive_best_rule(patterns, w, y, criterion, *, presence=False, vocab=None, tie_break=None) -> Dict[str, object]:
-    """The best rule by exhaustive search. tie_break(tied candidates, first under §3.6) may pick
-    another of the exactly tied candidates (a hook for tests); it must return one of them."""
-    cands = candidates(patterns, w, y, criterion, presence=presence, vocab=vocab)
-    chosen = select(cands)
-    if tie_break is not None:
-        ties = tied(cands)
-        chosen = tie_break(ties, chosen)
-        assert chosen in ties
-    value, size, _, z, _, code, sign = chosen
+def exhaustive_best_rule(patterns, w, y, criterion, *, presence=False, vocab=None) -> Dict[str, object]:
+    value, size, _, z, _, code, sign = select(candidates(patterns, w, y, criterion, presence=presence, vocab=vocab))
     return {"code": code, "z": z, "sign": sign, "value": value, "size": size}
 
 
@@ -438,15 +430,12 @@ def boosting_weights(scores, y):
 
 
 def reference_boost(docs, y, vocab, *, algorithm, criterion="iwakura", n_rounds, max_pattern_size,
-                    min_support=1, smoothing=None, boosting="adaboost", include_root=False,
-                    tie_break=None) -> Dict[str, object]:
+                    min_support=1, smoothing=None, boosting="adaboost", include_root=False) -> Dict[str, object]:
     """Boost one binary problem (y in {-1, +1}) for n_rounds rounds.
 
     RETURNS: {"rules": [(code as (depth, label string), z, a, b)], "rounds": [per-round dicts],
     "scores": final training scores, "stopped": bool}. A BACT rule <t, y> with step alpha is
-    stored as a = alpha*y (t present), b = -alpha*y (t absent), z = 1.
-    tie_break(round index, weights, tied candidates, first under §3.6) may pick another exactly
-    tied candidate (a hook for tests)."""
+    stored as a = alpha*y (t present), b = -alpha*y (t absent), z = 1."""
     m = len(y)
     patterns = all_subtrees(docs, max_pattern_size, include_root=include_root, min_support=min_support)
     eps = smoothing if smoothing is not None else 1.0 / m
@@ -457,8 +446,7 @@ def reference_boost(docs, y, vocab, *, algorithm, criterion="iwakura", n_rounds,
     crit = "bact" if algorithm == "bact" else criterion
     for _ in range(n_rounds):
         w = boosting_weights(scores, y)
-        best = exhaustive_best_rule(patterns, w, y, crit, presence=algorithm == "presence", vocab=vocab,
-                                    tie_break=None if tie_break is None else lambda t, c: tie_break(len(rounds), w, t, c))
+        best = exhaustive_best_rule(patterns, w, y, crit, presence=algorithm == "presence", vocab=vocab)
         counts = dense_counts(patterns[best["code"]], m)
         entry = {"code": best["code"], "value": best["value"], "weights": w}
         if algorithm == "bact":
@@ -499,13 +487,15 @@ def reference_boost(docs, y, vocab, *, algorithm, criterion="iwakura", n_rounds,
     return {"rules": rules, "rounds": rounds, "scores": numpy.array(scores), "stopped": stopped}
 
 
-def reference_margins(rules, docs, vocab) -> numpy.ndarray:
-    """Sum of the stumps of `rules` ((code strings, z, a, b)) on each document, by direct counting."""
+def reference_margins(rules, docs, vocab, *, allow_root=True) -> numpy.ndarray:
+    """Sum of the stumps of `rules` ((code strings, z, a, b)) on each document, by direct counting;
+    allow_root=False counts only embeddings that avoid the document root, as in training without
+    root patterns."""
     out = numpy.zeros(len(docs))
     for i, (labels, parents) in enumerate(docs):
         strings = [vocab[lab] if lab >= 0 else None for lab in labels]
         for code, z, a, b in rules:
-            c = count_embeddings(code, strings, parents)
+            c = count_embeddings(code, strings, parents, allow_root=allow_root)
             out[i] += b if c == 0 else (a if c >= z else -a)
     return out
 

@@ -124,35 +124,16 @@ def test_counts_are_embeddings_not_documents():
 # The weak learner
 
 
-# Known engine bug, pinned by test_exact_tie_with_an_empty_block_follows_the_tie_order (xfail): the
-# engine forms W-not = T - A (and the L parts of P and N) by subtraction, and sqrt turns a rounding
-# residue of 1e-17 into 1e-8, far above the 1e-12 tie tolerance. Values of rules with an exactly
-# empty block are then off by up to ~1e-8, and an exact tie can be resolved against the tie order.
-# While that stands, such values are compared within 1e-7, and a different choice is accepted only
-# if it ties the reference's rule exactly and one of the two has an empty block.
-# Set to False once the engine is fixed.
-ALLOW_SUBTRACTION_RESIDUE = False
-
-
-def has_empty_block(s):
-    return min(s["P"], s["N"], s["Wp"], s["Wn"]) == 0.0
-
-
 def check_best(sp, f, w, y, criterion, presence, k, include_root, minsup):
     got = sp.best_rule(numpy.array(w), numpy.array(y, dtype=numpy.int8), criterion, presence=presence)
     patterns = all_subtrees(forest_docs(f), k, include_root=include_root, min_support=minsup)
     ref = exhaustive_best_rule(patterns, w, y, criterion, presence=presence, vocab=f.vocab.to_list())
     code = sp.pattern_code(got["node"])
     s = weight_sums(dense_counts(patterns[code], len(w)), w, y, got["z"])
-    s_ref = weight_sums(dense_counts(patterns[ref["code"]], len(w)), w, y, ref["z"])
-    residue = ALLOW_SUBTRACTION_RESIDUE and criterion != "bact" and (has_empty_block(s) or has_empty_block(s_ref))
-    if (code, got["z"], got["sign"]) != (ref["code"], ref["z"], ref["sign"]):
-        assert residue, f"engine chose {code} z={got['z']}, exhaustive search {ref['code']} z={ref['z']}"
-        exact = criterion_value(criterion, s)
-        assert exact >= ref["value"] - 1e-12 * max(1.0, ref["value"]), "the engine's choice is not a tie"
-    assert got["value"] == pytest.approx(ref["value"], abs=1e-7 if residue else 1e-9)
+    assert (code, got["z"], got["sign"]) == (ref["code"], ref["z"], ref["sign"])
+    assert got["value"] == pytest.approx(ref["value"], abs=1e-9)
     if criterion != "bact":
-        assert got["value"] == pytest.approx(criterion_value(criterion, s), abs=1e-7 if residue else 1e-9)
+        assert got["value"] == pytest.approx(criterion_value(criterion, s), abs=1e-9)
         assert (got["P"], got["N"]) == pytest.approx((s["P"], s["N"]), abs=1e-12)
     else:
         assert got["value"] == pytest.approx(bact_gain(dense_counts(patterns[code], len(w)), w, y, got["sign"]), abs=1e-9)
@@ -161,12 +142,10 @@ def check_best(sp, f, w, y, criterion, presence, k, include_root, minsup):
     return got
 
 
-@pytest.mark.xfail(strict=True, reason="W-not (and the L parts of P, N) are computed by subtraction; sqrt turns "
-                   "the rounding residue into a 1e-8 error, above the tie tolerance, so an exact tie is resolved "
-                   "against the tie order (b chosen over a)")
 def test_exact_tie_with_an_empty_block_follows_the_tie_order():
     """'a' and 'b' occur in exactly the three negative documents: the rules tie exactly, and 'a' comes
-    first. The engine sums a's weights in another order than T-, so T- - A- is a residue, not 0."""
+    first. Summing a's weights in another order than T- must not leave T- - A- as a rounding residue,
+    which sqrt would turn into an error of 1e-8, far above the tie tolerance (a regression test)."""
     f = Forest.from_sentences([[["a"], ["b"]], [["a"], ["a"], ["b"]], [["a"], ["a"], ["a"], ["b"]], [["c"]]])
     w = numpy.array([0.3917795988280543, 0.25415021798300774, 0.1507309458986165, 0.2033392372903214])
     w /= w.sum()
@@ -335,18 +314,23 @@ def test_weights_of_the_wrong_length():
         sp.best_rule(numpy.ones(2) / 2, numpy.array([1, -1], dtype=numpy.int8))
 
 
-@pytest.mark.xfail(strict=True, reason="best_rule accepts NaN weights silently and returns a rule with value NaN")
 def test_nan_weights_are_rejected():
     sp = space(small_forest())
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="weights"):
         sp.best_rule(numpy.array([numpy.nan, 0.5, 0.5]), numpy.array([1, -1, 1], dtype=numpy.int8))
 
 
-@pytest.mark.xfail(strict=True, reason="best_rule accepts negative weights silently; its bounds assume w >= 0")
-def test_negative_weights_are_rejected():
+def test_negative_or_zero_weights_and_bad_labels_are_rejected():
     sp = space(small_forest())
-    with pytest.raises(ValueError):
-        sp.best_rule(numpy.array([-0.5, 0.75, 0.75]), numpy.array([1, -1, 1], dtype=numpy.int8))
+    y = numpy.array([1, -1, 1], dtype=numpy.int8)
+    with pytest.raises(ValueError, match="weights"):
+        sp.best_rule(numpy.array([-0.5, 0.75, 0.75]), y)
+    with pytest.raises(ValueError, match="weights"):
+        sp.best_rule(numpy.zeros(3), y)
+    with pytest.raises(ValueError, match="weights"):
+        sp.best_rule(numpy.array([numpy.inf, 0.5, 0.5]), y)
+    with pytest.raises(ValueError, match="labels"):
+        sp.best_rule(numpy.ones(3) / 3, numpy.array([1, 0, 1], dtype=numpy.int8))
 
 
 def test_unknown_criterion():

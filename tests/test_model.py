@@ -24,12 +24,6 @@ from spacy_treeboost.trees import ROOT_LABEL, Forest, read_bact, write_bact
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
-# Known bug, pinned by test_labeled_document_root_is_matched_as_in_training (xfail): with
-# include_root_patterns=False the miner never matches a pattern at a document's root node, whatever its
-# label, while RuleSet.margins matches every node; on documents whose root is a real labeled node the
-# model's margins then differ from the training scores. Set to False once fixed.
-ALLOW_LABELED_ROOT_MISMATCH = True
-
 LEARNERS = [("bact", "iwakura", "adaboost"), ("bact", "iwakura", "arcgv"), ("frequency", "iwakura", "adaboost"),
             ("frequency", "z", "adaboost"), ("presence", "iwakura", "adaboost"), ("presence", "z", "adaboost")]
 
@@ -61,18 +55,18 @@ def test_margins_equal_training_scores_reference_and_survive_round_trips(data, l
     # the compact model reproduces the boosting scores on the training documents
     F = rules.margins(f)
     assert F.shape == (len(f), 1)
-    labeled_root = any(f.labels[int(o)] != 0 for o in f.offsets[:-1])
-    if not (ALLOW_LABELED_ROOT_MISMATCH and labeled_root and not include_root):
-        assert numpy.allclose(F[:, 0], clf.heads_[0].scores, atol=1e-9, rtol=0)
+    assert numpy.allclose(F[:, 0], clf.heads_[0].scores, atol=1e-9, rtol=0)
     assert numpy.array_equal(clf.decision_function(f), F[:, 0])
     # on unseen documents (own vocabulary, labels partly unknown to the model) margins equal direct counting
     g = Forest.from_trees(unseen)
-    ref = reference_margins(rules.rules(0), forest_docs(g), g.vocab.to_list())
+    assert rules.include_root_patterns == include_root
+    ref = reference_margins(rules.rules(0), forest_docs(g), g.vocab.to_list(), allow_root=include_root)
     assert numpy.allclose(rules.margins(g)[:, 0], ref, atol=1e-9, rtol=0)
     # round trips give identical margins
     again = RuleSet.from_bytes(rules.to_bytes())
     assert numpy.array_equal(again.margins(f), F) and numpy.array_equal(again.margins(g), rules.margins(g))
     assert again.rules(0) == rules.rules(0) and again.heads == rules.heads and again.algorithm == rules.algorithm
+    assert again.include_root_patterns == rules.include_root_patterns
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "rules.msgpack")
         rules.to_disk(path)
@@ -81,10 +75,10 @@ def test_margins_equal_training_scores_reference_and_survive_round_trips(data, l
 
 
 @SETTINGS
-@given(st.integers(0, 2**32 - 1), st.integers(0, 2**32 - 1))
-def test_match_counts_equal_brute_force(seed, seed2):
+@given(st.integers(0, 2**32 - 1), st.integers(0, 2**32 - 1), st.booleans())
+def test_match_counts_equal_brute_force(seed, seed2, include_root):
     trees, _ = random_trees(seed)
-    f, clf = fitted(trees, classes_for(seed, len(trees)), LEARNERS[2], n_rounds=6)
+    f, clf = fitted(trees, classes_for(seed, len(trees)), LEARNERS[2], n_rounds=6, include_root=include_root)
     if clf is None:
         return
     g = Forest.from_trees(random_trees(seed2)[0])
@@ -94,7 +88,7 @@ def test_match_counts_equal_brute_force(seed, seed2):
     for i, (labels, parents) in enumerate(forest_docs(g)):
         strings = [g.vocab[x] for x in labels]
         for p, code in enumerate(clf.rules_.patterns):
-            c = count_embeddings(code, strings, parents)
+            c = count_embeddings(code, strings, parents, allow_root=clf.rules_.include_root_patterns)
             if c:
                 expected[(i, p)] = c
     assert got == expected
@@ -109,7 +103,7 @@ def test_truncate(seed):
     for n in (0, 1, 3, 6, 10):
         cut = rules.truncate(n)
         assert cut.rules(0) == rules.rules(0)[:n]
-        ref = reference_margins(rules.rules(0)[:n], forest_docs(g), g.vocab.to_list())
+        ref = reference_margins(rules.rules(0)[:n], forest_docs(g), g.vocab.to_list(), allow_root=False)
         assert numpy.allclose(cut.margins(g)[:, 0], ref, atol=1e-9, rtol=0)
     assert numpy.array_equal(rules.truncate(0).margins(g), numpy.zeros((len(g), 1)))
 
@@ -162,17 +156,17 @@ def test_rules_with_brackets_and_spaces_round_trip():
     assert buf.getvalue().splitlines() == lines
 
 
-@pytest.mark.xfail(strict=True, reason="with include_root_patterns=False the miner skips every document root node, "
-                   "even a labeled one, but RuleSet.margins matches it: margins differ from the training scores")
 def test_labeled_document_root_is_matched_as_in_training():
+    """Without root patterns, training never matches a pattern at a document root, even a labeled
+    one; the rule set must do the same (a regression test)."""
     f = Forest.from_trees([("c", ()), ("ROOT", (("c", ()),)), ("ROOT", (("d", ()),))])
     clf = TreeBoostClassifier("frequency", n_rounds=1, max_pattern_size=1).fit(f, ["-1", "+1", "-1"])
     assert numpy.allclose(clf.decision_function(f), clf.heads_[0].scores, atol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason="margins/match_counts index the label map with forest.labels, so an unknown "
-                   "label (-1, from read_bact with add_labels=False) is taken as the vocabulary's last label")
 def test_unknown_labels_in_a_shared_vocabulary_do_not_match():
+    """Unknown labels (-1, from read_bact with add_labels=False) must not be taken as the vocabulary's
+    last label (a regression test)."""
     train = Forest.from_sentences([[["a", "b"]], [["c"]]])
     rs = RuleSet(["pos"])
     rs.add(0, ((0, "c"),), 1, 1.0, -1.0)
@@ -228,26 +222,20 @@ def test_corrupt_model_data(change, match):
         RuleSet.from_bytes(corrupt(change))
 
 
-@pytest.mark.xfail(strict=True, reason="more rule lists than heads raises IndexError, not ModelFormatError")
 def test_more_rule_lists_than_heads():
-    with pytest.raises(ModelFormatError):
+    with pytest.raises(ModelFormatError, match="heads"):
         RuleSet.from_bytes(corrupt(lambda d: d["rules"].append([[0], [1], [0.5], [0.5]])))
 
 
-@pytest.mark.xfail(strict=True, reason="from_bytes does not validate pattern codes: a file with an invalid or "
-                   "repeated pattern loads, and margins later raises ValueError from the matcher")
 @pytest.mark.parametrize("patterns", [
-    [[[0, 2], ["a", "b"]], [[0], ["b"]]],       # depth jumps by two
+    [[[0, 2], ["a", "b"]], [[0], ["b"]]],          # depth jumps by two
+    [[[1], ["a"]], [[0], ["b"]]],                  # does not start at depth 0
+    [[[], []], [[0], ["b"]]],                      # empty
     [[[0, 1], ["a", "b"]], [[0, 1], ["a", "b"]]],  # the same pattern twice
 ])
 def test_invalid_patterns_in_a_model_file(patterns):
-    data = corrupt(lambda d: d.update(patterns=patterns))
-    f = Forest.from_sentences([[["a", "b"]]])
-    try:
-        rs = RuleSet.from_bytes(data)
-    except ModelFormatError:
-        return
-    rs.margins(f)
+    with pytest.raises(ModelFormatError, match="pattern"):
+        RuleSet.from_bytes(corrupt(lambda d: d.update(patterns=patterns)))
 
 
 def test_from_disk_names_the_path(tmp_path):

@@ -192,10 +192,9 @@ def test_malformed_file_names_the_path(tmp_path):
         read_bact(path)
 
 
-@pytest.mark.xfail(strict=True, reason="an invalid percent escape (bytes that are not UTF-8) raises a bare "
-                   "UnicodeDecodeError without the line number instead of BactFormatError")
-@pytest.mark.parametrize("line", ["-1 (ROOT(a%FF))", "%FF (ROOT(a))"])
+@pytest.mark.parametrize("line", ["-1 (ROOT(a%FF))", "%FF (ROOT(a))", "-1 (ROOT(%C3))"])
 def test_invalid_percent_escape_is_a_format_error(line):
+    """Escapes that are not UTF-8 are format errors with the line number (a regression test)."""
     with pytest.raises(BactFormatError, match=r"line 2\b"):
         read_bact(["+1 (ROOT(a))", line])
 
