@@ -111,6 +111,10 @@ def run_child(argv: Sequence[str], log_stem: Path, timeout: int) -> Dict[str, An
         signal.alarm(max(1, int(timeout)))
         try:
             _, status, ru = os.wait4(proc.pid, 0)
+        except BaseException:  # interrupted (Ctrl-C, SIGTERM): do not leave the child running
+            proc.kill()
+            os.wait4(proc.pid, 0)
+            raise
         finally:
             signal.alarm(0)
             signal.signal(signal.SIGALRM, previous)
@@ -207,6 +211,14 @@ def kernel_files() -> Dict[str, Dict[str, Any]]:
             "stale": so is None or pyx.stat().st_mtime > so.stat().st_mtime,
         }
     return out
+
+
+def build_fingerprint() -> str:
+    """A short hash of the compiled kernels now on disk (changes when someone rebuilds them)."""
+    h = hashlib.sha256()
+    for name, k in sorted(kernel_files().items()):
+        h.update(f"{name}:{k['so_sha256']};".encode())
+    return h.hexdigest()[:12]
 
 
 def source_facts() -> Dict[str, Any]:
@@ -333,7 +345,8 @@ def bench_treeboost(args, w: Dict[str, Any], c: Dict[str, Any], out_dir: Path) -
                   "--criterion", c["criterion"], "--max-pattern-size", str(c["size"]),
                   "--min-support", str(args.min_support), "--rounds", str(args.rounds)]
     result: Dict[str, Any] = {**c, "rounds_requested": args.rounds, "min_support": args.min_support,
-                              "learn_command": shlex.join(["python"] + learn_argv[1:])}
+                              "learn_command": shlex.join(["python"] + learn_argv[1:]),
+                              "build_start": build_fingerprint()}
     learn, model_hashes, summaries = [], [], []
     for r in range(args.repeats):
         run = run_child(learn_argv, logs / f"learn{r}", args.timeout)
@@ -412,6 +425,7 @@ def bench_treeboost(args, w: Dict[str, Any], c: Dict[str, Any], out_dir: Path) -
     result["decision_function_seconds"] = median(cold)
     result["decision_function_seconds_all"] = cold
     result["decision_function_warm_seconds"] = median(warm)
+    result["build_end"] = build_fingerprint()
     log(f"  {name}: accuracy {result['accuracy']}, nodes/round {result.get('nodes_visited_mean')}, "
         f"decision_function {result['decision_function_seconds']} s")
     return result
@@ -533,6 +547,15 @@ def render(results: Dict[str, Any]) -> str:
     if src.get("kernels_changed_during_run"):
         lines.append("- **Warning**: the compiled kernels changed while the benchmark ran (another build); "
                      "figures before and after the change may describe different code.")
+    builds: Dict[str, List[str]] = {}
+    for r in results["treeboost"]:
+        for b in {r.get("build_start"), r.get("build_end")} - {None}:
+            builds.setdefault(b, []).append(config_name(r))
+    if len(builds) > 1:
+        lines.append("- Compiled-kernel builds seen per configuration: " + "; ".join(
+            f"`{b}`: {', '.join(names)}" for b, names in builds.items()) + ".")
+    elif builds:
+        lines.append(f"- All configurations ran on one build of the compiled kernels (`{next(iter(builds))}`).")
     if any(k["stale"] for k in src["start"]["kernels"].values()):
         lines.append("- **Warning**: a .pyx was newer than its compiled .so when the run started.")
     lines += [
@@ -711,6 +734,11 @@ def write_outputs(args: argparse.Namespace, results: Dict[str, Any]) -> str:
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
     args = parse_args(argv)
+
+    def on_term(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_term)
     if args.render_only:
         results = json.loads(args.json.read_text(encoding="utf-8"))
         md = render(results)
