@@ -3,6 +3,7 @@ import math
 
 import numpy
 import pytest
+import srsly
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -17,7 +18,7 @@ from reference import (
 from spacy_treeboost.learner import TreeBoostClassifier, boosting_weights
 from spacy_treeboost.trees import Forest
 
-SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 LEARNERS = [
     ("bact", "iwakura", "adaboost"),
@@ -108,6 +109,20 @@ def test_resuming_equals_one_run():
         assert numpy.array_equal(one.heads_[0].scores, two.heads_[0].scores)
 
 
+def test_classifier_dict_round_trip():
+    from spacy_treeboost.learner import classifier_from_dict, classifier_to_dict
+
+    trees, _ = random_trees(21, min_docs=6)
+    f = Forest.from_trees(trees)
+    y = ["b (x)", "a", "c"] * 2 + ["a"] * (len(f) - 6)
+    for algorithm in ("bact", "frequency"):
+        clf = TreeBoostClassifier(algorithm, n_rounds=3, max_pattern_size=2).fit(f, y)
+        again = classifier_from_dict(srsly.msgpack_loads(srsly.msgpack_dumps(classifier_to_dict(clf))))
+        g = Forest.from_trees(random_trees(22)[0])
+        assert numpy.array_equal(again.decision_function(g), clf.decision_function(g))
+        assert again.predict(g) == clf.predict(g) and again.classes_ == clf.classes_
+
+
 def test_boosting_weights():
     scores = numpy.array([800.0, -800.0, 0.0, 3.0])
     y = numpy.array([1, 1, -1, -1])
@@ -138,6 +153,7 @@ def test_one_vs_rest_heads_equal_binary_reference_runs():
         assert numpy.allclose(clf.heads_[k].scores, ref["scores"], atol=1e-9, rtol=0)
     F = clf.decision_function(f)
     assert F.shape == (len(f), 3)
+    assert numpy.allclose(F, numpy.stack([h.scores for h in clf.heads_], axis=1), atol=1e-9, rtol=0)
     assert clf.predict(f) == [clf.classes_[j] for j in F.argmax(axis=1)]
     P = clf.predict_proba(f)
     assert numpy.allclose(P.sum(axis=1), 1) and (P.argmax(axis=1) == F.argmax(axis=1)).all()

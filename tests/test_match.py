@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from reference import count_embeddings, is_valid_code, random_tree_arrays
 from spacy_treeboost._match import Matcher
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
 @st.composite
@@ -52,11 +52,11 @@ def matcher_table(matcher, docs):
     return {(d, p): c for d, p, c in zip(doc.tolist(), pat.tolist(), cnt.tolist())}
 
 
-def brute_table(patterns, docs):
+def brute_table(patterns, docs, allow_root=True):
     out = {}
     for i, (labels, parents) in enumerate(docs):
         for p, code in enumerate(patterns):
-            c = count_embeddings(code, labels, parents)
+            c = count_embeddings(code, labels, parents, allow_root=allow_root)
             if c:
                 out[(i, p)] = c
     return out
@@ -64,15 +64,16 @@ def brute_table(patterns, docs):
 
 @SETTINGS
 @given(st.integers(1, 4).flatmap(lambda n: st.tuples(
-    st.just(n), st.lists(codes(n), min_size=1, max_size=12, unique=True), documents(n))))
-def test_counts_equal_brute_force(args):
+    st.just(n), st.lists(codes(n), min_size=1, max_size=12, unique=True), documents(n))), st.booleans())
+def test_counts_equal_brute_force(args, match_roots):
     """Random pattern sets (whose prefixes are mostly not patterns themselves) on random documents
-    with unknown labels: trie pruning never loses a pattern and every count is exact."""
+    with unknown labels: trie pruning never loses a pattern and every count is exact; with
+    match_roots=False no embedding may use a document root."""
     n_labels, patterns, docs = args
     assert all(is_valid_code(c) for c in patterns)
-    m = Matcher(patterns, n_labels)
+    m = Matcher(patterns, n_labels, match_roots)
     assert m.n_patterns == len(patterns)
-    assert matcher_table(m, docs) == brute_table(patterns, docs)
+    assert matcher_table(m, docs) == brute_table(patterns, docs, allow_root=match_roots)
 
 
 @SETTINGS
@@ -129,8 +130,11 @@ def test_invalid_pattern_sets(bad):
 def test_pickle():
     m = Matcher([((0, 0), (1, 1)), ((0, 1),)], 2)
     m2 = pickle.loads(pickle.dumps(m))
-    docs = [([0, 1, 1], [-1, 0, 0])]
-    assert matcher_table(m2, docs) == matcher_table(m, docs) == {(0, 0): 2, (0, 1): 2}
+    docs = [([0, 1, 1], [-1, 0, 0]), ([1, 1], [-1, 0])]
+    assert matcher_table(m2, docs) == matcher_table(m, docs) == {(0, 0): 2, (0, 1): 2, (1, 1): 2}
+    m = Matcher([((0, 0), (1, 1)), ((0, 1),)], 2, False)
+    m2 = pickle.loads(pickle.dumps(m))
+    assert matcher_table(m2, docs) == matcher_table(m, docs) == {(0, 1): 2, (1, 1): 1}
 
 
 def test_empty_documents_and_no_patterns():

@@ -22,7 +22,7 @@ from spacy_treeboost.learner import TreeBoostClassifier
 from spacy_treeboost.model import ModelFormatError, RuleSet, pattern_to_sexpr
 from spacy_treeboost.trees import ROOT_LABEL, Forest, read_bact, write_bact
 
-SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 LEARNERS = [("bact", "iwakura", "adaboost"), ("bact", "iwakura", "arcgv"), ("frequency", "iwakura", "adaboost"),
             ("frequency", "z", "adaboost"), ("presence", "iwakura", "adaboost"), ("presence", "z", "adaboost")]
