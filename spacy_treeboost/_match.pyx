@@ -12,7 +12,7 @@ from libcpp.unordered_map cimport unordered_map
 from libcpp.algorithm cimport sort as std_sort
 from cython.operator cimport dereference as deref
 
-from spacy_treeboost._occurrences cimport COUNT_CAP, sat_add, pack, occ_node, occ_mult, merge_occurrences
+from spacy_treeboost._occurrences cimport COUNT_CAP, MERGE_AT, sat_add, pack, occ_node, occ_mult, merge_occurrences
 
 import numpy
 
@@ -162,6 +162,8 @@ cdef class Matcher:
                                     if bufs[child].empty():
                                         stack.push_back(child)
                                     bufs[child].push_back(pack(<int64_t>c, m))
+                                    if bufs[child].size() >= MERGE_AT and (bufs[child].size() & (bufs[child].size() - 1)) == 0:
+                                        merge_occurrences(bufs[child])
                             c = next_sib[c]
                         d -= 1
                         if d < 1:

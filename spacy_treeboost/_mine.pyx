@@ -17,7 +17,7 @@ from libcpp.algorithm cimport sort as std_sort, make_heap, pop_heap
 from libcpp.pair cimport pair
 from cython.operator cimport dereference as deref
 
-from spacy_treeboost._occurrences cimport COUNT_CAP, sat_add, pack, occ_node, occ_mult, merge_occurrences
+from spacy_treeboost._occurrences cimport COUNT_CAP, MERGE_AT, sat_add, pack, occ_node, occ_mult, merge_occurrences
 
 import numpy
 
@@ -255,6 +255,7 @@ cdef class SearchSpace:
         cdef unordered_map[int64_t, int32_t].iterator it
         cdef vector[vector[int64_t]] bufs
         cdef vector[int64_t] keys
+        cdef vector[int64_t]* buf
         cdef vector[int64_t]* occ = &self.occ[p.occ_slot]
         cdef int64_t n_labels = self.label_rank.size()
         for k in range(occ.size()):
@@ -275,7 +276,10 @@ cdef class SearchSpace:
                             bufs.push_back(vector[int64_t]())
                             bufs.back().push_back(pack(<int64_t>c, m))
                         else:
-                            bufs[deref(it).second].push_back(pack(<int64_t>c, m))
+                            buf = &bufs[deref(it).second]
+                            buf.push_back(pack(<int64_t>c, m))
+                            if buf.size() >= MERGE_AT and (buf.size() & (buf.size() - 1)) == 0:
+                                merge_occurrences(buf[0])
                     c = self.next_sib[c]
                 d -= 1
                 if d < 1:
@@ -292,7 +296,6 @@ cdef class SearchSpace:
         cdef bint keep_occ = p.size + 1 < self.max_pattern_size
         cdef PNode child
         cdef int32_t first = self.n_nodes, n_kids = 0
-        cdef vector[int64_t]* buf
         cdef int32_t support
         for j in range(order.size()):
             s = order[j].second

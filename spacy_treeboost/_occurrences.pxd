@@ -10,6 +10,9 @@ from libcpp.algorithm cimport sort as std_sort
 
 cdef enum:
     COUNT_CAP = 2147483647
+    # occurrence buffers are merged in place whenever their length reaches a power of two
+    # at least this large, so many same-label siblings cannot exhaust memory
+    MERGE_AT = 1 << 20
 
 
 cdef inline int32_t sat_add(int32_t a, int32_t b) noexcept nogil:

@@ -19,7 +19,8 @@ CRITERIA = ("iwakura", "z")
 BOOSTINGS = ("adaboost", "arcgv")
 MAX_PATTERN_SIZE_LIMIT = 64
 GAMMA_CAP = 1 - 1e-9
-BINARY_POSITIVE = ("+1", "1", 1, True)
+NO_GAIN = 1e-12
+BINARY_POSITIVE = ("+1", "1")
 
 
 def _label_rank(strings: Sequence[str]) -> numpy.ndarray:
@@ -183,8 +184,8 @@ class TreeBoostClassifier:
             if self.positive_class not in classes:
                 raise ValueError(f"positive_class={self.positive_class!r} is not one of the classes {classes}")
             return self.positive_class
-        for c in BINARY_POSITIVE:
-            if c in classes:
+        for c in classes:
+            if c is True or (not isinstance(c, bool) and str(c) in BINARY_POSITIVE):
                 return c
         return classes[1]
 
@@ -212,6 +213,9 @@ class TreeBoostClassifier:
         w = boosting_weights(head.scores, head.y)
         bact = self.algorithm == "bact"
         best = space.best_rule(w, head.y, "bact" if bact else self.criterion, presence=self.algorithm == "presence")
+        if best["value"] <= NO_GAIN:
+            head.stopped = "no subtree separates the classes any further (the best gain is 0)"
+            return None
         node = best["node"]
         docs, counts = space.pattern_docs(node)
         present = numpy.zeros(len(w), dtype=bool)
@@ -246,7 +250,7 @@ class TreeBoostClassifier:
 
     def _bact_step(self, head: _Head, best: Dict[str, Any]) -> Optional[Tuple[float, float, int]]:
         """Confidences (a, b, z=1) of the BACT rule, or None when Arc-GV stops."""
-        gamma = min(best["value"], GAMMA_CAP)
+        gamma = best["value"] if best["value"] < 1 - 1e-12 else GAMMA_CAP
         alpha = 0.5 * math.log((1 + gamma) / (1 - gamma))
         if self.boosting == "arcgv" and head.alpha_sum > 0:
             rho = max(0.0, float((head.y * head.scores).min()) / head.alpha_sum)

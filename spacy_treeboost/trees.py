@@ -9,7 +9,8 @@ BACT / FREQT format: one example per line, a class label, a space and a strict
 S-expression in which every node is bracketed, e.g. `+1 (ROOT(a(b))(c))`.
 Node labels and class labels are percent-encoded: `%`, `(`, `)` and white
 space are written as `%25`, `%28`, `%29`, `%20` (any `%XX` byte of UTF-8 is
-accepted when reading), so any string survives a round trip.
+accepted when reading), and the empty label as a lone `%`, so any string
+survives a round trip.
 """
 import re
 from pathlib import Path
@@ -261,7 +262,9 @@ def preorder_depths(parents: numpy.ndarray) -> numpy.ndarray:
 
 
 def encode_label(label: str) -> str:
-    """Percent-encode `%`, brackets and white space for the BACT format."""
+    """Percent-encode `%`, brackets and white space for the BACT format; the empty label is `%`."""
+    if not label:
+        return "%"
     return _ESCAPE_RE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode("utf8")), label)
 
 
@@ -269,6 +272,8 @@ def decode_label(text: str) -> str:
     """Invert `encode_label`. Raises BactFormatError for escapes that are not UTF-8."""
     if "%" not in text:
         return text
+    if text == "%":
+        return ""
     try:
         return re.sub(r"(?:%[0-9A-Fa-f]{2})+", lambda m: bytes.fromhex(m.group().replace("%", "")).decode("utf8"), text)
     except UnicodeDecodeError:
@@ -367,8 +372,6 @@ def write_bact(target: Union[str, Path, IO[str]], forest: Forest, classes: Seque
     """Write examples in the BACT format read by `read_bact`."""
     if len(classes) != len(forest):
         raise ValueError(f"Got {len(classes)} class labels for {len(forest)} trees.")
-    if any(s == "" for s in forest.vocab.to_list()):
-        raise ValueError("The forest has an empty node label, which the BACT format cannot write; give it a name.")
     lines = (f"{encode_label(str(c))} {tree_to_sexpr(forest, i)}\n" for i, c in enumerate(classes))
     if isinstance(target, (str, Path)):
         with open(target, "w", encoding="utf8") as f:

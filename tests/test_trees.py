@@ -199,8 +199,6 @@ def test_invalid_percent_escape_is_a_format_error(line):
         read_bact(["+1 (ROOT(a))", line])
 
 
-@pytest.mark.xfail(strict=True, reason="an empty node label is accepted by Forest.from_trees and written as "
-                   "'()', which read_bact rejects: not every label string survives the round trip")
 def test_empty_label_round_trip():
     f = Forest.from_trees([("ROOT", (("", ()), ("a", ())))])
     buf = io.StringIO()
