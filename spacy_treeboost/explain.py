@@ -51,17 +51,31 @@ def embeddings(code: Sequence, labels: Sequence[str], parents: numpy.ndarray) ->
     return partial
 
 
+def by_subtree(explanation: List[Dict[str, Any]], label: str) -> List[Dict[str, Any]]:
+    """Fired rules of one label grouped by subtree: total contribution and number of rules."""
+    groups: Dict[str, Dict[str, Any]] = {}
+    for e in explanation:
+        if e["label"] != label:
+            continue
+        g = groups.setdefault(e["pattern"], {"pattern": e["pattern"], "code": e["code"], "count": e["count"],
+                                             "rules": 0, "contribution": 0.0})
+        g["rules"] += 1
+        g["contribution"] += e["contribution"]
+    return sorted(groups.values(), key=lambda g: -abs(g["contribution"]))
+
+
 def render_html(doc, explanation: List[Dict[str, Any]], node_tokens: numpy.ndarray,
-                node_labels: Sequence[str], parents: numpy.ndarray, label: str) -> str:
+                node_labels: Sequence[str], parents: numpy.ndarray, label: str, *, max_rows: int = 12) -> str:
     """An HTML fragment that marks, in the text, the tokens of the subtrees of `label`'s fired rules.
 
-    Each marked token carries the rules that cover it; positive contributions are
-    green, negative red, and a table lists the rules.
+    Rules are grouped by subtree. Each marked token carries the subtrees that
+    cover it (`data-subtrees`); a net positive contribution is green, negative
+    red. A table lists the `max_rows` most influential subtrees.
     """
+    rows = by_subtree(explanation, label)[:max_rows]
     covering: Dict[int, Set[int]] = {}
-    rows = [e for e in explanation if e["label"] == label]
-    for i, e in enumerate(rows):
-        for emb in embeddings(e["code"], node_labels, parents):
+    for i, g in enumerate(rows):
+        for emb in embeddings(g["code"], node_labels, parents):
             for node in emb:
                 tok = int(node_tokens[node])
                 if tok >= 0:
@@ -76,15 +90,16 @@ def render_html(doc, explanation: List[Dict[str, Any]], node_tokens: numpy.ndarr
             color = "#c8f0c8" if total >= 0 else "#f6c6c6"
             title = "; ".join(f"{rows[i]['pattern']} {rows[i]['contribution']:+.3f}" for i in ids)
             parts.append(
-                f'<mark class="treeboost-{polarity}" data-rules="{",".join(map(str, ids))}" '
+                f'<mark class="treeboost-{polarity}" data-subtrees="{",".join(map(str, ids))}" '
                 f'title="{html.escape(title)}" style="background:{color};padding:0 2px;border-radius:3px">{text}</mark>')
         else:
             parts.append(text)
         parts.append(html.escape(tok.whitespace_))
     parts.append("</p>")
-    parts.append('<table class="treeboost-rules"><tr><th>#</th><th>subtree</th><th>count</th><th>contribution</th></tr>')
-    for i, e in enumerate(rows):
-        parts.append(f'<tr data-rule="{i}"><td>{i}</td><td><code>{html.escape(e["pattern"])}</code></td>'
-                     f'<td>{e["count"]}</td><td>{e["contribution"]:+.4f}</td></tr>')
+    parts.append('<table class="treeboost-rules"><tr><th>#</th><th>subtree</th><th>count</th><th>rules</th>'
+                 '<th>contribution</th></tr>')
+    for i, g in enumerate(rows):
+        parts.append(f'<tr data-subtree="{i}"><td>{i}</td><td><code>{html.escape(g["pattern"])}</code></td>'
+                     f'<td>{g["count"]}</td><td>{g["rules"]}</td><td>{g["contribution"]:+.4f}</td></tr>')
     parts.append("</table></div>")
     return "".join(parts)

@@ -143,7 +143,12 @@ def test_explain_and_html():
     assert abs(bias + sum(e["contribution"] for e in fired) - margin) < 1e-9
     html = pipe.explain_html(doc)
     assert html.startswith('<div class="treeboost-explain"') and html.endswith("</div>")
-    assert "<mark" in html and html.count("<tr data-rule=") == len(fired)
+    from spacy_treeboost.explain import by_subtree
+
+    groups = by_subtree(fired, "POS")
+    assert html.count("<tr data-subtree=") == min(12, len(groups))
+    assert "<mark" in html
+    assert abs(sum(g["contribution"] for g in groups) - sum(e["contribution"] for e in fired)) < 1e-9
 
 
 def test_dependency_mode_without_parse_names_the_fix():
