@@ -13,7 +13,7 @@ import srsly
 import typer
 
 from .model import ModelFormatError
-from .trees import BactFormatError
+from .trees import BactFormatError, encode_label
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.split("\n")[0])
 
@@ -102,7 +102,7 @@ def classify(
     test: Path = typer.Argument(..., help="Examples, one 'LABEL (tree)' per line"),
     model: Path = typer.Argument(..., help="A model written by 'learn'"),
 ) -> None:
-    """Print 'label score' per example in input order, and the accuracy on stderr."""
+    """Print 'label score' per example in input order (labels escaped as in the file), and the accuracy on stderr."""
 
     clf = _load(model)
     forest, gold = _read(test)
@@ -111,7 +111,7 @@ def classify(
     out = sys.stdout
     for i, p in enumerate(pred):
         score = F[i] if F.ndim == 1 else F[i].max()
-        out.write(f"{p} {score:.6f}\n")
+        out.write(f"{encode_label(str(p))} {score:.6f}\n")
     if len(pred) and not clf.multilabel_:
         correct = sum(str(p) == str(g) for p, g in zip(pred, gold))
         typer.echo(f"accuracy {correct / len(pred):.4f} ({correct}/{len(pred)})", err=True)

@@ -1,0 +1,117 @@
+import subprocess
+import sys
+
+import pytest
+import srsly
+
+from spacy_treeboost.learner import classifier_from_dict
+from spacy_treeboost.trees import Forest, decode_label, read_bact
+
+TRAIN = """\
++1 (ROOT(a(b))(c))
++1 (ROOT(a(b))(a(b)))
+-1 (ROOT(a)(b))
+-1 (ROOT(c(a)))
++1 (ROOT(x(a(b))))
+-1 (ROOT(b(a)))
+"""
+
+
+def run(*args, input=None):
+    return subprocess.run([sys.executable, "-m", "spacy_treeboost", *map(str, args)], capture_output=True, text=True,
+                          input=input)
+
+
+@pytest.fixture
+def files(tmp_path):
+    train = tmp_path / "train.tree"
+    train.write_text(TRAIN, encoding="utf8")
+    return tmp_path, train
+
+
+@pytest.mark.parametrize("algorithm", ["bact", "frequency", "presence"])
+def test_learn_classify_rules(files, algorithm):
+    tmp, train = files
+    model = tmp / "model.bin"
+    result = run("learn", train, model, "--algorithm", algorithm, "--rounds", 5, "--max-pattern-size", 2)
+    assert result.returncode == 0, result.stderr
+    assert "learned" in result.stderr and not result.stdout
+    clf = classifier_from_dict(srsly.msgpack_loads(model.read_bytes()))
+    forest, gold = read_bact(train)
+    expected = clf.decision_function(forest)
+    result = run("classify", train, model)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == len(gold)
+    for line, f in zip(lines, expected):
+        label, score = line.split()
+        assert float(score) == pytest.approx(f, abs=1e-6)
+        assert label == ("+1" if f > 0 else "-1")
+    correct = sum(l.split()[0] == g for l, g in zip(lines, gold))
+    assert f"accuracy {correct / len(gold):.4f} ({correct}/{len(gold)})" in result.stderr
+    listing = run("rules", model).stdout
+    assert listing.startswith("# +1: ") and len(listing.splitlines()) == 1 + clf.rules_.n_rules(0)
+
+
+def test_classify_keeps_input_order_and_unknown_labels(files):
+    tmp, train = files
+    model = tmp / "model.bin"
+    assert run("learn", train, model, "--rounds", 3).returncode == 0
+    test = tmp / "test.tree"
+    test.write_text("-1 (ROOT(zzz))\n+1 (ROOT(a(b)))\n", encoding="utf8")
+    lines = run("classify", test, model).stdout.splitlines()
+    clf = classifier_from_dict(srsly.msgpack_loads(model.read_bytes()))
+    forest = Forest.from_trees([("ROOT", (("zzz", ()),)), ("ROOT", (("a", (("b", ()),)),))])
+    assert [float(l.split()[1]) for l in lines] == pytest.approx(list(clf.decision_function(forest)), abs=1e-6)
+
+
+@pytest.mark.parametrize("text,message", [
+    ("+1 (ROOT(a)\n", "line 1: 1 unclosed"),
+    ("+1 (ROOT(a))\n-1 ROOT(a)\n", "line 2: expected 'LABEL (tree)'"),
+    ("+1 (ROOT(a))\n+1 (ROOT(b))\n", "only one class"),
+    ("", "empty set of trees"),
+])
+def test_learn_bad_files(tmp_path, text, message):
+    train = tmp_path / "bad.tree"
+    train.write_text(text, encoding="utf8")
+    result = run("learn", train, tmp_path / "m.bin")
+    assert result.returncode == 2
+    assert message in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--algorithm", "svm"], "algorithm='svm' is invalid"),
+    (["--max-pattern-size", "0"], "max_pattern_size=0 is invalid"),
+    (["--max-pattern-size", "1000"], "max_pattern_size=1000 is invalid"),
+    (["--criterion", "gini"], "criterion='gini' is invalid"),
+])
+def test_learn_bad_settings(files, args, message):
+    tmp, train = files
+    result = run("learn", train, tmp / "m.bin", *args)
+    assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_classify_bad_models(files):
+    tmp, train = files
+    model = tmp / "model.bin"
+    assert run("learn", train, model, "--rounds", 3).returncode == 0
+    data = model.read_bytes()
+    truncated = tmp / "truncated.bin"
+    truncated.write_bytes(data[: len(data) // 2])
+    foreign = tmp / "foreign.bin"
+    foreign.write_bytes(srsly.msgpack_dumps({"hello": "world"}))
+    for path, message in [(truncated, "not a spacy-treeboost model"), (foreign, "not a spacy-treeboost classifier"),
+                          (tmp / "missing.bin", "cannot read")]:
+        result = run("classify", train, path)
+        assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_labels_with_brackets_and_spaces_round_trip(tmp_path):
+    train = tmp_path / "train.tree"
+    train.write_text("good%20one (ROOT(a%28b%29(c%20d)))\nbad%25 (ROOT(e))\ngood%20one (ROOT(a%28b%29))\n", encoding="utf8")
+    model = tmp_path / "m.bin"
+    assert run("learn", train, model, "--rounds", 2).returncode == 0
+    listing = run("rules", model).stdout
+    assert "(a%28b%29" in listing
+    first = run("classify", train, model).stdout.split("\n")[0].split()
+    assert len(first) == 2 and decode_label(first[0]) in ("good one", "bad%")
