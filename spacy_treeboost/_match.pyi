@@ -1,0 +1,10 @@
+from typing import Sequence, Tuple
+
+import numpy
+
+class Matcher:
+    n_patterns: int
+    def __init__(self, codes: Sequence[Sequence[Tuple[int, int]]], n_labels: int, match_roots: bool = ...) -> None: ...
+    def count(
+        self, labels: numpy.ndarray, parents: numpy.ndarray, offsets: numpy.ndarray
+    ) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]: ...
