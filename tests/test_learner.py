@@ -283,3 +283,14 @@ def test_ten_thousand_token_sentence():
     clf = TreeBoostClassifier("frequency", n_rounds=2, max_pattern_size=3).fit(f, ["+1", "-1", "-1"])
     F = clf.decision_function(f)
     assert numpy.allclose(F, clf.heads_[0].scores, atol=1e-9)
+
+
+def test_same_data_and_settings_give_the_same_rules_bit_for_bit():
+    trees, _ = random_trees(7, max_docs=8, max_nodes=10)
+    y = ["+1", "-1"] * 4
+    models = []
+    for _ in range(2):
+        f = Forest.from_trees(trees[:8])
+        clf = TreeBoostClassifier("frequency", n_rounds=6, max_pattern_size=3).fit(f, y[: len(f)])
+        models.append(clf.rules_.to_bytes())
+    assert models[0] == models[1]

@@ -291,3 +291,9 @@ def test_dependency_config_trains_with_a_real_parser(tmp_path):
     assert doc.has_annotation("DEP") and set(doc.cats) == {"NEG", "POS"}
     fired = nlp.get_pipe("treeboost_textcat").explain(doc)
     assert all(e["pattern"].startswith("(") for e in fired)
+
+
+def test_training_is_deterministic():
+    first = trained_nlp()[1].to_bytes()
+    second = trained_nlp()[1].to_bytes()
+    assert first == second
