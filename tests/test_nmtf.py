@@ -14,16 +14,21 @@ from spacy_treeboost.nmtf import (
     build_vocabulary,
     fold_in,
     kmeans_clusters,
+    lexicon_classes,
     lexicon_prior,
     normalize_columns,
     one_hot,
     term_document_matrix,
+    unit_columns,
+    word_weights,
 )
 
 T8_WORDS = ["good", "bad", "great", "movie"]
 T8_COUNTS = np.array([[2, 0, 1], [0, 2, 0], [1, 0, 0], [1, 1, 1]], dtype=float)
 T8_F0 = np.array([[1, 0], [0, 1], [1, 0], [0, 0]], dtype=float)
 T8_CLUSTERS = np.array([0, 1, 0])
+# The printed algorithm (T8): orthogonal rules, k-means start, 0/1 priors, one k-means run.
+PRINTED = {"update": "sqrt", "init": "kmeans", "prior_scale": "one", "n_init": 1}
 
 
 @pytest.fixture
@@ -46,8 +51,14 @@ def random_problem(seed, m, n, density, labelled=0.0):
     return X, F0, y
 
 
-def dense_iteration(X, F, S, G, F0, G0, alpha, beta, root):
-    """One G -> F -> S iteration with the rules as printed, forming G G^T and F F^T."""
+problems = st.tuples(
+    st.integers(0, 2**31), st.integers(4, 30), st.integers(4, 30), st.floats(0.05, 0.6), st.floats(0.0, 0.7)
+)
+
+
+def dense_iteration(X, F, S, G, F0, G0, alpha, beta, root, monotone=False):
+    """One G -> F -> S iteration forming G G^T and F F^T: the printed rules, or the
+    monotone ones (denominators F S G^T G S^T, G S^T F^T F S, C1 F, C2 G)."""
     X = X.toarray()
     C1 = np.diag((F0.sum(axis=1) > 0).astype(float))
     C2 = np.diag((G0.sum(axis=1) > 0).astype(float))
@@ -56,10 +67,26 @@ def dense_iteration(X, F, S, G, F0, G0, alpha, beta, root):
         r = num / (den + 1e-10)
         return np.maximum(M * (np.sqrt(r) if root else r), 1e-16)
 
-    G = step(G, X.T @ F @ S + beta * C2 @ G0, G @ G.T @ X.T @ F @ S + beta * G @ G.T @ C2 @ G0)
-    F = step(F, X @ G @ S.T + alpha * C1 @ F0, F @ F.T @ X @ G @ S.T + alpha * C1 @ F)
+    if monotone:
+        G = step(G, X.T @ F @ S + beta * C2 @ G0, G @ S.T @ F.T @ F @ S + beta * C2 @ G)
+        F = step(F, X @ G @ S.T + alpha * C1 @ F0, F @ S @ G.T @ G @ S.T + alpha * C1 @ F)
+    else:
+        G = step(G, X.T @ F @ S + beta * C2 @ G0, G @ G.T @ X.T @ F @ S + beta * G @ G.T @ C2 @ G0)
+        F = step(F, X @ G @ S.T + alpha * C1 @ F0, F @ F.T @ X @ G @ S.T + alpha * C1 @ F)
     S = step(S, F.T @ X @ G, F.T @ F @ S @ G.T @ G)
     return F, S, G
+
+
+def unit_priors(F0, y, n):
+    """F0 and G0 on the factors' scale, computed independently: F0 / column norm;
+    labelled rows of G0 at 1 / sqrt(n * share of their class among the labels)."""
+    F0u = F0 / np.where(np.linalg.norm(F0, axis=0) > 0, np.linalg.norm(F0, axis=0), 1.0)
+    G0 = np.zeros((n, 2))
+    labelled = [j for j in range(n) if y[j] != -1]
+    for j in labelled:
+        share = sum(y[i] == y[j] for i in labelled) / len(labelled)
+        G0[j, y[j]] = 1.0 / np.sqrt(max(share * n, 1.0))
+    return F0u, G0
 
 
 def dense_objective(X, F, S, G, F0, G0, alpha, beta):
@@ -77,7 +104,7 @@ def dense_objective(X, F, S, G, F0, G0, alpha, beta):
 
 
 def test_t8_initial_values(t8_X):
-    model = MFLK().initialize(t8_X, T8_F0, init_clusters=T8_CLUSTERS)
+    model = MFLK(**PRINTED).initialize(t8_X, T8_F0, init_clusters=T8_CLUSTERS)
     np.testing.assert_allclose(model.F_, T8_F0 + 0.2)
     np.testing.assert_allclose(model.G_, one_hot(T8_CLUSTERS) + 0.2)
     np.testing.assert_allclose(model.S_, [[0.387865, 1e-9], [1e-9, 0.689204]], atol=5e-7)
@@ -98,7 +125,7 @@ def test_t8_kmeans_finds_the_planted_clusters(t8_X):
     ],
 )
 def test_t8_one_iteration(t8_X, update, G1, S1, J1):
-    model = MFLK(update=update).initialize(t8_X, T8_F0, init_clusters=T8_CLUSTERS).iterate(1)
+    model = MFLK(update=update, init="kmeans", prior_scale="one").initialize(t8_X, T8_F0, init_clusters=T8_CLUSTERS).iterate(1)
     np.testing.assert_allclose(model.G_, G1, atol=5e-7)
     np.testing.assert_allclose(np.diag(model.S_), S1, atol=5e-7)
     assert model.S_[0, 1] < 1e-6 and model.S_[1, 0] < 1e-6
@@ -107,7 +134,7 @@ def test_t8_one_iteration(t8_X, update, G1, S1, J1):
 
 
 def test_t8_converged_classes_and_fold_in(t8_X):
-    model = MFLK().fit(t8_X, T8_F0)
+    model = MFLK(**PRINTED).fit(t8_X, T8_F0)
     assert model.converged_ and model.n_iter_ < 100
     assert list(model.labels_) == [0, 1, 0]
     new = term_document_matrix([["good", "great"], ["bad", "movie"]], T8_WORDS)
@@ -119,7 +146,7 @@ def test_t8_converged_classes_and_fold_in(t8_X):
 
 
 def test_t8_ssmflk_objective_decreases(t8_X):
-    model = SSMFLK(beta=1.0, update="as_printed")
+    model = SSMFLK(beta=1.0, update="as_printed", prior_scale="one")
     model.initialize(t8_X, T8_F0, np.array([0, -1, -1]), init_clusters=T8_CLUSTERS).iterate(1)
     assert model.objective_[0] == pytest.approx(1.420583, abs=1e-6)
     assert model.objective_[1] == pytest.approx(1.002035, abs=1e-6)
@@ -128,28 +155,143 @@ def test_t8_ssmflk_objective_decreases(t8_X):
 def test_swapped_kmeans_result_is_aligned_to_the_lexicon(t8_X):
     swapped = 1 - T8_CLUSTERS
     assert list(align_clusters(t8_X, T8_F0, swapped)) == [0, 1, 0]
-    model = MFLK().initialize(t8_X, T8_F0, init_clusters=swapped)
+    model = MFLK(**PRINTED).initialize(t8_X, T8_F0, init_clusters=swapped)
     np.testing.assert_allclose(model.G_, one_hot(T8_CLUSTERS) + 0.2)
     assert list(model.fit(t8_X, T8_F0, init_clusters=swapped).labels_) == [0, 1, 0]
+    assert list(MFLK().fit(t8_X, T8_F0, init_clusters=swapped).labels_) == [0, 1, 0]
 
 
 def test_labelled_rows_start_at_their_labels(t8_X):
-    model = SSMFLK().initialize(t8_X, T8_F0, np.array([-1, 0, -1]), init_clusters=T8_CLUSTERS)
+    model = SSMFLK(prior_scale="one").initialize(t8_X, T8_F0, np.array([-1, 0, -1]), init_clusters=T8_CLUSTERS)
     np.testing.assert_allclose(model.G_[1], [1.2, 0.2])
+    model = SSMFLK().initialize(t8_X, T8_F0, np.array([-1, 0, -1]), init_clusters=T8_CLUSTERS)
+    np.testing.assert_allclose(model.G_, unit_columns(np.array([[1.2, 0.2], [1.2, 0.2], [1.2, 0.2]])))
+
+
+# ---- the defaults: lexicon start, unit-scale priors, monotone rules ----------------------------
+
+
+def test_t8_default_initial_values(t8_X):
+    """Hand-computed: documents 1 and 3 hold more positive weight, document 2 more
+    negative; F0 + 0.2 and the one-hot start + 0.2 divided by their column norms."""
+    model = MFLK().initialize(t8_X, T8_F0)
+    F = np.array([[1.2, 0.2], [0.2, 1.2], [1.2, 0.2], [0.2, 0.2]])
+    F = F / np.sqrt([[1.44 + 0.04 + 1.44 + 0.04, 0.04 + 1.44 + 0.04 + 0.04]])
+    G = np.array([[1.2, 0.2], [0.2, 1.2], [1.2, 0.2]])
+    G = G / np.sqrt([[1.44 + 0.04 + 1.44, 0.04 + 1.44 + 0.04]])
+    np.testing.assert_allclose(model.F_, F)
+    np.testing.assert_allclose(model.G_, G)
+    F0u = T8_F0 / np.sqrt([[2.0, 1.0]])
+    assert model.objective_[0] == pytest.approx(dense_objective(t8_X, F, model.S_, G, F0u, np.zeros((3, 2)), 0.5, 0.0))
+    model.iterate(100)
+    assert list(model.labels_) == [0, 1, 0]
+    assert list(model.predict(term_document_matrix([["good", "great"], ["bad", "movie"]], T8_WORDS))) == [0, 1]
+
+
+def test_lexicon_classes_match_counting():
+    docs = [["good", "bad", "bad"], ["great", "movie"], ["movie"], ["good", "bad"]]
+    X = term_document_matrix(docs, T8_WORDS, norm=None)
+    expected = []
+    for doc in docs:
+        pos = sum(w in ("good", "great") for w in doc)
+        neg = sum(w == "bad" for w in doc)
+        expected.append(1 if neg > pos else 0)
+    assert list(lexicon_classes(X, T8_F0)) == expected == [1, 0, 0, 0]
+
+
+def numeric_gradient(f, M, h=1e-6):
+    grad = np.zeros_like(M)
+    for idx in np.ndindex(M.shape):
+        up, down = M.copy(), M.copy()
+        up[idx] += h
+        down[idx] -= h
+        grad[idx] = (f(up) - f(down)) / (2 * h)
+    return grad
+
+
+@settings(max_examples=15, deadline=None)
+@given(problems)
+def test_monotone_rules_split_the_gradient_of_the_objective(problem):
+    """num - den of each monotone rule is -1/2 the gradient of J (finite differences),
+    so its fixed points are the KKT points of J, the paper's eq. 10."""
+    X, F0, y = random_problem(*problem)
+    alpha, beta = 0.5, 1.0
+    rng = np.random.default_rng(problem[0] % 1000)
+    m, n = X.shape
+    F, S, G = rng.uniform(0.1, 1, (m, 2)), rng.uniform(0.1, 1, (2, 2)), rng.uniform(0.1, 1, (n, 2))
+    G0 = one_hot(y)
+    C1 = (F0.sum(axis=1) > 0)[:, None]
+    C2 = (y != -1)[:, None]
+    Xd = X.toarray()
+    J = lambda F_, S_, G_: dense_objective(X, F_, S_, G_, F0, G0, alpha, beta)  # noqa: E731
+    np.testing.assert_allclose(
+        (Xd.T @ F @ S + beta * C2 * G0) - (G @ S.T @ F.T @ F @ S + beta * C2 * G),
+        -0.5 * numeric_gradient(lambda G_: J(F, S, G_), G), atol=1e-5)
+    np.testing.assert_allclose(
+        (Xd @ G @ S.T + alpha * C1 * F0) - (F @ S @ G.T @ G @ S.T + alpha * C1 * F),
+        -0.5 * numeric_gradient(lambda F_: J(F_, S, G), F), atol=1e-5)
+    np.testing.assert_allclose(
+        F.T @ Xd @ G - F.T @ F @ S @ G.T @ G, -0.5 * numeric_gradient(lambda S_: J(F, S_, G), S), atol=1e-5)
+
+
+@settings(max_examples=20, deadline=None)
+@given(problems, st.floats(0.0, 2.0), st.floats(0.0, 2.0), st.sampled_from(["unit", "one"]))
+def test_monotone_rules_never_increase_the_objective(problem, alpha, beta, prior_scale):
+    X, F0, y = random_problem(*problem)
+    model = SSMFLK(alpha=alpha, beta=beta, prior_scale=prior_scale, max_iter=60, tol=0.0).fit(X, F0, y)
+    J = np.array(model.objective_)
+    assert np.all(np.diff(J) <= 1e-9 * J[0] + 1e-12)
+
+
+@settings(max_examples=20, deadline=None)
+@given(problems)
+def test_unit_scale_priors_and_starts(problem):
+    X, F0, y = random_problem(*problem)
+    model = SSMFLK(beta=1.0).initialize(X, F0, y)
+    F0u, G0u = unit_priors(F0, y, X.shape[1])
+    np.testing.assert_allclose(np.linalg.norm(model.F_, axis=0), 1.0)
+    np.testing.assert_allclose(np.linalg.norm(model.G_, axis=0), 1.0)
+    assert model.objective_[0] == pytest.approx(dense_objective(X, model.F_, model.S_, model.G_, F0u, G0u, 0.5, 1.0), rel=1e-9, abs=1e-9)
+    expected = dense_iteration(X, model.F_, model.S_, model.G_, F0u, G0u, 0.5, 1.0, root=True, monotone=True)
+    model.iterate(1)
+    for got, want in zip((model.F_, model.S_, model.G_), expected):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-14)
+
+
+def test_word_weights_give_unit_rows():
+    docs = [["good", "good", "movie"], ["bad", "movie"], ["great"], []]
+    X = term_document_matrix(docs, T8_WORDS)
+    w = word_weights(X)
+    weighted = term_document_matrix(docs, T8_WORDS, word_weights=w).toarray()
+    np.testing.assert_allclose(weighted, np.diag(w) @ X.toarray())
+    np.testing.assert_allclose(np.linalg.norm(weighted, axis=1), 1.0)
+    assert word_weights(term_document_matrix([["good"]], T8_WORDS))[1] == 1.0  # empty row
+    with pytest.raises(ValueError, match="one finite non-negative factor per vocabulary word"):
+        term_document_matrix(docs, T8_WORDS, word_weights=np.ones(3))
+
+
+def test_kmeans_restarts_keep_the_tightest_clustering():
+    rng = np.random.default_rng(4)
+    X = sp.csr_matrix(rng.uniform(size=(6, 40)))
+    def cost(clusters):
+        D = X.T.toarray()
+        return sum(((D[clusters == k] - D[clusters == k].mean(axis=0)) ** 2).sum() for k in (0, 1) if (clusters == k).any())
+    single = kmeans_clusters(X, seed=3)
+    assert np.array_equal(kmeans_clusters(X, seed=3, n_init=1), single)
+    assert cost(kmeans_clusters(X, seed=3, n_init=8)) <= cost(single) + 1e-12
+    with pytest.raises(ValueError, match="n_init"):
+        kmeans_clusters(X, seed=3, n_init=0)
 
 
 # ---- random inputs against brute force ---------------------------------------------------------
 
-problems = st.tuples(
-    st.integers(0, 2**31), st.integers(4, 30), st.integers(4, 30), st.floats(0.05, 0.6), st.floats(0.0, 0.7)
-)
 
 
 @settings(max_examples=30, deadline=None)
 @given(problems, st.sampled_from(["sqrt", "as_printed"]), st.floats(0.0, 2.0), st.floats(0.0, 2.0))
 def test_iteration_matches_dense_printed_rules(problem, update, alpha, beta):
     X, F0, y = random_problem(*problem)
-    model = SSMFLK(alpha=alpha, beta=beta, update=update)
+    model = SSMFLK(alpha=alpha, beta=beta, update=update, prior_scale="one")
     model.initialize(X, F0, y, init_clusters=np.arange(X.shape[1]) % 2)
     G0 = one_hot(y)
     assert model.objective_[0] == pytest.approx(dense_objective(X, model.F_, model.S_, model.G_, F0, G0, alpha, beta), rel=1e-9, abs=1e-9)
@@ -171,7 +313,7 @@ def test_initial_S_is_the_clipped_least_squares_solution(problem):
 
 
 @settings(max_examples=20, deadline=None)
-@given(problems, st.sampled_from(["sqrt", "as_printed"]), st.integers(1, 40))
+@given(problems, st.sampled_from(["monotone", "sqrt", "as_printed"]), st.integers(1, 40))
 def test_factors_stay_finite_and_nonnegative(problem, update, n_iter):
     X, F0, y = random_problem(*problem)
     model = SSMFLK(update=update, max_iter=n_iter, tol=0.0).fit(X, F0, y)
@@ -296,6 +438,9 @@ def test_labels_other_than_the_two_polarities(t8_X):
         ({"max_iter": -5}, "max_iter must be"),
         ({"tol": -1.0}, "tol must be"),
         ({"offset": 0.0}, "offset must be > 0"),
+        ({"init": "random"}, "init must be one of"),
+        ({"prior_scale": "two"}, "prior_scale must be one of"),
+        ({"n_init": 0}, "n_init must be"),
     ],
 )
 def test_absurd_hyperparameters(t8_X, params, message):
