@@ -10,7 +10,8 @@ from spacy.util import registry
 
 import spacy_treeboost.pipeline.nmtf_sentiment  # noqa: F401  (registers the factory)
 from spacy_treeboost.lexicons import Lexicon, create_hu_liu_lexicon, create_jsonl_lexicon
-from spacy_treeboost.nmtf import MFLK, build_vocabulary, lexicon_prior, term_document_matrix
+from spacy_treeboost.nmtf import MFLK, build_vocabulary, lexicon_prior, term_document_matrix, word_weights
+from spacy_treeboost.scoring import score_prefixed_cats
 
 LEXICON = Lexicon(["good", "great", "superb", "fun"], ["bad", "awful", "boring", "dull"])
 TEXTS = [
@@ -53,12 +54,14 @@ def test_training_from_examples_matches_the_estimator():
     pipe = nlp.get_pipe("nmtf_sentiment")
     tokens = [[t.lower_ for t in eg.predicted] for eg in examples]
     vocabulary = build_vocabulary(tokens)
-    X = term_document_matrix(tokens, vocabulary)
+    weights = word_weights(term_document_matrix(tokens, vocabulary))
+    X = term_document_matrix(tokens, vocabulary, word_weights=weights)
     reference = MFLK(max_iter=20, tol=0.0).fit(X, lexicon_prior(vocabulary, LEXICON.positive, LEXICON.negative))
     assert pipe.vocabulary == vocabulary
     assert losses["nmtf_sentiment"] == pytest.approx(reference.objective_[-1])
     docs = list(nlp.pipe(["great fun", "awful dull plot"]))
-    expected = reference.predict_proba(term_document_matrix([["great", "fun"], ["awful", "dull", "plot"]], vocabulary))
+    new = term_document_matrix([["great", "fun"], ["awful", "dull", "plot"]], vocabulary, word_weights=weights)
+    expected = reference.predict_proba(new)
     np.testing.assert_allclose([[d.cats["pos"], d.cats["neg"]] for d in docs], expected)
     assert docs[0].cats["pos"] > 0.5 > docs[1].cats["pos"]
 
@@ -137,9 +140,38 @@ def test_loaded_component_cannot_be_updated_without_initialize(tmp_path):
         loaded.update(examples)
 
 
+def test_printed_algorithm_settings_train_like_the_estimator():
+    nlp = make_nlp(use_labels=False, tol=0.0, update="sqrt", init="kmeans", prior_scale="one", word_norm=False)
+    examples, losses = train(nlp, steps=2)
+    tokens = [[t.lower_ for t in eg.predicted] for eg in examples]
+    vocabulary = build_vocabulary(tokens)
+    X = term_document_matrix(tokens, vocabulary)
+    reference = MFLK(max_iter=10, tol=0.0, update="sqrt", init="kmeans", prior_scale="one")
+    reference.fit(X, lexicon_prior(vocabulary, LEXICON.positive, LEXICON.negative))
+    assert losses["nmtf_sentiment"] == pytest.approx(reference.objective_[-1])
+    assert nlp.get_pipe("nmtf_sentiment")._word_weights is None
+
+
+def test_model_file_without_word_weights_loads():
+    nlp = make_nlp()
+    train(nlp)
+    pipe = nlp.get_pipe("nmtf_sentiment")
+    data = pipe._model_data()
+    assert len(data["word_weights"]) == len(pipe.vocabulary)
+    del data["word_weights"]
+    other = make_nlp().get_pipe("nmtf_sentiment")
+    other._load_model(lambda: data, "test")
+    assert other.is_fitted and other._word_weights is None
+    data["word_weights"] = [1.0]
+    with pytest.raises(ValueError, match="word_weights"):
+        other._load_model(lambda: data, "test")
+
+
 def test_pickle_and_multiprocessing():
     nlp = make_nlp()
     train(nlp)
+    scorer = nlp.get_pipe("nmtf_sentiment").scorer
+    assert scorer.func is score_prefixed_cats and scorer.keywords == {"prefix": "nmtf_"}
     texts = ["great fun", "awful dull plot", "superb", "boring"]
     expected = [d.cats for d in nlp.pipe(texts)]
     assert [d.cats for d in pickle.loads(pickle.dumps(nlp)).pipe(texts)] == expected
@@ -206,6 +238,8 @@ def test_empty_corpus():
         ({"alpha": -1.0}, "alpha must be"),
         ({"iterations_per_update": 0}, "iterations_per_update"),
         ({"n_words": 0}, "n_words"),
+        ({"init": "random"}, "init"),
+        ({"update": "fast"}, "update"),
     ],
 )
 def test_absurd_settings(config, message):

@@ -5,11 +5,9 @@ optional unlabeled ones), the lexicon prior and, from labeled examples, the
 document prior. Each `update` runs a few multiplicative iterations over that
 whole matrix and ignores its batch, so spaCy's steps count iterations and the
 dev score picks the best checkpoint. New documents are folded in with F and S
-fixed. Only the vocabulary, F and S are saved.
+fixed. Only the vocabulary, the word weights, F and S are saved.
 """
-import functools
 import json
-import pickle
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Literal, Optional, Union
@@ -23,9 +21,18 @@ from spacy.tokens import Doc
 from spacy.training import Example, validate_get_examples
 from spacy.vocab import Vocab
 
-from .. import scoring  # noqa: F401  (registers spacy_treeboost.nmtf_scorer.v1)
+from .. import scoring  # noqa: F401  (registers spacy_treeboost.nmtf_scorer.v1, a picklable partial)
 from ..lexicons import Lexicon, create_hu_liu_lexicon, create_jsonl_lexicon
-from ..nmtf import NEGATIVE, POSITIVE, UNLABELLED, SSMFLK, build_vocabulary, lexicon_prior, term_document_matrix
+from ..nmtf import (
+    NEGATIVE,
+    POSITIVE,
+    UNLABELLED,
+    SSMFLK,
+    build_vocabulary,
+    lexicon_prior,
+    term_document_matrix,
+    word_weights,
+)
 
 MODEL_FORMAT = "spacy_treeboost.nmtf_sentiment"
 MODEL_FORMAT_VERSION = 1
@@ -59,12 +66,15 @@ DEFAULT_NMTF_SCORE_WEIGHTS = {
         "use_labels": True,
         "alpha": 0.5,
         "beta": 1.0,
-        "update": "sqrt",
+        "update": "monotone",
+        "init": "lexicon",
+        "prior_scale": "unit",
         "max_iter": 100,
         "tol": 1e-4,
         "iterations_per_update": 10,
         "n_words": 5000,
         "norm": "l2",
+        "word_norm": True,
         "token_attr": "LOWER",
         "random_state": 0,
         "scorer": {"@scorers": "spacy_treeboost.nmtf_scorer.v1"},
@@ -79,12 +89,15 @@ def make_nmtf_sentiment(
     use_labels: bool,
     alpha: float,
     beta: float,
-    update: Literal["sqrt", "as_printed"],
+    update: Literal["monotone", "sqrt", "as_printed"],
+    init: Literal["lexicon", "kmeans"],
+    prior_scale: Literal["unit", "one"],
     max_iter: int,
     tol: float,
     iterations_per_update: int,
     n_words: int,
     norm: Literal["l1", "l2"],
+    word_norm: bool,
     token_attr: Literal["LOWER", "NORM", "LEMMA"],
     random_state: int,
     scorer: Optional[Callable],
@@ -98,12 +111,18 @@ def make_nmtf_sentiment(
     use_labels (bool): Use the labels of training examples (SSMFLK); False gives pure MFLK.
     alpha (float): Weight of the lexicon prior.
     beta (float): Weight of the document-label prior.
-    update (str): "sqrt" (damped rules) or "as_printed".
+    update (str): "monotone" (rules that never increase the objective), "sqrt"
+        (the printed rules, damped) or "as_printed".
+    init (str): Start of G: "lexicon" (documents' lexicon classes) or "kmeans".
+    prior_scale (str): "unit" (priors and starts on the factors' scale) or "one"
+        (0/1 as printed).
     max_iter (int): Total number of iterations over the training matrix.
     tol (float): Stop iterating when the relative change in G falls below it.
     iterations_per_update (int): Iterations run by each `update` call.
     n_words (int): Vocabulary size (most document-frequent words, stop words removed).
     norm (str): Per-document normalization of term frequencies, "l2" or "l1".
+    word_norm (bool): Scale every word's row of the training matrix to unit norm
+        (the same factors are applied to new documents).
     token_attr (str): Token attribute used as the word: LOWER, NORM or LEMMA.
     random_state (int): Seed of the k-means initialization.
     scorer (Optional[Callable]): The scoring method.
@@ -119,11 +138,14 @@ def make_nmtf_sentiment(
         alpha=alpha,
         beta=beta,
         update=update,
+        init=init,
+        prior_scale=prior_scale,
         max_iter=max_iter,
         tol=tol,
         iterations_per_update=iterations_per_update,
         n_words=n_words,
         norm=norm,
+        word_norm=word_norm,
         token_attr=token_attr,
         random_state=random_state,
         scorer=scorer,
@@ -147,12 +169,15 @@ class NMTFSentiment(TrainablePipe):
         use_labels: bool = True,
         alpha: float = 0.5,
         beta: float = 1.0,
-        update: str = "sqrt",
+        update: str = "monotone",
+        init: str = "lexicon",
+        prior_scale: str = "unit",
         max_iter: int = 100,
         tol: float = 1e-4,
         iterations_per_update: int = 10,
         n_words: int = 5000,
         norm: str = "l2",
+        word_norm: bool = True,
         token_attr: str = "LOWER",
         random_state: int = 0,
         scorer: Optional[Callable] = None,
@@ -167,12 +192,15 @@ class NMTFSentiment(TrainablePipe):
         use_labels (bool): Use the labels of training examples (SSMFLK).
         alpha (float): Weight of the lexicon prior.
         beta (float): Weight of the document-label prior.
-        update (str): "sqrt" or "as_printed".
+        update (str): "monotone", "sqrt" or "as_printed".
+        init (str): "lexicon" or "kmeans".
+        prior_scale (str): "unit" or "one".
         max_iter (int): Total number of iterations.
         tol (float): Relative change in G at which iteration stops.
         iterations_per_update (int): Iterations per `update` call.
         n_words (int): Vocabulary size.
         norm (str): "l2" or "l1".
+        word_norm (bool): Unit-norm word rows.
         token_attr (str): LOWER, NORM or LEMMA.
         random_state (int): Seed of the k-means initialization.
         scorer (Optional[Callable]): The scoring method.
@@ -193,24 +221,28 @@ class NMTFSentiment(TrainablePipe):
         self.vocab = vocab
         self.model = None
         self.name = name
-        self.scorer = _portable_scorer(scorer)
+        self.scorer = scorer
         self.cfg: Dict[str, Any] = {
             "labels": [positive_label, negative_label],
             "use_labels": use_labels,
             "alpha": alpha,
             "beta": beta,
             "update": update,
+            "init": init,
+            "prior_scale": prior_scale,
             "max_iter": max_iter,
             "tol": tol,
             "iterations_per_update": iterations_per_update,
             "n_words": n_words,
             "norm": norm,
+            "word_norm": word_norm,
             "token_attr": token_attr,
             "random_state": random_state,
         }
         self._new_estimator()._check_params()
         self._estimator: Optional[SSMFLK] = None
         self._vocabulary: List[str] = []
+        self._word_weights: Optional[np.ndarray] = None
 
     @property
     def labels(self) -> tuple:
@@ -286,6 +318,9 @@ class NMTFSentiment(TrainablePipe):
         tokens = [self._tokens(doc) for doc in docs]
         vocabulary = build_vocabulary(tokens, max_words=self.cfg["n_words"])
         X = term_document_matrix(tokens, vocabulary, norm=self.cfg["norm"])
+        weights = word_weights(X) if self.cfg.get("word_norm", False) else None
+        if weights is not None:
+            X = term_document_matrix(tokens, vocabulary, norm=self.cfg["norm"], word_weights=weights)
         if lexicon is not None:
             F0 = lexicon_prior(vocabulary, lexicon.positive, lexicon.negative)
         else:
@@ -294,6 +329,7 @@ class NMTFSentiment(TrainablePipe):
         estimator.initialize(X, F0, np.asarray(y, dtype=np.int64))
         self._estimator = estimator
         self._vocabulary = vocabulary
+        self._word_weights = weights
 
     def update(
         self,
@@ -340,7 +376,9 @@ class NMTFSentiment(TrainablePipe):
             raise RuntimeError(f"{self.name} is not trained: run `nlp.initialize` and train it, or load a trained pipeline.")
         if not docs:
             return np.zeros((0, 2))
-        X = term_document_matrix([self._tokens(doc) for doc in docs], self._vocabulary, norm=self.cfg["norm"])
+        X = term_document_matrix(
+            [self._tokens(doc) for doc in docs], self._vocabulary, norm=self.cfg["norm"], word_weights=self._word_weights
+        )
         return self._estimator.predict_proba(X)
 
     def set_annotations(self, docs: Iterable[Doc], scores: np.ndarray) -> None:
@@ -434,6 +472,8 @@ class NMTFSentiment(TrainablePipe):
             alpha=cfg["alpha"],
             beta=cfg["beta"],
             update=cfg["update"],
+            init=cfg.get("init", "lexicon"),
+            prior_scale=cfg.get("prior_scale", "unit"),
             max_iter=cfg["max_iter"],
             tol=cfg["tol"],
             random_state=cfg["random_state"],
@@ -490,6 +530,8 @@ class NMTFSentiment(TrainablePipe):
                 S=self._estimator.S_.tolist(),
                 n_iter=int(self._estimator.n_iter_),
             )
+            if self._word_weights is not None:
+                data["word_weights"] = self._word_weights.tolist()
         return data
 
     def _load_cfg(self, read: Callable[[], Any], source: str) -> None:
@@ -516,46 +558,21 @@ class NMTFSentiment(TrainablePipe):
                 f"spacy-treeboost: upgrade the package."
             )
         if not data.get("fitted"):
-            self._estimator, self._vocabulary = None, []
+            self._estimator, self._vocabulary, self._word_weights = None, [], None
             return
         try:
             vocabulary = [str(w) for w in data["vocabulary"]]
             F = np.asarray(data["F"], dtype=np.float64)
             S = np.asarray(data["S"], dtype=np.float64)
+            weights = None if data.get("word_weights") is None else np.asarray(data["word_weights"], dtype=np.float64)
         except (KeyError, TypeError, ValueError) as err:
             raise ValueError(f"{foreign} (corrupt field: {err}).") from None
         if F.shape != (len(vocabulary), 2) or S.shape != (2, 2) or not (np.isfinite(F).all() and np.isfinite(S).all()):
             raise ValueError(f"{foreign} (F must be {len(vocabulary)} x 2 and S 2 x 2, finite).")
+        if weights is not None and (weights.shape != (len(vocabulary),) or not np.isfinite(weights).all()):
+            raise ValueError(f"{foreign} (word_weights must hold {len(vocabulary)} finite numbers).")
         estimator = self._new_estimator()
         estimator.F_, estimator.S_ = F, S
         estimator.n_iter_ = int(data.get("n_iter", 0))
-        self._estimator, self._vocabulary = estimator, vocabulary
+        self._estimator, self._vocabulary, self._word_weights = estimator, vocabulary, weights
 
-
-def prefixed_score(examples: Iterable[Example], *, prefix: str, **kwargs: Any) -> Dict[str, Any]:
-    """Score `doc.cats` with keys `<prefix>cats_*` (module-level, so it pickles).
-
-    examples (Iterable[Example]): The examples to score.
-    prefix (str): The key prefix.
-    RETURNS (Dict[str, Any]): The scores.
-    """
-    return scoring.prefixed_cats_scorer(prefix)(examples, **kwargs)
-
-
-def _portable_scorer(scorer: Optional[Callable]) -> Optional[Callable]:
-    """Return the scorer, or an equivalent that pickles for `nlp.pipe(n_process=...)`.
-
-    The key-prefixing scorer is a closure, which pickle rejects; it is replaced by
-    `prefixed_score` with the same prefix. Any other scorer is kept as it is.
-    """
-    try:
-        pickle.dumps(scorer)
-        return scorer
-    except Exception:
-        pass
-    code = getattr(scorer, "__code__", None)
-    if code is not None and getattr(scorer, "__qualname__", "").startswith("prefixed_cats_scorer.<locals>"):
-        free = dict(zip(code.co_freevars, (cell.cell_contents for cell in scorer.__closure__ or ())))
-        if isinstance(free.get("prefix"), str):
-            return functools.partial(prefixed_score, prefix=free["prefix"])
-    return scorer
