@@ -28,7 +28,7 @@ T8_COUNTS = np.array([[2, 0, 1], [0, 2, 0], [1, 0, 0], [1, 1, 1]], dtype=float)
 T8_F0 = np.array([[1, 0], [0, 1], [1, 0], [0, 0]], dtype=float)
 T8_CLUSTERS = np.array([0, 1, 0])
 # The printed algorithm (T8): orthogonal rules, k-means start, 0/1 priors, one k-means run.
-PRINTED = {"update": "sqrt", "init": "kmeans", "prior_scale": "one", "n_init": 1}
+PRINTED = {"update": "sqrt", "init": "kmeans", "prior_scale": "one"}
 
 
 @pytest.fixture
