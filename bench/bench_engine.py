@@ -668,8 +668,10 @@ def render(results: Dict[str, Any]) -> str:
         lines += [f"## {name}", "", f"Skipped: {why}", ""]
     ex = next((r for r in results["treeboost"] if all(r.get(k) == v for k, v in TARGET_CONFIG.items())), None)
     if ex and ex.get("classify_command"):
-        lines += ["Commands of one configuration (synthetic, frequency, size 3):", "",
-                  "```", ex["learn_command"], ex["classify_command"], "```", ""]
+        root = str(ROOT) + os.sep
+        lines += ["Commands of one configuration (synthetic, frequency, size 3), paths relative to the repository "
+                  "root:", "", "```", ex["learn_command"].replace(root, ""), ex["classify_command"].replace(root, ""),
+                  "```", ""]
     return "\n".join(lines)
 
 
