@@ -1,0 +1,51 @@
+"""The settings of the quick and full runs (the only place where budgets are set).
+
+Per corpus:
+    test_folds   10-fold corpora: the folds used as test folds
+    limit        subsample (documents, or Reuters training documents); 0 = all
+    test_limit   Reuters: subsample of the test set; 0 = all
+    trees        build dependency trees with the English parser (the Tree systems)
+    sizes        candidate pattern sizes of N-gram and Tree (BOW is size 1)
+    max_rounds   the cap on boosting rounds (the paper: R = 10,000)
+    probe        rounds every candidate size runs before the best one continues
+    step         rounds between two dev evaluations
+    patience     stop after this many rounds without a better dev score
+    epochs       spaCy textcat: the most epochs (the best on dev is kept)
+    c_grid       LinearSVC / LogisticRegression: candidate C values
+"""
+from typing import Any, Dict
+
+C_GRID = [0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0]
+
+FULL: Dict[str, Dict[str, Any]] = {
+    "movie_reviews": dict(test_folds=list(range(10)), limit=0, trees=True, sizes=[2, 3, 4, 5],
+                          max_rounds=10000, probe=200, step=100, patience=600, epochs=10, c_grid=C_GRID),
+    "sentence_polarity": dict(test_folds=list(range(10)), limit=0, trees=True, sizes=[2, 3, 4, 5],
+                              max_rounds=10000, probe=200, step=100, patience=500, epochs=10, c_grid=C_GRID),
+    "r8": dict(limit=0, test_limit=0, trees=True, sizes=[2, 3, 4, 5],
+               max_rounds=10000, probe=100, step=50, patience=300, epochs=10, c_grid=C_GRID),
+    "r10": dict(limit=0, test_limit=0, trees=True, sizes=[2, 3, 4, 5],
+                max_rounds=10000, probe=100, step=50, patience=300, epochs=10, c_grid=C_GRID),
+}
+
+QUICK: Dict[str, Dict[str, Any]] = {
+    "movie_reviews": dict(test_folds=[0, 1], limit=0, trees=False, sizes=[2],
+                          max_rounds=300, probe=300, step=50, patience=300, epochs=3, c_grid=[0.1, 1.0, 10.0]),
+    "sentence_polarity": dict(test_folds=[0, 1], limit=2000, trees=False, sizes=[2],
+                              max_rounds=200, probe=200, step=50, patience=200, epochs=3, c_grid=[0.1, 1.0, 10.0]),
+    "r8": dict(limit=1000, test_limit=500, trees=False, sizes=[2],
+               max_rounds=60, probe=60, step=20, patience=60, epochs=3, c_grid=[0.1, 1.0, 10.0]),
+    "r10": dict(limit=1000, test_limit=500, trees=False, sizes=[2],
+                max_rounds=60, probe=60, step=20, patience=60, epochs=3, c_grid=[0.1, 1.0, 10.0]),
+}
+
+# The smoke test's run on the small review corpus in the repository.
+SMOKE: Dict[str, Dict[str, Any]] = {
+    "embedded_reviews": dict(test_folds=[0, 1], limit=0, trees=True, sizes=[2, 3],
+                             max_rounds=30, probe=20, step=10, patience=30, epochs=2, c_grid=[1.0]),
+}
+
+PROFILES = {"full": FULL, "quick": QUICK, "smoke": SMOKE}
+
+# The models whose rule lists are kept (first split only) for the rule examples.
+RULE_EXAMPLE_SYSTEMS = ("BOW +FQ", "N-gram +FQ", "Tree +FQ")
