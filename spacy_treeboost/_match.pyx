@@ -33,7 +33,7 @@ cdef class Matcher:
     """
     cdef vector[TrieNode] trie
     cdef unordered_map[int64_t, int32_t] edges
-    cdef unordered_map[int32_t, int32_t] roots
+    cdef vector[int32_t] root_of_label
     cdef int64_t n_labels, max_depth
     cdef public int32_t n_patterns
     cdef object _codes
@@ -45,6 +45,7 @@ cdef class Matcher:
         self.n_labels = max(n_labels, 1)
         self.n_patterns = len(self._codes)
         self.max_depth = 1 + max([d for code in self._codes for d, _ in code] or [0])
+        self.root_of_label.assign(self.n_labels, -1)
         cdef TrieNode tn
         cdef int32_t node, p
         cdef int64_t key
@@ -59,11 +60,10 @@ cdef class Matcher:
                     raise ValueError(f"pattern {p} has an invalid code {code!r}: depths must satisfy 1 <= d <= previous + 1")
                 prev = d
                 if k == 0:
-                    if self.roots.count(l):
-                        node = self.roots[l]
-                    else:
+                    node = self.root_of_label[l]
+                    if node < 0:
                         node = self._new_node(0)
-                        self.roots[l] = node
+                        self.root_of_label[l] = node
                 else:
                     key = self._key(node, d, l)
                     if self.edges.count(key):
@@ -102,35 +102,34 @@ cdef class Matcher:
         cdef const int32_t[:] par = numpy.ascontiguousarray(parents, dtype=numpy.int32)
         cdef const int64_t[:] off = numpy.ascontiguousarray(offsets, dtype=numpy.int64)
         cdef Py_ssize_t n = lab.shape[0], n_docs = off.shape[0] - 1
-        cdef vector[int32_t] first_child, next_sib, last_child
-        first_child.assign(n, -1)
-        next_sib.assign(n, -1)
-        last_child.assign(n, -1)
-        cdef Py_ssize_t v
-        for v in range(n):
-            if par[v] >= 0:
-                if last_child[par[v]] < 0:
-                    first_child[par[v]] = v
-                else:
-                    next_sib[last_child[par[v]]] = v
-                last_child[par[v]] = v
+        if par.shape[0] != n or (n_docs >= 0 and off[n_docs] != n):
+            raise ValueError("labels, parents and offsets disagree in length")
+        cdef vector[int32_t] next_sib, last_child
         cdef vector[int32_t] out_doc, out_pat, out_cnt
         cdef vector[vector[int64_t]] bufs
         bufs.resize(self.trie.size())
-        cdef vector[int32_t] stack, touched
-        cdef unordered_map[int32_t, int32_t].iterator rit
+        cdef vector[int32_t] stack
         cdef unordered_map[int64_t, int32_t].iterator eit
-        cdef Py_ssize_t doc, k
-        cdef int32_t t, r, c, cur, d, dk, child, total
+        cdef Py_ssize_t doc, k, v, lo, hi
+        cdef int32_t t, r, c, cur, d, dk, child, total, p
         cdef int64_t m
         cdef vector[int64_t]* buf
         for doc in range(n_docs):
-            for v in range(off[doc], off[doc + 1]):
+            lo, hi = off[doc], off[doc + 1]
+            next_sib.assign(hi - lo, -1)
+            last_child.assign(hi - lo, -1)
+            for v in range(hi - 1, lo - 1, -1):
+                p = par[v]
+                if p >= 0:
+                    if not lo <= p < v:
+                        raise ValueError(f"node {v} has parent {p}, which is not an earlier node of its document")
+                    next_sib[v - lo] = last_child[p - lo]
+                    last_child[p - lo] = v
+            for v in range(lo, hi):
                 if lab[v] < 0 or lab[v] >= self.n_labels or (par[v] < 0 and not self.match_roots):
                     continue
-                rit = self.roots.find(lab[v])
-                if rit != self.roots.end():
-                    t = deref(rit).second
+                t = self.root_of_label[lab[v]]
+                if t >= 0:
                     if bufs[t].empty():
                         stack.push_back(t)
                     bufs[t].push_back(pack(<int64_t>v, 1))
@@ -151,7 +150,7 @@ cdef class Matcher:
                     r = occ_node(buf[0][k])
                     m = occ_mult(buf[0][k])
                     d = dk + 1
-                    c = first_child[r]
+                    c = r + 1 if r + 1 < hi and par[r + 1] == r else -1
                     cur = r
                     while True:
                         while c >= 0:
@@ -164,11 +163,11 @@ cdef class Matcher:
                                     bufs[child].push_back(pack(<int64_t>c, m))
                                     if bufs[child].size() >= MERGE_AT and (bufs[child].size() & (bufs[child].size() - 1)) == 0:
                                         merge_occurrences(bufs[child])
-                            c = next_sib[c]
+                            c = next_sib[c - lo]
                         d -= 1
                         if d < 1:
                             break
-                        c = next_sib[cur]
+                        c = next_sib[cur - lo]
                         cur = par[cur]
                 buf.clear()
         return (numpy.asarray(<int32_t[:out_doc.size()]>out_doc.data()).copy() if out_doc.size() else numpy.zeros(0, numpy.int32),

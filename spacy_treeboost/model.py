@@ -117,7 +117,12 @@ class RuleSet:
 
     def _forest_labels(self, forest: Forest) -> numpy.ndarray:
         """The forest's node labels in this rule set's ids (-1 for labels no pattern uses)."""
-        ids = numpy.append(self.label_ids(forest.vocab.to_list()), -1).astype(numpy.int32)
+        strings = self._compile()[0]
+        ids = numpy.full(len(forest.vocab) + 1, -1, dtype=numpy.int32)
+        for i, s in enumerate(strings):
+            j = forest.vocab.get(s)
+            if j >= 0:
+                ids[j] = i
         return ids[numpy.where(forest.labels >= 0, forest.labels, len(ids) - 1)]
 
     def match_counts(self, forest: Forest) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
