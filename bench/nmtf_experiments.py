@@ -6,7 +6,10 @@
 Corpora: movie review polarity v2 and sentence polarity v1 (pre-tokenized,
 lower-cased text, split on whitespace); lexicon: Hu & Liu. Vocabulary: the
 5,000 most document-frequent words without stop words; L2-normalized term
-frequencies; alpha = 1/2, beta = 1 (the paper's settings, not tuned).
+frequencies, each word's row then scaled to unit norm for MFLK / SSMFLK;
+alpha = 1/2, beta = 1 (the paper's settings, not tuned). Sentence polarity is
+the validation corpus: every deviation from the printed algorithm was first
+checked there (the "ablation" entries record both corpora).
 
 Outputs docs/nmtf_results.json, docs/nmtf_*.png and docs/nmtf_results.md
 (generated from the JSON). Clustering baselines (K-means, TNMF, feature
@@ -36,6 +39,7 @@ from spacy_treeboost.nmtf import (  # noqa: E402
     kmeans_clusters,
     lexicon_prior,
     term_document_matrix,
+    word_weights,
 )
 
 DOCS = ROOT / "docs"
@@ -55,11 +59,15 @@ def load_corpus(data: Path, name: str, limit: int = 0, seed: int = 0) -> Dict[st
     tokens = [r["text"].lower().split() for r in records]
     y = np.array([0 if r["label"] == "pos" else 1 for r in records])
     vocabulary = build_vocabulary(tokens, max_words=5000)
+    X_docs = term_document_matrix(tokens, vocabulary, norm="l2")
     return {
         "tokens": tokens,
         "y": y,
         "vocabulary": vocabulary,
-        "X": term_document_matrix(tokens, vocabulary, norm="l2"),
+        # MFLK / SSMFLK: L2 documents, then unit-norm word rows
+        "X": term_document_matrix(tokens, vocabulary, norm="l2", word_weights=word_weights(X_docs)),
+        # baselines (K-means, feature centroid, SVM) and the printed algorithm: L2 documents
+        "X_docs": X_docs,
         "counts": term_document_matrix(tokens, vocabulary, norm=None),
     }
 
@@ -102,22 +110,86 @@ def feature_centroid(X, F0: np.ndarray, seed: int) -> np.ndarray:
     return clusters
 
 
+PRINTED = {"update": "sqrt", "init": "kmeans", "prior_scale": "one"}
+
+
 def figure1(corpus: Dict[str, Any], lexicon: Lexicon, runs: int) -> Dict[str, Any]:
-    X, y, F0 = corpus["X"], corpus["y"], corpus["F0"]
-    out: Dict[str, List[float]] = {k: [] for k in ("K-means", "TNMF (alpha=0)", "Feature centroid", "MFLK", "MFLK fold-in", "MFLK (lexicon-count start)")}
-    lexicon_start = np.argmax(np.asarray((F0.T @ X).T), axis=1)
+    X, X_docs, y, F0 = corpus["X"], corpus["X_docs"], corpus["y"], corpus["F0"]
+    names = ("K-means", "TNMF (alpha=0)", "Feature centroid", "MFLK", "MFLK argmax GS^T", "MFLK fold-in",
+             "MFLK (k-means start)", "MFLK as printed (k-means start, 0/1 priors, sqrt rules, L2 documents)")
+    out: Dict[str, List[float]] = {k: [] for k in names}
+    # MFLK's default start is the lexicon's, so it does not depend on the seed: fit it once.
+    model = MFLK().fit(X, F0)
     for seed in range(runs):
         clusters = corpus["kmeans"](seed)
         out["K-means"].append(cluster_accuracy(clusters, y))
         tnmf = MFLK(alpha=0.0, random_state=seed).fit(X, np.zeros_like(F0), init_clusters=clusters)
         out["TNMF (alpha=0)"].append(cluster_accuracy(tnmf.labels_, y))
-        out["Feature centroid"].append(cluster_accuracy(feature_centroid(X, F0, seed), y))
-        model = MFLK(random_state=seed).fit(X, F0, init_clusters=clusters)
+        out["Feature centroid"].append(cluster_accuracy(feature_centroid(X_docs, F0, seed), y))
         out["MFLK"].append(accuracy(model.labels_, y))
+        out["MFLK argmax GS^T"].append(accuracy(np.argmax(model.G_ @ model.S_.T, axis=1), y))
         out["MFLK fold-in"].append(accuracy(model.predict(X), y))
-        out["MFLK (lexicon-count start)"].append(accuracy(MFLK().fit(X, F0, init_clusters=lexicon_start).labels_, y))
+        out["MFLK (k-means start)"].append(accuracy(MFLK(random_state=seed).fit(X, F0, init_clusters=clusters).labels_, y))
+        printed = MFLK(random_state=seed, **PRINTED).fit(X_docs, F0, init_clusters=clusters)
+        out[names[-1]].append(accuracy(printed.labels_, y))
     result = {name: summary(values) for name, values in out.items()}
     result["Lexicon count"] = summary([accuracy(lexicon_count(corpus["tokens"], lexicon), y)])
+    return result
+
+
+def ablation(corpus: Dict[str, Any], runs: int) -> Dict[str, Any]:
+    """The steps from the printed algorithm to the defaults, and alternatives to each default.
+
+    Settings that start from k-means are averaged over `runs` seeds; the others are
+    deterministic and run once.
+    """
+    X, X_docs, y, F0 = corpus["X"], corpus["X_docs"], corpus["y"], corpus["F0"]
+    steps = [
+        ("1 printed: sqrt rules, k-means start, 0/1 priors, L2 documents", X_docs, dict(PRINTED), True),
+        ("2 = 1 + unit-norm priors and starts", X_docs, dict(PRINTED, prior_scale="unit"), True),
+        ("3 = 2 + unit-norm word rows", X, dict(PRINTED, prior_scale="unit"), True),
+        ("4 = 3 + lexicon start", X, dict(PRINTED, prior_scale="unit", init="lexicon"), False),
+        ("5 = 4 + monotone rules (the defaults)", X, {}, False),
+        ("defaults with k-means start", X, {"init": "kmeans"}, True),
+        ("defaults with 0/1 priors and starts", X, {"prior_scale": "one"}, False),
+        ("defaults with L2 documents (no word-row scaling)", X_docs, {}, False),
+        ("printed algorithm with lexicon start", X_docs, dict(PRINTED, init="lexicon"), False),
+        ("defaults, 300 iterations", X, {"max_iter": 300, "tol": 0.0}, False),
+    ]
+    result: Dict[str, Any] = {}
+    for name, matrix, params, seeded in steps:
+        g, gs = [], []
+        for seed in range(runs if seeded else 1):
+            model = MFLK(random_state=seed, **params)
+            model.fit(matrix, F0, init_clusters=corpus["kmeans"](seed) if seeded else None)
+            g.append(accuracy(model.labels_, y))
+            gs.append(accuracy(np.argmax(model.G_ @ model.S_.T, axis=1), y))
+        result[name] = {"argmax G": summary(g), "argmax GS^T": summary(gs), "runs": len(g)}
+    model = MFLK(tol=0.0).initialize(X, F0)
+    trace = {}
+    for total in (10, 25, 50, 100, 200, 300):
+        model.iterate(total - model.n_iter_)
+        trace[str(total)] = {"accuracy": accuracy(model.labels_, y), "objective": model.objective_[-1]}
+    result["iterations"] = trace
+    return result
+
+
+def sample_size(data: Path, lexicon: Lexicon, sizes: List[int], runs: int) -> Dict[str, Any]:
+    """MFLK (defaults) and the lexicon count on random subsets of sentence polarity.
+
+    With fewer short documents the 5,000-word vocabulary reaches words found in one or
+    two documents, whose unit-norm rows then weigh as much as frequent words.
+    """
+    result: Dict[str, Any] = {}
+    for size in sizes:
+        mflk, count, rare = [], [], []
+        for seed in range(runs):
+            corpus = load_corpus(data, "sentence_polarity", limit=size, seed=seed)
+            F0 = lexicon_prior(corpus["vocabulary"], lexicon.positive, lexicon.negative)
+            mflk.append(accuracy(MFLK().fit(corpus["X"], F0).labels_, corpus["y"]))
+            count.append(accuracy(lexicon_count(corpus["tokens"], lexicon), corpus["y"]))
+            rare.append(float(np.mean(np.asarray((corpus["counts"] > 0).sum(axis=1)).ravel() <= 2)))
+        result[str(size)] = {"MFLK": summary(mflk), "Lexicon count": summary(count), "share of words in <= 2 documents": summary(rare)}
     return result
 
 
@@ -131,7 +203,7 @@ def figure2(corpus: Dict[str, Any], lexicon: Lexicon, sizes: List[int], runs: in
             F0 = lexicon_prior(vocabulary, sub.positive, sub.negative)
             if not F0.any():
                 continue
-            values.append(accuracy(MFLK(random_state=seed).fit(X, F0, init_clusters=corpus["kmeans"](seed)).labels_, y))
+            values.append(accuracy(MFLK(random_state=seed).fit(X, F0).labels_, y))
         result[str(size)] = summary(values)
     return result
 
@@ -142,7 +214,7 @@ def figure5(corpus: Dict[str, Any], fractions: List[float], runs: int) -> Dict[s
     from sklearn.svm import LinearSVC
 
     X, y, F0 = corpus["X"], corpus["y"], corpus["F0"]
-    docs, counts = X.T.tocsr(), corpus["counts"].T.tocsr()
+    docs, counts = corpus["X_docs"].T.tocsr(), corpus["counts"].T.tocsr()
     out: Dict[str, Dict[str, List[float]]] = {k: {} for k in ("SSMFLK", "SVM", "Naive Bayes", "Label spreading")}
     for fraction in fractions:
         for name in out:
@@ -155,7 +227,7 @@ def figure5(corpus: Dict[str, Any], fractions: List[float], runs: int) -> Dict[s
                 labelled[rng.choice(members, size=max(1, round(fraction * len(members))), replace=False)] = True
             test = ~labelled
             partial = np.where(labelled, y, -1)
-            model = SSMFLK(random_state=seed).fit(X, F0, partial, init_clusters=corpus["kmeans"](seed))
+            model = SSMFLK(random_state=seed).fit(X, F0, partial)
             out["SSMFLK"][str(fraction)].append(accuracy(model.labels_[test], y[test]))
             svm = LinearSVC(random_state=seed).fit(docs[labelled], y[labelled])
             out["SVM"][str(fraction)].append(accuracy(svm.predict(docs[test]), y[test]))
@@ -183,7 +255,7 @@ def time_child(data: Path, mode: str) -> None:
     lexicon = read_hu_liu_lexicon(data / LEXICON)
     X = corpus["X"]
     F0 = lexicon_prior(corpus["vocabulary"], lexicon.positive, lexicon.negative)
-    model = MFLK(tol=0.0).initialize(X, F0, init_clusters=np.argmax(np.asarray((F0.T @ X).T), axis=1))
+    model = MFLK(tol=0.0).initialize(X, F0)
     if mode == "iterate":
         model.iterate(100)
         assert model.n_iter_ == 100
@@ -210,33 +282,37 @@ def run(data: Path, quick: bool) -> Dict[str, Any]:
     from scipy.sparse.linalg import svds
 
     lexicon = read_hu_liu_lexicon(data / LEXICON)
-    runs1, runs2, runs5 = (3, 2, 2) if quick else (20, 5, 5)
+    runs1, runs2, runs5, runs_ab = (3, 2, 2, 2) if quick else (20, 5, 5, 5)
     sizes = [100, 250, 500, 1000, 2000, 4000, len(lexicon)]
     fractions = [0.01, 0.02, 0.05, 0.1, 0.2, 0.4]
     results: Dict[str, Any] = {
-        "settings": {"quick": quick, "alpha": 0.5, "beta": 1.0, "update": "sqrt", "max_iter": 100, "n_words": 5000, "norm": "l2", "runs_figure1": runs1, "runs_figure2": runs2, "runs_semi_supervised": runs5, "lexicon_words": len(lexicon)},
+        "settings": {"quick": quick, "alpha": 0.5, "beta": 1.0, "update": "monotone", "init": "lexicon", "prior_scale": "unit", "max_iter": 100, "n_words": 5000, "norm": "l2, then unit-norm word rows", "runs_figure1": runs1, "runs_ablation": runs_ab, "runs_figure2": runs2, "runs_semi_supervised": runs5, "lexicon_words": len(lexicon)},
         "datasets": {},
     }
-    for name in CORPORA:
+    # the validation corpus first
+    for name in ("sentence_polarity", "movie_reviews"):
         started = time.process_time()
         corpus = load_corpus(data, name, limit=3000 if quick and name == "sentence_polarity" else 0)
         X = corpus["X"]
         corpus["F0"] = lexicon_prior(corpus["vocabulary"], lexicon.positive, lexicon.negative)
-        corpus["kmeans"] = cached_kmeans(X)
-        u, s, _ = svds(X.T.tocsr(), k=100, v0=np.random.default_rng(0).uniform(size=min(X.shape)), random_state=0)
+        corpus["kmeans"] = cached_kmeans(corpus["X_docs"])
+        u, s, _ = svds(corpus["X_docs"].T.tocsr(), k=100, v0=np.random.default_rng(0).uniform(size=min(X.shape)), random_state=0)
         corpus["svd"] = u * s
         print(f"{name}: {X.shape[1]} documents, {X.shape[0]} words", flush=True)
         entry: Dict[str, Any] = {"documents": int(X.shape[1]), "words": int(X.shape[0])}
+        entry["ablation"] = ablation(corpus, runs_ab)
+        print(json.dumps({k: round(v["argmax G"]["mean"], 4) for k, v in entry["ablation"].items() if k != "iterations"}), flush=True)
         entry["figure1"] = figure1(corpus, lexicon, runs1)
         print(json.dumps({k: round(v["mean"], 4) for k, v in entry["figure1"].items()}), flush=True)
         entry["figure2"] = figure2(corpus, lexicon, sizes, runs2)
         entry["semi_supervised"] = figure5(corpus, fractions, runs5)
-        mflk = MFLK(random_state=0).fit(X, corpus["F0"], init_clusters=corpus["kmeans"](0))
+        mflk = MFLK(random_state=0).fit(X, corpus["F0"])
         y_all = corpus["y"]
-        ssmflk = SSMFLK(random_state=0).fit(X, corpus["F0"], np.where(np.random.default_rng(0).uniform(size=len(y_all)) < 0.4, y_all, -1), init_clusters=corpus["kmeans"](0))
+        ssmflk = SSMFLK(random_state=0).fit(X, corpus["F0"], np.where(np.random.default_rng(0).uniform(size=len(y_all)) < 0.4, y_all, -1))
         entry["flipped_words"] = {"MFLK": flipped_words(corpus, mflk), "SSMFLK (40% labelled)": flipped_words(corpus, ssmflk)}
         entry["cpu_seconds"] = time.process_time() - started
         results["datasets"][name] = entry
+    results["sample_size"] = sample_size(data, lexicon, [3000, 6000], 2 if quick else 3)
     results["timing"] = measure(data, repeats=3 if quick else 5)
     results["timing"]["command"] = "python bench/nmtf_experiments.py" + (" --quick" if quick else "")
     return results
@@ -288,6 +364,99 @@ def _save(fig: Any, filename: str) -> str:
     return filename
 
 
+DEVIATIONS = """## Deviations from the printed algorithm
+
+The printed algorithm (ALGORITHMS.md section 4: the paper's update rules damped by a square root,
+F = F0 + 0.2, G = k-means clusters + 0.2, 0/1 priors) stays available as
+`MFLK(update="sqrt", init="kmeans", prior_scale="one")` on an L2-normalized matrix; test vector T8
+pins it. The defaults differ on four points. Each was checked on sentence polarity (the validation
+corpus) before movie reviews were looked at; the ablation tables below give both.
+
+1. **Monotone update rules** (`update="monotone"`). The paper proves correctness through the KKT
+   condition of its objective, eq. 10: `[-2XGS^T + 2FSG^TGS^T + 2alpha C1(F - F0)] o F = 0`. The
+   printed F rule has `FF^TXGS^T` where that condition has `FSG^TGS^T` (the two agree only for exactly
+   orthogonal factors, which the paper says it does not enforce), and its G rule has `GG^TX^TFS`
+   for `GS^TF^TFS`. The default rules put the positive and negative parts of the gradient of J
+   (including `beta C2 G` for SSMFLK) in numerator and denominator, so their fixed points are
+   exactly eq. 10, and, as Lee-Seung auxiliary-function updates (square-root damped, which stays
+   between the current point and the minimizer of the auxiliary function), they never increase J.
+   The printed rules let J end above ||X||^2 and oscillate without damping.
+2. **Priors and starts on the scale of the factors** (`prior_scale="unit"`). With `F^TF = I` (the
+   paper's orthogonality motivation) a column of F has unit norm, so its ~500 lexicon entries are
+   about 0.05, not 1; a 0/1 F0 then asks for lexicon rows 20 times larger than the fit allows and
+   they collapse. F0's columns are scaled to unit norm, G0's labelled rows to `1/sqrt(n_k)` (class
+   sizes estimated from the label proportions), and the initial F and G get unit-norm columns.
+3. **Words on a common scale** (`word_weights`, `word_norm = true` in the component). The prior
+   gives every lexicon word the same weight; the squared loss weighs a word by the squared norm of
+   its row, so a few hundred frequent words (film, movie, one, ...) dominate the fit and the
+   lexicon words carry a few percent of it. After the L2 normalization of each document, every
+   word's row is scaled to unit norm (the factors are kept and applied to new documents). This is
+   one reading of the paper's "normalized term-frequency representation" (the spec lists L1/L2 as
+   ambiguous). It makes the fit and the prior agree on a per-word scale.
+4. **Lexicon start** (`init="lexicon"`). G starts at each document's lexicon class (argmax of
+   `X^T F0`; ties to positive) instead of k-means clusters. k-means clusters carry no polarity (on
+   movie reviews the 2-means split is not about sentiment, so the lexicon alignment can only pick
+   the less wrong side), and multiplicative updates move a one-hot start slowly. The lexicon start
+   is the document classes that the prior F = F0 implies, so the start agrees with the
+   initialization F = F0 that Algorithm 1 prints. k-means stays available (`init="kmeans"`).
+
+Not changed: alpha = 1/2 and beta = 1 (the paper's), 5,000 most document-frequent words without
+stop words, at most 100 iterations (the paper: "less than 100"), classification by argmax G
+(argmax GS^T is reported alongside). Stemming was not added: the component can use lemmas
+(`token_attr = "LEMMA"` with a spaCy lemmatizer); the benchmark uses the lower-cased tokens.
+"""
+
+
+def _ablation_lines(results: Dict[str, Any]) -> List[str]:
+    names = list(results["datasets"])
+    first = results["datasets"][names[0]]["ablation"]
+    settings = [k for k in first if k != "iterations"]
+    lines = [
+        "## What was tried (ablation)",
+        "",
+        "Accuracy over all documents (argmax G, then argmax GS^T); mean ± sd over the k-means seeds "
+        f"({results['settings']['runs_ablation']}) for settings that start from k-means, one run otherwise. "
+        f"Steps 1-5 go from the printed algorithm to the defaults, in the order they were checked on {names[0]}.",
+        "",
+        "| setting | " + " | ".join(f"{n} argmax G | {n} argmax GS^T" for n in names) + " |",
+        "|---|" + "---|---|" * len(names),
+    ]
+    for key in settings:
+        cells = []
+        for n in names:
+            v = results["datasets"][n]["ablation"][key]
+            cells += [f"{v['argmax G']['mean']:.4f} ± {v['argmax G']['sd']:.4f}", f"{v['argmax GS^T']['mean']:.4f} ± {v['argmax GS^T']['sd']:.4f}"]
+        lines.append(f"| {key} | " + " | ".join(cells) + " |")
+    lines += ["", "Accuracy (argmax G) and objective J of the defaults after a given number of iterations (no early stop):", "",
+              "| iterations | " + " | ".join(f"{n} accuracy | {n} J" for n in names) + " |", "|---|" + "---|---|" * len(names)]
+    for it in first["iterations"]:
+        cells = []
+        for n in names:
+            v = results["datasets"][n]["ablation"]["iterations"][it]
+            cells += [f"{v['accuracy']:.4f}", f"{v['objective']:.2f}"]
+        lines.append(f"| {it} | " + " | ".join(cells) + " |")
+    lines += [""]
+    for n in names:
+        a = results["datasets"][n]["ablation"]
+        steps = [k for k in settings if k[:1].isdigit()]
+        trail = " → ".join(f"{a[k]['argmax G']['mean']:.4f}" for k in steps)
+        it = a["iterations"]
+        lines.append(f"- {n}: steps 1-5 give {trail}; the defaults reach {it['100']['accuracy']:.4f} after 100 iterations "
+                     f"and {it['300']['accuracy']:.4f} after 300, while J goes from {it['100']['objective']:.2f} to {it['300']['objective']:.2f}.")
+    lines += [
+        "",
+        "Notes. Every setting was judged on the validation corpus before the movie-review column was read. "
+        "J never increases under the default rules, but a lower J is not always a better sentiment split: on "
+        "sentence polarity the rank-2 factorization can also fit the few hundred Spanish and Portuguese "
+        "snippets as a class of their own, so accuracy depends on the iteration budget (the table above); the "
+        "paper's budget of 100 iterations is kept, not tuned. In exploration on sentence polarity, tf-idf and "
+        "the bipartite (Dhillon) normalization of the matrix were also tried and not kept, since unit-norm word "
+        "rows did better there; weaker and stronger alpha were not explored (alpha stays the paper's 1/2).",
+        "",
+    ]
+    return lines
+
+
 def render(results: Dict[str, Any], images: List[str]) -> str:
     s = results["settings"]
     lines = [
@@ -295,15 +464,22 @@ def render(results: Dict[str, Any], images: List[str]) -> str:
         "",
         "Generated by `bench/nmtf_experiments.py` from `docs/nmtf_results.json`; do not edit by hand.",
         "",
-        f"Settings: alpha = {s['alpha']}, beta = {s['beta']}, update = {s['update']}, max_iter = {s['max_iter']}, "
-        f"{s['n_words']} words, {s['norm']} term frequencies, Hu & Liu lexicon ({s['lexicon_words']} words), "
-        f"{s['runs_figure1']} runs for the unsupervised comparison, {s['runs_figure2']} for lexicon size, "
-        f"{s['runs_semi_supervised']} for dual supervision{' (quick mode)' if s['quick'] else ''}.",
-        "Clustering baselines use the better cluster-to-class mapping; MFLK, SSMFLK and the lexicon count do not.",
-        "`MFLK (lexicon-count start)` replaces the k-means start by each document's lexicon-count class; this",
-        "variant was added after seeing the k-means-started results and is reported as a diagnostic, not a tuned claim.",
+        f"Settings: alpha = {s['alpha']}, beta = {s['beta']}, update = {s['update']}, init = {s['init']}, "
+        f"prior_scale = {s['prior_scale']}, max_iter = {s['max_iter']}, "
+        f"{s['n_words']} words, {s['norm']}, Hu & Liu lexicon ({s['lexicon_words']} words), "
+        f"{s['runs_figure1']} runs for the unsupervised comparison, {s['runs_ablation']} k-means seeds for the ablation, "
+        f"{s['runs_figure2']} for lexicon size, {s['runs_semi_supervised']} for dual supervision{' (quick mode)' if s['quick'] else ''}.",
+        f"Command: `{results['timing']['command']}`.",
+        "",
+        "Clustering baselines (K-means, TNMF, feature centroid) use the better cluster-to-class mapping; MFLK, SSMFLK and the",
+        "lexicon count do not. MFLK with the lexicon start is deterministic, so its 20 runs are identical (sd 0); the k-means",
+        "rows vary with the seed. SVM (LinearSVC on L2 documents) and Naive Bayes (multinomial, counts) are trained on the",
+        "labelled documents only; SSMFLK and label spreading also see the unlabelled ones; all are scored on the unlabelled ones.",
         "",
     ]
+    lines += _acceptance_lines(results)
+    lines += DEVIATIONS.splitlines() + [""]
+    lines += _ablation_lines(results)
     for name, entry in results["datasets"].items():
         lines += [f"## {name} ({entry['documents']} documents, {entry['words']} words)", "", "### Unsupervised (paper's Figure 1)", "", "| method | accuracy mean | sd |", "|---|---|---|"]
         for method, v in entry["figure1"].items():
@@ -326,6 +502,15 @@ def render(results: Dict[str, Any], images: List[str]) -> str:
                          f"(e.g. {', '.join(flips['positive_to_negative']['words'][:12]) or '-'}); {flips['negative_to_positive']['count']} negative → positive "
                          f"(e.g. {', '.join(flips['negative_to_positive']['words'][:12]) or '-'}).")
         lines += ["", f"CPU seconds for this dataset's experiments: {entry['cpu_seconds']:.0f}.", ""]
+    if "sample_size" in results:
+        lines += ["## Sentence polarity subsets (corpus size)", "",
+                  "MFLK with the defaults on random subsets of the validation corpus (mean ± sd over seeds); the full corpus is in the tables above.", "",
+                  "| documents | MFLK | lexicon count | share of vocabulary words in <= 2 documents |", "|---|---|---|---|"]
+        for size, v in results["sample_size"].items():
+            lines.append(f"| {size} | {v['MFLK']['mean']:.4f} ± {v['MFLK']['sd']:.4f} | {v['Lexicon count']['mean']:.4f} ± {v['Lexicon count']['sd']:.4f} | "
+                         f"{v['share of words in <= 2 documents']['mean']:.3f} |")
+        lines += ["", "With few short documents the co-occurrence evidence is thin and the 5,000-word vocabulary reaches words seen in one or two",
+                  "documents, whose unit-norm rows weigh as much as frequent words; MFLK then need not beat the lexicon count.", ""]
     t = results["timing"]
     lines += [
         "## Cost of 100 iterations (movie reviews, 5,000 words x 2,000 documents)",
@@ -345,6 +530,21 @@ def render(results: Dict[str, Any], images: List[str]) -> str:
     ]
     lines += [f"![{image}]({image})" for image in images]
     return "\n".join(lines) + "\n"
+
+
+def _acceptance_lines(results: Dict[str, Any]) -> List[str]:
+    lines = ["## Goals", ""]
+    for name, entry in results["datasets"].items():
+        f1, curves = entry["figure1"], entry["semi_supervised"]
+        small = [f for f in curves["SSMFLK"] if float(f) <= 0.1]
+        beats = all(curves["SSMFLK"][f]["mean"] > max(curves["SVM"][f]["mean"], curves["Naive Bayes"][f]["mean"]) for f in small)
+        lines.append(
+            f"- {name}: MFLK {f1['MFLK']['mean']:.4f} vs K-means {f1['K-means']['mean']:.4f} "
+            f"(beats: **{f1['MFLK']['mean'] > f1['K-means']['mean']}**) and lexicon count {f1['Lexicon count']['mean']:.4f} "
+            f"(beats: **{f1['MFLK']['mean'] > f1['Lexicon count']['mean']}**); SSMFLK beats SVM and Naive Bayes at every "
+            f"fraction <= 10 % ({', '.join(small)}): **{beats}**."
+        )
+    return lines + [""]
 
 
 def main() -> None:

@@ -24,7 +24,7 @@ reachable with `update="sqrt"` or `"as_printed"`, `init="kmeans"` and
 - `prior_scale="unit"`: F0 and G0 are put on the scale of the factors: their
   columns, like the initial F and G, have unit L2 norm (F^T F = I, the
   paper's orthogonality motivation). With 0/1 entries the prior asks for
-  lexicon rows of F that are ~30 times larger than the fit allows.
+  lexicon rows of F about 20 times larger than unit-norm columns allow.
 - `init="lexicon"`: G starts at the documents' lexicon classes (the class of
   F0 whose words carry more of the document's weight) instead of k-means
   clusters, which carry no polarity and which multiplicative updates barely
