@@ -13,7 +13,7 @@ points `spacy_treeboost.HuLiuLexicon.v1` and `spacy_treeboost.JsonlLexicon.v1`.
 import json
 import random
 from pathlib import Path
-from typing import Dict, FrozenSet, Iterable, Iterator, List, Tuple, Union
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Tuple, Union
 
 POLARITIES = ("positive", "negative")
 HU_LIU_POSITIVE_FILE = "positive-words.txt"
@@ -75,6 +75,19 @@ class Lexicon:
     def to_dict(self) -> Dict[str, str]:
         """RETURNS (Dict[str, str]): word -> polarity, sorted by word."""
         return {w: self.polarity(w) for w in sorted(self.positive | self.negative)}  # type: ignore[misc]
+
+    def map(self, func: Callable[[str], str]) -> "Lexicon":
+        """The lexicon of the words' images under `func`, e.g. a stemmer or lemmatizer.
+
+        Map the lexicon with the function that maps the documents' tokens, so that
+        both meet in the same vocabulary (the paper stems corpus and lexicon alike).
+        An image reached from words of both polarities is dropped (listed in
+        `ambiguous`), like a word listed with both.
+
+        func (Callable[[str], str]): The word mapping.
+        RETURNS (Lexicon): The mapped lexicon.
+        """
+        return Lexicon([func(w) for w in sorted(self.positive)], [func(w) for w in sorted(self.negative)])
 
     def sample(self, n_words: int, seed: int) -> "Lexicon":
         """A random sub-lexicon of `n_words` words, drawn without replacement.

@@ -62,6 +62,28 @@ def test_lexicon_equals_brute_force_set_logic(pairs):
     assert Lexicon(positive, negative, lowercase=True).to_dict() == expected
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(["love", "loved", "loving", "hate", "hated", "good", "goods", "bad"]), unique=True),
+       st.lists(st.sampled_from(["lovely", "hateful", "hater", "badly", "goody"]), unique=True))
+def test_map_drops_images_of_both_polarities(positive, negative):
+    stem = lambda w: w[:4]  # noqa: E731  (a crude stemmer: the first four letters)
+    if not positive and not negative:
+        return
+    images = {}
+    for words, polarity in ((positive, "positive"), (negative, "negative")):
+        for w in words:
+            images.setdefault(stem(w), set()).add(polarity)
+    expected = {img: next(iter(p)) for img, p in sorted(images.items()) if len(p) == 1}
+    lexicon = Lexicon(positive, negative)
+    if not expected:
+        with pytest.raises(ValueError, match="lexicon is empty"):
+            lexicon.map(stem)
+        return
+    mapped = lexicon.map(stem)
+    assert mapped.to_dict() == expected
+    assert mapped.ambiguous == {img for img, p in images.items() if len(p) == 2}
+
+
 def test_sample_is_a_deterministic_subset():
     lexicon = Lexicon(["a", "b", "c", "d"], ["e", "f", "g"])
     sample = lexicon.sample(4, seed=1)
