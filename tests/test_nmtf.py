@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import nnls
 
+from spacy_treeboost import nmtf
 from spacy_treeboost.nmtf import (
     ENGLISH_STOP_WORDS,
     MFLK,
@@ -18,6 +19,7 @@ from spacy_treeboost.nmtf import (
     lexicon_prior,
     normalize_columns,
     one_hot,
+    porter_stem,
     term_document_matrix,
     unit_columns,
     word_weights,
@@ -460,3 +462,69 @@ def test_wrong_shapes_and_values(t8_X):
         model.predict(sp.csr_matrix(np.ones((3, 1))))
     with pytest.raises(ValueError, match="norm must be"):
         term_document_matrix([["good"]], T8_WORDS, norm="l3")
+
+
+# ---- Porter stemmer: the examples printed in Porter (1980), step by step ------------------------
+
+PORTER_STEPS = {
+    "_porter_step1a": {"caresses": "caress", "ponies": "poni", "ties": "ti", "caress": "caress", "cats": "cat"},
+    "_porter_step1b": {
+        "feed": "feed", "agreed": "agree", "plastered": "plaster", "bled": "bled", "motoring": "motor",
+        "sing": "sing", "conflated": "conflate", "troubled": "trouble", "sized": "size", "hopping": "hop",
+        "tanned": "tan", "falling": "fall", "hissing": "hiss", "fizzed": "fizz", "failing": "fail", "filing": "file",
+    },
+    "_porter_step1c": {"happy": "happi", "sky": "sky"},
+    "_porter_step2": {
+        "relational": "relate", "conditional": "condition", "rational": "rational", "valenci": "valence",
+        "hesitanci": "hesitance", "digitizer": "digitize", "conformabli": "conformable", "radicalli": "radical",
+        "differentli": "different", "vileli": "vile", "analogousli": "analogous", "vietnamization": "vietnamize",
+        "predication": "predicate", "operator": "operate", "feudalism": "feudal", "decisiveness": "decisive",
+        "hopefulness": "hopeful", "callousness": "callous", "formaliti": "formal", "sensitiviti": "sensitive",
+        "sensibiliti": "sensible",
+    },
+    "_porter_step3": {
+        "triplicate": "triplic", "formative": "form", "formalize": "formal", "electriciti": "electric",
+        "electrical": "electric", "hopeful": "hope", "goodness": "good",
+    },
+    "_porter_step4": {
+        "revival": "reviv", "allowance": "allow", "inference": "infer", "airliner": "airlin",
+        "gyroscopic": "gyroscop", "adjustable": "adjust", "defensible": "defens", "irritant": "irrit",
+        "replacement": "replac", "adjustment": "adjust", "dependent": "depend", "adoption": "adopt",
+        "homologou": "homolog", "communism": "commun", "activate": "activ", "angulariti": "angular",
+        "homologous": "homolog", "effective": "effect", "bowdlerize": "bowdler",
+    },
+    "_porter_step5a": {"probate": "probat", "rate": "rate", "cease": "ceas"},
+    "_porter_step5b": {"controll": "control", "roll": "roll"},
+}
+
+
+@pytest.mark.parametrize("step", sorted(PORTER_STEPS))
+def test_porter_steps_reproduce_the_papers_examples(step):
+    function = getattr(nmtf, step)
+    assert {word: function(word) for word in PORTER_STEPS[step]} == PORTER_STEPS[step]
+
+
+def test_porter_whole_words():
+    expected = {"generalizations": "gener", "relational": "relat", "connections": "connect", "agreed": "agre",
+                "happy": "happi", "loving": "love", "an": "an", "naïve": "naïve", "x-men": "x-men", "Good": "Good"}
+    assert {w: porter_stem(w) for w in expected} == expected
+
+
+def test_porter_matches_nltk_original_algorithm(shared_data):
+    """NLTK's PorterStemmer in its ORIGINAL_ALGORITHM mode, where installed, on every
+    lexicon word and on the words of the movie reviews."""
+    porter = pytest.importorskip("nltk.stem.porter")
+    reference = porter.PorterStemmer(mode=porter.PorterStemmer.ORIGINAL_ALGORITHM)
+    import json
+
+    words = set()
+    for name in ("positive-words.txt", "negative-words.txt"):
+        words.update(line.strip() for line in (shared_data / "lexicons/hu_liu_opinion_lexicon" / name).open(encoding="utf-8")
+                     if line.strip() and not line.startswith(";"))
+    with (shared_data / "movie_review_polarity_v2/movie_review_polarity_v2.jsonl").open(encoding="utf-8") as handle:
+        for i, line in enumerate(handle):
+            if i % 10 == 0:
+                words.update(json.loads(line)["text"].split())
+    words = sorted(w for w in words if w.isascii() and w.isalpha() and w.islower() and len(w) > 2)
+    assert len(words) > 5000
+    assert [w for w in words if porter_stem(w) != reference.stem(w)] == []
