@@ -15,6 +15,7 @@ import numpy
 from .trees import ROOT_LABEL, Forest, ForestBuilder, LabelVocab, chain_arrays
 
 TREE_MODES = ("chain", "dependency")
+NODE_ATTRS = ("ORTH", "LOWER", "NORM", "LEMMA", "POS", "TAG", "DEP", "ENT_TYPE", "SHAPE", "PREFIX", "SUFFIX")
 LABEL_SEPARATOR = "|"
 
 
@@ -34,9 +35,12 @@ class TreeSpec:
             raise ValueError(f"tree_mode={tree_mode!r} is invalid: choose 'chain' or 'dependency'")
         if not node_attrs:
             raise ValueError("node_attrs is empty: name at least one token attribute, e.g. ['LOWER']")
-        for name in [*node_attrs, *skip_flags]:
-            if name.upper() not in IDS:
-                raise ValueError(f"{name!r} is not a spaCy token attribute (try LOWER, ORTH, NORM, LEMMA, POS, TAG, DEP)")
+        for name in node_attrs:
+            if name.upper() not in NODE_ATTRS:
+                raise ValueError(f"node_attrs: {name!r} is not a string-valued token attribute; use any of {', '.join(NODE_ATTRS)}")
+        for name in skip_flags:
+            if name.upper() not in IDS or not name.upper().startswith(("IS_", "LIKE_")):
+                raise ValueError(f"skip_flags: {name!r} is not a boolean token attribute (e.g. IS_PUNCT, IS_SPACE, IS_STOP, LIKE_NUM)")
         self.tree_mode = tree_mode
         self.node_attrs = [a.upper() for a in node_attrs]
         self.skip_flags = [a.upper() for a in skip_flags]
@@ -128,36 +132,84 @@ def docs_to_forest(docs: Iterable, spec: TreeSpec, vocab: Optional[LabelVocab] =
     return builder.build()
 
 
+def _row_keys(values: numpy.ndarray) -> numpy.ndarray:
+    """One uint64 key per row of attribute values (the value itself for a single attribute)."""
+    if values.shape[1] == 1:
+        return values[:, 0]
+    keys = values[:, 0].copy()
+    for j in range(1, values.shape[1]):
+        keys = keys * numpy.uint64(0x100000001B3) ^ values[:, j]
+    return keys
+
+
 class DocIndexer:
-    """Fast conversion of docs to the preorder arrays a RuleSet matches, in its label ids."""
+    """Fast conversion of docs to the preorder arrays a RuleSet matches, in its label ids.
+
+    Labels are found by binary search among the rule set's label keys; in chain
+    mode the trees of a whole batch are laid out with vectorized array operations.
+    """
 
     def __init__(self, spec: TreeSpec, label_strings: Sequence[str], string_store) -> None:
         self.spec = spec
         self._root_id = list(label_strings).index(ROOT_LABEL) if ROOT_LABEL in label_strings else -1
-        self._table: Dict[Tuple[int, ...], int] = {}
+        rows, ids = [], []
         for i, s in enumerate(label_strings):
             parts = s.split(LABEL_SEPARATOR) if len(spec.node_attrs) > 1 else [s]
-            if len(parts) == len(spec.node_attrs):
-                self._table[tuple(int(string_store[p]) if p else 0 for p in parts)] = i
+            if s != ROOT_LABEL and len(parts) == len(spec.node_attrs):
+                rows.append([int(string_store[p]) if p else 0 for p in parts])
+                ids.append(i)
+        keys = _row_keys(numpy.array(rows, dtype=numpy.uint64).reshape(-1, len(spec.node_attrs)))
+        order = numpy.argsort(keys, kind="stable")
+        self._keys = keys[order]
+        self._ids = numpy.asarray(ids, dtype=numpy.int32)[order]
+
+    def _label_ids(self, values: numpy.ndarray) -> numpy.ndarray:
+        keys = _row_keys(values)
+        if not len(self._keys):
+            return numpy.full(len(keys), -1, dtype=numpy.int32)
+        pos = numpy.minimum(numpy.searchsorted(self._keys, keys), len(self._keys) - 1)
+        return numpy.where(self._keys[pos] == keys, self._ids[pos], -1).astype(numpy.int32)
 
     def arrays(self, docs: Sequence) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
         """(labels, parents, offsets) of the docs' trees; unknown labels are -1."""
+        if self.spec.tree_mode == "chain":
+            return self._chain_arrays(docs)
         parts = [self.spec.doc_arrays(doc) for doc in docs]
         sizes = numpy.array([len(p[1]) for p in parts], dtype=numpy.int64)
         offsets = numpy.zeros(len(parts) + 1, dtype=numpy.int64)
         numpy.cumsum(sizes, out=offsets[1:])
         if not parts:
             return numpy.zeros(0, numpy.int32), numpy.zeros(0, numpy.int32), offsets
-        values = numpy.concatenate([p[0] for p in parts])
-        if values.shape[1] == 1:
-            uniq, inverse = numpy.unique(values[:, 0], return_inverse=True)
-            keys = [(int(v),) for v in uniq]
-        else:
-            uniq, inverse = numpy.unique(values, axis=0, return_inverse=True)
-            keys = [tuple(int(v) for v in row) for row in uniq]
-        ids = numpy.fromiter((self._table.get(k, -1) for k in keys), dtype=numpy.int32, count=len(keys))
-        labels = ids[inverse.ravel()]
+        labels = self._label_ids(numpy.concatenate([p[0] for p in parts]))
         labels[offsets[:-1]] = self._root_id
         parents = numpy.concatenate([p[1] + o for p, o in zip(parts, offsets[:-1])])
         parents[offsets[:-1]] = -1
         return labels, parents.astype(numpy.int32), offsets
+
+    def _chain_arrays(self, docs: Sequence) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+        """The chain layout of `TreeSpec.doc_arrays` for a whole batch at once."""
+        spec = self.spec
+        n_attrs = len(spec._attr_ids)
+        lengths = numpy.array([len(doc) for doc in docs], dtype=numpy.int64)
+        columns = spec._attr_ids + spec._head_ids[1:] + spec._flag_ids
+        arr = (numpy.concatenate([doc.to_array(columns) for doc in docs if len(doc)])
+               if lengths.sum() else numpy.zeros((0, len(columns)), numpy.uint64))
+        doc_of = numpy.repeat(numpy.arange(len(docs)), lengths)
+        starts = arr[:, n_attrs].view(numpy.int64) == 1
+        first = numpy.cumsum(lengths) - lengths
+        starts[first[lengths > 0]] = True
+        keep = ~arr[:, n_attrs + 1:].astype(bool).any(axis=1) if spec._flag_ids else numpy.ones(len(arr), bool)
+        kept = numpy.flatnonzero(keep)
+        sent = numpy.cumsum(starts)[kept]
+        kept_doc = doc_of[kept]
+        kept_per_doc = numpy.bincount(kept_doc, minlength=len(docs))
+        offsets = numpy.zeros(len(docs) + 1, dtype=numpy.int64)
+        numpy.cumsum(kept_per_doc + 1, out=offsets[1:])
+        node = numpy.arange(len(kept)) + kept_doc + 1
+        new_sentence = numpy.ones(len(kept), dtype=bool)
+        new_sentence[1:] = sent[1:] != sent[:-1]
+        parents = numpy.full(offsets[-1], -1, dtype=numpy.int32)
+        parents[node] = numpy.where(new_sentence, offsets[kept_doc], node - 1)
+        labels = numpy.full(offsets[-1], self._root_id, dtype=numpy.int32)
+        labels[node] = self._label_ids(arr[kept, :n_attrs])
+        return labels, parents, offsets
