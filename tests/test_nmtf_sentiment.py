@@ -152,6 +152,19 @@ def test_printed_algorithm_settings_train_like_the_estimator():
     assert nlp.get_pipe("nmtf_sentiment")._word_weights is None
 
 
+def test_stemming_maps_documents_and_lexicon_alike():
+    nlp = make_nlp(stem=True, use_labels=False)
+    examples = make_examples(nlp, TEXTS + [("loved it , lovely and loving", None), ("the boringness of it", None)])
+    lexicon = Lexicon(["good", "great", "superb", "fun", "loving"], ["bad", "awful", "boring", "dull"])
+    pipe = nlp.get_pipe("nmtf_sentiment")
+    pipe.initialize(lambda: examples, nlp=nlp, lexicon=lexicon)
+    assert "love" in pipe.vocabulary and "loving" not in pipe.vocabulary and "bore" in pipe.vocabulary
+    F0 = pipe._estimator._F0
+    assert F0[pipe.vocabulary.index("love"), 0] > 0 and F0[pipe.vocabulary.index("bore"), 1] > 0
+    nlp.update(examples)
+    assert nlp("superb fun , loved").cats["pos"] > 0.5
+
+
 def test_model_file_without_word_weights_loads():
     nlp = make_nlp()
     train(nlp)

@@ -7,6 +7,7 @@ whole matrix and ignores its batch, so spaCy's steps count iterations and the
 dev score picks the best checkpoint. New documents are folded in with F and S
 fixed. Only the vocabulary, the word weights, F and S are saved.
 """
+import functools
 import json
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,6 +31,7 @@ from ..nmtf import (
     SSMFLK,
     build_vocabulary,
     lexicon_prior,
+    porter_stem,
     term_document_matrix,
     word_weights,
 )
@@ -76,6 +78,7 @@ DEFAULT_NMTF_SCORE_WEIGHTS = {
         "norm": "l2",
         "word_norm": True,
         "token_attr": "LOWER",
+        "stem": False,
         "random_state": 0,
         "scorer": {"@scorers": "spacy_treeboost.nmtf_scorer.v1"},
     },
@@ -99,6 +102,7 @@ def make_nmtf_sentiment(
     norm: Literal["l1", "l2"],
     word_norm: bool,
     token_attr: Literal["LOWER", "NORM", "LEMMA"],
+    stem: bool,
     random_state: int,
     scorer: Optional[Callable],
 ) -> "NMTFSentiment":
@@ -124,6 +128,7 @@ def make_nmtf_sentiment(
     word_norm (bool): Scale every word's row of the training matrix to unit norm
         (the same factors are applied to new documents).
     token_attr (str): Token attribute used as the word: LOWER, NORM or LEMMA.
+    stem (bool): Porter-stem the words and the lexicon alike.
     random_state (int): Seed of the k-means initialization.
     scorer (Optional[Callable]): The scoring method.
     RETURNS (NMTFSentiment): The component.
@@ -147,6 +152,7 @@ def make_nmtf_sentiment(
         norm=norm,
         word_norm=word_norm,
         token_attr=token_attr,
+        stem=stem,
         random_state=random_state,
         scorer=scorer,
     )
@@ -179,6 +185,7 @@ class NMTFSentiment(TrainablePipe):
         norm: str = "l2",
         word_norm: bool = True,
         token_attr: str = "LOWER",
+        stem: bool = False,
         random_state: int = 0,
         scorer: Optional[Callable] = None,
     ) -> None:
@@ -202,6 +209,7 @@ class NMTFSentiment(TrainablePipe):
         norm (str): "l2" or "l1".
         word_norm (bool): Unit-norm word rows.
         token_attr (str): LOWER, NORM or LEMMA.
+        stem (bool): Porter-stem the words and the lexicon alike.
         random_state (int): Seed of the k-means initialization.
         scorer (Optional[Callable]): The scoring method.
         """
@@ -237,6 +245,7 @@ class NMTFSentiment(TrainablePipe):
             "norm": norm,
             "word_norm": word_norm,
             "token_attr": token_attr,
+            "stem": stem,
             "random_state": random_state,
         }
         self._new_estimator()._check_params()
@@ -322,6 +331,8 @@ class NMTFSentiment(TrainablePipe):
         if weights is not None:
             X = term_document_matrix(tokens, vocabulary, norm=self.cfg["norm"], word_weights=weights)
         if lexicon is not None:
+            if self.cfg.get("stem", False):
+                lexicon = lexicon.map(porter_stem)
             F0 = lexicon_prior(vocabulary, lexicon.positive, lexicon.negative)
         else:
             F0 = np.zeros((len(vocabulary), 2))
@@ -499,6 +510,12 @@ class NMTFSentiment(TrainablePipe):
         return POSITIVE if p_pos > p_neg else NEGATIVE
 
     def _tokens(self, doc: Doc) -> List[str]:
+        words = self._words(doc)
+        if self.cfg.get("stem", False):
+            return [_stem(w) for w in words]
+        return words
+
+    def _words(self, doc: Doc) -> List[str]:
         attr = self.cfg["token_attr"]
         if attr == "LEMMA":
             if len(doc) and not doc.has_annotation("LEMMA"):
@@ -576,3 +593,7 @@ class NMTFSentiment(TrainablePipe):
         estimator.n_iter_ = int(data.get("n_iter", 0))
         self._estimator, self._vocabulary, self._word_weights = estimator, vocabulary, weights
 
+
+@functools.lru_cache(maxsize=200_000)
+def _stem(word: str) -> str:
+    return porter_stem(word)
