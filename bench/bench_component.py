@@ -149,10 +149,10 @@ def main() -> None:
         "rounds": rounds, "chain_docs": len(json.load(open(chain_texts))), "dep_docs": len(json.load(open(dep_texts))),
         "rows": rows, "added_chain": share_chain, "added_dependency": share_dep,
     }
-    name = "bench_component_quick" if args.quick else "bench_component"
-    (ROOT / "docs" / f"{name}.json").write_text(json.dumps(result, indent=2))
+    target = OUT / "bench_component_quick" if args.quick else ROOT / "docs" / "bench_component"
+    target.with_suffix(".json").write_text(json.dumps(result, indent=2))
     md = render(result)
-    (ROOT / "docs" / f"{name}.md").write_text(md)
+    target.with_suffix(".md").write_text(md)
     print(md)
 
 
