@@ -19,13 +19,13 @@ C_GRID = [0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0]
 
 FULL: Dict[str, Dict[str, Any]] = {
     "movie_reviews": dict(test_folds=list(range(10)), limit=0, trees=True, sizes=[2, 3, 4, 5],
-                          max_rounds=10000, probe=200, step=100, patience=600, epochs=10, c_grid=C_GRID),
+                          max_rounds=10000, probe=200, step=100, patience=500, epochs=8, c_grid=C_GRID),
     "sentence_polarity": dict(test_folds=list(range(10)), limit=0, trees=True, sizes=[2, 3, 4, 5],
-                              max_rounds=10000, probe=200, step=100, patience=500, epochs=10, c_grid=C_GRID),
+                              max_rounds=10000, probe=200, step=100, patience=500, epochs=8, c_grid=C_GRID),
     "r8": dict(limit=0, test_limit=0, trees=True, sizes=[2, 3, 4, 5],
-               max_rounds=10000, probe=100, step=50, patience=300, epochs=10, c_grid=C_GRID),
+               max_rounds=10000, probe=100, step=50, patience=250, epochs=8, c_grid=C_GRID),
     "r10": dict(limit=0, test_limit=0, trees=True, sizes=[2, 3, 4, 5],
-                max_rounds=10000, probe=100, step=50, patience=300, epochs=10, c_grid=C_GRID),
+                max_rounds=10000, probe=100, step=50, patience=250, epochs=8, c_grid=C_GRID),
 }
 
 QUICK: Dict[str, Dict[str, Any]] = {
@@ -42,7 +42,7 @@ QUICK: Dict[str, Dict[str, Any]] = {
 # The smoke test's run on the small review corpus in the repository.
 SMOKE: Dict[str, Dict[str, Any]] = {
     "embedded_reviews": dict(test_folds=[0, 1], limit=0, trees=True, sizes=[2, 3],
-                             max_rounds=30, probe=20, step=10, patience=30, epochs=2, c_grid=[1.0]),
+                             max_rounds=20, probe=10, step=10, patience=20, epochs=1, c_grid=[1.0]),
 }
 
 PROFILES = {"full": FULL, "quick": QUICK, "smoke": SMOKE}

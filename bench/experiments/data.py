@@ -231,16 +231,24 @@ def cached_docs(texts: Sequence[str], key: str, kind: str, log=print):
         if kind == "parse" and (i + 1) % 500 == 0:
             log(f"    {i + 1}/{len(texts)} parsed, {time.time() - t0:.0f} s")
     path.parent.mkdir(parents=True, exist_ok=True)
-    db.to_disk(path)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    db.to_disk(tmp)
+    os.replace(tmp, path)   # atomic: two runs may build the same cache
     log(f"  done in {time.time() - t0:.0f} s")
     return docs
 
 
+def _dump(path: Path, obj: Any) -> None:
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    with open(tmp, "wb") as f:
+        pickle.dump(obj, f, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(tmp, path)
+
+
 @dataclass
 class SourceData:
-    """Everything derived from one source corpus: docs, token lists and forests."""
+    """Everything derived from one source corpus: token lists and forests."""
     source: str
-    tok_docs: list
     tokens: List[List[str]]
     chain: Any
     tree: Any = None
@@ -252,16 +260,15 @@ def load_source(data: Path, source: str, *, trees: bool, log=print) -> SourceDat
 
     texts = source_texts(data, source)
     tok_key = _key(source, texts, "tok")
-    tok_docs = cached_docs(texts, tok_key, "tok", log)
     fpath = CACHE / f"{tok_key}_chain.pkl"
     if fpath.is_file():
         with open(fpath, "rb") as f:
             chain, tokens = pickle.load(f)
     else:
+        tok_docs = cached_docs(texts, tok_key, "tok", log)
         chain = docs_to_forest(tok_docs, TreeSpec("chain", ["LOWER"], ["IS_SPACE"]))
         tokens = [[t.lower_ for t in doc if not t.is_space] for doc in tok_docs]
-        with open(fpath, "wb") as f:
-            pickle.dump((chain, tokens), f, protocol=pickle.HIGHEST_PROTOCOL)
+        _dump(fpath, (chain, tokens))
     tree = None
     if trees:
         parse_key = _key(source, texts, "parse")
@@ -273,6 +280,5 @@ def load_source(data: Path, source: str, *, trees: bool, log=print) -> SourceDat
             parsed = cached_docs(texts, parse_key, "parse", log)
             tree = docs_to_forest(parsed, TreeSpec("dependency", ["LOWER"], ["IS_SPACE"]))
             del parsed
-            with open(tpath, "wb") as f:
-                pickle.dump(tree, f, protocol=pickle.HIGHEST_PROTOCOL)
-    return SourceData(source, tok_docs, tokens, chain, tree, tok_key)
+            _dump(tpath, tree)
+    return SourceData(source, tokens, chain, tree, tok_key)

@@ -57,12 +57,17 @@ def render(results: Dict[str, Any], docs: Path, plots: bool = True) -> None:
     w("")
     w("## Which run produced which corpus")
     w("")
-    w("| corpus | run | finished | commit | wall time | splits | documents (train / dev / test of the first split) |")
-    w("|---|---|---|---|---|---|---|")
+    w("| corpus | run | finished | commit | wall time | CPU time | splits | documents (train / dev / test of the first split) |")
+    w("|---|---|---|---|---|---|---|---|")
     for name, c in corpora.items():
         s0 = c["splits"][0]
-        w(f"| {c['title']} | **{c['run']}** | {c['finished']} | {c['commit']} | {c['wall_seconds'] / 60:.1f} min | "
+        cpu = f"{c['cpu_seconds'] / 60:.1f} min" if c.get("cpu_seconds") is not None else "–"
+        w(f"| {c['title']} | **{c['run']}** | {c['finished']} | {c['commit']} | {c['wall_seconds'] / 60:.1f} min | {cpu} | "
           f"{len(c['splits'])} | {c['n_docs']} ({s0['n_train']} / {s0['n_dev']} / {s0['n_test']}) |")
+    w("")
+    w("Wall time is elapsed time on a machine shared with other jobs (it includes reading cached parses, "
+      "all evaluation and the report); CPU time is the runner's own process plus every child that trained a "
+      "system (resumed splits count the CPU of the run that produced them).")
     w("")
     if any(c["run"] == "quick" for c in corpora.values()):
         w("**Corpora marked quick come from `--quick`:** few folds, subsamples, small pattern sizes, few rounds "
@@ -132,10 +137,14 @@ def _acceptance(c: Dict[str, Any], w) -> None:
               "below flatten long before the round cap.")
         used = sb.get("n_patterns_used", {}).get("mean")
         if used:
-            w(f"- The chosen models use {used:.0f} distinct patterns on average (one stump per round, with a few "
-              "patterns chosen again with other thresholds); the linear peers weight every unigram and bigram of the "
-              "training folds. On 1,600 long reviews, sentiment is spread over many weak cues, which a sparse "
-              "additive model of stumps captures less well than an L2-regularized linear model of all n-grams.")
+            feats = [s["n_features"]["mean"] for s in peers.values() if "n_features" in s]
+            w(f"- The chosen models use {used:.0f} distinct patterns on average (one stump per round; a pattern can "
+              "return with another threshold)"
+              + (f", while the tf-idf peers weight all {feats[0]:.0f} unigrams and bigrams of the training folds"
+                 if feats else "")
+              + ". In long reviews the polarity is spread over many weak cues; a sparse sum of stumps, "
+              "each chosen greedily on reweighted documents, uses fewer of them than an L2-regularized linear "
+              "model of every n-gram.")
         devs = {n: summ[n]["dev"]["mean"] for n in summ}
         w(f"- The same gap appears on the development folds, which chose every setting: best treeboost dev "
           f"{pct(devs[best])} % vs {best_peer} dev {pct(devs[best_peer])} % (means over folds), so it is not "
@@ -298,6 +307,7 @@ def _plots(name: str, c: Dict[str, Any], docs: Path) -> None:
                 ys = [100 * (pts[str(x)]["dev"]["mean"] if which == "dev" else pts[str(x)]["test"]) for x in xs]
                 ax.plot(xs, ys, style, label=n, markersize=4)
         ax.set_xlabel("pattern size (1 = BOW)")
+        ax.xaxis.get_major_locator().set_params(integer=True)
         ax.set_title(f"{which} ({'mean over splits' if which == 'dev' else 'pooled'})")
         ax.grid(alpha=0.3)
     axes[0].set_ylabel(f"{'micro F1' if c['multilabel'] else 'accuracy'} (%)")

@@ -83,6 +83,7 @@ def fold_data(corpus, split, sd, texts: List[str]) -> FoldData:
 
 def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str) -> Dict[str, Any]:
     t_start = time.time()
+    cpu_start = time.process_time()
     records = read_source(data, cfg_source(name))
     corpus = build_corpus(name, records, test_folds=cfg.get("test_folds", range(10)), limit=cfg.get("limit", 0),
                           test_limit=cfg.get("test_limit", 0))
@@ -114,8 +115,10 @@ def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str) -> Dict
                 t0 = time.time()
                 res = run_in_child(fit_system, fd, system, cfg, keep)
                 res["wall_seconds"] = time.time() - t0
-                with open(cache, "wb") as f:
+                tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+                with open(tmp, "wb") as f:
                     pickle.dump(res, f, protocol=pickle.HIGHEST_PROTOCOL)
+                os.replace(tmp, cache)
             test = metrics(fd.truth["test"], res["test_pred"], corpus.classes, corpus.multilabel)
             preds[sname].append(numpy.asarray(res["test_pred"]))
             for size, p in res.get("test_pred_per_size", {}).items():
@@ -137,8 +140,10 @@ def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str) -> Dict
                 f"microF1 {test['micro_f1']:.4f} [{sel}] cpu {res['cpu_fit']:.1f}/{res['cpu_total']:.1f} s "
                 f"rss+{res['rss_growth_mb']:.0f} MB")
         per_split.append(entry)
+    cpu = time.process_time() - cpu_start + sum(row.get("cpu_process", 0.0) for e in per_split
+                                                  for row in e["systems"].values())
     return summarize(name, corpus, cfg, profile, systems, per_split, preds, size_preds, truths, kept_rules,
-                     time.time() - t_start)
+                     time.time() - t_start, cpu)
 
 
 def cfg_source(name: str) -> str:
@@ -147,7 +152,8 @@ def cfg_source(name: str) -> str:
     return CORPUS_SOURCE[name]
 
 
-def summarize(name, corpus, cfg, profile, systems, per_split, preds, size_preds, truths, kept_rules, wall) -> Dict[str, Any]:
+def summarize(name, corpus, cfg, profile, systems, per_split, preds, size_preds, truths, kept_rules, wall,
+              cpu) -> Dict[str, Any]:
     truth = numpy.concatenate(truths)
     score_key = "micro_f1" if corpus.multilabel else "accuracy"
     summary: Dict[str, Any] = {}
@@ -169,6 +175,8 @@ def summarize(name, corpus, cfg, profile, systems, per_split, preds, size_preds,
             "peak_rss_mb": max(r["peak_rss_mb"] for r in rows),
             "selected": [r["selected"] for r in rows],
         }
+        if "n_features" in rows[0]:
+            summary[sname]["n_features"] = mean_std([r["n_features"] for r in rows])
         if s["family"] == "treeboost":
             summary[sname]["train_error_at_selected"] = mean_std([r["train_error"] for r in rows if r["train_error"] is not None])
             zero = [r["first_zero_error_round"] for r in rows if r["first_zero_error_round"] is not None]
@@ -217,7 +225,7 @@ def summarize(name, corpus, cfg, profile, systems, per_split, preds, size_preds,
     return _jsonable({
         "title": CORPUS_TITLES[name], "run": profile,
         "finished": datetime.datetime.now().isoformat(timespec="seconds"), "commit": _git_commit(),
-        "wall_seconds": wall, "settings": cfg, "classes": corpus.classes, "multilabel": corpus.multilabel,
+        "wall_seconds": wall, "cpu_seconds": cpu, "settings": cfg, "classes": corpus.classes, "multilabel": corpus.multilabel,
         "positive": corpus.positive, "n_docs": len(corpus), "score_name": score_key,
         "splits": [{k: e[k] for k in ("split", "n_train", "n_dev", "n_test")} for e in per_split],
         "per_split": per_split, "summary": summary, "mcnemar": tests, "best_vs_peers": best_vs,

