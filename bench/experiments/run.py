@@ -25,7 +25,7 @@ import numpy
 
 from . import config as cfgmod
 from .data import CORPUS_TITLES, OUT, ROOT, build_corpus, load_source, read_source, text_of
-from .rules import rule_examples
+from .rules import pattern_support, rule_examples
 from .stats import correctness, mcnemar, mean_std, metrics
 from .systems import FoldData, encode_truth, fit_system, run_in_child, system_list
 
@@ -124,7 +124,10 @@ def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str) -> Dict
             for size, p in res.get("test_pred_per_size", {}).items():
                 size_preds.setdefault(sname, {}).setdefault(size, []).append(numpy.asarray(p))
             if "rules" in res:
-                kept_rules[sname] = res["rules"]
+                forest = (fd.tree if system.get("representation") == "Tree" else fd.chain)["train"]
+                head = res["rules"]["heads"][0]
+                in_class = [head in v if corpus.multilabel else v == head for v in fd.y_train]
+                kept_rules[sname] = (res["rules"], pattern_support(res["rules"], forest, in_class))
             row = {k: v for k, v in res.items() if k not in ("test_pred", "test_pred_per_size", "rules")}
             row["test"] = test
             if "per_size" in row:
@@ -216,10 +219,8 @@ def summarize(name, corpus, cfg, profile, systems, per_split, preds, size_preds,
     best_vs = [dict(kind="best treeboost vs peer", a=best_boost, b=p, **mcnemar(correct[best_boost], correct[p]))
                for p in peers]
     examples = {}
-    for sname, rd in kept_rules.items():
-        heads = rd["heads"]
-        head = 0 if len(heads) == 1 else max(range(len(heads)), key=lambda h: len(rd["rules"][h][0]))
-        examples[sname] = rule_examples(rd, head)
+    for sname, (rd, support) in kept_rules.items():
+        examples[sname] = rule_examples(rd, 0, support)
         examples[sname]["split"] = per_split[0]["split"]
         examples[sname]["classes"] = corpus.classes
     return _jsonable({
