@@ -8,6 +8,11 @@ ALPHA = 0.01
 PLOT_ORDER = ("BOW", "N-gram", "Tree")
 
 
+def _run(c: Dict[str, Any]) -> str:
+    """The run that produced a corpus, with the splits it covers when it stopped early."""
+    return c["run"] + (f" (partial: {c['partial']})" if c.get("partial") else "")
+
+
 def pct(x: Any, digits: int = 2) -> str:
     return "–" if x is None else f"{100 * x:.{digits}f}"
 
@@ -62,7 +67,8 @@ def render(results: Dict[str, Any], docs: Path, plots: bool = True) -> None:
     for name, c in corpora.items():
         s0 = c["splits"][0]
         cpu = f"{c['cpu_seconds'] / 60:.1f} min" if c.get("cpu_seconds") is not None else "–"
-        w(f"| {c['title']} | **{c['run']}** | {c['finished']} | {c['commit']} | {c['wall_seconds'] / 60:.1f} min | {cpu} | "
+        run = c["run"] + (f", partial: {c['partial']}" if c.get("partial") else "")
+        w(f"| {c['title']} | **{run}** | {c['finished']} | {c['commit']} | {c['wall_seconds'] / 60:.1f} min | {cpu} | "
           f"{len(c['splits'])} | {c['n_docs']} ({s0['n_train']} / {s0['n_dev']} / {s0['n_test']}) |")
     w("")
     w("Wall time is elapsed time on a machine shared with other jobs (it includes reading cached parses, "
@@ -105,7 +111,7 @@ def _acceptance(c: Dict[str, Any], w) -> None:
     peer_acc = peers[best_peer]["accuracy"]["mean"]
     met_goal = acc >= GOAL
     met_peers = acc >= peer_acc
-    w(f"## Acceptance goal: movie reviews ({c['run']} run)")
+    w(f"## Acceptance goal: movie reviews ({_run(c)} run)")
     w("")
     w(f"Goal: the best subtree-boosting system reaches ≥ {pct(GOAL, 1)} % accuracy over the 10 folds, at or above "
       "every peer run by the same script.")
@@ -177,7 +183,7 @@ def _glance(corpora: Dict[str, Any], w) -> None:
                 continue
             a, b = summ[t["a"]]["pooled"][key], summ[t["b"]]["pooled"][key]
             star = " *" if t["p"] < ALPHA else ""
-            w(f"| {name} | {c['run']} | {t['a']} vs {t['b']} | {pct(a)} | {pct(b)} | {pval(t['p'])}{star} |")
+            w(f"| {name} | {_run(c)} | {t['a']} vs {t['b']} | {pct(a)} | {pct(b)} | {pval(t['p'])}{star} |")
     w("")
 
 
@@ -185,7 +191,7 @@ def _corpus(name: str, c: Dict[str, Any], w, plots: bool) -> None:
     summ = c["summary"]
     multi = c["multilabel"]
     classes = c["classes"]
-    w(f"## {c['title']} — {c['run']} run")
+    w(f"## {c['title']} — {_run(c)} run")
     w("")
     w(f"{c['n_docs']} documents; {len(c['splits'])} test split(s); settings chosen on the dev split by "
       f"{'micro F1' if multi else 'accuracy'}. Test scores: mean ± standard deviation over splits, and pooled over "
@@ -321,7 +327,7 @@ def _plots(name: str, c: Dict[str, Any], docs: Path) -> None:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     axes[0][0].set_ylabel(f"dev {'micro F1' if c['multilabel'] else 'accuracy'} (%)")
-    fig.suptitle(f"{c['title']} — {c['run']} run, {c['splits'][0]['split']}", fontsize=10)
+    fig.suptitle(f"{c['title']} — {_run(c)} run, {c['splits'][0]['split']}", fontsize=10)
     fig.tight_layout()
     fig.savefig(docs / f"results_{name}_curves.png", dpi=90)
     plt.close(fig)
@@ -346,7 +352,7 @@ def _plots(name: str, c: Dict[str, Any], docs: Path) -> None:
         ax.grid(alpha=0.3)
     axes[0].set_ylabel(f"{'micro F1' if c['multilabel'] else 'accuracy'} (%)")
     axes[1].legend(fontsize=7, ncol=2)
-    fig.suptitle(f"{c['title']} — {c['run']} run", fontsize=10)
+    fig.suptitle(f"{c['title']} — {_run(c)} run", fontsize=10)
     fig.tight_layout()
     fig.savefig(docs / f"results_{name}_sizes.png", dpi=90)
     plt.close(fig)

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import numpy
 
@@ -81,7 +81,7 @@ def fold_data(corpus, split, sd, texts: List[str]) -> FoldData:
     return fd
 
 
-def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str) -> Dict[str, Any]:
+def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str, cached_only: bool = False) -> Optional[Dict[str, Any]]:
     t_start = time.time()
     cpu_start = time.process_time()
     records = read_source(data, cfg_source(name))
@@ -99,14 +99,28 @@ def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str) -> Dict
     size_preds: Dict[str, Dict[str, List[numpy.ndarray]]] = {}
     truths: List[numpy.ndarray] = []
     kept_rules: Dict[str, Any] = {}
-    for si, split in enumerate(corpus.splits):
+    def cache_path(split, sname: str) -> Path:
+        return run_dir / f"{split.name}__{sname.replace(' ', '_').replace('/', '_')}.pkl"
+
+    splits = corpus.splits
+    if cached_only:
+        # only the splits whose every system is already in the cache, in order
+        done = 0
+        while done < len(splits) and all(cache_path(splits[done], s["name"]).is_file() for s in systems):
+            done += 1
+        splits = splits[:done]
+        if not splits:
+            log(f"{name}: no complete split in {run_dir}")
+            return None
+        log(f"{name}: summarizing the {done} complete split(s) of {len(corpus.splits)} from the cache")
+    for si, split in enumerate(splits):
         fd = fold_data(corpus, split, sd, texts)
         truths.append(fd.truth["test"])
         entry = {"split": split.name, "n_train": len(split.train), "n_dev": len(split.dev), "n_test": len(split.test),
                  "systems": {}}
         for system in systems:
             sname = system["name"]
-            cache = run_dir / f"{split.name}__{sname.replace(' ', '_').replace('/', '_')}.pkl"
+            cache = cache_path(split, sname)
             keep = si == 0 and sname in cfgmod.RULE_EXAMPLE_SYSTEMS
             if cache.is_file():
                 with open(cache, "rb") as f:
@@ -145,8 +159,11 @@ def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str) -> Dict
         per_split.append(entry)
     cpu = time.process_time() - cpu_start + sum(row.get("cpu_process", 0.0) for e in per_split
                                                   for row in e["systems"].values())
-    return summarize(name, corpus, cfg, profile, systems, per_split, preds, size_preds, truths, kept_rules,
-                     time.time() - t_start, cpu)
+    res = summarize(name, corpus, cfg, profile, systems, per_split, preds, size_preds, truths, kept_rules,
+                    time.time() - t_start, cpu)
+    if len(splits) < len(corpus.splits):
+        res["partial"] = f"{len(splits)} of {len(corpus.splits)} splits ({', '.join(s.name for s in splits)})"
+    return res
 
 
 def cfg_source(name: str) -> str:
@@ -257,6 +274,8 @@ def main(argv=None) -> int:
                     help="the corpora to run (default: every corpus of the profile)")
     ap.add_argument("--report-only", action="store_true", help="only rebuild docs/results.md and plots from the JSON")
     ap.add_argument("--no-plots", action="store_true", help="write docs/results.md without PNG plots")
+    ap.add_argument("--cached-only", action="store_true",
+                    help="train nothing: summarize the splits whose systems are all in the cache (marked partial)")
     ap.add_argument("--results", type=Path, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--docs", type=Path, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -279,7 +298,9 @@ def main(argv=None) -> int:
                               "cpus": os.cpu_count()}
     for name in args.corpora:
         log(f"=== {name} ({profile} run)")
-        res = run_corpus(name, settings[name], args.data, profile)
+        res = run_corpus(name, settings[name], args.data, profile, cached_only=args.cached_only)
+        if res is None:
+            continue
         results["corpora"][name] = res
         save_results(results)
         render(results, DOCS, plots=not args.no_plots)
