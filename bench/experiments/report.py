@@ -131,37 +131,55 @@ def _acceptance(c: Dict[str, Any], w) -> None:
         w(f"| {t['a']} vs {t['b']} | {pct(t['acc_a'])} | {pct(t['acc_b'])} | {t['a_only']} | {t['b_only']} | {pval(t['p'])}{star} |")
     w("")
     if not (met_goal and met_peers):
-        w("Why (evidence from this run):")
-        w("")
-        sb = summ[best]
-        err = sb.get("train_error_at_selected", {}).get("mean")
-        zero = sb.get("first_zero_error_round") or []
-        if err is not None:
-            w(f"- The boosted model fits its training data: the training error at the chosen round is {pct(err)} % on "
-              f"average" + (f", and it first reaches 0 after a median of {int(statistics.median(zero))} rounds "
-                            f"({len(zero)} of {len(c['splits'])} folds)" if zero else "") + ". "
-              "More rounds raise margins on the training set but the dev score stops improving: the learning curves "
-              "below flatten long before the round cap.")
-        used = sb.get("n_patterns_used", {}).get("mean")
-        if used:
-            feats = [s["n_features"]["mean"] for s in peers.values() if "n_features" in s]
-            w(f"- The chosen models use {used:.0f} distinct patterns on average (one stump per round; a pattern can "
-              "return with another threshold)"
-              + (f", while the tf-idf peers weight all {feats[0]:.0f} unigrams and bigrams of the training folds"
-                 if feats else "")
-              + ". In long reviews the polarity is spread over many weak cues; a sparse sum of stumps, "
-              "each chosen greedily on reweighted documents, uses fewer of them than an L2-regularized linear "
-              "model of every n-gram.")
-        devs = {n: summ[n]["dev"]["mean"] for n in summ}
-        w(f"- The same gap appears on the development folds, which chose every setting: best treeboost dev "
-          f"{pct(devs[best])} % vs {best_peer} dev {pct(devs[best_peer])} % (means over folds), so it is not "
-          "an artefact of selection on test data.")
-        sizes = summ[best].get("by_size", {})
-        if sizes:
-            w("- Larger patterns do not close the gap: pooled test score by pattern size for "
-              f"{best}: " + ", ".join(f"size {k}: {pct(v['test'])} %" for k, v in sorted(sizes.items(), key=lambda kv: int(kv[0])))
-              + ".")
-        w("")
+        _why(c, best, best_peer, w)
+
+
+def _why(c: Dict[str, Any], best: str, best_peer: str, w) -> None:
+    """Evidence for a missed goal, from the numbers of this run only."""
+    summ = c["summary"]
+    sb = summ[best]
+    n = len(c["splits"])
+    cap = c["settings"]["max_rounds"]
+    w("Why (evidence from this run):")
+    w("")
+    devs = {k: summ[k]["dev"]["mean"] for k in summ}
+    w(f"- The gap is already there on the development folds, which chose every setting: best treeboost dev "
+      f"{pct(devs[best])} % vs {best_peer} dev {pct(devs[best_peer])} % (means over folds). It is not an artefact "
+      "of choosing settings or of test-set noise.")
+    rows = [e["systems"][best] for e in c["per_split"]]
+    stops = [r["per_size"][str(r["selected"]["size"])] for r in rows]
+    early = [st for st in stops if str(st.get("stopped", "")).startswith("early stop")]
+    ran = [st["rounds_run"] for st in stops]
+    chosen = [r["selected"]["rounds"] for r in rows]
+    if 2 * len(early) >= n:
+        w(f"- More rounds do not help: the chosen number of rounds has a median of {int(statistics.median(chosen))}; "
+          f"boosting ran at most {max(ran)} of the {cap} allowed rounds and stopped because the dev score had not "
+          f"improved for {c['settings']['patience']} rounds in {len(early)} of {n} folds (learning curves below).")
+    else:
+        w(f"- Rounds: boosting reached the cap of {cap} rounds without an early stop in {n - len(early)} of {n} folds "
+          f"(median chosen round {int(statistics.median(chosen))}); with this cap, more rounds might narrow the gap.")
+    err = sb.get("train_error_at_selected", {}).get("mean")
+    zero = sb.get("first_zero_error_round") or []
+    if err is not None:
+        if zero:
+            w(f"- The stumps separate the training folds early: training error 0 after a median of "
+              f"{int(statistics.median(zero))} rounds ({len(zero)} of {n} folds); later rounds only raise training "
+              f"margins (training error at the chosen round: {pct(err)} %).")
+        else:
+            w(f"- Training error at the chosen round: {pct(err)} % on average (it did not reach 0 within the rounds run).")
+    used = sb.get("n_patterns_used", {}).get("mean")
+    feats = [summ[k]["n_features"]["mean"] for k in summ if "n_features" in summ[k]]
+    if used:
+        w(f"- Model size: the chosen boosted models use {used:.0f} distinct patterns on average"
+          + (f"; the tf-idf peers weight all {feats[0]:.0f} unigrams and bigrams of the training folds" if feats else "")
+          + ". A likely reason for the gap (an interpretation, not measured here): review polarity is spread over "
+          "many weak cues, and a sparse sum of greedily chosen stumps uses fewer of them than an L2-regularized "
+          "linear model of every n-gram.")
+    sizes = sb.get("by_size", {})
+    if sizes:
+        w(f"- Pooled test score by pattern size for {best} (each size at its own dev-chosen round): "
+          + ", ".join(f"size {k}: {pct(v['test'])} %" for k, v in sorted(sizes.items(), key=lambda kv: int(kv[0]))) + ".")
+    w("")
 
 
 def _glance(corpora: Dict[str, Any], w) -> None:
