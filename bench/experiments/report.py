@@ -50,7 +50,10 @@ def _selected(sel: List[Dict[str, Any]]) -> str:
 def render(results: Dict[str, Any], docs: Path, plots: bool = True) -> None:
     docs = Path(docs)
     docs.mkdir(parents=True, exist_ok=True)
-    corpora = results.get("corpora", {})
+    order = ("movie_reviews", "sentence_polarity", "r8", "r10")
+    raw = results.get("corpora", {})
+    corpora = {k: raw[k] for k in order if k in raw}
+    corpora.update({k: v for k, v in raw.items() if k not in corpora})
     lines: List[str] = []
     w = lines.append
     w("# Experiment results: subtree boosting and peers")

@@ -294,14 +294,16 @@ def main(argv=None) -> int:
         args.corpora = [c for c in ALL_CORPORA if c in settings]
     results = load_results()
     results.setdefault("corpora", {})
-    results["environment"] = {"python": platform.python_version(), "machine": platform.machine(),
-                              "cpus": os.cpu_count()}
+    env = {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count()}
     for name in args.corpora:
         log(f"=== {name} ({profile} run)")
         res = run_corpus(name, settings[name], args.data, profile, cached_only=args.cached_only)
         if res is None:
             continue
-        results["corpora"][name] = res
+        # merge into the file as it is now: another run may have written other corpora meanwhile
+        results = load_results()
+        results.setdefault("corpora", {})[name] = res
+        results["environment"] = env
         save_results(results)
         render(results, DOCS, plots=not args.no_plots)
         log(f"=== {name} done in {res['wall_seconds']:.0f} s; best treeboost {res['best_treeboost']}")
