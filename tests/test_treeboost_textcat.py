@@ -297,3 +297,11 @@ def test_training_is_deterministic():
     first = trained_nlp()[1].to_bytes()
     second = trained_nlp()[1].to_bytes()
     assert first == second
+
+
+def test_nmtf_config_is_valid_without_code(shared_data):
+    cmd = [sys.executable, "-m", "spacy", "debug", "config", str(ROOT / "configs" / "nmtf_sentiment.cfg"),
+           "--paths.train", str(REVIEWS / "train.jsonl"), "--paths.dev", str(REVIEWS / "dev.jsonl"),
+           "--paths.lexicon", str(shared_data / "lexicons" / "hu_liu_opinion_lexicon")]
+    result = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0 and "Config is valid" in result.stdout, result.stdout + result.stderr
