@@ -95,6 +95,9 @@ def learn(
     if last:
         summary += f", training error {last['error']:.4f}, loss {last['loss']:.4f}"
     typer.echo(f"learned {summary} -> {model}", err=True)
+    for head in clf.heads_:
+        if head.stopped:
+            typer.echo(f"stopped early ({head.name}): {head.stopped}", err=True)
 
 
 @app.command()
