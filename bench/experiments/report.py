@@ -65,7 +65,7 @@ def render(results: Dict[str, Any], docs: Path, plots: bool = True) -> None:
     w("")
     w("## Which run produced which corpus")
     w("")
-    w("| corpus | run | finished | commit | wall time | CPU time | splits | documents (train / dev / test of the first split) |")
+    w("| corpus | run | finished | repository HEAD then | wall time | CPU time | splits | documents (train / dev / test of the first split) |")
     w("|---|---|---|---|---|---|---|---|")
     for name, c in corpora.items():
         s0 = c["splits"][0]
@@ -220,7 +220,7 @@ def _corpus(name: str, c: Dict[str, Any], w, plots: bool) -> None:
       + ("Accuracy is exact match of the label set." if multi else ""))
     w("")
     binary = len(classes) == 2
-    head = "| system | accuracy (mean ± sd) | pooled accuracy |"
+    head = "| system | accuracy (mean ± sd) | pooled accuracy |" if len(c["splits"]) > 1 else "| system | accuracy | pooled accuracy |"
     head += " " + " | ".join(f"F1 {k}" for k in classes) + " |" if binary else " macro F1 | micro F1 |"
     head += " chosen settings | CPU s (chosen fit) | CPU s (all fits) | peak RSS growth MB |"
     w(head)
@@ -229,7 +229,8 @@ def _corpus(name: str, c: Dict[str, Any], w, plots: bool) -> None:
     for n, s in summ.items():
         p = s["pooled"]
         label = f"**{n}**" if n == best else n
-        row = f"| {label} | {pm(s['accuracy'])} | {pct(p['accuracy'])} |"
+        acc = pm(s["accuracy"]) if len(c["splits"]) > 1 else pct(s["accuracy"]["mean"])
+        row = f"| {label} | {acc} | {pct(p['accuracy'])} |"
         row += " " + " | ".join(pct(p["f1"][k]) for k in classes) + " |" if binary else f" {pct(p['macro_f1'])} | {pct(p['micro_f1'])} |"
         row += f" {_selected(s['selected'])} | {s['cpu_fit']['mean']:.1f} | {s['cpu_total']['mean']:.1f} | {s['rss_growth_mb']:.0f} |"
         w(row)

@@ -61,7 +61,7 @@ def pattern_support(rules_dict: Dict[str, Any], forest, in_class: Sequence[bool]
 
 
 def rule_examples(rules_dict: Dict[str, Any], head: int = 0, support: Optional[List[Dict[str, List[int]]]] = None,
-                  n_flips: int = 2, min_docs: int = 5) -> Dict[str, Any]:
+                  n_flips: int = 2, min_docs: int = 10) -> Dict[str, Any]:
     """The examples of one head of a trained rule set, as plain data for the results JSON."""
     rs = RuleSet.from_dict(rules_dict)
     pid = {code: i for i, code in enumerate(rs.patterns)}
