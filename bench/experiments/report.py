@@ -74,9 +74,9 @@ def render(results: Dict[str, Any], docs: Path, plots: bool = True) -> None:
         w(f"| {c['title']} | **{run}** | {c['finished']} | {c['commit']} | {c['wall_seconds'] / 60:.1f} min | {cpu} | "
           f"{len(c['splits'])} | {c['n_docs']} ({s0['n_train']} / {s0['n_dev']} / {s0['n_test']}) |")
     w("")
-    w("Wall time is elapsed time on a machine shared with other jobs (it includes reading cached parses, "
-      "all evaluation and the report); CPU time is the runner's own process plus every child that trained a "
-      "system (resumed splits count the CPU of the run that produced them).")
+    w("Wall time is elapsed time on a machine shared with other jobs: the fits (each counted at the time it took "
+      "when it ran, also when a later pass read it from the cache) plus reading data and summarizing; CPU time is "
+      "the runner's own process plus every child that trained a system. Parsing is cached and not included.")
     w("")
     if any(c["run"] == "quick" for c in corpora.values()):
         w("**Corpora marked quick come from `--quick`:** few folds, subsamples, small pattern sizes, few rounds "

@@ -113,6 +113,7 @@ def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str, cached_
             log(f"{name}: no complete split in {run_dir}")
             return None
         log(f"{name}: summarizing the {done} complete split(s) of {len(corpus.splits)} from the cache")
+    trained_wall = all_wall = 0.0   # fits run now / all fits, cached ones included
     for si, split in enumerate(splits):
         fd = fold_data(corpus, split, sd, texts)
         truths.append(fd.truth["test"])
@@ -129,10 +130,12 @@ def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str, cached_
                 t0 = time.time()
                 res = run_in_child(fit_system, fd, system, cfg, keep)
                 res["wall_seconds"] = time.time() - t0
+                trained_wall += res["wall_seconds"]
                 tmp = cache.with_suffix(f".{os.getpid()}.tmp")
                 with open(tmp, "wb") as f:
                     pickle.dump(res, f, protocol=pickle.HIGHEST_PROTOCOL)
                 os.replace(tmp, cache)
+            all_wall += res.get("wall_seconds", 0.0)
             test = metrics(fd.truth["test"], res["test_pred"], corpus.classes, corpus.multilabel)
             preds[sname].append(numpy.asarray(res["test_pred"]))
             for size, p in res.get("test_pred_per_size", {}).items():
@@ -159,8 +162,10 @@ def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str, cached_
         per_split.append(entry)
     cpu = time.process_time() - cpu_start + sum(row.get("cpu_process", 0.0) for e in per_split
                                                   for row in e["systems"].values())
+    # wall time: this pass, with every cached fit counted at the wall time it took when it ran
+    wall = time.time() - t_start - trained_wall + all_wall
     res = summarize(name, corpus, cfg, profile, systems, per_split, preds, size_preds, truths, kept_rules,
-                    time.time() - t_start, cpu)
+                    wall, cpu)
     if len(splits) < len(corpus.splits):
         res["partial"] = f"{len(splits)} of {len(corpus.splits)} splits ({', '.join(s.name for s in splits)})"
     return res
