@@ -13,6 +13,11 @@ def _run(c: Dict[str, Any]) -> str:
     return c["run"] + (f" (partial: {c['partial']})" if c.get("partial") else "")
 
 
+def code(text: str) -> str:
+    """Markdown code span that survives backticks in the text."""
+    return f"`` {text} ``" if "`" in text else f"`{text}`"
+
+
 def pct(x: Any, digits: int = 2) -> str:
     return "–" if x is None else f"{100 * x:.{digits}f}"
 
@@ -252,7 +257,7 @@ def _corpus(name: str, c: Dict[str, Any], w, plots: bool) -> None:
     w("McNemar's test (exact binomial test on the discordant " + ("(document, class) decisions" if multi else "documents")
       + f", pooled over all test splits, two-sided; * marks p < {ALPHA}):")
     w("")
-    w("| comparison | A | B | A | B | only A right | only B right | p |")
+    w("| comparison | A | B | A correct % | B correct % | only A right | only B right | p |")
     w("|---|---|---|---|---|---|---|---|")
     for t in c["mcnemar"]:
         star = " *" if t["p"] < ALPHA else ""
@@ -292,12 +297,12 @@ def _corpus(name: str, c: Dict[str, Any], w, plots: bool) -> None:
             w("")
             word = e.get("word_with_thresholds")
             if word:
-                w(f"A word learned with several thresholds: `{word['pattern']}`, z ∈ {word['thresholds']}.")
+                w(f"A word learned with several thresholds: {code(word['pattern'])}, z ∈ {word['thresholds']}.")
                 w("")
                 _rule_table(word, w, pos)
             flips = e.get("polarity_flips") or []
             for f in flips:
-                w(f"A {'phrase' if f['size'] > 1 else 'word'} whose repetition flips its polarity: `{f['pattern']}` "
+                w(f"A {'phrase' if f['size'] > 1 else 'word'} whose repetition flips its polarity: {code(f['pattern'])} "
                   f"(the sign changes between 1 and {f['flip_at']} occurrences).")
                 w("")
                 _rule_table(f, w, pos)

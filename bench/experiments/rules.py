@@ -5,13 +5,14 @@ s_t(0) = sum of b_r (t absent), s_t(c) = sum of (a_r if c >= z_r else -a_r) for 
 Positive scores vote for the head's class. Two kinds of examples are extracted, in the
 spirit of Iwakura (2013, section 5):
 
-- a word learned with several thresholds z (the single-node pattern with the most
-  distinct z values, then the most training documents);
+- a word learned with several thresholds z (a single-node pattern made of letters with the
+  most distinct z values, then the most training documents);
 - a phrase whose repetition flips its polarity: a pattern whose score at one occurrence
   and at some larger count have opposite signs, with at least `min_docs` training
   documents on each side of the flip (a rule with z > 1 always changes sign at z, so
   the training support is what makes an example meaningful); phrases of two or more
-  words first, then the strongest flip.
+  nodes first, then patterns made of words (not punctuation or numbers), then the
+  strongest flip.
 
 `pattern_support` counts, for every pattern of a rule set, how many training documents
 of the head's class and of the other classes contain it 0, 1, 2, ... times.
@@ -31,6 +32,11 @@ def _phrase(code) -> str:
     if depths == list(range(len(depths))):
         return " ".join(l for _, l in code)
     return pattern_to_sexpr(code)
+
+
+def _wordy(code) -> bool:
+    """Every node label has a letter (words rather than punctuation or numbers)."""
+    return all(any(ch.isalpha() for ch in label) for _, label in code)
 
 
 def score_function(rules: List[Tuple[int, float, float]], max_count: int) -> List[float]:
@@ -95,7 +101,8 @@ def rule_examples(rules_dict: Dict[str, Any], head: int = 0, support: Optional[L
              and len({z for z, _, _, _ in rules}) >= 2]
     word: Optional[Dict[str, Any]] = None
     if words:
-        code, rules = max(words, key=lambda cr: (len({z for z, _, _, _ in cr[1]}), sum(docs_between(cr[0], 1, MAX_COUNT + 1)),
+        code, rules = max(words, key=lambda cr: (_wordy(cr[0]), len({z for z, _, _, _ in cr[1]}),
+                                                 sum(docs_between(cr[0], 1, MAX_COUNT + 1)),
                                                  sum(abs(a) for _, a, _, _ in cr[1])))
         word = entry(code, rules)
     out["word_with_thresholds"] = word
@@ -109,7 +116,7 @@ def rule_examples(rules_dict: Dict[str, Any], head: int = 0, support: Optional[L
                 low = sum(docs_between(code, 1, c))
                 high = sum(docs_between(code, c, MAX_COUNT + 1))
                 if support is None or (low >= min_docs and high >= min_docs):
-                    flips.append((len(code) >= 2, min(abs(s[1]), abs(s[c])), code, rules, c))
+                    flips.append(((len(code) >= 2, _wordy(code)), min(abs(s[1]), abs(s[c])), code, rules, c))
                 break
     flips.sort(key=lambda f: (f[0], f[1]), reverse=True)
     out["polarity_flips"] = [dict(entry(code, rules), flip_at=c) for _, _, code, rules, c in flips[:n_flips]]
