@@ -219,9 +219,10 @@ def _corpus(name: str, c: Dict[str, Any], w, plots: bool) -> None:
     classes = c["classes"]
     w(f"## {c['title']} — {_run(c)} run")
     w("")
+    scores = ("Test scores: mean ± standard deviation over the test folds, and pooled over all test documents "
+              "(every document is tested once)." if len(c["splits"]) > 1 else "Test scores on the one test set.")
     w(f"{c['n_docs']} documents; {len(c['splits'])} test split(s); settings chosen on the dev split by "
-      f"{'micro F1' if multi else 'accuracy'}. Test scores: mean ± standard deviation over splits, and pooled over "
-      "all test documents (every document is tested once). "
+      f"{'micro F1' if multi else 'accuracy'}. {scores} "
       + ("Accuracy is exact match of the label set." if multi else ""))
     w("")
     binary = len(classes) == 2
