@@ -1,6 +1,6 @@
 """Run the experiments and regenerate docs/results.json, docs/results.md and docs/results_*.png.
 
-    python -m bench.experiments.run [--quick] [--data ../shared/data] [--corpora movie_reviews r8 ...]
+    python -m bench.experiments.run [--quick] [--jobs 2] [--data ../shared/data] [--corpora movie_reviews r8 ...]
     python -m bench.experiments.run --report-only      # rebuild docs/results.md and the plots from the JSON
 
 Every corpus is written into docs/results.json as soon as it is complete, labeled with the
@@ -18,6 +18,7 @@ import platform
 import subprocess
 import sys
 import time
+from multiprocessing import connection as mp_connection
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
@@ -27,7 +28,7 @@ from . import config as cfgmod
 from .data import CORPUS_TITLES, OUT, ROOT, build_corpus, load_source, read_source, text_of
 from .rules import pattern_support, rule_examples
 from .stats import correctness, mcnemar, mean_std, metrics
-from .systems import FoldData, encode_truth, fit_system, run_in_child, system_list
+from .systems import ChildFit, FoldData, encode_truth, fit_system, system_list
 
 DOCS = ROOT / "docs"
 RESULTS = DOCS / "results.json"
@@ -81,7 +82,8 @@ def fold_data(corpus, split, sd, texts: List[str]) -> FoldData:
     return fd
 
 
-def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str, cached_only: bool = False) -> Optional[Dict[str, Any]]:
+def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str, cached_only: bool = False,
+               jobs: int = 1) -> Optional[Dict[str, Any]]:
     t_start = time.time()
     cpu_start = time.process_time()
     records = read_source(data, cfg_source(name))
@@ -113,7 +115,11 @@ def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str, cached_
             log(f"{name}: no complete split in {run_dir}")
             return None
         log(f"{name}: summarizing the {done} complete split(s) of {len(corpus.splits)} from the cache")
-    trained_wall = all_wall = 0.0   # fits run now / all fits, cached ones included
+    all_wall = 0.0   # all fits, cached ones included, each at the wall time it took
+    t_train = time.time()
+    if not cached_only:
+        train_missing(corpus, sd, texts, systems, cfg, cache_path, jobs)
+    t_train = time.time() - t_train
     for si, split in enumerate(splits):
         fd = fold_data(corpus, split, sd, texts)
         truths.append(fd.truth["test"])
@@ -122,20 +128,9 @@ def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str, cached_
         for system in systems:
             sname = system["name"]
             cache = cache_path(split, sname)
-            keep = si == 0 and sname in cfgmod.RULE_EXAMPLE_SYSTEMS
-            if cache.is_file():
-                with open(cache, "rb") as f:
-                    res = pickle.load(f)
-            else:
-                t0 = time.time()
-                res = run_in_child(fit_system, fd, system, cfg, keep)
-                res["wall_seconds"] = time.time() - t0
-                trained_wall += res["wall_seconds"]
-                tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-                with open(tmp, "wb") as f:
-                    pickle.dump(res, f, protocol=pickle.HIGHEST_PROTOCOL)
-                os.replace(tmp, cache)
-            all_wall += res.get("wall_seconds", 0.0)
+            with open(cache, "rb") as f:
+                res = pickle.load(f)
+            all_wall += res.get("wall_seconds", 0.0) / res.get("jobs", 1)
             test = metrics(fd.truth["test"], res["test_pred"], corpus.classes, corpus.multilabel)
             preds[sname].append(numpy.asarray(res["test_pred"]))
             for size, p in res.get("test_pred_per_size", {}).items():
@@ -162,13 +157,45 @@ def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str, cached_
         per_split.append(entry)
     cpu = time.process_time() - cpu_start + sum(row.get("cpu_process", 0.0) for e in per_split
                                                   for row in e["systems"].values())
-    # wall time: this pass, with every cached fit counted at the wall time it took when it ran
-    wall = time.time() - t_start - trained_wall + all_wall
+    # wall time: this pass, with every fit counted at the wall time it took when it ran, divided by
+    # the number of fits that ran at once then
+    wall = time.time() - t_start - t_train + all_wall
     res = summarize(name, corpus, cfg, profile, systems, per_split, preds, size_preds, truths, kept_rules,
                     wall, cpu)
     if len(splits) < len(corpus.splits):
         res["partial"] = f"{len(splits)} of {len(corpus.splits)} splits ({', '.join(s.name for s in splits)})"
     return res
+
+
+def train_missing(corpus, sd, texts: List[str], systems, cfg: Dict[str, Any], cache_path, jobs: int) -> None:
+    """Train every (split, system) pair that is not in the cache, `jobs` child processes at once."""
+    todo = [(si, split, system) for si, split in enumerate(corpus.splits) for system in systems
+            if not cache_path(split, system["name"]).is_file()]
+    if not todo:
+        return
+    log(f"training {len(todo)} fit(s), {jobs} at a time")
+    running: Dict[Any, Any] = {}
+    fds: Dict[int, FoldData] = {}
+    while todo or running:
+        while todo and len(running) < jobs:
+            si, split, system = todo.pop(0)
+            if si not in fds:
+                fds = {si: fold_data(corpus, split, sd, texts)}   # children hold their own copies
+            keep = si == 0 and system["name"] in cfgmod.RULE_EXAMPLE_SYSTEMS
+            child = ChildFit(fit_system, fds[si], system, cfg, keep)
+            running[child.conn] = (child, split, system["name"])
+        for conn in mp_connection.wait(list(running)):
+            child, split, sname = running.pop(conn)
+            res = child.result()
+            res["jobs"] = jobs
+            cache = cache_path(split, sname)
+            tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+            with open(tmp, "wb") as f:
+                pickle.dump(res, f, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, cache)
+            sel = ", ".join(f"{k}={v}" for k, v in res["selected"].items())
+            log(f"  trained {split.name} {sname:32s} dev {res['dev']:.4f} [{sel}] "
+                f"cpu {res['cpu_fit']:.1f}/{res['cpu_total']:.1f} s, wall {res['wall_seconds']:.0f} s")
 
 
 def cfg_source(name: str) -> str:
@@ -281,6 +308,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-plots", action="store_true", help="write docs/results.md without PNG plots")
     ap.add_argument("--cached-only", action="store_true",
                     help="train nothing: summarize the splits whose systems are all in the cache (marked partial)")
+    ap.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)),
+                    help="fits that run at once, each in its own process (default: the usable CPUs)")
     ap.add_argument("--results", type=Path, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--docs", type=Path, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -302,7 +331,8 @@ def main(argv=None) -> int:
     env = {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count()}
     for name in args.corpora:
         log(f"=== {name} ({profile} run)")
-        res = run_corpus(name, settings[name], args.data, profile, cached_only=args.cached_only)
+        res = run_corpus(name, settings[name], args.data, profile, cached_only=args.cached_only,
+                         jobs=max(1, args.jobs))
         if res is None:
             continue
         # merge into the file as it is now: another run may have written other corpora meanwhile

@@ -7,8 +7,9 @@ Subtree boosting (spacy_treeboost.TreeBoostClassifier):
     -FQ (presence stumps, the published gain) or BACT (AdaBoost).
     Rounds: boosting runs in steps of `step` rounds; after every step the dev and test
     margins are updated incrementally (only the new rules are matched). The dev score
-    (accuracy, or micro F1 for multi-label) chooses the pattern size and the number of
-    rounds; the test score is read at the chosen point and never used to choose.
+    (accuracy, or micro F1 for multi-label), averaged over the last `smooth` evaluations
+    (default 1: no averaging), chooses the pattern size and the number of rounds; the test
+    score is read at the chosen point and never used to choose.
     Budget: every size first runs `probe` rounds; the size with the best dev score then
     continues to `max_rounds`. Any run stops early after `patience` rounds without a better
     dev score, or when boosting stops by itself.
@@ -19,7 +20,7 @@ Peers:
     scikit-learn LinearSVC and LogisticRegression on tf-idf (sublinear tf) of unigrams and
     bigrams, C chosen on dev from `c_grid`.
 
-Every system's training runs in a forked child process: the CPU seconds are
+Every system's training runs in a forked child process (several at once with --jobs): the CPU seconds are
 time.process_time() around the fitting calls only (not evaluation), and memory is the
 child's peak resident set size (ru_maxrss) minus its size when the fit started.
 """
@@ -75,39 +76,55 @@ def encode_truth(labels: List[Any], classes: List[str], multilabel: bool) -> num
 # child processes
 
 
-def run_in_child(fn: Callable[..., Dict[str, Any]], *args: Any) -> Dict[str, Any]:
-    """Run fn(*args) in a forked child; its result gets `peak_rss_mb` and `rss_growth_mb`."""
-    ctx = multiprocessing.get_context("fork")
-    recv, send = ctx.Pipe(duplex=False)
+class ChildFit:
+    """fn(*args) running in a forked child; `result()` waits for it and adds `peak_rss_mb` and `rss_growth_mb`.
 
-    def child() -> None:
+    `conn` can be passed to multiprocessing.connection.wait to wait for several children at once.
+    """
+
+    def __init__(self, fn: Callable[..., Dict[str, Any]], *args: Any) -> None:
+        ctx = multiprocessing.get_context("fork")
+        self.conn, send = ctx.Pipe(duplex=False)
+
+        def child() -> None:
+            try:
+                rss0 = _current_rss_mb()
+                out = fn(*args)
+                usage = resource.getrusage(resource.RUSAGE_SELF)
+                peak = usage.ru_maxrss / 1024.0
+                out["cpu_process"] = usage.ru_utime + usage.ru_stime   # the whole child: fits and evaluation
+                out["peak_rss_mb"] = peak
+                out["rss_growth_mb"] = max(0.0, peak - rss0)
+                send.send(("ok", out))
+            except BaseException:  # noqa: BLE001 - reported to the parent
+                send.send(("error", traceback.format_exc()))
+            finally:
+                send.close()
+                os._exit(0)
+
+        self.started = time.time()
+        self.proc = ctx.Process(target=child)
+        self.proc.start()
+        send.close()
+
+    def result(self) -> Dict[str, Any]:
         try:
-            rss0 = _current_rss_mb()
-            out = fn(*args)
-            usage = resource.getrusage(resource.RUSAGE_SELF)
-            peak = usage.ru_maxrss / 1024.0
-            out["cpu_process"] = usage.ru_utime + usage.ru_stime   # the whole child: fits and evaluation
-            out["peak_rss_mb"] = peak
-            out["rss_growth_mb"] = max(0.0, peak - rss0)
-            send.send(("ok", out))
-        except BaseException:  # noqa: BLE001 - reported to the parent
-            send.send(("error", traceback.format_exc()))
+            status, payload = self.conn.recv()
+        except EOFError:
+            self.proc.join()
+            raise RuntimeError(f"the child process died (exit code {self.proc.exitcode}); out of memory?") from None
         finally:
-            send.close()
-            os._exit(0)
+            self.conn.close()
+        self.proc.join()
+        if status != "ok":
+            raise RuntimeError("the child process failed:\n" + payload)
+        payload["wall_seconds"] = time.time() - self.started
+        return payload
 
-    proc = ctx.Process(target=child)
-    proc.start()
-    send.close()
-    try:
-        status, payload = recv.recv()
-    except EOFError:
-        proc.join()
-        raise RuntimeError(f"the child process died (exit code {proc.exitcode}); out of memory?") from None
-    proc.join()
-    if status != "ok":
-        raise RuntimeError("the child process failed:\n" + payload)
-    return payload
+
+def run_in_child(fn: Callable[..., Dict[str, Any]], *args: Any) -> Dict[str, Any]:
+    """Run fn(*args) in a forked child and wait for its result (see ChildFit)."""
+    return ChildFit(fn, *args).result()
 
 
 def _current_rss_mb() -> float:
@@ -200,6 +217,7 @@ class BoostRun:
             dev = selection_score(self.fd.truth["dev"], pred["dev"], self.fd.multilabel)
             errors = [e["error"] for e in self.clf.trace_[-len(self.heads):]]
             self.curve.append([r, dev, float(numpy.mean(errors))])
+            dev = float(numpy.mean([c[1] for c in self.curve[-self.cfg.get("smooth", 1):]]))
             if dev > self.best_dev:
                 self.best_dev, self.best_rounds, self.best_cpu = dev, r, self.cpu
                 self.best_test_pred = pred["test"]
