@@ -75,7 +75,7 @@ def test_runner_end_to_end(tmp_path):
     env = dict(os.environ, TREEBOOST_EXPERIMENTS_OUT=str(tmp_path / "out"))
     docs = tmp_path / "docs"
     proc = subprocess.run(
-        [sys.executable, "-m", "bench.experiments.run", "--profile", "smoke", "--docs", str(docs)],
+        [sys.executable, "-m", "bench.experiments.run", "--profile", "smoke", "--jobs", "2", "--docs", str(docs)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     results = json.loads((docs / "results.json").read_text())
@@ -106,6 +106,18 @@ def test_runner_end_to_end(tmp_path):
     if importlib.util.find_spec("matplotlib") is not None:
         assert (docs / "results_embedded_reviews_curves.png").stat().st_size > 0
         assert (docs / "results_embedded_reviews_sizes.png").stat().st_size > 0
+    # one fit at a time gives the same choices and predictions as fits in parallel
+    docs1 = tmp_path / "docs_jobs1"
+    env1 = dict(env, TREEBOOST_EXPERIMENTS_OUT=str(tmp_path / "out_jobs1"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.experiments.run", "--profile", "smoke", "--jobs", "1", "--no-plots",
+         "--docs", str(docs1)], cwd=ROOT, env=env1, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    c1 = json.loads((docs1 / "results.json").read_text())["corpora"]["embedded_reviews"]
+    for split, split1 in zip(c["per_split"], c1["per_split"]):
+        for name, row in split["systems"].items():
+            row1 = split1["systems"][name]
+            assert (row1["selected"], row1["dev"], row1["test"]) == (row["selected"], row["dev"], row["test"]), name
     # the report is rebuilt from the JSON alone
     (docs / "results.md").unlink()
     proc = subprocess.run([sys.executable, "-m", "bench.experiments.run", "--report-only",
