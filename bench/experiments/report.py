@@ -89,16 +89,16 @@ def render(results: Dict[str, Any], docs: Path, plots: bool = True) -> None:
         w("")
     w("Settings per corpus (pattern sizes tried by N-gram and Tree, round cap, rounds every size runs before "
       "the best size on dev continues, rounds between dev evaluations, early-stopping patience in rounds, "
-      "most textcat epochs, C grid):")
+      "dev evaluations averaged into the score that chooses, most textcat epochs, C grid):")
     w("")
-    w("| corpus | run | sizes | max rounds | probe | step | patience | epochs | C grid | subsample |")
-    w("|---|---|---|---|---|---|---|---|---|---|")
+    w("| corpus | run | sizes | max rounds | probe | step | patience | averaged | epochs | C grid | subsample |")
+    w("|---|---|---|---|---|---|---|---|---|---|---|")
     for name, c in corpora.items():
         s = c["settings"]
         sub = "all" if not s.get("limit") else f"{s['limit']}" + (f" train, {s['test_limit']} test" if s.get("test_limit") else "")
         folds = f"; test folds {s['test_folds']}" if "test_folds" in s and len(s["test_folds"]) < 10 else ""
         w(f"| {name} | {c['run']} | {s['sizes']} | {s['max_rounds']} | {s['probe']} | {s['step']} | {s['patience']} | "
-          f"{s['epochs']} | {s['c_grid']} | {sub}{folds} |")
+          f"{s.get('smooth', 1)} | {s['epochs']} | {s['c_grid']} | {sub}{folds} |")
     w("")
     if "movie_reviews" in corpora:
         _acceptance(corpora["movie_reviews"], w)
@@ -161,7 +161,8 @@ def _why(c: Dict[str, Any], best: str, best_peer: str, w) -> None:
     chosen = [r["selected"]["rounds"] for r in rows]
     if 2 * len(early) >= n:
         w(f"- More rounds do not help: the chosen number of rounds has a median of {int(statistics.median(chosen))}; "
-          f"boosting ran at most {max(ran)} of the {cap} allowed rounds and stopped because the dev score had not "
+          f"boosting ran at most {max(ran)} of the {cap} allowed rounds and stopped because the "
+          f"{'averaged ' if c['settings'].get('smooth', 1) > 1 else ''}dev score had not "
           f"improved for {c['settings']['patience']} rounds in {len(early)} of {n} folds (learning curves below).")
     else:
         w(f"- Rounds: boosting reached the cap of {cap} rounds without an early stop in {n - len(early)} of {n} folds "
