@@ -76,7 +76,7 @@ def test_runner_end_to_end(tmp_path):
     docs = tmp_path / "docs"
     proc = subprocess.run(
         [sys.executable, "-m", "bench.experiments.run", "--profile", "smoke", "--jobs", "2", "--docs", str(docs)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     results = json.loads((docs / "results.json").read_text())
     c = results["corpora"]["embedded_reviews"]
@@ -111,7 +111,7 @@ def test_runner_end_to_end(tmp_path):
     env1 = dict(env, TREEBOOST_EXPERIMENTS_OUT=str(tmp_path / "out_jobs1"))
     proc = subprocess.run(
         [sys.executable, "-m", "bench.experiments.run", "--profile", "smoke", "--jobs", "1", "--no-plots",
-         "--docs", str(docs1)], cwd=ROOT, env=env1, capture_output=True, text=True, timeout=300)
+         "--docs", str(docs1)], cwd=ROOT, env=env1, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     c1 = json.loads((docs1 / "results.json").read_text())["corpora"]["embedded_reviews"]
     for split, split1 in zip(c["per_split"], c1["per_split"]):
