@@ -292,7 +292,8 @@ def load_results() -> Dict[str, Any]:
 def save_results(results: Dict[str, Any]) -> None:
     DOCS.mkdir(exist_ok=True)
     tmp = RESULTS.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(results, indent=1, sort_keys=False) + "\n", encoding="utf8")
+    # compact: the per-split learning curves make an indented file several times larger
+    tmp.write_text(json.dumps(results, separators=(",", ":")) + "\n", encoding="utf8")
     os.replace(tmp, RESULTS)
 
 

@@ -122,11 +122,6 @@ class ChildFit:
         return payload
 
 
-def run_in_child(fn: Callable[..., Dict[str, Any]], *args: Any) -> Dict[str, Any]:
-    """Run fn(*args) in a forked child and wait for its result (see ChildFit)."""
-    return ChildFit(fn, *args).result()
-
-
 def _current_rss_mb() -> float:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
