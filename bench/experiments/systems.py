@@ -308,14 +308,7 @@ def fit_sklearn(fd: FoldData, kind: str, cfg: Dict[str, Any]) -> Dict[str, Any]:
     cpu_vec = time.process_time() - t0
     X["dev"] = vec.transform(fd.tokens["dev"])
     X["test"] = vec.transform(fd.tokens["test"])
-    if fd.multilabel:
-        index = {c: i for i, c in enumerate(fd.classes)}
-        y = numpy.zeros((len(fd.y_train), len(fd.classes)), dtype=int)
-        for i, v in enumerate(fd.y_train):
-            for c in v:
-                y[i, index[c]] = 1
-    else:
-        y = encode_truth(fd.y_train, fd.classes, False)
+    y = encode_truth(fd.y_train, fd.classes, fd.multilabel)
     best = None
     cpu_total = cpu_vec
     curve = []
