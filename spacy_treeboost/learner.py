@@ -351,24 +351,57 @@ def margins_to_proba(F: numpy.ndarray, classes: Sequence[Any], positive: Any, *,
 CLASSIFIER_FORMAT = "spacy-treeboost.classifier"
 
 
-def classifier_to_dict(clf: TreeBoostClassifier) -> Dict[str, Any]:
-    """The fitted classifier as plain data (parameters, classes, rules)."""
+def _estimators() -> Dict[str, Any]:
+    from .corrective import CorrectiveBoostClassifier
+    from .subtree_linear import SubtreeLinearClassifier
+
+    return {"TreeBoostClassifier": TreeBoostClassifier, "CorrectiveBoostClassifier": CorrectiveBoostClassifier,
+            "SubtreeLinearClassifier": SubtreeLinearClassifier}
+
+
+def _plain_params(clf: RuleClassifier) -> Dict[str, Any]:
+    params = clf.get_params(deep=False)
+    for key, value in params.items():
+        if isinstance(value, RuleClassifier):
+            params[key] = _plain_params(value)
+        elif isinstance(value, tuple):
+            params[key] = list(value)
+    if params.get("positive_class") is not None:
+        params["positive_class"] = str(params["positive_class"])
+    return params
+
+
+def classifier_to_dict(clf: RuleClassifier) -> Dict[str, Any]:
+    """The fitted classifier as plain data (parameters, classes, rules).
+
+    Boosted classifiers keep their published form; other learners add an
+    "estimator" entry naming their class.
+    """
     clf._check_fitted()
-    params = clf.get_params()
-    params["positive_class"] = None if params["positive_class"] is None else str(params["positive_class"])
-    return {"format": CLASSIFIER_FORMAT, "version": 1, "params": params,
+    data = {"format": CLASSIFIER_FORMAT, "version": 1, "params": _plain_params(clf),
             "classes": [str(c) for c in clf.classes_], "multilabel": clf.multilabel_,
-            "n_rounds": clf.n_rounds_, "rules": clf.rules_.to_dict()}
+            "n_rounds": getattr(clf, "n_rounds_", 0), "rules": clf.rules_.to_dict()}
+    if not isinstance(clf, TreeBoostClassifier):
+        data["estimator"] = type(clf).__name__
+    return data
 
 
-def classifier_from_dict(data: Any) -> TreeBoostClassifier:
+def classifier_from_dict(data: Any) -> RuleClassifier:
     """Rebuild a classifier for prediction (it cannot resume boosting)."""
     from .model import ModelFormatError
 
     if not isinstance(data, dict) or data.get("format") != CLASSIFIER_FORMAT:
         raise ModelFormatError("This is not a spacy-treeboost classifier file (its format marker is missing).")
+    kinds = _estimators()
+    kind = data.get("estimator", "TreeBoostClassifier")
+    if kind not in kinds:
+        raise ModelFormatError(f"The classifier file names an unknown learner {kind!r}; it may come from a newer "
+                               "spacy-treeboost.")
     try:
-        clf = TreeBoostClassifier(**data["params"])
+        params = dict(data["params"])
+        if isinstance(params.get("estimator"), dict):
+            params["estimator"] = TreeBoostClassifier(**params["estimator"])
+        clf = kinds[kind](**params)
         clf.classes_ = list(data["classes"])
         clf.multilabel_ = bool(data["multilabel"])
         clf.n_rounds_ = int(data["n_rounds"])

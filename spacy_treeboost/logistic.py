@@ -16,7 +16,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 import numpy
 
 LOSSES = ("logistic", "squared_hinge")
-DEFAULT_CS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
+DEFAULT_CS = (0.01, 0.03, 0.1, 0.25, 1.0, 3.0, 10.0)  # 0.25, not 0.3: srsly's JSON writes 0.3 as 0.30000000000000004
 MAX_C = 1e6
 
 
