@@ -167,8 +167,13 @@ def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str, cached_
     return res
 
 
-def train_missing(corpus, sd, texts: List[str], systems, cfg: Dict[str, Any], cache_path, jobs: int) -> None:
-    """Train every (split, system) pair that is not in the cache, `jobs` child processes at once."""
+def train_missing(corpus, sd, texts: List[str], systems, cfg: Dict[str, Any], cache_path, jobs: int,
+                  fit=fit_system, keep_rules=cfgmod.RULE_EXAMPLE_SYSTEMS) -> None:
+    """Train every (split, system) pair that is not in the cache, `jobs` child processes at once.
+
+    fit(fold_data, system, cfg, keep) trains one system; `keep` is true for the
+    first split of the systems in `keep_rules` (their rule lists are kept).
+    """
     todo = [(si, split, system) for si, split in enumerate(corpus.splits) for system in systems
             if not cache_path(split, system["name"]).is_file()]
     if not todo:
@@ -181,8 +186,8 @@ def train_missing(corpus, sd, texts: List[str], systems, cfg: Dict[str, Any], ca
             si, split, system = todo.pop(0)
             if si not in fds:
                 fds = {si: fold_data(corpus, split, sd, texts)}   # children hold their own copies
-            keep = si == 0 and system["name"] in cfgmod.RULE_EXAMPLE_SYSTEMS
-            child = ChildFit(fit_system, fds[si], system, cfg, keep)
+            keep = si == 0 and system["name"] in keep_rules
+            child = ChildFit(fit, fds[si], system, cfg, keep)
             running[child.conn] = (child, split, system["name"])
         for conn in mp_connection.wait(list(running)):
             child, split, sname = running.pop(conn)

@@ -327,11 +327,15 @@ def fit_sklearn(fd: FoldData, kind: str, cfg: Dict[str, Any]) -> Dict[str, Any]:
         dev = selection_score(fd.truth["dev"], pred_dev, fd.multilabel)
         curve.append([C, dev])
         if best is None or dev > best[0]:
-            best = (dev, C, model.predict(X["test"]), cpu)
-    dev, C, test_pred, cpu = best
-    return {"kind": "peer", "representation": "tf-idf 1-2-grams", "algorithm": kind, "selected": {"C": C},
-            "dev": dev, "test_pred": numpy.asarray(test_pred), "cpu_fit": cpu_vec + cpu, "cpu_total": cpu_total,
-            "c_curve": curve, "n_features": len(vec.vocabulary_)}
+            proba = model.predict_proba(X["test"]) if hasattr(model, "predict_proba") else None
+            best = (dev, C, model.predict(X["test"]), cpu, proba)
+    dev, C, test_pred, cpu, proba = best
+    out = {"kind": "peer", "representation": "tf-idf 1-2-grams", "algorithm": kind, "selected": {"C": C},
+           "dev": dev, "test_pred": numpy.asarray(test_pred), "cpu_fit": cpu_vec + cpu, "cpu_total": cpu_total,
+           "c_curve": curve, "n_features": len(vec.vocabulary_)}
+    if proba is not None:
+        out["test_proba"] = numpy.asarray(proba)   # columns in the order of fd.classes (encode_truth's indices)
+    return out
 
 
 def fit_textcat(fd: FoldData, ngram_size: int, cfg: Dict[str, Any]) -> Dict[str, Any]:

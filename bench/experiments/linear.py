@@ -1,0 +1,351 @@
+"""The corrective and subtree-linear learners against the linear peers: docs/results_linear.{json,md}.
+
+    python -m bench.experiments.linear [--quick] [--jobs 2] [--data ../shared/data] [--corpora movie_reviews ...]
+    python -m bench.experiments.linear --report-only
+
+Same corpora, splits and data as `bench.experiments.run`; every system chooses its settings on the dev
+split (subtree systems: the pattern size and, for the corrective list, the number of boosting rounds;
+C is chosen inside the learners by 5-fold cross-validation on the training split, as the spaCy
+component does) and is scored once on the test split. Systems:
+
+- Linear NB / Linear presence (`SubtreeLinearClassifier`, features "nb" or "presence", logistic loss,
+  min_support 2) over word chains (N-gram) or dependency trees (Tree);
+- Corrective (`CorrectiveBoostClassifier`): -FQ boosting, the rules' weights refitted jointly at each
+  checkpoint of rounds;
+- peers: NBSVM (Wang & Manning 2012: binarized n-grams scaled by naive Bayes log-count ratios,
+  LinearSVC, interpolation beta = 0.25), LinearSVC and LogisticRegression on tf-idf 1-2-grams, spaCy
+  textcat BOW n = 1, 2.
+
+Log-loss and expected calibration error (10 equal-width bins; top label, or every (document, class)
+pair for multi-label) are reported for every system that gives probabilities. Each fit runs in a
+child process (CPU seconds of the fitting calls, peak RSS) and is cached under
+bench/_out/experiments/linear_runs/, so an interrupted run resumes.
+"""
+import argparse
+import json
+import os
+import pickle
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import numpy
+
+from .data import CORPUS_TITLES, OUT, ROOT, build_corpus, load_source, read_source, text_of
+from .run import _cfg_hash, _jsonable, cfg_source, fold_data, log, train_missing
+from .stats import correctness, mcnemar, mean_std, metrics, selection_score
+from .systems import FoldData, encode_truth, fit_sklearn, fit_textcat, margins_to_pred
+
+DOCS = ROOT / "docs"
+RESULTS = DOCS / "results_linear.json"
+CORPUS_ORDER = ("movie_reviews", "sentence_polarity", "r8", "r10")
+C_GRID = [0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0]
+NB_BETA = 0.25
+
+FULL: Dict[str, Dict[str, Any]] = {
+    "movie_reviews": dict(test_folds=list(range(10)), limit=0, trees=True, sizes=[2, 3], corrective_sizes=[2],
+                          checkpoints=[1000, 2000, 5000], epochs=8, c_grid=C_GRID),
+    "sentence_polarity": dict(test_folds=list(range(10)), limit=0, trees=True, sizes=[2, 3], corrective_sizes=[2],
+                              checkpoints=[1000, 2000, 5000], epochs=8, c_grid=C_GRID),
+    "r8": dict(limit=0, test_limit=0, trees=True, sizes=[2, 3], corrective_sizes=[2],
+               checkpoints=[250, 500, 1000], epochs=8, c_grid=C_GRID),
+    "r10": dict(limit=0, test_limit=0, trees=True, sizes=[2, 3], corrective_sizes=[2],
+                checkpoints=[250, 500, 1000], epochs=8, c_grid=C_GRID),
+}
+QUICK: Dict[str, Dict[str, Any]] = {
+    "movie_reviews": dict(test_folds=[0, 1], limit=0, trees=False, sizes=[2], corrective_sizes=[2],
+                          checkpoints=[500], epochs=3, c_grid=[0.1, 1.0, 10.0]),
+    "sentence_polarity": dict(test_folds=[0, 1], limit=2000, trees=False, sizes=[2], corrective_sizes=[2],
+                              checkpoints=[300], epochs=3, c_grid=[0.1, 1.0, 10.0]),
+    "r8": dict(limit=1000, test_limit=500, trees=False, sizes=[2], corrective_sizes=[2], checkpoints=[60],
+               epochs=3, c_grid=[0.1, 1.0, 10.0]),
+    "r10": dict(limit=1000, test_limit=500, trees=False, sizes=[2], corrective_sizes=[2], checkpoints=[60],
+                epochs=3, c_grid=[0.1, 1.0, 10.0]),
+}
+SMOKE: Dict[str, Dict[str, Any]] = {
+    "embedded_reviews": dict(test_folds=[0, 1], limit=0, trees=True, sizes=[2], corrective_sizes=[2],
+                             checkpoints=[10, 20], epochs=1, c_grid=[1.0]),
+}
+PROFILES = {"full": FULL, "quick": QUICK, "smoke": SMOKE}
+
+
+def system_list(trees: bool) -> List[Dict[str, Any]]:
+    out = []
+    for rep in ("N-gram", "Tree"):
+        if rep == "Tree" and not trees:
+            continue
+        out.append({"name": f"{rep} Linear NB", "family": "subtree", "representation": rep, "learner": "linear",
+                    "features": "nb"})
+        out.append({"name": f"{rep} Linear presence", "family": "subtree", "representation": rep,
+                    "learner": "linear", "features": "presence"})
+        out.append({"name": f"{rep} Corrective", "family": "subtree", "representation": rep, "learner": "corrective"})
+    out.append({"name": "NBSVM 1-2", "family": "peer", "peer": "nbsvm", "n": 2})
+    out.append({"name": "NBSVM 1-3", "family": "peer", "peer": "nbsvm", "n": 3})
+    out.append({"name": "LinearSVC tf-idf 1-2", "family": "peer", "peer": "LinearSVC"})
+    out.append({"name": "LogisticRegression tf-idf 1-2", "family": "peer", "peer": "LogisticRegression"})
+    out.append({"name": "spaCy textcat BOW n=1", "family": "peer", "peer": "textcat", "ngram": 1})
+    out.append({"name": "spaCy textcat BOW n=2", "family": "peer", "peer": "textcat", "ngram": 2})
+    return out
+
+
+def _proba(clf, forest, classes: List[str]) -> numpy.ndarray:
+    """Probabilities with columns in the order of `classes` (a class the learner never saw gets 0)."""
+    P = clf.predict_proba(forest)
+    cols = {str(c): j for j, c in enumerate(clf.classes_)}
+    out = numpy.zeros((P.shape[0], len(classes)))
+    for k, c in enumerate(classes):
+        if c in cols:
+            out[:, k] = P[:, cols[c]]
+    return out
+
+
+def _predict(clf, forest, fd: FoldData) -> numpy.ndarray:
+    F = clf.rules_.margins(forest)
+    return margins_to_pred(F, clf.rules_.heads, fd.classes, fd.multilabel, fd.positive)
+
+
+def fit_subtree_linear(fd: FoldData, system: Dict[str, Any], cfg: Dict[str, Any]) -> Dict[str, Any]:
+    from spacy_treeboost.subtree_linear import SubtreeLinearClassifier
+
+    X = fd.tree if system["representation"] == "Tree" else fd.chain
+    best, cpu_total, per_size = None, 0.0, {}
+    for size in cfg["sizes"]:
+        t0 = time.process_time()
+        clf = SubtreeLinearClassifier(max_pattern_size=size, min_support=2, features=system["features"])
+        clf.fit(X["train"], fd.y_train)
+        cpu = time.process_time() - t0
+        cpu_total += cpu
+        dev = selection_score(fd.truth["dev"], _predict(clf, X["dev"], fd), fd.multilabel)
+        per_size[str(size)] = {"dev": dev, "cpu": cpu, "C": [i["C"] for i in clf.fit_info_]}
+        if best is None or dev > best[0]:
+            best = (dev, size, clf, cpu)
+    dev, size, clf, cpu = best
+    return {"dev": dev, "selected": {"size": size, "C": [i["C"] for i in clf.fit_info_]},
+            "test_pred": _predict(clf, X["test"], fd), "test_proba": _proba(clf, X["test"], fd.classes),
+            "cpu_fit": cpu, "cpu_total": cpu_total, "n_rules": len(clf.rules_), "n_features": clf.n_features_,
+            "per_size": per_size}
+
+
+def fit_corrective(fd: FoldData, system: Dict[str, Any], cfg: Dict[str, Any]) -> Dict[str, Any]:
+    from spacy_treeboost.corrective import CorrectiveBoostClassifier
+    from spacy_treeboost.learner import TreeBoostClassifier
+
+    X = fd.tree if system["representation"] == "Tree" else fd.chain
+    best, cpu_total, points = None, 0.0, []
+    for size in cfg["corrective_sizes"]:
+        t0 = time.process_time()
+        booster = TreeBoostClassifier("presence", n_rounds=0, max_pattern_size=size).start(X["train"], fd.y_train)
+        cpu_boost = time.process_time() - t0
+        done = 0
+        for checkpoint in cfg["checkpoints"]:
+            t0 = time.process_time()
+            booster.boost(checkpoint - done)
+            cpu_boost += time.process_time() - t0
+            done = checkpoint
+            t0 = time.process_time()
+            clf = CorrectiveBoostClassifier().refit(booster, X["train"])
+            cpu_refit = time.process_time() - t0
+            cpu_total += cpu_refit
+            dev = selection_score(fd.truth["dev"], _predict(clf, X["dev"], fd), fd.multilabel)
+            points.append({"size": size, "rounds": booster.n_rounds_, "dev": dev, "cpu_boost": cpu_boost,
+                           "cpu_refit": cpu_refit, "n_rules": len(clf.rules_),
+                           "C": [i["C"] for i in clf.refit_info_]})
+            if best is None or dev > best[0]:
+                best = (dev, points[-1], _predict(clf, X["test"], fd), _proba(clf, X["test"], fd.classes))
+            if all(h.stopped for h in booster.heads_):
+                break
+        cpu_total += cpu_boost
+    dev, point, pred, proba = best
+    return {"dev": dev, "selected": {"size": point["size"], "rounds": point["rounds"], "C": point["C"]},
+            "test_pred": pred, "test_proba": proba, "cpu_fit": point["cpu_boost"] + point["cpu_refit"],
+            "cpu_total": cpu_total, "n_rules": point["n_rules"], "cpu_boost": point["cpu_boost"],
+            "cpu_refit": point["cpu_refit"], "checkpoints": points}
+
+
+def _ngrams(n: int):
+    def analyzer(tokens: List[str]) -> List[str]:
+        return [" ".join(tokens[i:i + k]) for k in range(1, n + 1) for i in range(len(tokens) - k + 1)]
+    return analyzer
+
+
+def fit_nbsvm(fd: FoldData, system: Dict[str, Any], cfg: Dict[str, Any]) -> Dict[str, Any]:
+    """NBSVM (Wang & Manning 2012), one-vs-rest for several classes; C chosen on dev."""
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.svm import LinearSVC
+
+    t0 = time.process_time()
+    vec = CountVectorizer(analyzer=_ngrams(system["n"]), binary=True)
+    X = {"train": vec.fit_transform(fd.tokens["train"]).tocsr().astype(numpy.float64)}
+    cpu_vec = time.process_time() - t0
+    X["dev"] = vec.transform(fd.tokens["dev"]).astype(numpy.float64)
+    X["test"] = vec.transform(fd.tokens["test"]).astype(numpy.float64)
+    Y = encode_truth(fd.y_train, fd.classes, fd.multilabel)
+    if fd.multilabel:
+        heads = list(range(len(fd.classes)))
+        targets = [numpy.where(Y[:, k] == 1, 1, -1) for k in heads]
+    elif len(fd.classes) == 2:
+        pos = fd.classes.index(fd.positive) if fd.positive in fd.classes else 1
+        heads = [pos]
+        targets = [numpy.where(Y == pos, 1, -1)]
+    else:
+        heads = list(range(len(fd.classes)))
+        targets = [numpy.where(Y == k, 1, -1) for k in heads]
+    best, cpu_total = None, cpu_vec
+    for C in cfg["c_grid"]:
+        t0 = time.process_time()
+        scores = {k: numpy.zeros((X[k].shape[0], len(heads))) for k in ("dev", "test")}
+        for j, y in enumerate(targets):
+            p = numpy.asarray(X["train"][y > 0].sum(axis=0)).ravel() + 1.0
+            q = numpy.asarray(X["train"][y < 0].sum(axis=0)).ravel() + 1.0
+            r = numpy.log(p / p.sum()) - numpy.log(q / q.sum())
+            model = LinearSVC(C=C, max_iter=20000).fit(X["train"].multiply(r).tocsr(), y)
+            w = model.coef_.ravel()
+            w = (1 - NB_BETA) * numpy.abs(w).mean() + NB_BETA * w
+            for k in scores:
+                scores[k][:, j] = X[k].multiply(r).tocsr() @ w + model.intercept_[0]
+        cpu = time.process_time() - t0
+        cpu_total += cpu
+        pred = {k: margins_to_pred(scores[k], [fd.classes[h] for h in heads], fd.classes, fd.multilabel, fd.positive)
+                for k in scores}
+        dev = selection_score(fd.truth["dev"], pred["dev"], fd.multilabel)
+        if best is None or dev > best[0]:
+            best = (dev, C, pred["test"], cpu)
+    dev, C, test_pred, cpu = best
+    return {"dev": dev, "selected": {"C": C}, "test_pred": test_pred, "cpu_fit": cpu_vec + cpu,
+            "cpu_total": cpu_total, "n_features": len(vec.vocabulary_)}
+
+
+def fit_one(fd: FoldData, system: Dict[str, Any], cfg: Dict[str, Any], keep: bool = False) -> Dict[str, Any]:
+    if system["family"] == "subtree":
+        fit = fit_corrective if system["learner"] == "corrective" else fit_subtree_linear
+        return fit(fd, system, cfg)
+    if system["peer"] == "nbsvm":
+        return fit_nbsvm(fd, system, cfg)
+    if system["peer"] == "textcat":
+        return fit_textcat(fd, system["ngram"], cfg)
+    return fit_sklearn(fd, system["peer"], cfg)
+
+
+def calibration(truth: numpy.ndarray, proba: numpy.ndarray, multilabel: bool, bins: int = 10) -> Dict[str, float]:
+    """Log-loss and expected calibration error of probabilities against the truth (encode_truth's encoding)."""
+    eps = 1e-15
+    P = numpy.clip(proba, eps, 1 - eps)
+    if multilabel:
+        ll = -numpy.mean(truth * numpy.log(P) + (1 - truth) * numpy.log(1 - P))
+        conf, hit = P.ravel(), truth.ravel().astype(float)
+    else:
+        ll = -numpy.mean(numpy.log(P[numpy.arange(len(truth)), truth]))
+        conf = P.max(axis=1)
+        hit = (P.argmax(axis=1) == truth).astype(float)
+    idx = numpy.minimum((conf * bins).astype(int), bins - 1)
+    ece = sum(abs(conf[idx == b].mean() - hit[idx == b].mean()) * (idx == b).sum() for b in range(bins) if (idx == b).any())
+    return {"log_loss": float(ll), "ece": float(ece / len(conf)), "min_probability": float(proba.min())}
+
+
+def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str, jobs: int) -> Dict[str, Any]:
+    t_start = time.time()
+    records = read_source(data, cfg_source(name))
+    corpus = build_corpus(name, records, test_folds=cfg.get("test_folds", range(10)), limit=cfg.get("limit", 0),
+                          test_limit=cfg.get("test_limit", 0))
+    texts = [text_of(corpus.source, r) for r in records]
+    del records
+    sd = load_source(data, corpus.source, trees=cfg["trees"], log=log)
+    systems = system_list(trees=sd.tree is not None)
+    run_dir = OUT / "linear_runs" / profile / f"{name}_{_cfg_hash(cfg)}"
+    run_dir.mkdir(parents=True, exist_ok=True)
+
+    def cache_path(split, sname: str) -> Path:
+        return run_dir / f"{split.name}__{sname.replace(' ', '_').replace('/', '_')}.pkl"
+
+    train_missing(corpus, sd, texts, systems, cfg, cache_path, jobs, fit=fit_one, keep_rules=())
+    score_key = "micro_f1" if corpus.multilabel else "accuracy"
+    rows: Dict[str, List[Dict[str, Any]]] = {s["name"]: [] for s in systems}
+    preds: Dict[str, List[numpy.ndarray]] = {s["name"]: [] for s in systems}
+    probas: Dict[str, List[numpy.ndarray]] = {s["name"]: [] for s in systems}
+    truths = []
+    for split in corpus.splits:
+        fd = fold_data(corpus, split, sd, texts)
+        truths.append(fd.truth["test"])
+        for s in systems:
+            with open(cache_path(split, s["name"]), "rb") as f:
+                res = pickle.load(f)
+            res["test"] = metrics(fd.truth["test"], res["test_pred"], corpus.classes, corpus.multilabel)
+            if "test_proba" in res:
+                res["calibration"] = calibration(fd.truth["test"], res["test_proba"], corpus.multilabel)
+                probas[s["name"]].append(res["test_proba"])
+            preds[s["name"]].append(numpy.asarray(res["test_pred"]))
+            rows[s["name"]].append({k: v for k, v in res.items() if k not in ("test_pred", "test_proba")})
+    truth = numpy.concatenate(truths)
+    correct = {n: correctness(truth, numpy.concatenate(p)) for n, p in preds.items()}
+    summary = {}
+    for s in systems:
+        n, r = s["name"], rows[s["name"]]
+        summary[n] = {
+            "family": s["family"], "score": mean_std([x["test"][score_key] for x in r]),
+            "accuracy": mean_std([x["test"]["accuracy"] for x in r]),
+            "pooled": metrics(truth, numpy.concatenate(preds[n]), corpus.classes, corpus.multilabel),
+            "dev": mean_std([x["dev"] for x in r]), "cpu_fit": mean_std([x["cpu_fit"] for x in r]),
+            "cpu_total": mean_std([x["cpu_total"] for x in r]),
+            "peak_rss_mb": max(x["peak_rss_mb"] for x in r), "rss_growth_mb": max(x["rss_growth_mb"] for x in r),
+            "selected": [x["selected"] for x in r],
+        }
+        if probas[n]:
+            summary[n]["calibration"] = calibration(truth, numpy.concatenate(probas[n]), corpus.multilabel)
+        if "n_rules" in r[0]:
+            summary[n]["n_rules"] = mean_std([x["n_rules"] for x in r])
+        if "cpu_refit" in r[0]:
+            summary[n]["refit_share"] = mean_std([x["cpu_refit"] / max(x["cpu_boost"], 1e-9) for x in r])
+    subtree = [s["name"] for s in systems if s["family"] == "subtree"]
+    peers = [s["name"] for s in systems if s["family"] == "peer"]
+    tests = [dict(a=a, b=b, **mcnemar(correct[a], correct[b])) for a in subtree for b in peers]
+    return _jsonable({
+        "title": CORPUS_TITLES[name], "run": profile, "settings": cfg, "classes": corpus.classes,
+        "multilabel": corpus.multilabel, "n_docs": len(corpus), "score_name": score_key,
+        "n_splits": len(corpus.splits), "wall_seconds": time.time() - t_start,
+        "summary": summary, "per_split": rows, "mcnemar": tests,
+    })
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="the small run")
+    ap.add_argument("--profile", choices=sorted(PROFILES), default=None)
+    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    ap.add_argument("--corpora", nargs="+", default=None)
+    ap.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)))
+    ap.add_argument("--report-only", action="store_true")
+    ap.add_argument("--docs", type=Path, default=None, help="write the results here instead of docs/")
+    args = ap.parse_args(argv)
+    docs = args.docs or DOCS
+    results_path = docs / "results_linear.json"
+    from .linear_report import render
+
+    def load() -> Dict[str, Any]:
+        return json.loads(results_path.read_text(encoding="utf8")) if results_path.is_file() else {"corpora": {}}
+
+    if args.report_only:
+        render(load(), docs)
+        return 0
+    profile = args.profile or ("quick" if args.quick else "full")
+    settings = PROFILES[profile]
+    for name in args.corpora or list(settings):
+        log(f"=== {name} ({profile} run)")
+        res = run_corpus(name, settings[name], args.data, profile, max(1, args.jobs))
+        results = load()
+        results["corpora"][name] = res
+        results["corpora"] = {k: results["corpora"][k] for k in sorted(results["corpora"], key=_order)}
+        docs.mkdir(parents=True, exist_ok=True)
+        tmp = results_path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(results, separators=(",", ":")) + "\n", encoding="utf8")
+        os.replace(tmp, results_path)
+        render(results, docs)
+    return 0
+
+
+def _order(name: str) -> int:
+    return CORPUS_ORDER.index(name) if name in CORPUS_ORDER else len(CORPUS_ORDER)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
