@@ -352,11 +352,12 @@ CLASSIFIER_FORMAT = "spacy-treeboost.classifier"
 
 
 def _estimators() -> Dict[str, Any]:
+    from .calibration import CalibratedBoostClassifier
     from .corrective import CorrectiveBoostClassifier
     from .subtree_linear import SubtreeLinearClassifier
 
     return {"TreeBoostClassifier": TreeBoostClassifier, "CorrectiveBoostClassifier": CorrectiveBoostClassifier,
-            "SubtreeLinearClassifier": SubtreeLinearClassifier}
+            "SubtreeLinearClassifier": SubtreeLinearClassifier, "CalibratedBoostClassifier": CalibratedBoostClassifier}
 
 
 def _plain_params(clf: RuleClassifier) -> Dict[str, Any]:

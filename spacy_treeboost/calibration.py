@@ -1,0 +1,81 @@
+"""Calibrated probabilities for boosted rule lists (Platt scaling on out-of-fold margins).
+
+AdaBoost margins keep growing once the training error is 0, so sigmoid(2F) saturates.
+`CalibratedBoostClassifier` boosts on all training trees and, with the same settings, on
+`cv` stratified folds; the held-out margins of the fold models fit, per head, a logistic
+map P = sigmoid(s F + c) on data the rules were not fitted on. The map is folded into the
+rule list (every confidence times s / 2, intercept c / 2), so the rules, their order and
+their subtrees are those of the uncalibrated learner and only their scale changes.
+"""
+from typing import Any, List, Optional, Sequence
+
+import numpy
+
+from .learner import RuleClassifier, TreeBoostClassifier
+from .logistic import fit_linear, stratified_folds
+from .model import RuleSet
+from .trees import Forest
+
+
+def scaled_rules(rules: RuleSet, scales: Sequence[float], offsets: Sequence[float]) -> RuleSet:
+    """A copy of `rules` whose head h scores (scales[h] * F + offsets[h]) / 2 for a margin F."""
+    out = rules.empty_copy()
+    for h in range(len(rules.heads)):
+        s = float(scales[h])
+        for code, z, a, b in rules.rules(h):
+            out.add(h, code, z, a * s / 2.0, b * s / 2.0)
+        out.intercepts[h] = (rules.intercepts[h] * s + float(offsets[h])) / 2.0
+    return out
+
+
+class CalibratedBoostClassifier(RuleClassifier):
+    """A boosted rule list with probabilities calibrated by cross-validation.
+
+    estimator (Optional[TreeBoostClassifier]): The booster (copied, never changed);
+        by default `TreeBoostClassifier()`.
+    cv (int): Folds whose held-out margins fit the calibration.
+    """
+
+    def __init__(self, estimator: Optional[TreeBoostClassifier] = None, *, cv: int = 5) -> None:
+        self.estimator = estimator
+        self.cv = cv
+
+    @property
+    def positive_class(self) -> Any:
+        return None if self.estimator is None else self.estimator.positive_class
+
+    def fit(self, X: Forest, y: Sequence[Any]) -> "CalibratedBoostClassifier":
+        """Boost on X, boost on every fold, fit the calibration. RETURNS: self."""
+        if not isinstance(self.cv, int) or isinstance(self.cv, bool) or not 2 <= self.cv <= 20:
+            raise ValueError(f"cv={self.cv!r} is invalid: use a whole number of folds from 2 to 20")
+        params = (self.estimator or TreeBoostClassifier()).get_params(deep=False)
+        booster = TreeBoostClassifier(**params).fit(X, y)
+        targets = [h.y for h in booster.heads_]
+        folds = stratified_folds(targets[0], self.cv)
+        oof = numpy.zeros((len(X), len(targets)))
+        for k in range(self.cv):
+            held = numpy.flatnonzero(folds == k)
+            train = numpy.flatnonzero(folds != k)
+            if not len(held):
+                continue
+            part = TreeBoostClassifier(**{**params, "n_rounds": booster.n_rounds_})
+            part.fit(X.subset(train), [y[i] for i in train])
+            F = part.rules_.margins(X.subset(held))
+            names = part.rules_.heads
+            for h, head in enumerate(booster.heads_):
+                if head.name in names:
+                    oof[held, h] = F[:, names.index(head.name)]
+        self.scales_: List[float] = []
+        self.offsets_: List[float] = []
+        for h, t in enumerate(targets):
+            w, c = fit_linear(oof[:, [h]], t, C=1e6)
+            self.scales_.append(max(float(w[0]), 0.0))
+            self.offsets_.append(float(c))
+        self.classes_ = booster.classes_
+        self.multilabel_ = booster.multilabel_
+        self.heads_ = booster.heads_
+        self.n_rounds_ = booster.n_rounds_
+        self.boosted_rules_ = booster.rules_
+        self.rules_ = scaled_rules(booster.rules_, self.scales_, self.offsets_)
+        self.rules_.algorithm = f"{booster.rules_.algorithm}+calibrated"
+        return self
