@@ -17,6 +17,8 @@ import numpy
 
 from .learner import RuleClassifier, TreeBoostClassifier
 from .logistic import DEFAULT_CS, check_settings, choose_C, fit_linear
+
+CORRECTIVE_CS = (0.1, 1.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
 from .model import RuleSet
 from .trees import Forest
 
@@ -130,7 +132,8 @@ class CorrectiveBoostClassifier(RuleClassifier):
         It is copied, never changed.
     C (Optional[float]): Inverse L2 (or elastic-net) strength; None chooses it by
         cross-validation on the training trees.
-    Cs (Sequence[float]): Candidates for C.
+    Cs (Sequence[float]): Candidates for C. Boosted rules are few and already
+        discriminative, so weak regularization (large C) is usually chosen.
     l1_ratio (float): Share of L1 in the penalty; > 0 drops weak rules.
     cv (int): Folds for choosing C.
     max_iter (int): Solver iterations.
@@ -142,7 +145,7 @@ class CorrectiveBoostClassifier(RuleClassifier):
         estimator: Optional[TreeBoostClassifier] = None,
         *,
         C: Optional[float] = None,
-        Cs: Sequence[float] = DEFAULT_CS,
+        Cs: Sequence[float] = CORRECTIVE_CS,
         l1_ratio: float = 0.0,
         cv: int = 5,
         max_iter: int = 1000,

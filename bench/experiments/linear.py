@@ -45,13 +45,13 @@ NB_BETA = 0.25
 
 FULL: Dict[str, Dict[str, Any]] = {
     "movie_reviews": dict(test_folds=list(range(10)), limit=0, trees=True, sizes=[2, 3], corrective_sizes=[2],
-                          checkpoints=[1000, 2000, 5000], epochs=8, c_grid=C_GRID),
+                          checkpoints=[1000, 2000, 5000, 10000], epochs=8, c_grid=C_GRID),
     "sentence_polarity": dict(test_folds=list(range(10)), limit=0, trees=True, sizes=[2, 3], corrective_sizes=[2],
                               checkpoints=[1000, 2000, 5000], epochs=8, c_grid=C_GRID),
     "r8": dict(limit=0, test_limit=0, trees=True, sizes=[2, 3], corrective_sizes=[2],
-               checkpoints=[250, 500, 1000], epochs=8, c_grid=C_GRID),
+               checkpoints=[250, 500, 1000, 2000], epochs=8, c_grid=C_GRID),
     "r10": dict(limit=0, test_limit=0, trees=True, sizes=[2, 3], corrective_sizes=[2],
-                checkpoints=[250, 500, 1000], epochs=8, c_grid=C_GRID),
+                checkpoints=[250, 500, 1000, 2000], epochs=8, c_grid=C_GRID),
 }
 QUICK: Dict[str, Dict[str, Any]] = {
     "movie_reviews": dict(test_folds=[0, 1], limit=0, trees=False, sizes=[2], corrective_sizes=[2],

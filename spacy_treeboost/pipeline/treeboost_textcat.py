@@ -45,7 +45,7 @@ DEFAULT_CONFIG: Dict[str, Any] = {
     "threshold": 0.5,
     "parse_source": "pipeline",
     "max_cache_mb": 4096,
-    "linear": {"booster": "presence", "features": "nb", "loss": "logistic", "C": None, "Cs": list(DEFAULT_CS) + [30.0, 100.0],
+    "linear": {"booster": "presence", "features": "nb", "loss": "logistic", "C": None, "Cs": None,
                "l1_ratio": 0.0, "cv": 5},
     "scorer": {"@scorers": "spacy_treeboost.textcat_scorer.v1"},
 }
@@ -118,7 +118,7 @@ def make_treeboost_textcat(
         algorithm whose rules "corrective" refits), features ("nb", "presence" or
         "log1p", for "linear"), loss ("logistic" or "squared_hinge", for "linear"),
         C (null: chosen among Cs by cv-fold cross-validation on the training docs),
-        Cs, l1_ratio (share of L1 in the penalty) and cv.
+        Cs (null: the learner's own grid), l1_ratio (share of L1 in the penalty) and cv.
     scorer (Optional[Callable]): The scoring method.
     """
     return TreeBoostTextCategorizer(
@@ -210,7 +210,7 @@ class TreeBoostTextCategorizer(TrainablePipe):
         if cfg["algorithm"] == "linear":
             return SubtreeLinearClassifier(
                 max_pattern_size=cfg["max_pattern_size"], min_support=cfg["min_support"], features=lin["features"],
-                loss=lin["loss"], C=lin["C"], Cs=tuple(lin["Cs"]), l1_ratio=lin["l1_ratio"], cv=lin["cv"],
+                loss=lin["loss"], C=lin["C"], Cs=tuple(lin["Cs"] or DEFAULT_CS), l1_ratio=lin["l1_ratio"], cv=lin["cv"],
                 include_root_patterns=cfg["include_root_patterns"], positive_class=cfg["positive_label"],
                 max_cache_mb=cfg["max_cache_mb"])
         algorithm = lin["booster"] if cfg["algorithm"] == "corrective" else cfg["algorithm"]
@@ -221,10 +221,11 @@ class TreeBoostTextCategorizer(TrainablePipe):
             max_cache_mb=cfg["max_cache_mb"])
 
     def _make_corrective(self) -> Any:
-        from ..corrective import CorrectiveBoostClassifier
+        from ..corrective import CORRECTIVE_CS, CorrectiveBoostClassifier
 
         lin = self.cfg["linear"]
-        return CorrectiveBoostClassifier(C=lin["C"], Cs=tuple(lin["Cs"]), l1_ratio=lin["l1_ratio"], cv=lin["cv"])
+        return CorrectiveBoostClassifier(C=lin["C"], Cs=tuple(lin["Cs"] or CORRECTIVE_CS), l1_ratio=lin["l1_ratio"],
+                                         cv=lin["cv"])
 
     def _predictor(self) -> Optional[RuleClassifier]:
         """The fitted classifier that scores docs, or None before training.
