@@ -210,7 +210,7 @@ class TreeBoostTextCategorizer(TrainablePipe):
         if cfg["algorithm"] == "linear":
             return SubtreeLinearClassifier(
                 max_pattern_size=cfg["max_pattern_size"], min_support=cfg["min_support"], features=lin["features"],
-                loss=lin["loss"], C=lin["C"], Cs=tuple(lin["Cs"] or DEFAULT_CS), l1_ratio=lin["l1_ratio"], cv=lin["cv"],
+                loss=lin["loss"], C=lin["C"], Cs=tuple(DEFAULT_CS if lin["Cs"] is None else lin["Cs"]), l1_ratio=lin["l1_ratio"], cv=lin["cv"],
                 include_root_patterns=cfg["include_root_patterns"], positive_class=cfg["positive_label"],
                 max_cache_mb=cfg["max_cache_mb"])
         algorithm = lin["booster"] if cfg["algorithm"] == "corrective" else cfg["algorithm"]
@@ -224,7 +224,7 @@ class TreeBoostTextCategorizer(TrainablePipe):
         from ..corrective import CORRECTIVE_CS, CorrectiveBoostClassifier
 
         lin = self.cfg["linear"]
-        return CorrectiveBoostClassifier(C=lin["C"], Cs=tuple(lin["Cs"] or CORRECTIVE_CS), l1_ratio=lin["l1_ratio"],
+        return CorrectiveBoostClassifier(C=lin["C"], Cs=tuple(CORRECTIVE_CS if lin["Cs"] is None else lin["Cs"]), l1_ratio=lin["l1_ratio"],
                                          cv=lin["cv"])
 
     def _predictor(self) -> Optional[RuleClassifier]:
