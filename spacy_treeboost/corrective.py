@@ -20,7 +20,10 @@ from .logistic import DEFAULT_CS, check_settings, choose_C, fit_linear
 
 CORRECTIVE_CS = (0.1, 1.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
 from .model import RuleSet
+from .subtree_linear import nb_ratio
 from .trees import Forest
+
+FEATURES = ("presence", "nb")
 
 
 def rule_features(rules: RuleSet, head: int, forest: Forest) -> Tuple[Any, List[Tuple[int, int]]]:
@@ -93,6 +96,7 @@ def corrective_rules(
     Cs: Sequence[float] = DEFAULT_CS,
     l1_ratio: float = 0.0,
     cv: int = 5,
+    features: str = "presence",
     max_iter: int = 1000,
     tol: float = 1e-4,
 ) -> Tuple[RuleSet, List[Dict[str, Any]]]:
@@ -103,6 +107,8 @@ def corrective_rules(
     targets (Sequence[numpy.ndarray]): Each head's labels in {-1, +1}.
     C (Optional[float]): Inverse regularization strength; None chooses it among
         `Cs` by `cv`-fold cross-validation on the training trees.
+    features (str): "presence" (the indicators as they are) or "nb" (each
+        indicator scaled by its naive Bayes log-count ratio, as in NBSVM).
     RETURNS (Tuple[RuleSet, List[Dict]]): The refitted rules and, per head, the
         chosen C and the cross-validated accuracy of every candidate.
     """
@@ -116,10 +122,13 @@ def corrective_rules(
             out.intercepts[h] = 0.5 * float(numpy.log(p / (1 - p)))
             info.append({"head": rules.heads[h], "C": C, "cv_accuracy": None, "features": 0})
             continue
+        scale_fn = (lambda rows, yy, X=X: nb_ratio(X[rows], yy)) if features == "nb" else None
         chosen, scores = (C, None) if C is not None else choose_C(
-            X, y, Cs, cv=cv, l1_ratio=l1_ratio, max_iter=max_iter, tol=tol)
-        w, c = fit_linear(X, y, C=chosen, l1_ratio=l1_ratio, max_iter=max_iter, tol=tol)
-        weights_to_rules(rules, out, h, columns, w, c)
+            X, y, Cs, cv=cv, l1_ratio=l1_ratio, max_iter=max_iter, tol=tol, column_scale=scale_fn)
+        scale = nb_ratio(X, y) if features == "nb" else numpy.ones(X.shape[1])
+        Xs = X.multiply(scale.reshape(1, -1)).tocsr() if features == "nb" else X
+        w, c = fit_linear(Xs, y, C=chosen, l1_ratio=l1_ratio, max_iter=max_iter, tol=tol)
+        weights_to_rules(rules, out, h, columns, w * scale, c)
         info.append({"head": rules.heads[h], "C": chosen, "cv_accuracy": scores, "features": len(columns)})
     return out, info
 
@@ -136,6 +145,7 @@ class CorrectiveBoostClassifier(RuleClassifier):
         discriminative, so weak regularization (large C) is usually chosen.
     l1_ratio (float): Share of L1 in the penalty; > 0 drops weak rules.
     cv (int): Folds for choosing C.
+    features (str): "presence" or "nb" (indicators scaled by naive Bayes log-count ratios).
     max_iter (int): Solver iterations.
     tol (float): Solver tolerance.
     """
@@ -148,6 +158,7 @@ class CorrectiveBoostClassifier(RuleClassifier):
         Cs: Sequence[float] = CORRECTIVE_CS,
         l1_ratio: float = 0.0,
         cv: int = 5,
+        features: str = "presence",
         max_iter: int = 1000,
         tol: float = 1e-4,
     ) -> None:
@@ -156,6 +167,7 @@ class CorrectiveBoostClassifier(RuleClassifier):
         self.Cs = Cs
         self.l1_ratio = l1_ratio
         self.cv = cv
+        self.features = features
         self.max_iter = max_iter
         self.tol = tol
 
@@ -164,6 +176,8 @@ class CorrectiveBoostClassifier(RuleClassifier):
         return None if self.estimator is None else self.estimator.positive_class
 
     def _validate_params(self) -> None:
+        if self.features not in FEATURES:
+            raise ValueError(f"features={self.features!r} is invalid: choose one of {', '.join(FEATURES)}")
         check_settings(C=self.C, Cs=self.Cs, l1_ratio=self.l1_ratio, loss="logistic", cv=self.cv,
                        max_iter=self.max_iter, tol=self.tol)
 
@@ -190,6 +204,6 @@ class CorrectiveBoostClassifier(RuleClassifier):
         self.boosted_rules_ = booster.rules_
         self.rules_, self.refit_info_ = corrective_rules(
             booster.rules_, X, [h.y for h in booster.heads_], C=self.C, Cs=self.Cs, l1_ratio=self.l1_ratio,
-            cv=self.cv, max_iter=self.max_iter, tol=self.tol)
+            cv=self.cv, features=self.features, max_iter=self.max_iter, tol=self.tol)
         self.rules_.algorithm = f"{booster.rules_.algorithm}+corrective"
         return self

@@ -41,15 +41,19 @@ def brute_features(rules, head, forest):
 
 @SETTINGS
 @given(forests(st, min_docs=4), st.integers(0, 10**6), st.sampled_from(["frequency", "presence", "bact"]),
-       st.sampled_from([0.1, 1.0, 10.0]))
-def test_refit_rules_score_exactly_the_linear_model_over_reference_features(data, seed, algorithm, C):
+       st.sampled_from([0.1, 1.0, 10.0]), st.sampled_from(["presence", "nb"]))
+def test_refit_rules_score_exactly_the_linear_model_over_reference_features(data, seed, algorithm, C, features):
     f = Forest.from_trees(data[0])
     assume(f.n_nodes > len(f))
     y = labels_for(f, seed)
     booster = TreeBoostClassifier(algorithm, n_rounds=6, max_pattern_size=3).fit(f, y)
-    refit, info = corrective_rules(booster.rules_, f, [booster.heads_[0].y], C=C)
+    refit, info = corrective_rules(booster.rules_, f, [booster.heads_[0].y], C=C, features=features)
     X = brute_features(booster.rules_, 0, f)
-    w, c = fit_linear(X, booster.heads_[0].y, C=C)
+    t = booster.heads_[0].y
+    if features == "nb":
+        p, q = X[t > 0].sum(axis=0) + 1, X[t < 0].sum(axis=0) + 1
+        X = X * (numpy.log(p / p.sum()) - numpy.log(q / q.sum()))
+    w, c = fit_linear(X, t, C=C)
     numpy.testing.assert_allclose(refit.margins(f)[:, 0], (X @ w + c) / 2, atol=1e-9)
     assert info[0]["features"] == X.shape[1]
 
