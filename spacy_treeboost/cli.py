@@ -52,11 +52,12 @@ def learn(
     train: Path = typer.Argument(..., help="Training examples, one 'LABEL (tree)' per line"),
     model: Path = typer.Argument(..., help="Where to write the model"),
     algorithm: str = typer.Option(
-        "frequency", help="bact | frequency (+FQ) | presence (-FQ) | corrective (boosted rules refitted) | linear "
+        "linear", help="bact | frequency (+FQ) | presence (-FQ) | corrective (boosted rules refitted) | linear "
         "(a linear model over all subtrees)"),
     criterion: str = typer.Option("iwakura", help="iwakura (published gain) | z (real AdaBoost Z)"),
     max_pattern_size: int = typer.Option(3, "--max-pattern-size", "-L", help="Largest subtree in nodes"),
-    min_support: int = typer.Option(1, "--min-support", "-m", help="Smallest number of documents per subtree"),
+    min_support: Optional[int] = typer.Option(
+        None, "--min-support", "-m", help="Smallest number of documents per subtree (default: 2 for linear, else 1)"),
     rounds: int = typer.Option(100, "--rounds", "-T", help="Boosting rounds"),
     boosting: str = typer.Option("adaboost", help="For bact: adaboost | arcgv"),
     smoothing: Optional[float] = typer.Option(None, help="Confidence smoothing epsilon (default 1/m)"),
@@ -76,7 +77,16 @@ def learn(
     from .learner import TreeBoostClassifier, classifier_to_dict
 
     forest, classes = _read(train)
+    if min_support is None:
+        min_support = 2 if algorithm == "linear" else 1
     if algorithm in ("linear", "corrective"):
+        check = TreeBoostClassifier(booster, criterion=criterion, n_rounds=rounds, max_pattern_size=max_pattern_size,
+                                    min_support=min_support, smoothing=smoothing, boosting=boosting,
+                                    max_cache_mb=max_cache_mb)
+        try:
+            check._validate_params()
+        except ValueError as err:
+            _fail(str(err))
         _learn_linear(forest, classes, model, algorithm, dict(
             max_pattern_size=max_pattern_size, min_support=min_support, include_root_patterns=include_root_patterns,
             max_cache_mb=max_cache_mb, criterion=criterion, rounds=rounds, booster=booster, features=features,

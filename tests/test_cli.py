@@ -84,6 +84,7 @@ def test_learn_bad_files(tmp_path, text, message):
     (["--max-pattern-size", "0"], "max_pattern_size=0 is invalid"),
     (["--max-pattern-size", "1000"], "max_pattern_size=1000 is invalid"),
     (["--criterion", "gini"], "criterion='gini' is invalid"),
+    (["--algorithm", "frequency", "--rounds", "-1"], "n_rounds=-1 is invalid"),
 ])
 def test_learn_bad_settings(files, args, message):
     tmp, train = files
@@ -110,7 +111,7 @@ def test_labels_with_brackets_and_spaces_round_trip(tmp_path):
     train = tmp_path / "train.tree"
     train.write_text("good%20one (ROOT(a%28b%29(c%20d)))\nbad%25 (ROOT(e))\ngood%20one (ROOT(a%28b%29))\n", encoding="utf8")
     model = tmp_path / "m.bin"
-    assert run("learn", train, model, "--rounds", 2).returncode == 0
+    assert run("learn", train, model, "--algorithm", "frequency", "--rounds", 2).returncode == 0
     listing = run("rules", model).stdout
     assert "(a%28b%29" in listing
     first = run("classify", train, model).stdout.split("\n")[0].split()

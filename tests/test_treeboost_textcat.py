@@ -36,7 +36,7 @@ def make_examples(nlp: Language, data=TRAIN, labels=("NEG", "POS")):
 
 def trained_nlp(config=None, rounds=30):
     nlp = spacy.blank("en")
-    pipe = nlp.add_pipe("treeboost_textcat", config={"rounds_per_update": rounds, **(config or {})})
+    pipe = nlp.add_pipe("treeboost_textcat", config={"algorithm": "frequency", "rounds_per_update": rounds, **(config or {})})
     examples = make_examples(nlp)
     nlp.initialize(lambda: examples)
     nlp.update(examples)
@@ -103,7 +103,7 @@ def test_untrained_component_writes_uniform_cats():
 
 def test_multilabel():
     nlp = spacy.blank("en")
-    pipe = nlp.add_pipe("treeboost_textcat", config={"exclusive_classes": False, "rounds_per_update": 20})
+    pipe = nlp.add_pipe("treeboost_textcat", config={"algorithm": "frequency", "exclusive_classes": False, "rounds_per_update": 20})
     data = [("goal match team", {"SPORT"}), ("vote election", {"POLITICS"}),
             ("team vote election match", {"SPORT", "POLITICS"}), ("weather today", set())] * 2
     labels = ("POLITICS", "SPORT", "TECH")
@@ -120,7 +120,7 @@ def test_multilabel():
 
 def test_rounds_follow_updates_and_cap():
     nlp = spacy.blank("en")
-    pipe = nlp.add_pipe("treeboost_textcat", config={"rounds_per_update": 3, "max_rounds": 7, "initial_rounds": 2})
+    pipe = nlp.add_pipe("treeboost_textcat", config={"algorithm": "frequency", "rounds_per_update": 3, "max_rounds": 7, "initial_rounds": 2})
     examples = make_examples(nlp)
     nlp.initialize(lambda: examples)
     assert pipe.n_rounds == 2

@@ -27,10 +27,10 @@ from ..model import ModelFormatError
 from ..scoring import score_treeboost_cats
 
 DEFAULT_CONFIG: Dict[str, Any] = {
-    "algorithm": "frequency",
+    "algorithm": "linear",
     "criterion": "iwakura",
     "max_pattern_size": 3,
-    "min_support": 1,
+    "min_support": None,
     "smoothing": None,
     "boosting": "adaboost",
     "include_root_patterns": False,
@@ -72,7 +72,7 @@ def make_treeboost_textcat(
     algorithm: str,
     criterion: str,
     max_pattern_size: int,
-    min_support: int,
+    min_support: Optional[int],
     smoothing: Optional[float],
     boosting: str,
     include_root_patterns: bool,
@@ -97,7 +97,8 @@ def make_treeboost_textcat(
         loss) or "linear" (a regularized linear model over all subtrees).
     criterion (str): "iwakura" (published gain) or "z" (real AdaBoost Z).
     max_pattern_size (int): Largest subtree in nodes (1 = bag of words).
-    min_support (int): Smallest number of training docs a subtree occurs in.
+    min_support (Optional[int]): Smallest number of training docs a subtree occurs in;
+        null means 2 for "linear" and 1 for the boosting algorithms.
     smoothing (Optional[float]): Confidence smoothing epsilon; None means 1/m.
     boosting (str): For "bact": "adaboost" or "arcgv".
     include_root_patterns (bool): Allow subtrees containing the virtual root.
@@ -139,10 +140,10 @@ class TreeBoostTextCategorizer(TrainablePipe):
         model: None,
         name: str = "treeboost_textcat",
         *,
-        algorithm: str = "frequency",
+        algorithm: str = "linear",
         criterion: str = "iwakura",
         max_pattern_size: int = 3,
-        min_support: int = 1,
+        min_support: Optional[int] = None,
         smoothing: Optional[float] = None,
         boosting: str = "adaboost",
         include_root_patterns: bool = False,
@@ -192,6 +193,8 @@ class TreeBoostTextCategorizer(TrainablePipe):
         if cfg["linear"]["booster"] not in BOOSTED:
             raise ValueError(f"linear.booster={cfg['linear']['booster']!r} is invalid: choose one of {', '.join(BOOSTED)}")
         self._make_learner()._validate_params()
+        if cfg["algorithm"] == "linear":
+            self._make_learner(booster=True)._validate_params()
         if cfg["algorithm"] == "corrective":
             self._make_corrective()._validate_params()
         if cfg["parse_source"] not in PARSE_SOURCES:
@@ -202,21 +205,25 @@ class TreeBoostTextCategorizer(TrainablePipe):
         if not 0.0 <= cfg["threshold"] <= 1.0:
             raise ValueError(f"threshold={cfg['threshold']!r} is invalid: use a probability between 0 and 1")
 
-    def _make_learner(self) -> Any:
+    def _make_learner(self, booster: bool = False) -> Any:
+        """The learner of the settings (booster=True: the boosting settings alone, for validation)."""
         from ..subtree_linear import SubtreeLinearClassifier
 
         cfg = self.cfg
         lin = cfg["linear"]
-        if cfg["algorithm"] == "linear":
+        min_support = cfg["min_support"]
+        if min_support is None:
+            min_support = 2 if cfg["algorithm"] == "linear" else 1
+        if cfg["algorithm"] == "linear" and not booster:
             return SubtreeLinearClassifier(
-                max_pattern_size=cfg["max_pattern_size"], min_support=cfg["min_support"], features=lin["features"],
+                max_pattern_size=cfg["max_pattern_size"], min_support=min_support, features=lin["features"],
                 loss=lin["loss"], C=lin["C"], Cs=tuple(DEFAULT_CS if lin["Cs"] is None else lin["Cs"]), l1_ratio=lin["l1_ratio"], cv=lin["cv"],
                 include_root_patterns=cfg["include_root_patterns"], positive_class=cfg["positive_label"],
                 max_cache_mb=cfg["max_cache_mb"])
-        algorithm = lin["booster"] if cfg["algorithm"] == "corrective" else cfg["algorithm"]
+        algorithm = cfg["algorithm"] if cfg["algorithm"] in BOOSTED else lin["booster"]
         return TreeBoostClassifier(
             algorithm, criterion=cfg["criterion"], n_rounds=0, max_pattern_size=cfg["max_pattern_size"],
-            min_support=cfg["min_support"], smoothing=cfg["smoothing"], boosting=cfg["boosting"],
+            min_support=min_support, smoothing=cfg["smoothing"], boosting=cfg["boosting"],
             include_root_patterns=cfg["include_root_patterns"], positive_class=cfg["positive_label"],
             max_cache_mb=cfg["max_cache_mb"])
 
