@@ -235,7 +235,9 @@ class TreeBoostTextCategorizer(TrainablePipe):
         if positive_label is not None:
             self.cfg["positive_label"] = positive_label
         self._check_labels()
+        self._check_parser(nlp)
         docs = self._training_docs(examples, nlp)
+        self._spec.check_docs(docs, self.name, self.cfg["parse_source"])
         targets = self._targets(examples)
         forest = docs_to_forest(docs, self._spec)
         learner = self._make_learner()
@@ -259,6 +261,18 @@ class TreeBoostTextCategorizer(TrainablePipe):
                 "Add the other class to the training data, or set exclusive_classes = false.")
         if positive is not None and positive not in labels:
             raise ValueError(f"positive_label={positive!r} is not one of the labels {list(labels)}")
+
+    def _check_parser(self, nlp: Optional[Language]) -> None:
+        if nlp is None or self.cfg["tree_mode"] != "dependency" or self.name not in nlp.component_names:
+            return
+        before = nlp.component_names[: nlp.component_names.index(self.name)]
+        if not any("token.dep" in nlp.get_pipe_meta(name).assigns for name in before):
+            raise ValueError(
+                f"'{self.name}' has tree_mode = \"dependency\" but no component before it in the pipeline "
+                f"assigns token.dep, so docs cannot be parsed when evaluating or predicting (parse_source = "
+                f"{self.cfg['parse_source']!r} only decides where the training trees come from). Source a parser: "
+                f"add \"tok2vec\" and \"parser\" with source = \"en_core_web_sm\" before '{self.name}' and list "
+                "them in [training] frozen_components, as configs/dependency_sentiment.cfg does.")
 
     def _targets(self, examples: List[Example]) -> List[Any]:
         labels = self.labels
