@@ -135,6 +135,29 @@ def test_rounds_follow_updates_and_cap():
     assert pipe.n_rounds == 7 and pipe.cfg["n_rounds"] == 7
 
 
+def test_reaching_max_rounds_is_logged_once(caplog):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("treeboost_textcat", config={"rounds_per_update": 3, "max_rounds": 7})
+    examples = make_examples(nlp)
+    nlp.initialize(lambda: examples)
+    with caplog.at_level("WARNING", logger="spacy"):
+        nlp.update(examples)
+        nlp.update(examples)
+        assert not caplog.records
+        nlp.update(examples)
+        for _ in range(3):
+            nlp.update(examples)
+    assert [r.getMessage() for r in caplog.records] == [
+        "'treeboost_textcat' reached max_rounds = 7: later training steps add no rules, so the scores stay as they "
+        "are until patience or max_steps ends training. Raise max_rounds to learn more rules, or lower max_steps."]
+    nlp.initialize(lambda: examples)
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="spacy"):
+        for _ in range(3):
+            nlp.update(examples)
+    assert len(caplog.records) == 1
+
+
 def test_explain_and_html():
     nlp, pipe = trained_nlp()
     doc = nlp("not good at all")
@@ -429,3 +452,17 @@ def test_nmtf_config_is_valid_without_code(shared_data):
            "--paths.lexicon", str(shared_data / "lexicons" / "hu_liu_opinion_lexicon")]
     result = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0 and "Config is valid" in result.stdout, result.stdout + result.stderr
+
+
+@pytest.mark.slow
+def test_multilabel_config_selects_model_best_by_a_score_that_moves(tmp_path):
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "spacy", "train", str(ROOT / "configs" / "topics_multilabel.cfg"), "--output", str(out),
+           "--paths.train", str(ROOT / "corpora" / "topics" / "train.jsonl"),
+           "--paths.dev", str(ROOT / "corpora" / "topics" / "dev.jsonl"), "--training.max_steps", "10",
+           "--training.eval_frequency", "5"]
+    result = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    rows = [line.split() for line in result.stdout.splitlines() if line.strip()[:1].isdigit()]
+    scores = [float(row[-1]) for row in rows]
+    assert len(scores) == 3 and scores[0] < scores[-1] < 1.0, result.stdout

@@ -161,6 +161,7 @@ class TreeBoostTextCategorizer(TrainablePipe):
         self._spec = TreeSpec(tree_mode, node_attrs, skip_flags)
         self._learner: Optional[TreeBoostClassifier] = None
         self._indexer: Optional[Tuple[int, DocIndexer]] = None
+        self._capped = False
 
     def _validate_settings(self) -> None:
         cfg = self.cfg
@@ -247,6 +248,7 @@ class TreeBoostTextCategorizer(TrainablePipe):
             raise ValueError(f"'{self.name}' cannot train: {err}") from None
         self._learner = learner
         self._indexer = None
+        self._capped = False
         self._boost(self.cfg["initial_rounds"])
 
     def _check_labels(self) -> None:
@@ -338,6 +340,12 @@ class TreeBoostTextCategorizer(TrainablePipe):
             self._learner.boost(n)
             self._indexer = None
         self.cfg["n_rounds"] = self._learner.n_rounds_
+        if n_rounds and self._learner.n_rounds_ >= self.cfg["max_rounds"] and not self._capped:
+            self._capped = True
+            util.logger.warning(
+                f"'{self.name}' reached max_rounds = {self.cfg['max_rounds']}: later training steps add no "
+                "rules, so the scores stay as they are until patience or max_steps ends training. Raise max_rounds "
+                "to learn more rules, or lower max_steps.")
 
     def finish_update(self, sgd: Any) -> None:
         pass
