@@ -161,20 +161,25 @@ def test_reaching_max_rounds_is_logged_once(caplog):
 def test_explain_and_html():
     nlp, pipe = trained_nlp()
     doc = nlp("not good at all")
-    fired = pipe.explain(doc)
+    fired = pipe.explain(doc, by="rule")
     assert fired and all(e["count"] >= 1 for e in fired)
     margin = pipe.predict([doc])[0, 0]
     rules = pipe._learner.rules_
     bias = sum(b for _, _, _, b in rules.rules(0))
     assert abs(bias + sum(e["contribution"] for e in fired) - margin) < 1e-9
+    grouped = pipe.explain(doc)
+    patterns = [(g["label"], g["pattern"]) for g in grouped]
+    assert len(patterns) == len(set(patterns)) < len(fired)
+    assert sum(g["rules"] for g in grouped) == len(fired)
+    assert abs(sum(g["contribution"] for g in grouped) - sum(e["contribution"] for e in fired)) < 1e-9
+    assert [abs(g["contribution"]) for g in grouped] == sorted((abs(g["contribution"]) for g in grouped), reverse=True)
     html = pipe.explain_html(doc)
     assert html.startswith('<div class="treeboost-explain"') and html.endswith("</div>")
-    from spacy_treeboost.explain import by_subtree
-
-    groups = by_subtree(fired, "POS")
-    assert html.count("<tr data-subtree=") == min(12, len(groups))
+    assert "for the label <strong>POS</strong>" in html
+    assert html.count("<tr data-subtree=") == min(12, len(grouped))
     assert "<mark" in html
-    assert abs(sum(g["contribution"] for g in groups) - sum(e["contribution"] for e in fired)) < 1e-9
+    with pytest.raises(ValueError, match="by='word' is invalid"):
+        pipe.explain(doc, by="word")
 
 
 def test_dependency_mode_without_a_parser_in_the_pipeline_names_the_fix():

@@ -392,18 +392,26 @@ class TreeBoostTextCategorizer(TrainablePipe):
             out.append({l: float(row[cols[l]]) if l in cols else 0.0 for l in labels})
         return out
 
-    def explain(self, doc: Doc) -> List[Dict[str, Any]]:
-        """The rules that fired for a doc, with counts and contributions to each label's margin.
+    def explain(self, doc: Doc, *, by: str = "subtree") -> List[Dict[str, Any]]:
+        """The rules that fired for a doc and their contributions to each label's margin.
 
         doc (Doc): A doc processed by the preceding components.
-        RETURNS (List[Dict[str, Any]]): One entry per fired rule: label, pattern,
-            count, threshold z, score and contribution (score minus the rule's absent score).
+        by (str): "subtree" gives one entry per label and fired subtree, summing
+            the rules on that subtree (as `explain_html` shows them); "rule" gives
+            one entry per fired rule.
+        RETURNS (List[Dict[str, Any]]): Entries with label, pattern, count and
+            contribution (score minus the absent score), most influential first per
+            label; per subtree also the number of rules, per rule also the rule
+            index, threshold z and score.
         """
-        from ..explain import fired_rules
+        from ..explain import fired_rules, group_by_subtree
 
+        if by not in ("subtree", "rule"):
+            raise ValueError(f"by={by!r} is invalid: choose 'subtree' or 'rule'")
         if self._learner is None or not hasattr(self._learner, "rules_"):
             raise ValueError(f"'{self.name}' is not trained yet: there are no rules to explain.")
-        return fired_rules(self._learner.rules_, docs_to_forest([doc], self._spec))
+        fired = fired_rules(self._learner.rules_, docs_to_forest([doc], self._spec))
+        return group_by_subtree(fired, self._learner.rules_.heads) if by == "subtree" else fired
 
     def explain_html(self, doc: Doc, label: Optional[str] = None) -> str:
         """An HTML fragment marking the subtrees of the rules that fired for `label` in the doc's text.
@@ -417,7 +425,7 @@ class TreeBoostTextCategorizer(TrainablePipe):
         from ..explain import render_html
         from ..trees import ROOT_LABEL
 
-        explanation = self.explain(doc)
+        explanation = self.explain(doc, by="rule")
         heads = self._learner.rules_.heads
         label = heads[0] if label is None else label
         if label not in heads:
