@@ -75,7 +75,10 @@ def test_every_readme_command_runs_and_prints_what_the_readme_shows(tmp_path):
     (clone / "test.tree").write_text(tree_file, encoding="utf8")
     shutil.copy(clone / "corpora" / "reviews" / "train.jsonl", clone / "my_train.jsonl")
     shutil.copy(clone / "corpora" / "reviews" / "dev.jsonl", clone / "my_dev.jsonl")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    import spacy_treeboost
+
+    code = Path(spacy_treeboost.__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(code), os.environ.get("PYTHONPATH", "")]),
                COLUMNS="200", PYTHONIOENCODING="utf8")
     ran, skipped = [], []
     for lang, body, expected in readme_blocks(text):
