@@ -51,7 +51,9 @@ def _read(path: Path, vocab=None):
 def learn(
     train: Path = typer.Argument(..., help="Training examples, one 'LABEL (tree)' per line"),
     model: Path = typer.Argument(..., help="Where to write the model"),
-    algorithm: str = typer.Option("frequency", help="bact | frequency (+FQ) | presence (-FQ)"),
+    algorithm: str = typer.Option(
+        "frequency", help="bact | frequency (+FQ) | presence (-FQ) | corrective (boosted rules refitted) | linear "
+        "(a linear model over all subtrees)"),
     criterion: str = typer.Option("iwakura", help="iwakura (published gain) | z (real AdaBoost Z)"),
     max_pattern_size: int = typer.Option(3, "--max-pattern-size", "-L", help="Largest subtree in nodes"),
     min_support: int = typer.Option(1, "--min-support", "-m", help="Smallest number of documents per subtree"),
@@ -60,13 +62,26 @@ def learn(
     smoothing: Optional[float] = typer.Option(None, help="Confidence smoothing epsilon (default 1/m)"),
     include_root_patterns: bool = typer.Option(False, help="Allow subtrees containing the root"),
     max_cache_mb: int = typer.Option(4096, help="Memory cap for the cached search space"),
+    booster: str = typer.Option("presence", help="For corrective: the boosting algorithm whose rules are refitted"),
+    features: str = typer.Option("nb", help="For linear: nb (naive Bayes scaled presence) | presence | log1p"),
+    loss: str = typer.Option("logistic", help="For linear: logistic | squared_hinge"),
+    C: Optional[float] = typer.Option(None, "--C", help="For corrective/linear: inverse regularization (default: "
+                                      "chosen by cross-validation)"),
+    l1_ratio: float = typer.Option(0.0, help="For corrective/linear: share of L1 in the penalty"),
+    cv: int = typer.Option(5, help="For corrective/linear: folds for choosing C"),
 ) -> None:
-    """Learn boosted subtree rules from a BACT-format file."""
+    """Learn subtree rules from a BACT-format file."""
     from tqdm import tqdm
 
     from .learner import TreeBoostClassifier, classifier_to_dict
 
     forest, classes = _read(train)
+    if algorithm in ("linear", "corrective"):
+        _learn_linear(forest, classes, model, algorithm, dict(
+            max_pattern_size=max_pattern_size, min_support=min_support, include_root_patterns=include_root_patterns,
+            max_cache_mb=max_cache_mb, criterion=criterion, rounds=rounds, booster=booster, features=features,
+            loss=loss, C=C, l1_ratio=l1_ratio, cv=cv))
+        return
     clf = TreeBoostClassifier(
         algorithm, criterion=criterion, n_rounds=rounds, max_pattern_size=max_pattern_size,
         min_support=min_support, smoothing=smoothing, boosting=boosting,
@@ -98,6 +113,30 @@ def learn(
     for head in clf.heads_:
         if head.stopped:
             typer.echo(f"stopped early ({head.name}): {head.stopped}", err=True)
+
+
+def _learn_linear(forest, classes, model: Path, algorithm: str, opts: dict) -> None:
+    from .corrective import CorrectiveBoostClassifier
+    from .learner import TreeBoostClassifier, classifier_to_dict
+    from .subtree_linear import SubtreeLinearClassifier
+
+    common = dict(max_pattern_size=opts["max_pattern_size"], min_support=opts["min_support"],
+                  include_root_patterns=opts["include_root_patterns"], max_cache_mb=opts["max_cache_mb"])
+    fit = dict(C=opts["C"], l1_ratio=opts["l1_ratio"], cv=opts["cv"])
+    try:
+        if algorithm == "linear":
+            clf = SubtreeLinearClassifier(features=opts["features"], loss=opts["loss"], **common, **fit)
+        else:
+            booster = TreeBoostClassifier(opts["booster"], criterion=opts["criterion"], n_rounds=opts["rounds"], **common)
+            clf = CorrectiveBoostClassifier(booster, **fit)
+        clf.fit(forest, classes)
+    except (ValueError, MemoryError) as err:
+        _fail(str(err))
+    model.write_bytes(srsly.msgpack_dumps(classifier_to_dict(clf)))
+    info = getattr(clf, "fit_info_", None) or clf.refit_info_
+    chosen = ", ".join(f"{i['head']}: C={i['C']}" for i in info)
+    typer.echo(f"learned {len(clf.rules_)} rules over {len(clf.rules_.patterns)} distinct subtrees ({chosen}) -> {model}",
+               err=True)
 
 
 @app.command()

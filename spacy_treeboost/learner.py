@@ -48,7 +48,113 @@ class _Head:
         self.stopped = ""
 
 
-class TreeBoostClassifier:
+def encode_targets(y: Sequence[Any], positive: Callable[[List[Any]], Any]) -> Tuple[List[Any], bool, List[Any], List[numpy.ndarray]]:
+    """Classes, whether the task is multi-label, and the heads with their {-1, +1} targets.
+
+    Two exclusive classes make one head (the positive class); more make one head
+    per class (one-vs-rest); a collection of classes per document (multi-label)
+    makes one head per class.
+    """
+    multilabel = bool(len(y)) and all(isinstance(v, (list, tuple, set, frozenset)) for v in y)
+    if multilabel:
+        classes = sorted({c for v in y for c in v}, key=str)
+        if not classes:
+            raise ValueError("No document has a label; multi-label training needs at least one labeled document.")
+        sets = [set(v) for v in y]
+        targets = [[c in s for s in sets] for c in classes]
+        heads = list(classes)
+    else:
+        classes = sorted(set(y), key=str)
+        if len(classes) < 2:
+            raise ValueError(
+                f"Training data has only one class ({classes[0]!r}); a classifier needs examples of at "
+                "least two classes.")
+        if len(classes) == 2:
+            pos = positive(classes)
+            heads = [pos]
+            targets = [[v == pos for v in y]]
+        else:
+            heads = list(classes)
+            targets = [[v == c for v in y] for c in classes]
+    return classes, multilabel, heads, [numpy.where(numpy.asarray(t, dtype=bool), 1, -1).astype(numpy.int8) for t in targets]
+
+
+class RuleClassifier:
+    """What every learner of this package shares: classes, a `RuleSet` in `rules_`, and prediction.
+
+    Subclasses set `classes_`, `multilabel_`, `heads_` (objects with a `name`)
+    and `rules_` in `fit`. Parameters are the keyword arguments of `__init__`.
+    """
+
+    positive_class: Optional[Any] = None
+
+    @classmethod
+    def _param_names(cls) -> List[str]:
+        import inspect
+
+        sig = inspect.signature(cls.__init__)
+        return [p.name for p in sig.parameters.values() if p.name != "self" and p.kind != p.VAR_KEYWORD]
+
+    def get_params(self, deep: bool = True) -> Dict[str, Any]:
+        """The hyperparameters, as scikit-learn's `get_params`."""
+        out = {}
+        for name in self._param_names():
+            value = getattr(self, name)
+            if deep and hasattr(value, "get_params") and not isinstance(value, type):
+                out.update({f"{name}__{k}": v for k, v in value.get_params().items()})
+            out[name] = value
+        return out
+
+    def set_params(self, **params: Any) -> "RuleClassifier":
+        """Set hyperparameters (`estimator__name` reaches a nested estimator). RETURNS: self."""
+        names = self._param_names()
+        for key, value in params.items():
+            name, _, sub = key.partition("__")
+            if name not in names:
+                raise ValueError(f"{type(self).__name__} has no parameter {name!r}; it has {', '.join(names)}")
+            if sub:
+                getattr(self, name).set_params(**{sub: value})
+            else:
+                setattr(self, name, value)
+        return self
+
+    def _positive(self, classes: List[Any]) -> Any:
+        if self.positive_class is not None:
+            if self.positive_class not in classes:
+                raise ValueError(f"positive_class={self.positive_class!r} is not one of the classes {classes}")
+            return self.positive_class
+        for c in classes:
+            if c is True or (not isinstance(c, bool) and str(c) in BINARY_POSITIVE):
+                return c
+        return classes[1]
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "rules_"):
+            raise RuntimeError(f"This {type(self).__name__} is not fitted yet; call fit first.")
+
+    def decision_function(self, X: Forest) -> numpy.ndarray:
+        """Margins: shape (n,) for two classes (positive means the positive class), else (n, n_classes)."""
+        self._check_fitted()
+        F = self.rules_.margins(X)
+        return F[:, 0] if F.shape[1] == 1 else F
+
+    def predict_proba(self, X: Forest) -> numpy.ndarray:
+        """Class probabilities in `classes_` order: sigmoid(2F) per head, softmax for exclusive classes."""
+        return margins_to_proba(self.decision_function(X), self.classes_, self.heads_[0].name,
+                                multilabel=self.multilabel_)
+
+    def predict(self, X: Forest) -> List[Any]:
+        F = self.decision_function(X)
+        if self.multilabel_:
+            return [[c for c, f in zip(self.classes_, row) if f > 0] for row in F]
+        if F.ndim == 1:
+            pos = self._positive(self.classes_)
+            neg = [c for c in self.classes_ if c != pos][0]
+            return [pos if f > 0 else neg for f in F]
+        return [self.classes_[j] for j in F.argmax(axis=1)]
+
+
+class TreeBoostClassifier(RuleClassifier):
     """Classify labeled ordered trees with boosted subtree stumps.
 
     algorithm (str): "bact" (stump <t, y>, Kudo & Matsumoto 2004), "frequency"
@@ -91,11 +197,6 @@ class TreeBoostClassifier:
         self.include_root_patterns = include_root_patterns
         self.positive_class = positive_class
         self.max_cache_mb = max_cache_mb
-
-    def get_params(self) -> Dict[str, Any]:
-        return {k: getattr(self, k) for k in (
-            "algorithm", "criterion", "n_rounds", "max_pattern_size", "min_support", "smoothing",
-            "boosting", "include_root_patterns", "positive_class", "max_cache_mb")}
 
     def _validate_params(self) -> None:
         def bad(name: str, why: str) -> ValueError:
@@ -142,27 +243,8 @@ class TreeBoostClassifier:
             raise ValueError("Cannot train on an empty set of trees.")
         if len(y) != m:
             raise ValueError(f"Got {len(y)} labels for {m} trees.")
-        self.multilabel_ = bool(m) and all(isinstance(v, (list, tuple, set, frozenset)) for v in y)
-        if self.multilabel_:
-            self.classes_ = sorted({c for v in y for c in v}, key=str)
-            if not self.classes_:
-                raise ValueError("No document has a label; multi-label training needs at least one labeled document.")
-            targets = [[c in set(v) for v in y] for c in self.classes_]
-            heads = list(self.classes_)
-        else:
-            self.classes_ = sorted(set(y), key=str)
-            if len(self.classes_) < 2:
-                raise ValueError(
-                    f"Training data has only one class ({self.classes_[0]!r}); a classifier needs examples of at "
-                    "least two classes.")
-            if len(self.classes_) == 2:
-                pos = self._positive(self.classes_)
-                heads = [pos]
-                targets = [[v == pos for v in y]]
-            else:
-                heads = list(self.classes_)
-                targets = [[v == c for v in y] for c in self.classes_]
-        self.heads_ = [_Head(str(h), numpy.where(numpy.asarray(t), 1, -1)) for h, t in zip(heads, targets)]
+        self.classes_, self.multilabel_, heads, targets = encode_targets(y, self._positive)
+        self.heads_ = [_Head(str(h), t) for h, t in zip(heads, targets)]
         self.rules_ = RuleSet([h.name for h in self.heads_], algorithm=self.algorithm,
                               include_root_patterns=self.include_root_patterns)
         self._vocab = X.vocab.to_list()
@@ -178,16 +260,6 @@ class TreeBoostClassifier:
         self.n_rounds_ = 0
         self.trace_: List[Dict[str, Any]] = []
         return self
-
-    def _positive(self, classes: List[Any]) -> Any:
-        if self.positive_class is not None:
-            if self.positive_class not in classes:
-                raise ValueError(f"positive_class={self.positive_class!r} is not one of the classes {classes}")
-            return self.positive_class
-        for c in classes:
-            if c is True or (not isinstance(c, bool) and str(c) in BINARY_POSITIVE):
-                return c
-        return classes[1]
 
     def boost(self, n_rounds: int, callback: Optional[Callable[[Dict[str, Any]], None]] = None) -> "TreeBoostClassifier":
         """Run `n_rounds` more rounds (one rule per class each), resuming where boosting stopped."""
@@ -263,31 +335,6 @@ class TreeBoostClassifier:
         sign = best["sign"]
         return alpha * sign, -alpha * sign, 1
 
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "rules_"):
-            raise RuntimeError("This TreeBoostClassifier is not fitted yet; call fit first.")
-
-    def decision_function(self, X: Forest) -> numpy.ndarray:
-        """Margins: shape (n,) for two classes (positive means the positive class), else (n, n_classes)."""
-        self._check_fitted()
-        F = self.rules_.margins(X)
-        return F[:, 0] if F.shape[1] == 1 else F
-
-    def predict_proba(self, X: Forest) -> numpy.ndarray:
-        """Class probabilities in `classes_` order: sigmoid(2F) per head, softmax for exclusive classes."""
-        return margins_to_proba(self.decision_function(X), self.classes_, self.heads_[0].name,
-                                multilabel=self.multilabel_)
-
-    def predict(self, X: Forest) -> List[Any]:
-        F = self.decision_function(X)
-        if self.multilabel_:
-            return [[c for c, f in zip(self.classes_, row) if f > 0] for row in F]
-        if F.ndim == 1:
-            pos = self._positive(self.classes_)
-            neg = [c for c in self.classes_ if c != pos][0]
-            return [pos if f > 0 else neg for f in F]
-        return [self.classes_[j] for j in F.argmax(axis=1)]
-
 
 def margins_to_proba(F: numpy.ndarray, classes: Sequence[Any], positive: Any, *, multilabel: bool) -> numpy.ndarray:
     """Probabilities from margins: sigmoid(2F) for binary and multi-label, softmax(2F) for exclusive classes."""
@@ -304,24 +351,57 @@ def margins_to_proba(F: numpy.ndarray, classes: Sequence[Any], positive: Any, *,
 CLASSIFIER_FORMAT = "spacy-treeboost.classifier"
 
 
-def classifier_to_dict(clf: TreeBoostClassifier) -> Dict[str, Any]:
-    """The fitted classifier as plain data (parameters, classes, rules)."""
+def _estimators() -> Dict[str, Any]:
+    from .corrective import CorrectiveBoostClassifier
+    from .subtree_linear import SubtreeLinearClassifier
+
+    return {"TreeBoostClassifier": TreeBoostClassifier, "CorrectiveBoostClassifier": CorrectiveBoostClassifier,
+            "SubtreeLinearClassifier": SubtreeLinearClassifier}
+
+
+def _plain_params(clf: RuleClassifier) -> Dict[str, Any]:
+    params = clf.get_params(deep=False)
+    for key, value in params.items():
+        if isinstance(value, RuleClassifier):
+            params[key] = _plain_params(value)
+        elif isinstance(value, tuple):
+            params[key] = list(value)
+    if params.get("positive_class") is not None:
+        params["positive_class"] = str(params["positive_class"])
+    return params
+
+
+def classifier_to_dict(clf: RuleClassifier) -> Dict[str, Any]:
+    """The fitted classifier as plain data (parameters, classes, rules).
+
+    Boosted classifiers keep their published form; other learners add an
+    "estimator" entry naming their class.
+    """
     clf._check_fitted()
-    params = clf.get_params()
-    params["positive_class"] = None if params["positive_class"] is None else str(params["positive_class"])
-    return {"format": CLASSIFIER_FORMAT, "version": 1, "params": params,
+    data = {"format": CLASSIFIER_FORMAT, "version": 1, "params": _plain_params(clf),
             "classes": [str(c) for c in clf.classes_], "multilabel": clf.multilabel_,
-            "n_rounds": clf.n_rounds_, "rules": clf.rules_.to_dict()}
+            "n_rounds": getattr(clf, "n_rounds_", 0), "rules": clf.rules_.to_dict()}
+    if not isinstance(clf, TreeBoostClassifier):
+        data["estimator"] = type(clf).__name__
+    return data
 
 
-def classifier_from_dict(data: Any) -> TreeBoostClassifier:
+def classifier_from_dict(data: Any) -> RuleClassifier:
     """Rebuild a classifier for prediction (it cannot resume boosting)."""
     from .model import ModelFormatError
 
     if not isinstance(data, dict) or data.get("format") != CLASSIFIER_FORMAT:
         raise ModelFormatError("This is not a spacy-treeboost classifier file (its format marker is missing).")
+    kinds = _estimators()
+    kind = data.get("estimator", "TreeBoostClassifier")
+    if kind not in kinds:
+        raise ModelFormatError(f"The classifier file names an unknown learner {kind!r}; it may come from a newer "
+                               "spacy-treeboost.")
     try:
-        clf = TreeBoostClassifier(**data["params"])
+        params = dict(data["params"])
+        if isinstance(params.get("estimator"), dict):
+            params["estimator"] = TreeBoostClassifier(**params["estimator"])
+        clf = kinds[kind](**params)
         clf.classes_ = list(data["classes"])
         clf.multilabel_ = bool(data["multilabel"])
         clf.n_rounds_ = int(data["n_rounds"])

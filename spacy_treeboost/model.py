@@ -4,7 +4,11 @@ A rule is a stump over one subtree pattern t with threshold z and confidences
 a, b: it scores a when t occurs at least z times, -a when it occurs fewer
 times, and b when it does not occur. BACT's stumps are the case z = 1,
 a = alpha * y, b = -alpha * y. A `RuleSet` holds one rule list per class
-("head"); the margin of a document for a head is the sum of its rules.
+("head"); the margin of a document for a head is its intercept (0 for the
+boosting learners) plus the sum of its rules.
+
+The linear learners may instead score every pattern by a weight times
+log(1 + count) (`value = "log1p"`): rules (t, 1, a, 0) then add a * log(1 + c).
 """
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
@@ -16,6 +20,7 @@ from .trees import ROOT_LABEL, ROOT_TEXT, Forest, encode_label
 
 FORMAT_NAME = "spacy-treeboost.rules"
 FORMAT_VERSION = 1
+VALUES = ("stump", "log1p")
 
 Code = Tuple[Tuple[int, str], ...]
 
@@ -49,12 +54,19 @@ class RuleSet:
     algorithm (str): The learner that produced the rules, for the record.
     include_root_patterns (bool): Whether patterns may contain the document root;
         if not, root nodes never match, as in training.
+    value (str): "stump" (a rule scores a / -a / b by count) or "log1p" (a rule
+        scores a * log(1 + count)).
     """
 
-    def __init__(self, heads: Sequence[str], *, algorithm: str = "frequency", include_root_patterns: bool = False) -> None:
+    def __init__(self, heads: Sequence[str], *, algorithm: str = "frequency", include_root_patterns: bool = False,
+                 value: str = "stump") -> None:
+        if value not in VALUES:
+            raise ValueError(f"value={value!r} is invalid: choose one of {', '.join(VALUES)}")
         self.heads = list(heads)
         self.algorithm = algorithm
         self.include_root_patterns = include_root_patterns
+        self.value = value
+        self.intercepts: List[float] = [0.0] * len(self.heads)
         self.patterns: List[Code] = []
         self._pattern_ids: Dict[Code, int] = {}
         self._rules: List[List[Tuple[int, int, float, float]]] = [[] for _ in self.heads]
@@ -81,10 +93,17 @@ class RuleSet:
 
     def truncate(self, n_rules: int) -> "RuleSet":
         """A copy that keeps the first `n_rules` rules of every head."""
-        out = RuleSet(self.heads, algorithm=self.algorithm, include_root_patterns=self.include_root_patterns)
+        out = self.empty_copy()
         for h in range(len(self.heads)):
             for code, z, a, b in self.rules(h)[:n_rules]:
                 out.add(h, code, z, a, b)
+        return out
+
+    def empty_copy(self) -> "RuleSet":
+        """A rule set with the same heads, settings and intercepts and no rules."""
+        out = RuleSet(self.heads, algorithm=self.algorithm, include_root_patterns=self.include_root_patterns,
+                      value=self.value)
+        out.intercepts = list(self.intercepts)
         return out
 
     @property
@@ -137,19 +156,23 @@ class RuleSet:
         """Margins for preorder arrays whose labels are already this rule set's ids."""
         n_docs = len(offsets) - 1
         out = numpy.zeros((n_docs, len(self.heads)), dtype=numpy.float64)
+        out += numpy.asarray(self.intercepts, dtype=numpy.float64)
         if not self.patterns:
             return out
         _, _, matcher, tables = self._compile()
         doc, pat, cnt = matcher.count(labels, parents, offsets)
         for h, (starts, z, a, b, bias) in enumerate(tables):
-            out[:, h] = bias
+            out[:, h] += bias
             lo, hi = starts[pat], starts[pat + 1]
             n = hi - lo
             if not n.sum():
                 continue
             rule = numpy.repeat(lo - numpy.cumsum(n) + n, n) + numpy.arange(n.sum())
             c = numpy.repeat(cnt, n)
-            contrib = numpy.where(c >= z[rule], a[rule], -a[rule]) - b[rule]
+            if self.value == "log1p":
+                contrib = a[rule] * numpy.log1p(c)
+            else:
+                contrib = numpy.where(c >= z[rule], a[rule], -a[rule]) - b[rule]
             out[:, h] += numpy.bincount(numpy.repeat(doc, n), weights=contrib, minlength=n_docs)
         return out
 
@@ -161,7 +184,10 @@ class RuleSet:
         for r, (pid, z, a, b) in enumerate(self._rules[head]):
             c = counts.get(pid, 0)
             if c:
-                score = a if c >= z else -a
+                if self.value == "log1p":
+                    score, b = a * float(numpy.log1p(c)), 0.0
+                else:
+                    score = a if c >= z else -a
                 out.append({"rule": r, "pattern": pattern_to_sexpr(self.patterns[pid]), "code": self.patterns[pid],
                             "count": c, "z": z, "score": score, "contribution": score - b})
         return out
@@ -169,6 +195,8 @@ class RuleSet:
     def describe(self, head: int, rule: int) -> str:
         pid, z, a, b = self._rules[head][rule]
         pattern = pattern_to_sexpr(self.patterns[pid])
+        if self.value == "log1p":
+            return f"{pattern} → {a:+.4f} × log(1 + count)"
         if z <= 1:
             return f"{pattern} present → {a:+.4f} | absent → {b:+.4f}"
         return f"{pattern} ≥ {z} → {a:+.4f} | < {z} → {-a:+.4f} | absent → {b:+.4f}"
@@ -178,11 +206,15 @@ class RuleSet:
         lines = []
         for h in range(len(self.heads)) if head is None else [head]:
             lines.append(f"# {self.heads[h]}: {self.n_rules(h)} rules")
+            if self.intercepts[h]:
+                lines.append(f"{'bias':>6}  {self.intercepts[h]:+.4f}")
             lines.extend(f"{r + 1:6d}  {self.describe(h, r)}" for r in range(self.n_rules(h)))
         return "\n".join(lines)
 
     def to_dict(self) -> Dict[str, Any]:
-        return {
+        """The rules as plain data; "intercepts" and "value" are written only when they differ from the
+        boosting learners' (all 0, "stump"), so those files keep their published form."""
+        data = {
             "format": FORMAT_NAME,
             "version": FORMAT_VERSION,
             "algorithm": self.algorithm,
@@ -191,6 +223,11 @@ class RuleSet:
             "patterns": [[[d for d, _ in code], [l for _, l in code]] for code in self.patterns],
             "rules": [[list(col) for col in zip(*rules)] if rules else [[], [], [], []] for rules in self._rules],
         }
+        if any(self.intercepts):
+            data["intercepts"] = list(self.intercepts)
+        if self.value != "stump":
+            data["value"] = self.value
+        return data
 
     @classmethod
     def from_dict(cls, data: Any) -> "RuleSet":
@@ -201,8 +238,15 @@ class RuleSet:
                 f"Rule file format version {data.get('version')!r} is not supported (this version reads "
                 f"{FORMAT_VERSION}); retrain the model or upgrade spacy-treeboost.")
         try:
+            value = data.get("value", "stump")
+            if value not in VALUES:
+                raise ModelFormatError(f"The rule file has an unknown rule value {value!r}.")
             out = cls(data["heads"], algorithm=data["algorithm"],
-                      include_root_patterns=bool(data.get("include_root_patterns", False)))
+                      include_root_patterns=bool(data.get("include_root_patterns", False)), value=value)
+            intercepts = [float(v) for v in data.get("intercepts", out.intercepts)]
+            if len(intercepts) != len(out.heads) or not all(numpy.isfinite(intercepts)):
+                raise ModelFormatError("The rule file's intercepts do not match its heads or are not finite.")
+            out.intercepts = intercepts
             out.patterns = [tuple(zip(map(int, ds), map(str, ls))) for ds, ls in data["patterns"]]
             out._pattern_ids = {code: i for i, code in enumerate(out.patterns)}
             for code in out.patterns:

@@ -115,3 +115,39 @@ def test_labels_with_brackets_and_spaces_round_trip(tmp_path):
     assert "(a%28b%29" in listing
     first = run("classify", train, model).stdout.split("\n")[0].split()
     assert len(first) == 2 and decode_label(first[0]) in ("good one", "bad%")
+
+
+@pytest.mark.parametrize("algorithm,extra", [
+    ("linear", ["--features", "nb", "--cv", "2"]),
+    ("linear", ["--features", "log1p", "--C", "1.0", "--loss", "squared_hinge"]),
+    ("corrective", ["--booster", "frequency", "--rounds", "5", "--C", "2.0"]),
+])
+def test_learn_classify_rules_with_linear_learners(files, algorithm, extra):
+    tmp, train = files
+    model = tmp / "model.bin"
+    result = run("learn", train, model, "--algorithm", algorithm, "--max-pattern-size", 2, *extra)
+    assert result.returncode == 0, result.stderr
+    assert "learned" in result.stderr and "C=" in result.stderr
+    clf = classifier_from_dict(srsly.msgpack_loads(model.read_bytes()))
+    forest, gold = read_bact(train)
+    expected = clf.decision_function(forest)
+    result = run("classify", train, model)
+    assert result.returncode == 0, result.stderr
+    for line, f in zip(result.stdout.splitlines(), expected):
+        assert float(line.split()[1]) == pytest.approx(f, abs=1e-6)
+    listing = run("rules", model).stdout
+    assert listing.startswith("# +1: ") and "bias" in listing
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--algorithm", "linear", "--C", "-1"], "C=-1.0 is invalid"),
+    (["--algorithm", "linear", "--features", "tfidf"], "features='tfidf' is invalid"),
+    (["--algorithm", "corrective", "--l1-ratio", "3"], "l1_ratio=3.0 is invalid"),
+    (["--algorithm", "corrective", "--cv", "1"], "cv=1 is invalid"),
+])
+def test_bad_linear_settings_are_clear_errors(files, args, message):
+    tmp, train = files
+    result = run("learn", train, tmp / "m.bin", *args)
+    assert result.returncode == 2
+    assert message in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp / "m.bin").exists()

@@ -1,9 +1,11 @@
-"""`treeboost_textcat`: text classification by boosted subtree stumps, trained by `spacy train`.
+"""`treeboost_textcat`: text classification by subtree rules, trained by `spacy train`.
 
 The training trees are built once in `initialize`; every `update` runs a few
 more boosting rounds over all of them (the batch is ignored), so training
 steps count rounds and `spacy train`'s evaluation, patience and `model-best`
-select the number of rounds on the dev set.
+select the number of rounds on the dev set. With algorithm "corrective" the
+boosted rules' weights are refitted jointly before each evaluation; with
+"linear" the whole model is fitted in `initialize` and updates do nothing.
 """
 from itertools import islice
 from pathlib import Path
@@ -19,7 +21,8 @@ from spacy.training import Example, validate_get_examples
 from spacy.vocab import Vocab
 
 from ..docs import DocIndexer, TreeSpec, docs_to_forest
-from ..learner import TreeBoostClassifier, classifier_from_dict, classifier_to_dict, margins_to_proba
+from ..learner import RuleClassifier, TreeBoostClassifier, classifier_from_dict, classifier_to_dict, margins_to_proba
+from ..logistic import DEFAULT_CS
 from ..model import ModelFormatError
 from ..scoring import score_treeboost_cats
 
@@ -42,9 +45,14 @@ DEFAULT_CONFIG: Dict[str, Any] = {
     "threshold": 0.5,
     "parse_source": "pipeline",
     "max_cache_mb": 4096,
+    "linear": {"booster": "presence", "features": "nb", "loss": "logistic", "C": None, "Cs": list(DEFAULT_CS) + [30.0, 100.0],
+               "l1_ratio": 0.0, "cv": 5},
     "scorer": {"@scorers": "spacy_treeboost.textcat_scorer.v1"},
 }
 PARSE_SOURCES = ("pipeline", "reference", "predicted")
+BOOSTED = ("bact", "frequency", "presence")
+ALGORITHMS = BOOSTED + ("corrective", "linear")
+LINEAR_KEYS = tuple(DEFAULT_CONFIG["linear"])
 SCORE_WEIGHTS = {
     "cats_score": 1.0, "cats_score_desc": None, "cats_micro_p": None, "cats_micro_r": None,
     "cats_micro_f": None, "cats_macro_p": None, "cats_macro_r": None, "cats_macro_f": None,
@@ -79,11 +87,14 @@ def make_treeboost_textcat(
     threshold: float,
     parse_source: str,
     max_cache_mb: int,
+    linear: Dict[str, Any],
     scorer: Optional[Callable],
 ) -> "TreeBoostTextCategorizer":
     """Create a TreeBoostTextCategorizer.
 
-    algorithm (str): "bact", "frequency" (+FQ) or "presence" (-FQ).
+    algorithm (str): "bact", "frequency" (+FQ) or "presence" (-FQ) boosting; "corrective"
+        (boosted rules whose weights are refitted jointly by regularized logistic
+        loss) or "linear" (a regularized linear model over all subtrees).
     criterion (str): "iwakura" (published gain) or "z" (real AdaBoost Z).
     max_pattern_size (int): Largest subtree in nodes (1 = bag of words).
     min_support (int): Smallest number of training docs a subtree occurs in.
@@ -103,6 +114,11 @@ def make_treeboost_textcat(
         (run the preceding components in initialize), "reference" (the corpus'
         stored annotations) or "predicted" (tokenizer-only docs).
     max_cache_mb (int): Memory cap for the cached subtree search space.
+    linear (Dict[str, Any]): For "corrective" and "linear": booster (the boosting
+        algorithm whose rules "corrective" refits), features ("nb", "presence" or
+        "log1p", for "linear"), loss ("logistic" or "squared_hinge", for "linear"),
+        C (null: chosen among Cs by cv-fold cross-validation on the training docs),
+        Cs, l1_ratio (share of L1 in the penalty) and cv.
     scorer (Optional[Callable]): The scoring method.
     """
     return TreeBoostTextCategorizer(
@@ -111,7 +127,7 @@ def make_treeboost_textcat(
         tree_mode=tree_mode, node_attrs=node_attrs, skip_flags=skip_flags, rounds_per_update=rounds_per_update,
         max_rounds=max_rounds, initial_rounds=initial_rounds, exclusive_classes=exclusive_classes,
         positive_label=positive_label, threshold=threshold, parse_source=parse_source, max_cache_mb=max_cache_mb,
-        scorer=scorer)
+        linear=linear, scorer=scorer)
 
 
 class TreeBoostTextCategorizer(TrainablePipe):
@@ -141,6 +157,7 @@ class TreeBoostTextCategorizer(TrainablePipe):
         threshold: float = 0.5,
         parse_source: str = "pipeline",
         max_cache_mb: int = 4096,
+        linear: Optional[Dict[str, Any]] = None,
         scorer: Optional[Callable] = score_treeboost_cats,
     ) -> None:
         """Initialize the component. See `make_treeboost_textcat` for the settings."""
@@ -156,16 +173,28 @@ class TreeBoostTextCategorizer(TrainablePipe):
             "initial_rounds": initial_rounds, "exclusive_classes": exclusive_classes,
             "positive_label": positive_label, "threshold": threshold, "parse_source": parse_source,
             "max_cache_mb": max_cache_mb, "n_rounds": 0,
+            "linear": {**DEFAULT_CONFIG["linear"], **(linear or {})},
         }
         self._validate_settings()
         self._spec = TreeSpec(tree_mode, node_attrs, skip_flags)
-        self._learner: Optional[TreeBoostClassifier] = None
-        self._indexer: Optional[Tuple[int, DocIndexer]] = None
+        self._learner: Optional[RuleClassifier] = None
+        self._train_forest: Any = None
+        self._refit: Optional[Tuple[int, RuleClassifier]] = None
+        self._indexer: Optional[Tuple[int, int, DocIndexer]] = None
         self._capped = False
 
     def _validate_settings(self) -> None:
         cfg = self.cfg
+        if cfg["algorithm"] not in ALGORITHMS:
+            raise ValueError(f"algorithm={cfg['algorithm']!r} is invalid: choose one of {', '.join(ALGORITHMS)}")
+        unknown = sorted(set(cfg["linear"]) - set(LINEAR_KEYS))
+        if unknown:
+            raise ValueError(f"linear has unknown settings {unknown}: the settings are {', '.join(LINEAR_KEYS)}")
+        if cfg["linear"]["booster"] not in BOOSTED:
+            raise ValueError(f"linear.booster={cfg['linear']['booster']!r} is invalid: choose one of {', '.join(BOOSTED)}")
         self._make_learner()._validate_params()
+        if cfg["algorithm"] == "corrective":
+            self._make_corrective()._validate_params()
         if cfg["parse_source"] not in PARSE_SOURCES:
             raise ValueError(f"parse_source={cfg['parse_source']!r} is invalid: choose one of {', '.join(PARSE_SOURCES)}")
         for key in ("rounds_per_update", "max_rounds", "initial_rounds"):
@@ -174,13 +203,43 @@ class TreeBoostTextCategorizer(TrainablePipe):
         if not 0.0 <= cfg["threshold"] <= 1.0:
             raise ValueError(f"threshold={cfg['threshold']!r} is invalid: use a probability between 0 and 1")
 
-    def _make_learner(self) -> TreeBoostClassifier:
+    def _make_learner(self) -> Any:
+        from ..subtree_linear import SubtreeLinearClassifier
+
         cfg = self.cfg
+        lin = cfg["linear"]
+        if cfg["algorithm"] == "linear":
+            return SubtreeLinearClassifier(
+                max_pattern_size=cfg["max_pattern_size"], min_support=cfg["min_support"], features=lin["features"],
+                loss=lin["loss"], C=lin["C"], Cs=tuple(lin["Cs"]), l1_ratio=lin["l1_ratio"], cv=lin["cv"],
+                include_root_patterns=cfg["include_root_patterns"], positive_class=cfg["positive_label"],
+                max_cache_mb=cfg["max_cache_mb"])
+        algorithm = lin["booster"] if cfg["algorithm"] == "corrective" else cfg["algorithm"]
         return TreeBoostClassifier(
-            cfg["algorithm"], criterion=cfg["criterion"], n_rounds=0, max_pattern_size=cfg["max_pattern_size"],
+            algorithm, criterion=cfg["criterion"], n_rounds=0, max_pattern_size=cfg["max_pattern_size"],
             min_support=cfg["min_support"], smoothing=cfg["smoothing"], boosting=cfg["boosting"],
             include_root_patterns=cfg["include_root_patterns"], positive_class=cfg["positive_label"],
             max_cache_mb=cfg["max_cache_mb"])
+
+    def _make_corrective(self) -> Any:
+        from ..corrective import CorrectiveBoostClassifier
+
+        lin = self.cfg["linear"]
+        return CorrectiveBoostClassifier(C=lin["C"], Cs=tuple(lin["Cs"]), l1_ratio=lin["l1_ratio"], cv=lin["cv"])
+
+    def _predictor(self) -> Optional[RuleClassifier]:
+        """The fitted classifier that scores docs, or None before training.
+
+        For "corrective" during training, the boosted rules refitted (once per number of rounds).
+        """
+        learner = self._learner
+        if learner is None or not hasattr(learner, "rules_"):
+            return None
+        if self.cfg["algorithm"] == "corrective" and isinstance(learner, TreeBoostClassifier):
+            if self._refit is None or self._refit[0] != learner.n_rounds_:
+                self._refit = (learner.n_rounds_, self._make_corrective().refit(learner, self._train_forest))
+            return self._refit[1]
+        return learner
 
     @property
     def labels(self) -> Tuple[str, ...]:
@@ -194,7 +253,7 @@ class TreeBoostTextCategorizer(TrainablePipe):
     @property
     def n_rounds(self) -> int:
         """RETURNS (int): The boosting rounds learned so far."""
-        return self._learner.n_rounds_ if self._learner is not None and hasattr(self._learner, "rules_") else 0
+        return getattr(self._learner, "n_rounds_", 0) if self._learner is not None and hasattr(self._learner, "rules_") else 0
 
     def add_label(self, label: str) -> int:
         """Add a label before training. RETURNS (int): 1 if added, 0 if present."""
@@ -243,10 +302,15 @@ class TreeBoostTextCategorizer(TrainablePipe):
         forest = docs_to_forest(docs, self._spec)
         learner = self._make_learner()
         try:
-            learner.start(forest, targets)
+            if isinstance(learner, TreeBoostClassifier):
+                learner.start(forest, targets)
+            else:
+                learner.fit(forest, targets)
         except ValueError as err:
             raise ValueError(f"'{self.name}' cannot train: {err}") from None
         self._learner = learner
+        self._train_forest = forest if self.cfg["algorithm"] == "corrective" else None
+        self._refit = None
         self._indexer = None
         self._capped = False
         self._boost(self.cfg["initial_rounds"])
@@ -321,6 +385,8 @@ class TreeBoostTextCategorizer(TrainablePipe):
         if losses is None:
             losses = {}
         losses.setdefault(self.name, 0.0)
+        if self.cfg["algorithm"] == "linear" and self._learner is not None and hasattr(self._learner, "rules_"):
+            return losses
         if self._learner is None or not hasattr(self._learner, "space_"):
             raise ValueError(
                 f"'{self.name}' has no training trees: it was not initialized in this run. A sourced treeboost "
@@ -335,6 +401,8 @@ class TreeBoostTextCategorizer(TrainablePipe):
 
     def _boost(self, n_rounds: int) -> None:
         assert self._learner is not None
+        if not isinstance(self._learner, TreeBoostClassifier):
+            return
         n = max(0, min(n_rounds, self.cfg["max_rounds"] - self._learner.n_rounds_))
         if n:
             self._learner.boost(n)
@@ -356,20 +424,20 @@ class TreeBoostTextCategorizer(TrainablePipe):
     def get_loss(self, examples: Iterable[Example], scores: Any) -> Tuple[float, Any]:
         raise NotImplementedError(f"'{self.name}' is not trained by gradients; its loss comes from update.")
 
-    def _doc_indexer(self) -> DocIndexer:
-        assert self._learner is not None
-        rules = self._learner.rules_
-        if self._indexer is None or self._indexer[0] != len(rules):
-            self._indexer = (len(rules), DocIndexer(self._spec, rules.label_strings, self.vocab.strings))
-        return self._indexer[1]
+    def _doc_indexer(self, rules: Any) -> DocIndexer:
+        if self._indexer is None or self._indexer[:2] != (id(rules), len(rules)):
+            self._indexer = (id(rules), len(rules), DocIndexer(self._spec, rules.label_strings, self.vocab.strings))
+        return self._indexer[2]
 
     def predict(self, docs: Iterable[Doc]) -> numpy.ndarray:
         """Margins of the docs, shape (n_docs, n_heads)."""
         docs = list(docs)
-        if self._learner is None or not hasattr(self._learner, "rules_"):
+        predictor = self._predictor()
+        if predictor is None:
             return numpy.zeros((len(docs), max(1, len(self.labels))))
-        labels, parents, offsets = self._doc_indexer().arrays(docs)
-        return self._learner.rules_.margins_from_arrays(labels, parents, offsets)
+        rules = predictor.rules_
+        labels, parents, offsets = self._doc_indexer(rules).arrays(docs)
+        return rules.margins_from_arrays(labels, parents, offsets)
 
     def set_annotations(self, docs: Iterable[Doc], margins: numpy.ndarray) -> None:
         """Write every label's probability into `doc.cats`."""
@@ -380,10 +448,10 @@ class TreeBoostTextCategorizer(TrainablePipe):
     def _probabilities(self, margins: numpy.ndarray) -> List[Dict[str, float]]:
         labels = self.labels
         exclusive = self.cfg["exclusive_classes"]
-        if self._learner is None or not hasattr(self._learner, "rules_"):
+        learner = self._predictor()
+        if learner is None:
             p = 1.0 / len(labels) if exclusive and labels else 0.5
             return [{l: p for l in labels} for _ in range(len(margins))]
-        learner = self._learner
         F = margins[:, 0] if margins.shape[1] == 1 and not learner.multilabel_ else margins
         proba = margins_to_proba(F, learner.classes_, learner.heads_[0].name, multilabel=learner.multilabel_)
         cols = {str(c): j for j, c in enumerate(learner.classes_)}
@@ -408,10 +476,11 @@ class TreeBoostTextCategorizer(TrainablePipe):
 
         if by not in ("subtree", "rule"):
             raise ValueError(f"by={by!r} is invalid: choose 'subtree' or 'rule'")
-        if self._learner is None or not hasattr(self._learner, "rules_"):
+        predictor = self._predictor()
+        if predictor is None:
             raise ValueError(f"'{self.name}' is not trained yet: there are no rules to explain.")
-        fired = fired_rules(self._learner.rules_, docs_to_forest([doc], self._spec))
-        return group_by_subtree(fired, self._learner.rules_.heads) if by == "subtree" else fired
+        fired = fired_rules(predictor.rules_, docs_to_forest([doc], self._spec))
+        return group_by_subtree(fired, predictor.rules_.heads) if by == "subtree" else fired
 
     def explain_html(self, doc: Doc, label: Optional[str] = None) -> str:
         """An HTML fragment marking the subtrees of the rules that fired for `label` in the doc's text.
@@ -426,7 +495,7 @@ class TreeBoostTextCategorizer(TrainablePipe):
         from ..trees import ROOT_LABEL
 
         explanation = self.explain(doc, by="rule")
-        heads = self._learner.rules_.heads
+        heads = self._predictor().rules_.heads
         label = heads[0] if label is None else label
         if label not in heads:
             raise ValueError(f"'{self.name}' has no rules for label {label!r}; it scores {heads}")
@@ -439,14 +508,16 @@ class TreeBoostTextCategorizer(TrainablePipe):
 
     def rules_listing(self) -> str:
         """RETURNS (str): The learned rules, one per line, per label."""
-        if self._learner is None or not hasattr(self._learner, "rules_"):
+        predictor = self._predictor()
+        if predictor is None:
             return f"# '{self.name}' has no rules yet"
-        return self._learner.rules_.listing()
+        return predictor.rules_.listing()
 
     def _model_bytes(self) -> bytes:
-        if self._learner is None or not hasattr(self._learner, "rules_"):
+        predictor = self._predictor()
+        if predictor is None:
             return srsly.msgpack_dumps(None)
-        return srsly.msgpack_dumps(classifier_to_dict(self._learner))
+        return srsly.msgpack_dumps(classifier_to_dict(predictor))
 
     def _load_model_bytes(self, data: bytes) -> None:
         try:
@@ -455,6 +526,8 @@ class TreeBoostTextCategorizer(TrainablePipe):
             raise ModelFormatError(
                 f"'{self.name}': the model data is truncated or not a spacy-treeboost model ({type(err).__name__})") from None
         self._learner = None if loaded is None else classifier_from_dict(loaded)
+        self._train_forest = None
+        self._refit = None
         self._indexer = None
 
     def _restore_cfg(self, cfg: Dict[str, Any]) -> None:

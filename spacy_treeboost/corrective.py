@@ -1,0 +1,192 @@
+"""Totally-corrective weights: refit every boosted rule's weight jointly by regularized logistic loss.
+
+Boosting fixes a stump's weight when it adds the stump. `CorrectiveBoostClassifier`
+keeps the subtrees (and count thresholds z) that boosting selected and fits all
+their weights at once, with an unpenalized intercept, over the indicator features
+
+    present(t) = [count(t) >= 1]      and, for every threshold z > 1,      at_least(t, z) = [count(t) >= z].
+
+Any such weighted sum is again a list of stumps (t, z, a, b) plus an intercept,
+so the result is an ordinary `RuleSet` that matching, explanations and listings
+read unchanged. Weights are stored halved, so that the package's sigmoid(2F)
+probabilities are the logistic model's own.
+"""
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy
+
+from .learner import RuleClassifier, TreeBoostClassifier
+from .logistic import DEFAULT_CS, check_settings, choose_C, fit_linear
+from .model import RuleSet
+from .trees import Forest
+
+
+def rule_features(rules: RuleSet, head: int, forest: Forest) -> Tuple[Any, List[Tuple[int, int]]]:
+    """The indicator features of head's distinct (pattern, threshold) pairs on `forest`.
+
+    RETURNS (Tuple[scipy.sparse.csr_matrix, List[Tuple[int, int]]]): The (n_docs,
+        n_features) matrix and each column's (pattern id, z); z = 1 is presence.
+    """
+    from scipy.sparse import csr_matrix
+
+    columns: List[Tuple[int, int]] = []
+    seen = set()
+    for pid, z, _, _ in rules._rules[head]:
+        for key in ((pid, 1), (pid, z)):
+            if key not in seen:
+                seen.add(key)
+                columns.append(key)
+    doc, pat, cnt = rules.match_counts(forest)
+    by_pattern: Dict[int, List[Tuple[int, int]]] = {}
+    for j, (pid, z) in enumerate(columns):
+        by_pattern.setdefault(pid, []).append((j, z))
+    rows, cols = [], []
+    for d, p, c in zip(doc.tolist(), pat.tolist(), cnt.tolist()):
+        for j, z in by_pattern.get(p, ()):
+            if c >= z:
+                rows.append(d)
+                cols.append(j)
+    X = csr_matrix((numpy.ones(len(rows)), (rows, cols)), shape=(len(forest), len(columns)))
+    return X, columns
+
+
+def weights_to_rules(rules: RuleSet, out: RuleSet, head: int, columns: Sequence[Tuple[int, int]],
+                     w: numpy.ndarray, intercept: float) -> None:
+    """Write a linear model over `rule_features` columns into head's (empty) rule list of `out`.
+
+    A pattern's presence weight p and threshold weight q (for z) become one
+    stump scoring (p + q) / 2 at >= z, p / 2 below z and 0 when absent, i.e.
+    a = q / 4, b = -(p / 2 + q / 4), with b moved into the intercept.
+    """
+    presence = {pid: float(wj) for (pid, z), wj in zip(columns, w) if z == 1}
+    stumps: List[Tuple[float, Tuple[Any, int, float, float]]] = []
+    bias = intercept / 2.0
+    used = set()
+    for (pid, z), wj in zip(columns, w):
+        if z == 1:
+            continue
+        p = presence.get(pid, 0.0) if pid not in used else 0.0
+        q = float(wj)
+        if p == 0.0 and q == 0.0:
+            continue
+        used.add(pid)
+        a, b = q / 4.0, -(p / 2.0 + q / 4.0)
+        bias -= b
+        stumps.append((abs(p) / 2 + abs(q) / 2, (rules.patterns[pid], z, a, b)))
+    for pid, p in presence.items():
+        if pid not in used and p != 0.0:
+            stumps.append((abs(p) / 2, (rules.patterns[pid], 1, p / 2.0, 0.0)))
+    stumps.sort(key=lambda item: -item[0])
+    for _, (code, z, a, b) in stumps:
+        out.add(head, code, z, a, b)
+    out.intercepts[head] = bias
+
+
+def corrective_rules(
+    rules: RuleSet,
+    forest: Forest,
+    targets: Sequence[numpy.ndarray],
+    *,
+    C: Optional[float] = None,
+    Cs: Sequence[float] = DEFAULT_CS,
+    l1_ratio: float = 0.0,
+    cv: int = 5,
+    max_iter: int = 1000,
+    tol: float = 1e-4,
+) -> Tuple[RuleSet, List[Dict[str, Any]]]:
+    """Refit the weights of every head's rules jointly on the training trees.
+
+    rules (RuleSet): Boosted rules (any algorithm).
+    forest (Forest): The training trees.
+    targets (Sequence[numpy.ndarray]): Each head's labels in {-1, +1}.
+    C (Optional[float]): Inverse regularization strength; None chooses it among
+        `Cs` by `cv`-fold cross-validation on the training trees.
+    RETURNS (Tuple[RuleSet, List[Dict]]): The refitted rules and, per head, the
+        chosen C and the cross-validated accuracy of every candidate.
+    """
+    out = rules.empty_copy()
+    out.intercepts = [0.0] * len(rules.heads)
+    info = []
+    for h, y in enumerate(targets):
+        X, columns = rule_features(rules, h, forest)
+        if not columns:
+            p = min(max(float((y > 0).mean()), 1e-6), 1 - 1e-6)
+            out.intercepts[h] = 0.5 * float(numpy.log(p / (1 - p)))
+            info.append({"head": rules.heads[h], "C": C, "cv_accuracy": None, "features": 0})
+            continue
+        chosen, scores = (C, None) if C is not None else choose_C(
+            X, y, Cs, cv=cv, l1_ratio=l1_ratio, max_iter=max_iter, tol=tol)
+        w, c = fit_linear(X, y, C=chosen, l1_ratio=l1_ratio, max_iter=max_iter, tol=tol)
+        weights_to_rules(rules, out, h, columns, w, c)
+        info.append({"head": rules.heads[h], "C": chosen, "cv_accuracy": scores, "features": len(columns)})
+    return out, info
+
+
+class CorrectiveBoostClassifier(RuleClassifier):
+    """Boosted subtree stumps whose weights are refitted jointly (totally corrective).
+
+    estimator (Optional[TreeBoostClassifier]): The booster that selects the
+        subtrees; by default `TreeBoostClassifier("frequency", n_rounds=1000)`.
+        It is copied, never changed.
+    C (Optional[float]): Inverse L2 (or elastic-net) strength; None chooses it by
+        cross-validation on the training trees.
+    Cs (Sequence[float]): Candidates for C.
+    l1_ratio (float): Share of L1 in the penalty; > 0 drops weak rules.
+    cv (int): Folds for choosing C.
+    max_iter (int): Solver iterations.
+    tol (float): Solver tolerance.
+    """
+
+    def __init__(
+        self,
+        estimator: Optional[TreeBoostClassifier] = None,
+        *,
+        C: Optional[float] = None,
+        Cs: Sequence[float] = DEFAULT_CS,
+        l1_ratio: float = 0.0,
+        cv: int = 5,
+        max_iter: int = 1000,
+        tol: float = 1e-4,
+    ) -> None:
+        self.estimator = estimator
+        self.C = C
+        self.Cs = Cs
+        self.l1_ratio = l1_ratio
+        self.cv = cv
+        self.max_iter = max_iter
+        self.tol = tol
+
+    @property
+    def positive_class(self) -> Any:
+        return None if self.estimator is None else self.estimator.positive_class
+
+    def _validate_params(self) -> None:
+        check_settings(C=self.C, Cs=self.Cs, l1_ratio=self.l1_ratio, loss="logistic", cv=self.cv,
+                       max_iter=self.max_iter, tol=self.tol)
+
+    def fit(self, X: Forest, y: Sequence[Any]) -> "CorrectiveBoostClassifier":
+        """Boost, then refit the rule weights.
+
+        X (Forest): The training trees.
+        y (Sequence): One class per tree, or a collection of classes per tree.
+        RETURNS (CorrectiveBoostClassifier): self.
+        """
+        self._validate_params()
+        params = (self.estimator or TreeBoostClassifier("frequency", n_rounds=1000)).get_params(deep=False)
+        booster = TreeBoostClassifier(**params).fit(X, y)
+        return self.refit(booster, X)
+
+    def refit(self, booster: TreeBoostClassifier, X: Forest) -> "CorrectiveBoostClassifier":
+        """Refit the rules of an already boosted classifier on its training trees X. RETURNS: self."""
+        self._validate_params()
+        booster._check_fitted()
+        self.classes_ = booster.classes_
+        self.multilabel_ = booster.multilabel_
+        self.heads_ = booster.heads_
+        self.n_rounds_ = booster.n_rounds_
+        self.boosted_rules_ = booster.rules_
+        self.rules_, self.refit_info_ = corrective_rules(
+            booster.rules_, X, [h.y for h in booster.heads_], C=self.C, Cs=self.Cs, l1_ratio=self.l1_ratio,
+            cv=self.cv, max_iter=self.max_iter, tol=self.tol)
+        self.rules_.algorithm = f"{booster.rules_.algorithm}+corrective"
+        return self

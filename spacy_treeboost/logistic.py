@@ -1,0 +1,204 @@
+"""Regularized linear models on sparse features: the solver under the corrective and linear learners.
+
+For labels y in {-1, +1} and margins f = Xw + c (the intercept c is not penalized) the
+objective is
+
+    sum_i loss(y_i f_i) + (1 / C) * ((1 - l1_ratio) / 2 * ||w||^2 + l1_ratio * ||w||_1)
+
+with loss "logistic" (log(1 + exp(-m))) or "squared_hinge" (max(0, 1 - m)^2). For
+l1_ratio = 0 this is scikit-learn's `LogisticRegression(C=C)` / `LinearSVC(C=C,
+loss="squared_hinge")` with an unpenalized intercept. L2 problems are solved by L-BFGS,
+elastic-net problems by FISTA with backtracking; both are deterministic.
+"""
+import math
+from typing import Callable, List, Optional, Sequence, Tuple
+
+import numpy
+
+LOSSES = ("logistic", "squared_hinge")
+DEFAULT_CS = (0.01, 0.03, 0.1, 0.25, 1.0, 3.0, 10.0)  # 0.25, not 0.3: srsly's JSON writes 0.3 as 0.30000000000000004
+MAX_C = 1e6
+
+
+def check_settings(*, C: Optional[float], Cs: Sequence[float], l1_ratio: float, loss: str, cv: int,
+                   max_iter: int, tol: float) -> None:
+    """Raise a ValueError naming the first setting out of range."""
+    def ok_C(v: object) -> bool:
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and 0 < v <= MAX_C
+
+    if C is not None and not ok_C(C):
+        raise ValueError(f"C={C!r} is invalid: use a positive regularization strength up to {MAX_C:g} "
+                         "(larger means weaker regularization), or None to choose it by cross-validation")
+    if C is None and (not Cs or not all(ok_C(v) for v in Cs)):
+        raise ValueError(f"Cs={list(Cs)!r} is invalid: list one or more positive values of C up to {MAX_C:g}")
+    if not isinstance(l1_ratio, (int, float)) or isinstance(l1_ratio, bool) or not 0.0 <= l1_ratio <= 1.0:
+        raise ValueError(f"l1_ratio={l1_ratio!r} is invalid: use a number from 0 (L2) to 1 (L1)")
+    if loss not in LOSSES:
+        raise ValueError(f"loss={loss!r} is invalid: choose one of {', '.join(LOSSES)}")
+    if C is None and (not isinstance(cv, int) or isinstance(cv, bool) or not 2 <= cv <= 20):
+        raise ValueError(f"cv={cv!r} is invalid: use a whole number of folds from 2 to 20")
+    if not isinstance(max_iter, int) or isinstance(max_iter, bool) or not 1 <= max_iter <= 1_000_000:
+        raise ValueError(f"max_iter={max_iter!r} is invalid: use a whole number from 1 to 1000000")
+    if not isinstance(tol, (int, float)) or not 0 < tol < 1:
+        raise ValueError(f"tol={tol!r} is invalid: use a small positive number such as 1e-4")
+
+
+def _loss_terms(m: numpy.ndarray, loss: str) -> Tuple[float, numpy.ndarray]:
+    """Sum of losses at margins m = y f, and d loss / d m."""
+    if loss == "logistic":
+        value = float(numpy.logaddexp(0.0, -m).sum())
+        with numpy.errstate(over="ignore"):
+            d = -1.0 / (1.0 + numpy.exp(m))
+        return value, d
+    h = numpy.maximum(0.0, 1.0 - m)
+    return float(h @ h), -2.0 * h
+
+
+def _smooth(x: numpy.ndarray, X, y: numpy.ndarray, loss: str, l2: float) -> Tuple[float, numpy.ndarray]:
+    w, c = x[:-1], x[-1]
+    f = X @ w + c
+    value, d = _loss_terms(y * f, loss)
+    g_f = y * d
+    grad = numpy.empty_like(x)
+    grad[:-1] = X.T @ g_f + l2 * w
+    grad[-1] = g_f.sum()
+    return value + 0.5 * l2 * float(w @ w), grad
+
+
+def fit_linear(
+    X,
+    y: numpy.ndarray,
+    *,
+    C: float,
+    l1_ratio: float = 0.0,
+    loss: str = "logistic",
+    max_iter: int = 1000,
+    tol: float = 1e-4,
+    init: Optional[numpy.ndarray] = None,
+) -> Tuple[numpy.ndarray, float]:
+    """Minimize the objective of the module docstring.
+
+    X (scipy.sparse matrix or numpy.ndarray): Features, shape (n_samples, n_features).
+    y (numpy.ndarray): Labels in {-1, +1}.
+    C (float): Inverse regularization strength.
+    l1_ratio (float): Share of L1 in the penalty (0 = L2).
+    loss (str): "logistic" or "squared_hinge".
+    init (Optional[numpy.ndarray]): A starting point (weights then intercept), e.g. the
+        solution for a nearby C.
+    RETURNS (Tuple[numpy.ndarray, float]): The weights and the intercept.
+    """
+    y = numpy.asarray(y, dtype=numpy.float64)
+    n, d = X.shape
+    x0 = numpy.zeros(d + 1) if init is None else numpy.array(init, dtype=numpy.float64)
+    if init is None:
+        p = min(max((y > 0).mean(), 1e-3), 1 - 1e-3)
+        x0[-1] = math.log(p / (1 - p)) if loss == "logistic" else 2 * p - 1
+    l2 = (1.0 - l1_ratio) / C
+    if l1_ratio == 0.0:
+        from scipy.optimize import minimize
+
+        res = minimize(_smooth, x0, args=(X, y, loss, l2), jac=True, method="L-BFGS-B",
+                       options={"maxiter": max_iter, "gtol": tol * max(1, n), "ftol": 1e-12})
+        x = res.x
+    else:
+        x = _fista(x0, X, y, loss, l2, l1_ratio / C, max_iter, tol * max(1, n))
+    return x[:-1].copy(), float(x[-1])
+
+
+def _soft_threshold(v: numpy.ndarray, t: float) -> numpy.ndarray:
+    return numpy.sign(v) * numpy.maximum(numpy.abs(v) - t, 0.0)
+
+
+def _fista(x0: numpy.ndarray, X, y: numpy.ndarray, loss: str, l2: float, l1: float, max_iter: int,
+           gtol: float) -> numpy.ndarray:
+    x = x0.copy()
+    v = x.copy()
+    t = 1.0
+    L = 1.0
+    for _ in range(max_iter):
+        fv, gv = _smooth(v, X, y, loss, l2)
+        while True:
+            z = v - gv / L
+            z[:-1] = _soft_threshold(z[:-1], l1 / L)
+            fz, _ = _smooth(z, X, y, loss, l2)
+            diff = z - v
+            if fz <= fv + float(gv @ diff) + 0.5 * L * float(diff @ diff) + 1e-12 * max(1.0, abs(fv)):
+                break
+            L *= 2.0
+        step = numpy.abs(z - x).max() * L
+        t_next = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t * t))
+        v = z + ((t - 1.0) / t_next) * (z - x)
+        x, t = z, t_next
+        if step < gtol:
+            break
+        L = max(L * 0.9, 1e-12)
+    return x
+
+
+def objective(w: numpy.ndarray, c: float, X, y: numpy.ndarray, *, C: float, l1_ratio: float = 0.0,
+              loss: str = "logistic") -> float:
+    """The value of the objective of the module docstring at (w, c)."""
+    f = X @ w + c
+    value, _ = _loss_terms(numpy.asarray(y, dtype=numpy.float64) * f, loss)
+    return value + (1.0 / C) * ((1 - l1_ratio) / 2 * float(w @ w) + l1_ratio * float(numpy.abs(w).sum()))
+
+
+def stratified_folds(y: numpy.ndarray, k: int) -> numpy.ndarray:
+    """A fold id for every sample, classes spread evenly over the folds, deterministic."""
+    y = numpy.asarray(y)
+    folds = numpy.empty(len(y), dtype=numpy.int64)
+    for value in numpy.unique(y):
+        idx = numpy.flatnonzero(y == value)
+        folds[idx] = numpy.arange(len(idx)) % k
+    return folds
+
+
+ColumnScale = Callable[[numpy.ndarray, numpy.ndarray], Optional[numpy.ndarray]]
+
+
+def choose_C(
+    X,
+    y: numpy.ndarray,
+    Cs: Sequence[float],
+    *,
+    cv: int,
+    l1_ratio: float = 0.0,
+    loss: str = "logistic",
+    max_iter: int = 1000,
+    tol: float = 1e-4,
+    column_scale: Optional[ColumnScale] = None,
+) -> Tuple[float, List[float]]:
+    """The C with the best mean accuracy over `cv` stratified folds (ties: lower log-loss, then smaller C).
+
+    column_scale (Optional[Callable]): Given the training rows and their labels,
+        a factor per feature (e.g. naive Bayes log-count ratios) fitted on those rows only.
+    RETURNS (Tuple[float, List[float]]): The chosen C and the mean accuracy of every C.
+    """
+    y = numpy.asarray(y, dtype=numpy.float64)
+    k = max(2, min(cv, int(min((y > 0).sum(), (y < 0).sum()))))
+    folds = stratified_folds(y, k)
+    Cs = sorted(float(c) for c in Cs)
+    correct = numpy.zeros(len(Cs))
+    logloss = numpy.zeros(len(Cs))
+    for fold in range(k):
+        train, test = folds != fold, folds == fold
+        Xtr, Xte = X[numpy.flatnonzero(train)], X[numpy.flatnonzero(test)]
+        if column_scale is not None:
+            scale = column_scale(numpy.flatnonzero(train), y[train])
+            if scale is not None:
+                Xtr, Xte = Xtr @ _diag(scale), Xte @ _diag(scale)
+        init = None
+        for j, C in enumerate(Cs):
+            w, c = fit_linear(Xtr, y[train], C=C, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol, init=init)
+            init = numpy.append(w, c)
+            f = Xte @ w + c
+            correct[j] += float(((f > 0) == (y[test] > 0)).sum())
+            logloss[j] += float(numpy.logaddexp(0.0, -y[test] * f).sum())
+    order = sorted(range(len(Cs)), key=lambda j: (-correct[j], logloss[j], Cs[j]))
+    return Cs[order[0]], (correct / len(y)).tolist()
+
+
+def _diag(scale: numpy.ndarray):
+    from scipy.sparse import diags
+
+    return diags(numpy.asarray(scale, dtype=numpy.float64))

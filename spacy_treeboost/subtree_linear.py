@@ -1,0 +1,188 @@
+"""A linear model over every subtree: the feature space of boosting, with an L2 margin.
+
+Kudo & Matsumoto (2004, §4) note that boosted subtree stumps and a tree-kernel SVM
+share one feature space, all subtrees, and differ in L1 versus L2 margin.
+`SubtreeLinearClassifier` mines every subtree up to `max_pattern_size` nodes that
+occurs in at least `min_support` training documents (the miner of the boosting
+learners) and fits a regularized linear model over them, one head per class:
+
+- "presence": x_t = [count(t) >= 1];
+- "log1p": x_t = log(1 + count(t));
+- "nb": x_t = r_t [count(t) >= 1], with r the naive Bayes log-count ratio of the
+  head's training documents (NBSVM, Wang & Manning 2012).
+
+The model is a `RuleSet` (presence rules, or log1p rules) with an intercept per
+head, matched and explained like boosted rules. Weights are stored halved so
+that sigmoid(2F) is the logistic model's probability.
+"""
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy
+
+from .learner import MAX_PATTERN_SIZE_LIMIT, RuleClassifier, _Head, _label_rank, encode_targets
+from .logistic import DEFAULT_CS, check_settings, choose_C, fit_linear
+from .model import RuleSet
+from .trees import Forest
+
+FEATURES = ("nb", "presence", "log1p")
+NB_ALPHA = 1.0
+
+
+def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include_root_patterns: bool,
+                  max_cache_mb: int) -> Tuple[Any, List[Tuple[Tuple[int, str], ...]]]:
+    """Every subtree of X up to `max_pattern_size` nodes in >= `min_support` documents.
+
+    RETURNS (Tuple[scipy.sparse.csc_matrix, List[Code]]): The (n_docs, n_subtrees)
+        count matrix and each column's pattern code, in the miner's order.
+    """
+    from scipy.sparse import csc_matrix
+
+    from ._mine import SearchSpace
+
+    vocab = X.vocab.to_list()
+    space = SearchSpace(X.labels, X.parents, X.offsets, _label_rank(vocab), max_pattern_size=max_pattern_size,
+                        min_support=min_support, include_root=include_root_patterns,
+                        max_cache_bytes=int(max_cache_mb) << 20)
+    n = space.expand_all()
+    indptr = numpy.zeros(n + 1, dtype=numpy.int64)
+    docs, counts, codes = [], [], []
+    for i in range(n):
+        d, c = space.pattern_docs(i)
+        order = numpy.argsort(d, kind="stable")
+        docs.append(d[order])
+        counts.append(c[order])
+        indptr[i + 1] = indptr[i] + len(d)
+        codes.append(tuple((depth, vocab[label]) for depth, label in space.pattern_code(i)))
+    data = numpy.concatenate(counts).astype(numpy.float64) if n else numpy.zeros(0)
+    rows = numpy.concatenate(docs) if n else numpy.zeros(0, dtype=numpy.int32)
+    return csc_matrix((data, rows, indptr), shape=(len(X), n)), codes
+
+
+def nb_ratio(P, y: numpy.ndarray, alpha: float = NB_ALPHA) -> numpy.ndarray:
+    """Naive Bayes log-count ratios r = log((p / |p|_1) / (q / |q|_1)) of binary features P."""
+    pos = numpy.asarray(P[numpy.flatnonzero(y > 0)].sum(axis=0)).ravel() + alpha
+    neg = numpy.asarray(P[numpy.flatnonzero(y < 0)].sum(axis=0)).ravel() + alpha
+    return numpy.log(pos / pos.sum()) - numpy.log(neg / neg.sum())
+
+
+class SubtreeLinearClassifier(RuleClassifier):
+    """A regularized linear model over all frequent subtrees (NBSVM-style by default).
+
+    max_pattern_size (int): Largest subtree, in nodes.
+    min_support (int): Smallest number of training documents a subtree occurs in.
+    features (str): "nb" (naive Bayes scaled presence), "presence" or "log1p".
+    loss (str): "logistic" (probabilities) or "squared_hinge" (L2-SVM).
+    C (Optional[float]): Inverse regularization strength; None chooses it among
+        `Cs` by `cv`-fold cross-validation on the training trees, per class.
+    Cs (Sequence[float]): Candidates for C.
+    l1_ratio (float): Share of L1 in the penalty (0 = L2).
+    cv (int): Folds for choosing C.
+    include_root_patterns (bool): Allow subtrees that contain the virtual root.
+    positive_class (Optional[Any]): For two classes, the one whose margin is positive.
+    max_cache_mb (int): Memory cap for mining.
+    max_iter (int): Solver iterations.
+    tol (float): Solver tolerance.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_pattern_size: int = 3,
+        min_support: int = 2,
+        features: str = "nb",
+        loss: str = "logistic",
+        C: Optional[float] = None,
+        Cs: Sequence[float] = DEFAULT_CS,
+        l1_ratio: float = 0.0,
+        cv: int = 5,
+        include_root_patterns: bool = False,
+        positive_class: Optional[Any] = None,
+        max_cache_mb: int = 4096,
+        max_iter: int = 1000,
+        tol: float = 1e-4,
+    ) -> None:
+        self.max_pattern_size = max_pattern_size
+        self.min_support = min_support
+        self.features = features
+        self.loss = loss
+        self.C = C
+        self.Cs = Cs
+        self.l1_ratio = l1_ratio
+        self.cv = cv
+        self.include_root_patterns = include_root_patterns
+        self.positive_class = positive_class
+        self.max_cache_mb = max_cache_mb
+        self.max_iter = max_iter
+        self.tol = tol
+
+    def _validate_params(self) -> None:
+        if self.features not in FEATURES:
+            raise ValueError(f"features={self.features!r} is invalid: choose one of {', '.join(FEATURES)}")
+        if not isinstance(self.max_pattern_size, int) or not 1 <= self.max_pattern_size <= MAX_PATTERN_SIZE_LIMIT:
+            raise ValueError(f"max_pattern_size={self.max_pattern_size!r} is invalid: use a whole number from 1 to "
+                             f"{MAX_PATTERN_SIZE_LIMIT} (subtrees of 2-4 nodes are usual)")
+        if not isinstance(self.min_support, int) or self.min_support < 1:
+            raise ValueError(f"min_support={self.min_support!r} is invalid: use a whole number of documents >= 1")
+        if not isinstance(self.max_cache_mb, (int, float)) or self.max_cache_mb <= 0:
+            raise ValueError(f"max_cache_mb={self.max_cache_mb!r} is invalid: use a positive number of megabytes")
+        check_settings(C=self.C, Cs=self.Cs, l1_ratio=self.l1_ratio, loss=self.loss, cv=self.cv,
+                       max_iter=self.max_iter, tol=self.tol)
+
+    def _transform(self, counts) -> Any:
+        if self.features == "log1p":
+            out = counts.copy()
+            out.data = numpy.log1p(out.data)
+            return out
+        out = counts.copy()
+        out.data = numpy.ones_like(out.data)
+        return out
+
+    def fit(self, X: Forest, y: Sequence[Any]) -> "SubtreeLinearClassifier":
+        """Mine the subtrees of X and fit one linear model per head.
+
+        X (Forest): The training trees.
+        y (Sequence): One class per tree, or a collection of classes per tree.
+        RETURNS (SubtreeLinearClassifier): self.
+        """
+        self._validate_params()
+        if not isinstance(X, Forest):
+            raise TypeError(f"X must be a Forest, got {type(X).__name__}; build one with Forest.from_trees or read_bact")
+        if len(X) == 0:
+            raise ValueError("Cannot train on an empty set of trees.")
+        if len(y) != len(X):
+            raise ValueError(f"Got {len(y)} labels for {len(X)} trees.")
+        self.classes_, self.multilabel_, heads, targets = encode_targets(y, self._positive)
+        self.heads_ = [_Head(str(h), numpy.zeros(0)) for h in heads]
+        counts, codes = mine_subtrees(X, max_pattern_size=self.max_pattern_size, min_support=self.min_support,
+                                      include_root_patterns=self.include_root_patterns,
+                                      max_cache_mb=self.max_cache_mb)
+        if not codes:
+            raise ValueError("The training trees contain no subtree to learn from (are the documents empty, or is "
+                             "min_support larger than the number of documents?).")
+        F = self._transform(counts).tocsr()
+        value = "log1p" if self.features == "log1p" else "stump"
+        rules = RuleSet([h.name for h in self.heads_], algorithm=f"linear-{self.features}",
+                        include_root_patterns=self.include_root_patterns, value=value)
+        self.fit_info_: List[Dict[str, Any]] = []
+        scale_fn = (lambda rows, yy: nb_ratio(F[rows], yy)) if self.features == "nb" else None
+        for h, t in enumerate(targets):
+            chosen, scores = (self.C, None) if self.C is not None else choose_C(
+                F, t, self.Cs, cv=self.cv, l1_ratio=self.l1_ratio, loss=self.loss, max_iter=self.max_iter,
+                tol=self.tol, column_scale=scale_fn)
+            scale = nb_ratio(F, t) if self.features == "nb" else numpy.ones(F.shape[1])
+            Xh = F.multiply(scale.reshape(1, -1)).tocsr() if self.features == "nb" else F
+            w, c = fit_linear(Xh, t, C=chosen, l1_ratio=self.l1_ratio, loss=self.loss, max_iter=self.max_iter,
+                              tol=self.tol)
+            self._add_head(rules, h, codes, w * scale, c)
+            self.fit_info_.append({"head": rules.heads[h], "C": chosen, "cv_accuracy": scores,
+                                   "nonzero": int(numpy.count_nonzero(w))})
+        self.n_features_ = len(codes)
+        self.rules_ = rules
+        return self
+
+    @staticmethod
+    def _add_head(rules: RuleSet, h: int, codes: Sequence[Any], w: numpy.ndarray, c: float) -> None:
+        order = sorted(numpy.flatnonzero(w).tolist(), key=lambda j: (-abs(w[j]), j))
+        for j in order:
+            rules.add(h, codes[j], 1, float(w[j]) / 2.0, 0.0)
+        rules.intercepts[h] = c / 2.0

@@ -1,0 +1,126 @@
+"""The subtree-linear learner: mined counts against the brute-force enumeration, rules against the linear model."""
+import pickle
+
+import numpy
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from reference import all_subtrees, forest_docs, forests, random_trees
+from spacy_treeboost.logistic import fit_linear
+from spacy_treeboost.model import RuleSet
+from spacy_treeboost.subtree_linear import SubtreeLinearClassifier, mine_subtrees, nb_ratio
+from spacy_treeboost.trees import Forest
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def labels_for(f: Forest, seed: int):
+    rng = numpy.random.default_rng(seed)
+    y = ["pos" if v else "neg" for v in rng.random(len(f)) < 0.5]
+    y[0], y[1] = "pos", "neg"
+    return y
+
+
+@SETTINGS
+@given(forests(st), st.integers(1, 3), st.integers(1, 3), st.booleans())
+def test_mined_counts_are_the_brute_force_counts(data, k, min_support, include_root):
+    f = Forest.from_trees(data[0])
+    counts, codes = mine_subtrees(f, max_pattern_size=k, min_support=min_support,
+                                  include_root_patterns=include_root, max_cache_mb=64)
+    vocab = f.vocab.to_list()
+    ref = all_subtrees(forest_docs(f), k, include_root=include_root, min_support=min_support)
+    got = {}
+    dense = counts.toarray()
+    for j, code in enumerate(codes):
+        key = tuple((d, vocab.index(l)) for d, l in code)
+        got[key] = {i: int(c) for i, c in enumerate(dense[:, j]) if c}
+    assert got == ref
+
+
+def reference_features(f: Forest, codes, features: str, y):
+    counts, mined = mine_subtrees(f, max_pattern_size=2, min_support=1, include_root_patterns=False, max_cache_mb=64)
+    assert mined == codes
+    C = counts.toarray()
+    if features == "log1p":
+        return numpy.log1p(C), numpy.ones(C.shape[1])
+    P = (C > 0).astype(float)
+    if features == "presence":
+        return P, numpy.ones(C.shape[1])
+    p = P[y > 0].sum(axis=0) + 1.0
+    q = P[y < 0].sum(axis=0) + 1.0
+    r = numpy.log(p / p.sum()) - numpy.log(q / q.sum())
+    return P * r, r
+
+
+@SETTINGS
+@given(forests(st, min_docs=4), st.integers(0, 10**6), st.sampled_from(["nb", "presence", "log1p"]),
+       st.sampled_from(["logistic", "squared_hinge"]))
+def test_rules_score_exactly_the_linear_model(data, seed, features, loss):
+    f = Forest.from_trees(data[0])
+    assume(f.n_nodes > len(f))
+    y = labels_for(f, seed)
+    clf = SubtreeLinearClassifier(max_pattern_size=2, min_support=1, features=features, loss=loss, C=1.0).fit(f, y)
+    t = numpy.array([1 if v == "pos" else -1 for v in y])
+    _, codes = mine_subtrees(f, max_pattern_size=2, min_support=1, include_root_patterns=False, max_cache_mb=64)
+    X, _ = reference_features(f, codes, features, t)
+    w, c = fit_linear(X, t, C=1.0, loss=loss)
+    numpy.testing.assert_allclose(clf.decision_function(f), (X @ w + c) / 2, atol=1e-9)
+    again = RuleSet.from_bytes(clf.rules_.to_bytes())
+    numpy.testing.assert_array_equal(again.margins(f)[:, 0], clf.rules_.margins(f)[:, 0])
+
+
+def test_nb_ratio_matches_the_formula():
+    P = numpy.array([[1, 0, 1], [1, 1, 0], [0, 1, 0]], dtype=float)
+    y = numpy.array([1, 1, -1])
+    from scipy.sparse import csr_matrix
+
+    r = nb_ratio(csr_matrix(P), y)
+    p, q = numpy.array([3, 2, 2]), numpy.array([1, 2, 1])
+    numpy.testing.assert_allclose(r, numpy.log(p / 7) - numpy.log(q / 4))
+
+
+def test_separable_task_is_learned_and_probabilities_are_not_saturated():
+    trees = [("ROOT", [("good", [("film", [])])]) if i % 2 else ("ROOT", [("bad", [("film", [])])]) for i in range(20)]
+    f = Forest.from_trees(trees)
+    y = ["pos" if i % 2 else "neg" for i in range(20)]
+    clf = SubtreeLinearClassifier(max_pattern_size=2, min_support=2, cv=2).fit(f, y)
+    assert clf.predict(f) == y
+    P = clf.predict_proba(f)
+    assert P.min() > 1e-4
+    assert "(good)" in clf.rules_.listing() or "(good(film))" in clf.rules_.listing()
+
+
+def test_multiclass_multilabel_determinism_clone_and_pickle():
+    f = Forest.from_trees(random_trees(21, min_docs=9, max_docs=9)[0])
+    y = ["a", "b", "c"] * 3
+    clf = SubtreeLinearClassifier(max_pattern_size=2, min_support=1, C=None, cv=3).fit(f, y)
+    assert clf.rules_.heads == ["a", "b", "c"]
+    twin = SubtreeLinearClassifier(max_pattern_size=2, min_support=1, C=None, cv=3).fit(f, y)
+    assert clf.rules_.to_bytes() == twin.rules_.to_bytes()
+    ym = [["a"], ["a", "b"], [], ["b"], ["a"], ["b"], ["a", "b"], [], ["b"]]
+    m = SubtreeLinearClassifier(max_pattern_size=2, min_support=1, C=1.0).fit(f, ym)
+    assert m.multilabel_ and m.decision_function(f).shape == (9, 2)
+    sklearn_base = pytest.importorskip("sklearn.base")
+    assert sklearn_base.clone(clf).get_params() == clf.get_params()
+    again = pickle.loads(pickle.dumps(clf))
+    numpy.testing.assert_array_equal(again.decision_function(f), clf.decision_function(f))
+
+
+@pytest.mark.parametrize("name,kwargs", [
+    ("features=", dict(features="tfidf")), ("max_pattern_size=", dict(max_pattern_size=0)),
+    ("min_support=", dict(min_support=0)), ("C=", dict(C=-2.0)), ("loss=", dict(loss="hinge")),
+    ("l1_ratio=", dict(l1_ratio=3)), ("max_cache_mb=", dict(max_cache_mb=0)),
+])
+def test_bad_settings_name_the_setting(name, kwargs):
+    f = Forest.from_trees(random_trees(1, min_docs=4, max_docs=4)[0])
+    with pytest.raises(ValueError, match=name):
+        SubtreeLinearClassifier(**kwargs).fit(f, labels_for(f, 0))
+
+
+def test_one_class_and_empty_input_are_clear_errors():
+    f = Forest.from_trees(random_trees(1, min_docs=4, max_docs=4)[0])
+    with pytest.raises(ValueError, match="only one class"):
+        SubtreeLinearClassifier().fit(f, ["pos"] * 4)
+    with pytest.raises(ValueError, match="labels for"):
+        SubtreeLinearClassifier().fit(f, ["pos", "neg"])
