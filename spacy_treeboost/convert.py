@@ -113,6 +113,10 @@ def _load_pipeline(model: Optional[str], lang: str, exclude: Sequence[str]) -> s
     try:
         return spacy.load(model, exclude=list(exclude))
     except OSError as err:
+        if Path(model).exists():
+            raise PipelineNotFoundError(
+                f"cannot load the pipeline directory {model!r} to parse the docs: {err}. Pass a directory written "
+                "by `nlp.to_disk` (it holds config.cfg and meta.json) or an installed pipeline package.") from None
         raise PipelineNotFoundError(
             f"cannot load the pipeline {model!r} to parse the docs: it is not an installed pipeline package or a "
             "pipeline directory. Install an English parser with `python -m spacy download en_core_web_sm`, or "
