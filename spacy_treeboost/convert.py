@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Union
 
 import spacy
+import typer
 from spacy.tokens import DocBin
 from tqdm import tqdm
 
 from .readers import JsonlCorpus
 
+PARSER_RELEASES = "https://github.com/explosion/spacy-models/releases"
 DOCBIN_ATTRS = ("ORTH", "NORM", "TAG", "HEAD", "DEP", "POS", "MORPH", "LEMMA",
                 "SENT_START", "ENT_IOB", "ENT_TYPE", "ENT_KB_ID", "ENT_ID")
 
@@ -85,13 +87,40 @@ def convert_jsonl(
     return len(records)
 
 
+_CLICK_EXCEPTION = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
+class PipelineNotFoundError(OSError, _CLICK_EXCEPTION):
+    """A pipeline named for parsing cannot be loaded.
+
+    It is an OSError for callers of `convert_jsonl`, and the command line
+    prints its message without a traceback.
+    """
+
+    exit_code = 2
+
+    def __init__(self, message: str) -> None:
+        OSError.__init__(self, message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
 def _load_pipeline(model: Optional[str], lang: str, exclude: Sequence[str]) -> spacy.Language:
     if model is None:
         return spacy.blank(lang)
     try:
         return spacy.load(model, exclude=list(exclude))
     except OSError as err:
-        raise OSError(
-            f"cannot load the pipeline {model!r} to parse the docs: install it (e.g. "
-            f"`python -m spacy download {model}`) or pass a pipeline directory. spaCy said: {err}"
-        ) from err
+        if Path(model).exists():
+            raise PipelineNotFoundError(
+                f"cannot load the pipeline directory {model!r} to parse the docs: {err}. Pass a directory written "
+                "by `nlp.to_disk` (it holds config.cfg and meta.json) or an installed pipeline package.") from None
+        raise PipelineNotFoundError(
+            f"cannot load the pipeline {model!r} to parse the docs: it is not an installed pipeline package or a "
+            "pipeline directory. Install an English parser with `python -m spacy download en_core_web_sm`, or "
+            "offline with `pip install en_core_web_sm-3.8.0-py3-none-any.whl` (the wheel from "
+            f"{PARSER_RELEASES}), and pass --model en_core_web_sm; or pass the directory of a saved pipeline "
+            "that has a parser."
+        ) from None

@@ -8,6 +8,7 @@ dependency tree their children attach to the nearest kept ancestor.
 Docs without sentence boundaries become one chain (chain mode); dependency mode
 needs a parse and raises an error that names the fix.
 """
+import warnings
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
@@ -17,6 +18,18 @@ from .trees import ROOT_LABEL, Forest, ForestBuilder, LabelVocab, chain_arrays
 TREE_MODES = ("chain", "dependency")
 NODE_ATTRS = ("ORTH", "LOWER", "NORM", "LEMMA", "POS", "TAG", "DEP", "ENT_TYPE", "SHAPE", "PREFIX", "SUFFIX")
 LABEL_SEPARATOR = "|"
+ANNOTATED_ATTRS = {
+    "LEMMA": "a lemmatizer (with a tagger and an attribute_ruler before it)",
+    "POS": "a tagger and an attribute_ruler, or a morphologizer",
+    "TAG": "a tagger",
+    "DEP": "a parser",
+    "ENT_TYPE": "an entity recognizer (ner)",
+}
+SENTENCE_ENDS = (".", "!", "?")
+
+
+class SingleChainWarning(UserWarning):
+    """Chain mode sees no sentence boundaries: every document is one chain."""
 
 
 class TreeSpec:
@@ -48,6 +61,44 @@ class TreeSpec:
         self._flag_ids = [IDS[a] for a in self.skip_flags]
         self._head_ids = [IDS["HEAD"], IDS["SENT_START"]]
 
+    def check_docs(self, docs: Sequence, name: str, parse_source: str) -> None:
+        """Refuse node attributes that are empty for most tokens of the training docs, and warn
+        when chain mode finds no sentence boundaries although the docs have several sentences.
+
+        docs (Sequence[Doc]): The training docs, as the component sees them.
+        name (str): The component's name, for the messages.
+        parse_source (str): Where the docs' annotation came from, for the messages.
+        """
+        from spacy.attrs import IDS
+
+        n_tokens = sum(len(doc) for doc in docs)
+        for attr in self.node_attrs:
+            if attr not in ANNOTATED_ATTRS or not n_tokens:
+                continue
+            filled = sum(int(numpy.count_nonzero(doc.to_array([IDS[attr]]))) for doc in docs if len(doc))
+            limit = 1 if attr == "ENT_TYPE" else n_tokens / 2
+            if filled < limit:
+                source = ("" if parse_source == "pipeline" else
+                          f" The training docs come from parse_source={parse_source!r}; with 'pipeline' the "
+                          f"components before '{name}' annotate them.")
+                raise ValueError(
+                    f"'{name}' labels nodes with {attr}, but {n_tokens - filled} of the {n_tokens} tokens of the "
+                    f"training docs have no {attr}, so most nodes would get an empty label. {attr} is set by "
+                    f"{ANNOTATED_ATTRS[attr]}: put one before '{name}' in the pipeline (configs/"
+                    f"dependency_lemma_sentiment.cfg sources them from an English pipeline), or remove {attr} from "
+                    f"node_attrs.{source}")
+        if self.tree_mode == "chain" and docs and not any(doc.has_annotation("SENT_START") for doc in docs):
+            from spacy.strings import get_string_id
+
+            end_ids = numpy.array([get_string_id(e) for e in SENTENCE_ENDS], dtype=numpy.uint64)
+            inner_ends = sum(bool(numpy.isin(doc.to_array([IDS["ORTH"]])[:-1], end_ids).any()) for doc in docs)
+            if inner_ends * 10 >= len(docs):
+                warnings.warn(
+                    f"'{name}' is in chain mode, but no training doc has sentence boundaries, so each doc is one "
+                    f"chain and subtrees run across sentences ({inner_ends} of {len(docs)} docs have a '.', '!' or "
+                    f"'?' before their end). Put a sentencizer (or a parser) before '{name}' in the pipeline.",
+                    SingleChainWarning)
+
     def doc_arrays(self, doc) -> Tuple[numpy.ndarray, numpy.ndarray, Optional[numpy.ndarray], numpy.ndarray]:
         """Label values (n_nodes, n_attrs), local parents, depths (or None) and token indices of one doc's tree.
 
@@ -60,8 +111,10 @@ class TreeSpec:
         if self.tree_mode == "dependency" and not doc.has_annotation("DEP"):
             raise ValueError(
                 "tree_mode='dependency' needs parsed docs, but a doc has no dependency parse. Put a parser before "
-                "the component (e.g. source 'tok2vec' and 'parser' from an English pipeline), use "
-                "parse_source='reference' with a DocBin that stores parses, or set tree_mode='chain'.")
+                "the component (e.g. source 'tok2vec' and 'parser' from an English pipeline, as "
+                "configs/dependency_sentiment.cfg does), or set tree_mode='chain'. parse_source='reference' does "
+                "not replace the parser: it only takes the training trees from a DocBin that stores parses, while "
+                "evaluation and prediction parse with the pipeline.")
         arr = doc.to_array(self._attr_ids + self._head_ids + self._flag_ids)
         values = arr[:, :n_attrs]
         heads = arr[:, n_attrs].view(numpy.int64) + numpy.arange(len(doc))

@@ -64,6 +64,11 @@ def by_subtree(explanation: List[Dict[str, Any]], label: str) -> List[Dict[str, 
     return sorted(groups.values(), key=lambda g: -abs(g["contribution"]))
 
 
+def group_by_subtree(explanation: List[Dict[str, Any]], labels: Sequence[str]) -> List[Dict[str, Any]]:
+    """Fired rules grouped by label and subtree, in the order of `labels`; see `by_subtree`."""
+    return [{"label": label, **g} for label in labels for g in by_subtree(explanation, label)]
+
+
 def render_html(doc, explanation: List[Dict[str, Any]], node_tokens: numpy.ndarray,
                 node_labels: Sequence[str], parents: numpy.ndarray, label: str, *, max_rows: int = 12) -> str:
     """An HTML fragment that marks, in the text, the tokens of the subtrees of `label`'s fired rules.
@@ -80,7 +85,10 @@ def render_html(doc, explanation: List[Dict[str, Any]], node_tokens: numpy.ndarr
                 tok = int(node_tokens[node])
                 if tok >= 0:
                     covering.setdefault(tok, set()).add(i)
-    parts = ['<div class="treeboost-explain" data-label="%s">' % html.escape(label), '<p class="treeboost-text">']
+    parts = ['<div class="treeboost-explain" data-label="%s">' % html.escape(label),
+             '<p class="treeboost-label">Subtrees of the rules that fired for the label <strong>%s</strong>: green '
+             'pushes towards it, red away from it.</p>' % html.escape(label),
+             '<p class="treeboost-text">']
     for tok in doc:
         text = html.escape(tok.text)
         if tok.i in covering:

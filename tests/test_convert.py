@@ -1,5 +1,7 @@
 """Tests for the JSONL -> DocBin converter."""
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -55,6 +57,21 @@ def test_missing_model_gives_a_clear_error(tmp_path):
     source = _jsonl(tmp_path / "in.jsonl", RECORDS)
     with pytest.raises(OSError, match="cannot load the pipeline 'no_such_pipeline_xyz'"):
         convert_jsonl(source, tmp_path / "out.spacy", model="no_such_pipeline_xyz")
+
+
+def test_command_line_names_how_to_install_a_parser_without_a_traceback(tmp_path):
+    source = _jsonl(tmp_path / "in.jsonl", RECORDS)
+    result = subprocess.run(
+        [sys.executable, "-m", "spacy_treeboost", "convert", str(source), str(tmp_path / "out.spacy"),
+         "--model", "no_such_pipeline_xyz"], capture_output=True, text=True)
+    text = " ".join((result.stdout + result.stderr).replace("│", " ").split())
+    assert result.returncode == 2, text
+    assert "Traceback" not in text and "File " not in text
+    assert "cannot load the pipeline 'no_such_pipeline_xyz'" in text
+    assert "python -m spacy download en_core_web_sm" in text and "spacy-models/releases" in text
+    assert not (tmp_path / "out.spacy").exists()
+    with pytest.raises(OSError, match="cannot load the pipeline directory .*nlp.to_disk"):
+        convert_jsonl(source, tmp_path / "out.spacy", model=str(tmp_path))
 
 
 def test_parsed_with_an_installed_pipeline(tmp_path):

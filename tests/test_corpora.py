@@ -302,3 +302,13 @@ def test_topics_are_multi_label():
         assert {label for r in records for label in r["labels"]} == {"HEALTH", "POLITICS", "SPORT", "TECH"}
         assert any(len(r["labels"]) == 2 for r in records)
         assert all(2 <= _n_sentences(r["text"]) <= 4 for r in records)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("sklearn") is None, reason="scikit-learn is not installed")
+def test_readme_accuracy_table_is_what_the_baselines_script_prints():
+    spec = importlib.util.spec_from_file_location("corpora_baselines", CORPORA / "baselines.py")
+    baselines = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(baselines)
+    lines = baselines.table()
+    assert len(lines) == 8
+    assert "\n".join(lines) + "\n" in (CORPORA / "README.md").read_text(encoding="utf8")

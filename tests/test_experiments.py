@@ -107,11 +107,14 @@ def test_runner_end_to_end(tmp_path):
         assert (docs / "results_embedded_reviews_curves.png").stat().st_size > 0
         assert (docs / "results_embedded_reviews_sizes.png").stat().st_size > 0
     # one fit at a time gives the same choices and predictions as fits in parallel
-    docs1 = tmp_path / "docs_jobs1"
+    # without --docs a smoke run writes beside its cache, never into the tracked docs/
+    docs1 = tmp_path / "out_jobs1" / "smoke"
     env1 = dict(env, TREEBOOST_EXPERIMENTS_OUT=str(tmp_path / "out_jobs1"))
+    tracked = {p.name: p.read_bytes() for p in (ROOT / "docs").glob("results*")}
     proc = subprocess.run(
-        [sys.executable, "-m", "bench.experiments.run", "--profile", "smoke", "--jobs", "1", "--no-plots",
-         "--docs", str(docs1)], cwd=ROOT, env=env1, capture_output=True, text=True, timeout=900)
+        [sys.executable, "-m", "bench.experiments.run", "--profile", "smoke", "--jobs", "1", "--no-plots"],
+        cwd=ROOT, env=env1, capture_output=True, text=True, timeout=900)
+    assert {p.name: p.read_bytes() for p in (ROOT / "docs").glob("results*")} == tracked
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     c1 = json.loads((docs1 / "results.json").read_text())["corpora"]["embedded_reviews"]
     for split, split1 in zip(c["per_split"], c1["per_split"]):

