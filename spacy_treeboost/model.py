@@ -21,6 +21,7 @@ from .trees import ROOT_LABEL, ROOT_TEXT, Forest, encode_label
 FORMAT_NAME = "spacy-treeboost.rules"
 FORMAT_VERSION = 1
 VALUES = ("stump", "log1p")
+PUBLISHED = ("bact", "frequency", "presence")
 
 Code = Tuple[Tuple[int, str], ...]
 
@@ -197,6 +198,8 @@ class RuleSet:
         pattern = pattern_to_sexpr(self.patterns[pid])
         if self.value == "log1p":
             return f"{pattern} → {a:+.4f} × log(1 + count)"
+        if z <= 1 and b == 0.0 and self.algorithm not in PUBLISHED:
+            return f"{pattern} present → {a:+.4f}"
         if z <= 1:
             return f"{pattern} present → {a:+.4f} | absent → {b:+.4f}"
         return f"{pattern} ≥ {z} → {a:+.4f} | < {z} → {-a:+.4f} | absent → {b:+.4f}"
