@@ -604,3 +604,11 @@ def random_weights_and_labels(seed, m):
     if len(set(y.tolist())) == 1:
         y[int(rng.integers(m))] *= -1
     return (w / w.sum()).tolist(), [int(v) for v in y]
+
+
+def random_binary_classes(n: int, seed: int, names=("+1", "-1")) -> List[str]:
+    """n random class names of two, the first document of the first class and the second of the other."""
+    rng = numpy.random.default_rng(seed)
+    y = [names[0] if v else names[1] for v in rng.random(n) < 0.5]
+    y[0], y[1] = names[0], names[1]
+    return y

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from reference import count_embeddings, forest_docs, forests, random_trees
+from reference import random_binary_classes, count_embeddings, forest_docs, forests, random_trees
 from spacy_treeboost.corrective import CorrectiveBoostClassifier, corrective_rules
 from spacy_treeboost.learner import TreeBoostClassifier
 from spacy_treeboost.logistic import fit_linear
@@ -16,10 +16,7 @@ SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[Healt
 
 
 def labels_for(f: Forest, seed: int):
-    rng = numpy.random.default_rng(seed)
-    y = ["+1" if v else "-1" for v in rng.random(len(f)) < 0.5]
-    y[0], y[1] = "+1", "-1"
-    return y
+    return random_binary_classes(len(f), seed)
 
 
 def brute_features(rules, head, forest):

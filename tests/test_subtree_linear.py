@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from reference import all_subtrees, forest_docs, forests, random_trees
+from reference import random_binary_classes, all_subtrees, forest_docs, forests, random_trees
 from spacy_treeboost.logistic import fit_linear
 from spacy_treeboost.model import RuleSet
 from spacy_treeboost.subtree_linear import SubtreeLinearClassifier, mine_subtrees, nb_ratio
@@ -16,10 +16,7 @@ SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[Healt
 
 
 def labels_for(f: Forest, seed: int):
-    rng = numpy.random.default_rng(seed)
-    y = ["pos" if v else "neg" for v in rng.random(len(f)) < 0.5]
-    y[0], y[1] = "pos", "neg"
-    return y
+    return random_binary_classes(len(f), seed, ("pos", "neg"))
 
 
 @SETTINGS

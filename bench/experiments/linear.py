@@ -32,8 +32,8 @@ from typing import Any, Dict, List, Optional
 
 import numpy
 
-from .data import CORPUS_TITLES, OUT, ROOT, build_corpus, load_source, read_source, text_of
-from .run import _cfg_hash, _jsonable, cfg_source, fold_data, log, train_missing
+from .data import CORPUS_TITLES, OUT, ROOT, load_source
+from .run import _cfg_hash, _jsonable, fold_data, load_corpus, log, train_missing
 from .stats import correctness, mcnemar, mean_std, metrics, selection_score
 from .systems import FoldData, encode_truth, fit_sklearn, fit_textcat, margins_to_pred
 
@@ -47,11 +47,11 @@ FULL: Dict[str, Dict[str, Any]] = {
     "movie_reviews": dict(test_folds=list(range(10)), limit=0, trees=True, sizes=[2, 3], corrective_sizes=[2],
                           checkpoints=[1000, 2000, 5000, 10000], epochs=8, c_grid=C_GRID),
     "sentence_polarity": dict(test_folds=list(range(10)), limit=0, trees=True, sizes=[2, 3], corrective_sizes=[2],
-                              checkpoints=[1000, 2000, 5000], epochs=8, c_grid=C_GRID),
+                              checkpoints=[500, 1000, 2000], epochs=8, c_grid=C_GRID),
     "r8": dict(limit=0, test_limit=0, trees=True, sizes=[2, 3], corrective_sizes=[2],
-               checkpoints=[250, 500, 1000, 2000], epochs=8, c_grid=C_GRID),
+               checkpoints=[250, 500, 1000], epochs=8, c_grid=C_GRID),
     "r10": dict(limit=0, test_limit=0, trees=True, sizes=[2, 3], corrective_sizes=[2],
-                checkpoints=[250, 500, 1000, 2000], epochs=8, c_grid=C_GRID),
+                checkpoints=[250, 500, 1000], epochs=8, c_grid=C_GRID),
 }
 QUICK: Dict[str, Dict[str, Any]] = {
     "movie_reviews": dict(test_folds=[0, 1], limit=0, trees=False, sizes=[2], corrective_sizes=[2],
@@ -245,11 +245,7 @@ def calibration(truth: numpy.ndarray, proba: numpy.ndarray, multilabel: bool, bi
 
 def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str, jobs: int) -> Dict[str, Any]:
     t_start = time.time()
-    records = read_source(data, cfg_source(name))
-    corpus = build_corpus(name, records, test_folds=cfg.get("test_folds", range(10)), limit=cfg.get("limit", 0),
-                          test_limit=cfg.get("test_limit", 0))
-    texts = [text_of(corpus.source, r) for r in records]
-    del records
+    corpus, texts = load_corpus(name, cfg, data)
     sd = load_source(data, corpus.source, trees=cfg["trees"], log=log)
     systems = system_list(trees=sd.tree is not None)
     run_dir = OUT / "linear_runs" / profile / f"{name}_{_cfg_hash(cfg)}"

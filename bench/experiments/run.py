@@ -83,15 +83,19 @@ def fold_data(corpus, split, sd, texts: List[str]) -> FoldData:
     return fd
 
 
+def load_corpus(name: str, cfg: Dict[str, Any], data: Path):
+    """The corpus (documents, labels, splits) of one task under a profile's settings, and its texts."""
+    records = read_source(data, cfg_source(name))
+    corpus = build_corpus(name, records, test_folds=cfg.get("test_folds", range(10)), limit=cfg.get("limit", 0),
+                          test_limit=cfg.get("test_limit", 0))
+    return corpus, [text_of(corpus.source, r) for r in records]
+
+
 def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str, cached_only: bool = False,
                jobs: int = 1) -> Optional[Dict[str, Any]]:
     t_start = time.time()
     cpu_start = time.process_time()
-    records = read_source(data, cfg_source(name))
-    corpus = build_corpus(name, records, test_folds=cfg.get("test_folds", range(10)), limit=cfg.get("limit", 0),
-                          test_limit=cfg.get("test_limit", 0))
-    texts = [text_of(corpus.source, r) for r in records]
-    del records
+    corpus, texts = load_corpus(name, cfg, data)
     log(f"{name}: {len(corpus)} documents, {len(corpus.splits)} split(s), classes {corpus.classes}")
     sd = load_source(data, corpus.source, trees=cfg["trees"], log=log)
     systems = system_list(trees=sd.tree is not None)
