@@ -68,6 +68,9 @@ def render(results: Dict[str, Any], docs: Path, plots: bool = True) -> None:
       "How the runner splits the data, chooses settings on the development split and measures time "
       "and memory: `bench/experiments/` (module docstrings).")
     w("")
+    w("The corrective and subtree-linear learners are compared with the linear peers on the same corpora and "
+      "folds in [results_linear.md](results_linear.md) (`python -m bench.experiments.linear`).")
+    w("")
     w("## Which run produced which corpus")
     w("")
     w("| corpus | run | finished | repository HEAD then | wall time | CPU time | splits | documents (train / dev / test of the first split) |")
