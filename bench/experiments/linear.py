@@ -311,9 +311,11 @@ def main(argv=None) -> int:
     ap.add_argument("--corpora", nargs="+", default=None)
     ap.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)))
     ap.add_argument("--report-only", action="store_true")
-    ap.add_argument("--docs", type=Path, default=None, help="write the results here instead of docs/")
+    ap.add_argument("--docs", type=Path, default=None,
+                    help="write the results here instead of docs/ (a smoke run writes beside its cache)")
     args = ap.parse_args(argv)
-    docs = args.docs or DOCS
+    profile = args.profile or ("quick" if args.quick else "full")
+    docs = args.docs or (OUT / "smoke" if profile == "smoke" else DOCS)
     results_path = docs / "results_linear.json"
     from .linear_report import render
 
@@ -323,7 +325,6 @@ def main(argv=None) -> int:
     if args.report_only:
         render(load(), docs)
         return 0
-    profile = args.profile or ("quick" if args.quick else "full")
     settings = PROFILES[profile]
     for name in args.corpora or list(settings):
         log(f"=== {name} ({profile} run)")
