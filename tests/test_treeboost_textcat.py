@@ -138,7 +138,7 @@ def test_rounds_follow_updates_and_cap():
 
 def test_reaching_max_rounds_is_logged_once(caplog):
     nlp = spacy.blank("en")
-    nlp.add_pipe("treeboost_textcat", config={"rounds_per_update": 3, "max_rounds": 7})
+    nlp.add_pipe("treeboost_textcat", config={"algorithm": "frequency", "rounds_per_update": 3, "max_rounds": 7})
     examples = make_examples(nlp)
     nlp.initialize(lambda: examples)
     with caplog.at_level("WARNING", logger="spacy"):
