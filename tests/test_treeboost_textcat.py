@@ -227,7 +227,7 @@ def test_reference_parses_train_and_a_pipeline_parser_evaluates():
     nlp = spacy.blank("en")
     nlp.add_pipe("next_word_parser")
     pipe = nlp.add_pipe("treeboost_textcat", config={
-        "tree_mode": "dependency", "parse_source": "reference", "rounds_per_update": 20})
+        "algorithm": "frequency", "tree_mode": "dependency", "parse_source": "reference", "rounds_per_update": 20})
     examples = parsed_examples(nlp)
     nlp.initialize(lambda: examples)
     nlp.update(examples)
