@@ -8,8 +8,8 @@ split (subtree systems: the pattern size and, for the corrective list, the numbe
 C is chosen inside the learners by 5-fold cross-validation on the training split, as the spaCy
 component does) and is scored once on the test split. Systems:
 
-- Linear NB / Linear presence (`SubtreeLinearClassifier`, features "nb" or "presence", logistic loss,
-  min_support 2) over word chains (N-gram) or dependency trees (Tree);
+- Linear NB (`SubtreeLinearClassifier`, the component's defaults: naive Bayes scaled presence features,
+  logistic loss, min_support 2) over word chains (N-gram) or dependency trees (Tree);
 - Corrective (`CorrectiveBoostClassifier`): -FQ boosting, the rules' weights refitted jointly at each
   checkpoint of rounds;
 - peers: NBSVM (Wang & Manning 2012: binarized n-grams scaled by naive Bayes log-count ratios,
@@ -77,8 +77,6 @@ def system_list(trees: bool) -> List[Dict[str, Any]]:
             continue
         out.append({"name": f"{rep} Linear NB", "family": "subtree", "representation": rep, "learner": "linear",
                     "features": "nb"})
-        out.append({"name": f"{rep} Linear presence", "family": "subtree", "representation": rep,
-                    "learner": "linear", "features": "presence"})
         out.append({"name": f"{rep} Corrective", "family": "subtree", "representation": rep, "learner": "corrective"})
     out.append({"name": "NBSVM 1-2", "family": "peer", "peer": "nbsvm", "n": 2})
     out.append({"name": "NBSVM 1-3", "family": "peer", "peer": "nbsvm", "n": 3})
