@@ -198,6 +198,12 @@ class TreeBoostClassifier(RuleClassifier):
         self.positive_class = positive_class
         self.max_cache_mb = max_cache_mb
 
+    def __getstate__(self) -> Dict[str, Any]:
+        """Pickle without the search space: a pickled classifier predicts but cannot `boost` further."""
+        state = dict(self.__dict__)
+        state.pop("space_", None)
+        return state
+
     def _validate_params(self) -> None:
         def bad(name: str, why: str) -> ValueError:
             return ValueError(f"{name}={getattr(self, name)!r} is invalid: {why}")
@@ -264,7 +270,8 @@ class TreeBoostClassifier(RuleClassifier):
     def boost(self, n_rounds: int, callback: Optional[Callable[[Dict[str, Any]], None]] = None) -> "TreeBoostClassifier":
         """Run `n_rounds` more rounds (one rule per class each), resuming where boosting stopped."""
         if not hasattr(self, "space_"):
-            raise RuntimeError("Call fit (or start) before boost: the learner has no training trees.")
+            raise RuntimeError("Call fit (or start) before boost: the learner has no training trees (a loaded or "
+                               "unpickled classifier predicts but cannot resume boosting).")
         for _ in range(n_rounds):
             added = False
             for k, head in enumerate(self.heads_):
@@ -368,8 +375,17 @@ def _plain_params(clf: RuleClassifier) -> Dict[str, Any]:
         elif isinstance(value, tuple):
             params[key] = list(value)
     if params.get("positive_class") is not None:
-        params["positive_class"] = str(params["positive_class"])
+        params["positive_class"] = _plain_class(params["positive_class"])
     return params
+
+
+def _plain_class(c: Any) -> Any:
+    """A class label as stored: whole numbers and booleans keep their type, anything else is a string."""
+    if isinstance(c, (bool, numpy.bool_)):
+        return bool(c)
+    if isinstance(c, (int, numpy.integer)):
+        return int(c)
+    return str(c)
 
 
 def classifier_to_dict(clf: RuleClassifier) -> Dict[str, Any]:
@@ -380,7 +396,7 @@ def classifier_to_dict(clf: RuleClassifier) -> Dict[str, Any]:
     """
     clf._check_fitted()
     data = {"format": CLASSIFIER_FORMAT, "version": 1, "params": _plain_params(clf),
-            "classes": [str(c) for c in clf.classes_], "multilabel": clf.multilabel_,
+            "classes": [_plain_class(c) for c in clf.classes_], "multilabel": clf.multilabel_,
             "n_rounds": getattr(clf, "n_rounds_", 0), "rules": clf.rules_.to_dict()}
     if not isinstance(clf, TreeBoostClassifier):
         data["estimator"] = type(clf).__name__
@@ -404,6 +420,8 @@ def classifier_from_dict(data: Any) -> RuleClassifier:
             params["estimator"] = TreeBoostClassifier(**params["estimator"])
         clf = kinds[kind](**params)
         clf.classes_ = list(data["classes"])
+        if not all(isinstance(c, (str, int, bool)) for c in clf.classes_):
+            raise ModelFormatError("The classifier file's classes must be strings, whole numbers or booleans.")
         clf.multilabel_ = bool(data["multilabel"])
         clf.n_rounds_ = int(data["n_rounds"])
         clf.rules_ = RuleSet.from_dict(data["rules"])

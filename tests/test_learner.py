@@ -294,3 +294,37 @@ def test_same_data_and_settings_give_the_same_rules_bit_for_bit():
         clf = TreeBoostClassifier("frequency", n_rounds=6, max_pattern_size=3).fit(f, y[: len(f)])
         models.append(clf.rules_.to_bytes())
     assert models[0] == models[1]
+
+
+def test_clone_pickle_and_deepcopy_fitted_and_unfitted():
+    import copy
+    import pickle
+
+    sklearn_base = pytest.importorskip("sklearn.base")
+    f = Forest.from_trees(random_trees(7, min_docs=6, max_docs=6)[0])
+    y = ["+1", "-1", "+1", "-1", "+1", "-1"]
+    clf = TreeBoostClassifier("frequency", n_rounds=4, max_pattern_size=2)
+    for est in (clf, TreeBoostClassifier("bact", n_rounds=3).fit(f, y)):
+        twin = sklearn_base.clone(est)
+        assert twin.get_params() == est.get_params() and not hasattr(twin, "rules_")
+        for copied in (pickle.loads(pickle.dumps(est)), copy.deepcopy(est)):
+            assert copied.get_params() == est.get_params()
+            if hasattr(est, "rules_"):
+                numpy.testing.assert_array_equal(copied.decision_function(f), est.decision_function(f))
+                with pytest.raises(RuntimeError, match="cannot resume boosting"):
+                    copied.boost(1)
+    clf.set_params(n_rounds=2, algorithm="presence")
+    assert clf.get_params()["n_rounds"] == 2 and clf.algorithm == "presence"
+    with pytest.raises(ValueError, match="no parameter 'rounds'"):
+        clf.set_params(rounds=3)
+
+
+def test_integer_and_boolean_classes_survive_save_and_load():
+    from spacy_treeboost.learner import classifier_from_dict, classifier_to_dict
+
+    f = Forest.from_trees(random_trees(8, min_docs=6, max_docs=6)[0])
+    for y in ([0, 1, 0, 1, 0, 1], [True, False, True, False, True, False], [3, 1, 2, 3, 1, 2]):
+        clf = TreeBoostClassifier("frequency", n_rounds=3).fit(f, y)
+        again = classifier_from_dict(srsly.msgpack_loads(srsly.msgpack_dumps(classifier_to_dict(clf))))
+        assert again.classes_ == clf.classes_ and type(again.classes_[0]) is type(y[0])
+        assert again.predict(f) == clf.predict(f)
