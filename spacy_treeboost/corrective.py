@@ -137,7 +137,7 @@ class CorrectiveBoostClassifier(RuleClassifier):
     """Boosted subtree stumps whose weights are refitted jointly (totally corrective).
 
     estimator (Optional[TreeBoostClassifier]): The booster that selects the
-        subtrees; by default `TreeBoostClassifier("frequency", n_rounds=1000)`.
+        subtrees; by default `TreeBoostClassifier("presence", n_rounds=1000)`.
         It is copied, never changed.
     C (Optional[float]): Inverse L2 (or elastic-net) strength; None chooses it by
         cross-validation on the training trees.
@@ -146,6 +146,10 @@ class CorrectiveBoostClassifier(RuleClassifier):
     l1_ratio (float): Share of L1 in the penalty; > 0 drops weak rules.
     cv (int): Folds for choosing C.
     features (str): "presence" or "nb" (indicators scaled by naive Bayes log-count ratios).
+    refit_every (int): 0 refits once, after boosting; k > 0 refits every k rounds
+        and boosting continues from the refitted margins, so that later rounds
+        choose subtrees for the documents the refitted model gets wrong (C is
+        cross-validated at the first refit and kept until the last one).
     max_iter (int): Solver iterations.
     tol (float): Solver tolerance.
     """
@@ -159,6 +163,7 @@ class CorrectiveBoostClassifier(RuleClassifier):
         l1_ratio: float = 0.0,
         cv: int = 5,
         features: str = "presence",
+        refit_every: int = 0,
         max_iter: int = 1000,
         tol: float = 1e-4,
     ) -> None:
@@ -168,6 +173,7 @@ class CorrectiveBoostClassifier(RuleClassifier):
         self.l1_ratio = l1_ratio
         self.cv = cv
         self.features = features
+        self.refit_every = refit_every
         self.max_iter = max_iter
         self.tol = tol
 
@@ -176,6 +182,9 @@ class CorrectiveBoostClassifier(RuleClassifier):
         return None if self.estimator is None else self.estimator.positive_class
 
     def _validate_params(self) -> None:
+        if not isinstance(self.refit_every, int) or isinstance(self.refit_every, bool) or self.refit_every < 0:
+            raise ValueError(f"refit_every={self.refit_every!r} is invalid: use 0 (refit once) or a whole number of "
+                             "rounds between refits")
         if self.features not in FEATURES:
             raise ValueError(f"features={self.features!r} is invalid: choose one of {', '.join(FEATURES)}")
         check_settings(C=self.C, Cs=self.Cs, l1_ratio=self.l1_ratio, loss="logistic", cv=self.cv,
@@ -189,13 +198,33 @@ class CorrectiveBoostClassifier(RuleClassifier):
         RETURNS (CorrectiveBoostClassifier): self.
         """
         self._validate_params()
-        params = (self.estimator or TreeBoostClassifier("frequency", n_rounds=1000)).get_params(deep=False)
-        booster = TreeBoostClassifier(**params).fit(X, y)
-        return self.refit(booster, X)
+        params = (self.estimator or TreeBoostClassifier("presence", n_rounds=1000)).get_params(deep=False)
+        booster = TreeBoostClassifier(**params)
+        if not self.refit_every:
+            return self.refit(booster.fit(X, y), X)
+        booster.start(X, y)
+        C = self.C
+        while booster.n_rounds_ < params["n_rounds"]:
+            before = booster.n_rounds_
+            booster.boost(min(self.refit_every, params["n_rounds"] - before))
+            last = booster.n_rounds_ >= params["n_rounds"] or booster.n_rounds_ == before
+            self._refit_with(booster, X, self.C if last else C)
+            if C is None:
+                C = max(i["C"] for i in self.refit_info_ if i["C"] is not None) if any(
+                    i["C"] is not None for i in self.refit_info_) else None
+            if last:
+                break
+            F = self.rules_.margins(X)
+            for h, head in enumerate(booster.heads_):
+                head.scores = F[:, h].copy()
+        return self
 
     def refit(self, booster: TreeBoostClassifier, X: Forest) -> "CorrectiveBoostClassifier":
         """Refit the rules of an already boosted classifier on its training trees X. RETURNS: self."""
         self._validate_params()
+        return self._refit_with(booster, X, self.C)
+
+    def _refit_with(self, booster: TreeBoostClassifier, X: Forest, C: Optional[float]) -> "CorrectiveBoostClassifier":
         booster._check_fitted()
         self.classes_ = booster.classes_
         self.multilabel_ = booster.multilabel_
@@ -203,7 +232,7 @@ class CorrectiveBoostClassifier(RuleClassifier):
         self.n_rounds_ = booster.n_rounds_
         self.boosted_rules_ = booster.rules_
         self.rules_, self.refit_info_ = corrective_rules(
-            booster.rules_, X, [h.y for h in booster.heads_], C=self.C, Cs=self.Cs, l1_ratio=self.l1_ratio,
+            booster.rules_, X, [h.y for h in booster.heads_], C=C, Cs=self.Cs, l1_ratio=self.l1_ratio,
             cv=self.cv, features=self.features, max_iter=self.max_iter, tol=self.tol)
         self.rules_.algorithm = f"{booster.rules_.algorithm}+corrective"
         return self

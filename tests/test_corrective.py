@@ -122,3 +122,19 @@ def test_clone_pickle_and_bad_settings():
             CorrectiveBoostClassifier(**bad).fit(f, y)
     with pytest.raises(ValueError, match="no parameter 'c'"):
         clf.set_params(c=1)
+
+
+def test_refit_every_k_rounds_ends_with_the_refit_of_its_own_rules():
+    f = Forest.from_trees(random_trees(13, min_docs=10, max_docs=10, max_nodes=10)[0])
+    y = labels_for(f, 4)
+    clf = CorrectiveBoostClassifier(TreeBoostClassifier("presence", n_rounds=9, max_pattern_size=2), C=2.0,
+                                    refit_every=3).fit(f, y)
+    assert clf.n_rounds_ <= 9
+    again, _ = corrective_rules(clf.boosted_rules_, f, [clf.heads_[0].y], C=2.0)
+    numpy.testing.assert_array_equal(again.margins(f), clf.rules_.margins(f))
+    once = CorrectiveBoostClassifier(TreeBoostClassifier("presence", n_rounds=9, max_pattern_size=2), C=2.0).fit(f, y)
+    same = CorrectiveBoostClassifier(TreeBoostClassifier("presence", n_rounds=9, max_pattern_size=2), C=2.0,
+                                     refit_every=9).fit(f, y)
+    assert same.rules_.to_bytes() == once.rules_.to_bytes()
+    with pytest.raises(ValueError, match="refit_every=-1 is invalid"):
+        CorrectiveBoostClassifier(refit_every=-1).fit(f, y)
