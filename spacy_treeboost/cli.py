@@ -5,6 +5,7 @@
     python -m spacy_treeboost rules MODEL
     python -m spacy_treeboost convert INPUT.jsonl OUTPUT.spacy [--model en_core_web_sm]
 """
+import os
 import sys
 from pathlib import Path
 from typing import Optional
@@ -34,6 +35,28 @@ def _load(model: Path):
         _fail(f"{model}: {err}")
     except Exception as err:
         _fail(f"{model} is not a spacy-treeboost model file (truncated or foreign: {type(err).__name__})")
+
+
+def _check_writable(path: Path) -> None:
+    """Fail before training when the model could not be written."""
+    if path.is_dir():
+        _fail(f"{path} is a directory; give the model a file name, e.g. {path / 'model.bin'}")
+    parent = path.parent
+    if not parent.is_dir():
+        _fail(f"cannot write {path}: the directory {parent} does not exist (create it first)")
+    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        _fail(f"cannot write {path}: permission denied")
+
+
+def _write_model(path: Path, data: bytes) -> None:
+    """Write atomically: a temporary file in the same directory renamed over the target, so a failed write
+    never leaves a truncated model or destroys the previous one."""
+    from .files import write_bytes_atomic
+
+    try:
+        write_bytes_atomic(path, data)
+    except OSError as err:
+        _fail(f"cannot write {path}: {err.strerror}; the previous file, if any, is unchanged")
 
 
 def _read(path: Path, vocab=None):
@@ -76,6 +99,7 @@ def learn(
 
     from .learner import TreeBoostClassifier, classifier_to_dict
 
+    _check_writable(model)
     forest, classes = _read(train)
     if min_support is None:
         min_support = 2 if algorithm == "linear" else 1
@@ -114,7 +138,7 @@ def learn(
         _fail(str(err))
     finally:
         bar.close()
-    model.write_bytes(srsly.msgpack_dumps(classifier_to_dict(clf)))
+    _write_model(model, srsly.msgpack_dumps(classifier_to_dict(clf)))
     last = clf.trace_[-1] if clf.trace_ else None
     summary = f"{clf.n_rounds_} rounds, {len(clf.rules_.patterns)} distinct subtrees"
     if last:
@@ -142,7 +166,7 @@ def _learn_linear(forest, classes, model: Path, algorithm: str, opts: dict) -> N
         clf.fit(forest, classes)
     except (ValueError, MemoryError) as err:
         _fail(str(err))
-    model.write_bytes(srsly.msgpack_dumps(classifier_to_dict(clf)))
+    _write_model(model, srsly.msgpack_dumps(classifier_to_dict(clf)))
     info = getattr(clf, "fit_info_", None) or clf.refit_info_
     chosen = ", ".join(f"{i['head']}: C={i['C']}" for i in info)
     typer.echo(f"learned {len(clf.rules_)} rules over {len(clf.rules_.patterns)} distinct subtrees ({chosen}) -> {model}",

@@ -280,7 +280,9 @@ class RuleSet:
         return cls.from_dict(loaded)
 
     def to_disk(self, path: Union[str, Path]) -> None:
-        Path(path).write_bytes(self.to_bytes())
+        from .files import write_bytes_atomic
+
+        write_bytes_atomic(path, self.to_bytes())
 
     @classmethod
     def from_disk(cls, path: Union[str, Path]) -> "RuleSet":

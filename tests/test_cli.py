@@ -152,3 +152,20 @@ def test_bad_linear_settings_are_clear_errors(files, args, message):
     assert result.returncode == 2
     assert message in result.stderr and "Traceback" not in result.stderr
     assert not (tmp / "m.bin").exists()
+
+
+def test_unwritable_model_paths_fail_before_training(files):
+    tmp, train = files
+    for target, message in ((tmp, "is a directory"), (tmp / "missing" / "m.bin", "does not exist")):
+        result = run("learn", train, target, "--rounds", 2)
+        assert result.returncode == 2 and message in result.stderr and "learned" not in result.stderr
+        assert "Traceback" not in result.stderr
+
+
+def test_model_is_replaced_whole(files):
+    tmp, train = files
+    model = tmp / "m.bin"
+    assert run("learn", train, model, "--algorithm", "frequency", "--rounds", 2).returncode == 0
+    first = model.read_bytes()
+    assert run("learn", train, model, "--algorithm", "frequency", "--rounds", 4).returncode == 0
+    assert model.read_bytes() != first and not list(tmp.glob(".m.bin.*"))

@@ -21,6 +21,7 @@ from spacy.training import Example, validate_get_examples
 from spacy.vocab import Vocab
 
 from ..docs import DocIndexer, TreeSpec, docs_to_forest
+from ..files import write_bytes_atomic
 from ..learner import RuleClassifier, TreeBoostClassifier, classifier_from_dict, classifier_to_dict, margins_to_proba
 from ..logistic import DEFAULT_CS
 from ..model import ModelFormatError
@@ -561,8 +562,8 @@ class TreeBoostTextCategorizer(TrainablePipe):
     def to_disk(self, path: Path, *, exclude: Iterable[str] = tuple()) -> None:
         """Write `cfg` (JSON) and `model` (msgpack) into the directory `path`."""
         serialize = {
-            "cfg": lambda p: srsly.write_json(p, self.cfg),
-            "model": lambda p: Path(p).write_bytes(self._model_bytes()),
+            "cfg": lambda p: write_bytes_atomic(p, srsly.json_dumps(self.cfg, indent=2).encode("utf8")),
+            "model": lambda p: write_bytes_atomic(p, self._model_bytes()),
         }
         util.to_disk(path, serialize, exclude)
 
