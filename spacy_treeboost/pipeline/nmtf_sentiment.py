@@ -68,6 +68,8 @@ DEFAULT_NMTF_SCORE_WEIGHTS = {
         "use_labels": True,
         "alpha": 0.5,
         "beta": 1.0,
+        "beta_scale": "fit",
+        "label_start": 0.05,
         "update": "monotone",
         "init": "lexicon",
         "prior_scale": "unit",
@@ -92,6 +94,8 @@ def make_nmtf_sentiment(
     use_labels: bool,
     alpha: float,
     beta: float,
+    beta_scale: Literal["fit", "one"],
+    label_start: float,
     update: Literal["monotone", "sqrt", "as_printed"],
     init: Literal["lexicon", "kmeans"],
     prior_scale: Literal["unit", "one"],
@@ -114,7 +118,13 @@ def make_nmtf_sentiment(
     negative_label (str): The label written for negative polarity.
     use_labels (bool): Use the labels of training examples (SSMFLK); False gives pure MFLK.
     alpha (float): Weight of the lexicon prior.
-    beta (float): Weight of the document-label prior.
+    beta (float): Weight of the document-label prior; with beta_scale = "fit",
+        beta = 1 makes a labelled document whose row of G is 0 cost as much as an
+        average document's share of the fit term (docs/nmtf_results.md).
+    beta_scale (str): "fit" (beta relative to ||X||^2 per document, see beta) or
+        "one" (beta used as printed).
+    label_start (float): Weight of the labelled documents in the start of F, and
+        so of the unlabelled documents' start classes; 0 starts like MFLK.
     update (str): "monotone" (rules that never increase the objective), "sqrt"
         (the printed rules, damped) or "as_printed".
     init (str): Start of G: "lexicon" (documents' lexicon classes) or "kmeans".
@@ -142,6 +152,8 @@ def make_nmtf_sentiment(
         use_labels=use_labels,
         alpha=alpha,
         beta=beta,
+        beta_scale=beta_scale,
+        label_start=label_start,
         update=update,
         init=init,
         prior_scale=prior_scale,
@@ -175,6 +187,8 @@ class NMTFSentiment(TrainablePipe):
         use_labels: bool = True,
         alpha: float = 0.5,
         beta: float = 1.0,
+        beta_scale: str = "fit",
+        label_start: float = 0.05,
         update: str = "monotone",
         init: str = "lexicon",
         prior_scale: str = "unit",
@@ -199,6 +213,8 @@ class NMTFSentiment(TrainablePipe):
         use_labels (bool): Use the labels of training examples (SSMFLK).
         alpha (float): Weight of the lexicon prior.
         beta (float): Weight of the document-label prior.
+        beta_scale (str): "fit" (beta relative to the fit per document) or "one".
+        label_start (float): Weight of the labelled documents in the start of F.
         update (str): "monotone", "sqrt" or "as_printed".
         init (str): "lexicon" or "kmeans".
         prior_scale (str): "unit" or "one".
@@ -235,6 +251,8 @@ class NMTFSentiment(TrainablePipe):
             "use_labels": use_labels,
             "alpha": alpha,
             "beta": beta,
+            "beta_scale": beta_scale,
+            "label_start": label_start,
             "update": update,
             "init": init,
             "prior_scale": prior_scale,
@@ -482,6 +500,8 @@ class NMTFSentiment(TrainablePipe):
         return SSMFLK(
             alpha=cfg["alpha"],
             beta=cfg["beta"],
+            beta_scale=cfg.get("beta_scale", "fit"),
+            label_start=cfg.get("label_start", 0.05),
             update=cfg["update"],
             init=cfg.get("init", "lexicon"),
             prior_scale=cfg.get("prior_scale", "unit"),
