@@ -407,6 +407,7 @@ class MFLK:
     _beta = 0.0
     _beta_scale = "one"
     _label_start = 0.0
+    _label_min_docs = 1
 
     def fit(self, X: sp.spmatrix, F0: np.ndarray, init_clusters: Optional[np.ndarray] = None) -> "MFLK":
         """Factorize X until G stops changing or `max_iter` iterations have run.
@@ -473,11 +474,17 @@ class MFLK:
         label_start = self._label_start if c2.any() else 0.0
         if label_start > 0:
             # SSMFLK's labelled start: F also leans towards the words of the labelled
-            # documents of each class (their class sums X_L G0_L, each column given
+            # documents of each class (their class sums X_L G0_L over the words found in
+            # at least `label_min_docs` labelled documents, each column given
             # `label_start` times the norm of F's column), and the unlabelled rows of
             # G start at the classes this F implies (argmax X^T F) instead of the
             # lexicon's.
-            F = F + label_start * unit_columns(np.asarray(X[:, c2] @ G0[c2])) * np.linalg.norm(F, axis=0)
+            sums = np.asarray(X[:, c2] @ G0[c2])
+            # With unit-norm word rows a word seen once weighs as much as a frequent one, so
+            # the words of a single labelled document would dominate the sums: they count
+            # from `label_min_docs` labelled documents on.
+            sums[np.asarray((X[:, c2] > 0).sum(axis=1)).ravel() < self._label_min_docs] = 0.0
+            F = F + label_start * unit_columns(sums) * np.linalg.norm(F, axis=0)
         if init_clusters is not None:
             clusters = init_clusters
         elif self.init == "lexicon" and c1.any():
@@ -640,6 +647,9 @@ class MFLK:
         if not (isinstance(self._label_start, (int, float, np.integer, np.floating)) and np.isfinite(self._label_start)
                 and self._label_start >= 0):
             raise ValueError(f"label_start must be a finite number >= 0, got {self._label_start!r}.")
+        if not (isinstance(self._label_min_docs, (int, np.integer)) and not isinstance(self._label_min_docs, bool)
+                and self._label_min_docs >= 1):
+            raise ValueError(f"label_min_docs must be an integer >= 1, got {self._label_min_docs!r}.")
         if not (isinstance(self.n_init, (int, np.integer)) and self.n_init >= 1):
             raise ValueError(f"n_init must be an integer >= 1, got {self.n_init!r}.")
         for name in ("alpha", "_beta", "offset"):
@@ -699,6 +709,9 @@ class SSMFLK(MFLK):
         of F's column), and with init="lexicon" the unlabelled rows of G start
         at the classes argmax X^T F of that F. 0 gives the start of MFLK
         (and of the printed algorithm).
+    label_min_docs (int): Words found in fewer labelled documents are left out
+        of those class sums (default 2: a word seen in one labelled document
+        would weigh as much as a frequent one, given unit-norm word rows).
     """
 
     def __init__(
@@ -715,6 +728,7 @@ class SSMFLK(MFLK):
         random_state: int = 0,
         beta_scale: str = "fit",
         label_start: float = 0.05,
+        label_min_docs: int = 2,
     ) -> None:
         super().__init__(
             alpha=alpha,
@@ -730,6 +744,7 @@ class SSMFLK(MFLK):
         self.beta = beta
         self.beta_scale = beta_scale
         self.label_start = label_start
+        self.label_min_docs = label_min_docs
 
     @property
     def _beta(self) -> float:  # type: ignore[override]
@@ -742,6 +757,10 @@ class SSMFLK(MFLK):
     @property
     def _label_start(self) -> float:  # type: ignore[override]
         return self.label_start
+
+    @property
+    def _label_min_docs(self) -> int:  # type: ignore[override]
+        return self.label_min_docs
 
     def fit(  # type: ignore[override]
         self, X: sp.spmatrix, F0: np.ndarray, y: np.ndarray, init_clusters: Optional[np.ndarray] = None

@@ -593,21 +593,25 @@ def test_relative_beta_matches_its_definition(problem, beta, prior_scale):
     assert printed.beta_ == beta
 
 
-@settings(max_examples=25, deadline=None)
-@given(problems, st.floats(0.01, 1.0))
-def test_labelled_start_matches_a_dense_computation(problem, label_start):
+@settings(max_examples=30, deadline=None)
+@given(problems, st.floats(0.01, 1.0), st.integers(1, 3))
+def test_labelled_start_matches_a_dense_computation(problem, label_start, label_min_docs):
     """F starts at unit columns of (F0 + 0.2) + label_start * ||F0 + 0.2 column|| * (X_L Y_L
-    with unit columns), and the unlabelled documents start at argmax X^T F (then aligned)."""
+    over the words of >= label_min_docs labelled documents, with unit columns), and the
+    unlabelled documents start at argmax X^T F (then aligned)."""
     seed, m, n, density, _ = problem
     X, F0, y = random_problem(seed, m, n, density, labelled=0.4)
     y[0] = 0 if y[0] == -1 else y[0]
-    model = SSMFLK(label_start=label_start).initialize(X, F0, y)
+    model = SSMFLK(label_start=label_start, label_min_docs=label_min_docs).initialize(X, F0, y)
     Xd = X.toarray()
     base = F0 + 0.2
     sums = np.zeros((m, 2))
-    for j in range(n):
-        if y[j] != -1:
-            sums[:, y[j]] += Xd[:, j]
+    for i in range(m):
+        if sum(1 for j in range(n) if y[j] != -1 and Xd[i, j] > 0) < label_min_docs:
+            continue
+        for j in range(n):
+            if y[j] != -1:
+                sums[i, y[j]] += Xd[i, j]
     norms = np.linalg.norm(sums, axis=0)
     F = base + label_start * np.linalg.norm(base, axis=0) * sums / np.where(norms > 0, norms, 1.0)
     F = F / np.linalg.norm(F, axis=0)
@@ -656,6 +660,8 @@ def test_labels_pull_the_unlabelled_documents():
         ({"beta_scale": "relative"}, "beta_scale must be one of"),
         ({"label_start": -0.1}, "label_start must be"),
         ({"label_start": float("inf")}, "label_start must be"),
+        ({"label_min_docs": 0}, "label_min_docs must be"),
+        ({"label_min_docs": 1.5}, "label_min_docs must be"),
         ({"beta": -1.0}, "beta must be"),
     ],
 )

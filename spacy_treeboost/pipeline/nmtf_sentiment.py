@@ -70,6 +70,7 @@ DEFAULT_NMTF_SCORE_WEIGHTS = {
         "beta": 1.0,
         "beta_scale": "fit",
         "label_start": 0.05,
+        "label_min_docs": 2,
         "update": "monotone",
         "init": "lexicon",
         "prior_scale": "unit",
@@ -96,6 +97,7 @@ def make_nmtf_sentiment(
     beta: float,
     beta_scale: Literal["fit", "one"],
     label_start: float,
+    label_min_docs: int,
     update: Literal["monotone", "sqrt", "as_printed"],
     init: Literal["lexicon", "kmeans"],
     prior_scale: Literal["unit", "one"],
@@ -125,6 +127,7 @@ def make_nmtf_sentiment(
         "one" (beta used as printed).
     label_start (float): Weight of the labelled documents in the start of F, and
         so of the unlabelled documents' start classes; 0 starts like MFLK.
+    label_min_docs (int): Words of fewer labelled documents are left out of that start.
     update (str): "monotone" (rules that never increase the objective), "sqrt"
         (the printed rules, damped) or "as_printed".
     init (str): Start of G: "lexicon" (documents' lexicon classes) or "kmeans".
@@ -154,6 +157,7 @@ def make_nmtf_sentiment(
         beta=beta,
         beta_scale=beta_scale,
         label_start=label_start,
+        label_min_docs=label_min_docs,
         update=update,
         init=init,
         prior_scale=prior_scale,
@@ -189,6 +193,7 @@ class NMTFSentiment(TrainablePipe):
         beta: float = 1.0,
         beta_scale: str = "fit",
         label_start: float = 0.05,
+        label_min_docs: int = 2,
         update: str = "monotone",
         init: str = "lexicon",
         prior_scale: str = "unit",
@@ -215,6 +220,7 @@ class NMTFSentiment(TrainablePipe):
         beta (float): Weight of the document-label prior.
         beta_scale (str): "fit" (beta relative to the fit per document) or "one".
         label_start (float): Weight of the labelled documents in the start of F.
+        label_min_docs (int): Words of fewer labelled documents are left out of that start.
         update (str): "monotone", "sqrt" or "as_printed".
         init (str): "lexicon" or "kmeans".
         prior_scale (str): "unit" or "one".
@@ -253,6 +259,7 @@ class NMTFSentiment(TrainablePipe):
             "beta": beta,
             "beta_scale": beta_scale,
             "label_start": label_start,
+            "label_min_docs": label_min_docs,
             "update": update,
             "init": init,
             "prior_scale": prior_scale,
@@ -502,6 +509,7 @@ class NMTFSentiment(TrainablePipe):
             beta=cfg["beta"],
             beta_scale=cfg.get("beta_scale", "fit"),
             label_start=cfg.get("label_start", 0.05),
+            label_min_docs=cfg.get("label_min_docs", 2),
             update=cfg["update"],
             init=cfg.get("init", "lexicon"),
             prior_scale=cfg.get("prior_scale", "unit"),
