@@ -33,6 +33,18 @@ reachable with `update="sqrt"` or `"as_printed"`, `init="kmeans"` and
   give every vocabulary word a unit-norm row, so that the fit weighs each word
   as equally as the prior does. This belongs to the representation, not to
   the estimator.
+
+SSMFLK's defaults differ on two more points (issue 15); `beta_scale="one"`,
+`label_start=0` restore the printed label weight and start:
+
+- `beta_scale="fit"`: beta is relative. The weight used in J is
+  `beta_ = beta * (||X||^2 / n) / mean ||G0_j||^2` over the labelled rows j, so
+  beta = 1 makes a labelled document whose row of G is 0 cost as much as an
+  average document's share of the fit term. With unit-scale G0 rows of
+  1/sqrt(n_k) the printed beta = 1 was thousands of times weaker than that.
+- `label_start=0.05`: F starts leaning towards the class sums of the labelled
+  documents (words of at least `label_min_docs` of them), and the unlabelled
+  rows of G start at the classes this F implies.
 """
 from collections import Counter
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
