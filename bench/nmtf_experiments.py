@@ -501,14 +501,14 @@ and the subset table at the end shows where the defaults do not help.
    initialization F = F0 that Algorithm 1 prints. k-means stays available (`init="kmeans"`).
 
 5. **beta relative to the fit** (`beta_scale="fit"`, SSMFLK only; issue 15). With unit-scale
-   priors a labelled row of G0 is `1/sqrt(n_k)` (about 0.014 on sentence polarity), so with the
-   printed beta = 1 a labelled document's label term is at most `1/n_k` while the fit term is
-   `||X||^2` (about 5,000 with unit-norm word rows): the labels could not hold their rows, and
-   the 5 % of labelled columns are a 5 % share of what determines F. beta is now relative:
+   priors a labelled row of G0 is `1/sqrt(n_k)`, so with the printed beta = 1 a labelled
+   document's label term is at most about `1/n_k` while the fit term is `||X||^2` (the number
+   of non-empty words, with unit-norm word rows; the "Unit" line under each corpus's ablation
+   gives both): the labels could not hold their rows. beta is now relative:
    the weight used in J is `beta_ = beta * (||X||^2 / n) / mean_j ||G0_j||^2` over the labelled
    rows, so **beta = 1 means that a labelled document whose row of G is 0 pays as much label
-   penalty as an average document's share of the fit term at F S G^T = 0** (and a labelled
-   document predicted with the wrong class pays about that much). The objective is the paper's;
+   penalty as an average document's share of the fit term at F S G^T = 0** (a labelled row
+   of the right size in the wrong class pays twice that). The objective is the paper's;
    only the unit of beta changes. On the dev draws beta is saturated from about 0.01 up (table
    "Why the labels carried little"): the labelled rows are then held at their labels, and what
    is left to the labels is their pull on F. The printed unit is `beta_scale="one"`
