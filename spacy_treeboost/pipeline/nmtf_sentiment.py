@@ -23,7 +23,7 @@ from spacy.training import Example, validate_get_examples
 from spacy.vocab import Vocab
 
 from .. import scoring  # noqa: F401  (registers spacy_treeboost.nmtf_scorer.v1, a picklable partial)
-from ..lexicons import Lexicon, create_hu_liu_lexicon, create_jsonl_lexicon
+from ..lexicons import Lexicon, create_hu_liu_lexicon, create_jsonl_lexicon, create_lexicon
 from ..nmtf import (
     NEGATIVE,
     POSITIVE,
@@ -43,6 +43,7 @@ MODEL_FORMAT_VERSION = 1
 # the package is used from a source checkout; lexicons.py itself stays spaCy-free.
 util.registry.readers.register("spacy_treeboost.HuLiuLexicon.v1", func=create_hu_liu_lexicon)
 util.registry.readers.register("spacy_treeboost.JsonlLexicon.v1", func=create_jsonl_lexicon)
+util.registry.readers.register("spacy_treeboost.Lexicon.v1", func=create_lexicon)
 
 DEFAULT_NMTF_SCORE_WEIGHTS = {
     "nmtf_cats_score": 1.0,
