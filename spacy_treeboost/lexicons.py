@@ -8,7 +8,9 @@ Two formats are read:
 Words listed with both polarities are dropped, because they carry no prior.
 This module does not import spaCy; `create_hu_liu_lexicon` and
 `create_jsonl_lexicon` are the functions behind the `spacy_readers` entry
-points `spacy_treeboost.HuLiuLexicon.v1` and `spacy_treeboost.JsonlLexicon.v1`.
+points `spacy_treeboost.HuLiuLexicon.v1` and `spacy_treeboost.JsonlLexicon.v1`;
+`create_lexicon` (either format: a folder or a file) is registered as
+`spacy_treeboost.Lexicon.v1` by the `nmtf_sentiment` component's module.
 """
 import json
 import random
@@ -210,6 +212,36 @@ def create_jsonl_lexicon(path: Path, lowercase: bool = True) -> Lexicon:
     RETURNS (Lexicon): The lexicon.
     """
     return read_jsonl_lexicon(path, lowercase=lowercase)
+
+
+def read_lexicon(path: Union[str, Path], encoding: str = "utf-8", lowercase: bool = True) -> Lexicon:
+    """Read either format: a folder is a Hu & Liu lexicon, a file a JSON-lines lexicon.
+
+    path (Union[str, Path]): The Hu & Liu folder or the `.jsonl` file.
+    encoding (str): The Hu & Liu files' encoding (JSON lines are UTF-8).
+    lowercase (bool): Lower-case the words.
+    RETURNS (Lexicon): The lexicon.
+    """
+    path = Path(path)
+    if path.is_dir():
+        return read_hu_liu_lexicon(path, encoding=encoding, lowercase=lowercase)
+    if path.is_file():
+        return read_jsonl_lexicon(path, lowercase=lowercase)
+    raise FileNotFoundError(
+        f"Lexicon not found: {path} (expected a Hu & Liu folder with {HU_LIU_POSITIVE_FILE} and "
+        f"{HU_LIU_NEGATIVE_FILE}, or a .jsonl file)."
+    )
+
+
+def create_lexicon(path: Path, encoding: str = "utf-8", lowercase: bool = True) -> Lexicon:
+    """Registered reader `spacy_treeboost.Lexicon.v1`: either format, see `read_lexicon`.
+
+    path (Path): A Hu & Liu folder or a `.jsonl` file.
+    encoding (str): The Hu & Liu files' encoding.
+    lowercase (bool): Lower-case the words.
+    RETURNS (Lexicon): The lexicon.
+    """
+    return read_lexicon(path, encoding=encoding, lowercase=lowercase)
 
 
 def _numbered_lines(path: Path, encoding: str) -> Iterator[Tuple[int, str]]:

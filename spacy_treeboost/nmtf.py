@@ -33,6 +33,18 @@ reachable with `update="sqrt"` or `"as_printed"`, `init="kmeans"` and
   give every vocabulary word a unit-norm row, so that the fit weighs each word
   as equally as the prior does. This belongs to the representation, not to
   the estimator.
+
+SSMFLK's defaults differ on two more points (issue 15); `beta_scale="one"`,
+`label_start=0` restore the printed label weight and start:
+
+- `beta_scale="fit"`: beta is relative. The weight used in J is
+  `beta_ = beta * (||X||^2 / n) / mean ||G0_j||^2` over the labelled rows j, so
+  beta = 1 makes a labelled document whose row of G is 0 cost as much as an
+  average document's share of the fit term. With unit-scale G0 rows of
+  1/sqrt(n_k) the printed beta = 1 was thousands of times weaker than that.
+- `label_start=0.05`: F starts leaning towards the class sums of the labelled
+  documents (words of at least `label_min_docs` of them), and the unlabelled
+  rows of G start at the classes this F implies.
 """
 from collections import Counter
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
@@ -69,6 +81,7 @@ ENGLISH_STOP_WORDS = frozenset(
 UPDATES = ("monotone", "sqrt", "as_printed")
 INITS = ("lexicon", "kmeans")
 PRIOR_SCALES = ("unit", "one")
+BETA_SCALES = ("fit", "one")
 
 _OFFSET_EPS = 1e-10
 _FLOOR = 1e-16
@@ -404,6 +417,9 @@ class MFLK:
         self.random_state = random_state
 
     _beta = 0.0
+    _beta_scale = "one"
+    _label_start = 0.0
+    _label_min_docs = 1
 
     def fit(self, X: sp.spmatrix, F0: np.ndarray, init_clusters: Optional[np.ndarray] = None) -> "MFLK":
         """Factorize X until G stops changing or `max_iter` iterations have run.
@@ -458,11 +474,36 @@ class MFLK:
             )
         G0, c2 = self._document_prior(y, n)
         if init_clusters is not None:
-            clusters = np.asarray(init_clusters, dtype=np.int64)
-            if clusters.shape != (n,) or not np.isin(clusters, (0, 1)).all():
+            init_clusters = np.asarray(init_clusters, dtype=np.int64)
+            if init_clusters.shape != (n,) or not np.isin(init_clusters, (0, 1)).all():
                 raise ValueError(f"init_clusters must hold 0 or 1 for each of the {n} documents.")
+        if c1.any():
+            F = F0 + self.offset
+        else:
+            # No lexicon (alpha = 0, plain TNMF): a constant F would keep its two
+            # columns equal forever, so start from a clustering of the words.
+            F = one_hot(kmeans_clusters(sp.csr_matrix(X.T), self.random_state)) + self.offset
+        label_start = self._label_start if c2.any() else 0.0
+        if label_start > 0:
+            # SSMFLK's labelled start: F also leans towards the words of the labelled
+            # documents of each class (their class sums X_L G0_L over the words found in
+            # at least `label_min_docs` labelled documents, each column given
+            # `label_start` times the norm of F's column), and the unlabelled rows of
+            # G start at the classes this F implies (argmax X^T F) instead of the
+            # lexicon's.
+            sums = np.asarray(X[:, c2] @ G0[c2])
+            # With unit-norm word rows a word seen once weighs as much as a frequent one, so
+            # the words of a single labelled document would dominate the sums: they count
+            # from `label_min_docs` labelled documents on.
+            sums[np.asarray((X[:, c2] > 0).sum(axis=1)).ravel() < self._label_min_docs] = 0.0
+            F = F + label_start * unit_columns(sums) * np.linalg.norm(F, axis=0)
+        if init_clusters is not None:
+            clusters = init_clusters
         elif self.init == "lexicon" and c1.any():
-            clusters = lexicon_classes(X, F0)
+            if label_start > 0:
+                clusters = np.argmax(np.asarray(X.T @ unit_columns(F)), axis=1).astype(np.int64)
+            else:
+                clusters = lexicon_classes(X, F0)
         else:
             clusters = kmeans_clusters(X, self.random_state, n_init=self.n_init)
         if c1.any():
@@ -471,12 +512,6 @@ class MFLK:
             agree = (one_hot(clusters) * G0).sum()
             if agree < (one_hot(1 - clusters) * G0).sum():
                 clusters = 1 - clusters
-        if c1.any():
-            F = F0 + self.offset
-        else:
-            # No lexicon (alpha = 0, plain TNMF): a constant F would keep its two
-            # columns equal forever, so start from a clustering of the words.
-            F = one_hot(kmeans_clusters(sp.csr_matrix(X.T), self.random_state)) + self.offset
         G = one_hot(clusters) + self.offset
         G[c2] = G0[c2] + self.offset
         F0_target, G0_target = F0, G0
@@ -495,6 +530,12 @@ class MFLK:
         self._X = X
         self._Xt = X.T.tocsr()
         self._sq_norm_X = float(X.multiply(X).sum())
+        # The weight of the document-label term actually used (beta_ in J).
+        self.beta_ = self._beta
+        if self._beta_scale == "fit" and c2.any():
+            # beta = 1: each labelled document's label term, with its row of G at 0,
+            # costs as much as an average document's share of the fit at F S G^T = 0.
+            self.beta_ = self._beta * (self._sq_norm_X / n) / float(np.mean(np.sum(G0_target[c2] ** 2, axis=1)))
         self._F0, self._c1, self._G0, self._c2 = F0_target, c1, G0_target, c2
         self.F_, self.S_, self.G_ = F, S, G
         self.objective_ = [self._objective()]
@@ -516,7 +557,7 @@ class MFLK:
         monotone = self.update == "monotone"
         root = self.update in ("sqrt", "monotone")
         X, Xt, F, S, G = self._X, self._Xt, self.F_, self.S_, self.G_
-        alpha, beta = self.alpha, self._beta
+        alpha, beta = self.alpha, self.beta_
         aF0 = alpha * (self._c1[:, None] * self._F0)
         c1 = self._c1[:, None].astype(np.float64)
         c2 = self._c2[:, None].astype(np.float64)
@@ -613,6 +654,14 @@ class MFLK:
             raise ValueError(f"init must be one of {', '.join(map(repr, INITS))}, got {self.init!r}.")
         if self.prior_scale not in PRIOR_SCALES:
             raise ValueError(f"prior_scale must be one of {', '.join(map(repr, PRIOR_SCALES))}, got {self.prior_scale!r}.")
+        if self._beta_scale not in BETA_SCALES:
+            raise ValueError(f"beta_scale must be one of {', '.join(map(repr, BETA_SCALES))}, got {self._beta_scale!r}.")
+        if not (isinstance(self._label_start, (int, float, np.integer, np.floating)) and np.isfinite(self._label_start)
+                and self._label_start >= 0):
+            raise ValueError(f"label_start must be a finite number >= 0, got {self._label_start!r}.")
+        if not (isinstance(self._label_min_docs, (int, np.integer)) and not isinstance(self._label_min_docs, bool)
+                and self._label_min_docs >= 1):
+            raise ValueError(f"label_min_docs must be an integer >= 1, got {self._label_min_docs!r}.")
         if not (isinstance(self.n_init, (int, np.integer)) and self.n_init >= 1):
             raise ValueError(f"n_init must be an integer >= 1, got {self.n_init!r}.")
         for name in ("alpha", "_beta", "offset"):
@@ -642,7 +691,7 @@ class MFLK:
         XG = self._X @ G
         fit = self._sq_norm_X - 2 * np.sum(S * (F.T @ XG)) + np.sum(((F.T @ F) @ S @ (G.T @ G)) * S)
         prior_F = self.alpha * np.sum(((F - self._F0) ** 2)[self._c1])
-        prior_G = self._beta * np.sum(((G - self._G0) ** 2)[self._c2])
+        prior_G = self.beta_ * np.sum(((G - self._G0) ** 2)[self._c2])
         return float(fit + prior_F + prior_G)
 
 
@@ -650,7 +699,12 @@ class SSMFLK(MFLK):
     """Semi-supervised MFLK: the lexicon prior plus a prior on labelled documents.
 
     alpha (float): Weight of the lexicon prior.
-    beta (float): Weight of the document-label prior.
+    beta (float): Weight of the document-label prior. With `beta_scale="fit"`
+        (default) it is relative: beta = 1 makes each labelled document's
+        label term, with its row of G at 0, cost as much as an average
+        document's share of the fit term at F S G^T = 0 (||X||^2 / n); the
+        weight used in J is `beta_` = beta * (||X||^2 / n) / mean ||G0_j||^2 over
+        the labelled rows j. With `beta_scale="one"` beta is used as printed.
     update (str): "monotone" (default), "sqrt" or "as_printed".
     init (str): Start of the unlabelled rows of G: "lexicon" (default) or "kmeans".
     prior_scale (str): "unit" (default) or "one".
@@ -659,6 +713,17 @@ class SSMFLK(MFLK):
     offset (float): Added to the initial F0, one-hot G and labelled rows.
     n_init (int): k-means restarts when k-means is used.
     random_state (int): Seed of the k-means initialization.
+    beta_scale (str): "fit" (default; beta relative to the fit per labelled
+        document, see beta) or "one" (beta used as is, as printed).
+    label_start (float): Weight of the labelled documents in the start of F
+        (default 0.05): F starts at F0 + offset plus `label_start` times the
+        labelled documents' class sums X_L G0_L (each column scaled to the norm
+        of F's column), and with init="lexicon" the unlabelled rows of G start
+        at the classes argmax X^T F of that F. 0 gives the start of MFLK
+        (and of the printed algorithm).
+    label_min_docs (int): Words found in fewer labelled documents are left out
+        of those class sums (default 2: a word seen in one labelled document
+        would weigh as much as a frequent one, given unit-norm word rows).
     """
 
     def __init__(
@@ -673,6 +738,9 @@ class SSMFLK(MFLK):
         offset: float = 0.2,
         n_init: int = 1,
         random_state: int = 0,
+        beta_scale: str = "fit",
+        label_start: float = 0.05,
+        label_min_docs: int = 2,
     ) -> None:
         super().__init__(
             alpha=alpha,
@@ -686,10 +754,25 @@ class SSMFLK(MFLK):
             random_state=random_state,
         )
         self.beta = beta
+        self.beta_scale = beta_scale
+        self.label_start = label_start
+        self.label_min_docs = label_min_docs
 
     @property
     def _beta(self) -> float:  # type: ignore[override]
         return self.beta
+
+    @property
+    def _beta_scale(self) -> str:  # type: ignore[override]
+        return self.beta_scale
+
+    @property
+    def _label_start(self) -> float:  # type: ignore[override]
+        return self.label_start
+
+    @property
+    def _label_min_docs(self) -> int:  # type: ignore[override]
+        return self.label_min_docs
 
     def fit(  # type: ignore[override]
         self, X: sp.spmatrix, F0: np.ndarray, y: np.ndarray, init_clusters: Optional[np.ndarray] = None

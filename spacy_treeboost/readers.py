@@ -32,6 +32,9 @@ class JsonlCorpus:
     label_map (Optional[Dict[str, str]]): Rename labels as they are read, e.g. {"pos": "POS"}.
     skip_unlabeled (bool): Skip lines whose label field is missing, null or an empty
         list (e.g. Reuters' `r8_label` or `r10` outside R8/R10) instead of raising.
+    unlabeled (bool): Yield such lines as unlabeled examples, whose `reference.cats`
+        is empty (`{}`), e.g. the unlabeled documents of semi-supervised
+        `nmtf_sentiment` (SSMFLK) training, instead of raising.
     """
 
     def __init__(
@@ -47,6 +50,7 @@ class JsonlCorpus:
         folds: Optional[Sequence[Fold]] = None,
         label_map: Optional[Dict[str, str]] = None,
         skip_unlabeled: bool = False,
+        unlabeled: bool = False,
     ) -> None:
         if path is None:
             raise ValueError("spacy_treeboost.JsonlCorpus.v1 needs a path; set it in the [corpora] block.")
@@ -62,6 +66,9 @@ class JsonlCorpus:
         self.folds = set(folds) if folds is not None else None
         self.label_map = dict(label_map or {})
         self.skip_unlabeled = skip_unlabeled
+        self.unlabeled = unlabeled
+        if skip_unlabeled and unlabeled:
+            raise ValueError("skip_unlabeled and unlabeled cannot both be true: unlabeled lines are either skipped or kept.")
         if self.labels is not None:
             if len(set(self.labels)) != len(self.labels):
                 raise ValueError(f"the labels given to spacy_treeboost.JsonlCorpus.v1 repeat a label: {self.labels}")
@@ -82,7 +89,7 @@ class JsonlCorpus:
         YIELDS (Tuple[str, Dict[str, float]]): The text and its cats over the whole label set.
         """
         if self.labels is None:
-            self.labels = sorted({label for _, _, gold, _ in self._read() for label in gold})
+            self.labels = sorted({label for _, _, gold, _ in self._read() for label in gold or ()})
         label_set = set(self.labels)
         n = 0
         seen_folds = set()
@@ -90,6 +97,12 @@ class JsonlCorpus:
             if self.folds is not None and fold not in self.folds:
                 if len(seen_folds) < 20 and isinstance(fold, (int, str)):
                     seen_folds.add(fold)
+                continue
+            if gold is None:  # an unlabeled line, kept with `unlabeled = true`
+                yield text, {}
+                n += 1
+                if self.limit and n >= self.limit:
+                    break
                 continue
             unknown = sorted(set(gold) - label_set)
             if unknown:
@@ -124,12 +137,16 @@ class JsonlCorpus:
                     f"{where}: the record has both {self.label_field!r} and {self.labels_field!r}; "
                     f"use {self.label_field!r} for one label or {self.labels_field!r} for a list."
                 )
-            if single is None and (multi is None or (self.skip_unlabeled and not multi)):
+            if single is None and (multi is None or ((self.skip_unlabeled or self.unlabeled) and not multi)):
                 if self.skip_unlabeled:
+                    continue
+                if self.unlabeled:
+                    yield line_no, text, None, record.get(self.fold_field)
                     continue
                 raise CorpusFormatError(
                     f"{where}: the record has neither {self.label_field!r} nor {self.labels_field!r}; "
-                    "add one, or set skip_unlabeled = true to skip unlabeled lines."
+                    "add one, set skip_unlabeled = true to skip unlabeled lines, or unlabeled = true "
+                    "to read them as unlabeled examples."
                 )
             line_kind = "single" if single is not None else "multi"
             if kind is not None and line_kind != kind:
@@ -161,6 +178,7 @@ def create_jsonl_corpus(
     folds: Optional[List[Fold]] = None,
     label_map: Optional[Dict[str, str]] = None,
     skip_unlabeled: bool = False,
+    unlabeled: bool = False,
 ) -> Callable[[Language], Iterator[Example]]:
     """Create a re-iterable reader of labeled JSONL documents for `spacy train`.
 
@@ -174,6 +192,7 @@ def create_jsonl_corpus(
     folds (Optional[List[Union[int, str]]]): The values of `fold_field` to keep.
     label_map (Optional[Dict[str, str]]): Rename labels as they are read.
     skip_unlabeled (bool): Skip lines without a label instead of raising.
+    unlabeled (bool): Yield lines without a label as examples with empty cats.
     RETURNS (Callable[[Language], Iterator[Example]]): The reader.
     """
     return JsonlCorpus(
@@ -187,4 +206,5 @@ def create_jsonl_corpus(
         folds=folds,
         label_map=label_map,
         skip_unlabeled=skip_unlabeled,
+        unlabeled=unlabeled,
     )

@@ -180,3 +180,32 @@ def test_jsonl_reader_on_an_empty_file_or_folder(tmp_path):
 def test_lexicon_with_only_ambiguous_words():
     with pytest.raises(ValueError, match="lexicon is empty"):
         Lexicon(["odd"], ["odd"])
+
+
+def test_read_lexicon_tells_the_formats_apart(tmp_path):
+    """`spacy_treeboost.Lexicon.v1` (the NMTF config's reader): a folder is Hu & Liu, a file JSON lines."""
+    from spacy_treeboost.lexicons import create_lexicon, read_lexicon
+
+    folder = tmp_path / "hu_liu"
+    folder.mkdir()
+    write_hu_liu(folder, ["good", "great"], ["bad"])
+    jsonl = tmp_path / "lexicon.jsonl"
+    jsonl.write_text("".join(json.dumps({"word": w, "polarity": p}) + "\n"
+                             for w, p in (("good", "positive"), ("great", "positive"), ("bad", "negative"))))
+    assert read_lexicon(folder) == read_hu_liu_lexicon(folder) == read_lexicon(jsonl) == create_lexicon(jsonl)
+    with pytest.raises(FileNotFoundError, match="Hu & Liu folder .* or a .jsonl file"):
+        read_lexicon(tmp_path / "missing")
+
+
+def test_nmtf_config_reads_either_lexicon_format(tmp_path):
+    """`spacy debug config` of the NMTF config passes with the shipped .jsonl lexicon and with a Hu & Liu folder."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    folder = tmp_path / "hu_liu"
+    folder.mkdir()
+    write_hu_liu(folder, ["good", "great"], ["bad"])
+    for lexicon in (root / "lexicons" / "sentiment_small.jsonl", folder):
+        result = subprocess.run([sys.executable, "-m", "spacy", "debug", "config", "configs/nmtf_sentiment.cfg",
+                                 "--paths.lexicon", str(lexicon)], cwd=root, capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0 and "Config is valid" in result.stdout, result.stdout + result.stderr

@@ -31,6 +31,8 @@ T8_F0 = np.array([[1, 0], [0, 1], [1, 0], [0, 0]], dtype=float)
 T8_CLUSTERS = np.array([0, 1, 0])
 # The printed algorithm (T8): orthogonal rules, k-means start, 0/1 priors, one k-means run.
 PRINTED = {"update": "sqrt", "init": "kmeans", "prior_scale": "one"}
+# SSMFLK's label weight and start as printed (before issue 15's defaults).
+PRINTED_LABELS = {"beta_scale": "one", "label_start": 0.0}
 
 
 @pytest.fixture
@@ -148,7 +150,7 @@ def test_t8_converged_classes_and_fold_in(t8_X):
 
 
 def test_t8_ssmflk_objective_decreases(t8_X):
-    model = SSMFLK(beta=1.0, update="as_printed", prior_scale="one")
+    model = SSMFLK(beta=1.0, update="as_printed", prior_scale="one", **PRINTED_LABELS)
     model.initialize(t8_X, T8_F0, np.array([0, -1, -1]), init_clusters=T8_CLUSTERS).iterate(1)
     assert model.objective_[0] == pytest.approx(1.420583, abs=1e-6)
     assert model.objective_[1] == pytest.approx(1.002035, abs=1e-6)
@@ -249,7 +251,7 @@ def test_monotone_rules_never_increase_the_objective(problem, alpha, beta, prior
 @given(problems)
 def test_unit_scale_priors_and_starts(problem):
     X, F0, y = random_problem(*problem)
-    model = SSMFLK(beta=1.0).initialize(X, F0, y)
+    model = SSMFLK(beta=1.0, **PRINTED_LABELS).initialize(X, F0, y)
     F0u, G0u = unit_priors(F0, y, X.shape[1])
     np.testing.assert_allclose(np.linalg.norm(model.F_, axis=0), 1.0)
     np.testing.assert_allclose(np.linalg.norm(model.G_, axis=0), 1.0)
@@ -293,7 +295,7 @@ def test_kmeans_restarts_keep_the_tightest_clustering():
 @given(problems, st.sampled_from(["sqrt", "as_printed"]), st.floats(0.0, 2.0), st.floats(0.0, 2.0))
 def test_iteration_matches_dense_printed_rules(problem, update, alpha, beta):
     X, F0, y = random_problem(*problem)
-    model = SSMFLK(alpha=alpha, beta=beta, update=update, prior_scale="one")
+    model = SSMFLK(alpha=alpha, beta=beta, update=update, prior_scale="one", beta_scale="one")
     model.initialize(X, F0, y, init_clusters=np.arange(X.shape[1]) % 2)
     G0 = one_hot(y)
     assert model.objective_[0] == pytest.approx(dense_objective(X, model.F_, model.S_, model.G_, F0, G0, alpha, beta), rel=1e-9, abs=1e-9)
@@ -528,3 +530,141 @@ def test_porter_matches_nltk_original_algorithm(shared_data):
     words = sorted(w for w in words if w.isascii() and w.isalpha() and w.islower() and len(w) > 2)
     assert len(words) > 5000
     assert [w for w in words if porter_stem(w) != reference.stem(w)] == []
+
+
+# ---- issue 15: the label weight relative to the fit, the labelled start, MFLK unchanged -------
+
+
+def _factor_hash(model):
+    import hashlib
+
+    return hashlib.sha256(b"".join(np.ascontiguousarray(a).tobytes() for a in (model.F_, model.S_, model.G_))).hexdigest()
+
+
+def _pinned_problem():
+    rng = np.random.default_rng(20261130)
+    X = sp.random(40, 60, density=0.2, random_state=7, format="csr")
+    F0 = np.zeros((40, 2))
+    F0[:8, 0] = 1
+    F0[8:16, 1] = 1
+    y = np.where(rng.uniform(size=60) < 0.3, rng.integers(0, 2, size=60), -1)
+    return X, F0, y
+
+
+def test_mflk_is_bit_for_bit_unchanged():
+    """Hashes of F, S and G computed with the code before issue 15 (commit 97284f6), on
+    this project's numpy/scipy: MFLK, SSMFLK without labels and SSMFLK with the printed
+    label weight and start must give exactly the same factors."""
+    X, F0, y = _pinned_problem()
+    mflk = MFLK().fit(X, F0)
+    assert _factor_hash(mflk) == "84d0e3cb15ae9a8621bf8476fb48c8151350d7c1417d3cf187ef61622cdb84a0"
+    unlabelled = SSMFLK().fit(X, F0, -np.ones(X.shape[1], dtype=int))
+    for name in ("F_", "S_", "G_"):
+        assert np.array_equal(getattr(unlabelled, name), getattr(mflk, name))
+    assert unlabelled.objective_ == mflk.objective_
+    old = SSMFLK(**PRINTED_LABELS).fit(X, F0, y)
+    assert _factor_hash(old) == "68dc2092b9bd138b511340cdc9c1563015a6c1cd9ebe72d576eb04c20eb6c816"
+    printed = MFLK(**PRINTED).fit(X, F0)
+    assert _factor_hash(printed) == "50c67f6f674359abeeb6226a0b7d6581ac0cbde7961792e5b2332c952c81e0b2"
+
+
+@settings(max_examples=25, deadline=None)
+@given(problems, st.floats(0.01, 5.0), st.sampled_from(["unit", "one"]))
+def test_relative_beta_matches_its_definition(problem, beta, prior_scale):
+    """beta_ = beta * (||X||^2 / n) / mean over labelled j of ||G0_j||^2, computed densely,
+    and the objective uses it."""
+    seed, m, n, density, _ = problem
+    X, F0, y = random_problem(seed, m, n, density, labelled=0.5)
+    if not (y != -1).any():
+        y[0] = 1
+    model = SSMFLK(beta=beta, prior_scale=prior_scale, label_start=0.0).initialize(X, F0, y)
+    Xd = X.toarray()
+    F0u, G0u = unit_priors(F0, y, n) if prior_scale == "unit" else (F0, one_hot(y))
+    labelled = [j for j in range(n) if y[j] != -1]
+    per_document_fit = sum(Xd[i, j] ** 2 for i in range(m) for j in range(n)) / n
+    mean_label_norm = sum(sum(G0u[j] ** 2) for j in labelled) / len(labelled)
+    assert model.beta_ == pytest.approx(beta * per_document_fit / mean_label_norm, rel=1e-12)
+    assert model.objective_[0] == pytest.approx(
+        dense_objective(X, model.F_, model.S_, model.G_, F0u, G0u, 0.5, model.beta_), rel=1e-9, abs=1e-9)
+    # beta = 1: a labelled row at 0 costs the average document's share of ||X||^2
+    unit = SSMFLK(beta=1.0, prior_scale=prior_scale, label_start=0.0).initialize(X, F0, y)
+    assert unit.beta_ * mean_label_norm == pytest.approx(per_document_fit, rel=1e-12)
+    printed = SSMFLK(beta=beta, prior_scale=prior_scale, beta_scale="one").initialize(X, F0, y)
+    assert printed.beta_ == beta
+
+
+@settings(max_examples=30, deadline=None)
+@given(problems, st.floats(0.01, 1.0), st.integers(1, 3))
+def test_labelled_start_matches_a_dense_computation(problem, label_start, label_min_docs):
+    """F starts at unit columns of (F0 + 0.2) + label_start * ||F0 + 0.2 column|| * (X_L Y_L
+    over the words of >= label_min_docs labelled documents, with unit columns), and the
+    unlabelled documents start at argmax X^T F (then aligned)."""
+    seed, m, n, density, _ = problem
+    X, F0, y = random_problem(seed, m, n, density, labelled=0.4)
+    y[0] = 0 if y[0] == -1 else y[0]
+    model = SSMFLK(label_start=label_start, label_min_docs=label_min_docs).initialize(X, F0, y)
+    Xd = X.toarray()
+    base = F0 + 0.2
+    sums = np.zeros((m, 2))
+    for i in range(m):
+        if sum(1 for j in range(n) if y[j] != -1 and Xd[i, j] > 0) < label_min_docs:
+            continue
+        for j in range(n):
+            if y[j] != -1:
+                sums[i, y[j]] += Xd[i, j]
+    norms = np.linalg.norm(sums, axis=0)
+    F = base + label_start * np.linalg.norm(base, axis=0) * sums / np.where(norms > 0, norms, 1.0)
+    F = F / np.linalg.norm(F, axis=0)
+    np.testing.assert_allclose(model.F_, F, rtol=1e-12, atol=1e-15)
+    start = np.argmax(Xd.T @ F, axis=1)
+    start = align_clusters(X, F0, start)
+    G = one_hot(start) + 0.2
+    _, G0u = unit_priors(F0, y, n)
+    G[y != -1] = one_hot(y)[y != -1] + 0.2
+    np.testing.assert_allclose(model.G_, G / np.linalg.norm(G, axis=0), rtol=1e-12, atol=1e-15)
+
+
+def test_labels_pull_the_unlabelled_documents():
+    """One fixed planted problem (two word groups, one per class) whose lexicon names two
+    words of each class right and one wrong: MFLK follows the misleading start; the labels of
+    ~30 % of the documents, with beta on the fit's scale and the labelled start, recover most
+    of the unlabelled ones, and more than the printed label weight and start do. A regression
+    example, not a general property."""
+    rng = np.random.default_rng(0)
+    m, n = 60, 120
+    truth = np.repeat([0, 1], n // 2)
+    words = np.repeat([0, 1], m // 2)
+    rate = np.where(words[:, None] == truth[None, :], 0.2, 0.1)
+    X = normalize_columns(sp.csr_matrix(rng.poisson(rate).astype(float))).tocsr()
+    F0 = np.zeros((m, 2))
+    F0[[0, 1, m - 3], 0] = 1
+    F0[[m - 1, m - 2, 2], 1] = 1
+    labelled = rng.uniform(size=n) < 0.3
+    y = np.where(labelled, truth, -1)
+    test = ~labelled
+
+    def accuracy(model_labels):
+        return np.mean(model_labels[test] == truth[test])
+
+    mflk = accuracy(MFLK().fit(X, F0).labels_)
+    ssmflk = SSMFLK().fit(X, F0, y)
+    old = accuracy(SSMFLK(**PRINTED_LABELS).fit(X, F0, y).labels_)
+    assert accuracy(ssmflk.labels_) >= mflk + 0.2
+    assert accuracy(ssmflk.labels_) > old
+    assert np.array_equal(ssmflk.labels_[labelled], truth[labelled])
+
+
+@pytest.mark.parametrize(
+    "params,message",
+    [
+        ({"beta_scale": "relative"}, "beta_scale must be one of"),
+        ({"label_start": -0.1}, "label_start must be"),
+        ({"label_start": float("inf")}, "label_start must be"),
+        ({"label_min_docs": 0}, "label_min_docs must be"),
+        ({"label_min_docs": 1.5}, "label_min_docs must be"),
+        ({"beta": -1.0}, "beta must be"),
+    ],
+)
+def test_bad_label_settings_name_the_setting(t8_X, params, message):
+    with pytest.raises(ValueError, match=message):
+        SSMFLK(**params).fit(t8_X, T8_F0, np.array([0, -1, -1]))

@@ -264,3 +264,131 @@ def test_lemma_tokens_need_a_lemmatizer():
     nlp = make_nlp(token_attr="LEMMA")
     with pytest.raises(ValueError, match="no lemmas"):
         nlp.get_pipe("nmtf_sentiment").initialize(lambda: make_examples(nlp), nlp=nlp, lexicon=LEXICON)
+
+
+# ---- issue 13 item 5 and issue 15: easy to start, unlabeled lines from the JSONL reader ------
+
+import json  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from spacy_treeboost.corpora import CorpusFormatError  # noqa: E402
+from spacy_treeboost.readers import JsonlCorpus  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / "configs" / "nmtf_sentiment.cfg"
+
+
+def _config(**overrides):
+    from spacy.util import load_config
+
+    return load_config(CONFIG, overrides=overrides, interpolate=False)
+
+
+def test_config_passes_spacy_debug_config():
+    result = subprocess.run([sys.executable, "-m", "spacy", "debug", "config", str(CONFIG)], cwd=ROOT,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Config is valid" in result.stdout
+
+
+def test_config_labels_match_the_shipped_corpus():
+    config = _config()
+    corpus_labels = {json.loads(line)["label"] for line in (ROOT / "corpora/reviews/train.jsonl").open()}
+    component = config["components"]["nmtf_sentiment"]
+    assert {component["positive_label"], component["negative_label"]} == corpus_labels == {"POS", "NEG"}
+    assert set(config["corpora"]["train"]["labels"]) == corpus_labels
+    assert set(config["corpora"]["dev"]["labels"]) == corpus_labels
+    assert (ROOT / config["paths"]["lexicon"]).is_file()
+
+
+def test_config_trains_out_of_the_box_on_the_shipped_corpus(tmp_path):
+    """`spacy train` with no override, from the repository root: shipped corpus, shipped lexicon."""
+    result = subprocess.run([sys.executable, "-m", "spacy", "train", str(CONFIG), "--output", str(tmp_path / "out")],
+                            cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    nlp = spacy.load(tmp_path / "out" / "model-best")
+    meta = srsly.read_json(tmp_path / "out" / "model-best" / "meta.json")
+    # README: "about 63 %" on corpora/reviews/dev.jsonl (bag of words cannot see negation)
+    assert 0.55 <= meta["performance"]["nmtf_cats_score"] <= 0.75
+    doc = nlp("The acting was superb and the story was brilliant.")
+    assert set(doc.cats) == {"POS", "NEG"} and doc.cats["POS"] + doc.cats["NEG"] == pytest.approx(1.0)
+
+
+def test_shipped_lexicon_is_documented_jsonl():
+    lexicon = create_jsonl_lexicon(ROOT / "lexicons" / "sentiment_small.jsonl")
+    assert len(lexicon.positive) >= 50 and len(lexicon.negative) >= 50
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Lexicon-guided sentiment"):]
+    section = section[: section.index("\n## ", 5)]
+    for needle in ('{"word": "good", "polarity": "positive"}', "spacy_treeboost.JsonlLexicon.v1",
+                   "spacy_treeboost.HuLiuLexicon.v1", "positive-words.txt", "lexicons/sentiment_small.jsonl",
+                   "unlabeled = true", "label_map", "python -m spacy train configs/nmtf_sentiment.cfg"):
+        assert needle in section, needle
+
+
+def _write(path, records):
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def test_jsonl_reader_yields_unlabeled_lines_when_asked(tmp_path):
+    path = _write(tmp_path / "mixed.jsonl", [
+        {"text": "good film", "label": "POS"},
+        {"text": "no label here"},
+        {"text": "null label", "label": None},
+        {"text": "empty list", "labels": []},
+        {"text": "bad film", "label": "NEG"},
+    ])
+    nlp = spacy.blank("en")
+    examples = list(JsonlCorpus(path, labels=["POS", "NEG"], unlabeled=True)(nlp))
+    assert [eg.reference.text for eg in examples] == ["good film", "no label here", "null label", "empty list", "bad film"]
+    assert [eg.reference.cats for eg in examples] == [{"POS": 1.0, "NEG": 0.0}, {}, {}, {}, {"POS": 0.0, "NEG": 1.0}]
+    # labels collected from the file ignore the unlabeled lines
+    assert JsonlCorpus(path, unlabeled=True).iter_cats() and sorted(
+        set().union(*(cats for _, cats in JsonlCorpus(path, unlabeled=True).iter_cats()))) == ["NEG", "POS"]
+    assert len(list(JsonlCorpus(path, labels=["POS", "NEG"], unlabeled=True, limit=2)(nlp))) == 2
+    with pytest.raises(CorpusFormatError, match="unlabeled = true"):
+        list(JsonlCorpus(path, labels=["POS", "NEG"])(nlp))
+    assert len(list(JsonlCorpus(path, labels=["POS", "NEG"], skip_unlabeled=True)(nlp))) == 2
+    with pytest.raises(ValueError, match="skip_unlabeled and unlabeled"):
+        JsonlCorpus(path, skip_unlabeled=True, unlabeled=True)
+
+
+def test_ssmflk_trains_from_the_config_with_unlabeled_lines(tmp_path):
+    """The shipped config on a training file where 80 % of the lines lost their label: the
+    component gets every document, labels only the labelled ones, and SSMFLK runs."""
+    from spacy.training.initialize import init_nlp
+
+    records = [json.loads(line) for line in (ROOT / "corpora/reviews/train.jsonl").open()]
+    for i, record in enumerate(records):
+        if i % 5:
+            del record["label"]
+    path = _write(tmp_path / "train.jsonl", records)
+    config = _config(**{"paths.train": str(path)})
+    import os
+
+    cwd = os.getcwd()
+    os.chdir(ROOT)  # the config's other paths are relative to the repository root
+    try:
+        nlp = init_nlp(config)
+    finally:
+        os.chdir(cwd)
+    estimator = nlp.get_pipe("nmtf_sentiment")._estimator
+    assert estimator.G_.shape[0] == len(records)
+    assert int(estimator._c2.sum()) == len(records[::5])
+    assert estimator.beta_ > estimator.beta  # beta relative to the fit (beta_scale = "fit")
+    before = estimator.objective_[-1]
+    nlp.get_pipe("nmtf_sentiment").update([])
+    assert estimator.n_iter_ == 10 and estimator.objective_[-1] <= before
+
+
+def test_label_settings_reach_the_estimator_and_bad_ones_name_the_setting():
+    nlp = make_nlp(beta_scale="one", label_start=0.0)
+    estimator = nlp.get_pipe("nmtf_sentiment")._new_estimator()
+    assert (estimator.beta_scale, estimator.label_start) == ("one", 0.0)
+    with pytest.raises(ValueError, match="beta_scale"):  # spaCy's config check names it
+        make_nlp(beta_scale="relative")
+    with pytest.raises(ValueError, match="label_start must be"):
+        make_nlp(label_start=-1.0)

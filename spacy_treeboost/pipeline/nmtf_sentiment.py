@@ -23,7 +23,7 @@ from spacy.training import Example, validate_get_examples
 from spacy.vocab import Vocab
 
 from .. import scoring  # noqa: F401  (registers spacy_treeboost.nmtf_scorer.v1, a picklable partial)
-from ..lexicons import Lexicon, create_hu_liu_lexicon, create_jsonl_lexicon
+from ..lexicons import Lexicon, create_hu_liu_lexicon, create_jsonl_lexicon, create_lexicon
 from ..nmtf import (
     NEGATIVE,
     POSITIVE,
@@ -43,6 +43,7 @@ MODEL_FORMAT_VERSION = 1
 # the package is used from a source checkout; lexicons.py itself stays spaCy-free.
 util.registry.readers.register("spacy_treeboost.HuLiuLexicon.v1", func=create_hu_liu_lexicon)
 util.registry.readers.register("spacy_treeboost.JsonlLexicon.v1", func=create_jsonl_lexicon)
+util.registry.readers.register("spacy_treeboost.Lexicon.v1", func=create_lexicon)
 
 DEFAULT_NMTF_SCORE_WEIGHTS = {
     "nmtf_cats_score": 1.0,
@@ -68,6 +69,9 @@ DEFAULT_NMTF_SCORE_WEIGHTS = {
         "use_labels": True,
         "alpha": 0.5,
         "beta": 1.0,
+        "beta_scale": "fit",
+        "label_start": 0.05,
+        "label_min_docs": 2,
         "update": "monotone",
         "init": "lexicon",
         "prior_scale": "unit",
@@ -92,6 +96,9 @@ def make_nmtf_sentiment(
     use_labels: bool,
     alpha: float,
     beta: float,
+    beta_scale: Literal["fit", "one"],
+    label_start: float,
+    label_min_docs: int,
     update: Literal["monotone", "sqrt", "as_printed"],
     init: Literal["lexicon", "kmeans"],
     prior_scale: Literal["unit", "one"],
@@ -114,7 +121,14 @@ def make_nmtf_sentiment(
     negative_label (str): The label written for negative polarity.
     use_labels (bool): Use the labels of training examples (SSMFLK); False gives pure MFLK.
     alpha (float): Weight of the lexicon prior.
-    beta (float): Weight of the document-label prior.
+    beta (float): Weight of the document-label prior; with beta_scale = "fit",
+        beta = 1 makes a labelled document whose row of G is 0 cost as much as an
+        average document's share of the fit term (docs/nmtf_results.md).
+    beta_scale (str): "fit" (beta relative to ||X||^2 per document, see beta) or
+        "one" (beta used as printed).
+    label_start (float): Weight of the labelled documents in the start of F, and
+        so of the unlabelled documents' start classes; 0 starts like MFLK.
+    label_min_docs (int): Words of fewer labelled documents are left out of that start.
     update (str): "monotone" (rules that never increase the objective), "sqrt"
         (the printed rules, damped) or "as_printed".
     init (str): Start of G: "lexicon" (documents' lexicon classes) or "kmeans".
@@ -142,6 +156,9 @@ def make_nmtf_sentiment(
         use_labels=use_labels,
         alpha=alpha,
         beta=beta,
+        beta_scale=beta_scale,
+        label_start=label_start,
+        label_min_docs=label_min_docs,
         update=update,
         init=init,
         prior_scale=prior_scale,
@@ -175,6 +192,9 @@ class NMTFSentiment(TrainablePipe):
         use_labels: bool = True,
         alpha: float = 0.5,
         beta: float = 1.0,
+        beta_scale: str = "fit",
+        label_start: float = 0.05,
+        label_min_docs: int = 2,
         update: str = "monotone",
         init: str = "lexicon",
         prior_scale: str = "unit",
@@ -199,6 +219,9 @@ class NMTFSentiment(TrainablePipe):
         use_labels (bool): Use the labels of training examples (SSMFLK).
         alpha (float): Weight of the lexicon prior.
         beta (float): Weight of the document-label prior.
+        beta_scale (str): "fit" (beta relative to the fit per document) or "one".
+        label_start (float): Weight of the labelled documents in the start of F.
+        label_min_docs (int): Words of fewer labelled documents are left out of that start.
         update (str): "monotone", "sqrt" or "as_printed".
         init (str): "lexicon" or "kmeans".
         prior_scale (str): "unit" or "one".
@@ -235,6 +258,9 @@ class NMTFSentiment(TrainablePipe):
             "use_labels": use_labels,
             "alpha": alpha,
             "beta": beta,
+            "beta_scale": beta_scale,
+            "label_start": label_start,
+            "label_min_docs": label_min_docs,
             "update": update,
             "init": init,
             "prior_scale": prior_scale,
@@ -482,6 +508,9 @@ class NMTFSentiment(TrainablePipe):
         return SSMFLK(
             alpha=cfg["alpha"],
             beta=cfg["beta"],
+            beta_scale=cfg.get("beta_scale", "fit"),
+            label_start=cfg.get("label_start", 0.05),
+            label_min_docs=cfg.get("label_min_docs", 2),
             update=cfg["update"],
             init=cfg.get("init", "lexicon"),
             prior_scale=cfg.get("prior_scale", "unit"),
