@@ -205,7 +205,7 @@ def test_nmtf_config_reads_either_lexicon_format(tmp_path):
     folder = tmp_path / "hu_liu"
     folder.mkdir()
     write_hu_liu(folder, ["good", "great"], ["bad"])
-    for lexicon in (root / "lexicons" / "sentiment_small.jsonl", folder):
+    for lexicon in (root / "corpora" / "lexicons" / "sentiment_small.jsonl", folder):
         result = subprocess.run([sys.executable, "-m", "spacy", "debug", "config", "configs/nmtf_sentiment.cfg",
                                  "--paths.lexicon", str(lexicon)], cwd=root, capture_output=True, text=True, timeout=300)
         assert result.returncode == 0 and "Config is valid" in result.stdout, result.stdout + result.stderr

@@ -317,13 +317,13 @@ def test_config_trains_out_of_the_box_on_the_shipped_corpus(tmp_path):
 
 
 def test_shipped_lexicon_is_documented_jsonl():
-    lexicon = create_jsonl_lexicon(ROOT / "lexicons" / "sentiment_small.jsonl")
+    lexicon = create_jsonl_lexicon(ROOT / "corpora" / "lexicons" / "sentiment_small.jsonl")
     assert len(lexicon.positive) >= 50 and len(lexicon.negative) >= 50
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("## Lexicon-guided sentiment"):]
     section = section[: section.index("\n## ", 5)]
     for needle in ('{"word": "good", "polarity": "positive"}', "spacy_treeboost.JsonlLexicon.v1",
-                   "spacy_treeboost.HuLiuLexicon.v1", "positive-words.txt", "lexicons/sentiment_small.jsonl",
+                   "spacy_treeboost.HuLiuLexicon.v1", "positive-words.txt", "corpora/lexicons/sentiment_small.jsonl",
                    "unlabeled = true", "label_map", "python -m spacy train configs/nmtf_sentiment.cfg"):
         assert needle in section, needle
 
