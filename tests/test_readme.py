@@ -20,7 +20,9 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 NOT_RUN = ("pip install ", "python -m spacy download ", "python -m pytest")
 CHECKS: Dict[str, List[str]] = {
+    "python -m spacy train configs/nmtf_sentiment.cfg ": [r"✔ Saved pipeline to output directory", r"LOSS NMTF_\.\.\. "],
     "python -m spacy train ": [r"✔ Saved pipeline to output directory", r"Initial learn rate", r"LOSS TREEB\.\.\. "],
+    "python -m spacy debug config ": [r"Config is valid"],
     "python -m spacy evaluate ": [r"TEXTCAT \(macro F\)\s+\d+\.\d\d", r"NEG", r"POS"],
     "python -m spacy init config ": [r"✔ Saved config"],
     "python -m spacy package ": [r"✔ Successfully created binary wheel"],
