@@ -46,13 +46,27 @@ SSMFLK's defaults differ on two more points (issue 15); `beta_scale="one"`,
   documents (words of at least `label_min_docs` of them), and the unlabelled
   rows of G start at the classes this F implies.
 """
+from __future__ import annotations
+
 from collections import Counter
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from importlib import import_module
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.cluster.vq import kmeans2
-from scipy.sparse.linalg import svds
+
+
+class _Lazy:
+    """A module imported on first use: spaCy imports every factory of every plugin when a `Language`
+    is created, and scipy should load only when an NMTF model is fitted or used."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(import_module(self._name), attr)
+
+
+sp = _Lazy("scipy.sparse")
 
 N_CLASSES = 2
 POSITIVE, NEGATIVE = 0, 1
@@ -327,8 +341,12 @@ def kmeans_clusters(
     else:
         rank = min(n_components, min(m, n) - 1)
         v0 = np.random.default_rng(seed).uniform(size=min(m, n))
+        from scipy.sparse.linalg import svds
+
         u, s, vt = svds(sp.csr_matrix(X.T), k=rank, v0=v0, random_state=seed)
         data = u * s
+    from scipy.cluster.vq import kmeans2
+
     rng = np.random.default_rng(seed)
     best, best_cost = None, np.inf
     for _ in range(n_init):
