@@ -15,3 +15,13 @@ def test_adding_the_components_still_imports_no_scipy():
             "nlp.add_pipe('nmtf_sentiment'); print('scipy' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_use_params_works_through_the_pipeline():
+    import spacy
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("treeboost_textcat")
+    nlp.add_pipe("nmtf_sentiment")
+    with nlp.use_params({}):
+        assert nlp.pipe_names == ["treeboost_textcat", "nmtf_sentiment"]

@@ -9,7 +9,6 @@ fixed. Only the vocabulary, the word weights, F and S are saved.
 """
 import functools
 import json
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Literal, Optional, Union
 
@@ -429,7 +428,6 @@ class NMTFSentiment(TrainablePipe):
             doc.cats[positive] = float(p_pos)
             doc.cats[negative] = float(p_neg)
 
-    @contextmanager
     def use_params(self, params: dict) -> Iterator[None]:
         """Parameter averaging does not apply: the factors are used as they are.
 
