@@ -9,7 +9,7 @@ Docs without sentence boundaries become one chain (chain mode); dependency mode
 needs a parse and raises an error that names the fix.
 """
 import warnings
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Iterable, List, Optional, Sequence, Tuple
 
 import numpy
 

@@ -128,7 +128,7 @@ def test_serialization_round_trip(tmp_path, trained):
             assert [d.cats for d in loaded.pipe(texts)] == [d.cats for d in nlp.pipe(texts)]
         else:
             assert not pipe.is_fitted
-            with pytest.raises(RuntimeError, match="not trained"):
+            with pytest.raises(ValueError, match="not trained"):
                 loaded("great fun")
 
 
@@ -136,7 +136,7 @@ def test_loaded_component_cannot_be_updated_without_initialize(tmp_path):
     nlp = make_nlp()
     examples, _ = train(nlp)
     loaded = make_nlp().from_bytes(nlp.to_bytes())
-    with pytest.raises(RuntimeError, match="frozen_components"):
+    with pytest.raises(ValueError, match="frozen_components"):
         loaded.update(examples)
 
 

@@ -78,6 +78,11 @@ def test_serialization_matrix(tmp_path, trained, medium):
     assert other.cfg == pipe.cfg
     assert other.labels == pipe.labels
     docs = [nlp.make_doc(t) for t, _ in TRAIN] + [nlp.make_doc("")]
+    if not trained:
+        for p in (pipe, other):
+            with pytest.raises(ValueError, match="not trained"):
+                list(p.pipe([d.copy() for d in docs]))
+        return
     assert [d.cats for d in pipe.pipe([d.copy() for d in docs])] == [d.cats for d in other.pipe([d.copy() for d in docs])]
 
 
@@ -97,12 +102,15 @@ def test_every_label_in_cats_including_empty_docs():
         assert abs(sum(doc.cats.values()) - 1.0) < 1e-9
 
 
-def test_untrained_component_writes_uniform_cats():
+def test_untrained_component_raises_like_spacy_textcat():
     nlp = spacy.blank("en")
     pipe = nlp.add_pipe("treeboost_textcat")
     pipe.add_label("A")
     pipe.add_label("B")
-    assert nlp("hello").cats == {"A": 0.5, "B": 0.5}
+    with pytest.raises(ValueError, match="'treeboost_textcat' is not trained.*nlp.initialize"):
+        nlp("hello")
+    with pytest.raises(ValueError, match="not trained"):
+        list(pipe.pipe([nlp.make_doc("hello")]))
 
 
 def test_multilabel():

@@ -390,7 +390,7 @@ class NMTFSentiment(TrainablePipe):
         losses.setdefault(self.name, 0.0)
         estimator = self._estimator
         if estimator is None or not hasattr(estimator, "_X"):
-            raise RuntimeError(
+            raise ValueError(
                 f"{self.name} has no training matrix: it was not initialized in this run (a sourced or "
                 f"loaded component is not retrained). Add it to [training] frozen_components, or train it "
                 f"from scratch."
@@ -409,7 +409,8 @@ class NMTFSentiment(TrainablePipe):
         """
         docs = list(docs)
         if self._estimator is None:
-            raise RuntimeError(f"{self.name} is not trained: run `nlp.initialize` and train it, or load a trained pipeline.")
+            raise ValueError(f"'{self.name}' is not trained: run `nlp.initialize` and train it (spacy train does both), "
+                             "or load a trained pipeline.")
         if not docs:
             return np.zeros((0, 2))
         X = term_document_matrix(

@@ -7,7 +7,6 @@ select the number of rounds on the dev set. With algorithm "corrective" the
 boosted rules' weights are refitted jointly before each evaluation; with
 "linear" the whole model is fitted in `initialize` and updates do nothing.
 """
-from itertools import islice
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
@@ -443,7 +442,8 @@ class TreeBoostTextCategorizer(TrainablePipe):
         docs = list(docs)
         predictor = self._predictor()
         if predictor is None:
-            return numpy.zeros((len(docs), max(1, len(self.labels))))
+            raise ValueError(f"'{self.name}' is not trained: run `nlp.initialize` and train it (spacy train does "
+                             "both), or load a trained pipeline.")
         rules = predictor.rules_
         labels, parents, offsets = self._doc_indexer(rules).arrays(docs)
         return rules.margins_from_arrays(labels, parents, offsets)
@@ -456,11 +456,8 @@ class TreeBoostTextCategorizer(TrainablePipe):
 
     def _probabilities(self, margins: numpy.ndarray) -> List[Dict[str, float]]:
         labels = self.labels
-        exclusive = self.cfg["exclusive_classes"]
         learner = self._predictor()
-        if learner is None:
-            p = 1.0 / len(labels) if exclusive and labels else 0.5
-            return [{l: p for l in labels} for _ in range(len(margins))]
+        assert learner is not None, "predict raises before set_annotations when the component is not trained"
         F = margins[:, 0] if margins.shape[1] == 1 and not learner.multilabel_ else margins
         proba = margins_to_proba(F, learner.classes_, learner.heads_[0].name, multilabel=learner.multilabel_)
         cols = {str(c): j for j, c in enumerate(learner.classes_)}
