@@ -392,3 +392,11 @@ def test_label_settings_reach_the_estimator_and_bad_ones_name_the_setting():
         make_nlp(beta_scale="relative")
     with pytest.raises(ValueError, match="label_start must be"):
         make_nlp(label_start=-1.0)
+
+
+def test_config_and_readme_name_the_same_printed_algorithm():
+    root = Path(__file__).resolve().parents[1]
+    cfg = (root / "configs" / "nmtf_sentiment.cfg").read_text(encoding="utf8")
+    readme = (root / "README.md").read_text(encoding="utf8")
+    assert 'The printed algorithm is\n# update = "as_printed"' in cfg
+    assert '`update="as_printed"` (the printed update rules' in readme
