@@ -409,6 +409,10 @@ def classifier_from_dict(data: Any) -> RuleClassifier:
 
     if not isinstance(data, dict) or data.get("format") != CLASSIFIER_FORMAT:
         raise ModelFormatError("This is not a spacy-treeboost classifier file (its format marker is missing).")
+    if data.get("version") != 1:
+        raise ModelFormatError(
+            f"Classifier file format version {data.get('version')!r} is not supported (this spacy-treeboost reads "
+            "version 1); retrain the model or install the spacy-treeboost that wrote it.")
     kinds = _estimators()
     kind = data.get("estimator", "TreeBoostClassifier")
     if kind not in kinds:

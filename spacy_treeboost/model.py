@@ -262,6 +262,9 @@ class RuleSet:
                 if any(not 0 <= p < len(out.patterns) for p in pids):
                     raise ModelFormatError("A rule refers to a pattern the file does not contain.")
                 out._rules[h] = [(int(p), int(z), float(a), float(b)) for p, z, a, b in zip(pids, zs, as_, bs)]
+                if not all(numpy.isfinite(a) and numpy.isfinite(b) and z >= 1 for _, z, a, b in out._rules[h]):
+                    raise ModelFormatError("The rule file holds a weight that is not a finite number or a threshold "
+                                           "below 1; the file is damaged, retrain the model.")
         except (KeyError, TypeError, ValueError) as err:
             if isinstance(err, ModelFormatError):
                 raise

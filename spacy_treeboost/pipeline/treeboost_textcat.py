@@ -531,14 +531,33 @@ class TreeBoostTextCategorizer(TrainablePipe):
         except Exception as err:
             raise ModelFormatError(
                 f"'{self.name}': the model data is truncated or not a spacy-treeboost model ({type(err).__name__})") from None
-        self._learner = None if loaded is None else classifier_from_dict(loaded)
+        learner = None if loaded is None else classifier_from_dict(loaded)
+        unknown = sorted({str(c) for c in learner.classes_} - set(self.labels)) if learner is not None and self.labels else []
+        if unknown:
+            raise ModelFormatError(f"'{self.name}': the model scores classes {unknown} that are not among the labels "
+                                   f"{list(self.labels)} of its cfg; the cfg was edited or belongs to another model.")
+        self._learner = learner
         self._train_forest = None
         self._refit = None
         self._indexer = None
 
     def _restore_cfg(self, cfg: Dict[str, Any]) -> None:
+        if not isinstance(cfg, dict):
+            raise ModelFormatError(f"'{self.name}': the stored cfg is not a JSON object.")
+        unknown = sorted(set(cfg) - set(self.cfg))
+        if unknown:
+            raise ModelFormatError(f"'{self.name}': the stored cfg has unknown settings {unknown}; it comes from "
+                                   "another component or a newer spacy-treeboost.")
+        previous = dict(self.cfg)
         self.cfg.update(cfg)
-        self._spec = TreeSpec(self.cfg["tree_mode"], self.cfg["node_attrs"], self.cfg["skip_flags"])
+        try:
+            self._validate_settings()
+            if not isinstance(self.cfg["labels"], list) or not all(isinstance(l, str) for l in self.cfg["labels"]):
+                raise ValueError(f"labels={self.cfg['labels']!r} is invalid: use a list of strings")
+            self._spec = TreeSpec(self.cfg["tree_mode"], self.cfg["node_attrs"], self.cfg["skip_flags"])
+        except (ValueError, TypeError, KeyError) as err:
+            self.cfg = previous
+            raise ModelFormatError(f"'{self.name}': the stored cfg is invalid: {err}") from None
 
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         """Serialize the settings and the learned rules. RETURNS (bytes): The data."""
