@@ -97,24 +97,22 @@ def learn(
     """Learn subtree rules from a BACT-format file."""
     from tqdm import tqdm
 
-    from .learner import TreeBoostClassifier, classifier_to_dict
+    from .learner import TreeBoostClassifier, classifier_to_dict, resolve_min_support
 
     _check_writable(model)
     forest, classes = _read(train)
-    if min_support is None:
-        min_support = 2 if algorithm == "linear" else 1
+    min_support = resolve_min_support(algorithm, min_support)
     if algorithm in ("linear", "corrective"):
-        check = TreeBoostClassifier(booster, criterion=criterion, n_rounds=rounds, max_pattern_size=max_pattern_size,
-                                    min_support=min_support, smoothing=smoothing, boosting=boosting,
-                                    max_cache_mb=max_cache_mb)
+        boosting_settings = TreeBoostClassifier(
+            booster, criterion=criterion, n_rounds=rounds, max_pattern_size=max_pattern_size, min_support=min_support,
+            smoothing=smoothing, boosting=boosting, include_root_patterns=include_root_patterns,
+            max_cache_mb=max_cache_mb)
         try:
-            check._validate_params()
+            boosting_settings._validate_params()
         except ValueError as err:
             _fail(str(err))
-        _learn_linear(forest, classes, model, algorithm, dict(
-            max_pattern_size=max_pattern_size, min_support=min_support, include_root_patterns=include_root_patterns,
-            max_cache_mb=max_cache_mb, criterion=criterion, rounds=rounds, booster=booster, features=features,
-            loss=loss, C=C, l1_ratio=l1_ratio, cv=cv))
+        _learn_linear(forest, classes, model, algorithm, boosting_settings,
+                      dict(features=features, loss=loss, C=C, l1_ratio=l1_ratio, cv=cv))
         return
     clf = TreeBoostClassifier(
         algorithm, criterion=criterion, n_rounds=rounds, max_pattern_size=max_pattern_size,
@@ -149,19 +147,19 @@ def learn(
             typer.echo(f"stopped early ({head.name}): {head.stopped}", err=True)
 
 
-def _learn_linear(forest, classes, model: Path, algorithm: str, opts: dict) -> None:
+def _learn_linear(forest, classes, model: Path, algorithm: str, booster, opts: dict) -> None:
+    """Fit the subtree-linear model, or refit the rules of `booster` (whose settings are the shared ones)."""
     from .corrective import CorrectiveBoostClassifier
-    from .learner import TreeBoostClassifier, classifier_to_dict
+    from .learner import classifier_to_dict
     from .subtree_linear import SubtreeLinearClassifier
 
-    common = dict(max_pattern_size=opts["max_pattern_size"], min_support=opts["min_support"],
-                  include_root_patterns=opts["include_root_patterns"], max_cache_mb=opts["max_cache_mb"])
     fit = dict(C=opts["C"], l1_ratio=opts["l1_ratio"], cv=opts["cv"])
     try:
         if algorithm == "linear":
+            common = {k: getattr(booster, k) for k in ("max_pattern_size", "min_support", "include_root_patterns",
+                                                       "max_cache_mb")}
             clf = SubtreeLinearClassifier(features=opts["features"], loss=opts["loss"], **common, **fit)
         else:
-            booster = TreeBoostClassifier(opts["booster"], criterion=opts["criterion"], n_rounds=opts["rounds"], **common)
             clf = CorrectiveBoostClassifier(booster, **fit)
         clf.fit(forest, classes)
     except (ValueError, MemoryError) as err:

@@ -16,14 +16,12 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy
 
 from .learner import RuleClassifier, TreeBoostClassifier
-from .logistic import DEFAULT_CS, check_settings, choose_C, fit_linear
-
-CORRECTIVE_CS = (0.1, 1.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
+from .logistic import check_settings, fit_head
 from .model import RuleSet
-from .subtree_linear import nb_ratio
 from .trees import Forest
 
 FEATURES = ("presence", "nb")
+CORRECTIVE_CS = (0.1, 1.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
 
 
 def rule_features(rules: RuleSet, head: int, forest: Forest) -> Tuple[Any, List[Tuple[int, int]]]:
@@ -93,7 +91,7 @@ def corrective_rules(
     targets: Sequence[numpy.ndarray],
     *,
     C: Optional[float] = None,
-    Cs: Sequence[float] = DEFAULT_CS,
+    Cs: Sequence[float] = CORRECTIVE_CS,
     l1_ratio: float = 0.0,
     cv: int = 5,
     features: str = "presence",
@@ -122,13 +120,9 @@ def corrective_rules(
             out.intercepts[h] = 0.5 * float(numpy.log(p / (1 - p)))
             info.append({"head": rules.heads[h], "C": C, "cv_accuracy": None, "features": 0})
             continue
-        scale_fn = (lambda rows, yy, X=X: nb_ratio(X[rows], yy)) if features == "nb" else None
-        chosen, scores = (C, None) if C is not None else choose_C(
-            X, y, Cs, cv=cv, l1_ratio=l1_ratio, max_iter=max_iter, tol=tol, column_scale=scale_fn)
-        scale = nb_ratio(X, y) if features == "nb" else numpy.ones(X.shape[1])
-        Xs = X.multiply(scale.reshape(1, -1)).tocsr() if features == "nb" else X
-        w, c = fit_linear(Xs, y, C=chosen, l1_ratio=l1_ratio, max_iter=max_iter, tol=tol)
-        weights_to_rules(rules, out, h, columns, w * scale, c)
+        w, c, chosen, scores = fit_head(X, y, C=C, Cs=Cs, cv=cv, nb=features == "nb", l1_ratio=l1_ratio,
+                                        max_iter=max_iter, tol=tol)
+        weights_to_rules(rules, out, h, columns, w, c)
         info.append({"head": rules.heads[h], "C": chosen, "cv_accuracy": scores, "features": len(columns)})
     return out, info
 
@@ -209,9 +203,9 @@ class CorrectiveBoostClassifier(RuleClassifier):
             booster.boost(min(self.refit_every, params["n_rounds"] - before))
             last = booster.n_rounds_ >= params["n_rounds"] or booster.n_rounds_ == before
             self._refit_with(booster, X, self.C if last else C)
-            if C is None:
-                C = max(i["C"] for i in self.refit_info_ if i["C"] is not None) if any(
-                    i["C"] is not None for i in self.refit_info_) else None
+            chosen = [i["C"] for i in self.refit_info_ if i["C"] is not None]
+            if C is None and chosen:
+                C = max(chosen)
             if last:
                 break
             F = self.rules_.margins(X)

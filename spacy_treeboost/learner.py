@@ -48,6 +48,13 @@ class _Head:
         self.stopped = ""
 
 
+def resolve_min_support(algorithm: str, min_support: Optional[int]) -> int:
+    """The support threshold a setting of None stands for: 2 for the subtree-linear model, 1 for boosting."""
+    if min_support is not None:
+        return min_support
+    return 2 if algorithm == "linear" else 1
+
+
 def encode_targets(y: Sequence[Any], positive: Callable[[List[Any]], Any]) -> Tuple[List[Any], bool, List[Any], List[numpy.ndarray]]:
     """Classes, whether the task is multi-label, and the heads with their {-1, +1} targets.
 

@@ -16,6 +16,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 import numpy
 
 LOSSES = ("logistic", "squared_hinge")
+NB_ALPHA = 1.0
 DEFAULT_CS = (0.01, 0.03, 0.1, 0.25, 1.0, 3.0, 10.0)  # 0.25, not 0.3: srsly's JSON writes 0.3 as 0.30000000000000004
 MAX_C = 1e6
 
@@ -196,6 +197,41 @@ def choose_C(
             logloss[j] += float(numpy.logaddexp(0.0, -y[test] * f).sum())
     order = sorted(range(len(Cs)), key=lambda j: (-correct[j], logloss[j], Cs[j]))
     return Cs[order[0]], (correct / len(y)).tolist()
+
+
+def nb_ratio(P, y: numpy.ndarray, alpha: float = NB_ALPHA) -> numpy.ndarray:
+    """Naive Bayes log-count ratios r = log((p / |p|_1) / (q / |q|_1)) of binary features P."""
+    pos = numpy.asarray(P[numpy.flatnonzero(y > 0)].sum(axis=0)).ravel() + alpha
+    neg = numpy.asarray(P[numpy.flatnonzero(y < 0)].sum(axis=0)).ravel() + alpha
+    return numpy.log(pos / pos.sum()) - numpy.log(neg / neg.sum())
+
+
+def fit_head(
+    X,
+    y: numpy.ndarray,
+    *,
+    C: Optional[float],
+    Cs: Sequence[float],
+    cv: int,
+    nb: bool = False,
+    l1_ratio: float = 0.0,
+    loss: str = "logistic",
+    max_iter: int = 1000,
+    tol: float = 1e-4,
+) -> Tuple[numpy.ndarray, float, float, Optional[List[float]]]:
+    """One head's linear model, C cross-validated when None, on features optionally scaled by `nb_ratio`.
+
+    RETURNS (Tuple[numpy.ndarray, float, float, Optional[List[float]]]): The weights of
+        the unscaled features, the intercept, the C used and the cross-validated
+        accuracy of every candidate (None when C was given).
+    """
+    scale_fn = (lambda rows, yy: nb_ratio(X[rows], yy)) if nb else None
+    chosen, scores = (C, None) if C is not None else choose_C(
+        X, y, Cs, cv=cv, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol, column_scale=scale_fn)
+    scale = nb_ratio(X, y) if nb else numpy.ones(X.shape[1])
+    Xs = X.multiply(scale.reshape(1, -1)).tocsr() if nb else X
+    w, c = fit_linear(Xs, y, C=chosen, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol)
+    return w * scale, c, chosen, scores
 
 
 def _diag(scale: numpy.ndarray):

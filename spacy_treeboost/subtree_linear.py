@@ -20,12 +20,11 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy
 
 from .learner import MAX_PATTERN_SIZE_LIMIT, RuleClassifier, _Head, _label_rank, encode_targets
-from .logistic import DEFAULT_CS, check_settings, choose_C, fit_linear
+from .logistic import DEFAULT_CS, check_settings, fit_head
 from .model import RuleSet
 from .trees import Forest
 
 FEATURES = ("nb", "presence", "log1p")
-NB_ALPHA = 1.0
 
 
 def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include_root_patterns: bool,
@@ -56,13 +55,6 @@ def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include
     data = numpy.concatenate(counts).astype(numpy.float64) if n else numpy.zeros(0)
     rows = numpy.concatenate(docs) if n else numpy.zeros(0, dtype=numpy.int32)
     return csc_matrix((data, rows, indptr), shape=(len(X), n)), codes
-
-
-def nb_ratio(P, y: numpy.ndarray, alpha: float = NB_ALPHA) -> numpy.ndarray:
-    """Naive Bayes log-count ratios r = log((p / |p|_1) / (q / |q|_1)) of binary features P."""
-    pos = numpy.asarray(P[numpy.flatnonzero(y > 0)].sum(axis=0)).ravel() + alpha
-    neg = numpy.asarray(P[numpy.flatnonzero(y < 0)].sum(axis=0)).ravel() + alpha
-    return numpy.log(pos / pos.sum()) - numpy.log(neg / neg.sum())
 
 
 class SubtreeLinearClassifier(RuleClassifier):
@@ -164,16 +156,11 @@ class SubtreeLinearClassifier(RuleClassifier):
         rules = RuleSet([h.name for h in self.heads_], algorithm=f"linear-{self.features}",
                         include_root_patterns=self.include_root_patterns, value=value)
         self.fit_info_: List[Dict[str, Any]] = []
-        scale_fn = (lambda rows, yy: nb_ratio(F[rows], yy)) if self.features == "nb" else None
         for h, t in enumerate(targets):
-            chosen, scores = (self.C, None) if self.C is not None else choose_C(
-                F, t, self.Cs, cv=self.cv, l1_ratio=self.l1_ratio, loss=self.loss, max_iter=self.max_iter,
-                tol=self.tol, column_scale=scale_fn)
-            scale = nb_ratio(F, t) if self.features == "nb" else numpy.ones(F.shape[1])
-            Xh = F.multiply(scale.reshape(1, -1)).tocsr() if self.features == "nb" else F
-            w, c = fit_linear(Xh, t, C=chosen, l1_ratio=self.l1_ratio, loss=self.loss, max_iter=self.max_iter,
-                              tol=self.tol)
-            self._add_head(rules, h, codes, w * scale, c)
+            w, c, chosen, scores = fit_head(F, t, C=self.C, Cs=self.Cs, cv=self.cv, nb=self.features == "nb",
+                                            l1_ratio=self.l1_ratio, loss=self.loss, max_iter=self.max_iter,
+                                            tol=self.tol)
+            self._add_head(rules, h, codes, w, c)
             self.fit_info_.append({"head": rules.heads[h], "C": chosen, "cv_accuracy": scores,
                                    "nonzero": int(numpy.count_nonzero(w))})
         self.n_features_ = len(codes)

@@ -28,7 +28,7 @@ import pickle
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 import numpy
 
@@ -87,20 +87,26 @@ def system_list(trees: bool) -> List[Dict[str, Any]]:
     return out
 
 
-def _proba(clf, forest, classes: List[str]) -> numpy.ndarray:
-    """Probabilities with columns in the order of `classes` (a class the learner never saw gets 0)."""
-    P = clf.predict_proba(forest)
-    cols = {str(c): j for j, c in enumerate(clf.classes_)}
-    out = numpy.zeros((P.shape[0], len(classes)))
-    for k, c in enumerate(classes):
-        if c in cols:
-            out[:, k] = P[:, cols[c]]
-    return out
-
-
 def _predict(clf, forest, fd: FoldData) -> numpy.ndarray:
     F = clf.rules_.margins(forest)
     return margins_to_pred(F, clf.rules_.heads, fd.classes, fd.multilabel, fd.positive)
+
+
+def _test_outputs(clf, forest, fd: FoldData) -> Dict[str, numpy.ndarray]:
+    """Predictions and probabilities (columns in the order of fd.classes; a class the learner never saw gets 0)
+    from one matching of the test forest."""
+    from spacy_treeboost.learner import margins_to_proba
+
+    F = clf.rules_.margins(forest)
+    P = margins_to_proba(F[:, 0] if F.shape[1] == 1 else F, clf.classes_, clf.heads_[0].name,
+                         multilabel=clf.multilabel_)
+    cols = {str(c): j for j, c in enumerate(clf.classes_)}
+    proba = numpy.zeros((P.shape[0], len(fd.classes)))
+    for k, c in enumerate(fd.classes):
+        if c in cols:
+            proba[:, k] = P[:, cols[c]]
+    return {"test_pred": margins_to_pred(F, clf.rules_.heads, fd.classes, fd.multilabel, fd.positive),
+            "test_proba": proba}
 
 
 def fit_subtree_linear(fd: FoldData, system: Dict[str, Any], cfg: Dict[str, Any]) -> Dict[str, Any]:
@@ -120,8 +126,7 @@ def fit_subtree_linear(fd: FoldData, system: Dict[str, Any], cfg: Dict[str, Any]
             best = (dev, size, clf, cpu)
     dev, size, clf, cpu = best
     return {"dev": dev, "selected": {"size": size, "C": [i["C"] for i in clf.fit_info_]},
-            "test_pred": _predict(clf, X["test"], fd), "test_proba": _proba(clf, X["test"], fd.classes),
-            "cpu_fit": cpu, "cpu_total": cpu_total, "n_rules": len(clf.rules_), "n_features": clf.n_features_,
+            **_test_outputs(clf, X["test"], fd), "cpu_fit": cpu, "cpu_total": cpu_total, "n_rules": len(clf.rules_), "n_features": clf.n_features_,
             "per_size": per_size}
 
 
@@ -150,13 +155,13 @@ def fit_corrective(fd: FoldData, system: Dict[str, Any], cfg: Dict[str, Any]) ->
                            "cpu_refit": cpu_refit, "n_rules": len(clf.rules_),
                            "C": [i["C"] for i in clf.refit_info_]})
             if best is None or dev > best[0]:
-                best = (dev, points[-1], _predict(clf, X["test"], fd), _proba(clf, X["test"], fd.classes))
+                best = (dev, points[-1], _test_outputs(clf, X["test"], fd))
             if all(h.stopped for h in booster.heads_):
                 break
         cpu_total += cpu_boost
-    dev, point, pred, proba = best
+    dev, point, outputs = best
     return {"dev": dev, "selected": {"size": point["size"], "rounds": point["rounds"], "C": point["C"]},
-            "test_pred": pred, "test_proba": proba, "cpu_fit": point["cpu_boost"] + point["cpu_refit"],
+            **outputs, "cpu_fit": point["cpu_boost"] + point["cpu_refit"],
             "cpu_total": cpu_total, "n_rules": point["n_rules"], "cpu_boost": point["cpu_boost"],
             "cpu_refit": point["cpu_refit"], "checkpoints": points}
 

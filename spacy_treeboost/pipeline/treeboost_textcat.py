@@ -21,8 +21,14 @@ from spacy.vocab import Vocab
 
 from ..docs import DocIndexer, TreeSpec, docs_to_forest
 from ..files import write_bytes_atomic
-from ..learner import RuleClassifier, TreeBoostClassifier, classifier_from_dict, classifier_to_dict, margins_to_proba
-from ..logistic import DEFAULT_CS
+from ..learner import (
+    RuleClassifier,
+    TreeBoostClassifier,
+    classifier_from_dict,
+    classifier_to_dict,
+    margins_to_proba,
+    resolve_min_support,
+)
 from ..model import ModelFormatError
 from ..scoring import score_treeboost_cats
 
@@ -212,13 +218,11 @@ class TreeBoostTextCategorizer(TrainablePipe):
 
         cfg = self.cfg
         lin = cfg["linear"]
-        min_support = cfg["min_support"]
-        if min_support is None:
-            min_support = 2 if cfg["algorithm"] == "linear" else 1
+        min_support = resolve_min_support(cfg["algorithm"], cfg["min_support"])
         if cfg["algorithm"] == "linear" and not booster:
             return SubtreeLinearClassifier(
                 max_pattern_size=cfg["max_pattern_size"], min_support=min_support, features=lin["features"],
-                loss=lin["loss"], C=lin["C"], Cs=tuple(DEFAULT_CS if lin["Cs"] is None else lin["Cs"]), l1_ratio=lin["l1_ratio"], cv=lin["cv"],
+                loss=lin["loss"], C=lin["C"], l1_ratio=lin["l1_ratio"], cv=lin["cv"], **self._grid(),
                 include_root_patterns=cfg["include_root_patterns"], positive_class=cfg["positive_label"],
                 max_cache_mb=cfg["max_cache_mb"])
         algorithm = cfg["algorithm"] if cfg["algorithm"] in BOOSTED else lin["booster"]
@@ -228,12 +232,16 @@ class TreeBoostTextCategorizer(TrainablePipe):
             include_root_patterns=cfg["include_root_patterns"], positive_class=cfg["positive_label"],
             max_cache_mb=cfg["max_cache_mb"])
 
+    def _grid(self) -> Dict[str, Any]:
+        """The C candidates of the linear block, or none: each learner then uses its own grid."""
+        Cs = self.cfg["linear"]["Cs"]
+        return {} if Cs is None else {"Cs": tuple(Cs)}
+
     def _make_corrective(self) -> Any:
-        from ..corrective import CORRECTIVE_CS, CorrectiveBoostClassifier
+        from ..corrective import CorrectiveBoostClassifier
 
         lin = self.cfg["linear"]
-        return CorrectiveBoostClassifier(C=lin["C"], Cs=tuple(CORRECTIVE_CS if lin["Cs"] is None else lin["Cs"]), l1_ratio=lin["l1_ratio"],
-                                         cv=lin["cv"])
+        return CorrectiveBoostClassifier(C=lin["C"], l1_ratio=lin["l1_ratio"], cv=lin["cv"], **self._grid())
 
     def _predictor(self) -> Optional[RuleClassifier]:
         """The fitted classifier that scores docs, or None before training.
