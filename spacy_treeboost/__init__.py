@@ -14,7 +14,12 @@ _LAZY = {
     "read_bact": "spacy_treeboost.trees",
     "write_bact": "spacy_treeboost.trees",
     "TreeBoostClassifier": "spacy_treeboost.learner",
+    "SubtreeLinearClassifier": "spacy_treeboost.subtree_linear",
+    "CorrectiveBoostClassifier": "spacy_treeboost.corrective",
+    "CalibratedBoostClassifier": "spacy_treeboost.calibration",
     "RuleSet": "spacy_treeboost.model",
+    "TreeSpec": "spacy_treeboost.docs",
+    "docs_to_forest": "spacy_treeboost.docs",
     "MFLK": "spacy_treeboost.nmtf",
     "SSMFLK": "spacy_treeboost.nmtf",
 }
