@@ -27,8 +27,8 @@ if str(ROOT) not in sys.path:
 
 
 def cmd_trace(a: argparse.Namespace) -> dict:
-    from spacy_treeboost.learner import TreeBoostClassifier
-    from spacy_treeboost.trees import read_bact
+    from spacy_treeboost.learning.learner import TreeBoostClassifier
+    from spacy_treeboost.trees.forest import read_bact
 
     t0 = time.process_time()
     forest, classes = read_bact(a.train)
@@ -70,8 +70,8 @@ def cmd_trace(a: argparse.Namespace) -> dict:
 def cmd_decide(a: argparse.Namespace) -> dict:
     import srsly
 
-    from spacy_treeboost.learner import classifier_from_dict
-    from spacy_treeboost.trees import read_bact
+    from spacy_treeboost.learning.learner import classifier_from_dict
+    from spacy_treeboost.trees.forest import read_bact
 
     clf = classifier_from_dict(srsly.msgpack_loads(Path(a.model).read_bytes()))
     forest, gold = read_bact(a.test)

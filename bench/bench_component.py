@@ -50,7 +50,9 @@ def train(data: Path, mode: str, rounds: int, n_train: int) -> Path:
         nlp = spacy.blank("en")
     else:
         nlp = spacy.load(PARSER, exclude=["tagger", "attribute_ruler", "lemmatizer", "ner", "senter"])
-    nlp.add_pipe("treeboost_textcat", config={"tree_mode": mode, "rounds_per_update": rounds})
+    nlp.add_pipe("treeboost_textcat", config={
+        "learner": {"@learners": "spacy_treeboost.SubtreeBoost.v1", "algorithm": "frequency", "n_rounds": rounds},
+        "trees": {"@tree_builders": "spacy_treeboost.DocTrees.v1", "tree_mode": mode}, "rounds_per_update": rounds})
     docs = list(nlp.pipe([r["text"] for r in rows], disable=["treeboost_textcat"]))
     examples = [Example(d, d.copy()) for d in docs]
     for eg, r in zip(examples, rows):

@@ -31,7 +31,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from spacy_treeboost.lexicons import Lexicon, read_hu_liu_lexicon  # noqa: E402
+from spacy_treeboost.nmtf.lexicons import Lexicon, read_hu_liu_lexicon  # noqa: E402
 from spacy_treeboost.nmtf import (  # noqa: E402
     MFLK,
     SSMFLK,

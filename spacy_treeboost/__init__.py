@@ -9,17 +9,17 @@ from typing import Any
 __version__ = "0.1.0"
 
 _LAZY = {
-    "Forest": "spacy_treeboost.trees",
-    "LabelVocab": "spacy_treeboost.trees",
-    "read_bact": "spacy_treeboost.trees",
-    "write_bact": "spacy_treeboost.trees",
-    "TreeBoostClassifier": "spacy_treeboost.learner",
-    "SubtreeLinearClassifier": "spacy_treeboost.subtree_linear",
-    "CorrectiveBoostClassifier": "spacy_treeboost.corrective",
-    "CalibratedBoostClassifier": "spacy_treeboost.calibration",
-    "RuleSet": "spacy_treeboost.model",
-    "TreeSpec": "spacy_treeboost.docs",
-    "docs_to_forest": "spacy_treeboost.docs",
+    "Forest": "spacy_treeboost.trees.forest",
+    "LabelVocab": "spacy_treeboost.trees.forest",
+    "read_bact": "spacy_treeboost.trees.forest",
+    "write_bact": "spacy_treeboost.trees.forest",
+    "TreeBoostClassifier": "spacy_treeboost.learning.learner",
+    "SubtreeLinearClassifier": "spacy_treeboost.learning.subtree_linear",
+    "CorrectiveBoostClassifier": "spacy_treeboost.learning.corrective",
+    "CalibratedBoostClassifier": "spacy_treeboost.learning.calibration",
+    "RuleSet": "spacy_treeboost.models.rules",
+    "TreeSpec": "spacy_treeboost.trees.doc_trees",
+    "docs_to_forest": "spacy_treeboost.trees.doc_trees",
     "MFLK": "spacy_treeboost.nmtf",
     "SSMFLK": "spacy_treeboost.nmtf",
 }

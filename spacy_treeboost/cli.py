@@ -4,6 +4,7 @@
     python -m spacy_treeboost classify TEST MODEL
     python -m spacy_treeboost rules MODEL
     python -m spacy_treeboost convert INPUT.jsonl OUTPUT.spacy [--model en_core_web_sm]
+    python -m spacy_treeboost migrate-config OLD.cfg NEW.cfg
 """
 import os
 import sys
@@ -13,8 +14,8 @@ from typing import Optional
 import srsly
 import typer
 
-from .model import ModelFormatError
-from .trees import BactFormatError, encode_label
+from .models.rules import ModelFormatError
+from .trees.forest import BactFormatError, encode_label
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.split("\n")[0])
 
@@ -25,7 +26,7 @@ def _fail(message: str) -> None:
 
 
 def _load(model: Path):
-    from .learner import classifier_from_dict
+    from .learning.learner import classifier_from_dict
 
     try:
         return classifier_from_dict(srsly.msgpack_loads(model.read_bytes()))
@@ -60,7 +61,7 @@ def _write_model(path: Path, data: bytes) -> None:
 
 
 def _read(path: Path, vocab=None):
-    from .trees import read_bact
+    from .trees.forest import read_bact
 
     try:
         return read_bact(path, vocab, add_labels=vocab is None)
@@ -97,7 +98,7 @@ def learn(
     """Learn subtree rules from a BACT-format file."""
     from tqdm import tqdm
 
-    from .learner import TreeBoostClassifier, classifier_to_dict, resolve_min_support
+    from .learning.learner import TreeBoostClassifier, classifier_to_dict, resolve_min_support
 
     _check_writable(model)
     forest, classes = _read(train)
@@ -149,9 +150,9 @@ def learn(
 
 def _learn_linear(forest, classes, model: Path, algorithm: str, booster, opts: dict) -> None:
     """Fit the subtree-linear model, or refit the rules of `booster` (whose settings are the shared ones)."""
-    from .corrective import CorrectiveBoostClassifier
-    from .learner import classifier_to_dict
-    from .subtree_linear import SubtreeLinearClassifier
+    from .learning.corrective import CorrectiveBoostClassifier
+    from .learning.learner import classifier_to_dict
+    from .learning.subtree_linear import SubtreeLinearClassifier
 
     fit = dict(C=opts["C"], l1_ratio=opts["l1_ratio"], cv=opts["cv"])
     try:
@@ -206,10 +207,34 @@ def convert(
     batch_size: int = typer.Option(64, help="Docs per batch"),
 ) -> None:
     """Convert a JSONL corpus to a spaCy DocBin, optionally parsed."""
-    from .convert import convert_jsonl
+    from .datasets.convert import convert_jsonl
 
     n = convert_jsonl(input_path, output_path, model=model, n_process=n_process, batch_size=batch_size)
     typer.echo(f"wrote {n} docs -> {output_path}", err=True)
+
+
+@app.command("migrate-config")
+def migrate_config(
+    old: Path = typer.Argument(..., help="A training config written for spacy-treeboost 0.1"),
+    new: Path = typer.Argument(..., help="Where to write the migrated config"),
+) -> None:
+    """Move treeboost_textcat's flat 0.1 settings into its learner and trees blocks (comments are not kept)."""
+    from thinc.api import Config
+
+    from .files import write_bytes_atomic
+    from .pipeline.learners import LEGACY_SETTINGS, migrate_settings
+
+    try:
+        config = Config().from_disk(old, interpolate=False)
+    except Exception as err:
+        _fail(f"{old} is not a readable config file: {err}")
+    moved = []
+    for name, block in config.get("components", {}).items():
+        if block.get("factory") == "treeboost_textcat" and any(k in block for k in LEGACY_SETTINGS):
+            config["components"][name] = migrate_settings(dict(block))
+            moved.append(name)
+    write_bytes_atomic(new, config.to_str().encode("utf8"))
+    typer.echo(f"migrated {', '.join(moved) or 'nothing (no flat treeboost_textcat settings)'} -> {new}", err=True)
 
 
 def main() -> None:

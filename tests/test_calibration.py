@@ -4,10 +4,10 @@ import pytest
 import srsly
 
 from reference import random_trees
-from spacy_treeboost.calibration import CalibratedBoostClassifier, scaled_rules
-from spacy_treeboost.learner import TreeBoostClassifier, classifier_from_dict, classifier_to_dict
-from spacy_treeboost.logistic import stratified_folds
-from spacy_treeboost.trees import Forest
+from spacy_treeboost.learning.calibration import CalibratedBoostClassifier, scaled_rules
+from spacy_treeboost.learning.learner import TreeBoostClassifier, classifier_from_dict, classifier_to_dict
+from spacy_treeboost.learning.logistic import stratified_folds
+from spacy_treeboost.trees.forest import Forest
 
 
 def data(seed=3, n=24):

@@ -4,8 +4,8 @@ import sys
 import pytest
 import srsly
 
-from spacy_treeboost.learner import classifier_from_dict
-from spacy_treeboost.trees import Forest, decode_label, read_bact
+from spacy_treeboost.learning.learner import classifier_from_dict
+from spacy_treeboost.trees.forest import Forest, decode_label, read_bact
 
 TRAIN = """\
 +1 (ROOT(a(b))(c))

@@ -8,7 +8,7 @@ import pytest
 import spacy
 from spacy.tokens import DocBin
 
-from spacy_treeboost.convert import convert_jsonl
+from spacy_treeboost.datasets.convert import convert_jsonl
 
 RECORDS = [
     {"text": "The plot was dull, but the acting was superb.", "label": "POS", "fold": 0},

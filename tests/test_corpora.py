@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from spacy_treeboost.corpora import (
+from spacy_treeboost.datasets.corpora import (
     CorpusFormatError,
     iter_jsonl,
     read_movie_review_polarity,

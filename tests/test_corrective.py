@@ -7,10 +7,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from reference import random_binary_classes, count_embeddings, forest_docs, forests, random_trees
-from spacy_treeboost.corrective import CorrectiveBoostClassifier, corrective_rules
-from spacy_treeboost.learner import TreeBoostClassifier
-from spacy_treeboost.logistic import fit_linear
-from spacy_treeboost.trees import Forest
+from spacy_treeboost.learning.corrective import CorrectiveBoostClassifier, corrective_rules
+from spacy_treeboost.learning.learner import TreeBoostClassifier
+from spacy_treeboost.learning.logistic import fit_linear
+from spacy_treeboost.trees.forest import Forest
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 

@@ -5,9 +5,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from spacy.tokens import Doc
 
-from spacy_treeboost._forest import dependency_preorder
-from spacy_treeboost.docs import DocIndexer, TreeSpec, _skip_tokens, docs_to_forest
-from spacy_treeboost.trees import ROOT_LABEL, tree_to_sexpr
+from spacy_treeboost.trees._forest import dependency_preorder
+from spacy_treeboost.trees.doc_trees import DocIndexer, TreeSpec, _skip_tokens, docs_to_forest
+from spacy_treeboost.trees.forest import ROOT_LABEL, tree_to_sexpr
 
 WORDS = ["a", "b", "c", ",", ".", "not", "good"]
 VOCAB = spacy.blank("en").vocab

@@ -15,7 +15,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.experiments.rules import pattern_support, rule_examples, score_function  # noqa: E402
 from bench.experiments.stats import mcnemar, metrics  # noqa: E402
-from spacy_treeboost.model import RuleSet  # noqa: E402
+from spacy_treeboost.models.rules import RuleSet  # noqa: E402
 
 
 def test_mcnemar_exact():

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spacy_treeboost.lexicons import (
+from spacy_treeboost.nmtf.lexicons import (
     Lexicon,
     LexiconFormatError,
     create_hu_liu_lexicon,
@@ -99,7 +99,7 @@ def test_lexicon_pickles():
 
 
 def test_import_does_not_load_spacy():
-    code = "import sys, spacy_treeboost.lexicons; print('spacy' in sys.modules)"
+    code = "import sys, spacy_treeboost.nmtf.lexicons; print('spacy' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
 
 
@@ -184,7 +184,7 @@ def test_lexicon_with_only_ambiguous_words():
 
 def test_read_lexicon_tells_the_formats_apart(tmp_path):
     """`spacy_treeboost.Lexicon.v1` (the NMTF config's reader): a folder is Hu & Liu, a file JSON lines."""
-    from spacy_treeboost.lexicons import create_lexicon, read_lexicon
+    from spacy_treeboost.nmtf.lexicons import create_lexicon, read_lexicon
 
     folder = tmp_path / "hu_liu"
     folder.mkdir()

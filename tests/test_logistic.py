@@ -5,7 +5,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.sparse import csr_matrix
 
-from spacy_treeboost.logistic import check_settings, choose_C, fit_linear, objective, stratified_folds
+from spacy_treeboost.learning.logistic import check_settings, choose_C, fit_linear, objective, stratified_folds
 
 sklearn_linear = pytest.importorskip("sklearn.linear_model")
 

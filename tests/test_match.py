@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reference import count_embeddings, is_valid_code, random_tree_arrays
-from spacy_treeboost._match import Matcher
+from spacy_treeboost.models._match import Matcher
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 

@@ -18,9 +18,9 @@ from reference import (
     random_weights_and_labels,
     reference_margins,
 )
-from spacy_treeboost.learner import TreeBoostClassifier
-from spacy_treeboost.model import ModelFormatError, RuleSet, pattern_to_sexpr
-from spacy_treeboost.trees import ROOT_LABEL, Forest, read_bact, write_bact
+from spacy_treeboost.learning.learner import TreeBoostClassifier
+from spacy_treeboost.models.rules import ModelFormatError, RuleSet, pattern_to_sexpr
+from spacy_treeboost.trees.forest import ROOT_LABEL, Forest, read_bact, write_bact
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 

@@ -4,9 +4,9 @@ import pytest
 import spacy
 
 from test_treeboost_textcat import trained_nlp
-from spacy_treeboost.learner import TreeBoostClassifier, classifier_from_dict, classifier_to_dict
-from spacy_treeboost.model import ModelFormatError, RuleSet
-from spacy_treeboost.trees import Forest
+from spacy_treeboost.learning.learner import TreeBoostClassifier, classifier_from_dict, classifier_to_dict
+from spacy_treeboost.models.rules import ModelFormatError, RuleSet
+from spacy_treeboost.trees.forest import Forest
 
 
 def fitted():
@@ -31,8 +31,11 @@ def test_future_classifier_version_is_refused():
 
 @pytest.mark.parametrize("edit,message", [
     ({"threshold": 7.5}, "threshold=7.5 is invalid"),
-    ({"max_rounds": -3}, "max_rounds=-3 is invalid"),
-    ({"algorithm": "svm"}, "algorithm='svm' is invalid"),
+    ({"rounds_per_update": -3}, "rounds_per_update=-3 is invalid"),
+    ({"learner": {"@learners": "spacy_treeboost.SubtreeBoost.v1", "algorithm": "svm"}}, "algorithm='svm' is invalid"),
+    ({"learner": {"@learners": "spacy_treeboost.Unknown.v1"}}, "Unknown"),
+    ({"trees": {"tree_mode": "bag"}}, "tree_mode='bag' is invalid"),
+    ({"max_rounds": 10}, "unknown settings \\['max_rounds'\\].*migrate-config"),
     ({"surprise": 1}, "unknown settings \\['surprise'\\]"),
     ({"labels": "POS"}, "labels='POS' is invalid"),
 ])

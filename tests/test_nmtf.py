@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import nnls
 
-from spacy_treeboost import nmtf
+from spacy_treeboost.nmtf import stemming
 from spacy_treeboost.nmtf import (
     ENGLISH_STOP_WORDS,
     MFLK,
@@ -502,7 +502,7 @@ PORTER_STEPS = {
 
 @pytest.mark.parametrize("step", sorted(PORTER_STEPS))
 def test_porter_steps_reproduce_the_papers_examples(step):
-    function = getattr(nmtf, step)
+    function = getattr(stemming, step)
     assert {word: function(word) for word in PORTER_STEPS[step]} == PORTER_STEPS[step]
 
 

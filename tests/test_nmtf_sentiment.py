@@ -9,9 +9,9 @@ from spacy.training import Example
 from spacy.util import registry
 
 import spacy_treeboost.pipeline.nmtf_sentiment  # noqa: F401  (registers the factory)
-from spacy_treeboost.lexicons import Lexicon, create_hu_liu_lexicon, create_jsonl_lexicon
+from spacy_treeboost.nmtf.lexicons import Lexicon, create_hu_liu_lexicon, create_jsonl_lexicon
 from spacy_treeboost.nmtf import MFLK, build_vocabulary, lexicon_prior, term_document_matrix, word_weights
-from spacy_treeboost.scoring import score_prefixed_cats
+from spacy_treeboost.pipeline.scoring import score_prefixed_cats
 
 LEXICON = Lexicon(["good", "great", "superb", "fun"], ["bad", "awful", "boring", "dull"])
 TEXTS = [
@@ -273,8 +273,8 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from spacy_treeboost.corpora import CorpusFormatError  # noqa: E402
-from spacy_treeboost.readers import JsonlCorpus  # noqa: E402
+from spacy_treeboost.datasets.corpora import CorpusFormatError  # noqa: E402
+from spacy_treeboost.datasets.readers import JsonlCorpus  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "nmtf_sentiment.cfg"

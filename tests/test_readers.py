@@ -9,8 +9,8 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import registry
 
-from spacy_treeboost.corpora import CorpusFormatError
-from spacy_treeboost.readers import JsonlCorpus, create_jsonl_corpus
+from spacy_treeboost.datasets.corpora import CorpusFormatError
+from spacy_treeboost.datasets.readers import JsonlCorpus, create_jsonl_corpus
 
 SINGLE = [
     {"text": "Not good at all.", "label": "NEG", "fold": 0},

@@ -7,10 +7,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from reference import random_binary_classes, all_subtrees, forest_docs, forests, random_trees
-from spacy_treeboost.logistic import fit_linear, nb_ratio
-from spacy_treeboost.model import RuleSet
-from spacy_treeboost.subtree_linear import SubtreeLinearClassifier, mine_subtrees
-from spacy_treeboost.trees import Forest
+from spacy_treeboost.learning.logistic import fit_linear, nb_ratio
+from spacy_treeboost.models.rules import RuleSet
+from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier, mine_subtrees
+from spacy_treeboost.trees.forest import Forest
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 

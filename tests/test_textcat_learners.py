@@ -6,20 +6,32 @@ import pytest
 import spacy
 
 from test_treeboost_textcat import TRAIN, make_examples
-from spacy_treeboost.corrective import CorrectiveBoostClassifier
-from spacy_treeboost.docs import TreeSpec, docs_to_forest
-from spacy_treeboost.learner import TreeBoostClassifier
-from spacy_treeboost.subtree_linear import SubtreeLinearClassifier
+from spacy_treeboost.learning.corrective import CorrectiveBoostClassifier
+from spacy_treeboost.trees.doc_trees import TreeSpec, docs_to_forest
+from spacy_treeboost.learning.learner import TreeBoostClassifier
+from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
 
 TEXTS = [t for t, _ in TRAIN]
 
 
-def trained(algorithm, rounds=20, **config):
+BOOST = "spacy_treeboost.SubtreeBoost.v1"
+
+
+def learner_block(kind, booster="presence", **params):
+    """The learner sub-config: "linear", "corrective" (over `booster`) or a boosting algorithm."""
+    if kind == "linear":
+        return {"@learners": "spacy_treeboost.SubtreeLinear.v1", "max_pattern_size": 2, "min_support": 1, "cv": 2,
+                **params}
+    estimator = {"@learners": BOOST, "algorithm": booster, "max_pattern_size": 2, "min_support": 1, "n_rounds": 10000}
+    if kind == "corrective":
+        return {"@learners": "spacy_treeboost.CorrectiveBoost.v1", "cv": 2, **params, "estimator": estimator}
+    return {**estimator, "algorithm": kind, **params}
+
+
+def trained(kind, rounds=20, **params):
     nlp = spacy.blank("en")
-    linear = {"cv": 2, **config.pop("linear", {})}
-    pipe = nlp.add_pipe("treeboost_textcat", config={"algorithm": algorithm, "rounds_per_update": rounds,
-                                                     "max_pattern_size": 2, "min_support": 1,
-                                                     "linear": linear, **config})
+    pipe = nlp.add_pipe("treeboost_textcat", config={"learner": learner_block(kind, **params),
+                                                     "rounds_per_update": rounds})
     examples = make_examples(nlp)
     nlp.initialize(lambda: examples)
     nlp.update(examples)
@@ -45,7 +57,7 @@ def test_learns_the_training_data_and_round_trips(tmp_path, algorithm):
 
 
 def test_corrective_component_equals_the_estimator():
-    nlp, pipe = trained("corrective", rounds=15, linear={"C": 1.0, "booster": "frequency"})
+    nlp, pipe = trained("corrective", rounds=15, C=1.0, booster="frequency")
     forest = docs_to_forest([nlp.make_doc(t) for t in TEXTS], TreeSpec("chain", ["LOWER"], ["IS_SPACE"]))
     y = [label for _, label in TRAIN]
     ref = CorrectiveBoostClassifier(TreeBoostClassifier("frequency", n_rounds=15, max_pattern_size=2), C=1.0).fit(forest, y)
@@ -54,7 +66,7 @@ def test_corrective_component_equals_the_estimator():
 
 
 def test_linear_component_equals_the_estimator():
-    nlp, pipe = trained("linear", linear={"C": 3.0, "features": "log1p"})
+    nlp, pipe = trained("linear", C=3.0, features="log1p")
     forest = docs_to_forest([nlp.make_doc(t) for t in TEXTS], TreeSpec("chain", ["LOWER"], ["IS_SPACE"]))
     y = [label for _, label in TRAIN]
     ref = SubtreeLinearClassifier(max_pattern_size=2, min_support=1, C=3.0, features="log1p").fit(forest, y)
@@ -64,7 +76,7 @@ def test_linear_component_equals_the_estimator():
 
 
 def test_corrective_refits_as_rounds_grow():
-    nlp, pipe = trained("corrective", rounds=2, linear={"C": 1.0})
+    nlp, pipe = trained("corrective", rounds=2, C=1.0)
     first = pipe._predictor()
     assert first.n_rounds_ == 2 and pipe._predictor() is first
     pipe.update(make_examples(nlp))
@@ -72,19 +84,80 @@ def test_corrective_refits_as_rounds_grow():
     assert pipe._predictor().n_rounds_ == 4
 
 
-def test_published_algorithms_ignore_the_linear_block():
-    _, plain = trained("frequency")
-    _, other = trained("frequency", linear={"C": 0.01, "l1_ratio": 0.5, "features": "log1p"})
-    assert plain._model_bytes() == other._model_bytes()
+def test_flat_settings_of_0_1_migrate_to_the_same_model():
+    from spacy_treeboost.pipeline.learners import migrate_settings
+
+    old = {"algorithm": "frequency", "max_pattern_size": 2, "min_support": 1, "rounds_per_update": 20,
+           "tree_mode": "chain", "node_attrs": ["LOWER"], "max_rounds": 500}
+    new = migrate_settings(old)
+    assert new["learner"] == {"@learners": BOOST, "algorithm": "frequency", "n_rounds": 500, "max_pattern_size": 2,
+                              "min_support": 1}
+    assert new["trees"] == {"@tree_builders": "spacy_treeboost.DocTrees.v1", "tree_mode": "chain",
+                            "node_attrs": ["LOWER"]}
+    _, explicit = trained("frequency", n_rounds=500)
+    nlp = spacy.blank("en")
+    migrated = nlp.add_pipe("treeboost_textcat", config=new)
+    examples = make_examples(nlp)
+    nlp.initialize(lambda: examples)
+    nlp.update(examples)
+    assert migrated._model_bytes() == explicit._model_bytes()
+    with pytest.raises(ValueError, match="algorithm"):
+        spacy.blank("en").add_pipe("treeboost_textcat", config=old)
 
 
-@pytest.mark.parametrize("linear,message", [
-    ({"C": -1.0}, "C="), ({"l1_ratio": 2.0}, "l1_ratio="), ({"cv": 1, "C": None}, "cv="),
-    ({"features": "tfidf"}, "features="), ({"booster": "svm"}, "linear.booster="), ({"alpha": 1}, "unknown settings"),
-    ({"Cs": [], "C": None}, "Cs="),
+def test_corrective_migration_nests_the_booster():
+    from spacy_treeboost.pipeline.learners import migrate_settings
+
+    new = migrate_settings({"algorithm": "corrective", "criterion": "z", "linear": {"booster": "frequency", "C": 1.0,
+                                                                                    "Cs": None, "cv": 3}})
+    assert new["learner"] == {"@learners": "spacy_treeboost.CorrectiveBoost.v1", "C": 1.0, "cv": 3,
+                              "estimator": {"@learners": BOOST, "algorithm": "frequency", "criterion": "z"}}
+
+
+@pytest.mark.parametrize("kind,params,message", [
+    ("linear", {"C": -1.0}, "C="), ("linear", {"l1_ratio": 2.0}, "l1_ratio="), ("corrective", {"cv": 1}, "cv="),
+    ("linear", {"features": "tfidf"}, "features="), ("corrective", {"booster": "svm"}, "algorithm="),
+    ("linear", {"alpha": 1}, "alpha"), ("linear", {"Cs": [], "C": None}, "Cs="),
+    ("corrective", {"refit_every": -1}, "refit_every="),
 ])
-def test_bad_linear_settings_name_the_setting(linear, message):
+def test_bad_learner_settings_name_the_setting(kind, params, message):
     nlp = spacy.blank("en")
     with pytest.raises(ValueError, match=message):
-        nlp.add_pipe("treeboost_textcat", config={"algorithm": "linear" if "features" in linear else "corrective",
-                                                  "linear": linear})
+        nlp.add_pipe("treeboost_textcat", config={"learner": learner_block(kind, **params)})
+
+
+def test_every_registered_sub_config_resolves_by_name():
+    from spacy.util import registry
+    from thinc.api import Config
+
+    from spacy_treeboost.pipeline.learners import LEARNERS, TREE_BUILDERS
+
+    spacy.blank("en").add_pipe("treeboost_textcat")
+    for name, cls in LEARNERS.items():
+        resolved = registry.resolve(Config({"x": {"@learners": name}}))["x"]
+        assert type(resolved) is cls and resolved.get_params(deep=False) == cls().get_params(deep=False)
+    for name, cls in TREE_BUILDERS.items():
+        resolved = registry.resolve(Config({"x": {"@tree_builders": name, "tree_mode": "dependency"}}))["x"]
+        assert type(resolved) is cls and resolved.tree_mode == "dependency"
+
+
+def test_migrate_config_rewrites_a_0_1_config(tmp_path):
+    import subprocess
+    import sys
+
+    from spacy.util import load_config
+
+    old = tmp_path / "old.cfg"
+    old.write_text('[nlp]\nlang = "en"\npipeline = ["treeboost_textcat"]\n\n[components]\n\n'
+                   '[components.treeboost_textcat]\nfactory = "treeboost_textcat"\nalgorithm = "bact"\n'
+                   'boosting = "arcgv"\nmax_rounds = 300\ntree_mode = "chain"\nrounds_per_update = 7\n')
+    new = tmp_path / "new.cfg"
+    result = subprocess.run([sys.executable, "-m", "spacy_treeboost", "migrate-config", str(old), str(new)],
+                            capture_output=True, text=True, check=True)
+    assert "migrated treeboost_textcat" in result.stderr
+    block = load_config(new)["components"]["treeboost_textcat"]
+    assert block["rounds_per_update"] == 7
+    assert block["learner"] == {"@learners": BOOST, "algorithm": "bact", "n_rounds": 300, "boosting": "arcgv"}
+    nlp = spacy.util.load_model_from_config(load_config(new), auto_fill=True)
+    learner = nlp.get_pipe("treeboost_textcat")._template
+    assert (learner.algorithm, learner.boosting, learner.n_rounds) == ("bact", "arcgv", 300)

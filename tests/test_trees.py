@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reference import arrays_to_nested, depths_of, forest_docs, forests, nested_to_arrays
-from spacy_treeboost.trees import (
+from spacy_treeboost.trees.forest import (
     ROOT_LABEL,
     BactFormatError,
     Forest,
@@ -212,7 +212,7 @@ def test_empty_file(tmp_path):
     path.write_text("", encoding="utf8")
     f, cls = read_bact(path)
     assert len(f) == 0 and cls == [] and f.n_nodes == 0
-    from spacy_treeboost.learner import TreeBoostClassifier
+    from spacy_treeboost.learning.learner import TreeBoostClassifier
     with pytest.raises(ValueError, match="empty"):
         TreeBoostClassifier("frequency", n_rounds=1).fit(f, cls)
 

@@ -24,10 +24,10 @@ from reference import (
     z_low,
     z_star,
 )
-from spacy_treeboost._match import Matcher
-from spacy_treeboost._mine import SearchSpace, py_bound, py_value
-from spacy_treeboost.learner import TreeBoostClassifier, _label_rank
-from spacy_treeboost.trees import ROOT_LABEL, Forest
+from spacy_treeboost.models._match import Matcher
+from spacy_treeboost.learning._mine import SearchSpace, py_bound, py_value
+from spacy_treeboost.learning.learner import TreeBoostClassifier, _label_rank
+from spacy_treeboost.trees.forest import ROOT_LABEL, Forest
 
 PRINTED = 5e-7   # the spec prints 6 decimals
 PRINTED4 = 5e-5  # ... or 4

@@ -256,7 +256,7 @@ class SourceData:
 
 
 def load_source(data: Path, source: str, *, trees: bool, log=print) -> SourceData:
-    from spacy_treeboost.docs import TreeSpec, docs_to_forest
+    from spacy_treeboost.trees.doc_trees import TreeSpec, docs_to_forest
 
     texts = source_texts(data, source)
     tok_key = _key(source, texts, "tok")

@@ -95,7 +95,7 @@ def _predict(clf, forest, fd: FoldData) -> numpy.ndarray:
 def _test_outputs(clf, forest, fd: FoldData) -> Dict[str, numpy.ndarray]:
     """Predictions and probabilities (columns in the order of fd.classes; a class the learner never saw gets 0)
     from one matching of the test forest."""
-    from spacy_treeboost.learner import margins_to_proba
+    from spacy_treeboost.learning.learner import margins_to_proba
 
     F = clf.rules_.margins(forest)
     P = margins_to_proba(F[:, 0] if F.shape[1] == 1 else F, clf.classes_, clf.heads_[0].name,
@@ -110,7 +110,7 @@ def _test_outputs(clf, forest, fd: FoldData) -> Dict[str, numpy.ndarray]:
 
 
 def fit_subtree_linear(fd: FoldData, system: Dict[str, Any], cfg: Dict[str, Any]) -> Dict[str, Any]:
-    from spacy_treeboost.subtree_linear import SubtreeLinearClassifier
+    from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
 
     X = fd.tree if system["representation"] == "Tree" else fd.chain
     best, cpu_total, per_size = None, 0.0, {}
@@ -131,8 +131,8 @@ def fit_subtree_linear(fd: FoldData, system: Dict[str, Any], cfg: Dict[str, Any]
 
 
 def fit_corrective(fd: FoldData, system: Dict[str, Any], cfg: Dict[str, Any]) -> Dict[str, Any]:
-    from spacy_treeboost.corrective import CorrectiveBoostClassifier
-    from spacy_treeboost.learner import TreeBoostClassifier
+    from spacy_treeboost.learning.corrective import CorrectiveBoostClassifier
+    from spacy_treeboost.learning.learner import TreeBoostClassifier
 
     X = fd.tree if system["representation"] == "Tree" else fd.chain
     best, cpu_total, points = None, 0.0, []

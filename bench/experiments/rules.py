@@ -21,7 +21,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
-from spacy_treeboost.model import RuleSet, pattern_to_sexpr
+from spacy_treeboost.models.rules import RuleSet, pattern_to_sexpr
 
 MAX_COUNT = 30
 

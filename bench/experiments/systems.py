@@ -140,7 +140,7 @@ class MarginTracker:
         self.done = [0] * n_heads
 
     def update(self, rules) -> None:
-        from spacy_treeboost.model import RuleSet
+        from spacy_treeboost.models.rules import RuleSet
 
         new = RuleSet(rules.heads, algorithm=rules.algorithm, include_root_patterns=rules.include_root_patterns)
         added = False

@@ -21,8 +21,8 @@ from spacy.tokens import Doc
 from spacy.training import Example, validate_get_examples
 from spacy.vocab import Vocab
 
-from .. import scoring  # noqa: F401  (registers spacy_treeboost.nmtf_scorer.v1, a picklable partial)
-from ..lexicons import Lexicon, create_hu_liu_lexicon, create_jsonl_lexicon, create_lexicon
+from . import scoring  # noqa: F401  (registers spacy_treeboost.nmtf_scorer.v1, a picklable partial)
+from ..nmtf.lexicons import Lexicon, create_hu_liu_lexicon, create_jsonl_lexicon, create_lexicon
 from ..nmtf import (
     NEGATIVE,
     POSITIVE,

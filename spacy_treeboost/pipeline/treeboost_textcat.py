@@ -3,12 +3,13 @@
 The training trees are built once in `initialize`; every `update` runs a few
 more boosting rounds over all of them (the batch is ignored), so training
 steps count rounds and `spacy train`'s evaluation, patience and `model-best`
-select the number of rounds on the dev set. With algorithm "corrective" the
-boosted rules' weights are refitted jointly before each evaluation; with
-"linear" the whole model is fitted in `initialize` and updates do nothing.
+select the number of rounds on the dev set. With the corrective learner the
+boosted rules' weights are refitted jointly before each evaluation; the linear
+and calibrated learners are fitted in `initialize`, and updates do nothing.
+The learner and the tree builder are registered sub-configs (`learners.py`).
 """
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 import numpy
 import srsly
@@ -19,46 +20,28 @@ from spacy.tokens import Doc
 from spacy.training import Example, validate_get_examples
 from spacy.vocab import Vocab
 
-from ..docs import DocIndexer, TreeSpec, docs_to_forest
+from ..trees.doc_trees import DocIndexer, TreeSpec, docs_to_forest
 from ..files import write_bytes_atomic
-from ..learner import (
-    RuleClassifier,
-    TreeBoostClassifier,
-    classifier_from_dict,
-    classifier_to_dict,
-    margins_to_proba,
-    resolve_min_support,
-)
-from ..model import ModelFormatError
-from ..scoring import score_treeboost_cats
+from ..learning.learner import RuleClassifier, TreeBoostClassifier, classifier_from_dict, classifier_to_dict, margins_to_proba
+from ..learning.subtree_linear import SubtreeLinearClassifier
+from ..models.rules import ModelFormatError
+from .learners import LEARNERS, learner_from_settings, learner_settings, split_learner
+from .scoring import score_treeboost_cats
+from .training_docs import check_labels, check_parser, targets, training_docs
 
 DEFAULT_CONFIG: Dict[str, Any] = {
-    "algorithm": "linear",
-    "criterion": "iwakura",
-    "max_pattern_size": 3,
-    "min_support": None,
-    "smoothing": None,
-    "boosting": "adaboost",
-    "include_root_patterns": False,
-    "tree_mode": "chain",
-    "node_attrs": ["LOWER"],
-    "skip_flags": ["IS_SPACE"],
+    "learner": {"@learners": "spacy_treeboost.SubtreeLinear.v1"},
+    "trees": {"@tree_builders": "spacy_treeboost.DocTrees.v1"},
     "rounds_per_update": 5,
-    "max_rounds": 10000,
     "initial_rounds": 0,
     "exclusive_classes": True,
     "positive_label": None,
     "threshold": 0.5,
     "parse_source": "pipeline",
-    "max_cache_mb": 4096,
-    "linear": {"booster": "presence", "features": "nb", "loss": "logistic", "C": None, "Cs": None,
-               "l1_ratio": 0.0, "cv": 5},
     "scorer": {"@scorers": "spacy_treeboost.textcat_scorer.v1"},
 }
 PARSE_SOURCES = ("pipeline", "reference", "predicted")
-BOOSTED = ("bact", "frequency", "presence")
-ALGORITHMS = BOOSTED + ("corrective", "linear")
-LINEAR_KEYS = tuple(DEFAULT_CONFIG["linear"])
+SETTINGS = tuple(k for k in DEFAULT_CONFIG if k != "scorer")
 SCORE_WEIGHTS = {
     "cats_score": 1.0, "cats_score_desc": None, "cats_micro_p": None, "cats_micro_r": None,
     "cats_micro_f": None, "cats_macro_p": None, "cats_macro_r": None, "cats_macro_f": None,
@@ -75,44 +58,28 @@ SCORE_WEIGHTS = {
 def make_treeboost_textcat(
     nlp: Language,
     name: str,
-    algorithm: str,
-    criterion: str,
-    max_pattern_size: int,
-    min_support: Optional[int],
-    smoothing: Optional[float],
-    boosting: str,
-    include_root_patterns: bool,
-    tree_mode: str,
-    node_attrs: List[str],
-    skip_flags: List[str],
+    learner: RuleClassifier,
+    trees: TreeSpec,
     rounds_per_update: int,
-    max_rounds: int,
     initial_rounds: int,
     exclusive_classes: bool,
     positive_label: Optional[str],
     threshold: float,
     parse_source: str,
-    max_cache_mb: int,
-    linear: Dict[str, Any],
     scorer: Optional[Callable],
 ) -> "TreeBoostTextCategorizer":
     """Create a TreeBoostTextCategorizer.
 
-    algorithm (str): "bact", "frequency" (+FQ) or "presence" (-FQ) boosting; "corrective"
-        (boosted rules whose weights are refitted jointly by regularized logistic
-        loss) or "linear" (a regularized linear model over all subtrees).
-    criterion (str): "iwakura" (published gain) or "z" (real AdaBoost Z).
-    max_pattern_size (int): Largest subtree in nodes (1 = bag of words).
-    min_support (Optional[int]): Smallest number of training docs a subtree occurs in;
-        null means 2 for "linear" and 1 for the boosting algorithms.
-    smoothing (Optional[float]): Confidence smoothing epsilon; None means 1/m.
-    boosting (str): For "bact": "adaboost" or "arcgv".
-    include_root_patterns (bool): Allow subtrees containing the virtual root.
-    tree_mode (str): "chain" (word sequences) or "dependency" (parse trees).
-    node_attrs (List[str]): Token attributes that label nodes, e.g. ["LOWER"] or ["LEMMA", "POS"].
-    skip_flags (List[str]): Boolean token attributes of tokens to leave out, e.g. ["IS_PUNCT"].
+    learner (RuleClassifier): The estimator, a registered sub-config whose settings are
+        its keyword arguments: "spacy_treeboost.SubtreeBoost.v1" (BACT, +FQ or -FQ
+        boosting; its n_rounds caps training), "spacy_treeboost.SubtreeLinear.v1" (a
+        regularized linear model over all subtrees), "spacy_treeboost.CorrectiveBoost.v1"
+        (boosted rules whose weights are refitted jointly; its `estimator` block is the
+        booster) or "spacy_treeboost.CalibratedBoost.v1".
+    trees (TreeSpec): How docs become trees, "spacy_treeboost.DocTrees.v1": tree_mode
+        ("chain" or "dependency"), node_attrs (e.g. ["LOWER"] or ["LEMMA", "POS"]) and
+        skip_flags (e.g. ["IS_PUNCT"]).
     rounds_per_update (int): Boosting rounds per training step.
-    max_rounds (int): Stop adding rules after this many rounds.
     initial_rounds (int): Rounds run at the end of `initialize`.
     exclusive_classes (bool): One label per doc (softmax) or several (per-label sigmoid).
     positive_label (Optional[str]): The positive label of a binary task, for scoring and margins.
@@ -120,21 +87,12 @@ def make_treeboost_textcat(
     parse_source (str): Where training docs get their annotations: "pipeline"
         (run the preceding components in initialize), "reference" (the corpus'
         stored annotations) or "predicted" (tokenizer-only docs).
-    max_cache_mb (int): Memory cap for the cached subtree search space.
-    linear (Dict[str, Any]): For "corrective" and "linear": booster (the boosting
-        algorithm whose rules "corrective" refits), features ("nb", "presence" or
-        "log1p", for "linear"), loss ("logistic" or "squared_hinge", for "linear"),
-        C (null: chosen among Cs by cv-fold cross-validation on the training docs),
-        Cs (null: the learner's own grid), l1_ratio (share of L1 in the penalty) and cv.
     scorer (Optional[Callable]): The scoring method.
     """
     return TreeBoostTextCategorizer(
-        nlp.vocab, None, name, algorithm=algorithm, criterion=criterion, max_pattern_size=max_pattern_size,
-        min_support=min_support, smoothing=smoothing, boosting=boosting, include_root_patterns=include_root_patterns,
-        tree_mode=tree_mode, node_attrs=node_attrs, skip_flags=skip_flags, rounds_per_update=rounds_per_update,
-        max_rounds=max_rounds, initial_rounds=initial_rounds, exclusive_classes=exclusive_classes,
-        positive_label=positive_label, threshold=threshold, parse_source=parse_source, max_cache_mb=max_cache_mb,
-        linear=linear, scorer=scorer)
+        nlp.vocab, None, name, learner=learner, trees=trees, rounds_per_update=rounds_per_update,
+        initial_rounds=initial_rounds, exclusive_classes=exclusive_classes, positive_label=positive_label,
+        threshold=threshold, parse_source=parse_source, scorer=scorer)
 
 
 class TreeBoostTextCategorizer(TrainablePipe):
@@ -146,25 +104,14 @@ class TreeBoostTextCategorizer(TrainablePipe):
         model: None,
         name: str = "treeboost_textcat",
         *,
-        algorithm: str = "linear",
-        criterion: str = "iwakura",
-        max_pattern_size: int = 3,
-        min_support: Optional[int] = None,
-        smoothing: Optional[float] = None,
-        boosting: str = "adaboost",
-        include_root_patterns: bool = False,
-        tree_mode: str = "chain",
-        node_attrs: Sequence[str] = ("LOWER",),
-        skip_flags: Sequence[str] = ("IS_SPACE",),
+        learner: Optional[RuleClassifier] = None,
+        trees: Optional[TreeSpec] = None,
         rounds_per_update: int = 5,
-        max_rounds: int = 10000,
         initial_rounds: int = 0,
         exclusive_classes: bool = True,
         positive_label: Optional[str] = None,
         threshold: float = 0.5,
         parse_source: str = "pipeline",
-        max_cache_mb: int = 4096,
-        linear: Optional[Dict[str, Any]] = None,
         scorer: Optional[Callable] = score_treeboost_cats,
     ) -> None:
         """Initialize the component. See `make_treeboost_textcat` for the settings."""
@@ -172,18 +119,19 @@ class TreeBoostTextCategorizer(TrainablePipe):
         self.model = None
         self.name = name
         self.scorer = scorer
+        learner = SubtreeLinearClassifier() if learner is None else learner
+        trees = TreeSpec() if trees is None else trees
+        if type(learner) not in LEARNERS.values():
+            raise ValueError(f"learner={learner!r} is invalid: use one of the registered learners {sorted(LEARNERS)}")
         self.cfg: Dict[str, Any] = {
-            "labels": [], "algorithm": algorithm, "criterion": criterion, "max_pattern_size": max_pattern_size,
-            "min_support": min_support, "smoothing": smoothing, "boosting": boosting,
-            "include_root_patterns": include_root_patterns, "tree_mode": tree_mode, "node_attrs": list(node_attrs),
-            "skip_flags": list(skip_flags), "rounds_per_update": rounds_per_update, "max_rounds": max_rounds,
-            "initial_rounds": initial_rounds, "exclusive_classes": exclusive_classes,
-            "positive_label": positive_label, "threshold": threshold, "parse_source": parse_source,
-            "max_cache_mb": max_cache_mb, "n_rounds": 0,
-            "linear": {**DEFAULT_CONFIG["linear"], **(linear or {})},
+            "labels": [], "n_rounds": 0, "learner": learner_settings(learner),
+            "trees": {"tree_mode": trees.tree_mode, "node_attrs": list(trees.node_attrs),
+                      "skip_flags": list(trees.skip_flags)},
+            "rounds_per_update": rounds_per_update, "initial_rounds": initial_rounds,
+            "exclusive_classes": exclusive_classes, "positive_label": positive_label, "threshold": threshold,
+            "parse_source": parse_source,
         }
         self._validate_settings()
-        self._spec = TreeSpec(tree_mode, node_attrs, skip_flags)
         self._learner: Optional[RuleClassifier] = None
         self._train_forest: Any = None
         self._refit: Optional[Tuple[int, RuleClassifier]] = None
@@ -192,68 +140,46 @@ class TreeBoostTextCategorizer(TrainablePipe):
 
     def _validate_settings(self) -> None:
         cfg = self.cfg
-        if cfg["algorithm"] not in ALGORITHMS:
-            raise ValueError(f"algorithm={cfg['algorithm']!r} is invalid: choose one of {', '.join(ALGORITHMS)}")
-        unknown = sorted(set(cfg["linear"]) - set(LINEAR_KEYS))
-        if unknown:
-            raise ValueError(f"linear has unknown settings {unknown}: the settings are {', '.join(LINEAR_KEYS)}")
-        if cfg["linear"]["booster"] not in BOOSTED:
-            raise ValueError(f"linear.booster={cfg['linear']['booster']!r} is invalid: choose one of {', '.join(BOOSTED)}")
-        self._make_learner()._validate_params()
-        if cfg["algorithm"] == "linear":
-            self._make_learner(booster=True)._validate_params()
-        if cfg["algorithm"] == "corrective":
-            self._make_corrective()._validate_params()
+        self._template = learner_from_settings(cfg["learner"])
+        for learner in (self._template, getattr(self._template, "estimator", None)):
+            if learner is not None and hasattr(learner, "_validate_params"):
+                learner._validate_params()
+        self._spec = TreeSpec(**cfg["trees"])
         if cfg["parse_source"] not in PARSE_SOURCES:
             raise ValueError(f"parse_source={cfg['parse_source']!r} is invalid: choose one of {', '.join(PARSE_SOURCES)}")
-        for key in ("rounds_per_update", "max_rounds", "initial_rounds"):
-            if not isinstance(cfg[key], int) or cfg[key] < 0:
+        for key in ("rounds_per_update", "initial_rounds"):
+            if not isinstance(cfg[key], int) or isinstance(cfg[key], bool) or cfg[key] < 0:
                 raise ValueError(f"{key}={cfg[key]!r} is invalid: use a whole number >= 0")
-        if not 0.0 <= cfg["threshold"] <= 1.0:
+        if not isinstance(cfg["threshold"], (int, float)) or not 0.0 <= cfg["threshold"] <= 1.0:
             raise ValueError(f"threshold={cfg['threshold']!r} is invalid: use a probability between 0 and 1")
 
-    def _make_learner(self, booster: bool = False) -> Any:
-        """The learner of the settings (booster=True: the boosting settings alone, for validation)."""
-        from ..subtree_linear import SubtreeLinearClassifier
+    def _fresh(self, learner: Any) -> Any:
+        """An unfitted copy of a learner, its positive class set to the component's positive label."""
+        learner = learner_from_settings(learner_settings(learner))
+        positive = self.cfg["positive_label"]
+        if positive is not None:
+            target = learner if "positive_class" in learner.get_params(deep=False) else learner.estimator
+            if target is None:
+                target = learner.estimator = TreeBoostClassifier("presence", n_rounds=1000)
+            target.positive_class = positive
+        return learner
 
-        cfg = self.cfg
-        lin = cfg["linear"]
-        min_support = resolve_min_support(cfg["algorithm"], cfg["min_support"])
-        if cfg["algorithm"] == "linear" and not booster:
-            return SubtreeLinearClassifier(
-                max_pattern_size=cfg["max_pattern_size"], min_support=min_support, features=lin["features"],
-                loss=lin["loss"], C=lin["C"], l1_ratio=lin["l1_ratio"], cv=lin["cv"], **self._grid(),
-                include_root_patterns=cfg["include_root_patterns"], positive_class=cfg["positive_label"],
-                max_cache_mb=cfg["max_cache_mb"])
-        algorithm = cfg["algorithm"] if cfg["algorithm"] in BOOSTED else lin["booster"]
-        return TreeBoostClassifier(
-            algorithm, criterion=cfg["criterion"], n_rounds=0, max_pattern_size=cfg["max_pattern_size"],
-            min_support=min_support, smoothing=cfg["smoothing"], boosting=cfg["boosting"],
-            include_root_patterns=cfg["include_root_patterns"], positive_class=cfg["positive_label"],
-            max_cache_mb=cfg["max_cache_mb"])
-
-    def _grid(self) -> Dict[str, Any]:
-        """The C candidates of the linear block, or none: each learner then uses its own grid."""
-        Cs = self.cfg["linear"]["Cs"]
-        return {} if Cs is None else {"Cs": tuple(Cs)}
-
-    def _make_corrective(self) -> Any:
-        from ..corrective import CorrectiveBoostClassifier
-
-        lin = self.cfg["linear"]
-        return CorrectiveBoostClassifier(C=lin["C"], l1_ratio=lin["l1_ratio"], cv=lin["cv"], **self._grid())
+    @property
+    def _max_rounds(self) -> int:
+        booster, _ = split_learner(self._template)
+        return booster.n_rounds if booster is not None else 0
 
     def _predictor(self) -> Optional[RuleClassifier]:
         """The fitted classifier that scores docs, or None before training.
 
-        For "corrective" during training, the boosted rules refitted (once per number of rounds).
+        For a corrective learner during training, the boosted rules refitted (once per number of rounds).
         """
         learner = self._learner
         if learner is None or not hasattr(learner, "rules_"):
             return None
-        if self.cfg["algorithm"] == "corrective" and isinstance(learner, TreeBoostClassifier):
+        if split_learner(self._template)[1] and isinstance(learner, TreeBoostClassifier):
             if self._refit is None or self._refit[0] != learner.n_rounds_:
-                self._refit = (learner.n_rounds_, self._make_corrective().refit(learner, self._train_forest))
+                self._refit = (learner.n_rounds_, self._fresh(self._template).refit(learner, self._train_forest))
             return self._refit[1]
         return learner
 
@@ -310,81 +236,29 @@ class TreeBoostTextCategorizer(TrainablePipe):
         self.cfg["labels"] = list(labels)
         if positive_label is not None:
             self.cfg["positive_label"] = positive_label
-        self._check_labels()
-        self._check_parser(nlp)
-        docs = self._training_docs(examples, nlp)
+        check_labels(self.name, self.labels, self.cfg["exclusive_classes"], self.cfg["positive_label"])
+        check_parser(nlp, self.name, self._spec.tree_mode, self.cfg["parse_source"])
+        docs = training_docs(examples, nlp, self.name, self.cfg["parse_source"])
         self._spec.check_docs(docs, self.name, self.cfg["parse_source"])
-        targets = self._targets(examples)
+        gold = targets(examples, self.labels, self.cfg["exclusive_classes"], self.name)
         forest = docs_to_forest(docs, self._spec)
-        learner = self._make_learner()
+        learner = self._fresh(self._template)
+        booster, refits = split_learner(learner)
+        if booster is not None:
+            learner = self._fresh(booster)
         try:
-            if isinstance(learner, TreeBoostClassifier):
-                learner.start(forest, targets)
+            if booster is not None:
+                learner.start(forest, gold)
             else:
-                learner.fit(forest, targets)
+                learner.fit(forest, gold)
         except ValueError as err:
             raise ValueError(f"'{self.name}' cannot train: {err}") from None
         self._learner = learner
-        self._train_forest = forest if self.cfg["algorithm"] == "corrective" else None
+        self._train_forest = forest if refits else None
         self._refit = None
         self._indexer = None
         self._capped = False
         self._boost(self.cfg["initial_rounds"])
-
-    def _check_labels(self) -> None:
-        labels, positive = self.labels, self.cfg["positive_label"]
-        if not labels:
-            raise ValueError(
-                f"'{self.name}' has no labels: the training examples have no cats. Give each example's reference "
-                f"doc.cats, or list labels in [initialize.components.{self.name}].")
-        if self.cfg["exclusive_classes"] and len(labels) < 2:
-            raise ValueError(
-                f"'{self.name}' has only one label ({labels[0]!r}) but exclusive_classes = true needs at least two. "
-                "Add the other class to the training data, or set exclusive_classes = false.")
-        if positive is not None and positive not in labels:
-            raise ValueError(f"positive_label={positive!r} is not one of the labels {list(labels)}")
-
-    def _check_parser(self, nlp: Optional[Language]) -> None:
-        if nlp is None or self.cfg["tree_mode"] != "dependency" or self.name not in nlp.component_names:
-            return
-        before = nlp.component_names[: nlp.component_names.index(self.name)]
-        if not any("token.dep" in nlp.get_pipe_meta(name).assigns for name in before):
-            raise ValueError(
-                f"'{self.name}' has tree_mode = \"dependency\" but no component before it in the pipeline "
-                f"assigns token.dep, so docs cannot be parsed when evaluating or predicting (parse_source = "
-                f"{self.cfg['parse_source']!r} only decides where the training trees come from). Source a parser: "
-                f"add \"tok2vec\" and \"parser\" with source = \"en_core_web_sm\" before '{self.name}' and list "
-                "them in [training] frozen_components, as configs/dependency_sentiment.cfg does.")
-
-    def _targets(self, examples: List[Example]) -> List[Any]:
-        labels = self.labels
-        if not self.cfg["exclusive_classes"]:
-            return [[l for l in labels if eg.reference.cats.get(l, 0.0) >= 0.5] for eg in examples]
-        targets = []
-        for i, eg in enumerate(examples):
-            cats = eg.reference.cats
-            gold = [l for l in labels if cats.get(l, 0.0) >= 0.5]
-            if len(gold) != 1:
-                raise ValueError(
-                    f"'{self.name}' has exclusive classes, but training example {i} has {len(gold)} gold labels "
-                    f"({gold}) among {list(labels)}; each example needs exactly one (or set exclusive_classes = false).")
-            targets.append(gold[0])
-        return targets
-
-    def _training_docs(self, examples: List[Example], nlp: Optional[Language]) -> List[Doc]:
-        source = self.cfg["parse_source"]
-        if source == "reference":
-            return [eg.reference for eg in examples]
-        docs = [eg.predicted for eg in examples]
-        if source == "pipeline" and nlp is not None and self.name in nlp.component_names:
-            frozen = set(nlp.config.get("training", {}).get("frozen_components", []))
-            for name in nlp.component_names[: nlp.component_names.index(self.name)]:
-                proc = nlp.get_pipe(name)
-                trainable = getattr(proc, "is_trainable", False)
-                if trainable and name not in frozen and name not in nlp.disabled:
-                    continue
-                docs = list(proc.pipe(docs, batch_size=nlp.batch_size)) if hasattr(proc, "pipe") else [proc(d) for d in docs]
-        return docs
 
     def update(
         self,
@@ -401,7 +275,7 @@ class TreeBoostTextCategorizer(TrainablePipe):
         if losses is None:
             losses = {}
         losses.setdefault(self.name, 0.0)
-        if self.cfg["algorithm"] == "linear" and self._learner is not None and hasattr(self._learner, "rules_"):
+        if self._learner is not None and not isinstance(self._learner, TreeBoostClassifier):
             return losses
         if self._learner is None or not hasattr(self._learner, "space_"):
             raise ValueError(
@@ -419,17 +293,17 @@ class TreeBoostTextCategorizer(TrainablePipe):
         assert self._learner is not None
         if not isinstance(self._learner, TreeBoostClassifier):
             return
-        n = max(0, min(n_rounds, self.cfg["max_rounds"] - self._learner.n_rounds_))
+        n = max(0, min(n_rounds, self._max_rounds - self._learner.n_rounds_))
         if n:
             self._learner.boost(n)
             self._indexer = None
         self.cfg["n_rounds"] = self._learner.n_rounds_
-        if n_rounds and self._learner.n_rounds_ >= self.cfg["max_rounds"] and not self._capped:
+        if n_rounds and self._learner.n_rounds_ >= self._max_rounds and not self._capped:
             self._capped = True
             util.logger.warning(
-                f"'{self.name}' reached max_rounds = {self.cfg['max_rounds']}: later training steps add no "
-                "rules, so the scores stay as they are until patience or max_steps ends training. Raise max_rounds "
-                "to learn more rules, or lower max_steps.")
+                f"'{self.name}' reached its learner's n_rounds = {self._max_rounds}: later training steps add no "
+                "rules, so the scores stay as they are until patience or max_steps ends training. Raise n_rounds "
+                "in the learner block to learn more rules, or lower max_steps.")
 
     def finish_update(self, sgd: Any) -> None:
         pass
@@ -486,7 +360,7 @@ class TreeBoostTextCategorizer(TrainablePipe):
             label; per subtree also the number of rules, per rule also the rule
             index, threshold z and score.
         """
-        from ..explain import fired_rules, group_by_subtree
+        from ..models.explain import fired_rules, group_by_subtree
 
         if by not in ("subtree", "rule"):
             raise ValueError(f"by={by!r} is invalid: choose 'subtree' or 'rule'")
@@ -504,9 +378,9 @@ class TreeBoostTextCategorizer(TrainablePipe):
             scored label (the positive label of a binary task).
         RETURNS (str): The HTML.
         """
-        from ..docs import label_strings
-        from ..explain import render_html
-        from ..trees import ROOT_LABEL
+        from ..trees.doc_trees import label_strings
+        from ..models.explain import render_html
+        from ..trees.forest import ROOT_LABEL
 
         explanation = self.explain(doc, by="rule")
         heads = self._predictor().rules_.heads
@@ -555,16 +429,18 @@ class TreeBoostTextCategorizer(TrainablePipe):
         unknown = sorted(set(cfg) - set(self.cfg))
         if unknown:
             raise ModelFormatError(f"'{self.name}': the stored cfg has unknown settings {unknown}; it comes from "
-                                   "another component or a newer spacy-treeboost.")
+                                   "another component, a newer spacy-treeboost, or spacy-treeboost 0.1, whose flat "
+                                   "settings moved into the learner and trees blocks (retrain with a migrated config: "
+                                   "python -m spacy_treeboost migrate-config).")
         previous = dict(self.cfg)
         self.cfg.update(cfg)
         try:
             self._validate_settings()
             if not isinstance(self.cfg["labels"], list) or not all(isinstance(l, str) for l in self.cfg["labels"]):
                 raise ValueError(f"labels={self.cfg['labels']!r} is invalid: use a list of strings")
-            self._spec = TreeSpec(self.cfg["tree_mode"], self.cfg["node_attrs"], self.cfg["skip_flags"])
         except (ValueError, TypeError, KeyError) as err:
             self.cfg = previous
+            self._validate_settings()
             raise ModelFormatError(f"'{self.name}': the stored cfg is invalid: {err}") from None
 
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:

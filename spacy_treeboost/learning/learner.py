@@ -11,8 +11,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
-from .model import RuleSet
-from .trees import Forest
+from ..models.rules import RuleSet
+from ..trees.forest import Forest
 
 ALGORITHMS = ("bact", "frequency", "presence")
 CRITERIA = ("iwakura", "z")
@@ -412,7 +412,7 @@ def classifier_to_dict(clf: RuleClassifier) -> Dict[str, Any]:
 
 def classifier_from_dict(data: Any) -> RuleClassifier:
     """Rebuild a classifier for prediction (it cannot resume boosting)."""
-    from .model import ModelFormatError
+    from ..models.rules import ModelFormatError
 
     if not isinstance(data, dict) or data.get("format") != CLASSIFIER_FORMAT:
         raise ModelFormatError("This is not a spacy-treeboost classifier file (its format marker is missing).")

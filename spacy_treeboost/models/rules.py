@@ -16,7 +16,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 import numpy
 import srsly
 
-from .trees import ROOT_LABEL, ROOT_TEXT, Forest, encode_label
+from ..trees.forest import ROOT_LABEL, ROOT_TEXT, Forest, encode_label
 
 FORMAT_NAME = "spacy-treeboost.rules"
 FORMAT_VERSION = 1
@@ -283,7 +283,7 @@ class RuleSet:
         return cls.from_dict(loaded)
 
     def to_disk(self, path: Union[str, Path]) -> None:
-        from .files import write_bytes_atomic
+        from ..files import write_bytes_atomic
 
         write_bytes_atomic(path, self.to_bytes())
 

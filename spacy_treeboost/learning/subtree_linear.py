@@ -21,8 +21,8 @@ import numpy
 
 from .learner import MAX_PATTERN_SIZE_LIMIT, RuleClassifier, _Head, _label_rank, encode_targets
 from .logistic import DEFAULT_CS, check_settings, fit_head
-from .model import RuleSet
-from .trees import Forest
+from ..models.rules import RuleSet
+from ..trees.forest import Forest
 
 FEATURES = ("nb", "presence", "log1p")
 

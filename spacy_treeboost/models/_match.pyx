@@ -12,7 +12,7 @@ from libcpp.unordered_map cimport unordered_map
 from libcpp.algorithm cimport sort as std_sort
 from cython.operator cimport dereference as deref
 
-from spacy_treeboost._occurrences cimport COUNT_CAP, MERGE_AT, sat_add, pack, occ_node, occ_mult, merge_occurrences
+from spacy_treeboost.models._occurrences cimport COUNT_CAP, MERGE_AT, sat_add, pack, occ_node, occ_mult, merge_occurrences
 
 import numpy
 

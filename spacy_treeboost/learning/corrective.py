@@ -17,8 +17,8 @@ import numpy
 
 from .learner import RuleClassifier, TreeBoostClassifier
 from .logistic import check_settings, fit_head
-from .model import RuleSet
-from .trees import Forest
+from ..models.rules import RuleSet
+from ..trees.forest import Forest
 
 FEATURES = ("presence", "nb")
 CORRECTIVE_CS = (0.1, 1.0, 10.0, 30.0, 100.0, 300.0, 1000.0)

@@ -13,8 +13,8 @@ import numpy
 
 from .learner import RuleClassifier, TreeBoostClassifier
 from .logistic import fit_linear, stratified_folds
-from .model import RuleSet
-from .trees import Forest
+from ..models.rules import RuleSet
+from ..trees.forest import Forest
 
 
 def scaled_rules(rules: RuleSet, scales: Sequence[float], offsets: Sequence[float]) -> RuleSet:

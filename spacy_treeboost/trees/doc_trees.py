@@ -13,7 +13,7 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 
 import numpy
 
-from .trees import ROOT_LABEL, Forest, ForestBuilder, LabelVocab, chain_arrays
+from .forest import ROOT_LABEL, Forest, ForestBuilder, LabelVocab, chain_arrays
 
 TREE_MODES = ("chain", "dependency")
 NODE_ATTRS = ("ORTH", "LOWER", "NORM", "LEMMA", "POS", "TAG", "DEP", "ENT_TYPE", "SHAPE", "PREFIX", "SUFFIX")

@@ -4,8 +4,8 @@ from typing import Any, Dict, List, Sequence, Set
 
 import numpy
 
-from .model import RuleSet
-from .trees import Forest
+from .rules import RuleSet
+from ..trees.forest import Forest
 
 
 def fired_rules(rules: RuleSet, forest: Forest, doc_index: int = 0) -> List[Dict[str, Any]]:

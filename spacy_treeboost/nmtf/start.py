@@ -1,0 +1,139 @@
+"""Starting points and fold-in for the NMTF models: lexicon classes, k-means clusters, NNLS fold-in."""
+from __future__ import annotations
+
+import numpy as np
+
+from .common import N_CLASSES, UNLABELLED, sp
+
+
+def one_hot(labels: np.ndarray) -> np.ndarray:
+    """Rows (1, 0) for class 0, (0, 1) for class 1 and zeros for UNLABELLED (-1).
+
+    labels (numpy.ndarray): Class indices in {-1, 0, 1}.
+    RETURNS (numpy.ndarray): Shape (len(labels), 2).
+    """
+    labels = np.asarray(labels)
+    out = np.zeros((len(labels), N_CLASSES))
+    known = labels != UNLABELLED
+    out[np.flatnonzero(known), labels[known].astype(np.int64)] = 1.0
+    return out
+
+
+def align_clusters(X: sp.spmatrix, F0: np.ndarray, clusters: np.ndarray) -> np.ndarray:
+    """Swap two cluster ids if the swap agrees better with the lexicon.
+
+    The permutation P maximizing trace(F0^T X G P) is kept, where G is the
+    one-hot cluster matrix; for two clusters compare M11 + M22 with M12 + M21.
+
+    X (scipy.sparse.spmatrix): Term-document matrix, shape (m, n).
+    F0 (numpy.ndarray): Lexicon prior, shape (m, 2).
+    clusters (numpy.ndarray): Cluster id (0 or 1) per document.
+    RETURNS (numpy.ndarray): The cluster ids, swapped or not.
+    """
+    clusters = np.asarray(clusters, dtype=np.int64)
+    M = F0.T @ np.asarray(X @ one_hot(clusters))
+    if M[0, 1] + M[1, 0] > M[0, 0] + M[1, 1]:
+        return 1 - clusters
+    return clusters
+
+
+def lexicon_classes(X: sp.spmatrix, F0: np.ndarray) -> np.ndarray:
+    """Class of each document under the prior alone: argmax_k (X^T F0)_jk.
+
+    Negative when the document's negative lexicon words carry more of its
+    (normalized) term weight than its positive ones, positive otherwise; ties,
+    e.g. documents without lexicon words, go to positive, as in `MFLK.predict`.
+
+    X (scipy.sparse.spmatrix): Term-document matrix, shape (m, n).
+    F0 (numpy.ndarray): Lexicon prior, shape (m, 2).
+    RETURNS (numpy.ndarray): 0 or 1 per document.
+    """
+    score = np.asarray(sp.csr_matrix(X).T @ np.asarray(F0, dtype=np.float64))
+    return np.argmax(score, axis=1).astype(np.int64)
+
+
+def unit_columns(M: np.ndarray) -> np.ndarray:
+    """Scale every non-zero column of a dense matrix to unit L2 norm.
+
+    M (numpy.ndarray): The matrix.
+    RETURNS (numpy.ndarray): The scaled copy.
+    """
+    sizes = np.linalg.norm(M, axis=0)
+    return M / np.where(sizes > 0, sizes, 1.0)
+
+
+def kmeans_clusters(
+    X: sp.spmatrix, seed: int, max_dense: int = 20_000_000, n_components: int = 100, n_init: int = 1
+) -> np.ndarray:
+    """Two-means clustering of the documents (columns of X) with scipy's kmeans2.
+
+    kmeans2 needs dense data. When the dense document matrix would exceed
+    `max_dense` entries, the documents are first projected on their leading
+    `n_components` singular vectors, which keeps the distances within that
+    subspace, so memory stays bounded on large corpora. With `n_init` > 1 the
+    clustering with the smallest within-cluster sum of squares is kept; the
+    first restart is the one `n_init = 1` runs.
+
+    X (scipy.sparse.spmatrix): Term-document matrix, shape (m, n).
+    seed (int): Seed of the k-means++ initializations.
+    max_dense (int): Largest number of dense entries clustered directly.
+    n_components (int): Rank of the projection for larger inputs.
+    n_init (int): Number of k-means++ restarts.
+    RETURNS (numpy.ndarray): Cluster id (0 or 1) per document.
+    """
+    m, n = X.shape
+    if n < N_CLASSES:
+        raise ValueError(f"k-means needs at least {N_CLASSES} documents, got {n}.")
+    if n_init < 1:
+        raise ValueError(f"n_init must be at least 1, got {n_init}.")
+    if m * n <= max_dense:
+        data = np.asarray(X.T.todense(), dtype=np.float64)
+    else:
+        rank = min(n_components, min(m, n) - 1)
+        v0 = np.random.default_rng(seed).uniform(size=min(m, n))
+        from scipy.sparse.linalg import svds
+
+        u, s, vt = svds(sp.csr_matrix(X.T), k=rank, v0=v0, random_state=seed)
+        data = u * s
+    from scipy.cluster.vq import kmeans2
+
+    rng = np.random.default_rng(seed)
+    best, best_cost = None, np.inf
+    for _ in range(n_init):
+        centroids, clusters = kmeans2(data, N_CLASSES, iter=30, minit="++", seed=rng)
+        cost = float(np.sum((data - centroids[clusters]) ** 2))
+        if cost < best_cost:
+            best, best_cost = clusters, cost
+    return np.asarray(best, dtype=np.int64)
+
+
+def fold_in(B: np.ndarray, X_new: sp.spmatrix) -> np.ndarray:
+    """Solve min_{g >= 0} ||x - B g||^2 for every column x of X_new, with k = 2.
+
+    The optimum of a two-variable non-negative least-squares problem is one of
+    its active-set candidates: the unconstrained solution (if non-negative),
+    each single-column solution clipped at 0, or 0. All are computed for all
+    documents at once and the feasible one with the smallest residual wins.
+
+    B (numpy.ndarray): The fixed basis F S, shape (m, 2).
+    X_new (scipy.sparse.spmatrix): Documents as columns, shape (m, n_new).
+    RETURNS (numpy.ndarray): g per document, shape (n_new, 2).
+    """
+    BtB = B.T @ B
+    Btx = np.asarray(sp.csr_matrix(X_new).T @ B)
+    n_new = Btx.shape[0]
+    candidates = [np.zeros((n_new, 2))]
+    for k in range(N_CLASSES):
+        single = np.zeros((n_new, 2))
+        if BtB[k, k] > 0:
+            single[:, k] = np.maximum(Btx[:, k] / BtB[k, k], 0.0)
+        candidates.append(single)
+    det = BtB[0, 0] * BtB[1, 1] - BtB[0, 1] * BtB[1, 0]
+    if det > 1e-12 * max(BtB[0, 0] * BtB[1, 1], 1e-300):
+        both = np.linalg.solve(BtB, Btx.T).T
+        both[(both < 0).any(axis=1)] = 0.0
+        candidates.append(both)
+    # residual up to the constant ||x||^2: g^T BtB g - 2 g^T Btx
+    costs = np.stack([np.einsum("ij,jk,ik->i", g, BtB, g) - 2 * np.einsum("ij,ij->i", g, Btx) for g in candidates])
+    best = np.argmin(costs, axis=0)
+    return np.stack(candidates)[best, np.arange(n_new)]

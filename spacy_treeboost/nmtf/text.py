@@ -1,0 +1,184 @@
+"""Documents to the term-document matrix of the NMTF models, and the lexicon prior."""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Dict, Iterable, List, Optional, Sequence
+
+import numpy as np
+
+from .common import N_CLASSES, NEGATIVE, POSITIVE, sp
+
+# NLTK's English stop list; negations ("not", "no", "nor") are stop words too,
+# as in the usual bag-of-words setting of the paper.
+ENGLISH_STOP_WORDS = frozenset(
+    """
+    i me my myself we our ours ourselves you you're you've you'll you'd your yours
+    yourself yourselves he him his himself she she's her hers herself it it's its
+    itself they them their theirs themselves what which who whom this that that'll
+    these those am is are was were be been being have has had having do does did
+    doing a an the and but if or because as until while of at by for with about
+    against between into through during before after above below to from up down
+    in out on off over under again further then once here there when where why how
+    all any both each few more most other some such no nor not only own same so
+    than too very s t can will just don don't should should've now d ll m o re ve
+    y ain aren aren't couldn couldn't didn didn't doesn doesn't hadn hadn't hasn
+    hasn't haven haven't isn isn't ma mightn mightn't mustn mustn't needn needn't
+    shan shan't shouldn shouldn't wasn wasn't weren weren't won won't wouldn
+    wouldn't 's n't 're 've 'll 'd 'm
+    """.split()
+)
+
+
+def build_vocabulary(
+    documents: Iterable[Sequence[str]],
+    max_words: int = 5000,
+    stop_words: Optional[Iterable[str]] = ENGLISH_STOP_WORDS,
+    min_df: int = 1,
+    alphabetic_only: bool = True,
+) -> List[str]:
+    """Choose the words with the highest document frequency.
+
+    documents (Iterable[Sequence[str]]): One token list per document (lower-cased
+        words, lemmas, or whatever the caller chooses).
+    max_words (int): The vocabulary size m.
+    stop_words (Optional[Iterable[str]]): Words to leave out.
+    min_df (int): Leave out words found in fewer documents.
+    alphabetic_only (bool): Leave out tokens without any letter (punctuation, numbers).
+    RETURNS (List[str]): The words, most document-frequent first; ties in
+        alphabetical order.
+    """
+    if max_words < 1:
+        raise ValueError(f"max_words must be at least 1, got {max_words}.")
+    if min_df < 1:
+        raise ValueError(f"min_df must be at least 1, got {min_df}.")
+    stop = frozenset(stop_words or ())
+    df: Counter = Counter()
+    n_docs = 0
+    for tokens in documents:
+        n_docs += 1
+        df.update(set(tokens))
+    if n_docs == 0:
+        raise ValueError("Cannot build a vocabulary from an empty corpus: pass at least one document.")
+    candidates = [
+        (-count, word)
+        for word, count in df.items()
+        if count >= min_df and word not in stop and (not alphabetic_only or any(c.isalpha() for c in word))
+    ]
+    if not candidates:
+        raise ValueError(
+            f"No word of the {n_docs} documents is left for the vocabulary after removing stop words, "
+            f"non-alphabetic tokens and words in fewer than {min_df} documents."
+        )
+    candidates.sort()
+    return [word for _, word in candidates[:max_words]]
+
+
+def term_document_matrix(
+    documents: Iterable[Sequence[str]],
+    vocabulary: Sequence[str],
+    norm: Optional[str] = "l2",
+    word_weights: Optional[np.ndarray] = None,
+) -> sp.csr_matrix:
+    """Count the vocabulary words of each document, one column per document.
+
+    documents (Iterable[Sequence[str]]): One token list per document.
+    vocabulary (Sequence[str]): The words, in row order.
+    norm (Optional[str]): "l2" (default) or "l1" scales every non-empty column to
+        unit norm; None keeps raw counts.
+    word_weights (Optional[numpy.ndarray]): One factor per vocabulary word,
+        applied to its row after the column normalization, e.g. the
+        `word_weights` of the training matrix, so that new documents are
+        represented like the training documents.
+    RETURNS (scipy.sparse.csr_matrix): X, shape (len(vocabulary), n_documents).
+    """
+    if norm not in ("l1", "l2", None):
+        raise ValueError(f"norm must be 'l1', 'l2' or None, got {norm!r}.")
+    index: Dict[str, int] = {word: i for i, word in enumerate(vocabulary)}
+    if len(index) != len(vocabulary):
+        raise ValueError("The vocabulary lists a word twice; pass distinct words.")
+    rows: List[int] = []
+    cols: List[int] = []
+    vals: List[float] = []
+    n_docs = 0
+    for j, tokens in enumerate(documents):
+        n_docs += 1
+        counts = Counter(index[t] for t in tokens if t in index)
+        rows.extend(counts.keys())
+        cols.extend([j] * len(counts))
+        vals.extend(counts.values())
+    X = sp.csc_matrix(
+        (np.asarray(vals, dtype=np.float64), (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64))),
+        shape=(len(vocabulary), n_docs),
+    )
+    if norm is not None:
+        X = normalize_columns(X, norm)
+    X = X.tocsr()
+    if word_weights is not None:
+        weights = np.asarray(word_weights, dtype=np.float64)
+        if weights.shape != (len(vocabulary),) or not np.isfinite(weights).all() or (weights < 0).any():
+            raise ValueError(
+                f"word_weights must hold one finite non-negative factor per vocabulary word "
+                f"({len(vocabulary)}), got shape {weights.shape}."
+            )
+        X = sp.csr_matrix(sp.diags(weights) @ X)
+    return X
+
+
+def word_weights(X: sp.spmatrix) -> np.ndarray:
+    """Factors that give every non-empty row (word) of X unit L2 norm.
+
+    The lexicon prior treats every lexicon word alike (a 0/1 row of F0), while
+    the squared loss weighs a word by the squared norm of its row, so frequent
+    words dominate the fit and the ~1,000 lexicon words of a 5,000-word
+    vocabulary carry a few percent of it. Unit-norm word rows put the fit on
+    the prior's per-word scale. Computed once on the training matrix and
+    reused for new documents.
+
+    X (scipy.sparse.spmatrix): Term-document matrix, shape (m, n).
+    RETURNS (numpy.ndarray): Shape (m,); 1 for words without any occurrence.
+    """
+    X = sp.csr_matrix(X, dtype=np.float64)
+    sizes = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    return 1.0 / np.where(sizes > 0, sizes, 1.0)
+
+
+def normalize_columns(X: sp.spmatrix, norm: str = "l2") -> sp.csc_matrix:
+    """Scale each non-empty column of X to unit L1 or L2 norm.
+
+    X (scipy.sparse.spmatrix): The matrix.
+    norm (str): "l1" or "l2".
+    RETURNS (scipy.sparse.csc_matrix): The scaled copy.
+    """
+    X = sp.csc_matrix(X, dtype=np.float64, copy=True)
+    if norm == "l2":
+        sizes = np.sqrt(np.asarray(X.multiply(X).sum(axis=0)).ravel())
+    elif norm == "l1":
+        sizes = np.asarray(abs(X).sum(axis=0)).ravel()
+    else:
+        raise ValueError(f"norm must be 'l1' or 'l2', got {norm!r}.")
+    sizes[sizes == 0] = 1.0
+    X.data /= np.repeat(sizes, np.diff(X.indptr))
+    return X
+
+
+def lexicon_prior(
+    vocabulary: Sequence[str], positive: Iterable[str], negative: Iterable[str]
+) -> np.ndarray:
+    """Build F0: row i is (1, 0) for a positive word, (0, 1) for a negative one, else 0.
+
+    vocabulary (Sequence[str]): The words, in row order.
+    positive (Iterable[str]): The positive words of the lexicon.
+    negative (Iterable[str]): The negative words of the lexicon.
+    RETURNS (numpy.ndarray): F0, shape (len(vocabulary), 2).
+    """
+    pos, neg = set(positive), set(negative)
+    both = pos & neg
+    if both:
+        raise ValueError(f"{len(both)} words are both positive and negative (e.g. {sorted(both)[:3]}); drop them first.")
+    F0 = np.zeros((len(vocabulary), N_CLASSES))
+    for i, word in enumerate(vocabulary):
+        if word in pos:
+            F0[i, POSITIVE] = 1.0
+        elif word in neg:
+            F0[i, NEGATIVE] = 1.0
+    return F0

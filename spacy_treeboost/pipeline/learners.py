@@ -1,0 +1,107 @@
+"""The registered sub-configs of `treeboost_textcat`: its learner and its tree builder.
+
+Each learner is registered as its estimator class, so a config block's settings are the
+estimator's own keyword arguments (declared, documented and validated once, in
+`spacy_treeboost.learning`):
+
+    [components.treeboost_textcat.learner]
+    @learners = "spacy_treeboost.SubtreeLinear.v1"
+    max_pattern_size = 3
+
+    [components.treeboost_textcat.trees]
+    @tree_builders = "spacy_treeboost.DocTrees.v1"
+    tree_mode = "chain"
+    node_attrs = ["LOWER"]
+
+`LEGACY_SETTINGS` and `migrate_settings` translate the flat settings of spacy-treeboost 0.1
+into these blocks, for `python -m spacy_treeboost migrate-config`.
+"""
+from typing import Any, Dict, Tuple
+
+from spacy.util import registry
+
+from ..learning.calibration import CalibratedBoostClassifier
+from ..learning.corrective import CorrectiveBoostClassifier
+from ..learning.learner import TreeBoostClassifier
+from ..learning.subtree_linear import SubtreeLinearClassifier
+from ..trees.doc_trees import TreeSpec
+
+for _name in ("learners", "tree_builders"):
+    if not hasattr(registry, _name):
+        registry.create(_name, entry_points=False)
+
+LEARNERS = {
+    "spacy_treeboost.SubtreeBoost.v1": TreeBoostClassifier,
+    "spacy_treeboost.SubtreeLinear.v1": SubtreeLinearClassifier,
+    "spacy_treeboost.CorrectiveBoost.v1": CorrectiveBoostClassifier,
+    "spacy_treeboost.CalibratedBoost.v1": CalibratedBoostClassifier,
+}
+TREE_BUILDERS = {"spacy_treeboost.DocTrees.v1": TreeSpec}
+for _name, _cls in LEARNERS.items():
+    registry.learners.register(_name, func=_cls)
+for _name, _cls in TREE_BUILDERS.items():
+    registry.tree_builders.register(_name, func=_cls)
+
+BOOST_KEYS = ("criterion", "max_pattern_size", "min_support", "smoothing", "boosting", "include_root_patterns",
+              "max_cache_mb")
+TREE_KEYS = ("tree_mode", "node_attrs", "skip_flags")
+LEGACY_SETTINGS = ("algorithm", "max_rounds", "linear") + BOOST_KEYS + TREE_KEYS
+
+
+def migrate_settings(settings: Dict[str, Any]) -> Dict[str, Any]:
+    """The component settings of spacy-treeboost 0.1 (flat) in today's form (learner and trees blocks).
+
+    settings (Dict[str, Any]): A `[components.NAME]` block's settings.
+    RETURNS (Dict[str, Any]): The same block with `learner` and `trees` sub-configs.
+    """
+    out = {k: v for k, v in settings.items() if k not in LEGACY_SETTINGS}
+    old = {k: v for k, v in settings.items() if k in LEGACY_SETTINGS}
+    trees = {"@tree_builders": "spacy_treeboost.DocTrees.v1", **{k: old[k] for k in TREE_KEYS if k in old}}
+    algorithm = old.get("algorithm", "linear")
+    linear = dict(old.get("linear") or {})
+    boost = {k: old[k] for k in BOOST_KEYS if k in old and old[k] is not None}
+    rounds = {"n_rounds": old["max_rounds"]} if "max_rounds" in old else {}
+    if algorithm == "linear":
+        learner = {"@learners": "spacy_treeboost.SubtreeLinear.v1",
+                   **{k: boost[k] for k in ("max_pattern_size", "min_support", "include_root_patterns", "max_cache_mb")
+                      if k in boost},
+                   **{k: linear[k] for k in ("features", "loss", "C", "Cs", "l1_ratio", "cv")
+                      if linear.get(k) is not None}}
+    else:
+        booster = {"@learners": "spacy_treeboost.SubtreeBoost.v1",
+                   "algorithm": linear.get("booster", "presence") if algorithm == "corrective" else algorithm,
+                   **rounds, **boost}
+        if algorithm == "corrective":
+            learner = {"@learners": "spacy_treeboost.CorrectiveBoost.v1",
+                       **{k: linear[k] for k in ("C", "Cs", "l1_ratio", "cv") if linear.get(k) is not None},
+                       "estimator": booster}
+        else:
+            learner = booster
+    return {**out, "learner": learner, "trees": trees}
+
+
+def split_learner(learner: Any) -> Tuple[Any, bool]:
+    """(the estimator that boosts during training or None, whether it is refitted before scoring)."""
+    if isinstance(learner, TreeBoostClassifier):
+        return learner, False
+    if isinstance(learner, CorrectiveBoostClassifier) and not learner.refit_every:
+        return learner.estimator or TreeBoostClassifier("presence", n_rounds=1000), True
+    return None, False
+
+
+def learner_settings(learner: Any) -> Dict[str, Any]:
+    """A learner's registered name and plain settings, for the component's cfg."""
+    from ..learning.learner import _plain_params
+
+    names = {cls: name for name, cls in LEARNERS.items()}
+    return {"@learners": names[type(learner)], **_plain_params(learner)}
+
+
+def learner_from_settings(data: Dict[str, Any]) -> Any:
+    """The learner of `learner_settings`."""
+    data = dict(data)
+    cls = LEARNERS[data.pop("@learners")]
+    if isinstance(data.get("estimator"), dict):
+        data["estimator"] = TreeBoostClassifier(**data["estimator"])
+    return cls(**data)
+

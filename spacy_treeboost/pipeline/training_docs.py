@@ -1,0 +1,66 @@
+"""What `treeboost_textcat` checks and prepares in `initialize`: labels, parser, targets, training docs."""
+from typing import Any, List, Optional, Sequence
+
+from spacy.language import Language
+from spacy.tokens import Doc
+from spacy.training import Example
+
+
+def check_labels(name: str, labels: Sequence[str], exclusive: bool, positive: Optional[str]) -> None:
+    """Refuse label sets the component cannot learn, with the fix in the message."""
+    if not labels:
+        raise ValueError(
+            f"'{name}' has no labels: the training examples have no cats. Give each example's reference "
+            f"doc.cats, or list labels in [initialize.components.{name}].")
+    if exclusive and len(labels) < 2:
+        raise ValueError(
+            f"'{name}' has only one label ({labels[0]!r}) but exclusive_classes = true needs at least two. "
+            "Add the other class to the training data, or set exclusive_classes = false.")
+    if positive is not None and positive not in labels:
+        raise ValueError(f"positive_label={positive!r} is not one of the labels {list(labels)}")
+
+
+def check_parser(nlp: Optional[Language], name: str, tree_mode: str, parse_source: str) -> None:
+    """Refuse dependency trees when no component before this one assigns token.dep."""
+    if nlp is None or tree_mode != "dependency" or name not in nlp.component_names:
+        return
+    before = nlp.component_names[: nlp.component_names.index(name)]
+    if not any("token.dep" in nlp.get_pipe_meta(other).assigns for other in before):
+        raise ValueError(
+            f"'{name}' has tree_mode = \"dependency\" but no component before it in the pipeline "
+            f"assigns token.dep, so docs cannot be parsed when evaluating or predicting (parse_source = "
+            f"{parse_source!r} only decides where the training trees come from). Source a parser: "
+            f"add \"tok2vec\" and \"parser\" with source = \"en_core_web_sm\" before '{name}' and list "
+            "them in [training] frozen_components, as configs/dependency_sentiment.cfg does.")
+
+
+def targets(examples: List[Example], labels: Sequence[str], exclusive: bool, name: str) -> List[Any]:
+    """One gold label per example (exclusive classes) or a list of labels per example."""
+    if not exclusive:
+        return [[l for l in labels if eg.reference.cats.get(l, 0.0) >= 0.5] for eg in examples]
+    gold_labels = []
+    for i, eg in enumerate(examples):
+        cats = eg.reference.cats
+        gold = [l for l in labels if cats.get(l, 0.0) >= 0.5]
+        if len(gold) != 1:
+            raise ValueError(
+                f"'{name}' has exclusive classes, but training example {i} has {len(gold)} gold labels "
+                f"({gold}) among {list(labels)}; each example needs exactly one (or set exclusive_classes = false).")
+        gold_labels.append(gold[0])
+    return gold_labels
+
+
+def training_docs(examples: List[Example], nlp: Optional[Language], name: str, source: str) -> List[Doc]:
+    """The docs the training trees are built from, annotated as `source` says."""
+    if source == "reference":
+        return [eg.reference for eg in examples]
+    docs = [eg.predicted for eg in examples]
+    if source == "pipeline" and nlp is not None and name in nlp.component_names:
+        frozen = set(nlp.config.get("training", {}).get("frozen_components", []))
+        for other in nlp.component_names[: nlp.component_names.index(name)]:
+            proc = nlp.get_pipe(other)
+            trainable = getattr(proc, "is_trainable", False)
+            if trainable and other not in frozen and other not in nlp.disabled:
+                continue
+            docs = list(proc.pipe(docs, batch_size=nlp.batch_size)) if hasattr(proc, "pipe") else [proc(d) for d in docs]
+    return docs
