@@ -54,6 +54,8 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .params import Params
+
 
 class _Lazy:
     """A module imported on first use: spaCy imports every factory of every plugin when a `Language`
@@ -389,7 +391,7 @@ def fold_in(B: np.ndarray, X_new: sp.spmatrix) -> np.ndarray:
     return np.stack(candidates)[best, np.arange(n_new)]
 
 
-class MFLK:
+class MFLK(Params):
     """Matrix factorization with lexical knowledge (unsupervised, lexicon prior only).
 
     alpha (float): Weight of the lexicon prior; 0 gives plain tri-factor NMF (TNMF).
