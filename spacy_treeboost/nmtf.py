@@ -12,7 +12,7 @@ one column per document. Everything is computed with thin products, so the
 n x n matrix G G^T and the m x m matrix F F^T are never formed; an iteration
 costs O(z k + (m + n) k^2) for z non-zeros.
 
-The printed algorithm (ALGORITHMS.md section 4, test vector T8) stays
+The printed algorithm (docs/algorithms.md, section 4, test vector T8) stays
 reachable with `update="sqrt"` or `"as_printed"`, `init="kmeans"` and
 `prior_scale="one"`. The defaults deviate from it on four documented points
 (docs/nmtf_results.md, "Deviations from the printed algorithm"):

@@ -136,7 +136,7 @@ def test_boosting_weights():
 @settings(max_examples=50, deadline=None)
 @given(st.lists(st.lists(st.floats(-3, 3), min_size=4, max_size=4), max_size=6), st.lists(st.sampled_from([-1, 1]), min_size=4, max_size=4))
 def test_boosting_weights_equal_the_round_by_round_update(rounds, y):
-    """w_{r+1} = w_r exp(-y h_r) / Z_r from w_1 = 1/m (the spec's update), against the closed form in the score."""
+    """w_{r+1} = w_r exp(-y h_r) / Z_r from w_1 = 1/m (docs/algorithms.md §3.3), against the closed form in the score."""
     y = numpy.array(y)
     w = numpy.full(4, 0.25)
     for h in rounds:

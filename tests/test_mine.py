@@ -218,7 +218,7 @@ box = st.tuples(st.floats(0, 1), st.floats(0, 1), st.floats(0, 1), st.floats(0, 
 @settings(max_examples=300, deadline=None)
 @given(box)
 def test_py_bound_and_py_value_formulas(x):
-    """The engine's bound and value functions equal the formulas written from the spec."""
+    """The engine's bound and value functions equal the formulas written from docs/algorithms.md §2.3 and §3.7."""
     Tp, Tn = x[0] + 1e-3, x[1] + 1e-3
     total = Tp + Tn
     Tp, Tn = Tp / total, Tn / total

@@ -107,7 +107,7 @@ def test_truncate(seed):
 
 
 def test_hand_computed_margins():
-    """F = B + sum over present t of ((c >= z ? a : -a) - b), B = sum of b (§3.9)."""
+    """F = B + sum over present t of ((c >= z ? a : -a) - b), B = sum of b (docs/algorithms.md §3.9)."""
     rs = RuleSet(["pos", "neg"])
     rs.add(0, ((0, "a"), (1, "b")), 2, 0.5, -0.25)
     rs.add(0, ((0, "c"),), 1, 1.0, 0.125)
