@@ -461,7 +461,7 @@ def _save(fig: Any, filename: str) -> str:
 
 DEVIATIONS = """## Deviations from the printed algorithm
 
-The printed algorithm (ALGORITHMS.md section 4: the paper's update rules damped by a square root,
+The printed algorithm (docs/algorithms.md, section 4: the paper's update rules damped by a square root,
 F = F0 + 0.2, G = k-means clusters + 0.2, 0/1 priors) stays available as
 `MFLK(update="sqrt", init="kmeans", prior_scale="one")` on an L2-normalized matrix; test vector T8
 pins it. The defaults differ on four points, and SSMFLK's on two more (5 and 6). Each was run on sentence polarity (the validation

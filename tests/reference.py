@@ -1,6 +1,6 @@
 """Pure-Python brute-force reference for the subtree-boosting engine.
 
-Everything here is written from the specification (ALGORITHMS.md §1-§3), not
+Everything here is written from the specification (docs/algorithms.md, sections 1-3), not
 from the engine, and favours obviousness over speed:
 
 - embeddings are counted straight from Definition 1 (injective, label-,

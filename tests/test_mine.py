@@ -4,7 +4,7 @@ import math
 
 import numpy
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from reference import (
@@ -163,8 +163,7 @@ def test_exact_tie_with_an_empty_block_follows_the_tie_order():
 def test_best_rule_equals_exhaustive_search(data, k, include_root, criterion, presence, draw):
     f = Forest.from_trees(data[0])
     minsup = draw.draw(st.sampled_from([1, 1, 2]))
-    if not all_subtrees(forest_docs(f), k, include_root=include_root, min_support=minsup):
-        return
+    assume(all_subtrees(forest_docs(f), k, include_root=include_root, min_support=minsup))
     sp = space(f, max_pattern_size=k, include_root=include_root, min_support=minsup)
     # Several rounds on one cached space: later calls reuse patterns expanded by earlier ones.
     for _ in range(3):
@@ -180,8 +179,7 @@ def test_best_rule_equals_exhaustive_search(data, k, include_root, criterion, pr
        st.booleans(), st.sampled_from([1, 1, 2]))
 def test_best_rule_on_seeded_forests(seed, k, include_root, criterion, presence, minsup):
     f = Forest.from_trees(random_trees(seed)[0])
-    if not all_subtrees(forest_docs(f), k, include_root=include_root, min_support=minsup):
-        return
+    assume(all_subtrees(forest_docs(f), k, include_root=include_root, min_support=minsup))
     sp = space(f, max_pattern_size=k, include_root=include_root, min_support=minsup)
     for r in range(3):
         w, y = random_weights_and_labels(seed + r, len(f))
@@ -195,8 +193,7 @@ def test_best_rule_under_uniform_weights_breaks_ties_by_size_code_z(data, criter
     f = Forest.from_trees(data[0])
     m = len(f)
     _, y = draw.draw(weights_and_labels(st, m))
-    if not all_subtrees(forest_docs(f), 3):
-        return
+    assume(all_subtrees(forest_docs(f), 3))
     sp = space(f, max_pattern_size=3)
     check_best(sp, f, [1.0 / m] * m, y, criterion, False, 3, False, 1)
 
@@ -221,7 +218,7 @@ box = st.tuples(st.floats(0, 1), st.floats(0, 1), st.floats(0, 1), st.floats(0, 
 @settings(max_examples=300, deadline=None)
 @given(box)
 def test_py_bound_and_py_value_formulas(x):
-    """The engine's bound and value functions equal the formulas written from the spec."""
+    """The engine's bound and value functions equal the formulas written from docs/algorithms.md §2.3 and §3.7."""
     Tp, Tn = x[0] + 1e-3, x[1] + 1e-3
     total = Tp + Tn
     Tp, Tn = Tp / total, Tn / total

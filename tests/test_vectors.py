@@ -1,4 +1,4 @@
-"""The published test vectors of ALGORITHMS.md: T1-T7 and T9 (T8 belongs to the NMTF tests)."""
+"""The test vectors of docs/algorithms.md: T1-T7 and T9 (T8 belongs to the NMTF tests)."""
 import math
 import re
 
@@ -474,7 +474,7 @@ def test_t7_minimum_margin_after_ten_rounds(boosting, margin10):
 
 
 def test_t7_model_compression_reproduces_the_boosted_sum():
-    """w_t = 2 sum alpha_k y_k over rules with t, b = -sum alpha_k y_k (§2.6) reproduce sum alpha h."""
+    """w_t = 2 sum alpha_k y_k over rules with t, b = -sum alpha_k y_k (docs/algorithms.md §2.6) reproduce sum alpha h."""
     clf, _ = t7_run("adaboost", 5)
     f = Forest.from_sentences(T7_DOCS)
     rules = clf.rules_.rules(0)

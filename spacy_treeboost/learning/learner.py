@@ -12,6 +12,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy
 
 from ..models.rules import RuleSet
+from ..params import Params
 from ..trees.forest import Forest
 
 ALGORITHMS = ("bact", "frequency", "presence")
@@ -86,7 +87,7 @@ def encode_targets(y: Sequence[Any], positive: Callable[[List[Any]], Any]) -> Tu
     return classes, multilabel, heads, [numpy.where(numpy.asarray(t, dtype=bool), 1, -1).astype(numpy.int8) for t in targets]
 
 
-class RuleClassifier:
+class RuleClassifier(Params):
     """What every learner of this package shares: classes, a `RuleSet` in `rules_`, and prediction.
 
     Subclasses set `classes_`, `multilabel_`, `heads_` (objects with a `name`)
@@ -94,36 +95,6 @@ class RuleClassifier:
     """
 
     positive_class: Optional[Any] = None
-
-    @classmethod
-    def _param_names(cls) -> List[str]:
-        import inspect
-
-        sig = inspect.signature(cls.__init__)
-        return [p.name for p in sig.parameters.values() if p.name != "self" and p.kind != p.VAR_KEYWORD]
-
-    def get_params(self, deep: bool = True) -> Dict[str, Any]:
-        """The hyperparameters, as scikit-learn's `get_params`."""
-        out = {}
-        for name in self._param_names():
-            value = getattr(self, name)
-            if deep and hasattr(value, "get_params") and not isinstance(value, type):
-                out.update({f"{name}__{k}": v for k, v in value.get_params().items()})
-            out[name] = value
-        return out
-
-    def set_params(self, **params: Any) -> "RuleClassifier":
-        """Set hyperparameters (`estimator__name` reaches a nested estimator). RETURNS: self."""
-        names = self._param_names()
-        for key, value in params.items():
-            name, _, sub = key.partition("__")
-            if name not in names:
-                raise ValueError(f"{type(self).__name__} has no parameter {name!r}; it has {', '.join(names)}")
-            if sub:
-                getattr(self, name).set_params(**{sub: value})
-            else:
-                setattr(self, name, value)
-        return self
 
     def _positive(self, classes: List[Any]) -> Any:
         if self.positive_class is not None:

@@ -12,7 +12,7 @@ one column per document. Everything is computed with thin products, so the
 n x n matrix G G^T and the m x m matrix F F^T are never formed; an iteration
 costs O(z k + (m + n) k^2) for z non-zeros.
 
-The printed algorithm (ALGORITHMS.md section 4, test vector T8) stays
+The printed algorithm (docs/algorithms.md, section 4, test vector T8) stays
 reachable with `update="sqrt"` or `"as_printed"`, `init="kmeans"` and
 `prior_scale="one"`. The defaults deviate from it on four documented points
 (docs/nmtf_results.md, "Deviations from the printed algorithm"):
@@ -52,6 +52,7 @@ from typing import Optional, Tuple
 
 import numpy as np
 
+from ..params import Params
 from .common import N_CLASSES, NEGATIVE, POSITIVE, UNLABELLED, sp
 from .start import align_clusters, fold_in, kmeans_clusters, lexicon_classes, one_hot, unit_columns
 
@@ -64,7 +65,7 @@ _OFFSET_EPS = 1e-10
 _FLOOR = 1e-16
 
 
-class MFLK:
+class MFLK(Params):
     """Matrix factorization with lexical knowledge (unsupervised, lexicon prior only).
 
     alpha (float): Weight of the lexicon prior; 0 gives plain tri-factor NMF (TNMF).

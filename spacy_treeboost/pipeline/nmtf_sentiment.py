@@ -177,7 +177,7 @@ def make_nmtf_sentiment(
 class NMTFSentiment(TrainablePipe):
     """Document polarity from a lexicon-guided non-negative matrix tri-factorization.
 
-    DOCS: ALGORITHMS.md section 4 (MFLK and SSMFLK, Li, Zhang & Sindhwani 2009).
+    DOCS: docs/algorithms.md, section 4 (MFLK and SSMFLK, Li, Zhang & Sindhwani 2009).
     """
 
     def __init__(
