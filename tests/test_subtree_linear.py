@@ -67,6 +67,35 @@ def test_rules_score_exactly_the_linear_model(data, seed, features, loss):
     numpy.testing.assert_array_equal(again.margins(f)[:, 0], clf.rules_.margins(f)[:, 0])
 
 
+@SETTINGS
+@given(forests(st, min_docs=4), st.integers(0, 10**6), st.integers(1, 6), st.sampled_from(["nb", "presence"]))
+def test_max_rules_keeps_the_largest_contributions_refitted(data, seed, k, features):
+    f = Forest.from_trees(data[0])
+    assume(f.n_nodes > len(f))
+    y = labels_for(f, seed)
+    t = numpy.array([1 if v == "pos" else -1 for v in y])
+    counts, codes = mine_subtrees(f, max_pattern_size=2, min_support=1, include_root_patterns=False, max_cache_mb=64)
+    X, scale = reference_features(f, codes, features, t)
+    w, _ = fit_linear(X, t, C=1.0)
+    contribution = numpy.abs(w * scale) * (counts.toarray() > 0).sum(axis=0)
+    assume(numpy.count_nonzero(w) > k)
+    ranked = sorted(range(len(codes)), key=lambda j: (-contribution[j], j))
+    assume(k == len(ranked) or contribution[ranked[k - 1]] - contribution[ranked[k]] > 1e-6)
+    keep = sorted(ranked[:k])
+    Xk, _ = reference_features(f, codes, features, t)
+    if features == "nb":
+        P = (counts.toarray()[:, keep] > 0).astype(float)
+        p, q = P[t > 0].sum(axis=0) + 1.0, P[t < 0].sum(axis=0) + 1.0
+        Xk = P * (numpy.log(p / p.sum()) - numpy.log(q / q.sum()))
+    else:
+        Xk = Xk[:, keep]
+    wk, ck = fit_linear(Xk, t, C=1.0)
+    clf = SubtreeLinearClassifier(max_pattern_size=2, min_support=1, features=features, C=1.0, max_rules=k).fit(f, y)
+    assert len(clf.rules_) <= k
+    assert {code for code, *_ in clf.rules_.rules(0)} <= {codes[j] for j in keep}
+    numpy.testing.assert_allclose(clf.decision_function(f), (Xk @ wk + ck) / 2, atol=1e-7)
+
+
 def test_nb_ratio_matches_the_formula():
     P = numpy.array([[1, 0, 1], [1, 1, 0], [0, 1, 0]], dtype=float)
     y = numpy.array([1, 1, -1])
@@ -107,7 +136,7 @@ def test_multiclass_multilabel_determinism_clone_and_pickle():
 @pytest.mark.parametrize("name,kwargs", [
     ("features=", dict(features="tfidf")), ("max_pattern_size=", dict(max_pattern_size=0)),
     ("min_support=", dict(min_support=0)), ("C=", dict(C=-2.0)), ("loss=", dict(loss="hinge")),
-    ("l1_ratio=", dict(l1_ratio=3)), ("max_cache_mb=", dict(max_cache_mb=0)),
+    ("l1_ratio=", dict(l1_ratio=3)), ("max_cache_mb=", dict(max_cache_mb=0)), ("max_rules=", dict(max_rules=0)),
 ])
 def test_bad_settings_name_the_setting(name, kwargs):
     f = Forest.from_trees(random_trees(1, min_docs=4, max_docs=4)[0])

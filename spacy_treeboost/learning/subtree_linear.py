@@ -74,6 +74,10 @@ class SubtreeLinearClassifier(RuleClassifier):
     max_cache_mb (int): Memory cap for mining.
     max_iter (int): Solver iterations.
     tol (float): Solver tolerance.
+    max_rules (Optional[int]): Keep at most this many rules per class: after the fit
+        over all subtrees, the subtrees with the largest total contribution on the
+        training trees (|w_t| times the number of documents containing t) are kept
+        and their weights refitted jointly with the same C. None keeps every subtree.
     """
 
     def __init__(
@@ -92,6 +96,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         max_cache_mb: int = 4096,
         max_iter: int = 1000,
         tol: float = 1e-4,
+        max_rules: Optional[int] = None,
     ) -> None:
         self.max_pattern_size = max_pattern_size
         self.min_support = min_support
@@ -106,8 +111,13 @@ class SubtreeLinearClassifier(RuleClassifier):
         self.max_cache_mb = max_cache_mb
         self.max_iter = max_iter
         self.tol = tol
+        self.max_rules = max_rules
 
     def _validate_params(self) -> None:
+        if self.max_rules is not None and (not isinstance(self.max_rules, int) or isinstance(self.max_rules, bool)
+                                           or self.max_rules < 1):
+            raise ValueError(f"max_rules={self.max_rules!r} is invalid: use a whole number of rules >= 1, or None "
+                             "to keep every subtree")
         if self.features not in FEATURES:
             raise ValueError(f"features={self.features!r} is invalid: choose one of {', '.join(FEATURES)}")
         if not isinstance(self.max_pattern_size, int) or not 1 <= self.max_pattern_size <= MAX_PATTERN_SIZE_LIMIT:
@@ -160,12 +170,25 @@ class SubtreeLinearClassifier(RuleClassifier):
             w, c, chosen, scores = fit_head(F, t, C=self.C, Cs=self.Cs, cv=self.cv, nb=self.features == "nb",
                                             l1_ratio=self.l1_ratio, loss=self.loss, max_iter=self.max_iter,
                                             tol=self.tol)
+            if self.max_rules is not None and numpy.count_nonzero(w) > self.max_rules:
+                w, c = self._refit_top(F, t, w, chosen)
             self._add_head(rules, h, codes, w, c)
             self.fit_info_.append({"head": rules.heads[h], "C": chosen, "cv_accuracy": scores,
                                    "nonzero": int(numpy.count_nonzero(w))})
         self.n_features_ = len(codes)
         self.rules_ = rules
         return self
+
+    def _refit_top(self, F: Any, y: numpy.ndarray, w: numpy.ndarray, C: float) -> Tuple[numpy.ndarray, float]:
+        """The weights refitted on the `max_rules` columns of largest total contribution (ties: first column)."""
+        df = numpy.diff(F.tocsc().indptr)
+        contribution = numpy.abs(w) * df
+        keep = numpy.sort(numpy.argsort(-contribution, kind="stable")[: self.max_rules])
+        w_keep, c, _, _ = fit_head(F[:, keep], y, C=C, Cs=self.Cs, cv=self.cv, nb=self.features == "nb",
+                                   l1_ratio=self.l1_ratio, loss=self.loss, max_iter=self.max_iter, tol=self.tol)
+        out = numpy.zeros_like(w)
+        out[keep] = w_keep
+        return out, c
 
     @staticmethod
     def _add_head(rules: RuleSet, h: int, codes: Sequence[Any], w: numpy.ndarray, c: float) -> None:
