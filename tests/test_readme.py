@@ -80,9 +80,11 @@ def test_every_readme_command_runs_and_prints_what_the_readme_shows(tmp_path):
     shutil.copy(clone / "corpora" / "reviews" / "dev.jsonl", clone / "my_dev.jsonl")
     import spacy_treeboost
 
+    # the copy holds the sources without the compiled kernels: PYTHONSAFEPATH keeps the working directory off
+    # sys.path, so `python -m ...` in the copy imports the installed package
     code = Path(spacy_treeboost.__file__).resolve().parents[1]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(code), os.environ.get("PYTHONPATH", "")]),
-               COLUMNS="200", PYTHONIOENCODING="utf8")
+               COLUMNS="200", PYTHONIOENCODING="utf8", PYTHONSAFEPATH="1")
     ran, skipped = [], []
     for lang, body, expected in readme_blocks(text):
         if lang == "python":

@@ -95,6 +95,14 @@ class RuleClassifier(Params):
     """
 
     positive_class: Optional[Any] = None
+    _estimator_type = "classifier"
+
+    def __sklearn_tags__(self) -> Any:
+        """scikit-learn's tags (called by scikit-learn only): a classifier of forests, not of arrays."""
+        from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
+
+        return Tags(estimator_type="classifier", target_tags=TargetTags(required=True),
+                    classifier_tags=ClassifierTags(), input_tags=InputTags(two_d_array=False))
 
     def _positive(self, classes: List[Any]) -> Any:
         if self.positive_class is not None:
@@ -130,6 +138,14 @@ class RuleClassifier(Params):
             neg = [c for c in self.classes_ if c != pos][0]
             return [pos if f > 0 else neg for f in F]
         return [self.classes_[j] for j in F.argmax(axis=1)]
+
+    def score(self, X: Forest, y: Sequence[Any]) -> float:
+        """Accuracy on X (multi-label: the share of documents whose label set is exactly right),
+        as scikit-learn's classifiers define `score`."""
+        pred = self.predict(X)
+        if self.multilabel_:
+            return float(numpy.mean([set(p) == set(t) for p, t in zip(pred, y)]))
+        return float(numpy.mean([p == t for p, t in zip(pred, y)]))
 
 
 class TreeBoostClassifier(RuleClassifier):
