@@ -10,7 +10,7 @@ from spacy.util import registry
 
 import spacy_treeboost.pipeline.nmtf_sentiment  # noqa: F401  (registers the factory)
 from spacy_treeboost.nmtf.lexicons import Lexicon, create_hu_liu_lexicon, create_jsonl_lexicon
-from spacy_treeboost.nmtf import MFLK, build_vocabulary, lexicon_prior, term_document_matrix, word_weights
+from spacy_treeboost.nmtf import MFLK, SSMFLK, build_vocabulary, lexicon_prior, term_document_matrix, word_weights
 from spacy_treeboost.pipeline.scoring import score_prefixed_cats
 
 LEXICON = Lexicon(["good", "great", "superb", "fun"], ["bad", "awful", "boring", "dull"])
@@ -34,9 +34,16 @@ def make_examples(nlp, texts=TEXTS):
     return examples
 
 
-def make_nlp(**config):
+ESTIMATOR_SETTINGS = set(SSMFLK().get_params())
+
+
+def make_nlp(use_labels=True, **config):
+    """The component; estimator settings go into its learner block (SSMFLK, or MFLK without labels)."""
+    learner = {"@learners": "spacy_treeboost.SSMFLK.v1" if use_labels else "spacy_treeboost.MFLK.v1"}
+    learner.update({k: config.pop(k) for k in list(config) if k in ESTIMATOR_SETTINGS})
     nlp = spacy.blank("en")
-    nlp.add_pipe("nmtf_sentiment", config={"positive_label": "pos", "negative_label": "neg", "iterations_per_update": 5, **config})
+    nlp.add_pipe("nmtf_sentiment", config={"positive_label": "pos", "negative_label": "neg", "iterations_per_update": 5,
+                                           "learner": learner, **config})
     return nlp
 
 
@@ -122,7 +129,7 @@ def test_serialization_round_trip(tmp_path, trained):
     from_disk = spacy.load(tmp_path / "pipeline")
     for loaded in (from_bytes, from_disk):
         pipe = loaded.get_pipe("nmtf_sentiment")
-        assert pipe.cfg == nlp.get_pipe("nmtf_sentiment").cfg and pipe.cfg["alpha"] == 0.7
+        assert pipe.cfg == nlp.get_pipe("nmtf_sentiment").cfg and pipe.cfg["learner"]["alpha"] == 0.7
         assert pipe.labels == ("pos", "neg")
         if trained:
             assert [d.cats for d in loaded.pipe(texts)] == [d.cats for d in nlp.pipe(texts)]
@@ -400,3 +407,17 @@ def test_config_and_readme_name_the_same_printed_algorithm():
     readme = (root / "README.md").read_text(encoding="utf8")
     assert 'The printed algorithm is\n# update = "as_printed"' in cfg
     assert '`update="as_printed"` (the printed update rules' in readme
+
+
+def test_a_0_1_cfg_with_flat_factorization_settings_is_refused_and_changes_nothing(tmp_path):
+    nlp = make_nlp(alpha=0.7)
+    train(nlp)
+    nlp.get_pipe("nmtf_sentiment").to_disk(tmp_path / "p")
+    cfg = srsly.read_json(tmp_path / "p" / "cfg")
+    cfg.update(use_labels=True, alpha=0.5)
+    srsly.write_json(tmp_path / "p" / "cfg", cfg)
+    other = make_nlp().get_pipe("nmtf_sentiment")
+    before = dict(other.cfg)
+    with pytest.raises(ValueError, match=r"unknown settings \['alpha', 'use_labels'\].*learner block"):
+        other.from_disk(tmp_path / "p")
+    assert other.cfg == before

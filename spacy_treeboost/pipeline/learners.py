@@ -1,4 +1,4 @@
-"""The registered sub-configs of `treeboost_textcat`: its learner and its tree builder.
+"""The registered sub-configs of the components: their learners and the tree builder.
 
 Each learner is registered as its estimator class, so a config block's settings are the
 estimator's own keyword arguments (declared, documented and validated once, in
@@ -24,6 +24,7 @@ from ..learning.calibration import CalibratedBoostClassifier
 from ..learning.corrective import CorrectiveBoostClassifier
 from ..learning.learner import TreeBoostClassifier
 from ..learning.subtree_linear import SubtreeLinearClassifier
+from ..nmtf import MFLK, SSMFLK
 from ..trees.doc_trees import TreeSpec
 
 for _name in ("learners", "tree_builders"):
@@ -37,7 +38,8 @@ LEARNERS = {
     "spacy_treeboost.CalibratedBoost.v1": CalibratedBoostClassifier,
 }
 TREE_BUILDERS = {"spacy_treeboost.DocTrees.v1": TreeSpec}
-for _name, _cls in LEARNERS.items():
+NMTF_LEARNERS = {"spacy_treeboost.SSMFLK.v1": SSMFLK, "spacy_treeboost.MFLK.v1": MFLK}
+for _name, _cls in {**LEARNERS, **NMTF_LEARNERS}.items():
     registry.learners.register(_name, func=_cls)
 for _name, _cls in TREE_BUILDERS.items():
     registry.tree_builders.register(_name, func=_cls)
@@ -105,3 +107,15 @@ def learner_from_settings(data: Dict[str, Any]) -> Any:
         data["estimator"] = TreeBoostClassifier(**data["estimator"])
     return cls(**data)
 
+
+
+def nmtf_learner_settings(learner: MFLK) -> Dict[str, Any]:
+    """An NMTF learner's registered name and settings, for the nmtf_sentiment component's cfg."""
+    names = {cls: name for name, cls in NMTF_LEARNERS.items()}
+    return {"@learners": names[type(learner)], **learner.get_params(deep=False)}
+
+
+def nmtf_learner_from_settings(data: Dict[str, Any]) -> MFLK:
+    """The NMTF learner of `nmtf_learner_settings`."""
+    data = dict(data)
+    return NMTF_LEARNERS[data.pop("@learners")](**data)

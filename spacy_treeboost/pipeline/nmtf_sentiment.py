@@ -23,7 +23,9 @@ from spacy.vocab import Vocab
 
 from . import scoring  # noqa: F401  (registers spacy_treeboost.nmtf_scorer.v1, a picklable partial)
 from ..nmtf.lexicons import Lexicon, create_hu_liu_lexicon, create_jsonl_lexicon, create_lexicon
+from .learners import NMTF_LEARNERS, nmtf_learner_from_settings, nmtf_learner_settings
 from ..nmtf import (
+    MFLK,
     NEGATIVE,
     POSITIVE,
     UNLABELLED,
@@ -59,32 +61,26 @@ DEFAULT_NMTF_SCORE_WEIGHTS = {
 }
 
 
+DEFAULT_CONFIG: Dict[str, Any] = {
+    "positive_label": "positive",
+    "negative_label": "negative",
+    "learner": {"@learners": "spacy_treeboost.SSMFLK.v1"},
+    "iterations_per_update": 10,
+    "n_words": 5000,
+    "norm": "l2",
+    "word_norm": True,
+    "token_attr": "LOWER",
+    "stem": False,
+    "scorer": {"@scorers": "spacy_treeboost.nmtf_scorer.v1"},
+}
+LEGACY_SETTINGS = ("use_labels", "alpha", "beta", "beta_scale", "label_start", "label_min_docs", "update", "init",
+                   "prior_scale", "max_iter", "tol", "random_state")
+
+
 @Language.factory(
     "nmtf_sentiment",
     assigns=["doc.cats"],
-    default_config={
-        "positive_label": "positive",
-        "negative_label": "negative",
-        "use_labels": True,
-        "alpha": 0.5,
-        "beta": 1.0,
-        "beta_scale": "fit",
-        "label_start": 0.05,
-        "label_min_docs": 2,
-        "update": "monotone",
-        "init": "lexicon",
-        "prior_scale": "unit",
-        "max_iter": 100,
-        "tol": 1e-4,
-        "iterations_per_update": 10,
-        "n_words": 5000,
-        "norm": "l2",
-        "word_norm": True,
-        "token_attr": "LOWER",
-        "stem": False,
-        "random_state": 0,
-        "scorer": {"@scorers": "spacy_treeboost.nmtf_scorer.v1"},
-    },
+    default_config=DEFAULT_CONFIG,
     default_score_weights=DEFAULT_NMTF_SCORE_WEIGHTS,
 )
 def make_nmtf_sentiment(
@@ -92,24 +88,13 @@ def make_nmtf_sentiment(
     name: str,
     positive_label: str,
     negative_label: str,
-    use_labels: bool,
-    alpha: float,
-    beta: float,
-    beta_scale: Literal["fit", "one"],
-    label_start: float,
-    label_min_docs: int,
-    update: Literal["monotone", "sqrt", "as_printed"],
-    init: Literal["lexicon", "kmeans"],
-    prior_scale: Literal["unit", "one"],
-    max_iter: int,
-    tol: float,
+    learner: MFLK,
     iterations_per_update: int,
     n_words: int,
     norm: Literal["l1", "l2"],
     word_norm: bool,
     token_attr: Literal["LOWER", "NORM", "LEMMA"],
     stem: bool,
-    random_state: int,
     scorer: Optional[Callable],
 ) -> "NMTFSentiment":
     """Create an NMTFSentiment component.
@@ -118,23 +103,10 @@ def make_nmtf_sentiment(
     name (str): The component instance name.
     positive_label (str): The label written for positive polarity.
     negative_label (str): The label written for negative polarity.
-    use_labels (bool): Use the labels of training examples (SSMFLK); False gives pure MFLK.
-    alpha (float): Weight of the lexicon prior.
-    beta (float): Weight of the document-label prior; with beta_scale = "fit",
-        beta = 1 makes a labelled document whose row of G is 0 cost as much as an
-        average document's share of the fit term (docs/nmtf_results.md).
-    beta_scale (str): "fit" (beta relative to ||X||^2 per document, see beta) or
-        "one" (beta used as printed).
-    label_start (float): Weight of the labelled documents in the start of F, and
-        so of the unlabelled documents' start classes; 0 starts like MFLK.
-    label_min_docs (int): Words of fewer labelled documents are left out of that start.
-    update (str): "monotone" (rules that never increase the objective), "sqrt"
-        (the printed rules, damped) or "as_printed".
-    init (str): Start of G: "lexicon" (documents' lexicon classes) or "kmeans".
-    prior_scale (str): "unit" (priors and starts on the factors' scale) or "one"
-        (0/1 as printed).
-    max_iter (int): Total number of iterations over the training matrix.
-    tol (float): Stop iterating when the relative change in G falls below it.
+    learner (MFLK): The factorization, a registered sub-config whose settings are the
+        estimator's keyword arguments: "spacy_treeboost.SSMFLK.v1" (the lexicon and the
+        labelled training documents) or "spacy_treeboost.MFLK.v1" (the lexicon only;
+        labels are ignored). Its max_iter caps the iterations of training.
     iterations_per_update (int): Iterations run by each `update` call.
     n_words (int): Vocabulary size (most document-frequent words, stop words removed).
     norm (str): Per-document normalization of term frequencies, "l2" or "l1".
@@ -142,36 +114,13 @@ def make_nmtf_sentiment(
         (the same factors are applied to new documents).
     token_attr (str): Token attribute used as the word: LOWER, NORM or LEMMA.
     stem (bool): Porter-stem the words and the lexicon alike.
-    random_state (int): Seed of the k-means initialization.
     scorer (Optional[Callable]): The scoring method.
     RETURNS (NMTFSentiment): The component.
     """
     return NMTFSentiment(
-        nlp.vocab,
-        None,
-        name,
-        positive_label=positive_label,
-        negative_label=negative_label,
-        use_labels=use_labels,
-        alpha=alpha,
-        beta=beta,
-        beta_scale=beta_scale,
-        label_start=label_start,
-        label_min_docs=label_min_docs,
-        update=update,
-        init=init,
-        prior_scale=prior_scale,
-        max_iter=max_iter,
-        tol=tol,
-        iterations_per_update=iterations_per_update,
-        n_words=n_words,
-        norm=norm,
-        word_norm=word_norm,
-        token_attr=token_attr,
-        stem=stem,
-        random_state=random_state,
-        scorer=scorer,
-    )
+        nlp.vocab, None, name, positive_label=positive_label, negative_label=negative_label, learner=learner,
+        iterations_per_update=iterations_per_update, n_words=n_words, norm=norm, word_norm=word_norm,
+        token_attr=token_attr, stem=stem, scorer=scorer)
 
 
 class NMTFSentiment(TrainablePipe):
@@ -188,95 +137,63 @@ class NMTFSentiment(TrainablePipe):
         *,
         positive_label: str = "positive",
         negative_label: str = "negative",
-        use_labels: bool = True,
-        alpha: float = 0.5,
-        beta: float = 1.0,
-        beta_scale: str = "fit",
-        label_start: float = 0.05,
-        label_min_docs: int = 2,
-        update: str = "monotone",
-        init: str = "lexicon",
-        prior_scale: str = "unit",
-        max_iter: int = 100,
-        tol: float = 1e-4,
+        learner: Optional[MFLK] = None,
         iterations_per_update: int = 10,
         n_words: int = 5000,
         norm: str = "l2",
         word_norm: bool = True,
         token_attr: str = "LOWER",
         stem: bool = False,
-        random_state: int = 0,
         scorer: Optional[Callable] = None,
     ) -> None:
-        """Initialize the component.
+        """Initialize the component. See `make_nmtf_sentiment` for the settings.
 
         vocab (Vocab): The shared vocabulary.
         model (None): Unused; the factorization is not a thinc model.
         name (str): The component instance name, used to add entries to the losses during training.
-        positive_label (str): The label written for positive polarity.
-        negative_label (str): The label written for negative polarity.
-        use_labels (bool): Use the labels of training examples (SSMFLK).
-        alpha (float): Weight of the lexicon prior.
-        beta (float): Weight of the document-label prior.
-        beta_scale (str): "fit" (beta relative to the fit per document) or "one".
-        label_start (float): Weight of the labelled documents in the start of F.
-        label_min_docs (int): Words of fewer labelled documents are left out of that start.
-        update (str): "monotone", "sqrt" or "as_printed".
-        init (str): "lexicon" or "kmeans".
-        prior_scale (str): "unit" or "one".
-        max_iter (int): Total number of iterations.
-        tol (float): Relative change in G at which iteration stops.
-        iterations_per_update (int): Iterations per `update` call.
-        n_words (int): Vocabulary size.
-        norm (str): "l2" or "l1".
-        word_norm (bool): Unit-norm word rows.
-        token_attr (str): LOWER, NORM or LEMMA.
-        stem (bool): Porter-stem the words and the lexicon alike.
-        random_state (int): Seed of the k-means initialization.
-        scorer (Optional[Callable]): The scoring method.
         """
         if not positive_label or not negative_label or positive_label == negative_label:
             raise ValueError(
                 f"positive_label and negative_label must be two different non-empty labels, "
                 f"got {positive_label!r} and {negative_label!r}."
             )
-        if iterations_per_update < 1:
-            raise ValueError(f"iterations_per_update must be at least 1, got {iterations_per_update}.")
-        if n_words < 1:
-            raise ValueError(f"n_words must be at least 1, got {n_words}.")
-        if norm not in ("l1", "l2"):
-            raise ValueError(f"norm must be 'l1' or 'l2', got {norm!r}.")
-        if token_attr not in ("LOWER", "NORM", "LEMMA"):
-            raise ValueError(f"token_attr must be 'LOWER', 'NORM' or 'LEMMA', got {token_attr!r}.")
+        learner = SSMFLK() if learner is None else learner
+        if type(learner) not in NMTF_LEARNERS.values():
+            raise ValueError(f"learner={learner!r} is invalid: use one of the registered learners {sorted(NMTF_LEARNERS)}")
         self.vocab = vocab
         self.model = None
         self.name = name
         self.scorer = scorer
         self.cfg: Dict[str, Any] = {
             "labels": [positive_label, negative_label],
-            "use_labels": use_labels,
-            "alpha": alpha,
-            "beta": beta,
-            "beta_scale": beta_scale,
-            "label_start": label_start,
-            "label_min_docs": label_min_docs,
-            "update": update,
-            "init": init,
-            "prior_scale": prior_scale,
-            "max_iter": max_iter,
-            "tol": tol,
+            "learner": nmtf_learner_settings(learner),
             "iterations_per_update": iterations_per_update,
             "n_words": n_words,
             "norm": norm,
             "word_norm": word_norm,
             "token_attr": token_attr,
             "stem": stem,
-            "random_state": random_state,
         }
-        self._new_estimator()._check_params()
-        self._estimator: Optional[SSMFLK] = None
+        self._validate_settings()
+        self._estimator: Optional[MFLK] = None
         self._vocabulary: List[str] = []
         self._word_weights: Optional[np.ndarray] = None
+
+    def _validate_settings(self) -> None:
+        cfg = self.cfg
+        if not isinstance(cfg["iterations_per_update"], int) or cfg["iterations_per_update"] < 1:
+            raise ValueError(f"iterations_per_update must be at least 1, got {cfg['iterations_per_update']}.")
+        if not isinstance(cfg["n_words"], int) or cfg["n_words"] < 1:
+            raise ValueError(f"n_words must be at least 1, got {cfg['n_words']}.")
+        if cfg["norm"] not in ("l1", "l2"):
+            raise ValueError(f"norm must be 'l1' or 'l2', got {cfg['norm']!r}.")
+        if cfg["token_attr"] not in ("LOWER", "NORM", "LEMMA"):
+            raise ValueError(f"token_attr must be 'LOWER', 'NORM' or 'LEMMA', got {cfg['token_attr']!r}.")
+        self._new_estimator()._check_params()
+
+    @property
+    def _uses_labels(self) -> bool:
+        return self.cfg["learner"]["@learners"] == "spacy_treeboost.SSMFLK.v1"
 
     @property
     def labels(self) -> tuple:
@@ -332,7 +249,7 @@ class NMTFSentiment(TrainablePipe):
         examples = list(get_examples())
         if examples:
             validate_get_examples(lambda: examples, f"{self.name}.initialize")
-        if lexicon is None and self.cfg["alpha"] > 0:
+        if lexicon is None and self.cfg["learner"]["alpha"] > 0:
             raise ValueError(
                 f"{self.name} needs a sentiment lexicon: add "
                 f'`lexicon = {{"@readers": "spacy_treeboost.HuLiuLexicon.v1", "path": ...}}` under '
@@ -342,7 +259,7 @@ class NMTFSentiment(TrainablePipe):
         y: List[int] = []
         for i, eg in enumerate(examples):
             docs.append(eg.predicted)
-            y.append(self._gold_class(eg.reference.cats, i) if self.cfg["use_labels"] else UNLABELLED)
+            y.append(self._gold_class(eg.reference.cats, i) if self._uses_labels else UNLABELLED)
         if unlabeled is not None:
             for item in unlabeled(nlp) if callable(unlabeled) else unlabeled:
                 docs.append(self._as_doc(item, nlp))
@@ -362,7 +279,7 @@ class NMTFSentiment(TrainablePipe):
         else:
             F0 = np.zeros((len(vocabulary), 2))
         estimator = self._new_estimator()
-        estimator.initialize(X, F0, np.asarray(y, dtype=np.int64))
+        estimator.initialize(X, F0, np.asarray(y, dtype=np.int64) if self._uses_labels else None)
         self._estimator = estimator
         self._vocabulary = vocabulary
         self._word_weights = weights
@@ -395,7 +312,7 @@ class NMTFSentiment(TrainablePipe):
                 f"loaded component is not retrained). Add it to [training] frozen_components, or train it "
                 f"from scratch."
             )
-        remaining = self.cfg["max_iter"] - estimator.n_iter_
+        remaining = estimator.max_iter - estimator.n_iter_
         if remaining > 0:
             estimator.iterate(min(self.cfg["iterations_per_update"], remaining))
         losses[self.name] = float(estimator.objective_[-1])
@@ -502,21 +419,8 @@ class NMTFSentiment(TrainablePipe):
             self._load_model(lambda: srsly.msgpack_loads((path / "model").read_bytes()), str(path / "model"))
         return self
 
-    def _new_estimator(self) -> SSMFLK:
-        cfg = self.cfg
-        return SSMFLK(
-            alpha=cfg["alpha"],
-            beta=cfg["beta"],
-            beta_scale=cfg.get("beta_scale", "fit"),
-            label_start=cfg.get("label_start", 0.05),
-            label_min_docs=cfg.get("label_min_docs", 2),
-            update=cfg["update"],
-            init=cfg.get("init", "lexicon"),
-            prior_scale=cfg.get("prior_scale", "unit"),
-            max_iter=cfg["max_iter"],
-            tol=cfg["tol"],
-            random_state=cfg["random_state"],
-        )
+    def _new_estimator(self) -> MFLK:
+        return nmtf_learner_from_settings(self.cfg["learner"])
 
     def _gold_class(self, cats: Dict[str, float], index: int) -> int:
         if not cats:
@@ -586,7 +490,17 @@ class NMTFSentiment(TrainablePipe):
             raise ValueError(f"Cannot load {self.name} settings from {source}: not valid JSON ({err}).") from None
         if not isinstance(cfg, dict) or not isinstance(cfg.get("labels"), list) or len(cfg["labels"]) != 2:
             raise ValueError(f"Cannot load {self.name} settings from {source}: not an nmtf_sentiment cfg.")
+        unknown = sorted(set(cfg) - set(self.cfg))
+        if unknown:
+            raise ValueError(f"Cannot load {self.name} settings from {source}: unknown settings {unknown} (the "
+                             "factorization settings of spacy-treeboost 0.1 moved into the learner block; retrain).")
+        previous = dict(self.cfg)
         self.cfg.update(cfg)
+        try:
+            self._validate_settings()
+        except (ValueError, TypeError, KeyError) as err:
+            self.cfg = previous
+            raise ValueError(f"Cannot load {self.name} settings from {source}: {err}") from None
 
     def _load_model(self, read: Callable[[], Any], source: str) -> None:
         foreign = f"Cannot load {self.name} from {source}: not an nmtf_sentiment model file"
