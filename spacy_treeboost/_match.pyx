@@ -31,6 +31,7 @@ cdef struct TrieNode:
     int32_t max_child_depth
 
 
+# (parent, rightmost-path node) and (occurrence index, multiplicity), each packed as an occurrence
 ctypedef pair[int64_t, int64_t] Sibling
 ctypedef pair[pair[int64_t, int64_t], int32_t] FirstHit
 
@@ -166,27 +167,27 @@ cdef class Matcher:
                 ordered = True
                 for k in range(n_occ):
                     r = self.ancestor[k]
-                    self.siblings[k].first = (<int64_t>par[r] << 32) | r
-                    self.siblings[k].second = (<int64_t>k << 32) | occ_mult(buf[0][k])
+                    self.siblings[k].first = pack(par[r], r)
+                    self.siblings[k].second = pack(k, occ_mult(buf[0][k]))
                     if k and self.siblings[k].first < self.siblings[k - 1].first:
                         ordered = False
                 if not ordered:
                     std_sort(self.siblings.begin(), self.siblings.end())
                 g = 0
                 while g < n_occ:
-                    p = <int32_t>(self.siblings[g].first >> 32)
+                    p = occ_node(self.siblings[g].first)
                     e = g + 1
-                    while e < n_occ and <int32_t>(self.siblings[e].first >> 32) == p:
+                    while e < n_occ and occ_node(self.siblings[e].first) == p:
                         e += 1
                     acc = 0
                     kmin = n_occ
                     ptr = g
-                    c = next_sib[<int32_t>(self.siblings[g].first & 0xFFFFFFFF) - lo]
+                    c = next_sib[occ_mult(self.siblings[g].first) - lo]
                     while c >= 0:
-                        while ptr < e and <int32_t>(self.siblings[ptr].first & 0xFFFFFFFF) < c:
-                            acc += self.siblings[ptr].second & 0xFFFFFFFF
-                            if (self.siblings[ptr].second >> 32) < kmin:
-                                kmin = self.siblings[ptr].second >> 32
+                        while ptr < e and occ_mult(self.siblings[ptr].first) < c:
+                            acc += occ_mult(self.siblings[ptr].second)
+                            if occ_node(self.siblings[ptr].second) < kmin:
+                                kmin = occ_node(self.siblings[ptr].second)
                             ptr += 1
                         if 0 <= lab[c] < self.n_labels:
                             eit = self.edges.find(self._key(t, d, lab[c]))

@@ -326,7 +326,7 @@ cdef class SearchSpace:
         cdef int64_t acc
         cdef bint ordered
         cdef vector[int32_t] ancestor
-        cdef vector[pair[int64_t, int64_t]] siblings
+        cdef vector[pair[int64_t, int64_t]] siblings  # (pack(parent, node), multiplicity)
         for k in range(n_occ):
             r = occ_node(occ[k])
             c = r + 1 if r + 1 < self.n_nodes_forest and self.parents[r + 1] == r else -1
@@ -346,7 +346,7 @@ cdef class SearchSpace:
             for k in range(n_occ):
                 if d < dk:
                     ancestor[k] = self.parents[ancestor[k]]
-                siblings[k].first = (<int64_t>self.parents[ancestor[k]] << 32) | ancestor[k]
+                siblings[k].first = pack(self.parents[ancestor[k]], ancestor[k])
                 siblings[k].second = occ_mult(occ[k])
                 if k and siblings[k].first < siblings[k - 1].first:
                     ordered = False
@@ -354,15 +354,15 @@ cdef class SearchSpace:
                 std_sort(siblings.begin(), siblings.end())
             g = 0
             while g < n_occ:
-                parent = <int32_t>(siblings[g].first >> 32)
+                parent = occ_node(siblings[g].first)
                 e = g + 1
-                while e < n_occ and <int32_t>(siblings[e].first >> 32) == parent:
+                while e < n_occ and occ_node(siblings[e].first) == parent:
                     e += 1
                 acc = 0
                 ptr = g
-                c = self.next_sib[<int32_t>(siblings[g].first & 0xFFFFFFFF)]
+                c = self.next_sib[occ_mult(siblings[g].first)]
                 while c >= 0:
-                    while ptr < e and <int32_t>(siblings[ptr].first & 0xFFFFFFFF) < c:
+                    while ptr < e and occ_mult(siblings[ptr].first) < c:
                         acc += siblings[ptr].second
                         ptr += 1
                     lab = self.labels[c]
