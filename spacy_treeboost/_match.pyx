@@ -12,7 +12,7 @@ children, with a running sum of the multiplicities of the occurrences whose
 rightmost-path node lies to the left. A node with n children therefore costs
 O(n) per trie node, however many of the children carry the same label.
 """
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint64_t
 from libcpp.vector cimport vector
 from libcpp.unordered_map cimport unordered_map
 from libcpp.pair cimport pair
@@ -29,6 +29,7 @@ cdef struct TrieNode:
     int32_t pattern
     int32_t min_child_depth
     int32_t max_child_depth
+    uint64_t child_labels  # bit (label % 64) is set for the label of every edge to a child
 
 
 # (parent, rightmost-path node) and (occurrence index, multiplicity), each packed as an occurrence
@@ -93,6 +94,7 @@ cdef class Matcher:
                             self.trie[node].min_child_depth = d
                         if d > self.trie[node].max_child_depth:
                             self.trie[node].max_child_depth = d
+                        self.trie[node].child_labels |= (<uint64_t>1) << (l & 63)
                         node = child
             if self.trie[node].pattern >= 0:
                 raise ValueError(f"patterns {self.trie[node].pattern} and {p} are the same tree")
@@ -107,26 +109,29 @@ cdef class Matcher:
         tn.pattern = -1
         tn.min_child_depth = -1
         tn.max_child_depth = -1
+        tn.child_labels = 0
         self.trie.push_back(tn)
         return self.trie.size() - 1
 
     cdef inline int64_t _key(self, int64_t node, int64_t depth, int64_t label) nogil:
         return (node * self.max_depth + depth) * self.n_labels + label
 
-    cdef inline int _hit(self, int32_t child, int32_t node, int64_t mult, int64_t occ) except -1:
-        """Add an occurrence of trie node `child`; `occ` orders its first hit among the parent's occurrences."""
+    cdef inline int _hit(self, int32_t child, int32_t node, int64_t mult, int64_t occ, bint track, bint earlier) except -1:
+        """Add an occurrence of trie node `child`. With `track`, remember the (occ, node) of its first
+        hit; with `earlier`, a later call may carry a smaller one."""
         cdef vector[int64_t]* buf = &self.bufs[child]
         if buf.empty():
             self.touched.push_back(child)
-            self.first_occ[child] = occ
-            self.first_node[child] = node
-        elif occ < self.first_occ[child] or (occ == self.first_occ[child] and node < self.first_node[child]):
+            if track:
+                self.first_occ[child] = occ
+                self.first_node[child] = node
+        elif earlier and (occ < self.first_occ[child] or (occ == self.first_occ[child] and node < self.first_node[child])):
             self.first_occ[child] = occ
             self.first_node[child] = node
         buf.push_back(pack(<int64_t>node, COUNT_CAP if mult > COUNT_CAP else mult))
         return 0
 
-    cdef int _extend(self, int32_t t, const int32_t[:] lab, const int32_t[:] par, vector[int32_t]& next_sib,
+    cdef int _extend(self, int32_t t, const int32_t* lab, const int32_t* par, vector[int32_t]& next_sib,
                      Py_ssize_t lo, Py_ssize_t hi, vector[int32_t]& stack) except -1:
         """Extend the occurrences of trie node t along the trie's edges, then push the children hit.
 
@@ -139,7 +144,7 @@ cdef class Matcher:
         cdef int32_t dk = tn.depth, d, r, c, p
         cdef int64_t m, acc, kmin
         cdef unordered_map[int64_t, int32_t].iterator eit
-        cdef bint ordered
+        cdef bint ordered, track = n_occ > 1
         self.touched.clear()
         if tn.max_child_depth == dk + 1:
             d = dk + 1
@@ -148,10 +153,10 @@ cdef class Matcher:
                 m = occ_mult(buf[0][k])
                 c = r + 1 if r + 1 < hi and par[r + 1] == r else -1
                 while c >= 0:
-                    if 0 <= lab[c] < self.n_labels:
+                    if 0 <= lab[c] < self.n_labels and (tn.child_labels >> (lab[c] & 63)) & 1:
                         eit = self.edges.find(self._key(t, d, lab[c]))
                         if eit != self.edges.end():
-                            self._hit(deref(eit).second, c, m, k * self.max_depth + (self.max_depth - d))
+                            self._hit(deref(eit).second, c, m, k * self.max_depth + (self.max_depth - d), track, False)
                     c = next_sib[c - lo]
         if 1 <= tn.min_child_depth <= dk:
             self.ancestor.resize(n_occ)
@@ -189,12 +194,17 @@ cdef class Matcher:
                             if occ_node(self.siblings[ptr].second) < kmin:
                                 kmin = occ_node(self.siblings[ptr].second)
                             ptr += 1
-                        if 0 <= lab[c] < self.n_labels:
+                        if 0 <= lab[c] < self.n_labels and (tn.child_labels >> (lab[c] & 63)) & 1:
                             eit = self.edges.find(self._key(t, d, lab[c]))
                             if eit != self.edges.end():
-                                self._hit(deref(eit).second, c, acc, kmin * self.max_depth + (self.max_depth - d))
+                                self._hit(deref(eit).second, c, acc, kmin * self.max_depth + (self.max_depth - d), track, track)
                         c = next_sib[c - lo]
                     g = e
+        if n_occ == 1 or self.touched.size() == 1:
+            # one occurrence: the children were first hit in the scan's order already
+            for k in range(self.touched.size()):
+                stack.push_back(self.touched[k])
+            return 0
         self.hits.resize(self.touched.size())
         for k in range(self.touched.size()):
             c = self.touched[k]
@@ -263,7 +273,7 @@ cdef class Matcher:
                     out_pat.push_back(self.trie[t].pattern)
                     out_cnt.push_back(total)
                 if self.trie[t].max_child_depth >= 0:
-                    self._extend(t, lab, par, next_sib, lo, hi, stack)
+                    self._extend(t, &lab[0], &par[0], next_sib, lo, hi, stack)
                 buf.clear()
         self.bufs.clear()
         self.bufs.shrink_to_fit()
