@@ -171,3 +171,24 @@ def test_counts_saturate_instead_of_overflowing():
     m = Matcher([((0, 0), (1, 1), (1, 1), (1, 1), (1, 1)), ((0, 0), (1, 1), (1, 1))], 2)
     got = matcher_table(m, [(labels, parents)])
     assert got == {(0, 0): 2**31 - 1, (0, 1): n * (n - 1) // 2}
+
+
+def test_extensions_above_the_rightmost_node_only():
+    """After a(b(c)) the trie extends only at depth 1 (a later b), so the walk up the rightmost path
+    must skip depth 2: a(b(c) b b(c) c) has a(b(c) b) = 2 + 0 = 2 and a(b(c) b(c)) = 1."""
+    a, b, c = 0, 1, 2
+    labels = [a, b, c, b, b, c, c]
+    parents = [-1, 0, 1, 0, 0, 4, 0]
+    patterns = [((0, a), (1, b), (2, c), (1, b)), ((0, a), (1, b), (2, c), (1, b), (2, c))]
+    docs = [(labels, parents)]
+    assert matcher_table(Matcher(patterns, 3), docs) == brute_table(patterns, docs) == {(0, 0): 2, (0, 1): 1}
+
+
+def test_many_same_label_siblings_under_several_parents():
+    """Two wide nodes and a nested one: x(a a x(a a a) a) with x(a a) = C(3, 2) + C(3, 2) = 6 and x(a a a) = 1 + 1."""
+    x, a = 0, 1
+    labels = [x, a, a, x, a, a, a, a]
+    parents = [-1, 0, 0, 0, 3, 3, 3, 0]
+    patterns = [((0, x), (1, a), (1, a)), ((0, x), (1, a), (1, a), (1, a)), ((0, x), (1, a), (1, x), (2, a))]
+    docs = [(labels, parents)]
+    assert matcher_table(Matcher(patterns, 2), docs) == brute_table(patterns, docs) == {(0, 0): 6, (0, 1): 2, (0, 2): 6}

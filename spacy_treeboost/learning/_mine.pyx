@@ -248,44 +248,15 @@ cdef class SearchSpace:
     cdef int _expand(self, int32_t i) except -1:
         """Materialize every rightmost extension of pattern i (weight-independent)."""
         cdef PNode p = self.node(i)[0]
-        cdef int32_t dk = p.depth, d, lab, r, c, cur
-        cdef int64_t m, key, e
-        cdef Py_ssize_t k, j, s
+        cdef int32_t dk = p.depth, d, lab
+        cdef Py_ssize_t j, s
         cdef unordered_map[int64_t, int32_t] slots
-        cdef unordered_map[int64_t, int32_t].iterator it
         cdef vector[vector[int64_t]] bufs
         cdef vector[int64_t] keys
         cdef vector[int64_t]* buf
         cdef vector[int64_t]* occ = &self.occ[p.occ_slot]
         cdef int64_t n_labels = self.label_rank.size()
-        for k in range(occ.size()):
-            r = occ_node(occ[0][k])
-            m = occ_mult(occ[0][k])
-            d = dk + 1
-            c = r + 1 if r + 1 < self.n_nodes_forest and self.parents[r + 1] == r else -1
-            cur = r
-            while True:
-                while c >= 0:
-                    lab = self.labels[c]
-                    if self.label_ok[lab]:
-                        key = d * n_labels + lab
-                        it = slots.find(key)
-                        if it == slots.end():
-                            slots[key] = bufs.size()
-                            keys.push_back(key)
-                            bufs.push_back(vector[int64_t]())
-                            bufs.back().push_back(pack(<int64_t>c, m))
-                        else:
-                            buf = &bufs[deref(it).second]
-                            buf.push_back(pack(<int64_t>c, m))
-                            if buf.size() >= MERGE_AT and (buf.size() & (buf.size() - 1)) == 0:
-                                merge_occurrences(buf[0])
-                    c = self.next_sib[c]
-                d -= 1
-                if d < 1:
-                    break
-                c = self.next_sib[cur]
-                cur = self.parents[cur]
+        self._extensions(occ[0], dk, slots, bufs, keys)
         # order children by code: (depth, label rank)
         cdef vector[pair[int64_t, int32_t]] order
         for s in range(keys.size()):
@@ -337,6 +308,81 @@ cdef class SearchSpace:
                 f"The subtree search space needs more than max_cache_mb={self.max_cache_bytes >> 20} MB "
                 f"({self.n_nodes} patterns cached). Raise max_cache_mb, lower max_pattern_size "
                 f"or raise min_support.")
+        return 0
+
+    cdef int _extensions(self, vector[int64_t]& occ, int32_t dk, unordered_map[int64_t, int32_t]& slots,
+                         vector[vector[int64_t]]& bufs, vector[int64_t]& keys) except -1:
+        """Every rightmost extension of the occurrences `occ` (distinct nodes, sorted) of a pattern
+        whose rightmost node is at depth dk, added to one buffer per (depth, label) key.
+
+        The children of each rightmost node are listed per occurrence. The later siblings of the
+        rightmost-path node at depth d are swept once per parent for all occurrences under it:
+        each sibling gets the summed multiplicities of the occurrences to its left, so a node
+        with n children costs O(n) per depth, not O(n^2), and no sibling is listed twice.
+        """
+        cdef int64_t n_labels = self.label_rank.size()
+        cdef Py_ssize_t n_occ = occ.size(), k, g, e, ptr
+        cdef int32_t d, r, c, parent, lab
+        cdef int64_t acc
+        cdef bint ordered
+        cdef vector[int32_t] ancestor
+        cdef vector[pair[int64_t, int64_t]] siblings  # (pack(parent, node), multiplicity)
+        for k in range(n_occ):
+            r = occ_node(occ[k])
+            c = r + 1 if r + 1 < self.n_nodes_forest and self.parents[r + 1] == r else -1
+            while c >= 0:
+                lab = self.labels[c]
+                if self.label_ok[lab]:
+                    self._add_extension((dk + 1) * n_labels + lab, pack(<int64_t>c, occ_mult(occ[k])), slots, bufs, keys)
+                c = self.next_sib[c]
+        if dk == 0 or n_occ == 0:
+            return 0
+        ancestor.resize(n_occ)
+        siblings.resize(n_occ)
+        for k in range(n_occ):
+            ancestor[k] = occ_node(occ[k])
+        for d in range(dk, 0, -1):
+            ordered = True
+            for k in range(n_occ):
+                if d < dk:
+                    ancestor[k] = self.parents[ancestor[k]]
+                siblings[k].first = pack(self.parents[ancestor[k]], ancestor[k])
+                siblings[k].second = occ_mult(occ[k])
+                if k and siblings[k].first < siblings[k - 1].first:
+                    ordered = False
+            if not ordered:
+                std_sort(siblings.begin(), siblings.end())
+            g = 0
+            while g < n_occ:
+                parent = occ_node(siblings[g].first)
+                e = g + 1
+                while e < n_occ and occ_node(siblings[e].first) == parent:
+                    e += 1
+                acc = 0
+                ptr = g
+                c = self.next_sib[occ_mult(siblings[g].first)]
+                while c >= 0:
+                    while ptr < e and occ_mult(siblings[ptr].first) < c:
+                        acc += siblings[ptr].second
+                        ptr += 1
+                    lab = self.labels[c]
+                    if self.label_ok[lab]:
+                        self._add_extension(d * n_labels + lab, pack(<int64_t>c, COUNT_CAP if acc > COUNT_CAP else acc),
+                                            slots, bufs, keys)
+                    c = self.next_sib[c]
+                g = e
+        return 0
+
+    cdef inline int _add_extension(self, int64_t key, int64_t occurrence, unordered_map[int64_t, int32_t]& slots,
+                                   vector[vector[int64_t]]& bufs, vector[int64_t]& keys) except -1:
+        cdef unordered_map[int64_t, int32_t].iterator it = slots.find(key)
+        if it == slots.end():
+            slots[key] = bufs.size()
+            keys.push_back(key)
+            bufs.push_back(vector[int64_t]())
+            bufs.back().push_back(occurrence)
+        else:
+            bufs[deref(it).second].push_back(occurrence)
         return 0
 
     cdef inline int32_t _doc_of(self, int32_t node, int32_t hint) noexcept nogil:

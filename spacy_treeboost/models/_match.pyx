@@ -5,22 +5,36 @@
 Every rule pattern's code (preorder (depth, label) pairs) is a path in a trie.
 Matching a document extends occurrence lists by rightmost extension, following
 only the trie's edges, so work is bounded by the rule prefixes that occur.
+
+Extensions to the later siblings of a rightmost-path node are made for all
+occurrences that share the parent at once: one sweep over that parent's
+children, with a running sum of the multiplicities of the occurrences whose
+rightmost-path node lies to the left. A node with n children therefore costs
+O(n) per trie node, however many of the children carry the same label.
 """
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint64_t
 from libcpp.vector cimport vector
 from libcpp.unordered_map cimport unordered_map
+from libcpp.pair cimport pair
 from libcpp.algorithm cimport sort as std_sort
 from cython.operator cimport dereference as deref
 
-from spacy_treeboost.models._occurrences cimport COUNT_CAP, MERGE_AT, sat_add, pack, occ_node, occ_mult, merge_occurrences
+from spacy_treeboost.models._occurrences cimport COUNT_CAP, sat_add, pack, occ_node, occ_mult, merge_occurrences
 
 import numpy
-
 
 
 cdef struct TrieNode:
     int32_t depth
     int32_t pattern
+    int32_t min_child_depth
+    int32_t max_child_depth
+    uint64_t child_labels  # bit (label % 64) is set for the label of every edge to a child
+
+
+# (parent, rightmost-path node) and (occurrence index, multiplicity), each packed as an occurrence
+ctypedef pair[int64_t, int64_t] Sibling
+ctypedef pair[pair[int64_t, int64_t], int32_t] FirstHit
 
 
 cdef class Matcher:
@@ -38,6 +52,12 @@ cdef class Matcher:
     cdef public int32_t n_patterns
     cdef object _codes
     cdef bint match_roots
+    # per-call scratch: occurrence buffers per trie node, and each child's first hit
+    cdef vector[vector[int64_t]] bufs
+    cdef vector[int64_t] first_occ, first_node
+    cdef vector[int32_t] touched, ancestor
+    cdef vector[Sibling] siblings
+    cdef vector[FirstHit] hits
 
     def __init__(self, codes, int n_labels, bint match_roots=True):
         self.match_roots = match_roots
@@ -46,7 +66,6 @@ cdef class Matcher:
         self.n_patterns = len(self._codes)
         self.max_depth = 1 + max([d for code in self._codes for d, _ in code] or [0])
         self.root_of_label.assign(self.n_labels, -1)
-        cdef TrieNode tn
         cdef int32_t node, p
         cdef int64_t key
         for p, code in enumerate(self._codes):
@@ -71,6 +90,11 @@ cdef class Matcher:
                     else:
                         child = self._new_node(d)
                         self.edges[key] = child
+                        if self.trie[node].max_child_depth < 0 or d < self.trie[node].min_child_depth:
+                            self.trie[node].min_child_depth = d
+                        if d > self.trie[node].max_child_depth:
+                            self.trie[node].max_child_depth = d
+                        self.trie[node].child_labels |= (<uint64_t>1) << (l & 63)
                         node = child
             if self.trie[node].pattern >= 0:
                 raise ValueError(f"patterns {self.trie[node].pattern} and {p} are the same tree")
@@ -83,11 +107,114 @@ cdef class Matcher:
         cdef TrieNode tn
         tn.depth = depth
         tn.pattern = -1
+        tn.min_child_depth = -1
+        tn.max_child_depth = -1
+        tn.child_labels = 0
         self.trie.push_back(tn)
         return self.trie.size() - 1
 
     cdef inline int64_t _key(self, int64_t node, int64_t depth, int64_t label) nogil:
         return (node * self.max_depth + depth) * self.n_labels + label
+
+    cdef inline int _hit(self, int32_t child, int32_t node, int64_t mult, int64_t occ, bint track, bint earlier) except -1:
+        """Add an occurrence of trie node `child`. With `track`, remember the (occ, node) of its first
+        hit; with `earlier`, a later call may carry a smaller one."""
+        cdef vector[int64_t]* buf = &self.bufs[child]
+        if buf.empty():
+            self.touched.push_back(child)
+            if track:
+                self.first_occ[child] = occ
+                self.first_node[child] = node
+        elif earlier and (occ < self.first_occ[child] or (occ == self.first_occ[child] and node < self.first_node[child])):
+            self.first_occ[child] = occ
+            self.first_node[child] = node
+        buf.push_back(pack(<int64_t>node, COUNT_CAP if mult > COUNT_CAP else mult))
+        return 0
+
+    cdef int _extend(self, int32_t t, const int32_t* lab, const int32_t* par, vector[int32_t]& next_sib,
+                     Py_ssize_t lo, Py_ssize_t hi, vector[int32_t]& stack) except -1:
+        """Extend the occurrences of trie node t along the trie's edges, then push the children hit.
+
+        Children are pushed in the order in which a scan of the occurrences one by one (children of
+        the rightmost node, then later siblings up the rightmost path) would first reach them.
+        """
+        cdef vector[int64_t]* buf = &self.bufs[t]
+        cdef TrieNode tn = self.trie[t]
+        cdef Py_ssize_t n_occ = buf.size(), k, g, e, ptr
+        cdef int32_t dk = tn.depth, d, r, c, p
+        cdef int64_t m, acc, kmin
+        cdef unordered_map[int64_t, int32_t].iterator eit
+        cdef bint ordered, track = n_occ > 1
+        self.touched.clear()
+        if tn.max_child_depth == dk + 1:
+            d = dk + 1
+            for k in range(n_occ):
+                r = occ_node(buf[0][k])
+                m = occ_mult(buf[0][k])
+                c = r + 1 if r + 1 < hi and par[r + 1] == r else -1
+                while c >= 0:
+                    if 0 <= lab[c] < self.n_labels and (tn.child_labels >> (lab[c] & 63)) & 1:
+                        eit = self.edges.find(self._key(t, d, lab[c]))
+                        if eit != self.edges.end():
+                            self._hit(deref(eit).second, c, m, k * self.max_depth + (self.max_depth - d), track, False)
+                    c = next_sib[c - lo]
+        if 1 <= tn.min_child_depth <= dk:
+            self.ancestor.resize(n_occ)
+            for k in range(n_occ):
+                self.ancestor[k] = occ_node(buf[0][k])
+            for d in range(dk, tn.min_child_depth - 1, -1):
+                if d < dk:
+                    for k in range(n_occ):
+                        self.ancestor[k] = par[self.ancestor[k]]
+                if d > tn.max_child_depth:
+                    continue
+                self.siblings.resize(n_occ)
+                ordered = True
+                for k in range(n_occ):
+                    r = self.ancestor[k]
+                    self.siblings[k].first = pack(par[r], r)
+                    self.siblings[k].second = pack(k, occ_mult(buf[0][k]))
+                    if k and self.siblings[k].first < self.siblings[k - 1].first:
+                        ordered = False
+                if not ordered:
+                    std_sort(self.siblings.begin(), self.siblings.end())
+                g = 0
+                while g < n_occ:
+                    p = occ_node(self.siblings[g].first)
+                    e = g + 1
+                    while e < n_occ and occ_node(self.siblings[e].first) == p:
+                        e += 1
+                    acc = 0
+                    kmin = n_occ
+                    ptr = g
+                    c = next_sib[occ_mult(self.siblings[g].first) - lo]
+                    while c >= 0:
+                        while ptr < e and occ_mult(self.siblings[ptr].first) < c:
+                            acc += occ_mult(self.siblings[ptr].second)
+                            if occ_node(self.siblings[ptr].second) < kmin:
+                                kmin = occ_node(self.siblings[ptr].second)
+                            ptr += 1
+                        if 0 <= lab[c] < self.n_labels and (tn.child_labels >> (lab[c] & 63)) & 1:
+                            eit = self.edges.find(self._key(t, d, lab[c]))
+                            if eit != self.edges.end():
+                                self._hit(deref(eit).second, c, acc, kmin * self.max_depth + (self.max_depth - d), track, track)
+                        c = next_sib[c - lo]
+                    g = e
+        if n_occ == 1 or self.touched.size() == 1:
+            # one occurrence: the children were first hit in the scan's order already
+            for k in range(self.touched.size()):
+                stack.push_back(self.touched[k])
+            return 0
+        self.hits.resize(self.touched.size())
+        for k in range(self.touched.size()):
+            c = self.touched[k]
+            self.hits[k].first.first = self.first_occ[c]
+            self.hits[k].first.second = self.first_node[c]
+            self.hits[k].second = c
+        std_sort(self.hits.begin(), self.hits.end())
+        for k in range(self.hits.size()):
+            stack.push_back(self.hits[k].second)
+        return 0
 
     def count(self, labels, parents, offsets):
         """Count every pattern's embeddings in every document of a forest.
@@ -106,13 +233,13 @@ cdef class Matcher:
             raise ValueError("labels, parents and offsets disagree in length")
         cdef vector[int32_t] next_sib, last_child
         cdef vector[int32_t] out_doc, out_pat, out_cnt
-        cdef vector[vector[int64_t]] bufs
-        bufs.resize(self.trie.size())
+        self.bufs.clear()
+        self.bufs.resize(self.trie.size())
+        self.first_occ.assign(self.trie.size(), 0)
+        self.first_node.assign(self.trie.size(), 0)
         cdef vector[int32_t] stack
-        cdef unordered_map[int64_t, int32_t].iterator eit
         cdef Py_ssize_t doc, k, v, lo, hi
-        cdef int32_t t, r, c, cur, d, dk, child, total, p
-        cdef int64_t m
+        cdef int32_t t, total, p
         cdef vector[int64_t]* buf
         for doc in range(n_docs):
             lo, hi = off[doc], off[doc + 1]
@@ -130,13 +257,13 @@ cdef class Matcher:
                     continue
                 t = self.root_of_label[lab[v]]
                 if t >= 0:
-                    if bufs[t].empty():
+                    if self.bufs[t].empty():
                         stack.push_back(t)
-                    bufs[t].push_back(pack(<int64_t>v, 1))
+                    self.bufs[t].push_back(pack(<int64_t>v, 1))
             while not stack.empty():
                 t = stack.back()
                 stack.pop_back()
-                buf = &bufs[t]
+                buf = &self.bufs[t]
                 merge_occurrences(buf[0])
                 if self.trie[t].pattern >= 0:
                     total = 0
@@ -145,33 +272,11 @@ cdef class Matcher:
                     out_doc.push_back(doc)
                     out_pat.push_back(self.trie[t].pattern)
                     out_cnt.push_back(total)
-                dk = self.trie[t].depth
-                for k in range(buf.size()):
-                    r = occ_node(buf[0][k])
-                    m = occ_mult(buf[0][k])
-                    d = dk + 1
-                    c = r + 1 if r + 1 < hi and par[r + 1] == r else -1
-                    cur = r
-                    while True:
-                        while c >= 0:
-                            if 0 <= lab[c] < self.n_labels and d < self.max_depth:
-                                eit = self.edges.find(self._key(t, d, lab[c]))
-                                if eit != self.edges.end():
-                                    child = deref(eit).second
-                                    if bufs[child].empty():
-                                        stack.push_back(child)
-                                    bufs[child].push_back(pack(<int64_t>c, m))
-                                    if bufs[child].size() >= MERGE_AT and (bufs[child].size() & (bufs[child].size() - 1)) == 0:
-                                        merge_occurrences(bufs[child])
-                            c = next_sib[c - lo]
-                        d -= 1
-                        if d < 1:
-                            break
-                        c = next_sib[cur - lo]
-                        cur = par[cur]
+                if self.trie[t].max_child_depth >= 0:
+                    self._extend(t, &lab[0], &par[0], next_sib, lo, hi, stack)
                 buf.clear()
+        self.bufs.clear()
+        self.bufs.shrink_to_fit()
         return (numpy.asarray(<int32_t[:out_doc.size()]>out_doc.data()).copy() if out_doc.size() else numpy.zeros(0, numpy.int32),
                 numpy.asarray(<int32_t[:out_pat.size()]>out_pat.data()).copy() if out_pat.size() else numpy.zeros(0, numpy.int32),
                 numpy.asarray(<int32_t[:out_cnt.size()]>out_cnt.data()).copy() if out_cnt.size() else numpy.zeros(0, numpy.int32))
-
-

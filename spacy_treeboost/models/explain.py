@@ -1,6 +1,8 @@
 """Explanations: which rules fired for a document, and where their subtrees occur in the text."""
+import bisect
 import html
-from typing import Any, Dict, List, Sequence, Set
+import itertools
+from typing import Any, Dict, Iterator, List, Sequence, Set, Tuple
 
 import numpy
 
@@ -22,33 +24,162 @@ def fired_rules(rules: RuleSet, forest: Forest, doc_index: int = 0) -> List[Dict
     return out
 
 
-def embeddings(code: Sequence, labels: Sequence[str], parents: numpy.ndarray) -> List[List[int]]:
-    """All embeddings of a pattern code in one tree, as lists of node indices in pattern preorder.
+DEFAULT_MAX_EMBEDDINGS = 1000
+
+
+class EmbeddingTable:
+    """The embeddings of one pattern in one tree, counted without listing them.
+
+    For every pattern node q and tree node v it holds the number of embeddings of
+    q's subtree that map q to v, and which children of v can take each child of q
+    in some complete embedding. Building it costs O(pattern size x tree size).
+
+    code (Sequence[Tuple[int, str]]): The pattern's (depth, label) pairs in preorder.
+    labels (Sequence[str]): The tree's node labels in preorder.
+    parents (numpy.ndarray): The tree's local parent indices (-1 for the root).
+    """
+
+    def __init__(self, code: Sequence, labels: Sequence[str], parents: numpy.ndarray) -> None:
+        if not code or code[0][0] != 0:
+            raise ValueError(f"The pattern code {code!r} is invalid: it must start at depth 0.")
+        self.code = [(int(d), l) for d, l in code]
+        self.pattern_children: List[List[int]] = [[] for _ in self.code]
+        path: List[int] = []
+        for q, (depth, _) in enumerate(self.code):
+            if q and not 1 <= depth <= len(path):
+                raise ValueError(f"The pattern code {code!r} is invalid: depths must satisfy 1 <= d <= previous + 1.")
+            del path[depth:]
+            if path:
+                self.pattern_children[path[-1]].append(q)
+            path.append(q)
+        n = len(labels)
+        tree_children: List[List[int]] = [[] for _ in range(n)]
+        for v in range(1, n):
+            tree_children[int(parents[v])].append(v)
+        nodes_of: Dict[str, List[int]] = {}
+        for v in range(n):
+            nodes_of.setdefault(labels[v], []).append(v)
+        self.counts: List[Dict[int, int]] = [{} for _ in self.code]
+        self.options: Dict[Tuple[int, int], List[List[int]]] = {}
+        for q in range(len(self.code) - 1, -1, -1):
+            kids = self.pattern_children[q]
+            for v in nodes_of.get(self.code[q][1], []):
+                if not kids:
+                    self.counts[q][v] = 1
+                    continue
+                ways = [1] + [0] * len(kids)
+                options: List[List[int]] = [[] for _ in kids]
+                for c in tree_children[v]:
+                    for i in range(len(kids), 0, -1):
+                        n_sub = self.counts[kids[i - 1]].get(c, 0)
+                        if n_sub:
+                            ways[i] += ways[i - 1] * n_sub
+                            options[i - 1].append(c)
+                if ways[-1]:
+                    self.counts[q][v] = ways[-1]
+                    self.options[(q, v)] = options
+
+    @property
+    def total(self) -> int:
+        """The number of embeddings of the pattern in the tree."""
+        return sum(self.counts[0].values())
+
+    def _latest(self, q: int, v: int) -> List[int]:
+        """latest[i]: the last child of v that child i of q can take with children i+1.. fitting after it."""
+        options = self.options[(q, v)]
+        latest = [0] * len(options)
+        bound = None
+        for i in range(len(options) - 1, -1, -1):
+            k = len(options[i]) if bound is None else bisect.bisect_left(options[i], bound)
+            latest[i] = bound = options[i][k - 1]
+        return latest
+
+    def _earliest(self, q: int, v: int) -> List[int]:
+        """earliest[i]: the first child of v that child i of q can take with children ..i-1 fitting before it."""
+        options = self.options[(q, v)]
+        earliest = [0] * len(options)
+        bound = -1
+        for i in range(len(options)):
+            earliest[i] = bound = options[i][bisect.bisect_right(options[i], bound)]
+        return earliest
+
+    def first(self, limit: int) -> List[List[int]]:
+        """The first `limit` embeddings in lexicographic order, as lists of tree nodes in pattern preorder."""
+        every = itertools.chain.from_iterable(self._subtree(0, v) for v in sorted(self.counts[0]))
+        return list(itertools.islice(every, limit))
+
+    def _place(self, q: int, v: int, i: int, after: int, latest: List[int]) -> Iterator[List[int]]:
+        kids = self.pattern_children[q]
+        if i == len(kids):
+            yield []
+            return
+        options = self.options[(q, v)][i]
+        for k in range(bisect.bisect_right(options, after), len(options)):
+            c = options[k]
+            if c > latest[i]:
+                break
+            for sub in self._subtree(kids[i], c):
+                for rest in self._place(q, v, i + 1, c, latest):
+                    yield sub + rest
+
+    def _subtree(self, q: int, v: int) -> Iterator[List[int]]:
+        if not self.pattern_children[q]:
+            yield [v]
+            return
+        for rest in self._place(q, v, 0, -1, self._latest(q, v)):
+            yield [v] + rest
+
+    def covered_nodes(self) -> Set[int]:
+        """The tree nodes that at least one embedding uses."""
+        images: List[Set[int]] = [set() for _ in self.code]
+        images[0] = set(self.counts[0])
+        for q, kids in enumerate(self.pattern_children):
+            for v in images[q]:
+                if not kids:
+                    continue
+                latest, earliest = self._latest(q, v), self._earliest(q, v)
+                for i, kid in enumerate(kids):
+                    low = earliest[i - 1] if i else -1
+                    high = latest[i + 1] if i + 1 < len(kids) else None
+                    for c in self.options[(q, v)][i]:
+                        if c > low and (high is None or c < high):
+                            images[kid].add(c)
+        return set().union(*images)
+
+
+def count_embeddings(code: Sequence, labels: Sequence[str], parents: numpy.ndarray) -> int:
+    """The number of embeddings of a pattern code in one tree, computed without listing them.
 
     code (Sequence[Tuple[int, str]]): The pattern's (depth, label) pairs.
     labels (Sequence[str]): The tree's node labels in preorder.
     parents (numpy.ndarray): The tree's local parent indices.
+    RETURNS (int): The exact count (not saturated).
     """
-    n = len(labels)
-    children: List[List[int]] = [[] for _ in range(n)]
-    for v in range(1, n):
-        children[int(parents[v])].append(v)
-    partial = [[v] for v in range(n) if labels[v] == code[0][1]]
-    for k in range(1, len(code)):
-        depth, label = code[k]
-        path: List[int] = []
-        for j in range(k):
-            del path[code[j][0]:]
-            path.append(j)
-        grown = []
-        for emb in partial:
-            parent = emb[path[depth - 1]]
-            last_sibling = emb[path[depth]] if depth < len(path) else -1
-            for c in children[parent]:
-                if c > last_sibling and labels[c] == label:
-                    grown.append(emb + [c])
-        partial = grown
-    return partial
+    return EmbeddingTable(code, labels, parents).total
+
+
+def embeddings(code: Sequence, labels: Sequence[str], parents: numpy.ndarray, *,
+               max_embeddings: int = DEFAULT_MAX_EMBEDDINGS) -> List[List[int]]:
+    """Embeddings of a pattern code in one tree, as lists of node indices in pattern preorder.
+
+    Lists the first `max_embeddings` in lexicographic order; a node with n
+    same-label children has C(n, k) embeddings of a k-child pattern, so use
+    `count_embeddings` for their number and `covered_nodes` for the nodes they use.
+
+    code (Sequence[Tuple[int, str]]): The pattern's (depth, label) pairs.
+    labels (Sequence[str]): The tree's node labels in preorder.
+    parents (numpy.ndarray): The tree's local parent indices.
+    max_embeddings (int): The most embeddings to list.
+    """
+    if isinstance(max_embeddings, bool) or not isinstance(max_embeddings, int) or max_embeddings < 0:
+        raise ValueError(f"max_embeddings={max_embeddings!r} is invalid: use a whole number >= 0 "
+                         f"(default {DEFAULT_MAX_EMBEDDINGS}).")
+    return EmbeddingTable(code, labels, parents).first(max_embeddings)
+
+
+def covered_nodes(code: Sequence, labels: Sequence[str], parents: numpy.ndarray) -> Set[int]:
+    """The nodes of one tree that some embedding of a pattern code uses, found without listing the embeddings."""
+    return EmbeddingTable(code, labels, parents).covered_nodes()
 
 
 def by_subtree(explanation: List[Dict[str, Any]], label: str) -> List[Dict[str, Any]]:
@@ -80,11 +211,10 @@ def render_html(doc, explanation: List[Dict[str, Any]], node_tokens: numpy.ndarr
     rows = by_subtree(explanation, label)[:max_rows]
     covering: Dict[int, Set[int]] = {}
     for i, g in enumerate(rows):
-        for emb in embeddings(g["code"], node_labels, parents):
-            for node in emb:
-                tok = int(node_tokens[node])
-                if tok >= 0:
-                    covering.setdefault(tok, set()).add(i)
+        for node in covered_nodes(g["code"], node_labels, parents):
+            tok = int(node_tokens[node])
+            if tok >= 0:
+                covering.setdefault(tok, set()).add(i)
     parts = ['<div class="treeboost-explain" data-label="%s">' % html.escape(label),
              '<p class="treeboost-label">Subtrees of the rules that fired for the label <strong>%s</strong>: green '
              'pushes towards it, red away from it.</p>' % html.escape(label),
