@@ -31,7 +31,7 @@ import pickle
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import numpy
 
@@ -253,11 +253,12 @@ def calibration(truth: numpy.ndarray, proba: numpy.ndarray, multilabel: bool, bi
     return {"log_loss": float(ll), "ece": float(ece / len(conf)), "min_probability": float(proba.min())}
 
 
-def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str, jobs: int) -> Dict[str, Any]:
+def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str, jobs: int,
+               only: Optional[List[str]] = None) -> Dict[str, Any]:
     t_start = time.time()
     corpus, texts = load_corpus(name, cfg, data)
     sd = load_source(data, corpus.source, trees=cfg["trees"], log=log)
-    systems = system_list(trees=sd.tree is not None)
+    systems = [s for s in system_list(trees=sd.tree is not None) if only is None or s["name"] in only]
     run_dir = OUT / "linear_runs" / profile / f"{name}_{_cfg_hash(cfg)}"
     run_dir.mkdir(parents=True, exist_ok=True)
 
@@ -320,6 +321,8 @@ def main(argv=None) -> int:
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     ap.add_argument("--corpora", nargs="+", default=None)
     ap.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)))
+    ap.add_argument("--systems", nargs="+", default=None,
+                    help="run only these systems (a partial run: write it elsewhere with --docs)")
     ap.add_argument("--report-only", action="store_true")
     ap.add_argument("--docs", type=Path, default=None,
                     help="write the results here instead of docs/ (a smoke run writes beside its cache)")
@@ -338,9 +341,11 @@ def main(argv=None) -> int:
     settings = PROFILES[profile]
     for name in args.corpora or list(settings):
         log(f"=== {name} ({profile} run)")
-        res = run_corpus(name, settings[name], args.data, profile, max(1, args.jobs))
+        res = run_corpus(name, settings[name], args.data, profile, max(1, args.jobs), args.systems)
         results = load()
         results["corpora"][name] = res
+        if args.systems:
+            results["partial"] = sorted(set(results.get("partial", [])) | set(args.systems))
         results["corpora"] = {k: results["corpora"][k] for k in sorted(results["corpora"], key=_order)}
         docs.mkdir(parents=True, exist_ok=True)
         tmp = results_path.with_suffix(".json.tmp")

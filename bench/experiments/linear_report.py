@@ -18,7 +18,10 @@ def render(results: Dict[str, Any], docs: Path) -> None:
       "Nothing here is copied by hand.")
     w("")
     corpora = results.get("corpora", {})
-    if corpora:
+    if results.get("partial"):
+        w(f"**Partial run** of the systems {', '.join(results['partial'])} only (`--systems`): no acceptance table.")
+        w("")
+    elif corpora:
         _acceptance(corpora, w)
     for name, c in corpora.items():
         _corpus(name, c, w)
