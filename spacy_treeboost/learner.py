@@ -436,7 +436,59 @@ def classifier_from_dict(data: Any) -> RuleClassifier:
         clf.multilabel_ = bool(data["multilabel"])
         clf.n_rounds_ = int(data["n_rounds"])
         clf.rules_ = RuleSet.from_dict(data["rules"])
-    except (KeyError, TypeError) as err:
+    except (KeyError, TypeError, ValueError) as err:
+        if isinstance(err, ModelFormatError):
+            raise
         raise ModelFormatError(f"The classifier file is corrupt: {err!r}") from None
+    _check_classes_and_heads(clf)
     clf.heads_ = [_Head(h, numpy.zeros(0)) for h in clf.rules_.heads]
     return clf
+
+
+def _check_classes_and_heads(clf: RuleClassifier) -> None:
+    """Refuse classes and heads that do not fit together: two exclusive classes have one head (the positive
+    class), more classes or multi-label classes one head per class, in order."""
+    from .model import ModelFormatError
+
+    classes, multilabel, heads = clf.classes_, clf.multilabel_, clf.rules_.heads
+    names = [str(c) for c in classes]
+    if len(set(names)) != len(names):
+        raise ModelFormatError(f"The classifier file lists a class twice: {names}; the file is damaged.")
+    if multilabel:
+        ok = len(classes) >= 1 and heads == names
+    elif len(classes) == 2:
+        try:
+            ok = len(heads) == 1 and heads[0] == str(clf._positive(classes))
+        except ValueError:
+            ok = False
+    else:
+        ok = len(classes) >= 3 and heads == names
+    if not ok:
+        raise ModelFormatError(
+            f"The classifier file's classes {names} (multilabel={multilabel}) do not fit its rule heads {heads}: "
+            "two classes need one head naming the positive class, more classes one head per class in order. The "
+            "file is damaged or was edited; retrain the model.")
+
+
+CLASSIFIER_FILE_VERSION = 2
+
+
+def classifier_to_bytes(clf: RuleClassifier) -> bytes:
+    """The content of a classifier file: `classifier_to_dict` sealed with a SHA-256 checksum (format version 2)."""
+    from .files import seal
+
+    return seal(classifier_to_dict(clf), CLASSIFIER_FORMAT, CLASSIFIER_FILE_VERSION)
+
+
+def classifier_from_bytes(data: bytes) -> RuleClassifier:
+    """Load a classifier file: a sealed file (version 2) after its checksum is verified, or an unsealed
+    version-1 file with the same validation of its content.
+
+    RAISES (ModelFormatError): For a damaged, foreign or future file.
+    """
+    from .files import unseal
+    from .model import ModelFormatError
+
+    payload, _ = unseal(data, CLASSIFIER_FORMAT, CLASSIFIER_FILE_VERSION, 1, error=ModelFormatError,
+                        what="classifier file")
+    return classifier_from_dict(payload)

@@ -20,7 +20,18 @@ from spacy.training import Example, validate_get_examples
 from spacy.vocab import Vocab
 
 from ..docs import DocIndexer, TreeSpec, docs_to_forest
-from ..files import write_bytes_atomic
+from ..files import (
+    COMPONENT_MODEL_FORMAT,
+    COMPONENT_MODEL_VERSION,
+    gc_state_kept,
+    load_cfg_json,
+    read_cfg_file,
+    read_model_file,
+    seal,
+    settings_digest,
+    unseal_component_model,
+    write_bytes_atomic,
+)
 from ..learner import (
     RuleClassifier,
     TreeBoostClassifier,
@@ -528,22 +539,25 @@ class TreeBoostTextCategorizer(TrainablePipe):
         return predictor.rules_.listing()
 
     def _model_bytes(self) -> bytes:
+        """The model file: the learner (or None) and the digest of the cfg it belongs to, sealed with a SHA-256
+        checksum."""
         predictor = self._predictor()
-        if predictor is None:
-            return srsly.msgpack_dumps(None)
-        return srsly.msgpack_dumps(classifier_to_dict(predictor))
+        classifier = None if predictor is None else classifier_to_dict(predictor)
+        return seal({"classifier": classifier, "cfg_sha256": settings_digest(self.cfg)}, COMPONENT_MODEL_FORMAT,
+                    COMPONENT_MODEL_VERSION)
 
-    def _load_model_bytes(self, data: bytes) -> None:
-        try:
-            loaded = srsly.msgpack_loads(data)
-        except Exception as err:
-            raise ModelFormatError(
-                f"'{self.name}': the model data is truncated or not a spacy-treeboost model ({type(err).__name__})") from None
+    def _load_model_bytes(self, data: bytes, cfg_loaded: bool = True) -> None:
+        payload, sealed = unseal_component_model(data, self.name)
+        loaded = payload["classifier"] if sealed else payload
         learner = None if loaded is None else classifier_from_dict(loaded)
         unknown = sorted({str(c) for c in learner.classes_} - set(self.labels)) if learner is not None and self.labels else []
         if unknown:
             raise ModelFormatError(f"'{self.name}': the model scores classes {unknown} that are not among the labels "
                                    f"{list(self.labels)} of its cfg; the cfg was edited or belongs to another model.")
+        if sealed and cfg_loaded and payload["cfg_sha256"] != settings_digest(self.cfg):
+            raise ModelFormatError(
+                f"'{self.name}': the cfg does not hold the settings the model was saved with (it was edited or "
+                "damaged, or belongs to another model); restore both files from the same save.")
         self._learner = learner
         self._train_forest = None
         self._refit = None
@@ -574,9 +588,12 @@ class TreeBoostTextCategorizer(TrainablePipe):
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "TreeBoostTextCategorizer":
         """Load from bytes. RETURNS (TreeBoostTextCategorizer): self."""
-        deserialize = {"cfg": lambda b: self._restore_cfg(srsly.json_loads(b)), "model": self._load_model_bytes}
+        cfg_loaded = "cfg" not in exclude
+        deserialize = {"cfg": lambda b: self._restore_cfg(load_cfg_json(b, f"'{self.name}' bytes")),
+                       "model": lambda b: self._load_model_bytes(b, cfg_loaded)}
         try:
-            util.from_bytes(bytes_data, deserialize, exclude)
+            with gc_state_kept():
+                util.from_bytes(bytes_data, deserialize, exclude)
         except ModelFormatError:
             raise
         except Exception as err:
@@ -584,7 +601,7 @@ class TreeBoostTextCategorizer(TrainablePipe):
         return self
 
     def to_disk(self, path: Path, *, exclude: Iterable[str] = tuple()) -> None:
-        """Write `cfg` (JSON) and `model` (msgpack) into the directory `path`."""
+        """Write `cfg` (JSON) and `model` (sealed msgpack) into the directory `path`."""
         serialize = {
             "cfg": lambda p: write_bytes_atomic(p, srsly.json_dumps(self.cfg, indent=2).encode("utf8")),
             "model": lambda p: write_bytes_atomic(p, self._model_bytes()),
@@ -593,9 +610,10 @@ class TreeBoostTextCategorizer(TrainablePipe):
 
     def from_disk(self, path: Path, *, exclude: Iterable[str] = tuple()) -> "TreeBoostTextCategorizer":
         """Load from a directory written by `to_disk`. RETURNS (TreeBoostTextCategorizer): self."""
+        cfg_loaded = "cfg" not in exclude
         deserialize = {
-            "cfg": lambda p: self._restore_cfg(srsly.read_json(p)),
-            "model": lambda p: self._load_model_bytes(Path(p).read_bytes()),
+            "cfg": lambda p: self._restore_cfg(read_cfg_file(p, self.name)),
+            "model": lambda p: self._load_model_bytes(read_model_file(p, self.name), cfg_loaded),
         }
         util.from_disk(path, deserialize, exclude)
         return self
