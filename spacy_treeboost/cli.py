@@ -207,9 +207,19 @@ def convert(
     batch_size: int = typer.Option(64, help="Docs per batch"),
 ) -> None:
     """Convert a JSONL corpus to a spaCy DocBin, optionally parsed."""
-    from .convert import convert_jsonl
+    from .convert import PipelineNotFoundError, convert_jsonl
+    from .corpora import CorpusFormatError
 
-    n = convert_jsonl(input_path, output_path, model=model, n_process=n_process, batch_size=batch_size)
+    if output_path.is_dir():
+        _fail(f"{output_path} is a directory; give the DocBin a file name, e.g. {output_path / 'train.spacy'}")
+    try:
+        n = convert_jsonl(input_path, output_path, model=model, n_process=n_process, batch_size=batch_size)
+    except PipelineNotFoundError as err:
+        _fail(str(err))
+    except CorpusFormatError as err:
+        _fail(str(err))
+    except OSError as err:
+        _fail(str(err) if err.filename is None else f"cannot read {err.filename}: {err.strerror}")
     typer.echo(f"wrote {n} docs -> {output_path}", err=True)
 
 
