@@ -18,6 +18,8 @@ ALGORITHMS = ("bact", "frequency", "presence")
 CRITERIA = ("iwakura", "z")
 BOOSTINGS = ("adaboost", "arcgv")
 MAX_PATTERN_SIZE_LIMIT = 64
+MAX_ROUNDS_LIMIT = 1_000_000
+BYTES_PER_RULE = 1024
 GAMMA_CAP = 1 - 1e-9
 NO_GAIN = 1e-12
 BINARY_POSITIVE = ("+1", "1")
@@ -46,6 +48,27 @@ class _Head:
         self.scores = numpy.zeros(len(y), dtype=numpy.float64)
         self.alpha_sum = 0.0
         self.stopped = ""
+
+
+def check_rounds(n_rounds: int, max_cache_mb: float, *, n_heads: int = 1, name: str = "n_rounds") -> None:
+    """Refuse a number of boosting rounds that cannot finish: more than `MAX_ROUNDS_LIMIT`, or more rules (one per
+    round and head, about `BYTES_PER_RULE` each with its trace entry) than `max_cache_mb` can hold.
+
+    n_rounds (int): The rounds asked for.
+    max_cache_mb (float): The memory cap in megabytes.
+    n_heads (int): The heads that each get one rule per round (1 for two classes, else one per class).
+    name (str): The setting's name, for the message.
+    RAISES (ValueError): With the largest value that is accepted.
+    """
+    if n_rounds > MAX_ROUNDS_LIMIT:
+        raise ValueError(f"{name}={n_rounds} is invalid: boosting adds one rule per round and class, so use at most "
+                         f"{MAX_ROUNDS_LIMIT:,} rounds (a few hundred to a few thousand are usual).")
+    fits = int(max_cache_mb * (1 << 20)) // (BYTES_PER_RULE * max(1, n_heads))
+    if n_rounds > fits:
+        per = f" for {n_heads} classes" if n_heads > 1 else ""
+        raise ValueError(f"{name}={n_rounds} is invalid: the rules of {n_rounds} rounds{per} need more than the "
+                         f"memory cap max_cache_mb={max_cache_mb} ({BYTES_PER_RULE} bytes per rule); use at most "
+                         f"{fits} rounds or raise max_cache_mb.")
 
 
 def resolve_min_support(algorithm: str, min_support: Optional[int]) -> int:
@@ -231,6 +254,7 @@ class TreeBoostClassifier(RuleClassifier):
             raise bad("smoothing", "use a positive number, or None for 1/m")
         if not self.max_cache_mb or self.max_cache_mb <= 0:
             raise bad("max_cache_mb", "use a positive number of megabytes")
+        check_rounds(self.n_rounds, self.max_cache_mb)
 
     def fit(self, X: Forest, y: Sequence[Any], callback: Optional[Callable[[Dict[str, Any]], None]] = None) -> "TreeBoostClassifier":
         """Learn `n_rounds` rules per class.
@@ -257,6 +281,7 @@ class TreeBoostClassifier(RuleClassifier):
         if len(y) != m:
             raise ValueError(f"Got {len(y)} labels for {m} trees.")
         self.classes_, self.multilabel_, heads, targets = encode_targets(y, self._positive)
+        check_rounds(self.n_rounds, self.max_cache_mb, n_heads=len(heads))
         self.heads_ = [_Head(str(h), t) for h, t in zip(heads, targets)]
         self.rules_ = RuleSet([h.name for h in self.heads_], algorithm=self.algorithm,
                               include_root_patterns=self.include_root_patterns)

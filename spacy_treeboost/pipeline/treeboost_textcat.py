@@ -33,6 +33,7 @@ from ..files import (
     write_bytes_atomic,
 )
 from ..learner import (
+    check_rounds,
     RuleClassifier,
     TreeBoostClassifier,
     classifier_from_dict,
@@ -220,6 +221,7 @@ class TreeBoostTextCategorizer(TrainablePipe):
         for key in ("rounds_per_update", "max_rounds", "initial_rounds"):
             if not isinstance(cfg[key], int) or cfg[key] < 0:
                 raise ValueError(f"{key}={cfg[key]!r} is invalid: use a whole number >= 0")
+        check_rounds(cfg["max_rounds"], cfg["max_cache_mb"], name="max_rounds")
         if not 0.0 <= cfg["threshold"] <= 1.0:
             raise ValueError(f"threshold={cfg['threshold']!r} is invalid: use a probability between 0 and 1")
 
