@@ -130,9 +130,10 @@ def open_seal(outer: Any, format_name: str, version: int, legacy_version: Option
 
 
 def check_model_file(path: Union[str, Path], error: Type[Exception], what: str,
-                     max_bytes: Optional[int] = None) -> None:
+                     max_bytes: Optional[int] = None, allow_nil: bool = False) -> None:
     """Fail fast when `path` cannot be a model file: not a regular file, empty, larger than `max_bytes`, or not
-    starting as a msgpack map does (so that `/dev/zero` or a large text file is refused without reading it).
+    starting as a msgpack map does (so that `/dev/zero` or a large text file is refused without reading it);
+    `allow_nil` also accepts msgpack's nil, an unfitted component's model before files were sealed.
 
     RAISES (error): With a message naming the path.
     """
@@ -148,7 +149,7 @@ def check_model_file(path: Union[str, Path], error: Type[Exception], what: str,
         raise error(f"{path} is {size} bytes, more than any {what} this tool reads ({max_bytes} bytes).")
     with path.open("rb") as f:
         head = f.read(1)
-    if not head or not (0x80 <= head[0] <= 0x8F or head[0] in (0xDE, 0xDF)):
+    if not head or not (0x80 <= head[0] <= 0x8F or head[0] in (0xDE, 0xDF) or (allow_nil and head == b"\xc0")):
         raise error(f"{path} is not a {what} ({'it is empty' if not head else 'it does not start as one does'}).")
 
 
@@ -190,7 +191,7 @@ def read_model_file(path: Union[str, Path], component: str) -> bytes:
     from .model import ModelFormatError
 
     try:
-        check_model_file(path, ModelFormatError, f"'{component}' model file")
+        check_model_file(path, ModelFormatError, f"'{component}' model file", allow_nil=True)
         return Path(path).read_bytes()
     except OSError as err:
         raise ModelFormatError(f"'{component}': cannot read {path}: {err.strerror}") from None

@@ -593,12 +593,14 @@ class TreeBoostTextCategorizer(TrainablePipe):
         cfg_loaded = "cfg" not in exclude
         deserialize = {"cfg": lambda b: self._restore_cfg(load_cfg_json(b, f"'{self.name}' bytes")),
                        "model": lambda b: self._load_model_bytes(b, cfg_loaded)}
+        previous = (dict(self.cfg), self._spec)
         try:
             with gc_state_kept():
                 util.from_bytes(bytes_data, deserialize, exclude)
-        except ModelFormatError:
-            raise
         except Exception as err:
+            self.cfg, self._spec = previous
+            if isinstance(err, ModelFormatError):
+                raise
             raise ModelFormatError(f"'{self.name}': not a treeboost_textcat state ({type(err).__name__}: {err})") from None
         return self
 
@@ -617,7 +619,14 @@ class TreeBoostTextCategorizer(TrainablePipe):
             "cfg": lambda p: self._restore_cfg(read_cfg_file(p, self.name)),
             "model": lambda p: self._load_model_bytes(read_model_file(p, self.name), cfg_loaded),
         }
-        util.from_disk(path, deserialize, exclude)
+        previous = (dict(self.cfg), self._spec)
+        try:
+            util.from_disk(path, deserialize, exclude)
+        except ModelFormatError as err:
+            self.cfg, self._spec = previous
+            if str(path) in str(err):
+                raise
+            raise ModelFormatError(f"{path}: {err}") from None
         return self
 
     def __reduce__(self):
