@@ -1,6 +1,6 @@
 """Kill `spacy train` with SIGKILL at random moments and check what it leaves in model-best and model-last.
 
-    python -m bench.kill_train [--trials 20] [--config configs/chain_sentiment.cfg] [--seed 0]
+    python -m bench.kill_train [--trials 20] [--config configs/chain_sentiment.cfg] [--seed 0] [--max-delay S]
 
 A first, complete run times how long the run goes on after its first model directory appears (spaCy then
 writes model-last, copies it to model-best and writes model-last again); every trial starts the same training,
@@ -162,12 +162,15 @@ def main() -> None:
     parser.add_argument("--config", type=Path, default=ROOT / "configs" / "chain_sentiment.cfg")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=None, help="Write the results as JSON here")
+    parser.add_argument("--max-delay", type=float, default=None,
+                        help="Kill at most this many seconds after the first model directory appears (default: the "
+                        "calibrated rest of the run plus 0.1 s)")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory(prefix="kill_train_") as tmp:
         work = Path(tmp)
         first, saving = calibrate(args.config, work)
-        window = (0.0, saving + 0.1)
+        window = (0.0, saving + 0.1 if args.max_delay is None else args.max_delay)
         print(f"calibration: the first model directory appears {first:.2f} s after the start and the run ends "
               f"{saving:.2f} s later; killing {window[0]:.2f}-{window[1]:.2f} s after that directory appears",
               file=sys.stderr)
