@@ -436,9 +436,14 @@ def classifier_to_dict(clf: RuleClassifier) -> Dict[str, Any]:
 
 
 def classifier_from_dict(data: Any) -> RuleClassifier:
-    """Rebuild a classifier for prediction (it cannot resume boosting)."""
+    """Rebuild a classifier for prediction (it cannot resume boosting) from `classifier_to_dict`'s data, or from
+    the unpacked content of a sealed classifier file, whose checksum is verified first."""
+    from .files import PAYLOAD_KEY, open_seal
     from .model import ModelFormatError
 
+    if isinstance(data, dict) and data.get("format") == CLASSIFIER_FORMAT and PAYLOAD_KEY in data:
+        data, _ = open_seal(data, CLASSIFIER_FORMAT, CLASSIFIER_FILE_VERSION, None, error=ModelFormatError,
+                            what="classifier file")
     if not isinstance(data, dict) or data.get("format") != CLASSIFIER_FORMAT:
         raise ModelFormatError("This is not a spacy-treeboost classifier file (its format marker is missing).")
     if data.get("version") != 1:

@@ -4,7 +4,7 @@ import sys
 import pytest
 import srsly
 
-from spacy_treeboost.learner import classifier_from_bytes
+from spacy_treeboost.learner import classifier_from_dict
 from spacy_treeboost.trees import Forest, decode_label, read_bact
 
 TRAIN = """\
@@ -36,7 +36,7 @@ def test_learn_classify_rules(files, algorithm):
     result = run("learn", train, model, "--algorithm", algorithm, "--rounds", 5, "--max-pattern-size", 2)
     assert result.returncode == 0, result.stderr
     assert "learned" in result.stderr and not result.stdout
-    clf = classifier_from_bytes(model.read_bytes())
+    clf = classifier_from_dict(srsly.msgpack_loads(model.read_bytes()))
     forest, gold = read_bact(train)
     expected = clf.decision_function(forest)
     result = run("classify", train, model)
@@ -60,7 +60,7 @@ def test_classify_keeps_input_order_and_unknown_labels(files):
     test = tmp / "test.tree"
     test.write_text("-1 (ROOT(zzz))\n+1 (ROOT(a(b)))\n", encoding="utf8")
     lines = run("classify", test, model).stdout.splitlines()
-    clf = classifier_from_bytes(model.read_bytes())
+    clf = classifier_from_dict(srsly.msgpack_loads(model.read_bytes()))
     forest = Forest.from_trees([("ROOT", (("zzz", ()),)), ("ROOT", (("a", (("b", ()),)),))])
     assert [float(l.split()[1]) for l in lines] == pytest.approx(list(clf.decision_function(forest)), abs=1e-6)
 
@@ -129,7 +129,7 @@ def test_learn_classify_rules_with_linear_learners(files, algorithm, extra):
     result = run("learn", train, model, "--algorithm", algorithm, "--max-pattern-size", 2, *extra)
     assert result.returncode == 0, result.stderr
     assert "learned" in result.stderr and "C=" in result.stderr
-    clf = classifier_from_bytes(model.read_bytes())
+    clf = classifier_from_dict(srsly.msgpack_loads(model.read_bytes()))
     forest, gold = read_bact(train)
     expected = clf.decision_function(forest)
     result = run("classify", train, model)
