@@ -1,10 +1,12 @@
 """Careless or hostile input to the command line and the JSONL reader: each case has one exact outcome, a
 result or a one-line error naming the file, never a traceback."""
 import gzip
+import json
 import subprocess
 import sys
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 import spacy
 from spacy.tokens import DocBin
 
@@ -140,3 +142,18 @@ def test_a_future_model_names_the_installed_versions(tmp_path):
     one_line_error(run("rules", path), f"{path}: The classifier file's format version 3 was written by a newer "
                                        "spacy-treeboost (this one reads versions 1 and 2); upgrade spacy-treeboost "
                                        "or retrain the model.")
+
+
+records = st.lists(st.dictionaries(st.sampled_from(["text", "label", "fold"]), st.text(max_size=10) | st.integers(),
+                                   min_size=1), min_size=1, max_size=6)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=records, bom=st.booleans(), crlf=st.booleans(), gzipped=st.booleans())
+def test_iter_jsonl_reads_what_json_wrote(tmp_path, rows, bom, crlf, gzipped):
+    end = "\r\n" if crlf else "\n"
+    data = ("\ufeff" if bom else "") + end.join(json.dumps(r, ensure_ascii=False) for r in rows) + end
+    raw = data.encode("utf-8")
+    path = tmp_path / ("c.jsonl.gz" if gzipped else "c.jsonl")
+    path.write_bytes(gzip.compress(raw) if gzipped else raw)
+    assert [r for _, r in iter_jsonl(path)] == rows

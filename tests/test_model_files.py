@@ -5,6 +5,7 @@ from pathlib import Path
 import srsly
 import pytest
 import spacy
+from hypothesis import given, settings, strategies as st
 
 from test_treeboost_textcat import trained_nlp
 from spacy_treeboost.learner import (
@@ -14,6 +15,7 @@ from spacy_treeboost.learner import (
     classifier_to_bytes,
     classifier_to_dict,
 )
+from spacy_treeboost.files import seal, unseal
 from spacy_treeboost.model import ModelFormatError, RuleSet
 from spacy_treeboost.subtree_linear import SubtreeLinearClassifier
 from spacy_treeboost.trees import Forest
@@ -202,3 +204,22 @@ def test_garbage_collector_stays_enabled_after_a_failed_load(tmp_path, damaged):
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+payloads = st.recursive(
+    st.none() | st.booleans() | st.integers(-2 ** 63, 2 ** 64 - 1) | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4), max_leaves=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(payload=payloads, data=st.data())
+def test_sealed_payloads_round_trip_and_any_flip_is_refused_or_harmless(payload, data):
+    sealed = seal(payload, "test.format", 2)
+    assert unseal(sealed, "test.format", 2, 1, error=ModelFormatError, what="test file") == (payload, True)
+    bit = data.draw(st.integers(0, len(sealed) * 8 - 1))
+    try:
+        loaded = unseal(flipped(sealed, bit), "test.format", 2, 1, error=ModelFormatError, what="test file")
+    except ModelFormatError as err:
+        assert str(err)
+    else:
+        assert loaded == (payload, True)
