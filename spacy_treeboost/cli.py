@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-import srsly
 import typer
 
 from .models.rules import ModelFormatError
@@ -26,16 +25,18 @@ def _fail(message: str) -> None:
 
 
 def _load(model: Path):
-    from .learning.learner import classifier_from_dict
+    from .files import check_model_file
+    from .learning.learner import classifier_from_bytes
 
     try:
-        return classifier_from_dict(srsly.msgpack_loads(model.read_bytes()))
+        check_model_file(model, ModelFormatError, "spacy-treeboost model file")
+        return classifier_from_bytes(model.read_bytes())
+    except ModelFormatError as err:
+        _fail(str(err) if str(err).startswith(("cannot read", str(model))) else f"{model}: {err}")
     except OSError as err:
         _fail(f"cannot read {model}: {err.strerror}")
-    except ModelFormatError as err:
-        _fail(f"{model}: {err}")
     except Exception as err:
-        _fail(f"{model} is not a spacy-treeboost model file (truncated or foreign: {type(err).__name__})")
+        _fail(f"{model} is not a usable spacy-treeboost model file ({type(err).__name__}: {err})")
 
 
 def _check_writable(path: Path) -> None:
@@ -98,7 +99,7 @@ def learn(
     """Learn subtree rules from a BACT-format file."""
     from tqdm import tqdm
 
-    from .learning.learner import TreeBoostClassifier, classifier_to_dict, resolve_min_support
+    from .learning.learner import TreeBoostClassifier, classifier_to_bytes, resolve_min_support
 
     _check_writable(model)
     forest, classes = _read(train)
@@ -137,7 +138,7 @@ def learn(
         _fail(str(err))
     finally:
         bar.close()
-    _write_model(model, srsly.msgpack_dumps(classifier_to_dict(clf)))
+    _write_model(model, classifier_to_bytes(clf))
     last = clf.trace_[-1] if clf.trace_ else None
     summary = f"{clf.n_rounds_} rounds, {len(clf.rules_.patterns)} distinct subtrees"
     if last:
@@ -151,7 +152,7 @@ def learn(
 def _learn_linear(forest, classes, model: Path, algorithm: str, booster, opts: dict) -> None:
     """Fit the subtree-linear model, or refit the rules of `booster` (whose settings are the shared ones)."""
     from .learning.corrective import CorrectiveBoostClassifier
-    from .learning.learner import classifier_to_dict
+    from .learning.learner import classifier_to_bytes
     from .learning.subtree_linear import SubtreeLinearClassifier
 
     fit = dict(C=opts["C"], l1_ratio=opts["l1_ratio"], cv=opts["cv"])
@@ -165,7 +166,7 @@ def _learn_linear(forest, classes, model: Path, algorithm: str, booster, opts: d
         clf.fit(forest, classes)
     except (ValueError, MemoryError) as err:
         _fail(str(err))
-    _write_model(model, srsly.msgpack_dumps(classifier_to_dict(clf)))
+    _write_model(model, classifier_to_bytes(clf))
     info = getattr(clf, "fit_info_", None) or clf.refit_info_
     chosen = ", ".join(f"{i['head']}: C={i['C']}" for i in info)
     typer.echo(f"learned {len(clf.rules_)} rules over {len(clf.rules_.patterns)} distinct subtrees ({chosen}) -> {model}",
@@ -207,9 +208,19 @@ def convert(
     batch_size: int = typer.Option(64, help="Docs per batch"),
 ) -> None:
     """Convert a JSONL corpus to a spaCy DocBin, optionally parsed."""
-    from .datasets.convert import convert_jsonl
+    from .datasets.convert import PipelineNotFoundError, convert_jsonl
+    from .datasets.corpora import CorpusFormatError
 
-    n = convert_jsonl(input_path, output_path, model=model, n_process=n_process, batch_size=batch_size)
+    if output_path.is_dir():
+        _fail(f"{output_path} is a directory; give the DocBin a file name, e.g. {output_path / 'train.spacy'}")
+    try:
+        n = convert_jsonl(input_path, output_path, model=model, n_process=n_process, batch_size=batch_size)
+    except PipelineNotFoundError as err:
+        _fail(str(err))
+    except CorpusFormatError as err:
+        _fail(str(err))
+    except OSError as err:
+        _fail(str(err) if err.filename is None else f"cannot read {err.filename}: {err.strerror}")
     typer.echo(f"wrote {n} docs -> {output_path}", err=True)
 
 

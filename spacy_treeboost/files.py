@@ -1,7 +1,26 @@
-"""Writing files so that a failure never leaves a half-written file or destroys the previous one."""
+"""Writing and reading model files safely.
+
+Writes go to a temporary file that is renamed over the target, so a failure never leaves a half-written file or
+destroys the previous one. Model files are sealed: a msgpack envelope holds the format name, the version, the
+SHA-256 of the payload and the payload (the msgpack bytes of the model data), so that any damage to a file is
+refused on load instead of changing scores.
+"""
+import contextlib
+import gc
+import hashlib
 import os
 from pathlib import Path
-from typing import Union
+from typing import Any, Dict, Iterator, Optional, Tuple, Type, Union
+
+import srsly
+
+
+class ModelFormatError(ValueError):
+    """A model or settings file that is not what it claims to be: corrupt, foreign, or from a newer release."""
+
+
+CHECKSUM_KEY = "sha256"
+PAYLOAD_KEY = "payload"
 
 
 def write_bytes_atomic(path: Union[str, Path], data: bytes) -> None:
@@ -20,3 +39,186 @@ def write_bytes_atomic(path: Union[str, Path], data: bytes) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+@contextlib.contextmanager
+def gc_state_kept() -> Iterator[None]:
+    """Restore the garbage collector's state on leaving, also after an error (srsly's msgpack loader disables
+    it while unpacking and does not enable it again when unpacking fails)."""
+    enabled = gc.isenabled()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+        else:
+            gc.disable()
+
+
+def msgpack_loads_safe(data: bytes) -> Any:
+    """`srsly.msgpack_loads` that leaves the garbage collector as it found it, also when `data` is damaged."""
+    with gc_state_kept():
+        return srsly.msgpack_loads(data)
+
+
+def seal(payload: Any, format_name: str, version: int, *, version_key: str = "version") -> bytes:
+    """The msgpack bytes of a sealed model file: format name, version, SHA-256 of the payload, payload.
+
+    payload (Any): The model data (msgpack-serializable).
+    format_name (str): The file format's name, checked on load.
+    version (int): The sealed format's version.
+    version_key (str): The name of the version entry (as older files of the format spell it).
+    RETURNS (bytes): The file's content.
+    """
+    body = srsly.msgpack_dumps(payload)
+    return srsly.msgpack_dumps({"format": format_name, version_key: version,
+                                CHECKSUM_KEY: hashlib.sha256(body).hexdigest(), PAYLOAD_KEY: body})
+
+
+def unseal(data: bytes, format_name: str, version: int, legacy_version: int, *, error: Type[Exception],
+           what: str, version_key: str = "version") -> Tuple[Any, bool]:
+    """The payload of a sealed model file, after checking its format, version and checksum.
+
+    A file of `legacy_version` (written before files were sealed) has no checksum: its content is returned as it
+    is, for the caller's own validation.
+
+    data (bytes): The file's content.
+    format_name (str): The expected format name.
+    version (int): The sealed format's version.
+    legacy_version (int): The version of unsealed files that are still read.
+    error (Type[Exception]): The exception to raise for a file that is refused.
+    what (str): What the file is, for messages, e.g. "classifier file".
+    version_key (str): The name of the version entry.
+    RETURNS (Tuple[Any, bool]): The payload, and whether the file was sealed.
+    """
+    return open_seal(parse_msgpack(data, error, what), format_name, version, legacy_version, error=error, what=what,
+                     version_key=version_key)
+
+
+def parse_msgpack(data: bytes, error: Type[Exception], what: str) -> Any:
+    """Unpack msgpack bytes, keeping the garbage collector's state; damaged data raises `error`."""
+    try:
+        return msgpack_loads_safe(data)
+    except Exception as err:
+        raise error(f"The {what} is unreadable msgpack (truncated, damaged, or not a spacy-treeboost model: "
+                    f"{type(err).__name__}); restore it from a copy or retrain the model.") from None
+
+
+def open_seal(outer: Any, format_name: str, version: int, legacy_version: Optional[int], *,
+              error: Type[Exception], what: str, version_key: str = "version") -> Tuple[Any, bool]:
+    """`unseal` for a file whose envelope is already unpacked; `legacy_version` None reads sealed files only."""
+    if not isinstance(outer, dict) or outer.get("format") != format_name:
+        raise error(f"This is not a spacy-treeboost {what} (expected the format {format_name!r}).")
+    found = outer.get(version_key)
+    if legacy_version is not None and found == legacy_version and PAYLOAD_KEY not in outer:
+        return outer, False
+    reads = f"version {version}" if legacy_version is None else f"versions {legacy_version} and {version}"
+    if isinstance(found, int) and not isinstance(found, bool) and found > version:
+        raise error(f"The {what}'s format version {found} was written by a newer spacy-treeboost (this one reads "
+                    f"{reads}); upgrade spacy-treeboost or retrain the model.")
+    if found != version:
+        raise error(f"The {what}'s format version {found!r} is not supported (this spacy-treeboost reads {reads}); "
+                    "retrain the model or install the spacy-treeboost that wrote it.")
+    body, checksum = outer.get(PAYLOAD_KEY), outer.get(CHECKSUM_KEY)
+    if not isinstance(body, bytes) or not isinstance(checksum, str) or set(outer) != {"format", version_key,
+                                                                                      CHECKSUM_KEY, PAYLOAD_KEY}:
+        raise error(f"The {what} (format version {version}) is damaged: its payload or checksum entry is missing "
+                    "or malformed; restore it from a copy or retrain the model.")
+    if hashlib.sha256(body).hexdigest() != checksum:
+        raise error(f"The {what} is damaged: its content does not match its SHA-256 checksum. Restore it from a "
+                    "copy or retrain the model.")
+    try:
+        return msgpack_loads_safe(body), True
+    except Exception as err:
+        raise error(f"The {what}'s payload is not msgpack ({type(err).__name__}) although its checksum matches; "
+                    "it was not written by spacy-treeboost.") from None
+
+
+def check_model_file(path: Union[str, Path], error: Type[Exception], what: str,
+                     max_bytes: Optional[int] = None, allow_nil: bool = False) -> None:
+    """Fail fast when `path` cannot be a model file: not a regular file, empty, larger than `max_bytes`, or not
+    starting as a msgpack map does (so that `/dev/zero` or a large text file is refused without reading it);
+    `allow_nil` also accepts msgpack's nil, an unfitted component's model before files were sealed.
+
+    RAISES (error): With a message naming the path.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise error(f"cannot read {path}: it does not exist.")
+    if path.is_dir():
+        raise error(f"cannot read {path}: it is a directory, not a {what}.")
+    if not path.is_file():
+        raise error(f"cannot read {path}: it is not a regular file, so it cannot be a {what}.")
+    size = path.stat().st_size
+    if max_bytes is not None and size > max_bytes:
+        raise error(f"{path} is {size} bytes, more than any {what} this tool reads ({max_bytes} bytes).")
+    with path.open("rb") as f:
+        head = f.read(1)
+    if not head or not (0x80 <= head[0] <= 0x8F or head[0] in (0xDE, 0xDF) or (allow_nil and head == b"\xc0")):
+        raise error(f"{path} is not a {what} ({'it is empty' if not head else 'it does not start as one does'}).")
+
+
+def settings_digest(cfg: Dict[str, Any]) -> str:
+    """The SHA-256 of settings in a canonical JSON form (sorted keys), which ties a component's model file to the
+    cfg it was saved with."""
+    return hashlib.sha256(srsly.json_dumps(cfg, sort_keys=True).encode("utf8")).hexdigest()
+
+
+def read_cfg_file(path: Union[str, Path], component: str) -> Any:
+    """Read a component's `cfg` (JSON); a missing, undecodable or truncated file raises a `ModelFormatError`
+    naming the path."""
+
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        raise ModelFormatError(f"'{component}': cannot read its settings {path}: {err.strerror}") from None
+    return load_cfg_json(data, str(path))
+
+
+def load_cfg_json(data: bytes, source: str) -> Any:
+    """Parse a component's cfg (UTF-8 JSON, a BOM allowed) from `source`, raising a `ModelFormatError` naming it."""
+
+    try:
+        text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
+        return srsly.json_loads(text)
+    except UnicodeDecodeError as err:
+        raise ModelFormatError(f"{source}: the settings file is not UTF-8 (byte {err.start}); restore it from a copy "
+                               "or save the pipeline again.") from None
+    except ValueError as err:
+        raise ModelFormatError(f"{source}: the settings file is not valid JSON (truncated or damaged: {err}); "
+                               "restore it from a copy or save the pipeline again.") from None
+
+
+def read_model_file(path: Union[str, Path], component: str) -> bytes:
+    """The bytes of a component's `model` file, after `check_model_file`; errors name the path."""
+
+    try:
+        check_model_file(path, ModelFormatError, f"'{component}' model file", allow_nil=True)
+        return Path(path).read_bytes()
+    except OSError as err:
+        raise ModelFormatError(f"'{component}': cannot read {path}: {err.strerror}") from None
+
+
+COMPONENT_MODEL_FORMAT = "spacy-treeboost.treeboost_textcat"
+COMPONENT_MODEL_VERSION = 1
+LEGACY_CLASSIFIER_FORMAT = "spacy-treeboost.classifier"
+
+
+def unseal_component_model(data: bytes, component: str) -> Tuple[Any, bool]:
+    """The payload of a treeboost_textcat model file ({"classifier": dict or None, "cfg_sha256": str}), or, for a
+    file written before model files were sealed, the classifier dict or None it holds.
+
+    RAISES (ModelFormatError): For a damaged or foreign file.
+    """
+
+    what = f"'{component}' model file"
+    outer = parse_msgpack(data, ModelFormatError, what)
+    if outer is None or (isinstance(outer, dict) and outer.get("format") == LEGACY_CLASSIFIER_FORMAT):
+        return outer, False
+    payload, _ = open_seal(outer, COMPONENT_MODEL_FORMAT, COMPONENT_MODEL_VERSION, None, error=ModelFormatError,
+                           what=what)
+    if not (isinstance(payload, dict) and set(payload) == {"classifier", "cfg_sha256"}
+            and isinstance(payload["cfg_sha256"], str) and (payload["classifier"] is None
+                                                            or isinstance(payload["classifier"], dict))):
+        raise ModelFormatError(f"The {what} does not hold a classifier and the digest of its settings.")
+    return payload, True

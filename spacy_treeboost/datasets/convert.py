@@ -13,6 +13,7 @@ import typer
 from spacy.tokens import DocBin
 from tqdm import tqdm
 
+from ..files import write_bytes_atomic
 from .readers import JsonlCorpus
 
 PARSER_RELEASES = "https://github.com/explosion/spacy-models/releases"
@@ -83,7 +84,7 @@ def convert_jsonl(
         doc_bin.add(doc)
     output_path = Path(output_path)
     output_path.parent.mkdir(parents=True, exist_ok=True)
-    doc_bin.to_disk(output_path)
+    write_bytes_atomic(output_path, doc_bin.to_bytes())
     return len(records)
 
 

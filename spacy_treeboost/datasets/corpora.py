@@ -11,6 +11,7 @@ import html
 import io
 import json
 import re
+import zlib
 from pathlib import Path
 from typing import IO, Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
@@ -33,44 +34,76 @@ def open_text(path: PathLike, encoding: str = "utf-8") -> IO[str]:
     """Open a text file for reading, decompressing it if it is gzipped.
 
     path (PathLike): The file; gzip is detected from its first bytes.
-    encoding (str): The text encoding.
+    encoding (str): The text encoding; for UTF-8 a byte order mark is skipped.
     RETURNS (IO[str]): The open text stream.
     """
     path = Path(path)
     with path.open("rb") as probe:
         magic = probe.read(2)
+    if encoding.lower().replace("_", "-") in ("utf-8", "utf8"):
+        encoding = "utf-8-sig"
     if magic == b"\x1f\x8b":
         return io.TextIOWrapper(gzip.open(path, "rb"), encoding=encoding)
     return path.open("r", encoding=encoding)
 
 
 def iter_jsonl(path: PathLike) -> Iterator[Tuple[int, Dict[str, Any]]]:
-    """Read a JSONL file (plain or gzipped) one object at a time.
+    """Read a JSONL file (plain or gzipped, UTF-8) one object at a time.
+
+    A UTF-8 byte order mark is skipped and CRLF line ends are accepted.
 
     path (PathLike): The file.
     YIELDS (Tuple[int, Dict[str, Any]]): The 1-based line number and the object.
         Blank lines are skipped.
+    RAISES (CorpusFormatError): For bytes that are not UTF-8, a truncated gzip
+        file or a line that is not a JSON object, naming the file and line.
     """
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise FileNotFoundError(f"JSONL file not found: {path}")
-    with open_text(path) as stream:
-        for line_no, line in enumerate(stream, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise CorpusFormatError(
-                    f"{path}, line {line_no}: invalid JSON ({err.msg} at column {err.colno}). "
-                    "Each line must be one JSON object, e.g. {\"text\": \"...\", \"label\": \"POS\"}."
-                ) from None
-            if not isinstance(record, dict):
-                raise CorpusFormatError(
-                    f"{path}, line {line_no}: expected a JSON object, found {type(record).__name__}. "
-                    "Each line must be one JSON object with a \"text\" field."
-                )
-            yield line_no, record
+    if not path.is_file():
+        raise CorpusFormatError(f"{path} is not a regular file; give the path of a .jsonl or .jsonl.gz file.")
+    for line_no, raw in _binary_lines(path):
+        try:
+            line = raw.decode("utf-8-sig" if line_no == 1 else "utf-8")
+        except UnicodeDecodeError as err:
+            raise CorpusFormatError(
+                f"{path}, line {line_no}: the bytes are not UTF-8 ({err.reason} at byte {err.start} of the line). "
+                "Save the file as UTF-8."
+            ) from None
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise CorpusFormatError(
+                f"{path}, line {line_no}: invalid JSON ({err.msg} at column {err.colno}). "
+                "Each line must be one JSON object, e.g. {\"text\": \"...\", \"label\": \"POS\"}."
+            ) from None
+        if not isinstance(record, dict):
+            raise CorpusFormatError(
+                f"{path}, line {line_no}: expected a JSON object, found {type(record).__name__}. "
+                "Each line must be one JSON object with a \"text\" field."
+            )
+        yield line_no, record
+
+
+def _binary_lines(path: Path) -> Iterator[Tuple[int, bytes]]:
+    """The lines of a plain or gzipped file as bytes, numbered from 1; a damaged gzip stream raises a
+    `CorpusFormatError` naming the file and the line it stopped at."""
+    with path.open("rb") as probe:
+        gzipped = probe.read(2) == b"\x1f\x8b"
+    line_no = 0
+    try:
+        with (gzip.open(path, "rb") if gzipped else path.open("rb")) as stream:
+            for line_no, raw in enumerate(stream, start=1):
+                yield line_no, raw
+    except (EOFError, gzip.BadGzipFile, zlib.error) as err:
+        where = f"after line {line_no}" if line_no else "before its first complete line"
+        raise CorpusFormatError(
+            f"{path}: the gzip file is truncated or damaged {where} ({type(err).__name__}: {err}). "
+            "Copy or download it again."
+        ) from None
 
 
 def write_jsonl(records: Iterable[Dict[str, Any]], path: PathLike) -> int:

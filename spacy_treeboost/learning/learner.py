@@ -19,6 +19,8 @@ ALGORITHMS = ("bact", "frequency", "presence")
 CRITERIA = ("iwakura", "z")
 BOOSTINGS = ("adaboost", "arcgv")
 MAX_PATTERN_SIZE_LIMIT = 64
+MAX_ROUNDS_LIMIT = 1_000_000
+BYTES_PER_RULE = 1024
 GAMMA_CAP = 1 - 1e-9
 NO_GAIN = 1e-12
 BINARY_POSITIVE = ("+1", "1")
@@ -47,6 +49,27 @@ class _Head:
         self.scores = numpy.zeros(len(y), dtype=numpy.float64)
         self.alpha_sum = 0.0
         self.stopped = ""
+
+
+def check_rounds(n_rounds: int, max_cache_mb: float, *, n_heads: int = 1, name: str = "n_rounds") -> None:
+    """Refuse a number of boosting rounds that cannot finish: more than `MAX_ROUNDS_LIMIT`, or more rules (one per
+    round and head, about `BYTES_PER_RULE` each with its trace entry) than `max_cache_mb` can hold.
+
+    n_rounds (int): The rounds asked for.
+    max_cache_mb (float): The memory cap in megabytes.
+    n_heads (int): The heads that each get one rule per round (1 for two classes, else one per class).
+    name (str): The setting's name, for the message.
+    RAISES (ValueError): With the largest value that is accepted.
+    """
+    if n_rounds > MAX_ROUNDS_LIMIT:
+        raise ValueError(f"{name}={n_rounds} is invalid: boosting adds one rule per round and class, so use at most "
+                         f"{MAX_ROUNDS_LIMIT:,} rounds (a few hundred to a few thousand are usual).")
+    fits = int(max_cache_mb * (1 << 20)) // (BYTES_PER_RULE * max(1, n_heads))
+    if n_rounds > fits:
+        per = f" for {n_heads} classes" if n_heads > 1 else ""
+        raise ValueError(f"{name}={n_rounds} is invalid: the rules of {n_rounds} rounds{per} need more than the "
+                         f"memory cap max_cache_mb={max_cache_mb} ({BYTES_PER_RULE} bytes per rule); use at most "
+                         f"{fits} rounds or raise max_cache_mb.")
 
 
 def resolve_min_support(algorithm: str, min_support: Optional[int]) -> int:
@@ -218,6 +241,7 @@ class TreeBoostClassifier(RuleClassifier):
             raise bad("smoothing", "use a positive number, or None for 1/m")
         if not self.max_cache_mb or self.max_cache_mb <= 0:
             raise bad("max_cache_mb", "use a positive number of megabytes")
+        check_rounds(self.n_rounds, self.max_cache_mb)
 
     def fit(self, X: Forest, y: Sequence[Any], callback: Optional[Callable[[Dict[str, Any]], None]] = None) -> "TreeBoostClassifier":
         """Learn `n_rounds` rules per class.
@@ -244,6 +268,7 @@ class TreeBoostClassifier(RuleClassifier):
         if len(y) != m:
             raise ValueError(f"Got {len(y)} labels for {m} trees.")
         self.classes_, self.multilabel_, heads, targets = encode_targets(y, self._positive)
+        check_rounds(self.n_rounds, self.max_cache_mb, n_heads=len(heads))
         self.heads_ = [_Head(str(h), t) for h, t in zip(heads, targets)]
         self.rules_ = RuleSet([h.name for h in self.heads_], algorithm=self.algorithm,
                               include_root_patterns=self.include_root_patterns)
@@ -398,9 +423,14 @@ def classifier_to_dict(clf: RuleClassifier) -> Dict[str, Any]:
 
 
 def classifier_from_dict(data: Any) -> RuleClassifier:
-    """Rebuild a classifier for prediction (it cannot resume boosting)."""
+    """Rebuild a classifier for prediction (it cannot resume boosting) from `classifier_to_dict`'s data, or from
+    the unpacked content of a sealed classifier file, whose checksum is verified first."""
+    from ..files import PAYLOAD_KEY, open_seal
     from ..models.rules import ModelFormatError
 
+    if isinstance(data, dict) and data.get("format") == CLASSIFIER_FORMAT and PAYLOAD_KEY in data:
+        data, _ = open_seal(data, CLASSIFIER_FORMAT, CLASSIFIER_FILE_VERSION, None, error=ModelFormatError,
+                            what="classifier file")
     if not isinstance(data, dict) or data.get("format") != CLASSIFIER_FORMAT:
         raise ModelFormatError("This is not a spacy-treeboost classifier file (its format marker is missing).")
     if data.get("version") != 1:
@@ -423,7 +453,59 @@ def classifier_from_dict(data: Any) -> RuleClassifier:
         clf.multilabel_ = bool(data["multilabel"])
         clf.n_rounds_ = int(data["n_rounds"])
         clf.rules_ = RuleSet.from_dict(data["rules"])
-    except (KeyError, TypeError) as err:
+    except (KeyError, TypeError, ValueError) as err:
+        if isinstance(err, ModelFormatError):
+            raise
         raise ModelFormatError(f"The classifier file is corrupt: {err!r}") from None
+    _check_classes_and_heads(clf)
     clf.heads_ = [_Head(h, numpy.zeros(0)) for h in clf.rules_.heads]
     return clf
+
+
+def _check_classes_and_heads(clf: RuleClassifier) -> None:
+    """Refuse classes and heads that do not fit together: two exclusive classes have one head (the positive
+    class), more classes or multi-label classes one head per class, in order."""
+    from ..models.rules import ModelFormatError
+
+    classes, multilabel, heads = clf.classes_, clf.multilabel_, clf.rules_.heads
+    names = [str(c) for c in classes]
+    if len(set(names)) != len(names):
+        raise ModelFormatError(f"The classifier file lists a class twice: {names}; the file is damaged.")
+    if multilabel:
+        ok = len(classes) >= 1 and heads == names
+    elif len(classes) == 2:
+        try:
+            ok = len(heads) == 1 and heads[0] == str(clf._positive(classes))
+        except ValueError:
+            ok = False
+    else:
+        ok = len(classes) >= 3 and heads == names
+    if not ok:
+        raise ModelFormatError(
+            f"The classifier file's classes {names} (multilabel={multilabel}) do not fit its rule heads {heads}: "
+            "two classes need one head naming the positive class, more classes one head per class in order. The "
+            "file is damaged or was edited; retrain the model.")
+
+
+CLASSIFIER_FILE_VERSION = 2
+
+
+def classifier_to_bytes(clf: RuleClassifier) -> bytes:
+    """The content of a classifier file: `classifier_to_dict` sealed with a SHA-256 checksum (format version 2)."""
+    from ..files import seal
+
+    return seal(classifier_to_dict(clf), CLASSIFIER_FORMAT, CLASSIFIER_FILE_VERSION)
+
+
+def classifier_from_bytes(data: bytes) -> RuleClassifier:
+    """Load a classifier file: a sealed file (version 2) after its checksum is verified, or an unsealed
+    version-1 file with the same validation of its content.
+
+    RAISES (ModelFormatError): For a damaged, foreign or future file.
+    """
+    from ..files import unseal
+    from ..models.rules import ModelFormatError
+
+    payload, _ = unseal(data, CLASSIFIER_FORMAT, CLASSIFIER_FILE_VERSION, 1, error=ModelFormatError,
+                        what="classifier file")
+    return classifier_from_dict(payload)

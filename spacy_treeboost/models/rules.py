@@ -14,20 +14,19 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy
-import srsly
 
+from ..files import ModelFormatError
 from ..trees.forest import ROOT_LABEL, ROOT_TEXT, Forest, encode_label
 
 FORMAT_NAME = "spacy-treeboost.rules"
 FORMAT_VERSION = 1
+SEALED_VERSION = 2
 VALUES = ("stump", "log1p")
 PUBLISHED = ("bact", "frequency", "presence")
 
 Code = Tuple[Tuple[int, str], ...]
 
 
-class ModelFormatError(ValueError):
-    pass
 
 
 def pattern_to_sexpr(code: Code) -> str:
@@ -244,12 +243,21 @@ class RuleSet:
             value = data.get("value", "stump")
             if value not in VALUES:
                 raise ModelFormatError(f"The rule file has an unknown rule value {value!r}.")
-            out = cls(data["heads"], algorithm=data["algorithm"],
+            heads = data["heads"]
+            if not isinstance(heads, list) or not heads or not all(isinstance(h, str) for h in heads) \
+                    or len(set(heads)) != len(heads):
+                raise ModelFormatError(f"The rule file's heads must be a non-empty list of distinct strings, found "
+                                       f"{heads!r}.")
+            out = cls(heads, algorithm=data["algorithm"],
                       include_root_patterns=bool(data.get("include_root_patterns", False)), value=value)
             intercepts = [float(v) for v in data.get("intercepts", out.intercepts)]
             if len(intercepts) != len(out.heads) or not all(numpy.isfinite(intercepts)):
                 raise ModelFormatError("The rule file's intercepts do not match its heads or are not finite.")
             out.intercepts = intercepts
+            for ds, ls in data["patterns"]:
+                if len(ds) != len(ls) or not all(isinstance(d, int) for d in ds) or not all(isinstance(l, str) for l in ls):
+                    raise ModelFormatError("A pattern's depths and labels differ in length or type; the file is "
+                                           "damaged.")
             out.patterns = [tuple(zip(map(int, ds), map(str, ls))) for ds, ls in data["patterns"]]
             out._pattern_ids = {code: i for i, code in enumerate(out.patterns)}
             for code in out.patterns:
@@ -259,6 +267,12 @@ class RuleSet:
             if len(data["rules"]) != len(out.heads):
                 raise ModelFormatError(f"The rule file has {len(data['rules'])} rule lists for {len(out.heads)} heads.")
             for h, (pids, zs, as_, bs) in enumerate(data["rules"]):
+                if not len(pids) == len(zs) == len(as_) == len(bs):
+                    raise ModelFormatError(f"The rule file's rule columns of head {h} have different lengths "
+                                           f"({len(pids)}, {len(zs)}, {len(as_)}, {len(bs)}); the file is damaged.")
+                if not all(isinstance(v, int) and not isinstance(v, bool) for v in (*pids, *zs)):
+                    raise ModelFormatError("A rule's pattern id or threshold is not a whole number; the file is "
+                                           "damaged.")
                 if any(not 0 <= p < len(out.patterns) for p in pids):
                     raise ModelFormatError("A rule refers to a pattern the file does not contain.")
                 out._rules[h] = [(int(p), int(z), float(a), float(b)) for p, z, a, b in zip(pids, zs, as_, bs)]
@@ -272,15 +286,19 @@ class RuleSet:
         return out
 
     def to_bytes(self) -> bytes:
-        return srsly.msgpack_dumps(self.to_dict())
+        """The rule file: `to_dict` sealed with a SHA-256 checksum (format version 2)."""
+        from ..files import seal
+
+        return seal(self.to_dict(), FORMAT_NAME, SEALED_VERSION)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> "RuleSet":
-        try:
-            loaded = srsly.msgpack_loads(data)
-        except Exception as err:
-            raise ModelFormatError(f"The rule data is truncated or not msgpack ({type(err).__name__}: {err}).") from None
-        return cls.from_dict(loaded)
+        """Load a rule file: sealed (version 2) after its checksum is verified, or unsealed (version 1)."""
+        from ..files import unseal
+
+        payload, _ = unseal(data, FORMAT_NAME, SEALED_VERSION, FORMAT_VERSION, error=ModelFormatError,
+                            what="rule file")
+        return cls.from_dict(payload)
 
     def to_disk(self, path: Union[str, Path]) -> None:
         from ..files import write_bytes_atomic
@@ -289,7 +307,15 @@ class RuleSet:
 
     @classmethod
     def from_disk(cls, path: Union[str, Path]) -> "RuleSet":
+        from ..files import check_model_file
+
+        try:
+            check_model_file(path, ModelFormatError, "rule file")
+        except OSError as err:
+            raise ModelFormatError(f"cannot read {path}: {err.strerror}") from None
         try:
             return cls.from_bytes(Path(path).read_bytes())
         except ModelFormatError as err:
             raise ModelFormatError(f"{path}: {err}") from None
+        except OSError as err:
+            raise ModelFormatError(f"cannot read {path}: {err.strerror}") from None

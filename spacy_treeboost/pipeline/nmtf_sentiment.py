@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Literal, Optional, Union
 
 import numpy as np
-import srsly
 from spacy import util
 from spacy.language import Language
 from spacy.pipeline import TrainablePipe
@@ -22,6 +21,7 @@ from spacy.training import Example, validate_get_examples
 from spacy.vocab import Vocab
 
 from . import scoring  # noqa: F401  (registers spacy_treeboost.nmtf_scorer.v1, a picklable partial)
+from ..files import msgpack_loads_safe, open_seal, seal, settings_digest, write_bytes_atomic
 from ..nmtf.lexicons import Lexicon, create_hu_liu_lexicon, create_jsonl_lexicon, create_lexicon
 from .learners import NMTF_LEARNERS, nmtf_learner_from_settings, nmtf_learner_settings
 from ..nmtf import (
@@ -39,6 +39,7 @@ from ..nmtf import (
 
 MODEL_FORMAT = "spacy_treeboost.nmtf_sentiment"
 MODEL_FORMAT_VERSION = 1
+SEALED_MODEL_FORMAT_VERSION = 2
 
 # Registered here as well as through entry points, so that the names resolve when
 # the package is used from a source checkout; lexicons.py itself stays spaCy-free.
@@ -367,7 +368,7 @@ class NMTFSentiment(TrainablePipe):
         """
         serialize = {
             "cfg": lambda: json.dumps(self.cfg),
-            "model": lambda: srsly.msgpack_dumps(self._model_data()),
+            "model": self._model_bytes,
         }
         return util.to_bytes(serialize, exclude)
 
@@ -379,7 +380,7 @@ class NMTFSentiment(TrainablePipe):
         RETURNS (NMTFSentiment): The loaded component.
         """
         try:
-            fields = srsly.msgpack_loads(bytes_data)
+            fields = msgpack_loads_safe(bytes_data)
         except Exception as err:
             raise ValueError(f"Cannot load {self.name}: the bytes are not a serialized nmtf_sentiment component ({err}).") from None
         if not isinstance(fields, dict) or not ({"cfg", "model"} - set(exclude)) <= set(fields):
@@ -387,18 +388,19 @@ class NMTFSentiment(TrainablePipe):
         if "cfg" not in exclude:
             self._load_cfg(lambda: json.loads(fields["cfg"]), "bytes")
         if "model" not in exclude:
-            self._load_model(lambda: srsly.msgpack_loads(fields["model"]), "bytes")
+            self._load_model(lambda: fields["model"], "bytes", "cfg" not in exclude)
         return self
 
     def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> None:
-        """Write `cfg` (JSON, floats kept exactly) and `model` (msgpack) to a directory.
+        """Write `cfg` (JSON, floats kept exactly) and `model` (msgpack sealed with a SHA-256 checksum) to a
+        directory, each through a temporary file renamed over the old one.
 
         path (Union[str, Path]): The directory; created if needed.
         exclude (Iterable[str]): String names of serialization fields to exclude.
         """
         serialize = {
-            "cfg": lambda p: Path(p).write_text(json.dumps(self.cfg, indent=2), encoding="utf-8"),
-            "model": lambda p: Path(p).write_bytes(srsly.msgpack_dumps(self._model_data())),
+            "cfg": lambda p: write_bytes_atomic(p, json.dumps(self.cfg, indent=2).encode("utf-8")),
+            "model": lambda p: write_bytes_atomic(p, self._model_bytes()),
         }
         util.to_disk(path, serialize, exclude)
 
@@ -414,10 +416,15 @@ class NMTFSentiment(TrainablePipe):
             if field not in exclude and not (path / field).is_file():
                 raise ValueError(f"Cannot load {self.name} from {path}: the file '{field}' is missing.")
         if "cfg" not in exclude:
-            self._load_cfg(lambda: json.loads((path / "cfg").read_text(encoding="utf-8")), str(path / "cfg"))
+            self._load_cfg(lambda: json.loads((path / "cfg").read_bytes().decode("utf-8-sig")), str(path / "cfg"))
         if "model" not in exclude:
-            self._load_model(lambda: srsly.msgpack_loads((path / "model").read_bytes()), str(path / "model"))
+            self._load_model(lambda: (path / "model").read_bytes(), str(path / "model"), "cfg" not in exclude)
         return self
+
+    def _model_bytes(self) -> bytes:
+        data = self._model_data()
+        data["cfg_sha256"] = settings_digest(self.cfg)
+        return seal(data, MODEL_FORMAT, SEALED_MODEL_FORMAT_VERSION, version_key="format_version")
 
     def _new_estimator(self) -> MFLK:
         return nmtf_learner_from_settings(self.cfg["learner"])
@@ -502,20 +509,38 @@ class NMTFSentiment(TrainablePipe):
             self.cfg = previous
             raise ValueError(f"Cannot load {self.name} settings from {source}: {err}") from None
 
-    def _load_model(self, read: Callable[[], Any], source: str) -> None:
+    def _load_model(self, read: Callable[[], Any], source: str, cfg_loaded: bool = True) -> None:
+        """Load the model from `read()`: a model file's bytes, or its unpacked content."""
         foreign = f"Cannot load {self.name} from {source}: not an nmtf_sentiment model file"
         try:
-            data = read()
+            raw = read()
+        except OSError as err:
+            raise ValueError(f"Cannot load {self.name}: cannot read {source}: {err.strerror}.") from None
+        try:
+            outer = msgpack_loads_safe(raw) if isinstance(raw, bytes) else raw
         except Exception as err:
             raise ValueError(f"{foreign} (unreadable msgpack: {err}).") from None
-        if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT:
+        if not isinstance(outer, dict) or outer.get("format") != MODEL_FORMAT:
             raise ValueError(f"{foreign} (expected format {MODEL_FORMAT!r}).")
-        version = data.get("format_version")
-        if not isinstance(version, int) or version > MODEL_FORMAT_VERSION:
+        version = outer.get("format_version")
+        if not isinstance(version, int) or version > SEALED_MODEL_FORMAT_VERSION:
             raise ValueError(
-                f"{foreign} version {MODEL_FORMAT_VERSION} (found {version!r}); it was written by a newer "
+                f"{foreign} version {SEALED_MODEL_FORMAT_VERSION} (found {version!r}); it was written by a newer "
                 f"spacy-treeboost: upgrade the package."
             )
+        try:
+            data, sealed = open_seal(outer, MODEL_FORMAT, SEALED_MODEL_FORMAT_VERSION, MODEL_FORMAT_VERSION,
+                                     error=ValueError, what="nmtf_sentiment model file", version_key="format_version")
+        except ValueError as err:
+            raise ValueError(f"Cannot load {self.name} from {source}: {err}") from None
+        if sealed:
+            if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT or not isinstance(data.get("cfg_sha256"), str):
+                raise ValueError(f"{foreign} (its sealed content is not an nmtf_sentiment model).")
+            if cfg_loaded and data["cfg_sha256"] != settings_digest(self.cfg):
+                raise ValueError(
+                    f"Cannot load {self.name} from {source}: the cfg does not hold the settings the model was saved "
+                    "with (it was edited or damaged, or belongs to another model); restore both files from the same "
+                    "save.")
         if not data.get("fitted"):
             self._estimator, self._vocabulary, self._word_weights = None, [], None
             return

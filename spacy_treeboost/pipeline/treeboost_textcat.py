@@ -20,11 +20,29 @@ from spacy.tokens import Doc
 from spacy.training import Example, validate_get_examples
 from spacy.vocab import Vocab
 
-from ..trees.doc_trees import DocIndexer, TreeSpec, docs_to_forest
-from ..files import write_bytes_atomic
-from ..learning.learner import RuleClassifier, TreeBoostClassifier, classifier_from_dict, classifier_to_dict, margins_to_proba
+from ..files import (
+    COMPONENT_MODEL_FORMAT,
+    COMPONENT_MODEL_VERSION,
+    gc_state_kept,
+    load_cfg_json,
+    read_cfg_file,
+    read_model_file,
+    seal,
+    settings_digest,
+    unseal_component_model,
+    write_bytes_atomic,
+)
+from ..learning.learner import (
+    RuleClassifier,
+    TreeBoostClassifier,
+    check_rounds,
+    classifier_from_dict,
+    classifier_to_dict,
+    margins_to_proba,
+)
 from ..learning.subtree_linear import SubtreeLinearClassifier
 from ..models.rules import ModelFormatError
+from ..trees.doc_trees import DocIndexer, TreeSpec, docs_to_forest
 from .learners import LEARNERS, learner_from_settings, learner_settings, split_learner
 from .scoring import score_treeboost_cats
 from .training_docs import check_labels, check_parser, targets, training_docs
@@ -150,6 +168,9 @@ class TreeBoostTextCategorizer(TrainablePipe):
         for key in ("rounds_per_update", "initial_rounds"):
             if not isinstance(cfg[key], int) or isinstance(cfg[key], bool) or cfg[key] < 0:
                 raise ValueError(f"{key}={cfg[key]!r} is invalid: use a whole number >= 0")
+        booster, _ = split_learner(self._template)
+        if booster is not None:
+            check_rounds(booster.n_rounds, booster.max_cache_mb, name="n_rounds")
         if not isinstance(cfg["threshold"], (int, float)) or not 0.0 <= cfg["threshold"] <= 1.0:
             raise ValueError(f"threshold={cfg['threshold']!r} is invalid: use a probability between 0 and 1")
 
@@ -402,22 +423,25 @@ class TreeBoostTextCategorizer(TrainablePipe):
         return predictor.rules_.listing()
 
     def _model_bytes(self) -> bytes:
+        """The model file: the learner (or None) and the digest of the cfg it belongs to, sealed with a SHA-256
+        checksum."""
         predictor = self._predictor()
-        if predictor is None:
-            return srsly.msgpack_dumps(None)
-        return srsly.msgpack_dumps(classifier_to_dict(predictor))
+        classifier = None if predictor is None else classifier_to_dict(predictor)
+        return seal({"classifier": classifier, "cfg_sha256": settings_digest(self.cfg)}, COMPONENT_MODEL_FORMAT,
+                    COMPONENT_MODEL_VERSION)
 
-    def _load_model_bytes(self, data: bytes) -> None:
-        try:
-            loaded = srsly.msgpack_loads(data)
-        except Exception as err:
-            raise ModelFormatError(
-                f"'{self.name}': the model data is truncated or not a spacy-treeboost model ({type(err).__name__})") from None
+    def _load_model_bytes(self, data: bytes, cfg_loaded: bool = True) -> None:
+        payload, sealed = unseal_component_model(data, self.name)
+        loaded = payload["classifier"] if sealed else payload
         learner = None if loaded is None else classifier_from_dict(loaded)
         unknown = sorted({str(c) for c in learner.classes_} - set(self.labels)) if learner is not None and self.labels else []
         if unknown:
             raise ModelFormatError(f"'{self.name}': the model scores classes {unknown} that are not among the labels "
                                    f"{list(self.labels)} of its cfg; the cfg was edited or belongs to another model.")
+        if sealed and cfg_loaded and payload["cfg_sha256"] != settings_digest(self.cfg):
+            raise ModelFormatError(
+                f"'{self.name}': the cfg does not hold the settings the model was saved with (it was edited or "
+                "damaged, or belongs to another model); restore both files from the same save.")
         self._learner = learner
         self._train_forest = None
         self._refit = None
@@ -439,9 +463,13 @@ class TreeBoostTextCategorizer(TrainablePipe):
             if not isinstance(self.cfg["labels"], list) or not all(isinstance(l, str) for l in self.cfg["labels"]):
                 raise ValueError(f"labels={self.cfg['labels']!r} is invalid: use a list of strings")
         except (ValueError, TypeError, KeyError) as err:
-            self.cfg = previous
-            self._validate_settings()
+            self._put_back(previous)
             raise ModelFormatError(f"'{self.name}': the stored cfg is invalid: {err}") from None
+
+    def _put_back(self, cfg: Dict[str, Any]) -> None:
+        """Restore settings that were valid (and the tree spec and learner they define) after a refused load."""
+        self.cfg = cfg
+        self._validate_settings()
 
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         """Serialize the settings and the learned rules. RETURNS (bytes): The data."""
@@ -450,17 +478,22 @@ class TreeBoostTextCategorizer(TrainablePipe):
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "TreeBoostTextCategorizer":
         """Load from bytes. RETURNS (TreeBoostTextCategorizer): self."""
-        deserialize = {"cfg": lambda b: self._restore_cfg(srsly.json_loads(b)), "model": self._load_model_bytes}
+        cfg_loaded = "cfg" not in exclude
+        deserialize = {"cfg": lambda b: self._restore_cfg(load_cfg_json(b, f"'{self.name}' bytes")),
+                       "model": lambda b: self._load_model_bytes(b, cfg_loaded)}
+        previous = dict(self.cfg)
         try:
-            util.from_bytes(bytes_data, deserialize, exclude)
-        except ModelFormatError:
-            raise
+            with gc_state_kept():
+                util.from_bytes(bytes_data, deserialize, exclude)
         except Exception as err:
+            self._put_back(previous)
+            if isinstance(err, ModelFormatError):
+                raise
             raise ModelFormatError(f"'{self.name}': not a treeboost_textcat state ({type(err).__name__}: {err})") from None
         return self
 
     def to_disk(self, path: Path, *, exclude: Iterable[str] = tuple()) -> None:
-        """Write `cfg` (JSON) and `model` (msgpack) into the directory `path`."""
+        """Write `cfg` (JSON) and `model` (sealed msgpack) into the directory `path`."""
         serialize = {
             "cfg": lambda p: write_bytes_atomic(p, srsly.json_dumps(self.cfg, indent=2).encode("utf8")),
             "model": lambda p: write_bytes_atomic(p, self._model_bytes()),
@@ -469,11 +502,19 @@ class TreeBoostTextCategorizer(TrainablePipe):
 
     def from_disk(self, path: Path, *, exclude: Iterable[str] = tuple()) -> "TreeBoostTextCategorizer":
         """Load from a directory written by `to_disk`. RETURNS (TreeBoostTextCategorizer): self."""
+        cfg_loaded = "cfg" not in exclude
         deserialize = {
-            "cfg": lambda p: self._restore_cfg(srsly.read_json(p)),
-            "model": lambda p: self._load_model_bytes(Path(p).read_bytes()),
+            "cfg": lambda p: self._restore_cfg(read_cfg_file(p, self.name)),
+            "model": lambda p: self._load_model_bytes(read_model_file(p, self.name), cfg_loaded),
         }
-        util.from_disk(path, deserialize, exclude)
+        previous = dict(self.cfg)
+        try:
+            util.from_disk(path, deserialize, exclude)
+        except ModelFormatError as err:
+            self._put_back(previous)
+            if str(path) in str(err):
+                raise
+            raise ModelFormatError(f"{path}: {err}") from None
         return self
 
     def __reduce__(self):

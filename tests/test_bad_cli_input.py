@@ -1,0 +1,159 @@
+"""Careless or hostile input to the command line and the JSONL reader: each case has one exact outcome, a
+result or a one-line error naming the file, never a traceback."""
+import gzip
+import json
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+import spacy
+from spacy.tokens import DocBin
+
+from spacy_treeboost.datasets.corpora import CorpusFormatError, iter_jsonl
+from spacy_treeboost.files import seal
+from spacy_treeboost.learning.learner import CLASSIFIER_FORMAT, TreeBoostClassifier, classifier_to_dict
+from spacy_treeboost.datasets.readers import JsonlCorpus
+from spacy_treeboost.trees import Forest
+
+LINES = [b'{"text": "good fun", "label": "POS"}', b'{"text": "dull", "label": "NEG"}']
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "spacy_treeboost", *map(str, args)], capture_output=True, text=True)
+
+
+def one_line_error(result, expected: str) -> None:
+    assert result.returncode == 2 and not result.stdout
+    assert result.stderr == f"error: {expected}\n"
+
+
+@pytest.mark.parametrize("content", [
+    b"\xef\xbb\xbf" + b"\r\n".join(LINES) + b"\r\n",
+    b"\xef\xbb\xbf" + b"\n".join(LINES),
+    b"\r\n".join(LINES) + b"\r\n\r\n",
+])
+def test_bom_and_crlf_are_read_as_plain_utf8(tmp_path, content):
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(content)
+    assert [r for _, r in iter_jsonl(path)] == [{"text": "good fun", "label": "POS"}, {"text": "dull", "label": "NEG"}]
+    assert JsonlCorpus(path).labels is None and list(JsonlCorpus(path).iter_cats()) == [
+        ("good fun", {"NEG": 0.0, "POS": 1.0}), ("dull", {"NEG": 1.0, "POS": 0.0})]
+
+
+def test_convert_with_bom_and_crlf_keeps_two_labels(tmp_path):
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + b"\r\n".join(LINES) + b"\r\n")
+    result = run("convert", path, tmp_path / "out.spacy")
+    assert result.returncode == 0 and result.stderr == f"wrote 2 docs -> {tmp_path / 'out.spacy'}\n"
+    docs = list(DocBin().from_disk(tmp_path / "out.spacy").get_docs(spacy.blank("en").vocab))
+    assert [d.cats for d in docs] == [{"NEG": 0.0, "POS": 1.0}, {"NEG": 1.0, "POS": 0.0}]
+
+
+def test_undecodable_bytes_name_the_file_and_line(tmp_path):
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(LINES[0] + b'\n{"text": "b\xffd", "label": "NEG"}\n')
+    message = f"{path}, line 2: the bytes are not UTF-8 (invalid start byte at byte 11 of the line). Save the file as UTF-8."
+    with pytest.raises(CorpusFormatError) as err:
+        list(JsonlCorpus(path, labels=["NEG", "POS"]).iter_cats())
+    assert str(err.value) == message
+    one_line_error(run("convert", path, tmp_path / "out.spacy"), message)
+    assert not (tmp_path / "out.spacy").exists()
+
+
+def test_truncated_gzip_names_the_file(tmp_path):
+    path = tmp_path / "c.jsonl.gz"
+    data = gzip.compress(b"".join(b'{"text": "review %d", "label": "POS"}\n' % i for i in range(5000)))
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(CorpusFormatError, match=f"^{path}: the gzip file is truncated or damaged after line \\d+ "
+                                                "\\(EOFError: .*\\). Copy or download it again.$"):
+        list(iter_jsonl(path))
+    result = run("convert", path, tmp_path / "out.spacy")
+    assert result.returncode == 2 and result.stderr.startswith(f"error: {path}: the gzip file is truncated")
+    assert result.stderr.count("\n") == 1
+
+
+def test_convert_refuses_a_device_and_a_directory(tmp_path):
+    one_line_error(run("convert", "/dev/zero", tmp_path / "out.spacy"),
+                   "/dev/zero is not a regular file; give the path of a .jsonl or .jsonl.gz file.")
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(b"\n".join(LINES))
+    one_line_error(run("convert", path, tmp_path),
+                   f"{tmp_path} is a directory; give the DocBin a file name, e.g. {tmp_path / 'train.spacy'}")
+    one_line_error(run("convert", tmp_path / "missing.jsonl", tmp_path / "out.spacy"),
+                   f"JSONL file not found: {tmp_path / 'missing.jsonl'}")
+
+
+def test_convert_with_a_missing_pipeline_is_one_line(tmp_path):
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(b"\n".join(LINES))
+    result = run("convert", path, tmp_path / "out.spacy", "--model", "no_such_pipeline_xyz")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("error: cannot load the pipeline 'no_such_pipeline_xyz' to parse the docs: it "
+                                    "is not an installed pipeline package or a pipeline directory.")
+
+
+def test_rules_on_a_device_fails_without_reading_it():
+    one_line_error(run("rules", "/dev/zero"),
+                   "cannot read /dev/zero: it is not a regular file, so it cannot be a spacy-treeboost model file.")
+
+
+@pytest.mark.parametrize("content,reason", [(b"", "it is empty"), (b"+1 (ROOT(a))\n" * 1000, "it does not start as one does")])
+def test_rules_on_a_file_that_is_not_a_model(tmp_path, content, reason):
+    path = tmp_path / "model.bin"
+    path.write_bytes(content)
+    one_line_error(run("rules", path), f"{path} is not a spacy-treeboost model file ({reason}).")
+    one_line_error(run("rules", tmp_path), f"cannot read {tmp_path}: it is a directory, not a spacy-treeboost model "
+                                           "file.")
+
+
+def sealed_model(edit) -> bytes:
+    f = Forest.from_sentences([[["not", "good"]], [["very", "good"]], [["not", "bad"]], [["so", "bad"]]])
+    data = classifier_to_dict(TreeBoostClassifier("frequency", n_rounds=2, max_pattern_size=2).fit(
+        f, ["NEG", "POS", "POS", "NEG"]))
+    edit(data)
+    return seal(data, CLASSIFIER_FORMAT, 2)
+
+
+@pytest.mark.parametrize("edit,expected", [
+    (lambda d: d.update(classes=[]), "The classifier file's classes [] (multilabel=False) do not fit its rule heads "
+     "['POS']: two classes need one head naming the positive class, more classes one head per class in order. The "
+     "file is damaged or was edited; retrain the model."),
+    (lambda d: d.update(classes=["NEG", "NEG"]), "The classifier file lists a class twice: ['NEG', 'NEG']; the file "
+     "is damaged."),
+    (lambda d: d.update(classes=["NEG", "OTHER"]), "The classifier file's classes ['NEG', 'OTHER'] (multilabel=False) "
+     "do not fit its rule heads ['POS']: two classes need one head naming the positive class, more classes one head "
+     "per class in order. The file is damaged or was edited; retrain the model."),
+    (lambda d: d["rules"].update(heads=[]), "The rule file's heads must be a non-empty list of distinct strings, "
+     "found []."),
+    (lambda d: d.update(n_rounds="many"), "The classifier file is corrupt: ValueError(\"invalid literal for int() "
+     "with base 10: 'many'\")"),
+])
+def test_malformed_model_content_is_a_clear_error(tmp_path, edit, expected):
+    path = tmp_path / "model.bin"
+    path.write_bytes(sealed_model(edit))
+    for command in (["rules", path], ["classify", "/dev/null", path]):
+        one_line_error(run(*command), f"{path}: {expected}")
+
+
+def test_a_future_model_names_the_installed_versions(tmp_path):
+    path = tmp_path / "model.bin"
+    path.write_bytes(seal({}, CLASSIFIER_FORMAT, 3))
+    one_line_error(run("rules", path), f"{path}: The classifier file's format version 3 was written by a newer "
+                                       "spacy-treeboost (this one reads versions 1 and 2); upgrade spacy-treeboost "
+                                       "or retrain the model.")
+
+
+records = st.lists(st.dictionaries(st.sampled_from(["text", "label", "fold"]), st.text(max_size=10) | st.integers(),
+                                   min_size=1), min_size=1, max_size=6)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=records, bom=st.booleans(), crlf=st.booleans(), gzipped=st.booleans())
+def test_iter_jsonl_reads_what_json_wrote(tmp_path, rows, bom, crlf, gzipped):
+    end = "\r\n" if crlf else "\n"
+    data = ("\ufeff" if bom else "") + end.join(json.dumps(r, ensure_ascii=False) for r in rows) + end
+    raw = data.encode("utf-8")
+    path = tmp_path / ("c.jsonl.gz" if gzipped else "c.jsonl")
+    path.write_bytes(gzip.compress(raw) if gzipped else raw)
+    assert [r for _, r in iter_jsonl(path)] == rows
