@@ -10,7 +10,7 @@ from spacy.training import Example
 from spacy.util import registry
 
 from spacy_treeboost.datasets.corpora import CorpusFormatError
-from spacy_treeboost.datasets.readers import JsonlCorpus, create_jsonl_corpus
+from spacy_treeboost.datasets.readers import JsonlCorpus
 
 SINGLE = [
     {"text": "Not good at all.", "label": "NEG", "fold": 0},
@@ -45,7 +45,7 @@ def _expected_cats(record, label_set):
 @pytest.mark.parametrize("gz", [False, True])
 def test_examples_have_all_labels_and_tokenizer_only_predicted(tmp_path, nlp, records, gz):
     path = _jsonl(tmp_path / ("c.jsonl.gz" if gz else "c.jsonl"), records, gz=gz)
-    corpus = create_jsonl_corpus(path)
+    corpus = JsonlCorpus(path)
     examples = list(corpus(nlp))
     label_set = sorted({l for r in records for l in ([r["label"]] if "label" in r else r["labels"])})
     assert corpus.labels == label_set
@@ -62,7 +62,7 @@ def test_examples_have_all_labels_and_tokenizer_only_predicted(tmp_path, nlp, re
 
 def test_reader_is_re_iterable_and_rereads_the_file(tmp_path, nlp):
     path = _jsonl(tmp_path / "c.jsonl", SINGLE)
-    corpus = create_jsonl_corpus(path, labels=["MIXED", "NEG", "POS"])
+    corpus = JsonlCorpus(path, labels=["MIXED", "NEG", "POS"])
     first = [(eg.reference.text, eg.reference.cats) for eg in corpus(nlp)]
     second = [(eg.reference.text, eg.reference.cats) for eg in corpus(nlp)]
     assert first == second and len(first) == 4
@@ -72,21 +72,21 @@ def test_reader_is_re_iterable_and_rereads_the_file(tmp_path, nlp):
 
 def test_given_labels_keep_their_order_and_collected_labels_come_from_the_whole_file(tmp_path, nlp):
     path = _jsonl(tmp_path / "c.jsonl", SINGLE)
-    corpus = create_jsonl_corpus(path, labels=["POS", "NEG", "MIXED", "UNUSED"])
+    corpus = JsonlCorpus(path, labels=["POS", "NEG", "MIXED", "UNUSED"])
     eg = next(corpus(nlp))
     assert list(eg.reference.cats) == ["POS", "NEG", "MIXED", "UNUSED"]
     assert eg.reference.cats == {"POS": 0.0, "NEG": 1.0, "MIXED": 0.0, "UNUSED": 0.0}
-    collected = create_jsonl_corpus(path, folds=[0], limit=1)
+    collected = JsonlCorpus(path, folds=[0], limit=1)
     assert [eg.reference.cats for eg in collected(nlp)] == [{"MIXED": 0.0, "NEG": 1.0, "POS": 0.0}]
 
 
 def test_fold_filter_limit_and_field_mapping(tmp_path, nlp):
     path = _jsonl(tmp_path / "c.jsonl", SINGLE)
-    picked = create_jsonl_corpus(path, folds=[1, 2])
+    picked = JsonlCorpus(path, folds=[1, 2])
     assert [eg.reference.text for eg in picked(nlp)] == [SINGLE[1]["text"], SINGLE[2]["text"], SINGLE[3]["text"]]
-    assert len(list(create_jsonl_corpus(path, folds=[1, 2], limit=2)(nlp))) == 2
+    assert len(list(JsonlCorpus(path, folds=[1, 2], limit=2)(nlp))) == 2
     with pytest.raises(CorpusFormatError, match=r"no line has 'fold' in \['1'\].*0 is not \"0\""):
-        list(create_jsonl_corpus(path, folds=["1"])(nlp))
+        list(JsonlCorpus(path, folds=["1"])(nlp))
     renamed = [
         {"body": "Oil prices rose.", "r8_label": "crude", "r10": ["crude"], "modapte": "train"},
         {"body": "Two topics here.", "r8_label": None, "r10": ["grain", "wheat"], "modapte": "train"},
@@ -94,21 +94,21 @@ def test_fold_filter_limit_and_field_mapping(tmp_path, nlp):
         {"body": "Earnings up.", "r8_label": "earn", "r10": ["earn"], "modapte": "test"},
     ]
     path = _jsonl(tmp_path / "r.jsonl", renamed)
-    r8 = create_jsonl_corpus(path, text_field="body", label_field="r8_label", labels_field=None,
+    r8 = JsonlCorpus(path, text_field="body", label_field="r8_label", labels_field=None,
                              fold_field="modapte", folds=["test"], skip_unlabeled=True)
     assert [(eg.reference.text, eg.reference.cats) for eg in r8(nlp)] == [
         ("Earnings up.", {"crude": 0.0, "earn": 1.0}),
     ]
-    r10 = create_jsonl_corpus(path, text_field="body", label_field=None, labels_field="r10", skip_unlabeled=True)
+    r10 = JsonlCorpus(path, text_field="body", label_field=None, labels_field="r10", skip_unlabeled=True)
     assert [eg.reference.text for eg in r10(nlp)] == ["Oil prices rose.", "Two topics here.", "Earnings up."]
     assert r10.labels == ["crude", "earn", "grain", "wheat"]
     with pytest.raises(CorpusFormatError, match=r"r\.jsonl, line 2: the record has neither 'r8_label' nor 'labels'"):
-        list(create_jsonl_corpus(path, text_field="body", label_field="r8_label")(nlp))
+        list(JsonlCorpus(path, text_field="body", label_field="r8_label")(nlp))
 
 
 def test_label_map(tmp_path, nlp):
     path = _jsonl(tmp_path / "c.jsonl", [{"text": "a", "label": "pos"}, {"text": "b", "label": "neg"}])
-    corpus = create_jsonl_corpus(path, label_map={"pos": "POS", "neg": "NEG"})
+    corpus = JsonlCorpus(path, label_map={"pos": "POS", "neg": "NEG"})
     assert [eg.reference.cats for eg in corpus(nlp)] == [{"NEG": 0.0, "POS": 1.0}, {"NEG": 1.0, "POS": 0.0}]
 
 
@@ -130,18 +130,18 @@ def test_errors_name_the_file_and_line(tmp_path, nlp, lines, kwargs, message):
     path = tmp_path / "c.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     with pytest.raises(CorpusFormatError, match=message):
-        list(create_jsonl_corpus(path, **kwargs)(nlp))
+        list(JsonlCorpus(path, **kwargs)(nlp))
 
 
 def test_bad_arguments(tmp_path, nlp):
     with pytest.raises(ValueError, match="needs a path"):
-        create_jsonl_corpus(None)
+        JsonlCorpus(None)
     with pytest.raises(ValueError, match="cannot both be None"):
-        create_jsonl_corpus(tmp_path / "c.jsonl", label_field=None, labels_field=None)
+        JsonlCorpus(tmp_path / "c.jsonl", label_field=None, labels_field=None)
     with pytest.raises(ValueError, match="repeat a label"):
-        create_jsonl_corpus(tmp_path / "c.jsonl", labels=["A", "A"])
+        JsonlCorpus(tmp_path / "c.jsonl", labels=["A", "A"])
     with pytest.raises(FileNotFoundError, match="nowhere.jsonl"):
-        list(create_jsonl_corpus(tmp_path / "nowhere.jsonl")(nlp))
+        list(JsonlCorpus(tmp_path / "nowhere.jsonl")(nlp))
 
 
 def test_resolves_from_a_config_block(tmp_path, nlp):
@@ -154,9 +154,9 @@ def test_resolves_from_a_config_block(tmp_path, nlp):
 
 def test_embedded_corpora_read(nlp):
     root = Path(__file__).resolve().parents[1] / "corpora"
-    reviews = create_jsonl_corpus(root / "reviews" / "dev.jsonl")
+    reviews = JsonlCorpus(root / "reviews" / "dev.jsonl")
     assert sum(1 for _ in reviews(nlp)) > 0 and reviews.labels == ["NEG", "POS"]
-    topics = create_jsonl_corpus(root / "topics" / "dev.jsonl")
+    topics = JsonlCorpus(root / "topics" / "dev.jsonl")
     examples = list(topics(nlp))
     assert examples and all(set(eg.reference.cats) == set(topics.labels) for eg in examples)
     assert all(1 <= sum(eg.reference.cats.values()) <= 2 for eg in examples)
@@ -181,7 +181,7 @@ def test_reads_the_shared_jsonl_corpora(shared_data, nlp, relpath, kwargs):
     path = shared_data / relpath
     if not path.is_file():
         pytest.skip(f"{path} not present")
-    examples = list(create_jsonl_corpus(path, limit=20, **kwargs)(nlp))
+    examples = list(JsonlCorpus(path, limit=20, **kwargs)(nlp))
     assert len(examples) == 20
     for eg in examples:
         assert list(eg.reference.cats) == kwargs["labels"]

@@ -5,7 +5,7 @@ A line holds `text` and either `label` (one label, exclusive classes) or
 label of the label set with 1.0 or 0.0; its `predicted` doc is tokenizer-only.
 """
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from spacy.language import Language
 from spacy.training import Example
@@ -17,9 +17,10 @@ Fold = Union[int, str]
 
 
 class JsonlCorpus:
-    """Labeled documents from a JSONL file (plain or gzipped), re-read on every call.
+    """Labeled documents from a JSONL file (plain or gzipped), re-read on every call: the registered
+    corpus reader `spacy_treeboost.JsonlCorpus.v1` of `spacy train`, whose settings are these arguments.
 
-    path (Union[str, Path]): The JSONL file.
+    path (Union[str, Path]): The JSONL file (`.jsonl` or gzipped `.jsonl.gz`).
     labels (Optional[List[str]]): The label set. If None, it is collected from the
         whole file (sorted) on the first call, ignoring `folds` and `limit`.
     limit (int): Yield at most this many examples per call; 0 for all.
@@ -165,46 +166,4 @@ class JsonlCorpus:
             yield line_no, text, gold, record.get(self.fold_field)
 
 
-@registry.readers("spacy_treeboost.JsonlCorpus.v1")
-def create_jsonl_corpus(
-    path: Union[str, Path],
-    *,
-    labels: Optional[List[str]] = None,
-    limit: int = 0,
-    text_field: str = "text",
-    label_field: Optional[str] = "label",
-    labels_field: Optional[str] = "labels",
-    fold_field: str = "fold",
-    folds: Optional[List[Fold]] = None,
-    label_map: Optional[Dict[str, str]] = None,
-    skip_unlabeled: bool = False,
-    unlabeled: bool = False,
-) -> Callable[[Language], Iterator[Example]]:
-    """Create a re-iterable reader of labeled JSONL documents for `spacy train`.
-
-    path (Union[str, Path]): The JSONL file (`.jsonl` or gzipped `.jsonl.gz`).
-    labels (Optional[List[str]]): The label set; collected from the file if None.
-    limit (int): Yield at most this many examples; 0 for all.
-    text_field (str): The field holding the text.
-    label_field (Optional[str]): The field holding one label (e.g. "r8_label").
-    labels_field (Optional[str]): The field holding a list of labels (e.g. "topics", "r10").
-    fold_field (str): The field that `folds` filters on (e.g. "fold", "modapte").
-    folds (Optional[List[Union[int, str]]]): The values of `fold_field` to keep.
-    label_map (Optional[Dict[str, str]]): Rename labels as they are read.
-    skip_unlabeled (bool): Skip lines without a label instead of raising.
-    unlabeled (bool): Yield lines without a label as examples with empty cats.
-    RETURNS (Callable[[Language], Iterator[Example]]): The reader.
-    """
-    return JsonlCorpus(
-        path,
-        labels=labels,
-        limit=limit,
-        text_field=text_field,
-        label_field=label_field,
-        labels_field=labels_field,
-        fold_field=fold_field,
-        folds=folds,
-        label_map=label_map,
-        skip_unlabeled=skip_unlabeled,
-        unlabeled=unlabeled,
-    )
+registry.readers.register("spacy_treeboost.JsonlCorpus.v1", func=JsonlCorpus)
