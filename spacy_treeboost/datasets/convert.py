@@ -6,7 +6,7 @@ docs (`parse_source = "reference"`).
 """
 import sys
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Union
 
 import spacy
 import typer
@@ -29,17 +29,9 @@ def convert_jsonl(
     lang: str = "en",
     n_process: int = 1,
     batch_size: int = 64,
-    labels: Optional[List[str]] = None,
-    limit: int = 0,
-    text_field: str = "text",
-    label_field: Optional[str] = "label",
-    labels_field: Optional[str] = "labels",
-    fold_field: str = "fold",
-    folds: Optional[Sequence[Union[int, str]]] = None,
-    label_map: Optional[Dict[str, str]] = None,
-    skip_unlabeled: bool = False,
     exclude: Sequence[str] = (),
     progress: Optional[bool] = None,
+    **reader_options: Any,
 ) -> int:
     """Write the labeled documents of a JSONL file to a `.spacy` DocBin.
 
@@ -55,24 +47,13 @@ def convert_jsonl(
     lang (str): The language of the blank tokenizer when `model` is None.
     n_process (int): Processes for `nlp.pipe`.
     batch_size (int): Docs per batch for `nlp.pipe`.
-    labels (Optional[List[str]]): The label set; collected from the file if None.
-    limit (int): Convert at most this many docs; 0 for all.
-    text_field (str): The field holding the text.
-    label_field (Optional[str]): The field holding one label.
-    labels_field (Optional[str]): The field holding a list of labels.
-    fold_field (str): The field that `folds` filters on.
-    folds (Optional[Sequence[Union[int, str]]]): The values of `fold_field` to keep.
-    label_map (Optional[Dict[str, str]]): Rename labels as they are read.
-    skip_unlabeled (bool): Skip lines without a label instead of raising.
     exclude (Sequence[str]): Components of `model` not to load (e.g. ["ner"]).
     progress (Optional[bool]): Show a progress bar; None shows it only on a terminal.
+    reader_options: The options of `JsonlCorpus` (labels, limit, text_field, label_field,
+        labels_field, fold_field, folds, label_map, skip_unlabeled).
     RETURNS (int): The number of docs written.
     """
-    corpus = JsonlCorpus(
-        input_path, labels=labels, limit=limit, text_field=text_field, label_field=label_field,
-        labels_field=labels_field, fold_field=fold_field, folds=folds, label_map=label_map,
-        skip_unlabeled=skip_unlabeled,
-    )
+    corpus = JsonlCorpus(input_path, **reader_options)
     nlp = _load_pipeline(model, lang, exclude)
     records = list(corpus.iter_cats())
     show = sys.stderr.isatty() if progress is None else progress
