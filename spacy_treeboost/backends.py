@@ -8,6 +8,7 @@ sends the winner's (documents, counts), and every worker applies the same rule
 to its scores. All backends run the same `SearchWorker`, so they learn the same
 rules bit for bit.
 """
+import hashlib
 import heapq
 import multiprocessing
 import time
@@ -82,12 +83,12 @@ class SearchWorker:
     def n_patterns(self) -> int:
         return self.space.n_patterns
 
-    def search(self, heads: Sequence[int], updates: Sequence[Tuple[Any, ...]] = ()) -> List[Dict[str, Any]]:
-        """Apply pending rule updates, then find each head's best candidate among the owned root labels."""
+    def search(self, heads: Sequence[int], updates: Sequence[Tuple[str, Tuple[Any, ...]]] = ()) -> List[Dict[str, Any]]:
+        """Apply pending updates, then find each head's best candidate among the owned root labels."""
         from .learner import boosting_weights
 
-        for update in updates:
-            self.update(*update)
+        for method, args in updates:
+            getattr(self, method)(*args)
         out = []
         for k in heads:
             t0 = time.process_time()
@@ -111,9 +112,20 @@ class SearchWorker:
     def update(self, k: int, docs: numpy.ndarray, counts: numpy.ndarray, z: int, a: float, b: float) -> None:
         self.scores[k] += rule_outputs(len(self.scores[k]), docs, counts, z, a, b, self.settings["bact"])
 
+    def set_scores(self, k: int, scores: numpy.ndarray) -> None:
+        self.scores[k] = numpy.array(scores, dtype=numpy.float64)
+
     def stats(self) -> Dict[str, Any]:
-        return {"search_cpu_seconds": self.search_cpu, "patterns_cached": self.space.n_patterns,
-                "cache_bytes": self.space.cache_bytes()}
+        """Search CPU seconds so far, the CPU seconds and peak RSS of the worker's process, and its cache."""
+        import resource
+
+        return {"search_cpu_seconds": self.search_cpu, "process_cpu_seconds": time.process_time(),
+                "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                "patterns_cached": self.space.n_patterns, "cache_bytes": self.space.cache_bytes()}
+
+
+def _digest(scores: numpy.ndarray) -> bytes:
+    return hashlib.blake2b(numpy.ascontiguousarray(scores, dtype=numpy.float64).tobytes(), digest_size=16).digest()
 
 
 def _merge(cands: List[Dict[str, Any]]) -> Tuple[int, Dict[str, Any]]:
@@ -162,7 +174,8 @@ class SearchBackend:
         raise NotImplementedError
 
     def start_workers(self) -> None:
-        self._pending: List[Tuple[Any, ...]] = []
+        self._pending: List[Tuple[str, Tuple[Any, ...]]] = []
+        self._digests: Dict[int, bytes] = {}
         counts = self._call_all(range(self.n_workers), "n_patterns", [()] * self.n_workers)
         self.n_patterns = max(counts)
 
@@ -192,10 +205,20 @@ class SearchBackend:
 
     def update(self, k: int, docs: numpy.ndarray, counts: numpy.ndarray, z: int, a: float, b: float) -> None:
         """Apply a rule to head k's scores on every worker (sent with the next search)."""
-        self._pending.append((k, docs, counts, z, a, b))
+        self._pending.append(("update", (k, docs, counts, z, a, b)))
+
+    def sync_scores(self, scores: Sequence[numpy.ndarray]) -> None:
+        """Send every worker the scores of heads that changed outside boosting (e.g. refitted margins)."""
+        for k, s in enumerate(scores):
+            if _digest(s) != self._digests.get(k):
+                self._pending.append(("set_scores", (k, numpy.array(s, dtype=numpy.float64))))
+
+    def mark_synced(self, scores: Sequence[numpy.ndarray]) -> None:
+        """Record the scores the workers hold now."""
+        self._digests = {k: _digest(s) for k, s in enumerate(scores)}
 
     def stats(self) -> List[Dict[str, Any]]:
-        """Per worker: search CPU seconds so far, patterns cached, cache bytes."""
+        """Per worker: `SearchWorker.stats`."""
         return self._call_all(range(self.n_workers), "stats", [()] * self.n_workers)
 
 

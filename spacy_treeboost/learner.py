@@ -297,6 +297,7 @@ class TreeBoostClassifier(RuleClassifier):
                 "The training trees contain no subtree to learn from (are the documents empty, or is min_support "
                 "larger than the number of documents?).")
         self.epsilon_ = self.smoothing if self.smoothing is not None else 1.0 / m
+        self.space_.mark_synced([h.scores for h in self.heads_])
         self.n_rounds_ = 0
         self.trace_: List[Dict[str, Any]] = []
         return self
@@ -306,6 +307,7 @@ class TreeBoostClassifier(RuleClassifier):
         if not hasattr(self, "space_"):
             raise RuntimeError("Call fit (or start) before boost: the learner has no training trees (a loaded or "
                                "unpickled classifier predicts but cannot resume boosting).")
+        self.space_.sync_scores([h.scores for h in self.heads_])
         for _ in range(n_rounds):
             added = False
             active = [k for k, head in enumerate(self.heads_) if not head.stopped]
@@ -320,6 +322,7 @@ class TreeBoostClassifier(RuleClassifier):
             if not added:
                 break
             self.n_rounds_ += 1
+        self.space_.mark_synced([h.scores for h in self.heads_])
         return self
 
     def _round(self, k: int, head: _Head, best: Dict[str, Any]) -> Optional[Dict[str, Any]]:
