@@ -28,14 +28,32 @@ OUT_JSON = ROOT / "docs" / "bench_scale.json"
 OUT_MD = ROOT / "docs" / "bench_scale.md"
 
 
+def load_forest(train: str) -> Any:
+    """The training forest and classes, from a binary cache beside the BACT file (written on first use)."""
+    import numpy
+    import srsly
+
+    from spacy_treeboost.trees import Forest, LabelVocab, read_bact
+
+    cache = Path(train).with_suffix(".forest.npz")
+    if not cache.exists():
+        forest, y = read_bact(train)
+        numpy.savez(cache, labels=forest.labels, parents=forest.parents, depths=forest.depths, offsets=forest.offsets,
+                    meta=numpy.frombuffer(srsly.json_dumps({"vocab": forest.vocab.to_list(), "y": y}).encode(),
+                                          dtype=numpy.uint8))
+    data = numpy.load(cache)
+    meta = srsly.json_loads(data["meta"].tobytes().decode())
+    forest = Forest(data["labels"], data["parents"], data["depths"], data["offsets"], LabelVocab.from_list(meta["vocab"]))
+    return forest, meta["y"]
+
+
 def child_fit(spec: Dict[str, Any]) -> Dict[str, Any]:
     import srsly
 
     from spacy_treeboost.learner import TreeBoostClassifier, classifier_to_dict
-    from spacy_treeboost.trees import read_bact
 
     t0 = time.perf_counter()
-    forest, y = read_bact(spec["train"])
+    forest, y = load_forest(spec["train"])
     read_seconds = time.perf_counter() - t0
     if spec["backend"] == "ray":
         import ray
@@ -92,6 +110,8 @@ def generate(generator: Path, n_train: int, out: Path) -> Path:
     if not (target / "train.tree").exists():
         subprocess.run([sys.executable, str(generator), "--out-dir", str(target), "--n-train", str(n_train),
                         "--n-test", "1000", "--seed", "13"], check=True, capture_output=True)
+    if not (target / "train.forest.npz").exists():
+        load_forest(str(target / "train.tree"))
     return target
 
 
@@ -111,7 +131,8 @@ def main() -> None:
     parser.add_argument("--child", nargs=2)
     parser.add_argument("--render-only", action="store_true")
     parser.add_argument("--compare-sizes", default="8000,32000")
-    parser.add_argument("--growth-sizes", default="2000,8000,32000,100000")
+    parser.add_argument("--growth-sizes", default="2000,8000,32000,100000",
+                        help="Sizes for the cost growth (processes, 2 workers); compare runs are reused")
     parser.add_argument("--rounds", type=int, default=1000)
     parser.add_argument("--growth-rounds", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=1)
@@ -149,7 +170,8 @@ def main() -> None:
         corpus = generate(args.generator, n, args.out_dir)
         spec = {"train": str(corpus / "train.tree"), "n_train": n, "backend": "processes", "n_workers": 2,
                 "rounds": args.growth_rounds}
-        results["growth"].append(run_child("fit", spec, log_dir))
+        done = [r for r in results["compare"] if all(r[k] == v for k, v in spec.items())]
+        results["growth"].append(done[0] if done else run_child("fit", spec, log_dir))
         save(results)
     if args.apply_model:
         for n in [int(v) for v in args.apply_docs.split(",") if v]:

@@ -24,14 +24,15 @@ def connect_ray(address: Optional[str]) -> Any:
 
 
 class RayBackend(SearchBackend):
-    """Workers as Ray actors (one CPU each)."""
+    """Workers as Ray actors: one CPU each, or an equal share when there are more workers than CPUs."""
 
     def __init__(self, n_workers: int, init: Dict[str, Any], owners: Optional[numpy.ndarray],
                  address: Optional[str] = None) -> None:
         ray = connect_ray(address)
         self.ray = ray
         self.n_workers = n_workers
-        actor = ray.remote(num_cpus=1, max_restarts=0)(SearchWorker)
+        cpus = ray.cluster_resources().get("CPU", 1.0)
+        actor = ray.remote(num_cpus=min(1.0, cpus / n_workers), max_restarts=0)(SearchWorker)
         forest, targets = ray.put(init["forest"]), ray.put(init["targets"])
         self.actors = [actor.remote(forest, targets, init["space_settings"], init["search_settings"],
                                     None if owners is None else owners == i) for i in range(n_workers)]
