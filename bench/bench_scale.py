@@ -84,11 +84,10 @@ def child_fit(spec: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def child_apply(spec: Dict[str, Any]) -> Dict[str, Any]:
-    from spacy_treeboost.cli import apply_stream
+    from spacy_treeboost.streaming import apply_stream
 
     t0 = time.perf_counter()
-    n = apply_stream(spec["model"], Path(spec["input"]), Path(spec["output"]), batch_size=256, n_workers=1,
-                     backend="local", progress=False)
+    n = apply_stream(spec["model"], Path(spec["input"]), Path(spec["output"]), batch_size=256, n_workers=1)
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return {**spec, "lines": n, "wall_seconds": time.perf_counter() - t0,
             "cpu_seconds": usage.ru_utime + usage.ru_stime, "peak_rss_mb": usage.ru_maxrss / 1024}
