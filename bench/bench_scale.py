@@ -93,6 +93,42 @@ def child_apply(spec: Dict[str, Any]) -> Dict[str, Any]:
             "cpu_seconds": usage.ru_utime + usage.ru_stime, "peak_rss_mb": usage.ru_maxrss / 1024}
 
 
+def write_apply_input(path: Path, n: int) -> None:
+    """n short review-like texts (seeded), one JSON object per line."""
+    import random
+
+    rng = random.Random(13)
+    words = [f"w{i:05d}" for i in range(20000)] + ["good", "bad", "not", "fun", "boring"] * 200
+    with open(path, "w", encoding="utf8") as out:
+        for i in range(n):
+            out.write(json.dumps({"id": i, "text": " ".join(rng.choices(words, k=rng.randint(5, 40)))}) + "\n")
+
+
+def train_apply_pipeline(path: Path) -> Path:
+    """A blank English pipeline with treeboost_textcat (frequency, 100 rounds) trained on 2,000 seeded texts."""
+    import random
+
+    import spacy
+    from spacy.training import Example
+
+    if path.exists():
+        return path
+    rng = random.Random(7)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("treeboost_textcat", config={"algorithm": "frequency", "rounds_per_update": 100})
+    examples = []
+    for _ in range(2000):
+        pos = rng.random() < 0.5
+        words = rng.choices(["good", "fun", "great"] if pos else ["bad", "boring", "dull"], k=2)
+        words += [f"w{rng.randrange(20000):05d}" for _ in range(rng.randint(3, 20))]
+        rng.shuffle(words)
+        examples.append(Example.from_dict(nlp.make_doc(" ".join(words)), {"cats": {"POS": float(pos), "NEG": float(not pos)}}))
+    nlp.initialize(lambda: examples)
+    nlp.update(examples)
+    nlp.to_disk(path)
+    return path
+
+
 def run_child(kind: str, spec: Dict[str, Any], log_dir: Path) -> Dict[str, Any]:
     name = "_".join(str(v) for v in spec.values() if not str(v).startswith("/"))[:80]
     log = log_dir / f"{kind}_{name}.log"
@@ -129,6 +165,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--child", nargs=2)
     parser.add_argument("--render-only", action="store_true")
+    parser.add_argument("--apply-only", action="store_true", help="Measure apply only, adding to the saved results")
     parser.add_argument("--compare-sizes", default="8000,32000")
     parser.add_argument("--growth-sizes", default="2000,8000,32000,100000",
                         help="Sizes for the cost growth (processes, 2 workers); compare runs are reused")
@@ -137,7 +174,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--backends", default="processes,ray")
     parser.add_argument("--apply-docs", default="10000,100000")
-    parser.add_argument("--apply-model", default="", help="A spaCy pipeline directory for the apply measurement")
+    parser.add_argument("--apply-model", default="", help="A spaCy pipeline directory for the apply measurement "
+                        "(default: one trained by the script)")
     parser.add_argument("--generator", type=Path, default=DEFAULT_GENERATOR)
     parser.add_argument("--out-dir", type=Path, default=ROOT / "bench" / "_out" / "scale")
     args = parser.parse_args()
@@ -155,6 +193,9 @@ def main() -> None:
         "partial": True, "command": " ".join(sys.argv), "machine": {"cpus": os.cpu_count()},
         "rounds": args.rounds, "growth_rounds": args.growth_rounds, "compare": [], "growth": [], "apply": [],
     }
+    if args.apply_only:
+        results = dict(json.loads(OUT_JSON.read_text()), apply=[], apply_command=" ".join(sys.argv))
+        args.compare_sizes = args.growth_sizes = ""
     save(results)
     for n in [int(v) for v in args.compare_sizes.split(",") if v]:
         corpus = generate(args.generator, n, args.out_dir)
@@ -172,10 +213,12 @@ def main() -> None:
         done = [r for r in results["compare"] if all(r[k] == v for k, v in spec.items())]
         results["growth"].append(done[0] if done else run_child("fit", spec, log_dir))
         save(results)
-    if args.apply_model:
+    if args.apply_docs:
+        model = args.apply_model or train_apply_pipeline(args.out_dir / "apply_pipeline")
         for n in [int(v) for v in args.apply_docs.split(",") if v]:
-            source = generate(args.generator, n, args.out_dir) / "train.jsonl"
-            spec = {"model": args.apply_model, "input": str(source), "output": str(args.out_dir / f"apply_{n}.jsonl"),
+            source = args.out_dir / f"apply_input_{n}.jsonl"
+            write_apply_input(source, n)
+            spec = {"model": str(model), "input": str(source), "output": str(args.out_dir / f"apply_{n}.jsonl"),
                     "n_docs": n}
             results["apply"].append(run_child("apply", spec, log_dir))
             save(results)
@@ -201,8 +244,9 @@ def render(results: Dict[str, Any]) -> str:
               "jobs during the run (wall times are inflated by their load; CPU seconds much less).", "",
               f"Synthetic generator corpora (seed 13), algorithm frequency (iwakura), size 3, min support 1, "
               f"{results['rounds']} rounds.", "", "## 1 and 2 workers, processes and Ray", "",
-              "| training docs | backend | workers | fit wall s | vs 1 worker | start wall s | CPU s per worker "
-              "(search) | peak RSS MB per worker | busiest / mean | model digest |", "|---|---|---|---|---|---|---|---|---|---|"]
+              "| training docs | backend | workers | fit wall s | vs 1 worker | busiest worker CPU vs 1 worker | "
+              "start wall s | CPU s per worker (search) | peak RSS MB per worker | busiest / mean | model digest |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
     compare = results["compare"]
     groups: Dict[Any, List[Dict[str, Any]]] = {}
     for row in compare:
@@ -211,10 +255,12 @@ def render(results: Dict[str, Any]) -> str:
         wall = _median(rows, "fit_wall_seconds")
         base = groups.get((n, backend, 1))
         ratio = wall / _median(base, "fit_wall_seconds") if base else float("nan")
+        busiest = max(w["process_cpu_seconds"] for w in rows[0]["workers"])
+        cpu_ratio = busiest / base[0]["workers"][0]["process_cpu_seconds"] if base else float("nan")
         cpu = " / ".join(_fmt(w["process_cpu_seconds"]) + f" ({_fmt(w['search_cpu_seconds'])})"
                          for w in rows[0]["workers"])
         rss = " / ".join(_fmt(w["peak_rss_mb"], 0) for w in rows[0]["workers"])
-        lines.append(f"| {n:,} | {backend} | {workers} | {_fmt(wall)} | {ratio:.2f}x | "
+        lines.append(f"| {n:,} | {backend} | {workers} | {_fmt(wall)} | {ratio:.2f}x | {cpu_ratio:.2f}x | "
                      f"{_fmt(_median(rows, 'start_wall_seconds'))} | {cpu} | {rss} | "
                      f"{_median(rows, 'load_balance'):.2f} | `{rows[0]['model_sha256'][:12]}` |")
     for n in sorted({k[0] for k in groups}):
@@ -251,7 +297,10 @@ def render(results: Dict[str, Any]) -> str:
                       "search space divides by 8; the forest, about 12 bytes per node, is replicated). "
                       "An extrapolation over more than an order of magnitude: indicative only."]
     if results.get("apply"):
-        lines += ["", "## Streaming inference (`apply`)", "", "| input docs | wall s | CPU s | peak RSS MB |",
+        lines += ["", "## Streaming inference (`apply`, one process)", "",
+                  f"Command: `{results.get('apply_command', results['command'])}`.", "",
+                  "Seeded short texts (5-40 words) through a blank English pipeline with `treeboost_textcat` "
+                  "(frequency, 100 rounds).", "", "| input docs | wall s | CPU s | peak RSS MB |",
                   "|---|---|---|---|"]
         for row in results["apply"]:
             lines.append(f"| {row['lines']:,} | {_fmt(row['wall_seconds'])} | {_fmt(row['cpu_seconds'])} | "
