@@ -69,8 +69,10 @@ def _ray_records(model: str, path: Path, n_workers: int, batch_size: int, addres
     ray.data.DataContext.get_current().execution_options.preserve_order = True
     dataset = ray.data.read_json(str(path), lines=True) if path.suffix != ".gz" else ray.data.read_json(
         str(path), lines=True, arrow_open_stream_args={"compression": "gzip"})
+    cpus = ray.cluster_resources().get("CPU", 1.0)
     classified = dataset.map_batches(PipelineBatchClassifier, fn_constructor_args=(model, batch_size),
-                                     batch_size=batch_size, concurrency=n_workers)
+                                     batch_size=batch_size, concurrency=n_workers,
+                                     num_cpus=min(1.0, cpus / (n_workers + 1)))
     for row in classified.iter_rows():
         record = dict(row)
         record["cats"] = json.loads(record["cats"])

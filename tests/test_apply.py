@@ -116,7 +116,8 @@ def test_ray_data_recipe_and_apply_on_ray(tmp_path, pipeline, ray_session):
     ray = ray_session
     # The README recipe.
     ds = ray.data.from_items([{"text": t} for t in TEXTS])
-    ds = ds.map_batches(PipelineBatchClassifier, fn_constructor_args=(str(model),), batch_size=8, concurrency=2)
+    ds = ds.map_batches(PipelineBatchClassifier, fn_constructor_args=(str(model),), batch_size=8, concurrency=2,
+                        num_cpus=0.5)
     rows = ds.take_all()
     assert sorted((r["text"], r["cats"]) for r in rows) == sorted((t, json.dumps(expected[t])) for t in TEXTS)
     source = tmp_path / "in.jsonl"

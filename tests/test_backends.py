@@ -206,3 +206,47 @@ def test_ctrl_c_stops_every_worker(tmp_path, synthetic):
     for pid in pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def test_learn_command_takes_the_worker_settings(tmp_path, synthetic):
+    _, _, train = synthetic
+    models = []
+    for extra in ([], ["--n-workers", "2", "--backend", "processes"], ["--n-workers", "3", "--backend", "local"]):
+        model = tmp_path / f"model{len(models)}.bin"
+        result = subprocess.run([sys.executable, "-m", "spacy_treeboost", "learn", str(train), str(model), "--algorithm",
+                                 "frequency", "--rounds", "15", *extra], capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+        models.append(model.read_bytes())
+    assert models[0] == models[1] == models[2]
+    result = subprocess.run([sys.executable, "-m", "spacy_treeboost", "learn", str(train), str(tmp_path / "x.bin"),
+                             "--algorithm", "frequency", "--n-workers", "0"], capture_output=True, text=True)
+    assert result.returncode == 2 and "n_workers=0 is invalid" in result.stderr
+
+
+def test_missing_ray_names_the_extra(monkeypatch, synthetic):
+    forest, y, _ = synthetic
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(ImportError, match=r'pip install "spacy-treeboost\[ray\]"'):
+        TreeBoostClassifier(n_workers=2, backend="ray").fit(forest, y)
+
+
+@pytest.fixture(scope="session")
+def ray_session():
+    ray = pytest.importorskip("ray")
+    if not ray.is_initialized():
+        ray.init(num_cpus=2, log_to_driver=False)
+    return ray
+
+
+def test_ray_learns_the_same_model_and_reports_a_lost_worker(synthetic, ray_session):
+    forest, y, _ = synthetic
+    y3 = [c if i % 3 else "other" for i, c in enumerate(y)]
+    settings_ = dict(algorithm="bact", n_rounds=20)
+    reference = fit_bytes(forest, y3, 1, None, **settings_)
+    for n_workers in (2, 3):
+        assert fit_bytes(forest, y3, n_workers, "ray", **settings_) == reference
+    clf = TreeBoostClassifier(n_workers=2, backend="ray", n_rounds=5).start(forest, y)
+    clf.boost(1)
+    ray_session.kill(clf.space_.actors[0])
+    with pytest.raises(WorkerDiedError, match=r"worker 0 \(Ray actor\) died in boosting round 2"):
+        clf.boost(1)
