@@ -72,7 +72,7 @@ def _ray_records(model: str, path: Path, n_workers: int, batch_size: int, addres
     cpus = ray.cluster_resources().get("CPU", 1.0)
     classified = dataset.map_batches(PipelineBatchClassifier, fn_constructor_args=(model, batch_size),
                                      batch_size=batch_size, concurrency=n_workers,
-                                     num_cpus=min(1.0, cpus / (n_workers + 1)))
+                                     num_cpus=min(1.0, cpus / (2 * n_workers)))
     for row in classified.iter_rows():
         record = dict(row)
         record["cats"] = json.loads(record["cats"])
