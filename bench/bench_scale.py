@@ -267,7 +267,13 @@ def render(results: Dict[str, Any]) -> str:
         digests = {r["model_sha256"] for r in compare if r["n_train"] == n}
         lines.append("")
         lines.append(f"{n:,} documents: {'one model digest for every backend and worker count' if len(digests) == 1 else 'DIFFERENT model digests'}.")
-        proc2, ray2 = groups.get((n, "processes", 2)), groups.get((n, "ray", 2))
+        proc1, proc2, ray2 = (groups.get((n, "processes", 1)), groups.get((n, "processes", 2)),
+                              groups.get((n, "ray", 2)))
+        if proc1 and proc2:
+            wall = _median(proc2, "fit_wall_seconds") / _median(proc1, "fit_wall_seconds")
+            lines.append(f"Processes, 2 workers / 1 worker: {wall:.2f}x wall time (target <= 0.65x: "
+                         f"{'met' if wall <= 0.65 else 'not met'}); wall times depend on the other jobs' load "
+                         "during each run, CPU per worker does not.")
         if proc2 and ray2:
             lines.append(f"Ray / processes with 2 workers: "
                          f"{_median(ray2, 'fit_wall_seconds') / _median(proc2, 'fit_wall_seconds'):.2f}x wall time.")
