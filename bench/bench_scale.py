@@ -166,6 +166,7 @@ def main() -> None:
     parser.add_argument("--child", nargs=2)
     parser.add_argument("--render-only", action="store_true")
     parser.add_argument("--apply-only", action="store_true", help="Measure apply only, adding to the saved results")
+    parser.add_argument("--append", action="store_true", help="Add the training runs to the saved results (repeats)")
     parser.add_argument("--compare-sizes", default="8000,32000")
     parser.add_argument("--growth-sizes", default="2000,8000,32000,100000",
                         help="Sizes for the cost growth (processes, 2 workers); compare runs are reused")
@@ -193,6 +194,10 @@ def main() -> None:
         "partial": True, "command": " ".join(sys.argv), "machine": {"cpus": os.cpu_count()},
         "rounds": args.rounds, "growth_rounds": args.growth_rounds, "compare": [], "growth": [], "apply": [],
     }
+    if args.append:
+        results = dict(json.loads(OUT_JSON.read_text()), partial=True)
+        results["command"] += f"; then {' '.join(sys.argv)}"
+        args.growth_sizes, args.apply_docs = "", ""
     if args.apply_only:
         results = dict(json.loads(OUT_JSON.read_text()), apply=[], apply_command=" ".join(sys.argv))
         args.compare_sizes = args.growth_sizes = ""
@@ -224,6 +229,7 @@ def main() -> None:
             save(results)
     results["partial"] = False
     save(results)
+    print(f"wrote {OUT_JSON} and {OUT_MD}")
 
 
 def _median(rows: List[Dict[str, Any]], key: str) -> float:
@@ -244,9 +250,9 @@ def render(results: Dict[str, Any]) -> str:
               "jobs during the run (wall times are inflated by their load; CPU seconds much less).", "",
               f"Synthetic generator corpora (seed 13), algorithm frequency (iwakura), size 3, min support 1, "
               f"{results['rounds']} rounds.", "", "## 1 and 2 workers, processes and Ray", "",
-              "| training docs | backend | workers | fit wall s | vs 1 worker | busiest worker CPU vs 1 worker | "
+              "| training docs | backend | workers | runs | fit wall s (median) | vs 1 worker | busiest worker CPU vs 1 worker | "
               "start wall s | CPU s per worker (search) | peak RSS MB per worker | busiest / mean | model digest |",
-              "|---|---|---|---|---|---|---|---|---|---|---|"]
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     compare = results["compare"]
     groups: Dict[Any, List[Dict[str, Any]]] = {}
     for row in compare:
@@ -260,7 +266,7 @@ def render(results: Dict[str, Any]) -> str:
         cpu = " / ".join(_fmt(w["process_cpu_seconds"]) + f" ({_fmt(w['search_cpu_seconds'])})"
                          for w in rows[0]["workers"])
         rss = " / ".join(_fmt(w["peak_rss_mb"], 0) for w in rows[0]["workers"])
-        lines.append(f"| {n:,} | {backend} | {workers} | {_fmt(wall)} | {ratio:.2f}x | {cpu_ratio:.2f}x | "
+        lines.append(f"| {n:,} | {backend} | {workers} | {len(rows)} | {_fmt(wall)} | {ratio:.2f}x | {cpu_ratio:.2f}x | "
                      f"{_fmt(_median(rows, 'start_wall_seconds'))} | {cpu} | {rss} | "
                      f"{_median(rows, 'load_balance'):.2f} | `{rows[0]['model_sha256'][:12]}` |")
     for n in sorted({k[0] for k in groups}):
