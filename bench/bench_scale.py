@@ -300,14 +300,18 @@ def render(results: Dict[str, Any]) -> str:
             target, scale = 2_300_000, 2_300_000 / docs[-1]
             cpu_8 = cpu[-1] * scale ** e_cpu * 2 / 8
             rss_8 = rss[-1] * scale ** e_rss
+            nodes = growth[-1]["nodes"] * scale
             lines += ["", f"Fitted exponents (least squares on log-log, {len(docs)} sizes): CPU per worker "
                       f"~ docs^{e_cpu:.2f}, peak RSS per worker ~ docs^{e_rss:.2f}.", "",
-                      f"Extrapolation to {target:,} documents on 8 workers, from the largest size measured and "
+                      f"Extrapolation to {target:,} documents of this generator ({_fmt(nodes / 1e9, 2)} billion "
+                      f"nodes) on 8 workers, {results['growth_rounds']} rounds, from the largest size measured, "
                       f"assuming the work divides evenly (it divides by root label; see the load balance): about "
-                      f"{_fmt(cpu_8 / 3600, 1)} CPU hours per worker, i.e. about that wall time, and up to "
-                      f"{_fmt(rss_8 / 1024, 1)} GB peak RSS per worker if the cache were not divided (the cached "
-                      "search space divides by 8; the forest, about 12 bytes per node, is replicated). "
-                      "An extrapolation over more than an order of magnitude: indicative only."]
+                      f"{_fmt(cpu_8 / 3600, 1)} CPU hours per worker, i.e. about that wall time. Peak RSS per worker "
+                      f"extrapolates to {_fmt(rss_8 / 1024, 1)} GB with the cache split in 2 as measured; of this the "
+                      f"replicated forest (about 12 bytes per node) is {_fmt(nodes * 12 / 1e9, 1)} GB on every "
+                      "worker, and the cached search space shrinks with more workers. Real reviews are far shorter "
+                      "than these 600-word documents. An extrapolation over more than an order of magnitude: "
+                      "indicative only."]
     if results.get("apply"):
         lines += ["", "## Streaming inference (`apply`, one process)", "",
                   f"Command: `{results.get('apply_command', results['command'])}`.", "",
