@@ -4,6 +4,7 @@
     python -m spacy_treeboost classify TEST MODEL
     python -m spacy_treeboost rules MODEL
     python -m spacy_treeboost convert INPUT.jsonl OUTPUT.spacy [--model en_core_web_sm]
+    python -m spacy_treeboost apply MODEL INPUT.jsonl OUTPUT.jsonl [--n-workers N] [--backend processes|ray]
     python -m spacy_treeboost migrate-config OLD.cfg NEW.cfg
 """
 import os
@@ -95,6 +96,11 @@ def learn(
                                       "chosen by cross-validation)"),
     l1_ratio: float = typer.Option(0.0, help="For corrective/linear: share of L1 in the penalty"),
     cv: int = typer.Option(5, help="For corrective/linear: folds for choosing C"),
+    n_workers: int = typer.Option(1, "--n-workers", help="Workers that share the subtree search (same rules for any "
+                                  "number)"),
+    backend: Optional[str] = typer.Option(None, help="Where the workers run: local | processes | ray (default: "
+                                          "local for one worker, else processes)"),
+    ray_address: Optional[str] = typer.Option(None, help="For ray: the cluster address (default: start a local Ray)"),
 ) -> None:
     """Learn subtree rules from a BACT-format file."""
     from tqdm import tqdm
@@ -108,7 +114,7 @@ def learn(
         boosting_settings = TreeBoostClassifier(
             booster, criterion=criterion, n_rounds=rounds, max_pattern_size=max_pattern_size, min_support=min_support,
             smoothing=smoothing, boosting=boosting, include_root_patterns=include_root_patterns,
-            max_cache_mb=max_cache_mb)
+            max_cache_mb=max_cache_mb, n_workers=n_workers, backend=backend, ray_address=ray_address)
         try:
             boosting_settings._validate_params()
         except ValueError as err:
@@ -119,10 +125,11 @@ def learn(
     clf = TreeBoostClassifier(
         algorithm, criterion=criterion, n_rounds=rounds, max_pattern_size=max_pattern_size,
         min_support=min_support, smoothing=smoothing, boosting=boosting,
-        include_root_patterns=include_root_patterns, max_cache_mb=max_cache_mb)
+        include_root_patterns=include_root_patterns, max_cache_mb=max_cache_mb, n_workers=n_workers, backend=backend,
+        ray_address=ray_address)
     try:
         clf.start(forest, classes)
-    except ValueError as err:
+    except (ValueError, ImportError) as err:
         _fail(str(err))
     del forest
     bar = tqdm(total=rounds, unit="round", disable=not sys.stderr.isatty(), file=sys.stderr)
@@ -134,10 +141,11 @@ def learn(
 
     try:
         clf.boost(rounds, callback=progress)
-    except MemoryError as err:
+    except (MemoryError, RuntimeError) as err:
         _fail(str(err))
     finally:
         bar.close()
+        clf.space_.close()
     _write_model(model, classifier_to_bytes(clf))
     last = clf.trace_[-1] if clf.trace_ else None
     summary = f"{clf.n_rounds_} rounds, {len(clf.rules_.patterns)} distinct subtrees"
@@ -222,6 +230,31 @@ def convert(
     except OSError as err:
         _fail(str(err) if err.filename is None else f"cannot read {err.filename}: {err.strerror}")
     typer.echo(f"wrote {n} docs -> {output_path}", err=True)
+
+
+@app.command()
+def apply(
+    model: str = typer.Argument(..., help="A spaCy pipeline (directory or package) with a text classifier"),
+    input_path: Path = typer.Argument(..., help="JSONL (or .jsonl.gz) with a 'text' per line"),
+    output_path: Path = typer.Argument(..., help="Where to write each input line with its 'cats' (.gz compresses)"),
+    n_workers: int = typer.Option(1, "--n-workers", help="Processes (or Ray workers) that run the pipeline"),
+    backend: str = typer.Option("processes", help="processes (spaCy's nlp.pipe(n_process=...)) | ray (Ray Data)"),
+    batch_size: int = typer.Option(256, "--batch-size", help="Texts per batch"),
+    ray_address: Optional[str] = typer.Option(None, help="For ray: the cluster address (default: start a local Ray)"),
+) -> None:
+    """Classify a stream of texts: one output line per input line, in order, with the pipeline's 'cats'."""
+    from .streaming import apply_stream
+
+    if n_workers < 1 or batch_size < 1:
+        _fail("--n-workers and --batch-size must be at least 1")
+    if backend not in ("processes", "ray"):
+        _fail(f"--backend {backend!r} is invalid: choose processes or ray")
+    try:
+        n = apply_stream(model, input_path, output_path, n_workers=n_workers, backend=backend, batch_size=batch_size,
+                         ray_address=ray_address, progress=sys.stderr.isatty())
+    except (OSError, ValueError, ImportError) as err:
+        _fail(str(err))
+    typer.echo(f"classified {n} texts -> {output_path}", err=True)
 
 
 @app.command("migrate-config")

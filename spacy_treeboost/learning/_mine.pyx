@@ -92,6 +92,7 @@ cdef class SearchSpace:
     cdef vector[vector[int64_t]] occ
     cdef vector[int32_t] pool_docs, pool_counts
     cdef vector[int32_t] roots
+    cdef vector[uint8_t] root_owned
     cdef vector[double] sbound
     cdef vector[double] wpn
     cdef vector[int32_t] ispos
@@ -504,7 +505,8 @@ cdef class SearchSpace:
             self.sbound[self.node(self.roots[r]).label] = rbound.back()
         cdef vector[pair[double, int32_t]] heap
         for r in range(self.roots.size()):
-            heap.push_back(pair[double, int32_t](rbound[r], -<int32_t>r))
+            if self.root_owned.empty() or self.root_owned[r]:
+                heap.push_back(pair[double, int32_t](rbound[r], -<int32_t>r))
         make_heap(heap.begin(), heap.end())
         while not heap.empty():
             pop_heap(heap.begin(), heap.end())
@@ -513,9 +515,41 @@ cdef class SearchSpace:
             if rbound[r] < best.value - self._prune_tol(best.value):
                 break
             self._visit(self.roots[r], &rsums[r], crit, presence, &best)
+        cdef int32_t root = best.node
+        while root >= 0 and self.node(root).parent >= 0:
+            root = self.node(root).parent
         return {"node": best.node, "z": best.z, "sign": best.sign, "value": best.value,
                 "P": best.P, "N": best.N, "A_pos": best.Ap, "A_neg": best.An,
-                "T_pos": self.Tp, "T_neg": self.Tn, "nodes_visited": self.nodes_visited}
+                "T_pos": self.Tp, "T_neg": self.Tn, "nodes_visited": self.nodes_visited,
+                "root": root, "root_bound": rbound[root] if root >= 0 else -INFINITY}
+
+    def own_root_labels(self, owned) -> int:
+        """Search only the patterns whose root label id has a true entry in `owned`; return how many roots remain.
+
+        The occurrence lists of the other roots are released: their subtrees are never expanded here.
+        """
+        cdef const uint8_t[:] mask = numpy.ascontiguousarray(owned, dtype=numpy.uint8)
+        if mask.shape[0] != self.label_rank.size():
+            raise ValueError(f"owned needs one entry per label id ({self.label_rank.size()}), got {mask.shape[0]}")
+        cdef Py_ssize_t r
+        cdef int32_t i, n_owned = 0
+        self.root_owned.assign(self.roots.size(), 1)
+        for r in range(self.roots.size()):
+            i = self.roots[r]
+            if mask[self.node(i).label]:
+                n_owned += 1
+                continue
+            self.root_owned[r] = 0
+            if self.node(i).state == UNEXPANDED and self.node(i).occ_slot >= 0:
+                self.occ_bytes -= 8 * self.occ[self.node(i).occ_slot].size()
+                self.occ[self.node(i).occ_slot].clear()
+                self.occ[self.node(i).occ_slot].shrink_to_fit()
+                self.node(i).state = EXPANDED
+        return n_owned
+
+    def pattern_code_key(self, int32_t i):
+        """The tie-order key of pattern i: (size, ((depth, label rank), ...))."""
+        return (self.node(i)[0].size, self._code_key(i))
 
     cdef void _support_bounds(self, const double[:] w, const signed char[:] yy, int crit):
         """ub_by_support[n] bounds every pattern that occurs in at most n documents.
@@ -727,6 +761,11 @@ cdef inline double max0(double x) noexcept nogil:
 def py_bound(str criterion, double Ap, double An, double Tp, double Tn) -> float:
     """The pruning bound for a pattern with positive/negative weight Ap/An inside its documents."""
     return bound(CRITERIA[criterion], Ap, An, max0(Tp - Ap), max0(Tn - An), Tp, Tn)
+
+
+def tie_tolerance(double v) -> float:
+    """How close two criterion values count as a tie (the search's `_tol`)."""
+    return 1e-12 * (fabs(v) if fabs(v) > 1.0 else 1.0)
 
 
 def py_value(str criterion, double P, double N, double Wp, double Wn) -> float:

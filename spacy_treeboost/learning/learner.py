@@ -24,6 +24,7 @@ BYTES_PER_RULE = 1024
 GAMMA_CAP = 1 - 1e-9
 NO_GAIN = 1e-12
 BINARY_POSITIVE = ("+1", "1")
+EXECUTION_PARAMS = ("n_workers", "backend", "ray_address")
 
 
 def _label_rank(strings: Sequence[str]) -> numpy.ndarray:
@@ -187,7 +188,14 @@ class TreeBoostClassifier(RuleClassifier):
     include_root_patterns (bool): Allow subtrees that contain the virtual root.
     positive_class (Optional[str]): For two classes, the one whose margin is
         positive. Default: "+1"/"1" when present, else the second sorted class.
-    max_cache_mb (int): Memory cap for the cached search space.
+    max_cache_mb (int): Memory cap for the cached search space (per worker).
+    n_workers (int): Workers that share the search, split by root label; the
+        rules are the same for any number.
+    backend (Optional[str]): Where the workers run: "local" (this process),
+        "processes" (local processes) or "ray". None: "local" for one worker,
+        else "processes".
+    ray_address (Optional[str]): The Ray cluster to connect to; None starts a
+        local Ray (or uses RAY_ADDRESS / a running connection).
     """
 
     def __init__(
@@ -203,6 +211,9 @@ class TreeBoostClassifier(RuleClassifier):
         include_root_patterns: bool = False,
         positive_class: Optional[Any] = None,
         max_cache_mb: int = 4096,
+        n_workers: int = 1,
+        backend: Optional[str] = None,
+        ray_address: Optional[str] = None,
     ) -> None:
         self.algorithm = algorithm
         self.criterion = criterion
@@ -214,6 +225,9 @@ class TreeBoostClassifier(RuleClassifier):
         self.include_root_patterns = include_root_patterns
         self.positive_class = positive_class
         self.max_cache_mb = max_cache_mb
+        self.n_workers = n_workers
+        self.backend = backend
+        self.ray_address = ray_address
 
     def __getstate__(self) -> Dict[str, Any]:
         """Pickle without the search space: a pickled classifier predicts but cannot `boost` further."""
@@ -241,6 +255,10 @@ class TreeBoostClassifier(RuleClassifier):
             raise bad("smoothing", "use a positive number, or None for 1/m")
         if not self.max_cache_mb or self.max_cache_mb <= 0:
             raise bad("max_cache_mb", "use a positive number of megabytes")
+        if isinstance(self.n_workers, bool) or not isinstance(self.n_workers, int) or self.n_workers < 1:
+            raise bad("n_workers", "use a whole number of workers >= 1")
+        if self.backend is not None and self.backend not in ("local", "processes", "ray"):
+            raise bad("backend", "choose one of local, processes, ray (or None: local for one worker, else processes)")
         check_rounds(self.n_rounds, self.max_cache_mb)
 
     def fit(self, X: Forest, y: Sequence[Any], callback: Optional[Callable[[Dict[str, Any]], None]] = None) -> "TreeBoostClassifier":
@@ -256,8 +274,8 @@ class TreeBoostClassifier(RuleClassifier):
         return self.boost(self.n_rounds, callback=callback)
 
     def start(self, X: Forest, y: Sequence[Any]) -> "TreeBoostClassifier":
-        """Index the training trees and reset to zero rounds."""
-        from ._mine import SearchSpace
+        """Index the training trees, start the search workers and reset to zero rounds."""
+        from .backends import assign_root_labels, make_backend
 
         self._validate_params()
         if not isinstance(X, Forest):
@@ -273,15 +291,25 @@ class TreeBoostClassifier(RuleClassifier):
         self.rules_ = RuleSet([h.name for h in self.heads_], algorithm=self.algorithm,
                               include_root_patterns=self.include_root_patterns)
         self._vocab = X.vocab.to_list()
-        self.space_ = SearchSpace(
-            X.labels, X.parents, X.offsets, _label_rank(self._vocab),
-            max_pattern_size=self.max_pattern_size, min_support=self.min_support,
-            include_root=self.include_root_patterns, max_cache_bytes=int(self.max_cache_mb) << 20)
+        init = {"forest": (X.labels, X.parents, X.offsets, _label_rank(self._vocab)),
+                "targets": [h.y for h in self.heads_],
+                "space_settings": dict(max_pattern_size=self.max_pattern_size, min_support=self.min_support,
+                                       include_root=self.include_root_patterns,
+                                       max_cache_bytes=int(self.max_cache_mb) << 20),
+                "search_settings": dict(criterion="bact" if self.algorithm == "bact" else self.criterion,
+                                        presence=self.algorithm == "presence", bact=self.algorithm == "bact")}
+        owners = None if self.n_workers == 1 else assign_root_labels(
+            X.labels, X.parents, len(self._vocab), self.n_workers, self.include_root_patterns)
+        if hasattr(self, "space_"):
+            self.space_.close()
+        self.space_ = make_backend(self.backend or ("local" if self.n_workers == 1 else "processes"),
+                                   self.n_workers, init, owners, self.ray_address)
         if self.space_.n_patterns == 0:
             raise ValueError(
                 "The training trees contain no subtree to learn from (are the documents empty, or is min_support "
                 "larger than the number of documents?).")
         self.epsilon_ = self.smoothing if self.smoothing is not None else 1.0 / m
+        self.space_.mark_synced([h.scores for h in self.heads_])
         self.n_rounds_ = 0
         self.trace_: List[Dict[str, Any]] = []
         return self
@@ -291,10 +319,13 @@ class TreeBoostClassifier(RuleClassifier):
         if not hasattr(self, "space_"):
             raise RuntimeError("Call fit (or start) before boost: the learner has no training trees (a loaded or "
                                "unpickled classifier predicts but cannot resume boosting).")
+        self.space_.sync_scores([h.scores for h in self.heads_])
         for _ in range(n_rounds):
             added = False
-            for k, head in enumerate(self.heads_):
-                entry = None if head.stopped else self._round(k, head)
+            active = [k for k, head in enumerate(self.heads_) if not head.stopped]
+            found = self.space_.search(active, self.n_rounds_ + 1) if active else {}
+            for k in active:
+                entry = self._round(k, self.heads_[k], found[k])
                 if entry is not None:
                     added = True
                     self.trace_.append(entry)
@@ -303,27 +334,24 @@ class TreeBoostClassifier(RuleClassifier):
             if not added:
                 break
             self.n_rounds_ += 1
+        self.space_.mark_synced([h.scores for h in self.heads_])
         return self
 
-    def _round(self, k: int, head: _Head) -> Optional[Dict[str, Any]]:
+    def _round(self, k: int, head: _Head, best: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+        from .backends import rule_outputs
+
         t0 = time.process_time()
-        space = self.space_
         w = boosting_weights(head.scores, head.y)
         bact = self.algorithm == "bact"
-        best = space.best_rule(w, head.y, "bact" if bact else self.criterion, presence=self.algorithm == "presence")
         if best["value"] <= NO_GAIN:
             head.stopped = "no subtree separates the classes any further (the best gain is 0)"
             return None
-        node = best["node"]
-        docs, counts = space.pattern_docs(node)
-        present = numpy.zeros(len(w), dtype=bool)
-        present[docs] = True
+        docs, counts = best["docs"], best["counts"]
         if bact:
             step = self._bact_step(head, best)
             if step is None:
                 return None
             a, b, z = step
-            h = numpy.where(present, a, b)
         else:
             z = best["z"]
             eps = self.epsilon_
@@ -331,11 +359,11 @@ class TreeBoostClassifier(RuleClassifier):
             Wn = max(best["T_neg"] - best["A_neg"], 0.0)
             a = 0.5 * math.log((best["P"] + eps) / (best["N"] + eps))
             b = 0.5 * math.log((Wp + eps) / (Wn + eps))
-            h = numpy.full(len(w), b)
-            h[docs] = numpy.where(counts >= z, a, -a)
+        h = rule_outputs(len(w), docs, counts, z, a, b, bact)
+        self.space_.update(k, docs, counts, z, a, b)
         Z = float(numpy.dot(w, numpy.exp(-head.y * h)))
         head.scores += h
-        code = tuple((d, self._vocab[l]) for d, l in space.pattern_code(node))
+        code = tuple((d, self._vocab[l]) for d, l in best["code"])
         self.rules_.add(k, code, z, a, b)
         margins = head.y * head.scores
         return {
@@ -343,7 +371,8 @@ class TreeBoostClassifier(RuleClassifier):
             "z": int(z), "a": a, "b": b, "value": best["value"], "Z": Z,
             "loss": float(numpy.mean(numpy.exp(numpy.clip(-margins, None, 700)))),
             "error": float(numpy.mean(margins <= 0)), "nodes_visited": best["nodes_visited"],
-            "patterns_cached": space.n_patterns, "cpu_seconds": time.process_time() - t0,
+            "patterns_cached": best["patterns_cached"],
+            "cpu_seconds": best["cpu_seconds"] + time.process_time() - t0,
         }
 
     def _bact_step(self, head: _Head, best: Dict[str, Any]) -> Optional[Tuple[float, float, int]]:
@@ -387,7 +416,7 @@ def _estimators() -> Dict[str, Any]:
 
 
 def _plain_params(clf: RuleClassifier) -> Dict[str, Any]:
-    params = clf.get_params(deep=False)
+    params = {k: v for k, v in clf.get_params(deep=False).items() if k not in EXECUTION_PARAMS}
     for key, value in params.items():
         if isinstance(value, RuleClassifier):
             params[key] = _plain_params(value)

@@ -1,0 +1,361 @@
+"""Search backends: where the subtree search of each boosting round runs.
+
+Every worker holds the whole forest and every head's document scores; the
+search space is split by root label. Each round every worker returns its best
+candidate under the search's total tie order, the coordinator picks the global
+best in the order a single search would have met the candidates, the owner
+sends the winner's (documents, counts), and every worker applies the same rule
+to its scores. All backends run the same `SearchWorker`, so they learn the same
+rules bit for bit.
+"""
+import hashlib
+import heapq
+import multiprocessing
+import time
+import weakref
+from multiprocessing.connection import wait
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy
+
+BACKENDS = ("local", "processes", "ray")
+RAY_EXTRA_HINT = 'install the extra: pip install "spacy-treeboost[ray]"'
+
+
+class WorkerDiedError(RuntimeError):
+    """A search worker stopped (killed, out of memory, or its node was lost) while training."""
+
+
+def assign_root_labels(labels: numpy.ndarray, parents: numpy.ndarray, n_labels: int, n_workers: int,
+                       include_root: bool) -> numpy.ndarray:
+    """The worker that owns each root label: largest cached size (occurrences) first, to the least-loaded worker.
+
+    RETURNS (numpy.ndarray): int32 owner per label id (labels that occur nowhere go to worker 0).
+    """
+    keep = numpy.ones(len(labels), dtype=bool) if include_root else numpy.asarray(parents) >= 0
+    size = numpy.bincount(numpy.asarray(labels)[keep], minlength=n_labels)
+    owner = numpy.zeros(n_labels, dtype=numpy.int32)
+    loads = [(0, w) for w in range(n_workers)]
+    for label in numpy.lexsort((numpy.arange(n_labels), -size)):
+        if size[label] == 0:
+            break
+        load, worker = heapq.heappop(loads)
+        owner[label] = worker
+        heapq.heappush(loads, (load + int(size[label]), worker))
+    return owner
+
+
+def rule_outputs(n_docs: int, docs: numpy.ndarray, counts: numpy.ndarray, z: int, a: float, b: float,
+                 bact: bool) -> numpy.ndarray:
+    """h(x) of a stump on every training document: BACT's <t, y> (a inside, b outside) or <t, z, a, b>."""
+    if bact:
+        present = numpy.zeros(n_docs, dtype=bool)
+        present[docs] = True
+        return numpy.where(present, a, b)
+    h = numpy.full(n_docs, b)
+    h[docs] = numpy.where(counts >= z, a, -a)
+    return h
+
+
+class SearchWorker:
+    """One worker's share: the forest, the search space of the root labels it owns, every head's scores.
+
+    forest (tuple): labels, parents, offsets and label_rank arrays of the training forest.
+    targets (list): one int8 {-1, +1} array per head.
+    space_settings (dict): keyword arguments of `SearchSpace`.
+    search_settings (dict): criterion, presence and bact of the learner.
+    owned (Optional[numpy.ndarray]): per label id, whether this worker owns it; None owns every label.
+    """
+
+    def __init__(self, forest: Tuple[numpy.ndarray, ...], targets: List[numpy.ndarray], space_settings: Dict[str, Any],
+                 search_settings: Dict[str, Any], owned: Optional[numpy.ndarray] = None) -> None:
+        from ._mine import SearchSpace
+
+        self.space = SearchSpace(*forest, **space_settings)
+        if owned is not None:
+            self.space.own_root_labels(owned)
+        self.targets = targets
+        self.scores = [numpy.zeros(len(t), dtype=numpy.float64) for t in targets]
+        self.settings = search_settings
+        self.last_node: Dict[int, int] = {}
+        self.search_cpu = 0.0
+
+    def n_patterns(self) -> int:
+        return self.space.n_patterns
+
+    def search(self, heads: Sequence[int], updates: Sequence[Tuple[str, Tuple[Any, ...]]] = ()) -> List[Dict[str, Any]]:
+        """Apply pending updates, then find each head's best candidate among the owned root labels."""
+        from .learner import boosting_weights
+
+        for method, args in updates:
+            getattr(self, method)(*args)
+        out = []
+        for k in heads:
+            t0 = time.process_time()
+            w = boosting_weights(self.scores[k], self.targets[k])
+            best = self.space.best_rule(w, self.targets[k], self.settings["criterion"],
+                                        presence=self.settings["presence"])
+            node = best.pop("node")
+            self.last_node[k] = node
+            best["key"] = self.space.pattern_code_key(node) if node >= 0 else None
+            best["patterns_cached"] = self.space.n_patterns
+            best["cpu_seconds"] = time.process_time() - t0
+            self.search_cpu += best["cpu_seconds"]
+            out.append(best)
+        return out
+
+    def winners(self, heads: Sequence[int]) -> List[Tuple[numpy.ndarray, numpy.ndarray, Tuple[Tuple[int, int], ...]]]:
+        """(docs, counts, code) of each head's last best candidate."""
+        return [self.space.pattern_docs(self.last_node[k]) + (self.space.pattern_code(self.last_node[k]),)
+                for k in heads]
+
+    def update(self, k: int, docs: numpy.ndarray, counts: numpy.ndarray, z: int, a: float, b: float) -> None:
+        self.scores[k] += rule_outputs(len(self.scores[k]), docs, counts, z, a, b, self.settings["bact"])
+
+    def set_scores(self, k: int, scores: numpy.ndarray) -> None:
+        self.scores[k] = numpy.array(scores, dtype=numpy.float64)
+
+    def stats(self) -> Dict[str, Any]:
+        """Search CPU seconds so far, the CPU seconds and peak RSS of the worker's process, and its cache."""
+        import resource
+
+        return {"search_cpu_seconds": self.search_cpu, "process_cpu_seconds": time.process_time(),
+                "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                "patterns_cached": self.space.n_patterns, "cache_bytes": self.space.cache_bytes()}
+
+
+def _digest(scores: numpy.ndarray) -> bytes:
+    return hashlib.blake2b(numpy.ascontiguousarray(scores, dtype=numpy.float64).tobytes(), digest_size=16).digest()
+
+
+def _merge(cands: List[Dict[str, Any]]) -> Tuple[int, Dict[str, Any]]:
+    """The global best and its worker, offered in the order a single search pops the root labels."""
+    from ._mine import tie_tolerance
+
+    order = sorted((i for i, c in enumerate(cands) if c["key"] is not None),
+                   key=lambda i: (-cands[i]["root_bound"], cands[i]["root"]))
+    owner = -1
+    for i in order:
+        cand = cands[i]
+        if owner < 0:
+            owner = i
+            continue
+        best = cands[owner]
+        tol = tie_tolerance(best["value"])
+        if cand["value"] < best["value"] - tol:
+            continue
+        if cand["value"] > best["value"] + tol or (cand["key"], cand["z"], -cand["sign"]) < (
+                best["key"], best["z"], -best["sign"]):
+            owner = i
+    return owner, cands[owner] if owner >= 0 else cands[0]
+
+
+class SearchBackend:
+    """The coordinator's side: runs `SearchWorker`s and merges their candidates.
+
+    Subclasses implement `_send(i, method, args)`, `_receive(i)` and `close()`.
+    """
+
+    n_workers: int
+    round: int = 0
+
+    def _call_all(self, workers: Sequence[int], method: str, args: Sequence[Tuple[Any, ...]]) -> List[Any]:
+        for i, a in zip(workers, args):
+            self._send(i, method, a)
+        return [self._receive(i) for i in workers]
+
+    def _send(self, i: int, method: str, args: Tuple[Any, ...]) -> None:
+        raise NotImplementedError
+
+    def _receive(self, i: int) -> Any:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def start_workers(self) -> None:
+        self._pending: List[Tuple[str, Tuple[Any, ...]]] = []
+        self._digests: Dict[int, bytes] = {}
+        counts = self._call_all(range(self.n_workers), "n_patterns", [()] * self.n_workers)
+        self.n_patterns = max(counts)
+
+    def search(self, heads: Sequence[int], round_number: int) -> Dict[int, Dict[str, Any]]:
+        """Each head's global best: value, z, sign, sums, docs, counts, code, search effort."""
+        self.round = round_number
+        workers = range(self.n_workers)
+        pending, self._pending = self._pending, []
+        replies = self._call_all(workers, "search", [(list(heads), pending)] * self.n_workers)
+        found: Dict[int, Dict[str, Any]] = {}
+        owners: Dict[int, List[int]] = {}
+        for j, k in enumerate(heads):
+            cands = [reply[j] for reply in replies]
+            owner, best = _merge(cands)
+            best = dict(best, node=0 if owner >= 0 else -1,
+                        nodes_visited=sum(c["nodes_visited"] for c in cands),
+                        patterns_cached=sum(c["patterns_cached"] for c in cands),
+                        cpu_seconds=sum(c["cpu_seconds"] for c in cands))
+            found[k] = best
+            if owner >= 0:
+                owners.setdefault(owner, []).append(k)
+        owner_list = sorted(owners)
+        for i, wins in zip(owner_list, self._call_all(owner_list, "winners", [(owners[i],) for i in owner_list])):
+            for k, (docs, counts, code) in zip(owners[i], wins):
+                found[k].update(docs=docs, counts=counts, code=code)
+        return found
+
+    def update(self, k: int, docs: numpy.ndarray, counts: numpy.ndarray, z: int, a: float, b: float) -> None:
+        """Apply a rule to head k's scores on every worker (sent with the next search)."""
+        self._pending.append(("update", (k, docs, counts, z, a, b)))
+
+    def sync_scores(self, scores: Sequence[numpy.ndarray]) -> None:
+        """Send every worker the scores of heads that changed outside boosting (e.g. refitted margins)."""
+        for k, s in enumerate(scores):
+            if _digest(s) != self._digests.get(k):
+                self._pending.append(("set_scores", (k, numpy.array(s, dtype=numpy.float64))))
+
+    def mark_synced(self, scores: Sequence[numpy.ndarray]) -> None:
+        """Record the scores the workers hold now."""
+        self._digests = {k: _digest(s) for k, s in enumerate(scores)}
+
+    def stats(self) -> List[Dict[str, Any]]:
+        """Per worker: `SearchWorker.stats`."""
+        return self._call_all(range(self.n_workers), "stats", [()] * self.n_workers)
+
+
+class LocalBackend(SearchBackend):
+    """Workers in this process, run one after the other (one worker: the single-process learner)."""
+
+    def __init__(self, n_workers: int, init: Dict[str, Any], owners: Optional[numpy.ndarray]) -> None:
+        self.n_workers = n_workers
+        self.workers = [SearchWorker(**init, owned=None if owners is None else owners == i) for i in range(n_workers)]
+        self._replies: Dict[int, Any] = {}
+        self.start_workers()
+
+    def _send(self, i: int, method: str, args: Tuple[Any, ...]) -> None:
+        self._replies[i] = getattr(self.workers[i], method)(*args)
+
+    def _receive(self, i: int) -> Any:
+        return self._replies.pop(i)
+
+    def close(self) -> None:
+        self.workers = []
+
+
+def _process_main(conn: Any, init: Dict[str, Any], owned: Optional[numpy.ndarray]) -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        worker = SearchWorker(**init, owned=owned)
+    except Exception as err:
+        conn.send(("error", err))
+        return
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return
+        if message is None:
+            return
+        method, args = message
+        try:
+            conn.send(("ok", getattr(worker, method)(*args)))
+        except Exception as err:
+            conn.send(("error", err))
+
+
+def _stop_processes(processes: List[Any], conns: List[Any]) -> None:
+    for conn in conns:
+        try:
+            conn.send(None)
+        except (OSError, ValueError):
+            pass
+    for proc in processes:
+        proc.join(timeout=2)
+        if proc.is_alive():
+            proc.terminate()
+            proc.join(timeout=2)
+        if proc.is_alive():
+            proc.kill()
+    for conn in conns:
+        conn.close()
+
+
+class ProcessBackend(SearchBackend):
+    """Workers in spawned local processes, talking over pipes (standard library)."""
+
+    def __init__(self, n_workers: int, init: Dict[str, Any], owners: Optional[numpy.ndarray]) -> None:
+        self.n_workers = n_workers
+        context = multiprocessing.get_context("spawn")
+        self.processes, self.conns = [], []
+        self._finalizer = weakref.finalize(self, _stop_processes, self.processes, self.conns)
+        try:
+            for i in range(n_workers):
+                parent, child = context.Pipe()
+                proc = context.Process(target=_process_main, name=f"spacy-treeboost search worker {i}",
+                                       args=(child, init, None if owners is None else owners == i), daemon=True)
+                proc.start()
+                child.close()
+                self.processes.append(proc)
+                self.conns.append(parent)
+            self.start_workers()
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def pids(self) -> List[int]:
+        return [p.pid for p in self.processes]
+
+    def _send(self, i: int, method: str, args: Tuple[Any, ...]) -> None:
+        try:
+            self.conns[i].send((method, args))
+        except (BrokenPipeError, ConnectionResetError, EOFError, OSError):
+            self._died(i)
+        except BaseException:
+            self.close()
+            raise
+
+    def _receive(self, i: int) -> Any:
+        conn, proc = self.conns[i], self.processes[i]
+        try:
+            ready = wait([conn, proc.sentinel])
+            if conn not in ready and not conn.poll():
+                self._died(i)
+            status, value = conn.recv()
+        except (EOFError, ConnectionResetError, OSError):
+            self._died(i)
+        except BaseException:
+            self.close()
+            raise
+        if status == "error":
+            self.close()
+            raise value
+        return value
+
+    def _died(self, i: int) -> None:
+        proc = self.processes[i]
+        proc.join(timeout=1)
+        code = proc.exitcode
+        self.close()
+        how = f"exit code {code}" if code is None or code >= 0 else f"signal {-code}"
+        raise WorkerDiedError(
+            f"Search worker {i} (process {proc.pid}) died ({how}) in boosting round {self.round}; the training "
+            "stopped. A worker killed by the system often ran out of memory: lower max_cache_mb or n_workers.")
+
+    def close(self) -> None:
+        self._finalizer()
+
+
+def make_backend(backend: str, n_workers: int, init: Dict[str, Any], owners: Optional[numpy.ndarray],
+                 ray_address: Optional[str] = None) -> SearchBackend:
+    """Start the workers of a backend ("local", "processes" or "ray")."""
+    if backend == "local":
+        return LocalBackend(n_workers, init, owners)
+    if backend == "processes":
+        return ProcessBackend(n_workers, init, owners)
+    if backend == "ray":
+        from ._ray_backend import RayBackend
+
+        return RayBackend(n_workers, init, owners, ray_address)
+    raise ValueError(f"backend={backend!r} is invalid: choose one of {', '.join(BACKENDS)}")

@@ -1,0 +1,114 @@
+"""Classify streams of texts with a trained pipeline: JSONL in, JSONL with "cats" out, in bounded memory.
+
+`apply_stream` backs the `apply` command; `PipelineBatchClassifier` is the class to give
+Ray Data's `map_batches`, which loads the pipeline once per worker.
+"""
+import gzip
+import json
+import os
+from pathlib import Path
+from typing import IO, Any, Dict, Iterator, Optional
+
+import numpy
+
+
+def open_text(path: Path, mode: str, gz: Optional[bool] = None) -> IO[str]:
+    """A text file, gzip-compressed when `gz` is true (None: when its name ends in .gz)."""
+    if gz or (gz is None and path.suffix == ".gz"):
+        return gzip.open(path, mode + "t", encoding="utf8")
+    return open(path, mode, encoding="utf8")
+
+
+def read_records(path: Path) -> Iterator[Dict[str, Any]]:
+    """The JSON objects of a JSONL (or .jsonl.gz) file, one at a time; each needs a "text" string."""
+    with open_text(path, "r") as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise ValueError(f"{path}, line {number}: not a JSON object ({err.msg})") from None
+            if not isinstance(record, dict) or not isinstance(record.get("text"), str):
+                raise ValueError(f'{path}, line {number}: each line needs a "text" string, e.g. {{"text": "..."}}')
+            yield record
+
+
+class PipelineBatchClassifier:
+    """Classify a batch of texts; for Ray Data's `map_batches` (the pipeline loads once per worker).
+
+    model (str): A spaCy pipeline directory or package name.
+    batch_size (int): Texts per `nlp.pipe` batch.
+    """
+
+    def __init__(self, model: str, batch_size: int = 256) -> None:
+        import spacy
+
+        self.nlp = spacy.load(model)
+        self.batch_size = batch_size
+
+    def __call__(self, batch: Dict[str, Any]) -> Dict[str, Any]:
+        """Add a "cats" column: each text's categories as a JSON string."""
+        texts = [str(t) for t in batch["text"]]
+        cats = [json.dumps(doc.cats) for doc in self.nlp.pipe(texts, batch_size=self.batch_size)]
+        return {**batch, "cats": numpy.array(cats, dtype=object)}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, numpy.generic):
+        return value.item()
+    if isinstance(value, numpy.ndarray):
+        return value.tolist()
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+
+
+def _ray_records(model: str, path: Path, n_workers: int, batch_size: int, address: Optional[str]) -> Iterator[Dict[str, Any]]:
+    from .learning._ray_backend import connect_ray
+
+    ray = connect_ray(address)
+    ray.data.DataContext.get_current().execution_options.preserve_order = True
+    dataset = ray.data.read_json(str(path), lines=True) if path.suffix != ".gz" else ray.data.read_json(
+        str(path), lines=True, arrow_open_stream_args={"compression": "gzip"})
+    cpus = ray.cluster_resources().get("CPU", 1.0)
+    classified = dataset.map_batches(PipelineBatchClassifier, fn_constructor_args=(model, batch_size),
+                                     batch_size=batch_size, concurrency=n_workers,
+                                     num_cpus=min(1.0, cpus / (2 * n_workers)))
+    for row in classified.iter_rows():
+        record = dict(row)
+        record["cats"] = json.loads(record["cats"])
+        yield record
+
+
+def apply_stream(model: str, input_path: Path, output_path: Path, *, n_workers: int = 1, backend: str = "processes",
+                 batch_size: int = 256, ray_address: Optional[str] = None, progress: bool = False) -> int:
+    """Write every input record with its "cats", in input order; the output appears whole when done.
+
+    RETURNS (int): The number of texts classified.
+    """
+    from tqdm import tqdm
+
+    input_path, output_path = Path(input_path), Path(output_path)
+    if not input_path.is_file():
+        raise ValueError(f"{input_path} is not a file (give a JSONL file with a \"text\" per line)")
+    if backend == "ray":
+        records = _ray_records(model, input_path, n_workers, batch_size, ray_address)
+    else:
+        import spacy
+
+        nlp = spacy.load(model)
+        pairs = nlp.pipe(((r["text"], r) for r in read_records(input_path)), as_tuples=True, batch_size=batch_size,
+                         n_process=n_workers)
+        records = (dict(record, cats=doc.cats) for doc, record in pairs)
+    partial = output_path.with_name(output_path.name + ".part")
+    n = 0
+    try:
+        with open_text(partial, "w", gz=output_path.suffix == ".gz") as out, tqdm(unit="doc", disable=not progress) as bar:
+            for record in records:
+                out.write(json.dumps(record, default=_plain) + "\n")
+                n += 1
+                bar.update(1)
+        os.replace(partial, output_path)
+    finally:
+        if partial.exists():
+            partial.unlink()
+    return n

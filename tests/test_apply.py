@@ -1,0 +1,129 @@
+"""Streaming inference: the `apply` command and the Ray Data recipe."""
+import gzip
+import json
+import subprocess
+import sys
+
+import pytest
+import spacy
+from spacy.training import Example
+
+from spacy_treeboost.streaming import PipelineBatchClassifier, apply_stream
+
+TRAIN = [
+    ("this movie was good and fun", "POS"),
+    ("not good at all , boring", "NEG"),
+    ("good good good acting", "POS"),
+    ("the plot was not fun", "NEG"),
+    ("a fun and good film", "POS"),
+    ("boring and not good", "NEG"),
+]
+TEXTS = ["good fun", "boring plot", "", "not good , not fun", "a film — with “quotes” and ünïcode"] * 7
+
+
+@pytest.fixture(scope="module")
+def pipeline(tmp_path_factory):
+    nlp = spacy.blank("en")
+    learner = {"@learners": "spacy_treeboost.SubtreeBoost.v1", "algorithm": "frequency"}
+    nlp.add_pipe("treeboost_textcat", config={"learner": learner, "rounds_per_update": 10})
+    examples = [Example.from_dict(nlp.make_doc(t), {"cats": {"NEG": float(c == "NEG"), "POS": float(c == "POS")}})
+                for t, c in TRAIN]
+    nlp.initialize(lambda: examples)
+    nlp.update(examples)
+    path = tmp_path_factory.mktemp("pipeline") / "model"
+    nlp.to_disk(path)
+    return path, {t: nlp(t).cats for t in TEXTS}
+
+
+def write_input(path, records):
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "wt", encoding="utf8") as f:
+        for record in records:
+            f.write(json.dumps(record) + "\n")
+
+
+def read_output(path):
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf8") as f:
+        return [json.loads(line) for line in f]
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "spacy_treeboost", *map(str, args)], capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz"])
+def test_apply_writes_each_line_with_its_cats_in_order(tmp_path, pipeline, suffix):
+    model, expected = pipeline
+    source, target = tmp_path / f"in{suffix}", tmp_path / f"out{suffix}"
+    write_input(source, [{"id": i, "text": t} for i, t in enumerate(TEXTS)])
+    result = run("apply", model, source, target, "--batch-size", 4)
+    assert result.returncode == 0, result.stderr
+    assert f"classified {len(TEXTS)} texts" in result.stderr
+    rows = read_output(target)
+    assert [r["id"] for r in rows] == list(range(len(TEXTS))) and [r["text"] for r in rows] == TEXTS
+    assert all(r["cats"] == expected[r["text"]] for r in rows)
+    assert not list(tmp_path.glob("*.part"))
+
+
+def test_apply_on_two_processes_gives_the_same_output(tmp_path, pipeline):
+    model, _ = pipeline
+    source = tmp_path / "in.jsonl"
+    write_input(source, [{"text": t} for t in TEXTS])
+    assert apply_stream(str(model), source, tmp_path / "one.jsonl", batch_size=3) == len(TEXTS)
+    assert apply_stream(str(model), source, tmp_path / "two.jsonl", batch_size=3, n_workers=2) == len(TEXTS)
+    assert (tmp_path / "one.jsonl").read_bytes() == (tmp_path / "two.jsonl").read_bytes()
+
+
+@pytest.mark.parametrize("line, message", [
+    ('{"txt": "x"}', 'line 2: each line needs a "text" string'),
+    ("not json", "line 2: not a JSON object"),
+])
+def test_apply_names_the_bad_line_and_keeps_no_partial_output(tmp_path, pipeline, line, message):
+    model, _ = pipeline
+    source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    source.write_text('{"text": "good"}\n' + line + "\n", encoding="utf8")
+    result = run("apply", model, source, target)
+    assert result.returncode == 2 and message in result.stderr
+    assert not target.exists() and not list(tmp_path.glob("*.part"))
+
+
+def test_apply_rejects_a_missing_input_and_a_bad_backend(tmp_path, pipeline):
+    model, _ = pipeline
+    result = run("apply", model, tmp_path / "missing.jsonl", tmp_path / "out.jsonl")
+    assert result.returncode == 2 and "is not a file" in result.stderr
+    (tmp_path / "in.jsonl").write_text('{"text": "good"}\n', encoding="utf8")
+    result = run("apply", model, tmp_path / "in.jsonl", tmp_path / "out.jsonl", "--backend", "threads")
+    assert result.returncode == 2 and "choose processes or ray" in result.stderr
+
+
+def test_batch_classifier_adds_cats_as_json(pipeline):
+    model, expected = pipeline
+    out = PipelineBatchClassifier(str(model))({"text": TEXTS[:5], "id": list(range(5))})
+    assert out["id"] == list(range(5))
+    assert [json.loads(c) for c in out["cats"]] == [expected[t] for t in TEXTS[:5]]
+
+
+@pytest.fixture(scope="session")
+def ray_session():
+    ray = pytest.importorskip("ray")
+    if not ray.is_initialized():
+        ray.init(num_cpus=2, log_to_driver=False)
+    return ray
+
+
+def test_ray_data_recipe_and_apply_on_ray(tmp_path, pipeline, ray_session):
+    model, expected = pipeline
+    ray = ray_session
+    # The README recipe.
+    ds = ray.data.from_items([{"text": t} for t in TEXTS])
+    ds = ds.map_batches(PipelineBatchClassifier, fn_constructor_args=(str(model),), batch_size=8, concurrency=2,
+                        num_cpus=0.5)
+    rows = ds.take_all()
+    assert sorted((r["text"], r["cats"]) for r in rows) == sorted((t, json.dumps(expected[t])) for t in TEXTS)
+    source = tmp_path / "in.jsonl"
+    write_input(source, [{"id": i, "text": t} for i, t in enumerate(TEXTS)])
+    n = apply_stream(str(model), source, tmp_path / "out.jsonl", backend="ray", n_workers=2, batch_size=8)
+    out = read_output(tmp_path / "out.jsonl")
+    assert n == len(TEXTS) and [r["id"] for r in out] == list(range(len(TEXTS)))
+    assert all(r["cats"] == expected[r["text"]] for r in out)

@@ -1,0 +1,252 @@
+"""Search backends: every backend and number of workers learns byte-identical model files."""
+import heapq
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy
+import pytest
+import srsly
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from reference import forests, random_trees
+from spacy_treeboost.learning.backends import WorkerDiedError, assign_root_labels
+from spacy_treeboost.learning.corrective import CorrectiveBoostClassifier
+from spacy_treeboost.learning.learner import TreeBoostClassifier, _label_rank, classifier_to_dict
+from spacy_treeboost.trees import Forest, read_bact
+
+SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+GENERATOR = Path(__file__).resolve().parents[2] / "shared" / "bench" / "gen_synth_trees.py"
+
+LEARNERS = [
+    dict(algorithm="bact", boosting="adaboost"),
+    dict(algorithm="bact", boosting="arcgv"),
+    dict(algorithm="frequency", criterion="iwakura"),
+    dict(algorithm="frequency", criterion="z"),
+    dict(algorithm="presence", criterion="iwakura"),
+    dict(algorithm="presence", criterion="z"),
+]
+
+
+def model_bytes(clf) -> bytes:
+    return srsly.msgpack_dumps(classifier_to_dict(clf))
+
+
+def task_labels(kind: str, n: int, seed: int):
+    rng = numpy.random.default_rng(seed)
+    if kind == "binary":
+        y = [str(v) for v in rng.choice(["+1", "-1"], n)]
+        y[0], y[-1] = "+1", "-1"
+    elif kind == "multiclass":
+        y = [str(v) for v in rng.choice(["a", "b", "c"], n)]
+        y[:3] = ["a", "b", "c"]
+    else:
+        y = [[c for c in ("x", "y", "z") if rng.random() < 0.5] for _ in range(n)]
+        y[0] = ["x", "y", "z"]
+    return y
+
+
+def fit_bytes(forest, y, n_workers, backend, **settings_):
+    clf = TreeBoostClassifier(n_workers=n_workers, backend=backend, **settings_).fit(forest, y)
+    try:
+        return model_bytes(clf), [e["pattern"] for e in clf.trace_]
+    finally:
+        clf.space_.close()
+
+
+@SETTINGS
+@given(st.one_of(forests(st, max_docs=8, max_nodes=9), st.integers(0, 2**32 - 1).map(lambda s: random_trees(s, max_docs=8))),
+       st.sampled_from(LEARNERS), st.sampled_from(["binary", "multiclass", "multilabel"]), st.integers(1, 3),
+       st.sampled_from([1, 1, 2]), st.booleans(), st.sampled_from([2, 3, 50]), st.integers(0, 2**32 - 1))
+def test_split_search_learns_the_same_model_as_one_worker(data, learner, task, k, minsup, include_root, n_workers, seed):
+    f = Forest.from_trees(data[0])
+    y = task_labels(task, len(f), seed)
+    assume(len(f) >= 3)
+    settings_ = dict(learner, n_rounds=6, max_pattern_size=k, min_support=minsup, include_root_patterns=include_root)
+    try:
+        reference = fit_bytes(f, y, 1, None, **settings_)
+    except ValueError:
+        assume(False)
+    assert fit_bytes(f, y, n_workers, "local", **settings_) == reference
+
+
+def test_every_root_label_is_owned_by_exactly_one_worker_largest_first():
+    labels = numpy.array([0, 1, 1, 1, 2, 2, 3, 0, 4, 4, 4, 4], dtype=numpy.int32)
+    parents = numpy.array([-1, 0, 0, 0, 0, 0, 0, -1, 7, 7, 7, 7], dtype=numpy.int32)
+    owner = assign_root_labels(labels, parents, 6, 2, include_root=False)
+    # sizes: label 4: 4, label 1: 3, label 2: 2, label 3: 1 (roots excluded); label 0 and 5 own nothing.
+    assert owner[4] == 0 and owner[1] == 1 and owner[2] == 1 and owner[3] == 0
+    assert assign_root_labels(labels, parents, 6, 2, include_root=True)[0] == 1
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 9), min_size=1, max_size=60), st.integers(1, 5))
+def test_label_assignment_is_the_greedy_largest_first_schedule(labels, n_workers):
+    labels = numpy.array(labels, dtype=numpy.int32)
+    parents = numpy.zeros(len(labels), dtype=numpy.int32)
+    owner = assign_root_labels(labels, parents, 10, n_workers, include_root=False)
+    sizes = numpy.bincount(labels, minlength=10)
+    loads = [0] * n_workers
+    for label in sorted(range(10), key=lambda l: (-sizes[l], l)):
+        if sizes[label]:
+            target = min(range(n_workers), key=lambda w: (loads[w], w))
+            assert owner[label] == target
+            loads[target] += sizes[label]
+    assert max(loads) <= sum(loads) / n_workers + sizes.max()
+
+
+def test_owned_root_labels_partition_the_search():
+    from spacy_treeboost.learning._mine import SearchSpace
+
+    trees, _ = random_trees(5, min_docs=8, max_docs=8)
+    f = Forest.from_trees(trees)
+    rank = _label_rank(f.vocab.to_list())
+    rng = numpy.random.default_rng(0)
+    w = rng.uniform(0.1, 1, len(f))
+    w /= w.sum()
+    y = numpy.where(rng.random(len(f)) < 0.5, 1, -1).astype(numpy.int8)
+    full = SearchSpace(f.labels, f.parents, f.offsets, rank).best_rule(w, y)
+    n_labels = len(rank)
+    values = []
+    for part in range(2):
+        space = SearchSpace(f.labels, f.parents, f.offsets, rank)
+        owned = numpy.arange(n_labels) % 2 == part
+        assert space.own_root_labels(owned) <= int(owned.sum())
+        best = space.best_rule(w, y)
+        if best["node"] >= 0:
+            values.append(best["value"])
+            assert owned[space.pattern_code(best["node"])[0][1]]
+    assert max(values) == full["value"]
+    with pytest.raises(ValueError, match="one entry per label id"):
+        SearchSpace(f.labels, f.parents, f.offsets, rank).own_root_labels(numpy.ones(n_labels + 1))
+
+
+def test_corrective_learner_boosts_the_same_rules_on_any_number_of_workers():
+    trees, _ = random_trees(21, min_docs=8, max_docs=8)
+    f = Forest.from_trees(trees)
+    y = task_labels("binary", len(f), 3)
+    out = []
+    for n_workers in (1, 2, 3):
+        booster = TreeBoostClassifier("presence", n_rounds=6, n_workers=n_workers, backend="local")
+        out.append(model_bytes(CorrectiveBoostClassifier(booster, C=1.0, refit_every=2).fit(f, y)))
+    assert out[0] == out[1] == out[2]
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory):
+    if not GENERATOR.exists():
+        pytest.skip(f"the synthetic generator is not at {GENERATOR}")
+    out = tmp_path_factory.mktemp("synth")
+    subprocess.run([sys.executable, str(GENERATOR), "--out-dir", str(out), "--n-train", "120", "--n-test", "2",
+                    "--sents", "5", "--words", "7", "--seed", "13"], check=True, capture_output=True)
+    return read_bact(out / "train.tree") + (out / "train.tree",)
+
+
+@pytest.mark.parametrize("task", ["binary", "multiclass"])
+def test_processes_learn_the_same_model_on_the_synthetic_corpus(synthetic, task):
+    forest, y, _ = synthetic
+    if task == "multiclass":
+        y = [c if i % 3 else "other" for i, c in enumerate(y)]
+    settings_ = dict(algorithm="frequency", n_rounds=30, include_root_patterns=task == "multiclass")
+    reference = fit_bytes(forest, y, 1, None, **settings_)
+    for n_workers in (1, 2, 3):
+        assert fit_bytes(forest, y, n_workers, "processes", **settings_) == reference
+
+
+def test_execution_settings_are_parameters_but_not_part_of_the_model(synthetic):
+    forest, y, _ = synthetic
+    clf = TreeBoostClassifier("bact", n_rounds=3, n_workers=2, backend="local")
+    assert clf.get_params()["n_workers"] == 2 and clf.get_params()["backend"] == "local"
+    assert clf.set_params(ray_address="auto").ray_address == "auto"
+    data = classifier_to_dict(clf.set_params(ray_address=None).fit(forest, y))
+    assert not {"n_workers", "backend", "ray_address"} & set(data["params"])
+    for bad, match in [(dict(n_workers=0), "n_workers"), (dict(n_workers=True), "n_workers"),
+                       (dict(backend="threads"), "backend")]:
+        with pytest.raises(ValueError, match=match):
+            TreeBoostClassifier(**bad).fit(forest, y)
+
+
+def test_a_killed_worker_raises_an_error_naming_the_worker_and_round(synthetic):
+    forest, y, _ = synthetic
+    clf = TreeBoostClassifier("frequency", n_rounds=10, n_workers=2, backend="processes").start(forest, y)
+    clf.boost(2)
+    victim = clf.space_.processes[1]
+    os.kill(victim.pid, signal.SIGKILL)
+    victim.join(timeout=10)
+    with pytest.raises(WorkerDiedError, match=r"worker 1 \(process \d+\) died \(signal 9\) in boosting round 3"):
+        clf.boost(3)
+    assert not any(p.is_alive() for p in clf.space_.processes)
+
+
+def test_ctrl_c_stops_every_worker(tmp_path, synthetic):
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys
+        from spacy_treeboost.learning.learner import TreeBoostClassifier
+        from spacy_treeboost.trees import read_bact
+        if __name__ == "__main__":
+            forest, y = read_bact({str(synthetic[2])!r})
+            clf = TreeBoostClassifier("frequency", n_rounds=10**6, n_workers=2, backend="processes").start(forest, y)
+            print(*clf.space_.pids, flush=True)
+            while True:
+                clf.boost(1000)
+    """))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                            text=True, start_new_session=True)
+    pids = [int(p) for p in proc.stdout.readline().split()]
+    assert len(pids) == 2
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert "KeyboardInterrupt" in err
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+def test_learn_command_takes_the_worker_settings(tmp_path, synthetic):
+    _, _, train = synthetic
+    models = []
+    for extra in ([], ["--n-workers", "2", "--backend", "processes"], ["--n-workers", "3", "--backend", "local"]):
+        model = tmp_path / f"model{len(models)}.bin"
+        result = subprocess.run([sys.executable, "-m", "spacy_treeboost", "learn", str(train), str(model), "--algorithm",
+                                 "frequency", "--rounds", "15", *extra], capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+        models.append(model.read_bytes())
+    assert models[0] == models[1] == models[2]
+    result = subprocess.run([sys.executable, "-m", "spacy_treeboost", "learn", str(train), str(tmp_path / "x.bin"),
+                             "--algorithm", "frequency", "--n-workers", "0"], capture_output=True, text=True)
+    assert result.returncode == 2 and "n_workers=0 is invalid" in result.stderr
+
+
+def test_missing_ray_names_the_extra(monkeypatch, synthetic):
+    forest, y, _ = synthetic
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(ImportError, match=r'pip install "spacy-treeboost\[ray\]"'):
+        TreeBoostClassifier(n_workers=2, backend="ray").fit(forest, y)
+
+
+@pytest.fixture(scope="session")
+def ray_session():
+    ray = pytest.importorskip("ray")
+    if not ray.is_initialized():
+        ray.init(num_cpus=2, log_to_driver=False)
+    return ray
+
+
+def test_ray_learns_the_same_model_and_reports_a_lost_worker(synthetic, ray_session):
+    forest, y, _ = synthetic
+    y3 = [c if i % 3 else "other" for i, c in enumerate(y)]
+    settings_ = dict(algorithm="bact", n_rounds=20)
+    reference = fit_bytes(forest, y3, 1, None, **settings_)
+    for n_workers in (2, 3):
+        assert fit_bytes(forest, y3, n_workers, "ray", **settings_) == reference
+    clf = TreeBoostClassifier(n_workers=2, backend="ray", n_rounds=5).start(forest, y)
+    clf.boost(1)
+    ray_session.kill(clf.space_.actors[0])
+    with pytest.raises(WorkerDiedError, match=r"worker 0 \(Ray actor\) died in boosting round 2"):
+        clf.boost(1)
