@@ -70,7 +70,7 @@ def cmd_trace(a: argparse.Namespace) -> dict:
 def cmd_decide(a: argparse.Namespace) -> dict:
     import srsly
 
-    from spacy_treeboost.learning.learner import classifier_from_dict
+    from spacy_treeboost.learning.classifier_files import classifier_from_dict
     from spacy_treeboost.trees.forest import read_bact
 
     clf = classifier_from_dict(srsly.msgpack_loads(Path(a.model).read_bytes()))

@@ -50,7 +50,9 @@ def load_forest(train: str) -> Any:
 def child_fit(spec: Dict[str, Any]) -> Dict[str, Any]:
     import srsly
 
-    from spacy_treeboost.learning.learner import TreeBoostClassifier, classifier_to_dict
+    from spacy_treeboost.learning.learner import TreeBoostClassifier
+
+    from spacy_treeboost.learning.classifier_files import classifier_to_dict
 
     t0 = time.perf_counter()
     forest, y = load_forest(spec["train"])

@@ -27,7 +27,7 @@ def _fail(message: str) -> None:
 
 def _load(model: Path):
     from .files import check_model_file
-    from .learning.learner import classifier_from_bytes
+    from .learning.classifier_files import classifier_from_bytes
 
     try:
         check_model_file(model, ModelFormatError, "spacy-treeboost model file")
@@ -105,7 +105,9 @@ def learn(
     """Learn subtree rules from a BACT-format file."""
     from tqdm import tqdm
 
-    from .learning.learner import TreeBoostClassifier, classifier_to_bytes, resolve_min_support
+    from .learning.learner import TreeBoostClassifier, resolve_min_support
+
+    from .learning.classifier_files import classifier_to_bytes
 
     _check_writable(model)
     forest, classes = _read(train)
@@ -160,7 +162,7 @@ def learn(
 def _learn_linear(forest, classes, model: Path, algorithm: str, booster, opts: dict) -> None:
     """Fit the subtree-linear model, or refit the rules of `booster` (whose settings are the shared ones)."""
     from .learning.corrective import CorrectiveBoostClassifier
-    from .learning.learner import classifier_to_bytes
+    from .learning.classifier_files import classifier_to_bytes
     from .learning.subtree_linear import SubtreeLinearClassifier
 
     fit = dict(C=opts["C"], l1_ratio=opts["l1_ratio"], cv=opts["cv"])

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from reference import forests, random_trees
 from spacy_treeboost.learning.backends import WorkerDiedError, assign_root_labels
 from spacy_treeboost.learning.corrective import CorrectiveBoostClassifier
-from spacy_treeboost.learning.learner import TreeBoostClassifier, _label_rank, classifier_to_dict
+from spacy_treeboost.learning.learner import TreeBoostClassifier, _label_rank
+from spacy_treeboost.learning.classifier_files import classifier_to_dict
 from spacy_treeboost.trees import Forest, read_bact
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -12,7 +12,8 @@ from spacy.tokens import DocBin
 
 from spacy_treeboost.datasets.corpora import CorpusFormatError, iter_jsonl
 from spacy_treeboost.files import seal
-from spacy_treeboost.learning.learner import CLASSIFIER_FORMAT, TreeBoostClassifier, classifier_to_dict
+from spacy_treeboost.learning.learner import TreeBoostClassifier
+from spacy_treeboost.learning.classifier_files import CLASSIFIER_FORMAT, classifier_to_dict
 from spacy_treeboost.datasets.readers import JsonlCorpus
 from spacy_treeboost.trees import Forest
 

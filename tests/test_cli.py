@@ -4,7 +4,7 @@ import sys
 import pytest
 import srsly
 
-from spacy_treeboost.learning.learner import classifier_from_dict
+from spacy_treeboost.learning.classifier_files import classifier_from_dict
 from spacy_treeboost.trees.forest import Forest, decode_label, read_bact
 
 TRAIN = """\

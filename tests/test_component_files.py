@@ -6,7 +6,7 @@ import spacy
 import srsly
 
 from test_treeboost_textcat import trained_nlp
-from spacy_treeboost.learning.learner import classifier_to_dict
+from spacy_treeboost.learning.classifier_files import classifier_to_dict
 from spacy_treeboost.models.rules import ModelFormatError
 
 TEXTS = ["good movie", "not good at all", "bad film"]

@@ -110,7 +110,7 @@ def test_resuming_equals_one_run():
 
 
 def test_classifier_dict_round_trip():
-    from spacy_treeboost.learning.learner import classifier_from_dict, classifier_to_dict
+    from spacy_treeboost.learning.classifier_files import classifier_from_dict, classifier_to_dict
 
     trees, _ = random_trees(21, min_docs=6)
     f = Forest.from_trees(trees)
@@ -334,7 +334,7 @@ def test_clone_pickle_and_deepcopy_fitted_and_unfitted():
 
 
 def test_integer_and_boolean_classes_survive_save_and_load():
-    from spacy_treeboost.learning.learner import classifier_from_dict, classifier_to_dict
+    from spacy_treeboost.learning.classifier_files import classifier_from_dict, classifier_to_dict
 
     f = Forest.from_trees(random_trees(8, min_docs=6, max_docs=6)[0])
     for y in ([0, 1, 0, 1, 0, 1], [True, False, True, False, True, False], [3, 1, 2, 3, 1, 2]):

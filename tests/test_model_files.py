@@ -9,13 +9,8 @@ from hypothesis import given, settings, strategies as st
 
 from test_treeboost_textcat import trained_nlp
 from spacy_treeboost.files import seal, unseal
-from spacy_treeboost.learning.learner import (
-    TreeBoostClassifier,
-    classifier_from_bytes,
-    classifier_from_dict,
-    classifier_to_bytes,
-    classifier_to_dict,
-)
+from spacy_treeboost.learning.learner import TreeBoostClassifier
+from spacy_treeboost.learning.classifier_files import classifier_from_bytes, classifier_from_dict, classifier_to_bytes, classifier_to_dict
 from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
 from spacy_treeboost.models.rules import ModelFormatError, RuleSet
 from spacy_treeboost.trees.forest import Forest

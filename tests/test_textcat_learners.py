@@ -8,7 +8,8 @@ import spacy
 from test_treeboost_textcat import TRAIN, make_examples
 from spacy_treeboost.learning.corrective import CorrectiveBoostClassifier
 from spacy_treeboost.trees.doc_trees import TreeSpec, docs_to_forest
-from spacy_treeboost.learning.learner import TreeBoostClassifier, classifier_to_dict
+from spacy_treeboost.learning.learner import TreeBoostClassifier
+from spacy_treeboost.learning.classifier_files import classifier_to_dict
 from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
 
 TEXTS = [t for t, _ in TRAIN]

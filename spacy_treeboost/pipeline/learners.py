@@ -93,7 +93,7 @@ def split_learner(learner: Any) -> Tuple[Any, bool]:
 
 def learner_settings(learner: Any) -> Dict[str, Any]:
     """A learner's registered name and plain settings, for the component's cfg."""
-    from ..learning.learner import _plain_params
+    from ..learning.classifier_files import _plain_params
 
     names = {cls: name for name, cls in LEARNERS.items()}
     return {"@learners": names[type(learner)], **_plain_params(learner)}

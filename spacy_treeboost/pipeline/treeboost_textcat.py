@@ -32,14 +32,8 @@ from ..files import (
     unseal_component_model,
     write_bytes_atomic,
 )
-from ..learning.learner import (
-    RuleClassifier,
-    TreeBoostClassifier,
-    check_rounds,
-    classifier_from_dict,
-    classifier_to_dict,
-    margins_to_proba,
-)
+from ..learning.classifier_files import classifier_from_dict, classifier_to_dict
+from ..learning.learner import RuleClassifier, TreeBoostClassifier, check_rounds, margins_to_proba
 from ..learning.subtree_linear import SubtreeLinearClassifier
 from ..models.rules import ModelFormatError
 from ..trees.doc_trees import DocIndexer, TreeSpec, docs_to_forest
