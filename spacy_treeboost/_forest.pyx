@@ -1,12 +1,9 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 # distutils: language = c++
 """Preorder layout of dependency trees, without recursion."""
-from libc.stdint cimport int32_t, int64_t
-from libc.string cimport memchr, memcmp
-from libcpp.string cimport string
-from libcpp.unordered_map cimport unordered_map
+from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.string cimport memchr, memcmp, memcpy
 from libcpp.vector cimport vector
-from cython.operator cimport dereference as deref
 
 import numpy
 
@@ -111,7 +108,15 @@ cdef Py_ssize_t utf8_error_at(const unsigned char* p, Py_ssize_t n) noexcept nog
     """Offset of the first byte that is not valid UTF-8 (as Python decodes it), or -1."""
     cdef Py_ssize_t i = 0, k, m
     cdef unsigned char c
+    cdef uint64_t word
     while i < n:
+        while i + 8 <= n:
+            memcpy(&word, p + i, 8)
+            if word & 0x8080808080808080ULL:
+                break
+            i += 8
+        if i >= n:
+            break
         c = p[i]
         if c < 0x80:
             i += 1
@@ -137,6 +142,73 @@ cdef Py_ssize_t utf8_error_at(const unsigned char* p, Py_ssize_t n) noexcept nog
     return -1
 
 
+cdef struct Slot:
+    uint64_t hash
+    int64_t start
+    int32_t length
+    int32_t value
+
+
+cdef inline uint64_t hash_bytes(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t h = 1469598103934665603ULL
+    cdef Py_ssize_t i
+    for i in range(n):
+        h = (h ^ p[i]) * 1099511628211ULL
+    return h ^ (h >> 29)
+
+
+cdef class SpellingTable:
+    """Byte strings to int32 values: open addressing over one byte arena (no allocation per lookup)."""
+    cdef vector[Slot] slots
+    cdef vector[unsigned char] arena
+    cdef Py_ssize_t used
+
+    def __cinit__(self):
+        cdef Slot empty
+        empty.hash = 0
+        empty.start = -1
+        empty.length = 0
+        empty.value = 0
+        self.slots.assign(1024, empty)
+
+    cdef inline Slot* find(self, const unsigned char* p, Py_ssize_t n, uint64_t h) noexcept nogil:
+        """The slot holding p[:n], or the empty slot where it belongs."""
+        cdef size_t mask = self.slots.size() - 1, i = h & mask
+        cdef Slot* s
+        while True:
+            s = &self.slots[i]
+            if s.start < 0 or (s.hash == h and s.length == n and memcmp(&self.arena[s.start], p, n) == 0):
+                return s
+            i = (i + 1) & mask
+
+    cdef void insert(self, const unsigned char* p, Py_ssize_t n, uint64_t h, int32_t value):
+        cdef Slot* s = self.find(p, n, h)
+        s.hash = h
+        s.start = self.arena.size()
+        s.length = n
+        s.value = value
+        self.arena.insert(self.arena.end(), p, p + n)
+        self.used += 1
+        if 2 * self.used > <Py_ssize_t>self.slots.size():
+            self._grow()
+
+    cdef void _grow(self):
+        cdef vector[Slot] old = self.slots
+        cdef Slot empty
+        empty.start = -1
+        empty.hash = 0
+        empty.length = 0
+        empty.value = 0
+        self.slots.assign(2 * old.size(), empty)
+        cdef size_t mask = self.slots.size() - 1, i, k
+        for k in range(old.size()):
+            if old[k].start >= 0:
+                i = old[k].hash & mask
+                while self.slots[i].start >= 0:
+                    i = (i + 1) & mask
+                self.slots[i] = old[k]
+
+
 cdef class BactParser:
     """Parse BACT lines (`LABEL (tree)`) straight into preorder forest arrays.
 
@@ -144,8 +216,7 @@ cdef class BactParser:
     reach Python (`decode`, then `vocab.add` or `vocab.get`). `take()` returns
     the documents parsed since the previous call.
     """
-    cdef unordered_map[string, int32_t] label_ids
-    cdef unordered_map[string, int32_t] class_ids
+    cdef SpellingTable label_ids, class_ids
     cdef list class_strings
     cdef object vocab, decode, error
     cdef bint add_labels
@@ -161,6 +232,8 @@ cdef class BactParser:
         self.decode = decode
         self.error = error
         self.class_strings = []
+        self.label_ids = SpellingTable()
+        self.class_ids = SpellingTable()
         self.offsets.push_back(0)
 
     @property
@@ -168,17 +241,16 @@ cdef class BactParser:
         return self.doc_class.size()
 
     cdef int32_t _label_id(self, const unsigned char* p, Py_ssize_t n, bint first) except -2:
-        cdef string key = string(<const char*>p, n)
-        cdef unordered_map[string, int32_t].iterator it
         if first and ((n == 4 and memcmp(p, b"ROOT", 4) == 0) or memchr(p, 37, n) != NULL):
             if self._decoded(p, n) == "ROOT":
                 return 0
-        it = self.label_ids.find(key)
-        if it != self.label_ids.end():
-            return deref(it).second
+        cdef uint64_t h = hash_bytes(p, n)
+        cdef Slot* slot = self.label_ids.find(p, n, h)
+        if slot.start >= 0:
+            return slot.value
         text = self._decoded(p, n)
         cdef int32_t i = self.vocab.add(text) if self.add_labels else self.vocab.get(text, -1)
-        self.label_ids[key] = i
+        self.label_ids.insert(p, n, h, i)
         return i
 
     cdef str _decoded(self, const unsigned char* p, Py_ssize_t n):
@@ -200,7 +272,8 @@ cdef class BactParser:
         cdef int s
         cdef int64_t base = self.labels.size()
         cdef int32_t local = 0, cls, label_id
-        cdef unordered_map[string, int32_t].iterator it
+        cdef Slot* slot
+        cdef uint64_t h
         cdef Py_ssize_t bad = utf8_error_at(p, n)
         if bad >= 0:
             self.err_pos = bad
@@ -233,14 +306,14 @@ cdef class BactParser:
             q += s
         if q == end or q[0] != b"(":
             return ERR_NO_TREE_START
-        key = string(<const char*>p, rest - 1 - p)
-        it = self.class_ids.find(key)
-        if it != self.class_ids.end():
-            cls = deref(it).second
+        h = hash_bytes(p, rest - 1 - p)
+        slot = self.class_ids.find(p, rest - 1 - p, h)
+        if slot.start >= 0:
+            cls = slot.value
         else:
             cls = len(self.class_strings)
             self.class_strings.append(self._decoded(p, rest - 1 - p))
-            self.class_ids[key] = cls
+            self.class_ids.insert(p, rest - 1 - p, h, cls)
         self.stack.clear()
         q = rest
         while q < end:

@@ -334,7 +334,7 @@ def _parse_source(parser: BactParser, source: PathOrLines) -> Iterator[None]:
                 cut = max(buf.rfind(b"\n"), buf.rfind(b"\r", 0, len(buf) - 1)) + 1
                 rest = buf[cut:]
                 if cut:
-                    lineno += parser.parse_lines(buf[:cut], prefix, lineno)
+                    lineno += parser.parse_lines(memoryview(buf)[:cut], prefix, lineno)
                     yield
     else:
         for lineno, line in enumerate(source, 1):
