@@ -335,8 +335,9 @@ cdef class SearchSpace:
         if self.cache_bytes() > self.max_cache_bytes:
             raise MemoryError(
                 f"The subtree search space needs more than max_cache_mb={self.max_cache_bytes >> 20} MB "
-                f"({self.n_nodes} patterns cached). Raise max_cache_mb, lower max_pattern_size "
-                f"or raise min_support.")
+                f"({self.n_nodes} patterns cached over {self.n_docs} documents). Raise max_cache_mb (if the "
+                f"machine has the memory), lower max_pattern_size (now {self.max_pattern_size}) or raise "
+                f"min_support (now {self.min_support}; 2 or more drops the subtrees of a single document).")
         return 0
 
     cdef inline int32_t _doc_of(self, int32_t node, int32_t hint) noexcept nogil:

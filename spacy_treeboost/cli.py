@@ -217,7 +217,7 @@ def classify(
     out = sys.stdout
     for forest, gold in _stream(test, vocab, add_labels=rules is None):
         F = clf.decision_function(forest)
-        pred = clf.predict(forest)
+        pred = clf.predict_from_margins(F)
         out.write("".join(f"{encode_label(str(p))} {(F[i] if F.ndim == 1 else F[i].max()):.6f}\n"
                           for i, p in enumerate(pred)))
         n_docs += len(pred)

@@ -6,6 +6,7 @@ space; each class ("head") keeps its own document scores, from which the
 boosting weights are recomputed in log space every round.
 """
 import math
+import os
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -28,6 +29,15 @@ def _label_rank(strings: Sequence[str]) -> numpy.ndarray:
     rank = numpy.empty(len(strings), dtype=numpy.int32)
     rank[order] = numpy.arange(len(strings), dtype=numpy.int32)
     return rank
+
+
+def default_max_cache_mb() -> int:
+    """Half of the machine's physical memory in MiB (4096 when the system does not tell)."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 4096
+    return max(256, total // 2 >> 20)
 
 
 def boosting_weights(scores: numpy.ndarray, y: numpy.ndarray) -> numpy.ndarray:
@@ -151,7 +161,10 @@ class RuleClassifier:
                                 multilabel=self.multilabel_)
 
     def predict(self, X: Forest) -> List[Any]:
-        F = self.decision_function(X)
+        return self.predict_from_margins(self.decision_function(X))
+
+    def predict_from_margins(self, F: numpy.ndarray) -> List[Any]:
+        """The predictions for margins returned by `decision_function`."""
         if self.multilabel_:
             return [[c for c, f in zip(self.classes_, row) if f > 0] for row in F]
         if F.ndim == 1:
@@ -177,7 +190,8 @@ class TreeBoostClassifier(RuleClassifier):
     include_root_patterns (bool): Allow subtrees that contain the virtual root.
     positive_class (Optional[str]): For two classes, the one whose margin is
         positive. Default: "+1"/"1" when present, else the second sorted class.
-    max_cache_mb (int): Memory cap for the cached search space.
+    max_cache_mb (Optional[int]): Memory cap for the cached search space in MiB;
+        None means `default_max_cache_mb()`, half of the machine's memory.
     """
 
     def __init__(
@@ -192,7 +206,7 @@ class TreeBoostClassifier(RuleClassifier):
         boosting: str = "adaboost",
         include_root_patterns: bool = False,
         positive_class: Optional[Any] = None,
-        max_cache_mb: int = 4096,
+        max_cache_mb: Optional[int] = None,
     ) -> None:
         self.algorithm = algorithm
         self.criterion = criterion
@@ -229,8 +243,8 @@ class TreeBoostClassifier(RuleClassifier):
             raise bad("n_rounds", "use a whole number >= 0")
         if self.smoothing is not None and not (math.isfinite(self.smoothing) and self.smoothing > 0):
             raise bad("smoothing", "use a positive number, or None for 1/m")
-        if not self.max_cache_mb or self.max_cache_mb <= 0:
-            raise bad("max_cache_mb", "use a positive number of megabytes")
+        if self.max_cache_mb is not None and (not self.max_cache_mb or self.max_cache_mb <= 0):
+            raise bad("max_cache_mb", "use a positive number of megabytes, or None for half of the machine's memory")
 
     def fit(self, X: Forest, y: Sequence[Any], callback: Optional[Callable[[Dict[str, Any]], None]] = None) -> "TreeBoostClassifier":
         """Learn `n_rounds` rules per class.
@@ -264,7 +278,8 @@ class TreeBoostClassifier(RuleClassifier):
         self.space_ = SearchSpace(
             X.labels, X.parents, X.offsets, _label_rank(self._vocab),
             max_pattern_size=self.max_pattern_size, min_support=self.min_support,
-            include_root=self.include_root_patterns, max_cache_bytes=int(self.max_cache_mb) << 20)
+            include_root=self.include_root_patterns,
+            max_cache_bytes=int(self.max_cache_mb if self.max_cache_mb is not None else default_max_cache_mb()) << 20)
         if self.space_.n_patterns == 0:
             raise ValueError(
                 "The training trees contain no subtree to learn from (are the documents empty, or is min_support "
@@ -321,7 +336,7 @@ class TreeBoostClassifier(RuleClassifier):
             b = 0.5 * math.log((Wp + eps) / (Wn + eps))
             h = numpy.full(len(w), b)
             h[docs] = numpy.where(counts >= z, a, -a)
-        Z = float(numpy.dot(w, numpy.exp(-head.y * h)))
+        Z = float(numpy.sum(w * numpy.exp(-head.y * h)))
         head.scores += h
         code = tuple((d, self._vocab[l]) for d, l in space.pattern_code(node))
         self.rules_.add(k, code, z, a, b)
