@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 # distutils: language = c++
 """Preorder layout of dependency trees, without recursion."""
-from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.string cimport memchr, memcmp, memcpy
 from libcpp.vector cimport vector
 
@@ -143,9 +143,10 @@ cdef Py_ssize_t utf8_error_at(const unsigned char* p, Py_ssize_t n) noexcept nog
 
 
 cdef struct Slot:
-    uint64_t hash
-    int64_t start
+    uint64_t prefix
+    uint32_t hash
     int32_t length
+    int64_t start
     int32_t value
 
 
@@ -154,40 +155,62 @@ cdef inline uint64_t hash_bytes(const unsigned char* p, Py_ssize_t n) noexcept n
     cdef Py_ssize_t i
     for i in range(n):
         h = (h ^ p[i]) * 1099511628211ULL
-    return h ^ (h >> 29)
+    return (h ^ (h >> 32)) * 0x9E3779B97F4A7C15ULL
+
+
+cdef inline uint64_t prefix_of(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t x = 0
+    memcpy(&x, p, n if n < 8 else 8)
+    return x
 
 
 cdef class SpellingTable:
-    """Byte strings to int32 values: open addressing over one byte arena (no allocation per lookup)."""
+    """Byte strings to int32 values: open addressing over one byte arena (no allocation per lookup).
+
+    A slot keeps the first 8 bytes, so most lookups compare no arena bytes.
+    """
     cdef vector[Slot] slots
     cdef vector[unsigned char] arena
     cdef Py_ssize_t used
+    cdef int shift
 
     def __cinit__(self):
         cdef Slot empty
+        empty.prefix = 0
         empty.hash = 0
         empty.start = -1
         empty.length = 0
         empty.value = 0
         self.slots.assign(1024, empty)
+        self.shift = 64 - 10
 
     cdef inline Slot* find(self, const unsigned char* p, Py_ssize_t n, uint64_t h) noexcept nogil:
         """The slot holding p[:n], or the empty slot where it belongs."""
-        cdef size_t mask = self.slots.size() - 1, i = h & mask
+        cdef size_t mask = self.slots.size() - 1, i = h >> self.shift
+        cdef uint64_t prefix = prefix_of(p, n)
+        cdef uint32_t h32 = <uint32_t>h
         cdef Slot* s
         while True:
             s = &self.slots[i]
-            if s.start < 0 or (s.hash == h and s.length == n and memcmp(&self.arena[s.start], p, n) == 0):
+            if s.start < 0:
+                return s
+            if s.hash == h32 and s.length == n and s.prefix == prefix and (
+                    n <= 8 or memcmp(&self.arena[s.start + 8], p + 8, n - 8) == 0):
                 return s
             i = (i + 1) & mask
 
+    cdef inline void prefetch(self, uint64_t h) noexcept nogil:
+        __builtin_prefetch(&self.slots[h >> self.shift])
+
     cdef void insert(self, const unsigned char* p, Py_ssize_t n, uint64_t h, int32_t value):
         cdef Slot* s = self.find(p, n, h)
-        s.hash = h
+        s.prefix = prefix_of(p, n)
+        s.hash = <uint32_t>h
         s.start = self.arena.size()
         s.length = n
         s.value = value
         self.arena.insert(self.arena.end(), p, p + n)
+        self.arena.resize(self.arena.size() + 8)
         self.used += 1
         if 2 * self.used > <Py_ssize_t>self.slots.size():
             self._grow()
@@ -195,18 +218,33 @@ cdef class SpellingTable:
     cdef void _grow(self):
         cdef vector[Slot] old = self.slots
         cdef Slot empty
+        empty.prefix = 0
         empty.start = -1
         empty.hash = 0
         empty.length = 0
         empty.value = 0
         self.slots.assign(2 * old.size(), empty)
+        self.shift -= 1
         cdef size_t mask = self.slots.size() - 1, i, k
         for k in range(old.size()):
             if old[k].start >= 0:
-                i = old[k].hash & mask
+                i = self._rehash(k, old) >> self.shift
                 while self.slots[i].start >= 0:
                     i = (i + 1) & mask
                 self.slots[i] = old[k]
+
+    cdef uint64_t _rehash(self, size_t k, vector[Slot]& old):
+        return hash_bytes(&self.arena[old[k].start], old[k].length)
+
+
+cdef struct Pending:
+    int64_t offset
+    int64_t length
+    uint64_t hash
+
+
+cdef extern from *:
+    void __builtin_prefetch(const void* address) noexcept nogil
 
 
 cdef class BactParser:
@@ -222,6 +260,7 @@ cdef class BactParser:
     cdef bint add_labels
     cdef vector[int32_t] labels, parents, depths, doc_class, stack
     cdef vector[int64_t] offsets
+    cdef vector[Pending] pending
     cdef Py_ssize_t err_pos, err_len
     cdef str where_prefix
     cdef int64_t lineno
@@ -240,11 +279,10 @@ cdef class BactParser:
     def n_docs(self) -> int:
         return self.doc_class.size()
 
-    cdef int32_t _label_id(self, const unsigned char* p, Py_ssize_t n, bint first) except -2:
+    cdef int32_t _label_id(self, const unsigned char* p, Py_ssize_t n, bint first, uint64_t h) except -2:
         if first and ((n == 4 and memcmp(p, b"ROOT", 4) == 0) or memchr(p, 37, n) != NULL):
             if self._decoded(p, n) == "ROOT":
                 return 0
-        cdef uint64_t h = hash_bytes(p, n)
         cdef Slot* slot = self.label_ids.find(p, n, h)
         if slot.start >= 0:
             return slot.value
@@ -315,6 +353,7 @@ cdef class BactParser:
             self.class_strings.append(self._decoded(p, rest - 1 - p))
             self.class_ids.insert(p, rest - 1 - p, h, cls)
         self.stack.clear()
+        self.pending.clear()
         q = rest
         while q < end:
             s = space_len(q, end)
@@ -324,7 +363,7 @@ cdef class BactParser:
             self.err_pos = q - rest
             if q[0] == b")":
                 if self.stack.empty():
-                    return self._undo(base, ERR_UNBALANCED)
+                    return self._fail(base, ERR_UNBALANCED, p)
                 self.stack.pop_back()
                 q += 1
                 continue
@@ -332,23 +371,26 @@ cdef class BactParser:
                 self.err_len = 1
                 while q + self.err_len < end and (q[self.err_len] & 0xC0) == 0x80:
                     self.err_len += 1
-                return self._undo(base, ERR_JUNK)
+                return self._fail(base, ERR_JUNK, p)
             q += 1
             lab = q
             while q < end and q[0] != b"(" and q[0] != b")" and space_len(q, end) == 0:
                 q += 1
             if q == lab:
-                return self._undo(base, ERR_EMPTY_LABEL)
+                return self._fail(base, ERR_EMPTY_LABEL, p)
             if local and self.stack.empty():
-                return self._undo(base, ERR_SECOND_TREE)
+                return self._fail(base, ERR_SECOND_TREE, p)
             if base + local >= INT32_LIMIT:
-                return self._undo(base, ERR_TOO_MANY_NODES)
-            label_id = self._label_id(lab, q - lab, local == 0)
+                return self._fail(base, ERR_TOO_MANY_NODES, p)
+            h = hash_bytes(lab, q - lab)
+            self.label_ids.prefetch(h)
+            self.pending.push_back(Pending(lab - p, q - lab, h))
             self.parents.push_back(-1 if self.stack.empty() else <int32_t>(self.offsets.back() + self.stack.back()))
             self.depths.push_back(self.stack.size())
-            self.labels.push_back(label_id)
+            self.labels.push_back(-1)
             self.stack.push_back(local)
             local += 1
+        self._resolve(base, p)
         if local == 0:
             return self._undo(base, ERR_NO_TREE)
         if not self.stack.empty():
@@ -357,6 +399,20 @@ cdef class BactParser:
         self.offsets.push_back(self.labels.size())
         self.doc_class.push_back(cls)
         return LINE_OK
+
+    cdef int _resolve(self, int64_t base, const unsigned char* p) except -1:
+        """Look up the labels of the line in order (their slots were prefetched while parsing)."""
+        cdef size_t k
+        for k in range(self.pending.size()):
+            self.labels[base + k] = self._label_id(p + self.pending[k].offset, self.pending[k].length,
+                                                   k == 0, self.pending[k].hash)
+        self.pending.clear()
+        return 0
+
+    cdef int _fail(self, int64_t base, int code, const unsigned char* p) except -1:
+        """A format error after the pending labels: their decoding errors come first, as in reading order."""
+        self._resolve(base, p)
+        return self._undo(base, code)
 
     cdef int _undo(self, int64_t base, int code):
         self.labels.resize(base)
