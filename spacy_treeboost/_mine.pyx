@@ -377,6 +377,23 @@ cdef class SearchSpace:
         return (self.n_nodes * sizeof(PNode) + self.occ.capacity() * 24 + self.occ_bytes
                 + 4 * (self.pool_docs.capacity() + self.pool_counts.capacity()))
 
+    def memory_report(self) -> dict:
+        """Bytes held per part of the search space (capacities, not sizes), to see what grows."""
+        cdef Py_ssize_t k, unexpanded = 0
+        for k in range(self.occ.size()):
+            unexpanded += self.occ[k].capacity() > 0
+        return {
+            "patterns": self.n_nodes,
+            "pattern_nodes": self.chunks.size() * CHUNK * sizeof(PNode),
+            "child_scan": self.scan.capacity() * sizeof(Scan),
+            "pattern_documents": 4 * (self.pool_docs.capacity() + self.pool_counts.capacity()),
+            "pattern_document_entries": self.pool_docs.size(),
+            "occurrence_lists": self.occ_bytes,
+            "occurrence_headers": self.occ.capacity() * 24,
+            "occurrence_lists_held": unexpanded,
+            "forest_links": 4 * self.next_sib.capacity() + 8 * self.doc_start.capacity(),
+        }
+
     @property
     def n_patterns(self) -> int:
         return self.n_nodes

@@ -171,7 +171,7 @@ def _learn_linear(forest, classes, model: Path, algorithm: str, booster, opts: d
                err=True)
 
 
-CLASSIFY_BATCH = 1000
+CLASSIFY_BATCH = 250
 
 
 def _stream(path: Path, vocab, add_labels: bool):
