@@ -126,6 +126,8 @@ cdef class SearchSpace:
                 raise MemoryError("cannot allocate the subtree search space")
             self.chunks.push_back(chunk)
         self.node(self.n_nodes)[0] = p
+        if self.scan.size() == self.scan.capacity():
+            self.scan.reserve(grown(self.scan.capacity(), 1))
         self.scan.push_back(Scan(p.n_docs, p.label))
         self.n_nodes += 1
         return self.n_nodes - 1
@@ -250,6 +252,9 @@ cdef class SearchSpace:
         self.node(i)[0].doc_off = self.pool_docs.size()
         self.node(i)[0].n_docs = pd.size()
         self.scan[i].docs = -(pd[0].second + 1) if pd.size() == 1 else <int32_t>pd.size()
+        if self.pool_docs.size() + pd.size() > self.pool_docs.capacity():
+            self.pool_docs.reserve(grown(self.pool_docs.capacity(), pd.size()))
+            self.pool_counts.reserve(self.pool_docs.capacity())
         for k in range(pd.size()):
             self.pool_docs.push_back(pd[k].second)
             self.pool_counts.push_back(<int32_t>(-pd[k].first))
@@ -734,6 +739,12 @@ cdef inline double bound(int crit, double Ap, double An, double Wp, double Wn, d
     Bp = sqrt(ap + An) + sqrt(Wp + (Ap - ap)) - sqrt(Wn)
     Bn = sqrt(Ap + an) + sqrt(Wn + (An - an)) - sqrt(Wp)
     return Bp if Bp > Bn else Bn
+
+
+cdef inline size_t grown(size_t capacity, size_t extra) noexcept nogil:
+    """A capacity one eighth larger (and room for `extra`): arrays that grow all along waste at most
+    an eighth, where doubling wastes up to half."""
+    return capacity + capacity // 8 + extra + 1024
 
 
 cdef inline double max0(double x) noexcept nogil:
