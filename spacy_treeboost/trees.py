@@ -14,11 +14,12 @@ survives a round trip.
 """
 import re
 from pathlib import Path
-from typing import IO, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import IO, TYPE_CHECKING, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy
 
-from ._forest import BactParser
+if TYPE_CHECKING:
+    from ._forest import BactParser
 
 ROOT_LABEL = "\x00ROOT"
 ROOT_TEXT = "ROOT"
@@ -305,17 +306,19 @@ _CHUNK_BYTES = 1 << 20
 _BOM = b"\xef\xbb\xbf"
 
 
-def _parser(vocab: Optional[LabelVocab], add_labels: bool) -> Tuple[LabelVocab, BactParser]:
+def _parser(vocab: Optional[LabelVocab], add_labels: bool) -> Tuple[LabelVocab, "BactParser"]:
+    from ._forest import BactParser
+
     vocab = vocab if vocab is not None else LabelVocab()
     return vocab, BactParser(vocab, add_labels, decode_label, BactFormatError)
 
 
-def _forest_of(parser: BactParser, vocab: LabelVocab) -> Tuple[Forest, List[str]]:
+def _forest_of(parser: "BactParser", vocab: LabelVocab) -> Tuple[Forest, List[str]]:
     labels, parents, depths, offsets, classes = parser.take()
     return Forest(labels, parents, depths, offsets, vocab), classes
 
 
-def _parse_source(parser: BactParser, source: PathOrLines) -> Iterator[None]:
+def _parse_source(parser: "BactParser", source: PathOrLines) -> Iterator[None]:
     """Feed `source` to `parser`, yielding after each block of lines."""
     if isinstance(source, (str, Path)):
         prefix = f"{source}: "
