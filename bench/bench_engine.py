@@ -556,9 +556,15 @@ def render(results: Dict[str, Any]) -> str:
            if src["start"]["uncommitted_product_files"] else "; no uncommitted changes in the product files")
         + ".",
     ]
-    if src.get("kernels_changed_during_run"):
+    end_kernels = src.get("end", {}).get("kernels", {})
+    so_changed = any(end_kernels.get(k, {}).get("so_sha256") != v["so_sha256"] for k, v in src["start"]["kernels"].items())
+    if src.get("kernels_changed_during_run") and (so_changed or not end_kernels):
         lines.append("- **Warning**: the compiled kernels changed while the benchmark ran (another build); "
                      "figures before and after the change may describe different code.")
+    elif src.get("kernels_changed_during_run"):
+        edited = [k for k, v in end_kernels.items() if v.get("stale")]
+        lines.append(f"- The compiled kernels were the same build from start to end; {', '.join(edited)}.pyx was "
+                     "edited during the run (not rebuilt), so the figures describe the code at the start commit.")
     builds: Dict[str, List[str]] = {}
     for r in results["treeboost"]:
         for b in {r.get("build_start"), r.get("build_end")} - {None}:
