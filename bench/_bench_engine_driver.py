@@ -3,12 +3,19 @@
     python bench/_bench_engine_driver.py trace TRAIN OUT.json --algorithm A --criterion C
         --max-pattern-size L --min-support M --rounds T
     python bench/_bench_engine_driver.py decide TEST MODEL OUT.json
+    python bench/_bench_engine_driver.py classify-split TEST MODEL OUT.json
 
 `trace` learns like `python -m spacy_treeboost learn` does (same reader, same
 parameters, `start` then `boost`) and writes a summary of `clf.trace_`: the mean
 number of search-space nodes visited per round, the CPU seconds of the rounds,
 and the same summary figures the CLI prints, so the caller can check that both
 runs learned the same rules.
+
+`classify-split` runs the loop of `python -m spacy_treeboost classify` (batches
+read by `iter_bact` with the model's label vocabulary, scored, written, here to
+/dev/null) and times the reading apart from the rest with
+`time.process_time()`; the share of reading is taken of the whole process's
+CPU (imports included), from `resource.getrusage` at the end.
 
 `decide` loads a model file written by the CLI, reads the test file and times
 `decision_function` alone with `time.process_time()`: once cold (the first call
@@ -96,6 +103,42 @@ def cmd_decide(a: argparse.Namespace) -> dict:
     }
 
 
+def cmd_classify_split(a: argparse.Namespace) -> dict:
+    import os
+    import resource
+
+    import srsly
+
+    from spacy_treeboost.cli import CLASSIFY_BATCH
+    from spacy_treeboost.learning.classifier_files import classifier_from_dict
+    from spacy_treeboost.trees import LabelVocab, encode_label, iter_bact
+
+    clf = classifier_from_dict(srsly.msgpack_loads(Path(a.model).read_bytes()))
+    batches = iter_bact(a.test, LabelVocab(clf.rules_.label_strings), add_labels=False, batch_size=CLASSIFY_BATCH)
+    read = score = 0.0
+    n_docs = 0
+    with open(os.devnull, "w", encoding="utf-8") as out:
+        while True:
+            t0 = time.process_time()
+            batch = next(batches, None)
+            read += time.process_time() - t0
+            if batch is None:
+                break
+            t0 = time.process_time()
+            forest, _ = batch
+            F = clf.decision_function(forest)
+            pred = clf.predict_from_margins(F)
+            out.write("".join(f"{encode_label(str(p))} {(F[i] if F.ndim == 1 else F[i].max()):.6f}\n"
+                              for i, p in enumerate(pred)))
+            n_docs += len(pred)
+            score += time.process_time() - t0
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    total = ru.ru_utime + ru.ru_stime
+    return {"mode": "classify-split", "n_docs": n_docs, "read_cpu_seconds": read, "score_cpu_seconds": score,
+            "process_cpu_seconds": total, "read_share": read / total if total else None,
+            "maxrss_kib": ru.ru_maxrss}
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="mode", required=True)
@@ -111,8 +154,12 @@ def main() -> None:
     d.add_argument("test")
     d.add_argument("model")
     d.add_argument("out")
+    c = sub.add_parser("classify-split")
+    c.add_argument("test")
+    c.add_argument("model")
+    c.add_argument("out")
     a = p.parse_args()
-    result = cmd_trace(a) if a.mode == "trace" else cmd_decide(a)
+    result = {"trace": cmd_trace, "decide": cmd_decide, "classify-split": cmd_classify_split}[a.mode](a)
     Path(a.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
 
 

@@ -9,6 +9,7 @@
 """
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Optional
 
@@ -183,24 +184,61 @@ def _learn_linear(forest, classes, model: Path, algorithm: str, booster, opts: d
                err=True)
 
 
+CLASSIFY_BATCH = 250
+
+
+def _stream(path: Path, vocab, add_labels: bool):
+    """Batches of (forest, gold labels) read from `path`, failing with a message as `_read` does."""
+    from .trees import iter_bact
+
+    try:
+        yield from iter_bact(path, vocab, add_labels=add_labels, batch_size=CLASSIFY_BATCH)
+    except OSError as err:
+        _fail(f"cannot read {path}: {err.strerror}")
+    except BactFormatError as err:
+        _fail(str(err))
+
+
+def _warn_unknown_gold(unknown: "Counter[str]", n_docs: int, classes) -> None:
+    """One warning naming the test labels that are not classes of the model, with their counts."""
+    shown = ", ".join(f"{encode_label(g)} ({n})" for g, n in unknown.most_common(5))
+    more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+    known = ", ".join(encode_label(str(c)) for c in classes)
+    typer.echo(f"warning: {sum(unknown.values())} of {n_docs} test labels are not classes of the model ({known}): "
+               f"{shown}{more}; they count as errors in the accuracy", err=True)
+
+
 @app.command()
 def classify(
     test: Path = typer.Argument(..., help="Examples, one 'LABEL (tree)' per line"),
     model: Path = typer.Argument(..., help="A model written by 'learn'"),
 ) -> None:
-    """Print 'label score' per example in input order (labels escaped as in the file), and the accuracy on stderr."""
+    """Print 'label score' per example in input order (labels escaped as in the file), and the accuracy on stderr.
+
+    The input is read and classified in batches, so memory does not grow with its size.
+    """
+
+    from .trees import LabelVocab
 
     clf = _load(model)
-    forest, gold = _read(test)
-    F = clf.decision_function(forest)
-    pred = clf.predict(forest) if len(forest) else []
+    rules = getattr(clf, "rules_", None)
+    vocab = LabelVocab(rules.label_strings) if rules is not None else LabelVocab()
+    known = {str(c) for c in clf.classes_}
+    unknown: Counter = Counter()
+    n_docs = correct = 0
     out = sys.stdout
-    for i, p in enumerate(pred):
-        score = F[i] if F.ndim == 1 else F[i].max()
-        out.write(f"{encode_label(str(p))} {score:.6f}\n")
-    if len(pred) and not clf.multilabel_:
-        correct = sum(str(p) == str(g) for p, g in zip(pred, gold))
-        typer.echo(f"accuracy {correct / len(pred):.4f} ({correct}/{len(pred)})", err=True)
+    for forest, gold in _stream(test, vocab, add_labels=rules is None):
+        F = clf.decision_function(forest)
+        pred = clf.predict_from_margins(F)
+        out.write("".join(f"{encode_label(str(p))} {(F[i] if F.ndim == 1 else F[i].max()):.6f}\n"
+                          for i, p in enumerate(pred)))
+        n_docs += len(pred)
+        correct += sum(str(p) == g for p, g in zip(pred, gold))
+        unknown.update(g for g in gold if g not in known)
+    if n_docs and not clf.multilabel_:
+        if unknown:
+            _warn_unknown_gold(unknown, n_docs, clf.classes_)
+        typer.echo(f"accuracy {correct / n_docs:.4f} ({correct}/{n_docs})", err=True)
 
 
 @app.command()

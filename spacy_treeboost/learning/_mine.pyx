@@ -47,6 +47,12 @@ cdef struct PNode:
     int32_t occ_slot
     uint8_t state
 
+cdef struct Scan:
+    # what the child scan reads of a pattern: n_docs, or -(doc + 1) for a pattern in one document
+    int32_t docs
+    int32_t label
+
+
 cdef struct Sums:
     double Ap
     double An
@@ -88,6 +94,7 @@ cdef class SearchSpace:
     cdef int64_t n_nodes_forest
     cdef vector[uint8_t] label_ok
     cdef vector[PNode*] chunks
+    cdef vector[Scan] scan
     cdef int32_t n_nodes
     cdef vector[vector[int64_t]] occ
     cdef vector[int32_t] pool_docs, pool_counts
@@ -98,7 +105,7 @@ cdef class SearchSpace:
     cdef vector[int32_t] ispos
     cdef double Tp, Tn
     cdef int32_t Np, Nn
-    cdef vector[double] ub_by_support
+    cdef vector[double] ub_by_support, single_bound
     cdef public int32_t n_docs, max_pattern_size, min_support
     cdef public int64_t max_cache_bytes
     cdef public int64_t nodes_visited, docs_summed, children_checked
@@ -120,6 +127,9 @@ cdef class SearchSpace:
                 raise MemoryError("cannot allocate the subtree search space")
             self.chunks.push_back(chunk)
         self.node(self.n_nodes)[0] = p
+        if self.scan.size() == self.scan.capacity():
+            self.scan.reserve(grown(self.scan.capacity(), 1))
+        self.scan.push_back(Scan(p.n_docs, p.label))
         self.n_nodes += 1
         return self.n_nodes - 1
 
@@ -242,6 +252,10 @@ cdef class SearchSpace:
         std_sort(pd.begin(), pd.end())
         self.node(i)[0].doc_off = self.pool_docs.size()
         self.node(i)[0].n_docs = pd.size()
+        self.scan[i].docs = -(pd[0].second + 1) if pd.size() == 1 else <int32_t>pd.size()
+        if self.pool_docs.size() + pd.size() > self.pool_docs.capacity():
+            self.pool_docs.reserve(grown(self.pool_docs.capacity(), pd.size()))
+            self.pool_counts.reserve(self.pool_docs.capacity())
         for k in range(pd.size()):
             self.pool_docs.push_back(pd[k].second)
             self.pool_counts.push_back(<int32_t>(-pd[k].first))
@@ -307,8 +321,9 @@ cdef class SearchSpace:
         if self.cache_bytes() > self.max_cache_bytes:
             raise MemoryError(
                 f"The subtree search space needs more than max_cache_mb={self.max_cache_bytes >> 20} MB "
-                f"({self.n_nodes} patterns cached). Raise max_cache_mb, lower max_pattern_size "
-                f"or raise min_support.")
+                f"({self.n_nodes} patterns cached over {self.n_docs} documents). Raise max_cache_mb (if the "
+                f"machine has the memory), lower max_pattern_size (now {self.max_pattern_size}) or raise "
+                f"min_support (now {self.min_support}; 2 or more drops the subtrees of a single document).")
         return 0
 
     cdef int _extensions(self, vector[int64_t]& occ, int32_t dk, unordered_map[int64_t, int32_t]& slots,
@@ -414,6 +429,23 @@ cdef class SearchSpace:
         return (self.n_nodes * sizeof(PNode) + self.occ.capacity() * 24 + self.occ_bytes
                 + 4 * (self.pool_docs.capacity() + self.pool_counts.capacity()))
 
+    def memory_report(self) -> dict:
+        """Bytes held per part of the search space (capacities, not sizes), to see what grows."""
+        cdef Py_ssize_t k, unexpanded = 0
+        for k in range(self.occ.size()):
+            unexpanded += self.occ[k].capacity() > 0
+        return {
+            "patterns": self.n_nodes,
+            "pattern_nodes": self.chunks.size() * CHUNK * sizeof(PNode),
+            "child_scan": self.scan.capacity() * sizeof(Scan),
+            "pattern_documents": 4 * (self.pool_docs.capacity() + self.pool_counts.capacity()),
+            "pattern_document_entries": self.pool_docs.size(),
+            "occurrence_lists": self.occ_bytes,
+            "occurrence_headers": self.occ.capacity() * 24,
+            "occurrence_lists_held": unexpanded,
+            "forest_links": 4 * self.next_sib.capacity() + 8 * self.doc_start.capacity(),
+        }
+
     @property
     def n_patterns(self) -> int:
         return self.n_nodes
@@ -485,6 +517,7 @@ cdef class SearchSpace:
                 self.Nn += 1
                 self.wpn[2 * k + 1] = w[k]
         self._support_bounds(w, yy, crit)
+        self._single_bounds(crit)
         cdef Cand best
         best.value = -INFINITY
         best.node = -1
@@ -581,10 +614,10 @@ cdef class SearchSpace:
                 sm.An -= wn[k]
                 sm.cn += 1
 
-    cdef inline double _tol(self, double v):
+    cdef inline double _tol(self, double v) noexcept:
         return self.tol_rel * (fabs(v) if fabs(v) > 1.0 else 1.0)
 
-    cdef inline double _prune_tol(self, double v):
+    cdef inline double _prune_tol(self, double v) noexcept:
         """Pruning tolerance: looser than the tie tolerance, so rounding never prunes a tie."""
         return 1e-9 * (fabs(v) if fabs(v) > 1.0 else 1.0)
 
@@ -596,7 +629,22 @@ cdef class SearchSpace:
     cdef inline double _bound(self, int crit, Sums* sm) noexcept:
         return bound(crit, sm.Ap, sm.An, sm.Wp, sm.Wn, self.Tp, self.Tn)
 
-    cdef void _sums(self, int32_t i, Sums* sm):
+    cdef void _single_bounds(self, int crit) noexcept:
+        """single_bound[d]: the bound of a pattern occurring in document d only."""
+        cdef Sums sm
+        cdef Py_ssize_t d
+        self.single_bound.resize(self.n_docs)
+        for d in range(self.n_docs):
+            sm.Ap = 0.0
+            sm.An = 0.0
+            sm.Ap += self.wpn[2 * d]
+            sm.An += self.wpn[2 * d + 1]
+            sm.cp = self.ispos[d]
+            sm.cn = 1 - sm.cp
+            self._complete(&sm)
+            self.single_bound[d] = self._bound(crit, &sm)
+
+    cdef void _sums(self, int32_t i, Sums* sm) noexcept:
         cdef PNode* p = self.node(i)
         cdef double a = 0, b = 0
         cdef const double* wpn = self.wpn.data()
@@ -616,24 +664,43 @@ cdef class SearchSpace:
         self.docs_summed += p.n_docs
 
     cdef int _visit(self, int32_t i, Sums* sm, int crit, bint presence, Cand* best) except -1:
-        """Evaluate pattern i (whose sums are known and bound passed), then its extensions."""
+        """Evaluate pattern i (whose sums are known and bound passed), then its extensions.
+
+        The scan reads the children's document counts and labels from the flat `scan`
+        array. A child in one document d has the bound single_bound[d] (the arithmetic of
+        `_sums` and `_bound` for that document), so it is pruned without sums.
+        """
         self.nodes_visited += 1
         self._evaluate(i, sm, crit, presence, best)
         if self.node(i).size >= self.max_pattern_size:
             return 0
         if self.node(i).state == UNEXPANDED:
             self._expand(i)
-        cdef int32_t c, first = self.node(i).first_child, n_kids = self.node(i).n_children
+        cdef int32_t c, first = self.node(i).first_child, n_kids = self.node(i).n_children, nd
         cdef Sums csm
+        cdef const double* support_bound = self.ub_by_support.data()
+        cdef const double* label_bound = self.sbound.data()
+        cdef const double* single_bound = self.single_bound.data()
+        cdef const Scan* scan = self.scan.data()
+        cdef double threshold = best.value - self._prune_tol(best.value)
+        self.children_checked += n_kids
         for c in range(first, first + n_kids):
-            self.children_checked += 1
-            if (self.ub_by_support[self.node(c).n_docs] < best.value - self._prune_tol(best.value)
-                    or self.sbound[self.node(c).label] < best.value - self._prune_tol(best.value)):
+            nd = scan[c].docs
+            if label_bound[scan[c].label] < threshold:
                 continue
-            self._sums(c, &csm)
-            if self._bound(crit, &csm) < best.value - self._prune_tol(best.value):
-                continue
+            if nd < 0:
+                if single_bound[-nd - 1] < threshold or support_bound[1] < threshold:
+                    continue
+                self._sums(c, &csm)
+            else:
+                if support_bound[nd] < threshold:
+                    continue
+                self._sums(c, &csm)
+                if self._bound(crit, &csm) < threshold:
+                    continue
             self._visit(c, &csm, crit, presence, best)
+            threshold = best.value - self._prune_tol(best.value)
+            scan = self.scan.data()
         return 0
 
     cdef void _evaluate(self, int32_t i, Sums* sm, int crit, bint presence, Cand* best):
@@ -752,6 +819,12 @@ cdef inline double bound(int crit, double Ap, double An, double Wp, double Wn, d
     Bp = sqrt(ap + An) + sqrt(Wp + (Ap - ap)) - sqrt(Wn)
     Bn = sqrt(Ap + an) + sqrt(Wn + (An - an)) - sqrt(Wp)
     return Bp if Bp > Bn else Bn
+
+
+cdef inline size_t grown(size_t capacity, size_t extra) noexcept nogil:
+    """A capacity one eighth larger (and room for `extra`): arrays that grow all along waste at most
+    an eighth, where doubling wastes up to half."""
+    return capacity + capacity // 8 + extra + 1024
 
 
 cdef inline double max0(double x) noexcept nogil:

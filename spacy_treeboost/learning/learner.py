@@ -6,6 +6,7 @@ space; each class ("head") keeps its own document scores, from which the
 boosting weights are recomputed in log space every round.
 """
 import math
+import os
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -34,6 +35,15 @@ def _label_rank(strings: Sequence[str]) -> numpy.ndarray:
     return rank
 
 
+def default_max_cache_mb() -> int:
+    """Half of the machine's physical memory in MiB (4096 when the system does not tell)."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 4096
+    return max(256, total // 2 >> 20)
+
+
 def boosting_weights(scores: numpy.ndarray, y: numpy.ndarray) -> numpy.ndarray:
     """w_i proportional to exp(-y_i s_i), computed without overflow."""
     e = -y * scores
@@ -52,12 +62,12 @@ class _Head:
         self.stopped = ""
 
 
-def check_rounds(n_rounds: int, max_cache_mb: float, *, n_heads: int = 1, name: str = "n_rounds") -> None:
+def check_rounds(n_rounds: int, max_cache_mb: Optional[float], *, n_heads: int = 1, name: str = "n_rounds") -> None:
     """Refuse a number of boosting rounds that cannot finish: more than `MAX_ROUNDS_LIMIT`, or more rules (one per
     round and head, about `BYTES_PER_RULE` each with its trace entry) than `max_cache_mb` can hold.
 
     n_rounds (int): The rounds asked for.
-    max_cache_mb (float): The memory cap in megabytes.
+    max_cache_mb (Optional[float]): The memory cap in megabytes; None is `default_max_cache_mb()`.
     n_heads (int): The heads that each get one rule per round (1 for two classes, else one per class).
     name (str): The setting's name, for the message.
     RAISES (ValueError): With the largest value that is accepted.
@@ -65,6 +75,8 @@ def check_rounds(n_rounds: int, max_cache_mb: float, *, n_heads: int = 1, name: 
     if n_rounds > MAX_ROUNDS_LIMIT:
         raise ValueError(f"{name}={n_rounds} is invalid: boosting adds one rule per round and class, so use at most "
                          f"{MAX_ROUNDS_LIMIT:,} rounds (a few hundred to a few thousand are usual).")
+    if max_cache_mb is None:
+        max_cache_mb = default_max_cache_mb()
     fits = int(max_cache_mb * (1 << 20)) // (BYTES_PER_RULE * max(1, n_heads))
     if n_rounds > fits:
         per = f" for {n_heads} classes" if n_heads > 1 else ""
@@ -154,7 +166,10 @@ class RuleClassifier(Params):
                                 multilabel=self.multilabel_)
 
     def predict(self, X: Forest) -> List[Any]:
-        F = self.decision_function(X)
+        return self.predict_from_margins(self.decision_function(X))
+
+    def predict_from_margins(self, F: numpy.ndarray) -> List[Any]:
+        """The predictions for margins returned by `decision_function`."""
         if self.multilabel_:
             return [[c for c, f in zip(self.classes_, row) if f > 0] for row in F]
         if F.ndim == 1:
@@ -188,7 +203,8 @@ class TreeBoostClassifier(RuleClassifier):
     include_root_patterns (bool): Allow subtrees that contain the virtual root.
     positive_class (Optional[str]): For two classes, the one whose margin is
         positive. Default: "+1"/"1" when present, else the second sorted class.
-    max_cache_mb (int): Memory cap for the cached search space (per worker).
+    max_cache_mb (Optional[int]): Memory cap for the cached search space in MiB (per
+        worker); None means `default_max_cache_mb()`, half of the machine's memory.
     n_workers (int): Workers that share the search, split by root label; the
         rules are the same for any number.
     backend (Optional[str]): Where the workers run: "local" (this process),
@@ -210,7 +226,7 @@ class TreeBoostClassifier(RuleClassifier):
         boosting: str = "adaboost",
         include_root_patterns: bool = False,
         positive_class: Optional[Any] = None,
-        max_cache_mb: int = 4096,
+        max_cache_mb: Optional[int] = None,
         n_workers: int = 1,
         backend: Optional[str] = None,
         ray_address: Optional[str] = None,
@@ -253,8 +269,8 @@ class TreeBoostClassifier(RuleClassifier):
             raise bad("n_rounds", "use a whole number >= 0")
         if self.smoothing is not None and not (math.isfinite(self.smoothing) and self.smoothing > 0):
             raise bad("smoothing", "use a positive number, or None for 1/m")
-        if not self.max_cache_mb or self.max_cache_mb <= 0:
-            raise bad("max_cache_mb", "use a positive number of megabytes")
+        if self.max_cache_mb is not None and (not self.max_cache_mb or self.max_cache_mb <= 0):
+            raise bad("max_cache_mb", "use a positive number of megabytes, or None for half of the machine's memory")
         if isinstance(self.n_workers, bool) or not isinstance(self.n_workers, int) or self.n_workers < 1:
             raise bad("n_workers", "use a whole number of workers >= 1")
         if self.backend is not None and self.backend not in ("local", "processes", "ray"):
@@ -291,11 +307,12 @@ class TreeBoostClassifier(RuleClassifier):
         self.rules_ = RuleSet([h.name for h in self.heads_], algorithm=self.algorithm,
                               include_root_patterns=self.include_root_patterns)
         self._vocab = X.vocab.to_list()
+        cache_mb = self.max_cache_mb if self.max_cache_mb is not None else default_max_cache_mb()
         init = {"forest": (X.labels, X.parents, X.offsets, _label_rank(self._vocab)),
                 "targets": [h.y for h in self.heads_],
                 "space_settings": dict(max_pattern_size=self.max_pattern_size, min_support=self.min_support,
                                        include_root=self.include_root_patterns,
-                                       max_cache_bytes=int(self.max_cache_mb) << 20),
+                                       max_cache_bytes=int(cache_mb) << 20),
                 "search_settings": dict(criterion="bact" if self.algorithm == "bact" else self.criterion,
                                         presence=self.algorithm == "presence", bact=self.algorithm == "bact")}
         owners = None if self.n_workers == 1 else assign_root_labels(
@@ -361,7 +378,7 @@ class TreeBoostClassifier(RuleClassifier):
             b = 0.5 * math.log((Wp + eps) / (Wn + eps))
         h = rule_outputs(len(w), docs, counts, z, a, b, bact)
         self.space_.update(k, docs, counts, z, a, b)
-        Z = float(numpy.dot(w, numpy.exp(-head.y * h)))
+        Z = float(numpy.sum(w * numpy.exp(-head.y * h)))
         head.scores += h
         code = tuple((d, self._vocab[l]) for d, l in best["code"])
         self.rules_.add(k, code, z, a, b)

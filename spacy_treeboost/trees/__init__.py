@@ -13,7 +13,7 @@ from .forest import (
     chain_arrays,
     decode_label,
     encode_label,
-    parse_sexpr,
+    iter_bact,
     preorder_depths,
     read_bact,
     tree_to_sexpr,
@@ -22,5 +22,5 @@ from .forest import (
 
 __all__ = [
     "ROOT_LABEL", "ROOT_TEXT", "BactFormatError", "Forest", "ForestBuilder", "LabelVocab", "chain_arrays",
-    "decode_label", "encode_label", "parse_sexpr", "preorder_depths", "read_bact", "tree_to_sexpr", "write_bact",
+    "decode_label", "encode_label", "iter_bact", "preorder_depths", "read_bact", "tree_to_sexpr", "write_bact",
 ]

@@ -1,7 +1,8 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 # distutils: language = c++
 """Preorder layout of dependency trees, without recursion."""
-from libc.stdint cimport int32_t
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.string cimport memchr, memcmp, memcpy
 from libcpp.vector cimport vector
 
 import numpy
@@ -52,3 +53,461 @@ def dependency_preorder(heads):
     if nxt != n + 1:
         raise ValueError(f"the heads contain a cycle: {n + 1 - nxt} tokens are not reachable from a sentence root")
     return order, parents
+
+
+# ---------------------------------------------------------------- the BACT reader
+
+cdef enum:
+    LINE_OK = 0
+    LINE_BLANK = 1
+    ERR_NO_TREE_START = 2
+    ERR_JUNK = 3
+    ERR_UNBALANCED = 4
+    ERR_EMPTY_LABEL = 5
+    ERR_SECOND_TREE = 6
+    ERR_NO_TREE = 7
+    ERR_UNCLOSED = 8
+    ERR_NOT_UTF8 = 9
+    ERR_TOO_MANY_NODES = 10
+
+cdef int32_t INT32_LIMIT = 2147483647
+
+
+cdef inline int space_len(const unsigned char* p, const unsigned char* end) noexcept nogil:
+    """Length in bytes of the white space character at p (as str.isspace), or 0."""
+    cdef unsigned char c = p[0]
+    if c < 0x80:
+        return 1 if (c == 32 or 9 <= c <= 13 or 28 <= c <= 31) else 0
+    if c == 0xC2:
+        return 2 if p + 1 < end and (p[1] == 0x85 or p[1] == 0xA0) else 0
+    if p + 2 >= end:
+        return 0
+    if c == 0xE1:
+        return 3 if p[1] == 0x9A and p[2] == 0x80 else 0
+    if c == 0xE2:
+        if p[1] == 0x80 and (0x80 <= p[2] <= 0x8A or p[2] == 0xA8 or p[2] == 0xA9 or p[2] == 0xAF):
+            return 3
+        return 3 if p[1] == 0x81 and p[2] == 0x9F else 0
+    if c == 0xE3:
+        return 3 if p[1] == 0x80 and p[2] == 0x80 else 0
+    return 0
+
+
+cdef inline int space_len_before(const unsigned char* start, const unsigned char* end) noexcept nogil:
+    """Length of a white space character that ends at `end`, or 0."""
+    if end - start >= 1 and end[-1] < 0x80:
+        return space_len(end - 1, end)
+    if end - start >= 2 and space_len(end - 2, end) == 2:
+        return 2
+    if end - start >= 3 and space_len(end - 3, end) == 3:
+        return 3
+    return 0
+
+
+cdef Py_ssize_t utf8_error_at(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    """Offset of the first byte that is not valid UTF-8 (as Python decodes it), or -1."""
+    cdef Py_ssize_t i = 0, k, m
+    cdef unsigned char c
+    cdef uint64_t word
+    while i < n:
+        while i + 8 <= n:
+            memcpy(&word, p + i, 8)
+            if word & 0x8080808080808080ULL:
+                break
+            i += 8
+        if i >= n:
+            break
+        c = p[i]
+        if c < 0x80:
+            i += 1
+            continue
+        if 0xC2 <= c <= 0xDF:
+            m = 1
+        elif 0xE0 <= c <= 0xEF:
+            m = 2
+        elif 0xF0 <= c <= 0xF4:
+            m = 3
+        else:
+            return i
+        if i + m >= n:
+            return i
+        for k in range(1, m + 1):
+            if (p[i + k] & 0xC0) != 0x80:
+                return i
+        if (c == 0xE0 and p[i + 1] < 0xA0) or (c == 0xED and p[i + 1] > 0x9F):
+            return i
+        if (c == 0xF0 and p[i + 1] < 0x90) or (c == 0xF4 and p[i + 1] > 0x8F):
+            return i
+        i += m + 1
+    return -1
+
+
+cdef struct Slot:
+    uint64_t prefix
+    uint32_t hash
+    int32_t length
+    int64_t start
+    int32_t value
+
+
+cdef inline uint64_t hash_bytes(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t h = 1469598103934665603ULL
+    cdef Py_ssize_t i
+    for i in range(n):
+        h = (h ^ p[i]) * 1099511628211ULL
+    return (h ^ (h >> 32)) * 0x9E3779B97F4A7C15ULL
+
+
+cdef inline uint64_t prefix_of(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t x = 0
+    memcpy(&x, p, n if n < 8 else 8)
+    return x
+
+
+cdef class SpellingTable:
+    """Byte strings to int32 values: open addressing over one byte arena (no allocation per lookup).
+
+    A slot keeps the first 8 bytes, so most lookups compare no arena bytes.
+    """
+    cdef vector[Slot] slots
+    cdef vector[unsigned char] arena
+    cdef Py_ssize_t used
+    cdef int shift
+
+    def __cinit__(self):
+        cdef Slot empty
+        empty.prefix = 0
+        empty.hash = 0
+        empty.start = -1
+        empty.length = 0
+        empty.value = 0
+        self.slots.assign(1024, empty)
+        self.shift = 64 - 10
+
+    cdef inline Slot* find(self, const unsigned char* p, Py_ssize_t n, uint64_t h) noexcept nogil:
+        """The slot holding p[:n], or the empty slot where it belongs."""
+        cdef size_t mask = self.slots.size() - 1, i = h >> self.shift
+        cdef uint64_t prefix = prefix_of(p, n)
+        cdef uint32_t h32 = <uint32_t>h
+        cdef Slot* s
+        while True:
+            s = &self.slots[i]
+            if s.start < 0:
+                return s
+            if s.hash == h32 and s.length == n and s.prefix == prefix and (
+                    n <= 8 or memcmp(&self.arena[s.start + 8], p + 8, n - 8) == 0):
+                return s
+            i = (i + 1) & mask
+
+    cdef inline void prefetch(self, uint64_t h) noexcept nogil:
+        __builtin_prefetch(&self.slots[h >> self.shift])
+
+    cdef void insert(self, const unsigned char* p, Py_ssize_t n, uint64_t h, int32_t value):
+        cdef Slot* s = self.find(p, n, h)
+        s.prefix = prefix_of(p, n)
+        s.hash = <uint32_t>h
+        s.start = self.arena.size()
+        s.length = n
+        s.value = value
+        self.arena.insert(self.arena.end(), p, p + n)
+        self.arena.resize(self.arena.size() + 8)
+        self.used += 1
+        if 2 * self.used > <Py_ssize_t>self.slots.size():
+            self._grow()
+
+    cdef void _grow(self):
+        cdef vector[Slot] old = self.slots
+        cdef Slot empty
+        empty.prefix = 0
+        empty.start = -1
+        empty.hash = 0
+        empty.length = 0
+        empty.value = 0
+        self.slots.assign(2 * old.size(), empty)
+        self.shift -= 1
+        cdef size_t mask = self.slots.size() - 1, i, k
+        for k in range(old.size()):
+            if old[k].start >= 0:
+                i = self._rehash(k, old) >> self.shift
+                while self.slots[i].start >= 0:
+                    i = (i + 1) & mask
+                self.slots[i] = old[k]
+
+    cdef uint64_t _rehash(self, size_t k, vector[Slot]& old):
+        return hash_bytes(&self.arena[old[k].start], old[k].length)
+
+
+cdef struct Pending:
+    int64_t offset
+    int64_t length
+    uint64_t hash
+
+
+cdef extern from *:
+    void __builtin_prefetch(const void* address) noexcept nogil
+
+
+cdef class BactParser:
+    """Parse BACT lines (`LABEL (tree)`) straight into preorder forest arrays.
+
+    Node labels are looked up once per distinct spelling; only new spellings
+    reach Python (`decode`, then `vocab.add` or `vocab.get`). `take()` returns
+    the documents parsed since the previous call.
+    """
+    cdef SpellingTable label_ids, class_ids
+    cdef list class_strings
+    cdef object vocab, decode, error
+    cdef bint add_labels
+    cdef vector[int32_t] labels, parents, depths, doc_class, stack
+    cdef vector[int64_t] offsets
+    cdef vector[Pending] pending
+    cdef Py_ssize_t err_pos, err_len
+    cdef str where_prefix
+    cdef int64_t lineno
+
+    def __init__(self, vocab, bint add_labels, decode, error):
+        self.vocab = vocab
+        self.add_labels = add_labels
+        self.decode = decode
+        self.error = error
+        self.class_strings = []
+        self.label_ids = SpellingTable()
+        self.class_ids = SpellingTable()
+        self.offsets.push_back(0)
+
+    @property
+    def n_docs(self) -> int:
+        return self.doc_class.size()
+
+    cdef int32_t _label_id(self, const unsigned char* p, Py_ssize_t n, bint first, uint64_t h) except -2:
+        if first and ((n == 4 and memcmp(p, b"ROOT", 4) == 0) or memchr(p, 37, n) != NULL):
+            if self._decoded(p, n) == "ROOT":
+                return 0
+        cdef Slot* slot = self.label_ids.find(p, n, h)
+        if slot.start >= 0:
+            return slot.value
+        text = self._decoded(p, n)
+        cdef int32_t i = self.vocab.add(text) if self.add_labels else self.vocab.get(text, -1)
+        self.label_ids.insert(p, n, h, i)
+        return i
+
+    cdef str _decoded(self, const unsigned char* p, Py_ssize_t n):
+        raw = (<const char*>p)[:n].decode("utf8")
+        try:
+            return self.decode(raw)
+        except self.error as err:
+            raise self.error(f"{self._where()}{err}") from None
+
+    cdef str _where(self):
+        return f"{self.where_prefix}line {self.lineno}: "
+
+    cdef int _line(self, const unsigned char* p, Py_ssize_t n) except -1:
+        """Parse one line; on a format error set err_pos/err_len and return the error code."""
+        cdef const unsigned char* end = p + n
+        cdef const unsigned char* q
+        cdef const unsigned char* rest
+        cdef const unsigned char* lab
+        cdef int s
+        cdef int64_t base = self.labels.size()
+        cdef int32_t local = 0, cls, label_id
+        cdef Slot* slot
+        cdef uint64_t h
+        cdef Py_ssize_t bad = utf8_error_at(p, n)
+        if bad >= 0:
+            self.err_pos = bad
+            return ERR_NOT_UTF8
+        while p < end:
+            s = space_len(p, end)
+            if s == 0:
+                break
+            p += s
+        while end > p:
+            s = space_len_before(p, end)
+            if s == 0:
+                break
+            end -= s
+        if p == end:
+            return LINE_BLANK
+        self.err_pos = 0
+        self.err_len = end - p
+        q = p
+        while q < end and q[0] != 32:
+            q += 1
+        if q == end:
+            return ERR_NO_TREE_START
+        rest = q + 1
+        q = rest
+        while q < end:
+            s = space_len(q, end)
+            if s == 0:
+                break
+            q += s
+        if q == end or q[0] != b"(":
+            return ERR_NO_TREE_START
+        h = hash_bytes(p, rest - 1 - p)
+        slot = self.class_ids.find(p, rest - 1 - p, h)
+        if slot.start >= 0:
+            cls = slot.value
+        else:
+            cls = len(self.class_strings)
+            self.class_strings.append(self._decoded(p, rest - 1 - p))
+            self.class_ids.insert(p, rest - 1 - p, h, cls)
+        self.stack.clear()
+        self.pending.clear()
+        q = rest
+        while q < end:
+            s = space_len(q, end)
+            if s:
+                q += s
+                continue
+            self.err_pos = q - rest
+            if q[0] == b")":
+                if self.stack.empty():
+                    return self._fail(base, ERR_UNBALANCED, p)
+                self.stack.pop_back()
+                q += 1
+                continue
+            if q[0] != b"(":
+                self.err_len = 1
+                while q + self.err_len < end and (q[self.err_len] & 0xC0) == 0x80:
+                    self.err_len += 1
+                return self._fail(base, ERR_JUNK, p)
+            q += 1
+            lab = q
+            while q < end and q[0] != b"(" and q[0] != b")" and space_len(q, end) == 0:
+                q += 1
+            if q == lab:
+                return self._fail(base, ERR_EMPTY_LABEL, p)
+            if local and self.stack.empty():
+                return self._fail(base, ERR_SECOND_TREE, p)
+            if base + local >= INT32_LIMIT:
+                return self._fail(base, ERR_TOO_MANY_NODES, p)
+            h = hash_bytes(lab, q - lab)
+            self.label_ids.prefetch(h)
+            self.pending.push_back(Pending(lab - p, q - lab, h))
+            self.parents.push_back(-1 if self.stack.empty() else <int32_t>(self.offsets.back() + self.stack.back()))
+            self.depths.push_back(self.stack.size())
+            self.labels.push_back(-1)
+            self.stack.push_back(local)
+            local += 1
+        self._resolve(base, p)
+        if local == 0:
+            return self._undo(base, ERR_NO_TREE)
+        if not self.stack.empty():
+            self.err_len = self.stack.size()
+            return self._undo(base, ERR_UNCLOSED)
+        self.offsets.push_back(self.labels.size())
+        self.doc_class.push_back(cls)
+        return LINE_OK
+
+    cdef int _resolve(self, int64_t base, const unsigned char* p) except -1:
+        """Look up the labels of the line in order (their slots were prefetched while parsing)."""
+        cdef size_t k
+        for k in range(self.pending.size()):
+            self.labels[base + k] = self._label_id(p + self.pending[k].offset, self.pending[k].length,
+                                                   k == 0, self.pending[k].hash)
+        self.pending.clear()
+        return 0
+
+    cdef int _fail(self, int64_t base, int code, const unsigned char* p) except -1:
+        """A format error after the pending labels: their decoding errors come first, as in reading order."""
+        self._resolve(base, p)
+        return self._undo(base, code)
+
+    cdef int _undo(self, int64_t base, int code):
+        self.labels.resize(base)
+        self.parents.resize(base)
+        self.depths.resize(base)
+        return code
+
+    def parse_line(self, const unsigned char[:] line, str where_prefix, int64_t lineno) -> bool:
+        """Parse one line (bytes, without its line break). Returns False for a blank line.
+
+        Raises the reader's error class, naming `where_prefix` and `lineno`, for a malformed line.
+        """
+        cdef Py_ssize_t n = line.shape[0]
+        self.where_prefix = where_prefix
+        self.lineno = lineno
+        cdef int code = self._line(&line[0] if n else <const unsigned char*>b"", n)
+        if code == LINE_OK:
+            return True
+        if code == LINE_BLANK:
+            return False
+        self._raise(code, bytes(line))
+
+    def parse_lines(self, const unsigned char[:] buf, str where_prefix, int64_t first_lineno) -> int64_t:
+        """Parse every line of `buf` (lines end with \\n, \\r\\n or \\r); return the number of lines."""
+        cdef Py_ssize_t n = buf.shape[0], start = 0, i = 0
+        cdef int code
+        if n == 0:
+            return 0
+        cdef const unsigned char* p = &buf[0]
+        self.where_prefix = where_prefix
+        self.lineno = first_lineno
+        while start < n:
+            i = start
+            while i < n and p[i] != 10 and p[i] != 13:
+                i += 1
+            code = self._line(p + start, i - start)
+            if code > LINE_BLANK:
+                self._raise(code, bytes(buf[start:i]))
+            if i + 1 < n and p[i] == 13 and p[i + 1] == 10:
+                i += 1
+            start = i + 1
+            self.lineno += 1
+        return self.lineno - first_lineno
+
+    cdef _raise(self, int code, bytes line):
+        where = self._where()
+        if code == ERR_NOT_UTF8:
+            raise self.error(
+                f"{where}byte {self.err_pos + 1} ({line[self.err_pos:self.err_pos + 1]!r}) is not UTF-8; "
+                f"save the file as UTF-8 (e.g. iconv -f LATIN1 -t UTF-8)")
+        text = line.decode("utf8").strip()
+        if code == ERR_NO_TREE_START:
+            raise self.error(f"{where}expected 'LABEL (tree)', e.g. '+1 (ROOT(a(b)))', got {text[:60]!r}")
+        if code == ERR_UNCLOSED:
+            raise self.error(f"{where}{self.err_len} unclosed '(' at end of line")
+        if code == ERR_NO_TREE:
+            raise self.error(f"{where}no tree; expected '(label(child)...)'")
+        if code == ERR_TOO_MANY_NODES:
+            raise self.error(f"{where}more than {INT32_LIMIT} nodes in one forest; read the file in parts")
+        rest = text.encode("utf8").partition(b" ")[2]
+        column = len(rest[:self.err_pos].decode("utf8")) + 1
+        if code == ERR_JUNK:
+            junk = rest[self.err_pos:self.err_pos + self.err_len].decode("utf8")
+            raise self.error(f"{where}unexpected {junk!r} at column {column}; node labels follow '('")
+        if code == ERR_UNBALANCED:
+            raise self.error(f"{where}unbalanced ')' at column {column}")
+        if code == ERR_EMPTY_LABEL:
+            raise self.error(f"{where}empty node label at column {column}; write every node as '(label...)'")
+        raise self.error(f"{where}a second tree starts at column {column}; one tree per line")
+
+    def take(self):
+        """The documents parsed since the last call: (labels, parents, depths, offsets, classes).
+
+        Parents are indices into the returned arrays; the parser is emptied.
+        """
+        cdef Py_ssize_t n = self.labels.size(), d = self.doc_class.size(), k
+        cdef int64_t base = self.offsets[0]
+        labels = numpy.empty(n, dtype=numpy.int32)
+        parents = numpy.empty(n, dtype=numpy.int32)
+        depths = numpy.empty(n, dtype=numpy.int32)
+        offsets = numpy.empty(d + 1, dtype=numpy.int64)
+        cdef int32_t[:] lv = labels, pv = parents, dv = depths
+        cdef int64_t[:] ov = offsets
+        for k in range(n):
+            lv[k] = self.labels[k]
+            pv[k] = self.parents[k] if self.parents[k] < 0 else <int32_t>(self.parents[k] - base)
+            dv[k] = self.depths[k]
+        for k in range(d + 1):
+            ov[k] = self.offsets[k] - base
+        strings = self.class_strings
+        classes = [strings[self.doc_class[k]] for k in range(d)]
+        self.labels.clear()
+        self.parents.clear()
+        self.depths.clear()
+        self.doc_class.clear()
+        self.offsets.clear()
+        self.offsets.push_back(0)
+        return labels, parents, depths, offsets, classes

@@ -14,9 +14,12 @@ survives a round trip.
 """
 import re
 from pathlib import Path
-from typing import IO, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import IO, TYPE_CHECKING, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy
+
+if TYPE_CHECKING:
+    from ._forest import BactParser
 
 ROOT_LABEL = "\x00ROOT"
 ROOT_TEXT = "ROOT"
@@ -25,7 +28,6 @@ Tree = Tuple[str, Sequence["Tree"]]
 PathOrLines = Union[str, Path, Iterable[str]]
 
 _ESCAPE_RE = re.compile(r"[%()\s]")
-_TOKEN_RE = re.compile(r"\(([^()\s]*)|(\))|(\S)")
 
 
 class LabelVocab:
@@ -327,72 +329,97 @@ class BactFormatError(ValueError):
     pass
 
 
-def parse_sexpr(text: str, where: str = "") -> Tuple[List[str], List[int], List[int]]:
-    """Parse one strict S-expression into preorder labels, local parent indices and depths."""
-    labels: List[str] = []
-    parents: List[int] = []
-    depths: List[int] = []
-    stack: List[int] = []
-    for m in _TOKEN_RE.finditer(text):
-        label, close, junk = m.groups()
-        if junk is not None:
-            raise BactFormatError(f"{where}unexpected {junk!r} at column {m.start() + 1}; node labels follow '('")
-        if close is not None:
-            if not stack:
-                raise BactFormatError(f"{where}unbalanced ')' at column {m.start() + 1}")
-            stack.pop()
-            continue
-        if not label:
-            raise BactFormatError(f"{where}empty node label at column {m.start() + 1}; write every node as '(label...)'")
-        if labels and not stack:
-            raise BactFormatError(f"{where}a second tree starts at column {m.start() + 1}; one tree per line")
-        parents.append(stack[-1] if stack else -1)
-        depths.append(len(stack))
-        stack.append(len(labels))
-        try:
-            labels.append(decode_label(label) if "%" in label else label)
-        except BactFormatError as err:
-            raise BactFormatError(f"{where}{err}") from None
-    if not labels:
-        raise BactFormatError(f"{where}no tree; expected '(label(child)...)'")
-    if stack:
-        raise BactFormatError(f"{where}{len(stack)} unclosed '(' at end of line")
-    return labels, parents, depths
+_CHUNK_BYTES = 1 << 20
+_BOM = b"\xef\xbb\xbf"
 
 
-def _lines(source: PathOrLines) -> Iterator[str]:
+def _parser(vocab: Optional[LabelVocab], add_labels: bool) -> Tuple[LabelVocab, "BactParser"]:
+    from ._forest import BactParser
+
+    vocab = vocab if vocab is not None else LabelVocab()
+    return vocab, BactParser(vocab, add_labels, decode_label, BactFormatError)
+
+
+def _forest_of(parser: "BactParser", vocab: LabelVocab) -> Tuple[Forest, List[str]]:
+    labels, parents, depths, offsets, classes = parser.take()
+    return Forest(labels, parents, depths, offsets, vocab), classes
+
+
+def _parse_source(parser: "BactParser", source: PathOrLines) -> Iterator[None]:
+    """Feed `source` to `parser`, yielding after each block of lines."""
     if isinstance(source, (str, Path)):
-        with open(source, encoding="utf8") as f:
-            yield from f
+        prefix = f"{source}: "
+        with open(source, "rb") as f:
+            lineno, rest, first = 1, b"", True
+            while True:
+                chunk = f.read(_CHUNK_BYTES)
+                buf = rest + chunk if rest else chunk
+                if first:
+                    buf, first = (buf[3:] if buf.startswith(_BOM) else buf), False
+                if not chunk:
+                    if buf:
+                        parser.parse_lines(buf, prefix, lineno)
+                        yield
+                    return
+                cut = max(buf.rfind(b"\n"), buf.rfind(b"\r", 0, len(buf) - 1)) + 1
+                rest = buf[cut:]
+                if cut:
+                    lineno += parser.parse_lines(memoryview(buf)[:cut], prefix, lineno)
+                    yield
     else:
-        yield from source
+        for lineno, line in enumerate(source, 1):
+            if lineno == 1 and line.startswith("\ufeff"):
+                line = line[1:]
+            try:
+                data = line.encode("utf8")
+            except UnicodeEncodeError as err:
+                raise BactFormatError(f"line {lineno}: {err.reason} at column {err.start + 1}") from None
+            parser.parse_line(data, "", lineno)
+            if parser.n_docs >= 1024:
+                yield
+        yield
 
 
 def read_bact(source: PathOrLines, vocab: Optional[LabelVocab] = None, *, add_labels: bool = True) -> Tuple[Forest, List[str]]:
     """Read examples in the BACT format: `label (tree)` per line.
+
+    A file must be UTF-8 (a leading byte order mark is skipped); lines may end
+    with LF, CRLF or CR. Malformed lines and bytes that are not UTF-8 raise
+    BactFormatError naming the file and line.
 
     source (Union[str, Path, Iterable[str]]): A file path or lines.
     vocab (Optional[LabelVocab]): The label vocabulary to extend or use.
     add_labels (bool): Add unseen node labels to `vocab` (else they map to -1).
     RETURNS (Tuple[Forest, List[str]]): The trees and their class labels.
     """
-    builder = ForestBuilder(vocab, add_labels=add_labels)
-    classes: List[str] = []
-    name = f"{source}: " if isinstance(source, (str, Path)) else ""
-    for lineno, line in enumerate(_lines(source), 1):
-        line = line.strip()
-        if not line:
-            continue
-        where = f"{name}line {lineno}: "
-        head, sep, rest = line.partition(" ")
-        if not sep or not rest.lstrip().startswith("("):
-            raise BactFormatError(f"{where}expected 'LABEL (tree)', e.g. '+1 (ROOT(a(b)))', got {line[:60]!r}")
-        try:
-            classes.append(decode_label(head))
-        except BactFormatError as err:
-            raise BactFormatError(f"{where}{err}") from None
-        builder.add_labeled(*parse_sexpr(rest, where))
-    return builder.build(), classes
+    vocab, parser = _parser(vocab, add_labels)
+    for _ in _parse_source(parser, source):
+        pass
+    return _forest_of(parser, vocab)
+
+
+def iter_bact(
+    source: PathOrLines, vocab: LabelVocab, *, add_labels: bool = False, batch_size: int = 1000
+) -> Iterator[Tuple[Forest, List[str]]]:
+    """Read BACT examples in batches of about `batch_size` documents (at least one per batch).
+
+    Memory stays bounded by the batch and a block of input, whatever the input size.
+    The batches share `vocab`; every batch has at least one document.
+
+    source (Union[str, Path, Iterable[str]]): A file path or lines.
+    vocab (LabelVocab): The label vocabulary to use (and extend if `add_labels`).
+    add_labels (bool): Add unseen node labels to `vocab` (else they map to -1).
+    batch_size (int): Documents per batch (a batch may hold one block more).
+    YIELDS (Tuple[Forest, List[str]]): The trees of a batch and their class labels.
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    vocab, parser = _parser(vocab, add_labels)
+    for _ in _parse_source(parser, source):
+        if parser.n_docs >= batch_size:
+            yield _forest_of(parser, vocab)
+    if parser.n_docs:
+        yield _forest_of(parser, vocab)
 
 
 def write_bact(target: Union[str, Path, IO[str]], forest: Forest, classes: Sequence[str]) -> None:
