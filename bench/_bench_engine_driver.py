@@ -35,7 +35,7 @@ if str(ROOT) not in sys.path:
 
 def cmd_trace(a: argparse.Namespace) -> dict:
     from spacy_treeboost.learning.learner import TreeBoostClassifier
-    from spacy_treeboost.trees.forest import read_bact
+    from spacy_treeboost.trees.bact import read_bact
 
     t0 = time.process_time()
     forest, classes = read_bact(a.train)
@@ -78,7 +78,7 @@ def cmd_decide(a: argparse.Namespace) -> dict:
     import srsly
 
     from spacy_treeboost.learning.classifier_files import classifier_from_dict
-    from spacy_treeboost.trees.forest import read_bact
+    from spacy_treeboost.trees.bact import read_bact
 
     clf = classifier_from_dict(srsly.msgpack_loads(Path(a.model).read_bytes()))
     forest, gold = read_bact(a.test)

@@ -11,8 +11,8 @@ __version__ = "0.1.0"
 _LAZY = {
     "Forest": "spacy_treeboost.trees.forest",
     "LabelVocab": "spacy_treeboost.trees.forest",
-    "read_bact": "spacy_treeboost.trees.forest",
-    "write_bact": "spacy_treeboost.trees.forest",
+    "read_bact": "spacy_treeboost.trees.bact",
+    "write_bact": "spacy_treeboost.trees.bact",
     "TreeBoostClassifier": "spacy_treeboost.learning.learner",
     "SubtreeLinearClassifier": "spacy_treeboost.learning.subtree_linear",
     "CorrectiveBoostClassifier": "spacy_treeboost.learning.corrective",

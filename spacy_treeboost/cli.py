@@ -16,7 +16,7 @@ from typing import Optional
 import typer
 
 from .models.rules import ModelFormatError
-from .trees.forest import BactFormatError, encode_label
+from .trees.bact import BactFormatError, encode_label
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.split("\n")[0])
 
@@ -64,7 +64,7 @@ def _write_model(path: Path, data: bytes) -> None:
 
 
 def _read(path: Path, vocab=None):
-    from .trees.forest import read_bact
+    from .trees.bact import read_bact
 
     try:
         return read_bact(path, vocab, add_labels=vocab is None)

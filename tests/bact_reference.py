@@ -3,7 +3,9 @@ import re
 from pathlib import Path
 from typing import Iterator, List, Optional, Tuple
 
-from spacy_treeboost.trees.forest import BactFormatError, ForestBuilder, LabelVocab, PathOrLines, decode_label
+from spacy_treeboost.trees.forest import ForestBuilder, LabelVocab
+
+from spacy_treeboost.trees.bact import BactFormatError, PathOrLines, decode_label
 
 _TOKEN_RE = re.compile(r"\(([^()\s]*)|(\))|(\S)")
 

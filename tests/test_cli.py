@@ -5,7 +5,8 @@ import pytest
 import srsly
 
 from spacy_treeboost.learning.classifier_files import classifier_from_dict
-from spacy_treeboost.trees.forest import Forest, decode_label, read_bact
+from spacy_treeboost.trees.forest import Forest
+from spacy_treeboost.trees.bact import decode_label, read_bact
 
 TRAIN = """\
 +1 (ROOT(a(b))(c))

@@ -7,7 +7,8 @@ from spacy.tokens import Doc
 
 from spacy_treeboost.trees._forest import dependency_preorder
 from spacy_treeboost.trees.doc_trees import DocIndexer, TreeSpec, _skip_tokens, docs_to_forest
-from spacy_treeboost.trees.forest import ROOT_LABEL, tree_to_sexpr
+from spacy_treeboost.trees.forest import ROOT_LABEL
+from spacy_treeboost.trees.bact import tree_to_sexpr
 
 WORDS = ["a", "b", "c", ",", ".", "not", "good"]
 VOCAB = spacy.blank("en").vocab

@@ -20,7 +20,8 @@ from reference import (
 )
 from spacy_treeboost.learning.learner import TreeBoostClassifier
 from spacy_treeboost.models.rules import ModelFormatError, RuleSet, pattern_to_sexpr
-from spacy_treeboost.trees.forest import ROOT_LABEL, Forest, read_bact, write_bact
+from spacy_treeboost.trees.forest import ROOT_LABEL, Forest
+from spacy_treeboost.trees.bact import read_bact, write_bact
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 

@@ -9,17 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reference import arrays_to_nested, depths_of, forest_docs, forests, nested_to_arrays
-from spacy_treeboost.trees.forest import (
-    ROOT_LABEL,
-    BactFormatError,
-    Forest,
-    ForestBuilder,
-    LabelVocab,
-    decode_label,
-    encode_label,
-    read_bact,
-    write_bact,
-)
+from spacy_treeboost.trees.forest import ROOT_LABEL, Forest, ForestBuilder, LabelVocab
+from spacy_treeboost.trees.bact import BactFormatError, decode_label, encode_label, read_bact, write_bact
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -16,7 +16,8 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 import numpy
 
 from ..files import ModelFormatError
-from ..trees.forest import ROOT_LABEL, ROOT_TEXT, Forest, encode_label
+from ..trees.forest import ROOT_LABEL, ROOT_TEXT, Forest
+from ..trees.bact import encode_label
 
 FORMAT_NAME = "spacy-treeboost.rules"
 FORMAT_VERSION = 1

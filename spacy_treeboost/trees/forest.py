@@ -1,33 +1,18 @@
-"""Forests of labeled ordered trees in preorder arrays, and the BACT file format.
+"""Forests of labeled ordered trees in preorder arrays.
 
 A document is one tree: a virtual root whose children are the roots of its
 sentence trees, in document order. A `Forest` stores many documents in flat
 preorder arrays (node label ids, global parent index, depth) with one offset
 per document, so the compiled kernels can walk them without Python objects.
-
-BACT / FREQT format: one example per line, a class label, a space and a strict
-S-expression in which every node is bracketed, e.g. `+1 (ROOT(a(b))(c))`.
-Node labels and class labels are percent-encoded: `%`, `(`, `)` and white
-space are written as `%25`, `%28`, `%29`, `%20` (any `%XX` byte of UTF-8 is
-accepted when reading), and the empty label as a lone `%`, so any string
-survives a round trip.
 """
-import re
-from pathlib import Path
-from typing import IO, TYPE_CHECKING, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy
-
-if TYPE_CHECKING:
-    from ._forest import BactParser
 
 ROOT_LABEL = "\x00ROOT"
 ROOT_TEXT = "ROOT"
 
 Tree = Tuple[str, Sequence["Tree"]]
-PathOrLines = Union[str, Path, Iterable[str]]
-
-_ESCAPE_RE = re.compile(r"[%()\s]")
 
 
 class LabelVocab:
@@ -288,147 +273,3 @@ def preorder_depths(parents: numpy.ndarray) -> numpy.ndarray:
         anc[active] = anc[up]
         active = active[anc[active] >= 0]
     return depths.astype(numpy.int32)
-
-
-def encode_label(label: str) -> str:
-    """Percent-encode `%`, brackets and white space for the BACT format; the empty label is `%`."""
-    if not label:
-        return "%"
-    return _ESCAPE_RE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode("utf8")), label)
-
-
-def decode_label(text: str) -> str:
-    """Invert `encode_label`. Raises BactFormatError for escapes that are not UTF-8."""
-    if "%" not in text:
-        return text
-    if text == "%":
-        return ""
-    try:
-        return re.sub(r"(?:%[0-9A-Fa-f]{2})+", lambda m: bytes.fromhex(m.group().replace("%", "")).decode("utf8"), text)
-    except UnicodeDecodeError:
-        raise BactFormatError(f"the percent escapes in {text!r} are not UTF-8") from None
-
-
-def tree_to_sexpr(forest: Forest, i: int) -> str:
-    """Write document i as a strict S-expression (`(ROOT(a(b))(c))`)."""
-    lo, hi = int(forest.offsets[i]), int(forest.offsets[i + 1])
-    depths = forest.depths[lo:hi]
-    parts: List[str] = []
-    prev = -1
-    for v in range(hi - lo):
-        d = int(depths[v])
-        parts.append(")" * (prev - d + 1))
-        label = forest.vocab[int(forest.labels[lo + v])]
-        parts.append("(" + (ROOT_TEXT if label == ROOT_LABEL else encode_label(label)))
-        prev = d
-    parts.append(")" * (prev + 1))
-    return "".join(parts)
-
-
-class BactFormatError(ValueError):
-    pass
-
-
-_CHUNK_BYTES = 1 << 20
-_BOM = b"\xef\xbb\xbf"
-
-
-def _parser(vocab: Optional[LabelVocab], add_labels: bool) -> Tuple[LabelVocab, "BactParser"]:
-    from ._forest import BactParser
-
-    vocab = vocab if vocab is not None else LabelVocab()
-    return vocab, BactParser(vocab, add_labels, decode_label, BactFormatError)
-
-
-def _forest_of(parser: "BactParser", vocab: LabelVocab) -> Tuple[Forest, List[str]]:
-    labels, parents, depths, offsets, classes = parser.take()
-    return Forest(labels, parents, depths, offsets, vocab), classes
-
-
-def _parse_source(parser: "BactParser", source: PathOrLines) -> Iterator[None]:
-    """Feed `source` to `parser`, yielding after each block of lines."""
-    if isinstance(source, (str, Path)):
-        prefix = f"{source}: "
-        with open(source, "rb") as f:
-            lineno, rest, first = 1, b"", True
-            while True:
-                chunk = f.read(_CHUNK_BYTES)
-                buf = rest + chunk if rest else chunk
-                if first:
-                    buf, first = (buf[3:] if buf.startswith(_BOM) else buf), False
-                if not chunk:
-                    if buf:
-                        parser.parse_lines(buf, prefix, lineno)
-                        yield
-                    return
-                cut = max(buf.rfind(b"\n"), buf.rfind(b"\r", 0, len(buf) - 1)) + 1
-                rest = buf[cut:]
-                if cut:
-                    lineno += parser.parse_lines(memoryview(buf)[:cut], prefix, lineno)
-                    yield
-    else:
-        for lineno, line in enumerate(source, 1):
-            if lineno == 1 and line.startswith("\ufeff"):
-                line = line[1:]
-            try:
-                data = line.encode("utf8")
-            except UnicodeEncodeError as err:
-                raise BactFormatError(f"line {lineno}: {err.reason} at column {err.start + 1}") from None
-            parser.parse_line(data, "", lineno)
-            if parser.n_docs >= 1024:
-                yield
-        yield
-
-
-def read_bact(source: PathOrLines, vocab: Optional[LabelVocab] = None, *, add_labels: bool = True) -> Tuple[Forest, List[str]]:
-    """Read examples in the BACT format: `label (tree)` per line.
-
-    A file must be UTF-8 (a leading byte order mark is skipped); lines may end
-    with LF, CRLF or CR. Malformed lines and bytes that are not UTF-8 raise
-    BactFormatError naming the file and line.
-
-    source (Union[str, Path, Iterable[str]]): A file path or lines.
-    vocab (Optional[LabelVocab]): The label vocabulary to extend or use.
-    add_labels (bool): Add unseen node labels to `vocab` (else they map to -1).
-    RETURNS (Tuple[Forest, List[str]]): The trees and their class labels.
-    """
-    vocab, parser = _parser(vocab, add_labels)
-    for _ in _parse_source(parser, source):
-        pass
-    return _forest_of(parser, vocab)
-
-
-def iter_bact(
-    source: PathOrLines, vocab: LabelVocab, *, add_labels: bool = False, batch_size: int = 1000
-) -> Iterator[Tuple[Forest, List[str]]]:
-    """Read BACT examples in batches of about `batch_size` documents (at least one per batch).
-
-    Memory stays bounded by the batch and a block of input, whatever the input size.
-    The batches share `vocab`; every batch has at least one document.
-
-    source (Union[str, Path, Iterable[str]]): A file path or lines.
-    vocab (LabelVocab): The label vocabulary to use (and extend if `add_labels`).
-    add_labels (bool): Add unseen node labels to `vocab` (else they map to -1).
-    batch_size (int): Documents per batch (a batch may hold one block more).
-    YIELDS (Tuple[Forest, List[str]]): The trees of a batch and their class labels.
-    """
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-    vocab, parser = _parser(vocab, add_labels)
-    for _ in _parse_source(parser, source):
-        if parser.n_docs >= batch_size:
-            yield _forest_of(parser, vocab)
-    if parser.n_docs:
-        yield _forest_of(parser, vocab)
-
-
-def write_bact(target: Union[str, Path, IO[str]], forest: Forest, classes: Sequence[str]) -> None:
-    """Write examples in the BACT format read by `read_bact`."""
-    if len(classes) != len(forest):
-        raise ValueError(f"Got {len(classes)} class labels for {len(forest)} trees.")
-    lines = (f"{encode_label(str(c))} {tree_to_sexpr(forest, i)}\n" for i, c in enumerate(classes))
-    if isinstance(target, (str, Path)):
-        with open(target, "w", encoding="utf8") as f:
-            f.writelines(lines)
-    else:
-        target.writelines(lines)
