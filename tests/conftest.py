@@ -11,3 +11,12 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"real corpora not found at {SHARED_DATA} (they sit in ../shared/data beside the checkout)")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def ray_session():
+    """A local Ray with 2 CPUs, started once per test session (skipped without the ray extra)."""
+    ray = pytest.importorskip("ray")
+    if not ray.is_initialized():
+        ray.init(num_cpus=2, log_to_driver=False)
+    return ray

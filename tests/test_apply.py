@@ -9,15 +9,8 @@ import spacy
 from spacy.training import Example
 
 from spacy_treeboost.streaming import PipelineBatchClassifier, apply_stream
+from test_treeboost_textcat import TRAIN
 
-TRAIN = [
-    ("this movie was good and fun", "POS"),
-    ("not good at all , boring", "NEG"),
-    ("good good good acting", "POS"),
-    ("the plot was not fun", "NEG"),
-    ("a fun and good film", "POS"),
-    ("boring and not good", "NEG"),
-]
 TEXTS = ["good fun", "boring plot", "", "not good , not fun", "a film — with “quotes” and ünïcode"] * 7
 
 
@@ -104,12 +97,6 @@ def test_batch_classifier_adds_cats_as_json(pipeline):
     assert [json.loads(c) for c in out["cats"]] == [expected[t] for t in TEXTS[:5]]
 
 
-@pytest.fixture(scope="session")
-def ray_session():
-    ray = pytest.importorskip("ray")
-    if not ray.is_initialized():
-        ray.init(num_cpus=2, log_to_driver=False)
-    return ray
 
 
 def test_ray_data_recipe_and_apply_on_ray(tmp_path, pipeline, ray_session):

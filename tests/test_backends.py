@@ -1,5 +1,4 @@
 """Search backends: every backend and number of workers learns byte-identical model files."""
-import heapq
 import os
 import signal
 import subprocess
@@ -231,12 +230,6 @@ def test_missing_ray_names_the_extra(monkeypatch, synthetic):
         TreeBoostClassifier(n_workers=2, backend="ray").fit(forest, y)
 
 
-@pytest.fixture(scope="session")
-def ray_session():
-    ray = pytest.importorskip("ray")
-    if not ray.is_initialized():
-        ray.init(num_cpus=2, log_to_driver=False)
-    return ray
 
 
 def test_ray_learns_the_same_model_and_reports_a_lost_worker(synthetic, ray_session):

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from test_match import to_arrays
 from reference import all_subtrees, count_embeddings, forest_docs, random_tree_arrays
 from spacy_treeboost.models._match import Matcher
 from spacy_treeboost.learning._mine import SearchSpace
@@ -31,17 +32,6 @@ X_AAA = ((0, X), (1, A), (1, A), (1, A))
 def hostile(n: int):
     """Local (labels, parents) of x with n children labelled a."""
     return [X] + [A] * n, [-1] + [0] * n
-
-
-def to_arrays(docs):
-    labels, parents, offsets = [], [], [0]
-    for lab, par in docs:
-        base = offsets[-1]
-        labels.extend(lab)
-        parents.extend(p + base if p >= 0 else -1 for p in par)
-        offsets.append(base + len(lab))
-    return (numpy.array(labels, dtype=numpy.int32), numpy.array(parents, dtype=numpy.int32),
-            numpy.array(offsets, dtype=numpy.int64))
 
 
 def matched(patterns, docs, n_labels=3):
