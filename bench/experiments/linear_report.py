@@ -19,7 +19,9 @@ def render(results: Dict[str, Any], docs: Path) -> None:
     w("")
     corpora = results.get("corpora", {})
     if results.get("partial"):
-        w(f"**Partial run** of the systems {', '.join(results['partial'])} only (`--systems`): no acceptance table.")
+        w(f"**Partial run** of the systems {', '.join(results['partial'])} only (`--systems`): no acceptance table. "
+          "Its CPU seconds and peak RSS come from whatever else the machine was running and are not comparable with "
+          "docs/results_linear.md.")
         w("")
     elif corpora:
         _acceptance(corpora, w)
