@@ -162,3 +162,10 @@ def test_migrate_config_rewrites_a_0_1_config(tmp_path):
     nlp = spacy.util.load_model_from_config(load_config(new), auto_fill=True)
     learner = nlp.get_pipe("treeboost_textcat")._template
     assert (learner.algorithm, learner.boosting, learner.n_rounds) == ("bact", "arcgv", 300)
+
+
+def test_search_workers_in_the_learner_block_give_the_same_rules():
+    _, one = trained("frequency", rounds=15)
+    _, two = trained("frequency", rounds=15, n_workers=2, backend="processes")
+    assert two.rules_listing() == one.rules_listing()
+    assert classifier_to_dict(two._predictor()) == classifier_to_dict(one._predictor())
