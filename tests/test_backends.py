@@ -185,10 +185,12 @@ def test_a_killed_worker_raises_an_error_naming_the_worker_and_round(synthetic):
 def test_ctrl_c_stops_every_worker(tmp_path, synthetic):
     script = tmp_path / "train.py"
     script.write_text(textwrap.dedent(f"""
+        import signal
         import sys
         from spacy_treeboost.learning.learner import TreeBoostClassifier
         from spacy_treeboost.trees import read_bact
         if __name__ == "__main__":
+            signal.signal(signal.SIGINT, signal.default_int_handler)  # a shell's background jobs inherit SIG_IGN
             forest, y = read_bact({str(synthetic[2])!r})
             clf = TreeBoostClassifier("frequency", n_rounds=10**6, n_workers=2, backend="processes").start(forest, y)
             print(*clf.space_.pids, flush=True)
@@ -198,10 +200,14 @@ def test_ctrl_c_stops_every_worker(tmp_path, synthetic):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                             text=True, start_new_session=True)
-    pids = [int(p) for p in proc.stdout.readline().split()]
-    assert len(pids) == 2
-    os.killpg(proc.pid, signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    try:
+        pids = [int(p) for p in proc.stdout.readline().split()]
+        assert len(pids) == 2
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
     assert "KeyboardInterrupt" in err
     for pid in pids:
         with pytest.raises(ProcessLookupError):
