@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from test_match import to_arrays
+from test_match import codes, to_arrays
 from reference import all_subtrees, count_embeddings, forest_docs, random_tree_arrays
 from spacy_treeboost.models._match import Matcher
 from spacy_treeboost.learning._mine import SearchSpace
@@ -106,19 +106,9 @@ def wide_documents(draw, n_labels, max_docs=3, max_nodes=13):
     return docs
 
 
-@st.composite
-def repeated_label_codes(draw, n_labels, max_size=5):
-    """Pattern codes whose siblings often share a label."""
-    size = draw(st.integers(1, max_size))
-    code = [(0, draw(st.integers(0, n_labels - 1)))]
-    for _ in range(size - 1):
-        code.append((draw(st.integers(1, code[-1][0] + 1)), draw(st.integers(0, n_labels - 1))))
-    return tuple(code)
-
-
 @SETTINGS
 @given(st.integers(1, 2).flatmap(lambda n: st.tuples(
-    st.just(n), st.lists(repeated_label_codes(n), min_size=1, max_size=10, unique=True), wide_documents(n))))
+    st.just(n), st.lists(codes(n, max_size=5), min_size=1, max_size=10, unique=True), wide_documents(n))))
 def test_matcher_on_wide_random_trees_equals_brute_force(args):
     n_labels, patterns, docs = args
     assert matched(patterns, docs, n_labels) == brute(patterns, docs)
@@ -240,7 +230,7 @@ def test_invalid_max_embeddings(bad):
 
 
 @SETTINGS
-@given(st.integers(1, 3).flatmap(lambda n: st.tuples(repeated_label_codes(n), wide_documents(n, max_docs=1))),
+@given(st.integers(1, 3).flatmap(lambda n: st.tuples(codes(n, max_size=5), wide_documents(n, max_docs=1))),
        st.integers(0, 40))
 def test_explanations_equal_listing_every_embedding(args, limit):
     code, docs = args

@@ -92,30 +92,17 @@ def split_learner(learner: Any) -> Tuple[Any, bool]:
 
 
 def learner_settings(learner: Any) -> Dict[str, Any]:
-    """A learner's registered name and plain settings, for the component's cfg."""
+    """A learner's registered name and plain settings, for a component's cfg."""
     from ..learning.classifier_files import _plain_params
 
-    names = {cls: name for name, cls in LEARNERS.items()}
+    names = {cls: name for name, cls in {**LEARNERS, **NMTF_LEARNERS}.items()}
     return {"@learners": names[type(learner)], **_plain_params(learner)}
 
 
-def learner_from_settings(data: Dict[str, Any]) -> Any:
-    """The learner of `learner_settings`."""
+def learner_from_settings(data: Dict[str, Any], registered: Dict[str, Any] = LEARNERS) -> Any:
+    """The learner of `learner_settings`, one of the `registered` learners."""
     data = dict(data)
-    cls = LEARNERS[data.pop("@learners")]
+    cls = registered[data.pop("@learners")]
     if isinstance(data.get("estimator"), dict):
         data["estimator"] = TreeBoostClassifier(**data["estimator"])
     return cls(**data)
-
-
-
-def nmtf_learner_settings(learner: MFLK) -> Dict[str, Any]:
-    """An NMTF learner's registered name and settings, for the nmtf_sentiment component's cfg."""
-    names = {cls: name for name, cls in NMTF_LEARNERS.items()}
-    return {"@learners": names[type(learner)], **learner.get_params(deep=False)}
-
-
-def nmtf_learner_from_settings(data: Dict[str, Any]) -> MFLK:
-    """The NMTF learner of `nmtf_learner_settings`."""
-    data = dict(data)
-    return NMTF_LEARNERS[data.pop("@learners")](**data)

@@ -23,7 +23,7 @@ from spacy.vocab import Vocab
 from . import scoring  # noqa: F401  (registers spacy_treeboost.nmtf_scorer.v1, a picklable partial)
 from ..files import msgpack_loads_safe, open_seal, seal, settings_digest, write_bytes_atomic
 from ..nmtf.lexicons import Lexicon, create_hu_liu_lexicon, create_jsonl_lexicon, create_lexicon
-from .learners import NMTF_LEARNERS, nmtf_learner_from_settings, nmtf_learner_settings
+from .learners import NMTF_LEARNERS, learner_from_settings, learner_settings
 from ..nmtf import (
     MFLK,
     NEGATIVE,
@@ -74,8 +74,6 @@ DEFAULT_CONFIG: Dict[str, Any] = {
     "stem": False,
     "scorer": {"@scorers": "spacy_treeboost.nmtf_scorer.v1"},
 }
-LEGACY_SETTINGS = ("use_labels", "alpha", "beta", "beta_scale", "label_start", "label_min_docs", "update", "init",
-                   "prior_scale", "max_iter", "tol", "random_state")
 
 
 @Language.factory(
@@ -167,7 +165,7 @@ class NMTFSentiment(TrainablePipe):
         self.scorer = scorer
         self.cfg: Dict[str, Any] = {
             "labels": [positive_label, negative_label],
-            "learner": nmtf_learner_settings(learner),
+            "learner": learner_settings(learner),
             "iterations_per_update": iterations_per_update,
             "n_words": n_words,
             "norm": norm,
@@ -427,7 +425,7 @@ class NMTFSentiment(TrainablePipe):
         return seal(data, MODEL_FORMAT, SEALED_MODEL_FORMAT_VERSION, version_key="format_version")
 
     def _new_estimator(self) -> MFLK:
-        return nmtf_learner_from_settings(self.cfg["learner"])
+        return learner_from_settings(self.cfg["learner"], NMTF_LEARNERS)
 
     def _gold_class(self, cats: Dict[str, float], index: int) -> int:
         if not cats:

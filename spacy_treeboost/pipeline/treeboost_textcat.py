@@ -33,7 +33,7 @@ from ..files import (
     write_bytes_atomic,
 )
 from ..learning.classifier_files import classifier_from_dict, classifier_to_dict
-from ..learning.learner import RuleClassifier, TreeBoostClassifier, check_rounds, margins_to_proba
+from ..learning.learner import RuleClassifier, TreeBoostClassifier, margins_to_proba
 from ..learning.subtree_linear import SubtreeLinearClassifier
 from ..models.rules import ModelFormatError
 from ..trees.doc_trees import DocIndexer, TreeSpec, docs_to_forest
@@ -53,7 +53,6 @@ DEFAULT_CONFIG: Dict[str, Any] = {
     "scorer": {"@scorers": "spacy_treeboost.textcat_scorer.v1"},
 }
 PARSE_SOURCES = ("pipeline", "reference", "predicted")
-SETTINGS = tuple(k for k in DEFAULT_CONFIG if k != "scorer")
 SCORE_WEIGHTS = {
     "cats_score": 1.0, "cats_score_desc": None, "cats_micro_p": None, "cats_micro_r": None,
     "cats_micro_f": None, "cats_macro_p": None, "cats_macro_r": None, "cats_macro_f": None,
@@ -162,9 +161,6 @@ class TreeBoostTextCategorizer(TrainablePipe):
         for key in ("rounds_per_update", "initial_rounds"):
             if not isinstance(cfg[key], int) or isinstance(cfg[key], bool) or cfg[key] < 0:
                 raise ValueError(f"{key}={cfg[key]!r} is invalid: use a whole number >= 0")
-        booster, _ = split_learner(self._template)
-        if booster is not None:
-            check_rounds(booster.n_rounds, booster.max_cache_mb, name="n_rounds")
         if not isinstance(cfg["threshold"], (int, float)) or not 0.0 <= cfg["threshold"] <= 1.0:
             raise ValueError(f"threshold={cfg['threshold']!r} is invalid: use a probability between 0 and 1")
 
