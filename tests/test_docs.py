@@ -1,3 +1,5 @@
+import re
+
 import numpy
 import pytest
 import spacy
@@ -6,11 +8,12 @@ from hypothesis import strategies as st
 from spacy.tokens import Doc
 
 from spacy_treeboost.trees._forest import dependency_preorder
-from spacy_treeboost.trees.doc_trees import DocIndexer, TreeSpec, _skip_tokens, docs_to_forest
+from spacy_treeboost.trees import doc_trees
+from spacy_treeboost.trees.doc_trees import DocIndexer, TreeSpec, _skip_tokens, docs_to_forest, join_label, split_label
 from spacy_treeboost.trees.forest import ROOT_LABEL
 from spacy_treeboost.trees.bact import tree_to_sexpr
 
-WORDS = ["a", "b", "c", ",", ".", "not", "good"]
+WORDS = ["a", "b", "c", ",", ".", "not", "good", "x|y", "x\\|y", "\\"]
 VOCAB = spacy.blank("en").vocab
 
 
@@ -43,7 +46,8 @@ def parsed_docs(draw, max_docs=4, max_tokens=12):
 def reference_tree(doc, spec):
     """Direct, recursive construction from the token objects."""
     skip = lambda t: any(getattr(t, f.lower()) for f in spec.skip_flags)
-    label = lambda t: "|".join(str(getattr(t, a.lower() + "_")) for a in spec.node_attrs)
+    escape = lambda v: re.sub(r"([|\\])", r"\\\1", v) if len(spec.node_attrs) > 1 else v
+    label = lambda t: "|".join(escape(str(getattr(t, a.lower() + "_"))) for a in spec.node_attrs)
     if spec.tree_mode == "chain":
         parts = []
         for sent in (doc.sents if doc.has_annotation("SENT_START") else [doc[:]]):
@@ -82,6 +86,29 @@ def test_trees_equal_a_direct_construction(docs, mode, skip, attrs):
     assert numpy.array_equal(offsets, forest.offsets)
     assert numpy.array_equal(parents, forest.parents)
     assert numpy.array_equal(labels, numpy.where(forest.labels == 0, 0, forest.labels))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet="ab|\\%", max_size=5), min_size=1, max_size=4),
+       st.lists(st.text(alphabet="ab|\\%", max_size=5), min_size=1, max_size=4))
+def test_joined_labels_split_back_exactly(values, other):
+    assert split_label(join_label(values)) == values
+    assert (join_label(values) == join_label(other)) == (values == other)
+
+
+@pytest.mark.parametrize("mode", ["chain", "dependency"])
+def test_rows_whose_keys_collide_still_get_their_own_labels(monkeypatch, mode):
+    """Several-attribute keys are hashes: rows that share a key are told apart by their values."""
+    monkeypatch.setattr(doc_trees, "_row_keys", lambda values: numpy.zeros(len(values), dtype=numpy.uint64))
+    docs = [Doc(VOCAB, words=w, heads=[0] + [0] * (len(w) - 1), deps=["ROOT"] + ["dep"] * (len(w) - 1))
+            for w in (["a", "b", "c"], ["c", "x|y", "a"])]
+    spec = TreeSpec(mode, ["LOWER", "DEP"])
+    forest = docs_to_forest(docs[:1], spec)
+    labels, _, _ = DocIndexer(spec, forest.vocab.to_list(), VOCAB.strings).arrays(docs)
+    get = forest.vocab.get
+    expected = [0, get("a|ROOT"), get("b|dep"), get("c|dep"), 0, get("c|ROOT"), -1, get("a|dep")]
+    assert -1 not in expected[:4] and None not in expected
+    assert labels.tolist() == expected
 
 
 @pytest.mark.parametrize("kwargs", [{"node_attrs": ["IS_PUNCT"]}, {"node_attrs": ["NOPE"]}, {"node_attrs": []},

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from test_match import codes, to_arrays
 from reference import all_subtrees, count_embeddings, forest_docs, random_tree_arrays
-from spacy_treeboost.models._match import Matcher
+from spacy_treeboost.models._match import PatternMatcher
 from spacy_treeboost.learning._mine import SearchSpace
 from spacy_treeboost.models.explain import DEFAULT_MAX_EMBEDDINGS, covered_nodes, embeddings, render_html
 from spacy_treeboost.models.explain import count_embeddings as explain_count
@@ -35,7 +35,7 @@ def hostile(n: int):
 
 
 def matched(patterns, docs, n_labels=3):
-    doc, pat, cnt = Matcher(patterns, n_labels).count(*to_arrays(docs))
+    doc, pat, cnt = PatternMatcher(patterns, n_labels).count(*to_arrays(docs))
     assert len(set(zip(doc.tolist(), pat.tolist()))) == len(doc), "a (doc, pattern) pair reported twice"
     assert (cnt > 0).all()
     return {(d, p): c for d, p, c in zip(doc.tolist(), pat.tolist(), cnt.tolist())}

@@ -24,7 +24,7 @@ from reference import (
     z_low,
     z_star,
 )
-from spacy_treeboost.models._match import Matcher
+from spacy_treeboost.models._match import PatternMatcher
 from spacy_treeboost.learning._mine import SearchSpace, py_bound, py_value
 from spacy_treeboost.learning.learner import TreeBoostClassifier, _label_rank
 from spacy_treeboost.trees.forest import ROOT_LABEL, Forest
@@ -518,7 +518,7 @@ def test_t9_trie_counts_equal_brute_force(seed):
     labels = numpy.array([x for lab, _ in docs for x in lab], dtype=numpy.int32)
     offsets = numpy.cumsum([0] + [len(lab) for lab, _ in docs])
     parents = numpy.array([p + offsets[i] if p >= 0 else -1 for i, (_, par) in enumerate(docs) for p in par], dtype=numpy.int32)
-    doc, pat, cnt = Matcher(patterns, n_labels).count(labels, parents, offsets)
+    doc, pat, cnt = PatternMatcher(patterns, n_labels).count(labels, parents, offsets)
     got = {(d, p): c for d, p, c in zip(doc.tolist(), pat.tolist(), cnt.tolist())}
     expected = {}
     for i, (lab, par) in enumerate(docs):

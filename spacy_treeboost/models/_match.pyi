@@ -2,7 +2,7 @@ from typing import Sequence, Tuple
 
 import numpy
 
-class Matcher:
+class PatternMatcher:
     n_patterns: int
     def __init__(self, codes: Sequence[Sequence[Tuple[int, int]]], n_labels: int, match_roots: bool = ...) -> None: ...
     def count(

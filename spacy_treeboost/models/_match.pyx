@@ -37,7 +37,7 @@ ctypedef pair[int64_t, int64_t] Sibling
 ctypedef pair[pair[int64_t, int64_t], int32_t] FirstHit
 
 
-cdef class Matcher:
+cdef class PatternMatcher:
     """Count the embeddings of many patterns in documents.
 
     codes (Sequence[Sequence[Tuple[int, int]]]): each pattern's code, a sequence of
@@ -101,7 +101,7 @@ cdef class Matcher:
             self.trie[node].pattern = p
 
     def __reduce__(self):
-        return (Matcher, (self._codes, self.n_labels, self.match_roots))
+        return (PatternMatcher, (self._codes, self.n_labels, self.match_roots))
 
     cdef int32_t _new_node(self, int32_t depth):
         cdef TrieNode tn

@@ -16,8 +16,8 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 import numpy
 
 from ..files import ModelFormatError
-from ..trees.forest import ROOT_LABEL, ROOT_TEXT, Forest
-from ..trees.bact import encode_label
+from ..trees.bact import code_to_sexpr as pattern_to_sexpr
+from ..trees.forest import Forest
 
 FORMAT_NAME = "spacy-treeboost.rules"
 FORMAT_VERSION = 1
@@ -26,20 +26,6 @@ VALUES = ("stump", "log1p")
 PUBLISHED = ("bact", "frequency", "presence")
 
 Code = Tuple[Tuple[int, str], ...]
-
-
-
-
-def pattern_to_sexpr(code: Code) -> str:
-    """Write a pattern code as a BACT S-expression, e.g. `(not(good))`."""
-    parts: List[str] = []
-    prev = -1
-    for depth, label in code:
-        parts.append(")" * (prev - depth + 1))
-        parts.append("(" + (ROOT_TEXT if label == ROOT_LABEL else encode_label(label)))
-        prev = depth
-    parts.append(")" * (prev + 1))
-    return "".join(parts)
 
 
 def _check_code(code: Code) -> None:
@@ -114,11 +100,11 @@ class RuleSet:
 
     def _compile(self) -> Tuple[Any, ...]:
         if self._compiled is None:
-            from ._match import Matcher
+            from ._match import PatternMatcher
 
             strings = sorted({l for code in self.patterns for _, l in code})
             ids = {s: i for i, s in enumerate(strings)}
-            matcher = Matcher([[(d, ids[l]) for d, l in code] for code in self.patterns], len(strings),
+            matcher = PatternMatcher([[(d, ids[l]) for d, l in code] for code in self.patterns], len(strings),
                               self.include_root_patterns)
             tables = []
             for rules in self._rules:

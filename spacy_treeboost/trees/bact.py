@@ -40,20 +40,22 @@ def decode_label(text: str) -> str:
         raise BactFormatError(f"the percent escapes in {text!r} are not UTF-8") from None
 
 
+def code_to_sexpr(code: Iterable[Tuple[int, str]]) -> str:
+    """Write (depth, label) nodes in preorder as a strict S-expression, e.g. `(not(good))`."""
+    parts: List[str] = []
+    prev = -1
+    for depth, label in code:
+        parts.append(")" * (prev - depth + 1))
+        parts.append("(" + (ROOT_TEXT if label == ROOT_LABEL else encode_label(label)))
+        prev = depth
+    parts.append(")" * (prev + 1))
+    return "".join(parts)
+
+
 def tree_to_sexpr(forest: Forest, i: int) -> str:
     """Write document i as a strict S-expression (`(ROOT(a(b))(c))`)."""
     lo, hi = int(forest.offsets[i]), int(forest.offsets[i + 1])
-    depths = forest.depths[lo:hi]
-    parts: List[str] = []
-    prev = -1
-    for v in range(hi - lo):
-        d = int(depths[v])
-        parts.append(")" * (prev - d + 1))
-        label = forest.vocab[int(forest.labels[lo + v])]
-        parts.append("(" + (ROOT_TEXT if label == ROOT_LABEL else encode_label(label)))
-        prev = d
-    parts.append(")" * (prev + 1))
-    return "".join(parts)
+    return code_to_sexpr((int(d), forest.vocab[int(v)]) for d, v in zip(forest.depths[lo:hi], forest.labels[lo:hi]))
 
 
 class BactFormatError(ValueError):

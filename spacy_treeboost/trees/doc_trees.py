@@ -1,7 +1,8 @@
 """Docs to trees: each sentence a dependency tree or a word chain, all under a virtual root.
 
 Arrays come from `doc.to_array`, never token by token. Node labels are token
-attributes (one, or several joined by "|", e.g. LEMMA|POS). Tokens can be
+attributes (one, or several joined by "|", e.g. LEMMA|POS, with "|" and "\\"
+inside a value escaped by a backslash so that the label splits back exactly). Tokens can be
 skipped by boolean flags such as IS_PUNCT: in a chain they are dropped, in a
 dependency tree their children attach to the nearest kept ancestor.
 
@@ -26,6 +27,28 @@ ANNOTATED_ATTRS = {
     "ENT_TYPE": "an entity recognizer (ner)",
 }
 SENTENCE_ENDS = (".", "!", "?")
+
+
+def join_label(values: Sequence[str]) -> str:
+    """One node label from several attribute values; "|" and "\\" inside a value are escaped by "\\"."""
+    return LABEL_SEPARATOR.join(v.replace("\\", "\\\\").replace(LABEL_SEPARATOR, "\\" + LABEL_SEPARATOR) for v in values)
+
+
+def split_label(label: str) -> List[str]:
+    """Invert `join_label`: the attribute values of a node label."""
+    parts: List[str] = []
+    current: List[str] = []
+    chars = iter(label)
+    for ch in chars:
+        if ch == "\\":
+            current.append(next(chars, ""))
+        elif ch == LABEL_SEPARATOR:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    parts.append("".join(current))
+    return parts
 
 
 class SingleChainWarning(UserWarning):
@@ -162,7 +185,7 @@ def label_strings(values: numpy.ndarray, string_store) -> Tuple[List[str], numpy
         uniq, inverse = numpy.unique(values[:, 0], return_inverse=True)
         return [string_store[int(v)] if v else "" for v in uniq], inverse.ravel()
     uniq, inverse = numpy.unique(values, axis=0, return_inverse=True)
-    return [LABEL_SEPARATOR.join(string_store[int(v)] if v else "" for v in row) for row in uniq], inverse.ravel()
+    return [join_label([string_store[int(v)] if v else "" for v in row]) for row in uniq], inverse.ravel()
 
 
 def docs_to_forest(docs: Iterable, spec: TreeSpec, vocab: Optional[LabelVocab] = None) -> Forest:
@@ -207,21 +230,37 @@ class DocIndexer:
         self._root_id = list(label_strings).index(ROOT_LABEL) if ROOT_LABEL in label_strings else -1
         rows, ids = [], []
         for i, s in enumerate(label_strings):
-            parts = s.split(LABEL_SEPARATOR) if len(spec.node_attrs) > 1 else [s]
+            parts = split_label(s) if len(spec.node_attrs) > 1 else [s]
             if s != ROOT_LABEL and len(parts) == len(spec.node_attrs):
                 rows.append([int(string_store[p]) if p else 0 for p in parts])
                 ids.append(i)
-        keys = _row_keys(numpy.array(rows, dtype=numpy.uint64).reshape(-1, len(spec.node_attrs)))
+        rows = numpy.array(rows, dtype=numpy.uint64).reshape(-1, len(spec.node_attrs))
+        keys = _row_keys(rows)
         order = numpy.argsort(keys, kind="stable")
         self._keys = keys[order]
+        self._rows = rows[order]
         self._ids = numpy.asarray(ids, dtype=numpy.int32)[order]
+        shared = numpy.flatnonzero(self._keys[1:] == self._keys[:-1])
+        shared_keys = numpy.unique(self._keys[shared])
+        self._shared_keys = shared_keys
+        in_shared = numpy.isin(self._keys, shared_keys)
+        self._by_row = {tuple(r): i for r, i in zip(self._rows[in_shared].tolist(), self._ids[in_shared].tolist())}
 
     def _label_ids(self, values: numpy.ndarray) -> numpy.ndarray:
+        """Each row's label id, or -1: found by key, then the values compared exactly (keys of several
+        attributes are hashes, so two rows can share one)."""
         keys = _row_keys(values)
         if not len(self._keys):
             return numpy.full(len(keys), -1, dtype=numpy.int32)
         pos = numpy.minimum(numpy.searchsorted(self._keys, keys), len(self._keys) - 1)
-        return numpy.where(self._keys[pos] == keys, self._ids[pos], -1).astype(numpy.int32)
+        hit = self._keys[pos] == keys
+        if values.shape[1] > 1:
+            hit &= (self._rows[pos] == values).all(axis=1)
+        out = numpy.where(hit, self._ids[pos], -1).astype(numpy.int32)
+        if len(self._shared_keys):
+            for j in numpy.flatnonzero(numpy.isin(keys, self._shared_keys)).tolist():
+                out[j] = self._by_row.get(tuple(values[j].tolist()), -1)
+        return out
 
     def arrays(self, docs: Sequence) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
         """(labels, parents, offsets) of the docs' trees; unknown labels are -1."""
