@@ -16,7 +16,7 @@ estimator's own keyword arguments (declared, documented and validated once, in
 `LEGACY_SETTINGS` and `migrate_settings` translate the flat settings of spacy-treeboost 0.1
 into these blocks, for `python -m spacy_treeboost migrate-config`.
 """
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 from spacy.util import registry
 
@@ -106,3 +106,14 @@ def learner_from_settings(data: Dict[str, Any], registered: Dict[str, Any] = LEA
     if isinstance(data.get("estimator"), dict):
         data["estimator"] = TreeBoostClassifier(**data["estimator"])
     return cls(**data)
+
+
+def unfitted_copy(learner: Any, positive_class: Optional[str] = None) -> Any:
+    """An unfitted copy of a learner; a positive class, if given, goes to the learner or its booster."""
+    learner = learner_from_settings(learner_settings(learner))
+    if positive_class is not None:
+        target = learner if "positive_class" in learner.get_params(deep=False) else learner.estimator
+        if target is None:
+            target = learner.estimator = TreeBoostClassifier("presence", n_rounds=1000)
+        target.positive_class = positive_class
+    return learner

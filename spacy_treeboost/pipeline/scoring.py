@@ -1,10 +1,13 @@
-"""Scorers for the cats-writing components, registered for `spacy train`."""
+"""Scorers for the cats-writing components, registered for `spacy train`, and cats from margins."""
 from functools import partial
-from typing import Any, Callable, Dict, Iterable
+from typing import Any, Callable, Dict, Iterable, List, Sequence
 
+import numpy
 from spacy.scorer import Scorer
 from spacy.training import Example
 from spacy.util import registry
+
+from ..learning.learner import RuleClassifier, margins_to_proba
 
 
 def score_treeboost_cats(examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
@@ -41,3 +44,11 @@ def prefixed_cats_scorer(prefix: str) -> Callable[..., Dict[str, Any]]:
 @registry.scorers("spacy_treeboost.nmtf_scorer.v1")
 def make_nmtf_scorer(prefix: str = "nmtf_") -> Callable[..., Dict[str, Any]]:
     return prefixed_cats_scorer(prefix)
+
+
+def cats_from_margins(margins: numpy.ndarray, learner: RuleClassifier, labels: Sequence[str]) -> List[Dict[str, float]]:
+    """Each doc's `cats`: every label's probability from the learner's margins (0 for a label it does not score)."""
+    F = margins[:, 0] if margins.shape[1] == 1 and not learner.multilabel_ else margins
+    proba = margins_to_proba(F, learner.classes_, learner.heads_[0].name, multilabel=learner.multilabel_)
+    cols = {str(c): j for j, c in enumerate(learner.classes_)}
+    return [{l: float(row[cols[l]]) if l in cols else 0.0 for l in labels} for row in proba]

@@ -6,6 +6,15 @@ from spacy.tokens import Doc
 from spacy.training import Example
 
 
+def check_whole_corpus(nlp: Optional[Language], name: str) -> None:
+    """Refuse a streamed training corpus: the component learns from all training examples at once."""
+    if nlp is not None and nlp.config.get("training", {}).get("max_epochs") == -1:
+        raise ValueError(
+            f"'{name}' learns from the whole training corpus at once, but [training] max_epochs = -1 "
+            "streams it, and initialize then sees only 100 examples. Set max_epochs = 0 (boosting rounds are "
+            "controlled by max_steps, eval_frequency and patience).")
+
+
 def check_labels(name: str, labels: Sequence[str], exclusive: bool, positive: Optional[str]) -> None:
     """Refuse label sets the component cannot learn, with the fix in the message."""
     if not labels:

@@ -8,11 +8,9 @@ boosted rules' weights are refitted jointly before each evaluation; the linear
 and calibrated learners are fitted in `initialize`, and updates do nothing.
 The learner and the tree builder are registered sub-configs (`learners.py`).
 """
-from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 import numpy
-import srsly
 from spacy import util
 from spacy.language import Language
 from spacy.pipeline import TrainablePipe
@@ -20,26 +18,16 @@ from spacy.tokens import Doc
 from spacy.training import Example, validate_get_examples
 from spacy.vocab import Vocab
 
-from ..files import (
-    COMPONENT_MODEL_FORMAT,
-    COMPONENT_MODEL_VERSION,
-    gc_state_kept,
-    load_cfg_json,
-    read_cfg_file,
-    read_model_file,
-    seal,
-    settings_digest,
-    unseal_component_model,
-    write_bytes_atomic,
-)
+from ..files import COMPONENT_MODEL_FORMAT, COMPONENT_MODEL_VERSION, seal, settings_digest, unseal_component_model
 from ..learning.classifier_files import classifier_from_dict, classifier_to_dict
-from ..learning.learner import RuleClassifier, TreeBoostClassifier, margins_to_proba
+from ..learning.learner import RuleClassifier, TreeBoostClassifier
 from ..learning.subtree_linear import SubtreeLinearClassifier
 from ..models.rules import ModelFormatError
 from ..trees.doc_trees import DocIndexer, TreeSpec, docs_to_forest
-from .learners import LEARNERS, learner_from_settings, learner_settings, split_learner
-from .scoring import score_treeboost_cats
-from .training_docs import check_labels, check_parser, targets, training_docs
+from .component_files import ComponentFiles
+from .learners import LEARNERS, learner_from_settings, learner_settings, split_learner, unfitted_copy
+from .scoring import cats_from_margins, score_treeboost_cats
+from .training_docs import check_labels, check_parser, check_whole_corpus, targets, training_docs
 
 DEFAULT_CONFIG: Dict[str, Any] = {
     "learner": {"@learners": "spacy_treeboost.SubtreeLinear.v1"},
@@ -106,8 +94,10 @@ def make_treeboost_textcat(
         threshold=threshold, parse_source=parse_source, scorer=scorer)
 
 
-class TreeBoostTextCategorizer(TrainablePipe):
+class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
     """Assign `doc.cats` with rules over subtrees of each doc's sentence trees."""
+
+    factory = "treeboost_textcat"
 
     def __init__(
         self,
@@ -164,17 +154,6 @@ class TreeBoostTextCategorizer(TrainablePipe):
         if not isinstance(cfg["threshold"], (int, float)) or not 0.0 <= cfg["threshold"] <= 1.0:
             raise ValueError(f"threshold={cfg['threshold']!r} is invalid: use a probability between 0 and 1")
 
-    def _fresh(self, learner: Any) -> Any:
-        """An unfitted copy of a learner, its positive class set to the component's positive label."""
-        learner = learner_from_settings(learner_settings(learner))
-        positive = self.cfg["positive_label"]
-        if positive is not None:
-            target = learner if "positive_class" in learner.get_params(deep=False) else learner.estimator
-            if target is None:
-                target = learner.estimator = TreeBoostClassifier("presence", n_rounds=1000)
-            target.positive_class = positive
-        return learner
-
     @property
     def _max_rounds(self) -> int:
         booster, _ = split_learner(self._template)
@@ -190,7 +169,7 @@ class TreeBoostTextCategorizer(TrainablePipe):
             return None
         if split_learner(self._template)[1] and isinstance(learner, TreeBoostClassifier):
             if self._refit is None or self._refit[0] != learner.n_rounds_:
-                self._refit = (learner.n_rounds_, self._fresh(self._template).refit(learner, self._train_forest))
+                self._refit = (learner.n_rounds_, unfitted_copy(self._template, self.cfg["positive_label"]).refit(learner, self._train_forest))
             return self._refit[1]
         return learner
 
@@ -236,11 +215,7 @@ class TreeBoostTextCategorizer(TrainablePipe):
         positive_label (Optional[str]): The positive label of a binary task.
         """
         validate_get_examples(get_examples, "TreeBoostTextCategorizer.initialize")
-        if nlp is not None and nlp.config.get("training", {}).get("max_epochs") == -1:
-            raise ValueError(
-                f"'{self.name}' learns from the whole training corpus at once, but [training] max_epochs = -1 "
-                "streams it, and initialize then sees only 100 examples. Set max_epochs = 0 (boosting rounds are "
-                "controlled by max_steps, eval_frequency and patience).")
+        check_whole_corpus(nlp, self.name)
         examples = list(get_examples())
         if labels is None:
             labels = sorted({label for eg in examples for label in eg.reference.cats})
@@ -253,10 +228,10 @@ class TreeBoostTextCategorizer(TrainablePipe):
         self._spec.check_docs(docs, self.name, self.cfg["parse_source"])
         gold = targets(examples, self.labels, self.cfg["exclusive_classes"], self.name)
         forest = docs_to_forest(docs, self._spec)
-        learner = self._fresh(self._template)
+        learner = unfitted_copy(self._template, self.cfg["positive_label"])
         booster, refits = split_learner(learner)
         if booster is not None:
-            learner = self._fresh(booster)
+            learner = unfitted_copy(booster, self.cfg["positive_label"])
         try:
             if booster is not None:
                 learner.start(forest, gold)
@@ -343,21 +318,10 @@ class TreeBoostTextCategorizer(TrainablePipe):
 
     def set_annotations(self, docs: Iterable[Doc], margins: numpy.ndarray) -> None:
         """Write every label's probability into `doc.cats`."""
-        docs = list(docs)
-        for doc, probs in zip(docs, self._probabilities(margins)):
-            doc.cats.update(probs)
-
-    def _probabilities(self, margins: numpy.ndarray) -> List[Dict[str, float]]:
-        labels = self.labels
         learner = self._predictor()
         assert learner is not None, "predict raises before set_annotations when the component is not trained"
-        F = margins[:, 0] if margins.shape[1] == 1 and not learner.multilabel_ else margins
-        proba = margins_to_proba(F, learner.classes_, learner.heads_[0].name, multilabel=learner.multilabel_)
-        cols = {str(c): j for j, c in enumerate(learner.classes_)}
-        out = []
-        for row in proba:
-            out.append({l: float(row[cols[l]]) if l in cols else 0.0 for l in labels})
-        return out
+        for doc, cats in zip(docs, cats_from_margins(margins, learner, self.labels)):
+            doc.cats.update(cats)
 
     def explain(self, doc: Doc, *, by: str = "subtree") -> List[Dict[str, Any]]:
         """The rules that fired for a doc and their contributions to each label's margin.
@@ -389,20 +353,14 @@ class TreeBoostTextCategorizer(TrainablePipe):
             scored label (the positive label of a binary task).
         RETURNS (str): The HTML.
         """
-        from ..trees.doc_trees import label_strings
         from ..models.explain import render_html
-        from ..trees.forest import ROOT_LABEL
 
         explanation = self.explain(doc, by="rule")
         heads = self._predictor().rules_.heads
         label = heads[0] if label is None else label
         if label not in heads:
             raise ValueError(f"'{self.name}' has no rules for label {label!r}; it scores {heads}")
-        values, parents, _, tokens = self._spec.doc_arrays(doc)
-        node_labels = [ROOT_LABEL]
-        if len(values) > 1:
-            strings, inverse = label_strings(values[1:], self.vocab.strings)
-            node_labels += [strings[i] for i in inverse]
+        node_labels, parents, tokens = self._spec.node_labels(doc)
         return render_html(doc, explanation, tokens, node_labels, parents, label)
 
     def rules_listing(self) -> str:
@@ -436,80 +394,3 @@ class TreeBoostTextCategorizer(TrainablePipe):
         self._train_forest = None
         self._refit = None
         self._indexer = None
-
-    def _restore_cfg(self, cfg: Dict[str, Any]) -> None:
-        if not isinstance(cfg, dict):
-            raise ModelFormatError(f"'{self.name}': the stored cfg is not a JSON object.")
-        unknown = sorted(set(cfg) - set(self.cfg))
-        if unknown:
-            raise ModelFormatError(f"'{self.name}': the stored cfg has unknown settings {unknown}; it comes from "
-                                   "another component, a newer spacy-treeboost, or spacy-treeboost 0.1, whose flat "
-                                   "settings moved into the learner and trees blocks (retrain with a migrated config: "
-                                   "python -m spacy_treeboost migrate-config).")
-        previous = dict(self.cfg)
-        self.cfg.update(cfg)
-        try:
-            self._validate_settings()
-            if not isinstance(self.cfg["labels"], list) or not all(isinstance(l, str) for l in self.cfg["labels"]):
-                raise ValueError(f"labels={self.cfg['labels']!r} is invalid: use a list of strings")
-        except (ValueError, TypeError, KeyError) as err:
-            self._put_back(previous)
-            raise ModelFormatError(f"'{self.name}': the stored cfg is invalid: {err}") from None
-
-    def _put_back(self, cfg: Dict[str, Any]) -> None:
-        """Restore settings that were valid (and the tree spec and learner they define) after a refused load."""
-        self.cfg = cfg
-        self._validate_settings()
-
-    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
-        """Serialize the settings and the learned rules. RETURNS (bytes): The data."""
-        serialize = {"cfg": lambda: srsly.json_dumps(self.cfg), "model": self._model_bytes}
-        return util.to_bytes(serialize, exclude)
-
-    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "TreeBoostTextCategorizer":
-        """Load from bytes. RETURNS (TreeBoostTextCategorizer): self."""
-        cfg_loaded = "cfg" not in exclude
-        deserialize = {"cfg": lambda b: self._restore_cfg(load_cfg_json(b, f"'{self.name}' bytes")),
-                       "model": lambda b: self._load_model_bytes(b, cfg_loaded)}
-        previous = dict(self.cfg)
-        try:
-            with gc_state_kept():
-                util.from_bytes(bytes_data, deserialize, exclude)
-        except Exception as err:
-            self._put_back(previous)
-            if isinstance(err, ModelFormatError):
-                raise
-            raise ModelFormatError(f"'{self.name}': not a treeboost_textcat state ({type(err).__name__}: {err})") from None
-        return self
-
-    def to_disk(self, path: Path, *, exclude: Iterable[str] = tuple()) -> None:
-        """Write `cfg` (JSON) and `model` (sealed msgpack) into the directory `path`."""
-        serialize = {
-            "cfg": lambda p: write_bytes_atomic(p, srsly.json_dumps(self.cfg, indent=2).encode("utf8")),
-            "model": lambda p: write_bytes_atomic(p, self._model_bytes()),
-        }
-        util.to_disk(path, serialize, exclude)
-
-    def from_disk(self, path: Path, *, exclude: Iterable[str] = tuple()) -> "TreeBoostTextCategorizer":
-        """Load from a directory written by `to_disk`. RETURNS (TreeBoostTextCategorizer): self."""
-        cfg_loaded = "cfg" not in exclude
-        deserialize = {
-            "cfg": lambda p: self._restore_cfg(read_cfg_file(p, self.name)),
-            "model": lambda p: self._load_model_bytes(read_model_file(p, self.name), cfg_loaded),
-        }
-        previous = dict(self.cfg)
-        try:
-            util.from_disk(path, deserialize, exclude)
-        except ModelFormatError as err:
-            self._put_back(previous)
-            if str(path) in str(err):
-                raise
-            raise ModelFormatError(f"{path}: {err}") from None
-        return self
-
-    def __reduce__(self):
-        return (_rebuild, (self.vocab, self.name, self.scorer, self.to_bytes()))
-
-
-def _rebuild(vocab: Vocab, name: str, scorer: Optional[Callable], data: bytes) -> TreeBoostTextCategorizer:
-    return TreeBoostTextCategorizer(vocab, None, name, scorer=scorer).from_bytes(data)

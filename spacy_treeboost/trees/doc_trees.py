@@ -122,6 +122,12 @@ class TreeSpec:
                     f"'?' before their end). Put a sentencizer (or a parser) before '{name}' in the pipeline.",
                     SingleChainWarning)
 
+    def node_labels(self, doc) -> Tuple[List[str], numpy.ndarray, numpy.ndarray]:
+        """Label strings, local parents and token indices (-1 for the virtual root) of one doc's tree."""
+        values, parents, _, tokens = self.doc_arrays(doc)
+        strings, inverse = label_strings(values[1:], doc.vocab.strings)
+        return [ROOT_LABEL] + [strings[i] for i in inverse], parents, tokens
+
     def doc_arrays(self, doc) -> Tuple[numpy.ndarray, numpy.ndarray, Optional[numpy.ndarray], numpy.ndarray]:
         """Label values (n_nodes, n_attrs), local parents, depths (or None) and token indices of one doc's tree.
 

@@ -1,0 +1,133 @@
+"""Saving and loading the components: `cfg` (JSON) and `model` (sealed msgpack), through spaCy's utilities.
+
+Both components keep their settings in `cfg` and their fitted state in a model
+file sealed with a SHA-256 checksum and the digest of the `cfg` it belongs to.
+A load that fails raises `ModelFormatError` and leaves the component as it was.
+"""
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, Optional, Union
+
+import srsly
+from spacy import util
+from spacy.vocab import Vocab
+
+from ..files import ModelFormatError, gc_state_kept, load_cfg_json, read_cfg_file, read_model_file, write_bytes_atomic
+
+
+class ComponentFiles:
+    """`to_bytes`, `from_bytes`, `to_disk`, `from_disk` and pickling for a component.
+
+    The component provides `factory` (its factory's name), `name`, `cfg`, `vocab`, `scorer`, `_validate_settings()`,
+    `_model_bytes()` and `_load_model_bytes(data, cfg_loaded)`.
+    """
+
+    factory: str
+    name: str
+    cfg: Dict[str, Any]
+    vocab: Vocab
+    scorer: Optional[Callable]
+
+    def _validate_settings(self) -> None:
+        raise NotImplementedError
+
+    def _model_bytes(self) -> bytes:
+        raise NotImplementedError
+
+    def _load_model_bytes(self, data: bytes, cfg_loaded: bool = True) -> None:
+        raise NotImplementedError
+
+    def _restore_cfg(self, cfg: Dict[str, Any]) -> None:
+        if not isinstance(cfg, dict):
+            raise ModelFormatError(f"'{self.name}': the stored cfg is not a JSON object.")
+        unknown = sorted(set(cfg) - set(self.cfg))
+        if unknown:
+            raise ModelFormatError(f"'{self.name}': the stored cfg has unknown settings {unknown}; it comes from "
+                                   "another component, a newer spacy-treeboost, or spacy-treeboost 0.1, whose flat "
+                                   "settings moved into the learner and trees blocks (retrain with a migrated config: "
+                                   "python -m spacy_treeboost migrate-config).")
+        previous = dict(self.cfg)
+        self.cfg.update(cfg)
+        try:
+            self._validate_settings()
+            if not isinstance(self.cfg["labels"], list) or not all(isinstance(l, str) for l in self.cfg["labels"]):
+                raise ValueError(f"labels={self.cfg['labels']!r} is invalid: use a list of strings")
+        except (ValueError, TypeError, KeyError) as err:
+            self._put_back(previous)
+            raise ModelFormatError(f"'{self.name}': the stored cfg is invalid: {err}") from None
+
+    def _put_back(self, cfg: Dict[str, Any]) -> None:
+        """Restore settings that were valid (and what they define) after a refused load."""
+        self.cfg = cfg
+        self._validate_settings()
+
+    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
+        """Serialize the settings and the fitted model.
+
+        exclude (Iterable[str]): String names of serialization fields to exclude.
+        RETURNS (bytes): The serialized component.
+        """
+        serialize = {"cfg": lambda: srsly.json_dumps(self.cfg), "model": self._model_bytes}
+        return util.to_bytes(serialize, exclude)
+
+    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> Any:
+        """Load from bytes written by `to_bytes`; on failure the component is left as it was.
+
+        bytes_data (bytes): The data.
+        exclude (Iterable[str]): String names of serialization fields to exclude.
+        RETURNS: The component.
+        """
+        cfg_loaded = "cfg" not in exclude
+        deserialize = {"cfg": lambda b: self._restore_cfg(load_cfg_json(b, f"'{self.name}' bytes")),
+                       "model": lambda b: self._load_model_bytes(b, cfg_loaded)}
+        previous = dict(self.cfg)
+        try:
+            with gc_state_kept():
+                util.from_bytes(bytes_data, deserialize, exclude)
+        except Exception as err:
+            self._put_back(previous)
+            if isinstance(err, ModelFormatError):
+                raise
+            raise ModelFormatError(f"'{self.name}': not a serialized {self.factory} component "
+                                   f"({type(err).__name__}: {err})") from None
+        return self
+
+    def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> None:
+        """Write `cfg` (JSON) and `model` (sealed msgpack) into a directory, each through a temporary file.
+
+        path (Union[str, Path]): The directory; created if needed.
+        exclude (Iterable[str]): String names of serialization fields to exclude.
+        """
+        serialize = {
+            "cfg": lambda p: write_bytes_atomic(p, srsly.json_dumps(self.cfg, indent=2).encode("utf8")),
+            "model": lambda p: write_bytes_atomic(p, self._model_bytes()),
+        }
+        util.to_disk(path, serialize, exclude)
+
+    def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> Any:
+        """Load from a directory written by `to_disk`; on failure the component is left as it was.
+
+        path (Union[str, Path]): The directory.
+        exclude (Iterable[str]): String names of serialization fields to exclude.
+        RETURNS: The component.
+        """
+        cfg_loaded = "cfg" not in exclude
+        deserialize = {
+            "cfg": lambda p: self._restore_cfg(read_cfg_file(p, self.name)),
+            "model": lambda p: self._load_model_bytes(read_model_file(p, self.name), cfg_loaded),
+        }
+        previous = dict(self.cfg)
+        try:
+            util.from_disk(path, deserialize, exclude)
+        except ModelFormatError as err:
+            self._put_back(previous)
+            if str(path) in str(err):
+                raise
+            raise ModelFormatError(f"{path}: {err}") from None
+        return self
+
+    def __reduce__(self):
+        return (_rebuild, (type(self), self.vocab, self.name, self.scorer, self.to_bytes()))
+
+
+def _rebuild(cls: type, vocab: Vocab, name: str, scorer: Optional[Callable], data: bytes) -> Any:
+    return cls(vocab, None, name, scorer=scorer).from_bytes(data)
