@@ -15,6 +15,11 @@ class Params:
         sig = inspect.signature(cls.__init__)
         return [p.name for p in sig.parameters.values() if p.name != "self" and p.kind != p.VAR_KEYWORD]
 
+    def _store_params(self, values: Dict[str, Any]) -> None:
+        """Store every `__init__` argument unchanged under its own name; call as `self._store_params(locals())`."""
+        for name in self._param_names():
+            setattr(self, name, values[name])
+
     def get_params(self, deep: bool = True) -> Dict[str, Any]:
         """The hyperparameters, as scikit-learn's `get_params`.
 

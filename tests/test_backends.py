@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from reference import forests, random_trees
 from spacy_treeboost.learning.backends import WorkerDiedError, assign_root_labels
 from spacy_treeboost.learning.corrective import CorrectiveBoostClassifier
-from spacy_treeboost.learning.learner import TreeBoostClassifier, _label_rank
+from spacy_treeboost.learning.classifier import _label_rank
+from spacy_treeboost.learning.learner import TreeBoostClassifier
 from spacy_treeboost.learning.classifier_files import classifier_to_dict
 from spacy_treeboost.trees import Forest, read_bact
 

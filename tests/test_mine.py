@@ -32,7 +32,7 @@ from reference import (
     z_low,
 )
 from spacy_treeboost.learning._mine import SearchSpace, py_bound, py_value
-from spacy_treeboost.learning.learner import _label_rank
+from spacy_treeboost.learning.classifier import _label_rank
 from spacy_treeboost.trees.forest import Forest
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

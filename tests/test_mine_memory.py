@@ -1,11 +1,10 @@
 """The search space's memory report counts what it holds."""
-import numpy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reference import random_trees
 from spacy_treeboost.learning._mine import SearchSpace
-from spacy_treeboost.learning.learner import _label_rank
+from spacy_treeboost.learning.classifier import _label_rank
 from spacy_treeboost.trees import Forest
 
 

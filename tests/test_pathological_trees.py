@@ -18,7 +18,7 @@ from spacy_treeboost.models._match import PatternMatcher
 from spacy_treeboost.learning._mine import SearchSpace
 from spacy_treeboost.models.explain import DEFAULT_MAX_EMBEDDINGS, covered_nodes, embeddings, render_html
 from spacy_treeboost.models.explain import count_embeddings as explain_count
-from spacy_treeboost.learning.learner import _label_rank
+from spacy_treeboost.learning.classifier import _label_rank
 from spacy_treeboost.trees import Forest, ForestBuilder
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -16,7 +16,7 @@ from reference import (
     weights_and_labels,
 )
 from spacy_treeboost.learning._mine import SearchSpace
-from spacy_treeboost.learning.learner import _label_rank
+from spacy_treeboost.learning.classifier import _label_rank
 from spacy_treeboost.trees.forest import Forest
 
 CRITERIA = ["iwakura", "z", "bact"]

@@ -11,7 +11,8 @@ from typing import Any, List, Optional, Sequence
 
 import numpy
 
-from .learner import RuleClassifier, TreeBoostClassifier
+from .classifier import RuleClassifier
+from .learner import TreeBoostClassifier
 from .logistic import fit_linear, stratified_folds
 from ..models.rules import RuleSet
 from ..trees.forest import Forest
@@ -37,8 +38,7 @@ class CalibratedBoostClassifier(RuleClassifier):
     """
 
     def __init__(self, estimator: Optional[TreeBoostClassifier] = None, *, cv: int = 5) -> None:
-        self.estimator = estimator
-        self.cv = cv
+        self._store_params(locals())
 
     @property
     def positive_class(self) -> Any:

@@ -5,7 +5,8 @@ from typing import Any, Dict
 import numpy
 
 from ..models.rules import RuleSet
-from .learner import EXECUTION_PARAMS, RuleClassifier, TreeBoostClassifier, _Head
+from .classifier import RuleClassifier
+from .learner import EXECUTION_PARAMS, TreeBoostClassifier, _Head
 
 
 CLASSIFIER_FORMAT = "spacy-treeboost.classifier"

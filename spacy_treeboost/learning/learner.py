@@ -13,8 +13,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy
 
 from ..models.rules import RuleSet
-from ..params import Params
 from ..trees.forest import Forest
+from .classifier import RuleClassifier, _label_rank, encode_targets, margins_to_proba  # noqa: F401 (re-exported)
 
 ALGORITHMS = ("bact", "frequency", "presence")
 CRITERIA = ("iwakura", "z")
@@ -24,15 +24,7 @@ MAX_ROUNDS_LIMIT = 1_000_000
 BYTES_PER_RULE = 1024
 GAMMA_CAP = 1 - 1e-9
 NO_GAIN = 1e-12
-BINARY_POSITIVE = ("+1", "1")
 EXECUTION_PARAMS = ("n_workers", "backend", "ray_address")
-
-
-def _label_rank(strings: Sequence[str]) -> numpy.ndarray:
-    order = sorted(range(len(strings)), key=strings.__getitem__)
-    rank = numpy.empty(len(strings), dtype=numpy.int32)
-    rank[order] = numpy.arange(len(strings), dtype=numpy.int32)
-    return rank
 
 
 def default_max_cache_mb() -> int:
@@ -92,101 +84,6 @@ def resolve_min_support(algorithm: str, min_support: Optional[int]) -> int:
     return 2 if algorithm == "linear" else 1
 
 
-def encode_targets(y: Sequence[Any], positive: Callable[[List[Any]], Any]) -> Tuple[List[Any], bool, List[Any], List[numpy.ndarray]]:
-    """Classes, whether the task is multi-label, and the heads with their {-1, +1} targets.
-
-    Two exclusive classes make one head (the positive class); more make one head
-    per class (one-vs-rest); a collection of classes per document (multi-label)
-    makes one head per class.
-    """
-    multilabel = bool(len(y)) and all(isinstance(v, (list, tuple, set, frozenset)) for v in y)
-    if multilabel:
-        classes = sorted({c for v in y for c in v}, key=str)
-        if not classes:
-            raise ValueError("No document has a label; multi-label training needs at least one labeled document.")
-        sets = [set(v) for v in y]
-        targets = [[c in s for s in sets] for c in classes]
-        heads = list(classes)
-    else:
-        classes = sorted(set(y), key=str)
-        if len(classes) < 2:
-            raise ValueError(
-                f"Training data has only one class ({classes[0]!r}); a classifier needs examples of at "
-                "least two classes.")
-        if len(classes) == 2:
-            pos = positive(classes)
-            heads = [pos]
-            targets = [[v == pos for v in y]]
-        else:
-            heads = list(classes)
-            targets = [[v == c for v in y] for c in classes]
-    return classes, multilabel, heads, [numpy.where(numpy.asarray(t, dtype=bool), 1, -1).astype(numpy.int8) for t in targets]
-
-
-class RuleClassifier(Params):
-    """What every learner of this package shares: classes, a `RuleSet` in `rules_`, and prediction.
-
-    Subclasses set `classes_`, `multilabel_`, `heads_` (objects with a `name`)
-    and `rules_` in `fit`. Parameters are the keyword arguments of `__init__`.
-    """
-
-    positive_class: Optional[Any] = None
-    _estimator_type = "classifier"
-
-    def __sklearn_tags__(self) -> Any:
-        """scikit-learn's tags (called by scikit-learn only): a classifier of forests, not of arrays."""
-        from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
-
-        return Tags(estimator_type="classifier", target_tags=TargetTags(required=True),
-                    classifier_tags=ClassifierTags(), input_tags=InputTags(two_d_array=False))
-
-    def _positive(self, classes: List[Any]) -> Any:
-        if self.positive_class is not None:
-            if self.positive_class not in classes:
-                raise ValueError(f"positive_class={self.positive_class!r} is not one of the classes {classes}")
-            return self.positive_class
-        for c in classes:
-            if c is True or (not isinstance(c, bool) and str(c) in BINARY_POSITIVE):
-                return c
-        return classes[1]
-
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "rules_"):
-            raise RuntimeError(f"This {type(self).__name__} is not fitted yet; call fit first.")
-
-    def decision_function(self, X: Forest) -> numpy.ndarray:
-        """Margins: shape (n,) for two classes (positive means the positive class), else (n, n_classes)."""
-        self._check_fitted()
-        F = self.rules_.margins(X)
-        return F[:, 0] if F.shape[1] == 1 else F
-
-    def predict_proba(self, X: Forest) -> numpy.ndarray:
-        """Class probabilities in `classes_` order: sigmoid(2F) per head, softmax for exclusive classes."""
-        return margins_to_proba(self.decision_function(X), self.classes_, self.heads_[0].name,
-                                multilabel=self.multilabel_)
-
-    def predict(self, X: Forest) -> List[Any]:
-        return self.predict_from_margins(self.decision_function(X))
-
-    def predict_from_margins(self, F: numpy.ndarray) -> List[Any]:
-        """The predictions for margins returned by `decision_function`."""
-        if self.multilabel_:
-            return [[c for c, f in zip(self.classes_, row) if f > 0] for row in F]
-        if F.ndim == 1:
-            pos = self._positive(self.classes_)
-            neg = [c for c in self.classes_ if c != pos][0]
-            return [pos if f > 0 else neg for f in F]
-        return [self.classes_[j] for j in F.argmax(axis=1)]
-
-    def score(self, X: Forest, y: Sequence[Any]) -> float:
-        """Accuracy on X (multi-label: the share of documents whose label set is exactly right),
-        as scikit-learn's classifiers define `score`."""
-        pred = self.predict(X)
-        if self.multilabel_:
-            return float(numpy.mean([set(p) == set(t) for p, t in zip(pred, y)]))
-        return float(numpy.mean([p == t for p, t in zip(pred, y)]))
-
-
 class TreeBoostClassifier(RuleClassifier):
     """Classify labeled ordered trees with boosted subtree stumps.
 
@@ -231,19 +128,7 @@ class TreeBoostClassifier(RuleClassifier):
         backend: Optional[str] = None,
         ray_address: Optional[str] = None,
     ) -> None:
-        self.algorithm = algorithm
-        self.criterion = criterion
-        self.n_rounds = n_rounds
-        self.max_pattern_size = max_pattern_size
-        self.min_support = min_support
-        self.smoothing = smoothing
-        self.boosting = boosting
-        self.include_root_patterns = include_root_patterns
-        self.positive_class = positive_class
-        self.max_cache_mb = max_cache_mb
-        self.n_workers = n_workers
-        self.backend = backend
-        self.ray_address = ray_address
+        self._store_params(locals())
 
     def __getstate__(self) -> Dict[str, Any]:
         """Pickle without the search space: a pickled classifier predicts but cannot `boost` further."""
@@ -406,15 +291,3 @@ class TreeBoostClassifier(RuleClassifier):
         head.alpha_sum += alpha
         sign = best["sign"]
         return alpha * sign, -alpha * sign, 1
-
-
-def margins_to_proba(F: numpy.ndarray, classes: Sequence[Any], positive: Any, *, multilabel: bool) -> numpy.ndarray:
-    """Probabilities from margins: sigmoid(2F) for binary and multi-label, softmax(2F) for exclusive classes."""
-    if F.ndim == 1:
-        p = 1.0 / (1.0 + numpy.exp(-2.0 * F))
-        cols = [p if str(c) == str(positive) else 1 - p for c in classes]
-        return numpy.stack(cols, axis=1)
-    if multilabel:
-        return 1.0 / (1.0 + numpy.exp(-2.0 * F))
-    e = numpy.exp(2.0 * (F - F.max(axis=1, keepdims=True)))
-    return e / e.sum(axis=1, keepdims=True)

@@ -7,7 +7,7 @@ from spacy.scorer import Scorer
 from spacy.training import Example
 from spacy.util import registry
 
-from ..learning.learner import RuleClassifier, margins_to_proba
+from ..learning.classifier import RuleClassifier, margins_to_proba
 
 
 def score_treeboost_cats(examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:

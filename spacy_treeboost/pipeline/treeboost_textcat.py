@@ -20,7 +20,8 @@ from spacy.vocab import Vocab
 
 from ..files import COMPONENT_MODEL_FORMAT, COMPONENT_MODEL_VERSION, seal, settings_digest, unseal_component_model
 from ..learning.classifier_files import classifier_from_dict, classifier_to_dict
-from ..learning.learner import RuleClassifier, TreeBoostClassifier
+from ..learning.classifier import RuleClassifier
+from ..learning.learner import TreeBoostClassifier
 from ..learning.subtree_linear import SubtreeLinearClassifier
 from ..models.rules import ModelFormatError
 from ..trees.doc_trees import DocIndexer, TreeSpec, docs_to_forest
