@@ -72,6 +72,13 @@ cdef enum:
 
 cdef int32_t INT32_LIMIT = 2147483647
 
+# Bytes that may end a node label: 1 for "(", ")" and ASCII white space, 2 for the lead
+# bytes of the non-ASCII white space characters (checked by space_len), 0 otherwise.
+cdef unsigned char LABEL_STOP[256]
+for _c in range(256):
+    LABEL_STOP[_c] = 1 if (_c in (40, 41, 32) or 9 <= _c <= 13 or 28 <= _c <= 31) else (
+        2 if _c in (0xC2, 0xE1, 0xE2, 0xE3) else 0)
+
 
 cdef inline int space_len(const unsigned char* p, const unsigned char* end) noexcept nogil:
     """Length in bytes of the white space character at p (as str.isspace), or 0."""
@@ -150,11 +157,23 @@ cdef struct Slot:
     int32_t value
 
 
+cdef inline uint64_t mix_word(uint64_t h, uint64_t word) noexcept nogil:
+    h = (h ^ word) * 1099511628211ULL
+    return h ^ (h >> 29)
+
+
 cdef inline uint64_t hash_bytes(const unsigned char* p, Py_ssize_t n) noexcept nogil:
-    cdef uint64_t h = 1469598103934665603ULL
-    cdef Py_ssize_t i
-    for i in range(n):
-        h = (h ^ p[i]) * 1099511628211ULL
+    """A hash of p[:n], eight bytes at a time."""
+    cdef uint64_t h = 1469598103934665603ULL ^ <uint64_t>n, word
+    cdef Py_ssize_t i = 0
+    while n - i >= 8:
+        memcpy(&word, p + i, 8)
+        h = mix_word(h, word)
+        i += 8
+    if i < n:
+        word = 0
+        memcpy(&word, p + i, n - i)
+        h = mix_word(h, word)
     return (h ^ (h >> 32)) * 0x9E3779B97F4A7C15ULL
 
 
@@ -162,6 +181,22 @@ cdef inline uint64_t prefix_of(const unsigned char* p, Py_ssize_t n) noexcept no
     cdef uint64_t x = 0
     memcpy(&x, p, n if n < 8 else 8)
     return x
+
+
+cdef inline uint64_t hash_label(const unsigned char* p, Py_ssize_t n, const unsigned char* readable_end,
+                                uint64_t* prefix) noexcept nogil:
+    """`hash_bytes(p, n)`, and `prefix_of(p, n)` in `prefix`; a label of 1 to 8 bytes with 8 readable
+    bytes at p is read as one word."""
+    cdef uint64_t h, word
+    if n > 8 or p + 8 > readable_end:
+        prefix[0] = prefix_of(p, n)
+        return hash_bytes(p, n)
+    memcpy(&word, p, 8)
+    if n < 8:
+        word &= (1ULL << (8 * n)) - 1
+    prefix[0] = word
+    h = mix_word(1469598103934665603ULL ^ <uint64_t>n, word)
+    return (h ^ (h >> 32)) * 0x9E3779B97F4A7C15ULL
 
 
 cdef class SpellingTable:
@@ -186,8 +221,11 @@ cdef class SpellingTable:
 
     cdef inline Slot* find(self, const unsigned char* p, Py_ssize_t n, uint64_t h) noexcept nogil:
         """The slot holding p[:n], or the empty slot where it belongs."""
+        return self.find_prefixed(p, n, h, prefix_of(p, n))
+
+    cdef inline Slot* find_prefixed(self, const unsigned char* p, Py_ssize_t n, uint64_t h, uint64_t prefix) noexcept nogil:
+        """`find`, given `prefix_of(p, n)`."""
         cdef size_t mask = self.slots.size() - 1, i = h >> self.shift
-        cdef uint64_t prefix = prefix_of(p, n)
         cdef uint32_t h32 = <uint32_t>h
         cdef Slot* s
         while True:
@@ -241,6 +279,7 @@ cdef struct Pending:
     int64_t offset
     int64_t length
     uint64_t hash
+    uint64_t prefix
 
 
 cdef extern from *:
@@ -308,10 +347,12 @@ cdef class BactParser:
         cdef const unsigned char* rest
         cdef const unsigned char* lab
         cdef int s
+        cdef unsigned char stop
         cdef int64_t base = self.labels.size()
         cdef int32_t local = 0, cls, label_id
         cdef Slot* slot
-        cdef uint64_t h
+        cdef uint64_t h, prefix
+        cdef Pending* at
         cdef Py_ssize_t bad = utf8_error_at(p, n)
         if bad >= 0:
             self.err_pos = bad
@@ -356,10 +397,11 @@ cdef class BactParser:
         self.pending.clear()
         q = rest
         while q < end:
-            s = space_len(q, end)
-            if s:
-                q += s
-                continue
+            if q[0] != b"(" and q[0] != b")":
+                s = space_len(q, end)
+                if s:
+                    q += s
+                    continue
             self.err_pos = q - rest
             if q[0] == b")":
                 if self.stack.empty():
@@ -374,7 +416,10 @@ cdef class BactParser:
                 return self._fail(base, ERR_JUNK, p)
             q += 1
             lab = q
-            while q < end and q[0] != b"(" and q[0] != b")" and space_len(q, end) == 0:
+            while q < end:
+                stop = LABEL_STOP[q[0]]
+                if stop and (stop == 1 or space_len(q, end)):
+                    break
                 q += 1
             if q == lab:
                 return self._fail(base, ERR_EMPTY_LABEL, p)
@@ -382,9 +427,14 @@ cdef class BactParser:
                 return self._fail(base, ERR_SECOND_TREE, p)
             if base + local >= INT32_LIMIT:
                 return self._fail(base, ERR_TOO_MANY_NODES, p)
-            h = hash_bytes(lab, q - lab)
+            h = hash_label(lab, q - lab, end, &prefix)
             self.label_ids.prefetch(h)
-            self.pending.push_back(Pending(lab - p, q - lab, h))
+            self.pending.resize(self.pending.size() + 1)
+            at = &self.pending.back()
+            at.offset = lab - p
+            at.length = q - lab
+            at.hash = h
+            at.prefix = prefix
             self.parents.push_back(-1 if self.stack.empty() else <int32_t>(self.offsets.back() + self.stack.back()))
             self.depths.push_back(self.stack.size())
             self.labels.push_back(-1)
@@ -403,9 +453,16 @@ cdef class BactParser:
     cdef int _resolve(self, int64_t base, const unsigned char* p) except -1:
         """Look up the labels of the line in order (their slots were prefetched while parsing)."""
         cdef size_t k
+        cdef Slot* slot
+        cdef Pending* at
         for k in range(self.pending.size()):
-            self.labels[base + k] = self._label_id(p + self.pending[k].offset, self.pending[k].length,
-                                                   k == 0, self.pending[k].hash)
+            at = &self.pending[k]
+            if k:
+                slot = self.label_ids.find_prefixed(p + at.offset, at.length, at.hash, at.prefix)
+                if slot.start >= 0:
+                    self.labels[base + k] = slot.value
+                    continue
+            self.labels[base + k] = self._label_id(p + at.offset, at.length, k == 0, at.hash)
         self.pending.clear()
         return 0
 
@@ -444,10 +501,13 @@ cdef class BactParser:
         cdef const unsigned char* p = &buf[0]
         self.where_prefix = where_prefix
         self.lineno = first_lineno
+        cdef const unsigned char* brk
         while start < n:
-            i = start
-            while i < n and p[i] != 10 and p[i] != 13:
-                i += 1
+            brk = <const unsigned char*>memchr(p + start, 10, n - start)
+            i = n if brk == NULL else brk - p
+            brk = <const unsigned char*>memchr(p + start, 13, i - start)
+            if brk != NULL:
+                i = brk - p
             code = self._line(p + start, i - start)
             if code > LINE_BLANK:
                 self._raise(code, bytes(buf[start:i]))
