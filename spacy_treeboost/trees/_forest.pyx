@@ -393,8 +393,18 @@ cdef class BactParser:
             cls = len(self.class_strings)
             self.class_strings.append(self._decoded(p, rest - 1 - p))
             self.class_ids.insert(p, rest - 1 - p, h, cls)
-        self.stack.clear()
-        self.pending.clear()
+        cdef Py_ssize_t cap = (end - rest) // 2 + 1, top = 0
+        self.labels.resize(base + cap)
+        self.parents.resize(base + cap)
+        self.depths.resize(base + cap)
+        if <Py_ssize_t>self.pending.size() < cap:
+            self.pending.resize(cap)
+            self.stack.resize(cap)
+        cdef int32_t* out_parent = self.parents.data() + base
+        cdef int32_t* out_depth = self.depths.data() + base
+        cdef int32_t* stack = self.stack.data()
+        cdef Pending* pending = self.pending.data()
+        cdef int64_t doc_start = self.offsets.back()
         q = rest
         while q < end:
             if q[0] != b"(" and q[0] != b")":
@@ -404,16 +414,16 @@ cdef class BactParser:
                     continue
             self.err_pos = q - rest
             if q[0] == b")":
-                if self.stack.empty():
-                    return self._fail(base, ERR_UNBALANCED, p)
-                self.stack.pop_back()
+                if top == 0:
+                    return self._fail(base, local, ERR_UNBALANCED, p)
+                top -= 1
                 q += 1
                 continue
             if q[0] != b"(":
                 self.err_len = 1
                 while q + self.err_len < end and (q[self.err_len] & 0xC0) == 0x80:
                     self.err_len += 1
-                return self._fail(base, ERR_JUNK, p)
+                return self._fail(base, local, ERR_JUNK, p)
             q += 1
             lab = q
             while q < end:
@@ -422,40 +432,42 @@ cdef class BactParser:
                     break
                 q += 1
             if q == lab:
-                return self._fail(base, ERR_EMPTY_LABEL, p)
-            if local and self.stack.empty():
-                return self._fail(base, ERR_SECOND_TREE, p)
+                return self._fail(base, local, ERR_EMPTY_LABEL, p)
+            if local and top == 0:
+                return self._fail(base, local, ERR_SECOND_TREE, p)
             if base + local >= INT32_LIMIT:
-                return self._fail(base, ERR_TOO_MANY_NODES, p)
+                return self._fail(base, local, ERR_TOO_MANY_NODES, p)
             h = hash_label(lab, q - lab, end, &prefix)
             self.label_ids.prefetch(h)
-            self.pending.resize(self.pending.size() + 1)
-            at = &self.pending.back()
+            at = &pending[local]
             at.offset = lab - p
             at.length = q - lab
             at.hash = h
             at.prefix = prefix
-            self.parents.push_back(-1 if self.stack.empty() else <int32_t>(self.offsets.back() + self.stack.back()))
-            self.depths.push_back(self.stack.size())
-            self.labels.push_back(-1)
-            self.stack.push_back(local)
+            out_parent[local] = -1 if top == 0 else <int32_t>(doc_start + stack[top - 1])
+            out_depth[local] = <int32_t>top
+            stack[top] = local
+            top += 1
             local += 1
-        self._resolve(base, p)
+        self._resolve(base, local, p)
         if local == 0:
             return self._undo(base, ERR_NO_TREE)
-        if not self.stack.empty():
-            self.err_len = self.stack.size()
+        if top:
+            self.err_len = top
             return self._undo(base, ERR_UNCLOSED)
-        self.offsets.push_back(self.labels.size())
+        self.labels.resize(base + local)
+        self.parents.resize(base + local)
+        self.depths.resize(base + local)
+        self.offsets.push_back(base + local)
         self.doc_class.push_back(cls)
         return LINE_OK
 
-    cdef int _resolve(self, int64_t base, const unsigned char* p) except -1:
-        """Look up the labels of the line in order (their slots were prefetched while parsing)."""
-        cdef size_t k
+    cdef int _resolve(self, int64_t base, int32_t n_nodes, const unsigned char* p) except -1:
+        """Look up the labels of the line's first `n_nodes` nodes in order (their slots were prefetched)."""
+        cdef Py_ssize_t k
         cdef Slot* slot
         cdef Pending* at
-        for k in range(self.pending.size()):
+        for k in range(n_nodes):
             at = &self.pending[k]
             if k:
                 slot = self.label_ids.find_prefixed(p + at.offset, at.length, at.hash, at.prefix)
@@ -463,12 +475,11 @@ cdef class BactParser:
                     self.labels[base + k] = slot.value
                     continue
             self.labels[base + k] = self._label_id(p + at.offset, at.length, k == 0, at.hash)
-        self.pending.clear()
         return 0
 
-    cdef int _fail(self, int64_t base, int code, const unsigned char* p) except -1:
-        """A format error after the pending labels: their decoding errors come first, as in reading order."""
-        self._resolve(base, p)
+    cdef int _fail(self, int64_t base, int32_t n_nodes, int code, const unsigned char* p) except -1:
+        """A format error after `n_nodes` nodes: their labels' decoding errors come first, as in reading order."""
+        self._resolve(base, n_nodes, p)
         return self._undo(base, code)
 
     cdef int _undo(self, int64_t base, int code):
@@ -546,22 +557,21 @@ cdef class BactParser:
     def take(self):
         """The documents parsed since the last call: (labels, parents, depths, offsets, classes).
 
-        Parents are indices into the returned arrays; the parser is emptied.
+        Parents are indices into the returned arrays (every take starts a new forest at node 0);
+        the parser is emptied.
         """
         cdef Py_ssize_t n = self.labels.size(), d = self.doc_class.size(), k
-        cdef int64_t base = self.offsets[0]
         labels = numpy.empty(n, dtype=numpy.int32)
         parents = numpy.empty(n, dtype=numpy.int32)
         depths = numpy.empty(n, dtype=numpy.int32)
         offsets = numpy.empty(d + 1, dtype=numpy.int64)
-        cdef int32_t[:] lv = labels, pv = parents, dv = depths
-        cdef int64_t[:] ov = offsets
-        for k in range(n):
-            lv[k] = self.labels[k]
-            pv[k] = self.parents[k] if self.parents[k] < 0 else <int32_t>(self.parents[k] - base)
-            dv[k] = self.depths[k]
-        for k in range(d + 1):
-            ov[k] = self.offsets[k] - base
+        cdef int32_t[::1] lv = labels, pv = parents, dv = depths
+        cdef int64_t[::1] ov = offsets
+        if n:
+            memcpy(&lv[0], self.labels.data(), n * sizeof(int32_t))
+            memcpy(&pv[0], self.parents.data(), n * sizeof(int32_t))
+            memcpy(&dv[0], self.depths.data(), n * sizeof(int32_t))
+        memcpy(&ov[0], self.offsets.data(), (d + 1) * sizeof(int64_t))
         strings = self.class_strings
         classes = [strings[self.doc_class[k]] for k in range(d)]
         self.labels.clear()
