@@ -691,7 +691,20 @@ def render(results: Dict[str, Any]) -> str:
         lines += ["Commands of one configuration (synthetic, frequency, size 3), paths relative to the repository "
                   "root:", "", "```", ex["learn_command"].replace(root, ""), ex["classify_command"].replace(root, ""),
                   "```", ""]
+    lines += scale_out_section()
     return "\n".join(lines)
+
+
+def scale_out_section() -> List[str]:
+    """The scale-out report (`bench/bench_scale.py`, its own JSON), one heading level down."""
+    scale_json = ROOT / "docs" / "bench_scale.json"
+    if not scale_json.exists():
+        return ["## Scale-out", "", "Not measured yet: run `bench/bench_scale.py`.", ""]
+    from bench_scale import render as render_scale
+
+    body = render_scale(json.loads(scale_json.read_text(encoding="utf-8"))).splitlines()
+    body = [("#" + line if line.startswith("#") else line) for line in body[1:]]
+    return ["## Scale-out (search workers, cost growth, streaming inference)", ""] + body + [""]
 
 
 # ---------------------------------------------------------------- main
