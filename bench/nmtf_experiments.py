@@ -39,7 +39,7 @@ from spacy_treeboost.nmtf import (  # noqa: E402
     kmeans_clusters,
     lexicon_prior,
     porter_stem,
-    term_document_matrix,
+    document_term_matrix,
     word_weights,
 )
 
@@ -63,16 +63,16 @@ def load_corpus(data: Path, name: str, limit: int = 0, seed: int = 0, stem: bool
         tokens = [[stems.setdefault(t, porter_stem(t)) for t in doc] for doc in tokens]
     y = np.array([0 if r["label"] == "pos" else 1 for r in records])
     vocabulary = build_vocabulary(tokens, max_words=5000)
-    X_docs = term_document_matrix(tokens, vocabulary, norm="l2")
+    X_docs = document_term_matrix(tokens, vocabulary, norm="l2")
     return {
         "tokens": tokens,
         "y": y,
         "vocabulary": vocabulary,
         # MFLK / SSMFLK: L2 documents, then unit-norm word rows
-        "X": term_document_matrix(tokens, vocabulary, norm="l2", word_weights=word_weights(X_docs)),
+        "X": document_term_matrix(tokens, vocabulary, norm="l2", word_weights=word_weights(X_docs)),
         # baselines (K-means, feature centroid, SVM) and the printed algorithm: L2 documents
         "X_docs": X_docs,
-        "counts": term_document_matrix(tokens, vocabulary, norm=None),
+        "counts": document_term_matrix(tokens, vocabulary, norm=None),
     }
 
 
@@ -109,7 +109,7 @@ def feature_centroid(X, F0: np.ndarray, seed: int) -> np.ndarray:
     from scipy.cluster.vq import kmeans2
 
     centroids = F0 / np.maximum(F0.sum(axis=0), 1)
-    points = np.asarray((X.T @ centroids))
+    points = np.asarray(X @ centroids)
     _, clusters = kmeans2(points, 2, iter=30, minit="++", seed=np.random.default_rng(seed))
     return clusters
 
@@ -123,18 +123,18 @@ def figure1(corpus: Dict[str, Any], lexicon: Lexicon, runs: int) -> Dict[str, An
              "MFLK (k-means start)", "MFLK as printed (k-means start, 0/1 priors, sqrt rules, L2 documents)")
     out: Dict[str, List[float]] = {k: [] for k in names}
     # MFLK's default start is the lexicon's, so it does not depend on the seed: fit it once.
-    model = MFLK().fit(X, F0)
+    model = MFLK(lexicon_prior=F0).fit(X)
     for seed in range(runs):
         clusters = corpus["kmeans"](seed)
         out["K-means"].append(cluster_accuracy(clusters, y))
-        tnmf = MFLK(alpha=0.0, random_state=seed).fit(X, np.zeros_like(F0), init_clusters=clusters)
+        tnmf = MFLK(alpha=0.0, random_state=seed).fit(X, init_clusters=clusters)
         out["TNMF (alpha=0)"].append(cluster_accuracy(tnmf.labels_, y))
         out["Feature centroid"].append(cluster_accuracy(feature_centroid(X_docs, F0, seed), y))
         out["MFLK"].append(accuracy(model.labels_, y))
         out["MFLK argmax GS^T"].append(accuracy(np.argmax(model.G_ @ model.S_.T, axis=1), y))
         out["MFLK fold-in"].append(accuracy(model.predict(X), y))
-        out["MFLK (k-means start)"].append(accuracy(MFLK(random_state=seed).fit(X, F0, init_clusters=clusters).labels_, y))
-        printed = MFLK(random_state=seed, **PRINTED).fit(X_docs, F0, init_clusters=clusters)
+        out["MFLK (k-means start)"].append(accuracy(MFLK(lexicon_prior=F0, random_state=seed).fit(X, init_clusters=clusters).labels_, y))
+        printed = MFLK(lexicon_prior=F0, random_state=seed, **PRINTED).fit(X_docs, init_clusters=clusters)
         out[names[-1]].append(accuracy(printed.labels_, y))
     result = {name: summary(values) for name, values in out.items()}
     result["Lexicon count"] = summary([accuracy(lexicon_count(corpus["tokens"], lexicon), y)])
@@ -164,18 +164,18 @@ def ablation(corpus: Dict[str, Any], runs: int, stemmed: Dict[str, Any]) -> Dict
     for name, matrix, params, seeded in steps:
         g, gs = [], []
         for seed in range(runs if seeded else 1):
-            model = MFLK(random_state=seed, **params)
-            model.fit(matrix, F0, init_clusters=corpus["kmeans"](seed) if seeded else None)
+            model = MFLK(lexicon_prior=F0, random_state=seed, **params)
+            model.fit(matrix, init_clusters=corpus["kmeans"](seed) if seeded else None)
             g.append(accuracy(model.labels_, y))
             gs.append(accuracy(np.argmax(model.G_ @ model.S_.T, axis=1), y))
         result[name] = {"argmax G": summary(g), "argmax GS^T": summary(gs), "runs": len(g)}
-    model = MFLK().fit(stemmed["X"], stemmed["F0"])
+    model = MFLK(lexicon_prior=stemmed["F0"]).fit(stemmed["X"])
     result["defaults with Porter stemming of corpus and lexicon"] = {
         "argmax G": summary([accuracy(model.labels_, y)]),
         "argmax GS^T": summary([accuracy(np.argmax(model.G_ @ model.S_.T, axis=1), y)]),
         "runs": 1,
     }
-    model = MFLK(tol=0.0).initialize(X, F0)
+    model = MFLK(lexicon_prior=F0, tol=0.0).initialize(X)
     trace = {}
     for total in (10, 25, 50, 100, 200, 300):
         model.iterate(total - model.n_iter_)
@@ -201,9 +201,9 @@ def sample_size(data: Path, lexicon: Lexicon, sizes: List[int], runs: int) -> Di
         for seed in range(runs):
             corpus = load_corpus(data, "sentence_polarity", limit=size, seed=seed)
             F0 = lexicon_prior(corpus["vocabulary"], lexicon.positive, lexicon.negative)
-            mflk.append(accuracy(MFLK().fit(corpus["X"], F0).labels_, corpus["y"]))
+            mflk.append(accuracy(MFLK(lexicon_prior=F0).fit(corpus["X"]).labels_, corpus["y"]))
             count.append(accuracy(lexicon_count(corpus["tokens"], lexicon), corpus["y"]))
-            rare.append(float(np.mean(np.asarray((corpus["counts"] > 0).sum(axis=1)).ravel() <= 2)))
+            rare.append(float(np.mean(np.asarray((corpus["counts"] > 0).sum(axis=0)).ravel() <= 2)))
         result[str(size)] = {"MFLK": summary(mflk), "Lexicon count": summary(count), "share of words in <= 2 documents": summary(rare)}
     return result
 
@@ -218,7 +218,7 @@ def figure2(corpus: Dict[str, Any], lexicon: Lexicon, sizes: List[int], runs: in
             F0 = lexicon_prior(vocabulary, sub.positive, sub.negative)
             if not F0.any():
                 continue
-            values.append(accuracy(MFLK(random_state=seed).fit(X, F0).labels_, y))
+            values.append(accuracy(MFLK(lexicon_prior=F0, random_state=seed).fit(X).labels_, y))
         result[str(size)] = summary(values)
     return result
 
@@ -278,7 +278,7 @@ def ssmflk_ablation(corpus: Dict[str, Any], fractions: List[float]) -> Dict[str,
         ("new default, 300 iterations", {"max_iter": 300, "tol": 0.0}),
     ]
     result: Dict[str, Any] = {"MFLK (no labels)": {}}
-    mflk = MFLK().fit(X, F0).labels_
+    mflk = MFLK(lexicon_prior=F0).fit(X).labels_
     for fraction in fractions:
         result["MFLK (no labels)"][str(fraction)] = summary(
             [accuracy(mflk[dev & ~draw_labelled(y, fraction, s)], y[dev & ~draw_labelled(y, fraction, s)]) for s in DEV_DRAWS])
@@ -288,7 +288,7 @@ def ssmflk_ablation(corpus: Dict[str, Any], fractions: List[float]) -> Dict[str,
             values = []
             for seed in DEV_DRAWS:
                 labelled = draw_labelled(y, fraction, seed)
-                model = SSMFLK(**params).fit(X, F0, np.where(labelled, y, -1))
+                model = SSMFLK(lexicon_prior=F0, **params).fit(X, np.where(labelled, y, -1))
                 scored = dev & ~labelled
                 values.append(accuracy(model.labels_[scored], y[scored]))
             result[name][str(fraction)] = summary(values)
@@ -302,9 +302,9 @@ def figure5(corpus: Dict[str, Any], fractions: List[float], runs: int) -> Dict[s
     from sklearn.svm import LinearSVC
 
     X, y, F0 = corpus["X"], corpus["y"], corpus["F0"]
-    docs, counts = corpus["X_docs"].T.tocsr(), corpus["counts"].T.tocsr()
+    docs, counts = corpus["X_docs"], corpus["counts"]
     test_part = ~dev_part(len(y))
-    mflk = MFLK().fit(X, F0).labels_
+    mflk = MFLK(lexicon_prior=F0).fit(X).labels_
     names = ("SSMFLK", "MFLK", "SSMFLK, beta unscaled, lexicon start (old default)", "SVM", "Naive Bayes", "Label spreading")
     out: Dict[str, Dict[str, List[float]]] = {k: {} for k in names}
     for fraction in fractions:
@@ -313,8 +313,8 @@ def figure5(corpus: Dict[str, Any], fractions: List[float], runs: int) -> Dict[s
             scored = test_part & ~labelled
             partial = np.where(labelled, y, -1)
             row = {"MFLK": accuracy(mflk[scored], y[scored])}
-            row["SSMFLK"] = accuracy(SSMFLK().fit(X, F0, partial).labels_[scored], y[scored])
-            row[names[2]] = accuracy(SSMFLK(**SSMFLK_PRINTED_SCALE).fit(X, F0, partial).labels_[scored], y[scored])
+            row["SSMFLK"] = accuracy(SSMFLK(lexicon_prior=F0).fit(X, partial).labels_[scored], y[scored])
+            row[names[2]] = accuracy(SSMFLK(lexicon_prior=F0, **SSMFLK_PRINTED_SCALE).fit(X, partial).labels_[scored], y[scored])
             if labelled.any():
                 svm = LinearSVC(random_state=seed).fit(docs[labelled], y[labelled])
                 row["SVM"] = accuracy(svm.predict(docs[scored]), y[scored])
@@ -344,7 +344,7 @@ def time_child(data: Path, mode: str) -> None:
     lexicon = read_hu_liu_lexicon(data / LEXICON)
     X = corpus["X"]
     F0 = lexicon_prior(corpus["vocabulary"], lexicon.positive, lexicon.negative)
-    model = MFLK(tol=0.0).initialize(X, F0)
+    model = MFLK(lexicon_prior=F0, tol=0.0).initialize(X)
     if mode == "iterate":
         model.iterate(100)
         assert model.n_iter_ == 100
@@ -385,10 +385,10 @@ def run(data: Path, quick: bool) -> Dict[str, Any]:
         X = corpus["X"]
         corpus["F0"] = lexicon_prior(corpus["vocabulary"], lexicon.positive, lexicon.negative)
         corpus["kmeans"] = cached_kmeans(corpus["X_docs"])
-        u, s, _ = svds(corpus["X_docs"].T.tocsr(), k=100, v0=np.random.default_rng(0).uniform(size=min(X.shape)), random_state=0)
+        u, s, _ = svds(corpus["X_docs"], k=100, v0=np.random.default_rng(0).uniform(size=min(X.shape)), random_state=0)
         corpus["svd"] = u * s
-        print(f"{name}: {X.shape[1]} documents, {X.shape[0]} words", flush=True)
-        entry: Dict[str, Any] = {"documents": int(X.shape[1]), "words": int(X.shape[0])}
+        print(f"{name}: {X.shape[0]} documents, {X.shape[1]} words", flush=True)
+        entry: Dict[str, Any] = {"documents": int(X.shape[0]), "words": int(X.shape[1])}
         stemmed = load_corpus(data, name, limit=3000 if quick and name == "sentence_polarity" else 0, stem=True)
         stemmed["F0"] = lexicon_prior(stemmed["vocabulary"], *_stemmed_lexicon(lexicon))
         entry["ablation"] = ablation(corpus, runs_ab, stemmed)
@@ -398,12 +398,12 @@ def run(data: Path, quick: bool) -> Dict[str, Any]:
         entry["figure2"] = figure2(corpus, lexicon, sizes, runs2)
         entry["ssmflk_ablation"] = ssmflk_ablation(corpus, [0.01, 0.02, 0.05, 0.2])
         y_all = corpus["y"]
-        five = SSMFLK().initialize(X, corpus["F0"], np.where(draw_labelled(y_all, 0.05, DEV_DRAWS[0]), y_all, -1))
-        entry["beta_scale"] = {"beta_ for beta = 1 at 5 %": five.beta_, "||X||^2": five._sq_norm_X, "documents": int(X.shape[1])}
+        five = SSMFLK(lexicon_prior=corpus["F0"]).initialize(X, np.where(draw_labelled(y_all, 0.05, DEV_DRAWS[0]), y_all, -1))
+        entry["beta_scale"] = {"beta_ for beta = 1 at 5 %": five.beta_, "||X||^2": five._sq_norm_X, "documents": int(X.shape[0])}
         entry["semi_supervised"] = figure5(corpus, fractions, runs5)
-        mflk = MFLK(random_state=0).fit(X, corpus["F0"])
+        mflk = MFLK(lexicon_prior=corpus["F0"], random_state=0).fit(X)
         y_all = corpus["y"]
-        ssmflk = SSMFLK(random_state=0).fit(X, corpus["F0"], np.where(np.random.default_rng(0).uniform(size=len(y_all)) < 0.4, y_all, -1))
+        ssmflk = SSMFLK(lexicon_prior=corpus["F0"], random_state=0).fit(X, np.where(np.random.default_rng(0).uniform(size=len(y_all)) < 0.4, y_all, -1))
         entry["flipped_words"] = {"MFLK": flipped_words(corpus, mflk), "SSMFLK (40% labelled)": flipped_words(corpus, ssmflk)}
         entry["cpu_seconds"] = time.process_time() - started
         results["datasets"][name] = entry
