@@ -8,7 +8,6 @@ import srsly
 from spacy.training import Example
 from spacy.util import registry
 
-import spacy_treeboost.pipeline.nmtf_sentiment  # noqa: F401  (registers the factory)
 from spacy_treeboost.nmtf.lexicons import Lexicon, create_hu_liu_lexicon, create_jsonl_lexicon
 from spacy_treeboost.nmtf import MFLK, SSMFLK, build_vocabulary, lexicon_prior, document_term_matrix, word_weights
 from spacy_treeboost.pipeline.nmtf_sentiment import NMTFSentiment
