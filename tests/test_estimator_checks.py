@@ -5,8 +5,7 @@ check_get_params_invariance, check_set_params, check_no_attributes_set_in_init,
 check_parameters_default_constructible, check_estimator_cloneable, check_estimator_repr,
 check_do_not_raise_errors_in_init_or_set_params, check_mixin_order, check_estimator_tags_renamed.
 
-Rewritten here for the learners' own inputs (a `Forest` of trees for the rule classifiers; a
-term-document matrix and a lexicon prior for MFLK/SSMFLK), because scikit-learn's versions fit on
+Rewritten here for the learners' own input (a `Forest` of trees), because scikit-learn's versions fit on
 random numeric matrices: check_estimators_overwrite_params, check_dont_overwrite_parameters,
 check_estimators_fit_returns_self, check_estimators_pickle, check_fit_idempotent, plus `clone`,
 `pickle` and `copy.deepcopy` of fitted and unfitted estimators.
@@ -18,8 +17,7 @@ Not applicable:
   check_dict_unchanged, check_estimator_sparse_*, check_dtype_object, check_complex_data,
   check_f_contiguous_array_estimator, check_readonly_memmap_input, check_sample_weights_*,
   check_pipeline_consistency, check_decision_proba_consistency, check_array_api_*): the rule
-  classifiers take a `Forest` of labeled ordered trees, not a matrix, and MFLK/SSMFLK take a
-  matrix plus a lexicon prior (and labels), not (X, y);
+  classifiers take a `Forest` of labeled ordered trees, not a matrix;
 - check_valid_tag_types, check_estimator_sparse_tag, check_positive_only_tag_during_fit and the
   set_output checks: they need `__sklearn_tags__` / `set_output`, which only exist by inheriting
   from scikit-learn, not a dependency of this package;
@@ -36,7 +34,6 @@ import pickle
 import joblib
 import numpy
 import pytest
-import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.utils import estimator_checks
 
@@ -44,7 +41,6 @@ from reference import random_binary_classes, random_trees
 from spacy_treeboost.learning.calibration import CalibratedBoostClassifier
 from spacy_treeboost.learning.corrective import CorrectiveBoostClassifier
 from spacy_treeboost.learning.learner import TreeBoostClassifier
-from spacy_treeboost.nmtf import MFLK, SSMFLK
 from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
 from spacy_treeboost.trees.forest import Forest
 
@@ -60,14 +56,10 @@ ESTIMATORS = {
     "CalibratedBoostClassifier": lambda: CalibratedBoostClassifier(),
     "CalibratedBoostClassifier-nested": lambda: CalibratedBoostClassifier(
         TreeBoostClassifier("presence", **SMALL_BOOSTER), cv=2),
-    "MFLK": lambda: MFLK(),
-    "MFLK-printed": lambda: MFLK(update="as_printed", init="kmeans", prior_scale="one", max_iter=5),
-    "SSMFLK": lambda: SSMFLK(),
-    "SSMFLK-printed": lambda: SSMFLK(beta=0.5, beta_scale="one", label_start=0.0, max_iter=5),
 }
 # the estimators that `fitted` trains quickly (the defaults run 100-1000 rounds or cross-validate)
 FITTABLE = ["TreeBoostClassifier-bact", "SubtreeLinearClassifier-C", "CorrectiveBoostClassifier-nested",
-            "CalibratedBoostClassifier-nested", "MFLK-printed", "SSMFLK-printed"]
+            "CalibratedBoostClassifier-nested"]
 SKLEARN_CHECKS = [
     "check_get_params_invariance",
     "check_set_params",
@@ -79,28 +71,15 @@ SKLEARN_CHECKS = [
     "check_mixin_order",
     "check_estimator_tags_renamed",
 ]
-T8_COUNTS = numpy.array([[2, 0, 1, 1], [0, 2, 0, 1], [1, 0, 0, 0], [1, 1, 1, 2]], dtype=float)
-T8_F0 = numpy.array([[1, 0], [0, 1], [1, 0], [0, 0]], dtype=float)
-
-
-def is_nmtf(name: str) -> bool:
-    return name.startswith(("MFLK", "SSMFLK"))
-
 
 def training_data(name: str):
     """The positional arguments of `fit` for the named estimator."""
-    if is_nmtf(name):
-        X = sp.csr_matrix(T8_COUNTS / numpy.linalg.norm(T8_COUNTS, axis=0))
-        return (X, T8_F0, numpy.array([0, -1, -1, 1])) if name.startswith("SSMFLK") else (X, T8_F0)
     f = Forest.from_trees(random_trees(7, min_docs=12, max_docs=12, max_nodes=8)[0])
     return f, random_binary_classes(len(f), 7)
 
 
 def outputs(name: str, est):
     """What a fitted estimator computes, for comparing copies."""
-    if is_nmtf(name):
-        X = training_data(name)[0]
-        return [est.F_, est.S_, est.G_, est.labels_, est.predict_proba(X)]
     X = training_data(name)[0]
     return [est.decision_function(X), numpy.asarray(est.predict(X)), est.rules_.to_bytes()]
 
@@ -177,12 +156,9 @@ def test_nested_parameters_reach_the_inner_estimator():
     assert est.estimator.n_rounds == 2 and est.C == 0.5
     with pytest.raises(ValueError, match="has no parameter 'rounds'"):
         est.set_params(rounds=3)
-    with pytest.raises(ValueError, match="MFLK has no parameter 'beta'"):
-        MFLK().set_params(beta=1.0)
-    assert SSMFLK().set_params(beta=2.0).beta == 2.0
 
 
-@pytest.mark.parametrize("name", [n for n in FITTABLE if not is_nmtf(n)])
+@pytest.mark.parametrize("name", FITTABLE)
 def test_unfitted_rule_classifiers_refuse_to_predict(name):
     est = ESTIMATORS[name]()
     with pytest.raises(RuntimeError, match="not fitted yet; call fit first"):

@@ -20,7 +20,7 @@ from spacy_treeboost.nmtf import (
     normalize_columns,
     one_hot,
     porter_stem,
-    term_document_matrix,
+    document_term_matrix,
     unit_columns,
     word_weights,
 )
@@ -37,15 +37,16 @@ PRINTED_LABELS = {"beta_scale": "one", "label_start": 0.0}
 
 @pytest.fixture
 def t8_X():
-    return sp.csr_matrix(T8_COUNTS / np.linalg.norm(T8_COUNTS, axis=0))
+    """T8's documents as rows (the estimators' orientation); T8_COUNTS is words x documents."""
+    return sp.csr_matrix((T8_COUNTS / np.linalg.norm(T8_COUNTS, axis=0)).T)
 
 
 def random_problem(seed, m, n, density, labelled=0.0):
-    """A random sparse term-document matrix with a partial lexicon and labels."""
+    """A random sparse document-term matrix (n documents x m words) with a partial lexicon and labels."""
     rng = np.random.default_rng(seed)
     X = sp.random(m, n, density=density, random_state=rng, format="csc")
     X = X + sp.csc_matrix((np.ones(n), (rng.integers(0, m, n), np.arange(n))), shape=(m, n))
-    X = normalize_columns(X).tocsr()
+    X = normalize_columns(X).T.tocsr()
     F0 = np.zeros((m, 2))
     rows = rng.choice(m, size=max(2, m // 4), replace=False)
     polarity = rng.integers(0, 2, len(rows))
@@ -62,8 +63,9 @@ problems = st.tuples(
 
 def dense_iteration(X, F, S, G, F0, G0, alpha, beta, root, monotone=False):
     """One G -> F -> S iteration forming G G^T and F F^T: the printed rules, or the
-    monotone ones (denominators F S G^T G S^T, G S^T F^T F S, C1 F, C2 G)."""
-    X = X.toarray()
+    monotone ones (denominators F S G^T G S^T, G S^T F^T F S, C1 F, C2 G), on the paper's
+    words x documents matrix X^T."""
+    X = X.toarray().T
     C1 = np.diag((F0.sum(axis=1) > 0).astype(float))
     C2 = np.diag((G0.sum(axis=1) > 0).astype(float))
 
@@ -94,7 +96,7 @@ def unit_priors(F0, y, n):
 
 
 def dense_objective(X, F, S, G, F0, G0, alpha, beta):
-    X = X.toarray()
+    X = X.toarray().T
     C1 = np.diag((F0.sum(axis=1) > 0).astype(float))
     C2 = np.diag((G0.sum(axis=1) > 0).astype(float))
     return (
@@ -108,7 +110,7 @@ def dense_objective(X, F, S, G, F0, G0, alpha, beta):
 
 
 def test_t8_initial_values(t8_X):
-    model = MFLK(**PRINTED).initialize(t8_X, T8_F0, init_clusters=T8_CLUSTERS)
+    model = MFLK(lexicon_prior=T8_F0, **PRINTED).initialize(t8_X, init_clusters=T8_CLUSTERS)
     np.testing.assert_allclose(model.F_, T8_F0 + 0.2)
     np.testing.assert_allclose(model.G_, one_hot(T8_CLUSTERS) + 0.2)
     np.testing.assert_allclose(model.S_, [[0.387865, 1e-9], [1e-9, 0.689204]], atol=5e-7)
@@ -129,7 +131,7 @@ def test_t8_kmeans_finds_the_planted_clusters(t8_X):
     ],
 )
 def test_t8_one_iteration(t8_X, update, G1, S1, J1):
-    model = MFLK(update=update, init="kmeans", prior_scale="one").initialize(t8_X, T8_F0, init_clusters=T8_CLUSTERS).iterate(1)
+    model = MFLK(lexicon_prior=T8_F0, update=update, init="kmeans", prior_scale="one").initialize(t8_X, init_clusters=T8_CLUSTERS).iterate(1)
     np.testing.assert_allclose(model.G_, G1, atol=5e-7)
     np.testing.assert_allclose(np.diag(model.S_), S1, atol=5e-7)
     assert model.S_[0, 1] < 1e-6 and model.S_[1, 0] < 1e-6
@@ -138,10 +140,10 @@ def test_t8_one_iteration(t8_X, update, G1, S1, J1):
 
 
 def test_t8_converged_classes_and_fold_in(t8_X):
-    model = MFLK(**PRINTED).fit(t8_X, T8_F0)
+    model = MFLK(lexicon_prior=T8_F0, **PRINTED).fit(t8_X)
     assert model.converged_ and model.n_iter_ < 100
     assert list(model.labels_) == [0, 1, 0]
-    new = term_document_matrix([["good", "great"], ["bad", "movie"]], T8_WORDS)
+    new = document_term_matrix([["good", "great"], ["bad", "movie"]], T8_WORDS)
     g = model.fold_in(new)
     np.testing.assert_allclose(g, [[0.6209, 0.0], [0.1360, 0.8775]], atol=5e-5)
     assert list(model.predict(new)) == [0, 1]
@@ -150,8 +152,8 @@ def test_t8_converged_classes_and_fold_in(t8_X):
 
 
 def test_t8_ssmflk_objective_decreases(t8_X):
-    model = SSMFLK(beta=1.0, update="as_printed", prior_scale="one", **PRINTED_LABELS)
-    model.initialize(t8_X, T8_F0, np.array([0, -1, -1]), init_clusters=T8_CLUSTERS).iterate(1)
+    model = SSMFLK(lexicon_prior=T8_F0, beta=1.0, update="as_printed", prior_scale="one", **PRINTED_LABELS)
+    model.initialize(t8_X, np.array([0, -1, -1]), init_clusters=T8_CLUSTERS).iterate(1)
     assert model.objective_[0] == pytest.approx(1.420583, abs=1e-6)
     assert model.objective_[1] == pytest.approx(1.002035, abs=1e-6)
 
@@ -159,16 +161,16 @@ def test_t8_ssmflk_objective_decreases(t8_X):
 def test_swapped_kmeans_result_is_aligned_to_the_lexicon(t8_X):
     swapped = 1 - T8_CLUSTERS
     assert list(align_clusters(t8_X, T8_F0, swapped)) == [0, 1, 0]
-    model = MFLK(**PRINTED).initialize(t8_X, T8_F0, init_clusters=swapped)
+    model = MFLK(lexicon_prior=T8_F0, **PRINTED).initialize(t8_X, init_clusters=swapped)
     np.testing.assert_allclose(model.G_, one_hot(T8_CLUSTERS) + 0.2)
-    assert list(model.fit(t8_X, T8_F0, init_clusters=swapped).labels_) == [0, 1, 0]
-    assert list(MFLK().fit(t8_X, T8_F0, init_clusters=swapped).labels_) == [0, 1, 0]
+    assert list(model.fit(t8_X, init_clusters=swapped).labels_) == [0, 1, 0]
+    assert list(MFLK(lexicon_prior=T8_F0).fit(t8_X, init_clusters=swapped).labels_) == [0, 1, 0]
 
 
 def test_labelled_rows_start_at_their_labels(t8_X):
-    model = SSMFLK(prior_scale="one").initialize(t8_X, T8_F0, np.array([-1, 0, -1]), init_clusters=T8_CLUSTERS)
+    model = SSMFLK(lexicon_prior=T8_F0, prior_scale="one").initialize(t8_X, np.array([-1, 0, -1]), init_clusters=T8_CLUSTERS)
     np.testing.assert_allclose(model.G_[1], [1.2, 0.2])
-    model = SSMFLK().initialize(t8_X, T8_F0, np.array([-1, 0, -1]), init_clusters=T8_CLUSTERS)
+    model = SSMFLK(lexicon_prior=T8_F0).initialize(t8_X, np.array([-1, 0, -1]), init_clusters=T8_CLUSTERS)
     np.testing.assert_allclose(model.G_, unit_columns(np.array([[1.2, 0.2], [1.2, 0.2], [1.2, 0.2]])))
 
 
@@ -178,7 +180,7 @@ def test_labelled_rows_start_at_their_labels(t8_X):
 def test_t8_default_initial_values(t8_X):
     """Hand-computed: documents 1 and 3 hold more positive weight, document 2 more
     negative; F0 + 0.2 and the one-hot start + 0.2 divided by their column norms."""
-    model = MFLK().initialize(t8_X, T8_F0)
+    model = MFLK(lexicon_prior=T8_F0).initialize(t8_X)
     F = np.array([[1.2, 0.2], [0.2, 1.2], [1.2, 0.2], [0.2, 0.2]])
     F = F / np.sqrt([[1.44 + 0.04 + 1.44 + 0.04, 0.04 + 1.44 + 0.04 + 0.04]])
     G = np.array([[1.2, 0.2], [0.2, 1.2], [1.2, 0.2]])
@@ -189,12 +191,12 @@ def test_t8_default_initial_values(t8_X):
     assert model.objective_[0] == pytest.approx(dense_objective(t8_X, F, model.S_, G, F0u, np.zeros((3, 2)), 0.5, 0.0))
     model.iterate(100)
     assert list(model.labels_) == [0, 1, 0]
-    assert list(model.predict(term_document_matrix([["good", "great"], ["bad", "movie"]], T8_WORDS))) == [0, 1]
+    assert list(model.predict(document_term_matrix([["good", "great"], ["bad", "movie"]], T8_WORDS))) == [0, 1]
 
 
 def test_lexicon_classes_match_counting():
     docs = [["good", "bad", "bad"], ["great", "movie"], ["movie"], ["good", "bad"]]
-    X = term_document_matrix(docs, T8_WORDS, norm=None)
+    X = document_term_matrix(docs, T8_WORDS, norm=None)
     expected = []
     for doc in docs:
         pos = sum(w in ("good", "great") for w in doc)
@@ -221,12 +223,12 @@ def test_monotone_rules_split_the_gradient_of_the_objective(problem):
     X, F0, y = random_problem(*problem)
     alpha, beta = 0.5, 1.0
     rng = np.random.default_rng(problem[0] % 1000)
-    m, n = X.shape
+    n, m = X.shape
     F, S, G = rng.uniform(0.1, 1, (m, 2)), rng.uniform(0.1, 1, (2, 2)), rng.uniform(0.1, 1, (n, 2))
     G0 = one_hot(y)
     C1 = (F0.sum(axis=1) > 0)[:, None]
     C2 = (y != -1)[:, None]
-    Xd = X.toarray()
+    Xd = X.toarray().T
     J = lambda F_, S_, G_: dense_objective(X, F_, S_, G_, F0, G0, alpha, beta)  # noqa: E731
     np.testing.assert_allclose(
         (Xd.T @ F @ S + beta * C2 * G0) - (G @ S.T @ F.T @ F @ S + beta * C2 * G),
@@ -242,7 +244,7 @@ def test_monotone_rules_split_the_gradient_of_the_objective(problem):
 @given(problems, st.floats(0.0, 2.0), st.floats(0.0, 2.0), st.sampled_from(["unit", "one"]))
 def test_monotone_rules_never_increase_the_objective(problem, alpha, beta, prior_scale):
     X, F0, y = random_problem(*problem)
-    model = SSMFLK(alpha=alpha, beta=beta, prior_scale=prior_scale, max_iter=60, tol=0.0).fit(X, F0, y)
+    model = SSMFLK(lexicon_prior=F0, alpha=alpha, beta=beta, prior_scale=prior_scale, max_iter=60, tol=0.0).fit(X, y)
     J = np.array(model.objective_)
     assert np.all(np.diff(J) <= 1e-9 * J[0] + 1e-12)
 
@@ -251,8 +253,8 @@ def test_monotone_rules_never_increase_the_objective(problem, alpha, beta, prior
 @given(problems)
 def test_unit_scale_priors_and_starts(problem):
     X, F0, y = random_problem(*problem)
-    model = SSMFLK(beta=1.0, **PRINTED_LABELS).initialize(X, F0, y)
-    F0u, G0u = unit_priors(F0, y, X.shape[1])
+    model = SSMFLK(lexicon_prior=F0, beta=1.0, **PRINTED_LABELS).initialize(X, y)
+    F0u, G0u = unit_priors(F0, y, X.shape[0])
     np.testing.assert_allclose(np.linalg.norm(model.F_, axis=0), 1.0)
     np.testing.assert_allclose(np.linalg.norm(model.G_, axis=0), 1.0)
     assert model.objective_[0] == pytest.approx(dense_objective(X, model.F_, model.S_, model.G_, F0u, G0u, 0.5, 1.0), rel=1e-9, abs=1e-9)
@@ -262,23 +264,23 @@ def test_unit_scale_priors_and_starts(problem):
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-14)
 
 
-def test_word_weights_give_unit_rows():
+def test_word_weights_give_unit_word_columns():
     docs = [["good", "good", "movie"], ["bad", "movie"], ["great"], []]
-    X = term_document_matrix(docs, T8_WORDS)
+    X = document_term_matrix(docs, T8_WORDS)
     w = word_weights(X)
-    weighted = term_document_matrix(docs, T8_WORDS, word_weights=w).toarray()
-    np.testing.assert_allclose(weighted, np.diag(w) @ X.toarray())
-    np.testing.assert_allclose(np.linalg.norm(weighted, axis=1), 1.0)
-    assert word_weights(term_document_matrix([["good"]], T8_WORDS))[1] == 1.0  # empty row
+    weighted = document_term_matrix(docs, T8_WORDS, word_weights=w).toarray()
+    np.testing.assert_allclose(weighted, X.toarray() @ np.diag(w))
+    np.testing.assert_allclose(np.linalg.norm(weighted, axis=0), 1.0)
+    assert word_weights(document_term_matrix([["good"]], T8_WORDS))[1] == 1.0  # word without occurrence
     with pytest.raises(ValueError, match="one finite non-negative factor per vocabulary word"):
-        term_document_matrix(docs, T8_WORDS, word_weights=np.ones(3))
+        document_term_matrix(docs, T8_WORDS, word_weights=np.ones(3))
 
 
 def test_kmeans_restarts_keep_the_tightest_clustering():
     rng = np.random.default_rng(4)
-    X = sp.csr_matrix(rng.uniform(size=(6, 40)))
+    X = sp.csr_matrix(rng.uniform(size=(40, 6)))
     def cost(clusters):
-        D = X.T.toarray()
+        D = X.toarray()
         return sum(((D[clusters == k] - D[clusters == k].mean(axis=0)) ** 2).sum() for k in (0, 1) if (clusters == k).any())
     single = kmeans_clusters(X, seed=3)
     assert np.array_equal(kmeans_clusters(X, seed=3, n_init=1), single)
@@ -295,8 +297,8 @@ def test_kmeans_restarts_keep_the_tightest_clustering():
 @given(problems, st.sampled_from(["sqrt", "as_printed"]), st.floats(0.0, 2.0), st.floats(0.0, 2.0))
 def test_iteration_matches_dense_printed_rules(problem, update, alpha, beta):
     X, F0, y = random_problem(*problem)
-    model = SSMFLK(alpha=alpha, beta=beta, update=update, prior_scale="one", beta_scale="one")
-    model.initialize(X, F0, y, init_clusters=np.arange(X.shape[1]) % 2)
+    model = SSMFLK(lexicon_prior=F0, alpha=alpha, beta=beta, update=update, prior_scale="one", beta_scale="one")
+    model.initialize(X, y, init_clusters=np.arange(X.shape[0]) % 2)
     G0 = one_hot(y)
     assert model.objective_[0] == pytest.approx(dense_objective(X, model.F_, model.S_, model.G_, F0, G0, alpha, beta), rel=1e-9, abs=1e-9)
     expected = dense_iteration(X, model.F_, model.S_, model.G_, F0, G0, alpha, beta, update == "sqrt")
@@ -310,9 +312,9 @@ def test_iteration_matches_dense_printed_rules(problem, update, alpha, beta):
 @given(problems)
 def test_initial_S_is_the_clipped_least_squares_solution(problem):
     X, F0, _ = random_problem(*problem)
-    model = MFLK().initialize(X, F0, init_clusters=np.arange(X.shape[1]) % 2)
+    model = MFLK(lexicon_prior=F0).initialize(X, init_clusters=np.arange(X.shape[0]) % 2)
     F, G = model.F_, model.G_
-    S_ls = np.linalg.pinv(F) @ X.toarray() @ np.linalg.pinv(G.T)
+    S_ls = np.linalg.pinv(F) @ X.toarray().T @ np.linalg.pinv(G.T)
     np.testing.assert_allclose(model.S_, np.maximum(S_ls, 1e-9), rtol=1e-7, atol=1e-9)
 
 
@@ -320,7 +322,7 @@ def test_initial_S_is_the_clipped_least_squares_solution(problem):
 @given(problems, st.sampled_from(["monotone", "sqrt", "as_printed"]), st.integers(1, 40))
 def test_factors_stay_finite_and_nonnegative(problem, update, n_iter):
     X, F0, y = random_problem(*problem)
-    model = SSMFLK(update=update, max_iter=n_iter, tol=0.0).fit(X, F0, y)
+    model = SSMFLK(lexicon_prior=F0, update=update, max_iter=n_iter, tol=0.0).fit(X, y)
     for factor in (model.F_, model.S_, model.G_):
         assert np.isfinite(factor).all() and (factor > 0).all()
     assert model.n_iter_ == n_iter
@@ -331,7 +333,7 @@ def test_factors_stay_finite_and_nonnegative(problem, update, n_iter):
 @given(st.integers(0, 2**31), st.integers(15, 40), st.integers(15, 40), st.floats(0.15, 0.5))
 def test_fold_in_of_training_documents_agrees_with_transductive_class(seed, m, n, density):
     X, F0, _ = random_problem(seed, m, n, density)
-    model = MFLK(random_state=seed % 1000).fit(X, F0)
+    model = MFLK(lexicon_prior=F0, random_state=seed % 1000).fit(X)
     assert np.mean(model.predict(X) == model.labels_) >= 0.8
 
 
@@ -343,7 +345,7 @@ def test_fold_in_closed_form_matches_nnls(seed, m, collinear):
     if collinear:
         B[:, 1] = 2.0 * B[:, 0]
     x = rng.uniform(0, 1, size=(m, 5)) * (rng.uniform(size=(m, 5)) < 0.6)
-    g = fold_in(B, sp.csr_matrix(x))
+    g = fold_in(B, sp.csr_matrix(x.T))
     for j in range(x.shape[1]):
         reference, _ = nnls(B, x[:, j])
         assert (g[j] >= 0).all()
@@ -355,13 +357,13 @@ def test_fold_in_closed_form_matches_nnls(seed, m, collinear):
 
 @settings(max_examples=30, deadline=None)
 @given(st.lists(st.lists(st.sampled_from(["good", "bad", "the", "film", "!", "a1", "great"]), max_size=8), min_size=1, max_size=8), st.sampled_from(["l1", "l2", None]))
-def test_term_document_matrix_matches_brute_force(docs, norm):
+def test_document_term_matrix_matches_brute_force(docs, norm):
     vocabulary = ["film", "good", "great", "bad", "a1"]
-    X = term_document_matrix(docs, vocabulary, norm=norm).toarray()
-    expected = np.array([[doc.count(w) for doc in docs] for w in vocabulary], dtype=float)
+    X = document_term_matrix(docs, vocabulary, norm=norm).toarray()
+    expected = np.array([[doc.count(w) for w in vocabulary] for doc in docs], dtype=float)
     if norm is not None:
-        sizes = np.abs(expected).sum(axis=0) if norm == "l1" else np.linalg.norm(expected, axis=0)
-        expected = expected / np.where(sizes > 0, sizes, 1.0)
+        sizes = np.abs(expected).sum(axis=1) if norm == "l1" else np.linalg.norm(expected, axis=1)
+        expected = expected / np.where(sizes > 0, sizes, 1.0)[:, None]
     np.testing.assert_allclose(X, expected)
 
 
@@ -380,8 +382,8 @@ def test_vocabulary_keeps_most_document_frequent_words(docs, max_words):
 
 def test_fit_is_deterministic():
     X, F0, y = random_problem(7, 40, 30, 0.3, labelled=0.2)
-    first = SSMFLK(random_state=3).fit(X, F0, y)
-    second = SSMFLK(random_state=3).fit(X, F0, y)
+    first = SSMFLK(lexicon_prior=F0, random_state=3).fit(X, y)
+    second = SSMFLK(lexicon_prior=F0, random_state=3).fit(X, y)
     for name in ("F_", "S_", "G_"):
         assert np.array_equal(getattr(first, name), getattr(second, name))
     assert first.objective_ == second.objective_
@@ -390,7 +392,7 @@ def test_fit_is_deterministic():
 def test_kmeans_projection_for_large_inputs_finds_planted_clusters():
     rng = np.random.default_rng(0)
     block = np.kron(np.eye(2), np.ones((30, 25)))
-    X = sp.csr_matrix(block * rng.uniform(0.5, 1.0, size=block.shape))
+    X = sp.csr_matrix((block * rng.uniform(0.5, 1.0, size=block.shape)).T)
     clusters = kmeans_clusters(X, seed=1, max_dense=10, n_components=5)
     assert len(set(clusters[:25])) == 1 and len(set(clusters[25:])) == 1 and clusters[0] != clusters[-1]
 
@@ -403,8 +405,8 @@ def test_lexicon_prior_rows():
 
 
 def test_empty_document_gets_even_probabilities(t8_X):
-    model = MFLK().fit(t8_X, T8_F0)
-    proba = model.predict_proba(term_document_matrix([[], ["unknown"]], T8_WORDS))
+    model = MFLK(lexicon_prior=T8_F0).fit(t8_X)
+    proba = model.predict_proba(document_term_matrix([[], ["unknown"]], T8_WORDS))
     np.testing.assert_allclose(proba, 0.5)
 
 
@@ -413,24 +415,28 @@ def test_empty_document_gets_even_probabilities(t8_X):
 
 def test_no_lexicon_word_in_vocabulary(t8_X):
     with pytest.raises(ValueError, match="No lexicon word is in the vocabulary"):
-        MFLK().fit(t8_X, np.zeros((4, 2)))
-    assert MFLK(alpha=0.0).fit(t8_X, np.zeros((4, 2))).n_iter_ > 0
+        MFLK(lexicon_prior=np.zeros((4, 2))).fit(t8_X)
+    assert MFLK(lexicon_prior=np.zeros((4, 2)), alpha=0.0).fit(t8_X).n_iter_ > 0
+    with pytest.raises(ValueError, match="MFLK has no lexicon: pass lexicon_prior"):
+        MFLK().fit(t8_X)
+    no_lexicon = MFLK(alpha=0.0).fit(t8_X)
+    np.testing.assert_array_equal(no_lexicon.G_, MFLK(lexicon_prior=np.zeros((4, 2)), alpha=0.0).fit(t8_X).G_)
 
 
 def test_empty_corpus():
     with pytest.raises(ValueError, match="empty corpus"):
         build_vocabulary([])
     with pytest.raises(ValueError, match="empty"):
-        MFLK().fit(term_document_matrix([], T8_WORDS), T8_F0)
+        MFLK(lexicon_prior=T8_F0).fit(document_term_matrix([], T8_WORDS))
     with pytest.raises(ValueError, match="no non-zero entry"):
-        MFLK().fit(term_document_matrix([["x"], ["y"]], T8_WORDS), T8_F0)
+        MFLK(lexicon_prior=T8_F0).fit(document_term_matrix([["x"], ["y"]], T8_WORDS))
 
 
 def test_labels_other_than_the_two_polarities(t8_X):
     with pytest.raises(ValueError, match="0 \\(positive\\), 1 \\(negative\\) or -1"):
-        SSMFLK().fit(t8_X, T8_F0, np.array([0, 2, -1]))
+        SSMFLK(lexicon_prior=T8_F0).fit(t8_X, np.array([0, 2, -1]))
     with pytest.raises(ValueError, match="one label per document"):
-        SSMFLK().fit(t8_X, T8_F0, np.array([0, 1]))
+        SSMFLK(lexicon_prior=T8_F0).fit(t8_X, np.array([0, 1]))
 
 
 @pytest.mark.parametrize(
@@ -449,21 +455,23 @@ def test_labels_other_than_the_two_polarities(t8_X):
 )
 def test_absurd_hyperparameters(t8_X, params, message):
     with pytest.raises(ValueError, match=message):
-        MFLK(**params).fit(t8_X, T8_F0)
+        MFLK(lexicon_prior=T8_F0, **params).fit(t8_X)
 
 
 def test_wrong_shapes_and_values(t8_X):
-    with pytest.raises(ValueError, match="F0 must have shape"):
-        MFLK().fit(t8_X, np.zeros((3, 2)))
+    with pytest.raises(ValueError, match=r"lexicon_prior must have shape \(4, 2\) for the 4 words \(columns\) of X"):
+        MFLK(lexicon_prior=np.zeros((3, 2))).fit(t8_X)
+    with pytest.raises(ValueError, match="lexicon_prior must be finite and non-negative"):
+        MFLK(lexicon_prior=-T8_F0).fit(t8_X)
     with pytest.raises(ValueError, match="non-negative"):
-        MFLK().fit(-t8_X, T8_F0)
+        MFLK(lexicon_prior=T8_F0).fit(-t8_X)
     with pytest.raises(RuntimeError, match="not fitted"):
         MFLK().predict(t8_X)
-    model = MFLK().fit(t8_X, T8_F0)
-    with pytest.raises(ValueError, match="one row per vocabulary word"):
-        model.predict(sp.csr_matrix(np.ones((3, 1))))
+    model = MFLK(lexicon_prior=T8_F0).fit(t8_X)
+    with pytest.raises(ValueError, match="one column per vocabulary word"):
+        model.predict(sp.csr_matrix(np.ones((1, 3))))
     with pytest.raises(ValueError, match="norm must be"):
-        term_document_matrix([["good"]], T8_WORDS, norm="l3")
+        document_term_matrix([["good"]], T8_WORDS, norm="l3")
 
 
 # ---- Porter stemmer: the examples printed in Porter (1980), step by step ------------------------
@@ -548,7 +556,7 @@ def _pinned_problem():
     F0[:8, 0] = 1
     F0[8:16, 1] = 1
     y = np.where(rng.uniform(size=60) < 0.3, rng.integers(0, 2, size=60), -1)
-    return X, F0, y
+    return X.T, F0, y
 
 
 def test_mflk_is_bit_for_bit_unchanged():
@@ -556,15 +564,15 @@ def test_mflk_is_bit_for_bit_unchanged():
     this project's numpy/scipy: MFLK, SSMFLK without labels and SSMFLK with the printed
     label weight and start must give exactly the same factors."""
     X, F0, y = _pinned_problem()
-    mflk = MFLK().fit(X, F0)
+    mflk = MFLK(lexicon_prior=F0).fit(X)
     assert _factor_hash(mflk) == "84d0e3cb15ae9a8621bf8476fb48c8151350d7c1417d3cf187ef61622cdb84a0"
-    unlabelled = SSMFLK().fit(X, F0, -np.ones(X.shape[1], dtype=int))
+    unlabelled = SSMFLK(lexicon_prior=F0).fit(X, -np.ones(X.shape[0], dtype=int))
     for name in ("F_", "S_", "G_"):
         assert np.array_equal(getattr(unlabelled, name), getattr(mflk, name))
     assert unlabelled.objective_ == mflk.objective_
-    old = SSMFLK(**PRINTED_LABELS).fit(X, F0, y)
+    old = SSMFLK(lexicon_prior=F0, **PRINTED_LABELS).fit(X, y)
     assert _factor_hash(old) == "68dc2092b9bd138b511340cdc9c1563015a6c1cd9ebe72d576eb04c20eb6c816"
-    printed = MFLK(**PRINTED).fit(X, F0)
+    printed = MFLK(lexicon_prior=F0, **PRINTED).fit(X)
     assert _factor_hash(printed) == "50c67f6f674359abeeb6226a0b7d6581ac0cbde7961792e5b2332c952c81e0b2"
 
 
@@ -577,8 +585,8 @@ def test_relative_beta_matches_its_definition(problem, beta, prior_scale):
     X, F0, y = random_problem(seed, m, n, density, labelled=0.5)
     if not (y != -1).any():
         y[0] = 1
-    model = SSMFLK(beta=beta, prior_scale=prior_scale, label_start=0.0).initialize(X, F0, y)
-    Xd = X.toarray()
+    model = SSMFLK(lexicon_prior=F0, beta=beta, prior_scale=prior_scale, label_start=0.0).initialize(X, y)
+    Xd = X.toarray().T
     F0u, G0u = unit_priors(F0, y, n) if prior_scale == "unit" else (F0, one_hot(y))
     labelled = [j for j in range(n) if y[j] != -1]
     per_document_fit = sum(Xd[i, j] ** 2 for i in range(m) for j in range(n)) / n
@@ -587,9 +595,9 @@ def test_relative_beta_matches_its_definition(problem, beta, prior_scale):
     assert model.objective_[0] == pytest.approx(
         dense_objective(X, model.F_, model.S_, model.G_, F0u, G0u, 0.5, model.beta_), rel=1e-9, abs=1e-9)
     # beta = 1: a labelled row at 0 costs the average document's share of ||X||^2
-    unit = SSMFLK(beta=1.0, prior_scale=prior_scale, label_start=0.0).initialize(X, F0, y)
+    unit = SSMFLK(lexicon_prior=F0, beta=1.0, prior_scale=prior_scale, label_start=0.0).initialize(X, y)
     assert unit.beta_ * mean_label_norm == pytest.approx(per_document_fit, rel=1e-12)
-    printed = SSMFLK(beta=beta, prior_scale=prior_scale, beta_scale="one").initialize(X, F0, y)
+    printed = SSMFLK(lexicon_prior=F0, beta=beta, prior_scale=prior_scale, beta_scale="one").initialize(X, y)
     assert printed.beta_ == beta
 
 
@@ -602,8 +610,8 @@ def test_labelled_start_matches_a_dense_computation(problem, label_start, label_
     seed, m, n, density, _ = problem
     X, F0, y = random_problem(seed, m, n, density, labelled=0.4)
     y[0] = 0 if y[0] == -1 else y[0]
-    model = SSMFLK(label_start=label_start, label_min_docs=label_min_docs).initialize(X, F0, y)
-    Xd = X.toarray()
+    model = SSMFLK(lexicon_prior=F0, label_start=label_start, label_min_docs=label_min_docs).initialize(X, y)
+    Xd = X.toarray().T
     base = F0 + 0.2
     sums = np.zeros((m, 2))
     for i in range(m):
@@ -635,7 +643,7 @@ def test_labels_pull_the_unlabelled_documents():
     truth = np.repeat([0, 1], n // 2)
     words = np.repeat([0, 1], m // 2)
     rate = np.where(words[:, None] == truth[None, :], 0.2, 0.1)
-    X = normalize_columns(sp.csr_matrix(rng.poisson(rate).astype(float))).tocsr()
+    X = normalize_columns(sp.csr_matrix(rng.poisson(rate).astype(float))).T.tocsr()
     F0 = np.zeros((m, 2))
     F0[[0, 1, m - 3], 0] = 1
     F0[[m - 1, m - 2, 2], 1] = 1
@@ -646,9 +654,9 @@ def test_labels_pull_the_unlabelled_documents():
     def accuracy(model_labels):
         return np.mean(model_labels[test] == truth[test])
 
-    mflk = accuracy(MFLK().fit(X, F0).labels_)
-    ssmflk = SSMFLK().fit(X, F0, y)
-    old = accuracy(SSMFLK(**PRINTED_LABELS).fit(X, F0, y).labels_)
+    mflk = accuracy(MFLK(lexicon_prior=F0).fit(X).labels_)
+    ssmflk = SSMFLK(lexicon_prior=F0).fit(X, y)
+    old = accuracy(SSMFLK(lexicon_prior=F0, **PRINTED_LABELS).fit(X, y).labels_)
     assert accuracy(ssmflk.labels_) >= mflk + 0.2
     assert accuracy(ssmflk.labels_) > old
     assert np.array_equal(ssmflk.labels_[labelled], truth[labelled])
@@ -667,4 +675,4 @@ def test_labels_pull_the_unlabelled_documents():
 )
 def test_bad_label_settings_name_the_setting(t8_X, params, message):
     with pytest.raises(ValueError, match=message):
-        SSMFLK(**params).fit(t8_X, T8_F0, np.array([0, -1, -1]))
+        SSMFLK(lexicon_prior=T8_F0, **params).fit(t8_X, np.array([0, -1, -1]))

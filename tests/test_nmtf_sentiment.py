@@ -8,9 +8,9 @@ import srsly
 from spacy.training import Example
 from spacy.util import registry
 
-import spacy_treeboost.pipeline.nmtf_sentiment  # noqa: F401  (registers the factory)
 from spacy_treeboost.nmtf.lexicons import Lexicon, create_hu_liu_lexicon, create_jsonl_lexicon
-from spacy_treeboost.nmtf import MFLK, SSMFLK, build_vocabulary, lexicon_prior, term_document_matrix, word_weights
+from spacy_treeboost.nmtf import MFLK, SSMFLK, build_vocabulary, lexicon_prior, document_term_matrix, word_weights
+from spacy_treeboost.pipeline.nmtf_sentiment import NMTFSentiment
 from spacy_treeboost.pipeline.scoring import score_prefixed_cats
 
 LEXICON = Lexicon(["good", "great", "superb", "fun"], ["bad", "awful", "boring", "dull"])
@@ -61,13 +61,13 @@ def test_training_from_examples_matches_the_estimator():
     pipe = nlp.get_pipe("nmtf_sentiment")
     tokens = [[t.lower_ for t in eg.predicted] for eg in examples]
     vocabulary = build_vocabulary(tokens)
-    weights = word_weights(term_document_matrix(tokens, vocabulary))
-    X = term_document_matrix(tokens, vocabulary, word_weights=weights)
-    reference = MFLK(max_iter=20, tol=0.0).fit(X, lexicon_prior(vocabulary, LEXICON.positive, LEXICON.negative))
+    weights = word_weights(document_term_matrix(tokens, vocabulary))
+    X = document_term_matrix(tokens, vocabulary, word_weights=weights)
+    reference = MFLK(lexicon_prior(vocabulary, LEXICON.positive, LEXICON.negative), max_iter=20, tol=0.0).fit(X)
     assert pipe.vocabulary == vocabulary
     assert losses["nmtf_sentiment"] == pytest.approx(reference.objective_[-1])
     docs = list(nlp.pipe(["great fun", "awful dull plot"]))
-    new = term_document_matrix([["great", "fun"], ["awful", "dull", "plot"]], vocabulary, word_weights=weights)
+    new = document_term_matrix([["great", "fun"], ["awful", "dull", "plot"]], vocabulary, word_weights=weights)
     expected = reference.predict_proba(new)
     np.testing.assert_allclose([[d.cats["pos"], d.cats["neg"]] for d in docs], expected)
     assert docs[0].cats["pos"] > 0.5 > docs[1].cats["pos"]
@@ -152,9 +152,10 @@ def test_printed_algorithm_settings_train_like_the_estimator():
     examples, losses = train(nlp, steps=2)
     tokens = [[t.lower_ for t in eg.predicted] for eg in examples]
     vocabulary = build_vocabulary(tokens)
-    X = term_document_matrix(tokens, vocabulary)
-    reference = MFLK(max_iter=10, tol=0.0, update="sqrt", init="kmeans", prior_scale="one")
-    reference.fit(X, lexicon_prior(vocabulary, LEXICON.positive, LEXICON.negative))
+    X = document_term_matrix(tokens, vocabulary)
+    reference = MFLK(lexicon_prior(vocabulary, LEXICON.positive, LEXICON.negative), max_iter=10, tol=0.0,
+                     update="sqrt", init="kmeans", prior_scale="one")
+    reference.fit(X)
     assert losses["nmtf_sentiment"] == pytest.approx(reference.objective_[-1])
     assert nlp.get_pipe("nmtf_sentiment")._word_weights is None
 
@@ -421,3 +422,10 @@ def test_a_0_1_cfg_with_flat_factorization_settings_is_refused_and_changes_nothi
     with pytest.raises(ValueError, match=r"unknown settings \['alpha', 'use_labels'\].*learner block"):
         other.from_disk(tmp_path / "p")
     assert other.cfg == before
+
+
+def test_learner_with_a_lexicon_prior_is_refused_and_the_cfg_holds_no_prior():
+    nlp = make_nlp()
+    assert "lexicon_prior" not in nlp.get_pipe("nmtf_sentiment").cfg["learner"]
+    with pytest.raises(ValueError, match="must not hold a lexicon_prior: the component builds it from the lexicon"):
+        NMTFSentiment(nlp.vocab, learner=SSMFLK(lexicon_prior=np.zeros((3, 2))))

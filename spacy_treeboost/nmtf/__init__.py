@@ -1,6 +1,6 @@
 """Lexicon-guided non-negative matrix tri-factorization (MFLK, SSMFLK) and what it reads.
 
-text (documents → term-document matrix, lexicon prior) → start (lexicon classes, k-means,
+text (documents → document-term matrix, lexicon prior) → start (lexicon classes, k-means,
 fold-in) → factorization (MFLK) → semi_supervised (SSMFLK); stemming and lexicons beside them.
 scipy is imported on first use, not with this package.
 """
@@ -9,11 +9,11 @@ from .factorization import BETA_SCALES, INITS, PRIOR_SCALES, UPDATES, MFLK
 from .semi_supervised import SSMFLK
 from .start import align_clusters, fold_in, kmeans_clusters, lexicon_classes, one_hot, unit_columns
 from .stemming import porter_stem
-from .text import ENGLISH_STOP_WORDS, build_vocabulary, lexicon_prior, normalize_columns, term_document_matrix, word_weights
+from .text import ENGLISH_STOP_WORDS, build_vocabulary, lexicon_prior, normalize_columns, document_term_matrix, word_weights
 
 __all__ = [
     "N_CLASSES", "NEGATIVE", "POSITIVE", "UNLABELLED", "BETA_SCALES", "INITS", "PRIOR_SCALES", "UPDATES", "MFLK",
     "SSMFLK", "align_clusters", "fold_in", "kmeans_clusters", "lexicon_classes", "one_hot", "unit_columns",
     "porter_stem", "ENGLISH_STOP_WORDS", "build_vocabulary", "lexicon_prior", "normalize_columns",
-    "term_document_matrix", "word_weights",
+    "document_term_matrix", "word_weights",
 ]

@@ -7,8 +7,10 @@ F0 pulls the rows of F for known words towards their polarity (weight alpha);
 SSMFLK also pulls the rows of G for labelled documents towards their labels
 (weight beta).
 
-Matrices follow the paper's orientation: X has one row per vocabulary word and
-one column per document. Everything is computed with thin products, so the
+The estimators take X as scikit-learn does, one row per document and one column
+per vocabulary word (n_documents, n_words), and factorize its transpose, the
+paper's words x documents matrix, so F is (n_words, 2) and G (n_documents, 2).
+Everything is computed with thin products, so the
 n x n matrix G G^T and the m x m matrix F F^T are never formed; an iteration
 costs O(z k + (m + n) k^2) for z non-zeros.
 
@@ -29,31 +31,23 @@ reachable with `update="sqrt"` or `"as_printed"`, `init="kmeans"` and
   F0 whose words carry more of the document's weight) instead of k-means
   clusters, which carry no polarity and which multiplicative updates barely
   leave.
-- terms on a common scale: `word_weights` (applied by `term_document_matrix`)
+- terms on a common scale: `word_weights` (applied by `document_term_matrix`)
   give every vocabulary word a unit-norm row, so that the fit weighs each word
   as equally as the prior does. This belongs to the representation, not to
   the estimator.
 
-SSMFLK's defaults differ on two more points (issue 15); `beta_scale="one"`,
-`label_start=0` restore the printed label weight and start:
-
-- `beta_scale="fit"`: beta is relative. The weight used in J is
-  `beta_ = beta * (||X||^2 / n) / mean ||G0_j||^2` over the labelled rows j, so
-  beta = 1 makes a labelled document whose row of G is 0 cost as much as an
-  average document's share of the fit term. With unit-scale G0 rows of
-  1/sqrt(n_k) the printed beta = 1 was thousands of times weaker than that.
-- `label_start=0.05`: F starts leaning towards the class sums of the labelled
-  documents (words of at least `label_min_docs` of them), and the unlabelled
-  rows of G start at the classes this F implies.
+SSMFLK's defaults differ on two more points, beta relative to the fit and a labelled
+start (see `SSMFLK`); `beta_scale="one"`, `label_start=0` restore the printed ones.
 """
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
 from ..params import Params
-from .common import N_CLASSES, NEGATIVE, POSITIVE, UNLABELLED, sp
+from .checks import check_choice, check_count, check_matrix, check_number, document_prior
+from .common import N_CLASSES, NEGATIVE, POSITIVE, sp
 from .start import align_clusters, fold_in, kmeans_clusters, lexicon_classes, one_hot, unit_columns
 
 UPDATES = ("monotone", "sqrt", "as_printed")
@@ -65,9 +59,21 @@ _OFFSET_EPS = 1e-10
 _FLOOR = 1e-16
 
 
+class LabelSettings(NamedTuple):
+    """How labelled documents enter the factorization (SSMFLK's parameters; MFLK has none)."""
+
+    beta: float
+    beta_scale: str
+    label_start: float
+    label_min_docs: int
+
+
 class MFLK(Params):
     """Matrix factorization with lexical knowledge (unsupervised, lexicon prior only).
 
+    lexicon_prior (Optional[numpy.ndarray]): F0, shape (n_words, 2): row (1, 0) for a
+        positive lexicon word, (0, 1) for a negative one, zeros for other words (see
+        `lexicon_prior`). None: no lexicon, allowed only with alpha = 0.
     alpha (float): Weight of the lexicon prior; 0 gives plain tri-factor NMF (TNMF).
     update (str): "monotone" (default; square-root damped multiplicative rules of
         the stated objective, J never increases), "sqrt" (the printed orthogonal
@@ -90,6 +96,7 @@ class MFLK(Params):
 
     def __init__(
         self,
+        lexicon_prior: Optional[np.ndarray] = None,
         alpha: float = 0.5,
         update: str = "monotone",
         init: str = "lexicon",
@@ -100,6 +107,7 @@ class MFLK(Params):
         n_init: int = 1,
         random_state: int = 0,
     ) -> None:
+        self.lexicon_prior = lexicon_prior
         self.alpha = alpha
         self.update = update
         self.init = init
@@ -110,63 +118,54 @@ class MFLK(Params):
         self.n_init = n_init
         self.random_state = random_state
 
-    _beta = 0.0
-    _beta_scale = "one"
-    _label_start = 0.0
-    _label_min_docs = 1
-
-    def fit(self, X: sp.spmatrix, F0: np.ndarray, init_clusters: Optional[np.ndarray] = None) -> "MFLK":
+    def fit(self, X: sp.spmatrix, y: Optional[np.ndarray] = None, *, init_clusters: Optional[np.ndarray] = None) -> "MFLK":
         """Factorize X until G stops changing or `max_iter` iterations have run.
 
-        X (scipy.sparse.spmatrix): Term-document matrix, shape (m words, n documents).
-        F0 (numpy.ndarray): Lexicon prior, shape (m, 2), 0/1 rows; zero rows are
-            words outside the lexicon.
+        X (scipy.sparse.spmatrix): Document-term matrix, shape (n_documents, n_words).
+        y (Optional[numpy.ndarray]): 0 (positive), 1 (negative) or -1 (unlabelled) per
+            document; SSMFLK uses it, MFLK ignores it.
         init_clusters (Optional[numpy.ndarray]): Initial class (0/1) per document
             instead of `init`; it is still aligned to the lexicon.
         RETURNS (MFLK): The fitted estimator.
         """
-        self.initialize(X, F0, init_clusters=init_clusters)
+        self.initialize(X, y, init_clusters=init_clusters)
         return self.iterate(self.max_iter)
 
-    def fit_predict(self, X: sp.spmatrix, F0: np.ndarray) -> np.ndarray:
+    def fit_predict(self, X: sp.spmatrix, y: Optional[np.ndarray] = None, *,
+                    init_clusters: Optional[np.ndarray] = None) -> np.ndarray:
         """Fit and return the transductive class of every training document.
 
-        X (scipy.sparse.spmatrix): Term-document matrix, shape (m, n).
-        F0 (numpy.ndarray): Lexicon prior, shape (m, 2).
+        X (scipy.sparse.spmatrix): Document-term matrix, shape (n_documents, n_words).
+        y (Optional[numpy.ndarray]): Labels as in `fit` (SSMFLK only).
+        init_clusters (Optional[numpy.ndarray]): As in `fit`.
         RETURNS (numpy.ndarray): 0 (positive) or 1 (negative) per document.
         """
-        return self.fit(X, F0).labels_
+        return self.fit(X, y, init_clusters=init_clusters).labels_
 
     def initialize(
-        self,
-        X: sp.spmatrix,
-        F0: np.ndarray,
-        y: Optional[np.ndarray] = None,
-        init_clusters: Optional[np.ndarray] = None,
+        self, X: sp.spmatrix, y: Optional[np.ndarray] = None, *, init_clusters: Optional[np.ndarray] = None
     ) -> "MFLK":
         """Set F, G and S to their starting values and keep X for `iterate`.
 
-        X (scipy.sparse.spmatrix): Term-document matrix, shape (m, n).
-        F0 (numpy.ndarray): Lexicon prior, shape (m, 2), 0/1 rows.
-        y (Optional[numpy.ndarray]): Document labels in {-1, 0, 1} (SSMFLK only).
+        X (scipy.sparse.spmatrix): Document-term matrix, shape (n_documents, n_words).
+        y (Optional[numpy.ndarray]): Labels as in `fit` (SSMFLK only).
         init_clusters (Optional[numpy.ndarray]): Classes replacing `init`.
         RETURNS (MFLK): self.
         """
         self._check_params()
-        X = _check_matrix(X)
+        # The factorization runs on the paper's words x documents matrix, in canonical CSR form.
+        X = check_matrix(X).T.tocsr()
+        Xt = X.T.tocsr()
         m, n = X.shape
-        F0 = np.asarray(F0, dtype=np.float64)
-        if F0.shape != (m, N_CLASSES):
-            raise ValueError(f"F0 must have shape ({m}, 2) for {m} words, got {F0.shape}.")
-        if (F0 < 0).any() or not np.isfinite(F0).all():
-            raise ValueError("F0 must be finite and non-negative.")
+        F0 = self._checked_lexicon_prior(m)
         c1 = F0.sum(axis=1) > 0
         if self.alpha > 0 and not c1.any():
             raise ValueError(
                 "No lexicon word is in the vocabulary, so the lexicon prior is empty. Check that the "
                 "lexicon and the documents use the same tokens (lower case, lemmas, stems), or use alpha=0."
             )
-        G0, c2 = self._document_prior(y, n)
+        labels = self._label_settings()
+        G0, c2 = document_prior(y if labels is not None else None, n)
         if init_clusters is not None:
             init_clusters = np.asarray(init_clusters, dtype=np.int64)
             if init_clusters.shape != (n,) or not np.isin(init_clusters, (0, 1)).all():
@@ -176,8 +175,8 @@ class MFLK(Params):
         else:
             # No lexicon (alpha = 0, plain TNMF): a constant F would keep its two
             # columns equal forever, so start from a clustering of the words.
-            F = one_hot(kmeans_clusters(sp.csr_matrix(X.T), self.random_state)) + self.offset
-        label_start = self._label_start if c2.any() else 0.0
+            F = one_hot(kmeans_clusters(X, self.random_state)) + self.offset
+        label_start = labels.label_start if labels is not None and c2.any() else 0.0
         if label_start > 0:
             # SSMFLK's labelled start: F also leans towards the words of the labelled
             # documents of each class (their class sums X_L G0_L over the words found in
@@ -189,7 +188,7 @@ class MFLK(Params):
             # With unit-norm word rows a word seen once weighs as much as a frequent one, so
             # the words of a single labelled document would dominate the sums: they count
             # from `label_min_docs` labelled documents on.
-            sums[np.asarray((X[:, c2] > 0).sum(axis=1)).ravel() < self._label_min_docs] = 0.0
+            sums[np.asarray((X[:, c2] > 0).sum(axis=1)).ravel() < labels.label_min_docs] = 0.0
             F = F + label_start * unit_columns(sums) * np.linalg.norm(F, axis=0)
         if init_clusters is not None:
             clusters = init_clusters
@@ -197,11 +196,11 @@ class MFLK(Params):
             if label_start > 0:
                 clusters = np.argmax(np.asarray(X.T @ unit_columns(F)), axis=1).astype(np.int64)
             else:
-                clusters = lexicon_classes(X, F0)
+                clusters = lexicon_classes(Xt, F0)
         else:
-            clusters = kmeans_clusters(X, self.random_state, n_init=self.n_init)
+            clusters = kmeans_clusters(Xt, self.random_state, n_init=self.n_init)
         if c1.any():
-            clusters = align_clusters(X, F0, clusters)
+            clusters = align_clusters(Xt, F0, clusters)
         elif c2.any():
             agree = (one_hot(clusters) * G0).sum()
             if agree < (one_hot(1 - clusters) * G0).sum():
@@ -222,14 +221,14 @@ class MFLK(Params):
             F, G = unit_columns(F), unit_columns(G)
         S = np.maximum(_least_squares_S(X, F, G), 1e-9)
         self._X = X
-        self._Xt = X.T.tocsr()
+        self._Xt = Xt
         self._sq_norm_X = float(X.multiply(X).sum())
         # The weight of the document-label term actually used (beta_ in J).
-        self.beta_ = self._beta
-        if self._beta_scale == "fit" and c2.any():
+        self.beta_ = labels.beta if labels is not None else 0.0
+        if labels is not None and labels.beta_scale == "fit" and c2.any():
             # beta = 1: each labelled document's label term, with its row of G at 0,
             # costs as much as an average document's share of the fit at F S G^T = 0.
-            self.beta_ = self._beta * (self._sq_norm_X / n) / float(np.mean(np.sum(G0_target[c2] ** 2, axis=1)))
+            self.beta_ = labels.beta * (self._sq_norm_X / n) / float(np.mean(np.sum(G0_target[c2] ** 2, axis=1)))
         self._F0, self._c1, self._G0, self._c2 = F0_target, c1, G0_target, c2
         self.F_, self.S_, self.G_ = F, S, G
         self.objective_ = [self._objective()]
@@ -295,8 +294,8 @@ class MFLK(Params):
     def predict_proba(self, X: sp.spmatrix) -> np.ndarray:
         """Fold new documents in with F and S fixed and normalize g.
 
-        X (scipy.sparse.spmatrix): Documents as columns, shape (m, n_new),
-            normalized like the training matrix.
+        X (scipy.sparse.spmatrix): Documents, shape (n_new, n_words), normalized like
+            the training matrix.
         RETURNS (numpy.ndarray): Shape (n_new, 2); (0.5, 0.5) for a document
             without any vocabulary word.
         """
@@ -307,7 +306,7 @@ class MFLK(Params):
     def decision_function(self, X: sp.spmatrix) -> np.ndarray:
         """Positive-minus-negative fold-in coefficient g_pos - g_neg per document.
 
-        X (scipy.sparse.spmatrix): Documents as columns, shape (m, n_new).
+        X (scipy.sparse.spmatrix): Documents, shape (n_new, n_words).
         RETURNS (numpy.ndarray): Shape (n_new,); > 0 means positive.
         """
         g = self.fold_in(X)
@@ -316,7 +315,7 @@ class MFLK(Params):
     def predict(self, X: sp.spmatrix) -> np.ndarray:
         """Class of each new document: 0 (positive) or 1 (negative); ties go to positive.
 
-        X (scipy.sparse.spmatrix): Documents as columns, shape (m, n_new).
+        X (scipy.sparse.spmatrix): Documents, shape (n_new, n_words).
         RETURNS (numpy.ndarray): Shape (n_new,).
         """
         return np.argmax(self.fold_in(X), axis=1)
@@ -324,14 +323,14 @@ class MFLK(Params):
     def fold_in(self, X: sp.spmatrix) -> np.ndarray:
         """Non-negative coefficients g of new documents on the basis F S.
 
-        X (scipy.sparse.spmatrix): Documents as columns, shape (m, n_new).
+        X (scipy.sparse.spmatrix): Documents, shape (n_new, n_words).
         RETURNS (numpy.ndarray): Shape (n_new, 2).
         """
         if not hasattr(self, "F_"):
             raise RuntimeError("This model is not fitted yet: call `fit` first.")
-        X = _check_matrix(X, allow_empty=True)
-        if X.shape[0] != self.F_.shape[0]:
-            raise ValueError(f"X must have one row per vocabulary word ({self.F_.shape[0]}), got {X.shape[0]}.")
+        X = check_matrix(X, allow_empty=True)
+        if X.shape[1] != self.F_.shape[0]:
+            raise ValueError(f"X must have one column per vocabulary word ({self.F_.shape[0]}), got {X.shape[1]}.")
         return fold_in(self.F_ @ self.S_, X)
 
     def word_polarity(self) -> np.ndarray:
@@ -341,44 +340,45 @@ class MFLK(Params):
         """
         return np.argmax(self.F_, axis=1)
 
+    def __sklearn_tags__(self) -> Any:
+        """scikit-learn's estimator tags (read by scikit-learn only, so it is imported here): sparse,
+        non-negative X; y optional (-1 marks an unlabelled document)."""
+        from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
+
+        return Tags(estimator_type=None, target_tags=TargetTags(required=False),
+                    input_tags=InputTags(sparse=True, positive_only=True),
+                    classifier_tags=ClassifierTags(multi_class=False), transformer_tags=None, regressor_tags=None)
+
+    def _label_settings(self) -> Optional[LabelSettings]:
+        """The label parameters (SSMFLK), or None: MFLK ignores labels."""
+        return None
+
     def _check_params(self) -> None:
-        if self.update not in UPDATES:
-            raise ValueError(f"update must be one of {', '.join(map(repr, UPDATES))}, got {self.update!r}.")
-        if self.init not in INITS:
-            raise ValueError(f"init must be one of {', '.join(map(repr, INITS))}, got {self.init!r}.")
-        if self.prior_scale not in PRIOR_SCALES:
-            raise ValueError(f"prior_scale must be one of {', '.join(map(repr, PRIOR_SCALES))}, got {self.prior_scale!r}.")
-        if self._beta_scale not in BETA_SCALES:
-            raise ValueError(f"beta_scale must be one of {', '.join(map(repr, BETA_SCALES))}, got {self._beta_scale!r}.")
-        if not (isinstance(self._label_start, (int, float, np.integer, np.floating)) and np.isfinite(self._label_start)
-                and self._label_start >= 0):
-            raise ValueError(f"label_start must be a finite number >= 0, got {self._label_start!r}.")
-        if not (isinstance(self._label_min_docs, (int, np.integer)) and not isinstance(self._label_min_docs, bool)
-                and self._label_min_docs >= 1):
-            raise ValueError(f"label_min_docs must be an integer >= 1, got {self._label_min_docs!r}.")
-        if not (isinstance(self.n_init, (int, np.integer)) and self.n_init >= 1):
-            raise ValueError(f"n_init must be an integer >= 1, got {self.n_init!r}.")
-        for name in ("alpha", "_beta", "offset"):
-            value = getattr(self, name)
-            if not (np.isfinite(value) and value >= 0):
-                raise ValueError(f"{name.lstrip('_')} must be a finite number >= 0, got {value!r}.")
+        check_choice("update", self.update, UPDATES)
+        check_choice("init", self.init, INITS)
+        check_choice("prior_scale", self.prior_scale, PRIOR_SCALES)
+        check_count("n_init", self.n_init, 1)
+        check_count("max_iter", self.max_iter, 0)
+        check_number("alpha", self.alpha)
+        check_number("offset", self.offset)
+        check_number("tol", self.tol)
         if self.offset == 0:
             raise ValueError("offset must be > 0: a multiplicative update cannot move a factor entry that starts at 0.")
-        if not (isinstance(self.max_iter, (int, np.integer)) and self.max_iter >= 0):
-            raise ValueError(f"max_iter must be an integer >= 0, got {self.max_iter!r}.")
-        if not (np.isfinite(self.tol) and self.tol >= 0):
-            raise ValueError(f"tol must be a finite number >= 0, got {self.tol!r}.")
 
-    def _document_prior(self, y: Optional[np.ndarray], n: int) -> Tuple[np.ndarray, np.ndarray]:
-        if y is None:
-            return np.zeros((n, N_CLASSES)), np.zeros(n, dtype=bool)
-        y = np.asarray(y)
-        if y.shape != (n,):
-            raise ValueError(f"y must hold one label per document ({n}), got shape {y.shape}.")
-        if not np.isin(y, (UNLABELLED, POSITIVE, NEGATIVE)).all():
-            bad = sorted(set(np.unique(y).tolist()) - {UNLABELLED, POSITIVE, NEGATIVE})
-            raise ValueError(f"y must hold 0 (positive), 1 (negative) or -1 (unlabelled); found {bad[:5]}.")
-        return one_hot(y), y != UNLABELLED
+    def _checked_lexicon_prior(self, n_words: int) -> np.ndarray:
+        if self.lexicon_prior is None:
+            if self.alpha > 0:
+                raise ValueError(
+                    f"{type(self).__name__} has no lexicon: pass lexicon_prior (an (n_words, 2) array, e.g. from "
+                    "`lexicon_prior(vocabulary, positive_words, negative_words)`), or set alpha=0 for plain TNMF.")
+            return np.zeros((n_words, N_CLASSES))
+        F0 = np.asarray(self.lexicon_prior, dtype=np.float64)
+        if F0.shape != (n_words, N_CLASSES):
+            raise ValueError(f"lexicon_prior must have shape ({n_words}, 2) for the {n_words} words (columns) of X, "
+                             f"got {F0.shape}.")
+        if (F0 < 0).any() or not np.isfinite(F0).all():
+            raise ValueError("lexicon_prior must be finite and non-negative.")
+        return F0
 
     def _objective(self) -> float:
         F, S, G = self.F_, self.S_, self.G_
@@ -400,18 +400,3 @@ def _multiply(factor: np.ndarray, num: np.ndarray, den: np.ndarray, root: bool) 
     if root:
         ratio = np.sqrt(ratio)
     return np.maximum(factor * ratio, _FLOOR)
-
-
-def _check_matrix(X: sp.spmatrix, allow_empty: bool = False) -> sp.csr_matrix:
-    if not (sp.issparse(X) or isinstance(X, np.ndarray)):
-        raise TypeError(f"X must be a scipy.sparse matrix or numpy array, got {type(X).__name__}.")
-    X = sp.csr_matrix(X, dtype=np.float64)
-    if X.ndim != 2:
-        raise ValueError("X must be two-dimensional (words x documents).")
-    if not allow_empty and (X.shape[0] == 0 or X.shape[1] == 0):
-        raise ValueError(f"X is empty (shape {X.shape}): pass at least one word and one document.")
-    if not allow_empty and X.nnz == 0:
-        raise ValueError("X has no non-zero entry: no document contains a vocabulary word.")
-    if X.nnz and ((X.data < 0).any() or not np.isfinite(X.data).all()):
-        raise ValueError("X must be finite and non-negative (a term-document matrix of counts or frequencies).")
-    return X

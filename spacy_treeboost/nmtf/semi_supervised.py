@@ -1,32 +1,35 @@
 """SSMFLK: MFLK with a few labelled documents as a second prior (Li, Zhang & Sindhwani 2009)."""
 from __future__ import annotations
 
-from typing import Optional
+import inspect
+from typing import Any, Callable, Optional
 
-import numpy as np
+from .checks import check_choice, check_count, check_number
+from .factorization import BETA_SCALES, MFLK, LabelSettings
 
-from .common import sp
-from .factorization import MFLK
+
+def _with_mflk_parameters(init: Callable[..., None]) -> Callable[..., None]:
+    """Give `init` the signature it accepts: its own parameters, then MFLK's as keyword-only ones (read by
+    `get_params`, `sklearn.base.clone` and spaCy's config validation)."""
+    own = [p for p in inspect.signature(init).parameters.values() if p.kind != p.VAR_KEYWORD]
+    base = [p.replace(kind=p.KEYWORD_ONLY) for p in inspect.signature(MFLK.__init__).parameters.values()][1:]
+    init.__signature__ = inspect.Signature(own + base)  # type: ignore[attr-defined]
+    return init
 
 
 class SSMFLK(MFLK):
     """Semi-supervised MFLK: the lexicon prior plus a prior on labelled documents.
 
-    alpha (float): Weight of the lexicon prior.
+    `fit(X, y)` takes y with 0 (positive), 1 (negative) or -1 (unlabelled) per
+    document, scikit-learn's semi-supervised convention; without labelled documents
+    it fits MFLK.
+
     beta (float): Weight of the document-label prior. With `beta_scale="fit"`
         (default) it is relative: beta = 1 makes each labelled document's
         label term, with its row of G at 0, cost as much as an average
         document's share of the fit term at F S G^T = 0 (||X||^2 / n); the
         weight used in J is `beta_` = beta * (||X||^2 / n) / mean ||G0_j||^2 over
         the labelled rows j. With `beta_scale="one"` beta is used as printed.
-    update (str): "monotone" (default), "sqrt" or "as_printed".
-    init (str): Start of the unlabelled rows of G: "lexicon" (default) or "kmeans".
-    prior_scale (str): "unit" (default) or "one".
-    max_iter (int): Largest number of iterations run by `fit`.
-    tol (float): Relative change in G below which iteration stops.
-    offset (float): Added to the initial F0, one-hot G and labelled rows.
-    n_init (int): k-means restarts when k-means is used.
-    random_state (int): Seed of the k-means initialization.
     beta_scale (str): "fit" (default; beta relative to the fit per labelled
         document, see beta) or "one" (beta used as is, as printed).
     label_start (float): Weight of the labelled documents in the start of F
@@ -38,76 +41,31 @@ class SSMFLK(MFLK):
     label_min_docs (int): Words found in fewer labelled documents are left out
         of those class sums (default 2: a word seen in one labelled document
         would weigh as much as a frequent one, given unit-norm word rows).
+    **mflk_params: The parameters of MFLK (lexicon_prior, alpha, update, init,
+        prior_scale, max_iter, tol, offset, n_init, random_state), with its defaults.
     """
 
+    @_with_mflk_parameters
     def __init__(
         self,
-        alpha: float = 0.5,
         beta: float = 1.0,
-        update: str = "monotone",
-        init: str = "lexicon",
-        prior_scale: str = "unit",
-        max_iter: int = 100,
-        tol: float = 1e-4,
-        offset: float = 0.2,
-        n_init: int = 1,
-        random_state: int = 0,
         beta_scale: str = "fit",
         label_start: float = 0.05,
         label_min_docs: int = 2,
+        **mflk_params: Any,
     ) -> None:
-        super().__init__(
-            alpha=alpha,
-            update=update,
-            init=init,
-            prior_scale=prior_scale,
-            max_iter=max_iter,
-            tol=tol,
-            offset=offset,
-            n_init=n_init,
-            random_state=random_state,
-        )
+        super().__init__(**mflk_params)
         self.beta = beta
         self.beta_scale = beta_scale
         self.label_start = label_start
         self.label_min_docs = label_min_docs
 
-    @property
-    def _beta(self) -> float:  # type: ignore[override]
-        return self.beta
+    def _label_settings(self) -> Optional[LabelSettings]:
+        return LabelSettings(*(getattr(self, name) for name in LabelSettings._fields))
 
-    @property
-    def _beta_scale(self) -> str:  # type: ignore[override]
-        return self.beta_scale
-
-    @property
-    def _label_start(self) -> float:  # type: ignore[override]
-        return self.label_start
-
-    @property
-    def _label_min_docs(self) -> int:  # type: ignore[override]
-        return self.label_min_docs
-
-    def fit(  # type: ignore[override]
-        self, X: sp.spmatrix, F0: np.ndarray, y: np.ndarray, init_clusters: Optional[np.ndarray] = None
-    ) -> "SSMFLK":
-        """Factorize X with the lexicon prior and the labels of some documents.
-
-        X (scipy.sparse.spmatrix): Term-document matrix, shape (m, n).
-        F0 (numpy.ndarray): Lexicon prior, shape (m, 2).
-        y (numpy.ndarray): 0 (positive), 1 (negative) or -1 (unlabelled) per document.
-        init_clusters (Optional[numpy.ndarray]): Cluster ids replacing k-means.
-        RETURNS (SSMFLK): The fitted estimator.
-        """
-        self.initialize(X, F0, y, init_clusters=init_clusters)
-        return self.iterate(self.max_iter)  # type: ignore[return-value]
-
-    def fit_predict(self, X: sp.spmatrix, F0: np.ndarray, y: np.ndarray) -> np.ndarray:  # type: ignore[override]
-        """Fit and return the transductive class of every document.
-
-        X (scipy.sparse.spmatrix): Term-document matrix, shape (m, n).
-        F0 (numpy.ndarray): Lexicon prior, shape (m, 2).
-        y (numpy.ndarray): 0, 1 or -1 (unlabelled) per document.
-        RETURNS (numpy.ndarray): 0 (positive) or 1 (negative) per document.
-        """
-        return self.fit(X, F0, y).labels_
+    def _check_params(self) -> None:
+        super()._check_params()
+        check_number("beta", self.beta)
+        check_choice("beta_scale", self.beta_scale, BETA_SCALES)
+        check_number("label_start", self.label_start)
+        check_count("label_min_docs", self.label_min_docs, 1)

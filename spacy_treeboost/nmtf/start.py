@@ -25,13 +25,13 @@ def align_clusters(X: sp.spmatrix, F0: np.ndarray, clusters: np.ndarray) -> np.n
     The permutation P maximizing trace(F0^T X G P) is kept, where G is the
     one-hot cluster matrix; for two clusters compare M11 + M22 with M12 + M21.
 
-    X (scipy.sparse.spmatrix): Term-document matrix, shape (m, n).
-    F0 (numpy.ndarray): Lexicon prior, shape (m, 2).
+    X (scipy.sparse.spmatrix): Document-term matrix, shape (n_documents, n_words).
+    F0 (numpy.ndarray): Lexicon prior, shape (n_words, 2).
     clusters (numpy.ndarray): Cluster id (0 or 1) per document.
     RETURNS (numpy.ndarray): The cluster ids, swapped or not.
     """
     clusters = np.asarray(clusters, dtype=np.int64)
-    M = F0.T @ np.asarray(X @ one_hot(clusters))
+    M = F0.T @ np.asarray(X.T @ one_hot(clusters))
     if M[0, 1] + M[1, 0] > M[0, 0] + M[1, 1]:
         return 1 - clusters
     return clusters
@@ -44,11 +44,11 @@ def lexicon_classes(X: sp.spmatrix, F0: np.ndarray) -> np.ndarray:
     (normalized) term weight than its positive ones, positive otherwise; ties,
     e.g. documents without lexicon words, go to positive, as in `MFLK.predict`.
 
-    X (scipy.sparse.spmatrix): Term-document matrix, shape (m, n).
-    F0 (numpy.ndarray): Lexicon prior, shape (m, 2).
+    X (scipy.sparse.spmatrix): Document-term matrix, shape (n_documents, n_words).
+    F0 (numpy.ndarray): Lexicon prior, shape (n_words, 2).
     RETURNS (numpy.ndarray): 0 or 1 per document.
     """
-    score = np.asarray(sp.csr_matrix(X).T @ np.asarray(F0, dtype=np.float64))
+    score = np.asarray(sp.csr_matrix(X) @ np.asarray(F0, dtype=np.float64))
     return np.argmax(score, axis=1).astype(np.int64)
 
 
@@ -65,7 +65,7 @@ def unit_columns(M: np.ndarray) -> np.ndarray:
 def kmeans_clusters(
     X: sp.spmatrix, seed: int, max_dense: int = 20_000_000, n_components: int = 100, n_init: int = 1
 ) -> np.ndarray:
-    """Two-means clustering of the documents (columns of X) with scipy's kmeans2.
+    """Two-means clustering of the documents (rows of X) with scipy's kmeans2.
 
     kmeans2 needs dense data. When the dense document matrix would exceed
     `max_dense` entries, the documents are first projected on their leading
@@ -74,26 +74,26 @@ def kmeans_clusters(
     clustering with the smallest within-cluster sum of squares is kept; the
     first restart is the one `n_init = 1` runs.
 
-    X (scipy.sparse.spmatrix): Term-document matrix, shape (m, n).
+    X (scipy.sparse.spmatrix): Document-term matrix, shape (n_documents, n_words).
     seed (int): Seed of the k-means++ initializations.
     max_dense (int): Largest number of dense entries clustered directly.
     n_components (int): Rank of the projection for larger inputs.
     n_init (int): Number of k-means++ restarts.
     RETURNS (numpy.ndarray): Cluster id (0 or 1) per document.
     """
-    m, n = X.shape
+    n, m = X.shape
     if n < N_CLASSES:
         raise ValueError(f"k-means needs at least {N_CLASSES} documents, got {n}.")
     if n_init < 1:
         raise ValueError(f"n_init must be at least 1, got {n_init}.")
     if m * n <= max_dense:
-        data = np.asarray(X.T.todense(), dtype=np.float64)
+        data = np.asarray(X.todense(), dtype=np.float64)
     else:
         rank = min(n_components, min(m, n) - 1)
         v0 = np.random.default_rng(seed).uniform(size=min(m, n))
         from scipy.sparse.linalg import svds
 
-        u, s, vt = svds(sp.csr_matrix(X.T), k=rank, v0=v0, random_state=seed)
+        u, s, vt = svds(sp.csr_matrix(X), k=rank, v0=v0, random_state=seed)
         data = u * s
     from scipy.cluster.vq import kmeans2
 
@@ -108,7 +108,7 @@ def kmeans_clusters(
 
 
 def fold_in(B: np.ndarray, X_new: sp.spmatrix) -> np.ndarray:
-    """Solve min_{g >= 0} ||x - B g||^2 for every column x of X_new, with k = 2.
+    """Solve min_{g >= 0} ||x - B g||^2 for every row x of X_new, with k = 2.
 
     The optimum of a two-variable non-negative least-squares problem is one of
     its active-set candidates: the unconstrained solution (if non-negative),
@@ -116,11 +116,11 @@ def fold_in(B: np.ndarray, X_new: sp.spmatrix) -> np.ndarray:
     documents at once and the feasible one with the smallest residual wins.
 
     B (numpy.ndarray): The fixed basis F S, shape (m, 2).
-    X_new (scipy.sparse.spmatrix): Documents as columns, shape (m, n_new).
+    X_new (scipy.sparse.spmatrix): Documents, shape (n_new, n_words).
     RETURNS (numpy.ndarray): g per document, shape (n_new, 2).
     """
     BtB = B.T @ B
-    Btx = np.asarray(sp.csr_matrix(X_new).T @ B)
+    Btx = np.asarray(sp.csr_matrix(X_new) @ B)
     n_new = Btx.shape[0]
     candidates = [np.zeros((n_new, 2))]
     for k in range(N_CLASSES):

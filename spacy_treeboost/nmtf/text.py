@@ -1,4 +1,4 @@
-"""Documents to the term-document matrix of the NMTF models, and the lexicon prior."""
+"""Documents to the document-term matrix of the NMTF models, and the lexicon prior."""
 from __future__ import annotations
 
 from collections import Counter
@@ -73,23 +73,23 @@ def build_vocabulary(
     return [word for _, word in candidates[:max_words]]
 
 
-def term_document_matrix(
+def document_term_matrix(
     documents: Iterable[Sequence[str]],
     vocabulary: Sequence[str],
     norm: Optional[str] = "l2",
     word_weights: Optional[np.ndarray] = None,
 ) -> sp.csr_matrix:
-    """Count the vocabulary words of each document, one column per document.
+    """Count the vocabulary words of each document, one row per document, one column per word.
 
     documents (Iterable[Sequence[str]]): One token list per document.
     vocabulary (Sequence[str]): The words, in row order.
-    norm (Optional[str]): "l2" (default) or "l1" scales every non-empty column to
+    norm (Optional[str]): "l2" (default) or "l1" scales every non-empty document to
         unit norm; None keeps raw counts.
     word_weights (Optional[numpy.ndarray]): One factor per vocabulary word,
-        applied to its row after the column normalization, e.g. the
+        applied to its column after the document normalization, e.g. the
         `word_weights` of the training matrix, so that new documents are
         represented like the training documents.
-    RETURNS (scipy.sparse.csr_matrix): X, shape (len(vocabulary), n_documents).
+    RETURNS (scipy.sparse.csr_matrix): X, shape (n_documents, len(vocabulary)).
     """
     if norm not in ("l1", "l2", None):
         raise ValueError(f"norm must be 'l1', 'l2' or None, got {norm!r}.")
@@ -121,11 +121,11 @@ def term_document_matrix(
                 f"({len(vocabulary)}), got shape {weights.shape}."
             )
         X = sp.csr_matrix(sp.diags(weights) @ X)
-    return X
+    return X.T.tocsr()
 
 
 def word_weights(X: sp.spmatrix) -> np.ndarray:
-    """Factors that give every non-empty row (word) of X unit L2 norm.
+    """Factors that give every non-empty column (word) of X unit L2 norm.
 
     The lexicon prior treats every lexicon word alike (a 0/1 row of F0), while
     the squared loss weighs a word by the squared norm of its row, so frequent
@@ -134,10 +134,10 @@ def word_weights(X: sp.spmatrix) -> np.ndarray:
     the prior's per-word scale. Computed once on the training matrix and
     reused for new documents.
 
-    X (scipy.sparse.spmatrix): Term-document matrix, shape (m, n).
-    RETURNS (numpy.ndarray): Shape (m,); 1 for words without any occurrence.
+    X (scipy.sparse.spmatrix): Document-term matrix, shape (n_documents, n_words).
+    RETURNS (numpy.ndarray): Shape (n_words,); 1 for words without any occurrence.
     """
-    X = sp.csr_matrix(X, dtype=np.float64)
+    X = sp.csr_matrix(X, dtype=np.float64).T.tocsr()
     sizes = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
     return 1.0 / np.where(sizes > 0, sizes, 1.0)
 

@@ -1,16 +1,13 @@
 """The `nmtf_sentiment` component: lexicon-guided NMTF sentiment (MFLK / SSMFLK).
 
-`initialize` builds the term-document matrix of the training documents (plus
+`initialize` builds the document-term matrix of the training documents (plus
 optional unlabeled ones), the lexicon prior and, from labeled examples, the
 document prior. Each `update` runs a few multiplicative iterations over that
 whole matrix and ignores its batch, so spaCy's steps count iterations and the
 dev score picks the best checkpoint. New documents are folded in with F and S
 fixed. Only the vocabulary, the word weights, F and S are saved.
 """
-import functools
-import json
-from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Literal, Optional, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Literal, Optional
 
 import numpy as np
 from spacy import util
@@ -21,25 +18,11 @@ from spacy.training import Example, validate_get_examples
 from spacy.vocab import Vocab
 
 from . import scoring  # noqa: F401  (registers spacy_treeboost.nmtf_scorer.v1, a picklable partial)
-from ..files import msgpack_loads_safe, open_seal, seal, settings_digest, write_bytes_atomic
 from ..nmtf.lexicons import Lexicon, create_hu_liu_lexicon, create_jsonl_lexicon, create_lexicon
 from .learners import NMTF_LEARNERS, learner_from_settings, learner_settings
-from ..nmtf import (
-    MFLK,
-    NEGATIVE,
-    POSITIVE,
-    UNLABELLED,
-    SSMFLK,
-    build_vocabulary,
-    lexicon_prior,
-    porter_stem,
-    term_document_matrix,
-    word_weights,
-)
-
-MODEL_FORMAT = "spacy_treeboost.nmtf_sentiment"
-MODEL_FORMAT_VERSION = 1
-SEALED_MODEL_FORMAT_VERSION = 2
+from .nmtf_documents import as_doc, doc_words, gold_class, training_matrix
+from .nmtf_files import NMTFFiles
+from ..nmtf import MFLK, UNLABELLED, SSMFLK, document_term_matrix, lexicon_prior, porter_stem
 
 # Registered here as well as through entry points, so that the names resolve when
 # the package is used from a source checkout; lexicons.py itself stays spaCy-free.
@@ -122,7 +105,7 @@ def make_nmtf_sentiment(
         token_attr=token_attr, stem=stem, scorer=scorer)
 
 
-class NMTFSentiment(TrainablePipe):
+class NMTFSentiment(NMTFFiles, TrainablePipe):
     """Document polarity from a lexicon-guided non-negative matrix tri-factorization.
 
     DOCS: docs/algorithms.md, section 4 (MFLK and SSMFLK, Li, Zhang & Sindhwani 2009).
@@ -163,9 +146,13 @@ class NMTFSentiment(TrainablePipe):
         self.model = None
         self.name = name
         self.scorer = scorer
+        settings = learner_settings(learner)
+        if settings.pop("lexicon_prior", None) is not None:
+            raise ValueError(f"{name}'s learner must not hold a lexicon_prior: the component builds it from the "
+                             f"lexicon under [initialize.components.{name}] and its own vocabulary.")
         self.cfg: Dict[str, Any] = {
             "labels": [positive_label, negative_label],
-            "learner": learner_settings(learner),
+            "learner": settings,
             "iterations_per_update": iterations_per_update,
             "n_words": n_words,
             "norm": norm,
@@ -206,7 +193,7 @@ class NMTFSentiment(TrainablePipe):
 
     @property
     def vocabulary(self) -> List[str]:
-        """RETURNS (List[str]): The words of the term-document matrix, in row order."""
+        """RETURNS (List[str]): The words of the document-term matrix, in column order."""
         return list(self._vocabulary)
 
     @property
@@ -258,27 +245,21 @@ class NMTFSentiment(TrainablePipe):
         y: List[int] = []
         for i, eg in enumerate(examples):
             docs.append(eg.predicted)
-            y.append(self._gold_class(eg.reference.cats, i) if self._uses_labels else UNLABELLED)
+            y.append(gold_class(eg.reference.cats, self.labels, i, self.name) if self._uses_labels else UNLABELLED)
         if unlabeled is not None:
             for item in unlabeled(nlp) if callable(unlabeled) else unlabeled:
-                docs.append(self._as_doc(item, nlp))
+                docs.append(as_doc(item, nlp))
                 y.append(UNLABELLED)
         if not docs:
             raise ValueError(f"{self.name} got no training documents: the training corpus is empty (and no unlabeled reader is set).")
-        tokens = [self._tokens(doc) for doc in docs]
-        vocabulary = build_vocabulary(tokens, max_words=self.cfg["n_words"])
-        X = term_document_matrix(tokens, vocabulary, norm=self.cfg["norm"])
-        weights = word_weights(X) if self.cfg.get("word_norm", False) else None
-        if weights is not None:
-            X = term_document_matrix(tokens, vocabulary, norm=self.cfg["norm"], word_weights=weights)
+        vocabulary, X, weights = training_matrix([self._tokens(doc) for doc in docs], self.cfg["n_words"],
+                                                 self.cfg["norm"], self.cfg.get("word_norm", False))
+        F0 = None
         if lexicon is not None:
-            if self.cfg.get("stem", False):
-                lexicon = lexicon.map(porter_stem)
+            lexicon = lexicon.map(porter_stem) if self.cfg.get("stem", False) else lexicon
             F0 = lexicon_prior(vocabulary, lexicon.positive, lexicon.negative)
-        else:
-            F0 = np.zeros((len(vocabulary), 2))
-        estimator = self._new_estimator()
-        estimator.initialize(X, F0, np.asarray(y, dtype=np.int64) if self._uses_labels else None)
+        estimator = self._new_estimator().set_params(lexicon_prior=F0)
+        estimator.initialize(X, np.asarray(y, dtype=np.int64) if self._uses_labels else None)
         self._estimator = estimator
         self._vocabulary = vocabulary
         self._word_weights = weights
@@ -329,7 +310,7 @@ class NMTFSentiment(TrainablePipe):
                              "or load a trained pipeline.")
         if not docs:
             return np.zeros((0, 2))
-        X = term_document_matrix(
+        X = document_term_matrix(
             [self._tokens(doc) for doc in docs], self._vocabulary, norm=self.cfg["norm"], word_weights=self._word_weights
         )
         return self._estimator.predict_proba(X)
@@ -358,207 +339,8 @@ class NMTFSentiment(TrainablePipe):
         sgd (Optional[Callable]): Ignored.
         """
 
-    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
-        """Serialize the settings and the learned vocabulary, F and S.
-
-        exclude (Iterable[str]): String names of serialization fields to exclude.
-        RETURNS (bytes): The serialized component.
-        """
-        serialize = {
-            "cfg": lambda: json.dumps(self.cfg),
-            "model": self._model_bytes,
-        }
-        return util.to_bytes(serialize, exclude)
-
-    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "NMTFSentiment":
-        """Load the component from bytes written by `to_bytes`.
-
-        bytes_data (bytes): The data.
-        exclude (Iterable[str]): String names of serialization fields to exclude.
-        RETURNS (NMTFSentiment): The loaded component.
-        """
-        try:
-            fields = msgpack_loads_safe(bytes_data)
-        except Exception as err:
-            raise ValueError(f"Cannot load {self.name}: the bytes are not a serialized nmtf_sentiment component ({err}).") from None
-        if not isinstance(fields, dict) or not ({"cfg", "model"} - set(exclude)) <= set(fields):
-            raise ValueError(f"Cannot load {self.name}: the bytes are not a serialized nmtf_sentiment component.")
-        if "cfg" not in exclude:
-            self._load_cfg(lambda: json.loads(fields["cfg"]), "bytes")
-        if "model" not in exclude:
-            self._load_model(lambda: fields["model"], "bytes", "cfg" not in exclude)
-        return self
-
-    def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> None:
-        """Write `cfg` (JSON, floats kept exactly) and `model` (msgpack sealed with a SHA-256 checksum) to a
-        directory, each through a temporary file renamed over the old one.
-
-        path (Union[str, Path]): The directory; created if needed.
-        exclude (Iterable[str]): String names of serialization fields to exclude.
-        """
-        serialize = {
-            "cfg": lambda p: write_bytes_atomic(p, json.dumps(self.cfg, indent=2).encode("utf-8")),
-            "model": lambda p: write_bytes_atomic(p, self._model_bytes()),
-        }
-        util.to_disk(path, serialize, exclude)
-
-    def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> "NMTFSentiment":
-        """Load the component from a directory written by `to_disk`.
-
-        path (Union[str, Path]): The directory.
-        exclude (Iterable[str]): String names of serialization fields to exclude.
-        RETURNS (NMTFSentiment): The loaded component.
-        """
-        path = util.ensure_path(path)
-        for field in ("cfg", "model"):
-            if field not in exclude and not (path / field).is_file():
-                raise ValueError(f"Cannot load {self.name} from {path}: the file '{field}' is missing.")
-        if "cfg" not in exclude:
-            self._load_cfg(lambda: json.loads((path / "cfg").read_bytes().decode("utf-8-sig")), str(path / "cfg"))
-        if "model" not in exclude:
-            self._load_model(lambda: (path / "model").read_bytes(), str(path / "model"), "cfg" not in exclude)
-        return self
-
-    def _model_bytes(self) -> bytes:
-        data = self._model_data()
-        data["cfg_sha256"] = settings_digest(self.cfg)
-        return seal(data, MODEL_FORMAT, SEALED_MODEL_FORMAT_VERSION, version_key="format_version")
-
     def _new_estimator(self) -> MFLK:
         return learner_from_settings(self.cfg["learner"], NMTF_LEARNERS)
 
-    def _gold_class(self, cats: Dict[str, float], index: int) -> int:
-        if not cats:
-            return UNLABELLED
-        positive, negative = self.labels
-        unknown = sorted(set(cats) - {positive, negative})
-        if unknown:
-            raise ValueError(
-                f"Training example {index} has the label {unknown[0]!r}, but {self.name} knows only "
-                f"{positive!r} and {negative!r}. Set positive_label and negative_label in "
-                f"[components.{self.name}] to the corpus's labels, or map the corpus labels."
-            )
-        p_pos, p_neg = cats.get(positive, 0.0), cats.get(negative, 0.0)
-        if p_pos == p_neg:
-            raise ValueError(
-                f"Training example {index} has cats {dict(cats)}: exactly one of {positive!r} and "
-                f"{negative!r} must be the larger (give an unlabeled document empty cats)."
-            )
-        return POSITIVE if p_pos > p_neg else NEGATIVE
-
     def _tokens(self, doc: Doc) -> List[str]:
-        words = self._words(doc)
-        if self.cfg.get("stem", False):
-            return [_stem(w) for w in words]
-        return words
-
-    def _words(self, doc: Doc) -> List[str]:
-        attr = self.cfg["token_attr"]
-        if attr == "LEMMA":
-            if len(doc) and not doc.has_annotation("LEMMA"):
-                raise ValueError(
-                    f"{self.name} uses token_attr = LEMMA, but a document has no lemmas. Put a "
-                    f"lemmatizer before it (and in [training] annotating_components), or use LOWER."
-                )
-            return [t.lemma_.lower() for t in doc if not t.is_space]
-        if attr == "NORM":
-            return [t.norm_ for t in doc if not t.is_space]
-        return [t.lower_ for t in doc if not t.is_space]
-
-    def _as_doc(self, item: Any, nlp: Optional[Language]) -> Doc:
-        if isinstance(item, Example):
-            return item.predicted
-        if isinstance(item, Doc):
-            return item
-        if isinstance(item, str) and nlp is not None:
-            return nlp.make_doc(item)
-        raise TypeError(f"Unlabeled documents must be Examples, Docs or texts, got {type(item).__name__}.")
-
-    def _model_data(self) -> Dict[str, Any]:
-        data: Dict[str, Any] = {"format": MODEL_FORMAT, "format_version": MODEL_FORMAT_VERSION, "fitted": False}
-        if self._estimator is not None:
-            data.update(
-                fitted=True,
-                vocabulary=list(self._vocabulary),
-                F=self._estimator.F_.tolist(),
-                S=self._estimator.S_.tolist(),
-                n_iter=int(self._estimator.n_iter_),
-            )
-            if self._word_weights is not None:
-                data["word_weights"] = self._word_weights.tolist()
-        return data
-
-    def _load_cfg(self, read: Callable[[], Any], source: str) -> None:
-        try:
-            cfg = read()
-        except Exception as err:
-            raise ValueError(f"Cannot load {self.name} settings from {source}: not valid JSON ({err}).") from None
-        if not isinstance(cfg, dict) or not isinstance(cfg.get("labels"), list) or len(cfg["labels"]) != 2:
-            raise ValueError(f"Cannot load {self.name} settings from {source}: not an nmtf_sentiment cfg.")
-        unknown = sorted(set(cfg) - set(self.cfg))
-        if unknown:
-            raise ValueError(f"Cannot load {self.name} settings from {source}: unknown settings {unknown} (the "
-                             "factorization settings of spacy-treeboost 0.1 moved into the learner block; retrain).")
-        previous = dict(self.cfg)
-        self.cfg.update(cfg)
-        try:
-            self._validate_settings()
-        except (ValueError, TypeError, KeyError) as err:
-            self.cfg = previous
-            raise ValueError(f"Cannot load {self.name} settings from {source}: {err}") from None
-
-    def _load_model(self, read: Callable[[], Any], source: str, cfg_loaded: bool = True) -> None:
-        """Load the model from `read()`: a model file's bytes, or its unpacked content."""
-        foreign = f"Cannot load {self.name} from {source}: not an nmtf_sentiment model file"
-        try:
-            raw = read()
-        except OSError as err:
-            raise ValueError(f"Cannot load {self.name}: cannot read {source}: {err.strerror}.") from None
-        try:
-            outer = msgpack_loads_safe(raw) if isinstance(raw, bytes) else raw
-        except Exception as err:
-            raise ValueError(f"{foreign} (unreadable msgpack: {err}).") from None
-        if not isinstance(outer, dict) or outer.get("format") != MODEL_FORMAT:
-            raise ValueError(f"{foreign} (expected format {MODEL_FORMAT!r}).")
-        version = outer.get("format_version")
-        if not isinstance(version, int) or version > SEALED_MODEL_FORMAT_VERSION:
-            raise ValueError(
-                f"{foreign} version {SEALED_MODEL_FORMAT_VERSION} (found {version!r}); it was written by a newer "
-                f"spacy-treeboost: upgrade the package."
-            )
-        try:
-            data, sealed = open_seal(outer, MODEL_FORMAT, SEALED_MODEL_FORMAT_VERSION, MODEL_FORMAT_VERSION,
-                                     error=ValueError, what="nmtf_sentiment model file", version_key="format_version")
-        except ValueError as err:
-            raise ValueError(f"Cannot load {self.name} from {source}: {err}") from None
-        if sealed:
-            if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT or not isinstance(data.get("cfg_sha256"), str):
-                raise ValueError(f"{foreign} (its sealed content is not an nmtf_sentiment model).")
-            if cfg_loaded and data["cfg_sha256"] != settings_digest(self.cfg):
-                raise ValueError(
-                    f"Cannot load {self.name} from {source}: the cfg does not hold the settings the model was saved "
-                    "with (it was edited or damaged, or belongs to another model); restore both files from the same "
-                    "save.")
-        if not data.get("fitted"):
-            self._estimator, self._vocabulary, self._word_weights = None, [], None
-            return
-        try:
-            vocabulary = [str(w) for w in data["vocabulary"]]
-            F = np.asarray(data["F"], dtype=np.float64)
-            S = np.asarray(data["S"], dtype=np.float64)
-            weights = None if data.get("word_weights") is None else np.asarray(data["word_weights"], dtype=np.float64)
-        except (KeyError, TypeError, ValueError) as err:
-            raise ValueError(f"{foreign} (corrupt field: {err}).") from None
-        if F.shape != (len(vocabulary), 2) or S.shape != (2, 2) or not (np.isfinite(F).all() and np.isfinite(S).all()):
-            raise ValueError(f"{foreign} (F must be {len(vocabulary)} x 2 and S 2 x 2, finite).")
-        if weights is not None and (weights.shape != (len(vocabulary),) or not np.isfinite(weights).all()):
-            raise ValueError(f"{foreign} (word_weights must hold {len(vocabulary)} finite numbers).")
-        estimator = self._new_estimator()
-        estimator.F_, estimator.S_ = F, S
-        estimator.n_iter_ = int(data.get("n_iter", 0))
-        self._estimator, self._vocabulary, self._word_weights = estimator, vocabulary, weights
-
-
-@functools.lru_cache(maxsize=200_000)
-def _stem(word: str) -> str:
-    return porter_stem(word)
+        return doc_words(doc, self.cfg["token_attr"], self.cfg.get("stem", False), self.name)
