@@ -8,6 +8,7 @@ refused on load instead of changing scores.
 import contextlib
 import gc
 import hashlib
+import json
 import os
 from pathlib import Path
 from typing import Any, Dict, Iterator, Optional, Tuple, Type, Union
@@ -158,10 +159,15 @@ def check_model_file(path: Union[str, Path], error: Type[Exception], what: str,
         raise error(f"{path} is not a {what} ({'it is empty' if not head else 'it does not start as one does'}).")
 
 
+def cfg_json(cfg: Dict[str, Any], indent: Optional[int] = None) -> str:
+    """A component's settings as JSON that reads back exactly (every float to its last digit)."""
+    return json.dumps(cfg, indent=indent)
+
+
 def settings_digest(cfg: Dict[str, Any]) -> str:
-    """The SHA-256 of settings in a canonical JSON form (sorted keys), which ties a component's model file to the
-    cfg it was saved with."""
-    return hashlib.sha256(srsly.json_dumps(cfg, sort_keys=True).encode("utf8")).hexdigest()
+    """The SHA-256 of settings in a canonical JSON form (sorted keys, floats exact), which ties a component's model
+    file to the cfg it was saved with."""
+    return hashlib.sha256(json.dumps(cfg, sort_keys=True, separators=(",", ":")).encode("utf8")).hexdigest()
 
 
 def read_cfg_file(path: Union[str, Path], component: str) -> Any:
@@ -180,7 +186,7 @@ def load_cfg_json(data: bytes, source: str) -> Any:
 
     try:
         text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
-        return srsly.json_loads(text)
+        return json.loads(text)
     except UnicodeDecodeError as err:
         raise ModelFormatError(f"{source}: the settings file is not UTF-8 (byte {err.start}); restore it from a copy "
                                "or save the pipeline again.") from None

@@ -10,6 +10,7 @@ from spacy.util import registry
 
 from spacy_treeboost.nmtf.lexicons import Lexicon, create_hu_liu_lexicon, create_jsonl_lexicon
 from spacy_treeboost.nmtf import MFLK, SSMFLK, build_vocabulary, lexicon_prior, document_term_matrix, word_weights
+from spacy_treeboost.files import ModelFormatError
 from spacy_treeboost.pipeline.nmtf_sentiment import NMTFSentiment
 from spacy_treeboost.pipeline.scoring import score_prefixed_cats
 
@@ -181,11 +182,11 @@ def test_model_file_without_word_weights_loads():
     assert len(data["word_weights"]) == len(pipe.vocabulary)
     del data["word_weights"]
     other = make_nlp().get_pipe("nmtf_sentiment")
-    other._load_model(lambda: data, "test")
+    other._load_model_bytes(srsly.msgpack_dumps(data))
     assert other.is_fitted and other._word_weights is None
     data["word_weights"] = [1.0]
     with pytest.raises(ValueError, match="word_weights"):
-        other._load_model(lambda: data, "test")
+        other._load_model_bytes(srsly.msgpack_dumps(data))
 
 
 def test_pickle_and_multiprocessing():
@@ -216,10 +217,13 @@ def test_corrupt_or_foreign_files(tmp_path):
     with pytest.raises(ValueError, match="newer"):
         pipe.from_disk(tmp_path / "p" / "nmtf_sentiment")
     model_file.write_bytes(b"\xc1\xc1")
-    with pytest.raises(ValueError, match="unreadable msgpack"):
+    with pytest.raises(ModelFormatError, match="model is not a 'nmtf_sentiment' model file"):
+        pipe.from_disk(tmp_path / "p" / "nmtf_sentiment")
+    model_file.write_bytes(b"\x81\xc1")
+    with pytest.raises(ModelFormatError, match="unreadable msgpack"):
         pipe.from_disk(tmp_path / "p" / "nmtf_sentiment")
     model_file.unlink()
-    with pytest.raises(ValueError, match="'model' is missing"):
+    with pytest.raises(ModelFormatError, match="model.*does not exist"):
         pipe.from_disk(tmp_path / "p" / "nmtf_sentiment")
 
 

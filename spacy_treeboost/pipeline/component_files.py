@@ -1,4 +1,5 @@
-"""Saving and loading the components: `cfg` (JSON) and `model` (sealed msgpack), through spaCy's utilities.
+"""Saving and loading the components: `cfg` (JSON, floats exact) and `model` (sealed msgpack), through spaCy's
+utilities.
 
 Both components keep their settings in `cfg` and their fitted state in a model
 file sealed with a SHA-256 checksum and the digest of the `cfg` it belongs to.
@@ -7,11 +8,18 @@ A load that fails raises `ModelFormatError` and leaves the component as it was.
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Optional, Union
 
-import srsly
 from spacy import util
 from spacy.vocab import Vocab
 
-from ..files import ModelFormatError, gc_state_kept, load_cfg_json, read_cfg_file, read_model_file, write_bytes_atomic
+from ..files import (
+    ModelFormatError,
+    cfg_json,
+    load_cfg_json,
+    msgpack_loads_safe,
+    read_cfg_file,
+    read_model_file,
+    write_bytes_atomic,
+)
 
 
 class ComponentFiles:
@@ -43,8 +51,8 @@ class ComponentFiles:
         if unknown:
             raise ModelFormatError(f"'{self.name}': the stored cfg has unknown settings {unknown}; it comes from "
                                    "another component, a newer spacy-treeboost, or spacy-treeboost 0.1, whose flat "
-                                   "settings moved into the learner and trees blocks (retrain with a migrated config: "
-                                   "python -m spacy_treeboost migrate-config).")
+                                   "settings moved into sub-config blocks such as the learner block (retrain with a "
+                                   "migrated config: python -m spacy_treeboost migrate-config).")
         previous = dict(self.cfg)
         self.cfg.update(cfg)
         try:
@@ -66,7 +74,7 @@ class ComponentFiles:
         exclude (Iterable[str]): String names of serialization fields to exclude.
         RETURNS (bytes): The serialized component.
         """
-        serialize = {"cfg": lambda: srsly.json_dumps(self.cfg), "model": self._model_bytes}
+        serialize = {"cfg": lambda: cfg_json(self.cfg), "model": self._model_bytes}
         return util.to_bytes(serialize, exclude)
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> Any:
@@ -81,8 +89,13 @@ class ComponentFiles:
                        "model": lambda b: self._load_model_bytes(b, cfg_loaded)}
         previous = dict(self.cfg)
         try:
-            with gc_state_kept():
-                util.from_bytes(bytes_data, deserialize, exclude)
+            fields = msgpack_loads_safe(bytes_data)
+            missing = [key for key in deserialize if key not in exclude and key not in fields]
+            if missing:
+                raise KeyError(f"no {' and no '.join(missing)} field")
+            for key, setter in deserialize.items():
+                if key not in exclude:
+                    setter(fields[key])
         except Exception as err:
             self._put_back(previous)
             if isinstance(err, ModelFormatError):
@@ -98,7 +111,7 @@ class ComponentFiles:
         exclude (Iterable[str]): String names of serialization fields to exclude.
         """
         serialize = {
-            "cfg": lambda p: write_bytes_atomic(p, srsly.json_dumps(self.cfg, indent=2).encode("utf8")),
+            "cfg": lambda p: write_bytes_atomic(p, cfg_json(self.cfg, indent=2).encode("utf8")),
             "model": lambda p: write_bytes_atomic(p, self._model_bytes()),
         }
         util.to_disk(path, serialize, exclude)

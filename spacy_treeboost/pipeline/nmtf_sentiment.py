@@ -21,7 +21,8 @@ from . import scoring  # noqa: F401  (registers spacy_treeboost.nmtf_scorer.v1, 
 from ..nmtf.lexicons import Lexicon, create_hu_liu_lexicon, create_jsonl_lexicon, create_lexicon
 from .learners import NMTF_LEARNERS, learner_from_settings, learner_settings
 from .nmtf_documents import as_doc, doc_words, gold_class, training_matrix
-from .nmtf_files import NMTFFiles
+from .component_files import ComponentFiles
+from .nmtf_files import model_bytes, model_data, read_model
 from ..nmtf import MFLK, UNLABELLED, SSMFLK, document_term_matrix, lexicon_prior, porter_stem
 
 # Registered here as well as through entry points, so that the names resolve when
@@ -105,11 +106,13 @@ def make_nmtf_sentiment(
         token_attr=token_attr, stem=stem, scorer=scorer)
 
 
-class NMTFSentiment(NMTFFiles, TrainablePipe):
+class NMTFSentiment(ComponentFiles, TrainablePipe):
     """Document polarity from a lexicon-guided non-negative matrix tri-factorization.
 
     DOCS: docs/algorithms.md, section 4 (MFLK and SSMFLK, Li, Zhang & Sindhwani 2009).
     """
+
+    factory = "nmtf_sentiment"
 
     def __init__(
         self,
@@ -167,6 +170,8 @@ class NMTFSentiment(NMTFFiles, TrainablePipe):
 
     def _validate_settings(self) -> None:
         cfg = self.cfg
+        if not isinstance(cfg["labels"], list) or len(cfg["labels"]) != 2:
+            raise ValueError(f"labels={cfg['labels']!r} is invalid: use the positive and the negative label")
         if not isinstance(cfg["iterations_per_update"], int) or cfg["iterations_per_update"] < 1:
             raise ValueError(f"iterations_per_update must be at least 1, got {cfg['iterations_per_update']}.")
         if not isinstance(cfg["n_words"], int) or cfg["n_words"] < 1:
@@ -338,6 +343,17 @@ class NMTFSentiment(NMTFFiles, TrainablePipe):
 
         sgd (Optional[Callable]): Ignored.
         """
+
+    def _model_data(self) -> Dict[str, Any]:
+        return model_data(self._estimator, self._vocabulary, self._word_weights)
+
+    def _model_bytes(self) -> bytes:
+        return model_bytes(self.cfg, self._model_data())
+
+    def _load_model_bytes(self, data: Any, cfg_loaded: bool = True) -> None:
+        """Load a model file's bytes (or its unpacked content), checked against the cfg when that was loaded too."""
+        fitted = read_model(data, "its model file", self.name, self.cfg if cfg_loaded else None, self._new_estimator)
+        self._estimator, self._vocabulary, self._word_weights = fitted
 
     def _new_estimator(self) -> MFLK:
         return learner_from_settings(self.cfg["learner"], NMTF_LEARNERS)

@@ -18,7 +18,8 @@ from spacy.tokens import Doc
 from spacy.training import Example, validate_get_examples
 from spacy.vocab import Vocab
 
-from ..files import COMPONENT_MODEL_FORMAT, COMPONENT_MODEL_VERSION, seal, settings_digest, unseal_component_model
+from ..files import COMPONENT_MODEL_FORMAT, COMPONENT_MODEL_VERSION, seal, settings_digest
+from ..files import unseal_component_model
 from ..learning.classifier_files import classifier_from_dict, classifier_to_dict
 from ..learning.classifier import RuleClassifier
 from ..learning.learner import TreeBoostClassifier
