@@ -11,6 +11,8 @@ from typing import IO, Any, Dict, Iterator, Optional
 
 import numpy
 
+from .datasets.corpora import CorpusFormatError, iter_jsonl
+
 
 def open_text(path: Path, mode: str, gz: Optional[bool] = None) -> IO[str]:
     """A text file, gzip-compressed when `gz` is true (None: when its name ends in .gz)."""
@@ -21,17 +23,10 @@ def open_text(path: Path, mode: str, gz: Optional[bool] = None) -> IO[str]:
 
 def read_records(path: Path) -> Iterator[Dict[str, Any]]:
     """The JSON objects of a JSONL (or .jsonl.gz) file, one at a time; each needs a "text" string."""
-    with open_text(path, "r") as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise ValueError(f"{path}, line {number}: not a JSON object ({err.msg})") from None
-            if not isinstance(record, dict) or not isinstance(record.get("text"), str):
-                raise ValueError(f'{path}, line {number}: each line needs a "text" string, e.g. {{"text": "..."}}')
-            yield record
+    for number, record in iter_jsonl(path):
+        if not isinstance(record.get("text"), str):
+            raise CorpusFormatError(f'{path}, line {number}: each line needs a "text" string, e.g. {{"text": "..."}}')
+        yield record
 
 
 class PipelineBatchClassifier:

@@ -70,7 +70,7 @@ def test_apply_on_two_processes_gives_the_same_output(tmp_path, pipeline):
 
 @pytest.mark.parametrize("line, message", [
     ('{"txt": "x"}', 'line 2: each line needs a "text" string'),
-    ("not json", "line 2: not a JSON object"),
+    ("not json", "line 2: invalid JSON"),
 ])
 def test_apply_names_the_bad_line_and_keeps_no_partial_output(tmp_path, pipeline, line, message):
     model, _ = pipeline
