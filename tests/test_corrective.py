@@ -44,7 +44,7 @@ def test_refit_rules_score_exactly_the_linear_model_over_reference_features(data
     assume(f.n_nodes > len(f))
     y = labels_for(f, seed)
     booster = TreeBoostClassifier(algorithm, n_rounds=6, max_pattern_size=3).fit(f, y)
-    refit, info = corrective_rules(booster.rules_, f, [booster.heads_[0].y], C=C, features=features)
+    refit, info = corrective_rules(booster.rules_, f, [booster.heads_[0].y], CorrectiveBoostClassifier(C=C, features=features))
     X = brute_features(booster.rules_, 0, f)
     t = booster.heads_[0].y
     if features == "nb":
@@ -130,7 +130,7 @@ def test_refit_every_k_rounds_ends_with_the_refit_of_its_own_rules():
     clf = CorrectiveBoostClassifier(TreeBoostClassifier("presence", n_rounds=9, max_pattern_size=2), C=2.0,
                                     refit_every=3).fit(f, y)
     assert clf.n_rounds_ <= 9
-    again, _ = corrective_rules(clf.boosted_rules_, f, [clf.heads_[0].y], C=2.0)
+    again, _ = corrective_rules(clf.boosted_rules_, f, [clf.heads_[0].y], clf)
     numpy.testing.assert_array_equal(again.margins(f), clf.rules_.margins(f))
     once = CorrectiveBoostClassifier(TreeBoostClassifier("presence", n_rounds=9, max_pattern_size=2), C=2.0).fit(f, y)
     same = CorrectiveBoostClassifier(TreeBoostClassifier("presence", n_rounds=9, max_pattern_size=2), C=2.0,

@@ -11,11 +11,13 @@ so the result is an ordinary `RuleSet` that matching, explanations and listings
 read unchanged. Weights are stored halved, so that the package's sigmoid(2F)
 probabilities are the logistic model's own.
 """
+import copy
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
-from .learner import RuleClassifier, TreeBoostClassifier
+from .classifier import RuleClassifier
+from .learner import TreeBoostClassifier
 from .logistic import check_settings, fit_head
 from ..models.rules import RuleSet
 from ..trees.forest import Forest
@@ -89,27 +91,20 @@ def corrective_rules(
     rules: RuleSet,
     forest: Forest,
     targets: Sequence[numpy.ndarray],
-    *,
-    C: Optional[float] = None,
-    Cs: Sequence[float] = CORRECTIVE_CS,
-    l1_ratio: float = 0.0,
-    cv: int = 5,
-    features: str = "presence",
-    max_iter: int = 1000,
-    tol: float = 1e-4,
+    settings: Optional["CorrectiveBoostClassifier"] = None,
 ) -> Tuple[RuleSet, List[Dict[str, Any]]]:
     """Refit the weights of every head's rules jointly on the training trees.
 
     rules (RuleSet): Boosted rules (any algorithm).
     forest (Forest): The training trees.
     targets (Sequence[numpy.ndarray]): Each head's labels in {-1, +1}.
-    C (Optional[float]): Inverse regularization strength; None chooses it among
-        `Cs` by `cv`-fold cross-validation on the training trees.
-    features (str): "presence" (the indicators as they are) or "nb" (each
-        indicator scaled by its naive Bayes log-count ratio, as in NBSVM).
+    settings (Optional[CorrectiveBoostClassifier]): The solver settings (C, Cs,
+        l1_ratio, cv, features, max_iter, tol) of a corrective learner; None: its
+        defaults. C None chooses C among Cs by cross-validation on the training trees.
     RETURNS (Tuple[RuleSet, List[Dict]]): The refitted rules and, per head, the
         chosen C and the cross-validated accuracy of every candidate.
     """
+    settings = CorrectiveBoostClassifier() if settings is None else settings
     out = rules.empty_copy()
     out.intercepts = [0.0] * len(rules.heads)
     info = []
@@ -118,10 +113,10 @@ def corrective_rules(
         if not columns:
             p = min(max(float((y > 0).mean()), 1e-6), 1 - 1e-6)
             out.intercepts[h] = 0.5 * float(numpy.log(p / (1 - p)))
-            info.append({"head": rules.heads[h], "C": C, "cv_accuracy": None, "features": 0})
+            info.append({"head": rules.heads[h], "C": settings.C, "cv_accuracy": None, "features": 0})
             continue
-        w, c, chosen, scores = fit_head(X, y, C=C, Cs=Cs, cv=cv, nb=features == "nb", l1_ratio=l1_ratio,
-                                        max_iter=max_iter, tol=tol)
+        w, c, chosen, scores = fit_head(X, y, C=settings.C, Cs=settings.Cs, cv=settings.cv, nb=settings.features == "nb",
+                                        l1_ratio=settings.l1_ratio, max_iter=settings.max_iter, tol=settings.tol)
         weights_to_rules(rules, out, h, columns, w, c)
         info.append({"head": rules.heads[h], "C": chosen, "cv_accuracy": scores, "features": len(columns)})
     return out, info
@@ -161,15 +156,7 @@ class CorrectiveBoostClassifier(RuleClassifier):
         max_iter: int = 1000,
         tol: float = 1e-4,
     ) -> None:
-        self.estimator = estimator
-        self.C = C
-        self.Cs = Cs
-        self.l1_ratio = l1_ratio
-        self.cv = cv
-        self.features = features
-        self.refit_every = refit_every
-        self.max_iter = max_iter
-        self.tol = tol
+        self._store_params(locals())
 
     @property
     def positive_class(self) -> Any:
@@ -225,8 +212,7 @@ class CorrectiveBoostClassifier(RuleClassifier):
         self.heads_ = booster.heads_
         self.n_rounds_ = booster.n_rounds_
         self.boosted_rules_ = booster.rules_
-        self.rules_, self.refit_info_ = corrective_rules(
-            booster.rules_, X, [h.y for h in booster.heads_], C=C, Cs=self.Cs, l1_ratio=self.l1_ratio,
-            cv=self.cv, features=self.features, max_iter=self.max_iter, tol=self.tol)
+        settings = self if C == self.C else copy.copy(self).set_params(C=C)
+        self.rules_, self.refit_info_ = corrective_rules(booster.rules_, X, [h.y for h in booster.heads_], settings)
         self.rules_.algorithm = f"{booster.rules_.algorithm}+corrective"
         return self
