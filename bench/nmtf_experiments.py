@@ -47,7 +47,8 @@ from spacy_treeboost.nmtf import (  # noqa: E402
 
 DOCS = ROOT / "docs"
 RESULTS = DOCS / "nmtf_results.json"
-SECTIONS = ("ablation", "figure1", "figure2", "ssmflk_ablation", "semi_supervised", "flipped_words", "sample_size", "timing")
+SECTIONS = ("ablation", "figure1", "figure2", "ssmflk_ablation", "ssmflk_third_round", "semi_supervised", "flipped_words",
+            "sample_size", "timing")
 CORPORA = {
     "movie_reviews": "movie_review_polarity_v2/movie_review_polarity_v2.jsonl",
     "sentence_polarity": "sentence_polarity_v1/sentence_polarity_v1.jsonl",
@@ -327,6 +328,42 @@ SECOND_ROUND = [
     ("new default, 120 iterations", {"max_iter": 120, "tol": 0.0}),
 ]
 
+# issue 15, third round (dev part, dev draws): a labelled start weighted by the words' labelled document
+# frequency, and the labels' word polarities as a lasting part of the prior F0 (SSMFLK's label_prior)
+THIRD_ROUND = [
+    ("labelled start by labelled document frequency (start_weights = frequency)", {"start_weights": "frequency"}),
+    ("start_weights = frequency, label start 0.02", {"start_weights": "frequency", "label_start": 0.02}),
+    ("start_weights = frequency, label start 0.1", {"start_weights": "frequency", "label_start": 0.1}),
+    ("labels' word polarities in F0, label_prior = 0.01", {"label_prior": 0.01}),
+    ("label_prior = 0.03", {"label_prior": 0.03}),
+    ("label_prior = 0.1", {"label_prior": 0.1}),
+    ("label_prior = 0.3", {"label_prior": 0.3}),
+    ("label_prior = 1", {"label_prior": 1.0}),
+    ("label_prior = 0.1 without the labelled start (label_start = 0)", {"label_prior": 0.1, "label_start": 0.0}),
+]
+
+
+def ssmflk_third_round(corpus: Dict[str, Any], fractions: List[float]) -> Dict[str, Any]:
+    """The third round's rows of the SSMFLK ablation (dev part, dev draws), cached like the others."""
+    X, y, F0 = corpus["X"], corpus["y"], corpus["F0"]
+    dev = dev_part(len(y))
+    result = {}
+    for name, params in THIRD_ROUND:
+        key = f"{corpus['name']}/ssmflk_ablation/{name}/{fractions}/{DEV_DRAWS}"
+        if key not in cache:
+            row = {}
+            for fraction in fractions:
+                values = []
+                for seed in DEV_DRAWS:
+                    labelled = draw_labelled(y, fraction, seed)
+                    model = SSMFLK(lexicon_prior=F0, **params).fit(X, np.where(labelled, y, -1))
+                    values.append(accuracy(model.labels_[dev & ~labelled], y[dev & ~labelled]))
+                row[str(fraction)] = summary(values)
+            cache[key] = row
+            print(f"{corpus['name']} {name}: " + " ".join(f"{v['mean']:.4f}" for v in row.values()), flush=True)
+        result[name] = cache[key]
+    return result
+
 
 class Cache(dict):
     """Results by key, written to a JSON file after every new entry, so an interrupted run resumes."""
@@ -470,6 +507,8 @@ def run(data: Path, quick: bool, sections: List[str], carry_first_round: bool = 
             entry["ssmflk_ablation"] = ssmflk_ablation(corpus, [0.01, 0.02, 0.05, 0.2], carried)
             five = SSMFLK(lexicon_prior=corpus["F0"]).initialize(X, np.where(draw_labelled(y_all, 0.05, DEV_DRAWS[0]), y_all, -1))
             entry["beta_scale"] = {"beta_ for beta = 1 at 5 %": five.beta_, "||X||^2": five._sq_norm_X, "documents": int(X.shape[0])}
+        if "ssmflk_third_round" in sections:
+            entry["ssmflk_ablation"].update(ssmflk_third_round(corpus, [0.01, 0.02, 0.05, 0.2]))
         if "semi_supervised" in sections:
             entry["semi_supervised"] = figure5(corpus, fractions, runs5)
         if "flipped_words" in sections:

@@ -133,7 +133,7 @@ def test_get_params_and_set_params():
     est = SSMFLK(beta=2.0, lexicon_prior=T8_F0, alpha=0.25)
     params = est.get_params(deep=True)
     assert params == est.get_params(deep=False)
-    assert set(params) == set(MFLK().get_params()) | {"beta", "beta_scale", "label_start", "label_min_docs"}
+    assert set(params) == set(MFLK().get_params()) | {"beta", "beta_scale", "label_start", "label_min_docs", "start_weights", "label_prior"}
     assert params["beta"] == 2.0 and params["alpha"] == 0.25 and params["lexicon_prior"] is T8_F0
     assert SSMFLK(**params).get_params() == params
     assert est.set_params(alpha=0.5, label_start=0.0) is est and est.alpha == 0.5 and est.label_start == 0.0

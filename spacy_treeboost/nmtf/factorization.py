@@ -54,6 +54,7 @@ UPDATES = ("monotone", "sqrt", "as_printed")
 INITS = ("lexicon", "kmeans")
 PRIOR_SCALES = ("unit", "one")
 BETA_SCALES = ("fit", "one")
+START_WEIGHTS = ("uniform", "frequency")
 
 _OFFSET_EPS = 1e-10
 _FLOOR = 1e-16
@@ -66,6 +67,8 @@ class LabelSettings(NamedTuple):
     beta_scale: str
     label_start: float
     label_min_docs: int
+    start_weights: str
+    label_prior: float
 
 
 class MFLK(Params):
@@ -166,6 +169,9 @@ class MFLK(Params):
             )
         labels = self._label_settings()
         G0, c2 = document_prior(y if labels is not None else None, n)
+        if labels is not None and labels.label_prior > 0 and c2.any():
+            F0 = F0 + labels.label_prior * label_word_prior(X, G0, c2, labels.label_min_docs)
+            c1 = F0.sum(axis=1) > 0
         if init_clusters is not None:
             init_clusters = np.asarray(init_clusters, dtype=np.int64)
             if init_clusters.shape != (n,) or not np.isin(init_clusters, (0, 1)).all():
@@ -188,7 +194,13 @@ class MFLK(Params):
             # With unit-norm word rows a word seen once weighs as much as a frequent one, so
             # the words of a single labelled document would dominate the sums: they count
             # from `label_min_docs` labelled documents on.
-            sums[np.asarray((X[:, c2] > 0).sum(axis=1)).ravel() < labels.label_min_docs] = 0.0
+            labelled_docs = np.asarray((X[:, c2] > 0).sum(axis=1)).ravel()
+            if labels.start_weights == "frequency":
+                # each word's class distribution in the labelled documents, weighted by
+                # the number of labelled documents it occurs in
+                totals = sums.sum(axis=1, keepdims=True)
+                sums = sums / np.where(totals > 0, totals, 1.0) * labelled_docs[:, None]
+            sums[labelled_docs < labels.label_min_docs] = 0.0
             F = F + label_start * unit_columns(sums) * np.linalg.norm(F, axis=0)
         if init_clusters is not None:
             clusters = init_clusters
@@ -387,6 +399,26 @@ class MFLK(Params):
         prior_F = self.alpha * np.sum(((F - self._F0) ** 2)[self._c1])
         prior_G = self.beta_ * np.sum(((G - self._G0) ** 2)[self._c2])
         return float(fit + prior_F + prior_G)
+
+
+def label_word_prior(X: sp.csr_matrix, G0: np.ndarray, labelled: np.ndarray, min_docs: int) -> np.ndarray:
+    """Each word's class distribution in the labelled documents (SSMFLK's `label_prior`).
+
+    Row i is the share of word i's weight X[i, j] over the labelled documents j of each
+    class, (sum_j X_ij G0_j) / sum_j X_ij; zeros for words found in fewer than `min_docs`
+    labelled documents.
+
+    X (scipy.sparse.csr_matrix): Term-document matrix, shape (n_words, n_documents).
+    G0 (numpy.ndarray): One-hot labels, shape (n_documents, 2), zero rows when unlabelled.
+    labelled (numpy.ndarray): Mask of the labelled documents, shape (n_documents,).
+    min_docs (int): Fewest labelled documents a word must occur in.
+    RETURNS (numpy.ndarray): Shape (n_words, 2); rows sum to 1 or 0.
+    """
+    sums = np.asarray(X[:, labelled] @ G0[labelled])
+    totals = sums.sum(axis=1, keepdims=True)
+    shares = sums / np.where(totals > 0, totals, 1.0)
+    shares[np.asarray((X[:, labelled] > 0).sum(axis=1)).ravel() < min_docs] = 0.0
+    return shares
 
 
 def _least_squares_S(X: sp.csr_matrix, F: np.ndarray, G: np.ndarray) -> np.ndarray:

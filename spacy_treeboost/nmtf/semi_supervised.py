@@ -5,7 +5,7 @@ import inspect
 from typing import Any, Callable, Optional
 
 from .checks import check_choice, check_count, check_number
-from .factorization import BETA_SCALES, MFLK, LabelSettings
+from .factorization import BETA_SCALES, START_WEIGHTS, MFLK, LabelSettings
 
 
 def _with_mflk_parameters(init: Callable[..., None]) -> Callable[..., None]:
@@ -41,6 +41,15 @@ class SSMFLK(MFLK):
     label_min_docs (int): Words found in fewer labelled documents are left out
         of those class sums (default 2: a word seen in one labelled document
         would weigh as much as a frequent one, given unit-norm word rows).
+    start_weights (str): How words enter those class sums: "uniform" (default; each
+        word's sums X_L G0_L as they are, so with unit-norm word rows every word
+        counts about the same) or "frequency" (each word's class distribution in the
+        labelled documents times the number of labelled documents it occurs in).
+    label_prior (float): Weight lambda of the labelled documents in the lexicon prior
+        (default 0: F0 is the lexicon's). With lambda > 0, F0 is the lexicon's rows
+        plus lambda times each word's class distribution in the labelled documents
+        (`label_word_prior`, over the words of >= label_min_docs labelled documents),
+        used in the start and in the prior term alpha ||F - F0||^2 like the lexicon.
     **mflk_params: The parameters of MFLK (lexicon_prior, alpha, update, init,
         prior_scale, max_iter, tol, offset, n_init, random_state), with its defaults.
     """
@@ -52,6 +61,8 @@ class SSMFLK(MFLK):
         beta_scale: str = "fit",
         label_start: float = 0.05,
         label_min_docs: int = 2,
+        start_weights: str = "uniform",
+        label_prior: float = 0.0,
         **mflk_params: Any,
     ) -> None:
         super().__init__(**mflk_params)
@@ -59,6 +70,8 @@ class SSMFLK(MFLK):
         self.beta_scale = beta_scale
         self.label_start = label_start
         self.label_min_docs = label_min_docs
+        self.start_weights = start_weights
+        self.label_prior = label_prior
 
     def _label_settings(self) -> Optional[LabelSettings]:
         return LabelSettings(*(getattr(self, name) for name in LabelSettings._fields))
@@ -69,3 +82,5 @@ class SSMFLK(MFLK):
         check_choice("beta_scale", self.beta_scale, BETA_SCALES)
         check_number("label_start", self.label_start)
         check_count("label_min_docs", self.label_min_docs, 1)
+        check_choice("start_weights", self.start_weights, START_WEIGHTS)
+        check_number("label_prior", self.label_prior)
