@@ -9,7 +9,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from spacy_treeboost.nmtf import SSMFLK, align_clusters, lexicon_classes, one_hot
-from spacy_treeboost.nmtf.factorization import label_word_prior
+from spacy_treeboost.nmtf.start import label_word_prior
 from test_nmtf import T8_F0, _pinned_problem, dense_objective, problems, random_problem, t8_X, unit_priors  # noqa: F401
 
 
@@ -138,3 +138,23 @@ def test_without_labels_the_levers_do_nothing(problem, label_prior, start_weight
 def test_bad_label_lever_settings_name_the_setting(t8_X, params, message):
     with pytest.raises(ValueError, match=message):
         SSMFLK(lexicon_prior=T8_F0, **params).fit(t8_X, np.array([0, -1, -1]))
+
+
+def test_component_learner_block_takes_the_label_levers():
+    """start_weights and label_prior in the nmtf_sentiment learner block train like the estimator with them."""
+    from spacy_treeboost.nmtf import build_vocabulary, document_term_matrix, lexicon_prior, word_weights
+    from test_nmtf_sentiment import LEXICON, TEXTS, make_nlp, train
+
+    settings = {"start_weights": "frequency", "label_prior": 0.5, "label_min_docs": 1, "tol": 0.0}
+    nlp = make_nlp(**settings)
+    assert {k: nlp.get_pipe("nmtf_sentiment").cfg["learner"][k] for k in settings} == settings
+    examples, losses = train(nlp, steps=4)
+    tokens = [[t.lower_ for t in eg.predicted] for eg in examples]
+    vocabulary = build_vocabulary(tokens)
+    X = document_term_matrix(tokens, vocabulary, word_weights=word_weights(document_term_matrix(tokens, vocabulary)))
+    y = np.array([-1 if label is None else int(label == "neg") for _, label in TEXTS])
+    F0 = lexicon_prior(vocabulary, LEXICON.positive, LEXICON.negative)
+    reference = SSMFLK(lexicon_prior=F0, max_iter=20, **settings).fit(X, y)
+    assert losses["nmtf_sentiment"] == pytest.approx(reference.objective_[-1])
+    plain = SSMFLK(lexicon_prior=F0, max_iter=20, tol=0.0).fit(X, y)
+    assert reference.objective_[-1] != plain.objective_[-1]

@@ -37,7 +37,8 @@ reachable with `update="sqrt"` or `"as_printed"`, `init="kmeans"` and
   the estimator.
 
 SSMFLK's defaults differ on two more points, beta relative to the fit and a labelled
-start (see `SSMFLK`); `beta_scale="one"`, `label_start=0` restore the printed ones.
+start (see `SSMFLK`); `beta_scale="one"`, `label_start=0` restore the printed ones. Its options
+`start_weights="frequency"` and `label_prior > 0` (labelled words in F0) were tried and are off by default.
 """
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ import numpy as np
 from ..params import Params
 from .checks import check_choice, check_count, check_matrix, check_number, document_prior
 from .common import N_CLASSES, NEGATIVE, POSITIVE, sp
-from .start import align_clusters, fold_in, kmeans_clusters, lexicon_classes, one_hot, unit_columns
+from .start import align_clusters, fold_in, kmeans_clusters, label_word_prior, lexicon_classes, one_hot, unit_columns
 
 UPDATES = ("monotone", "sqrt", "as_printed")
 INITS = ("lexicon", "kmeans")
@@ -195,12 +196,9 @@ class MFLK(Params):
             # the words of a single labelled document would dominate the sums: they count
             # from `label_min_docs` labelled documents on.
             labelled_docs = np.asarray((X[:, c2] > 0).sum(axis=1)).ravel()
-            if labels.start_weights == "frequency":
-                # each word's class distribution in the labelled documents, weighted by
-                # the number of labelled documents it occurs in
-                totals = sums.sum(axis=1, keepdims=True)
-                sums = sums / np.where(totals > 0, totals, 1.0) * labelled_docs[:, None]
             sums[labelled_docs < labels.label_min_docs] = 0.0
+            if labels.start_weights == "frequency":
+                sums = label_word_prior(X, G0, c2, labels.label_min_docs) * labelled_docs[:, None]
             F = F + label_start * unit_columns(sums) * np.linalg.norm(F, axis=0)
         if init_clusters is not None:
             clusters = init_clusters
@@ -399,26 +397,6 @@ class MFLK(Params):
         prior_F = self.alpha * np.sum(((F - self._F0) ** 2)[self._c1])
         prior_G = self.beta_ * np.sum(((G - self._G0) ** 2)[self._c2])
         return float(fit + prior_F + prior_G)
-
-
-def label_word_prior(X: sp.csr_matrix, G0: np.ndarray, labelled: np.ndarray, min_docs: int) -> np.ndarray:
-    """Each word's class distribution in the labelled documents (SSMFLK's `label_prior`).
-
-    Row i is the share of word i's weight X[i, j] over the labelled documents j of each
-    class, (sum_j X_ij G0_j) / sum_j X_ij; zeros for words found in fewer than `min_docs`
-    labelled documents.
-
-    X (scipy.sparse.csr_matrix): Term-document matrix, shape (n_words, n_documents).
-    G0 (numpy.ndarray): One-hot labels, shape (n_documents, 2), zero rows when unlabelled.
-    labelled (numpy.ndarray): Mask of the labelled documents, shape (n_documents,).
-    min_docs (int): Fewest labelled documents a word must occur in.
-    RETURNS (numpy.ndarray): Shape (n_words, 2); rows sum to 1 or 0.
-    """
-    sums = np.asarray(X[:, labelled] @ G0[labelled])
-    totals = sums.sum(axis=1, keepdims=True)
-    shares = sums / np.where(totals > 0, totals, 1.0)
-    shares[np.asarray((X[:, labelled] > 0).sum(axis=1)).ravel() < min_docs] = 0.0
-    return shares
 
 
 def _least_squares_S(X: sp.csr_matrix, F: np.ndarray, G: np.ndarray) -> np.ndarray:

@@ -1,4 +1,5 @@
-"""Starting points and fold-in for the NMTF models: lexicon classes, k-means clusters, NNLS fold-in."""
+"""Starting points, priors and fold-in for the NMTF models: lexicon classes, labelled word shares, k-means
+clusters, NNLS fold-in."""
 from __future__ import annotations
 
 import numpy as np
@@ -50,6 +51,26 @@ def lexicon_classes(X: sp.spmatrix, F0: np.ndarray) -> np.ndarray:
     """
     score = np.asarray(sp.csr_matrix(X) @ np.asarray(F0, dtype=np.float64))
     return np.argmax(score, axis=1).astype(np.int64)
+
+
+def label_word_prior(X: sp.csr_matrix, G0: np.ndarray, labelled: np.ndarray, min_docs: int) -> np.ndarray:
+    """Each word's class distribution in the labelled documents (SSMFLK's `label_prior`).
+
+    Row i is the share of word i's weight X[i, j] over the labelled documents j of each
+    class, (sum_j X_ij G0_j) / sum_j X_ij; zeros for words found in fewer than `min_docs`
+    labelled documents.
+
+    X (scipy.sparse.csr_matrix): Term-document matrix, shape (n_words, n_documents).
+    G0 (numpy.ndarray): One-hot labels, shape (n_documents, 2), zero rows when unlabelled.
+    labelled (numpy.ndarray): Mask of the labelled documents, shape (n_documents,).
+    min_docs (int): Fewest labelled documents a word must occur in.
+    RETURNS (numpy.ndarray): Shape (n_words, 2); rows sum to 1 or 0.
+    """
+    sums = np.asarray(X[:, labelled] @ G0[labelled])
+    totals = sums.sum(axis=1, keepdims=True)
+    shares = sums / np.where(totals > 0, totals, 1.0)
+    shares[np.asarray((X[:, labelled] > 0).sum(axis=1)).ravel() < min_docs] = 0.0
+    return shares
 
 
 def unit_columns(M: np.ndarray) -> np.ndarray:
