@@ -16,9 +16,11 @@ class Params:
         return [p.name for p in sig.parameters.values() if p.name != "self" and p.kind != p.VAR_KEYWORD]
 
     def _store_params(self, values: Dict[str, Any]) -> None:
-        """Store every `__init__` argument unchanged under its own name; call as `self._store_params(locals())`."""
+        """Store every `__init__` argument in `values` unchanged under its own name; call as
+        `self._store_params(locals())` (arguments forwarded to a parent class's `__init__` are stored there)."""
         for name in self._param_names():
-            setattr(self, name, values[name])
+            if name in values:
+                setattr(self, name, values[name])
 
     def get_params(self, deep: bool = True) -> Dict[str, Any]:
         """The hyperparameters, as scikit-learn's `get_params`.

@@ -66,12 +66,7 @@ class SSMFLK(MFLK):
         **mflk_params: Any,
     ) -> None:
         super().__init__(**mflk_params)
-        self.beta = beta
-        self.beta_scale = beta_scale
-        self.label_start = label_start
-        self.label_min_docs = label_min_docs
-        self.start_weights = start_weights
-        self.label_prior = label_prior
+        self._store_params(locals())
 
     def _label_settings(self) -> Optional[LabelSettings]:
         return LabelSettings(*(getattr(self, name) for name in LabelSettings._fields))
