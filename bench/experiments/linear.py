@@ -13,6 +13,10 @@ component does) and is scored once on the test split. Systems:
 - Linear NB top-5000: the same, keeping per class the 5,000 subtrees of largest total contribution on
   the training split, refitted jointly (`max_rules`): a rule list of at most 5,000 rules whose subtrees
   are chosen by the linear model instead of by boosting;
+- Linear tf-idf (`features="tfidf"`, L2-SVM loss): sublinear tf-idf of every subtree, each document's
+  row L2-normalized over the model's subtrees (LinearSVC tf-idf 1-2's feature space when the subtrees are
+  1-2-word chains), min_support 1 as the peer's vectorizer; the loss was chosen on dev splits
+  (`python -m bench.experiments.linear_dev`);
 - Corrective (`CorrectiveBoostClassifier`): -FQ boosting, the rules' weights refitted jointly at each
   checkpoint of rounds;
 - peers: NBSVM (Wang & Manning 2012: binarized n-grams scaled by naive Bayes log-count ratios,
@@ -46,6 +50,7 @@ CORPUS_ORDER = ("movie_reviews", "sentence_polarity", "r8", "r10")
 C_GRID = [0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0]
 NB_BETA = 0.25
 TOP_RULES = 5000
+TFIDF_OPTIONS = {"loss": "squared_hinge", "min_support": 1}
 
 FULL: Dict[str, Dict[str, Any]] = {
     "movie_reviews": dict(test_folds=list(range(10)), limit=0, trees=True, sizes=[2, 3], corrective_sizes=[2],
@@ -83,6 +88,8 @@ def system_list(trees: bool) -> List[Dict[str, Any]]:
                     "features": "nb"})
         out.append({"name": f"{rep} Linear NB top-{TOP_RULES}", "family": "subtree", "representation": rep,
                     "learner": "linear", "features": "nb", "max_rules": TOP_RULES})
+        out.append({"name": f"{rep} Linear tf-idf", "family": "subtree", "representation": rep, "learner": "linear",
+                    "features": "tfidf", "options": dict(TFIDF_OPTIONS)})
         out.append({"name": f"{rep} Corrective", "family": "subtree", "representation": rep, "learner": "corrective"})
     out.append({"name": "NBSVM 1-2", "family": "peer", "peer": "nbsvm", "n": 2})
     out.append({"name": "NBSVM 1-3", "family": "peer", "peer": "nbsvm", "n": 3})
@@ -122,8 +129,9 @@ def fit_subtree_linear(fd: FoldData, system: Dict[str, Any], cfg: Dict[str, Any]
     best, cpu_total, per_size = None, 0.0, {}
     for size in cfg["sizes"]:
         t0 = time.process_time()
-        clf = SubtreeLinearClassifier(max_pattern_size=size, min_support=2, features=system["features"],
-                                      max_rules=system.get("max_rules"))
+        options = {"min_support": 2, **system.get("options", {})}
+        clf = SubtreeLinearClassifier(max_pattern_size=size, features=system["features"],
+                                      max_rules=system.get("max_rules"), **options)
         clf.fit(X["train"], fd.y_train)
         cpu = time.process_time() - t0
         cpu_total += cpu
