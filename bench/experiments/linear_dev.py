@@ -33,6 +33,25 @@ VARIANTS: Dict[str, Dict[str, Any]] = {
 }
 
 
+def combined_forest(chain, tree, prefix: str = "dep:"):
+    """Each document's word chains and its dependency trees under one root; dependency labels get `prefix`."""
+    from spacy_treeboost.trees.forest import ForestBuilder, LabelVocab
+
+    vocab = LabelVocab(chain.vocab.to_list())
+    dep_ids = numpy.array([vocab.add(prefix + s) for s in tree.vocab.to_list()] + [-1], dtype=numpy.int32)
+    builder = ForestBuilder(vocab)
+    for i in range(len(chain)):
+        a, b = int(chain.offsets[i]), int(chain.offsets[i + 1])
+        c, d = int(tree.offsets[i]), int(tree.offsets[i + 1])
+        labels = numpy.concatenate((chain.labels[a:b], dep_ids[tree.labels[c + 1:d]]))
+        parents = chain.parents[a:b].astype(numpy.int64) - a
+        parents[0] = -1
+        dep_parents = tree.parents[c + 1:d].astype(numpy.int64) - c
+        dep_parents = numpy.where(dep_parents == 0, 0, dep_parents + (b - a) - 1)
+        builder.add_arrays(labels, numpy.concatenate((parents, dep_parents)))
+    return builder.build()
+
+
 def main(argv=None) -> int:
     from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
 
@@ -41,6 +60,7 @@ def main(argv=None) -> int:
     ap.add_argument("--variants", nargs="+", default=list(VARIANTS))
     ap.add_argument("--sizes", nargs="+", type=int, default=[2, 3])
     ap.add_argument("--tree", action="store_true", help="dependency trees instead of word chains")
+    ap.add_argument("--combined", action="store_true", help="chains and dependency trees under one root")
     ap.add_argument("--folds", nargs="+", type=int, default=None, help="test folds (10-fold corpora)")
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     args = ap.parse_args(argv)
@@ -48,8 +68,11 @@ def main(argv=None) -> int:
     if args.folds is not None:
         cfg["test_folds"] = args.folds
     corpus, texts = load_corpus(args.corpus, cfg, args.data)
-    sd = load_source(args.data, corpus.source, trees=args.tree, log=log)
-    rep = "tree" if args.tree else "chain"
+    sd = load_source(args.data, corpus.source, trees=args.tree or args.combined, log=log)
+    rep = "tree" if args.tree else "combined" if args.combined else "chain"
+    if args.combined:
+        sd.tree = combined_forest(sd.chain, sd.tree)
+        args.tree = True
     path = OUT / "linear_dev" / f"{args.corpus}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     done = {}
