@@ -176,3 +176,24 @@ def test_tfidf_rules_list_and_explain_by_their_idf():
     data["rules"][0][3][0] = 0.0
     with pytest.raises(ModelFormatError, match="idf"):
         RuleSet.from_dict(data)
+
+
+def test_tfidf_in_the_component_predicts_like_the_estimator_and_round_trips(tmp_path):
+    spacy = pytest.importorskip("spacy")
+    from test_textcat_learners import TEXTS, trained
+    from test_treeboost_textcat import TRAIN
+    from spacy_treeboost.trees.doc_trees import TreeSpec, docs_to_forest
+
+    nlp, pipe = trained("linear", C=3.0, features="tfidf", loss="squared_hinge")
+    forest = docs_to_forest([nlp.make_doc(t) for t in TEXTS], TreeSpec("chain", ["LOWER"], ["IS_SPACE"]))
+    y = [label for _, label in TRAIN]
+    ref = SubtreeLinearClassifier(max_pattern_size=2, min_support=1, C=3.0, features="tfidf",
+                                  loss="squared_hinge").fit(forest, y)
+    numpy.testing.assert_allclose(pipe.predict([nlp.make_doc(t) for t in TEXTS])[:, 0], ref.decision_function(forest),
+                                  atol=1e-12)
+    docs = list(nlp.pipe(TEXTS))
+    nlp.to_disk(tmp_path)
+    again = spacy.load(tmp_path)
+    assert [d.cats for d in again.pipe(TEXTS)] == [d.cats for d in docs]
+    assert "tf-idf (idf" in again.get_pipe("treeboost_textcat").rules_listing()
+    assert pipe.explain(docs[0])
