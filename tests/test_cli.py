@@ -143,7 +143,7 @@ def test_learn_classify_rules_with_linear_learners(files, algorithm, extra):
 
 @pytest.mark.parametrize("args,message", [
     (["--algorithm", "linear", "--C", "-1"], "C=-1.0 is invalid"),
-    (["--algorithm", "linear", "--features", "tfidf"], "features='tfidf' is invalid"),
+    (["--algorithm", "linear", "--features", "bm25"], "features='bm25' is invalid"),
     (["--algorithm", "corrective", "--l1-ratio", "3"], "l1_ratio=3.0 is invalid"),
     (["--algorithm", "corrective", "--cv", "1"], "cv=1 is invalid"),
 ])

@@ -159,7 +159,7 @@ def test_linear_runner_end_to_end(tmp_path):
     c = json.loads((docs / "results_linear.json").read_text())["corpora"]["embedded_reviews"]
     names = set(c["summary"])
     for rep in ("N-gram", "Tree"):
-        assert {f"{rep} Linear NB", f"{rep} Corrective"} <= names
+        assert {f"{rep} Linear NB", f"{rep} Linear tf-idf", f"{rep} Corrective"} <= names
     assert {"NBSVM 1-2", "NBSVM 1-3", "LinearSVC tf-idf 1-2", "LogisticRegression tf-idf 1-2"} <= names
     for name, s in c["summary"].items():
         assert 0.0 <= s["score"]["mean"] <= 1.0

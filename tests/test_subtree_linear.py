@@ -134,7 +134,7 @@ def test_multiclass_multilabel_determinism_clone_and_pickle():
 
 
 @pytest.mark.parametrize("name,kwargs", [
-    ("features=", dict(features="tfidf")), ("max_pattern_size=", dict(max_pattern_size=0)),
+    ("features=", dict(features="bm25")), ("nb_beta=", dict(nb_beta=1.5)), ("max_pattern_size=", dict(max_pattern_size=0)),
     ("min_support=", dict(min_support=0)), ("C=", dict(C=-2.0)), ("loss=", dict(loss="hinge")),
     ("l1_ratio=", dict(l1_ratio=3)), ("max_cache_mb=", dict(max_cache_mb=0)), ("max_rules=", dict(max_rules=0)),
 ])

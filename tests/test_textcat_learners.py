@@ -117,7 +117,7 @@ def test_corrective_migration_nests_the_booster():
 
 @pytest.mark.parametrize("kind,params,message", [
     ("linear", {"C": -1.0}, "C="), ("linear", {"l1_ratio": 2.0}, "l1_ratio="), ("corrective", {"cv": 1}, "cv="),
-    ("linear", {"features": "tfidf"}, "features="), ("corrective", {"booster": "svm"}, "algorithm="),
+    ("linear", {"features": "bm25"}, "features="), ("corrective", {"booster": "svm"}, "algorithm="),
     ("linear", {"alpha": 1}, "alpha"), ("linear", {"Cs": [], "C": None}, "Cs="),
     ("corrective", {"refit_every": -1}, "refit_every="),
 ])

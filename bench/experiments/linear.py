@@ -13,6 +13,10 @@ component does) and is scored once on the test split. Systems:
 - Linear NB top-5000: the same, keeping per class the 5,000 subtrees of largest total contribution on
   the training split, refitted jointly (`max_rules`): a rule list of at most 5,000 rules whose subtrees
   are chosen by the linear model instead of by boosting;
+- Linear tf-idf (`features="tfidf"`, L2-SVM loss): sublinear tf-idf of every subtree, each document's
+  row L2-normalized over the model's subtrees (LinearSVC tf-idf 1-2's feature space when the subtrees are
+  1-2-word chains), min_support 1 as the peer's vectorizer; like the peer, C is chosen on the dev split
+  (from TFIDF_CS, with the pattern size) instead of by cross-validation inside the learner;
 - Corrective (`CorrectiveBoostClassifier`): -FQ boosting, the rules' weights refitted jointly at each
   checkpoint of rounds;
 - peers: NBSVM (Wang & Manning 2012: binarized n-grams scaled by naive Bayes log-count ratios,
@@ -46,6 +50,8 @@ CORPUS_ORDER = ("movie_reviews", "sentence_polarity", "r8", "r10")
 C_GRID = [0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0]
 NB_BETA = 0.25
 TOP_RULES = 5000
+TFIDF_OPTIONS = {"loss": "squared_hinge", "min_support": 1}
+TFIDF_CS = [1.0, 3.0, 10.0, 30.0, 100.0]
 
 FULL: Dict[str, Dict[str, Any]] = {
     "movie_reviews": dict(test_folds=list(range(10)), limit=0, trees=True, sizes=[2, 3], corrective_sizes=[2],
@@ -83,6 +89,8 @@ def system_list(trees: bool) -> List[Dict[str, Any]]:
                     "features": "nb"})
         out.append({"name": f"{rep} Linear NB top-{TOP_RULES}", "family": "subtree", "representation": rep,
                     "learner": "linear", "features": "nb", "max_rules": TOP_RULES})
+        out.append({"name": f"{rep} Linear tf-idf", "family": "subtree", "representation": rep, "learner": "linear",
+                    "features": "tfidf", "options": dict(TFIDF_OPTIONS), "dev_Cs": TFIDF_CS})
         out.append({"name": f"{rep} Corrective", "family": "subtree", "representation": rep, "learner": "corrective"})
     out.append({"name": "NBSVM 1-2", "family": "peer", "peer": "nbsvm", "n": 2})
     out.append({"name": "NBSVM 1-3", "family": "peer", "peer": "nbsvm", "n": 3})
@@ -120,19 +128,23 @@ def fit_subtree_linear(fd: FoldData, system: Dict[str, Any], cfg: Dict[str, Any]
 
     X = fd.tree if system["representation"] == "Tree" else fd.chain
     best, cpu_total, per_size = None, 0.0, {}
+    options = {"min_support": 2, **system.get("options", {})}
     for size in cfg["sizes"]:
-        t0 = time.process_time()
-        clf = SubtreeLinearClassifier(max_pattern_size=size, min_support=2, features=system["features"],
-                                      max_rules=system.get("max_rules"))
-        clf.fit(X["train"], fd.y_train)
-        cpu = time.process_time() - t0
-        cpu_total += cpu
-        dev = selection_score(fd.truth["dev"], _predict(clf, X["dev"], fd), fd.multilabel)
-        per_size[str(size)] = {"dev": dev, "cpu": cpu, "C": [i["C"] for i in clf.fit_info_]}
-        if best is None or dev > best[0]:
-            best = (dev, size, clf, cpu)
-    dev, size, clf, cpu = best
-    return {"dev": dev, "selected": {"size": size, "C": [i["C"] for i in clf.fit_info_]},
+        for C in system.get("dev_Cs", [None]):
+            t0 = time.process_time()
+            clf = SubtreeLinearClassifier(max_pattern_size=size, features=system["features"],
+                                          max_rules=system.get("max_rules"), C=C, **options)
+            clf.fit(X["train"], fd.y_train)
+            cpu = time.process_time() - t0
+            cpu_total += cpu
+            dev = selection_score(fd.truth["dev"], _predict(clf, X["dev"], fd), fd.multilabel)
+            key = str(size) if C is None else f"{size}/C{C:g}"
+            per_size[key] = {"dev": dev, "cpu": cpu, "C": [i["C"] for i in clf.fit_info_]}
+            if best is None or dev > best[0]:
+                best = (dev, size, clf, cpu, C)
+    dev, size, clf, cpu, C = best
+    selected = {"size": size, "C": [i["C"] for i in clf.fit_info_]} if C is None else {"size": size, "C": C}
+    return {"dev": dev, "selected": selected,
             **_test_outputs(clf, X["test"], fd), "cpu_fit": cpu, "cpu_total": cpu_total, "n_rules": len(clf.rules_), "n_features": clf.n_features_,
             "per_size": per_size}
 

@@ -168,11 +168,13 @@ def choose_C(
     max_iter: int = 1000,
     tol: float = 1e-4,
     column_scale: Optional[ColumnScale] = None,
+    nb_beta: float = 1.0,
 ) -> Tuple[float, List[float]]:
     """The C with the best mean accuracy over `cv` stratified folds (ties: lower log-loss, then smaller C).
 
     column_scale (Optional[Callable]): Given the training rows and their labels,
         a factor per feature (e.g. naive Bayes log-count ratios) fitted on those rows only.
+    nb_beta (float): Score each fit with its weights interpolated by `interpolate`.
     RETURNS (Tuple[float, List[float]]): The chosen C and the mean accuracy of every C.
     """
     y = numpy.asarray(y, dtype=numpy.float64)
@@ -192,7 +194,7 @@ def choose_C(
         for j, C in enumerate(Cs):
             w, c = fit_linear(Xtr, y[train], C=C, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol, init=init)
             init = numpy.append(w, c)
-            f = Xte @ w + c
+            f = Xte @ interpolate(w, nb_beta) + c
             correct[j] += float(((f > 0) == (y[test] > 0)).sum())
             logloss[j] += float(numpy.logaddexp(0.0, -y[test] * f).sum())
     order = sorted(range(len(Cs)), key=lambda j: (-correct[j], logloss[j], Cs[j]))
@@ -218,8 +220,10 @@ def fit_head(
     loss: str = "logistic",
     max_iter: int = 1000,
     tol: float = 1e-4,
+    nb_beta: float = 1.0,
 ) -> Tuple[numpy.ndarray, float, float, Optional[List[float]]]:
-    """One head's linear model, C cross-validated when None, on features optionally scaled by `nb_ratio`.
+    """One head's linear model, C cross-validated when None, on features optionally scaled by `nb_ratio`,
+    its weights interpolated by `interpolate` with `nb_beta` (NBSVM) when `nb` is set.
 
     RETURNS (Tuple[numpy.ndarray, float, float, Optional[List[float]]]): The weights of
         the unscaled features, the intercept, the C used and the cross-validated
@@ -227,11 +231,19 @@ def fit_head(
     """
     scale_fn = (lambda rows, yy: nb_ratio(X[rows], yy)) if nb else None
     chosen, scores = (C, None) if C is not None else choose_C(
-        X, y, Cs, cv=cv, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol, column_scale=scale_fn)
+        X, y, Cs, cv=cv, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol, column_scale=scale_fn,
+        nb_beta=nb_beta if nb else 1.0)
     scale = nb_ratio(X, y) if nb else numpy.ones(X.shape[1])
     Xs = X.multiply(scale.reshape(1, -1)).tocsr() if nb else X
     w, c = fit_linear(Xs, y, C=chosen, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol)
-    return w * scale, c, chosen, scores
+    return interpolate(w, nb_beta if nb else 1.0) * scale, c, chosen, scores
+
+
+def interpolate(w: numpy.ndarray, beta: float) -> numpy.ndarray:
+    """NBSVM's interpolation (Wang & Manning 2012) w' = (1 - beta) mean|w| + beta w; w itself when beta = 1."""
+    if beta == 1.0 or not len(w):
+        return w
+    return (1.0 - beta) * numpy.abs(w).mean() + beta * w
 
 
 def _diag(scale: numpy.ndarray):

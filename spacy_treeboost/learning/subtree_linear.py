@@ -9,11 +9,18 @@ learners) and fits a regularized linear model over them, one head per class:
 - "presence": x_t = [count(t) >= 1];
 - "log1p": x_t = log(1 + count(t));
 - "nb": x_t = r_t [count(t) >= 1], with r the naive Bayes log-count ratio of the
-  head's training documents (NBSVM, Wang & Manning 2012).
+  head's training documents (NBSVM, Wang & Manning 2012); with `nb_beta` < 1 the
+  fitted weights are interpolated towards their mean magnitude,
+  w = (1 - beta) mean|w| + beta w, as NBSVM does;
+- "tfidf": x_t = (1 + log count(t)) idf_t / n, idf_t = log((1 + N) / (1 + df_t)) + 1
+  over the N training documents, n the Euclidean norm of the document's row over
+  the model's subtrees (scikit-learn's `TfidfVectorizer(sublinear_tf=True)`).
 
-The model is a `RuleSet` (presence rules, or log1p rules) with an intercept per
+The model is a `RuleSet` (presence, log1p or tfidf rules) with an intercept per
 head, matched and explained like boosted rules. Weights are stored halved so
-that sigmoid(2F) is the logistic model's probability.
+that sigmoid(2F) is the logistic model's probability. A tfidf model keeps every
+mined subtree as a rule (a zero weight included), since the document norm runs
+over all of them; its idf is stored in each rule.
 """
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -24,7 +31,7 @@ from .logistic import DEFAULT_CS, check_settings, fit_head
 from ..models.rules import RuleSet
 from ..trees.forest import Forest
 
-FEATURES = ("nb", "presence", "log1p")
+FEATURES = ("nb", "presence", "log1p", "tfidf")
 
 
 def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include_root_patterns: bool,
@@ -57,12 +64,32 @@ def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include
     return csc_matrix((data, rows, indptr), shape=(len(X), n)), codes
 
 
+def tfidf_rows(counts: Any, n_docs: int) -> Tuple[Any, numpy.ndarray]:
+    """Sublinear tf-idf of a CSR count matrix, each row L2-normalized, and the idf of every column.
+
+    counts (scipy.sparse.csr_matrix): Counts, shape (n_docs, n_features), no explicit zeros.
+    n_docs (int): The number of documents the idf is computed over.
+    RETURNS (Tuple[scipy.sparse.csr_matrix, numpy.ndarray]): The features and the idf.
+    """
+    out = counts.tocsr(copy=True)
+    df = numpy.bincount(out.indices, minlength=out.shape[1])
+    idf = numpy.log((1.0 + n_docs) / (1.0 + df)) + 1.0
+    out.data = (1.0 + numpy.log(out.data)) * idf[out.indices]
+    lengths = numpy.diff(out.indptr)
+    rows = numpy.repeat(numpy.arange(out.shape[0]), lengths)
+    out.data /= numpy.sqrt(numpy.bincount(rows, weights=out.data ** 2, minlength=out.shape[0]))[rows]
+    return out, idf
+
+
 class SubtreeLinearClassifier(RuleClassifier):
     """A regularized linear model over all frequent subtrees (NBSVM-style by default).
 
     max_pattern_size (int): Largest subtree, in nodes.
     min_support (int): Smallest number of training documents a subtree occurs in.
-    features (str): "nb" (naive Bayes scaled presence), "presence" or "log1p".
+    features (str): "nb" (naive Bayes scaled presence), "presence", "log1p" or
+        "tfidf" (sublinear tf-idf, rows L2-normalized).
+    nb_beta (float): For "nb", the NBSVM interpolation w = (1 - beta) mean|w| + beta w
+        of the fitted weights; 1 keeps them as fitted.
     loss (str): "logistic" (probabilities) or "squared_hinge" (L2-SVM).
     C (Optional[float]): Inverse regularization strength; None chooses it among
         `Cs` by `cv`-fold cross-validation on the training trees, per class.
@@ -97,6 +124,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         max_iter: int = 1000,
         tol: float = 1e-4,
         max_rules: Optional[int] = None,
+        nb_beta: float = 1.0,
     ) -> None:
         self.max_pattern_size = max_pattern_size
         self.min_support = min_support
@@ -112,12 +140,17 @@ class SubtreeLinearClassifier(RuleClassifier):
         self.max_iter = max_iter
         self.tol = tol
         self.max_rules = max_rules
+        self.nb_beta = nb_beta
 
     def _validate_params(self) -> None:
         if self.max_rules is not None and (not isinstance(self.max_rules, int) or isinstance(self.max_rules, bool)
                                            or self.max_rules < 1):
             raise ValueError(f"max_rules={self.max_rules!r} is invalid: use a whole number of rules >= 1, or None "
                              "to keep every subtree")
+        if not isinstance(self.nb_beta, (int, float)) or isinstance(self.nb_beta, bool) \
+                or not 0.0 <= self.nb_beta <= 1.0:
+            raise ValueError(f"nb_beta={self.nb_beta!r} is invalid: use a number from 0 to 1 (1 keeps the fitted "
+                             "weights; NBSVM uses 0.25)")
         if self.features not in FEATURES:
             raise ValueError(f"features={self.features!r} is invalid: choose one of {', '.join(FEATURES)}")
         if not isinstance(self.max_pattern_size, int) or not 1 <= self.max_pattern_size <= MAX_PATTERN_SIZE_LIMIT:
@@ -130,14 +163,13 @@ class SubtreeLinearClassifier(RuleClassifier):
         check_settings(C=self.C, Cs=self.Cs, l1_ratio=self.l1_ratio, loss=self.loss, cv=self.cv,
                        max_iter=self.max_iter, tol=self.tol)
 
-    def _transform(self, counts) -> Any:
-        if self.features == "log1p":
-            out = counts.copy()
-            out.data = numpy.log1p(out.data)
-            return out
-        out = counts.copy()
-        out.data = numpy.ones_like(out.data)
-        return out
+    def _transform(self, counts) -> Tuple[Any, Optional[numpy.ndarray]]:
+        """The feature matrix (CSR) of a count matrix, and the idf of each column for "tfidf"."""
+        out = counts.tocsr(copy=True)
+        if self.features == "tfidf":
+            return tfidf_rows(out, counts.shape[0])
+        out.data = numpy.log1p(out.data) if self.features == "log1p" else numpy.ones_like(out.data)
+        return out, None
 
     def fit(self, X: Forest, y: Sequence[Any]) -> "SubtreeLinearClassifier":
         """Mine the subtrees of X and fit one linear model per head.
@@ -161,34 +193,48 @@ class SubtreeLinearClassifier(RuleClassifier):
         if not codes:
             raise ValueError("The training trees contain no subtree to learn from (are the documents empty, or is "
                              "min_support larger than the number of documents?).")
-        F = self._transform(counts).tocsr()
-        value = "log1p" if self.features == "log1p" else "stump"
+        F, idf = self._transform(counts)
+        value = self.features if self.features in ("log1p", "tfidf") else "stump"
         rules = RuleSet([h.name for h in self.heads_], algorithm=f"linear-{self.features}",
                         include_root_patterns=self.include_root_patterns, value=value)
         self.fit_info_: List[Dict[str, Any]] = []
         for h, t in enumerate(targets):
             w, c, chosen, scores = fit_head(F, t, C=self.C, Cs=self.Cs, cv=self.cv, nb=self.features == "nb",
                                             l1_ratio=self.l1_ratio, loss=self.loss, max_iter=self.max_iter,
-                                            tol=self.tol)
+                                            tol=self.tol, nb_beta=self.nb_beta)
+            keep = None
             if self.max_rules is not None and numpy.count_nonzero(w) > self.max_rules:
-                w, c = self._refit_top(F, t, w, chosen)
-            self._add_head(rules, h, codes, w, c)
+                w, c, keep = self._refit_top(counts if idf is not None else F, t, w, chosen)
+            if idf is None:
+                self._add_head(rules, h, codes, w, c)
+            else:
+                kept = numpy.arange(len(codes)) if keep is None else keep
+                for i in kept.tolist():
+                    rules.add(h, codes[i], 1, float(w[i]) / 2.0, float(idf[i]))
+                rules.intercepts[h] = c / 2.0
             self.fit_info_.append({"head": rules.heads[h], "C": chosen, "cv_accuracy": scores,
                                    "nonzero": int(numpy.count_nonzero(w))})
         self.n_features_ = len(codes)
         self.rules_ = rules
         return self
 
-    def _refit_top(self, F: Any, y: numpy.ndarray, w: numpy.ndarray, C: float) -> Tuple[numpy.ndarray, float]:
-        """The weights refitted on the `max_rules` columns of largest total contribution (ties: first column)."""
+    def _refit_top(self, F: Any, y: numpy.ndarray, w: numpy.ndarray,
+                   C: float) -> Tuple[numpy.ndarray, float, numpy.ndarray]:
+        """The weights refitted on the `max_rules` columns of largest total contribution (ties: first column),
+        and those columns. For "tfidf" F holds the counts, and the kept columns' tf-idf is recomputed (each
+        row normalized over the kept subtrees)."""
         df = numpy.diff(F.tocsc().indptr)
         contribution = numpy.abs(w) * df
         keep = numpy.sort(numpy.argsort(-contribution, kind="stable")[: self.max_rules])
-        w_keep, c, _, _ = fit_head(F[:, keep], y, C=C, Cs=self.Cs, cv=self.cv, nb=self.features == "nb",
-                                   l1_ratio=self.l1_ratio, loss=self.loss, max_iter=self.max_iter, tol=self.tol)
+        X = F[:, keep].tocsr()
+        if self.features == "tfidf":
+            X = tfidf_rows(X, X.shape[0])[0]
+        w_keep, c, _, _ = fit_head(X, y, C=C, Cs=self.Cs, cv=self.cv, nb=self.features == "nb",
+                                   l1_ratio=self.l1_ratio, loss=self.loss, max_iter=self.max_iter, tol=self.tol,
+                                   nb_beta=self.nb_beta)
         out = numpy.zeros_like(w)
         out[keep] = w_keep
-        return out, c
+        return out, c, keep
 
     @staticmethod
     def _add_head(rules: RuleSet, h: int, codes: Sequence[Any], w: numpy.ndarray, c: float) -> None:

@@ -9,6 +9,9 @@ boosting learners) plus the sum of its rules.
 
 The linear learners may instead score every pattern by a weight times
 log(1 + count) (`value = "log1p"`): rules (t, 1, a, 0) then add a * log(1 + c).
+With `value = "tfidf"` a rule (t, 1, a, idf) adds a * x_t, x_t = (1 + log c) * idf / n,
+where n is the Euclidean norm of the document's (1 + log c) * idf over all rules of
+the head (sublinear tf-idf, each document's row L2-normalized).
 """
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
@@ -22,7 +25,7 @@ from ..trees.forest import Forest
 FORMAT_NAME = "spacy-treeboost.rules"
 FORMAT_VERSION = 1
 SEALED_VERSION = 2
-VALUES = ("stump", "log1p")
+VALUES = ("stump", "log1p", "tfidf")
 PUBLISHED = ("bact", "frequency", "presence")
 
 Code = Tuple[Tuple[int, str], ...]
@@ -42,7 +45,8 @@ class RuleSet:
     include_root_patterns (bool): Whether patterns may contain the document root;
         if not, root nodes never match, as in training.
     value (str): "stump" (a rule scores a / -a / b by count) or "log1p" (a rule
-        scores a * log(1 + count)).
+        scores a * log(1 + count)) or "tfidf" (a rule (t, 1, a, idf) scores a times
+        t's normalized sublinear tf-idf).
     """
 
     def __init__(self, heads: Sequence[str], *, algorithm: str = "frequency", include_root_patterns: bool = False,
@@ -149,18 +153,26 @@ class RuleSet:
         _, _, matcher, tables = self._compile()
         doc, pat, cnt = matcher.count(labels, parents, offsets)
         for h, (starts, z, a, b, bias) in enumerate(tables):
-            out[:, h] += bias
+            if self.value == "stump":
+                out[:, h] += bias
             lo, hi = starts[pat], starts[pat + 1]
             n = hi - lo
             if not n.sum():
                 continue
             rule = numpy.repeat(lo - numpy.cumsum(n) + n, n) + numpy.arange(n.sum())
             c = numpy.repeat(cnt, n)
+            rows = numpy.repeat(doc, n)
+            if self.value == "tfidf":
+                x = (1.0 + numpy.log(c)) * b[rule]
+                norm = numpy.sqrt(numpy.bincount(rows, weights=x * x, minlength=n_docs))
+                score = numpy.bincount(rows, weights=a[rule] * x, minlength=n_docs)
+                out[:, h] += numpy.divide(score, norm, out=numpy.zeros(n_docs), where=norm > 0)
+                continue
             if self.value == "log1p":
                 contrib = a[rule] * numpy.log1p(c)
             else:
                 contrib = numpy.where(c >= z[rule], a[rule], -a[rule]) - b[rule]
-            out[:, h] += numpy.bincount(numpy.repeat(doc, n), weights=contrib, minlength=n_docs)
+            out[:, h] += numpy.bincount(rows, weights=contrib, minlength=n_docs)
         return out
 
     def contributions(self, forest: Forest, i: int, head: int) -> List[Dict[str, Any]]:
@@ -168,10 +180,16 @@ class RuleSet:
         doc, pat, cnt = self.match_counts(forest.subset([i]))
         counts = dict(zip(pat.tolist(), cnt.tolist()))
         out = []
+        norm = 1.0
+        if self.value == "tfidf":
+            norm = float(numpy.sqrt(sum(((1.0 + numpy.log(counts[pid])) * b) ** 2
+                                        for pid, _, _, b in self._rules[head] if pid in counts))) or 1.0
         for r, (pid, z, a, b) in enumerate(self._rules[head]):
             c = counts.get(pid, 0)
             if c:
-                if self.value == "log1p":
+                if self.value == "tfidf":
+                    score, b = a * float((1.0 + numpy.log(c)) * b) / norm, 0.0
+                elif self.value == "log1p":
                     score, b = a * float(numpy.log1p(c)), 0.0
                 else:
                     score = a if c >= z else -a
@@ -184,6 +202,8 @@ class RuleSet:
         pattern = pattern_to_sexpr(self.patterns[pid])
         if self.value == "log1p":
             return f"{pattern} → {a:+.4f} × log(1 + count)"
+        if self.value == "tfidf":
+            return f"{pattern} → {a:+.4f} × tf-idf (idf {b:.4f})"
         if z <= 1 and b == 0.0 and self.algorithm not in PUBLISHED:
             return f"{pattern} present → {a:+.4f}"
         if z <= 1:
@@ -229,7 +249,9 @@ class RuleSet:
         try:
             value = data.get("value", "stump")
             if value not in VALUES:
-                raise ModelFormatError(f"The rule file has an unknown rule value {value!r}.")
+                raise ModelFormatError(f"The rule file has an unknown rule value {value!r} (this version reads "
+                                       f"{', '.join(VALUES)}); it was written by a newer spacy-treeboost: upgrade "
+                                       "to read it, or retrain the model.")
             heads = data["heads"]
             if not isinstance(heads, list) or not heads or not all(isinstance(h, str) for h in heads) \
                     or len(set(heads)) != len(heads):
@@ -266,6 +288,9 @@ class RuleSet:
                 if not all(numpy.isfinite(a) and numpy.isfinite(b) and z >= 1 for _, z, a, b in out._rules[h]):
                     raise ModelFormatError("The rule file holds a weight that is not a finite number or a threshold "
                                            "below 1; the file is damaged, retrain the model.")
+                if value == "tfidf" and not all(b > 0 for _, _, _, b in out._rules[h]):
+                    raise ModelFormatError("The rule file holds an idf that is not positive; the file is damaged, "
+                                           "retrain the model.")
         except (KeyError, TypeError, ValueError) as err:
             if isinstance(err, ModelFormatError):
                 raise

@@ -1,0 +1,114 @@
+"""Dev-split comparison of subtree-linear settings (never looks at test folds).
+
+    python -m bench.experiments.linear_dev movie_reviews --variants nb nb-sqh --sizes 3 [--tree]
+
+Trains each variant on every split's training documents and scores it on the split's dev documents
+(movie reviews and sentence polarity: fold k+1 for test fold k; Reuters: the 10 % dev part of ModApte
+train). Each result is cached as one JSON line in bench/_out/experiments/linear_dev/<corpus>.jsonl; the
+table printed at the end gives the mean dev score per variant and size.
+"""
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any, Dict
+
+import numpy
+
+from .data import OUT, ROOT, load_source
+from .linear import FULL, _predict
+from .run import fold_data, load_corpus, log
+from .stats import selection_score
+
+VARIANTS: Dict[str, Dict[str, Any]] = {
+    "nb": dict(features="nb"),
+    "nb-sqh": dict(features="nb", loss="squared_hinge"),
+    "nb-b.25": dict(features="nb", nb_beta=0.25),
+    "nb-sqh-b.25": dict(features="nb", loss="squared_hinge", nb_beta=0.25),
+    "nb-ms1": dict(features="nb", min_support=1),
+    "tfidf": dict(features="tfidf"),
+    "tfidf-sqh": dict(features="tfidf", loss="squared_hinge"),
+    "tfidf-sqh-ms1": dict(features="tfidf", loss="squared_hinge", min_support=1),
+    "tfidf-ms1": dict(features="tfidf", min_support=1),
+}
+
+
+def combined_forest(chain, tree, prefix: str = "dep:"):
+    """Each document's word chains and its dependency trees under one root; dependency labels get `prefix`."""
+    from spacy_treeboost.trees.forest import ForestBuilder, LabelVocab
+
+    vocab = LabelVocab(chain.vocab.to_list())
+    dep_ids = numpy.array([vocab.add(prefix + s) for s in tree.vocab.to_list()] + [-1], dtype=numpy.int32)
+    builder = ForestBuilder(vocab)
+    for i in range(len(chain)):
+        a, b = int(chain.offsets[i]), int(chain.offsets[i + 1])
+        c, d = int(tree.offsets[i]), int(tree.offsets[i + 1])
+        labels = numpy.concatenate((chain.labels[a:b], dep_ids[tree.labels[c + 1:d]]))
+        parents = chain.parents[a:b].astype(numpy.int64) - a
+        parents[0] = -1
+        dep_parents = tree.parents[c + 1:d].astype(numpy.int64) - c
+        dep_parents = numpy.where(dep_parents == 0, 0, dep_parents + (b - a) - 1)
+        builder.add_arrays(labels, numpy.concatenate((parents, dep_parents)))
+    return builder.build()
+
+
+def main(argv=None) -> int:
+    from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("corpus")
+    ap.add_argument("--variants", nargs="+", default=list(VARIANTS))
+    ap.add_argument("--sizes", nargs="+", type=int, default=[2, 3])
+    ap.add_argument("--tree", action="store_true", help="dependency trees instead of word chains")
+    ap.add_argument("--combined", action="store_true", help="chains and dependency trees under one root")
+    ap.add_argument("--folds", nargs="+", type=int, default=None, help="test folds (10-fold corpora)")
+    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    args = ap.parse_args(argv)
+    cfg = dict(FULL[args.corpus])
+    if args.folds is not None:
+        cfg["test_folds"] = args.folds
+    corpus, texts = load_corpus(args.corpus, cfg, args.data)
+    sd = load_source(args.data, corpus.source, trees=args.tree or args.combined, log=log)
+    rep = "tree" if args.tree else "combined" if args.combined else "chain"
+    if args.combined:
+        sd.tree = combined_forest(sd.chain, sd.tree)
+        args.tree = True
+    path = OUT / "linear_dev" / f"{args.corpus}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    done = {}
+    if path.is_file():
+        for line in path.read_text(encoding="utf8").splitlines():
+            r = json.loads(line)
+            done[(r["split"], r["rep"], r["variant"], r["size"])] = r
+    for split in corpus.splits:
+        fd = None
+        for variant in args.variants:
+            for size in args.sizes:
+                key = (split.name, rep, variant, size)
+                if key in done:
+                    continue
+                fd = fd or fold_data(corpus, split, sd, texts)
+                X = fd.tree if args.tree else fd.chain
+                settings = {"min_support": 2, **VARIANTS[variant]}
+                t0 = time.process_time()
+                clf = SubtreeLinearClassifier(max_pattern_size=size, **settings).fit(X["train"], fd.y_train)
+                cpu = time.process_time() - t0
+                dev = selection_score(fd.truth["dev"], _predict(clf, X["dev"], fd), fd.multilabel)
+                r = {"split": split.name, "rep": rep, "variant": variant, "size": size, "dev": dev, "cpu": cpu,
+                     "C": [i["C"] for i in clf.fit_info_]}
+                log(json.dumps(r))
+                done[key] = r
+                with open(path, "a", encoding="utf8") as f:
+                    f.write(json.dumps(r) + "\n")
+    splits = {s.name for s in corpus.splits}
+    print(f"{args.corpus} ({rep}), mean dev score over {len(splits)} split(s):")
+    for variant in args.variants:
+        for size in args.sizes:
+            v = [done[(s, rep, variant, size)]["dev"] for s in sorted(splits)]
+            print(f"  {variant:16s} size {size}: {100 * numpy.mean(v):.2f}  "
+                  f"(cpu {numpy.mean([done[(s, rep, variant, size)]['cpu'] for s in splits]):.1f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
