@@ -91,7 +91,8 @@ def learn(
     include_root_patterns: bool = typer.Option(False, help="Allow subtrees containing the root"),
     max_cache_mb: int = typer.Option(4096, help="Memory cap for the cached search space"),
     booster: str = typer.Option("presence", help="For corrective: the boosting algorithm whose rules are refitted"),
-    features: str = typer.Option("nb", help="For linear: nb (naive Bayes scaled presence) | presence | log1p"),
+    features: str = typer.Option("nb", help="For linear: nb (naive Bayes scaled presence) | presence | log1p | "
+                                 "tfidf (sublinear tf-idf, rows L2-normalized)"),
     loss: str = typer.Option("logistic", help="For linear: logistic | squared_hinge"),
     C: Optional[float] = typer.Option(None, "--C", help="For corrective/linear: inverse regularization (default: "
                                       "chosen by cross-validation)"),

@@ -109,7 +109,7 @@ def _predict(clf, forest, fd: FoldData) -> numpy.ndarray:
 def _test_outputs(clf, forest, fd: FoldData) -> Dict[str, numpy.ndarray]:
     """Predictions and probabilities (columns in the order of fd.classes; a class the learner never saw gets 0)
     from one matching of the test forest."""
-    from spacy_treeboost.learning.learner import margins_to_proba
+    from spacy_treeboost.learning.classifier import margins_to_proba
 
     F = clf.rules_.margins(forest)
     P = margins_to_proba(F[:, 0] if F.shape[1] == 1 else F, clf.classes_, clf.heads_[0].name,

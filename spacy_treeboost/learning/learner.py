@@ -14,7 +14,7 @@ import numpy
 
 from ..models.rules import RuleSet
 from ..trees.forest import Forest
-from .classifier import RuleClassifier, _label_rank, encode_targets, margins_to_proba  # noqa: F401 (re-exported)
+from .classifier import RuleClassifier, _label_rank, encode_targets
 
 ALGORITHMS = ("bact", "frequency", "presence")
 CRITERIA = ("iwakura", "z")

@@ -26,7 +26,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
-from .learner import MAX_PATTERN_SIZE_LIMIT, RuleClassifier, _Head, _label_rank, encode_targets
+from .classifier import RuleClassifier, _label_rank, encode_targets
+from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
 from .logistic import DEFAULT_CS, check_settings, fit_head
 from ..models.rules import RuleSet
 from ..trees.forest import Forest
@@ -126,21 +127,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         max_rules: Optional[int] = None,
         nb_beta: float = 1.0,
     ) -> None:
-        self.max_pattern_size = max_pattern_size
-        self.min_support = min_support
-        self.features = features
-        self.loss = loss
-        self.C = C
-        self.Cs = Cs
-        self.l1_ratio = l1_ratio
-        self.cv = cv
-        self.include_root_patterns = include_root_patterns
-        self.positive_class = positive_class
-        self.max_cache_mb = max_cache_mb
-        self.max_iter = max_iter
-        self.tol = tol
-        self.max_rules = max_rules
-        self.nb_beta = nb_beta
+        self._store_params(locals())
 
     def _validate_params(self) -> None:
         if self.max_rules is not None and (not isinstance(self.max_rules, int) or isinstance(self.max_rules, bool)
