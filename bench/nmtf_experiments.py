@@ -299,17 +299,7 @@ def ssmflk_ablation(corpus: Dict[str, Any], fractions: List[float], carried: Dic
             result[name] = dict(carried[name], carried_over=True)
             continue
         if key not in cache:
-            row = {}
-            for fraction in fractions:
-                values = []
-                for seed in DEV_DRAWS:
-                    labelled = draw_labelled(y, fraction, seed)
-                    estimator = LabelLever if set(params) & LEVERS else SSMFLK
-                    model = estimator(lexicon_prior=F0, **params).fit(X, np.where(labelled, y, -1))
-                    scored = dev & ~labelled
-                    values.append(accuracy(model.labels_[scored], y[scored]))
-                row[str(fraction)] = summary(values)
-            cache[key] = row
+            cache[key] = dev_row(X, y, F0, dev, LabelLever if set(params) & LEVERS else SSMFLK, params, fractions)
         result[name] = cache[key]
     return {name: result[name] for name in ["MFLK (no labels)"] + [n for n, _ in variants]}
 
@@ -352,18 +342,24 @@ def ssmflk_third_round(corpus: Dict[str, Any], fractions: List[float]) -> Dict[s
     for name, params in THIRD_ROUND:
         key = f"{corpus['name']}/ssmflk_ablation/{name}/{fractions}/{DEV_DRAWS}"
         if key not in cache:
-            row = {}
-            for fraction in fractions:
-                values = []
-                for seed in DEV_DRAWS:
-                    labelled = draw_labelled(y, fraction, seed)
-                    model = SSMFLK(lexicon_prior=F0, **params).fit(X, np.where(labelled, y, -1))
-                    values.append(accuracy(model.labels_[dev & ~labelled], y[dev & ~labelled]))
-                row[str(fraction)] = summary(values)
-            cache[key] = row
+            cache[key] = row = dev_row(X, y, F0, dev, SSMFLK, params, fractions)
             print(f"{corpus['name']} {name}: " + " ".join(f"{v['mean']:.4f}" for v in row.values()), flush=True)
         result[name] = cache[key]
     return result
+
+
+def dev_row(X, y, F0, dev, estimator, params, fractions) -> dict:
+    """Accuracy on the unlabelled documents of the dev part, per labelled fraction, over the dev draws."""
+    row = {}
+    for fraction in fractions:
+        values = []
+        for seed in DEV_DRAWS:
+            labelled = draw_labelled(y, fraction, seed)
+            model = estimator(lexicon_prior=F0, **params).fit(X, np.where(labelled, y, -1))
+            scored = dev & ~labelled
+            values.append(accuracy(model.labels_[scored], y[scored]))
+        row[str(fraction)] = summary(values)
+    return row
 
 
 class Cache(dict):
