@@ -14,11 +14,9 @@ import numpy
 from .datasets.corpora import CorpusFormatError, iter_jsonl
 
 
-def open_text(path: Path, mode: str, gz: Optional[bool] = None) -> IO[str]:
-    """A text file, gzip-compressed when `gz` is true (None: when its name ends in .gz)."""
-    if gz or (gz is None and path.suffix == ".gz"):
-        return gzip.open(path, mode + "t", encoding="utf8")
-    return open(path, mode, encoding="utf8")
+def open_output(path: Path, gz: bool) -> IO[str]:
+    """A text file to write, gzip-compressed when `gz` is true."""
+    return gzip.open(path, "wt", encoding="utf8") if gz else open(path, "w", encoding="utf8")
 
 
 def read_records(path: Path) -> Iterator[Dict[str, Any]]:
@@ -97,7 +95,7 @@ def apply_stream(model: str, input_path: Path, output_path: Path, *, n_workers: 
     partial = output_path.with_name(output_path.name + ".part")
     n = 0
     try:
-        with open_text(partial, "w", gz=output_path.suffix == ".gz") as out, tqdm(unit="doc", disable=not progress) as bar:
+        with open_output(partial, output_path.suffix == ".gz") as out, tqdm(unit="doc", disable=not progress) as bar:
             for record in records:
                 out.write(json.dumps(record, default=_plain) + "\n")
                 n += 1

@@ -162,7 +162,8 @@ def test_nmtf_cfg_and_model_errors_name_the_path(tmp_path):
         make_nlp().get_pipe("nmtf_sentiment").from_disk(tmp_path / "n")
 
 
-def _both_components():
+@pytest.fixture(scope="module")
+def both_components():
     from test_nmtf_sentiment import make_nlp, train
 
     tb_nlp, _ = trained_nlp(config={"threshold": 0.12345678901234567}, rounds=5)
@@ -171,9 +172,9 @@ def _both_components():
     return [(tb_nlp, "treeboost_textcat"), (nmtf_nlp, "nmtf_sentiment")]
 
 
-def test_settings_with_many_digits_survive_bytes_and_disk_exactly(tmp_path):
+def test_settings_with_many_digits_survive_bytes_and_disk_exactly(tmp_path, both_components):
     """The cfg is written with every digit (a cfg rounded to 10 digits no longer matched its model's digest)."""
-    for nlp, name in _both_components():
+    for nlp, name in both_components:
         pipe = nlp.get_pipe(name)
         for round_trip in ("bytes", "disk"):
             other = type(pipe)(pipe.vocab, None, name)
@@ -187,8 +188,8 @@ def test_settings_with_many_digits_survive_bytes_and_disk_exactly(tmp_path):
             assert [d.cats for d in other.pipe(nlp.make_doc(t) for t in TEXTS)] == [d.cats for d in nlp.pipe(TEXTS)]
 
 
-def test_a_foreign_map_is_not_loaded_as_an_empty_state():
-    for nlp, name in _both_components():
+def test_a_foreign_map_is_not_loaded_as_an_empty_state(both_components):
+    for nlp, name in both_components:
         pipe = nlp.get_pipe(name)
         before = pipe.to_bytes()
         for data in (srsly.msgpack_dumps({"something": 1}), srsly.msgpack_dumps({"cfg": srsly.json_dumps(pipe.cfg)}),

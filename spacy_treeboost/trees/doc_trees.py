@@ -246,11 +246,9 @@ class DocIndexer:
         self._keys = keys[order]
         self._rows = rows[order]
         self._ids = numpy.asarray(ids, dtype=numpy.int32)[order]
-        shared = numpy.flatnonzero(self._keys[1:] == self._keys[:-1])
-        shared_keys = numpy.unique(self._keys[shared])
-        self._shared_keys = shared_keys
-        in_shared = numpy.isin(self._keys, shared_keys)
-        self._by_row = {tuple(r): i for r, i in zip(self._rows[in_shared].tolist(), self._ids[in_shared].tolist())}
+        shared = numpy.isin(self._keys, self._keys[1:][self._keys[1:] == self._keys[:-1]])
+        self._shared_keys = numpy.unique(self._keys[shared])
+        self._by_row = {tuple(r): i for r, i in zip(self._rows[shared].tolist(), self._ids[shared].tolist())}
 
     def _label_ids(self, values: numpy.ndarray) -> numpy.ndarray:
         """Each row's label id, or -1: found by key, then the values compared exactly (keys of several
