@@ -151,8 +151,8 @@ def test_linear_calibration_measures_match_scikit_learn():
 def test_linear_runner_end_to_end(tmp_path):
     env = dict(os.environ, TREEBOOST_EXPERIMENTS_OUT=str(tmp_path / "out"))
     tracked = {p.name: p.read_bytes() for p in (ROOT / "docs").glob("results*")}
-    proc = subprocess.run([sys.executable, "-m", "bench.experiments.linear", "--profile", "smoke", "--jobs", "2"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    proc = subprocess.run([sys.executable, "-m", "bench.experiments.linear", "--profile", "smoke", "--jobs", "2",
+                           "--refit"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert {p.name: p.read_bytes() for p in (ROOT / "docs").glob("results*")} == tracked
     docs = tmp_path / "out" / "smoke"
@@ -168,6 +168,13 @@ def test_linear_runner_end_to_end(tmp_path):
     assert {(t["a"], t["b"]) for t in c["mcnemar"]} >= {("N-gram Linear NB", "NBSVM 1-2")}
     for row in c["per_split"]["N-gram Corrective"]:
         assert row["selected"]["rounds"] in c["settings"]["checkpoints"]
+    assert c["settings"]["refit"]
+    for name, rows in c["per_split"].items():
+        for row in rows:   # the train + dev fit uses the settings chosen on dev
+            chosen = {k: v for k, v in row["selected"].items() if not isinstance(v, list)}
+            if "Linear NB" in name or "Corrective" in name:
+                chosen.pop("rounds", None), chosen.pop("C", None)   # C: cross-validated again on train + dev
+            assert chosen.items() <= row["refit_selected"].items(), (name, row)
     md = (docs / "results_linear.md").read_text()
     assert f"{100 * c['summary']['N-gram Linear NB']['score']['mean']:.2f}" in md
     (docs / "results_linear.md").unlink()

@@ -39,7 +39,7 @@ from typing import Any, Dict, List, Optional
 
 import numpy
 
-from .data import CORPUS_TITLES, OUT, ROOT, load_source
+from .data import CORPUS_TITLES, OUT, ROOT, Split, load_source
 from .run import _cfg_hash, _jsonable, fold_data, load_corpus, log, train_missing
 from .stats import correctness, mcnemar, mean_std, metrics, selection_score
 from .systems import FoldData, encode_truth, fit_sklearn, fit_textcat, margins_to_pred
@@ -238,7 +238,7 @@ def fit_nbsvm(fd: FoldData, system: Dict[str, Any], cfg: Dict[str, Any]) -> Dict
             "cpu_total": cpu_total, "n_features": len(vec.vocabulary_)}
 
 
-def fit_one(fd: FoldData, system: Dict[str, Any], cfg: Dict[str, Any], keep: bool = False) -> Dict[str, Any]:
+def _fit_selecting(fd: FoldData, system: Dict[str, Any], cfg: Dict[str, Any]) -> Dict[str, Any]:
     if system["family"] == "subtree":
         fit = fit_corrective if system["learner"] == "corrective" else fit_subtree_linear
         return fit(fd, system, cfg)
@@ -247,6 +247,43 @@ def fit_one(fd: FoldData, system: Dict[str, Any], cfg: Dict[str, Any], keep: boo
     if system["peer"] == "textcat":
         return fit_textcat(fd, system["ngram"], cfg)
     return fit_sklearn(fd, system["peer"], cfg)
+
+
+def _only_selected(system: Dict[str, Any], cfg: Dict[str, Any], selected: Dict[str, Any]):
+    """The system and settings narrowed to the one candidate the dev split chose."""
+    system, cfg = dict(system), dict(cfg)
+    if "size" in selected:
+        cfg["sizes"] = cfg["corrective_sizes"] = [selected["size"]]
+    if "rounds" in selected:
+        cfg["checkpoints"] = [selected["rounds"]]
+    if "epochs" in selected:
+        cfg["epochs"] = selected["epochs"]
+    if "dev_Cs" in system:
+        system["dev_Cs"] = [selected["C"]]
+    elif system["family"] == "peer" and "C" in selected:
+        cfg["c_grid"] = [selected["C"]]
+    return system, cfg
+
+
+def fit_one(fd: FoldData, system: Dict[str, Any], cfg: Dict[str, Any], keep: bool = False) -> Dict[str, Any]:
+    """Choose the system's settings on the dev split; with `cfg["refit"]`, fit the chosen settings again on
+    train + dev (fd.refit) and score that fit on the test split, as 10-fold cross-validation trains on 9 folds."""
+    res = _fit_selecting(fd, system, cfg)
+    if not cfg.get("refit"):
+        return res
+    refit = _fit_selecting(fd.refit, *_only_selected(system, cfg, res["selected"]))
+    tests = {k: v for k, v in refit.items() if k.startswith("test_") or k in ("n_rules", "n_features")}
+    return {**res, **tests, "selected_fit": {k: res[k] for k in ("cpu_fit", "n_rules") if k in res},
+            "cpu_fit": refit["cpu_fit"], "cpu_total": res["cpu_total"] + refit["cpu_total"],
+            "refit_selected": refit["selected"]}
+
+
+def refit_fold(corpus, split, sd, texts: List[str]) -> FoldData:
+    """fold_data of the split, with fd.refit: the same split whose training part includes the dev documents."""
+    fd = fold_data(corpus, split, sd, texts)
+    merged = Split(split.name, numpy.concatenate([split.train, split.dev]), split.dev, split.test)
+    fd.refit = fold_data(corpus, merged, sd, texts)
+    return fd
 
 
 def calibration(truth: numpy.ndarray, proba: numpy.ndarray, multilabel: bool, bins: int = 10) -> Dict[str, float]:
@@ -277,7 +314,8 @@ def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str, jobs: i
     def cache_path(split, sname: str) -> Path:
         return run_dir / f"{split.name}__{sname.replace(' ', '_').replace('/', '_')}.pkl"
 
-    train_missing(corpus, sd, texts, systems, cfg, cache_path, jobs, fit=fit_one, keep_rules=())
+    train_missing(corpus, sd, texts, systems, cfg, cache_path, jobs, fit=fit_one, keep_rules=(),
+                  make_fold=refit_fold if cfg.get("refit") else None)
     score_key = "micro_f1" if corpus.multilabel else "accuracy"
     rows: Dict[str, List[Dict[str, Any]]] = {s["name"]: [] for s in systems}
     preds: Dict[str, List[numpy.ndarray]] = {s["name"]: [] for s in systems}
@@ -335,6 +373,8 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)))
     ap.add_argument("--systems", nargs="+", default=None,
                     help="run only these systems (a partial run: write it elsewhere with --docs)")
+    ap.add_argument("--refit", action="store_true",
+                    help="fit the settings chosen on dev again on train + dev before scoring the test split")
     ap.add_argument("--report-only", action="store_true")
     ap.add_argument("--docs", type=Path, default=None,
                     help="write the results here instead of docs/ (a smoke run writes beside its cache)")
@@ -353,7 +393,8 @@ def main(argv=None) -> int:
     settings = PROFILES[profile]
     for name in args.corpora or list(settings):
         log(f"=== {name} ({profile} run)")
-        res = run_corpus(name, settings[name], args.data, profile, max(1, args.jobs), args.systems)
+        cfg = dict(settings[name], refit=True) if args.refit else settings[name]
+        res = run_corpus(name, cfg, args.data, profile, max(1, args.jobs), args.systems)
         results = load()
         results["corpora"][name] = res
         if args.systems:

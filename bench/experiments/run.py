@@ -173,12 +173,14 @@ def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str, cached_
 
 
 def train_missing(corpus, sd, texts: List[str], systems, cfg: Dict[str, Any], cache_path, jobs: int,
-                  fit=fit_system, keep_rules=cfgmod.RULE_EXAMPLE_SYSTEMS) -> None:
+                  fit=fit_system, keep_rules=cfgmod.RULE_EXAMPLE_SYSTEMS, make_fold=None) -> None:
     """Train every (split, system) pair that is not in the cache, `jobs` child processes at once.
 
     fit(fold_data, system, cfg, keep) trains one system; `keep` is true for the
-    first split of the systems in `keep_rules` (their rule lists are kept).
+    first split of the systems in `keep_rules` (their rule lists are kept). make_fold(corpus, split, sd,
+    texts) builds a split's FoldData (`fold_data` by default).
     """
+    make_fold = make_fold or fold_data
     todo = [(si, split, system) for si, split in enumerate(corpus.splits) for system in systems
             if not cache_path(split, system["name"]).is_file()]
     if not todo:
@@ -190,7 +192,7 @@ def train_missing(corpus, sd, texts: List[str], systems, cfg: Dict[str, Any], ca
         while todo and len(running) < jobs:
             si, split, system = todo.pop(0)
             if si not in fds:
-                fds = {si: fold_data(corpus, split, sd, texts)}   # children hold their own copies
+                fds = {si: make_fold(corpus, split, sd, texts)}   # children hold their own copies
             keep = si == 0 and system["name"] in keep_rules
             child = ChildFit(fit, fds[si], system, cfg, keep)
             running[child.conn] = (child, split, system["name"])

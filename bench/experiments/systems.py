@@ -59,6 +59,7 @@ class FoldData:
     tree: Dict[str, Any] = field(default_factory=dict)   # the same for dependency trees
     tokens: Dict[str, List[List[str]]] = field(default_factory=dict)
     texts: Dict[str, List[str]] = field(default_factory=dict)
+    refit: Optional["FoldData"] = None  # the same split with the dev documents added to train
 
 
 def encode_truth(labels: List[Any], classes: List[str], multilabel: bool) -> numpy.ndarray:
