@@ -7,8 +7,12 @@ objective is
 
 with loss "logistic" (log(1 + exp(-m))) or "squared_hinge" (max(0, 1 - m)^2). For
 l1_ratio = 0 this is scikit-learn's `LogisticRegression(C=C)` / `LinearSVC(C=C,
-loss="squared_hinge")` with an unpenalized intercept. L2 problems are solved by L-BFGS,
-elastic-net problems by FISTA with backtracking; both are deterministic.
+loss="squared_hinge")` with an unpenalized intercept. L2 problems are solved by a
+trust-region Newton method with conjugate gradients on Hessian-vector products (as
+LIBLINEAR's primal solver does; the generalized Hessian for the squared hinge),
+elastic-net problems by FISTA with backtracking; both are deterministic. `tol` is
+relative: a solve stops when the gradient (FISTA: the gradient mapping) is `tol`
+times that at the start from zero weights, whatever the scale of the features.
 """
 import math
 from typing import Callable, List, Optional, Sequence, Tuple
@@ -66,6 +70,43 @@ def _smooth(x: numpy.ndarray, X, y: numpy.ndarray, loss: str, l2: float) -> Tupl
     return value + 0.5 * l2 * float(w @ w), grad
 
 
+class _Problem:
+    """The smooth part of the objective, its gradient and Hessian-vector products (the curvature of the
+    loss kept for the last point seen, since the solver asks for many products at one point)."""
+
+    def __init__(self, X, y: numpy.ndarray, loss: str, l2: float) -> None:
+        self.X, self.y, self.loss, self.l2 = X, y, loss, l2
+        self._at: Optional[numpy.ndarray] = None
+        self._curvature = numpy.zeros(0)
+
+    def value_grad(self, x: numpy.ndarray) -> Tuple[float, numpy.ndarray]:
+        return _smooth(x, self.X, self.y, self.loss, self.l2)
+
+    def hessp(self, x: numpy.ndarray, v: numpy.ndarray) -> numpy.ndarray:
+        if self._at is None or not numpy.array_equal(x, self._at):
+            m = self.y * (self.X @ x[:-1] + x[-1])
+            if self.loss == "logistic":
+                with numpy.errstate(over="ignore"):
+                    p = 1.0 / (1.0 + numpy.exp(-m))
+                self._curvature = p * (1.0 - p)
+            else:
+                self._curvature = 2.0 * (m < 1.0)
+            self._at = x.copy()
+        u = self._curvature * (self.X @ v[:-1] + v[-1])
+        out = numpy.empty_like(v)
+        out[:-1] = self.X.T @ u + self.l2 * v[:-1]
+        out[-1] = u.sum()
+        return out
+
+
+def _start(y: numpy.ndarray, d: int, loss: str) -> numpy.ndarray:
+    """Zero weights and the intercept of the class prior."""
+    x0 = numpy.zeros(d + 1)
+    p = min(max((y > 0).mean(), 1e-3), 1 - 1e-3) if len(y) else 0.5
+    x0[-1] = math.log(p / (1 - p)) if loss == "logistic" else 2 * p - 1
+    return x0
+
+
 def fit_linear(
     X,
     y: numpy.ndarray,
@@ -89,20 +130,19 @@ def fit_linear(
     RETURNS (Tuple[numpy.ndarray, float]): The weights and the intercept.
     """
     y = numpy.asarray(y, dtype=numpy.float64)
-    n, d = X.shape
-    x0 = numpy.zeros(d + 1) if init is None else numpy.array(init, dtype=numpy.float64)
-    if init is None:
-        p = min(max((y > 0).mean(), 1e-3), 1 - 1e-3)
-        x0[-1] = math.log(p / (1 - p)) if loss == "logistic" else 2 * p - 1
+    d = X.shape[1]
     l2 = (1.0 - l1_ratio) / C
+    problem = _Problem(X, y, loss, l2)
+    zero = _start(y, d, loss)
+    x0 = zero if init is None else numpy.array(init, dtype=numpy.float64)
+    _, g_zero = problem.value_grad(zero)
     if l1_ratio == 0.0:
         from scipy.optimize import minimize
 
-        res = minimize(_smooth, x0, args=(X, y, loss, l2), jac=True, method="L-BFGS-B",
-                       options={"maxiter": max_iter, "gtol": tol * max(1, n), "ftol": 1e-12})
-        x = res.x
+        x = minimize(problem.value_grad, x0, jac=True, hessp=problem.hessp, method="trust-ncg",
+                     options={"maxiter": max_iter, "gtol": max(tol * float(numpy.linalg.norm(g_zero)), 1e-300)}).x
     else:
-        x = _fista(x0, X, y, loss, l2, l1_ratio / C, max_iter, tol * max(1, n))
+        x = _fista(x0, X, y, loss, l2, l1_ratio / C, max_iter, max(tol * float(numpy.abs(g_zero).max()), 1e-300))
     return x[:-1].copy(), float(x[-1])
 
 
