@@ -140,7 +140,7 @@ class CorrectiveBoostClassifier(RuleClassifier):
         choose subtrees for the documents the refitted model gets wrong (C is
         cross-validated at the first refit and kept until the last one).
     max_iter (int): Solver iterations.
-    tol (float): Solver tolerance.
+    tol (float): Solver tolerance, relative to the gradient at zero weights.
     """
 
     def __init__(

@@ -101,7 +101,7 @@ class SubtreeLinearClassifier(RuleClassifier):
     positive_class (Optional[Any]): For two classes, the one whose margin is positive.
     max_cache_mb (int): Memory cap for mining.
     max_iter (int): Solver iterations.
-    tol (float): Solver tolerance.
+    tol (float): Solver tolerance, relative to the gradient at zero weights.
     max_rules (Optional[int]): Keep at most this many rules per class: after the fit
         over all subtrees, the subtrees with the largest total contribution on the
         training trees (|w_t| times the number of documents containing t) are kept
