@@ -154,7 +154,7 @@ class CorrectiveBoostClassifier(RuleClassifier):
         features: str = "presence",
         refit_every: int = 0,
         max_iter: int = 1000,
-        tol: float = 1e-4,
+        tol: float = 1e-3,
     ) -> None:
         self._store_params(locals())
 

@@ -45,7 +45,7 @@ def check_settings(*, C: Optional[float], Cs: Sequence[float], l1_ratio: float, 
     if not isinstance(max_iter, int) or isinstance(max_iter, bool) or not 1 <= max_iter <= 1_000_000:
         raise ValueError(f"max_iter={max_iter!r} is invalid: use a whole number from 1 to 1000000")
     if not isinstance(tol, (int, float)) or not 0 < tol < 1:
-        raise ValueError(f"tol={tol!r} is invalid: use a small positive number such as 1e-4")
+        raise ValueError(f"tol={tol!r} is invalid: use a small positive number such as 1e-3")
 
 
 def _loss_terms(m: numpy.ndarray, loss: str) -> Tuple[float, numpy.ndarray]:
@@ -115,7 +115,7 @@ def fit_linear(
     l1_ratio: float = 0.0,
     loss: str = "logistic",
     max_iter: int = 1000,
-    tol: float = 1e-4,
+    tol: float = 1e-3,
     init: Optional[numpy.ndarray] = None,
 ) -> Tuple[numpy.ndarray, float]:
     """Minimize the objective of the module docstring.
@@ -206,7 +206,7 @@ def choose_C(
     l1_ratio: float = 0.0,
     loss: str = "logistic",
     max_iter: int = 1000,
-    tol: float = 1e-4,
+    tol: float = 1e-3,
     column_scale: Optional[ColumnScale] = None,
     nb_beta: float = 1.0,
 ) -> Tuple[float, List[float]]:
@@ -259,7 +259,7 @@ def fit_head(
     l1_ratio: float = 0.0,
     loss: str = "logistic",
     max_iter: int = 1000,
-    tol: float = 1e-4,
+    tol: float = 1e-3,
     nb_beta: float = 1.0,
 ) -> Tuple[numpy.ndarray, float, float, Optional[List[float]]]:
     """One head's linear model, C cross-validated when None, on features optionally scaled by `nb_ratio`,

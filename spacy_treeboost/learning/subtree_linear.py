@@ -123,7 +123,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         positive_class: Optional[Any] = None,
         max_cache_mb: int = 4096,
         max_iter: int = 1000,
-        tol: float = 1e-4,
+        tol: float = 1e-3,
         max_rules: Optional[int] = None,
         nb_beta: float = 1.0,
     ) -> None:
