@@ -883,18 +883,13 @@ def _ssmflk_findings(ab: Dict[str, Any]) -> List[str]:
             + ("; the lexicon acts mostly through the start)." if abs(gap) < 0.01 else ").")
         )
     lines.append("Iterations: " + ", ".join(f"{n.split(', ')[1]} {at(n):.4f}" for n in iters) + f", against {at(default):.4f} after 100.")
-    second = [name for name, _ in SECOND_ROUND if name in ab]
-    if second:
-        lines.append(
-            "Second round, change against the default at 1 / 2 / 5 / 20 % (points): " + "; ".join(
-                f"{name}: " + " / ".join(pts(at(name, f) - at(default, f)) for f in ("0.01", "0.02", "0.05", "0.2"))
-                for name in second) + ".")
-    third = [name for name, _ in THIRD_ROUND if name in ab]
-    if third:
-        lines.append(
-            "Third round, change against the default at 1 / 2 / 5 / 20 % (points): " + "; ".join(
-                f"{name}: " + " / ".join(pts(at(name, f) - at(default, f)) for f in ("0.01", "0.02", "0.05", "0.2"))
-                for name in third) + ".")
+    for title, rows in (("Second", SECOND_ROUND), ("Third", THIRD_ROUND)):
+        names = [name for name, _ in rows if name in ab]
+        if names:
+            lines.append(
+                f"{title} round, change against the default at 1 / 2 / 5 / 20 % (points): " + "; ".join(
+                    f"{name}: " + " / ".join(pts(at(name, f) - at(default, f)) for f in ("0.01", "0.02", "0.05", "0.2"))
+                    for name in names) + ".")
     return lines
 
 

@@ -315,7 +315,7 @@ def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str, jobs: i
         return run_dir / f"{split.name}__{sname.replace(' ', '_').replace('/', '_')}.pkl"
 
     train_missing(corpus, sd, texts, systems, cfg, cache_path, jobs, fit=fit_one, keep_rules=(),
-                  make_fold=refit_fold if cfg.get("refit") else None)
+                  make_fold=refit_fold if cfg.get("refit") else fold_data)
     score_key = "micro_f1" if corpus.multilabel else "accuracy"
     rows: Dict[str, List[Dict[str, Any]]] = {s["name"]: [] for s in systems}
     preds: Dict[str, List[numpy.ndarray]] = {s["name"]: [] for s in systems}

@@ -173,14 +173,13 @@ def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str, cached_
 
 
 def train_missing(corpus, sd, texts: List[str], systems, cfg: Dict[str, Any], cache_path, jobs: int,
-                  fit=fit_system, keep_rules=cfgmod.RULE_EXAMPLE_SYSTEMS, make_fold=None) -> None:
+                  fit=fit_system, keep_rules=cfgmod.RULE_EXAMPLE_SYSTEMS, make_fold=fold_data) -> None:
     """Train every (split, system) pair that is not in the cache, `jobs` child processes at once.
 
     fit(fold_data, system, cfg, keep) trains one system; `keep` is true for the
     first split of the systems in `keep_rules` (their rule lists are kept). make_fold(corpus, split, sd,
-    texts) builds a split's FoldData (`fold_data` by default).
+    texts) builds a split's FoldData.
     """
-    make_fold = make_fold or fold_data
     todo = [(si, split, system) for si, split in enumerate(corpus.splits) for system in systems
             if not cache_path(split, system["name"]).is_file()]
     if not todo:
