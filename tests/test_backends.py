@@ -215,6 +215,28 @@ def test_ctrl_c_stops_every_worker(tmp_path, synthetic):
             os.kill(pid, 0)
 
 
+def test_a_script_without_the_main_guard_gets_an_error_not_a_hang(tmp_path):
+    """Spawned workers import the main script; one that trains at import time makes each worker die while it
+    starts. The forest (megabytes here, more than a pipe holds) must not be stuck in a pipe nobody reads."""
+    if not GENERATOR.exists():
+        pytest.skip(f"the synthetic generator is not at {GENERATOR}")
+    subprocess.run([sys.executable, str(GENERATOR), "--out-dir", str(tmp_path), "--n-train", "1500", "--n-test", "2",
+                    "--seed", "13"], check=True, capture_output=True)
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent(f"""
+        from spacy_treeboost.learning.learner import TreeBoostClassifier
+        from spacy_treeboost.trees import read_bact
+        forest, y = read_bact({str(tmp_path / "train.tree")!r})
+        assert len(forest.labels) * 8 > 2 ** 20
+        TreeBoostClassifier("frequency", n_rounds=5, n_workers=2, backend="processes").fit(forest, y)
+    """))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 1
+    assert "WorkerDiedError: Search worker 0" in proc.stderr and "while starting" in proc.stderr
+    assert 'if __name__ == "__main__":' in proc.stderr
+
+
 def test_learn_command_takes_the_worker_settings(tmp_path, synthetic):
     _, _, train = synthetic
     models = []

@@ -241,10 +241,16 @@ class LocalBackend(SearchBackend):
         self.workers = []
 
 
-def _process_main(conn: Any, init: Dict[str, Any], owned: Optional[numpy.ndarray]) -> None:
+def _process_main(conn: Any) -> None:
+    """A worker process: the forest comes over the pipe (not as spawn arguments, whose write would block forever
+    if the child died while starting), then one reply per request until None or a closed pipe."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        _, (init, owned) = conn.recv()
+    except (EOFError, OSError):
+        return
     try:
         worker = SearchWorker(**init, owned=owned)
     except Exception as err:
@@ -293,11 +299,13 @@ class ProcessBackend(SearchBackend):
             for i in range(n_workers):
                 parent, child = context.Pipe()
                 proc = context.Process(target=_process_main, name=f"spacy-treeboost search worker {i}",
-                                       args=(child, init, None if owners is None else owners == i), daemon=True)
+                                       args=(child,), daemon=True)
                 proc.start()
                 child.close()
                 self.processes.append(proc)
                 self.conns.append(parent)
+            for i in range(n_workers):
+                self._send(i, "init", (init, None if owners is None else owners == i))
             self.start_workers()
         except BaseException:
             self.close()
@@ -339,9 +347,13 @@ class ProcessBackend(SearchBackend):
         code = proc.exitcode
         self.close()
         how = f"exit code {code}" if code is None or code >= 0 else f"signal {-code}"
-        raise WorkerDiedError(
-            f"Search worker {i} (process {proc.pid}) died ({how}) in boosting round {self.round}; the training "
-            "stopped. A worker killed by the system often ran out of memory: lower max_cache_mb or n_workers.")
+        when = "while starting" if self.round == 0 else f"in boosting round {self.round}"
+        if self.round == 0 and code is not None and code > 0:
+            hint = ("Workers are spawned and import the main script: a script that trains when it is imported needs "
+                    'the guard `if __name__ == "__main__":` around its training code.')
+        else:
+            hint = "A worker killed by the system often ran out of memory: lower max_cache_mb or n_workers."
+        raise WorkerDiedError(f"Search worker {i} (process {proc.pid}) died ({how}) {when}; the training stopped. {hint}")
 
     def close(self) -> None:
         self._finalizer()
