@@ -176,6 +176,7 @@ def main() -> None:
     parser.add_argument("--growth-rounds", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--backends", default="processes,ray")
+    parser.add_argument("--workers", default="1,2", help="Worker counts of the comparison runs")
     parser.add_argument("--apply-docs", default="10000,100000")
     parser.add_argument("--apply-model", default="", help="A spaCy pipeline directory for the apply measurement "
                         "(default: one trained by the script)")
@@ -214,7 +215,7 @@ def main() -> None:
         corpus = generate(args.generator, n, args.out_dir)
         for _ in range(args.repeats):
             for backend in args.backends.split(","):
-                for workers in (1, 2):
+                for workers in [int(v) for v in args.workers.split(",")]:
                     spec = {"train": str(corpus / "train.tree"), "n_train": n, "backend": backend,
                             "n_workers": workers, "rounds": args.rounds}
                     results["compare"].append(run_child("fit", spec, log_dir))
@@ -266,8 +267,9 @@ def render(results: Dict[str, Any]) -> str:
               "; wall times rise with the load of other jobs during the run, CPU seconds much less.", "",
               f"Synthetic generator corpora (seed 13), algorithm frequency (iwakura), size 3, min support 1, "
               f"{results['rounds']} rounds.", "", "## 1 and 2 workers, processes and Ray", "",
-              "| training docs | backend | workers | runs | fit wall s (median) | vs 1 worker (median of runs) | busiest worker CPU vs 1 worker | "
-              "start wall s | CPU s per worker (search) | peak RSS MB per worker | busiest / mean | model digest |",
+              "| training docs | backend | workers | runs | fit wall s (median) | vs 1 worker (median of paired runs) | "
+              "busiest worker CPU vs 1 worker | start wall s | CPU s per worker (search), medians | "
+              "peak RSS MB per worker, medians | busiest / mean | model digest |",
               "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     compare = results["compare"]
     groups: Dict[Any, List[Dict[str, Any]]] = {}
@@ -277,11 +279,13 @@ def render(results: Dict[str, Any]) -> str:
         wall = _median(rows, "fit_wall_seconds")
         base = groups.get((n, backend, 1))
         ratio = statistics.median(_paired(rows, base)) if base else float("nan")
-        busiest = max(w["process_cpu_seconds"] for w in rows[0]["workers"])
-        cpu_ratio = busiest / base[0]["workers"][0]["process_cpu_seconds"] if base else float("nan")
-        cpu = " / ".join(_fmt(w["process_cpu_seconds"]) + f" ({_fmt(w['search_cpu_seconds'])})"
-                         for w in rows[0]["workers"])
-        rss = " / ".join(_fmt(w["peak_rss_mb"], 0) for w in rows[0]["workers"])
+        per_worker = [{key: statistics.median(r["workers"][j][key] for r in rows)
+                       for key in ("process_cpu_seconds", "search_cpu_seconds", "peak_rss_mb")}
+                      for j in range(workers)]
+        busiest = max(w["process_cpu_seconds"] for w in per_worker)
+        cpu_ratio = busiest / _median([r["workers"][0] for r in base], "process_cpu_seconds") if base else float("nan")
+        cpu = " / ".join(_fmt(w["process_cpu_seconds"]) + f" ({_fmt(w['search_cpu_seconds'])})" for w in per_worker)
+        rss = " / ".join(_fmt(w["peak_rss_mb"], 0) for w in per_worker)
         lines.append(f"| {n:,} | {backend} | {workers} | {len(rows)} | {_fmt(wall)} | {ratio:.2f}x | {cpu_ratio:.2f}x | "
                      f"{_fmt(_median(rows, 'start_wall_seconds'))} | {cpu} | {rss} | "
                      f"{_median(rows, 'load_balance'):.2f} | `{rows[0]['model_sha256'][:12]}` |")

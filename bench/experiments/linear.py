@@ -52,6 +52,8 @@ NB_BETA = 0.25
 TOP_RULES = 5000
 TFIDF_OPTIONS = {"loss": "squared_hinge", "min_support": 1}
 TFIDF_CS = [1.0, 3.0, 10.0, 30.0, 100.0]
+# Part of each run's cache key: fits cached under another solver or tolerance are not reused.
+SOLVER = "newton-cg tol=1e-3"
 
 FULL: Dict[str, Dict[str, Any]] = {
     "movie_reviews": dict(test_folds=list(range(10)), limit=0, trees=True, sizes=[2, 3], corrective_sizes=[2],
@@ -308,7 +310,7 @@ def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str, jobs: i
     corpus, texts = load_corpus(name, cfg, data)
     sd = load_source(data, corpus.source, trees=cfg["trees"], log=log)
     systems = [s for s in system_list(trees=sd.tree is not None) if only is None or s["name"] in only]
-    run_dir = OUT / "linear_runs" / profile / f"{name}_{_cfg_hash(cfg)}"
+    run_dir = OUT / "linear_runs" / profile / f"{name}_{_cfg_hash(dict(cfg, solver=SOLVER))}"
     run_dir.mkdir(parents=True, exist_ok=True)
 
     def cache_path(split, sname: str) -> Path:
