@@ -14,6 +14,7 @@ import json
 import math
 import os
 import resource
+import shlex
 import statistics
 import subprocess
 import sys
@@ -194,7 +195,7 @@ def main() -> None:
     log_dir = args.out_dir / "logs"
     log_dir.mkdir(exist_ok=True)
     results: Dict[str, Any] = {
-        "partial": True, "command": " ".join(sys.argv),
+        "partial": True, "command": shlex.join(sys.argv),
         "machine": {"cpus": os.cpu_count(), "load_at_start": os.getloadavg()[0]},
         "rounds": args.rounds, "growth_rounds": args.growth_rounds, "compare": [], "growth": [], "apply": [],
     }
@@ -205,10 +206,11 @@ def main() -> None:
             results["apply_command"] = saved.get("apply_command", saved["command"])
     if args.append:
         results = dict(json.loads(OUT_JSON.read_text()), partial=True)
-        results["command"] += f"; then {' '.join(sys.argv)}"
+        results["command"] += f"; then {shlex.join(sys.argv)}"
+        results["machine"]["load_at_appends"] = results["machine"].get("load_at_appends", []) + [os.getloadavg()[0]]
         args.growth_sizes, args.apply_docs = "", ""
     if args.apply_only:
-        results = dict(json.loads(OUT_JSON.read_text()), apply=[], apply_command=" ".join(sys.argv))
+        results = dict(json.loads(OUT_JSON.read_text()), apply=[], apply_command=shlex.join(sys.argv))
         args.compare_sizes = args.growth_sizes = ""
     save(results)
     for n in [int(v) for v in args.compare_sizes.split(",") if v]:
@@ -262,8 +264,10 @@ def render(results: Dict[str, Any]) -> str:
     if results.get("partial"):
         lines += ["**Partial results**: the run had not finished when this file was written.", ""]
     load = results["machine"].get("load_at_start")
+    appends = results["machine"].get("load_at_appends")
     lines += [f"Command: `{results['command']}`. Machine: {results['machine']['cpus']} CPUs"
-              + (f", load average {load:.2f} at the start" if load is not None else "") +
+              + (f", load average {load:.2f} at the start" if load is not None else "")
+              + (f" (then {', '.join(f'{x:.2f}' for x in appends)} at the appended runs)" if appends else "") +
               "; wall times rise with the load of other jobs during the run, CPU seconds much less.", "",
               f"Synthetic generator corpora (seed 13), algorithm frequency (iwakura), size 3, min support 1, "
               f"{results['rounds']} rounds.", "", "## 1 and 2 workers, processes and Ray", "",
