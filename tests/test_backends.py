@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from reference import forests, random_trees
-from spacy_treeboost.learning.backends import WorkerDiedError, assign_root_labels
+from spacy_treeboost.learning.backends import (WorkerDiedError, assign_root_labels, pack_occurrences,
+                                               unpack_occurrences)
 from spacy_treeboost.learning.corrective import CorrectiveBoostClassifier
 from spacy_treeboost.learning.classifier import _label_rank
 from spacy_treeboost.learning.learner import TreeBoostClassifier
@@ -73,6 +74,19 @@ def test_split_search_learns_the_same_model_as_one_worker(data, learner, task, k
     except ValueError:
         assume(False)
     assert fit_bytes(f, y, n_workers, "local", **settings_) == reference
+
+
+@given(st.lists(st.tuples(st.integers(0, 2**31 - 1), st.integers(1, 2**31 - 1)), max_size=30),
+       st.sampled_from([2**8, 2**16, 2**31]))
+def test_packed_occurrences_come_back_unchanged_in_the_narrowest_types(pairs, cap):
+    docs = numpy.array([d % cap for d, _ in pairs], dtype=numpy.int32)
+    counts = numpy.array([c % cap for _, c in pairs], dtype=numpy.int32)
+    packed = pack_occurrences(docs, counts)
+    for original, narrow in zip((docs, counts), packed):
+        largest = int(original.max()) if len(original) else 0
+        assert narrow.dtype.itemsize == next(size for size in (1, 2, 4) if largest < 2 ** (8 * size))
+    back = unpack_occurrences(*packed)
+    assert all(b.dtype == numpy.int32 and numpy.array_equal(b, a) for a, b in zip((docs, counts), back))
 
 
 def test_every_root_label_is_owned_by_exactly_one_worker_largest_first():

@@ -45,6 +45,25 @@ def assign_root_labels(labels: numpy.ndarray, parents: numpy.ndarray, n_labels: 
     return owner
 
 
+def _narrowest(largest: int) -> Any:
+    return numpy.uint8 if largest < 1 << 8 else numpy.uint16 if largest < 1 << 16 else numpy.uint32
+
+
+def pack_occurrences(docs: numpy.ndarray, counts: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """A winner's (docs, counts) in the narrowest unsigned types that hold them, order kept.
+
+    Every round sends them to every worker; narrow, they mostly stay under the size that Ray sends inline
+    (larger messages go through its object store).
+    """
+    narrow_docs = docs.astype(_narrowest(int(docs.max()) if len(docs) else 0))
+    return narrow_docs, counts.astype(_narrowest(int(counts.max()) if len(counts) else 0))
+
+
+def unpack_occurrences(docs: numpy.ndarray, counts: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """The int32 (docs, counts) of `pack_occurrences`."""
+    return docs.astype(numpy.int32), counts.astype(numpy.int32)
+
+
 def rule_outputs(n_docs: int, docs: numpy.ndarray, counts: numpy.ndarray, z: int, a: float, b: float,
                  bact: bool) -> numpy.ndarray:
     """h(x) of a stump on every training document: BACT's <t, y> (a inside, b outside) or <t, z, a, b>."""
@@ -106,10 +125,11 @@ class SearchWorker:
 
     def winners(self, heads: Sequence[int]) -> List[Tuple[numpy.ndarray, numpy.ndarray, Tuple[Tuple[int, int], ...]]]:
         """(docs, counts, code) of each head's last best candidate."""
-        return [self.space.pattern_docs(self.last_node[k]) + (self.space.pattern_code(self.last_node[k]),)
-                for k in heads]
+        return [pack_occurrences(*self.space.pattern_docs(self.last_node[k]))
+                + (self.space.pattern_code(self.last_node[k]),) for k in heads]
 
     def update(self, k: int, docs: numpy.ndarray, counts: numpy.ndarray, z: int, a: float, b: float) -> None:
+        docs, counts = unpack_occurrences(docs, counts)
         self.scores[k] += rule_outputs(len(self.scores[k]), docs, counts, z, a, b, self.settings["bact"])
 
     def set_scores(self, k: int, scores: numpy.ndarray) -> None:
@@ -200,12 +220,13 @@ class SearchBackend:
         owner_list = sorted(owners)
         for i, wins in zip(owner_list, self._call_all(owner_list, "winners", [(owners[i],) for i in owner_list])):
             for k, (docs, counts, code) in zip(owners[i], wins):
+                docs, counts = unpack_occurrences(docs, counts)
                 found[k].update(docs=docs, counts=counts, code=code)
         return found
 
     def update(self, k: int, docs: numpy.ndarray, counts: numpy.ndarray, z: int, a: float, b: float) -> None:
         """Apply a rule to head k's scores on every worker (sent with the next search)."""
-        self._pending.append(("update", (k, docs, counts, z, a, b)))
+        self._pending.append(("update", (k, *pack_occurrences(docs, counts), z, a, b)))
 
     def sync_scores(self, scores: Sequence[numpy.ndarray]) -> None:
         """Send every worker the scores of heads that changed outside boosting (e.g. refitted margins)."""
