@@ -220,7 +220,9 @@ def main() -> None:
                 for workers in [int(v) for v in args.workers.split(",")]:
                     spec = {"train": str(corpus / "train.tree"), "n_train": n, "backend": backend,
                             "n_workers": workers, "rounds": args.rounds}
-                    results["compare"].append(run_child("fit", spec, log_dir))
+                    row = run_child("fit", spec, log_dir)
+                    row["invocation"] = results["command"].count("; then ")
+                    results["compare"].append(row)
                     save(results)
     for n in [int(v) for v in args.growth_sizes.split(",") if v]:
         corpus = generate(args.generator, n, args.out_dir)
@@ -248,8 +250,13 @@ def _median(rows: List[Dict[str, Any]], key: str) -> float:
 
 
 def _paired(rows: List[Dict[str, Any]], base: List[Dict[str, Any]]) -> List[float]:
-    """Wall-time ratios of the runs of `rows` to the runs of `base` made in the same invocation (the i-th of each),
-    so that a ratio never compares runs made under different machine loads."""
+    """Wall-time ratios of the runs of `rows` to the runs of `base` made in the same invocation of the script, so
+    that a ratio never compares runs made under different machine loads (rows saved before invocations were
+    recorded pair in order: the i-th of each)."""
+    if all("invocation" in r for r in rows + base):
+        by_invocation = {b["invocation"]: b for b in base}
+        return [r["fit_wall_seconds"] / by_invocation[r["invocation"]]["fit_wall_seconds"] for r in rows
+                if r["invocation"] in by_invocation]
     return [r["fit_wall_seconds"] / b["fit_wall_seconds"] for r, b in zip(rows, base)]
 
 
