@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from spacy_treeboost.nmtf import SSMFLK, align_clusters, lexicon_classes, one_hot
 from spacy_treeboost.nmtf.start import label_word_prior
-from test_nmtf import T8_F0, _pinned_problem, dense_objective, problems, random_problem, t8_X, unit_priors  # noqa: F401
+from test_nmtf import (T8_F0, _pinned_problem, dense_objective, problems, random_problem, start_classes,  # noqa: F401
+                       t8_X, unit_priors)
 
 
 def _factor_hash(model):
@@ -79,7 +80,7 @@ def test_frequency_weighted_start_matches_a_dense_computation(problem, label_sta
     F = base + label_start * np.linalg.norm(base, axis=0) * sums / np.where(norms > 0, norms, 1.0)
     F = F / np.linalg.norm(F, axis=0)
     np.testing.assert_allclose(model.F_, F, rtol=1e-12, atol=1e-15)
-    G = one_hot(align_clusters(X, F0, np.argmax(Xd.T @ F, axis=1))) + 0.2
+    G = one_hot(align_clusters(X, F0, start_classes(X, model))) + 0.2
     G[y != -1] = one_hot(y)[y != -1] + 0.2
     np.testing.assert_allclose(model.G_, G / np.linalg.norm(G, axis=0), rtol=1e-12, atol=1e-15)
 
