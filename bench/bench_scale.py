@@ -251,13 +251,10 @@ def _median(rows: List[Dict[str, Any]], key: str) -> float:
 
 def _paired(rows: List[Dict[str, Any]], base: List[Dict[str, Any]]) -> List[float]:
     """Wall-time ratios of the runs of `rows` to the runs of `base` made in the same invocation of the script, so
-    that a ratio never compares runs made under different machine loads (rows saved before invocations were
-    recorded pair in order: the i-th of each)."""
-    if all("invocation" in r for r in rows + base):
-        by_invocation = {b["invocation"]: b for b in base}
-        return [r["fit_wall_seconds"] / by_invocation[r["invocation"]]["fit_wall_seconds"] for r in rows
-                if r["invocation"] in by_invocation]
-    return [r["fit_wall_seconds"] / b["fit_wall_seconds"] for r, b in zip(rows, base)]
+    that a ratio never compares runs made under different machine loads."""
+    by_invocation = {b["invocation"]: b for b in base}
+    return [r["fit_wall_seconds"] / by_invocation[r["invocation"]]["fit_wall_seconds"] for r in rows
+            if r["invocation"] in by_invocation]
 
 
 def _fmt(x: float, digits: int = 1) -> str:

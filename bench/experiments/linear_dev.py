@@ -16,11 +16,9 @@ from typing import Any, Dict
 import numpy
 
 from .data import OUT, ROOT, load_source
-from .linear import FULL, _predict
+from .linear import FULL, SOLVER, _predict
 from .run import fold_data, load_corpus, log
 from .stats import selection_score
-
-SOLVER = "newton-cg"   # rows cached before the Newton-CG solver carry no "solver" and are not reused
 
 VARIANTS: Dict[str, Dict[str, Any]] = {
     "nb": dict(features="nb"),
@@ -83,7 +81,7 @@ def main(argv=None) -> int:
     if path.is_file():
         for line in path.read_text(encoding="utf8").splitlines():
             r = json.loads(line)
-            if r.get("solver") == SOLVER:
+            if r.get("solver") == SOLVER:   # rows of another solver or tolerance are not reused
                 done[(r["split"], r["rep"], r["variant"], r["size"])] = r
     for split in corpus.splits:
         fd = None
