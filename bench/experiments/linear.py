@@ -53,7 +53,7 @@ TOP_RULES = 5000
 TFIDF_OPTIONS = {"loss": "squared_hinge", "min_support": 1}
 TFIDF_CS = [1.0, 3.0, 10.0, 30.0, 100.0]
 # Part of each run's cache key: fits cached under another solver or tolerance are not reused.
-SOLVER = "newton-cg tol=1e-3"
+SOLVER = "newton-cg tol=1e-3 one-blas-thread"
 
 FULL: Dict[str, Dict[str, Any]] = {
     "movie_reviews": dict(test_folds=list(range(10)), limit=0, trees=True, sizes=[2, 3], corrective_sizes=[2],
