@@ -45,6 +45,10 @@ def parsed_docs(draw, max_docs=4, max_tokens=12):
 
 def reference_tree(doc, spec):
     """Direct, recursive construction from the token objects."""
+    if spec.tree_mode == "chain+dependency":
+        chain = reference_tree(doc, TreeSpec("chain", spec.node_attrs, spec.skip_flags))
+        dep = reference_tree(doc, TreeSpec("dependency", spec.node_attrs, spec.skip_flags))
+        return chain[:-1] + re.sub(r"\((?!ROOT)", "(dep:", dep[len("(ROOT"):])
     skip = lambda t: any(getattr(t, f.lower()) for f in spec.skip_flags)
     escape = lambda v: re.sub(r"([|\\])", r"\\\1", v) if len(spec.node_attrs) > 1 else v
     label = lambda t: "|".join(escape(str(getattr(t, a.lower() + "_"))) for a in spec.node_attrs)
@@ -73,7 +77,8 @@ def reference_tree(doc, spec):
 
 
 @settings(max_examples=60, deadline=None)
-@given(parsed_docs(), st.sampled_from(["chain", "dependency"]), st.sampled_from([["IS_SPACE"], ["IS_PUNCT"]]),
+@given(parsed_docs(), st.sampled_from(["chain", "dependency", "chain+dependency"]),
+       st.sampled_from([["IS_SPACE"], ["IS_PUNCT"]]),
        st.sampled_from([["LOWER"], ["LOWER", "DEP"]]))
 def test_trees_equal_a_direct_construction(docs, mode, skip, attrs):
     spec = TreeSpec(mode, attrs, skip)
@@ -96,7 +101,7 @@ def test_joined_labels_split_back_exactly(values, other):
     assert (join_label(values) == join_label(other)) == (values == other)
 
 
-@pytest.mark.parametrize("mode", ["chain", "dependency"])
+@pytest.mark.parametrize("mode", ["chain", "dependency", "chain+dependency"])
 def test_rows_whose_keys_collide_still_get_their_own_labels(monkeypatch, mode):
     """Several-attribute keys are hashes: rows that share a key are told apart by their values."""
     monkeypatch.setattr(doc_trees, "_row_keys", lambda values: numpy.zeros(len(values), dtype=numpy.uint64))
@@ -107,6 +112,9 @@ def test_rows_whose_keys_collide_still_get_their_own_labels(monkeypatch, mode):
     labels, _, _ = DocIndexer(spec, forest.vocab.to_list(), VOCAB.strings).arrays(docs)
     get = forest.vocab.get
     expected = [0, get("a|ROOT"), get("b|dep"), get("c|dep"), 0, get("c|ROOT"), -1, get("a|dep")]
+    if mode == "chain+dependency":
+        dep = [get("dep:a|ROOT"), get("dep:b|dep"), get("dep:c|dep")]
+        expected = expected[:4] + dep + expected[4:] + [get("dep:c|ROOT"), -1, get("dep:a|dep")]
     assert -1 not in expected[:4] and None not in expected
     assert labels.tolist() == expected
 

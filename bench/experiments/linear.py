@@ -10,6 +10,9 @@ component does) and is scored once on the test split. Systems:
 
 - Linear NB (`SubtreeLinearClassifier`, the component's defaults: naive Bayes scaled presence features,
   logistic loss, min_support 2) over word chains (N-gram) or dependency trees (Tree);
+- N-gram+Tree Linear NB (`separate_views=True` on the component's tree_mode "chain+dependency"): a Linear
+  NB model over the word-chain subtrees and one over the dependency subtrees, each with its own naive Bayes
+  ratios and cross-validated C, their margins averaged (one pattern size for both, chosen on dev);
 - Linear NB top-5000: the same, keeping per class the 5,000 subtrees of largest total contribution on
   the training split, refitted jointly (`max_rules`): a rule list of at most 5,000 rules whose subtrees
   are chosen by the linear model instead of by boosting;
@@ -38,6 +41,8 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 import numpy
+
+from spacy_treeboost.trees.forest import DEPENDENCY_VIEW_PREFIX
 
 from .data import CORPUS_TITLES, OUT, ROOT, Split, load_source
 from .run import _cfg_hash, _jsonable, fold_data, load_corpus, log, train_missing
@@ -94,6 +99,9 @@ def system_list(trees: bool) -> List[Dict[str, Any]]:
         out.append({"name": f"{rep} Linear tf-idf", "family": "subtree", "representation": rep, "learner": "linear",
                     "features": "tfidf", "options": dict(TFIDF_OPTIONS), "dev_Cs": TFIDF_CS})
         out.append({"name": f"{rep} Corrective", "family": "subtree", "representation": rep, "learner": "corrective"})
+    if trees:
+        out.append({"name": "N-gram+Tree Linear NB", "family": "subtree", "representation": "Both", "learner": "linear",
+                    "features": "nb", "options": {"separate_views": True}})
     out.append({"name": "NBSVM 1-2", "family": "peer", "peer": "nbsvm", "n": 2})
     out.append({"name": "NBSVM 1-3", "family": "peer", "peer": "nbsvm", "n": 3})
     out.append({"name": "LinearSVC tf-idf 1-2", "family": "peer", "peer": "LinearSVC"})
@@ -125,10 +133,39 @@ def _test_outputs(clf, forest, fd: FoldData) -> Dict[str, numpy.ndarray]:
             "test_proba": proba}
 
 
+def combined_forest(chain, tree, prefix: str = DEPENDENCY_VIEW_PREFIX):
+    """Each document's word chains and its dependency trees under one root, dependency labels prefixed: the
+    trees of the component's tree_mode "chain+dependency"."""
+    from spacy_treeboost.trees.forest import ForestBuilder, LabelVocab
+
+    vocab = LabelVocab(chain.vocab.to_list())
+    dep_ids = numpy.array([vocab.add(prefix + s) for s in tree.vocab.to_list()] + [-1], dtype=numpy.int32)
+    builder = ForestBuilder(vocab)
+    for i in range(len(chain)):
+        a, b = int(chain.offsets[i]), int(chain.offsets[i + 1])
+        c, d = int(tree.offsets[i]), int(tree.offsets[i + 1])
+        labels = numpy.concatenate((chain.labels[a:b], dep_ids[tree.labels[c + 1:d]]))
+        parents = chain.parents[a:b].astype(numpy.int64) - a
+        parents[0] = -1
+        dep_parents = tree.parents[c + 1:d].astype(numpy.int64) - c
+        dep_parents = numpy.where(dep_parents == 0, 0, dep_parents + (b - a) - 1)
+        builder.add_arrays(labels, numpy.concatenate((parents, dep_parents)))
+    return builder.build()
+
+
+def _forests(fd: FoldData, representation: str) -> Dict[str, Any]:
+    """The train / dev / test forests of a representation: N-gram (chains), Tree or Both (chain+dependency)."""
+    if representation == "Both":
+        if not hasattr(fd, "both"):
+            fd.both = {k: combined_forest(fd.chain[k], fd.tree[k]) for k in fd.chain}
+        return fd.both
+    return fd.tree if representation == "Tree" else fd.chain
+
+
 def fit_subtree_linear(fd: FoldData, system: Dict[str, Any], cfg: Dict[str, Any]) -> Dict[str, Any]:
     from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
 
-    X = fd.tree if system["representation"] == "Tree" else fd.chain
+    X = _forests(fd, system["representation"])
     best, cpu_total, per_size = None, 0.0, {}
     options = {"min_support": 2, **system.get("options", {})}
     for size in cfg["sizes"]:
@@ -155,7 +192,7 @@ def fit_corrective(fd: FoldData, system: Dict[str, Any], cfg: Dict[str, Any]) ->
     from spacy_treeboost.learning.corrective import CorrectiveBoostClassifier
     from spacy_treeboost.learning.learner import TreeBoostClassifier
 
-    X = fd.tree if system["representation"] == "Tree" else fd.chain
+    X = _forests(fd, system["representation"])
     best, cpu_total, points = None, 0.0, []
     for size in cfg["corrective_sizes"]:
         t0 = time.process_time()

@@ -16,7 +16,7 @@ from typing import Any, Dict
 import numpy
 
 from .data import OUT, ROOT, load_source
-from .linear import FULL, SOLVER, _predict
+from .linear import FULL, SOLVER, _predict, combined_forest
 from .run import fold_data, load_corpus, log
 from .stats import selection_score
 
@@ -34,25 +34,6 @@ VARIANTS: Dict[str, Dict[str, Any]] = {
     "tfidf-sqh-ms1": dict(features="tfidf", loss="squared_hinge", min_support=1),
     "tfidf-ms1": dict(features="tfidf", min_support=1),
 }
-
-
-def combined_forest(chain, tree, prefix: str = "dep:"):
-    """Each document's word chains and its dependency trees under one root; dependency labels get `prefix`."""
-    from spacy_treeboost.trees.forest import ForestBuilder, LabelVocab
-
-    vocab = LabelVocab(chain.vocab.to_list())
-    dep_ids = numpy.array([vocab.add(prefix + s) for s in tree.vocab.to_list()] + [-1], dtype=numpy.int32)
-    builder = ForestBuilder(vocab)
-    for i in range(len(chain)):
-        a, b = int(chain.offsets[i]), int(chain.offsets[i + 1])
-        c, d = int(tree.offsets[i]), int(tree.offsets[i + 1])
-        labels = numpy.concatenate((chain.labels[a:b], dep_ids[tree.labels[c + 1:d]]))
-        parents = chain.parents[a:b].astype(numpy.int64) - a
-        parents[0] = -1
-        dep_parents = tree.parents[c + 1:d].astype(numpy.int64) - c
-        dep_parents = numpy.where(dep_parents == 0, 0, dep_parents + (b - a) - 1)
-        builder.add_arrays(labels, numpy.concatenate((parents, dep_parents)))
-    return builder.build()
 
 
 def main(argv=None) -> int:

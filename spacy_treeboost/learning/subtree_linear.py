@@ -16,6 +16,11 @@ learners) and fits a regularized linear model over them, one head per class:
   over the N training documents, n the Euclidean norm of the document's row over
   the model's subtrees (scikit-learn's `TfidfVectorizer(sublinear_tf=True)`).
 
+With `separate_views`, the subtrees of a "chain+dependency" forest are split by view
+(labels with the prefix "dep:" or without) and each view gets its own model (its own
+naive Bayes ratios and cross-validated C); the rule list holds both, every weight and
+intercept halved, so its margin is the mean of the two views' margins.
+
 The model is a `RuleSet` (presence, log1p or tfidf rules) with an intercept per
 head, matched and explained like boosted rules. Weights are stored halved so
 that sigmoid(2F) is the logistic model's probability. A tfidf model keeps every
@@ -30,7 +35,7 @@ from .classifier import RuleClassifier, _label_rank, encode_targets
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
 from .logistic import DEFAULT_CS, check_settings, fit_head
 from ..models.rules import RuleSet
-from ..trees.forest import Forest
+from ..trees.forest import DEPENDENCY_VIEW_PREFIX, Forest
 
 FEATURES = ("nb", "presence", "log1p", "tfidf")
 
@@ -106,6 +111,9 @@ class SubtreeLinearClassifier(RuleClassifier):
         over all subtrees, the subtrees with the largest total contribution on the
         training trees (|w_t| times the number of documents containing t) are kept
         and their weights refitted jointly with the same C. None keeps every subtree.
+    separate_views (bool): Fit the word-chain and dependency subtrees of a
+        "chain+dependency" forest as two models and average their margins (a forest
+        with one view gets one model, as without this setting).
     """
 
     def __init__(
@@ -126,6 +134,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         tol: float = 1e-3,
         max_rules: Optional[int] = None,
         nb_beta: float = 1.0,
+        separate_views: bool = False,
     ) -> None:
         self._store_params(locals())
 
@@ -140,6 +149,12 @@ class SubtreeLinearClassifier(RuleClassifier):
                              "weights; NBSVM uses 0.25)")
         if self.features not in FEATURES:
             raise ValueError(f"features={self.features!r} is invalid: choose one of {', '.join(FEATURES)}")
+        if not isinstance(self.separate_views, bool):
+            raise ValueError(f"separate_views={self.separate_views!r} is invalid: use true or false")
+        if self.separate_views and (self.features == "tfidf" or self.max_rules is not None):
+            setting = "features='tfidf'" if self.features == "tfidf" else f"max_rules={self.max_rules!r}"
+            raise ValueError(f"separate_views=True cannot be combined with {setting}: a tf-idf row is normalized "
+                             "over all subtrees, and max_rules ranks them jointly; use one of the two settings")
         if not isinstance(self.max_pattern_size, int) or not 1 <= self.max_pattern_size <= MAX_PATTERN_SIZE_LIMIT:
             raise ValueError(f"max_pattern_size={self.max_pattern_size!r} is invalid: use a whole number from 1 to "
                              f"{MAX_PATTERN_SIZE_LIMIT} (subtrees of 2-4 nodes are usual)")
@@ -185,10 +200,14 @@ class SubtreeLinearClassifier(RuleClassifier):
         rules = RuleSet([h.name for h in self.heads_], algorithm=f"linear-{self.features}",
                         include_root_patterns=self.include_root_patterns, value=value)
         self.fit_info_: List[Dict[str, Any]] = []
+        views = self._views(codes)
         for h, t in enumerate(targets):
-            w, c, chosen, scores = fit_head(F, t, C=self.C, Cs=self.Cs, cv=self.cv, nb=self.features == "nb",
-                                            l1_ratio=self.l1_ratio, loss=self.loss, max_iter=self.max_iter,
-                                            tol=self.tol, nb_beta=self.nb_beta)
+            if len(views) > 1:
+                w, c, chosen, scores = self._fit_views(F, t, views)
+            else:
+                w, c, chosen, scores = fit_head(F, t, C=self.C, Cs=self.Cs, cv=self.cv, nb=self.features == "nb",
+                                                l1_ratio=self.l1_ratio, loss=self.loss, max_iter=self.max_iter,
+                                                tol=self.tol, nb_beta=self.nb_beta)
             keep = None
             if self.max_rules is not None and numpy.count_nonzero(w) > self.max_rules:
                 w, c, keep = self._refit_top(counts if idf is not None else F, t, w, chosen)
@@ -204,6 +223,29 @@ class SubtreeLinearClassifier(RuleClassifier):
         self.n_features_ = len(codes)
         self.rules_ = rules
         return self
+
+    def _views(self, codes: Sequence[Any]) -> List[numpy.ndarray]:
+        """The columns of each view (word chains, then dependency trees) when views are fitted apart, else all."""
+        if not self.separate_views:
+            return [numpy.arange(len(codes))]
+        dep = numpy.array([any(label.startswith(DEPENDENCY_VIEW_PREFIX) for _, label in code) for code in codes])
+        views = [numpy.flatnonzero(~dep), numpy.flatnonzero(dep)]
+        return [v for v in views if len(v)]
+
+    def _fit_views(self, F: Any, y: numpy.ndarray,
+                   views: List[numpy.ndarray]) -> Tuple[numpy.ndarray, float, List[float], List[Any]]:
+        """One model per view's columns; weights and intercept averaged over the views."""
+        w = numpy.zeros(F.shape[1])
+        c, chosen, scores = 0.0, [], []
+        for cols in views:
+            w_v, c_v, C_v, s_v = fit_head(F[:, cols].tocsr(), y, C=self.C, Cs=self.Cs, cv=self.cv,
+                                          nb=self.features == "nb", l1_ratio=self.l1_ratio, loss=self.loss,
+                                          max_iter=self.max_iter, tol=self.tol, nb_beta=self.nb_beta)
+            w[cols] = w_v / len(views)
+            c += c_v / len(views)
+            chosen.append(C_v)
+            scores.append(s_v)
+        return w, c, chosen, scores
 
     def _refit_top(self, F: Any, y: numpy.ndarray, w: numpy.ndarray,
                    C: float) -> Tuple[numpy.ndarray, float, numpy.ndarray]:

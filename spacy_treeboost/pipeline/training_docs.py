@@ -31,12 +31,12 @@ def check_labels(name: str, labels: Sequence[str], exclusive: bool, positive: Op
 
 def check_parser(nlp: Optional[Language], name: str, tree_mode: str, parse_source: str) -> None:
     """Refuse dependency trees when no component before this one assigns token.dep."""
-    if nlp is None or tree_mode != "dependency" or name not in nlp.component_names:
+    if nlp is None or tree_mode == "chain" or name not in nlp.component_names:
         return
     before = nlp.component_names[: nlp.component_names.index(name)]
     if not any("token.dep" in nlp.get_pipe_meta(other).assigns for other in before):
         raise ValueError(
-            f"'{name}' has tree_mode = \"dependency\" but no component before it in the pipeline "
+            f"'{name}' has tree_mode = \"{tree_mode}\" but no component before it in the pipeline "
             f"assigns token.dep, so docs cannot be parsed when evaluating or predicting (parse_source = "
             f"{parse_source!r} only decides where the training trees come from). Source a parser: "
             f"add \"tok2vec\" and \"parser\" with source = \"en_core_web_sm\" before '{name}' and list "

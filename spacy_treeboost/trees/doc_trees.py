@@ -7,16 +7,19 @@ skipped by boolean flags such as IS_PUNCT: in a chain they are dropped, in a
 dependency tree their children attach to the nearest kept ancestor.
 
 Docs without sentence boundaries become one chain (chain mode); dependency mode
-needs a parse and raises an error that names the fix.
+needs a parse and raises an error that names the fix. "chain+dependency" puts both
+views of every sentence under the root: the chains, then the dependency trees, whose
+node labels carry the prefix "dep:" so that no subtree of one view is a subtree of
+the other.
 """
 import warnings
 from typing import Iterable, List, Optional, Sequence, Tuple
 
 import numpy
 
-from .forest import ROOT_LABEL, Forest, ForestBuilder, LabelVocab, chain_arrays
+from .forest import DEPENDENCY_VIEW_PREFIX, ROOT_LABEL, Forest, ForestBuilder, LabelVocab, chain_arrays
 
-TREE_MODES = ("chain", "dependency")
+TREE_MODES = ("chain", "dependency", "chain+dependency")
 NODE_ATTRS = ("ORTH", "LOWER", "NORM", "LEMMA", "POS", "TAG", "DEP", "ENT_TYPE", "SHAPE", "PREFIX", "SUFFIX")
 LABEL_SEPARATOR = "|"
 ANNOTATED_ATTRS = {
@@ -58,7 +61,8 @@ class SingleChainWarning(UserWarning):
 class TreeSpec:
     """How docs become trees.
 
-    tree_mode (str): "chain" or "dependency".
+    tree_mode (str): "chain", "dependency" or "chain+dependency" (both views of
+        every sentence under the root, dependency labels prefixed by "dep:").
     node_attrs (Sequence[str]): Token attributes that label nodes, e.g. ["LOWER"].
     skip_flags (Sequence[str]): Boolean token attributes of tokens to leave out.
     """
@@ -68,7 +72,7 @@ class TreeSpec:
         from spacy.attrs import IDS
 
         if tree_mode not in TREE_MODES:
-            raise ValueError(f"tree_mode={tree_mode!r} is invalid: choose 'chain' or 'dependency'")
+            raise ValueError(f"tree_mode={tree_mode!r} is invalid: choose one of {', '.join(map(repr, TREE_MODES))}")
         if not node_attrs:
             raise ValueError("node_attrs is empty: name at least one token attribute, e.g. ['LOWER']")
         for name in node_attrs:
@@ -83,6 +87,11 @@ class TreeSpec:
         self._attr_ids = [IDS[a] for a in self.node_attrs]
         self._flag_ids = [IDS[a] for a in self.skip_flags]
         self._head_ids = [IDS["HEAD"], IDS["SENT_START"]]
+
+    @property
+    def needs_parse(self) -> bool:
+        """Whether the trees use the dependency parse."""
+        return self.tree_mode != "chain"
 
     def check_docs(self, docs: Sequence, name: str, parse_source: str) -> None:
         """Refuse node attributes that are empty for most tokens of the training docs, and warn
@@ -124,8 +133,8 @@ class TreeSpec:
 
     def node_labels(self, doc) -> Tuple[List[str], numpy.ndarray, numpy.ndarray]:
         """Label strings, local parents and token indices (-1 for the virtual root) of one doc's tree."""
-        values, parents, _, tokens = self.doc_arrays(doc)
-        strings, inverse = label_strings(values[1:], doc.vocab.strings)
+        values, parents, _, tokens, dep_view = self.doc_parts(doc)
+        strings, inverse = label_strings(values[1:], doc.vocab.strings, None if dep_view is None else dep_view[1:])
         return [ROOT_LABEL] + [strings[i] for i in inverse], parents, tokens
 
     def doc_arrays(self, doc) -> Tuple[numpy.ndarray, numpy.ndarray, Optional[numpy.ndarray], numpy.ndarray]:
@@ -133,13 +142,31 @@ class TreeSpec:
 
         The first node is the virtual root (label values 0, token index -1).
         """
+        return self.doc_parts(doc)[:4]
+
+    def doc_parts(self, doc) -> Tuple[numpy.ndarray, numpy.ndarray, Optional[numpy.ndarray], numpy.ndarray,
+                                      Optional[numpy.ndarray]]:
+        """`doc_arrays` and, for "chain+dependency", a mask of the dependency view's nodes (else None)."""
+        if self.tree_mode != "chain+dependency":
+            return (*self._view_arrays(doc, self.tree_mode), None)
+        c_values, c_parents, _, c_tokens = self._view_arrays(doc, "chain")
+        d_values, d_parents, _, d_tokens = self._view_arrays(doc, "dependency")
+        n = len(c_parents)
+        d_parents = numpy.where(d_parents[1:] == 0, 0, d_parents[1:] + n - 1)
+        dep_view = numpy.zeros(n + len(d_parents), dtype=bool)
+        dep_view[n:] = True
+        return (numpy.concatenate((c_values, d_values[1:])), numpy.concatenate((c_parents, d_parents)), None,
+                numpy.concatenate((c_tokens, d_tokens[1:])), dep_view)
+
+    def _view_arrays(self, doc, tree_mode: str) -> Tuple[numpy.ndarray, numpy.ndarray, Optional[numpy.ndarray],
+                                                          numpy.ndarray]:
         n_attrs = len(self._attr_ids)
         if len(doc) == 0:
             return (numpy.zeros((1, n_attrs), numpy.uint64), numpy.array([-1], numpy.int64),
                     numpy.zeros(1, numpy.int32), numpy.array([-1], numpy.int64))
-        if self.tree_mode == "dependency" and not doc.has_annotation("DEP"):
+        if tree_mode == "dependency" and not doc.has_annotation("DEP"):
             raise ValueError(
-                "tree_mode='dependency' needs parsed docs, but a doc has no dependency parse. Put a parser before "
+                f"tree_mode={self.tree_mode!r} needs parsed docs, but a doc has no dependency parse. Put a parser before "
                 "the component (e.g. source 'tok2vec' and 'parser' from an English pipeline, as "
                 "configs/dependency_sentiment.cfg does), or set tree_mode='chain'. parse_source='reference' does "
                 "not replace the parser: it only takes the training trees from a DocBin that stores parses, while "
@@ -148,7 +175,7 @@ class TreeSpec:
         values = arr[:, :n_attrs]
         heads = arr[:, n_attrs].view(numpy.int64) + numpy.arange(len(doc))
         keep = ~arr[:, n_attrs + 2:].astype(bool).any(axis=1) if self._flag_ids else numpy.ones(len(doc), bool)
-        if self.tree_mode == "chain":
+        if tree_mode == "chain":
             starts = arr[:, n_attrs + 1].view(numpy.int64) == 1
             starts[0] = True
             kept = numpy.flatnonzero(keep)
@@ -185,29 +212,44 @@ def _skip_tokens(heads: numpy.ndarray, keep: numpy.ndarray) -> numpy.ndarray:
     return out
 
 
-def label_strings(values: numpy.ndarray, string_store) -> Tuple[List[str], numpy.ndarray]:
-    """Unique labels of (n, n_attrs) attribute values as strings, and each row's index among them."""
+def label_strings(values: numpy.ndarray, string_store,
+                  dep_view: Optional[numpy.ndarray] = None) -> Tuple[List[str], numpy.ndarray]:
+    """Unique labels of (n, n_attrs) attribute values as strings, and each row's index among them;
+    rows marked in `dep_view` get the dependency view's prefix."""
+    if dep_view is not None and dep_view.any():
+        marked = numpy.column_stack((values, dep_view.astype(numpy.uint64)))
+        uniq, inverse = numpy.unique(marked, axis=0, return_inverse=True)
+        return [DEPENDENCY_VIEW_PREFIX + t if m else t
+                for t, m in zip(_row_strings(uniq[:, :-1], string_store), uniq[:, -1].tolist())], inverse.ravel()
     if values.shape[1] == 1:
         uniq, inverse = numpy.unique(values[:, 0], return_inverse=True)
-        return [string_store[int(v)] if v else "" for v in uniq], inverse.ravel()
+        return _row_strings(uniq[:, None], string_store), inverse.ravel()
     uniq, inverse = numpy.unique(values, axis=0, return_inverse=True)
-    return [join_label([string_store[int(v)] if v else "" for v in row]) for row in uniq], inverse.ravel()
+    return _row_strings(uniq, string_store), inverse.ravel()
+
+
+def _row_strings(rows: numpy.ndarray, string_store) -> List[str]:
+    """The label string of every row of attribute values."""
+    if rows.shape[1] == 1:
+        return [string_store[int(v)] if v else "" for v in rows[:, 0]]
+    return [join_label([string_store[int(v)] if v else "" for v in row]) for row in rows]
 
 
 def docs_to_forest(docs: Iterable, spec: TreeSpec, vocab: Optional[LabelVocab] = None) -> Forest:
     """Build a training forest; every label string is added to `vocab`."""
     docs = list(docs)
-    parts = [spec.doc_arrays(doc) for doc in docs]
+    parts = [spec.doc_parts(doc) for doc in docs]
     builder = ForestBuilder(vocab)
     if not parts:
         return builder.build()
     values = numpy.concatenate([p[0][1:] for p in parts])
+    dep_view = None if parts[0][4] is None else numpy.concatenate([p[4][1:] for p in parts])
     node_ids = numpy.zeros(0, numpy.int32)
     if len(values):
-        strings, inverse = label_strings(values, docs[0].vocab.strings)
+        strings, inverse = label_strings(values, docs[0].vocab.strings, dep_view)
         node_ids = builder.vocab.lookup(strings)[inverse]
     pos = 0
-    for _, parents, depths, _ in parts:
+    for _, parents, depths, _, _ in parts:
         n = len(parents) - 1
         builder.add_arrays(numpy.r_[0, node_ids[pos:pos + n]], parents, depths)
         pos += n
@@ -224,23 +266,11 @@ def _row_keys(values: numpy.ndarray) -> numpy.ndarray:
     return keys
 
 
-class DocIndexer:
-    """Fast conversion of docs to the preorder arrays a RuleSet matches, in its label ids.
+class _LabelTable:
+    """Label ids of attribute-value rows: found by key, then the values compared exactly (keys of several
+    attributes are hashes, so two rows can share one)."""
 
-    Labels are found by binary search among the rule set's label keys; in chain
-    mode the trees of a whole batch are laid out with vectorized array operations.
-    """
-
-    def __init__(self, spec: TreeSpec, label_strings: Sequence[str], string_store) -> None:
-        self.spec = spec
-        self._root_id = list(label_strings).index(ROOT_LABEL) if ROOT_LABEL in label_strings else -1
-        rows, ids = [], []
-        for i, s in enumerate(label_strings):
-            parts = split_label(s) if len(spec.node_attrs) > 1 else [s]
-            if s != ROOT_LABEL and len(parts) == len(spec.node_attrs):
-                rows.append([int(string_store[p]) if p else 0 for p in parts])
-                ids.append(i)
-        rows = numpy.array(rows, dtype=numpy.uint64).reshape(-1, len(spec.node_attrs))
+    def __init__(self, rows: numpy.ndarray, ids: Sequence[int]) -> None:
         keys = _row_keys(rows)
         order = numpy.argsort(keys, kind="stable")
         self._keys = keys[order]
@@ -250,9 +280,8 @@ class DocIndexer:
         self._shared_keys = numpy.unique(self._keys[shared])
         self._by_row = {tuple(r): i for r, i in zip(self._rows[shared].tolist(), self._ids[shared].tolist())}
 
-    def _label_ids(self, values: numpy.ndarray) -> numpy.ndarray:
-        """Each row's label id, or -1: found by key, then the values compared exactly (keys of several
-        attributes are hashes, so two rows can share one)."""
+    def __call__(self, values: numpy.ndarray) -> numpy.ndarray:
+        """Each row's label id, or -1."""
         keys = _row_keys(values)
         if not len(self._keys):
             return numpy.full(len(keys), -1, dtype=numpy.int32)
@@ -266,17 +295,54 @@ class DocIndexer:
                 out[j] = self._by_row.get(tuple(values[j].tolist()), -1)
         return out
 
+
+class DocIndexer:
+    """Fast conversion of docs to the preorder arrays a RuleSet matches, in its label ids.
+
+    Labels are found by binary search among the rule set's label keys (for
+    "chain+dependency", one table per view); in chain mode the trees of a whole
+    batch are laid out with vectorized array operations.
+    """
+
+    def __init__(self, spec: TreeSpec, label_strings: Sequence[str], string_store) -> None:
+        self.spec = spec
+        self._root_id = list(label_strings).index(ROOT_LABEL) if ROOT_LABEL in label_strings else -1
+        two_views = spec.tree_mode == "chain+dependency"
+        found: Tuple[Tuple[list, list], Tuple[list, list]] = (([], []), ([], []))
+        for i, s in enumerate(label_strings):
+            if s == ROOT_LABEL:
+                continue
+            view = int(two_views and s.startswith(DEPENDENCY_VIEW_PREFIX))
+            if view:
+                s = s[len(DEPENDENCY_VIEW_PREFIX):]
+            parts = split_label(s) if len(spec.node_attrs) > 1 else [s]
+            if len(parts) == len(spec.node_attrs):
+                found[view][0].append([int(string_store[p]) if p else 0 for p in parts])
+                found[view][1].append(i)
+        self._tables = [_LabelTable(numpy.array(rows, dtype=numpy.uint64).reshape(-1, len(spec.node_attrs)), ids)
+                        for rows, ids in found]
+
+    def _label_ids(self, values: numpy.ndarray, dep_view: Optional[numpy.ndarray] = None) -> numpy.ndarray:
+        """Each row's label id, or -1."""
+        if dep_view is None:
+            return self._tables[0](values)
+        out = numpy.empty(len(values), dtype=numpy.int32)
+        out[~dep_view] = self._tables[0](values[~dep_view])
+        out[dep_view] = self._tables[1](values[dep_view])
+        return out
+
     def arrays(self, docs: Sequence) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
         """(labels, parents, offsets) of the docs' trees; unknown labels are -1."""
         if self.spec.tree_mode == "chain":
             return self._chain_arrays(docs)
-        parts = [self.spec.doc_arrays(doc) for doc in docs]
+        parts = [self.spec.doc_parts(doc) for doc in docs]
         sizes = numpy.array([len(p[1]) for p in parts], dtype=numpy.int64)
         offsets = numpy.zeros(len(parts) + 1, dtype=numpy.int64)
         numpy.cumsum(sizes, out=offsets[1:])
         if not parts:
             return numpy.zeros(0, numpy.int32), numpy.zeros(0, numpy.int32), offsets
-        labels = self._label_ids(numpy.concatenate([p[0] for p in parts]))
+        dep_view = None if parts[0][4] is None else numpy.concatenate([p[4] for p in parts])
+        labels = self._label_ids(numpy.concatenate([p[0] for p in parts]), dep_view)
         labels[offsets[:-1]] = self._root_id
         parents = numpy.concatenate([p[1] + o for p, o in zip(parts, offsets[:-1])])
         parents[offsets[:-1]] = -1

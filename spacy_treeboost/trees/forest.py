@@ -11,6 +11,7 @@ import numpy
 
 ROOT_LABEL = "\x00ROOT"
 ROOT_TEXT = "ROOT"
+DEPENDENCY_VIEW_PREFIX = "dep:"
 
 Tree = Tuple[str, Sequence["Tree"]]
 
