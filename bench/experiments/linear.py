@@ -13,6 +13,8 @@ component does) and is scored once on the test split. Systems:
 - N-gram+Tree Linear NB (`separate_views=True` on the component's tree_mode "chain+dependency"): a Linear
   NB model over the word-chain subtrees and one over the dependency subtrees, each with its own naive Bayes
   ratios and cross-validated C, their margins averaged (one pattern size for both, chosen on dev);
+  N-gram+Tree Linear tf-idf: one tf-idf model over the subtrees of both views, each row normalized over
+  all of them;
 - Linear NB top-5000: the same, keeping per class the 5,000 subtrees of largest total contribution on
   the training split, refitted jointly (`max_rules`): a rule list of at most 5,000 rules whose subtrees
   are chosen by the linear model instead of by boosting;
@@ -102,6 +104,8 @@ def system_list(trees: bool) -> List[Dict[str, Any]]:
     if trees:
         out.append({"name": "N-gram+Tree Linear NB", "family": "subtree", "representation": "Both", "learner": "linear",
                     "features": "nb", "options": {"separate_views": True}})
+        out.append({"name": "N-gram+Tree Linear tf-idf", "family": "subtree", "representation": "Both",
+                    "learner": "linear", "features": "tfidf", "options": dict(TFIDF_OPTIONS), "dev_Cs": TFIDF_CS})
     out.append({"name": "NBSVM 1-2", "family": "peer", "peer": "nbsvm", "n": 2})
     out.append({"name": "NBSVM 1-3", "family": "peer", "peer": "nbsvm", "n": 3})
     out.append({"name": "LinearSVC tf-idf 1-2", "family": "peer", "peer": "LinearSVC"})
