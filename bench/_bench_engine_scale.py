@@ -218,6 +218,13 @@ def render(results: Dict[str, Any], be: ModuleType) -> List[str]:
               "CPU (imports included).", "",
               "| documents | classify CPU s | peak RSS MiB | reading CPU s | scoring and writing CPU s | "
               "reading share |", "|---|---|---|---|---|---|"]
+    rerun = sc.get("classify_rerun")
+    if rerun:
+        lines[-4] += (f" These rows were measured again on {rerun['started']} UTC at commit "
+                        f"{rerun['commit'][:7]} (`{rerun['command']}`, load average {rerun['loadavg_start']} at the "
+                        "start), after the rest of this page; the rows they replaced: " + "; ".join(
+                            f"{r['n_docs']:,} documents {fmt(r.get('read_share') and 100 * r['read_share'], '.1f')} %"
+                            for r in rerun["previous"]) + ".")
     for r in sc.get("classify", []):
         lines.append(f"| {r['n_docs']:,} | {fmt(r.get('cpu_seconds'))} | {fmt(mib(r.get('maxrss_kib')), '.1f')} | "
                      f"{fmt(r.get('read_cpu_seconds'))} | {fmt(r.get('score_cpu_seconds'))} | "

@@ -724,7 +724,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p.add_argument("--algorithms", default="", help="only these treeboost configurations: any of frequency, "
                    "presence, bact, frequency_z (comma separated; default all)")
     p.add_argument("--sections", default="engine,scale", help="engine (the tables per workload) and/or scale "
-                   "(cost growth, classify throughput)")
+                   "(cost growth, classify throughput); or classify alone: re-measure the classify-throughput rows "
+                   "into the existing JSON, with the model of its cost-growth table, keeping every other figure")
     p.add_argument("--synth-generator", default="../shared/bench/gen_synth_trees.py",
                    help="the workload generator (relative to the repository root)")
     p.add_argument("--data", default="../shared/data", help="shared data directory (relative to the repository root)")
@@ -772,6 +773,26 @@ def write_outputs(args: argparse.Namespace, results: Dict[str, Any]) -> str:
     return md
 
 
+def rerun_classify(args: argparse.Namespace, source_start: Dict[str, Any]) -> None:
+    """Re-measure the classify-throughput rows of an existing report (`--sections classify`)."""
+    results = json.loads(args.json.read_text(encoding="utf-8"))
+    sc = results.get("scale") or {}
+    if not sc.get("growth") or not Path(sc["growth"][0]["model"]).exists():
+        raise SystemExit(f"error: {rel(args.json)} has no cost-growth model to classify with; run the scale section "
+                         "first (--sections scale)")
+    rerun = {"command": shlex.join(["python", "bench/bench_engine.py"] + sys.argv[1:]),
+             "started": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S"),
+             "loadavg_start": " / ".join(f"{x:.2f}" for x in os.getloadavg()), "commit": source_start["commit"],
+             "previous": sc.get("classify", [])}
+    sc["classify"] = scale_section.classify(args, sys.modules[__name__], sc["workload"], Path(sc["growth"][0]["model"]),
+                                            args.out_dir)
+    rerun["loadavg_end"] = " / ".join(f"{x:.2f}" for x in os.getloadavg())
+    sc["classify_rerun"] = rerun
+    results["acceptance"] = acceptance(results) + scale_section.acceptance(results, sys.modules[__name__])
+    print(write_outputs(args, results))
+    log(f"wrote {rel(args.json)} and {rel(args.md)}")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> None:
     args = parse_args(argv)
 
@@ -790,6 +811,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     if stale and not args.allow_stale_build:
         raise SystemExit(f"error: compiled kernels older than their .pyx: {', '.join(stale)}; rebuild with "
                          "`python setup.py build_ext --inplace` (or pass --allow-stale-build)")
+    if args.sections == ["classify"]:
+        rerun_classify(args, source_start)
+        return
     wall0 = time.perf_counter()
     results: Dict[str, Any] = {
         "command": shlex.join(["python", "bench/bench_engine.py"] + list(sys.argv[1:] if argv is None else argv)),
