@@ -1,0 +1,38 @@
+"""The README's accuracy figures come from the generated results it links to, not from memory."""
+import json
+import re
+from pathlib import Path
+from typing import Set
+
+ROOT = Path(__file__).resolve().parents[1]
+LINK = re.compile(r"\(docs/(partial_\w+)/results_linear\.md\)")
+PERCENT = re.compile(r"(?<![\d.])(\d{2}\.\d{2}) %")
+
+
+def reported(folder: str) -> Set[str]:
+    """Every accuracy of the report in docs/<folder>: test means, pooled and dev means, as `NN.NN`."""
+    data = json.loads((ROOT / "docs" / folder / "results_linear.json").read_text(encoding="utf8"))
+    out = set()
+    for corpus in data["corpora"].values():
+        for summary in corpus["summary"].values():
+            for key in ("accuracy", "pooled", "dev"):
+                value = summary.get(key)
+                value = value.get("mean") if isinstance(value, dict) else value
+                if isinstance(value, (int, float)):
+                    out.add(f"{100 * value:.2f}")
+    return out
+
+
+def test_every_percentage_beside_a_results_link_is_in_that_report():
+    paragraphs = re.split(r"\n\s*\n", (ROOT / "README.md").read_text(encoding="utf8"))
+    checked = 0
+    for paragraph in paragraphs:
+        for line in paragraph.splitlines() if paragraph.startswith("|") else [paragraph]:
+            folders = set(LINK.findall(line))
+            if not folders:
+                continue
+            known = set().union(*(reported(f) for f in folders))
+            for figure in PERCENT.findall(line):
+                assert figure in known, f"README figure {figure} % is in none of {sorted(folders)}: {line[:200]}"
+                checked += 1
+    assert checked >= 8
