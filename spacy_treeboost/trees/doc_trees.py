@@ -88,11 +88,6 @@ class TreeSpec:
         self._flag_ids = [IDS[a] for a in self.skip_flags]
         self._head_ids = [IDS["HEAD"], IDS["SENT_START"]]
 
-    @property
-    def needs_parse(self) -> bool:
-        """Whether the trees use the dependency parse."""
-        return self.tree_mode != "chain"
-
     def check_docs(self, docs: Sequence, name: str, parse_source: str) -> None:
         """Refuse node attributes that are empty for most tokens of the training docs, and warn
         when chain mode finds no sentence boundaries although the docs have several sentences.
