@@ -1,5 +1,6 @@
 import json
 import pickle
+import re
 import subprocess
 import sys
 import warnings
@@ -201,19 +202,22 @@ def test_explain_and_html():
         pipe.explain(doc, by="word")
 
 
-def test_dependency_mode_without_a_parser_in_the_pipeline_names_the_fix():
+@pytest.mark.parametrize("mode", ["dependency", "chain+dependency"])
+def test_dependency_mode_without_a_parser_in_the_pipeline_names_the_fix(mode):
     for parse_source in ("pipeline", "reference"):
         nlp = spacy.blank("en")
-        nlp.add_pipe("treeboost_textcat", config={"trees": trees(tree_mode="dependency"), "parse_source": parse_source})
+        nlp.add_pipe("treeboost_textcat", config={"trees": trees(tree_mode=mode), "parse_source": parse_source})
         examples = parsed_examples(nlp)
-        with pytest.raises(ValueError, match="no component before it in the pipeline assigns token.dep.*tok2vec.*parser"):
+        with pytest.raises(ValueError, match=f'tree_mode = "{re.escape(mode)}" but no component before it in the '
+                                             "pipeline assigns token.dep.*tok2vec.*parser"):
             nlp.initialize(lambda: examples)
 
 
-def test_dependency_mode_on_an_unparsed_doc_names_the_fix():
+@pytest.mark.parametrize("mode", ["dependency", "chain+dependency"])
+def test_dependency_mode_on_an_unparsed_doc_names_the_fix(mode):
     nlp = spacy.blank("en")
     nlp.add_pipe("next_word_parser")
-    pipe = nlp.add_pipe("treeboost_textcat", config={"trees": trees(tree_mode="dependency"), "rounds_per_update": 5})
+    pipe = nlp.add_pipe("treeboost_textcat", config={"trees": trees(tree_mode=mode), "rounds_per_update": 5})
     examples = parsed_examples(nlp)
     nlp.initialize(lambda: examples)
     nlp.update(examples)
