@@ -211,20 +211,20 @@ def render(results: Dict[str, Any], be: ModuleType) -> List[str]:
         lines += ["", f"Fitted exponents (least squares over {len(good)} sizes): CPU ∝ n^"
                   f"{fit_exponent(ns, [r['cpu_seconds'] for r in good]):.2f}, peak RSS ∝ n^"
                   f"{fit_exponent(ns, [r['maxrss_kib'] for r in good]):.2f}."]
+    rerun = sc.get("classify_rerun")
+    rerun_note = "" if not rerun else (
+        f" These rows were measured again on {rerun['started']} UTC at commit {rerun['commit'][:7]} "
+        f"(`{rerun['command']}`, load average {rerun['loadavg_start']} at the start), after the rest of this page; "
+        "the rows they replaced: " + "; ".join(
+            f"{r['n_docs']:,} documents {fmt(r.get('read_share') and 100 * r['read_share'], '.1f')} %"
+            for r in rerun["previous"]) + ".")
     lines += ["", "## Classify throughput", "",
               f"`classify` with the {GROWTH_DOCS[0]:,}-document model of the table above on the first n test documents "
               "of the same set. CPU and peak RSS of the `classify` process (medians); reading: CPU of `iter_bact` "
               "in the same loop (`bench/_bench_engine_driver.py classify-split`), as a share of that process's whole "
-              "CPU (imports included).", "",
+              "CPU (imports included)." + rerun_note, "",
               "| documents | classify CPU s | peak RSS MiB | reading CPU s | scoring and writing CPU s | "
               "reading share |", "|---|---|---|---|---|---|"]
-    rerun = sc.get("classify_rerun")
-    if rerun:
-        lines[-4] += (f" These rows were measured again on {rerun['started']} UTC at commit "
-                        f"{rerun['commit'][:7]} (`{rerun['command']}`, load average {rerun['loadavg_start']} at the "
-                        "start), after the rest of this page; the rows they replaced: " + "; ".join(
-                            f"{r['n_docs']:,} documents {fmt(r.get('read_share') and 100 * r['read_share'], '.1f')} %"
-                            for r in rerun["previous"]) + ".")
     for r in sc.get("classify", []):
         lines.append(f"| {r['n_docs']:,} | {fmt(r.get('cpu_seconds'))} | {fmt(mib(r.get('maxrss_kib')), '.1f')} | "
                      f"{fmt(r.get('read_cpu_seconds'))} | {fmt(r.get('score_cpu_seconds'))} | "

@@ -120,18 +120,21 @@ def test_solvers_run_on_one_blas_thread_and_restore_the_setting(monkeypatch):
     threadpoolctl = pytest.importorskip("threadpoolctl")
     from spacy_treeboost.learning import logistic
 
+    def blas_threads():
+        return {i["filepath"]: i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"}
+
     seen = []
     real = logistic.fit_linear
 
     def spy(*args, **kwargs):
-        seen.append({i["filepath"]: i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"})
+        seen.append(blas_threads())
         return real(*args, **kwargs)
 
     monkeypatch.setattr(logistic, "fit_linear", spy)
     X, y = random_problem(3)
     with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
-        before = {i["filepath"]: i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"}
+        before = blas_threads()
         logistic.fit_head(csr_matrix(X), y, C=None, Cs=[0.1, 1.0], cv=2, nb=True)
-        after = {i["filepath"]: i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"}
+        after = blas_threads()
     assert len(seen) == 5 and all(s and set(s.values()) == {1} for s in seen)
     assert after == before

@@ -160,7 +160,7 @@ def combined_forest(chain, tree, prefix: str = DEPENDENCY_VIEW_PREFIX):
 def _forests(fd: FoldData, representation: str) -> Dict[str, Any]:
     """The train / dev / test forests of a representation: N-gram (chains), Tree or Both (chain+dependency)."""
     if representation == "Both":
-        if not hasattr(fd, "both"):
+        if not fd.both:
             fd.both = {k: combined_forest(fd.chain[k], fd.tree[k]) for k in fd.chain}
         return fd.both
     return fd.tree if representation == "Tree" else fd.chain

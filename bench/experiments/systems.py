@@ -60,6 +60,7 @@ class FoldData:
     tokens: Dict[str, List[List[str]]] = field(default_factory=dict)
     texts: Dict[str, List[str]] = field(default_factory=dict)
     refit: Optional["FoldData"] = None  # the same split with the dev documents added to train
+    both: Dict[str, Any] = field(default_factory=dict)  # chain+dependency forests, built on first use
 
 
 def encode_truth(labels: List[Any], classes: List[str], multilabel: bool) -> numpy.ndarray:
