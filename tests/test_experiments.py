@@ -130,6 +130,19 @@ def test_runner_end_to_end(tmp_path):
     assert (docs / "results.md").read_text() == md
 
 
+def test_linear_min_support_1_systems_run_only_on_the_corpora_chosen_for_them():
+    from bench.experiments.linear import MIN_SUPPORT_1_CORPORA, system_list
+
+    extra = {"N-gram Linear NB min_support 1", "N-gram+Tree Linear NB min_support 1"}
+    for corpus in ("movie_reviews", "sentence_polarity", "r8", "r10", "embedded_reviews"):
+        systems = {s["name"]: s for s in system_list(trees=True, corpus=corpus)}
+        assert (extra <= set(systems)) == (corpus in MIN_SUPPORT_1_CORPORA), corpus
+        assert all(systems[n]["options"]["min_support"] == 1 for n in extra & set(systems))
+        assert len(systems) == len(system_list(trees=True, corpus=corpus))
+    chains_only = {s["name"] for s in system_list(trees=False, corpus="sentence_polarity")}
+    assert "N-gram Linear NB min_support 1" in chains_only and "N-gram+Tree Linear NB min_support 1" not in chains_only
+
+
 def test_linear_calibration_measures_match_scikit_learn():
     from sklearn.metrics import log_loss
 

@@ -26,6 +26,8 @@ VARIANTS: Dict[str, Dict[str, Any]] = {
     "nb-views": dict(features="nb", separate_views=True),
     "nb-views-b.25": dict(features="nb", separate_views=True, nb_beta=0.25),
     "nb-views-sqh-b.25": dict(features="nb", separate_views=True, loss="squared_hinge", nb_beta=0.25),
+    "nb-views-ms1": dict(features="nb", separate_views=True, min_support=1),
+    "nb-views-ms1-b.25": dict(features="nb", separate_views=True, min_support=1, nb_beta=0.25),
     "nb-C100": dict(features="nb", Cs=(0.01, 0.03, 0.1, 0.25, 1.0, 3.0, 10.0, 30.0, 100.0)),
     "nb-b.25": dict(features="nb", nb_beta=0.25),
     "nb-sqh-b.25": dict(features="nb", loss="squared_hinge", nb_beta=0.25),
