@@ -1,6 +1,13 @@
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Property tests draw the same examples on every run, so a run's result depends only on the code;
+# `python -m pytest --hypothesis-profile=explore` draws fresh examples.
+settings.register_profile("deterministic", derandomize=True, deadline=None)
+settings.register_profile("explore", derandomize=False, deadline=None)
+settings.load_profile("deterministic")
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
