@@ -9,7 +9,7 @@ bench/nmtf_experiments.py; every figure is the mean accuracy on the dev part's u
 
 - MFLK (no labels) and SSMFLK (the defaults);
 - threshold: MFLK's log(G_pos / G_neg) with the decision threshold that is best on the labelled documents
-  (ties: the median of the best thresholds), and the same with the best threshold on the scored documents
+  (ties: the middle one of the best cut points), and the same with the best threshold on the scored documents
   themselves (an oracle: how much a threshold could give at most);
 - self-training: SSMFLK refitted three times, each time with the `share` most confident unlabelled documents
   of each class (by SSMFLK's log(G_pos / G_neg)) added as labelled;
@@ -47,11 +47,14 @@ def log_odds(model: MFLK) -> np.ndarray:
 
 
 def best_threshold(score: np.ndarray, y: np.ndarray) -> float:
-    """The threshold b of `predict positive when score >= b` with the best accuracy on (score, y); ties: median."""
+    """The threshold b of `predict positive when score >= b` with the best accuracy on (score, y), from the cut
+    points between sorted scores; ties: the middle one of the best cut points (their median value could fall
+    between two best ranges, where the accuracy is worse)."""
     s = np.sort(score)
     candidates = np.concatenate(([s[0] - 1], (s[1:] + s[:-1]) / 2, [s[-1] + 1]))
     acc = np.array([np.mean((score >= b) == (y == 0)) for b in candidates])
-    return float(np.median(candidates[acc == acc.max()]))
+    best = candidates[acc == acc.max()]
+    return float(best[(len(best) - 1) // 2])
 
 
 def accuracy_at(score: np.ndarray, y: np.ndarray, threshold: float = 0.0) -> float:
