@@ -1,23 +1,12 @@
 """The decision-threshold helpers of bench/nmtf_label_ceiling.py against a brute-force search."""
-import importlib.util
 import sys
 from pathlib import Path
 
 import numpy
 from hypothesis import given, strategies as st
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _ceiling():
-    sys.path.insert(0, str(ROOT / "bench"))
-    spec = importlib.util.spec_from_file_location("nmtf_label_ceiling", ROOT / "bench" / "nmtf_label_ceiling.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-ceiling = _ceiling()
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+import nmtf_label_ceiling as ceiling  # noqa: E402
 
 
 def test_threshold_by_hand():

@@ -202,12 +202,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         self.fit_info_: List[Dict[str, Any]] = []
         views = self._views(codes)
         for h, t in enumerate(targets):
-            if len(views) > 1:
-                w, c, chosen, scores = self._fit_views(F, t, views)
-            else:
-                w, c, chosen, scores = fit_head(F, t, C=self.C, Cs=self.Cs, cv=self.cv, nb=self.features == "nb",
-                                                l1_ratio=self.l1_ratio, loss=self.loss, max_iter=self.max_iter,
-                                                tol=self.tol, nb_beta=self.nb_beta)
+            w, c, chosen, scores = self._fit_views(F, t, views) if len(views) > 1 else self._fit_head(F, t)
             keep = None
             if self.max_rules is not None and numpy.count_nonzero(w) > self.max_rules:
                 w, c, keep = self._refit_top(counts if idf is not None else F, t, w, chosen)
@@ -232,15 +227,18 @@ class SubtreeLinearClassifier(RuleClassifier):
         views = [numpy.flatnonzero(~dep), numpy.flatnonzero(dep)]
         return [v for v in views if len(v)]
 
+    def _fit_head(self, F: Any, y: numpy.ndarray) -> Tuple[numpy.ndarray, float, float, Optional[List[float]]]:
+        """`fit_head` with this model's settings."""
+        return fit_head(F, y, C=self.C, Cs=self.Cs, cv=self.cv, nb=self.features == "nb", l1_ratio=self.l1_ratio,
+                        loss=self.loss, max_iter=self.max_iter, tol=self.tol, nb_beta=self.nb_beta)
+
     def _fit_views(self, F: Any, y: numpy.ndarray,
                    views: List[numpy.ndarray]) -> Tuple[numpy.ndarray, float, List[float], List[Any]]:
         """One model per view's columns; weights and intercept averaged over the views."""
         w = numpy.zeros(F.shape[1])
         c, chosen, scores = 0.0, [], []
         for cols in views:
-            w_v, c_v, C_v, s_v = fit_head(F[:, cols].tocsr(), y, C=self.C, Cs=self.Cs, cv=self.cv,
-                                          nb=self.features == "nb", l1_ratio=self.l1_ratio, loss=self.loss,
-                                          max_iter=self.max_iter, tol=self.tol, nb_beta=self.nb_beta)
+            w_v, c_v, C_v, s_v = self._fit_head(F[:, cols].tocsr(), y)
             w[cols] = w_v / len(views)
             c += c_v / len(views)
             chosen.append(C_v)
