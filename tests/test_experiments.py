@@ -195,3 +195,27 @@ def test_linear_runner_end_to_end(tmp_path):
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert (docs / "results_linear.md").read_text() == md
+
+
+def test_results_page_sets_the_boosted_list_beside_the_linear_run(tmp_path):
+    from bench.experiments.report import _with_linear
+
+    def system(family, test, dev, **extra):
+        return {"family": family, "score": {"mean": test}, "dev": {"mean": dev}, **extra}
+
+    boosted = {"mr": {"title": "Reviews", "best_treeboost": "Tree +FQ",
+                      "summary": {"Tree +FQ": system("treeboost", 0.845, 0.85)}}}
+    linear = {"corpora": {"mr": {"settings": {"refit": True}, "summary": {
+        "N-gram Linear NB": system("subtree", 0.890, 0.880),
+        "Tree Linear NB": system("subtree", 0.895, 0.870),   # better on test, worse on dev: not chosen
+        "Tree Corrective": system("subtree", 0.851, 0.860, n_rules={"mean": 4000}),
+        "N-gram Corrective": system("subtree", 0.860, 0.850, n_rules={"mean": 6000}),   # too many rules
+        "NBSVM 1-2": system("peer", 0.883, 0.890), "LinearSVC tf-idf 1-2": system("peer", 0.876, 0.895)}}}}
+    lines = []
+    _with_linear(boosted, tmp_path, lines.append)
+    assert lines == []   # no results_linear.json beside the page: no section
+    (tmp_path / "results_linear.json").write_text(json.dumps(linear), encoding="utf8")
+    _with_linear(boosted, tmp_path, lines.append)
+    row = next(line for line in lines if line.startswith("| Reviews"))
+    assert row == "| Reviews | Tree +FQ 84.50 | N-gram Linear NB 89.00 | Tree Corrective 85.10 | NBSVM 1-2 88.30 |"
+    assert any("refits the settings chosen on dev" in line for line in lines)

@@ -1,4 +1,5 @@
 """docs/results.json -> docs/results.md and docs/results_*.png. Every number comes from the JSON."""
+import json
 import statistics
 from pathlib import Path
 from typing import Any, Dict, List
@@ -103,6 +104,7 @@ def render(results: Dict[str, Any], docs: Path, plots: bool = True) -> None:
         w(f"| {name} | {c['run']} | {s['sizes']} | {s['max_rounds']} | {s['probe']} | {s['step']} | {s['patience']} | "
           f"{s.get('smooth', 1)} | {s['epochs']} | {s['c_grid']} | {sub}{folds} |")
     w("")
+    _with_linear(corpora, docs, w)
     if "movie_reviews" in corpora:
         _acceptance(corpora["movie_reviews"], w)
     _glance(corpora, w)
@@ -111,6 +113,44 @@ def render(results: Dict[str, Any], docs: Path, plots: bool = True) -> None:
         if plots:
             _plots(name, c, docs)
     (docs / "results.md").write_text("\n".join(lines) + "\n", encoding="utf8")
+
+
+def _with_linear(corpora: Dict[str, Any], docs: Path, w) -> None:
+    """Per corpus: the best boosted list of this page beside the best subtree-linear system, the best jointly
+    fitted rule list and the best peer of docs/results_linear.json, when that file is beside this page."""
+    path = docs / "results_linear.json"
+    if not path.is_file():
+        return
+    from .linear_report import _best, _rule_lists, _score
+
+    results = json.loads(path.read_text(encoding="utf8"))
+    linear = results.get("corpora", {})
+    names = [n for n in linear if n in corpora]
+    if not names:
+        return
+    w("## Boosted rule lists, the new learners and the linear peers")
+    w("")
+    w("Mean test scores over the splits (micro F1 for R10). The boosted list is this page's best subtree-boosting "
+      "system, fitted on the training split only; the other columns come from [results_linear.md](results_linear.md)"
+      + (", whose run refits the settings chosen on dev on train + dev"
+         if all(c["settings"].get("refit") for c in linear.values()) else ", fitted on the training split as well")
+      + (f" (**partial run** of {', '.join(results['partial'])})" if results.get("partial") else "")
+      + ". Its best subtree system is the one with the best dev score; its peer is the best on test.")
+    w("")
+    w("| corpus | boosted list (this page) | best subtree system (results_linear) | jointly fitted rule list, ≤ 5,000 "
+      "rules | best peer (results_linear) |")
+    w("|---|---|---|---|---|")
+    for name in names:
+        c, lc = corpora[name], linear[name]
+        boosted = c["best_treeboost"]
+        best = _best(lc, "subtree")
+        peer = _best(lc, "peer")
+        lists = _rule_lists(lc)
+        rl = max(lists, key=lambda n: _score(lc, n)) if lists else None
+        cell = (lambda n: f"{n} {pct(_score(lc, n))}" if n else "–")
+        w(f"| {c['title']} | {boosted} {pct(c['summary'][boosted]['score']['mean'])} | "
+          f"{cell(best)} | {cell(rl)} | {cell(peer)} |")
+    w("")
 
 
 def _acceptance(c: Dict[str, Any], w) -> None:
