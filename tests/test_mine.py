@@ -159,43 +159,85 @@ def test_exact_tie_with_an_empty_block_follows_the_tie_order():
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(forests(st), st.integers(1, 4), st.booleans(), st.sampled_from(["iwakura", "z", "bact"]), st.booleans(), st.data())
-def test_best_rule_equals_exhaustive_search(data, k, include_root, criterion, presence, draw):
+@given(forests(st), st.integers(1, 4), st.booleans(), st.sampled_from(["iwakura", "z", "bact"]), st.booleans(),
+       st.booleans(), st.data())
+def test_best_rule_equals_exhaustive_search(data, k, include_root, criterion, presence, dominance, draw):
     f = Forest.from_trees(data[0])
     minsup = draw.draw(st.sampled_from([1, 1, 2]))
-    assume(all_subtrees(forest_docs(f), k, include_root=include_root, min_support=minsup))
-    sp = space(f, max_pattern_size=k, include_root=include_root, min_support=minsup)
+    patterns = all_subtrees(forest_docs(f), k, include_root=include_root, min_support=minsup)
+    assume(patterns)
+    sp = space(f, max_pattern_size=k, include_root=include_root, min_support=minsup,
+               single_document_dominance=dominance)
     # Several rounds on one cached space: later calls reuse patterns expanded by earlier ones.
     for _ in range(3):
         w, y = draw.draw(weights_and_labels(st, len(f)))
         check_best(sp, f, w, y, criterion, presence, k, include_root, minsup)
     # The lazily expanded cache still holds exactly the right patterns and counts.
     sp.expand_all()
-    assert engine_patterns(sp) == all_subtrees(forest_docs(f), k, include_root=include_root, min_support=minsup)
+    if not dominance:
+        assert engine_patterns(sp) == patterns
+    else:
+        check_dominance_cache(engine_patterns(sp), patterns, f)
+
+
+def check_dominance_cache(got, patterns, f):
+    """With single_document_dominance the cache holds every pattern of two or more documents and, per
+    document, at least the first of its one-document patterns in the tie order, with the right counts."""
+    rank = _label_rank(f.vocab.to_list())
+    key = lambda code: (len(code), tuple((d, int(rank[lab])) for d, lab in code))   # noqa: E731
+    assert got.items() <= patterns.items()
+    assert {c for c, docs in patterns.items() if len(docs) > 1} <= set(got)
+    first = {}
+    for code, docs in patterns.items():
+        if len(docs) == 1:
+            (d,) = docs
+            first[d] = min(first.get(d, code), code, key=key)
+    assert set(first.values()) <= set(got)
+
+
+@pytest.mark.parametrize("criterion", ["iwakura", "z", "bact"])
+def test_dominance_keeps_the_first_one_document_pattern_when_a_later_code_comes_first(criterion):
+    """'a x' and 'b y' occur in document 0 only. The first round visits root b before root a (b's bound is
+    higher), so 'b y' is cached first; 'a x' comes first in the tie order and must replace it as the kept
+    pattern of document 0. The second round puts nearly all weight on document 0, where the two tie."""
+    f = Forest.from_sentences([[["a", "x"], ["b", "y"]], [["a"], ["b"]], [["b"]], [["x"], ["y"]]])
+    sp = space(f, max_pattern_size=2, single_document_dominance=True)
+    check_best(sp, f, [0.25] * 4, [1, 1, 1, -1], criterion, False, 2, False, 1)
+    got = check_best(sp, f, [0.97, 0.01, 0.01, 0.01], [1, -1, -1, -1], criterion, False, 2, False, 1)
+    V = f.vocab
+    assert sp.pattern_code(got["node"]) == ((0, V.get("a")), (1, V.get("x")))
+    sp.expand_all()
+    patterns = all_subtrees(forest_docs(f), 2)
+    check_dominance_cache(engine_patterns(sp), patterns, f)
+    fresh = space(f, max_pattern_size=2, single_document_dominance=True)
+    fresh.expand_all()   # root a before root b: 'b y' comes after the kept 'a x' and is dropped
+    assert set(patterns) - set(engine_patterns(fresh)) == {((0, V.get("b")), (1, V.get("y")))}
 
 
 @settings(max_examples=150, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 4), st.booleans(), st.sampled_from(["iwakura", "z", "bact"]),
-       st.booleans(), st.sampled_from([1, 1, 2]))
-def test_best_rule_on_seeded_forests(seed, k, include_root, criterion, presence, minsup):
+       st.booleans(), st.sampled_from([1, 1, 2]), st.booleans())
+def test_best_rule_on_seeded_forests(seed, k, include_root, criterion, presence, minsup, dominance):
     f = Forest.from_trees(random_trees(seed)[0])
     assume(all_subtrees(forest_docs(f), k, include_root=include_root, min_support=minsup))
-    sp = space(f, max_pattern_size=k, include_root=include_root, min_support=minsup)
+    sp = space(f, max_pattern_size=k, include_root=include_root, min_support=minsup,
+               single_document_dominance=dominance)
     for r in range(3):
         w, y = random_weights_and_labels(seed + r, len(f))
         check_best(sp, f, w, y, criterion, presence, k, include_root, minsup)
 
 
 @SETTINGS
-@given(forests(st, max_nodes=8), st.sampled_from(["iwakura", "z", "bact"]), st.data())
-def test_best_rule_under_uniform_weights_breaks_ties_by_size_code_z(data, criterion, draw):
-    """Uniform weights and few labels make many exact ties."""
+@given(forests(st, max_nodes=8), st.sampled_from(["iwakura", "z", "bact"]), st.booleans(), st.booleans(), st.data())
+def test_best_rule_under_uniform_weights_breaks_ties_by_size_code_z(data, criterion, presence, dominance, draw):
+    """Uniform weights and few labels make many exact ties (and every one-document pattern of a class
+    ties with every other)."""
     f = Forest.from_trees(data[0])
     m = len(f)
     _, y = draw.draw(weights_and_labels(st, m))
     assume(all_subtrees(forest_docs(f), 3))
-    sp = space(f, max_pattern_size=3)
-    check_best(sp, f, [1.0 / m] * m, y, criterion, False, 3, False, 1)
+    sp = space(f, max_pattern_size=3, single_document_dominance=dominance)
+    check_best(sp, f, [1.0 / m] * m, y, criterion, presence, 3, False, 1)
 
 
 def test_tie_order_uses_code_points_not_label_ids():

@@ -12,6 +12,7 @@ class SearchSpace:
     nodes_visited: int
     docs_summed: int
     children_checked: int
+    single_document_dominance: bool
     def __init__(
         self,
         labels: numpy.ndarray,
@@ -23,6 +24,7 @@ class SearchSpace:
         min_support: int = ...,
         include_root: bool = ...,
         max_cache_bytes: int = ...,
+        single_document_dominance: bool = ...,
     ) -> None: ...
     @property
     def n_patterns(self) -> int: ...

@@ -85,6 +85,12 @@ cdef class SearchSpace:
     min_support: smallest number of documents a pattern must occur in.
     include_root: allow patterns that contain the documents' root nodes.
     max_cache_bytes: stop with MemoryError when the cache would grow past this.
+    single_document_dominance: for `best_rule` only: of the patterns that occur in one document d,
+        cache only those that come first in the tie order among the ones cached so far for d, and never
+        extend them. All patterns of one document tie bit for bit under any weights (one count group,
+        the same sums), and a supertree of one is a pattern of the same document, larger, so none of the
+        others can be chosen; `best_rule` gives the same answers with far fewer patterns cached.
+        `expand_all` then lists only the kept patterns.
     """
     cdef const int32_t* labels
     cdef const int32_t* parents
@@ -106,7 +112,11 @@ cdef class SearchSpace:
     cdef double Tp, Tn
     cdef int32_t Np, Nn
     cdef vector[double] ub_by_support, single_bound
+    cdef vector[int32_t] single_keep
+    cdef vector[int64_t] code_a, code_b
+    cdef bint single_dominance
     cdef public int32_t n_docs, max_pattern_size, min_support
+    cdef public bint single_document_dominance
     cdef public int64_t max_cache_bytes
     cdef public int64_t nodes_visited, docs_summed, children_checked
     cdef int64_t occ_bytes
@@ -121,7 +131,7 @@ cdef class SearchSpace:
 
     cdef int32_t _push(self, PNode& p) except -1:
         cdef PNode* chunk
-        if (self.n_nodes & (CHUNK - 1)) == 0:
+        if (self.n_nodes >> CHUNK_BITS) >= <int32_t>self.chunks.size():
             chunk = <PNode*>malloc(CHUNK * sizeof(PNode))
             if chunk == NULL:
                 raise MemoryError("cannot allocate the subtree search space")
@@ -134,7 +144,8 @@ cdef class SearchSpace:
         return self.n_nodes - 1
 
     def __init__(self, labels, parents, offsets, label_rank, *, int max_pattern_size=3,
-                 int min_support=1, bint include_root=False, max_cache_bytes=2 << 30):
+                 int min_support=1, bint include_root=False, max_cache_bytes=2 << 30,
+                 bint single_document_dominance=False):
         self._arrays = (numpy.ascontiguousarray(labels, dtype=numpy.int32),
                         numpy.ascontiguousarray(parents, dtype=numpy.int32))
         cdef const int32_t[::1] lab = self._arrays[0]
@@ -150,6 +161,8 @@ cdef class SearchSpace:
         self.max_pattern_size = max_pattern_size
         self.min_support = min_support
         self.max_cache_bytes = max_cache_bytes
+        self.single_dominance = single_document_dominance
+        self.single_document_dominance = single_document_dominance
         self.n_docs = off.shape[0] - 1
         self.tol_rel = 1e-12
         if par.shape[0] != n or (n and off[off.shape[0] - 1] != n):
@@ -223,9 +236,18 @@ cdef class SearchSpace:
             l = self.labels[v]
             if slot[l] >= 0:
                 tmp[slot[l]].push_back(pack(<int64_t>v, 1))
+        if self.single_dominance:
+            self.single_keep.assign(self.n_docs, -1)
+        cdef int32_t d
         for i in range(self.n_nodes):
             self._set_docs(i, tmp[i])
-            if self.max_pattern_size > 1:
+            if self.single_dominance and self.scan[i].docs < 0:
+                d = -self.scan[i].docs - 1
+                if self.single_keep[d] < 0:
+                    self.single_keep[d] = i
+                tmp[i].clear()
+                tmp[i].shrink_to_fit()
+            elif self.max_pattern_size > 1:
                 self.node(i)[0].occ_slot = self.occ.size()
                 self.occ.push_back(vector[int64_t]())
                 self.occ.back().swap(tmp[i])
@@ -301,8 +323,14 @@ cdef class SearchSpace:
             child.state = UNEXPANDED
             child.occ_slot = -1
             self._push(child)
+            if support == 1 and self.single_dominance and not self._keep_single(buf[0]):
+                self.n_nodes -= 1
+                self.scan.pop_back()
+                buf.clear()
+                buf.shrink_to_fit()
+                continue
             self._set_docs(self.n_nodes - 1, buf[0])
-            if keep_occ:
+            if keep_occ and not (support == 1 and self.single_dominance):
                 self.node(self.n_nodes - 1)[0].occ_slot = self.occ.size()
                 self.occ.push_back(vector[int64_t]())
                 self.occ.back().swap(buf[0])
@@ -325,6 +353,35 @@ cdef class SearchSpace:
                 f"machine has the memory), lower max_pattern_size (now {self.max_pattern_size}) or raise "
                 f"min_support (now {self.min_support}; 2 or more drops the subtrees of a single document).")
         return 0
+
+    cdef bint _keep_single(self, vector[int64_t]& occ):
+        """Whether the pattern just pushed, which occurs in one document only (`occ`), comes before the
+        document's kept one in the tie order (size, then code); if so it becomes the kept one."""
+        cdef int32_t d = self._doc_of(occ_node(occ[0]), -1), kept = self.single_keep[d], new = self.n_nodes - 1
+        if kept >= 0 and not self._code_precedes(new, kept):
+            return False
+        self.single_keep[d] = new
+        return True
+
+    cdef bint _code_precedes(self, int32_t a, int32_t b):
+        """Whether pattern a comes before pattern b in the tie order: size ascending, then code ascending."""
+        cdef int32_t sa = self.node(a).size, sb = self.node(b).size
+        cdef int64_t n_labels = self.label_rank.size()
+        cdef Py_ssize_t k
+        if sa != sb:
+            return sa < sb
+        self.code_a.clear()
+        self.code_b.clear()
+        while a >= 0:
+            self.code_a.push_back(self.node(a).depth * n_labels + self.label_rank[self.node(a).label])
+            a = self.node(a).parent
+        while b >= 0:
+            self.code_b.push_back(self.node(b).depth * n_labels + self.label_rank[self.node(b).label])
+            b = self.node(b).parent
+        for k in range(sa - 1, -1, -1):
+            if self.code_a[k] != self.code_b[k]:
+                return self.code_a[k] < self.code_b[k]
+        return False
 
     cdef int _extensions(self, vector[int64_t]& occ, int32_t dk, unordered_map[int64_t, int32_t]& slots,
                          vector[vector[int64_t]]& bufs, vector[int64_t]& keys) except -1:
@@ -474,7 +531,8 @@ cdef class SearchSpace:
         """Materialize every pattern up to max_pattern_size; return how many there are."""
         cdef int32_t i = 0
         while i < <int32_t>self.n_nodes:
-            if self.node(i)[0].size < self.max_pattern_size and self.node(i)[0].state == UNEXPANDED:
+            if (self.node(i)[0].size < self.max_pattern_size and self.node(i)[0].state == UNEXPANDED
+                    and not (self.single_dominance and self.scan[i].docs < 0)):
                 self._expand(i)
             i += 1
         return self.n_nodes
@@ -672,7 +730,7 @@ cdef class SearchSpace:
         """
         self.nodes_visited += 1
         self._evaluate(i, sm, crit, presence, best)
-        if self.node(i).size >= self.max_pattern_size:
+        if self.node(i).size >= self.max_pattern_size or (self.single_dominance and self.scan[i].docs < 0):
             return 0
         if self.node(i).state == UNEXPANDED:
             self._expand(i)

@@ -197,7 +197,7 @@ class TreeBoostClassifier(RuleClassifier):
                 "targets": [h.y for h in self.heads_],
                 "space_settings": dict(max_pattern_size=self.max_pattern_size, min_support=self.min_support,
                                        include_root=self.include_root_patterns,
-                                       max_cache_bytes=int(cache_mb) << 20),
+                                       max_cache_bytes=int(cache_mb) << 20, single_document_dominance=True),
                 "search_settings": dict(criterion="bact" if self.algorithm == "bact" else self.criterion,
                                         presence=self.algorithm == "presence", bact=self.algorithm == "bact")}
         owners = None if self.n_workers == 1 else assign_root_labels(
