@@ -1,10 +1,12 @@
-"""Component table from phases_{2k,8k,32k}.json (in the directory given, default docs/learn_memory): bytes per document, totals, 8k->32k slopes, 100k projection."""
+"""Component table from phases_{2k,8k,32k}<suffix>.json (in the directory given, default docs/learn_memory; the suffix,
+default none, picks a measured variant such as _dominance): bytes per document, totals, 8k->32k slopes, 100k projection."""
 import json
 import sys
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else "docs/learn_memory"
+SUFFIX = sys.argv[2] if len(sys.argv) > 2 else ""
 MiB = 2 ** 20
-runs = {n: json.load(open(f"{OUT}/phases_{k}.json")) for n, k in
+runs = {n: json.load(open(f"{OUT}/phases_{k}{SUFFIX}.json")) for n, k in
         ((2000, "2k"), (8000, "8k"), (32000, "32k"))}
 
 
