@@ -332,6 +332,31 @@ def small_forest():
     return Forest.from_sentences([[["a", "b"], ["c"]], [["b", "c"]], [["a"]]])
 
 
+@pytest.mark.parametrize("criterion", ["iwakura", "z"])
+def test_counts_past_one_byte_keep_their_value_and_thresholds(criterion):
+    """Counts of 255 and more leave the pool's one-byte counts for a side table: the counts read back, the
+    thresholds z between them and the best rule are those of brute force. 'a' occurs 300, 256, 255, 254
+    and 3 times; 'a b' (sentences 'a b') 255, 254 and 1 times."""
+    docs = [[["a"]] * 300 + [["a", "b"]] * 255, [["a"]] * 256, [["a"]] * 255 + [["a", "b"]] * 254,
+            [["a"]] * 254 + [["a", "b"]], [["a"]] * 3 + [["b"]]]
+    f = Forest.from_sentences(docs)
+    patterns = all_subtrees(forest_docs(f), 2)
+    sp = space(f, max_pattern_size=2)
+    sp.expand_all()
+    assert engine_patterns(sp) == patterns
+    assert patterns[((0, f.vocab.get("a")),)] == {0: 555, 1: 256, 2: 509, 3: 255, 4: 3}
+    sp = space(f, max_pattern_size=2, single_document_dominance=True)
+    for seed in range(6):
+        w, y = random_weights_and_labels(seed, len(f))
+        check_best(sp, f, w, y, criterion, False, 2, False, 1)
+
+
+def test_a_forest_out_of_preorder_is_refused():
+    labels = numpy.array([0, 1, 1], dtype=numpy.int32)
+    with pytest.raises(ValueError, match="preorder"):
+        SearchSpace(labels, numpy.array([-1, 2, 0], dtype=numpy.int32), numpy.array([0, 3]), numpy.array([0, 1]))
+
+
 def test_pattern_size_limits():
     f = small_forest()
     with pytest.raises(ValueError, match="max_pattern_size"):

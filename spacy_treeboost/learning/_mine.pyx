@@ -32,6 +32,10 @@ cdef enum:
     CHUNK = 65536
 
 cdef enum:
+    # pool counts of BIG_COUNT or more are kept in a table beside the one-byte counts
+    BIG_COUNT = 255
+
+cdef enum:
     UNEXPANDED = 0
     EXPANDED = 1
 
@@ -103,7 +107,9 @@ cdef class SearchSpace:
     cdef vector[Scan] scan
     cdef int32_t n_nodes
     cdef vector[vector[int64_t]] occ
-    cdef vector[int32_t] pool_docs, pool_counts
+    cdef vector[int32_t] pool_docs
+    cdef vector[uint8_t] pool_counts
+    cdef unordered_map[int64_t, int32_t] big_counts
     cdef vector[int32_t] roots
     cdef vector[uint8_t] root_owned
     cdef vector[double] sbound
@@ -173,20 +179,34 @@ cdef class SearchSpace:
         self.doc_start.resize(self.n_docs + 1)
         for d in range(self.n_docs + 1):
             self.doc_start[d] = off[d]
-        self.next_sib.assign(n, -1)
-        cdef vector[int32_t] last_child
-        last_child.assign(n, -1)
         self.label_rank.resize(n_labels)
         for v in range(n_labels):
             self.label_rank[v] = rank[v]
-        for v in range(n - 1, -1, -1):
+        for v in range(n):
             if lab[v] < 0 or lab[v] >= n_labels:
                 raise ValueError(f"node {v} has label id {lab[v]} outside the vocabulary of {n_labels}")
-            if par[v] >= 0:
-                self.next_sib[v] = last_child[par[v]]
-                last_child[par[v]] = v
+        self._link_siblings()
         order = numpy.argsort(numpy.asarray(rank), kind="stable").astype(numpy.int32)
         self._build_singles(n_labels, include_root, order)
+
+    cdef int _link_siblings(self) except -1:
+        """next_sib in one forward pass over the preorder arrays. The stack holds the path from the current
+        document root to the last node, each with the last of its children seen so far."""
+        cdef Py_ssize_t n = self.n_nodes_forest, v
+        cdef vector[pair[int32_t, int32_t]] path
+        self.next_sib.assign(n, -1)
+        for v in range(n):
+            while not path.empty() and path.back().first != self.parents[v]:
+                path.pop_back()
+            if path.empty() and self.parents[v] >= 0:
+                raise ValueError(f"node {v} has parent {self.parents[v]}, which is not on the path from its "
+                                 f"document root to node {v - 1}: the forest's arrays must be in preorder")
+            if not path.empty():
+                if path.back().second >= 0:
+                    self.next_sib[path.back().second] = <int32_t>v
+                path.back().second = <int32_t>v
+            path.push_back(pair[int32_t, int32_t](<int32_t>v, -1))
+        return 0
 
     cdef void _build_singles(self, int32_t n_labels, bint include_root, const int32_t[:] order):
         cdef Py_ssize_t n = self.n_nodes_forest, v, i
@@ -280,7 +300,20 @@ cdef class SearchSpace:
             self.pool_counts.reserve(self.pool_docs.capacity())
         for k in range(pd.size()):
             self.pool_docs.push_back(pd[k].second)
-            self.pool_counts.push_back(<int32_t>(-pd[k].first))
+            self._push_count(<int32_t>(-pd[k].first))
+
+    cdef inline void _push_count(self, int32_t c):
+        """Counts take one byte in the pool; BIG_COUNT marks one kept in `big_counts` by its pool index."""
+        if c >= BIG_COUNT:
+            self.big_counts[<int64_t>self.pool_counts.size()] = c
+            self.pool_counts.push_back(BIG_COUNT)
+        else:
+            self.pool_counts.push_back(<uint8_t>c)
+
+    cdef inline int32_t _count(self, int64_t k):
+        """The count of pool entry k."""
+        cdef uint8_t c = self.pool_counts[k]
+        return c if c < BIG_COUNT else self.big_counts[k]
 
     cdef int _expand(self, int32_t i) except -1:
         """Materialize every rightmost extension of pattern i (weight-independent)."""
@@ -484,7 +517,7 @@ cdef class SearchSpace:
     def cache_bytes(self) -> int:
         """Approximate bytes held by the cached search space."""
         return (self.n_nodes * sizeof(PNode) + self.occ.capacity() * 24 + self.occ_bytes
-                + 4 * (self.pool_docs.capacity() + self.pool_counts.capacity()))
+                + 4 * self.pool_docs.capacity() + self.pool_counts.capacity() + 32 * self.big_counts.size())
 
     def memory_report(self) -> dict:
         """Bytes held per part of the search space (capacities, not sizes), to see what grows."""
@@ -495,7 +528,8 @@ cdef class SearchSpace:
             "patterns": self.n_nodes,
             "pattern_nodes": self.chunks.size() * CHUNK * sizeof(PNode),
             "child_scan": self.scan.capacity() * sizeof(Scan),
-            "pattern_documents": 4 * (self.pool_docs.capacity() + self.pool_counts.capacity()),
+            "pattern_documents": 4 * self.pool_docs.capacity() + self.pool_counts.capacity(),
+            "large_counts": self.big_counts.size(),
             "pattern_document_entries": self.pool_docs.size(),
             "occurrence_lists": self.occ_bytes,
             "occurrence_headers": self.occ.capacity() * 24,
@@ -524,7 +558,7 @@ cdef class SearchSpace:
         cdef Py_ssize_t k
         for k in range(p.n_docs):
             dv[k] = self.pool_docs[p.doc_off + k]
-            cv[k] = self.pool_counts[p.doc_off + k]
+            cv[k] = self._count(p.doc_off + k)
         return docs, counts
 
     def expand_all(self) -> int:
@@ -795,8 +829,8 @@ cdef class SearchSpace:
             Gp += wpn[2 * doc]
             Gn += wpn[2 * doc + 1]
             gp += pos[doc]
-            cnt = self.pool_counts[k]
-            if k + 1 < end and self.pool_counts[k + 1] == cnt:
+            cnt = self._count(k)
+            if k + 1 < end and self._count(k + 1) == cnt:
                 continue
             gn = <int32_t>(k + 1 - p.doc_off) - gp
             Lp = 0.0 if gp >= sm.cp else max0(sm.Ap - Gp)
@@ -805,7 +839,7 @@ cdef class SearchSpace:
             N = Gn + Lp
             v = value(crit, P, N, sm.Wp, sm.Wn)
             if v >= cand.value - self._tol(cand.value):
-                cand.z = self.pool_counts[k + 1] + 1 if k + 1 < end else 1
+                cand.z = self._count(k + 1) + 1 if k + 1 < end else 1
                 cand.P = P
                 cand.N = N
                 cand.value = v
