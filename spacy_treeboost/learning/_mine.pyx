@@ -22,6 +22,18 @@ from spacy_treeboost.models._occurrences cimport COUNT_CAP, MERGE_AT, sat_add, p
 import numpy
 
 
+cdef extern from *:
+    """
+    #ifdef __GLIBC__
+    #include <malloc.h>
+    static int release_free_heap(void) { return malloc_trim(0); }
+    #else
+    static int release_free_heap(void) { return 0; }
+    #endif
+    """
+    int release_free_heap() nogil
+
+
 cdef enum:
     CRIT_IWAKURA = 0
     CRIT_Z = 1
@@ -616,6 +628,7 @@ cdef class SearchSpace:
         best.z = 1
         best.sign = 1
         self.nodes_visited = 0
+        cdef int32_t patterns_before = self.n_nodes
         self.docs_summed = 0
         self.children_checked = 0
         cdef int32_t n_labels = self.label_rank.size()
@@ -640,6 +653,8 @@ cdef class SearchSpace:
             if rbound[r] < best.value - self._prune_tol(best.value):
                 break
             self._visit(self.roots[r], &rsums[r], crit, presence, &best)
+        if self.n_nodes != patterns_before:
+            release_free_heap()
         cdef int32_t root = best.node
         while root >= 0 and self.node(root).parent >= 0:
             root = self.node(root).parent
