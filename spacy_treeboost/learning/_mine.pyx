@@ -17,6 +17,7 @@ from libcpp.algorithm cimport sort as std_sort, make_heap, pop_heap
 from libcpp.pair cimport pair
 from cython.operator cimport dereference as deref
 
+from spacy_treeboost.trees._buffers cimport GrowBuf
 from spacy_treeboost.models._occurrences cimport COUNT_CAP, MERGE_AT, sat_add, pack, occ_node, occ_mult, merge_occurrences
 
 import numpy
@@ -116,11 +117,11 @@ cdef class SearchSpace:
     cdef int64_t n_nodes_forest
     cdef vector[uint8_t] label_ok
     cdef vector[PNode*] chunks
-    cdef vector[Scan] scan
+    cdef GrowBuf[Scan] scan
     cdef int32_t n_nodes
     cdef vector[vector[int64_t]] occ
-    cdef vector[int32_t] pool_docs
-    cdef vector[uint8_t] pool_counts
+    cdef GrowBuf[int32_t] pool_docs
+    cdef GrowBuf[uint8_t] pool_counts
     cdef unordered_map[int64_t, int32_t] big_counts
     cdef vector[int32_t] roots
     cdef vector[uint8_t] root_owned

@@ -5,6 +5,8 @@ from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.string cimport memchr, memcmp, memcpy
 from libcpp.vector cimport vector
 
+from spacy_treeboost.trees._buffers cimport GrowBuf
+
 import numpy
 
 
@@ -286,6 +288,18 @@ cdef extern from *:
     void __builtin_prefetch(const void* address) noexcept nogil
 
 
+cdef object _taken(GrowBuf[int32_t]& buf):
+    """The buffer's values as a new numpy array; the buffer's memory is freed at once, so reading a large
+    file holds each array twice only while it is copied."""
+    cdef Py_ssize_t n = buf.size()
+    out = numpy.empty(n, dtype=numpy.int32)
+    cdef int32_t[::1] view = out
+    if n:
+        memcpy(&view[0], buf.data(), n * sizeof(int32_t))
+    buf.release()
+    return out
+
+
 cdef class BactParser:
     """Parse BACT lines (`LABEL (tree)`) straight into preorder forest arrays.
 
@@ -297,7 +311,8 @@ cdef class BactParser:
     cdef list class_strings
     cdef object vocab, decode, error
     cdef bint add_labels
-    cdef vector[int32_t] labels, parents, depths, doc_class, stack
+    cdef GrowBuf[int32_t] labels, parents, depths
+    cdef vector[int32_t] doc_class, stack
     cdef vector[int64_t] offsets
     cdef vector[Pending] pending
     cdef Py_ssize_t err_pos, err_len
@@ -560,23 +575,15 @@ cdef class BactParser:
         Parents are indices into the returned arrays (every take starts a new forest at node 0);
         the parser is emptied.
         """
-        cdef Py_ssize_t n = self.labels.size(), d = self.doc_class.size(), k
-        labels = numpy.empty(n, dtype=numpy.int32)
-        parents = numpy.empty(n, dtype=numpy.int32)
-        depths = numpy.empty(n, dtype=numpy.int32)
+        cdef Py_ssize_t d = self.doc_class.size(), k
+        labels = _taken(self.labels)
+        parents = _taken(self.parents)
+        depths = _taken(self.depths)
         offsets = numpy.empty(d + 1, dtype=numpy.int64)
-        cdef int32_t[::1] lv = labels, pv = parents, dv = depths
         cdef int64_t[::1] ov = offsets
-        if n:
-            memcpy(&lv[0], self.labels.data(), n * sizeof(int32_t))
-            memcpy(&pv[0], self.parents.data(), n * sizeof(int32_t))
-            memcpy(&dv[0], self.depths.data(), n * sizeof(int32_t))
         memcpy(&ov[0], self.offsets.data(), (d + 1) * sizeof(int64_t))
         strings = self.class_strings
         classes = [strings[self.doc_class[k]] for k in range(d)]
-        self.labels.clear()
-        self.parents.clear()
-        self.depths.clear()
         self.doc_class.clear()
         self.offsets.clear()
         self.offsets.push_back(0)

@@ -1,0 +1,53 @@
+# cython: language_level=3
+"""Growable arrays of plain values for the compiled readers and the miner.
+
+`GrowBuf` grows by realloc, by an eighth at a time: glibc remaps large blocks instead of copying
+them, so growing never holds the old and the new array at once, as std::vector's doubling does.
+"""
+
+cdef extern from *:
+    """
+    #include <cstdlib>
+    #include <new>
+    template <typename T> struct GrowBuf {
+        T* ptr = nullptr;
+        size_t n = 0, cap = 0;
+        GrowBuf() = default;
+        GrowBuf(const GrowBuf&) = delete;
+        GrowBuf& operator=(const GrowBuf&) = delete;
+        ~GrowBuf() { std::free(ptr); }
+        void reserve(size_t c) {
+            if (c <= cap) return;
+            T* q = static_cast<T*>(std::realloc(ptr, c * sizeof(T)));
+            if (q == nullptr) throw std::bad_alloc();
+            ptr = q;
+            cap = c;
+        }
+        void resize(size_t m) {
+            if (m > cap) reserve(m > cap + cap / 8 + 1024 ? m : cap + cap / 8 + 1024);
+            n = m;
+        }
+        void push_back(const T& v) {
+            if (n == cap) reserve(cap + cap / 8 + 1024);
+            ptr[n++] = v;
+        }
+        void pop_back() { --n; }
+        void clear() { n = 0; }
+        void release() { std::free(ptr); ptr = nullptr; n = cap = 0; }
+        size_t size() const { return n; }
+        size_t capacity() const { return cap; }
+        T* data() { return ptr; }
+        T& operator[](size_t i) { return ptr[i]; }
+    };
+    """
+    cdef cppclass GrowBuf[T]:
+        void reserve(size_t) except +
+        void resize(size_t) except +
+        void push_back(const T&) except +
+        void pop_back()
+        void clear()
+        void release()
+        size_t size()
+        size_t capacity()
+        T* data()
+        T& operator[](size_t)
