@@ -12,6 +12,7 @@ from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t
 from libc.math cimport sqrt, fabs, INFINITY
 from libcpp.vector cimport vector
 from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy, memmove
 from libcpp.unordered_map cimport unordered_map
 from libcpp.algorithm cimport sort as std_sort, make_heap, pop_heap
 from libcpp.pair cimport pair
@@ -63,6 +64,11 @@ cdef struct PNode:
     int32_t n_children
     int32_t occ_slot
     uint8_t state
+
+cdef struct OccRef:
+    # a pattern's occurrence list: `len` entries of the arena from `off` (len 0 once it is released)
+    int64_t off
+    int64_t len
 
 cdef struct Scan:
     # what the child scan reads of a pattern: n_docs, or -(doc + 1) for a pattern in one document
@@ -119,7 +125,9 @@ cdef class SearchSpace:
     cdef vector[PNode*] chunks
     cdef GrowBuf[Scan] scan
     cdef int32_t n_nodes
-    cdef vector[vector[int64_t]] occ
+    cdef GrowBuf[int64_t] arena
+    cdef GrowBuf[OccRef] occ
+    cdef int64_t occ_garbage
     cdef GrowBuf[int32_t] pool_docs
     cdef GrowBuf[uint8_t] pool_counts
     cdef unordered_map[int64_t, int32_t] big_counts
@@ -259,42 +267,77 @@ cdef class SearchSpace:
                 p.occ_slot = -1
                 self._push(p)
                 self.roots.push_back(slot[l])
-        cdef vector[vector[int64_t]] tmp
-        tmp.resize(self.n_nodes)
+        # the roots' occurrence lists, laid out one after the other in the arena (counting sort by root)
+        cdef int64_t total = 0
+        cdef vector[int64_t] fill
+        fill.resize(self.n_nodes)
         for i in range(self.n_nodes):
-            tmp[i].reserve(lab_count[self.node(i)[0].label])
+            fill[i] = total
+            self.occ.push_back(OccRef(total, lab_count[self.node(i)[0].label]))
+            self.node(i)[0].occ_slot = <int32_t>i
+            total += lab_count[self.node(i)[0].label]
+        self.arena.resize(total)
         for v in range(n):
             if self.parents[v] < 0 and not include_root:
                 continue
             l = self.labels[v]
             if slot[l] >= 0:
-                tmp[slot[l]].push_back(pack(<int64_t>v, 1))
+                self.arena[fill[slot[l]]] = pack(<int64_t>v, 1)
+                fill[slot[l]] += 1
+        fill.clear()
+        fill.shrink_to_fit()
+        self.occ_bytes = 8 * total
         if self.single_dominance:
             self.single_keep.assign(self.n_docs, -1)
         cdef int32_t d
         for i in range(self.n_nodes):
-            self._set_docs(i, tmp[i])
-            if self.single_dominance and self.scan[i].docs < 0:
+            self._set_docs(i, self.arena.data() + self.occ[i].off, self.occ[i].len)
+            if self.max_pattern_size == 1:
+                self._release_occ(i)
+            elif self.single_dominance and self.scan[i].docs < 0:
                 d = -self.scan[i].docs - 1
                 if self.single_keep[d] < 0:
                     self.single_keep[d] = i
-                tmp[i].clear()
-                tmp[i].shrink_to_fit()
-            elif self.max_pattern_size > 1:
-                self.node(i)[0].occ_slot = self.occ.size()
-                self.occ.push_back(vector[int64_t]())
-                self.occ.back().swap(tmp[i])
-                self.occ_bytes += 8 * self.occ.back().size()
-            else:
-                tmp[i].clear()
-                tmp[i].shrink_to_fit()
+                self._release_occ(i)
+        self._compact_occ()
 
-    cdef void _set_docs(self, Py_ssize_t i, vector[int64_t]& occ):
+    cdef void _release_occ(self, int32_t i) noexcept:
+        """Pattern i's occurrence list is no longer needed: its entries become garbage of the arena."""
+        cdef int32_t s = self.node(i)[0].occ_slot
+        if s < 0:
+            return
+        self.occ_bytes -= 8 * self.occ[s].len
+        self.occ_garbage += self.occ[s].len
+        self.occ[s].len = 0
+        self.node(i)[0].occ_slot = -1
+
+    cdef int _compact_occ(self) except -1:
+        """Move the held lists down over the garbage once it is a quarter of their size (lists lie in the arena
+        in the order of their slots) and give the rest of the arena back: each entry moves O(1) times on average."""
+        cdef int64_t live = self.occ_bytes // 8, w = 0
+        cdef Py_ssize_t s
+        cdef OccRef* ref
+        if 4 * self.occ_garbage <= live or self.occ_garbage < (1 << 18):
+            return 0
+        for s in range(self.occ.size()):
+            ref = &self.occ[s]
+            if ref.len == 0:
+                continue
+            if ref.off != w:
+                memmove(self.arena.data() + w, self.arena.data() + ref.off, ref.len * sizeof(int64_t))
+                ref.off = w
+            w += ref.len
+        self.arena.resize(w)
+        self.arena.shrink_to_fit()
+        self.occ_garbage = 0
+        return 0
+
+    cdef void _set_docs(self, Py_ssize_t i, const int64_t* occ, Py_ssize_t n_occ):
         """Per-document counts from an occurrence list sorted by node."""
         cdef vector[pair[int64_t, int32_t]] pd
         cdef int32_t doc = -1, cur_doc = -1, c = 0
         cdef Py_ssize_t k
-        for k in range(occ.size()):
+        for k in range(n_occ):
             doc = self._doc_of(occ_node(occ[k]), doc)
             if doc != cur_doc:
                 if cur_doc >= 0:
@@ -337,9 +380,9 @@ cdef class SearchSpace:
         cdef vector[vector[int64_t]] bufs
         cdef vector[int64_t] keys
         cdef vector[int64_t]* buf
-        cdef vector[int64_t]* occ = &self.occ[p.occ_slot]
         cdef int64_t n_labels = self.label_rank.size()
-        self._extensions(occ[0], dk, slots, bufs, keys)
+        self._extensions(self.arena.data() + self.occ[p.occ_slot].off, self.occ[p.occ_slot].len, dk, slots, bufs,
+                         keys)
         # order children by code: (depth, label rank)
         cdef vector[pair[int64_t, int32_t]] order
         for s in range(keys.size()):
@@ -351,6 +394,7 @@ cdef class SearchSpace:
         cdef PNode child
         cdef int32_t first = self.n_nodes, n_kids = 0
         cdef int32_t support
+        cdef int64_t at
         for j in range(order.size()):
             s = order[j].second
             buf = &bufs[s]
@@ -375,20 +419,19 @@ cdef class SearchSpace:
                 buf.clear()
                 buf.shrink_to_fit()
                 continue
-            self._set_docs(self.n_nodes - 1, buf[0])
+            self._set_docs(self.n_nodes - 1, buf.data(), buf.size())
             if keep_occ and not (support == 1 and self.single_dominance):
                 self.node(self.n_nodes - 1)[0].occ_slot = self.occ.size()
-                self.occ.push_back(vector[int64_t]())
-                self.occ.back().swap(buf[0])
-                self.occ_bytes += 8 * self.occ.back().size()
-            else:
-                buf.clear()
-                buf.shrink_to_fit()
+                at = self.arena.size()
+                self.occ.push_back(OccRef(at, buf.size()))
+                self.arena.resize(at + buf.size())
+                memcpy(self.arena.data() + at, buf.data(), buf.size() * sizeof(int64_t))
+                self.occ_bytes += 8 * buf.size()
+            buf.clear()
+            buf.shrink_to_fit()
             n_kids += 1
-        occ = &self.occ[p.occ_slot]
-        self.occ_bytes -= 8 * occ.size()
-        occ.clear()
-        occ.shrink_to_fit()
+        self._release_occ(i)
+        self._compact_occ()
         self.node(i)[0].first_child = first
         self.node(i)[0].n_children = n_kids
         self.node(i)[0].state = EXPANDED
@@ -429,7 +472,7 @@ cdef class SearchSpace:
                 return self.code_a[k] < self.code_b[k]
         return False
 
-    cdef int _extensions(self, vector[int64_t]& occ, int32_t dk, unordered_map[int64_t, int32_t]& slots,
+    cdef int _extensions(self, const int64_t* occ, Py_ssize_t n_occ, int32_t dk, unordered_map[int64_t, int32_t]& slots,
                          vector[vector[int64_t]]& bufs, vector[int64_t]& keys) except -1:
         """Every rightmost extension of the occurrences `occ` (distinct nodes, sorted) of a pattern
         whose rightmost node is at depth dk, added to one buffer per (depth, label) key.
@@ -440,7 +483,7 @@ cdef class SearchSpace:
         with n children costs O(n) per depth, not O(n^2), and no sibling is listed twice.
         """
         cdef int64_t n_labels = self.label_rank.size()
-        cdef Py_ssize_t n_occ = occ.size(), k, g, e, ptr
+        cdef Py_ssize_t k, g, e, ptr
         cdef int32_t d, r, c, parent, lab
         cdef int64_t acc
         cdef bint ordered
@@ -529,14 +572,14 @@ cdef class SearchSpace:
 
     def cache_bytes(self) -> int:
         """Approximate bytes held by the cached search space."""
-        return (self.n_nodes * sizeof(PNode) + self.occ.capacity() * 24 + self.occ_bytes
+        return (self.n_nodes * sizeof(PNode) + self.occ.capacity() * sizeof(OccRef) + 8 * self.arena.capacity()
                 + 4 * self.pool_docs.capacity() + self.pool_counts.capacity() + 32 * self.big_counts.size())
 
     def memory_report(self) -> dict:
         """Bytes held per part of the search space (capacities, not sizes), to see what grows."""
         cdef Py_ssize_t k, unexpanded = 0
         for k in range(self.occ.size()):
-            unexpanded += self.occ[k].capacity() > 0
+            unexpanded += self.occ[k].len > 0
         return {
             "patterns": self.n_nodes,
             "pattern_nodes": self.chunks.size() * CHUNK * sizeof(PNode),
@@ -545,7 +588,8 @@ cdef class SearchSpace:
             "large_counts": self.big_counts.size(),
             "pattern_document_entries": self.pool_docs.size(),
             "occurrence_lists": self.occ_bytes,
-            "occurrence_headers": self.occ.capacity() * 24,
+            "occurrence_arena": 8 * self.arena.capacity(),
+            "occurrence_headers": self.occ.capacity() * sizeof(OccRef),
             "occurrence_lists_held": unexpanded,
             "forest_links": 4 * self.next_sib.capacity() + 8 * self.doc_start.capacity(),
         }
@@ -682,10 +726,9 @@ cdef class SearchSpace:
                 continue
             self.root_owned[r] = 0
             if self.node(i).state == UNEXPANDED and self.node(i).occ_slot >= 0:
-                self.occ_bytes -= 8 * self.occ[self.node(i).occ_slot].size()
-                self.occ[self.node(i).occ_slot].clear()
-                self.occ[self.node(i).occ_slot].shrink_to_fit()
+                self._release_occ(i)
                 self.node(i).state = EXPANDED
+        self._compact_occ()
         return n_owned
 
     def pattern_code_key(self, int32_t i):

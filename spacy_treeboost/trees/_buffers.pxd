@@ -34,6 +34,11 @@ cdef extern from *:
         void pop_back() { --n; }
         void clear() { n = 0; }
         void release() { std::free(ptr); ptr = nullptr; n = cap = 0; }
+        void shrink_to_fit() {
+            if (n == 0) { release(); return; }
+            T* q = static_cast<T*>(std::realloc(ptr, n * sizeof(T)));
+            if (q != nullptr) { ptr = q; cap = n; }
+        }
         size_t size() const { return n; }
         size_t capacity() const { return cap; }
         T* data() { return ptr; }
@@ -47,6 +52,7 @@ cdef extern from *:
         void pop_back()
         void clear()
         void release()
+        void shrink_to_fit()
         size_t size()
         size_t capacity()
         T* data()
