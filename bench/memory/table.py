@@ -27,8 +27,8 @@ def comps(d):
         "pattern nodes (PNode 40 B, 64Ki chunks)": sp["pattern_nodes"],
         "child scan (Scan 8 B, capacity)": sp["child_scan"],
         "pattern documents pool_docs+pool_counts (capacity)": sp["pattern_documents"],
-        "occurrence list headers (vector<vector>, 24 B x capacity)": sp["occurrence_headers"],
-        "occurrence list data + malloc overhead (heap)": occ_list_heap,
+        "occurrence list headers (capacity; 24 B vectors, 16 B arena references from _arena on)": sp["occurrence_headers"],
+        "occurrence list data + malloc overhead (the arena from _arena on)": occ_list_heap,
         "  of which data (8 B x size, reported)": sp["occurrence_lists"],
     }
     phases = {"read peak": rows["read_bact"]["VmHWM"], "start peak": rows["start"]["VmHWM"],
