@@ -89,7 +89,8 @@ def learn(
     boosting: str = typer.Option("adaboost", help="For bact: adaboost | arcgv"),
     smoothing: Optional[float] = typer.Option(None, help="Confidence smoothing epsilon (default 1/m)"),
     include_root_patterns: bool = typer.Option(False, help="Allow subtrees containing the root"),
-    max_cache_mb: int = typer.Option(4096, help="Memory cap for the cached search space"),
+    max_cache_mb: Optional[int] = typer.Option(
+        None, help="Memory cap for the cached search space, in MiB (default: half of the machine's memory)"),
     booster: str = typer.Option("presence", help="For corrective: the boosting algorithm whose rules are refitted"),
     features: str = typer.Option("nb", help="For linear: nb (naive Bayes scaled presence) | presence | log1p | "
                                  "tfidf (sublinear tf-idf, rows L2-normalized)"),
@@ -107,13 +108,15 @@ def learn(
     """Learn subtree rules from a BACT-format file."""
     from tqdm import tqdm
 
-    from .learning.learner import TreeBoostClassifier, resolve_min_support
+    from .learning.learner import TreeBoostClassifier, default_max_cache_mb, resolve_min_support
 
     from .learning.classifier_files import classifier_to_bytes
 
     _check_writable(model)
     forest, classes = _read(train)
     min_support = resolve_min_support(algorithm, min_support)
+    if max_cache_mb is None:
+        max_cache_mb = default_max_cache_mb()
     if algorithm in ("linear", "corrective"):
         boosting_settings = TreeBoostClassifier(
             booster, criterion=criterion, n_rounds=rounds, max_pattern_size=max_pattern_size, min_support=min_support,

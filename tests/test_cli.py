@@ -170,3 +170,21 @@ def test_model_is_replaced_whole(files):
     first = model.read_bytes()
     assert run("learn", train, model, "--algorithm", "frequency", "--rounds", 4).returncode == 0
     assert model.read_bytes() != first and not list(tmp.glob(".m.bin.*"))
+
+
+@pytest.mark.parametrize("algorithm", ["frequency", "linear"])
+def test_learn_caps_the_cache_at_the_machine_default_unless_told(files, monkeypatch, algorithm):
+    """Without --max-cache-mb the cap is `default_max_cache_mb()` (half of the machine's memory): made absurdly
+    small here, it is the cap that learn reports; --max-cache-mb overrides it."""
+    from typer.testing import CliRunner
+
+    from spacy_treeboost import cli
+    from spacy_treeboost.learning import learner
+
+    tmp_path, train = files
+    monkeypatch.setattr(learner, "default_max_cache_mb", lambda: 0)
+    result = CliRunner().invoke(cli.app, ["learn", str(train), str(tmp_path / "m.model"), "--algorithm", algorithm])
+    assert result.exit_code == 2 and "max_cache_mb" in result.output and "0" in result.output, result.output
+    result = CliRunner().invoke(cli.app, ["learn", str(train), str(tmp_path / "m.model"), "--algorithm", algorithm,
+                                          "--max-cache-mb", "64"])
+    assert result.exit_code == 0, result.output
