@@ -141,7 +141,6 @@ cdef class SearchSpace:
     cdef vector[double] ub_by_support, single_bound
     cdef vector[int32_t] single_keep
     cdef vector[int64_t] code_a, code_b
-    cdef bint single_dominance
     cdef public int32_t n_docs, max_pattern_size, min_support
     cdef public bint single_document_dominance
     cdef public int64_t max_cache_bytes
@@ -164,8 +163,6 @@ cdef class SearchSpace:
                 raise MemoryError("cannot allocate the subtree search space")
             self.chunks.push_back(chunk)
         self.node(self.n_nodes)[0] = p
-        if self.scan.size() == self.scan.capacity():
-            self.scan.reserve(grown(self.scan.capacity(), 1))
         self.scan.push_back(Scan(p.n_docs, p.label))
         self.n_nodes += 1
         return self.n_nodes - 1
@@ -188,7 +185,6 @@ cdef class SearchSpace:
         self.max_pattern_size = max_pattern_size
         self.min_support = min_support
         self.max_cache_bytes = max_cache_bytes
-        self.single_dominance = single_document_dominance
         self.single_document_dominance = single_document_dominance
         self.n_docs = off.shape[0] - 1
         self.tol_rel = 1e-12
@@ -287,14 +283,14 @@ cdef class SearchSpace:
         fill.clear()
         fill.shrink_to_fit()
         self.occ_bytes = 8 * total
-        if self.single_dominance:
+        if self.single_document_dominance:
             self.single_keep.assign(self.n_docs, -1)
         cdef int32_t d
         for i in range(self.n_nodes):
             self._set_docs(i, self.arena.data() + self.occ[i].off, self.occ[i].len)
             if self.max_pattern_size == 1:
                 self._release_occ(i)
-            elif self.single_dominance and self.scan[i].docs < 0:
+            elif self._never_extended(i):
                 d = -self.scan[i].docs - 1
                 if self.single_keep[d] < 0:
                     self.single_keep[d] = i
@@ -351,9 +347,6 @@ cdef class SearchSpace:
         self.node(i)[0].doc_off = self.pool_docs.size()
         self.node(i)[0].n_docs = pd.size()
         self.scan[i].docs = -(pd[0].second + 1) if pd.size() == 1 else <int32_t>pd.size()
-        if self.pool_docs.size() + pd.size() > self.pool_docs.capacity():
-            self.pool_docs.reserve(grown(self.pool_docs.capacity(), pd.size()))
-            self.pool_counts.reserve(self.pool_docs.capacity())
         for k in range(pd.size()):
             self.pool_docs.push_back(pd[k].second)
             self._push_count(<int32_t>(-pd[k].first))
@@ -413,14 +406,14 @@ cdef class SearchSpace:
             child.state = UNEXPANDED
             child.occ_slot = -1
             self._push(child)
-            if support == 1 and self.single_dominance and not self._keep_single(buf[0]):
+            if support == 1 and self.single_document_dominance and not self._keep_single(buf[0]):
                 self.n_nodes -= 1
                 self.scan.pop_back()
                 buf.clear()
                 buf.shrink_to_fit()
                 continue
             self._set_docs(self.n_nodes - 1, buf.data(), buf.size())
-            if keep_occ and not (support == 1 and self.single_dominance):
+            if keep_occ and not (support == 1 and self.single_document_dominance):
                 self.node(self.n_nodes - 1)[0].occ_slot = self.occ.size()
                 at = self.arena.size()
                 self.occ.push_back(OccRef(at, buf.size()))
@@ -442,6 +435,10 @@ cdef class SearchSpace:
                 f"machine has the memory), lower max_pattern_size (now {self.max_pattern_size}) or raise "
                 f"min_support (now {self.min_support}; 2 or more drops the subtrees of a single document).")
         return 0
+
+    cdef inline bint _never_extended(self, int32_t i) noexcept:
+        """Pattern i occurs in one document and single-document dominance is on: its supertrees never win."""
+        return self.single_document_dominance and self.scan[i].docs < 0
 
     cdef bint _keep_single(self, vector[int64_t]& occ):
         """Whether the pattern just pushed, which occurs in one document only (`occ`), comes before the
@@ -623,7 +620,7 @@ cdef class SearchSpace:
         cdef int32_t i = 0
         while i < <int32_t>self.n_nodes:
             if (self.node(i)[0].size < self.max_pattern_size and self.node(i)[0].state == UNEXPANDED
-                    and not (self.single_dominance and self.scan[i].docs < 0)):
+                    and not self._never_extended(i)):
                 self._expand(i)
             i += 1
         return self.n_nodes
@@ -823,7 +820,7 @@ cdef class SearchSpace:
         """
         self.nodes_visited += 1
         self._evaluate(i, sm, crit, presence, best)
-        if self.node(i).size >= self.max_pattern_size or (self.single_dominance and self.scan[i].docs < 0):
+        if self.node(i).size >= self.max_pattern_size or self._never_extended(i):
             return 0
         if self.node(i).state == UNEXPANDED:
             self._expand(i)
@@ -912,15 +909,9 @@ cdef class SearchSpace:
             best[0] = cand[0]
 
     cdef bint _precedes(self, Cand* a, Cand* b):
-        """Tie order: size ascending, code ascending, z ascending, sign +1 first."""
-        cdef int32_t sa = self.node(a.node)[0].size, sb = self.node(b.node)[0].size
-        if sa != sb:
-            return sa < sb
+        """Tie order: size ascending, code ascending (`_code_precedes`), z ascending, sign +1 first."""
         if a.node != b.node:
-            ca = self._code_key(a.node)
-            cb = self._code_key(b.node)
-            if ca != cb:
-                return ca < cb
+            return self._code_precedes(a.node, b.node)
         if a.z != b.z:
             return a.z < b.z
         return a.sign > b.sign
@@ -970,12 +961,6 @@ cdef inline double bound(int crit, double Ap, double An, double Wp, double Wn, d
     Bp = sqrt(ap + An) + sqrt(Wp + (Ap - ap)) - sqrt(Wn)
     Bn = sqrt(Ap + an) + sqrt(Wn + (An - an)) - sqrt(Wp)
     return Bp if Bp > Bn else Bn
-
-
-cdef inline size_t grown(size_t capacity, size_t extra) noexcept nogil:
-    """A capacity one eighth larger (and room for `extra`): arrays that grow all along waste at most
-    an eighth, where doubling wastes up to half."""
-    return capacity + capacity // 8 + extra + 1024
 
 
 cdef inline double max0(double x) noexcept nogil:

@@ -23,12 +23,14 @@ cdef extern from *:
             ptr = q;
             cap = c;
         }
+        // an eighth more (and room for m): an array that grows all along wastes at most an eighth
+        size_t grown(size_t m) const { size_t c = cap + cap / 8 + 1024; return m > c ? m : c; }
         void resize(size_t m) {
-            if (m > cap) reserve(m > cap + cap / 8 + 1024 ? m : cap + cap / 8 + 1024);
+            if (m > cap) reserve(grown(m));
             n = m;
         }
         void push_back(const T& v) {
-            if (n == cap) reserve(cap + cap / 8 + 1024);
+            if (n == cap) reserve(grown(n + 1));
             ptr[n++] = v;
         }
         void pop_back() { --n; }
