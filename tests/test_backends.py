@@ -4,6 +4,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy
@@ -273,6 +274,23 @@ def test_missing_ray_names_the_extra(monkeypatch, synthetic):
         TreeBoostClassifier(n_workers=2, backend="ray").fit(forest, y)
 
 
+def _kill_and_wait(ray, actor, timeout: float = 120.0) -> None:
+    """Kill a Ray actor and return once Ray reports it dead.
+
+    `ray.kill` goes through the cluster's control plane, while method calls go straight to the actor, so a call made
+    right after the kill can still be served; the test must not depend on which arrives first.
+    """
+    ray.kill(actor)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            ray.get(actor.__ray_ready__.remote(), timeout=10)
+        except ray.exceptions.RayActorError:
+            return
+        except ray.exceptions.GetTimeoutError:
+            continue
+        time.sleep(0.05)
+    pytest.fail(f"the Ray actor was still alive {timeout:.0f} s after ray.kill")
 
 
 def test_ray_learns_the_same_model_and_reports_a_lost_worker(synthetic, ray_session):
@@ -284,6 +302,6 @@ def test_ray_learns_the_same_model_and_reports_a_lost_worker(synthetic, ray_sess
         assert fit_bytes(forest, y3, n_workers, "ray", **settings_) == reference
     clf = TreeBoostClassifier(n_workers=2, backend="ray", n_rounds=5).start(forest, y)
     clf.boost(1)
-    ray_session.kill(clf.space_.actors[0])
+    _kill_and_wait(ray_session, clf.space_.actors[0])
     with pytest.raises(WorkerDiedError, match=r"worker 0 \(Ray actor\) died in boosting round 2"):
         clf.boost(1)
