@@ -119,3 +119,27 @@ def test_iter_bact_keeps_every_document_and_the_vocabulary():
     assert len(vocab) == 9
     with pytest.raises(ValueError, match="batch_size"):
         next(iter_bact(lines, vocab, batch_size=0))
+
+
+def test_arrays_handed_over_by_the_parser_are_independent_writable_and_outlive_it(tmp_path):
+    path = tmp_path / "t.tree"
+    path.write_text("".join(f"+1 (ROOT(a{i % 5}(b))(c))\n" for i in range(3000)), encoding="utf8")
+    reference = read_bact_reference(path.read_text(encoding="utf8").splitlines())[0]
+    batches = [f for f, _ in iter_bact(path.read_text(encoding="utf8").splitlines(), LabelVocab(), add_labels=True,
+                                       batch_size=700)]
+    assert len(batches) == 3
+    seen = set()
+    for forest in batches:
+        for name in ("labels", "parents", "depths"):
+            array = getattr(forest, name)
+            assert array.dtype == numpy.int32 and array.flags.writeable and array.flags.c_contiguous
+            assert array.ctypes.data not in seen
+            seen.add(array.ctypes.data)
+    labels = numpy.concatenate([f.labels for f in batches])
+    assert labels.tolist() == reference.labels.tolist()
+    batches[0].labels[:] = -7
+    assert batches[1].labels.min() >= 0
+    forest, _ = read_bact(path)
+    del batches
+    assert forest.labels.tolist() == reference.labels.tolist()
+    assert forest.parents.tolist() == reference.parents.tolist()

@@ -259,3 +259,23 @@ def test_ten_thousand_deep_chain_survives_every_conversion():
     h = Forest.from_trees([f.tree(0), f.tree(1)])
     assert_same_documents(f, h)
     assert_same_documents(f.subset([0, 1]), f)
+
+
+@SETTINGS
+@given(st.lists(st.integers(0, 10**6), max_size=60), st.sampled_from([numpy.int32, numpy.int64]))
+def test_preorder_depths_match_walking_up_the_parents(draws, dtype):
+    from spacy_treeboost.trees import preorder_depths
+
+    parents = [-1] + [d % (v + 1) if d % 5 else -1 for v, d in enumerate(draws)]
+    assert preorder_depths(numpy.asarray(parents, dtype=dtype)).tolist() == depths_of(parents)
+
+
+def test_depths_are_computed_when_first_read_and_preorder_is_checked():
+    from spacy_treeboost.trees import preorder_depths
+
+    f = Forest.from_trees([("ROOT", (("a", (("b", ()),)), ("c", ())))])
+    lazy = Forest(f.labels, f.parents, None, f.offsets, f.vocab)
+    assert lazy._depths is None
+    assert lazy.depths.tolist() == [0, 1, 2, 1] and lazy.depths is lazy.depths
+    with pytest.raises(ValueError, match="node 1 has parent 2; nodes must be in preorder"):
+        preorder_depths(numpy.asarray([-1, 2, 0]))

@@ -41,6 +41,14 @@ cdef extern from *:
             T* q = static_cast<T*>(std::realloc(ptr, n * sizeof(T)));
             if (q != nullptr) { ptr = q; cap = n; }
         }
+        // hand the values over to the caller, who frees them with free(); the buffer is empty after
+        T* detach() {
+            shrink_to_fit();
+            T* q = ptr;
+            ptr = nullptr;
+            n = cap = 0;
+            return q;
+        }
         size_t size() const { return n; }
         size_t capacity() const { return cap; }
         T* data() { return ptr; }
@@ -55,6 +63,7 @@ cdef extern from *:
         void clear()
         void release()
         void shrink_to_fit()
+        T* detach()
         size_t size()
         size_t capacity()
         T* data()

@@ -1,13 +1,41 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 # distutils: language = c++
 """Preorder layout of dependency trees, without recursion."""
+from cpython.buffer cimport Py_buffer
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdlib cimport free
 from libc.string cimport memchr, memcmp, memcpy
 from libcpp.vector cimport vector
 
 from spacy_treeboost.trees._buffers cimport GrowBuf
 
 import numpy
+
+
+ctypedef fused parent_t:
+    int32_t
+    int64_t
+
+
+def preorder_depths(parent_t[::1] parents):
+    """Depths from parent indices in preorder (every parent before its child; -1 for a root), in one pass.
+
+    parents (numpy.ndarray): int32 or int64 parent index of each node, -1 for roots.
+    RETURNS (numpy.ndarray): int32 depth of each node (0 for roots).
+    """
+    cdef Py_ssize_t n = parents.shape[0], v
+    depths = numpy.empty(n, dtype=numpy.int32)
+    cdef int32_t[::1] d = depths
+    cdef int64_t p
+    for v in range(n):
+        p = parents[v]
+        if p < 0:
+            d[v] = 0
+        elif p < v:
+            d[v] = d[p] + 1
+        else:
+            raise ValueError(f"node {v} has parent {p}; nodes must be in preorder (every parent before its child)")
+    return depths
 
 
 def dependency_preorder(heads):
@@ -288,16 +316,45 @@ cdef extern from *:
     void __builtin_prefetch(const void* address) noexcept nogil
 
 
+cdef class _HeapBlock:
+    """A malloc'd block that a numpy array views; freed when the last array viewing it goes."""
+    cdef void* ptr
+    cdef Py_ssize_t n_bytes
+    cdef Py_ssize_t shape[1]
+    cdef Py_ssize_t strides[1]
+
+    def __dealloc__(self):
+        free(self.ptr)
+
+    def __getbuffer__(self, Py_buffer* view, int flags):
+        self.shape[0] = self.n_bytes
+        self.strides[0] = 1
+        view.buf = self.ptr
+        view.obj = self
+        view.len = self.n_bytes
+        view.itemsize = 1
+        view.readonly = 0
+        view.ndim = 1
+        view.format = "B"
+        view.shape = self.shape
+        view.strides = self.strides
+        view.suboffsets = NULL
+        view.internal = NULL
+
+    def __releasebuffer__(self, Py_buffer* view):
+        pass
+
+
 cdef object _taken(GrowBuf[int32_t]& buf):
-    """The buffer's values as a new numpy array; the buffer's memory is freed at once, so reading a large
-    file holds each array twice only while it is copied."""
+    """The buffer's values as a numpy array that takes over its memory (no copy); the buffer is left empty."""
     cdef Py_ssize_t n = buf.size()
-    out = numpy.empty(n, dtype=numpy.int32)
-    cdef int32_t[::1] view = out
-    if n:
-        memcpy(&view[0], buf.data(), n * sizeof(int32_t))
-    buf.release()
-    return out
+    if n == 0:
+        buf.release()
+        return numpy.empty(0, dtype=numpy.int32)
+    cdef _HeapBlock block = _HeapBlock.__new__(_HeapBlock)
+    block.ptr = buf.detach()
+    block.n_bytes = n * sizeof(int32_t)
+    return numpy.frombuffer(block, dtype=numpy.int32)
 
 
 cdef class BactParser:
@@ -311,7 +368,7 @@ cdef class BactParser:
     cdef list class_strings
     cdef object vocab, decode, error
     cdef bint add_labels
-    cdef GrowBuf[int32_t] labels, parents, depths
+    cdef GrowBuf[int32_t] labels, parents
     cdef vector[int32_t] doc_class, stack
     cdef vector[int64_t] offsets
     cdef vector[Pending] pending
@@ -411,12 +468,10 @@ cdef class BactParser:
         cdef Py_ssize_t cap = (end - rest) // 2 + 1, top = 0
         self.labels.resize(base + cap)
         self.parents.resize(base + cap)
-        self.depths.resize(base + cap)
         if <Py_ssize_t>self.pending.size() < cap:
             self.pending.resize(cap)
             self.stack.resize(cap)
         cdef int32_t* out_parent = self.parents.data() + base
-        cdef int32_t* out_depth = self.depths.data() + base
         cdef int32_t* stack = self.stack.data()
         cdef Pending* pending = self.pending.data()
         cdef int64_t doc_start = self.offsets.back()
@@ -460,7 +515,6 @@ cdef class BactParser:
             at.hash = h
             at.prefix = prefix
             out_parent[local] = -1 if top == 0 else <int32_t>(doc_start + stack[top - 1])
-            out_depth[local] = <int32_t>top
             stack[top] = local
             top += 1
             local += 1
@@ -472,7 +526,6 @@ cdef class BactParser:
             return self._undo(base, ERR_UNCLOSED)
         self.labels.resize(base + local)
         self.parents.resize(base + local)
-        self.depths.resize(base + local)
         self.offsets.push_back(base + local)
         self.doc_class.push_back(cls)
         return LINE_OK
@@ -500,7 +553,6 @@ cdef class BactParser:
     cdef int _undo(self, int64_t base, int code):
         self.labels.resize(base)
         self.parents.resize(base)
-        self.depths.resize(base)
         return code
 
     def parse_line(self, const unsigned char[:] line, str where_prefix, int64_t lineno) -> bool:
@@ -569,16 +621,20 @@ cdef class BactParser:
             raise self.error(f"{where}empty node label at column {column}; write every node as '(label...)'")
         raise self.error(f"{where}a second tree starts at column {column}; one tree per line")
 
-    def take(self):
-        """The documents parsed since the last call: (labels, parents, depths, offsets, classes).
+    def take(self, bint more=False):
+        """The documents parsed since the last call: (labels, parents, offsets, classes).
 
         Parents are indices into the returned arrays (every take starts a new forest at node 0);
-        the parser is emptied.
+        the parser is emptied. The arrays take over the parser's memory. With `more`, the parser
+        reserves as many nodes again for the next batch, so a stream of batches grows no array twice.
         """
         cdef Py_ssize_t d = self.doc_class.size(), k
+        cdef size_t n_nodes = self.labels.size()
         labels = _taken(self.labels)
         parents = _taken(self.parents)
-        depths = _taken(self.depths)
+        if more:
+            self.labels.reserve(n_nodes)
+            self.parents.reserve(n_nodes)
         offsets = numpy.empty(d + 1, dtype=numpy.int64)
         cdef int64_t[::1] ov = offsets
         memcpy(&ov[0], self.offsets.data(), (d + 1) * sizeof(int64_t))
@@ -587,4 +643,4 @@ cdef class BactParser:
         self.doc_class.clear()
         self.offsets.clear()
         self.offsets.push_back(0)
-        return labels, parents, depths, offsets, classes
+        return labels, parents, offsets, classes

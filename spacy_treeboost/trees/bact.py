@@ -73,9 +73,9 @@ def _parser(vocab: Optional[LabelVocab], add_labels: bool) -> Tuple[LabelVocab, 
     return vocab, BactParser(vocab, add_labels, decode_label, BactFormatError)
 
 
-def _forest_of(parser: "BactParser", vocab: LabelVocab) -> Tuple[Forest, List[str]]:
-    labels, parents, depths, offsets, classes = parser.take()
-    return Forest(labels, parents, depths, offsets, vocab), classes
+def _forest_of(parser: "BactParser", vocab: LabelVocab, more: bool = False) -> Tuple[Forest, List[str]]:
+    labels, parents, offsets, classes = parser.take(more)
+    return Forest(labels, parents, None, offsets, vocab), classes
 
 
 def _parse_source(parser: "BactParser", source: PathOrLines) -> Iterator[None]:
@@ -150,7 +150,7 @@ def iter_bact(
     vocab, parser = _parser(vocab, add_labels)
     for _ in _parse_source(parser, source):
         if parser.n_docs >= batch_size:
-            yield _forest_of(parser, vocab)
+            yield _forest_of(parser, vocab, more=True)
     if parser.n_docs:
         yield _forest_of(parser, vocab)
 

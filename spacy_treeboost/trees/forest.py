@@ -69,7 +69,9 @@ class Forest:
 
     labels (numpy.ndarray): int32 label id of every node, documents concatenated.
     parents (numpy.ndarray): int32 global index of each node's parent, -1 for roots.
-    depths (numpy.ndarray): int32 depth of each node (0 for document roots).
+    depths (Optional[numpy.ndarray]): int32 depth of each node (0 for document roots); None computes them
+        from `parents` when first read (learning and matching never read them, so large forests hold them
+        only when asked).
     offsets (numpy.ndarray): int64, document i is nodes offsets[i]:offsets[i+1].
     vocab (LabelVocab): the label strings.
     """
@@ -78,18 +80,25 @@ class Forest:
         self,
         labels: numpy.ndarray,
         parents: numpy.ndarray,
-        depths: numpy.ndarray,
+        depths: Optional[numpy.ndarray],
         offsets: numpy.ndarray,
         vocab: LabelVocab,
     ) -> None:
         self.labels = numpy.ascontiguousarray(labels, dtype=numpy.int32)
         self.parents = numpy.ascontiguousarray(parents, dtype=numpy.int32)
-        self.depths = numpy.ascontiguousarray(depths, dtype=numpy.int32)
+        self._depths = None if depths is None else numpy.ascontiguousarray(depths, dtype=numpy.int32)
         self.offsets = numpy.ascontiguousarray(offsets, dtype=numpy.int64)
         self.vocab = vocab
         n = len(self.labels)
-        if not (len(self.parents) == len(self.depths) == n) or self.offsets[-1] != n:
+        if len(self.parents) != n or (self._depths is not None and len(self._depths) != n) or self.offsets[-1] != n:
             raise ValueError("Forest arrays disagree in length.")
+
+    @property
+    def depths(self) -> numpy.ndarray:
+        """int32 depth of each node (0 for document roots)."""
+        if self._depths is None:
+            self._depths = preorder_depths(self.parents)
+        return self._depths
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
@@ -264,13 +273,13 @@ def chain_arrays(lengths: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
 
 
 def preorder_depths(parents: numpy.ndarray) -> numpy.ndarray:
-    """Depths from preorder parent indices by pointer doubling (no recursion, O(n log depth))."""
-    anc = numpy.asarray(parents, dtype=numpy.int64).copy()
-    depths = (anc >= 0).astype(numpy.int64)
-    active = numpy.flatnonzero(anc >= 0)
-    while len(active):
-        up = anc[active]
-        depths[active] += depths[up]
-        anc[active] = anc[up]
-        active = active[anc[active] >= 0]
-    return depths.astype(numpy.int32)
+    """int32 depths from parent indices in preorder (-1 for roots), in one compiled pass.
+
+    Raises ValueError if a node's parent does not come before it.
+    """
+    from ._forest import preorder_depths as depths_of
+
+    parents = numpy.asarray(parents)
+    if parents.dtype != numpy.int32:
+        parents = parents.astype(numpy.int64)
+    return depths_of(numpy.ascontiguousarray(parents))
