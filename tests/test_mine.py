@@ -76,11 +76,16 @@ def test_reference_counters_agree(data, k, include_root):
 # Embedding counts and the pattern set
 
 
+# the miner keeps parent and sibling links as 16-bit distances and looks up longer ones; a small limit makes
+# most links long ones
+LINK_LIMITS = st.sampled_from([2, 3, 65535])
+
+
 @SETTINGS
-@given(forests(st), st.integers(1, 4), st.booleans())
-def test_expand_all_finds_every_subtree_once_with_brute_force_counts(data, k, include_root):
+@given(forests(st), st.integers(1, 4), st.booleans(), LINK_LIMITS)
+def test_expand_all_finds_every_subtree_once_with_brute_force_counts(data, k, include_root, link_far):
     f = Forest.from_trees(data[0])
-    sp = space(f, max_pattern_size=k, include_root=include_root)
+    sp = space(f, max_pattern_size=k, include_root=include_root, _link_far=link_far)
     n = sp.expand_all()
     got = engine_patterns(sp)
     assert n == sp.n_patterns == len(got)
@@ -91,10 +96,10 @@ def test_expand_all_finds_every_subtree_once_with_brute_force_counts(data, k, in
 
 
 @SETTINGS
-@given(st.integers(0, 2**32 - 1), st.integers(1, 4), st.booleans(), st.integers(1, 3))
-def test_expand_all_on_seeded_forests(seed, k, include_root, minsup):
+@given(st.integers(0, 2**32 - 1), st.integers(1, 4), st.booleans(), st.integers(1, 3), LINK_LIMITS)
+def test_expand_all_on_seeded_forests(seed, k, include_root, minsup, link_far):
     f = Forest.from_trees(random_trees(seed)[0])
-    sp = space(f, max_pattern_size=k, include_root=include_root, min_support=minsup)
+    sp = space(f, max_pattern_size=k, include_root=include_root, min_support=minsup, _link_far=link_far)
     sp.expand_all()
     assert engine_patterns(sp) == all_subtrees(forest_docs(f), k, include_root=include_root, min_support=minsup)
 
@@ -167,7 +172,7 @@ def test_best_rule_equals_exhaustive_search(data, k, include_root, criterion, pr
     patterns = all_subtrees(forest_docs(f), k, include_root=include_root, min_support=minsup)
     assume(patterns)
     sp = space(f, max_pattern_size=k, include_root=include_root, min_support=minsup,
-               single_document_dominance=dominance)
+               single_document_dominance=dominance, _link_far=draw.draw(LINK_LIMITS))
     # Several rounds on one cached space: later calls reuse patterns expanded by earlier ones.
     for _ in range(3):
         w, y = draw.draw(weights_and_labels(st, len(f)))
@@ -431,3 +436,24 @@ def test_ten_thousand_deep_chain():
     assert got == expected
     rule = sp.best_rule(numpy.array([0.5, 0.5]), numpy.array([1, -1], dtype=numpy.int8), "iwakura")
     assert rule["node"] >= 0
+
+
+def test_a_link_limit_out_of_range_is_refused():
+    f = Forest.from_sentences([[["a", "b"]]])
+    for bad in (1, 65536):
+        with pytest.raises(ValueError, match=r"_link_far must be in \[2, 65535\]"):
+            space(f, _link_far=bad)
+
+
+def test_long_links_are_found_beyond_the_16_bit_distance():
+    """A sentence of 70,000 words: the second sentence's first word is 70,001 nodes after the virtual root, its
+    parent; the next sibling of the first sentence's first word is as far away."""
+    words = [f"w{i % 3}" for i in range(70_000)]
+    f = Forest.from_sentences([[words, ["a", "b"]], [["a", "b"]]])
+    sp = space(f, max_pattern_size=2, include_root=True)
+    sp.expand_all()
+    got = engine_patterns(sp)
+    V = f.vocab
+    assert got[((0, 0), (1, V.get("a")))] == {0: 1, 1: 1}
+    assert got[((0, 0), (1, V.get("w0")))] == {0: 1}
+    assert got[((0, V.get("a")), (1, V.get("b")))] == {0: 1, 1: 1}

@@ -8,7 +8,7 @@ expanded, its occurrence list of (rightmost-node image, multiplicity). Each
 boosting round searches it by branch and bound with bounds that hold for
 every supertree (see `best_rule`).
 """
-from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t
+from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t
 from libc.math cimport sqrt, fabs, INFINITY
 from libcpp.vector cimport vector
 from libc.stdlib cimport malloc, free
@@ -48,6 +48,10 @@ cdef enum:
 cdef enum:
     # pool counts of BIG_COUNT or more are kept in a table beside the one-byte counts
     BIG_COUNT = 255
+
+cdef enum:
+    # parent and next-sibling links are kept as 16-bit distances; this distance and longer ones are looked up
+    LINK_FAR = 65535
 
 cdef enum:
     UNEXPANDED = 0
@@ -99,6 +103,18 @@ cdef struct Cand:
 CRITERIA = {"iwakura": CRIT_IWAKURA, "z": CRIT_Z, "bact": CRIT_BACT}
 
 
+cdef int32_t _far_link(const vector[pair[int32_t, int32_t]]& far, int32_t v) noexcept nogil:
+    """The target of v's link in `far` (sorted by node; v is in it)."""
+    cdef Py_ssize_t lo = 0, hi = far.size() - 1, mid
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if far[mid].first < v:
+            lo = mid + 1
+        else:
+            hi = mid
+    return far[lo].second
+
+
 cdef class SearchSpace:
     """The rightmost-extension enumeration tree over one training forest.
 
@@ -116,9 +132,11 @@ cdef class SearchSpace:
         `expand_all` then lists only the kept patterns.
     """
     cdef const int32_t* labels
-    cdef const int32_t* parents
-    cdef object _arrays
-    cdef vector[int32_t] next_sib, label_rank
+    cdef object _labels
+    cdef vector[int32_t] label_rank
+    cdef vector[uint16_t] up, right
+    cdef vector[pair[int32_t, int32_t]] up_far, right_far
+    cdef uint16_t link_far
     cdef vector[int64_t] doc_start
     cdef int64_t n_nodes_forest
     cdef vector[uint8_t] label_ok
@@ -169,11 +187,10 @@ cdef class SearchSpace:
 
     def __init__(self, labels, parents, offsets, label_rank, *, int max_pattern_size=3,
                  int min_support=1, bint include_root=False, max_cache_bytes=2 << 30,
-                 bint single_document_dominance=False):
-        self._arrays = (numpy.ascontiguousarray(labels, dtype=numpy.int32),
-                        numpy.ascontiguousarray(parents, dtype=numpy.int32))
-        cdef const int32_t[::1] lab = self._arrays[0]
-        cdef const int32_t[::1] par = self._arrays[1]
+                 bint single_document_dominance=False, int _link_far=LINK_FAR):
+        self._labels = numpy.ascontiguousarray(labels, dtype=numpy.int32)
+        cdef const int32_t[::1] lab = self._labels
+        cdef const int32_t[::1] par = numpy.ascontiguousarray(parents, dtype=numpy.int32)
         cdef const int64_t[:] off = numpy.ascontiguousarray(offsets, dtype=numpy.int64)
         cdef const int32_t[:] rank = numpy.ascontiguousarray(label_rank, dtype=numpy.int32)
         cdef Py_ssize_t n = lab.shape[0], v, d
@@ -182,6 +199,9 @@ cdef class SearchSpace:
             raise ValueError(f"max_pattern_size must be at least 1, got {max_pattern_size}")
         if min_support < 1:
             raise ValueError(f"min_support must be at least 1, got {min_support}")
+        if not 2 <= _link_far <= LINK_FAR:
+            raise ValueError(f"_link_far must be in [2, {LINK_FAR}], got {_link_far}")
+        self.link_far = <uint16_t>_link_far
         self.max_pattern_size = max_pattern_size
         self.min_support = min_support
         self.max_cache_bytes = max_cache_bytes
@@ -191,7 +211,6 @@ cdef class SearchSpace:
         if par.shape[0] != n or (n and off[off.shape[0] - 1] != n):
             raise ValueError("labels, parents and offsets disagree in length")
         self.labels = &lab[0] if n else NULL
-        self.parents = &par[0] if n else NULL
         self.n_nodes_forest = n
         self.doc_start.resize(self.n_docs + 1)
         for d in range(self.n_docs + 1):
@@ -202,30 +221,59 @@ cdef class SearchSpace:
         for v in range(n):
             if lab[v] < 0 or lab[v] >= n_labels:
                 raise ValueError(f"node {v} has label id {lab[v]} outside the vocabulary of {n_labels}")
-        self._link_siblings()
+        self._link(&par[0] if n else NULL)
         order = numpy.argsort(numpy.asarray(rank), kind="stable").astype(numpy.int32)
-        self._build_singles(n_labels, include_root, order)
+        self._build_singles(n_labels, include_root, order, &par[0] if n else NULL)
 
-    cdef int _link_siblings(self) except -1:
-        """next_sib in one forward pass over the preorder arrays. The stack holds the path from the current
-        document root to the last node, each with the last of its children seen so far."""
+    cdef int _link(self, const int32_t* parents) except -1:
+        """Parent and next-sibling links as distances, in one forward pass over the preorder arrays (the
+        caller's parents are not kept). The stack holds the path from the current document root to the last
+        node, each with the last of its children seen so far."""
         cdef Py_ssize_t n = self.n_nodes_forest, v
         cdef vector[pair[int32_t, int32_t]] path
-        self.next_sib.assign(n, -1)
+        self.up.assign(n, 0)
+        self.right.assign(n, 0)
         for v in range(n):
-            while not path.empty() and path.back().first != self.parents[v]:
+            while not path.empty() and path.back().first != parents[v]:
                 path.pop_back()
-            if path.empty() and self.parents[v] >= 0:
-                raise ValueError(f"node {v} has parent {self.parents[v]}, which is not on the path from its "
+            if path.empty() and parents[v] >= 0:
+                raise ValueError(f"node {v} has parent {parents[v]}, which is not on the path from its "
                                  f"document root to node {v - 1}: the forest's arrays must be in preorder")
             if not path.empty():
                 if path.back().second >= 0:
-                    self.next_sib[path.back().second] = <int32_t>v
+                    self._set_link(self.right, self.right_far, path.back().second, <int32_t>v)
                 path.back().second = <int32_t>v
+                self._set_link(self.up, self.up_far, <int32_t>v, parents[v])
             path.push_back(pair[int32_t, int32_t](<int32_t>v, -1))
+        std_sort(self.right_far.begin(), self.right_far.end())
         return 0
 
-    cdef void _build_singles(self, int32_t n_labels, bint include_root, const int32_t[:] order):
+    cdef inline void _set_link(self, vector[uint16_t]& dist, vector[pair[int32_t, int32_t]]& far, int32_t v,
+                               int32_t target) noexcept:
+        """Link v to target (a node before or after it): the distance, or `link_far` and an entry of `far`."""
+        cdef int32_t d = target - v if target > v else v - target
+        if d < self.link_far:
+            dist[v] = <uint16_t>d
+        else:
+            dist[v] = self.link_far
+            far.push_back(pair[int32_t, int32_t](v, target))
+
+    cdef inline int32_t parent_of(self, int32_t v) noexcept nogil:
+        """v's parent, or -1 for a document root."""
+        cdef uint16_t d = self.up[v]
+        if d == 0:
+            return -1
+        return v - d if d < self.link_far else _far_link(self.up_far, v)
+
+    cdef inline int32_t next_of(self, int32_t v) noexcept nogil:
+        """v's next sibling, or -1."""
+        cdef uint16_t d = self.right[v]
+        if d == 0:
+            return -1
+        return v + d if d < self.link_far else _far_link(self.right_far, v)
+
+    cdef void _build_singles(self, int32_t n_labels, bint include_root, const int32_t[:] order,
+                             const int32_t* parents):
         cdef Py_ssize_t n = self.n_nodes_forest, v, i
         cdef vector[int32_t] lab_count, lab_docs, last_doc
         cdef int32_t l, doc = 0
@@ -233,7 +281,7 @@ cdef class SearchSpace:
         lab_docs.assign(n_labels, 0)
         last_doc.assign(n_labels, -1)
         for v in range(n):
-            if self.parents[v] < 0 and not include_root:
+            if parents[v] < 0 and not include_root:
                 continue
             l = self.labels[v]
             lab_count[l] += 1
@@ -274,7 +322,7 @@ cdef class SearchSpace:
             total += lab_count[self.node(i)[0].label]
         self.arena.resize(total)
         for v in range(n):
-            if self.parents[v] < 0 and not include_root:
+            if parents[v] < 0 and not include_root:
                 continue
             l = self.labels[v]
             if slot[l] >= 0:
@@ -488,12 +536,12 @@ cdef class SearchSpace:
         cdef vector[pair[int64_t, int64_t]] siblings  # (pack(parent, node), multiplicity)
         for k in range(n_occ):
             r = occ_node(occ[k])
-            c = r + 1 if r + 1 < self.n_nodes_forest and self.parents[r + 1] == r else -1
+            c = r + 1 if r + 1 < self.n_nodes_forest and self.parent_of(r + 1) == r else -1
             while c >= 0:
                 lab = self.labels[c]
                 if self.label_ok[lab]:
                     self._add_extension((dk + 1) * n_labels + lab, pack(<int64_t>c, occ_mult(occ[k])), slots, bufs, keys)
-                c = self.next_sib[c]
+                c = self.next_of(c)
         if dk == 0 or n_occ == 0:
             return 0
         ancestor.resize(n_occ)
@@ -504,8 +552,8 @@ cdef class SearchSpace:
             ordered = True
             for k in range(n_occ):
                 if d < dk:
-                    ancestor[k] = self.parents[ancestor[k]]
-                siblings[k].first = pack(self.parents[ancestor[k]], ancestor[k])
+                    ancestor[k] = self.parent_of(ancestor[k])
+                siblings[k].first = pack(self.parent_of(ancestor[k]), ancestor[k])
                 siblings[k].second = occ_mult(occ[k])
                 if k and siblings[k].first < siblings[k - 1].first:
                     ordered = False
@@ -519,7 +567,7 @@ cdef class SearchSpace:
                     e += 1
                 acc = 0
                 ptr = g
-                c = self.next_sib[occ_mult(siblings[g].first)]
+                c = self.next_of(occ_mult(siblings[g].first))
                 while c >= 0:
                     while ptr < e and occ_mult(siblings[ptr].first) < c:
                         acc += siblings[ptr].second
@@ -528,7 +576,7 @@ cdef class SearchSpace:
                     if self.label_ok[lab]:
                         self._add_extension(d * n_labels + lab, pack(<int64_t>c, COUNT_CAP if acc > COUNT_CAP else acc),
                                             slots, bufs, keys)
-                    c = self.next_sib[c]
+                    c = self.next_of(c)
                 g = e
         return 0
 
@@ -588,7 +636,8 @@ cdef class SearchSpace:
             "occurrence_arena": 8 * self.arena.capacity(),
             "occurrence_headers": self.occ.capacity() * sizeof(OccRef),
             "occurrence_lists_held": unexpanded,
-            "forest_links": 4 * self.next_sib.capacity() + 8 * self.doc_start.capacity(),
+            "forest_links": 2 * (self.up.capacity() + self.right.capacity()) + 8 * (
+                self.up_far.capacity() + self.right_far.capacity() + self.doc_start.capacity()),
         }
 
     @property
