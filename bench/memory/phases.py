@@ -79,7 +79,7 @@ mark("imports", file=spacy_treeboost.__file__)
 forest, classes = read_bact(a.train)
 fsz = {"n_docs": len(forest), "n_nodes": forest.n_nodes, "n_labels": len(forest.vocab),
        "labels_bytes": forest.labels.nbytes, "parents_bytes": forest.parents.nbytes,
-       "depths_bytes": forest.depths.nbytes, "offsets_bytes": forest.offsets.nbytes,
+       "depths_bytes": 0 if forest._depths is None else forest._depths.nbytes, "offsets_bytes": forest.offsets.nbytes,
        "vocab_py_bytes_est": sum(sys.getsizeof(s) for s in forest.vocab._strings) + sys.getsizeof(forest.vocab._strings)
        + sys.getsizeof(forest.vocab._ids),
        "classes_py_bytes_est": sys.getsizeof(classes) + 8 * 0}
