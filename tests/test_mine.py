@@ -79,13 +79,15 @@ def test_reference_counters_agree(data, k, include_root):
 # the miner keeps parent and sibling links as 16-bit distances and looks up longer ones; a small limit makes
 # most links long ones
 LINK_LIMITS = st.sampled_from([2, 3, 65535])
+# the occurrence arena is compacted once its garbage reaches this many words: 1 compacts after most expansions
+COMPACT_AT = st.sampled_from([1, 1 << 18])
 
 
 @SETTINGS
 @given(forests(st), st.integers(1, 4), st.booleans(), LINK_LIMITS)
 def test_expand_all_finds_every_subtree_once_with_brute_force_counts(data, k, include_root, link_far):
     f = Forest.from_trees(data[0])
-    sp = space(f, max_pattern_size=k, include_root=include_root, _link_far=link_far)
+    sp = space(f, max_pattern_size=k, include_root=include_root, _link_far=link_far, _compact_at=1)
     n = sp.expand_all()
     got = engine_patterns(sp)
     assert n == sp.n_patterns == len(got)
@@ -172,7 +174,8 @@ def test_best_rule_equals_exhaustive_search(data, k, include_root, criterion, pr
     patterns = all_subtrees(forest_docs(f), k, include_root=include_root, min_support=minsup)
     assume(patterns)
     sp = space(f, max_pattern_size=k, include_root=include_root, min_support=minsup,
-               single_document_dominance=dominance, _link_far=draw.draw(LINK_LIMITS))
+               single_document_dominance=dominance, _link_far=draw.draw(LINK_LIMITS),
+               _compact_at=draw.draw(COMPACT_AT))
     # Several rounds on one cached space: later calls reuse patterns expanded by earlier ones.
     for _ in range(3):
         w, y = draw.draw(weights_and_labels(st, len(f)))

@@ -70,9 +70,11 @@ cdef struct PNode:
     uint8_t state
 
 cdef struct OccRef:
-    # a pattern's occurrence list: `len` entries of the arena from `off` (len 0 once it is released)
+    # a pattern's occurrence list in the arena from word `off`: `len` nodes when every multiplicity is 1, else
+    # (`wide`) `len` packed (node, multiplicity) entries of two words each at an even offset; len 0 once released
     int64_t off
-    int64_t len
+    int32_t len
+    int32_t wide
 
 cdef struct Scan:
     # what the child scan reads of a pattern: n_docs, or -(doc + 1) for a pattern in one document
@@ -103,6 +105,11 @@ cdef struct Cand:
 CRITERIA = {"iwakura": CRIT_IWAKURA, "z": CRIT_Z, "bact": CRIT_BACT}
 
 
+cdef inline int64_t _words(const OccRef& ref) noexcept nogil:
+    """Arena words of an occurrence list."""
+    return ref.len * (2 if ref.wide else 1)
+
+
 cdef int32_t _far_link(const vector[pair[int32_t, int32_t]]& far, int32_t v) noexcept nogil:
     """The target of v's link in `far` (sorted by node; v is in it)."""
     cdef Py_ssize_t lo = 0, hi = far.size() - 1, mid
@@ -130,6 +137,9 @@ cdef class SearchSpace:
         the same sums), and a supertree of one is a pattern of the same document, larger, so none of the
         others can be chosen; `best_rule` gives the same answers with far fewer patterns cached.
         `expand_all` then lists only the kept patterns.
+    _link_far, _compact_at: for tests only. Parent and sibling links at this distance or more are looked up
+        in a side table (at most 65,535); the occurrence arena is compacted once its garbage reaches this many
+        words (and a quarter of the held ones).
     """
     cdef const int32_t* labels
     cdef object _labels
@@ -143,9 +153,9 @@ cdef class SearchSpace:
     cdef vector[PNode*] chunks
     cdef GrowBuf[Scan] scan
     cdef int32_t n_nodes
-    cdef GrowBuf[int64_t] arena
+    cdef GrowBuf[int32_t] arena
     cdef GrowBuf[OccRef] occ
-    cdef int64_t occ_garbage
+    cdef int64_t occ_garbage, compact_at
     cdef GrowBuf[int32_t] pool_docs
     cdef GrowBuf[uint8_t] pool_counts
     cdef unordered_map[int64_t, int32_t] big_counts
@@ -163,7 +173,7 @@ cdef class SearchSpace:
     cdef public bint single_document_dominance
     cdef public int64_t max_cache_bytes
     cdef public int64_t nodes_visited, docs_summed, children_checked
-    cdef int64_t occ_bytes
+    cdef int64_t occ_words
     cdef double tol_rel
 
     def __dealloc__(self):
@@ -187,7 +197,7 @@ cdef class SearchSpace:
 
     def __init__(self, labels, parents, offsets, label_rank, *, int max_pattern_size=3,
                  int min_support=1, bint include_root=False, max_cache_bytes=2 << 30,
-                 bint single_document_dominance=False, int _link_far=LINK_FAR):
+                 bint single_document_dominance=False, int _link_far=LINK_FAR, int64_t _compact_at=1 << 18):
         self._labels = numpy.ascontiguousarray(labels, dtype=numpy.int32)
         cdef const int32_t[::1] lab = self._labels
         cdef const int32_t[::1] par = numpy.ascontiguousarray(parents, dtype=numpy.int32)
@@ -202,6 +212,7 @@ cdef class SearchSpace:
         if not 2 <= _link_far <= LINK_FAR:
             raise ValueError(f"_link_far must be in [2, {LINK_FAR}], got {_link_far}")
         self.link_far = <uint16_t>_link_far
+        self.compact_at = max(_compact_at, 1)
         self.max_pattern_size = max_pattern_size
         self.min_support = min_support
         self.max_cache_bytes = max_cache_bytes
@@ -317,7 +328,7 @@ cdef class SearchSpace:
         fill.resize(self.n_nodes)
         for i in range(self.n_nodes):
             fill[i] = total
-            self.occ.push_back(OccRef(total, lab_count[self.node(i)[0].label]))
+            self.occ.push_back(OccRef(total, lab_count[self.node(i)[0].label], 0))
             self.node(i)[0].occ_slot = <int32_t>i
             total += lab_count[self.node(i)[0].label]
         self.arena.resize(total)
@@ -326,16 +337,17 @@ cdef class SearchSpace:
                 continue
             l = self.labels[v]
             if slot[l] >= 0:
-                self.arena[fill[slot[l]]] = pack(<int64_t>v, 1)
+                self.arena[fill[slot[l]]] = <int32_t>v
                 fill[slot[l]] += 1
         fill.clear()
         fill.shrink_to_fit()
-        self.occ_bytes = 8 * total
+        self.occ_words = total
         if self.single_document_dominance:
             self.single_keep.assign(self.n_docs, -1)
         cdef int32_t d
+        cdef vector[int64_t] unpacked
         for i in range(self.n_nodes):
-            self._set_docs(i, self.arena.data() + self.occ[i].off, self.occ[i].len)
+            self._set_docs(i, self._occ_list(i, unpacked), self.occ[i].len)
             if self.max_pattern_size == 1:
                 self._release_occ(i)
             elif self._never_extended(i):
@@ -350,30 +362,70 @@ cdef class SearchSpace:
         cdef int32_t s = self.node(i)[0].occ_slot
         if s < 0:
             return
-        self.occ_bytes -= 8 * self.occ[s].len
-        self.occ_garbage += self.occ[s].len
+        self.occ_words -= _words(self.occ[s])
+        self.occ_garbage += _words(self.occ[s])
         self.occ[s].len = 0
         self.node(i)[0].occ_slot = -1
 
     cdef int _compact_occ(self) except -1:
         """Move the held lists down over the garbage once it is a quarter of their size (lists lie in the arena
         in the order of their slots) and give the rest of the arena back: each entry moves O(1) times on average."""
-        cdef int64_t live = self.occ_bytes // 8, w = 0
+        cdef int64_t live = self.occ_words, w = 0
         cdef Py_ssize_t s
         cdef OccRef* ref
-        if 4 * self.occ_garbage <= live or self.occ_garbage < (1 << 18):
+        if 4 * self.occ_garbage <= live or self.occ_garbage < self.compact_at:
             return 0
         for s in range(self.occ.size()):
             ref = &self.occ[s]
             if ref.len == 0:
                 continue
+            if ref.wide:
+                w += w & 1
             if ref.off != w:
-                memmove(self.arena.data() + w, self.arena.data() + ref.off, ref.len * sizeof(int64_t))
+                memmove(self.arena.data() + w, self.arena.data() + ref.off, _words(ref[0]) * sizeof(int32_t))
                 ref.off = w
-            w += ref.len
+            w += _words(ref[0])
         self.arena.resize(w)
         self.arena.shrink_to_fit()
         self.occ_garbage = 0
+        return 0
+
+    cdef const int64_t* _occ_list(self, int32_t s, vector[int64_t]& unpacked) noexcept:
+        """Slot s's occurrence list as packed (node, multiplicity) entries: in the arena if it is wide, else
+        written to `unpacked`. Valid until the arena grows."""
+        cdef OccRef ref = self.occ[s]
+        cdef const int32_t* nodes = self.arena.data() + ref.off
+        cdef Py_ssize_t k
+        if ref.wide:
+            return <const int64_t*>nodes
+        unpacked.resize(ref.len)
+        for k in range(ref.len):
+            unpacked[k] = pack(<int64_t>nodes[k], 1)
+        return unpacked.data()
+
+    cdef int _hold_occ(self, int32_t i, const int64_t* occ, Py_ssize_t n) except -1:
+        """Keep pattern i's occurrence list (packed entries) in the arena: the nodes alone if every multiplicity
+        is 1, else the packed entries at an even offset."""
+        cdef Py_ssize_t k
+        cdef int32_t wide = 0
+        for k in range(n):
+            if occ_mult(occ[k]) != 1:
+                wide = 1
+                break
+        cdef int64_t at = self.arena.size()
+        cdef int32_t* out
+        if wide:
+            at += at & 1
+            self.arena.resize(at + 2 * n)
+            memcpy(self.arena.data() + at, occ, n * sizeof(int64_t))
+        else:
+            self.arena.resize(at + n)
+            out = self.arena.data() + at
+            for k in range(n):
+                out[k] = occ_node(occ[k])
+        self.node(i)[0].occ_slot = self.occ.size()
+        self.occ.push_back(OccRef(at, <int32_t>n, wide))
+        self.occ_words += n * (2 if wide else 1)
         return 0
 
     cdef void _set_docs(self, Py_ssize_t i, const int64_t* occ, Py_ssize_t n_occ):
@@ -422,8 +474,10 @@ cdef class SearchSpace:
         cdef vector[int64_t] keys
         cdef vector[int64_t]* buf
         cdef int64_t n_labels = self.label_rank.size()
-        self._extensions(self.arena.data() + self.occ[p.occ_slot].off, self.occ[p.occ_slot].len, dk, slots, bufs,
-                         keys)
+        cdef vector[int64_t] unpacked
+        self._extensions(self._occ_list(p.occ_slot, unpacked), self.occ[p.occ_slot].len, dk, slots, bufs, keys)
+        unpacked.clear()
+        unpacked.shrink_to_fit()
         # order children by code: (depth, label rank)
         cdef vector[pair[int64_t, int32_t]] order
         for s in range(keys.size()):
@@ -435,7 +489,6 @@ cdef class SearchSpace:
         cdef PNode child
         cdef int32_t first = self.n_nodes, n_kids = 0
         cdef int32_t support
-        cdef int64_t at
         for j in range(order.size()):
             s = order[j].second
             buf = &bufs[s]
@@ -462,12 +515,7 @@ cdef class SearchSpace:
                 continue
             self._set_docs(self.n_nodes - 1, buf.data(), buf.size())
             if keep_occ and not (support == 1 and self.single_document_dominance):
-                self.node(self.n_nodes - 1)[0].occ_slot = self.occ.size()
-                at = self.arena.size()
-                self.occ.push_back(OccRef(at, buf.size()))
-                self.arena.resize(at + buf.size())
-                memcpy(self.arena.data() + at, buf.data(), buf.size() * sizeof(int64_t))
-                self.occ_bytes += 8 * buf.size()
+                self._hold_occ(self.n_nodes - 1, buf.data(), buf.size())
             buf.clear()
             buf.shrink_to_fit()
             n_kids += 1
@@ -617,7 +665,7 @@ cdef class SearchSpace:
 
     def cache_bytes(self) -> int:
         """Approximate bytes held by the cached search space."""
-        return (self.n_nodes * sizeof(PNode) + self.occ.capacity() * sizeof(OccRef) + 8 * self.arena.capacity()
+        return (self.n_nodes * sizeof(PNode) + self.occ.capacity() * sizeof(OccRef) + 4 * self.arena.capacity()
                 + 4 * self.pool_docs.capacity() + self.pool_counts.capacity() + 32 * self.big_counts.size())
 
     def memory_report(self) -> dict:
@@ -632,8 +680,8 @@ cdef class SearchSpace:
             "pattern_documents": 4 * self.pool_docs.capacity() + self.pool_counts.capacity(),
             "large_counts": self.big_counts.size(),
             "pattern_document_entries": self.pool_docs.size(),
-            "occurrence_lists": self.occ_bytes,
-            "occurrence_arena": 8 * self.arena.capacity(),
+            "occurrence_lists": 4 * self.occ_words,
+            "occurrence_arena": 4 * self.arena.capacity(),
             "occurrence_headers": self.occ.capacity() * sizeof(OccRef),
             "occurrence_lists_held": unexpanded,
             "forest_links": 2 * (self.up.capacity() + self.right.capacity()) + 8 * (
