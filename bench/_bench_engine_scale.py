@@ -20,10 +20,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Dict, List, Optional, Sequence
 
-GROWTH_DOCS = (2000, 8000, 32000)
+GROWTH_DOCS = (2000, 8000, 32000, 100000)
 GROWTH_ROUNDS = 200
 CLASSIFY_DOCS = (1000, 20000)
-SCALE_SYNTH = {"n_train": 32000, "n_test": 20000, "seed": 13}
+SCALE_SYNTH = {"n_train": 100000, "n_test": 20000, "seed": 13}
 SINGLE_RUN_FROM = 32000
 CACHE_MB = 8192
 TARGETS = {"growth_cpu_exponent": 1.0, "rss_100k_gib": 1.5, "read_share": 0.30, "classify_rss_ratio": 0.10,
