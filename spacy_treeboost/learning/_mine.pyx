@@ -684,6 +684,7 @@ cdef class SearchSpace:
             "occurrence_arena": 4 * self.arena.capacity(),
             "occurrence_headers": self.occ.capacity() * sizeof(OccRef),
             "occurrence_lists_held": unexpanded,
+            "forest_labels": self._labels.nbytes,
             "forest_links": 2 * (self.up.capacity() + self.right.capacity()) + 8 * (
                 self.up_far.capacity() + self.right_far.capacity() + self.doc_start.capacity()),
         }
