@@ -17,19 +17,21 @@ def comps(d):
     sp = end["space"]
     base_heap = rows["imports"]["heap_in_use"]
     base = rows["imports"]["heap_in_use"] + rows["imports"]["mmapped"]
-    known = (f["labels_bytes"] + f["parents_bytes"] + sp["forest_links"] + sp["pattern_nodes"] + sp["child_scan"]
-             + sp["pattern_documents"] + sp["occurrence_headers"])
+    # from _final on the space holds the labels alone (its links replace the caller's parents)
+    held = sp["forest_labels"] if "forest_labels" in sp else f["labels_bytes"] + f["parents_bytes"]
+    known = (held + sp["forest_links"] + sp["pattern_nodes"] + sp["child_scan"] + sp["pattern_documents"]
+             + sp["occurrence_headers"])
     # the rest of malloc'd memory (heap + mmapped) minus the imports' and ~2 MiB of Python objects (vocab, classes)
     occ_list_heap = end["heap_in_use"] + end["mmapped"] - base - known - 2 * MiB
     c = {
-        "forest labels+parents (numpy, held by SearchSpace)": f["labels_bytes"] + f["parents_bytes"],
-        "forest next_sib + doc_start (SearchSpace)": sp["forest_links"],
+        "forest labels (+ parents before _final; numpy, held by SearchSpace)": held,
+        "forest links: next_sib (4 B), from _final parent and sibling distances (2 + 2 B); doc_start": sp["forest_links"],
         "pattern nodes (PNode 40 B, 64Ki chunks)": sp["pattern_nodes"],
         "child scan (Scan 8 B, capacity)": sp["child_scan"],
         "pattern documents pool_docs+pool_counts (capacity)": sp["pattern_documents"],
         "occurrence list headers (capacity; 24 B vectors, 16 B arena references from _arena on)": sp["occurrence_headers"],
         "occurrence list data + malloc overhead (the arena from _arena on)": occ_list_heap,
-        "  of which data (8 B x size, reported)": sp["occurrence_lists"],
+        "  of which data (reported; 8 B entries, from _final 4 B words)": sp["occurrence_lists"],
     }
     phases = {"read peak": rows["read_bact"]["VmHWM"], "start peak": rows["start"]["VmHWM"],
               "boost peak": max(r["VmHWM"] for r in d["rows"] if r["phase"].startswith("boost")),
@@ -56,4 +58,6 @@ print()
 for n in out:
     sp, f = out[n][2], out[n][3]
     print(n, "nodes/doc", f["n_nodes"] / n, "patterns/doc", sp["patterns"] / n, "pool entries/doc", sp["pattern_document_entries"] / n,
-          "held occ lists/doc", sp["occurrence_lists_held"] / n, "held occ entries/doc", sp["occurrence_lists"] / 8 / n)
+          "held occ lists/doc", sp["occurrence_lists_held"] / n,
+          "held occ words/doc" if "forest_labels" in sp else "held occ entries/doc",
+          sp["occurrence_lists"] / (4 if "forest_labels" in sp else 8) / n)
