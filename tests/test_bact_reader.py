@@ -69,6 +69,29 @@ def test_files_with_any_line_breaks_read_like_the_reference(tmp_path_factory, te
     assert outcome(read_bact, path) == outcome(read_bact_reference, path)
 
 
+@SETTINGS
+@given(st.lists(st.one_of(good_lines, good_lines, tokens), max_size=8), st.lists(st.sampled_from(["\n", "\r\n", "\r"]),
+                                                                                min_size=8, max_size=8),
+       st.booleans(), st.integers(1, 24))
+def test_any_block_size_reads_like_the_reference(tmp_path_factory, text_lines, breaks, last_break, block):
+    """Blocks of a few bytes put every kind of line break, and lines longer than a block, across block edges."""
+    import spacy_treeboost.trees.bact as bact
+
+    assume(not any(b in line for line in text_lines for b in "\n\r"))
+    text = "".join(line + brk for line, brk in zip(text_lines, breaks))
+    if not last_break and text_lines:
+        text = text[: -len(breaks[len(text_lines) - 1])]
+    path = tmp_path_factory.mktemp("bact") / "data.bact"
+    path.write_bytes(text.encode("utf8"))
+    saved = bact._CHUNK_BYTES
+    bact._CHUNK_BYTES = block
+    try:
+        got = outcome(read_bact, path)
+    finally:
+        bact._CHUNK_BYTES = saved
+    assert got == outcome(read_bact, path) == outcome(read_bact_reference, path)
+
+
 def test_large_file_is_read_in_blocks_like_the_reference(tmp_path):
     rng = numpy.random.default_rng(3)
     words = [f"w{i}" for i in range(500)] + ["é", "a%20b"]

@@ -78,6 +78,14 @@ def _forest_of(parser: "BactParser", vocab: LabelVocab, more: bool = False) -> T
     return Forest(labels, parents, None, offsets, vocab), classes
 
 
+def _line_end(buf: bytes, limit: int) -> int:
+    """Offset just past the first line break of buf[:limit] (a CR LF pair counts as one); limit if there is none."""
+    n, r = buf.find(b"\n", 0, limit), buf.find(b"\r", 0, limit)
+    if r >= 0 and (n < 0 or r < n):
+        return r + 2 if buf[r + 1:r + 2] == b"\n" else r + 1
+    return n + 1 if n >= 0 else limit
+
+
 def _parse_source(parser: "BactParser", source: PathOrLines) -> Iterator[None]:
     """Feed `source` to `parser`, yielding after each block of lines."""
     if isinstance(source, (str, Path)):
@@ -85,20 +93,28 @@ def _parse_source(parser: "BactParser", source: PathOrLines) -> Iterator[None]:
         with open(source, "rb") as f:
             lineno, rest, first = 1, b"", True
             while True:
-                chunk = f.read(_CHUNK_BYTES)
-                buf = rest + chunk if rest else chunk
+                buf = f.read(_CHUNK_BYTES)
                 if first:
                     buf, first = (buf[3:] if buf.startswith(_BOM) else buf), False
-                if not chunk:
-                    if buf:
-                        parser.parse_lines(buf, prefix, lineno)
+                if not buf:
+                    if rest:
+                        parser.parse_lines(rest, prefix, lineno)
                         yield
                     return
                 cut = max(buf.rfind(b"\n"), buf.rfind(b"\r", 0, len(buf) - 1)) + 1
+                if not cut:
+                    rest += buf
+                    continue
+                start = 0
+                if rest:
+                    # the line that straddles the blocks: only it is copied, not the block
+                    start = _line_end(buf, cut)
+                    lineno += parser.parse_lines(rest + buf[:start], prefix, lineno)
+                    rest = b""
+                if start < cut:
+                    lineno += parser.parse_lines(memoryview(buf)[start:cut], prefix, lineno)
                 rest = buf[cut:]
-                if cut:
-                    lineno += parser.parse_lines(memoryview(buf)[:cut], prefix, lineno)
-                    yield
+                yield
     else:
         for lineno, line in enumerate(source, 1):
             if lineno == 1 and line.startswith("\ufeff"):
