@@ -459,10 +459,11 @@ cdef class SearchSpace:
         else:
             self.pool_counts.push_back(<uint8_t>c)
 
-    cdef inline int32_t _count(self, int64_t k):
-        """The count of pool entry k."""
+    cdef inline int32_t _count(self, int64_t k) noexcept:
+        """The count of pool entry k (noexcept: the search reads it per document, and a call that may raise
+        costs an error check after every call)."""
         cdef uint8_t c = self.pool_counts[k]
-        return c if c < BIG_COUNT else self.big_counts[k]
+        return c if c < BIG_COUNT else deref(self.big_counts.find(k)).second
 
     cdef int _expand(self, int32_t i) except -1:
         """Materialize every rightmost extension of pattern i (weight-independent)."""
