@@ -259,8 +259,8 @@ cdef class SearchSpace:
         std_sort(self.right_far.begin(), self.right_far.end())
         return 0
 
-    cdef inline void _set_link(self, vector[uint16_t]& dist, vector[pair[int32_t, int32_t]]& far, int32_t v,
-                               int32_t target) noexcept:
+    cdef inline int _set_link(self, vector[uint16_t]& dist, vector[pair[int32_t, int32_t]]& far, int32_t v,
+                              int32_t target) except -1:
         """Link v to target (a node before or after it): the distance, or `link_far` and an entry of `far`."""
         cdef int32_t d = target - v if target > v else v - target
         if d < self.link_far:
@@ -268,6 +268,7 @@ cdef class SearchSpace:
         else:
             dist[v] = self.link_far
             far.push_back(pair[int32_t, int32_t](v, target))
+        return 0
 
     cdef inline int32_t parent_of(self, int32_t v) noexcept nogil:
         """v's parent, or -1 for a document root."""
@@ -424,8 +425,9 @@ cdef class SearchSpace:
             for k in range(n):
                 out[k] = occ_node(occ[k])
         self.node(i)[0].occ_slot = self.occ.size()
-        self.occ.push_back(OccRef(at, <int32_t>n, wide))
-        self.occ_words += n * (2 if wide else 1)
+        cdef OccRef ref = OccRef(at, <int32_t>n, wide)
+        self.occ.push_back(ref)
+        self.occ_words += _words(ref)
         return 0
 
     cdef void _set_docs(self, Py_ssize_t i, const int64_t* occ, Py_ssize_t n_occ):

@@ -341,9 +341,6 @@ cdef class _HeapBlock:
         view.suboffsets = NULL
         view.internal = NULL
 
-    def __releasebuffer__(self, Py_buffer* view):
-        pass
-
 
 cdef object _taken(GrowBuf[int32_t]& buf):
     """The buffer's values as a numpy array that takes over its memory (no copy); the buffer is left empty."""

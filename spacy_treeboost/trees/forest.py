@@ -9,6 +9,8 @@ from typing import Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy
 
+from ._forest import preorder_depths as _compiled_depths
+
 ROOT_LABEL = "\x00ROOT"
 ROOT_TEXT = "ROOT"
 DEPENDENCY_VIEW_PREFIX = "dep:"
@@ -277,9 +279,7 @@ def preorder_depths(parents: numpy.ndarray) -> numpy.ndarray:
 
     Raises ValueError if a node's parent does not come before it.
     """
-    from ._forest import preorder_depths as depths_of
-
     parents = numpy.asarray(parents)
     if parents.dtype != numpy.int32:
         parents = parents.astype(numpy.int64)
-    return depths_of(numpy.ascontiguousarray(parents))
+    return _compiled_depths(numpy.ascontiguousarray(parents))
