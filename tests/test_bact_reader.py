@@ -45,10 +45,15 @@ def outcome(reader, source, vocab=None, add_labels=True):
             forest.vocab.to_list(), classes)
 
 
+# decoded label texts for a fixed vocabulary: some only reachable through escapes, some with a literal %
+vocab_texts = st.lists(st.sampled_from(["a", "b", "é", "ROOT", "%", "(x)", "x%zz", "%25", "ab", "a b", "\x00ROOT"]),
+                       unique=True, max_size=6)
+
+
 @SETTINGS
-@given(lines, st.booleans())
-def test_same_forest_or_error_as_the_reference(text_lines, fixed_vocab):
-    vocab = LabelVocab(["a", "é", "ROOT"]) if fixed_vocab else None
+@given(lines, st.booleans(), vocab_texts)
+def test_same_forest_or_error_as_the_reference(text_lines, fixed_vocab, texts):
+    vocab = LabelVocab(texts) if fixed_vocab else None
     copy = LabelVocab(vocab.to_list()[1:]) if fixed_vocab else None
     expected = outcome(read_bact_reference, text_lines, copy, add_labels=not fixed_vocab)
     assume(not (text_lines and text_lines[0].startswith("\ufeff")))
@@ -166,3 +171,21 @@ def test_arrays_handed_over_by_the_parser_are_independent_writable_and_outlive_i
     del batches
     assert forest.labels.tolist() == reference.labels.tolist()
     assert forest.parents.tolist() == reference.parents.tolist()
+
+
+@pytest.mark.parametrize("texts", [["%25", "%", "(x)", "ROOT"], ["%25"], ["x%zz", "a"]])
+def test_a_fixed_vocabulary_maps_escaped_spellings_by_their_text(texts):
+    lines = ["+1 (ROOT(%25)(%2525)(%28x%29)(x%zz)(ROOT)(a))", "-1 (%52OOT(%25(a)))"]
+    expected = outcome(read_bact_reference, lines, LabelVocab(texts), add_labels=False)
+    assert outcome(read_bact, lines, LabelVocab(texts), add_labels=False) == expected
+
+
+def test_a_fixed_vocabulary_that_grows_between_batches_is_seen_by_the_next_batch():
+    vocab = LabelVocab(["a"])
+    lines = ["+1 (ROOT(a(b)))"] * 1024 + ["-1 (ROOT(b(a)))"]  # lines are parsed 1,024 at a time
+    batches = iter_bact(lines, vocab, add_labels=False, batch_size=1024)
+    first, _ = next(batches)
+    assert first.labels.tolist()[:3] == [0, vocab.get("a"), -1] and len(first) == 1024
+    b = vocab.add("b")
+    second, _ = next(batches)
+    assert second.labels.tolist() == [0, b, vocab.get("a")]

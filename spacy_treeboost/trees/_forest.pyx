@@ -101,6 +101,7 @@ cdef enum:
     ERR_TOO_MANY_NODES = 10
 
 cdef int32_t INT32_LIMIT = 2147483647
+cdef int32_t RESOLVE_LAG = 32
 
 # Bytes that may end a node label: 1 for "(", ")" and ASCII white space, 2 for the lead
 # bytes of the non-ASCII white space characters (checked by space_len), 0 otherwise.
@@ -227,6 +228,14 @@ cdef inline uint64_t hash_label(const unsigned char* p, Py_ssize_t n, const unsi
     prefix[0] = word
     h = mix_word(1469598103934665603ULL ^ <uint64_t>n, word)
     return (h ^ (h >> 32)) * 0x9E3779B97F4A7C15ULL
+
+
+cdef inline bint has_percent(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(n):
+        if p[i] == 37:
+            return True
+    return False
 
 
 cdef class SpellingTable:
@@ -360,11 +369,18 @@ cdef class BactParser:
     Node labels are looked up once per distinct spelling; only new spellings
     reach Python (`decode`, then `vocab.add` or `vocab.get`). `take()` returns
     the documents parsed since the previous call.
+
+    Without `add_labels` the spelling table starts as the vocabulary's own
+    spellings, so a new spelling without `%` is known to map to -1 without a
+    Python call. This relies on `decode` returning text without `%` unchanged
+    (as `decode_label` does).
     """
     cdef SpellingTable label_ids, class_ids
     cdef list class_strings
     cdef object vocab, decode, error
     cdef bint add_labels
+    cdef Py_ssize_t vocab_filled
+    cdef int32_t n_resolved
     cdef GrowBuf[int32_t] labels, parents
     cdef vector[int32_t] doc_class, stack
     cdef vector[int64_t] offsets
@@ -382,20 +398,41 @@ cdef class BactParser:
         self.label_ids = SpellingTable()
         self.class_ids = SpellingTable()
         self.offsets.push_back(0)
+        self.vocab_filled = -1
+
+    cdef int _sync_vocab(self) except -1:
+        """Without `add_labels`: (re)start the spelling table from the vocabulary when it has changed size."""
+        if self.add_labels or len(self.vocab) == self.vocab_filled:
+            return 0
+        cdef SpellingTable table = SpellingTable()
+        cdef bytes spelling
+        cdef const unsigned char* q
+        for i, text in enumerate(self.vocab.to_list()):
+            if "%" in text or not text:
+                continue
+            spelling = text.encode("utf8")
+            q = <const unsigned char*>spelling
+            table.insert(q, len(spelling), hash_bytes(q, len(spelling)), i)
+        self.label_ids = table
+        self.vocab_filled = len(self.vocab)
+        return 0
 
     @property
     def n_docs(self) -> int:
         return self.doc_class.size()
 
     cdef int32_t _label_id(self, const unsigned char* p, Py_ssize_t n, bint first, uint64_t h) except -2:
-        if first and ((n == 4 and memcmp(p, b"ROOT", 4) == 0) or memchr(p, 37, n) != NULL):
-            if self._decoded(p, n) == "ROOT":
-                return 0
+        if first and n == 4 and memcmp(p, b"ROOT", 4) == 0:
+            return 0
+        if first and memchr(p, 37, n) != NULL and self._decoded(p, n) == "ROOT":
+            return 0
         cdef Slot* slot = self.label_ids.find(p, n, h)
         if slot.start >= 0:
             return slot.value
-        text = self._decoded(p, n)
-        cdef int32_t i = self.vocab.add(text) if self.add_labels else self.vocab.get(text, -1)
+        cdef int32_t i = -1
+        if self.add_labels or has_percent(p, n):
+            text = self._decoded(p, n)
+            i = self.vocab.add(text) if self.add_labels else self.vocab.get(text, -1)
         self.label_ids.insert(p, n, h, i)
         return i
 
@@ -440,6 +477,7 @@ cdef class BactParser:
             return LINE_BLANK
         self.err_pos = 0
         self.err_len = end - p
+        self.n_resolved = 0
         q = p
         while q < end and q[0] != 32:
             q += 1
@@ -528,11 +566,16 @@ cdef class BactParser:
         return LINE_OK
 
     cdef int _resolve(self, int64_t base, int32_t n_nodes, const unsigned char* p) except -1:
-        """Look up the labels of the line's first `n_nodes` nodes in order (their slots were prefetched)."""
+        """Look up the labels of the line's nodes up to `n_nodes`, in order, from the first one not looked up yet.
+
+        `_line` calls it RESOLVE_LAG nodes behind its parsing, so a node's slot, prefetched when its label
+        was read, has arrived when it is looked up.
+        """
         cdef Py_ssize_t k
         cdef Slot* slot
         cdef Pending* at
-        for k in range(n_nodes):
+        for k in range(self.n_resolved, n_nodes):
+            self.n_resolved = k + 1
             at = &self.pending[k]
             if k:
                 slot = self.label_ids.find_prefixed(p + at.offset, at.length, at.hash, at.prefix)
@@ -558,6 +601,7 @@ cdef class BactParser:
         Raises the reader's error class, naming `where_prefix` and `lineno`, for a malformed line.
         """
         cdef Py_ssize_t n = line.shape[0]
+        self._sync_vocab()
         self.where_prefix = where_prefix
         self.lineno = lineno
         cdef int code = self._line(&line[0] if n else <const unsigned char*>b"", n)
@@ -574,6 +618,7 @@ cdef class BactParser:
         if n == 0:
             return 0
         cdef const unsigned char* p = &buf[0]
+        self._sync_vocab()
         self.where_prefix = where_prefix
         self.lineno = first_lineno
         cdef const unsigned char* brk
