@@ -189,3 +189,13 @@ def test_a_fixed_vocabulary_that_grows_between_batches_is_seen_by_the_next_batch
     b = vocab.add("b")
     second, _ = next(batches)
     assert second.labels.tolist() == [0, b, vocab.get("a")]
+
+
+def test_long_labels_that_differ_only_in_length_or_late_bytes_are_distinct():
+    a = "x" * 70_000
+    labels = [a, a + "x", a[:-1] + "y", "y" * 9, "y" * 10, a, "y" * 9]
+    line = "+1 (ROOT" + "".join(f"({t})" for t in labels) + ")"
+    forest, _ = read_bact([line, line])
+    ids = forest.labels[1:len(labels) + 1].tolist()
+    assert [forest.vocab[i] for i in ids] == labels
+    assert forest.labels[len(labels) + 2:].tolist() == ids

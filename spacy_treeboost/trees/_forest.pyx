@@ -182,10 +182,13 @@ cdef Py_ssize_t utf8_error_at(const unsigned char* p, Py_ssize_t n) noexcept nog
 
 cdef struct Slot:
     uint64_t prefix
-    uint32_t hash
-    int32_t length
-    int64_t start
+    uint32_t tag
     int32_t value
+
+
+cdef inline uint32_t slot_tag(uint64_t h, Py_ssize_t n) noexcept nogil:
+    """16 bits of the hash and the length (up to 65,535); never 0, the tag of an empty slot."""
+    return (<uint32_t>h & 0xFFFF0000u) | <uint32_t>(n if n < 0xFFFF else 0xFFFF)
 
 
 cdef inline uint64_t mix_word(uint64_t h, uint64_t word) noexcept nogil:
@@ -241,9 +244,11 @@ cdef inline bint has_percent(const unsigned char* p, Py_ssize_t n) noexcept nogi
 cdef class SpellingTable:
     """Byte strings to int32 values: open addressing over one byte arena (no allocation per lookup).
 
-    A slot keeps the first 8 bytes, so most lookups compare no arena bytes.
+    A slot (16 bytes) keeps the first 8 bytes, 16 bits of the hash and the length, so a lookup of a
+    spelling of up to 8 bytes reads one slot and no arena bytes.
     """
     cdef vector[Slot] slots
+    cdef vector[int64_t] starts
     cdef vector[unsigned char] arena
     cdef Py_ssize_t used
     cdef int shift
@@ -251,11 +256,10 @@ cdef class SpellingTable:
     def __cinit__(self):
         cdef Slot empty
         empty.prefix = 0
-        empty.hash = 0
-        empty.start = -1
-        empty.length = 0
+        empty.tag = 0
         empty.value = 0
         self.slots.assign(1024, empty)
+        self.starts.assign(1024, -1)
         self.shift = 64 - 10
 
     cdef inline Slot* find(self, const unsigned char* p, Py_ssize_t n, uint64_t h) noexcept nogil:
@@ -265,27 +269,35 @@ cdef class SpellingTable:
     cdef inline Slot* find_prefixed(self, const unsigned char* p, Py_ssize_t n, uint64_t h, uint64_t prefix) noexcept nogil:
         """`find`, given `prefix_of(p, n)`."""
         cdef size_t mask = self.slots.size() - 1, i = h >> self.shift
-        cdef uint32_t h32 = <uint32_t>h
+        cdef uint32_t tag = slot_tag(h, n)
         cdef Slot* s
         while True:
             s = &self.slots[i]
-            if s.start < 0:
+            if s.tag == 0:
                 return s
-            if s.hash == h32 and s.length == n and s.prefix == prefix and (
-                    n <= 8 or memcmp(&self.arena[s.start + 8], p + 8, n - 8) == 0):
+            if s.tag == tag and s.prefix == prefix and (n <= 8 or self._same_tail(i, p, n)):
                 return s
             i = (i + 1) & mask
+
+    cdef bint _same_tail(self, size_t i, const unsigned char* p, Py_ssize_t n) noexcept nogil:
+        """Whether slot i holds p[:n], given equal tags and first 8 bytes (n > 8)."""
+        cdef int64_t at = self.starts[i]
+        cdef int64_t length
+        memcpy(&length, &self.arena[at], 8)
+        return length == n and memcmp(&self.arena[at + 16], p + 8, n - 8) == 0
 
     cdef inline void prefetch(self, uint64_t h) noexcept nogil:
         __builtin_prefetch(&self.slots[h >> self.shift])
 
     cdef void insert(self, const unsigned char* p, Py_ssize_t n, uint64_t h, int32_t value):
+        """Add p[:n] (not in the table) with `value`; the arena holds its length (8 bytes) then its bytes."""
         cdef Slot* s = self.find(p, n, h)
+        cdef int64_t length = n
         s.prefix = prefix_of(p, n)
-        s.hash = <uint32_t>h
-        s.start = self.arena.size()
-        s.length = n
+        s.tag = slot_tag(h, n)
         s.value = value
+        self.starts[s - self.slots.data()] = self.arena.size()
+        self.arena.insert(self.arena.end(), <const unsigned char*>&length, <const unsigned char*>&length + 8)
         self.arena.insert(self.arena.end(), p, p + n)
         self.arena.resize(self.arena.size() + 8)
         self.used += 1
@@ -294,24 +306,24 @@ cdef class SpellingTable:
 
     cdef void _grow(self):
         cdef vector[Slot] old = self.slots
+        cdef vector[int64_t] old_starts = self.starts
         cdef Slot empty
         empty.prefix = 0
-        empty.start = -1
-        empty.hash = 0
-        empty.length = 0
+        empty.tag = 0
         empty.value = 0
         self.slots.assign(2 * old.size(), empty)
+        self.starts.assign(2 * old.size(), -1)
         self.shift -= 1
         cdef size_t mask = self.slots.size() - 1, i, k
+        cdef int64_t length
         for k in range(old.size()):
-            if old[k].start >= 0:
-                i = self._rehash(k, old) >> self.shift
-                while self.slots[i].start >= 0:
+            if old[k].tag != 0:
+                memcpy(&length, &self.arena[old_starts[k]], 8)
+                i = hash_bytes(&self.arena[old_starts[k] + 8], length) >> self.shift
+                while self.slots[i].tag != 0:
                     i = (i + 1) & mask
                 self.slots[i] = old[k]
-
-    cdef uint64_t _rehash(self, size_t k, vector[Slot]& old):
-        return hash_bytes(&self.arena[old[k].start], old[k].length)
+                self.starts[i] = old_starts[k]
 
 
 cdef struct Pending:
@@ -427,7 +439,7 @@ cdef class BactParser:
         if first and memchr(p, 37, n) != NULL and self._decoded(p, n) == "ROOT":
             return 0
         cdef Slot* slot = self.label_ids.find(p, n, h)
-        if slot.start >= 0:
+        if slot.tag != 0:
             return slot.value
         cdef int32_t i = -1
         if self.add_labels or has_percent(p, n):
@@ -494,7 +506,7 @@ cdef class BactParser:
             return ERR_NO_TREE_START
         h = hash_bytes(p, rest - 1 - p)
         slot = self.class_ids.find(p, rest - 1 - p, h)
-        if slot.start >= 0:
+        if slot.tag != 0:
             cls = slot.value
         else:
             cls = len(self.class_strings)
@@ -579,7 +591,7 @@ cdef class BactParser:
             at = &self.pending[k]
             if k:
                 slot = self.label_ids.find_prefixed(p + at.offset, at.length, at.hash, at.prefix)
-                if slot.start >= 0:
+                if slot.tag != 0:
                     self.labels[base + k] = slot.value
                     continue
             self.labels[base + k] = self._label_id(p + at.offset, at.length, k == 0, at.hash)
