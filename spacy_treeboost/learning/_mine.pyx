@@ -784,9 +784,18 @@ cdef class SearchSpace:
             rsums.push_back(sm)
             rbound.push_back(self._bound(crit, &sm))
             self.sbound[self.node(self.roots[r]).label] = rbound.back()
+        # The root of largest bound is searched first; the heap then holds only the roots whose bound
+        # reaches the best value found under it (the others would stop the loop below when popped).
+        cdef Py_ssize_t top = -1
+        for r in range(self.roots.size()):
+            if (self.root_owned.empty() or self.root_owned[r]) and (top < 0 or rbound[r] > rbound[top]):
+                top = r
+        if top >= 0:
+            self._visit(self.roots[top], &rsums[top], crit, presence, &best)
+        cdef double threshold = best.value - self._prune_tol(best.value)
         cdef vector[pair[double, int32_t]] heap
         for r in range(self.roots.size()):
-            if self.root_owned.empty() or self.root_owned[r]:
+            if r != top and (self.root_owned.empty() or self.root_owned[r]) and not rbound[r] < threshold:
                 heap.push_back(pair[double, int32_t](rbound[r], -<int32_t>r))
         make_heap(heap.begin(), heap.end())
         while not heap.empty():
@@ -980,6 +989,7 @@ cdef class SearchSpace:
         # far. Equal values go to the later group, whose z is smaller.
         cdef int64_t k, end = p.doc_off + p.n_docs
         cdef int32_t doc, cnt
+        cdef double outside = outside_term(crit, sm.Wp, sm.Wn)
         cand.value = -INFINITY
         for k in range(p.doc_off, end):
             doc = self.pool_docs[k]
@@ -994,7 +1004,7 @@ cdef class SearchSpace:
             Ln = 0.0 if gn >= sm.cn else max0(sm.An - Gn)
             P = Gp + Ln
             N = Gn + Lp
-            v = value(crit, P, N, sm.Wp, sm.Wn)
+            v = value_outside(crit, P, N, outside)
             if v >= cand.value - self._tol(cand.value):
                 cand.z = self._count(k + 1) + 1 if k + 1 < end else 1
                 cand.P = P
@@ -1027,17 +1037,30 @@ cdef class SearchSpace:
 
 
 
-cdef inline double value(int crit, double P, double N, double Wp, double Wn) nogil:
-    cdef double a, b
+cdef inline double value(int crit, double P, double N, double Wp, double Wn) noexcept nogil:
+    return value_outside(crit, P, N, outside_term(crit, Wp, Wn))
+
+
+cdef inline double outside_term(int crit, double Wp, double Wn) noexcept nogil:
+    """The part of `value` from the documents without the pattern (the same for every threshold)."""
+    cdef double b
     if Wp < 0:
         Wp = 0
     if Wn < 0:
         Wn = 0
     if crit == CRIT_IWAKURA:
-        return fabs(sqrt(P) - sqrt(N)) + fabs(sqrt(Wp) - sqrt(Wn))
-    a = sqrt(P) - sqrt(N)
+        return fabs(sqrt(Wp) - sqrt(Wn))
     b = sqrt(Wp) - sqrt(Wn)
-    return a * a + b * b
+    return b * b
+
+
+cdef inline double value_outside(int crit, double P, double N, double outside) noexcept nogil:
+    """`value` given its `outside_term`: the same operations in the same order."""
+    cdef double a
+    if crit == CRIT_IWAKURA:
+        return fabs(sqrt(P) - sqrt(N)) + outside
+    a = sqrt(P) - sqrt(N)
+    return a * a + outside
 
 
 cdef inline double clip(double x, double lo, double hi) nogil:
