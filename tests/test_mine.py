@@ -31,7 +31,7 @@ from reference import (
     weights_and_labels,
     z_low,
 )
-from spacy_treeboost.learning._mine import SearchSpace, py_bound, py_value
+from spacy_treeboost.learning._mine import SearchSpace, py_bound, py_value, py_weight_bound, py_weight_cut
 from spacy_treeboost.learning.classifier import _label_rank
 from spacy_treeboost.trees.forest import Forest
 
@@ -281,6 +281,26 @@ def test_py_bound_and_py_value_formulas(x):
     assert py_value("z", P, N, Wp, Wn) == pytest.approx(gain_z(P, N, Wp, Wn), abs=1e-12)
     assert py_value("z", P, N, Wp, Wn) == pytest.approx(1 - (2 * math.sqrt(P * N) + 2 * math.sqrt(Wp * Wn)), abs=1e-12)
     assert u_joint(Ap, An, Tp, Tn) <= u_sep(Ap, An, Tp, Tn) + 1e-12
+
+
+@settings(max_examples=500, deadline=None)
+@given(box, st.sampled_from([0.0, 1.0]), st.floats(0, 2))
+def test_the_weight_bound_is_above_the_bound_and_the_cut_below_the_threshold(x, edge, threshold):
+    """weight_bound(Ap + An) >= the iwakura bound, including patterns in every document of a class
+    (edge 1: Ap = Tp); every weight up to weight_cut(threshold) has a weight bound below the threshold,
+    and a slightly larger weight does not."""
+    Tp, Tn = x[0] + 1e-3, x[1] + 1e-3
+    Tp, Tn = Tp / (Tp + Tn), Tn / (Tp + Tn)
+    Ap = Tp if edge else x[2] * Tp
+    An = x[3] * Tn
+    assert py_weight_bound(Ap + An, Tp, Tn) >= py_bound("iwakura", Ap, An, Tp, Tn)
+    cut = py_weight_cut(Tp, Tn, threshold)
+    if cut < 0:
+        assert not py_weight_bound(0.0, Tp, Tn) < threshold
+        return
+    for S in (0.0, cut / 2, cut):
+        assert py_weight_bound(S, Tp, Tn) < threshold
+    assert not py_weight_bound(cut * (1 + 1e-9) + 1e-12, Tp, Tn) < threshold
 
 
 @settings(max_examples=100, deadline=None)

@@ -9,7 +9,7 @@ boosting round searches it by branch and bound with bounds that hold for
 every supertree (see `best_rule`).
 """
 from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t
-from libc.math cimport sqrt, fabs, INFINITY
+from libc.math cimport sqrt, fabs, INFINITY, NAN
 from libcpp.vector cimport vector
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memmove
@@ -34,6 +34,34 @@ cdef extern from *:
     #endif
     """
     int release_free_heap() nogil
+
+
+cdef extern from *:
+    """
+    #include <math.h>
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    /* Six square roots, two per instruction: correctly rounded like sqrt(), so the same doubles. */
+    static inline void sqrt6(const double* x, double* out) {
+        _mm_storeu_pd(out, _mm_sqrt_pd(_mm_loadu_pd(x)));
+        _mm_storeu_pd(out + 2, _mm_sqrt_pd(_mm_loadu_pd(x + 2)));
+        _mm_storeu_pd(out + 4, _mm_sqrt_pd(_mm_loadu_pd(x + 4)));
+    }
+    /* sqrt(a) - sqrt(b), both roots in one instruction. */
+    static inline double sqrt_diff(double a, double b) {
+        double r[2];
+        _mm_storeu_pd(r, _mm_sqrt_pd(_mm_set_pd(b, a)));
+        return r[0] - r[1];
+    }
+    #else
+    static inline void sqrt6(const double* x, double* out) {
+        for (int i = 0; i < 6; i++) out[i] = sqrt(x[i]);
+    }
+    static inline double sqrt_diff(double a, double b) { return sqrt(a) - sqrt(b); }
+    #endif
+    """
+    void sqrt6(const double* x, double* out) noexcept nogil
+    double sqrt_diff(double a, double b) noexcept nogil
 
 
 cdef enum:
@@ -172,7 +200,8 @@ cdef class SearchSpace:
     cdef public int32_t n_docs, max_pattern_size, min_support
     cdef public bint single_document_dominance
     cdef public int64_t max_cache_bytes
-    cdef public int64_t nodes_visited, docs_summed, children_checked
+    cdef public int64_t nodes_visited, docs_summed, children_checked, cuts_computed
+    cdef double cut_threshold, cut_weight
     cdef int64_t occ_words
     cdef double tol_rel
 
@@ -774,6 +803,8 @@ cdef class SearchSpace:
         cdef int32_t patterns_before = self.n_nodes
         self.docs_summed = 0
         self.children_checked = 0
+        self.cuts_computed = 0
+        self.cut_threshold = NAN
         cdef int32_t n_labels = self.label_rank.size()
         self.sbound.assign(n_labels, -INFINITY)
         cdef vector[double] rbound
@@ -887,6 +918,14 @@ cdef class SearchSpace:
     cdef inline double _bound(self, int crit, Sums* sm) noexcept:
         return bound(crit, sm.Ap, sm.An, sm.Wp, sm.Wn, self.Tp, self.Tn)
 
+    cdef inline double _weight_cut(self, double threshold) noexcept:
+        """The largest pattern weight Ap + An whose `weight_bound` is below `threshold` (-1 if none is)."""
+        if threshold != self.cut_threshold:
+            self.cut_threshold = threshold
+            self.cut_weight = weight_cut(self.Tp, self.Tn, threshold)
+            self.cuts_computed += 1
+        return self.cut_weight
+
     cdef void _single_bounds(self, int crit) noexcept:
         """single_bound[d]: the bound of a pattern occurring in document d only."""
         cdef Sums sm
@@ -954,6 +993,8 @@ cdef class SearchSpace:
                 if support_bound[nd] < threshold:
                     continue
                 self._sums(c, &csm)
+                if crit == CRIT_IWAKURA and csm.Ap + csm.An <= self._weight_cut(threshold):
+                    continue
                 if self._bound(crit, &csm) < threshold:
                     continue
             self._visit(c, &csm, crit, presence, best)
@@ -1043,23 +1084,17 @@ cdef inline double value(int crit, double P, double N, double Wp, double Wn) noe
 
 cdef inline double outside_term(int crit, double Wp, double Wn) noexcept nogil:
     """The part of `value` from the documents without the pattern (the same for every threshold)."""
-    cdef double b
-    if Wp < 0:
-        Wp = 0
-    if Wn < 0:
-        Wn = 0
+    cdef double b = sqrt_diff(0.0 if Wp < 0 else Wp, 0.0 if Wn < 0 else Wn)
     if crit == CRIT_IWAKURA:
-        return fabs(sqrt(Wp) - sqrt(Wn))
-    b = sqrt(Wp) - sqrt(Wn)
+        return fabs(b)
     return b * b
 
 
 cdef inline double value_outside(int crit, double P, double N, double outside) noexcept nogil:
     """`value` given its `outside_term`: the same operations in the same order."""
-    cdef double a
+    cdef double a = sqrt_diff(P, N)
     if crit == CRIT_IWAKURA:
-        return fabs(sqrt(P) - sqrt(N)) + outside
-    a = sqrt(P) - sqrt(N)
+        return fabs(a) + outside
     return a * a + outside
 
 
@@ -1082,13 +1117,66 @@ cdef inline double bound(int crit, double Ap, double An, double Wp, double Wn, d
         return Tp + Tn - 2 * sqrt(Wp * Wn)
     ap = clip((Tp - An) / 2, 0, Ap)
     an = clip((Tn - Ap) / 2, 0, An)
-    Bp = sqrt(ap + An) + sqrt(Wp + (Ap - ap)) - sqrt(Wn)
-    Bn = sqrt(Ap + an) + sqrt(Wn + (An - an)) - sqrt(Wp)
+    cdef double x[6]
+    cdef double r[6]
+    x[0] = ap + An
+    x[1] = Wp + (Ap - ap)
+    x[2] = Wn
+    x[3] = Ap + an
+    x[4] = Wn + (An - an)
+    x[5] = Wp
+    sqrt6(x, r)
+    Bp = r[0] + r[1] - r[2]
+    Bn = r[3] + r[4] - r[5]
     return Bp if Bp > Bn else Bn
 
 
 cdef inline double max0(double x) noexcept nogil:
     return x if x > 0 else 0.0
+
+
+cdef double WEIGHT_SLACK = 1e-12
+
+
+cdef inline double weight_bound(double S, double Tp, double Tn) noexcept nogil:
+    """An upper bound on the iwakura `bound` of a pattern of weight S = Ap + An, increasing in S.
+
+    Each term of Bp = sqrt(ap + An) + sqrt(Wp + Ap - ap) - sqrt(Wn) is bounded by one of S alone:
+    ap + An <= S, Wp + Ap <= Tp and Wn >= Tn - S (An <= S); likewise Bn. WEIGHT_SLACK, far above the
+    rounding of the sums, keeps the bound above the one computed from the sums.
+    """
+    cdef double Bp = sqrt(S) + sqrt(Tp + WEIGHT_SLACK) - sqrt(max0(Tn - S - WEIGHT_SLACK))
+    cdef double Bn = sqrt(S) + sqrt(Tn + WEIGHT_SLACK) - sqrt(max0(Tp - S - WEIGHT_SLACK))
+    return Bp if Bp > Bn else Bn
+
+
+cdef double weight_cut(double Tp, double Tn, double threshold) noexcept nogil:
+    """The largest S (by bisection) with weight_bound(S) < threshold, or -1 when weight_bound(0) reaches it.
+
+    weight_bound is non-decreasing in S in floating point too (sqrt is correctly rounded), so every S
+    at or below the result has weight_bound(S) < threshold.
+    """
+    cdef double lo = 0.0, hi = Tp + Tn + 1.0, mid
+    cdef int k
+    if not weight_bound(lo, Tp, Tn) < threshold:
+        return -1.0
+    for k in range(64):
+        mid = 0.5 * (lo + hi)
+        if weight_bound(mid, Tp, Tn) < threshold:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def py_weight_bound(double S, double Tp, double Tn) -> float:
+    """`weight_bound`: a bound on the iwakura pruning bound from the pattern's weight S = Ap + An alone."""
+    return weight_bound(S, Tp, Tn)
+
+
+def py_weight_cut(double Tp, double Tn, double threshold) -> float:
+    """`weight_cut`: patterns of weight at most this are pruned below `threshold` without their bound."""
+    return weight_cut(Tp, Tn, threshold)
 
 
 def py_bound(str criterion, double Ap, double An, double Tp, double Tn) -> float:
