@@ -1029,16 +1029,18 @@ cdef class SearchSpace:
         # Groups in descending count: after a group, {count >= z} holds every group so
         # far. Equal values go to the later group, whose z is smaller.
         cdef int64_t k, end = p.doc_off + p.n_docs
-        cdef int32_t doc, cnt
+        cdef int32_t doc, cnt, nxt = self._count(p.doc_off) if p.n_docs else 0
         cdef double outside = outside_term(crit, sm.Wp, sm.Wn)
+        cdef const int32_t* docs = self.pool_docs.data()
         cand.value = -INFINITY
         for k in range(p.doc_off, end):
-            doc = self.pool_docs[k]
+            doc = docs[k]
             Gp += wpn[2 * doc]
             Gn += wpn[2 * doc + 1]
             gp += pos[doc]
-            cnt = self._count(k)
-            if k + 1 < end and self._count(k + 1) == cnt:
+            cnt = nxt
+            nxt = self._count(k + 1) if k + 1 < end else -1
+            if nxt == cnt:
                 continue
             gn = <int32_t>(k + 1 - p.doc_off) - gp
             Lp = 0.0 if gp >= sm.cp else max0(sm.Ap - Gp)
@@ -1047,7 +1049,7 @@ cdef class SearchSpace:
             N = Gn + Lp
             v = value_outside(crit, P, N, outside)
             if v >= cand.value - self._tol(cand.value):
-                cand.z = self._count(k + 1) + 1 if k + 1 < end else 1
+                cand.z = nxt + 1 if k + 1 < end else 1
                 cand.P = P
                 cand.N = N
                 cand.value = v
