@@ -200,7 +200,7 @@ cdef class SearchSpace:
     cdef public int32_t n_docs, max_pattern_size, min_support
     cdef public bint single_document_dominance
     cdef public int64_t max_cache_bytes
-    cdef public int64_t nodes_visited, docs_summed, children_checked, cuts_computed
+    cdef public int64_t nodes_visited, docs_summed, children_checked
     cdef double cut_threshold, cut_weight
     cdef int64_t occ_words
     cdef double tol_rel
@@ -803,7 +803,6 @@ cdef class SearchSpace:
         cdef int32_t patterns_before = self.n_nodes
         self.docs_summed = 0
         self.children_checked = 0
-        self.cuts_computed = 0
         self.cut_threshold = NAN
         cdef int32_t n_labels = self.label_rank.size()
         self.sbound.assign(n_labels, -INFINITY)
@@ -923,7 +922,6 @@ cdef class SearchSpace:
         if threshold != self.cut_threshold:
             self.cut_threshold = threshold
             self.cut_weight = weight_cut(self.Tp, self.Tn, threshold)
-            self.cuts_computed += 1
         return self.cut_weight
 
     cdef void _single_bounds(self, int crit) noexcept:

@@ -101,7 +101,6 @@ cdef enum:
     ERR_TOO_MANY_NODES = 10
 
 cdef int32_t INT32_LIMIT = 2147483647
-cdef int32_t RESOLVE_LAG = 32
 
 # Bytes that may end a node label: 1 for "(", ")" and ASCII white space, 2 for the lead
 # bytes of the non-ASCII white space characters (checked by space_len), 0 otherwise.
@@ -392,7 +391,6 @@ cdef class BactParser:
     cdef object vocab, decode, error
     cdef bint add_labels
     cdef Py_ssize_t vocab_filled
-    cdef int32_t n_resolved
     cdef GrowBuf[int32_t] labels, parents
     cdef vector[int32_t] doc_class, stack
     cdef vector[int64_t] offsets
@@ -436,7 +434,7 @@ cdef class BactParser:
     cdef int32_t _label_id(self, const unsigned char* p, Py_ssize_t n, bint first, uint64_t h) except -2:
         if first and n == 4 and memcmp(p, b"ROOT", 4) == 0:
             return 0
-        if first and memchr(p, 37, n) != NULL and self._decoded(p, n) == "ROOT":
+        if first and has_percent(p, n) and self._decoded(p, n) == "ROOT":
             return 0
         cdef Slot* slot = self.label_ids.find(p, n, h)
         if slot.tag != 0:
@@ -489,7 +487,6 @@ cdef class BactParser:
             return LINE_BLANK
         self.err_pos = 0
         self.err_len = end - p
-        self.n_resolved = 0
         q = p
         while q < end and q[0] != 32:
             q += 1
@@ -578,16 +575,11 @@ cdef class BactParser:
         return LINE_OK
 
     cdef int _resolve(self, int64_t base, int32_t n_nodes, const unsigned char* p) except -1:
-        """Look up the labels of the line's nodes up to `n_nodes`, in order, from the first one not looked up yet.
-
-        `_line` calls it RESOLVE_LAG nodes behind its parsing, so a node's slot, prefetched when its label
-        was read, has arrived when it is looked up.
-        """
+        """Look up the labels of the line's first `n_nodes` nodes in order (their slots were prefetched)."""
         cdef Py_ssize_t k
         cdef Slot* slot
         cdef Pending* at
-        for k in range(self.n_resolved, n_nodes):
-            self.n_resolved = k + 1
+        for k in range(n_nodes):
             at = &self.pending[k]
             if k:
                 slot = self.label_ids.find_prefixed(p + at.offset, at.length, at.hash, at.prefix)
