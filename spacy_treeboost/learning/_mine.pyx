@@ -1145,8 +1145,9 @@ cdef inline double weight_bound(double S, double Tp, double Tn) noexcept nogil:
     ap + An <= S, Wp + Ap <= Tp and Wn >= Tn - S (An <= S); likewise Bn. WEIGHT_SLACK, far above the
     rounding of the sums, keeps the bound above the one computed from the sums.
     """
-    cdef double Bp = sqrt(S) + sqrt(Tp + WEIGHT_SLACK) - sqrt(max0(Tn - S - WEIGHT_SLACK))
-    cdef double Bn = sqrt(S) + sqrt(Tn + WEIGHT_SLACK) - sqrt(max0(Tp - S - WEIGHT_SLACK))
+    cdef double root = sqrt(S)
+    cdef double Bp = root + sqrt(Tp + WEIGHT_SLACK) - sqrt(max0(Tn - S - WEIGHT_SLACK))
+    cdef double Bn = root + sqrt(Tn + WEIGHT_SLACK) - sqrt(max0(Tp - S - WEIGHT_SLACK))
     return Bp if Bp > Bn else Bn
 
 

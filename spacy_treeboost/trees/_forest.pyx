@@ -278,12 +278,16 @@ cdef class SpellingTable:
                 return s
             i = (i + 1) & mask
 
+    cdef inline int64_t _stored_length(self, int64_t at) noexcept nogil:
+        """The length written before the spelling stored at arena offset `at`."""
+        cdef int64_t length
+        memcpy(&length, &self.arena[at], 8)
+        return length
+
     cdef bint _same_tail(self, size_t i, const unsigned char* p, Py_ssize_t n) noexcept nogil:
         """Whether slot i holds p[:n], given equal tags and first 8 bytes (n > 8)."""
         cdef int64_t at = self.starts[i]
-        cdef int64_t length
-        memcpy(&length, &self.arena[at], 8)
-        return length == n and memcmp(&self.arena[at + 16], p + 8, n - 8) == 0
+        return self._stored_length(at) == n and memcmp(&self.arena[at + 16], p + 8, n - 8) == 0
 
     cdef inline void prefetch(self, uint64_t h) noexcept nogil:
         __builtin_prefetch(&self.slots[h >> self.shift])
@@ -314,11 +318,9 @@ cdef class SpellingTable:
         self.starts.assign(2 * old.size(), -1)
         self.shift -= 1
         cdef size_t mask = self.slots.size() - 1, i, k
-        cdef int64_t length
         for k in range(old.size()):
             if old[k].tag != 0:
-                memcpy(&length, &self.arena[old_starts[k]], 8)
-                i = hash_bytes(&self.arena[old_starts[k] + 8], length) >> self.shift
+                i = hash_bytes(&self.arena[old_starts[k] + 8], self._stored_length(old_starts[k])) >> self.shift
                 while self.slots[i].tag != 0:
                     i = (i + 1) & mask
                 self.slots[i] = old[k]
