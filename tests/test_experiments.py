@@ -219,3 +219,24 @@ def test_results_page_sets_the_boosted_list_beside_the_linear_run(tmp_path):
     row = next(line for line in lines if line.startswith("| Reviews"))
     assert row == "| Reviews | Tree +FQ 84.50 | N-gram Linear NB 89.00 | Tree Corrective 85.10 | NBSVM 1-2 88.30 |"
     assert any("refits the settings chosen on dev" in line for line in lines)
+
+
+def test_linear_page_of_an_incomplete_run_names_the_corpora_still_to_run(tmp_path):
+    from bench.experiments.linear_report import render
+
+    def system(family, test, dev):
+        return {"family": family, "score": {"mean": test, "std": 0.0}, "dev": {"mean": dev}, "pooled": {"accuracy": test},
+                "selected": [{"size": 2}], "cpu_fit": {"mean": 1.0}, "cpu_total": {"mean": 2.0}, "peak_rss_mb": 100.0}
+
+    r8 = {"title": "R8", "run": "full", "settings": {"refit": True}, "multilabel": False, "n_docs": 10, "n_splits": 1,
+          "summary": {"N-gram Linear NB": system("subtree", 0.98, 0.97),
+                      "LinearSVC tf-idf 1-2": system("peer", 0.97, 0.96)}, "mcnemar": []}
+    render({"corpora": {"r8": r8}}, tmp_path)
+    md = (tmp_path / "results_linear.md").read_text(encoding="utf8")
+    assert "**Incomplete run**: movie reviews, sentence polarity, R10 not run yet" in md
+    assert "--corpora movie_reviews sentence_polarity r10" in md
+    assert "| R8: best subtree ≥ LinearSVC | met | N-gram Linear NB 98.00 %" in md
+    assert "| R10 micro-F1: best subtree ≥ LinearSVC | pending | corpus not run yet |" in md
+    assert "| movie reviews: best subtree system ≥ 89.5 % and ≥ NBSVM | pending |" in md
+    render({"corpora": {"embedded_reviews": r8}}, tmp_path)   # a smoke run is not a full run
+    assert "Incomplete run" not in (tmp_path / "results_linear.md").read_text(encoding="utf8")
