@@ -228,7 +228,8 @@ def test_linear_page_of_an_incomplete_run_names_the_corpora_still_to_run(tmp_pat
         return {"family": family, "score": {"mean": test, "std": 0.0}, "dev": {"mean": dev}, "pooled": {"accuracy": test},
                 "selected": [{"size": 2}], "cpu_fit": {"mean": 1.0}, "cpu_total": {"mean": 2.0}, "peak_rss_mb": 100.0}
 
-    r8 = {"title": "R8", "run": "full", "settings": {"refit": True}, "multilabel": False, "n_docs": 10, "n_splits": 1,
+    r8 = {"title": "R8", "run": "full", "settings": {"refit": True}, "multilabel": False, "n_docs": 10,
+          "n_splits": 1,
           "summary": {"N-gram Linear NB": system("subtree", 0.98, 0.97),
                       "LinearSVC tf-idf 1-2": system("peer", 0.97, 0.96)}, "mcnemar": []}
     render({"corpora": {"r8": r8}}, tmp_path)
@@ -240,3 +241,19 @@ def test_linear_page_of_an_incomplete_run_names_the_corpora_still_to_run(tmp_pat
     assert "| movie reviews: best subtree system ≥ 89.5 % and ≥ NBSVM | pending |" in md
     render({"corpora": {"embedded_reviews": r8}}, tmp_path)   # a smoke run is not a full run
     assert "Incomplete run" not in (tmp_path / "results_linear.md").read_text(encoding="utf8")
+
+
+def test_fit_cache_as_json_keeps_arrays_and_floats_exactly(tmp_path):
+    from bench.experiments.run import load_fit, save_fit
+
+    res = {"dev": 0.1 + 0.2, "selected": {"size": 3, "C": [0.25, 1e-300]}, "name": "N-gram Linear NB",
+           "test_pred": numpy.array([0, 1, 1], dtype=numpy.int64),
+           "test_proba": numpy.array([[0.3, 0.7], [1 / 3, 2 / 3]]), "n_rules": numpy.int64(7)}
+    save_fit(tmp_path / "fold0__x.json", res)
+    back = load_fit(tmp_path / "fold0__x.json")
+    assert back["dev"] == res["dev"] and back["selected"] == res["selected"] and back["n_rules"] == 7
+    for key in ("test_pred", "test_proba"):
+        assert back[key].dtype == res[key].dtype and numpy.array_equal(back[key], res[key])
+    assert not list(tmp_path.glob("*.tmp"))
+    save_fit(tmp_path / "fold0__x.pkl", res)   # any other suffix stays a local pickle
+    assert numpy.array_equal(load_fit(tmp_path / "fold0__x.pkl")["test_proba"], res["test_proba"])

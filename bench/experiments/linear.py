@@ -32,13 +32,12 @@ component does) and is scored once on the test split. Systems:
 
 Log-loss and expected calibration error (10 equal-width bins; top label, or every (document, class)
 pair for multi-label) are reported for every system that gives probabilities. Each fit runs in a
-child process (CPU seconds of the fitting calls, peak RSS) and is cached under
-bench/_out/experiments/linear_runs/, so an interrupted run resumes.
+child process (CPU seconds of the fitting calls, peak RSS) and is cached as JSON under
+bench/_out/experiments/linear_runs/ (or `--fit-cache`), so an interrupted run resumes.
 """
 import argparse
 import json
 import os
-import pickle
 import sys
 import time
 from pathlib import Path
@@ -49,7 +48,7 @@ import numpy
 from spacy_treeboost.trees.forest import DEPENDENCY_VIEW_PREFIX
 
 from .data import CORPUS_TITLES, OUT, ROOT, Split, load_source
-from .run import _cfg_hash, _jsonable, fold_data, load_corpus, log, train_missing
+from .run import _cfg_hash, _jsonable, fold_data, load_corpus, load_fit, log, train_missing
 from .stats import correctness, mcnemar, mean_std, metrics, selection_score
 from .systems import FoldData, encode_truth, fit_sklearn, fit_textcat, margins_to_pred
 
@@ -360,16 +359,16 @@ def calibration(truth: numpy.ndarray, proba: numpy.ndarray, multilabel: bool, bi
 
 
 def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str, jobs: int,
-               only: Optional[List[str]] = None) -> Dict[str, Any]:
+               only: Optional[List[str]] = None, fit_cache: Optional[Path] = None) -> Dict[str, Any]:
     t_start = time.time()
     corpus, texts = load_corpus(name, cfg, data)
     sd = load_source(data, corpus.source, trees=cfg["trees"], log=log)
     systems = [s for s in system_list(trees=sd.tree is not None, corpus=name) if only is None or s["name"] in only]
-    run_dir = OUT / "linear_runs" / profile / f"{name}_{_cfg_hash(dict(cfg, solver=SOLVER))}"
+    run_dir = (fit_cache or OUT / "linear_runs") / profile / f"{name}_{_cfg_hash(dict(cfg, solver=SOLVER))}"
     run_dir.mkdir(parents=True, exist_ok=True)
 
     def cache_path(split, sname: str) -> Path:
-        return run_dir / f"{split.name}__{sname.replace(' ', '_').replace('/', '_')}.pkl"
+        return run_dir / f"{split.name}__{sname.replace(' ', '_').replace('/', '_')}.json"
 
     train_missing(corpus, sd, texts, systems, cfg, cache_path, jobs, fit=fit_one, keep_rules=(),
                   make_fold=refit_fold if cfg.get("refit") else fold_data)
@@ -382,8 +381,7 @@ def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str, jobs: i
         fd = fold_data(corpus, split, sd, texts)
         truths.append(fd.truth["test"])
         for s in systems:
-            with open(cache_path(split, s["name"]), "rb") as f:
-                res = pickle.load(f)
+            res = load_fit(cache_path(split, s["name"]))
             res["test"] = metrics(fd.truth["test"], res["test_pred"], corpus.classes, corpus.multilabel)
             if "test_proba" in res:
                 res["calibration"] = calibration(fd.truth["test"], res["test_proba"], corpus.multilabel)
@@ -432,6 +430,10 @@ def main(argv=None) -> int:
                     help="run only these systems (a partial run: write it elsewhere with --docs)")
     ap.add_argument("--refit", action="store_true",
                     help="fit the settings chosen on dev again on train + dev before scoring the test split")
+    ap.add_argument("--fit-cache", type=Path, default=None,
+                    help="keep each fit's result (JSON) under this folder instead of "
+                         "bench/_out/experiments/linear_runs: a folder committed beside a partial run lets another "
+                         "machine resume it")
     ap.add_argument("--report-only", action="store_true")
     ap.add_argument("--docs", type=Path, default=None,
                     help="write the results here instead of docs/ (a smoke run writes beside its cache)")
@@ -451,7 +453,7 @@ def main(argv=None) -> int:
     for name in args.corpora or list(settings):
         log(f"=== {name} ({profile} run)")
         cfg = dict(settings[name], refit=True) if args.refit else settings[name]
-        res = run_corpus(name, cfg, args.data, profile, max(1, args.jobs), args.systems)
+        res = run_corpus(name, cfg, args.data, profile, max(1, args.jobs), args.systems, args.fit_cache)
         results = load()
         results["corpora"][name] = res
         if args.systems:

@@ -199,14 +199,42 @@ def train_missing(corpus, sd, texts: List[str], systems, cfg: Dict[str, Any], ca
             child, split, sname = running.pop(conn)
             res = child.result()
             res["jobs"] = jobs
-            cache = cache_path(split, sname)
-            tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-            with open(tmp, "wb") as f:
-                pickle.dump(res, f, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, cache)
+            save_fit(cache_path(split, sname), res)
             sel = ", ".join(f"{k}={v}" for k, v in res["selected"].items())
             log(f"  trained {split.name} {sname:32s} dev {res['dev']:.4f} [{sel}] "
                 f"cpu {res['cpu_fit']:.1f}/{res['cpu_total']:.1f} s, wall {res['wall_seconds']:.0f} s")
+
+
+def save_fit(path: Path, res: Dict[str, Any]) -> None:
+    """Cache one fit's result, atomically: as JSON when the path ends in .json (plain data, arrays tagged with
+    their dtype, floats exact; such a cache can be committed to resume a run elsewhere), else pickled."""
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    if path.suffix == ".json":
+        tmp.write_text(json.dumps(res, default=_encode_array, separators=(",", ":")) + "\n", encoding="utf8")
+    else:
+        with open(tmp, "wb") as f:
+            pickle.dump(res, f, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(tmp, path)
+
+
+def load_fit(path: Path) -> Dict[str, Any]:
+    """A fit's result cached by `save_fit`."""
+    if path.suffix == ".json":
+        return json.loads(path.read_text(encoding="utf8"), object_hook=_decode_array)
+    with open(path, "rb") as f:
+        return pickle.load(f)
+
+
+def _encode_array(x: Any) -> Any:
+    if isinstance(x, numpy.ndarray):
+        return {"__ndarray__": x.tolist(), "dtype": x.dtype.str}
+    if isinstance(x, numpy.generic):
+        return x.item()
+    raise TypeError(f"cannot cache a {type(x).__name__} as JSON")
+
+
+def _decode_array(d: Dict[str, Any]) -> Any:
+    return numpy.array(d["__ndarray__"], dtype=numpy.dtype(d["dtype"])) if "__ndarray__" in d else d
 
 
 def cfg_source(name: str) -> str:
