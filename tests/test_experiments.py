@@ -225,8 +225,9 @@ def test_linear_page_of_an_incomplete_run_names_the_corpora_still_to_run(tmp_pat
     from bench.experiments.linear_report import render
 
     def system(family, test, dev):
-        return {"family": family, "score": {"mean": test, "std": 0.0}, "dev": {"mean": dev}, "pooled": {"accuracy": test},
-                "selected": [{"size": 2}], "cpu_fit": {"mean": 1.0}, "cpu_total": {"mean": 2.0}, "peak_rss_mb": 100.0}
+        return {"family": family, "score": {"mean": test, "std": 0.0}, "dev": {"mean": dev},
+                "pooled": {"accuracy": test}, "selected": [{"size": 2}], "cpu_fit": {"mean": 1.0},
+                "cpu_total": {"mean": 2.0}, "peak_rss_mb": 100.0}
 
     r8 = {"title": "R8", "run": "full", "settings": {"refit": True}, "multilabel": False, "n_docs": 10,
           "n_splits": 1,
