@@ -379,6 +379,32 @@ def test_counts_past_one_byte_keep_their_value_and_thresholds(criterion):
         check_best(sp, f, w, y, criterion, False, 2, False, 1)
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["iwakura", "z"]))
+def test_long_runs_of_equal_counts_give_the_best_rule_of_brute_force(seed, criterion):
+    """Many documents over three words: a pattern's documents come in long runs of equal counts (the search
+    finds a run's end sixteen counts at a time), at every offset of a run against those blocks."""
+    rng = numpy.random.default_rng(seed)
+    docs = [[list(rng.choice(["a", "b", "c"], size=rng.integers(1, 6))) for _ in range(rng.integers(1, 4))]
+            for _ in range(rng.integers(17, 70))]
+    f = Forest.from_sentences(docs)
+    sp = space(f, max_pattern_size=2)
+    w, y = random_weights_and_labels(seed % 1000, len(f))
+    check_best(sp, f, w, y, criterion, False, 2, False, 1)
+
+
+def test_equal_counts_past_one_byte_are_one_threshold_group():
+    """Two documents with the same count of 255 or more, beside larger and smaller ones: a count read from
+    the side table ends a run only where it changes."""
+    docs = [[["a"]] * 300, [["a"]] * 300, [["a"]] * 400, [["a"]] * 2, [["b"]]]
+    f = Forest.from_sentences(docs)
+    sp = space(f, max_pattern_size=1)
+    w = numpy.array([0.1, 0.3, 0.15, 0.25, 0.2])
+    for y in ([1, 1, -1, -1, 1], [1, -1, 1, -1, -1], [-1, 1, 1, 1, -1]):
+        for criterion in ("iwakura", "z"):
+            check_best(sp, f, w.tolist(), y, criterion, False, 1, False, 1)
+
+
 def test_a_forest_out_of_preorder_is_refused():
     labels = numpy.array([0, 1, 1], dtype=numpy.int32)
     with pytest.raises(ValueError, match="preorder"):

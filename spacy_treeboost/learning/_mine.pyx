@@ -39,6 +39,7 @@ cdef extern from *:
 cdef extern from *:
     """
     #include <math.h>
+    #include <stdint.h>
     #if defined(__SSE2__)
     #include <emmintrin.h>
     /* Six square roots, two per instruction: correctly rounded like sqrt(), so the same doubles. */
@@ -53,7 +54,48 @@ cdef extern from *:
         _mm_storeu_pd(r, _mm_sqrt_pd(_mm_set_pd(b, a)));
         return r[0] - r[1];
     }
+    #endif
+    #if defined(__SSE2__) && defined(__GNUC__)
+    /* The first index in [k, end) whose byte differs from v, or end; sixteen bytes per comparison. */
+    static inline int64_t run_end(const uint8_t* c, int64_t k, int64_t end, uint8_t v) {
+        __m128i vv = _mm_set1_epi8((char)v);
+        for (; k + 16 <= end; k += 16) {
+            int m = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i*)(c + k)), vv));
+            if (m != 0xFFFF) return k + __builtin_ctz(~m & 0xFFFF);
+        }
+        while (k < end && c[k] == v) k++;
+        return k;
+    }
+    /* g[0] += w[2d], g[1] += w[2d + 1], *gp += pos[d] for d in docs[:n], in order: both sums in one
+       instruction, each the same double as the scalar sum in the same order. */
+    static inline void add_pairs(const int32_t* docs, int64_t n, const double* w, const int32_t* pos,
+                                 double* g, int32_t* gp) {
+        __m128d s = _mm_loadu_pd(g);
+        int32_t c = *gp;
+        for (int64_t k = 0; k < n; k++) {
+            int64_t d = docs[k];
+            s = _mm_add_pd(s, _mm_loadu_pd(w + 2 * d));
+            c += pos[d];
+        }
+        _mm_storeu_pd(g, s);
+        *gp = c;
+    }
     #else
+    static inline int64_t run_end(const uint8_t* c, int64_t k, int64_t end, uint8_t v) {
+        while (k < end && c[k] == v) k++;
+        return k;
+    }
+    static inline void add_pairs(const int32_t* docs, int64_t n, const double* w, const int32_t* pos,
+                                 double* g, int32_t* gp) {
+        for (int64_t k = 0; k < n; k++) {
+            int64_t d = docs[k];
+            g[0] += w[2 * d];
+            g[1] += w[2 * d + 1];
+            *gp += pos[d];
+        }
+    }
+    #endif
+    #if !defined(__SSE2__)
     static inline void sqrt6(const double* x, double* out) {
         for (int i = 0; i < 6; i++) out[i] = sqrt(x[i]);
     }
@@ -62,6 +104,9 @@ cdef extern from *:
     """
     void sqrt6(const double* x, double* out) noexcept nogil
     double sqrt_diff(double a, double b) noexcept nogil
+    int64_t run_end(const uint8_t* c, int64_t k, int64_t end, uint8_t v) noexcept nogil
+    void add_pairs(const int32_t* docs, int64_t n, const double* w, const int32_t* pos, double* g,
+                   int32_t* gp) noexcept nogil
 
 
 cdef enum:
@@ -939,7 +984,7 @@ cdef class SearchSpace:
             self._complete(&sm)
             self.single_bound[d] = self._bound(crit, &sm)
 
-    cdef void _sums(self, int32_t i, Sums* sm) noexcept:
+    cdef inline void _sums(self, int32_t i, Sums* sm) noexcept:
         cdef PNode* p = self.node(i)
         cdef double a = 0, b = 0
         cdef const double* wpn = self.wpn.data()
@@ -1025,29 +1070,35 @@ cdef class SearchSpace:
             self._offer(&cand, best)
             return
         # Groups in descending count: after a group, {count >= z} holds every group so
-        # far. Equal values go to the later group, whose z is smaller.
-        cdef int64_t k, end = p.doc_off + p.n_docs
-        cdef int32_t doc, cnt, nxt = self._count(p.doc_off) if p.n_docs else 0
+        # far. Equal values go to the later group, whose z is smaller. A run of one-byte
+        # counts is one group; counts of BIG_COUNT or more are compared one by one.
+        cdef int64_t k = p.doc_off, j, end = p.doc_off + p.n_docs
+        cdef const uint8_t* counts = self.pool_counts.data()
+        cdef int32_t cnt
+        cdef double G[2]
         cdef double outside = outside_term(crit, sm.Wp, sm.Wn)
-        cdef const int32_t* docs = self.pool_docs.data()
+        G[0] = G[1] = 0.0
         cand.value = -INFINITY
-        for k in range(p.doc_off, end):
-            doc = docs[k]
-            Gp += wpn[2 * doc]
-            Gn += wpn[2 * doc + 1]
-            gp += pos[doc]
-            cnt = nxt
-            nxt = self._count(k + 1) if k + 1 < end else -1
-            if nxt == cnt:
-                continue
-            gn = <int32_t>(k + 1 - p.doc_off) - gp
+        while k < end:
+            if counts[k] < BIG_COUNT:
+                j = run_end(counts, k + 1, end, counts[k])
+            else:
+                cnt = self._count(k)
+                j = k + 1
+                while j < end and counts[j] == BIG_COUNT and self._count(j) == cnt:
+                    j += 1
+            add_pairs(self.pool_docs.data() + k, j - k, wpn, pos, G, &gp)
+            k = j
+            Gp = G[0]
+            Gn = G[1]
+            gn = <int32_t>(k - p.doc_off) - gp
             Lp = 0.0 if gp >= sm.cp else max0(sm.Ap - Gp)
             Ln = 0.0 if gn >= sm.cn else max0(sm.An - Gn)
             P = Gp + Ln
             N = Gn + Lp
             v = value_outside(crit, P, N, outside)
             if v >= cand.value - self._tol(cand.value):
-                cand.z = nxt + 1 if k + 1 < end else 1
+                cand.z = self._count(k) + 1 if k < end else 1
                 cand.P = P
                 cand.N = N
                 cand.value = v
