@@ -48,13 +48,14 @@ import numpy
 from spacy_treeboost.trees.forest import DEPENDENCY_VIEW_PREFIX
 
 from .data import CORPUS_TITLES, OUT, ROOT, Split, load_source
+from .linear_report import FULL_RUN_CORPORA
 from .run import _cfg_hash, _jsonable, fold_data, load_corpus, load_fit, log, train_missing
 from .stats import correctness, mcnemar, mean_std, metrics, selection_score
 from .systems import FoldData, encode_truth, fit_sklearn, fit_textcat, margins_to_pred
 
 DOCS = ROOT / "docs"
 RESULTS = DOCS / "results_linear.json"
-CORPUS_ORDER = ("movie_reviews", "sentence_polarity", "r8", "r10")
+CORPUS_ORDER = tuple(FULL_RUN_CORPORA)
 C_GRID = [0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0]
 NB_BETA = 0.25
 TOP_RULES = 5000
