@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import numpy
@@ -179,6 +180,10 @@ def test_linear_runner_end_to_end(tmp_path):
         if s["family"] == "subtree":
             assert 0.0 < s["calibration"]["min_probability"] and s["n_rules"]["mean"] > 0
     assert {(t["a"], t["b"]) for t in c["mcnemar"]} >= {("N-gram Linear NB", "NBSVM 1-2")}
+    for name, s in c["summary"].items():   # the smoke profile also runs the cross-validation that chooses
+        assert ("choice" in s) == (s["family"] == "subtree"), name
+    cv_fits = list((tmp_path / "out" / "linear_runs" / "smoke").glob("*/fold*-choice*of2__N-gram_Corrective.json"))
+    assert len(cv_fits) == 2 * c["n_splits"]
     for row in c["per_split"]["N-gram Corrective"]:
         assert row["selected"]["rounds"] in c["settings"]["checkpoints"]
     assert c["settings"]["refit"]
@@ -190,6 +195,7 @@ def test_linear_runner_end_to_end(tmp_path):
             assert chosen.items() <= row["refit_selected"].items(), (name, row)
     md = (docs / "results_linear.md").read_text()
     assert f"{100 * c['summary']['N-gram Linear NB']['score']['mean']:.2f}" in md
+    assert "| N-gram Linear NB | " in md and " CV |" in md and "2-fold cross-validation" in md
     (docs / "results_linear.md").unlink()
     proc = subprocess.run([sys.executable, "-m", "bench.experiments.linear", "--report-only", "--docs", str(docs)],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
@@ -242,6 +248,65 @@ def test_linear_page_of_an_incomplete_run_names_the_corpora_still_to_run(tmp_pat
     assert "| movie reviews: best subtree system ≥ 89.5 % and ≥ NBSVM | pending |" in md
     render({"corpora": {"embedded_reviews": r8}}, tmp_path)   # a smoke run is not a full run
     assert "Incomplete run" not in (tmp_path / "results_linear.md").read_text(encoding="utf8")
+
+
+def test_one_dev_split_corpora_choose_the_best_subtree_system_by_cross_validation(tmp_path):
+    from bench.experiments.linear_report import render
+
+    def system(family, test, dev, cv=None):
+        s = {"family": family, "score": {"mean": test, "std": 0.0}, "dev": {"mean": dev},
+             "pooled": {"micro_f1": test}, "selected": [{"size": 2}], "cpu_fit": {"mean": 1.0},
+             "cpu_total": {"mean": 2.0}, "peak_rss_mb": 100.0}
+        if cv is not None:
+            s["choice"] = {"mean": cv, "std": 0.0}
+        return s
+
+    r10 = {"title": "R10", "run": "full", "settings": {"refit": True, "choice_folds": 5}, "multilabel": True,
+           "n_docs": 10, "n_splits": 1, "mcnemar": [],
+           "summary": {"N-gram Corrective": system("subtree", 0.9368, 0.9439, 0.9300),
+                       "N-gram+Tree Linear tf-idf": system("subtree", 0.9448, 0.9428, 0.9350),
+                       "LinearSVC tf-idf 1-2": system("peer", 0.9422, 0.9421)}}
+    render({"corpora": {"r10": r10}}, tmp_path)
+    md = (tmp_path / "results_linear.md").read_text(encoding="utf8")
+    assert ("| R10 micro-F1: best subtree ≥ LinearSVC | met | N-gram+Tree Linear tf-idf 94.48 %, LinearSVC tf-idf "
+            "1-2 94.22 % (full run, refit on train + dev; dev 94.28 vs 94.21; 5-fold CV 93.50) |") in md
+    assert "| N-gram Corrective | 93.68 ± 0.00 | 93.68 | 94.39 | 93.00 |" in md
+    assert "| LinearSVC tf-idf 1-2 | 94.22 ± 0.00 | 94.22 | 94.21 | — |" in md
+    r10["summary"]["N-gram Corrective"]["choice"]["mean"] = 0.9351   # the CV score decides, not dev or test
+    render({"corpora": {"r10": r10}}, tmp_path)
+    md = (tmp_path / "results_linear.md").read_text(encoding="utf8")
+    assert "| R10 micro-F1: best subtree ≥ LinearSVC | **not met** | N-gram Corrective 93.68 %" in md
+    for s in r10["summary"].values():
+        s.pop("choice", None)
+    del r10["settings"]["choice_folds"]   # a run without cross-validation chooses by dev, and has no CV column
+    render({"corpora": {"r10": r10}}, tmp_path)
+    md = (tmp_path / "results_linear.md").read_text(encoding="utf8")
+    assert "| R10 micro-F1: best subtree ≥ LinearSVC | **not met** | N-gram Corrective 93.68 %" in md
+    assert "| N-gram Corrective | 93.68 ± 0.00 | 93.68 | 94.39 | 0.0" not in md and " CV |" not in md
+
+
+@pytest.mark.parametrize("multilabel", [False, True])
+def test_choice_folds_partition_train_and_dev_and_are_fixed(multilabel):
+    from bench.experiments.data import Split
+    from bench.experiments.linear import choice_splits
+
+    rng = numpy.random.default_rng(3)
+    labels = [["a", "b"][i % 2:i % 2 + 1 + (i % 3 == 0)] if multilabel else "ab"[i % 3 == 0] for i in range(60)]
+    corpus = types.SimpleNamespace(labels=labels, multilabel=multilabel)
+    order = rng.permutation(60)
+    split = Split("modapte", numpy.sort(order[:40]), numpy.sort(order[40:50]), numpy.sort(order[50:]))
+    folds = choice_splits(corpus, split, 5)
+    assert [f.name for f in folds] == [f"modapte-choice{j}of5" for j in range(1, 6)]
+    held = numpy.concatenate([f.test for f in folds])
+    assert sorted(held.tolist()) == sorted(split.train.tolist() + split.dev.tolist())   # each document once
+    for f in folds:
+        assert f.dev.tolist() == f.test.tolist() and not set(f.train.tolist()) & set(f.test.tolist())
+        assert sorted(f.train.tolist() + f.test.tolist()) == sorted(held.tolist())
+        if not multilabel:   # stratified: each fold holds out a fifth of the smaller class, rounded
+            n_b = sum(labels[i] == "b" for i in held)
+            assert sum(labels[i] == "b" for i in f.test) in (n_b // 5, -(-n_b // 5))
+    again = choice_splits(corpus, split, 5)
+    assert all((a.train == b.train).all() and (a.test == b.test).all() for a, b in zip(folds, again))
 
 
 def test_fit_cache_as_json_keeps_arrays_and_floats_exactly(tmp_path):

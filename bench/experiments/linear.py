@@ -6,7 +6,9 @@
 Same corpora, splits and data as `bench.experiments.run`; every system chooses its settings on the dev
 split (subtree systems: the pattern size and, for the corrective list, the number of boosting rounds;
 C is chosen inside the learners by 5-fold cross-validation on the training split, as the spaCy
-component does) and is scored once on the test split. Systems:
+component does) and is scored once on the test split. The best subtree system of a corpus is the one with
+the best dev score; R8 and R10, which have one dev split each, choose it instead by 5-fold cross-validation
+on train + dev (`choice_folds`), each fold fitted with the settings the dev split chose. Systems:
 
 - Linear NB (`SubtreeLinearClassifier`, the component's defaults: naive Bayes scaled presence features,
   logistic loss, min_support 2) over word chains (N-gram) or dependency trees (Tree);
@@ -40,6 +42,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
@@ -47,7 +50,7 @@ import numpy
 
 from spacy_treeboost.trees.forest import DEPENDENCY_VIEW_PREFIX
 
-from .data import CORPUS_TITLES, OUT, ROOT, Split, load_source
+from .data import CORPUS_TITLES, OUT, ROOT, SEED, Split, load_source
 from .linear_report import FULL_RUN_CORPORA
 from .run import _cfg_hash, _jsonable, fold_data, load_corpus, load_fit, log, train_missing
 from .stats import correctness, mcnemar, mean_std, metrics, selection_score
@@ -69,6 +72,11 @@ TFIDF_CS = [1.0, 3.0, 10.0, 30.0, 100.0]
 MIN_SUPPORT_1_CORPORA = ("sentence_polarity",)
 # Part of each run's cache key: fits cached under another solver or tolerance are not reused.
 SOLVER = "newton-cg tol=1e-3 one-blas-thread"
+# Corpora with one dev split (R8, R10) choose their best subtree system by this many folds of cross-validation
+# on train + dev (each system with the settings its dev split chose): one dev split of ~700 documents cannot
+# order systems whose dev scores lie a tenth of a point apart. Not part of the fit cache's key: the fits that
+# choose settings are the same with or without it.
+CHOICE_FOLDS = 5
 
 FULL: Dict[str, Dict[str, Any]] = {
     "movie_reviews": dict(test_folds=list(range(10)), limit=0, trees=True, sizes=[2, 3], corrective_sizes=[2],
@@ -76,9 +84,9 @@ FULL: Dict[str, Dict[str, Any]] = {
     "sentence_polarity": dict(test_folds=list(range(10)), limit=0, trees=True, sizes=[2, 3], corrective_sizes=[2],
                               checkpoints=[500, 1000, 2000], epochs=8, c_grid=C_GRID),
     "r8": dict(limit=0, test_limit=0, trees=True, sizes=[2, 3], corrective_sizes=[2],
-               checkpoints=[250, 500, 1000], epochs=8, c_grid=C_GRID),
+               checkpoints=[250, 500, 1000], epochs=8, c_grid=C_GRID, choice_folds=CHOICE_FOLDS),
     "r10": dict(limit=0, test_limit=0, trees=True, sizes=[2, 3], corrective_sizes=[2],
-                checkpoints=[250, 500, 1000], epochs=8, c_grid=C_GRID),
+                checkpoints=[250, 500, 1000], epochs=8, c_grid=C_GRID, choice_folds=CHOICE_FOLDS),
 }
 QUICK: Dict[str, Dict[str, Any]] = {
     "movie_reviews": dict(test_folds=[0, 1], limit=0, trees=False, sizes=[2], corrective_sizes=[2],
@@ -86,13 +94,13 @@ QUICK: Dict[str, Dict[str, Any]] = {
     "sentence_polarity": dict(test_folds=[0, 1], limit=2000, trees=False, sizes=[2], corrective_sizes=[2],
                               checkpoints=[300], epochs=3, c_grid=[0.1, 1.0, 10.0]),
     "r8": dict(limit=1000, test_limit=500, trees=False, sizes=[2], corrective_sizes=[2], checkpoints=[60],
-               epochs=3, c_grid=[0.1, 1.0, 10.0]),
+               epochs=3, c_grid=[0.1, 1.0, 10.0], choice_folds=CHOICE_FOLDS),
     "r10": dict(limit=1000, test_limit=500, trees=False, sizes=[2], corrective_sizes=[2], checkpoints=[60],
-                epochs=3, c_grid=[0.1, 1.0, 10.0]),
+                epochs=3, c_grid=[0.1, 1.0, 10.0], choice_folds=CHOICE_FOLDS),
 }
 SMOKE: Dict[str, Dict[str, Any]] = {
     "embedded_reviews": dict(test_folds=[0, 1], limit=0, trees=True, sizes=[2], corrective_sizes=[2],
-                             checkpoints=[10, 20], epochs=1, c_grid=[1.0]),
+                             checkpoints=[10, 20], epochs=1, c_grid=[1.0], choice_folds=2),
 }
 PROFILES = {"full": FULL, "quick": QUICK, "smoke": SMOKE}
 
@@ -335,6 +343,48 @@ def fit_one(fd: FoldData, system: Dict[str, Any], cfg: Dict[str, Any], keep: boo
             "refit_selected": refit["selected"]}
 
 
+def choice_splits(corpus, split: Split, k: int) -> List[Split]:
+    """k folds of the split's train + dev documents (stratified by class for single-label corpora; seed 0) for
+    choosing among systems: a fold's held-out part is both its dev and its test part (the settings are fixed)."""
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    merged = numpy.concatenate([split.train, split.dev])
+    if corpus.multilabel:
+        parts = KFold(k, shuffle=True, random_state=SEED).split(merged)
+    else:
+        parts = StratifiedKFold(k, shuffle=True, random_state=SEED).split(merged, [corpus.labels[i] for i in merged])
+    return [Split(f"{split.name}-choice{j + 1}of{k}", numpy.sort(merged[tr]), numpy.sort(merged[te]),
+                  numpy.sort(merged[te])) for j, (tr, te) in enumerate(parts)]
+
+
+def fit_chosen(fd: FoldData, system: Dict[str, Any], cfg: Dict[str, Any], keep: bool = False) -> Dict[str, Any]:
+    """Fit the settings that the dev split chose (`system["selected"]`) on a choice fold; score its held-out part
+    (its decisions are kept, not its probabilities)."""
+    res = _fit_selecting(fd, *_only_selected(system, cfg, system["selected"]))
+    res.pop("test_proba", None)
+    return res
+
+
+def choice_scores(corpus, sd, texts: List[str], systems, cfg: Dict[str, Any], cache_path, jobs: int
+                  ) -> Dict[str, List[float]]:
+    """Per subtree system, per split: the cross-validation score on train + dev that chooses the best system
+    (`cfg["choice_folds"]` folds, pooled), each fold fitted with the settings chosen on the split's dev part."""
+    k = cfg["choice_folds"]
+    scores: Dict[str, List[float]] = {s["name"]: [] for s in systems if s["family"] == "subtree"}
+    for split in corpus.splits:
+        folds = choice_splits(corpus, split, k)
+        chosen = [dict(s, selected=load_fit(cache_path(split, s["name"]))["selected"]) for s in systems
+                  if s["family"] == "subtree"]
+        train_missing(replace(corpus, splits=folds), sd, texts, chosen, cfg, cache_path, jobs, fit=fit_chosen,
+                      keep_rules=())
+        truth = numpy.concatenate([encode_truth([corpus.labels[i] for i in f.test], corpus.classes,
+                                                corpus.multilabel) for f in folds])
+        for s in chosen:
+            pred = numpy.concatenate([numpy.asarray(load_fit(cache_path(f, s["name"]))["test_pred"]) for f in folds])
+            scores[s["name"]].append(selection_score(truth, pred, corpus.multilabel))
+    return scores
+
+
 def refit_fold(corpus, split, sd, texts: List[str]) -> FoldData:
     """fold_data of the split, with fd.refit: the same split whose training part includes the dev documents."""
     fd = fold_data(corpus, split, sd, texts)
@@ -365,7 +415,8 @@ def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str, jobs: i
     corpus, texts = load_corpus(name, cfg, data)
     sd = load_source(data, corpus.source, trees=cfg["trees"], log=log)
     systems = [s for s in system_list(trees=sd.tree is not None, corpus=name) if only is None or s["name"] in only]
-    run_dir = (fit_cache or OUT / "linear_runs") / profile / f"{name}_{_cfg_hash(dict(cfg, solver=SOLVER))}"
+    key = {k: v for k, v in cfg.items() if k != "choice_folds"}
+    run_dir = (fit_cache or OUT / "linear_runs") / profile / f"{name}_{_cfg_hash(dict(key, solver=SOLVER))}"
     run_dir.mkdir(parents=True, exist_ok=True)
 
     def cache_path(split, sname: str) -> Path:
@@ -373,6 +424,7 @@ def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str, jobs: i
 
     train_missing(corpus, sd, texts, systems, cfg, cache_path, jobs, fit=fit_one, keep_rules=(),
                   make_fold=refit_fold if cfg.get("refit") else fold_data)
+    choice = choice_scores(corpus, sd, texts, systems, cfg, cache_path, jobs) if cfg.get("choice_folds") else {}
     score_key = "micro_f1" if corpus.multilabel else "accuracy"
     rows: Dict[str, List[Dict[str, Any]]] = {s["name"]: [] for s in systems}
     preds: Dict[str, List[numpy.ndarray]] = {s["name"]: [] for s in systems}
@@ -403,6 +455,8 @@ def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str, jobs: i
             "peak_rss_mb": max(x["peak_rss_mb"] for x in r), "rss_growth_mb": max(x["rss_growth_mb"] for x in r),
             "selected": [x["selected"] for x in r],
         }
+        if n in choice:
+            summary[n]["choice"] = mean_std(choice[n])
         if probas[n]:
             summary[n]["calibration"] = calibration(truth, numpy.concatenate(probas[n]), corpus.multilabel)
         if "n_rules" in r[0]:

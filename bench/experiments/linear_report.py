@@ -33,8 +33,9 @@ def render(results: Dict[str, Any], docs: Path) -> None:
           f"{' '.join(pending)}` with the same `--docs` and `--refit` setting resumes the run).")
         w("")
     if corpora:
-        w("\"Best subtree system\" below is the project's system with the best dev score (the test splits do not "
-          "choose it); a peer it is compared with is the best of its kind on the test splits.")
+        w("\"Best subtree system\" below is the project's system with the best dev score, or on a corpus with one "
+          "dev split, the best cross-validation score on train + dev (\"CV\"; the test splits choose nothing); a "
+          "peer it is compared with is the best of its kind on the test splits.")
         w("")
         _acceptance(corpora, w, bool(results.get("partial")), pending)
     for name, c in corpora.items():
@@ -54,15 +55,30 @@ def _score(c: Dict[str, Any], system: str) -> float:
 
 
 def _dev(c: Dict[str, Any], *systems: str) -> str:
-    return "dev " + " vs ".join(pct(c["summary"][n]["dev"]["mean"]) for n in systems)
+    out = "dev " + " vs ".join(pct(c["summary"][n]["dev"]["mean"]) for n in systems)
+    if "choice" in c["summary"][systems[0]]:
+        out += f"; {_choice_folds(c)}-fold CV {pct(c['summary'][systems[0]]['choice']['mean'])}"
+    return out
+
+
+def _choice_folds(c: Dict[str, Any]) -> int:
+    return c["settings"]["choice_folds"]
+
+
+def _choice(c: Dict[str, Any], system: str) -> float:
+    """The score that chooses the best subtree system: cross-validation on train + dev where the run made it, else
+    the dev score."""
+    s = c["summary"][system]
+    return s["choice"]["mean"] if "choice" in s else s["dev"]["mean"]
 
 
 def _best(c: Dict[str, Any], family: str, names: Optional[List[str]] = None) -> Optional[str]:
-    """The system of the family to compare: for the project's (subtree) systems the one with the best dev score
-    (ties: test score), chosen without looking at the test splits; for peers the best on test, the stricter bar."""
+    """The system of the family to compare: for the project's (subtree) systems the one with the best choice score
+    (`_choice`; ties: test score), chosen without looking at the test splits; for peers the best on test, the
+    stricter bar."""
     pool = [n for n, s in c["summary"].items() if s["family"] == family and (names is None or n in names)]
     if family == "subtree":
-        return max(pool, key=lambda n: (c["summary"][n]["dev"]["mean"], _score(c, n))) if pool else None
+        return max(pool, key=lambda n: (_choice(c, n), _score(c, n))) if pool else None
     return max(pool, key=lambda n: _score(c, n)) if pool else None
 
 
@@ -145,7 +161,9 @@ def _acceptance(corpora: Dict[str, Any], w, partial: bool = False, pending: Sequ
             _line(w, label, _score(c, best) >= _score(c, peer),
                   f"{best} {pct(_score(c, best))} %, {peer} {pct(_score(c, peer))} % ({_run(c)}; {_dev(c, best, peer)})")
     w("")
-    w("Dev scores are those of the development splits that chose each system's settings (means over splits). "
+    w("Dev scores are those of the development splits that chose each system's settings (means over splits); "
+      "CV scores (R8, R10: one dev split each) are pooled over the folds of a cross-validation on train + dev, each "
+      "fold fitted with the settings the dev split chose. "
       "Where dev and test order the systems differently, the McNemar tests below say whether the test difference "
       "is significant.")
     w("")
@@ -174,14 +192,21 @@ def _corpus(name: str, c: Dict[str, Any], w) -> None:
         w("Protocol: each system is fitted on the training split, its settings chosen on the dev split, and the "
           "chosen fit is scored once on the test split (the 10-fold corpora thus train on 8 folds).")
     w("")
-    w(f"| system | {key} | pooled | dev | log-loss | ECE | min P | rules | chosen | CPU s (chosen fit) | CPU s (all fits) | peak RSS MB |")
-    w("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    cv = "choice_folds" in c["settings"]
+    if cv:
+        w(f"The best subtree system is chosen by the CV column: {_choice_folds(c)}-fold cross-validation on train + "
+          "dev (stratified by class on single-label corpora, seed 0), each fold fitted with the settings chosen on the dev split, pooled.")
+        w("")
+    w(f"| system | {key} | pooled | dev |{' CV |' if cv else ''} log-loss | ECE | min P | rules | chosen | "
+      "CPU s (chosen fit) | CPU s (all fits) | peak RSS MB |")
+    w(f"|---|---|---|---|{'---|' if cv else ''}---|---|---|---|---|---|---|---|")
     for n, s in c["summary"].items():
         cal = s.get("calibration")
         pooled = s["pooled"]["micro_f1" if c["multilabel"] else "accuracy"]
         probs = f"{cal['log_loss']:.4f} | {cal['ece']:.4f} | {cal['min_probability']:.2g}" if cal else "— | — | —"
         rules = f"{s['n_rules']['mean']:.0f}" if "n_rules" in s else "—"
-        w(f"| {n} | {pm(s['score'])} | {pct(pooled)} | {pct(s['dev']['mean'])} | {probs} | {rules} | "
+        choice = (f" {pct(s['choice']['mean'])} |" if "choice" in s else " — |") if cv else ""
+        w(f"| {n} | {pm(s['score'])} | {pct(pooled)} | {pct(s['dev']['mean'])} |{choice} {probs} | {rules} | "
           f"{_chosen(s['selected'])} | {s['cpu_fit']['mean']:.1f} | {s['cpu_total']['mean']:.1f} | {s['peak_rss_mb']:.0f} |")
     w("")
     w(f"McNemar's exact test, every subtree system against every peer (pooled decisions; * p < {ALPHA}):")
