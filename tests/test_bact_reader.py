@@ -60,6 +60,24 @@ def test_same_forest_or_error_as_the_reference(text_lines, fixed_vocab, texts):
     assert outcome(read_bact, text_lines, vocab, add_labels=not fixed_vocab) == expected
 
 
+# labels long enough for the reader's sixteen-byte scan, with bytes that end a label (brackets, ASCII and other
+# white space) or only might (control bytes, "!" and non-ASCII letters) at any offset
+long_label = st.lists(st.sampled_from(["a", "b", "~", "!", "\x7f", "\x00", "\x01", "\x1f", "é", "ǂ", "%41", " ", "\t",
+                                       "\xa0", "\x85", "\u2028", "\u3000", "\u1680", "(", ")"]), max_size=40).map("".join)
+long_label_lines = st.lists(st.builds(lambda labels, cls: f"{cls} " + "".join(f"({x}" for x in labels) + ")" * len(labels),
+                                      st.lists(long_label, min_size=1, max_size=4), st.sampled_from(["+1", "-1"])),
+                            max_size=6)
+
+
+@SETTINGS
+@given(long_label_lines, st.booleans())
+def test_long_labels_with_a_label_end_at_any_offset_read_like_the_reference(text_lines, fixed_vocab):
+    vocab = LabelVocab(["a", "b~", "é"]) if fixed_vocab else None
+    copy = LabelVocab(["a", "b~", "é"]) if fixed_vocab else None
+    expected = outcome(read_bact_reference, text_lines, copy, add_labels=not fixed_vocab)
+    assert outcome(read_bact, text_lines, vocab, add_labels=not fixed_vocab) == expected
+
+
 @SETTINGS
 @given(st.lists(st.one_of(good_lines, good_lines, tokens), max_size=8), st.lists(st.sampled_from(["\n", "\r\n", "\r"]),
                                                                                 min_size=8, max_size=8), st.booleans())
