@@ -222,6 +222,36 @@ def test_dominance_keeps_the_first_one_document_pattern_when_a_later_code_comes_
     assert set(patterns) - set(engine_patterns(fresh)) == {((0, V.get("b")), (1, V.get("y")))}
 
 
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(forests(st), st.integers(1, 3), st.sampled_from(["iwakura", "z", "bact"]), st.booleans(), st.data())
+def test_documents_of_zero_weight_still_count_in_their_class(data, k, criterion, presence, draw):
+    """Boosting weights can underflow to 0.0 (or come as -0.0): such a document adds nothing to a sum but
+    still counts in its class (a block holding every positive document weighs exactly 0 outside)."""
+    f = Forest.from_trees(data[0])
+    patterns = all_subtrees(forest_docs(f), k, include_root=False, min_support=1)
+    assume(patterns)
+    w, y = draw.draw(weights_and_labels(st, len(f)))
+    for d in draw.draw(st.lists(st.integers(0, len(f) - 1), min_size=1, max_size=len(f) - 1, unique=True)):
+        w[d] = draw.draw(st.sampled_from([0.0, -0.0]))
+    total = sum(w)
+    w = [x / total for x in w]
+    check_best(space(f, max_pattern_size=k), f, w, y, criterion, presence, k, False, 1)
+
+
+def test_a_pattern_in_every_positive_document_leaves_no_positive_weight_outside():
+    """The positive documents of zero weight count as positive: a pattern in all of them, and in no negative
+    one, has exactly 0 positive weight outside, whatever order its weights are summed in."""
+    f = Forest.from_sentences([[["a"]], [["a"], ["b"]], [["a"], ["c"]], [["b"]], [["c"]]])
+    y = numpy.array([1, 1, 1, -1, -1], dtype=numpy.int8)
+    w = numpy.array([0.1, 0.0, 0.2, 0.3, 0.4]) / 1.0
+    sp = space(f, max_pattern_size=1)
+    got = sp.best_rule(w, y, "iwakura", presence=True)
+    assert sp.pattern_code(got["node"]) == ((0, f.vocab.get("a")),)
+    assert got["T_pos"] - got["A_pos"] == pytest.approx(0.0, abs=1e-15)
+    s = weight_sums([1, 1, 1, 0, 0], w.tolist(), y.tolist(), 1)
+    assert got["value"] == pytest.approx(criterion_value("iwakura", s), abs=1e-12)
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 4), st.booleans(), st.sampled_from(["iwakura", "z", "bact"]),
        st.booleans(), st.sampled_from([1, 1, 2]), st.booleans())

@@ -66,16 +66,16 @@ cdef extern from *:
         while (k < end && c[k] == v) k++;
         return k;
     }
-    /* g[0] += w[2d], g[1] += w[2d + 1], *gp += pos[d] for d in docs[:n], in order: both sums in one
-       instruction, each the same double as the scalar sum in the same order. */
-    static inline void add_pairs(const int32_t* docs, int64_t n, const double* w, const int32_t* pos,
-                                 double* g, int32_t* gp) {
+    /* g[0] += w[2d], g[1] += w[2d + 1] for d in docs[:n], in order, and *gp += the number of them whose
+       w[2d + 1] has its sign bit set (the positive documents, see `wpn`): both sums in one instruction,
+       each the same double as the scalar sum in the same order. */
+    static inline void add_pairs(const int32_t* docs, int64_t n, const double* w, double* g, int32_t* gp) {
         __m128d s = _mm_loadu_pd(g);
         int32_t c = *gp;
         for (int64_t k = 0; k < n; k++) {
-            int64_t d = docs[k];
-            s = _mm_add_pd(s, _mm_loadu_pd(w + 2 * d));
-            c += pos[d];
+            __m128d pair = _mm_loadu_pd(w + 2 * (int64_t)docs[k]);
+            s = _mm_add_pd(s, pair);
+            c += _mm_movemask_pd(pair) >> 1;
         }
         _mm_storeu_pd(g, s);
         *gp = c;
@@ -85,16 +85,17 @@ cdef extern from *:
         while (k < end && c[k] == v) k++;
         return k;
     }
-    static inline void add_pairs(const int32_t* docs, int64_t n, const double* w, const int32_t* pos,
-                                 double* g, int32_t* gp) {
+    static inline void add_pairs(const int32_t* docs, int64_t n, const double* w, double* g, int32_t* gp) {
         for (int64_t k = 0; k < n; k++) {
             int64_t d = docs[k];
             g[0] += w[2 * d];
             g[1] += w[2 * d + 1];
-            *gp += pos[d];
+            *gp += signbit(w[2 * d + 1]) != 0;
         }
     }
     #endif
+    /* Whether document d is positive: the sign bit of its negative-class weight (see `wpn`). */
+    static inline int positive_at(const double* w, int64_t d) { return signbit(w[2 * d + 1]) != 0; }
     #if !defined(__SSE2__)
     static inline void sqrt6(const double* x, double* out) {
         for (int i = 0; i < 6; i++) out[i] = sqrt(x[i]);
@@ -105,8 +106,8 @@ cdef extern from *:
     void sqrt6(const double* x, double* out) noexcept nogil
     double sqrt_diff(double a, double b) noexcept nogil
     int64_t run_end(const uint8_t* c, int64_t k, int64_t end, uint8_t v) noexcept nogil
-    void add_pairs(const int32_t* docs, int64_t n, const double* w, const int32_t* pos, double* g,
-                   int32_t* gp) noexcept nogil
+    void add_pairs(const int32_t* docs, int64_t n, const double* w, double* g, int32_t* gp) noexcept nogil
+    bint positive_at(const double* w, int64_t d) noexcept nogil
 
 
 cdef enum:
@@ -235,8 +236,9 @@ cdef class SearchSpace:
     cdef vector[int32_t] roots
     cdef vector[uint8_t] root_owned
     cdef vector[double] sbound
+    # per document (w, +0.0) if positive, (+0.0, w) if negative, w >= +0.0; a positive document's
+    # second value is -0.0, which adds nothing to a sum but marks the document (`positive_at`)
     cdef vector[double] wpn
-    cdef vector[int32_t] ispos
     cdef double Tp, Tn
     cdef int32_t Np, Nn
     cdef vector[double] ub_by_support, single_bound
@@ -826,17 +828,16 @@ cdef class SearchSpace:
         self.Tp = self.Tn = 0
         self.Np = self.Nn = 0
         self.wpn.assign(2 * self.n_docs, 0.0)
-        self.ispos.assign(self.n_docs, 0)
         for k in range(self.n_docs):
             if yy[k] > 0:
                 self.Tp += w[k]
                 self.Np += 1
-                self.ispos[k] = 1
-                self.wpn[2 * k] = w[k]
+                self.wpn[2 * k] = w[k] + 0.0
+                self.wpn[2 * k + 1] = -0.0
             else:
                 self.Tn += w[k]
                 self.Nn += 1
-                self.wpn[2 * k + 1] = w[k]
+                self.wpn[2 * k + 1] = w[k] + 0.0
         self._support_bounds(w, yy, crit)
         self._single_bounds(crit)
         cdef Cand best
@@ -979,25 +980,19 @@ cdef class SearchSpace:
             sm.An = 0.0
             sm.Ap += self.wpn[2 * d]
             sm.An += self.wpn[2 * d + 1]
-            sm.cp = self.ispos[d]
+            sm.cp = positive_at(self.wpn.data(), d)
             sm.cn = 1 - sm.cp
             self._complete(&sm)
             self.single_bound[d] = self._bound(crit, &sm)
 
     cdef inline void _sums(self, int32_t i, Sums* sm) noexcept:
         cdef PNode* p = self.node(i)
-        cdef double a = 0, b = 0
-        cdef const double* wpn = self.wpn.data()
-        cdef const int32_t* pos = self.ispos.data()
-        cdef const int32_t* docs = self.pool_docs.data() + p.doc_off
-        cdef int32_t k, doc, cp = 0
-        for k in range(p.n_docs):
-            doc = docs[k]
-            a += wpn[2 * doc]
-            b += wpn[2 * doc + 1]
-            cp += pos[doc]
-        sm.Ap = a
-        sm.An = b
+        cdef double g[2]
+        cdef int32_t cp = 0
+        g[0] = g[1] = 0.0
+        add_pairs(self.pool_docs.data() + p.doc_off, p.n_docs, self.wpn.data(), g, &cp)
+        sm.Ap = g[0]
+        sm.An = g[1]
         sm.cp = cp
         sm.cn = p.n_docs - cp
         self._complete(sm)
@@ -1050,7 +1045,6 @@ cdef class SearchSpace:
         cdef double Gp = 0, Gn = 0, P, N, v, g, Lp, Ln
         cdef int32_t gp = 0, gn = 0
         cdef const double* wpn = self.wpn.data()
-        cdef const int32_t* pos = self.ispos.data()
         cdef Cand cand
         cand.node = i
         cand.Ap = sm.Ap
@@ -1087,7 +1081,7 @@ cdef class SearchSpace:
                 j = k + 1
                 while j < end and counts[j] == BIG_COUNT and self._count(j) == cnt:
                     j += 1
-            add_pairs(self.pool_docs.data() + k, j - k, wpn, pos, G, &gp)
+            add_pairs(self.pool_docs.data() + k, j - k, wpn, G, &gp)
             k = j
             Gp = G[0]
             Gn = G[1]
