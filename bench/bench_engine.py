@@ -60,6 +60,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _bench_engine_scale as scale_section  # noqa: E402
+from _paths import relative_paths  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "bench"
@@ -767,7 +768,7 @@ def rel(path: Path) -> str:
 
 def write_outputs(args: argparse.Namespace, results: Dict[str, Any]) -> str:
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    args.json.write_text(json.dumps(relative_paths(results), indent=1) + "\n", encoding="utf-8")
     md = render(results)
     args.md.write_text(md + "\n", encoding="utf-8")
     return md
@@ -777,14 +778,14 @@ def rerun_classify(args: argparse.Namespace, source_start: Dict[str, Any]) -> No
     """Re-measure the classify-throughput rows of an existing report (`--sections classify`)."""
     results = json.loads(args.json.read_text(encoding="utf-8"))
     sc = results.get("scale") or {}
-    if not sc.get("growth") or not Path(sc["growth"][0]["model"]).exists():
+    if not sc.get("growth") or not (ROOT / sc["growth"][0]["model"]).exists():
         raise SystemExit(f"error: {rel(args.json)} has no cost-growth model to classify with; run the scale section "
                          "first (--sections scale)")
     rerun = {"command": shlex.join(["python", "bench/bench_engine.py"] + sys.argv[1:]),
              "started": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S"),
              "loadavg_start": " / ".join(f"{x:.2f}" for x in os.getloadavg()), "commit": source_start["commit"],
              "previous": sc.get("classify", [])}
-    sc["classify"] = scale_section.classify(args, sys.modules[__name__], sc["workload"], Path(sc["growth"][0]["model"]),
+    sc["classify"] = scale_section.classify(args, sys.modules[__name__], sc["workload"], ROOT / sc["growth"][0]["model"],
                                             args.out_dir)
     rerun["loadavg_end"] = " / ".join(f"{x:.2f}" for x in os.getloadavg())
     sc["classify_rerun"] = rerun

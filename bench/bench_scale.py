@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List
 
+from _paths import relative_paths  # noqa: E402  (bench/ is the script's directory)
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 DEFAULT_GENERATOR = ROOT.parent / "shared" / "bench" / "gen_synth_trees.py"
@@ -160,7 +162,7 @@ def fitted_exponent(xs: List[float], ys: List[float]) -> float:
 
 
 def save(results: Dict[str, Any]) -> None:
-    OUT_JSON.write_text(json.dumps(results, indent=1) + "\n")
+    OUT_JSON.write_text(json.dumps(relative_paths(results), indent=1) + "\n")
     OUT_MD.write_text(render(results))
 
 

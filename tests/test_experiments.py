@@ -3,6 +3,7 @@ two test folds, a few rounds, every system, results JSON -> Markdown report."""
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import types
@@ -323,3 +324,20 @@ def test_fit_cache_as_json_keeps_arrays_and_floats_exactly(tmp_path):
     assert not list(tmp_path.glob("*.tmp"))
     save_fit(tmp_path / "fold0__x.pkl", res)   # any other suffix stays a local pickle
     assert numpy.array_equal(load_fit(tmp_path / "fold0__x.pkl")["test_proba"], res["test_proba"])
+
+
+def test_generated_reports_name_no_path_of_the_machine_they_ran_on():
+    """docs/ is published: the paths in its reports are relative to the repository (bench/_paths.py)."""
+    absolute = re.compile(r"(?<![\w./:])/(?:[\w.-]+/)+(?:bench|spacy_treeboost|docs|shared|tests|corpora)/")
+    for path in sorted((ROOT / "docs").rglob("*")):
+        if path.suffix in (".json", ".md"):
+            match = absolute.search(path.read_text(encoding="utf8"))
+            assert match is None, f"{path.relative_to(ROOT)}: {match.group()}"
+
+
+def test_relative_paths_leave_out_the_checkout_and_the_interpreter():
+    from bench._paths import ROOT as root, relative_paths
+
+    got = relative_paths({"argv": [sys.executable, str(root / "bench" / "x.py"), str(root.parent / "shared" / "d")],
+                          "cmd": f"{root}/bench/x.py --out {root}/docs/a.json", "n": 3})
+    assert got == {"argv": ["python", "bench/x.py", "../shared/d"], "cmd": "bench/x.py --out docs/a.json", "n": 3}

@@ -136,4 +136,8 @@ final = {"ru_maxrss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
          "distinct": len(clf.rules_.patterns), "loss": clf.trace_[-1]["loss"], "error": clf.trace_[-1]["error"],
          "rules_sha": __import__("hashlib").sha256(b).hexdigest(), "census": census}
 print(final)
-json.dump({"args": vars(a), "rows": rows, "final": final}, open(a.out, "w"), indent=1)
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from _paths import relative_paths  # noqa: E402
+
+json.dump(relative_paths({"args": dict(vars(a), out=os.path.basename(a.out)), "rows": rows, "final": final}),
+          open(a.out, "w"), indent=1)
