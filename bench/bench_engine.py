@@ -210,12 +210,14 @@ def machine_facts() -> Dict[str, Any]:
 
 
 def kernel_files() -> Dict[str, Dict[str, Any]]:
-    """The compiled kernels: their hashes, and whether a .pyx is newer than its .so."""
+    """The compiled kernels (by module path, e.g. `learning/_mine`): their hashes, and whether a .pyx is newer
+    than its .so."""
     out = {}
-    for pyx in sorted((ROOT / "spacy_treeboost").glob("*.pyx")):
+    package = ROOT / "spacy_treeboost"
+    for pyx in sorted(package.rglob("*.pyx")):
         sos = sorted(pyx.parent.glob(pyx.stem + ".*.so"))
         so = sos[0] if sos else None
-        out[pyx.stem] = {
+        out[pyx.relative_to(package).with_suffix("").as_posix()] = {
             "so": so.name if so else None,
             "so_sha256": sha256(so)[:16] if so else None,
             "stale": so is None or pyx.stat().st_mtime > so.stat().st_mtime,
@@ -573,6 +575,9 @@ def render(results: Dict[str, Any]) -> str:
     if len(builds) > 1:
         lines.append("- Compiled-kernel builds seen per configuration: " + "; ".join(
             f"`{b}`: {', '.join(names)}" for b, names in builds.items()) + ".")
+    elif builds and not src["start"]["kernels"]:
+        lines.append("- The compiled kernels were not fingerprinted in this run (the benchmark of that commit looked "
+                     "for them in the wrong folder).")
     elif builds:
         lines.append(f"- All configurations ran on one build of the compiled kernels (`{next(iter(builds))}`).")
     if any(k["stale"] for k in src["start"]["kernels"].values()):

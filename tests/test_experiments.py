@@ -341,3 +341,13 @@ def test_relative_paths_leave_out_the_checkout_and_the_interpreter():
     got = relative_paths({"argv": [sys.executable, str(root / "bench" / "x.py"), str(root.parent / "shared" / "d")],
                           "cmd": f"{root}/bench/x.py --out {root}/docs/a.json", "n": 3})
     assert got == {"argv": ["python", "bench/x.py", "../shared/d"], "cmd": "bench/x.py --out docs/a.json", "n": 3}
+
+
+def test_the_engine_benchmark_fingerprints_every_compiled_kernel(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "bench"))
+    import bench_engine
+
+    package = ROOT / "spacy_treeboost"
+    kernels = bench_engine.kernel_files()
+    assert set(kernels) == {p.relative_to(package).with_suffix("").as_posix() for p in package.rglob("*.pyx")}
+    assert len(kernels) >= 3 and all(k["so_sha256"] for k in kernels.values())
