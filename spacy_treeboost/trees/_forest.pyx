@@ -360,12 +360,12 @@ cdef class SpellingTable:
         self.shift -= 1
         self.slot_data = self.slots.data()
         self.mask = self.slots.size() - 1
-        cdef size_t mask = self.mask, i, k
+        cdef size_t i, k
         for k in range(old.size()):
             if old[k].tag != 0:
                 i = hash_bytes(&self.arena[old_starts[k] + 8], self._stored_length(old_starts[k])) >> self.shift
                 while self.slots[i].tag != 0:
-                    i = (i + 1) & mask
+                    i = (i + 1) & self.mask
                 self.slots[i] = old[k]
                 self.starts[i] = old_starts[k]
 
@@ -596,8 +596,11 @@ cdef class BactParser:
                 q += 1
             if q == lab or (local and top == 0) or base + local >= INT32_LIMIT:
                 self.err_pos = lab - 1 - rest
-                return self._fail(base, local, ERR_EMPTY_LABEL if q == lab else (
-                    ERR_SECOND_TREE if local and top == 0 else ERR_TOO_MANY_NODES), p)
+                if q == lab:
+                    return self._fail(base, local, ERR_EMPTY_LABEL, p)
+                if local and top == 0:
+                    return self._fail(base, local, ERR_SECOND_TREE, p)
+                return self._fail(base, local, ERR_TOO_MANY_NODES, p)
             h = hash_label(lab, q - lab, end, &prefix)
             self.label_ids.prefetch(h)
             at = &pending[local]
