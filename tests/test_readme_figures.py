@@ -5,13 +5,13 @@ from pathlib import Path
 from typing import Set
 
 ROOT = Path(__file__).resolve().parents[1]
-LINK = re.compile(r"\(docs/(partial_\w+)/results_linear\.md\)")
+LINK = re.compile(r"\(docs/((?:partial_\w+/)?)results_linear\.md\)")
 PERCENT = re.compile(r"(?<![\d.])(\d{2}\.\d{2}) %")
 
 
 def reported(folder: str) -> Set[str]:
     """Every accuracy of the report in docs/<folder>: test means, pooled and dev means, as `NN.NN`."""
-    data = json.loads((ROOT / "docs" / folder / "results_linear.json").read_text(encoding="utf8"))
+    data = json.loads((ROOT / "docs" / folder / "results_linear.json").read_text(encoding="utf8"))  # folder "" is docs/
     out = set()
     for corpus in data["corpora"].values():
         for summary in corpus["summary"].values():

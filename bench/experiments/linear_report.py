@@ -120,16 +120,16 @@ def _acceptance(corpora: Dict[str, Any], w, partial: bool = False, pending: Sequ
                   f"{_dev(mr, best, nbsvm)})")
         lists = _rule_lists(mr)
         if lists and "LinearSVC tf-idf 1-2" in mr["summary"]:
-            cb = max(lists, key=lambda n: _score(mr, n))
+            cb = _best(mr, "subtree", lists)
             svc = _score(mr, "LinearSVC tf-idf 1-2")
             rules = mr["summary"][cb]["n_rules"]["mean"]
             _line(w, "movie reviews: corrective rule list (≤ 5,000 rules, weights fitted jointly) ≥ LinearSVC "
                   "tf-idf 1-2", _score(mr, cb) >= svc,
                   f"{cb} {pct(_score(mr, cb))} % with {rules:.0f} rules; LinearSVC {pct(svc)} % "
-                  f"({_dev(mr, cb, 'LinearSVC tf-idf 1-2')}); candidates: {', '.join(lists)}")
+                  f"({_dev(mr, cb, 'LinearSVC tf-idf 1-2')}); chosen by dev among {', '.join(lists)}")
         corr = [n for n in mr["summary"] if "Corrective" in n]
         if corr and not partial:
-            cb = max(corr, key=lambda n: _score(mr, n))
+            cb = _best(mr, "subtree", corr)
             share = mr["summary"][cb]["refit_share"]["mean"]
             _line(w, "cost: the corrective refit adds ≤ 25 % to the CPU of the boosting it refits", share <= 0.25,
                   f"{cb}: refit CPU / boosting CPU = {pct(share, 1)} % (mean over folds)")

@@ -135,7 +135,8 @@ def _with_linear(corpora: Dict[str, Any], docs: Path, w) -> None:
       + (", whose run refits the settings chosen on dev on train + dev"
          if all(c["settings"].get("refit") for c in linear.values()) else ", fitted on the training split as well")
       + (f" (**partial run** of {', '.join(results['partial'])})" if results.get("partial") else "")
-      + ". Its best subtree system is the one with the best dev score; its peer is the best on test.")
+      + ". Its best subtree system is chosen as on that page (the best dev score, or the best cross-validation "
+      "score on train + dev where a corpus has one dev split); its peer is the best on test.")
     w("")
     w("| corpus | boosted list (this page) | best subtree system (results_linear) | jointly fitted rule list, ≤ 5,000 "
       "rules | best peer (results_linear) |")
@@ -146,7 +147,7 @@ def _with_linear(corpora: Dict[str, Any], docs: Path, w) -> None:
         best = _best(lc, "subtree")
         peer = _best(lc, "peer")
         lists = _rule_lists(lc)
-        rl = max(lists, key=lambda n: _score(lc, n)) if lists else None
+        rl = _best(lc, "subtree", lists) if lists else None
         cell = (lambda n: f"{n} {pct(_score(lc, n))}" if n else "–")
         w(f"| {c['title']} | {boosted} {pct(c['summary'][boosted]['score']['mean'])} | "
           f"{cell(best)} | {cell(rl)} | {cell(peer)} |")
