@@ -578,7 +578,7 @@ cdef class SearchSpace:
             s = order[j].second
             buf = &bufs[s]
             merge_occurrences(buf[0])
-            support = self._support(buf[0])
+            support = self._support_at_least(buf[0], self.min_support)
             if support < self.min_support:
                 buf.clear()
                 buf.shrink_to_fit()
@@ -726,17 +726,41 @@ cdef class SearchSpace:
         return 0
 
     cdef inline int32_t _doc_of(self, int32_t node, int32_t hint) noexcept nogil:
-        """The document of a node; `hint` is the previous answer for nodes in ascending order."""
-        if hint >= 0 and self.doc_start[hint] <= node < self.doc_start[hint + 1]:
-            return hint
-        cdef int32_t lo = 0, hi = self.n_docs, mid
+        """The document of a node; `hint` is the previous answer for nodes in ascending order.
+
+        From the hint the search gallops forward (1, 2, 4, ... documents) before it bisects, so the
+        documents of a sorted occurrence list cost the logarithms of the gaps between them, not of n_docs.
+        """
+        cdef const int64_t* start = self.doc_start.data()
+        cdef int32_t lo = 0, hi = self.n_docs, mid, step = 1
+        if hint >= 0 and start[hint] <= node:
+            if node < start[hint + 1]:
+                return hint
+            lo = hint + 1
+            hi = lo + 1
+            while hi < self.n_docs and start[hi] <= node:
+                lo = hi
+                step <<= 1
+                hi = lo + step if step < self.n_docs - lo else self.n_docs
+            if hi > self.n_docs:
+                hi = self.n_docs
         while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if self.doc_start[mid] <= node:
+            mid = lo + (hi - lo) // 2
+            if start[mid] <= node:
                 lo = mid
             else:
                 hi = mid
         return lo
+
+    cdef int32_t _support_at_least(self, vector[int64_t]& occ, int32_t k):
+        """The number of documents of a sorted occurrence list when it is 1 or at least k; otherwise 2 <= it < k.
+
+        For k <= 2 the first and the last occurrence decide (the list is sorted by node, so by document).
+        """
+        if k > 2:
+            return self._support(occ)
+        cdef int32_t first = self._doc_of(occ_node(occ[0]), -1)
+        return 1 if self._doc_of(occ_node(occ[occ.size() - 1]), first) == first else 2
 
     cdef int32_t _support(self, vector[int64_t]& occ):
         cdef int32_t n = 0, last = -1, doc = -1
