@@ -248,7 +248,6 @@ cdef class SearchSpace:
     cdef int32_t Np, Nn
     cdef vector[double] ub_by_support, single_bound
     cdef vector[int32_t] single_keep
-    cdef vector[int64_t] code_a, code_b
     cdef public int32_t n_docs, max_pattern_size, min_support
     cdef public bint single_document_dominance
     cdef public int64_t max_cache_bytes
@@ -573,12 +572,12 @@ cdef class SearchSpace:
         cdef bint keep_occ = p.size + 1 < self.max_pattern_size
         cdef PNode child
         cdef int32_t first = self.n_nodes, n_kids = 0
-        cdef int32_t support
+        cdef int32_t support, first_doc
         for j in range(order.size()):
             s = order[j].second
             buf = &bufs[s]
             merge_occurrences(buf[0])
-            support = self._support_at_least(buf[0], self.min_support)
+            support = self._support_at_least(buf[0], self.min_support, &first_doc)
             if support < self.min_support:
                 buf.clear()
                 buf.shrink_to_fit()
@@ -592,7 +591,7 @@ cdef class SearchSpace:
             child.state = UNEXPANDED
             child.occ_slot = -1
             self._push(child)
-            if support == 1 and self.single_document_dominance and not self._keep_single(buf[0]):
+            if support == 1 and self.single_document_dominance and not self._keep_single(first_doc):
                 self.n_nodes -= 1
                 self.scan.pop_back()
                 buf.clear()
@@ -621,34 +620,38 @@ cdef class SearchSpace:
         """Pattern i occurs in one document and single-document dominance is on: its supertrees never win."""
         return self.single_document_dominance and self.scan[i].docs < 0
 
-    cdef bint _keep_single(self, vector[int64_t]& occ):
-        """Whether the pattern just pushed, which occurs in one document only (`occ`), comes before the
-        document's kept one in the tie order (size, then code); if so it becomes the kept one."""
-        cdef int32_t d = self._doc_of(occ_node(occ[0]), -1), kept = self.single_keep[d], new = self.n_nodes - 1
+    cdef bint _keep_single(self, int32_t d):
+        """Whether the pattern just pushed, which occurs in document d only, comes before the document's
+        kept one in the tie order (size, then code); if so it becomes the kept one."""
+        cdef int32_t kept = self.single_keep[d], new = self.n_nodes - 1
         if kept >= 0 and not self._code_precedes(new, kept):
             return False
         self.single_keep[d] = new
         return True
 
     cdef bint _code_precedes(self, int32_t a, int32_t b):
-        """Whether pattern a comes before pattern b in the tie order: size ascending, then code ascending."""
-        cdef int32_t sa = self.node(a).size, sb = self.node(b).size
-        cdef int64_t n_labels = self.label_rank.size()
-        cdef Py_ssize_t k
+        """Whether pattern a comes before pattern b in the tie order: size ascending, then code ascending.
+
+        Codes are compared from the root, so two patterns of one size are ordered by their first nodes that
+        differ: walking both up in step to the first common parent (or to the roots) finds them.
+        """
+        cdef int32_t sa = self.node(a).size, sb = self.node(b).size, pa, pb
         if sa != sb:
             return sa < sb
-        self.code_a.clear()
-        self.code_b.clear()
-        while a >= 0:
-            self.code_a.push_back(self.node(a).depth * n_labels + self.label_rank[self.node(a).label])
-            a = self.node(a).parent
-        while b >= 0:
-            self.code_b.push_back(self.node(b).depth * n_labels + self.label_rank[self.node(b).label])
-            b = self.node(b).parent
-        for k in range(sa - 1, -1, -1):
-            if self.code_a[k] != self.code_b[k]:
-                return self.code_a[k] < self.code_b[k]
-        return False
+        if a == b:
+            return False
+        pa = self.node(a).parent
+        pb = self.node(b).parent
+        while pa != pb:
+            a = pa
+            b = pb
+            pa = self.node(a).parent
+            pb = self.node(b).parent
+        return self._node_code(a) < self._node_code(b)
+
+    cdef inline int64_t _node_code(self, int32_t i):
+        """The code of pattern i's last node: depth, then label rank."""
+        return self.node(i).depth * <int64_t>self.label_rank.size() + self.label_rank[self.node(i).label]
 
     cdef int _extensions(self, const int64_t* occ, Py_ssize_t n_occ, int32_t dk, unordered_map[int64_t, int32_t]& slots,
                          vector[vector[int64_t]]& bufs, vector[int64_t]& keys) except -1:
@@ -752,15 +755,16 @@ cdef class SearchSpace:
                 hi = mid
         return lo
 
-    cdef int32_t _support_at_least(self, vector[int64_t]& occ, int32_t k):
+    cdef int32_t _support_at_least(self, vector[int64_t]& occ, int32_t k, int32_t* first):
         """The number of documents of a sorted occurrence list when it is 1 or at least k; otherwise 2 <= it < k.
+        `first` receives the document of the first occurrence.
 
         For k <= 2 the first and the last occurrence decide (the list is sorted by node, so by document).
         """
+        first[0] = self._doc_of(occ_node(occ[0]), -1)
         if k > 2:
             return self._support(occ)
-        cdef int32_t first = self._doc_of(occ_node(occ[0]), -1)
-        return 1 if self._doc_of(occ_node(occ[occ.size() - 1]), first) == first else 2
+        return 1 if self._doc_of(occ_node(occ[occ.size() - 1]), first[0]) == first[0] else 2
 
     cdef int32_t _support(self, vector[int64_t]& occ):
         cdef int32_t n = 0, last = -1, doc = -1
