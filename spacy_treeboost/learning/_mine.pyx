@@ -154,6 +154,11 @@ cdef struct OccRef:
     int32_t len
     int32_t wide
 
+cdef struct Kept:
+    # a document's kept single-document pattern (-1: none yet) and its size, read without touching the pattern
+    int32_t node
+    int32_t size
+
 cdef struct Scan:
     # what the child scan reads of a pattern: n_docs, or -(doc + 1) for a pattern in one document
     int32_t docs
@@ -247,7 +252,7 @@ cdef class SearchSpace:
     cdef double Tp, Tn
     cdef int32_t Np, Nn
     cdef vector[double] ub_by_support, single_bound
-    cdef vector[int32_t] single_keep
+    cdef vector[Kept] single_keep
     cdef public int32_t n_docs, max_pattern_size, min_support
     cdef public bint single_document_dominance
     cdef public int64_t max_cache_bytes
@@ -424,8 +429,11 @@ cdef class SearchSpace:
         fill.clear()
         fill.shrink_to_fit()
         self.occ_words = total
+        cdef Kept none
+        none.node = -1
+        none.size = 0
         if self.single_document_dominance:
-            self.single_keep.assign(self.n_docs, -1)
+            self.single_keep.assign(self.n_docs, none)
         cdef int32_t d
         cdef vector[int64_t] unpacked
         for i in range(self.n_nodes):
@@ -434,8 +442,9 @@ cdef class SearchSpace:
                 self._release_occ(i)
             elif self._never_extended(i):
                 d = -self.scan[i].docs - 1
-                if self.single_keep[d] < 0:
-                    self.single_keep[d] = i
+                if self.single_keep[d].node < 0:
+                    self.single_keep[d].node = <int32_t>i
+                    self.single_keep[d].size = self.node(i).size
                 self._release_occ(i)
         self._compact_occ()
 
@@ -623,10 +632,12 @@ cdef class SearchSpace:
     cdef bint _keep_single(self, int32_t d):
         """Whether the pattern just pushed, which occurs in document d only, comes before the document's
         kept one in the tie order (size, then code); if so it becomes the kept one."""
-        cdef int32_t kept = self.single_keep[d], new = self.n_nodes - 1
-        if kept >= 0 and not self._code_precedes(new, kept):
+        cdef Kept* kept = &self.single_keep[d]
+        cdef int32_t new = self.n_nodes - 1, size = self.node(new).size
+        if kept.node >= 0 and (size > kept.size or (size == kept.size and not self._code_precedes(new, kept.node))):
             return False
-        self.single_keep[d] = new
+        kept.node = new
+        kept.size = size
         return True
 
     cdef bint _code_precedes(self, int32_t a, int32_t b):
