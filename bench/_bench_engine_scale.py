@@ -76,11 +76,11 @@ def fit_exponent(ns: Sequence[float], ys: Sequence[float]) -> Optional[float]:
 def growth(args, be: ModuleType, scale: Dict[str, Any], out_dir: Path) -> List[Dict[str, Any]]:
     """Every size `args.repeats` times, the sizes taken in turn (2k, 8k, 32k, 100k, 2k, ...), so that a machine
     whose speed drifts during the run slows every size alike instead of the last ones measured."""
+    models = {n: out_dir / "models" / f"scale_growth_{n}.model" for n in GROWTH_DOCS}
     argvs, runs = {}, {n: [] for n in GROWTH_DOCS}
     for n in GROWTH_DOCS:
-        model = out_dir / "models" / f"scale_growth_{n}.model"
-        model.parent.mkdir(parents=True, exist_ok=True)
-        argvs[n] = [sys.executable, "-m", "spacy_treeboost", "learn", scale["files"][f"train_{n}"], str(model),
+        models[n].parent.mkdir(parents=True, exist_ok=True)
+        argvs[n] = [sys.executable, "-m", "spacy_treeboost", "learn", scale["files"][f"train_{n}"], str(models[n]),
                     "--algorithm", "frequency", "--criterion", "iwakura", "--max-pattern-size", "3", "--min-support",
                     "1", "--rounds", str(GROWTH_ROUNDS), "--max-cache-mb", str(CACHE_MB)]
     for r in range(args.repeats):
@@ -99,7 +99,7 @@ def growth(args, be: ModuleType, scale: Dict[str, Any], out_dir: Path) -> List[D
                      "command": shlex.join(["python"] + [str(a) for a in argvs[n][1:]]).replace(str(be.ROOT) + "/", ""),
                      "cpu_seconds": be.median([x["cpu_seconds"] for x in good]) if complete else None,
                      "maxrss_kib": be.median([x["maxrss_kib"] for x in good]) if complete else None,
-                     "model": argvs[n][5], "error": None if complete else be.describe_failure(runs[n][-1])})
+                     "model": str(models[n]), "error": None if complete else be.describe_failure(runs[n][-1])})
     return rows
 
 

@@ -189,7 +189,7 @@ def _learn_linear(forest, classes, model: Path, algorithm: str, booster, opts: d
 
 
 # Documents per batch of `classify`: a batch's arrays are then small enough for the allocator to reuse them
-# from batch to batch (20,000 synthetic documents: 28k page faults of reading at 250, 14k at 100)
+# from batch to batch (a loop reading 20,000 synthetic documents: 28k page faults in all at 250, 14k at 100)
 CLASSIFY_BATCH = 100
 
 
