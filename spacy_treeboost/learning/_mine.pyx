@@ -73,6 +73,7 @@ cdef extern from *:
         __m128d s = _mm_loadu_pd(g);
         int32_t c = *gp;
         for (int64_t k = 0; k < n; k++) {
+            if (k + 16 < n) _mm_prefetch((const char*)(w + 2 * (int64_t)docs[k + 16]), _MM_HINT_T0);
             __m128d pair = _mm_loadu_pd(w + 2 * (int64_t)docs[k]);
             s = _mm_add_pd(s, pair);
             c += _mm_movemask_pd(pair) >> 1;
@@ -94,6 +95,11 @@ cdef extern from *:
         }
     }
     #endif
+    #if defined(__GNUC__)
+    static inline void prefetch(const void* p) { __builtin_prefetch(p); }
+    #else
+    static inline void prefetch(const void* p) { (void)p; }
+    #endif
     /* Whether document d is positive: the sign bit of its negative-class weight (see `wpn`). */
     static inline int positive_at(const double* w, int64_t d) { return signbit(w[2 * d + 1]) != 0; }
     #if !defined(__SSE2__)
@@ -106,6 +112,7 @@ cdef extern from *:
     void sqrt6(const double* x, double* out) noexcept nogil
     double sqrt_diff(double a, double b) noexcept nogil
     int64_t run_end(const uint8_t* c, int64_t k, int64_t end, uint8_t v) noexcept nogil
+    void prefetch(const void* p) noexcept nogil
     void add_pairs(const int32_t* docs, int64_t n, const double* w, double* g, int32_t* gp) noexcept nogil
     bint positive_at(const double* w, int64_t d) noexcept nogil
 
@@ -141,7 +148,6 @@ cdef struct PNode:
     int16_t depth
     int16_t size
     int32_t n_docs
-    int64_t doc_off
     int32_t first_child
     int32_t n_children
     int32_t occ_slot
@@ -160,9 +166,11 @@ cdef struct Kept:
     int32_t size
 
 cdef struct Scan:
-    # what the child scan reads of a pattern: n_docs, or -(doc + 1) for a pattern in one document
+    # what the child scan reads of a pattern: n_docs, or -(doc + 1) for a pattern in one document; its label; where
+    # its documents start in the pool (siblings' entries lie one after the other, and so do their documents)
     int32_t docs
     int32_t label
+    int64_t doc_off
 
 
 cdef struct Sums:
@@ -276,7 +284,7 @@ cdef class SearchSpace:
                 raise MemoryError("cannot allocate the subtree search space")
             self.chunks.push_back(chunk)
         self.node(self.n_nodes)[0] = p
-        self.scan.push_back(Scan(p.n_docs, p.label))
+        self.scan.push_back(Scan(p.n_docs, p.label, 0))
         self.n_nodes += 1
         return self.n_nodes - 1
 
@@ -402,7 +410,6 @@ cdef class SearchSpace:
                 p.depth = 0
                 p.size = 1
                 p.n_docs = 0
-                p.doc_off = 0
                 p.first_child = -1
                 p.n_children = 0
                 p.state = UNEXPANDED
@@ -536,7 +543,7 @@ cdef class SearchSpace:
         if cur_doc >= 0:
             pd.push_back(pair[int64_t, int32_t](-<int64_t>c, cur_doc))
         std_sort(pd.begin(), pd.end())
-        self.node(i)[0].doc_off = self.pool_docs.size()
+        self.scan[i].doc_off = self.pool_docs.size()
         self.node(i)[0].n_docs = pd.size()
         self.scan[i].docs = -(pd[0].second + 1) if pd.size() == 1 else <int32_t>pd.size()
         for k in range(pd.size()):
@@ -682,6 +689,12 @@ cdef class SearchSpace:
         cdef vector[int32_t] ancestor
         cdef vector[pair[int64_t, int64_t]] siblings  # (pack(parent, node), multiplicity)
         for k in range(n_occ):
+            if k + 8 < n_occ:
+                r = occ_node(occ[k + 8]) + 1
+                if r < self.n_nodes_forest:
+                    prefetch(self.up.data() + r)
+                    prefetch(self.labels + r)
+                    prefetch(self.right.data() + r)
             r = occ_node(occ[k])
             c = r + 1 if r + 1 < self.n_nodes_forest and self.parent_of(r + 1) == r else -1
             while c >= 0:
@@ -788,7 +801,8 @@ cdef class SearchSpace:
 
     def cache_bytes(self) -> int:
         """Approximate bytes held by the cached search space."""
-        return (self.n_nodes * sizeof(PNode) + self.occ.capacity() * sizeof(OccRef) + 4 * self.arena.capacity()
+        return (self.n_nodes * sizeof(PNode) + self.scan.capacity() * sizeof(Scan) + self.occ.capacity() * sizeof(OccRef)
+                + 4 * self.arena.capacity()
                 + 4 * self.pool_docs.capacity() + self.pool_counts.capacity() + 32 * self.big_counts.size())
 
     def memory_report(self) -> dict:
@@ -832,8 +846,8 @@ cdef class SearchSpace:
         cdef int32_t[:] dv = docs, cv = counts
         cdef Py_ssize_t k
         for k in range(p.n_docs):
-            dv[k] = self.pool_docs[p.doc_off + k]
-            cv[k] = self._count(p.doc_off + k)
+            dv[k] = self.pool_docs[self.scan[i].doc_off + k]
+            cv[k] = self._count(self.scan[i].doc_off + k)
         return docs, counts
 
     def expand_all(self) -> int:
@@ -1033,17 +1047,18 @@ cdef class SearchSpace:
             self.single_bound[d] = self._bound(crit, &sm)
 
     cdef inline void _sums(self, int32_t i, Sums* sm) noexcept:
-        cdef PNode* p = self.node(i)
+        cdef const Scan* p = &self.scan[i]
+        cdef int32_t n = 1 if p.docs < 0 else p.docs
         cdef double g[2]
         cdef int32_t cp = 0
         g[0] = g[1] = 0.0
-        add_pairs(self.pool_docs.data() + p.doc_off, p.n_docs, self.wpn.data(), g, &cp)
+        add_pairs(self.pool_docs.data() + p.doc_off, n, self.wpn.data(), g, &cp)
         sm.Ap = g[0]
         sm.An = g[1]
         sm.cp = cp
-        sm.cn = p.n_docs - cp
+        sm.cn = n - cp
         self._complete(sm)
-        self.docs_summed += p.n_docs
+        self.docs_summed += n
 
     cdef int _visit(self, int32_t i, Sums* sm, int crit, bint presence, Cand* best) except -1:
         """Evaluate pattern i (whose sums are known and bound passed), then its extensions.
@@ -1067,6 +1082,8 @@ cdef class SearchSpace:
         cdef double threshold = best.value - self._prune_tol(best.value)
         self.children_checked += n_kids
         for c in range(first, first + n_kids):
+            prefetch(scan + c + 8)
+            prefetch(self.pool_docs.data() + scan[c].doc_off + 32)
             nd = scan[c].docs
             if label_bound[scan[c].label] < threshold:
                 continue
@@ -1113,7 +1130,7 @@ cdef class SearchSpace:
         # Groups in descending count: after a group, {count >= z} holds every group so
         # far. Equal values go to the later group, whose z is smaller. A run of one-byte
         # counts is one group; counts of BIG_COUNT or more are compared one by one.
-        cdef int64_t k = p.doc_off, j, end = p.doc_off + p.n_docs
+        cdef int64_t doc_off = self.scan[i].doc_off, k = doc_off, j, end = doc_off + p.n_docs
         cdef const uint8_t* counts = self.pool_counts.data()
         cdef int32_t cnt
         cdef double G[2]
@@ -1132,7 +1149,7 @@ cdef class SearchSpace:
             k = j
             Gp = G[0]
             Gn = G[1]
-            gn = <int32_t>(k - p.doc_off) - gp
+            gn = <int32_t>(k - doc_off) - gp
             Lp = 0.0 if gp >= sm.cp else max0(sm.Ap - Gp)
             Ln = 0.0 if gn >= sm.cn else max0(sm.An - Gn)
             P = Gp + Ln
