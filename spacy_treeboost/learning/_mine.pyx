@@ -1145,7 +1145,14 @@ cdef class SearchSpace:
                 j = k + 1
                 while j < end and counts[j] == BIG_COUNT and self._count(j) == cnt:
                     j += 1
-            add_pairs(self.pool_docs.data() + k, j - k, wpn, G, &gp)
+            if j < end:
+                add_pairs(self.pool_docs.data() + k, j - k, wpn, G, &gp)
+            else:
+                # the last group ends the list: the running sums are the pattern's sums, which one add_pairs
+                # over the whole list gave in this order, bit for bit
+                G[0] = sm.Ap
+                G[1] = sm.An
+                gp = sm.cp
             k = j
             Gp = G[0]
             Gn = G[1]
