@@ -81,13 +81,16 @@ def test_reference_counters_agree(data, k, include_root):
 LINK_LIMITS = st.sampled_from([2, 3, 65535])
 # the occurrence arena is compacted once its garbage reaches this many words: 1 compacts after most expansions
 COMPACT_AT = st.sampled_from([1, 1 << 18])
+# a node's document is looked up from its block of 2^bits forest nodes: 1 puts every document across many blocks
+DOC_BLOCK_BITS = st.sampled_from([1, 2, 3, 12])
 
 
 @SETTINGS
-@given(forests(st), st.integers(1, 4), st.booleans(), LINK_LIMITS)
-def test_expand_all_finds_every_subtree_once_with_brute_force_counts(data, k, include_root, link_far):
+@given(forests(st), st.integers(1, 4), st.booleans(), LINK_LIMITS, DOC_BLOCK_BITS)
+def test_expand_all_finds_every_subtree_once_with_brute_force_counts(data, k, include_root, link_far, bits):
     f = Forest.from_trees(data[0])
-    sp = space(f, max_pattern_size=k, include_root=include_root, _link_far=link_far, _compact_at=1)
+    sp = space(f, max_pattern_size=k, include_root=include_root, _link_far=link_far, _compact_at=1,
+               _doc_block_bits=bits)
     n = sp.expand_all()
     got = engine_patterns(sp)
     assert n == sp.n_patterns == len(got)
@@ -98,12 +101,34 @@ def test_expand_all_finds_every_subtree_once_with_brute_force_counts(data, k, in
 
 
 @SETTINGS
-@given(st.integers(0, 2**32 - 1), st.integers(1, 4), st.booleans(), st.integers(1, 3), LINK_LIMITS)
-def test_expand_all_on_seeded_forests(seed, k, include_root, minsup, link_far):
+@given(st.integers(0, 2**32 - 1), st.integers(1, 4), st.booleans(), st.integers(1, 3), LINK_LIMITS, DOC_BLOCK_BITS)
+def test_expand_all_on_seeded_forests(seed, k, include_root, minsup, link_far, bits):
     f = Forest.from_trees(random_trees(seed)[0])
-    sp = space(f, max_pattern_size=k, include_root=include_root, min_support=minsup, _link_far=link_far)
+    sp = space(f, max_pattern_size=k, include_root=include_root, min_support=minsup, _link_far=link_far,
+               _doc_block_bits=bits)
     sp.expand_all()
     assert engine_patterns(sp) == all_subtrees(forest_docs(f), k, include_root=include_root, min_support=minsup)
+
+
+@SETTINGS
+@given(forests(st), st.integers(1, 3), st.integers(1, 3), DOC_BLOCK_BITS, st.data())
+def test_documents_without_nodes_between_others_are_never_a_nodes_document(data, k, minsup, bits, draw):
+    """Offsets may repeat (a document without nodes, before, between or after the others): every node still
+    belongs to the one document whose range holds it, found from the hint or from the node's block."""
+    f = Forest.from_trees(data[0])
+    off = [int(x) for x in f.offsets]
+    empties = draw.draw(st.lists(st.integers(0, len(f)), max_size=5))
+    starts, new_id = [], {}
+    for d in range(len(f) + 1):
+        starts += [off[d]] * empties.count(d)
+        if d < len(f):
+            new_id[d] = len(starts)
+            starts.append(off[d])
+    sp = SearchSpace(f.labels, f.parents, numpy.array(starts + [off[-1]]), _label_rank(f.vocab.to_list()),
+                     max_pattern_size=k, min_support=minsup, _doc_block_bits=bits)
+    sp.expand_all()
+    want = all_subtrees(forest_docs(f), k, min_support=minsup)
+    assert engine_patterns(sp) == {code: {new_id[d]: c for d, c in docs.items()} for code, docs in want.items()}
 
 
 @SETTINGS
@@ -175,7 +200,7 @@ def test_best_rule_equals_exhaustive_search(data, k, include_root, criterion, pr
     assume(patterns)
     sp = space(f, max_pattern_size=k, include_root=include_root, min_support=minsup,
                single_document_dominance=dominance, _link_far=draw.draw(LINK_LIMITS),
-               _compact_at=draw.draw(COMPACT_AT))
+               _compact_at=draw.draw(COMPACT_AT), _doc_block_bits=draw.draw(DOC_BLOCK_BITS))
     # Several rounds on one cached space: later calls reuse patterns expanded by earlier ones.
     for _ in range(3):
         w, y = draw.draw(weights_and_labels(st, len(f)))
@@ -522,6 +547,13 @@ def test_a_link_limit_out_of_range_is_refused():
     for bad in (1, 65536):
         with pytest.raises(ValueError, match=r"_link_far must be in \[2, 65535\]"):
             space(f, _link_far=bad)
+
+
+def test_a_document_block_size_out_of_range_is_refused():
+    f = Forest.from_sentences([[["a", "b"]]])
+    for bad in (0, 31):
+        with pytest.raises(ValueError, match=r"_doc_block_bits must be in \[1, 30\]"):
+            space(f, _doc_block_bits=bad)
 
 
 def test_long_links_are_found_beyond_the_16_bit_distance():

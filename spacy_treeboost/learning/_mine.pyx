@@ -14,7 +14,7 @@ from libcpp.vector cimport vector
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memmove
 from libcpp.unordered_map cimport unordered_map
-from libcpp.algorithm cimport sort as std_sort, make_heap, pop_heap
+from libcpp.algorithm cimport sort as std_sort, is_sorted, make_heap, pop_heap
 from libcpp.pair cimport pair
 from cython.operator cimport dereference as deref
 
@@ -228,9 +228,10 @@ cdef class SearchSpace:
         the same sums), and a supertree of one is a pattern of the same document, larger, so none of the
         others can be chosen; `best_rule` gives the same answers with far fewer patterns cached.
         `expand_all` then lists only the kept patterns.
-    _link_far, _compact_at: for tests only. Parent and sibling links at this distance or more are looked up
-        in a side table (at most 65,535); the occurrence arena is compacted once its garbage reaches this many
-        words (and a quarter of the held ones).
+    _link_far, _compact_at, _doc_block_bits: for tests only. Parent and sibling links at this distance or more
+        are looked up in a side table (at most 65,535); the occurrence arena is compacted once its garbage reaches
+        this many words (and a quarter of the held ones); a node's document is looked up from its block of
+        2^_doc_block_bits nodes (1 to 30).
     """
     cdef const int32_t* labels
     cdef object _labels
@@ -239,6 +240,9 @@ cdef class SearchSpace:
     cdef vector[pair[int32_t, int32_t]] up_far, right_far
     cdef uint16_t link_far
     cdef vector[int64_t] doc_start
+    # per block of 2^doc_block_bits forest nodes, the document of the block's first node (`_doc_of`)
+    cdef vector[int32_t] block_doc
+    cdef int doc_block_bits
     cdef int64_t n_nodes_forest
     cdef vector[uint8_t] label_ok
     cdef vector[PNode*] chunks
@@ -290,7 +294,8 @@ cdef class SearchSpace:
 
     def __init__(self, labels, parents, offsets, label_rank, *, int max_pattern_size=3,
                  int min_support=1, bint include_root=False, max_cache_bytes=2 << 30,
-                 bint single_document_dominance=False, int _link_far=LINK_FAR, int64_t _compact_at=1 << 18):
+                 bint single_document_dominance=False, int _link_far=LINK_FAR, int64_t _compact_at=1 << 18,
+                 int _doc_block_bits=12):
         self._labels = numpy.ascontiguousarray(labels, dtype=numpy.int32)
         cdef const int32_t[::1] lab = self._labels
         cdef const int32_t[::1] par = numpy.ascontiguousarray(parents, dtype=numpy.int32)
@@ -304,6 +309,9 @@ cdef class SearchSpace:
             raise ValueError(f"min_support must be at least 1, got {min_support}")
         if not 2 <= _link_far <= LINK_FAR:
             raise ValueError(f"_link_far must be in [2, {LINK_FAR}], got {_link_far}")
+        if not 1 <= _doc_block_bits <= 30:
+            raise ValueError(f"_doc_block_bits must be in [1, 30], got {_doc_block_bits}")
+        self.doc_block_bits = _doc_block_bits
         self.link_far = <uint16_t>_link_far
         self.compact_at = max(_compact_at, 1)
         self.trim_at = 0
@@ -320,6 +328,12 @@ cdef class SearchSpace:
         self.doc_start.resize(self.n_docs + 1)
         for d in range(self.n_docs + 1):
             self.doc_start[d] = off[d]
+        self.block_doc.resize((n >> self.doc_block_bits) + 2)
+        d = 0
+        for v in range(self.block_doc.size()):
+            while d + 1 < self.n_docs and self.doc_start[d + 1] <= (<int64_t>v << self.doc_block_bits):
+                d += 1
+            self.block_doc[v] = <int32_t>d
         self.label_rank.resize(n_labels)
         for v in range(n_labels):
             self.label_rank[v] = rank[v]
@@ -542,7 +556,8 @@ cdef class SearchSpace:
             c = sat_add(c, occ_mult(occ[k]))
         if cur_doc >= 0:
             pd.push_back(pair[int64_t, int32_t](-<int64_t>c, cur_doc))
-        std_sort(pd.begin(), pd.end())
+        if not is_sorted(pd.begin(), pd.end()):
+            std_sort(pd.begin(), pd.end())
         self.scan[i].doc_off = self.pool_docs.size()
         self.node(i)[0].n_docs = pd.size()
         self.scan[i].docs = -(pd[0].second + 1) if pd.size() == 1 else <int32_t>pd.size()
@@ -753,22 +768,22 @@ cdef class SearchSpace:
         return 0
 
     cdef inline int32_t _doc_of(self, int32_t node, int32_t hint) noexcept nogil:
-        """The document of a node; `hint` is the previous answer for nodes in ascending order.
+        """The document of a node; `hint` is a document at or before it (the previous answer for nodes in
+        ascending order), or -1.
 
-        From the hint the search gallops forward (1, 2, 4, ... documents) before it bisects, so the
-        documents of a sorted occurrence list cost the logarithms of the gaps between them, not of n_docs.
+        The hint's document and the next one are tried first; otherwise the node's block of forest nodes
+        narrows the search to the documents that meet that block (a few), whatever the number of documents.
         """
         cdef const int64_t* start = self.doc_start.data()
-        cdef int32_t lo = 0, hi = self.n_docs, mid, step = 1
+        cdef int32_t lo, hi, mid, b
         if hint >= 0 and start[hint] <= node:
             if node < start[hint + 1]:
                 return hint
-            lo = hint + 1
-            hi = lo + 1
-            while hi < self.n_docs and start[hi] <= node:
-                lo = hi
-                step <<= 1
-                hi = lo + step if step < self.n_docs - lo else self.n_docs
+            if hint + 2 <= self.n_docs and node < start[hint + 2]:
+                return hint + 1
+        b = node >> self.doc_block_bits
+        lo = self.block_doc[b]
+        hi = self.block_doc[b + 1] + 1
         while hi - lo > 1:
             mid = lo + (hi - lo) // 2
             if start[mid] <= node:
