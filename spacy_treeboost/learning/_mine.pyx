@@ -838,7 +838,8 @@ cdef class SearchSpace:
             "occurrence_lists_held": unexpanded,
             "forest_labels": self._labels.nbytes,
             "forest_links": 2 * (self.up.capacity() + self.right.capacity()) + 8 * (
-                self.up_far.capacity() + self.right_far.capacity() + self.doc_start.capacity()),
+                self.up_far.capacity() + self.right_far.capacity() + self.doc_start.capacity())
+                + 4 * self.block_doc.capacity(),
         }
 
     @property
@@ -1097,8 +1098,11 @@ cdef class SearchSpace:
         cdef double threshold = best.value - self._prune_tol(best.value)
         self.children_checked += n_kids
         for c in range(first, first + n_kids):
-            prefetch(scan + c + 8)
-            prefetch(self.pool_docs.data() + scan[c].doc_off + 32)
+            # the next entries and documents of the scan (siblings' documents lie one after the other)
+            if c + 8 < self.n_nodes:
+                prefetch(scan + c + 8)
+            if scan[c].doc_off + 32 < <int64_t>self.pool_docs.size():
+                prefetch(self.pool_docs.data() + scan[c].doc_off + 32)
             nd = scan[c].docs
             if label_bound[scan[c].label] < threshold:
                 continue
