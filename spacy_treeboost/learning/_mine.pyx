@@ -40,6 +40,11 @@ cdef extern from *:
     """
     #include <math.h>
     #include <stdint.h>
+    #if defined(__GNUC__)
+    static inline void prefetch(const void* p) { __builtin_prefetch(p); }
+    #else
+    static inline void prefetch(const void* p) { (void)p; }
+    #endif
     #if defined(__SSE2__)
     #include <emmintrin.h>
     /* Six square roots, two per instruction: correctly rounded like sqrt(), so the same doubles. */
@@ -73,7 +78,7 @@ cdef extern from *:
         __m128d s = _mm_loadu_pd(g);
         int32_t c = *gp;
         for (int64_t k = 0; k < n; k++) {
-            if (k + 16 < n) _mm_prefetch((const char*)(w + 2 * (int64_t)docs[k + 16]), _MM_HINT_T0);
+            if (k + 16 < n) prefetch(w + 2 * (int64_t)docs[k + 16]);
             __m128d pair = _mm_loadu_pd(w + 2 * (int64_t)docs[k]);
             s = _mm_add_pd(s, pair);
             c += _mm_movemask_pd(pair) >> 1;
@@ -94,11 +99,6 @@ cdef extern from *:
             *gp += signbit(w[2 * d + 1]) != 0;
         }
     }
-    #endif
-    #if defined(__GNUC__)
-    static inline void prefetch(const void* p) { __builtin_prefetch(p); }
-    #else
-    static inline void prefetch(const void* p) { (void)p; }
     #endif
     /* Whether document d is positive: the sign bit of its negative-class weight (see `wpn`). */
     static inline int positive_at(const double* w, int64_t d) { return signbit(w[2 * d + 1]) != 0; }
@@ -704,12 +704,11 @@ cdef class SearchSpace:
         cdef vector[int32_t] ancestor
         cdef vector[pair[int64_t, int64_t]] siblings  # (pack(parent, node), multiplicity)
         for k in range(n_occ):
-            if k + 8 < n_occ:
-                r = occ_node(occ[k + 8]) + 1
-                if r < self.n_nodes_forest:
-                    prefetch(self.up.data() + r)
-                    prefetch(self.labels + r)
-                    prefetch(self.right.data() + r)
+            if k + 8 < n_occ and occ_node(occ[k + 8]) + 1 < self.n_nodes_forest:
+                c = occ_node(occ[k + 8]) + 1
+                prefetch(self.up.data() + c)
+                prefetch(self.labels + c)
+                prefetch(self.right.data() + c)
             r = occ_node(occ[k])
             c = r + 1 if r + 1 < self.n_nodes_forest and self.parent_of(r + 1) == r else -1
             while c >= 0:
@@ -816,8 +815,8 @@ cdef class SearchSpace:
 
     def cache_bytes(self) -> int:
         """Approximate bytes held by the cached search space."""
-        return (self.n_nodes * sizeof(PNode) + self.scan.capacity() * sizeof(Scan) + self.occ.capacity() * sizeof(OccRef)
-                + 4 * self.arena.capacity()
+        return (self.n_nodes * sizeof(PNode) + self.scan.capacity() * sizeof(Scan)
+                + self.occ.capacity() * sizeof(OccRef) + 4 * self.arena.capacity()
                 + 4 * self.pool_docs.capacity() + self.pool_counts.capacity() + 32 * self.big_counts.size())
 
     def memory_report(self) -> dict:
