@@ -110,6 +110,26 @@ def test_expand_all_on_seeded_forests(seed, k, include_root, minsup, link_far, b
     assert engine_patterns(sp) == all_subtrees(forest_docs(f), k, include_root=include_root, min_support=minsup)
 
 
+@settings(max_examples=4, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 3))
+def test_a_forest_of_more_than_2_mib_of_node_records_counts_like_its_parts(seed, k):
+    """The miner's node records (8 B each) take whole 2 MiB blocks from 2 MiB on: a forest of 300,000 or more nodes,
+    tiled from copies of one random forest, gives every pattern the counts of that forest in every copy."""
+    f = Forest.from_trees(random_trees(seed)[0])
+    m, n = len(f.offsets) - 1, len(f.labels)
+    assume(n > 0)
+    copies = -(-300_000 // n)
+    parents = numpy.asarray(f.parents, dtype=numpy.int64)
+    tiled_parents = numpy.concatenate([numpy.where(parents < 0, -1, parents + t * n) for t in range(copies)])
+    tiled_offsets = numpy.concatenate([[0]] + [numpy.asarray(f.offsets[1:]) + t * n for t in range(copies)])
+    sp = SearchSpace(numpy.tile(f.labels, copies), tiled_parents, tiled_offsets, _label_rank(f.vocab.to_list()),
+                     max_pattern_size=k)
+    sp.expand_all()
+    expected = {code: {d + t * m: c for t in range(copies) for d, c in per_doc.items()}
+                for code, per_doc in all_subtrees(forest_docs(f), k).items()}
+    assert engine_patterns(sp) == expected
+
+
 @SETTINGS
 @given(forests(st), st.integers(1, 3), st.integers(1, 3), DOC_BLOCK_BITS, st.data())
 def test_documents_without_nodes_between_others_are_never_a_nodes_document(data, k, minsup, bits, draw):
