@@ -179,8 +179,8 @@ cdef struct PNode:
     uint8_t state
 
 cdef struct FNode:
-    # a forest node: its label and its parent and next-sibling links as distances (0: none; link_far: looked up in a side table),
-    # side by side, so that the extensions of an occurrence read one record, not three arrays
+    # a forest node: its label and its parent and next-sibling links as distances (0: none; link_far: looked up in
+    # a side table), side by side, so that the extensions of an occurrence read one record, not three arrays
     int32_t label
     uint16_t up
     uint16_t right
@@ -391,26 +391,22 @@ cdef class SearchSpace:
                                  f"document root to node {v - 1}: the forest's arrays must be in preorder")
             if not path.empty():
                 if path.back().second >= 0:
-                    self._set_link(False, self.right_far, path.back().second, <int32_t>v)
+                    self.forest[path.back().second].right = self._link_distance(
+                        self.right_far, path.back().second, <int32_t>v)
                 path.back().second = <int32_t>v
-                self._set_link(True, self.up_far, <int32_t>v, parents[v])
+                self.forest[v].up = self._link_distance(self.up_far, <int32_t>v, parents[v])
             path.push_back(pair[int32_t, int32_t](<int32_t>v, -1))
         std_sort(self.right_far.begin(), self.right_far.end())
         return 0
 
-    cdef inline int _set_link(self, bint up, vector[pair[int32_t, int32_t]]& far, int32_t v,
-                              int32_t target) except -1:
-        """Link v up to its parent or right to its next sibling (target): the distance, or `link_far` and an
-        entry of `far`."""
+    cdef inline uint16_t _link_distance(self, vector[pair[int32_t, int32_t]]& far, int32_t v,
+                                        int32_t target) except? 0:
+        """The link from v to target (a node before or after it): the distance, or `link_far` and an entry of `far`."""
         cdef int32_t d = target - v if target > v else v - target
-        if d >= self.link_far:
-            d = self.link_far
-            far.push_back(pair[int32_t, int32_t](v, target))
-        if up:
-            self.forest[v].up = <uint16_t>d
-        else:
-            self.forest[v].right = <uint16_t>d
-        return 0
+        if d < self.link_far:
+            return <uint16_t>d
+        far.push_back(pair[int32_t, int32_t](v, target))
+        return self.link_far
 
     cdef inline int32_t parent_of(self, int32_t v) noexcept nogil:
         """v's parent, or -1 for a document root."""
@@ -738,9 +734,10 @@ cdef class SearchSpace:
         cdef vector[int32_t] ancestor
         cdef vector[pair[int64_t, int64_t]] siblings  # (pack(parent, node), multiplicity)
         for k in range(n_occ):
-            if k + 8 < n_occ and occ_node(occ[k + 8]) + 1 < self.n_nodes_forest:
+            if k + 8 < n_occ:
                 c = occ_node(occ[k + 8]) + 1
-                prefetch(self.forest + c)
+                if c < self.n_nodes_forest:
+                    prefetch(self.forest + c)
             r = occ_node(occ[k])
             c = r + 1 if r + 1 < self.n_nodes_forest and self.parent_of(r + 1) == r else -1
             while c >= 0:
