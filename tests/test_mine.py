@@ -588,3 +588,28 @@ def test_long_links_are_found_beyond_the_16_bit_distance():
     assert got[((0, 0), (1, V.get("a")))] == {0: 1, 1: 1}
     assert got[((0, 0), (1, V.get("w0")))] == {0: 1}
     assert got[((0, V.get("a")), (1, V.get("b")))] == {0: 1, 1: 1}
+
+
+@SETTINGS
+@given(st.integers(0, 2**32 - 1), st.integers(1, 4), st.booleans(), st.integers(1, 3))
+def test_bulk_exports_give_every_pattern_its_code_documents_and_counts(seed, k, include_root, minsup):
+    from spacy_treeboost.learning.subtree_linear import PatternCodes
+
+    f = Forest.from_trees(random_trees(seed)[0])
+    sp = space(f, max_pattern_size=k, include_root=include_root, min_support=minsup)
+    n = sp.expand_all()
+    indptr, docs, counts = sp.pattern_matrix()
+    parent, depth, label = sp.pattern_table()
+    codes = PatternCodes.from_tree(parent, depth, label, f.vocab.to_list())
+    assert len(indptr) == n + 1 and len(codes) == n
+    vocab = f.vocab.to_list()
+    got = {}
+    for i in range(n):
+        lo, hi = indptr[i], indptr[i + 1]
+        assert (numpy.diff(docs[lo:hi]) > 0).all()
+        code = tuple((d, vocab[l]) for d, l in sp.pattern_code(i))
+        assert codes[i] == code
+        got[code] = dict(zip(docs[lo:hi].tolist(), counts[lo:hi].tolist()))
+    want = {tuple((d, vocab[l]) for d, l in code): c
+            for code, c in all_subtrees(forest_docs(f), k, include_root=include_root, min_support=minsup).items()}
+    assert got == want

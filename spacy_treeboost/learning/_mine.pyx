@@ -894,6 +894,56 @@ cdef class SearchSpace:
             cv[k] = self._count(self.scan[i].doc_off + k)
         return docs, counts
 
+    def pattern_matrix(self):
+        """Every pattern's documents and counts as the arrays of one CSC matrix, column i pattern i.
+
+        RETURNS (tuple): indptr (int64, n_patterns + 1), documents (int32, sorted in each column) and counts
+            (int32), as `pattern_docs` gives them column by column.
+        """
+        cdef int64_t n = self.n_nodes, total = 0, off, start
+        cdef int32_t i, k, m
+        for i in range(n):
+            total += self.node(i)[0].n_docs
+        indptr = numpy.empty(n + 1, dtype=numpy.int64)
+        docs = numpy.empty(total, dtype=numpy.int32)
+        counts = numpy.empty(total, dtype=numpy.int32)
+        cdef int64_t[::1] ip = indptr
+        cdef int32_t[::1] dv = docs, cv = counts
+        cdef vector[pair[int32_t, int32_t]] col
+        ip[0] = 0
+        start = 0
+        for i in range(n):
+            m = self.node(i)[0].n_docs
+            off = self.scan[i].doc_off
+            col.resize(m)
+            for k in range(m):
+                col[k].first = self.pool_docs[off + k]
+                col[k].second = self._count(off + k)
+            std_sort(col.begin(), col.end())
+            for k in range(m):
+                dv[start + k] = col[k].first
+                cv[start + k] = col[k].second
+            start += m
+            ip[i + 1] = start
+        return indptr, docs, counts
+
+    def pattern_table(self):
+        """Every pattern node's parent (-1 for a root), depth and label id: the codes of all patterns as arrays.
+
+        RETURNS (tuple): parent (int32), depth (int32) and label (int32) arrays of length n_patterns; pattern
+            i's code is the (depth, label) of i's ancestors, root first, then of i.
+        """
+        cdef int32_t n = self.n_nodes, i
+        parent = numpy.empty(n, dtype=numpy.int32)
+        depth = numpy.empty(n, dtype=numpy.int32)
+        label = numpy.empty(n, dtype=numpy.int32)
+        cdef int32_t[::1] pv = parent, dv = depth, lv = label
+        for i in range(n):
+            pv[i] = self.node(i)[0].parent
+            dv[i] = self.node(i)[0].depth
+            lv[i] = self.node(i)[0].label
+        return parent, depth, label
+
     def expand_all(self) -> int:
         """Materialize every pattern up to max_pattern_size; return how many there are."""
         cdef int32_t i = 0

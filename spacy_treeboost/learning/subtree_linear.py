@@ -27,7 +27,7 @@ that sigmoid(2F) is the logistic model's probability. A tfidf model keeps every
 mined subtree as a rule (a zero weight included), since the document norm runs
 over all of them; its idf is stored in each rule.
 """
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
 
@@ -41,10 +41,10 @@ FEATURES = ("nb", "presence", "log1p", "tfidf")
 
 
 def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include_root_patterns: bool,
-                  max_cache_mb: int) -> Tuple[Any, List[Tuple[Tuple[int, str], ...]]]:
+                  max_cache_mb: int) -> Tuple[Any, "PatternCodes"]:
     """Every subtree of X up to `max_pattern_size` nodes in >= `min_support` documents.
 
-    RETURNS (Tuple[scipy.sparse.csc_matrix, List[Code]]): The (n_docs, n_subtrees)
+    RETURNS (Tuple[scipy.sparse.csc_matrix, PatternCodes]): The (n_docs, n_subtrees)
         count matrix and each column's pattern code, in the miner's order.
     """
     from scipy.sparse import csc_matrix
@@ -56,18 +56,65 @@ def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include
                         min_support=min_support, include_root=include_root_patterns,
                         max_cache_bytes=int(max_cache_mb) << 20)
     n = space.expand_all()
-    indptr = numpy.zeros(n + 1, dtype=numpy.int64)
-    docs, counts, codes = [], [], []
-    for i in range(n):
-        d, c = space.pattern_docs(i)
-        order = numpy.argsort(d, kind="stable")
-        docs.append(d[order])
-        counts.append(c[order])
-        indptr[i + 1] = indptr[i] + len(d)
-        codes.append(tuple((depth, vocab[label]) for depth, label in space.pattern_code(i)))
-    data = numpy.concatenate(counts).astype(numpy.float64) if n else numpy.zeros(0)
-    rows = numpy.concatenate(docs) if n else numpy.zeros(0, dtype=numpy.int32)
-    return csc_matrix((data, rows, indptr), shape=(len(X), n)), codes
+    indptr, docs, counts = space.pattern_matrix()
+    codes = PatternCodes.from_tree(*space.pattern_table(), vocab)
+    del space
+    return csc_matrix((counts.astype(numpy.float64), docs, indptr), shape=(len(X), n)), codes
+
+
+class PatternCodes:
+    """The codes of many patterns as flat arrays: pattern p is (depth[k], strings[label[k]]) for k in
+    start[p] .. start[p + 1] - 1, in preorder."""
+
+    def __init__(self, strings: List[str], depth: numpy.ndarray, label: numpy.ndarray, start: numpy.ndarray) -> None:
+        self.strings, self.depth, self.label, self.start = strings, depth, label, start
+
+    @classmethod
+    def from_tree(cls, parent: numpy.ndarray, depth: numpy.ndarray, label: numpy.ndarray,
+                  strings: List[str]) -> "PatternCodes":
+        """The codes of the miner's enumeration tree (each pattern extends its parent by one rightmost node)."""
+        n = len(parent)
+        size = numpy.ones(n, dtype=numpy.int64)
+        has_parent = parent >= 0
+        while True:
+            grown = numpy.where(has_parent, size[numpy.maximum(parent, 0)] + 1, 1)
+            if numpy.array_equal(grown, size):
+                break
+            size = grown
+        start = numpy.zeros(n + 1, dtype=numpy.int64)
+        numpy.cumsum(size, out=start[1:])
+        flat_depth = numpy.empty(start[-1], dtype=numpy.int32)
+        flat_label = numpy.empty(start[-1], dtype=numpy.int32)
+        node = numpy.arange(n, dtype=numpy.int64)
+        pos = start[1:] - 1
+        live = numpy.ones(n, dtype=bool)
+        while live.any():
+            at, nd = pos[live], node[live]
+            flat_depth[at] = depth[nd]
+            flat_label[at] = label[nd]
+            node[live] = parent[nd]
+            pos[live] -= 1
+            live &= node >= 0
+        return cls(list(strings), flat_depth, flat_label, start)
+
+    def __len__(self) -> int:
+        return len(self.start) - 1
+
+    def __getitem__(self, p: int) -> Tuple[Tuple[int, str], ...]:
+        lo, hi = int(self.start[p]), int(self.start[p + 1])
+        return tuple((int(d), self.strings[l]) for d, l in zip(self.depth[lo:hi], self.label[lo:hi]))
+
+    def __iter__(self) -> Iterator[Tuple[Tuple[int, str], ...]]:
+        return (self[p] for p in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PatternCodes) and list(self) == list(other)
+
+    def has_label_prefix(self, prefix: str) -> numpy.ndarray:
+        """Whether each pattern has a node label starting with `prefix`."""
+        marked = numpy.array([s.startswith(prefix) for s in self.strings] + [False])
+        hit = marked[self.label].astype(numpy.int64)
+        return numpy.add.reduceat(hit, self.start[:-1]) > 0 if len(self) else numpy.zeros(0, dtype=bool)
 
 
 def tfidf_rows(counts: Any, n_docs: int) -> Tuple[Any, numpy.ndarray]:
@@ -219,11 +266,11 @@ class SubtreeLinearClassifier(RuleClassifier):
         self.rules_ = rules
         return self
 
-    def _views(self, codes: Sequence[Any]) -> List[numpy.ndarray]:
+    def _views(self, codes: PatternCodes) -> List[numpy.ndarray]:
         """The columns of each view (word chains, then dependency trees) when views are fitted apart, else all."""
         if not self.separate_views:
             return [numpy.arange(len(codes))]
-        dep = numpy.array([any(label.startswith(DEPENDENCY_VIEW_PREFIX) for _, label in code) for code in codes])
+        dep = codes.has_label_prefix(DEPENDENCY_VIEW_PREFIX)
         views = [numpy.flatnonzero(~dep), numpy.flatnonzero(dep)]
         return [v for v in views if len(v)]
 
