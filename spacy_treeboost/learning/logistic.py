@@ -16,7 +16,7 @@ times that at the start from zero weights, whatever the scale of the features.
 """
 import math
 from contextlib import contextmanager
-from typing import Callable, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy
 
@@ -210,13 +210,14 @@ def choose_C(
     tol: float = 1e-3,
     column_scale: Optional[ColumnScale] = None,
     nb_beta: float = 1.0,
-) -> Tuple[float, List[float]]:
+) -> Tuple[float, List[float], numpy.ndarray]:
     """The C with the best mean accuracy over `cv` stratified folds (ties: lower log-loss, then smaller C).
 
     column_scale (Optional[Callable]): Given the training rows and their labels,
         a factor per feature (e.g. naive Bayes log-count ratios) fitted on those rows only.
     nb_beta (float): Score each fit with its weights interpolated by `interpolate`.
-    RETURNS (Tuple[float, List[float]]): The chosen C and the mean accuracy of every C.
+    RETURNS (Tuple[float, List[float], numpy.ndarray]): The chosen C, the mean accuracy of
+        every C, and the out-of-fold margin of every sample under the chosen C.
     """
     y = numpy.asarray(y, dtype=numpy.float64)
     k = max(2, min(cv, int(min((y > 0).sum(), (y < 0).sum()))))
@@ -224,6 +225,7 @@ def choose_C(
     Cs = sorted(float(c) for c in Cs)
     correct = numpy.zeros(len(Cs))
     logloss = numpy.zeros(len(Cs))
+    oof = numpy.zeros((len(Cs), len(y)))
     for fold in range(k):
         train, test = folds != fold, folds == fold
         Xtr, Xte = X[numpy.flatnonzero(train)], X[numpy.flatnonzero(test)]
@@ -236,10 +238,52 @@ def choose_C(
             w, c = fit_linear(Xtr, y[train], C=C, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol, init=init)
             init = numpy.append(w, c)
             f = Xte @ interpolate(w, nb_beta) + c
+            oof[j, test] = f
             correct[j] += float(((f > 0) == (y[test] > 0)).sum())
             logloss[j] += float(numpy.logaddexp(0.0, -y[test] * f).sum())
     order = sorted(range(len(Cs)), key=lambda j: (-correct[j], logloss[j], Cs[j]))
-    return Cs[order[0]], (correct / len(y)).tolist()
+    return Cs[order[0]], (correct / len(y)).tolist(), oof[order[0]]
+
+
+def platt(f: numpy.ndarray, y: numpy.ndarray, max_iter: int = 100) -> Tuple[float, float]:
+    """Platt's sigmoid P(y = +1 | f) = sigmoid(a f + b) fitted to margins f by Newton's method, with the
+    smoothed targets (n+ + 1) / (n+ + 2) and 1 / (n- + 2) of Lin, Lin & Weng (2007).
+
+    f (numpy.ndarray): Margins (e.g. out-of-fold decision values).
+    y (numpy.ndarray): Labels in {-1, +1}.
+    RETURNS (Tuple[float, float]): a and b.
+    """
+    f = numpy.asarray(f, dtype=numpy.float64)
+    pos = numpy.asarray(y) > 0
+    n_pos, n_neg = int(pos.sum()), int((~pos).sum())
+    t = numpy.where(pos, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
+
+    def value(a: float, b: float) -> float:
+        z = a * f + b
+        return float((numpy.logaddexp(0.0, z) - t * z).sum())
+
+    a, b = 1.0, 0.0
+    current = value(a, b)
+    for _ in range(max_iter):
+        z = a * f + b
+        p = 0.5 * (1.0 + numpy.tanh(0.5 * z))
+        g = numpy.array([float(((p - t) * f).sum()), float((p - t).sum())])
+        d = p * (1.0 - p)
+        H = numpy.array([[float((d * f * f).sum()) + 1e-12, float((d * f).sum())],
+                         [float((d * f).sum()), float(d.sum()) + 1e-12]])
+        if abs(g[0]) < 1e-10 * len(f) and abs(g[1]) < 1e-10 * len(f):
+            break
+        step = numpy.linalg.solve(H, g)
+        s = 1.0
+        while s > 1e-10:
+            cand = value(a - s * step[0], b - s * step[1])
+            if cand <= current + 1e-4 * s * float(g @ -step):
+                break
+            s /= 2.0
+        else:
+            break
+        a, b, current = a - s * float(step[0]), b - s * float(step[1]), cand
+    return a, b
 
 
 def nb_ratio(P, y: numpy.ndarray, alpha: float = NB_ALPHA) -> numpy.ndarray:
@@ -247,6 +291,15 @@ def nb_ratio(P, y: numpy.ndarray, alpha: float = NB_ALPHA) -> numpy.ndarray:
     pos = numpy.asarray(P[numpy.flatnonzero(y > 0)].sum(axis=0)).ravel() + alpha
     neg = numpy.asarray(P[numpy.flatnonzero(y < 0)].sum(axis=0)).ravel() + alpha
     return numpy.log(pos / pos.sum()) - numpy.log(neg / neg.sum())
+
+
+class HeadFit(NamedTuple):
+    """One head's fitted linear model (see `fit_head`)."""
+    weights: numpy.ndarray
+    intercept: float
+    C: float
+    cv_accuracy: Optional[List[float]]
+    platt: Optional[Tuple[float, float]]
 
 
 def fit_head(
@@ -262,23 +315,38 @@ def fit_head(
     max_iter: int = 1000,
     tol: float = 1e-3,
     nb_beta: float = 1.0,
-) -> Tuple[numpy.ndarray, float, float, Optional[List[float]]]:
+    calibrate: bool = False,
+) -> HeadFit:
     """One head's linear model, C cross-validated when None, on features optionally scaled by `nb_ratio`,
     its weights interpolated by `interpolate` with `nb_beta` (NBSVM) when `nb` is set.
 
-    RETURNS (Tuple[numpy.ndarray, float, float, Optional[List[float]]]): The weights of
-        the unscaled features, the intercept, the C used and the cross-validated
-        accuracy of every candidate (None when C was given).
+    calibrate (bool): Map the margin f to a f + b by `platt` fitted on the out-of-fold
+        margins of `cv`-fold cross-validation (the folds that chose C, or, with C given,
+        folds run for this), so that sigmoid(margin) is a calibrated probability.
+    RETURNS (HeadFit): The weights of the unscaled features, the intercept, the C used,
+        the cross-validated accuracy of every candidate (None when C was given) and
+        Platt's (a, b) (None without calibration).
     """
     scale_fn = (lambda rows, yy: nb_ratio(X[rows], yy)) if nb else None
+    beta = nb_beta if nb else 1.0
     with one_blas_thread():
-        chosen, scores = (C, None) if C is not None else choose_C(
-            X, y, Cs, cv=cv, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol, column_scale=scale_fn,
-            nb_beta=nb_beta if nb else 1.0)
+        scores: Optional[List[float]] = None
+        oof = None
+        if C is None or calibrate:
+            chosen, cv_scores, oof = choose_C(X, y, Cs if C is None else [C], cv=cv, l1_ratio=l1_ratio, loss=loss,
+                                             max_iter=max_iter, tol=tol, column_scale=scale_fn, nb_beta=beta)
+            scores = cv_scores if C is None else None
+        else:
+            chosen = C
         scale = nb_ratio(X, y) if nb else numpy.ones(X.shape[1])
         Xs = X.multiply(scale.reshape(1, -1)).tocsr() if nb else X
         w, c = fit_linear(Xs, y, C=chosen, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol)
-    return interpolate(w, nb_beta if nb else 1.0) * scale, c, chosen, scores
+    w = interpolate(w, beta) * scale
+    ab = None
+    if calibrate:
+        ab = platt(oof, y)
+        w, c = w * ab[0], c * ab[0] + ab[1]
+    return HeadFit(w, c, chosen, scores, ab)
 
 
 @contextmanager

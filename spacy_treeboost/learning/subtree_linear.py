@@ -33,7 +33,7 @@ import numpy
 
 from .classifier import RuleClassifier, _label_rank, encode_targets
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
-from .logistic import DEFAULT_CS, check_settings, fit_head
+from .logistic import DEFAULT_CS, HeadFit, check_settings, fit_head
 from ..models.rules import RuleSet
 from ..trees.forest import DEPENDENCY_VIEW_PREFIX, Forest
 
@@ -161,6 +161,10 @@ class SubtreeLinearClassifier(RuleClassifier):
     separate_views (bool): Fit the word-chain and dependency subtrees of a
         "chain+dependency" forest as two models and average their margins (a forest
         with one view gets one model, as without this setting).
+    calibrate (bool): Map each head's margin f to a f + b by Platt scaling fitted on
+        out-of-fold margins of `cv`-fold cross-validation (the folds that choose C, or
+        folds run for it when C is given), so that the probabilities are calibrated
+        whatever the loss and the interpolation.
     """
 
     def __init__(
@@ -182,6 +186,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         max_rules: Optional[int] = None,
         nb_beta: float = 1.0,
         separate_views: bool = False,
+        calibrate: bool = False,
     ) -> None:
         self._store_params(locals())
 
@@ -196,6 +201,11 @@ class SubtreeLinearClassifier(RuleClassifier):
                              "weights; NBSVM uses 0.25)")
         if self.features not in FEATURES:
             raise ValueError(f"features={self.features!r} is invalid: choose one of {', '.join(FEATURES)}")
+        if not isinstance(self.calibrate, bool):
+            raise ValueError(f"calibrate={self.calibrate!r} is invalid: use true or false")
+        if self.calibrate and (not isinstance(self.cv, int) or isinstance(self.cv, bool) or not 2 <= self.cv <= 20):
+            raise ValueError(f"cv={self.cv!r} is invalid: use a whole number of folds from 2 to 20 (calibrate=True "
+                             "fits its sigmoid on out-of-fold margins)")
         if not isinstance(self.separate_views, bool):
             raise ValueError(f"separate_views={self.separate_views!r} is invalid: use true or false")
         if self.separate_views and (self.features == "tfidf" or self.max_rules is not None):
@@ -249,7 +259,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         self.fit_info_: List[Dict[str, Any]] = []
         views = self._views(codes)
         for h, t in enumerate(targets):
-            w, c, chosen, scores = self._fit_views(F, t, views) if len(views) > 1 else self._fit_head(F, t)
+            w, c, chosen, scores, ab = self._fit_views(F, t, views) if len(views) > 1 else self._fit_head(F, t)
             keep = None
             if self.max_rules is not None and numpy.count_nonzero(w) > self.max_rules:
                 w, c, keep = self._refit_top(counts if idf is not None else F, t, w, chosen)
@@ -261,7 +271,7 @@ class SubtreeLinearClassifier(RuleClassifier):
                     rules.add(h, codes[i], 1, float(w[i]) / 2.0, float(idf[i]))
                 rules.intercepts[h] = c / 2.0
             self.fit_info_.append({"head": rules.heads[h], "C": chosen, "cv_accuracy": scores,
-                                   "nonzero": int(numpy.count_nonzero(w))})
+                                   "nonzero": int(numpy.count_nonzero(w)), "platt": ab})
         self.n_features_ = len(codes)
         self.rules_ = rules
         return self
@@ -274,23 +284,24 @@ class SubtreeLinearClassifier(RuleClassifier):
         views = [numpy.flatnonzero(~dep), numpy.flatnonzero(dep)]
         return [v for v in views if len(v)]
 
-    def _fit_head(self, F: Any, y: numpy.ndarray) -> Tuple[numpy.ndarray, float, float, Optional[List[float]]]:
-        """`fit_head` with this model's settings."""
-        return fit_head(F, y, C=self.C, Cs=self.Cs, cv=self.cv, nb=self.features == "nb", l1_ratio=self.l1_ratio,
-                        loss=self.loss, max_iter=self.max_iter, tol=self.tol, nb_beta=self.nb_beta)
+    def _fit_head(self, F: Any, y: numpy.ndarray, C: Optional[float] = None) -> HeadFit:
+        """`fit_head` with this model's settings (C: a C to use instead of the model's setting)."""
+        return fit_head(F, y, C=self.C if C is None else C, Cs=self.Cs, cv=self.cv, nb=self.features == "nb",
+                        l1_ratio=self.l1_ratio, loss=self.loss, max_iter=self.max_iter, tol=self.tol,
+                        nb_beta=self.nb_beta, calibrate=self.calibrate)
 
-    def _fit_views(self, F: Any, y: numpy.ndarray,
-                   views: List[numpy.ndarray]) -> Tuple[numpy.ndarray, float, List[float], List[Any]]:
+    def _fit_views(self, F: Any, y: numpy.ndarray, views: List[numpy.ndarray]) -> Tuple[Any, ...]:
         """One model per view's columns; weights and intercept averaged over the views."""
         w = numpy.zeros(F.shape[1])
-        c, chosen, scores = 0.0, [], []
+        c, chosen, scores, platts = 0.0, [], [], []
         for cols in views:
-            w_v, c_v, C_v, s_v = self._fit_head(F[:, cols].tocsr(), y)
-            w[cols] = w_v / len(views)
-            c += c_v / len(views)
-            chosen.append(C_v)
-            scores.append(s_v)
-        return w, c, chosen, scores
+            fit = self._fit_head(F[:, cols].tocsr(), y)
+            w[cols] = fit.weights / len(views)
+            c += fit.intercept / len(views)
+            chosen.append(fit.C)
+            scores.append(fit.cv_accuracy)
+            platts.append(fit.platt)
+        return w, c, chosen, scores, platts
 
     def _refit_top(self, F: Any, y: numpy.ndarray, w: numpy.ndarray,
                    C: float) -> Tuple[numpy.ndarray, float, numpy.ndarray]:
@@ -303,9 +314,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         X = F[:, keep].tocsr()
         if self.features == "tfidf":
             X = tfidf_rows(X, X.shape[0])[0]
-        w_keep, c, _, _ = fit_head(X, y, C=C, Cs=self.Cs, cv=self.cv, nb=self.features == "nb",
-                                   l1_ratio=self.l1_ratio, loss=self.loss, max_iter=self.max_iter, tol=self.tol,
-                                   nb_beta=self.nb_beta)
+        w_keep, c = self._fit_head(X, y, C=C)[:2]
         out = numpy.zeros_like(w)
         out[keep] = w_keep
         return out, c, keep

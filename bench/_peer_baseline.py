@@ -1,0 +1,47 @@
+"""Child process of `bench/bench_default_learner.py`: a scikit-learn peer on binary 1..n-grams.
+
+    python bench/_peer_baseline.py TRAIN.jsonl TEST.jsonl N {svc,lrcv} OUT.json
+
+"svc": CountVectorizer(binary=True, ngram_range=(1, N), token_pattern=r"\\S+") + LinearSVC at its defaults,
+as `bench/_svm_baseline.py`; "lrcv": the same features + LogisticRegressionCV over the default learner's
+C grid with 5 folds (liblinear). The whole process (reading, vectorizing, fitting, predicting) is what the
+caller measures; the phases' process times are written too.
+"""
+import json
+import sys
+import time
+
+from _svm_baseline import load
+
+CS = (0.01, 0.03, 0.1, 0.25, 1.0, 3.0, 10.0)
+
+
+def main() -> None:
+    train, test, n, kind, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.linear_model import LogisticRegressionCV
+    from sklearn.svm import LinearSVC
+
+    t0 = time.process_time()
+    X_train, y_train = load(train)
+    X_test, y_test = load(test)
+    t_read = time.process_time() - t0
+    t0 = time.process_time()
+    vec = CountVectorizer(binary=True, ngram_range=(1, n), token_pattern=r"\S+")
+    A = vec.fit_transform(X_train)
+    t_vec = time.process_time() - t0
+    t0 = time.process_time()
+    if kind == "svc":
+        model = LinearSVC().fit(A, y_train)
+    else:
+        model = LogisticRegressionCV(Cs=list(CS), cv=5, solver="liblinear").fit(A, y_train)
+    t_fit = time.process_time() - t0
+    pred = model.predict(vec.transform(X_test))
+    correct = int(sum(p == g for p, g in zip(pred, y_test)))
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump({"n_features": int(A.shape[1]), "nnz_train": int(A.nnz), "accuracy": correct / len(y_test),
+                   "read_cpu_seconds": t_read, "vectorize_cpu_seconds": t_vec, "fit_cpu_seconds": t_fit}, f)
+
+
+if __name__ == "__main__":
+    main()
