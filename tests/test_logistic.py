@@ -90,7 +90,7 @@ def test_folds_are_stratified_and_deterministic():
 def test_choose_C_returns_the_best_cross_validated_candidate():
     X, y = random_problem(11, n=60, d=40)
     Cs = [1e-3, 0.1, 10.0]
-    C, scores, _ = choose_C(csr_matrix(X), y, Cs, cv=4)
+    C, scores, _, _ = choose_C(csr_matrix(X), y, Cs, cv=4)
     folds = stratified_folds(y, 4)
     manual = []
     for Cv in Cs:

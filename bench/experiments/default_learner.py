@@ -52,6 +52,11 @@ VARIANTS: Dict[str, Dict[str, Any]] = {
     "nbsvm_like_log": {"min_support": 1, "C": 1.0, "nb_beta": 0.25, "max_pattern_size": 2},
     "nbsvm_like_s3": {"min_support": 1, "loss": "squared_hinge", "C": 1.0, "nb_beta": 0.25},
     "ms1_beta_C1": {"min_support": 1, "nb_beta": 0.25, "C": 1.0},
+    "auto_C1": {"C": 1.0, "nb_beta": None, "calibrate": True, "cv": 3},
+    "auto_C1_ms1": {"C": 1.0, "nb_beta": None, "calibrate": True, "cv": 3, "min_support": 1},
+    "auto_cvC": {"nb_beta": None, "calibrate": True},
+    "auto_C1_cv5": {"C": 1.0, "nb_beta": None, "calibrate": True, "cv": 5},
+    "auto_3C_ms1": {"Cs": [0.1, 1.0, 10.0], "nb_beta": None, "calibrate": True, "cv": 3, "min_support": 1},
 }
 
 

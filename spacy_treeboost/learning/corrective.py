@@ -115,8 +115,8 @@ def corrective_rules(
             out.intercepts[h] = 0.5 * float(numpy.log(p / (1 - p)))
             info.append({"head": rules.heads[h], "C": settings.C, "cv_accuracy": None, "features": 0})
             continue
-        w, c, chosen, scores, _ = fit_head(X, y, C=settings.C, Cs=settings.Cs, cv=settings.cv, nb=settings.features == "nb",
-                                        l1_ratio=settings.l1_ratio, max_iter=settings.max_iter, tol=settings.tol)
+        w, c, chosen, scores = fit_head(X, y, C=settings.C, Cs=settings.Cs, cv=settings.cv, nb=settings.features == "nb",
+                                        l1_ratio=settings.l1_ratio, max_iter=settings.max_iter, tol=settings.tol)[:4]
         weights_to_rules(rules, out, h, columns, w, c)
         info.append({"head": rules.heads[h], "C": chosen, "cv_accuracy": scores, "features": len(columns)})
     return out, info

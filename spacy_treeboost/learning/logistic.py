@@ -210,22 +210,29 @@ def choose_C(
     tol: float = 1e-3,
     column_scale: Optional[ColumnScale] = None,
     nb_beta: float = 1.0,
-) -> Tuple[float, List[float], numpy.ndarray]:
-    """The C with the best mean accuracy over `cv` stratified folds (ties: lower log-loss, then smaller C).
+    nb_betas: Optional[Sequence[float]] = None,
+    criterion: str = "accuracy",
+) -> Tuple[float, List[float], numpy.ndarray, float]:
+    """The C (and interpolation) chosen by `cv` stratified folds.
 
     column_scale (Optional[Callable]): Given the training rows and their labels,
         a factor per feature (e.g. naive Bayes log-count ratios) fitted on those rows only.
     nb_beta (float): Score each fit with its weights interpolated by `interpolate`.
-    RETURNS (Tuple[float, List[float], numpy.ndarray]): The chosen C, the mean accuracy of
-        every C, and the out-of-fold margin of every sample under the chosen C.
+    nb_betas (Optional[Sequence[float]]): Candidates for nb_beta, scored on the same fold
+        fits (the interpolation follows the fit); None: `nb_beta` only.
+    criterion (str): "accuracy" (the best mean accuracy; ties: lower log-loss, then
+        smaller C, then larger beta) or "calibrated_log_loss" (the lowest log-loss of
+        the out-of-fold margins after `platt` scaling; ties: smaller C, larger beta).
+    RETURNS (Tuple[float, List[float], numpy.ndarray, float]): The chosen C, the mean
+        accuracy of every C (at the chosen beta), the out-of-fold margin of every sample
+        under the chosen candidate, and the chosen beta.
     """
     y = numpy.asarray(y, dtype=numpy.float64)
     k = max(2, min(cv, int(min((y > 0).sum(), (y < 0).sum()))))
     folds = stratified_folds(y, k)
     Cs = sorted(float(c) for c in Cs)
-    correct = numpy.zeros(len(Cs))
-    logloss = numpy.zeros(len(Cs))
-    oof = numpy.zeros((len(Cs), len(y)))
+    betas = sorted((float(v) for v in nb_betas), reverse=True) if nb_betas is not None else [float(nb_beta)]
+    oof = numpy.zeros((len(Cs), len(betas), len(y)))
     for fold in range(k):
         train, test = folds != fold, folds == fold
         Xtr, Xte = X[numpy.flatnonzero(train)], X[numpy.flatnonzero(test)]
@@ -237,12 +244,23 @@ def choose_C(
         for j, C in enumerate(Cs):
             w, c = fit_linear(Xtr, y[train], C=C, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol, init=init)
             init = numpy.append(w, c)
-            f = Xte @ interpolate(w, nb_beta) + c
-            oof[j, test] = f
-            correct[j] += float(((f > 0) == (y[test] > 0)).sum())
-            logloss[j] += float(numpy.logaddexp(0.0, -y[test] * f).sum())
-    order = sorted(range(len(Cs)), key=lambda j: (-correct[j], logloss[j], Cs[j]))
-    return Cs[order[0]], (correct / len(y)).tolist(), oof[order[0]]
+            for b, beta in enumerate(betas):
+                oof[j, b, test] = Xte @ interpolate(w, beta) + c
+    correct = ((oof > 0) == (y > 0)).sum(axis=2).astype(float)
+    if criterion == "calibrated_log_loss":
+        loss_of = numpy.array([[_calibrated_log_loss(oof[j, b], y) for b in range(len(betas))]
+                               for j in range(len(Cs))])
+        key = lambda jb: (loss_of[jb], jb[0], jb[1])
+    else:
+        logloss = numpy.logaddexp(0.0, -y * oof).sum(axis=2)
+        key = lambda jb: (-correct[jb], logloss[jb], jb[0], jb[1])
+    j, b = min(((j, b) for j in range(len(Cs)) for b in range(len(betas))), key=key)
+    return Cs[j], (correct[:, b] / len(y)).tolist(), oof[j, b], betas[b]
+
+
+def _calibrated_log_loss(f: numpy.ndarray, y: numpy.ndarray) -> float:
+    a, b = platt(f, y)
+    return float(numpy.logaddexp(0.0, -y * (a * f + b)).sum())
 
 
 def platt(f: numpy.ndarray, y: numpy.ndarray, max_iter: int = 100) -> Tuple[float, float]:
@@ -300,6 +318,7 @@ class HeadFit(NamedTuple):
     C: float
     cv_accuracy: Optional[List[float]]
     platt: Optional[Tuple[float, float]]
+    nb_beta: float
 
 
 def fit_head(
@@ -314,27 +333,34 @@ def fit_head(
     loss: str = "logistic",
     max_iter: int = 1000,
     tol: float = 1e-3,
-    nb_beta: float = 1.0,
+    nb_beta: Optional[float] = 1.0,
+    nb_betas: Sequence[float] = (1.0,),
     calibrate: bool = False,
+    criterion: str = "accuracy",
 ) -> HeadFit:
     """One head's linear model, C cross-validated when None, on features optionally scaled by `nb_ratio`,
     its weights interpolated by `interpolate` with `nb_beta` (NBSVM) when `nb` is set.
 
+    nb_beta (Optional[float]): The interpolation; None chooses it among `nb_betas` on
+        the folds that choose C (with C given, folds run for this).
     calibrate (bool): Map the margin f to a f + b by `platt` fitted on the out-of-fold
         margins of `cv`-fold cross-validation (the folds that chose C, or, with C given,
         folds run for this), so that sigmoid(margin) is a calibrated probability.
+    criterion (str): How the folds choose, see `choose_C`.
     RETURNS (HeadFit): The weights of the unscaled features, the intercept, the C used,
-        the cross-validated accuracy of every candidate (None when C was given) and
-        Platt's (a, b) (None without calibration).
+        the cross-validated accuracy of every candidate (None when C was given),
+        Platt's (a, b) (None without calibration) and the interpolation used.
     """
     scale_fn = (lambda rows, yy: nb_ratio(X[rows], yy)) if nb else None
-    beta = nb_beta if nb else 1.0
+    beta = 1.0 if not nb else nb_beta
     with one_blas_thread():
         scores: Optional[List[float]] = None
         oof = None
-        if C is None or calibrate:
-            chosen, cv_scores, oof = choose_C(X, y, Cs if C is None else [C], cv=cv, l1_ratio=l1_ratio, loss=loss,
-                                             max_iter=max_iter, tol=tol, column_scale=scale_fn, nb_beta=beta)
+        if C is None or calibrate or beta is None:
+            chosen, cv_scores, oof, beta = choose_C(
+                X, y, Cs if C is None else [C], cv=cv, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol,
+                column_scale=scale_fn, nb_beta=1.0 if beta is None else beta,
+                nb_betas=nb_betas if beta is None else None, criterion=criterion)
             scores = cv_scores if C is None else None
         else:
             chosen = C
@@ -346,7 +372,7 @@ def fit_head(
     if calibrate:
         ab = platt(oof, y)
         w, c = w * ab[0], c * ab[0] + ab[1]
-    return HeadFit(w, c, chosen, scores, ab)
+    return HeadFit(w, c, chosen, scores, ab, beta)
 
 
 @contextmanager

@@ -38,6 +38,7 @@ from ..models.rules import RuleSet
 from ..trees.forest import DEPENDENCY_VIEW_PREFIX, Forest
 
 FEATURES = ("nb", "presence", "log1p", "tfidf")
+NB_BETAS = (0.25, 0.5, 1.0)
 
 
 def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include_root_patterns: bool,
@@ -195,10 +196,11 @@ class SubtreeLinearClassifier(RuleClassifier):
                                            or self.max_rules < 1):
             raise ValueError(f"max_rules={self.max_rules!r} is invalid: use a whole number of rules >= 1, or None "
                              "to keep every subtree")
-        if not isinstance(self.nb_beta, (int, float)) or isinstance(self.nb_beta, bool) \
-                or not 0.0 <= self.nb_beta <= 1.0:
+        if self.nb_beta is not None and (not isinstance(self.nb_beta, (int, float)) or isinstance(self.nb_beta, bool)
+                                         or not 0.0 <= self.nb_beta <= 1.0):
             raise ValueError(f"nb_beta={self.nb_beta!r} is invalid: use a number from 0 to 1 (1 keeps the fitted "
-                             "weights; NBSVM uses 0.25)")
+                             f"weights; NBSVM uses 0.25), or None to choose it among {list(NB_BETAS)} by "
+                             "cross-validation")
         if self.features not in FEATURES:
             raise ValueError(f"features={self.features!r} is invalid: choose one of {', '.join(FEATURES)}")
         if not isinstance(self.calibrate, bool):
@@ -259,7 +261,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         self.fit_info_: List[Dict[str, Any]] = []
         views = self._views(codes)
         for h, t in enumerate(targets):
-            w, c, chosen, scores, ab = self._fit_views(F, t, views) if len(views) > 1 else self._fit_head(F, t)
+            w, c, chosen, scores, ab, beta = self._fit_views(F, t, views) if len(views) > 1 else self._fit_head(F, t)
             keep = None
             if self.max_rules is not None and numpy.count_nonzero(w) > self.max_rules:
                 w, c, keep = self._refit_top(counts if idf is not None else F, t, w, chosen)
@@ -271,7 +273,7 @@ class SubtreeLinearClassifier(RuleClassifier):
                     rules.add(h, codes[i], 1, float(w[i]) / 2.0, float(idf[i]))
                 rules.intercepts[h] = c / 2.0
             self.fit_info_.append({"head": rules.heads[h], "C": chosen, "cv_accuracy": scores,
-                                   "nonzero": int(numpy.count_nonzero(w)), "platt": ab})
+                                   "nonzero": int(numpy.count_nonzero(w)), "platt": ab, "nb_beta": beta})
         self.n_features_ = len(codes)
         self.rules_ = rules
         return self
@@ -288,12 +290,13 @@ class SubtreeLinearClassifier(RuleClassifier):
         """`fit_head` with this model's settings (C: a C to use instead of the model's setting)."""
         return fit_head(F, y, C=self.C if C is None else C, Cs=self.Cs, cv=self.cv, nb=self.features == "nb",
                         l1_ratio=self.l1_ratio, loss=self.loss, max_iter=self.max_iter, tol=self.tol,
-                        nb_beta=self.nb_beta, calibrate=self.calibrate)
+                        nb_beta=self.nb_beta, nb_betas=NB_BETAS, calibrate=self.calibrate,
+                        criterion="calibrated_log_loss" if self.calibrate else "accuracy")
 
     def _fit_views(self, F: Any, y: numpy.ndarray, views: List[numpy.ndarray]) -> Tuple[Any, ...]:
         """One model per view's columns; weights and intercept averaged over the views."""
         w = numpy.zeros(F.shape[1])
-        c, chosen, scores, platts = 0.0, [], [], []
+        c, chosen, scores, platts, betas = 0.0, [], [], [], []
         for cols in views:
             fit = self._fit_head(F[:, cols].tocsr(), y)
             w[cols] = fit.weights / len(views)
@@ -301,7 +304,8 @@ class SubtreeLinearClassifier(RuleClassifier):
             chosen.append(fit.C)
             scores.append(fit.cv_accuracy)
             platts.append(fit.platt)
-        return w, c, chosen, scores, platts
+            betas.append(fit.nb_beta)
+        return w, c, chosen, scores, platts, betas
 
     def _refit_top(self, F: Any, y: numpy.ndarray, w: numpy.ndarray,
                    C: float) -> Tuple[numpy.ndarray, float, numpy.ndarray]:
