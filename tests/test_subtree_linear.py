@@ -185,3 +185,21 @@ def test_separate_views_refuse_settings_that_rank_or_normalize_jointly():
             SubtreeLinearClassifier(separate_views=True, **kwargs).fit(f, ["x", "y"])
     with pytest.raises(ValueError, match="separate_views='yes' is invalid"):
         SubtreeLinearClassifier(separate_views="yes").fit(f, ["x", "y"])
+
+
+@SETTINGS
+@given(forests(st), st.integers(1, 4), st.integers(1, 3), st.integers(0, 4), st.booleans())
+def test_rare_small_subtrees_are_kept_and_larger_ones_need_min_support(data, k, min_support, rare, include_root):
+    f = Forest.from_trees(data[0])
+    counts, codes = mine_subtrees(f, max_pattern_size=k, min_support=min_support,
+                                  include_root_patterns=include_root, max_cache_mb=64, keep_rare_up_to=rare)
+    vocab = f.vocab.to_list()
+    ref = {code: docs for code, docs in all_subtrees(forest_docs(f), k, include_root=include_root).items()
+           if len(docs) >= min_support or len(code) <= rare}
+    dense = counts.toarray()
+    got = {}
+    for j, code in enumerate(codes):
+        key = tuple((d, vocab.index(l)) for d, l in code)
+        assert key not in got
+        got[key] = {i: int(c) for i, c in enumerate(dense[:, j]) if c}
+    assert got == ref

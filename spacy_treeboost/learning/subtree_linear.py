@@ -39,15 +39,33 @@ from ..trees.forest import DEPENDENCY_VIEW_PREFIX, Forest
 
 FEATURES = ("nb", "presence", "log1p", "tfidf")
 NB_BETAS = (0.25, 0.5, 1.0)
+SELECTIONS = ("accuracy", "log_loss")
 
 
 def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include_root_patterns: bool,
-                  max_cache_mb: int) -> Tuple[Any, "PatternCodes"]:
-    """Every subtree of X up to `max_pattern_size` nodes in >= `min_support` documents.
+                  max_cache_mb: int, keep_rare_up_to: int = 0) -> Tuple[Any, "PatternCodes"]:
+    """Every subtree of X up to `max_pattern_size` nodes in >= `min_support` documents, and every subtree of
+    at most `keep_rare_up_to` nodes that occurs at all.
 
     RETURNS (Tuple[scipy.sparse.csc_matrix, PatternCodes]): The (n_docs, n_subtrees)
-        count matrix and each column's pattern code, in the miner's order.
+        count matrix and each column's pattern code: the miner's order (with `keep_rare_up_to`,
+        the small subtrees first, then the larger ones).
     """
+    from scipy.sparse import hstack
+
+    rare = min(keep_rare_up_to, max_pattern_size) if min_support > 1 else 0
+    if not rare:
+        return _mine(X, max_pattern_size, min_support, include_root_patterns, max_cache_mb)
+    counts, codes = _mine(X, rare, 1, include_root_patterns, max_cache_mb)
+    if max_pattern_size == rare:
+        return counts, codes
+    more, more_codes = _mine(X, max_pattern_size, min_support, include_root_patterns, max_cache_mb)
+    large = numpy.flatnonzero(numpy.diff(more_codes.start) > rare)
+    return hstack([counts, more[:, large]], format="csc"), codes.concat(more_codes.subset(large))
+
+
+def _mine(X: Forest, max_pattern_size: int, min_support: int, include_root_patterns: bool,
+          max_cache_mb: int) -> Tuple[Any, "PatternCodes"]:
     from scipy.sparse import csc_matrix
 
     from ._mine import SearchSpace
@@ -100,6 +118,22 @@ class PatternCodes:
 
     def __len__(self) -> int:
         return len(self.start) - 1
+
+    def subset(self, keep: numpy.ndarray) -> "PatternCodes":
+        """The codes of patterns `keep`, in that order."""
+        sizes = numpy.diff(self.start)[keep]
+        start = numpy.zeros(len(keep) + 1, dtype=numpy.int64)
+        numpy.cumsum(sizes, out=start[1:])
+        at = numpy.repeat(self.start[keep] - start[:-1], sizes) + numpy.arange(start[-1])
+        return PatternCodes(self.strings, self.depth[at], self.label[at], start)
+
+    def concat(self, other: "PatternCodes") -> "PatternCodes":
+        """These codes, then `other`'s (both over the same label strings)."""
+        if other.strings != self.strings:
+            raise ValueError("cannot concatenate pattern codes over different label strings")
+        return PatternCodes(self.strings, numpy.concatenate([self.depth, other.depth]),
+                            numpy.concatenate([self.label, other.label]),
+                            numpy.concatenate([self.start, other.start[1:] + self.start[-1]]))
 
     def __getitem__(self, p: int) -> Tuple[Tuple[int, str], ...]:
         lo, hi = int(self.start[p]), int(self.start[p + 1])
@@ -166,6 +200,12 @@ class SubtreeLinearClassifier(RuleClassifier):
         out-of-fold margins of `cv`-fold cross-validation (the folds that choose C, or
         folds run for it when C is given), so that the probabilities are calibrated
         whatever the loss and the interpolation.
+    keep_rare_up_to (int): Subtrees of at most this many nodes are features even when
+        they occur in fewer than `min_support` training documents (NBSVM keeps every
+        1-2-gram); 0 applies `min_support` to every subtree.
+    selection (str): What the folds that choose C and nb_beta maximize: "accuracy"
+        (ties: lower log-loss) or "log_loss" (the lowest out-of-fold log-loss after
+        Platt scaling).
     """
 
     def __init__(
@@ -188,6 +228,8 @@ class SubtreeLinearClassifier(RuleClassifier):
         nb_beta: float = 1.0,
         separate_views: bool = False,
         calibrate: bool = False,
+        selection: str = "accuracy",
+        keep_rare_up_to: int = 0,
     ) -> None:
         self._store_params(locals())
 
@@ -205,6 +247,12 @@ class SubtreeLinearClassifier(RuleClassifier):
             raise ValueError(f"features={self.features!r} is invalid: choose one of {', '.join(FEATURES)}")
         if not isinstance(self.calibrate, bool):
             raise ValueError(f"calibrate={self.calibrate!r} is invalid: use true or false")
+        if not isinstance(self.keep_rare_up_to, int) or isinstance(self.keep_rare_up_to, bool) \
+                or not 0 <= self.keep_rare_up_to <= MAX_PATTERN_SIZE_LIMIT:
+            raise ValueError(f"keep_rare_up_to={self.keep_rare_up_to!r} is invalid: use a whole number of nodes from 0 "
+                             f"to {MAX_PATTERN_SIZE_LIMIT} (0 applies min_support to every subtree)")
+        if self.selection not in SELECTIONS:
+            raise ValueError(f"selection={self.selection!r} is invalid: choose one of {', '.join(SELECTIONS)}")
         if self.calibrate and (not isinstance(self.cv, int) or isinstance(self.cv, bool) or not 2 <= self.cv <= 20):
             raise ValueError(f"cv={self.cv!r} is invalid: use a whole number of folds from 2 to 20 (calibrate=True "
                              "fits its sigmoid on out-of-fold margins)")
@@ -250,7 +298,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         self.heads_ = [_Head(str(h), numpy.zeros(0)) for h in heads]
         counts, codes = mine_subtrees(X, max_pattern_size=self.max_pattern_size, min_support=self.min_support,
                                       include_root_patterns=self.include_root_patterns,
-                                      max_cache_mb=self.max_cache_mb)
+                                      max_cache_mb=self.max_cache_mb, keep_rare_up_to=self.keep_rare_up_to)
         if not codes:
             raise ValueError("The training trees contain no subtree to learn from (are the documents empty, or is "
                              "min_support larger than the number of documents?).")
@@ -291,7 +339,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         return fit_head(F, y, C=self.C if C is None else C, Cs=self.Cs, cv=self.cv, nb=self.features == "nb",
                         l1_ratio=self.l1_ratio, loss=self.loss, max_iter=self.max_iter, tol=self.tol,
                         nb_beta=self.nb_beta, nb_betas=NB_BETAS, calibrate=self.calibrate,
-                        criterion="calibrated_log_loss" if self.calibrate else "accuracy")
+                        criterion="calibrated_log_loss" if self.selection == "log_loss" else "accuracy")
 
     def _fit_views(self, F: Any, y: numpy.ndarray, views: List[numpy.ndarray]) -> Tuple[Any, ...]:
         """One model per view's columns; weights and intercept averaged over the views."""
