@@ -7,8 +7,10 @@
     python -m spacy_treeboost apply MODEL INPUT.jsonl OUTPUT.jsonl [--n-workers N] [--backend processes|ray]
     python -m spacy_treeboost migrate-config OLD.cfg NEW.cfg
 """
+import json
 import os
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Optional
@@ -113,7 +115,9 @@ def learn(
     from .learning.classifier_files import classifier_to_bytes
 
     _check_writable(model)
+    clock = time.process_time()
     forest, classes = _read(train)
+    read_seconds = time.process_time() - clock
     min_support = resolve_min_support(algorithm, min_support)
     if max_cache_mb is None:
         max_cache_mb = default_max_cache_mb()
@@ -127,7 +131,7 @@ def learn(
         except ValueError as err:
             _fail(str(err))
         _learn_linear(forest, classes, model, algorithm, boosting_settings,
-                      dict(features=features, loss=loss, C=C, l1_ratio=l1_ratio, cv=cv))
+                      dict(features=features, loss=loss, C=C, l1_ratio=l1_ratio, cv=cv), read_seconds)
         return
     clf = TreeBoostClassifier(
         algorithm, criterion=criterion, n_rounds=rounds, max_pattern_size=max_pattern_size,
@@ -164,7 +168,7 @@ def learn(
             typer.echo(f"stopped early ({head.name}): {head.stopped}", err=True)
 
 
-def _learn_linear(forest, classes, model: Path, algorithm: str, booster, opts: dict) -> None:
+def _learn_linear(forest, classes, model: Path, algorithm: str, booster, opts: dict, read_seconds: float) -> None:
     """Fit the subtree-linear model, or refit the rules of `booster` (whose settings are the shared ones)."""
     from .learning.corrective import CorrectiveBoostClassifier
     from .learning.classifier_files import classifier_to_bytes
@@ -181,11 +185,14 @@ def _learn_linear(forest, classes, model: Path, algorithm: str, booster, opts: d
         clf.fit(forest, classes)
     except (ValueError, MemoryError) as err:
         _fail(str(err))
+    clock = time.process_time()
     _write_model(model, classifier_to_bytes(clf))
+    phases = {"read": read_seconds, **getattr(clf, "timings_", {}), "write": time.process_time() - clock}
     info = getattr(clf, "fit_info_", None) or clf.refit_info_
     chosen = ", ".join(f"{i['head']}: C={i['C']}" for i in info)
     typer.echo(f"learned {len(clf.rules_)} rules over {len(clf.rules_.patterns)} distinct subtrees ({chosen}) -> {model}",
                err=True)
+    typer.echo(f"phases (CPU s): {json.dumps({k: round(v, 3) for k, v in phases.items()})}", err=True)
 
 
 # Documents per batch of `classify`: a batch's arrays are then small enough for the allocator to reuse them

@@ -59,6 +59,8 @@ VARIANTS: Dict[str, Dict[str, Any]] = {
     "rare2": {"C": 1.0, "nb_beta": None, "calibrate": True, "cv": 3, "keep_rare_up_to": 2},
     "rare2_3C": {"Cs": [0.1, 1.0, 10.0], "nb_beta": None, "calibrate": True, "cv": 3, "keep_rare_up_to": 2},
     "rare2_ll": {"C": 1.0, "nb_beta": None, "calibrate": True, "cv": 3, "keep_rare_up_to": 2, "selection": "log_loss"},
+    "rare2_hinge": {"C": 1.0, "nb_beta": None, "calibrate": True, "cv": 3, "keep_rare_up_to": 2,
+                    "loss": "squared_hinge"},
     "acc_C1": {"C": 1.0, "nb_beta": None, "calibrate": True, "cv": 3},
     "auto_C1_ms1": {"C": 1.0, "nb_beta": None, "calibrate": True, "cv": 3, "min_support": 1, "selection": "log_loss"},
     "auto_cvC": {"nb_beta": None, "calibrate": True, "selection": "log_loss"},

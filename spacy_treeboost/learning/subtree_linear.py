@@ -27,6 +27,7 @@ that sigmoid(2F) is the logistic model's probability. A tfidf model keeps every
 mined subtree as a rule (a zero weight included), since the document norm runs
 over all of them; its idf is stored in each rule.
 """
+import time
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
@@ -296,35 +297,56 @@ class SubtreeLinearClassifier(RuleClassifier):
             raise ValueError(f"Got {len(y)} labels for {len(X)} trees.")
         self.classes_, self.multilabel_, heads, targets = encode_targets(y, self._positive)
         self.heads_ = [_Head(str(h), numpy.zeros(0)) for h in heads]
+        clock = time.process_time()
         counts, codes = mine_subtrees(X, max_pattern_size=self.max_pattern_size, min_support=self.min_support,
                                       include_root_patterns=self.include_root_patterns,
                                       max_cache_mb=self.max_cache_mb, keep_rare_up_to=self.keep_rare_up_to)
         if not codes:
             raise ValueError("The training trees contain no subtree to learn from (are the documents empty, or is "
                              "min_support larger than the number of documents?).")
+        self.timings_ = {"mine": time.process_time() - clock}
+        clock = time.process_time()
         F, idf = self._transform(counts)
-        value = self.features if self.features in ("log1p", "tfidf") else "stump"
-        rules = RuleSet([h.name for h in self.heads_], algorithm=f"linear-{self.features}",
-                        include_root_patterns=self.include_root_patterns, value=value)
+        self.timings_["features"] = time.process_time() - clock
+        clock = time.process_time()
         self.fit_info_: List[Dict[str, Any]] = []
         views = self._views(codes)
-        for h, t in enumerate(targets):
+        fitted = []
+        for t in targets:
             w, c, chosen, scores, ab, beta = self._fit_views(F, t, views) if len(views) > 1 else self._fit_head(F, t)
             keep = None
             if self.max_rules is not None and numpy.count_nonzero(w) > self.max_rules:
                 w, c, keep = self._refit_top(counts if idf is not None else F, t, w, chosen)
-            if idf is None:
-                self._add_head(rules, h, codes, w, c)
-            else:
-                kept = numpy.arange(len(codes)) if keep is None else keep
-                for i in kept.tolist():
-                    rules.add(h, codes[i], 1, float(w[i]) / 2.0, float(idf[i]))
-                rules.intercepts[h] = c / 2.0
-            self.fit_info_.append({"head": rules.heads[h], "C": chosen, "cv_accuracy": scores,
+            fitted.append((w, c, keep))
+            self.fit_info_.append({"head": self.heads_[len(fitted) - 1].name, "C": chosen, "cv_accuracy": scores,
                                    "nonzero": int(numpy.count_nonzero(w)), "platt": ab, "nb_beta": beta})
+        del F, counts
+        self.timings_["fit"] = time.process_time() - clock
+        clock = time.process_time()
+        self.rules_ = self._rules(codes, fitted, idf)
+        self.timings_["rules"] = time.process_time() - clock
         self.n_features_ = len(codes)
-        self.rules_ = rules
         return self
+
+    def _rules(self, codes: "PatternCodes", fitted: List[Tuple[numpy.ndarray, float, Optional[numpy.ndarray]]],
+               idf: Optional[numpy.ndarray]) -> RuleSet:
+        """The rule table of the fitted heads: weights halved (sigmoid(2F) is the model's probability), each
+        head's nonzero weights by decreasing magnitude (ties: mined order); for tf-idf every kept subtree, in
+        mined order, its idf as the rule's b."""
+        value = self.features if self.features in ("log1p", "tfidf") else "stump"
+        rules = RuleSet([h.name for h in self.heads_], algorithm=f"linear-{self.features}",
+                        include_root_patterns=self.include_root_patterns, value=value)
+        for h, (w, c, keep) in enumerate(fitted):
+            if idf is None:
+                nonzero = numpy.flatnonzero(w)
+                order = nonzero[numpy.lexsort((nonzero, -numpy.abs(w[nonzero])))]
+                for j in order.tolist():
+                    rules.add(h, codes[j], 1, float(w[j]) / 2.0, 0.0)
+            else:
+                for i in (numpy.arange(len(codes)) if keep is None else keep).tolist():
+                    rules.add(h, codes[i], 1, float(w[i]) / 2.0, float(idf[i]))
+            rules.intercepts[h] = c / 2.0
+        return rules
 
     def _views(self, codes: PatternCodes) -> List[numpy.ndarray]:
         """The columns of each view (word chains, then dependency trees) when views are fitted apart, else all."""
@@ -370,10 +392,3 @@ class SubtreeLinearClassifier(RuleClassifier):
         out = numpy.zeros_like(w)
         out[keep] = w_keep
         return out, c, keep
-
-    @staticmethod
-    def _add_head(rules: RuleSet, h: int, codes: Sequence[Any], w: numpy.ndarray, c: float) -> None:
-        order = sorted(numpy.flatnonzero(w).tolist(), key=lambda j: (-abs(w[j]), j))
-        for j in order:
-            rules.add(h, codes[j], 1, float(w[j]) / 2.0, 0.0)
-        rules.intercepts[h] = c / 2.0
