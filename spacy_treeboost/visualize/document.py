@@ -7,13 +7,12 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy
 from spacy.tokens import Doc
 
-from ..models.explain import embeddings
+from ..models.explain import EmbeddingTable
 from ..trees.forest import DEPENDENCY_VIEW_PREFIX
 from .page import asset, standalone
 from .trees import Overlay, Word, sentence_svg
 
 DEFAULT_MAX_SUBTREES = 12
-MAX_EMBEDDINGS = 50
 
 
 def head_bias(rules: Any, head: int) -> float:
@@ -29,15 +28,6 @@ def _sentences(doc: Doc) -> List[Tuple[int, int]]:
     if len(doc) and (doc.has_annotation("SENT_START") or doc.has_annotation("DEP")):
         return [(s.start, s.end) for s in doc.sents]
     return [(0, len(doc))] if len(doc) else []
-
-
-def _pattern_parents(code: Sequence[Tuple[int, str]]) -> List[int]:
-    parents, path = [], []
-    for q, (depth, _) in enumerate(code):
-        del path[depth:]
-        parents.append(path[-1] if path else -1)
-        path.append(q)
-    return parents
 
 
 class ExplanationView:
@@ -127,21 +117,20 @@ def explanation_view(textcat: Any, doc: Doc, label: Optional[str] = None, *,
     largest = max((abs(g["contribution"]) for g in shown), default=0.0) or 1.0
     overlays: List[Dict[int, Overlay]] = [{} for _ in sentences]
     for k, g in enumerate(shown):
-        code = g["code"]
-        pattern_parents = _pattern_parents(code)
+        table = EmbeddingTable(g["code"], node_labels, parents)
         strength = 0.35 + 0.65 * abs(g["contribution"]) / largest
-        for nodes in embeddings(code, node_labels, parents, max_embeddings=MAX_EMBEDDINGS):
-            for q, v in enumerate(nodes):
-                t = int(tokens[v])
-                if t < 0:
-                    continue
-                s, i = where[t]
-                overlay = overlays[s].setdefault(k, Overlay(k, g["pattern"], g["contribution"], strength))
-                overlay.nodes.add(i)
-                if pattern_parents[q] >= 0:
-                    e = edge_of(nodes[pattern_parents[q]], v)
-                    if e is not None:
-                        overlays[e[0]].setdefault(k, Overlay(k, g["pattern"], g["contribution"], strength)).edges.add(e[1])
+
+        def overlay(s: int) -> Overlay:
+            return overlays[s].setdefault(k, Overlay(k, g["pattern"], g["contribution"], strength))
+
+        for v in table.covered_nodes():
+            t = int(tokens[v])
+            if t >= 0:
+                overlay(where[t][0]).nodes.add(where[t][1])
+        for parent, child in table.covered_arcs():
+            e = edge_of(parent, child)
+            if e is not None:
+                overlay(e[0]).edges.add(e[1])
     parts = [f'<div class="tb-view" data-label="{html.escape(label)}" data-mode="{spec.tree_mode}">',
              f'<div class="tb-title">Why <strong>{html.escape(label)}</strong>: the subtrees that fired, '
              '<span class="tb-pos">green</span> towards the label, <span class="tb-neg">red</span> away from it. '
