@@ -315,3 +315,64 @@ def test_matched_nodes_and_arcs_equal_those_of_every_embedding(data, n, shape, s
     arcs = {(parents[phi[q]], phi[q]) for phi in every for q in range(1, len(code))}
     assert table.covered_arcs() == arcs
     assert table.images() == [{phi[q] for phi in every} for q in range(len(code))]
+
+
+def test_render_displays_in_jupyter(monkeypatch):
+    import sys
+    import types
+
+    shown = []
+    display = types.ModuleType("IPython.display")
+    display.HTML = lambda text: ("HTML", text)
+    display.display = shown.append
+    monkeypatch.setitem(sys.modules, "IPython", types.ModuleType("IPython"))
+    monkeypatch.setitem(sys.modules, "IPython.display", display)
+    nlp, pipe = trained()
+    doc = nlp(TEXT)
+    assert render(doc, nlp, jupyter=True) is None
+    assert shown == [("HTML", explanation_view(pipe, doc)._repr_html_())]
+
+
+@pytest.fixture(scope="module")
+def saved_pipeline(tmp_path_factory):
+    nlp, _ = trained()
+    path = tmp_path_factory.mktemp("pipeline") / "model"
+    nlp.to_disk(path)
+    return path
+
+
+def run_cli(*args):
+    from typer.testing import CliRunner
+
+    from spacy_treeboost import cli
+
+    return CliRunner().invoke(cli.app, [str(a) for a in args])
+
+
+def test_cli_writes_the_explanation_and_the_report(saved_pipeline, tmp_path):
+    result = run_cli("explain", saved_pipeline, "--text", TEXT, "--output", tmp_path / "view.html", "--max-subtrees", 4)
+    assert result.exit_code == 0, result.output
+    nlp = spacy.load(saved_pipeline)
+    expected = explanation_view(nlp.get_pipe("treeboost_textcat"), nlp(TEXT), max_subtrees=4).page()
+    assert (tmp_path / "view.html").read_text(encoding="utf8") == expected
+    result = run_cli("report", saved_pipeline, "--data", REVIEWS / "dev.jsonl", "--top", 7, "--output", tmp_path / "r.html")
+    assert result.exit_code == 0, result.output
+    head = report_data((tmp_path / "r.html").read_text(encoding="utf8"))["heads"][0]
+    assert len(head["rows"]) == 7 and all(row["docs"] is not None for row in head["rows"])
+
+
+@pytest.mark.parametrize("args,message", [
+    (["explain", "{model}", "--text", "good", "--label", "MAYBE", "--output", "{tmp}/v.html"], "no rules for label 'MAYBE'"),
+    (["explain", "{model}", "--text", "good", "--component", "textcat", "--output", "{tmp}/v.html"],
+     "no treeboost_textcat component named 'textcat'"),
+    (["explain", "{tmp}/none", "--text", "good", "--output", "{tmp}/v.html"], "cannot load the pipeline"),
+    (["explain", "{model}", "--text", "good", "--output", "{tmp}/no/v.html"], "the directory .* does not exist"),
+    (["report", "{model}", "--data", "{tmp}/dev.spacy", "--output", "{tmp}/r.html"], "cannot read .*dev.spacy"),
+    (["report", "{model}", "--data", "{model}/meta.json", "--output", "{tmp}/r.html"], "use a .spacy DocBin"),
+    (["report", "{model}", "--top", "0", "--output", "{tmp}/r.html"], "top=0 is invalid"),
+    (["report", "{model}", "--output", "{tmp}"], "is a directory"),
+])
+def test_cli_bad_input_says_what_to_do(saved_pipeline, tmp_path, args, message):
+    result = run_cli(*[a.format(model=saved_pipeline, tmp=tmp_path) for a in args])
+    assert result.exit_code == 2
+    assert re.search(message, result.output), result.output
