@@ -142,7 +142,7 @@ def test_view_pages_are_deterministic_self_contained_and_render_like_displacy(tm
     assert render(doc, nlp, page=True, jupyter=False) == page
     fragment = render(doc, pipe, jupyter=False)
     assert fragment.startswith("<style>") and fragment.endswith("</script>") and "<html" not in fragment
-    assert explanation_view(pipe, doc)._repr_html_() == fragment
+    assert explanation_view(pipe, doc)._repr_html_() == fragment == pipe.explain_view(doc)._repr_html_()
     assert_offline(page)
     explanation_view(pipe, doc).to_disk(tmp_path / "v.html")
     assert (tmp_path / "v.html").read_text(encoding="utf8") == page
