@@ -127,6 +127,36 @@ def test_explain_page_shows_the_top_subtrees_without_console_errors(pipeline, re
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
 
 
+INTERACT = """<script>
+var view = document.querySelector(".tb-view");
+function fire(element, type) { element.dispatchEvent(new MouseEvent(type, {bubbles: true})); }
+fire(view.querySelector('tr[data-subtree="1"]'), "click");
+fire(view.querySelector('g[data-subtree="0"]'), "mouseover");
+document.body.setAttribute("data-hovered", view.querySelectorAll(".tb-on").length + " " +
+  view.querySelectorAll('.tb-on[data-subtree="0"]').length);
+fire(view, "mouseleave");
+</script></body>"""
+
+
+def test_selecting_and_hovering_highlight_every_place_of_one_subtree(quick_start, tmp_path):
+    page = tmp_path / "view.html"
+    cli("explain", str(quick_start), "--text", TEXT, "--output", str(page))
+    page.write_text(page.read_text(encoding="utf8").replace("</body>", INTERACT), encoding="utf8")
+    run = load_page(page)
+    assert run.console == []
+    dom = Dom(run.dom)
+    marked = {tag: [a for t, a in dom.elements if t == tag and "data-subtree" in a] for tag in ("g", "tr")}
+    for tag, items in marked.items():
+        for a in items:
+            assert ("tb-on" in a["class"].split()) == (a["data-subtree"] == "1"), (tag, a)
+    assert any(a["data-subtree"] == "1" for a in marked["g"])
+    view = [a for t, a in dom.elements if t == "div" and "tb-view" in a.get("class", "").split()][0]
+    assert "tb-focus" in view["class"].split()
+    hovered = [a["data-hovered"] for t, a in dom.elements if t == "body"][0].split()
+    n_zero = sum(a["data-subtree"] == "0" for items in marked.values() for a in items)
+    assert hovered == [str(n_zero), str(n_zero)]
+
+
 def test_report_page_lists_the_subtrees_of_rules_listing(quick_start, tmp_path):
     page = tmp_path / "report.html"
     cli("report", str(quick_start), "--data", str(REVIEWS / "dev.jsonl"), "--output", str(page))
