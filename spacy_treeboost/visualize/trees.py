@@ -100,10 +100,8 @@ def sentence_svg(words: Sequence[Word], edges: Sequence[Edge], overlays: Sequenc
         h = height(head, dep, below)
         y = arc_y(below)
         parts.append(f'<path class="tb-arc" d="{_arc(x1, x2, y, h, below)}"/>')
-        tip = y + (3 if below else -3)
-        xd = centers[dep]
-        parts.append(f'<path class="tb-arrow" d="M{xd - 3:.1f},{tip - (-4 if below else 4):.1f} L{xd:.1f},{y:.1f} '
-                     f'L{xd + 3:.1f},{tip - (-4 if below else 4):.1f}"/>')
+        xd, wing = centers[dep], y + (7 if below else -7)
+        parts.append(f'<path class="tb-arrow" d="M{xd - 3:.1f},{wing:.1f} L{xd:.1f},{y:.1f} L{xd + 3:.1f},{wing:.1f}"/>')
         if words[dep].dep:
             ly = y + (0.75 * h + 10 if below else -0.75 * h - 3)
             parts.append(f'<text class="tb-dep" x="{(x1 + x2) / 2:.1f}" y="{ly:.1f}">{html.escape(words[dep].dep)}</text>')

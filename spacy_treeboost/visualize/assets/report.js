@@ -63,7 +63,7 @@
     tr.appendChild(where);
     return tr;
   }
-  function section(head, index) {
+  function section(head) {
     var box = el("section", "tb-label-section");
     box.setAttribute("data-label", head.label);
     box.appendChild(el("h2", null, "Label " + head.label));
@@ -106,8 +106,7 @@
     function update() {
       var query = search.value.trim().toLowerCase();
       var rows = head.rows.filter(function (r) { return !query || r.pattern.toLowerCase().indexOf(query) >= 0; });
-      var key = state.key === "weight" ? "weight" : state.key;
-      rows.sort(compare(key, state.descending));
+      rows.sort(compare(state.key, state.descending));
       var pages = Math.max(1, Math.ceil(rows.length / PAGE));
       state.page = Math.min(state.page, pages - 1);
       var start = state.page * PAGE, shown = rows.slice(start, start + PAGE);
@@ -129,6 +128,6 @@
     return box;
   }
   var labels = document.getElementById("tb-labels");
-  data.heads.forEach(function (head, i) { labels.appendChild(section(head, i)); });
+  data.heads.forEach(function (head) { labels.appendChild(section(head)); });
   document.body.setAttribute("data-first-screen-ms", performance.now().toFixed(1));
 })();
