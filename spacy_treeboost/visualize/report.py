@@ -46,18 +46,25 @@ def top_subtrees(rules: RuleSet, head: int, top: int) -> List[Tuple[int, float, 
     For the linear learners (one rule per subtree, listed by decreasing |weight|) this is the order of
     `rules_listing()`.
     """
-    pid, value = present_contributions(rules, head)
+    return _rank(*present_contributions(rules, head), top)[0]
+
+
+def _rank(pid: numpy.ndarray, value: numpy.ndarray,
+          top: int) -> Tuple[List[Tuple[int, float, List[int]]], float, int]:
+    """`top_subtrees` from the rules' pattern ids and contributions, the sum of every subtree's |total|, and
+    the number of subtrees."""
     if not len(pid):
-        return []
-    patterns, first = numpy.unique(pid, return_index=True)
-    totals = numpy.bincount(pid, weights=value, minlength=len(rules.patterns))[patterns]
+        return [], 0.0, 0
+    patterns, first, inverse = numpy.unique(pid, return_index=True, return_inverse=True)
+    totals = numpy.bincount(inverse.ravel(), weights=value, minlength=len(patterns))
     order = numpy.lexsort((first, -numpy.abs(totals)))[:top]
     chosen = patterns[order]
     position = {int(p): i for i, p in enumerate(chosen)}
     members: List[List[int]] = [[] for _ in chosen]
     for r in numpy.flatnonzero(numpy.isin(pid, chosen)).tolist():
         members[position[int(pid[r])]].append(r)
-    return [(int(p), float(totals[o]), m) for p, o, m in zip(chosen.tolist(), order.tolist(), members)]
+    ranked = [(int(p), float(totals[o]), m) for p, o, m in zip(chosen.tolist(), order.tolist(), members)]
+    return ranked, float(numpy.abs(totals).sum()), len(patterns)
 
 
 def rule_report_data(rules: RuleSet, *, top: int = DEFAULT_TOP,
@@ -75,7 +82,7 @@ def rule_report_data(rules: RuleSet, *, top: int = DEFAULT_TOP,
     out = []
     for h, label in enumerate(rules.heads):
         pid, value = present_contributions(rules, h)
-        chosen = top_subtrees(rules, h, top)
+        chosen, magnitude, n_subtrees = _rank(pid, value, top)
         rows = []
         for rank, (p, total, members) in enumerate(chosen, 1):
             row = {"rank": rank, "pattern": code_to_sexpr(rules.patterns[p]), "weight": total,
@@ -87,10 +94,8 @@ def rule_report_data(rules: RuleSet, *, top: int = DEFAULT_TOP,
                 row["data_contribution"] = seen.get("contribution", {}).get(h, 0.0 if rules.value != "tfidf" else None)
                 row["snippets"] = seen.get("snippets", [])
             rows.append(row)
-        n_subtrees = len(numpy.unique(pid))
-        magnitude = numpy.abs(numpy.bincount(pid, weights=value, minlength=len(rules.patterns))).sum() if len(pid) else 0.0
         shown = sum(abs(r["weight"]) for r in rows)
-        out.append({"label": label, "rules": int(len(pid)), "subtrees": int(n_subtrees), "bias": head_bias(rules, h),
+        out.append({"label": label, "rules": int(len(pid)), "subtrees": n_subtrees, "bias": head_bias(rules, h),
                     "shown": len(rows), "shown_share": float(shown / magnitude) if magnitude else 1.0, "rows": rows})
     return out
 
