@@ -6,6 +6,8 @@
     python -m spacy_treeboost convert INPUT.jsonl OUTPUT.spacy [--model en_core_web_sm]
     python -m spacy_treeboost apply MODEL INPUT.jsonl OUTPUT.jsonl [--n-workers N] [--backend processes|ray]
     python -m spacy_treeboost migrate-config OLD.cfg NEW.cfg
+    python -m spacy_treeboost explain PIPELINE --text "..." [--label L] --output view.html
+    python -m spacy_treeboost report PIPELINE [--data dev.spacy] --output report.html
 """
 import json
 import os
@@ -332,6 +334,76 @@ def migrate_config(
             moved.append(name)
     write_bytes_atomic(new, config.to_str().encode("utf8"))
     typer.echo(f"migrated {', '.join(moved) or 'nothing (no flat treeboost_textcat settings)'} -> {new}", err=True)
+
+
+def _load_pipeline(pipeline: str):
+    import spacy
+
+    try:
+        return spacy.load(pipeline)
+    except OSError as err:
+        _fail(f"cannot load the pipeline {pipeline!r}: give a trained pipeline directory (e.g. "
+              f"training/chain/model-best) or an installed package ({err})")
+
+
+def _write_page(output: Path, page: str) -> None:
+    from .files import write_bytes_atomic
+
+    if output.is_dir():
+        _fail(f"{output} is a directory; give the page a file name, e.g. {output / 'page.html'}")
+    if not output.parent.is_dir():
+        _fail(f"cannot write {output}: the directory {output.parent} does not exist (create it first)")
+    try:
+        write_bytes_atomic(output, page.encode("utf8"))
+    except OSError as err:
+        _fail(f"cannot write {output}: {err.strerror}")
+
+
+@app.command()
+def explain(
+    pipeline: str = typer.Argument(..., help="A trained spaCy pipeline (directory or package) with treeboost_textcat"),
+    text: str = typer.Option(..., "--text", help="The text to classify and explain"),
+    output: Path = typer.Option(..., "--output", "-o", help="Where to write the HTML page"),
+    label: Optional[str] = typer.Option(None, "--label", help="The label to explain (default: the first scored)"),
+    component: Optional[str] = typer.Option(None, "--component", help="The component's name (default: the first "
+                                            "treeboost_textcat)"),
+    max_subtrees: int = typer.Option(12, "--max-subtrees", help="How many fired subtrees to draw"),
+    all_sentences: bool = typer.Option(False, "--all-sentences", help="Draw every sentence's tree"),
+) -> None:
+    """Write a page that draws the doc's sentence trees with the subtrees that fired for a label."""
+    from .visualize.document import explanation_view, find_textcat
+
+    nlp = _load_pipeline(pipeline)
+    try:
+        textcat = find_textcat(nlp, component)
+        view = explanation_view(textcat, nlp(text), label, max_subtrees=max_subtrees, all_sentences=all_sentences)
+    except ValueError as err:
+        _fail(str(err))
+    _write_page(output, view.page())
+    typer.echo(f"wrote the explanation -> {output}", err=True)
+
+
+@app.command()
+def report(
+    pipeline: str = typer.Argument(..., help="A trained spaCy pipeline (directory or package) with treeboost_textcat"),
+    output: Path = typer.Option(..., "--output", "-o", help="Where to write the HTML page"),
+    data: Optional[Path] = typer.Option(None, "--data", help="Training or dev data (.spacy or .jsonl) for document "
+                                        "frequencies, snippets and scores"),
+    component: Optional[str] = typer.Option(None, "--component", help="The component's name (default: the first "
+                                            "treeboost_textcat)"),
+    top: int = typer.Option(300, "--top", help="How many subtrees of each label to list"),
+) -> None:
+    """Write a report of a trained component: per label its top subtrees, where they fire, settings and scores."""
+    from .visualize.report import read_examples, report_page
+
+    nlp = _load_pipeline(pipeline)
+    try:
+        examples = None if data is None else read_examples(nlp, data)
+        page = report_page(nlp, examples, name=component, top=top)
+    except (ValueError, FileNotFoundError) as err:
+        _fail(str(err))
+    _write_page(output, page)
+    typer.echo(f"wrote the report -> {output}", err=True)
 
 
 def main() -> None:

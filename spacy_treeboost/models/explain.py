@@ -54,8 +54,9 @@ class EmbeddingTable:
             path.append(q)
         n = len(labels)
         tree_children: List[List[int]] = [[] for _ in range(n)]
+        self.tree_parents = [int(p) for p in parents]
         for v in range(1, n):
-            tree_children[int(parents[v])].append(v)
+            tree_children[self.tree_parents[v]].append(v)
         nodes_of: Dict[str, List[int]] = {}
         for v in range(n):
             nodes_of.setdefault(labels[v], []).append(v)
@@ -131,6 +132,15 @@ class EmbeddingTable:
 
     def covered_nodes(self) -> Set[int]:
         """The tree nodes that at least one embedding uses."""
+        return set().union(*self.images())
+
+    def covered_arcs(self) -> Set[Tuple[int, int]]:
+        """The tree arcs (parent, child) onto which at least one embedding maps an arc of the pattern."""
+        images = self.images()
+        return {(self.tree_parents[c], c) for q in range(1, len(self.code)) for c in images[q]}
+
+    def images(self) -> List[Set[int]]:
+        """images[q]: the tree nodes that pattern node q takes in at least one embedding."""
         images: List[Set[int]] = [set() for _ in self.code]
         images[0] = set(self.counts[0])
         for q, kids in enumerate(self.pattern_children):
@@ -144,7 +154,7 @@ class EmbeddingTable:
                     for c in self.options[(q, v)][i]:
                         if c > low and (high is None or c < high):
                             images[kid].add(c)
-        return set().union(*images)
+        return images
 
 
 def count_embeddings(code: Sequence, labels: Sequence[str], parents: numpy.ndarray) -> int:
@@ -180,6 +190,12 @@ def embeddings(code: Sequence, labels: Sequence[str], parents: numpy.ndarray, *,
 def covered_nodes(code: Sequence, labels: Sequence[str], parents: numpy.ndarray) -> Set[int]:
     """The nodes of one tree that some embedding of a pattern code uses, found without listing the embeddings."""
     return EmbeddingTable(code, labels, parents).covered_nodes()
+
+
+def covered_arcs(code: Sequence, labels: Sequence[str], parents: numpy.ndarray) -> Set[Tuple[int, int]]:
+    """The arcs (parent, child) of one tree that some embedding of a pattern code uses, found without listing
+    the embeddings."""
+    return EmbeddingTable(code, labels, parents).covered_arcs()
 
 
 def by_subtree(explanation: List[Dict[str, Any]], label: str) -> List[Dict[str, Any]]:

@@ -365,6 +365,21 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         node_labels, parents, tokens = self._spec.node_labels(doc)
         return render_html(doc, explanation, tokens, node_labels, parents, label)
 
+    def explain_view(self, doc: Doc, label: Optional[str] = None, *, max_subtrees: int = 12,
+                     all_sentences: bool = False) -> Any:
+        """The doc's sentence trees with the subtrees that fired for `label` drawn on them, and the margin's
+        decomposition; the view shows itself in Jupyter, `.page()` is a standalone HTML page.
+
+        doc (Doc): A doc processed by the preceding components.
+        label (Optional[str]): The label to explain; by default the first scored label.
+        max_subtrees (int): How many of the most influential fired subtrees to draw.
+        all_sentences (bool): Draw every sentence's tree, also where no drawn subtree fired.
+        RETURNS (ExplanationView): The view (see docs/visualize.md).
+        """
+        from ..visualize.document import explanation_view
+
+        return explanation_view(self, doc, label, max_subtrees=max_subtrees, all_sentences=all_sentences)
+
     def rules_listing(self) -> str:
         """RETURNS (str): The learned rules, one per line, per label."""
         predictor = self._predictor()

@@ -1,0 +1,213 @@
+"""The document view: a doc's sentence trees with the subtrees that fired for one label drawn on them,
+and the decomposition of the label's margin (bias + subtrees = score -> probability)."""
+import html
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy
+from spacy.tokens import Doc
+
+from ..models.explain import EmbeddingTable
+from ..trees.forest import DEPENDENCY_VIEW_PREFIX
+from .page import asset, standalone
+from .trees import Overlay, Word, sentence_svg
+
+DEFAULT_MAX_SUBTREES = 12
+
+
+def head_bias(rules: Any, head: int) -> float:
+    """The part of a head's margin that does not depend on which subtrees occur: its intercept, plus for
+    stump rules the absent score of every rule (the contributions are measured from it)."""
+    bias = float(rules.intercepts[head])
+    if rules.value == "stump":
+        bias += float(sum(b for _, _, _, b in rules._rules[head]))
+    return bias
+
+
+def _sentences(doc: Doc) -> List[Tuple[int, int]]:
+    if len(doc) and (doc.has_annotation("SENT_START") or doc.has_annotation("DEP")):
+        return [(s.start, s.end) for s in doc.sents]
+    return [(0, len(doc))] if len(doc) else []
+
+
+class ExplanationView:
+    """A rendered explanation of one doc for one label; shows itself in Jupyter (`_repr_html_`).
+
+    fragment (str): The view's HTML without style and script.
+    title (str): The page title.
+    """
+
+    def __init__(self, fragment: str, title: str) -> None:
+        self.fragment = fragment
+        self.title = title
+
+    def _repr_html_(self) -> str:
+        return f"<style>{asset('view.css')}</style>{self.fragment}<script>{asset('view.js')}</script>"
+
+    def page(self) -> str:
+        """RETURNS (str): A standalone HTML page (everything inlined, nothing loaded from the network)."""
+        return standalone(self.title, self.fragment, asset("view.css"), asset("view.js"))
+
+    def to_disk(self, path: Union[str, Path]) -> None:
+        """Write the standalone page to `path`."""
+        Path(path).write_text(self.page(), encoding="utf8")
+
+
+def explanation_view(textcat: Any, doc: Doc, label: Optional[str] = None, *,
+                     max_subtrees: int = DEFAULT_MAX_SUBTREES, all_sentences: bool = False) -> ExplanationView:
+    """Draw the subtrees that fired for `label` on the doc's sentence trees.
+
+    textcat (TreeBoostTextCategorizer): A trained component.
+    doc (Doc): A doc processed by the pipeline's components before `textcat`.
+    label (Optional[str]): The label to explain; by default the first scored label.
+    max_subtrees (int): How many of the most influential fired subtrees to draw.
+    all_sentences (bool): Draw the trees of sentences in which no drawn subtree fired (else their text only).
+    RETURNS (ExplanationView): The view.
+    """
+    if isinstance(max_subtrees, bool) or not isinstance(max_subtrees, int) or max_subtrees < 1:
+        raise ValueError(f"max_subtrees={max_subtrees!r} is invalid: use a whole number >= 1 "
+                         f"(default {DEFAULT_MAX_SUBTREES}).")
+    predictor = textcat._predictor()
+    if predictor is None:
+        raise ValueError(f"'{textcat.name}' is not trained yet: there is nothing to explain. Train it "
+                         "(spacy train) or load a trained pipeline.")
+    rules = predictor.rules_
+    label = rules.heads[0] if label is None else label
+    if label not in rules.heads:
+        raise ValueError(f"'{textcat.name}' has no rules for label {label!r}; it scores {rules.heads}.")
+    head = rules.heads.index(label)
+    grouped = [g for g in textcat.explain(doc) if g["label"] == label]
+    shown = grouped[:max_subtrees]
+    margins = textcat.predict([doc])
+    from ..pipeline.scoring import cats_from_margins
+
+    probability = cats_from_margins(margins, predictor, textcat.labels)[0].get(label, 0.0)
+    spec = textcat._spec
+    node_labels, parents, tokens = spec.node_labels(doc)
+    dep_view = spec.doc_parts(doc)[4]
+    below_view = spec.tree_mode == "chain+dependency"
+    sentences = _sentences(doc)
+    where = {}
+    for s, (start, end) in enumerate(sentences):
+        for t in range(start, end):
+            where[t] = (s, t - start)
+    words: List[List[Word]] = [[Word(doc[t].text, None) for t in range(a, b)] for a, b in sentences]
+    edges: List[set] = [set() for _ in sentences]
+    has_dep = spec.tree_mode != "chain" and doc.has_annotation("DEP")
+
+    def edge_of(parent: int, child: int) -> Optional[Tuple[int, Tuple[int, int, bool]]]:
+        tp, tc = int(tokens[parent]), int(tokens[child])
+        if tp < 0 or tc < 0 or where[tp][0] != where[tc][0]:
+            return None
+        below = below_view and not bool(dep_view[child])
+        return where[tc][0], (where[tp][1], where[tc][1], below)
+
+    for v in range(1, len(node_labels)):
+        t = int(tokens[v])
+        s, i = where[t]
+        in_dep_view = dep_view is not None and bool(dep_view[v])
+        if words[s][i].label is None or not in_dep_view:
+            text = node_labels[v]
+            words[s][i].label = text[len(DEPENDENCY_VIEW_PREFIX):] if in_dep_view else text
+        if has_dep and (dep_view is None or in_dep_view):
+            words[s][i].dep = doc[t].dep_
+        e = edge_of(int(parents[v]), v) if parents[v] >= 0 else None
+        if e is not None:
+            edges[e[0]].add(e[1])
+    largest = max((abs(g["contribution"]) for g in shown), default=0.0) or 1.0
+    overlays: List[Dict[int, Overlay]] = [{} for _ in sentences]
+    for k, g in enumerate(shown):
+        table = EmbeddingTable(g["code"], node_labels, parents)
+        strength = 0.35 + 0.65 * abs(g["contribution"]) / largest
+
+        def overlay(s: int) -> Overlay:
+            return overlays[s].setdefault(k, Overlay(k, g["pattern"], g["contribution"], strength))
+
+        for v in table.covered_nodes():
+            t = int(tokens[v])
+            if t >= 0:
+                overlay(where[t][0]).nodes.add(where[t][1])
+        for parent, child in table.covered_arcs():
+            e = edge_of(parent, child)
+            if e is not None:
+                overlay(e[0]).edges.add(e[1])
+    parts = [f'<div class="tb-view" data-label="{html.escape(label)}" data-mode="{spec.tree_mode}">',
+             f'<div class="tb-title">Why <strong>{html.escape(label)}</strong>: the subtrees that fired, '
+             '<span class="tb-pos">green</span> towards the label, <span class="tb-neg">red</span> away from it. '
+             'Hover or select a subtree to see every place it matched.</div><div class="tb-body"><div class="tb-trees">']
+    for s, (start, end) in enumerate(sentences):
+        drawn = [overlays[s][k] for k in sorted(overlays[s])]
+        if drawn or all_sentences:
+            parts.append(f'<div class="tb-sentence">{sentence_svg(words[s], sorted(edges[s]), drawn)}</div>')
+        else:
+            parts.append(f'<p class="tb-plain">{html.escape(doc[start:end].text)}</p>')
+    parts.append("</div>")
+    parts.append(_margin_table(shown, grouped, head_bias(rules, head), float(margins[0, head]), probability, label))
+    parts.append("</div></div>")
+    return ExplanationView("".join(parts), f"Why {label}: {doc.text[:60]}")
+
+
+def _margin_table(shown: List[Dict[str, Any]], grouped: List[Dict[str, Any]], bias: float, score: float,
+                  probability: float, label: str) -> str:
+    rest = grouped[len(shown):]
+    rows = ['<table class="tb-margin"><caption>bias + subtrees = score &rarr; probability</caption>'
+            '<tr><th></th><th>subtree</th><th>count</th><th>contribution</th></tr>',
+            f'<tr class="tb-sum"><td></td><td>bias</td><td></td><td>{bias:+.4f}</td></tr>']
+    for k, g in enumerate(shown):
+        cls = "tb-pos" if g["contribution"] >= 0 else "tb-neg"
+        rows.append(f'<tr class="tb-row" tabindex="0" data-subtree="{k}" data-pattern="{html.escape(g["pattern"])}" '
+                    f'data-contribution="{g["contribution"]!r}"><td><span class="tb-swatch {cls}"></span></td>'
+                    f'<td><code>{html.escape(g["pattern"])}</code></td><td>{g["count"]}</td>'
+                    f'<td>{g["contribution"]:+.4f}</td></tr>')
+    if rest:
+        rows.append(f'<tr class="tb-sum"><td></td><td>{len(rest)} other subtrees</td><td></td>'
+                    f'<td>{sum(g["contribution"] for g in rest):+.4f}</td></tr>')
+    total = bias + sum(g["contribution"] for g in grouped)
+    rows.append(f'<tr class="tb-total" data-score="{score!r}"><td></td><td>score (margin)</td><td></td>'
+                f'<td>{total:+.4f}</td></tr>')
+    rows.append(f'<tr class="tb-total" data-probability="{probability!r}"><td></td><td>P({html.escape(label)})</td>'
+                f'<td></td><td>{probability:.4f}</td></tr></table>')
+    return "".join(rows)
+
+
+def find_textcat(pipeline: Any, name: Optional[str] = None) -> Any:
+    """The treeboost_textcat component of a pipeline (by name, or the first one), or the component itself."""
+    from ..pipeline.treeboost_textcat import TreeBoostTextCategorizer
+
+    if isinstance(pipeline, TreeBoostTextCategorizer):
+        return pipeline
+    names = [n for n, p in pipeline.pipeline if isinstance(p, TreeBoostTextCategorizer)]
+    if name is not None:
+        if name not in names:
+            raise ValueError(f"The pipeline has no treeboost_textcat component named {name!r}; it has {names or 'none'}.")
+        return pipeline.get_pipe(name)
+    if not names:
+        raise ValueError(f"The pipeline ({', '.join(pipeline.pipe_names) or 'empty'}) has no treeboost_textcat "
+                         "component to explain.")
+    return pipeline.get_pipe(names[0])
+
+
+def render(doc: Doc, textcat: Any, label: Optional[str] = None, *, page: bool = False,
+           jupyter: Optional[bool] = None, max_subtrees: int = DEFAULT_MAX_SUBTREES,
+           all_sentences: bool = False) -> Optional[str]:
+    """Render the explanation of a doc for one label, as `displacy.render` renders a parse.
+
+    doc (Doc): A doc processed by the pipeline.
+    textcat (Union[Language, TreeBoostTextCategorizer]): The pipeline or its treeboost_textcat component.
+    label (Optional[str]): The label to explain; by default the first scored label.
+    page (bool): A standalone HTML page instead of a fragment.
+    jupyter (Optional[bool]): Display in Jupyter; by default when running in a notebook.
+    max_subtrees (int): How many fired subtrees to draw.
+    all_sentences (bool): Draw every sentence's tree, also where no drawn subtree fired.
+    RETURNS (Optional[str]): The HTML, or None when displayed in Jupyter.
+    """
+    from spacy.util import is_in_jupyter
+
+    view = explanation_view(find_textcat(textcat), doc, label, max_subtrees=max_subtrees,
+                            all_sentences=all_sentences)
+    if jupyter or (jupyter is None and is_in_jupyter()):
+        from IPython.display import HTML, display
+
+        display(HTML(view._repr_html_()))
+        return None
+    return view.page() if page else view._repr_html_()

