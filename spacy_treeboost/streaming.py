@@ -4,6 +4,7 @@
 Ray Data's `map_batches`, which loads the pipeline once per worker.
 """
 import gzip
+import io
 import json
 import os
 from pathlib import Path
@@ -12,11 +13,14 @@ from typing import IO, Any, Dict, Iterator, Optional
 import numpy
 
 from .datasets.corpora import CorpusFormatError, iter_jsonl
+from .files import create_temp_beside
 
 
-def open_output(path: Path, gz: bool) -> IO[str]:
-    """A text file to write, gzip-compressed when `gz` is true."""
-    return gzip.open(path, "wt", encoding="utf8") if gz else open(path, "w", encoding="utf8")
+def open_output(raw: IO[bytes], gz: bool) -> IO[str]:
+    """A UTF-8 text stream writing to the binary file `raw`, gzip-compressed when `gz` is true (with no name or
+    time stamp in the header, so the same records give the same bytes)."""
+    return io.TextIOWrapper(gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) if gz else raw,
+                            encoding="utf8")
 
 
 def read_records(path: Path) -> Iterator[Dict[str, Any]]:
@@ -92,16 +96,16 @@ def apply_stream(model: str, input_path: Path, output_path: Path, *, n_workers: 
         pairs = nlp.pipe(((r["text"], r) for r in read_records(input_path)), as_tuples=True, batch_size=batch_size,
                          n_process=n_workers)
         records = (dict(record, cats=doc.cats) for doc, record in pairs)
-    partial = output_path.with_name(output_path.name + ".part")
+    fd, partial = create_temp_beside(output_path)
     n = 0
     try:
-        with open_output(partial, output_path.suffix == ".gz") as out, tqdm(unit="doc", disable=not progress) as bar:
+        with open(fd, "wb") as raw, open_output(raw, output_path.suffix == ".gz") as out, \
+                tqdm(unit="doc", disable=not progress) as bar:
             for record in records:
                 out.write(json.dumps(record, default=_plain) + "\n")
                 n += 1
                 bar.update(1)
         os.replace(partial, output_path)
     finally:
-        if partial.exists():
-            partial.unlink()
+        partial.unlink(missing_ok=True)
     return n
