@@ -217,6 +217,10 @@ def load_cfg_json(data: bytes, source: str) -> Any:
     except ValueError as err:
         raise ModelFormatError(f"{source}: the settings file is not valid JSON (truncated or damaged: {err}); "
                                "restore it from a copy or save the pipeline again.") from None
+    except RecursionError:
+        raise ModelFormatError(f"{source}: the settings file nests lists or objects too deeply to be a "
+                               "spacy-treeboost cfg (damaged or not one); restore it from a copy or save the pipeline "
+                               "again.") from None
 
 
 def read_model_file(path: Union[str, Path], component: str) -> bytes:

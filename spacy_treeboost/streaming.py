@@ -23,6 +23,17 @@ def open_output(raw: IO[bytes], gz: bool) -> IO[str]:
                             encoding="utf8")
 
 
+def load_pipeline(model: str) -> Any:
+    """`spacy.load(model)`, with any failure (also of a package that is not a pipeline) as one ValueError."""
+    import spacy
+
+    try:
+        return spacy.load(model)
+    except Exception as err:
+        raise ValueError(f"cannot load the pipeline {model!r} ({type(err).__name__}: {err}); pass a pipeline "
+                         "directory written by spacy train or nlp.to_disk, or an installed pipeline package") from None
+
+
 def read_records(path: Path) -> Iterator[Dict[str, Any]]:
     """The JSON objects of a JSONL (or .jsonl.gz) file, one at a time; each needs a "text" string."""
     for number, record in iter_jsonl(path):
@@ -90,9 +101,7 @@ def apply_stream(model: str, input_path: Path, output_path: Path, *, n_workers: 
     if backend == "ray":
         records = _ray_records(model, input_path, n_workers, batch_size, ray_address)
     else:
-        import spacy
-
-        nlp = spacy.load(model)
+        nlp = load_pipeline(model)
         pairs = nlp.pipe(((r["text"], r) for r in read_records(input_path)), as_tuples=True, batch_size=batch_size,
                          n_process=n_workers)
         records = (dict(record, cats=doc.cats) for doc, record in pairs)

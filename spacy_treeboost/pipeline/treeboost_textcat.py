@@ -164,6 +164,9 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         for key in ("rounds_per_update", "initial_rounds"):
             if not isinstance(cfg[key], int) or isinstance(cfg[key], bool) or cfg[key] < 0:
                 raise ValueError(f"{key}={cfg[key]!r} is invalid: use a whole number >= 0")
+        if cfg["rounds_per_update"] == 0 and cfg["initial_rounds"] == 0 and split_learner(self._template)[0]:
+            raise ValueError("rounds_per_update=0 is invalid with initial_rounds = 0 and a boosting learner: no rule "
+                             "would ever be learned; use rounds_per_update >= 1 (or initial_rounds >= 1)")
         if not isinstance(cfg["threshold"], (int, float)) or not 0.0 <= cfg["threshold"] <= 1.0:
             raise ValueError(f"threshold={cfg['threshold']!r} is invalid: use a probability between 0 and 1")
 
