@@ -144,4 +144,4 @@ def data_errors(corpus: Optional[str]) -> Iterator[None]:
     except ConfigValidationError:
         raise
     except ValueError as err:
-        raise DataError(f"{corpus}: {err}" if corpus else str(err)) from None
+        raise DataError(f"{corpus}: {err}" if corpus else str(err)) from err

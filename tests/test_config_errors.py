@@ -155,7 +155,7 @@ BAD_CORPORA = [
      "add one"),
     ("utf8.jsonl", lines(GOOD[:3]) + b'{"text": "b\xffd", "label": "NEG"}\n', ", line 4: the bytes are not UTF-8 "
      "(invalid start byte at byte 11 of the line). Save the file as UTF-8."),
-    ("cut.jsonl.gz", gzip.compress(lines(GOOD * 400))[:3000], ": the gzip file is truncated or damaged after line "),
+    ("cut.jsonl.gz", gzip.compress(lines(GOOD * 400))[:-20], ": the gzip file is truncated or damaged after line "),
 ]
 
 

@@ -234,7 +234,8 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         with reported_at(block, self.cfg):
             check_whole_corpus(nlp, self.name)
             check_parser(nlp, self.name, self._spec.tree_mode, self.cfg["parse_source"])
-        with data_errors(training_corpus(nlp)):
+        corpus = training_corpus(nlp)
+        with data_errors(corpus):
             validate_get_examples(get_examples, "TreeBoostTextCategorizer.initialize")
             examples = list(get_examples())
             if not examples:
@@ -248,7 +249,7 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
             self.cfg["positive_label"] = positive_label
         with reported_at(block, self.cfg):
             check_positive_label(self.labels, self.cfg["positive_label"])
-        with data_errors(training_corpus(nlp)):
+        with data_errors(corpus):
             docs = training_docs(examples, nlp, self.name, self.cfg["parse_source"])
             self._spec.check_docs(docs, self.name, self.cfg["parse_source"])
             gold = targets(examples, self.labels, self.cfg["exclusive_classes"], self.name)
