@@ -117,6 +117,13 @@ def test_unsealed_version_1_classifier_files_load_only_when_accepted_or_resealed
     assert classifier_from_bytes(resealed).decision_function(f).tolist() == clf.decision_function(f).tolist()
 
 
+def test_no_bit_flip_of_an_unsealed_version_1_file_loads_by_default():
+    data = srsly.msgpack_dumps(classifier_to_dict(fitted()))
+    for bit in sample_bits(len(data) * 8, 300, seed=1):
+        with pytest.raises(ModelFormatError):
+            classifier_from_bytes(flipped(data, bit))
+
+
 def component_outcomes(nlp, pipe, tmp_path, field: str, bits, texts):
     pipe.to_disk(tmp_path / "p")
     target = tmp_path / "p" / field
