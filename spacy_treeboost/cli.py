@@ -6,6 +6,7 @@
     python -m spacy_treeboost convert INPUT.jsonl OUTPUT.spacy [--model en_core_web_sm]
     python -m spacy_treeboost apply MODEL INPUT.jsonl OUTPUT.jsonl [--n-workers N] [--backend processes|ray]
     python -m spacy_treeboost migrate-config OLD.cfg NEW.cfg
+    python -m spacy_treeboost reseal OLD_MODEL NEW_MODEL
     python -m spacy_treeboost explain PIPELINE --text "..." [--label L] --output view.html
     python -m spacy_treeboost report PIPELINE [--data dev.spacy] --output report.html
 """
@@ -30,13 +31,28 @@ def _fail(message: str) -> None:
     raise typer.Exit(2)
 
 
+def _refuse_own_input(output: Path, *inputs: Path) -> None:
+    """Fail when `output` is (or resolves to) one of the command's inputs, which writing it would destroy."""
+    for source in inputs:
+        try:
+            same = os.path.samefile(output, source) if output.exists() and source.exists() else False
+        except OSError:
+            same = False
+        if same or output.resolve() == source.resolve():
+            _fail(f"{output} is the input {source}: writing it would destroy the input; give another output path")
+
+
 def _load(model: Path):
     from .files import check_model_file
-    from .learning.classifier_files import classifier_from_bytes
+    from .learning.classifier_files import UnsealedFileError, classifier_from_bytes
 
     try:
         check_model_file(model, ModelFormatError, "spacy-treeboost model file")
         return classifier_from_bytes(model.read_bytes())
+    except UnsealedFileError:
+        _fail(f"{model} is an unsealed version-1 model file: it has no checksum, so damage or edits would change its "
+              f"predictions unnoticed. If you trust it, reseal it (python -m spacy_treeboost reseal {model} "
+              f"{model.with_name(model.stem + '.sealed' + model.suffix)}) and use the new file, or retrain the model.")
     except ModelFormatError as err:
         _fail(str(err) if str(err).startswith(("cannot read", str(model))) else f"{model}: {err}")
     except OSError as err:
@@ -116,6 +132,7 @@ def learn(
 
     from .learning.classifier_files import classifier_to_bytes
 
+    _refuse_own_input(model, train)
     _check_writable(model)
     clock = time.process_time()
     forest, classes = _read(train)
@@ -269,18 +286,27 @@ def convert(
     model: Optional[str] = typer.Option(None, help="A spaCy pipeline to parse the texts with"),
     n_process: int = typer.Option(1, help="Processes for parsing"),
     batch_size: int = typer.Option(64, help="Docs per batch"),
+    max_length: Optional[int] = typer.Option(None, help="The longest text in characters (default: the pipeline's "
+                                             "nlp.max_length, 1,000,000 for spaCy's pipelines)"),
 ) -> None:
     """Convert a JSONL corpus to a spaCy DocBin, optionally parsed."""
-    from .datasets.convert import PipelineNotFoundError, convert_jsonl
+    from .datasets.convert import OutputError, PipelineNotFoundError, convert_jsonl
     from .datasets.corpora import CorpusFormatError
 
     if output_path.is_dir():
         _fail(f"{output_path} is a directory; give the DocBin a file name, e.g. {output_path / 'train.spacy'}")
+    _refuse_own_input(output_path, input_path)
+    if n_process < 1 or batch_size < 1 or (max_length is not None and max_length < 1):
+        _fail(f"--n-process, --batch-size and --max-length must be at least 1, got {n_process}, {batch_size} and "
+              f"{max_length}")
     try:
-        n = convert_jsonl(input_path, output_path, model=model, n_process=n_process, batch_size=batch_size)
+        n = convert_jsonl(input_path, output_path, model=model, n_process=n_process, batch_size=batch_size,
+                          max_length=max_length)
     except PipelineNotFoundError as err:
         _fail(str(err))
     except CorpusFormatError as err:
+        _fail(str(err))
+    except OutputError as err:
         _fail(str(err))
     except OSError as err:
         _fail(str(err) if err.filename is None else f"cannot read {err.filename}: {err.strerror}")
@@ -304,6 +330,7 @@ def apply(
         _fail("--n-workers and --batch-size must be at least 1")
     if backend not in ("processes", "ray"):
         _fail(f"--backend {backend!r} is invalid: choose processes or ray")
+    _refuse_own_input(output_path, input_path)
     try:
         n = apply_stream(model, input_path, output_path, n_workers=n_workers, backend=backend, batch_size=batch_size,
                          ray_address=ray_address, progress=sys.stderr.isatty())
@@ -323,6 +350,7 @@ def migrate_config(
     from .files import write_bytes_atomic
     from .pipeline.learners import LEGACY_SETTINGS, migrate_settings
 
+    _refuse_own_input(new, old)
     try:
         config = Config().from_disk(old, interpolate=False)
     except Exception as err:
@@ -332,7 +360,10 @@ def migrate_config(
         if block.get("factory") == "treeboost_textcat" and any(k in block for k in LEGACY_SETTINGS):
             config["components"][name] = migrate_settings(dict(block))
             moved.append(name)
-    write_bytes_atomic(new, config.to_str().encode("utf8"))
+    try:
+        write_bytes_atomic(new, config.to_str().encode("utf8"))
+    except OSError as err:
+        _fail(f"cannot write {new}: {err.strerror}; the previous file, if any, is unchanged")
     typer.echo(f"migrated {', '.join(moved) or 'nothing (no flat treeboost_textcat settings)'} -> {new}", err=True)
 
 
@@ -404,6 +435,28 @@ def report(
         _fail(str(err))
     _write_page(output, page)
     typer.echo(f"wrote the report -> {output}", err=True)
+
+
+@app.command()
+def reseal(
+    old: Path = typer.Argument(..., help="An unsealed version-1 model file written by 'learn'"),
+    new: Path = typer.Argument(..., help="Where to write the sealed model file"),
+) -> None:
+    """Seal a version-1 model file with a checksum, so that damage to it is refused on load (the rules are kept)."""
+    from .files import check_model_file
+    from .learning.classifier_files import reseal_classifier
+
+    _refuse_own_input(new, old)
+    _check_writable(new)
+    try:
+        check_model_file(old, ModelFormatError, "spacy-treeboost model file")
+        data = reseal_classifier(old.read_bytes())
+    except ModelFormatError as err:
+        _fail(str(err) if str(err).startswith(("cannot read", str(old))) else f"{old}: {err}")
+    except OSError as err:
+        _fail(f"cannot read {old}: {err.strerror}")
+    _write_model(new, data)
+    typer.echo(f"sealed {old} -> {new}", err=True)
 
 
 def main() -> None:

@@ -10,6 +10,7 @@ import gc
 import hashlib
 import json
 import os
+import tempfile
 from pathlib import Path
 from typing import Any, Dict, Iterator, Optional, Tuple, Type, Union
 
@@ -24,15 +25,38 @@ CHECKSUM_KEY = "sha256"
 PAYLOAD_KEY = "payload"
 
 
+def create_temp_beside(path: Union[str, Path]) -> Tuple[int, Path]:
+    """Create a new, empty temporary file in the directory of `path`, to be renamed over it.
+
+    The name is unpredictable and the file is created exclusively (`tempfile.mkstemp`: O_CREAT | O_EXCL,
+    symbolic links not followed), so a file or link planted in the directory is never written through. Its
+    permissions are those a new file gets (0666 less the umask), not mkstemp's 0600.
+
+    path (Union[str, Path]): The file that the temporary file will replace.
+    RETURNS (Tuple[int, Path]): The open file descriptor and the temporary file's path.
+    """
+    path = Path(path)
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        umask = os.umask(0o022)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
+    except BaseException:
+        os.close(fd)
+        os.unlink(name)
+        raise
+    return fd, Path(name)
+
+
 def write_bytes_atomic(path: Union[str, Path], data: bytes) -> None:
-    """Write `data` to a temporary file beside `path`, flush it to disk, and rename it over `path`.
+    """Write `data` to a new temporary file beside `path` (`create_temp_beside`), flush it to disk, and rename it
+    over `path`.
 
     RAISES (OSError): When the write fails; `path` is then as it was.
     """
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd, tmp = create_temp_beside(path)
     try:
-        with open(tmp, "wb") as f:
+        with open(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
@@ -193,6 +217,10 @@ def load_cfg_json(data: bytes, source: str) -> Any:
     except ValueError as err:
         raise ModelFormatError(f"{source}: the settings file is not valid JSON (truncated or damaged: {err}); "
                                "restore it from a copy or save the pipeline again.") from None
+    except RecursionError:
+        raise ModelFormatError(f"{source}: the settings file nests lists or objects too deeply to be a "
+                               "spacy-treeboost cfg (damaged or not one); restore it from a copy or save the pipeline "
+                               "again.") from None
 
 
 def read_model_file(path: Union[str, Path], component: str) -> bytes:

@@ -4,6 +4,7 @@
 Ray Data's `map_batches`, which loads the pipeline once per worker.
 """
 import gzip
+import io
 import json
 import os
 from pathlib import Path
@@ -12,11 +13,25 @@ from typing import IO, Any, Dict, Iterator, Optional
 import numpy
 
 from .datasets.corpora import CorpusFormatError, iter_jsonl
+from .files import create_temp_beside
 
 
-def open_output(path: Path, gz: bool) -> IO[str]:
-    """A text file to write, gzip-compressed when `gz` is true."""
-    return gzip.open(path, "wt", encoding="utf8") if gz else open(path, "w", encoding="utf8")
+def open_output(raw: IO[bytes], gz: bool) -> IO[str]:
+    """A UTF-8 text stream writing to the binary file `raw`, gzip-compressed when `gz` is true (with no name or
+    time stamp in the header, so the same records give the same bytes)."""
+    return io.TextIOWrapper(gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) if gz else raw,
+                            encoding="utf8")
+
+
+def load_pipeline(model: str) -> Any:
+    """`spacy.load(model)`, with any failure (also of a package that is not a pipeline) as one ValueError."""
+    import spacy
+
+    try:
+        return spacy.load(model)
+    except Exception as err:
+        raise ValueError(f"cannot load the pipeline {model!r} ({type(err).__name__}: {err}); pass a pipeline "
+                         "directory written by spacy train or nlp.to_disk, or an installed pipeline package") from None
 
 
 def read_records(path: Path) -> Iterator[Dict[str, Any]]:
@@ -86,22 +101,20 @@ def apply_stream(model: str, input_path: Path, output_path: Path, *, n_workers: 
     if backend == "ray":
         records = _ray_records(model, input_path, n_workers, batch_size, ray_address)
     else:
-        import spacy
-
-        nlp = spacy.load(model)
+        nlp = load_pipeline(model)
         pairs = nlp.pipe(((r["text"], r) for r in read_records(input_path)), as_tuples=True, batch_size=batch_size,
                          n_process=n_workers)
         records = (dict(record, cats=doc.cats) for doc, record in pairs)
-    partial = output_path.with_name(output_path.name + ".part")
+    fd, partial = create_temp_beside(output_path)
     n = 0
     try:
-        with open_output(partial, output_path.suffix == ".gz") as out, tqdm(unit="doc", disable=not progress) as bar:
+        with open(fd, "wb") as raw, open_output(raw, output_path.suffix == ".gz") as out, \
+                tqdm(unit="doc", disable=not progress) as bar:
             for record in records:
                 out.write(json.dumps(record, default=_plain) + "\n")
                 n += 1
                 bar.update(1)
         os.replace(partial, output_path)
     finally:
-        if partial.exists():
-            partial.unlink()
+        partial.unlink(missing_ok=True)
     return n

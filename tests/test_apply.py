@@ -56,7 +56,7 @@ def test_apply_writes_each_line_with_its_cats_in_order(tmp_path, pipeline, suffi
     rows = read_output(target)
     assert [r["id"] for r in rows] == list(range(len(TEXTS))) and [r["text"] for r in rows] == TEXTS
     assert all(r["cats"] == expected[r["text"]] for r in rows)
-    assert not list(tmp_path.glob("*.part"))
+    assert not list(tmp_path.glob(".*.tmp"))
 
 
 def test_apply_on_two_processes_gives_the_same_output(tmp_path, pipeline):
@@ -78,7 +78,7 @@ def test_apply_names_the_bad_line_and_keeps_no_partial_output(tmp_path, pipeline
     source.write_text('{"text": "good"}\n' + line + "\n", encoding="utf8")
     result = run("apply", model, source, target)
     assert result.returncode == 2 and message in result.stderr
-    assert not target.exists() and not list(tmp_path.glob("*.part"))
+    assert not target.exists() and not list(tmp_path.glob(".*.tmp"))
 
 
 def test_apply_rejects_a_missing_input_and_a_bad_backend(tmp_path, pipeline):

@@ -2,10 +2,12 @@
 result or a one-line error naming the file, never a traceback."""
 import gzip
 import json
+import os
 import subprocess
 import sys
 
 import pytest
+import srsly
 from hypothesis import HealthCheck, given, settings, strategies as st
 import spacy
 from spacy.tokens import DocBin
@@ -158,3 +160,184 @@ def test_iter_jsonl_reads_what_json_wrote(tmp_path, rows, bom, crlf, gzipped):
     path = tmp_path / ("c.jsonl.gz" if gzipped else "c.jsonl")
     path.write_bytes(gzip.compress(raw) if gzipped else raw)
     assert [r for _, r in iter_jsonl(path)] == rows
+
+
+def model_bytes() -> bytes:
+    return sealed_model(lambda d: None)
+
+
+COMMANDS = {
+    "learn": lambda source, output: ["learn", source, output, "--algorithm", "frequency", "--rounds", "2"],
+    "convert": lambda source, output: ["convert", source, output],
+    "migrate-config": lambda source, output: ["migrate-config", source, output],
+    "reseal": lambda source, output: ["reseal", source, output],
+    "apply": lambda source, output: ["apply", "no_such_pipeline_xyz", source, output],
+}
+
+
+@pytest.mark.parametrize("name,alias", [(name, "same") for name in COMMANDS] + [
+    ("learn", "symlink"), ("convert", "dotted"), ("apply", "symlink"), ("migrate-config", "dotted")])
+def test_no_command_writes_over_its_input(tmp_path, name, alias):
+    command = COMMANDS[name]
+    source = tmp_path / "data"
+    content = b'{"text": "good fun", "label": "POS"}\n'
+    source.write_bytes(content)
+    (tmp_path / "sub").mkdir()
+    output = {"same": source, "symlink": tmp_path / "link", "dotted": tmp_path / "sub" / ".." / "data"}[alias]
+    if alias == "symlink":
+        output.symlink_to(source)
+    one_line_error(run(*command(source, output)), f"{output} is the input {source}: writing it would destroy the "
+                                                  "input; give another output path")
+    assert source.read_bytes() == content
+
+
+def test_a_planted_symlink_is_never_written_through(tmp_path):
+    from spacy_treeboost.files import write_bytes_atomic
+
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"keep")
+    target = tmp_path / "model.bin"
+    for name in (f".model.bin.{os.getpid()}.tmp", "model.bin.part", "out.jsonl.part"):
+        (tmp_path / name).symlink_to(victim)
+    write_bytes_atomic(target, b"new")
+    assert target.read_bytes() == b"new" and victim.read_bytes() == b"keep"
+    assert not target.is_symlink() and sorted(p.name for p in tmp_path.glob(".*.tmp")) == [
+        f".model.bin.{os.getpid()}.tmp"]
+    assert oct(target.stat().st_mode & 0o777) == oct(0o666 & ~current_umask())
+
+
+def current_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def test_temporary_names_are_new_each_time(tmp_path, monkeypatch):
+    from spacy_treeboost import files
+
+    names = []
+    real = files.create_temp_beside
+
+    def spy(path):
+        fd, tmp = real(path)
+        names.append(tmp.name)
+        return fd, tmp
+
+    monkeypatch.setattr(files, "create_temp_beside", spy)
+    for _ in range(3):
+        files.write_bytes_atomic(tmp_path / "m.bin", b"x")
+    assert len(set(names)) == 3 and all(n.startswith(".m.bin.") and n.endswith(".tmp") for n in names)
+
+
+def test_a_line_that_never_ends_on_a_device_is_refused(tmp_path):
+    env = dict(os.environ, SPACY_TREEBOOST_MAX_LINE_MB="2")
+    result = subprocess.run([sys.executable, "-m", "spacy_treeboost", "learn", "/dev/zero", str(tmp_path / "m.bin")],
+                            capture_output=True, text=True, env=env)
+    one_line_error(result, "/dev/zero, line 1: no line break in the first 2 MiB of the line, and /dev/zero is not a "
+                           "regular file (a pipe or a device), so the line may never end. Save the input to a file "
+                           "first, or raise the limit by setting SPACY_TREEBOOST_MAX_LINE_MB (now 2).")
+    assert not (tmp_path / "m.bin").exists()
+
+
+def read_through_fifo(tmp_path, data: bytes):
+    import threading
+
+    from spacy_treeboost.trees.bact import read_bact
+
+    fifo = tmp_path / "fifo"
+    if not fifo.exists():
+        os.mkfifo(fifo)
+
+    def feed() -> None:
+        try:
+            with open(fifo, "wb") as f:
+                f.write(data)
+        except BrokenPipeError:
+            pass
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    try:
+        return read_bact(fifo)
+    finally:
+        writer.join()
+
+
+def test_the_line_limit_applies_to_pipes_only(tmp_path, monkeypatch):
+    from spacy_treeboost.trees.bact import BactFormatError, read_bact
+
+    long_line = b"+1 (ROOT" + b"(a)" * 700_000 + b")\n-1 (ROOT(b))\n"
+    monkeypatch.setenv("SPACY_TREEBOOST_MAX_LINE_MB", "3")
+    forest, classes = read_through_fifo(tmp_path, long_line)
+    assert classes == ["+1", "-1"] and len(forest) == 2
+    monkeypatch.setenv("SPACY_TREEBOOST_MAX_LINE_MB", "1")
+    with pytest.raises(BactFormatError, match="fifo, line 1: no line break in the first 1 MiB of the line"):
+        read_through_fifo(tmp_path, long_line)
+    (tmp_path / "file.tree").write_bytes(long_line)
+    assert read_bact(tmp_path / "file.tree")[1] == ["+1", "-1"]
+    monkeypatch.setenv("SPACY_TREEBOOST_MAX_LINE_MB", "lots")
+    with pytest.raises(BactFormatError, match="SPACY_TREEBOOST_MAX_LINE_MB='lots' is invalid: use a whole number"):
+        read_through_fifo(tmp_path, long_line)
+
+
+def test_unsealed_version_1_model_is_refused_with_the_reseal_command(tmp_path):
+    f = Forest.from_sentences([[["not", "good"]], [["very", "good"]], [["not", "bad"]], [["so", "bad"]]])
+    clf = TreeBoostClassifier("frequency", n_rounds=2, max_pattern_size=2).fit(f, ["NEG", "POS", "POS", "NEG"])
+    old = tmp_path / "old.bin"
+    old.write_bytes(srsly.msgpack_dumps(classifier_to_dict(clf)))
+    one_line_error(run("rules", old), f"{old} is an unsealed version-1 model file: it has no checksum, so damage or "
+                   "edits would change its predictions unnoticed. If you trust it, reseal it (python -m "
+                   f"spacy_treeboost reseal {old} {tmp_path / 'old.sealed.bin'}) and use the new file, or retrain "
+                   "the model.")
+    result = run("reseal", old, tmp_path / "old.sealed.bin")
+    assert result.returncode == 0 and result.stderr == f"sealed {old} -> {tmp_path / 'old.sealed.bin'}\n"
+    assert run("rules", tmp_path / "old.sealed.bin").stdout == clf.rules_.listing() + "\n"
+    damaged = tmp_path / "damaged.bin"
+    damaged.write_bytes(srsly.msgpack_dumps({**classifier_to_dict(clf), "classes": ["NEG", "NEG"]}))
+    one_line_error(run("reseal", damaged, tmp_path / "x.bin"), f"{damaged}: The classifier file lists a class twice: "
+                                                               "['NEG', 'NEG']; the file is damaged.")
+    assert not (tmp_path / "x.bin").exists()
+
+
+def test_a_cfg_nested_too_deeply_is_a_format_error(tmp_path):
+    from spacy_treeboost.files import ModelFormatError, load_cfg_json
+
+    with pytest.raises(ModelFormatError, match="nests lists or objects too deeply"):
+        load_cfg_json(b"[" * 100_000 + b"]" * 100_000, "cfg")
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(b'{"text": ' + b"[" * 100_000 + b"]" * 100_000 + b', "label": "A"}\n')
+    with pytest.raises(CorpusFormatError, match="line 1: the JSON nests lists or objects too deeply"):
+        list(iter_jsonl(path))
+
+
+def test_convert_errors_are_one_line(tmp_path):
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(b"\n".join(LINES))
+    one_line_error(run("convert", path, tmp_path / "o.spacy", "--n-process", "0"),
+                   "--n-process, --batch-size and --max-length must be at least 1, got 0, 64 and None")
+    one_line_error(run("convert", path, tmp_path / "o.spacy", "--max-length", "5"),
+                   f"{path}: document 1 has 8 characters, more than the pipeline's max_length of 5 (spaCy's limit per "
+                   "text). Split the text into shorter documents, or raise the limit with max_length (--max-length); "
+                   "a parser needs about 1 GB of memory per 100,000 characters.")
+    assert run("convert", path, tmp_path / "o.spacy", "--max-length", "8").returncode == 0
+    blocker = tmp_path / "file"
+    blocker.write_bytes(b"")
+    result = run("convert", path, blocker / "o.spacy")
+    assert result.returncode == 2 and result.stderr.startswith(f"error: cannot write {blocker / 'o.spacy'}: ")
+    assert result.stderr.count("\n") == 1
+
+
+def test_migrate_config_write_failure_and_apply_of_a_package_that_is_no_pipeline(tmp_path):
+    old = tmp_path / "old.cfg"
+    old.write_text("[components]\n", encoding="utf8")
+    blocker = tmp_path / "file"
+    blocker.write_bytes(b"")
+    result = run("migrate-config", old, blocker / "new.cfg")
+    assert result.returncode == 2 and result.stderr.startswith(f"error: cannot write {blocker / 'new.cfg'}: ")
+    assert result.stderr.count("\n") == 1
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(LINES[0] + b"\n")
+    result = run("apply", "numpy", source, tmp_path / "out.jsonl")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert result.stderr.startswith("error: cannot load the pipeline 'numpy' (")
+    assert not (tmp_path / "out.jsonl").exists()

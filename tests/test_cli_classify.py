@@ -6,7 +6,7 @@ from typer.testing import CliRunner
 
 from spacy_treeboost import cli
 from spacy_treeboost.learning.learner import TreeBoostClassifier
-from spacy_treeboost.learning.classifier_files import classifier_from_dict, classifier_to_dict
+from spacy_treeboost.learning.classifier_files import classifier_from_dict, classifier_to_bytes
 from spacy_treeboost.trees import Forest, read_bact, write_bact
 
 from reference import random_trees
@@ -21,7 +21,7 @@ def _train(tmp_path, seed=0):
     classes[:2] = ["+1", "-1"]
     clf = TreeBoostClassifier("frequency", n_rounds=8, max_pattern_size=2).fit(forest, classes)
     model = tmp_path / "model.bin"
-    model.write_bytes(srsly.msgpack_dumps(classifier_to_dict(clf)))
+    model.write_bytes(classifier_to_bytes(clf))
     return forest, classes, model
 
 

@@ -58,6 +58,18 @@ def test_a_truncated_cfg_names_its_path(tmp_path, saved, cut):
     assert other.cfg == before
 
 
+def test_a_cfg_nested_too_deeply_names_its_path(tmp_path, saved):
+    path = copy_with(tmp_path, saved, "cfg", b"[" * 100_000 + b"]" * 100_000)
+    other = fresh()
+    before = dict(other.cfg)
+    with pytest.raises(ModelFormatError) as err:
+        other.from_disk(path)
+    assert str(err.value) == (f"{path / 'cfg'}: the settings file nests lists or objects too deeply to be a "
+                              "spacy-treeboost cfg (damaged or not one); restore it from a copy or save the pipeline "
+                              "again.")
+    assert other.cfg == before
+
+
 def test_an_undecodable_cfg_names_its_path(tmp_path, saved):
     path = copy_with(tmp_path, saved, "cfg", b'{"algorithm": "\xff"}')
     with pytest.raises(ModelFormatError) as err:

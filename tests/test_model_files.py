@@ -11,6 +11,7 @@ from test_treeboost_textcat import trained_nlp
 from spacy_treeboost.files import seal, unseal
 from spacy_treeboost.learning.learner import TreeBoostClassifier
 from spacy_treeboost.learning.classifier_files import classifier_from_bytes, classifier_from_dict, classifier_to_bytes, classifier_to_dict
+from spacy_treeboost.learning.classifier_files import UnsealedFileError, reseal_classifier
 from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
 from spacy_treeboost.models.rules import ModelFormatError, RuleSet
 from spacy_treeboost.trees.forest import Forest
@@ -103,11 +104,24 @@ def test_every_bit_flip_of_a_small_classifier_file_is_refused_or_harmless():
     assert counts["changed"] == 0 and counts["rejected"] > 0.99 * len(data) * 8
 
 
-def test_unsealed_version_1_classifier_files_still_load():
+def test_unsealed_version_1_classifier_files_load_only_when_accepted_or_resealed():
     clf = fitted()
     f = Forest.from_sentences([[["not", "good"]], [["so", "bad"]]])
-    legacy = classifier_from_bytes(srsly.msgpack_dumps(classifier_to_dict(clf)))
+    data = srsly.msgpack_dumps(classifier_to_dict(clf))
+    with pytest.raises(UnsealedFileError, match="unsealed version-1 .* reseal it"):
+        classifier_from_bytes(data)
+    legacy = classifier_from_bytes(data, unsealed=True)
     assert legacy.decision_function(f).tolist() == clf.decision_function(f).tolist()
+    resealed = reseal_classifier(data)
+    assert resealed == classifier_to_bytes(clf)
+    assert classifier_from_bytes(resealed).decision_function(f).tolist() == clf.decision_function(f).tolist()
+
+
+def test_no_bit_flip_of_an_unsealed_version_1_file_loads_by_default():
+    data = srsly.msgpack_dumps(classifier_to_dict(fitted()))
+    for bit in sample_bits(len(data) * 8, 300, seed=1):
+        with pytest.raises(ModelFormatError):
+            classifier_from_bytes(flipped(data, bit))
 
 
 def component_outcomes(nlp, pipe, tmp_path, field: str, bits, texts):

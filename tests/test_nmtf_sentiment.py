@@ -107,8 +107,8 @@ def test_initialize_through_config_readers(tmp_path):
     folder.mkdir()
     (folder / "positive-words.txt").write_text(";header\n" + "\n".join(sorted(LEXICON.positive)) + "\n", encoding="utf-8")
     (folder / "negative-words.txt").write_text(";header\n" + "\n".join(sorted(LEXICON.negative)) + "\n", encoding="utf-8")
-    assert registry.readers.get("spacy_treeboost.HuLiuLexicon.v1") is create_hu_liu_lexicon
-    assert registry.readers.get("spacy_treeboost.JsonlLexicon.v1") is create_jsonl_lexicon
+    assert registry.readers.get("spacy_treeboost.HuLiuLexicon.v1").__wrapped__ is create_hu_liu_lexicon
+    assert registry.readers.get("spacy_treeboost.JsonlLexicon.v1").__wrapped__ is create_jsonl_lexicon
     nlp = make_nlp()
     nlp.config["initialize"]["components"]["nmtf_sentiment"] = {
         "lexicon": {"@readers": "spacy_treeboost.HuLiuLexicon.v1", "path": str(folder)}

@@ -14,6 +14,7 @@ from spacy.tokens import DocBin
 from tqdm import tqdm
 
 from ..files import write_bytes_atomic
+from .corpora import CorpusFormatError
 from .readers import JsonlCorpus
 
 PARSER_RELEASES = "https://github.com/explosion/spacy-models/releases"
@@ -31,6 +32,7 @@ def convert_jsonl(
     batch_size: int = 64,
     exclude: Sequence[str] = (),
     progress: Optional[bool] = None,
+    max_length: Optional[int] = None,
     **reader_options: Any,
 ) -> int:
     """Write the labeled documents of a JSONL file to a `.spacy` DocBin.
@@ -49,13 +51,26 @@ def convert_jsonl(
     batch_size (int): Docs per batch for `nlp.pipe`.
     exclude (Sequence[str]): Components of `model` not to load (e.g. ["ner"]).
     progress (Optional[bool]): Show a progress bar; None shows it only on a terminal.
+    max_length (Optional[int]): The longest text in characters; None keeps the pipeline's
+        `nlp.max_length` (spaCy's default is 1,000,000).
     reader_options: The options of `JsonlCorpus` (labels, limit, text_field, label_field,
         labels_field, fold_field, folds, label_map, skip_unlabeled).
     RETURNS (int): The number of docs written.
+    RAISES (CorpusFormatError): For a text longer than the pipeline's max_length, before any parsing.
+    RAISES (OutputError): When the DocBin cannot be written.
     """
     corpus = JsonlCorpus(input_path, **reader_options)
     nlp = _load_pipeline(model, lang, exclude)
+    if max_length is not None:
+        nlp.max_length = max_length
     records = list(corpus.iter_cats())
+    for i, (text, _) in enumerate(records):
+        if len(text) > nlp.max_length:
+            raise CorpusFormatError(
+                f"{input_path}: document {i + 1} has {len(text):,} characters, more than the pipeline's max_length "
+                f"of {nlp.max_length:,} (spaCy's limit per text). Split the text into shorter documents, or raise "
+                "the limit with max_length (--max-length); a parser needs about 1 GB of memory per 100,000 "
+                "characters.")
     show = sys.stderr.isatty() if progress is None else progress
     doc_bin = DocBin(attrs=list(DOCBIN_ATTRS), store_user_data=False)
     docs = nlp.pipe(records, as_tuples=True, n_process=n_process, batch_size=batch_size)
@@ -64,9 +79,17 @@ def convert_jsonl(
         doc.cats = cats
         doc_bin.add(doc)
     output_path = Path(output_path)
-    output_path.parent.mkdir(parents=True, exist_ok=True)
-    write_bytes_atomic(output_path, doc_bin.to_bytes())
+    try:
+        output_path.parent.mkdir(parents=True, exist_ok=True)
+        write_bytes_atomic(output_path, doc_bin.to_bytes())
+    except OSError as err:
+        raise OutputError(f"cannot write {output_path}: {err.strerror}; the previous file, if any, is "
+                          "unchanged") from None
     return len(records)
+
+
+class OutputError(OSError):
+    """The DocBin cannot be written (the message names the output file)."""
 
 
 _CLICK_EXCEPTION = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")

@@ -80,6 +80,11 @@ def iter_jsonl(path: PathLike) -> Iterator[Tuple[int, Dict[str, Any]]]:
                 f"{path}, line {line_no}: invalid JSON ({err.msg} at column {err.colno}). "
                 "Each line must be one JSON object, e.g. {\"text\": \"...\", \"label\": \"POS\"}."
             ) from None
+        except RecursionError:
+            raise CorpusFormatError(
+                f"{path}, line {line_no}: the JSON nests lists or objects too deeply to be a record. "
+                "Each line must be one JSON object, e.g. {\"text\": \"...\", \"label\": \"POS\"}."
+            ) from None
         if not isinstance(record, dict):
             raise CorpusFormatError(
                 f"{path}, line {line_no}: expected a JSON object, found {type(record).__name__}. "

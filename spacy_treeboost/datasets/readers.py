@@ -11,9 +11,22 @@ from spacy.language import Language
 from spacy.training import Example
 from spacy.util import registry
 
+from ..config_errors import DataError, reporting
 from .corpora import CorpusFormatError, iter_jsonl
 
 Fold = Union[int, str]
+
+
+class CorpusReadError(DataError, CorpusFormatError):
+    """A corpus line that `spacy train` cannot read: a `CorpusFormatError` that spaCy prints without a
+    traceback.
+
+    message (str): The message, naming the file and line and the remedy.
+    """
+
+    def __init__(self, message: str = "", **kwargs: Any) -> None:
+        kwargs.setdefault("title", "The corpus cannot be read")
+        super().__init__(message, **kwargs)
 
 
 class JsonlCorpus:
@@ -57,6 +70,8 @@ class JsonlCorpus:
             raise ValueError("spacy_treeboost.JsonlCorpus.v1 needs a path; set it in the [corpora] block.")
         if label_field is None and labels_field is None:
             raise ValueError("label_field and labels_field cannot both be None: one must name the label field.")
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
+            raise ValueError(f"limit={limit!r} is invalid: use a whole number of examples >= 0 (0 reads all)")
         self.path = Path(path)
         self.labels: Optional[List[str]] = list(labels) if labels is not None else None
         self.limit = limit
@@ -73,6 +88,8 @@ class JsonlCorpus:
         if self.labels is not None:
             if len(set(self.labels)) != len(self.labels):
                 raise ValueError(f"the labels given to spacy_treeboost.JsonlCorpus.v1 repeat a label: {self.labels}")
+        if not self.path.exists():
+            raise FileNotFoundError(f"JSONL file not found: {path}")
 
     def __call__(self, nlp: Language) -> Iterator[Example]:
         """Read the file and yield one example per selected line.
@@ -81,8 +98,11 @@ class JsonlCorpus:
         YIELDS (Example): Examples with a tokenizer-only `predicted` doc and a
             `reference` doc whose cats hold every label.
         """
-        for text, cats in self.iter_cats():
-            yield Example.from_dict(nlp.make_doc(text), {"cats": cats})
+        try:
+            for text, cats in self.iter_cats():
+                yield Example.from_dict(nlp.make_doc(text), {"cats": cats})
+        except CorpusFormatError as err:
+            raise CorpusReadError(str(err)) from None
 
     def iter_cats(self) -> Iterator[Tuple[str, Dict[str, float]]]:
         """Read the file and yield `(text, cats)` for each selected line.
@@ -166,4 +186,5 @@ class JsonlCorpus:
             yield line_no, text, gold, record.get(self.fold_field)
 
 
-registry.readers.register("spacy_treeboost.JsonlCorpus.v1", func=JsonlCorpus)
+read_jsonl_corpus = reporting(JsonlCorpus, "spacy_treeboost.JsonlCorpus.v1")
+registry.readers.register("spacy_treeboost.JsonlCorpus.v1", func=read_jsonl_corpus)

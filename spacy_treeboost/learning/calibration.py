@@ -44,10 +44,13 @@ class CalibratedBoostClassifier(RuleClassifier):
     def positive_class(self) -> Any:
         return None if self.estimator is None else self.estimator.positive_class
 
-    def fit(self, X: Forest, y: Sequence[Any]) -> "CalibratedBoostClassifier":
-        """Boost on X, boost on every fold, fit the calibration. RETURNS: self."""
+    def _validate_params(self) -> None:
         if not isinstance(self.cv, int) or isinstance(self.cv, bool) or not 2 <= self.cv <= 20:
             raise ValueError(f"cv={self.cv!r} is invalid: use a whole number of folds from 2 to 20")
+
+    def fit(self, X: Forest, y: Sequence[Any]) -> "CalibratedBoostClassifier":
+        """Boost on X, boost on every fold, fit the calibration. RETURNS: self."""
+        self._validate_params()
         params = (self.estimator or TreeBoostClassifier()).get_params(deep=False)
         booster = TreeBoostClassifier(**params).fit(X, y)
         targets = [h.y for h in booster.heads_]

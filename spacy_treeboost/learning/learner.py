@@ -84,6 +84,10 @@ def resolve_min_support(algorithm: str, min_support: Optional[int]) -> int:
     return 2 if algorithm == "linear" else 1
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 class TreeBoostClassifier(RuleClassifier):
     """Classify labeled ordered trees with boosted subtree stumps.
 
@@ -152,9 +156,11 @@ class TreeBoostClassifier(RuleClassifier):
             raise bad("min_support", "use a whole number of documents >= 1")
         if not isinstance(self.n_rounds, int) or self.n_rounds < 0:
             raise bad("n_rounds", "use a whole number >= 0")
-        if self.smoothing is not None and not (math.isfinite(self.smoothing) and self.smoothing > 0):
+        if self.smoothing is not None and not (_is_number(self.smoothing) and math.isfinite(self.smoothing)
+                                               and self.smoothing > 0):
             raise bad("smoothing", "use a positive number, or None for 1/m")
-        if self.max_cache_mb is not None and (not self.max_cache_mb or self.max_cache_mb <= 0):
+        if self.max_cache_mb is not None and not (_is_number(self.max_cache_mb) and math.isfinite(self.max_cache_mb)
+                                                 and self.max_cache_mb > 0):
             raise bad("max_cache_mb", "use a positive number of megabytes, or None for half of the machine's memory")
         if isinstance(self.n_workers, bool) or not isinstance(self.n_workers, int) or self.n_workers < 1:
             raise bad("n_workers", "use a whole number of workers >= 1")

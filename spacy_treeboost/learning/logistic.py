@@ -24,19 +24,20 @@ LOSSES = ("logistic", "squared_hinge")
 NB_ALPHA = 1.0
 DEFAULT_CS = (0.01, 0.03, 0.1, 0.25, 1.0, 3.0, 10.0)  # 0.25, not 0.3: srsly's JSON writes 0.3 as 0.30000000000000004
 MAX_C = 1e6
+MIN_C = 1e-6
 
 
 def check_settings(*, C: Optional[float], Cs: Sequence[float], l1_ratio: float, loss: str, cv: int,
                    max_iter: int, tol: float) -> None:
     """Raise a ValueError naming the first setting out of range."""
     def ok_C(v: object) -> bool:
-        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and 0 < v <= MAX_C
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and MIN_C <= v <= MAX_C
 
     if C is not None and not ok_C(C):
-        raise ValueError(f"C={C!r} is invalid: use a positive regularization strength up to {MAX_C:g} "
+        raise ValueError(f"C={C!r} is invalid: use a regularization strength from {MIN_C:g} to {MAX_C:g} "
                          "(larger means weaker regularization), or None to choose it by cross-validation")
-    if C is None and (not Cs or not all(ok_C(v) for v in Cs)):
-        raise ValueError(f"Cs={list(Cs)!r} is invalid: list one or more positive values of C up to {MAX_C:g}")
+    if C is None and (not isinstance(Cs, (list, tuple)) or not Cs or not all(ok_C(v) for v in Cs)):
+        raise ValueError(f"Cs={Cs!r} is invalid: list one or more values of C from {MIN_C:g} to {MAX_C:g}")
     if not isinstance(l1_ratio, (int, float)) or isinstance(l1_ratio, bool) or not 0.0 <= l1_ratio <= 1.0:
         raise ValueError(f"l1_ratio={l1_ratio!r} is invalid: use a number from 0 (L2) to 1 (L1)")
     if loss not in LOSSES:

@@ -176,6 +176,8 @@ def read_jsonl_lexicon(path: Union[str, Path], lowercase: bool = True) -> Lexico
             record = json.loads(line)
         except json.JSONDecodeError as err:
             raise LexiconFormatError(f"{path}, line {number}: not valid JSON ({err.msg}); expected {expected}.") from None
+        except RecursionError:
+            raise LexiconFormatError(f"{path}, line {number}: JSON nested too deeply; expected {expected}.") from None
         if not isinstance(record, dict):
             raise LexiconFormatError(f"{path}, line {number}: expected {expected}, got {type(record).__name__}.")
         word, polarity = record.get("word"), record.get("polarity")

@@ -20,6 +20,7 @@ from typing import Any, Dict, Optional, Tuple
 
 from spacy.util import registry
 
+from ..config_errors import reporting
 from ..learning.calibration import CalibratedBoostClassifier
 from ..learning.corrective import CorrectiveBoostClassifier
 from ..learning.learner import TreeBoostClassifier
@@ -42,7 +43,7 @@ NMTF_LEARNERS = {"spacy_treeboost.SSMFLK.v1": SSMFLK, "spacy_treeboost.MFLK.v1":
 for _name, _cls in {**LEARNERS, **NMTF_LEARNERS}.items():
     registry.learners.register(_name, func=_cls)
 for _name, _cls in TREE_BUILDERS.items():
-    registry.tree_builders.register(_name, func=_cls)
+    registry.tree_builders.register(_name, func=reporting(_cls, _name))
 
 BOOST_KEYS = ("criterion", "max_pattern_size", "min_support", "smoothing", "boosting", "include_root_patterns",
               "max_cache_mb")

@@ -7,7 +7,7 @@ whole matrix and ignores its batch, so spaCy's steps count iterations and the
 dev score picks the best checkpoint. New documents are folded in with F and S
 fixed. Only the vocabulary, the word weights, F and S are saved.
 """
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Literal, Optional
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Literal, Optional, Sequence
 
 import numpy as np
 from spacy import util
@@ -17,6 +17,7 @@ from spacy.tokens import Doc
 from spacy.training import Example, validate_get_examples
 from spacy.vocab import Vocab
 
+from ..config_errors import config_error, data_errors, reported_at, reporting, training_corpus
 from . import scoring  # noqa: F401  (registers spacy_treeboost.nmtf_scorer.v1, a picklable partial)
 from ..nmtf.lexicons import Lexicon, create_hu_liu_lexicon, create_jsonl_lexicon, create_lexicon
 from .learners import NMTF_LEARNERS, learner_from_settings, learner_settings
@@ -25,11 +26,13 @@ from .component_files import ComponentFiles
 from .nmtf_files import model_bytes, model_data, read_model
 from ..nmtf import MFLK, UNLABELLED, SSMFLK, document_term_matrix, lexicon_prior, porter_stem
 
-# Registered here as well as through entry points, so that the names resolve when
-# the package is used from a source checkout; lexicons.py itself stays spaCy-free.
-util.registry.readers.register("spacy_treeboost.HuLiuLexicon.v1", func=create_hu_liu_lexicon)
-util.registry.readers.register("spacy_treeboost.JsonlLexicon.v1", func=create_jsonl_lexicon)
-util.registry.readers.register("spacy_treeboost.Lexicon.v1", func=create_lexicon)
+# Registered here as well as through entry points, so that the names resolve when the package is used from a
+# source checkout; lexicons.py itself stays spaCy-free, and errors become spaCy config errors here.
+read_hu_liu_lexicon = reporting(create_hu_liu_lexicon, "spacy_treeboost.HuLiuLexicon.v1")
+read_jsonl_lexicon = reporting(create_jsonl_lexicon, "spacy_treeboost.JsonlLexicon.v1")
+read_lexicon = reporting(create_lexicon, "spacy_treeboost.Lexicon.v1")
+for _func in (read_hu_liu_lexicon, read_jsonl_lexicon, read_lexicon):
+    util.registry.readers.register(_func.registered_name, func=_func)
 
 DEFAULT_NMTF_SCORE_WEIGHTS = {
     "nmtf_cats_score": 1.0,
@@ -137,22 +140,24 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         model (None): Unused; the factorization is not a thinc model.
         name (str): The component instance name, used to add entries to the losses during training.
         """
+        block = ("components", name)
         if not positive_label or not negative_label or positive_label == negative_label:
-            raise ValueError(
+            raise config_error(
                 f"positive_label and negative_label must be two different non-empty labels, "
-                f"got {positive_label!r} and {negative_label!r}."
-            )
+                f"got {positive_label!r} and {negative_label!r}.", [*block, "negative_label"])
         learner = SSMFLK() if learner is None else learner
         if type(learner) not in NMTF_LEARNERS.values():
-            raise ValueError(f"learner={learner!r} is invalid: use one of the registered learners {sorted(NMTF_LEARNERS)}")
+            raise config_error(f"learner={learner!r} is invalid: use one of the registered learners "
+                               f"{sorted(NMTF_LEARNERS)}", [*block, "learner"])
         self.vocab = vocab
         self.model = None
         self.name = name
         self.scorer = scorer
         settings = learner_settings(learner)
         if settings.pop("lexicon_prior", None) is not None:
-            raise ValueError(f"{name}'s learner must not hold a lexicon_prior: the component builds it from the "
-                             f"lexicon under [initialize.components.{name}] and its own vocabulary.")
+            raise config_error(f"{name}'s learner must not hold a lexicon_prior: the component builds it from the "
+                               f"lexicon under [initialize.components.{name}] and its own vocabulary.",
+                               [*block, "learner", "lexicon_prior"])
         self.cfg: Dict[str, Any] = {
             "labels": [positive_label, negative_label],
             "learner": settings,
@@ -163,12 +168,20 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
             "token_attr": token_attr,
             "stem": stem,
         }
-        self._validate_settings()
+        self._validate_settings(block)
         self._estimator: Optional[MFLK] = None
         self._vocabulary: List[str] = []
         self._word_weights: Optional[np.ndarray] = None
 
-    def _validate_settings(self) -> None:
+    def _validate_settings(self, block: Optional[Sequence[str]] = None) -> None:
+        """Check the settings in `cfg`; with the component's config `block`, errors are `ConfigValidationError`s
+        located at the setting."""
+        with reported_at(block, self.cfg):
+            self._check_own_settings()
+        with reported_at(None if block is None else [*block, "learner"], self.cfg["learner"]):
+            self._new_estimator()._check_params()
+
+    def _check_own_settings(self) -> None:
         cfg = self.cfg
         if not isinstance(cfg["labels"], list) or len(cfg["labels"]) != 2:
             raise ValueError(f"labels={cfg['labels']!r} is invalid: use the positive and the negative label")
@@ -180,7 +193,6 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
             raise ValueError(f"norm must be 'l1' or 'l2', got {cfg['norm']!r}.")
         if cfg["token_attr"] not in ("LOWER", "NORM", "LEMMA"):
             raise ValueError(f"token_attr must be 'LOWER', 'NORM' or 'LEMMA', got {cfg['token_attr']!r}.")
-        self._new_estimator()._check_params()
 
     @property
     def _uses_labels(self) -> bool:
@@ -237,34 +249,36 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         unlabeled (Optional[Callable[[Language], Iterable[Any]]]): A corpus reader of
             extra unlabeled documents (Examples, Docs or texts).
         """
-        examples = list(get_examples())
-        if examples:
-            validate_get_examples(lambda: examples, f"{self.name}.initialize")
         if lexicon is None and self.cfg["learner"]["alpha"] > 0:
-            raise ValueError(
+            raise config_error(
                 f"{self.name} needs a sentiment lexicon: add "
                 f'`lexicon = {{"@readers": "spacy_treeboost.HuLiuLexicon.v1", "path": ...}}` under '
-                f"[initialize.components.{self.name}], or set alpha = 0."
-            )
-        docs: List[Doc] = []
-        y: List[int] = []
-        for i, eg in enumerate(examples):
-            docs.append(eg.predicted)
-            y.append(gold_class(eg.reference.cats, self.labels, i, self.name) if self._uses_labels else UNLABELLED)
-        if unlabeled is not None:
-            for item in unlabeled(nlp) if callable(unlabeled) else unlabeled:
-                docs.append(as_doc(item, nlp))
-                y.append(UNLABELLED)
-        if not docs:
-            raise ValueError(f"{self.name} got no training documents: the training corpus is empty (and no unlabeled reader is set).")
-        vocabulary, X, weights = training_matrix([self._tokens(doc) for doc in docs], self.cfg["n_words"],
-                                                 self.cfg["norm"], self.cfg.get("word_norm", False))
-        F0 = None
-        if lexicon is not None:
-            lexicon = lexicon.map(porter_stem) if self.cfg.get("stem", False) else lexicon
-            F0 = lexicon_prior(vocabulary, lexicon.positive, lexicon.negative)
-        estimator = self._new_estimator().set_params(lexicon_prior=F0)
-        estimator.initialize(X, np.asarray(y, dtype=np.int64) if self._uses_labels else None)
+                f"[initialize.components.{self.name}], or set alpha = 0.",
+                ["initialize", "components", self.name, "lexicon"])
+        with data_errors(training_corpus(nlp)):
+            examples = list(get_examples())
+            if examples:
+                validate_get_examples(lambda: examples, f"{self.name}.initialize")
+            docs: List[Doc] = []
+            y: List[int] = []
+            for i, eg in enumerate(examples):
+                docs.append(eg.predicted)
+                y.append(gold_class(eg.reference.cats, self.labels, i, self.name) if self._uses_labels else UNLABELLED)
+            if unlabeled is not None:
+                for item in unlabeled(nlp) if callable(unlabeled) else unlabeled:
+                    docs.append(as_doc(item, nlp))
+                    y.append(UNLABELLED)
+            if not docs:
+                raise ValueError(f"{self.name} got no training documents: the training corpus is empty (and no "
+                                 "unlabeled reader is set). Give it documents.")
+            vocabulary, X, weights = training_matrix([self._tokens(doc) for doc in docs], self.cfg["n_words"],
+                                                     self.cfg["norm"], self.cfg.get("word_norm", False))
+            F0 = None
+            if lexicon is not None:
+                lexicon = lexicon.map(porter_stem) if self.cfg.get("stem", False) else lexicon
+                F0 = lexicon_prior(vocabulary, lexicon.positive, lexicon.negative)
+            estimator = self._new_estimator().set_params(lexicon_prior=F0)
+            estimator.initialize(X, np.asarray(y, dtype=np.int64) if self._uses_labels else None)
         self._estimator = estimator
         self._vocabulary = vocabulary
         self._word_weights = weights

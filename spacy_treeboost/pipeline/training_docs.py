@@ -15,7 +15,7 @@ def check_whole_corpus(nlp: Optional[Language], name: str) -> None:
             "controlled by max_steps, eval_frequency and patience).")
 
 
-def check_labels(name: str, labels: Sequence[str], exclusive: bool, positive: Optional[str]) -> None:
+def check_labels(name: str, labels: Sequence[str], exclusive: bool) -> None:
     """Refuse label sets the component cannot learn, with the fix in the message."""
     if not labels:
         raise ValueError(
@@ -25,8 +25,13 @@ def check_labels(name: str, labels: Sequence[str], exclusive: bool, positive: Op
         raise ValueError(
             f"'{name}' has only one label ({labels[0]!r}) but exclusive_classes = true needs at least two. "
             "Add the other class to the training data, or set exclusive_classes = false.")
+
+
+def check_positive_label(labels: Sequence[str], positive: Optional[str]) -> None:
+    """Refuse a positive label that is not a label."""
     if positive is not None and positive not in labels:
-        raise ValueError(f"positive_label={positive!r} is not one of the labels {list(labels)}")
+        raise ValueError(f"positive_label={positive!r} is invalid: it is not one of the labels {list(labels)}; "
+                         "use one of them, or null")
 
 
 def check_parser(nlp: Optional[Language], name: str, tree_mode: str, parse_source: str) -> None:

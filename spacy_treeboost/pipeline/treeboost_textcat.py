@@ -8,7 +8,7 @@ boosted rules' weights are refitted jointly before each evaluation; the linear
 and calibrated learners are fitted in `initialize`, and updates do nothing.
 The learner and the tree builder are registered sub-configs (`learners.py`).
 """
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
 from spacy import util
@@ -27,9 +27,11 @@ from ..learning.subtree_linear import SubtreeLinearClassifier
 from ..models.rules import ModelFormatError
 from ..trees.doc_trees import DocIndexer, TreeSpec, docs_to_forest
 from .component_files import ComponentFiles
-from .learners import LEARNERS, learner_from_settings, learner_settings, split_learner, unfitted_copy
+from ..config_errors import check_learner, config_error, data_errors, reported_at, training_corpus
+from .learners import LEARNERS, TREE_KEYS, learner_from_settings, learner_settings, split_learner, unfitted_copy
 from .scoring import cats_from_margins, score_treeboost_cats
-from .training_docs import check_labels, check_parser, check_whole_corpus, targets, training_docs
+from .training_docs import check_labels, check_parser, check_positive_label, check_whole_corpus, targets
+from .training_docs import training_docs
 
 DEFAULT_CONFIG: Dict[str, Any] = {
     "learner": {"@learners": "spacy_treeboost.SubtreeLinear.v1"},
@@ -124,8 +126,11 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         self.scorer = scorer
         learner = SubtreeLinearClassifier() if learner is None else learner
         trees = TreeSpec() if trees is None else trees
+        block = ("components", name)
         if type(learner) not in LEARNERS.values():
-            raise ValueError(f"learner={learner!r} is invalid: use one of the registered learners {sorted(LEARNERS)}")
+            raise config_error(f"learner={learner!r} is invalid: use one of the registered learners "
+                               f"{sorted(LEARNERS)}", [*block, "learner"])
+        check_learner(learner, [*block, "learner"])
         self.cfg: Dict[str, Any] = {
             "labels": [], "n_rounds": 0, "learner": learner_settings(learner),
             "trees": {"tree_mode": trees.tree_mode, "node_attrs": list(trees.node_attrs),
@@ -134,25 +139,34 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
             "exclusive_classes": exclusive_classes, "positive_label": positive_label, "threshold": threshold,
             "parse_source": parse_source,
         }
-        self._validate_settings()
+        self._validate_settings(block)
         self._learner: Optional[RuleClassifier] = None
         self._train_forest: Any = None
         self._refit: Optional[Tuple[int, RuleClassifier]] = None
         self._indexer: Optional[Tuple[int, int, DocIndexer]] = None
         self._capped = False
 
-    def _validate_settings(self) -> None:
+    def _validate_settings(self, block: Optional[Sequence[str]] = None) -> None:
+        """Check the settings in `cfg`; with the component's config `block`, errors are `ConfigValidationError`s
+        located at the setting."""
         cfg = self.cfg
         self._template = learner_from_settings(cfg["learner"])
-        for learner in (self._template, getattr(self._template, "estimator", None)):
-            if learner is not None and hasattr(learner, "_validate_params"):
-                learner._validate_params()
-        self._spec = TreeSpec(**cfg["trees"])
+        check_learner(self._template, None if block is None else [*block, "learner"])
+        with reported_at(None if block is None else [*block, "trees"], TREE_KEYS):
+            self._spec = TreeSpec(**cfg["trees"])
+        with reported_at(block, cfg):
+            self._check_own_settings()
+
+    def _check_own_settings(self) -> None:
+        cfg = self.cfg
         if cfg["parse_source"] not in PARSE_SOURCES:
             raise ValueError(f"parse_source={cfg['parse_source']!r} is invalid: choose one of {', '.join(PARSE_SOURCES)}")
         for key in ("rounds_per_update", "initial_rounds"):
             if not isinstance(cfg[key], int) or isinstance(cfg[key], bool) or cfg[key] < 0:
                 raise ValueError(f"{key}={cfg[key]!r} is invalid: use a whole number >= 0")
+        if cfg["rounds_per_update"] == 0 and cfg["initial_rounds"] == 0 and split_learner(self._template)[0]:
+            raise ValueError("rounds_per_update=0 is invalid with initial_rounds = 0 and a boosting learner: no rule "
+                             "would ever be learned; use rounds_per_update >= 1 (or initial_rounds >= 1)")
         if not isinstance(cfg["threshold"], (int, float)) or not 0.0 <= cfg["threshold"] <= 1.0:
             raise ValueError(f"threshold={cfg['threshold']!r} is invalid: use a probability between 0 and 1")
 
@@ -216,31 +230,41 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         labels (Optional[Iterable[str]]): The labels; by default those in the examples' cats.
         positive_label (Optional[str]): The positive label of a binary task.
         """
-        validate_get_examples(get_examples, "TreeBoostTextCategorizer.initialize")
-        check_whole_corpus(nlp, self.name)
-        examples = list(get_examples())
-        if labels is None:
-            labels = sorted({label for eg in examples for label in eg.reference.cats})
-        self.cfg["labels"] = list(labels)
+        block = ("components", self.name)
+        with reported_at(block, self.cfg):
+            check_whole_corpus(nlp, self.name)
+            check_parser(nlp, self.name, self._spec.tree_mode, self.cfg["parse_source"])
+        corpus = training_corpus(nlp)
+        with data_errors(corpus):
+            validate_get_examples(get_examples, "TreeBoostTextCategorizer.initialize")
+            examples = list(get_examples())
+            if not examples:
+                raise ValueError(f"'{self.name}' got no training examples: the training corpus is empty. Give it "
+                                 "labeled documents (or check its reader's folds and limit settings).")
+            if labels is None:
+                labels = sorted({label for eg in examples for label in eg.reference.cats})
+            self.cfg["labels"] = list(labels)
+            check_labels(self.name, self.labels, self.cfg["exclusive_classes"])
         if positive_label is not None:
             self.cfg["positive_label"] = positive_label
-        check_labels(self.name, self.labels, self.cfg["exclusive_classes"], self.cfg["positive_label"])
-        check_parser(nlp, self.name, self._spec.tree_mode, self.cfg["parse_source"])
-        docs = training_docs(examples, nlp, self.name, self.cfg["parse_source"])
-        self._spec.check_docs(docs, self.name, self.cfg["parse_source"])
-        gold = targets(examples, self.labels, self.cfg["exclusive_classes"], self.name)
-        forest = docs_to_forest(docs, self._spec)
-        learner = unfitted_copy(self._template, self.cfg["positive_label"])
-        booster, refits = split_learner(learner)
-        if booster is not None:
-            learner = unfitted_copy(booster, self.cfg["positive_label"])
-        try:
+        with reported_at(block, self.cfg):
+            check_positive_label(self.labels, self.cfg["positive_label"])
+        with data_errors(corpus):
+            docs = training_docs(examples, nlp, self.name, self.cfg["parse_source"])
+            self._spec.check_docs(docs, self.name, self.cfg["parse_source"])
+            gold = targets(examples, self.labels, self.cfg["exclusive_classes"], self.name)
+            forest = docs_to_forest(docs, self._spec)
+            learner = unfitted_copy(self._template, self.cfg["positive_label"])
+            booster, refits = split_learner(learner)
             if booster is not None:
-                learner.start(forest, gold)
-            else:
-                learner.fit(forest, gold)
-        except ValueError as err:
-            raise ValueError(f"'{self.name}' cannot train: {err}") from None
+                learner = unfitted_copy(booster, self.cfg["positive_label"])
+            try:
+                if booster is not None:
+                    learner.start(forest, gold)
+                else:
+                    learner.fit(forest, gold)
+            except ValueError as err:
+                raise ValueError(f"'{self.name}' cannot train: {err}") from None
         self._learner = learner
         self._train_forest = forest if refits else None
         self._refit = None

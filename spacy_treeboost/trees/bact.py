@@ -7,7 +7,9 @@ space are written as `%25`, `%28`, `%29`, `%20` (any `%XX` byte of UTF-8 is
 accepted when reading), and the empty label as a lone `%`, so any string
 survives a round trip.
 """
+import os
 import re
+import stat
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -64,6 +66,27 @@ class BactFormatError(ValueError):
 
 _CHUNK_BYTES = 1 << 20
 _BOM = b"\xef\xbb\xbf"
+MAX_LINE_ENV = "SPACY_TREEBOOST_MAX_LINE_MB"
+DEFAULT_MAX_LINE_MB = 64
+
+
+def max_line_mb() -> int:
+    """The longest line, in MiB, read from input that is not a regular file (a pipe or a device, whose end may
+    never come): `DEFAULT_MAX_LINE_MB`, or the environment variable SPACY_TREEBOOST_MAX_LINE_MB."""
+    value = os.environ.get(MAX_LINE_ENV, "").strip()
+    if not value:
+        return DEFAULT_MAX_LINE_MB
+    if not value.isdigit() or int(value) < 1:
+        raise BactFormatError(f"{MAX_LINE_ENV}={value!r} is invalid: use a whole number of MiB >= 1")
+    return int(value)
+
+
+def _check_line_length(source: Union[str, Path], pending: int, lineno: int, limit_mb: Optional[int]) -> None:
+    if limit_mb is not None and pending > limit_mb << 20:
+        raise BactFormatError(
+            f"{source}, line {lineno}: no line break in the first {limit_mb} MiB of the line, and {source} is not a "
+            "regular file (a pipe or a device), so the line may never end. Save the input to a file first, or "
+            f"raise the limit by setting {MAX_LINE_ENV} (now {limit_mb}).")
 
 
 def _parser(vocab: Optional[LabelVocab], add_labels: bool) -> Tuple[LabelVocab, "BactParser"]:
@@ -91,6 +114,7 @@ def _parse_source(parser: "BactParser", source: PathOrLines) -> Iterator[None]:
     if isinstance(source, (str, Path)):
         prefix = f"{source}: "
         with open(source, "rb") as f:
+            limit_mb = None if stat.S_ISREG(os.fstat(f.fileno()).st_mode) else max_line_mb()
             lineno, rest, first = 1, b"", True
             while True:
                 buf = f.read(_CHUNK_BYTES)
@@ -104,6 +128,7 @@ def _parse_source(parser: "BactParser", source: PathOrLines) -> Iterator[None]:
                 cut = max(buf.rfind(b"\n"), buf.rfind(b"\r", 0, len(buf) - 1)) + 1
                 if not cut:
                     rest += buf
+                    _check_line_length(source, len(rest), lineno, limit_mb)
                     continue
                 start = 0
                 if rest:

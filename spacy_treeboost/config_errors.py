@@ -1,0 +1,147 @@
+"""Settings and training-data errors as spaCy reports them.
+
+A `ConfigValidationError` raised while spaCy builds or initializes a pipeline is
+printed by `spacy train` and `spacy debug config` as a short table, the setting's
+location and the message, without a Python traceback. It is a `ValueError`, so
+code that catches `ValueError` keeps working.
+"""
+import contextlib
+import functools
+import inspect
+import re
+from typing import Any, Callable, Collection, Iterator, Optional, Sequence
+
+from confection import ConfigValidationError
+
+SETTING_NAME = re.compile(r"^'?(\w+)'?(?:=|:| must | is | and | cannot )")
+
+
+def config_error(message: str, loc: Sequence[str], title: Optional[str] = None) -> ConfigValidationError:
+    """A `ConfigValidationError` with one entry.
+
+    message (str): What is wrong and how to fix it.
+    loc (Sequence[str]): Where, e.g. ["components", "treeboost_textcat", "learner", "C"].
+    title (Optional[str]): The headline; by default spaCy's "Config validation error".
+    RETURNS (ConfigValidationError): The error, to raise.
+    """
+    kwargs = {} if title is None else {"title": title}
+    return ConfigValidationError(errors=[{"loc": list(loc), "msg": message}], **kwargs)
+
+
+def setting_error(err: Exception, block: Sequence[str], names: Collection[str] = ()) -> ConfigValidationError:
+    """The `ConfigValidationError` of a setting refused by `err`, located at the setting its message starts with.
+
+    err (Exception): The error, whose message starts with the setting, e.g. "C=0 is invalid: ...".
+    block (Sequence[str]): The location of the settings' block.
+    names (Collection[str]): The block's setting names; a message naming none of them is located at the block.
+    RETURNS (ConfigValidationError): The error, to raise.
+    """
+    if isinstance(err, ConfigValidationError):
+        return err
+    message = str(err)
+    if isinstance(err, TypeError):
+        message = f"a setting has the wrong type ({message}); compare the block with its documented settings"
+    match = SETTING_NAME.match(message)
+    loc = list(block) + ([match.group(1)] if match and match.group(1) in names else [])
+    return config_error(message, loc)
+
+
+@contextlib.contextmanager
+def reported_at(block: Optional[Sequence[str]], names: Collection[str] = ()) -> Iterator[None]:
+    """Raise a `ValueError` or `TypeError` from the settings of `block` as a `ConfigValidationError`.
+
+    block (Optional[Sequence[str]]): The location of the settings' block; None lets errors pass unchanged.
+    names (Collection[str]): The block's setting names.
+    """
+    try:
+        yield
+    except (ValueError, TypeError) as err:
+        if block is None:
+            raise
+        raise setting_error(err, block, names) from None
+
+
+def check_learner(learner: Any, block: Optional[Sequence[str]]) -> None:
+    """Validate a learner's settings and those of the booster in its `estimator` block.
+
+    learner (Any): A learner of `spacy_treeboost.learning`.
+    block (Optional[Sequence[str]]): The learner block's location, or None to raise plain `ValueError`s.
+    """
+    for sub, part in ((), learner), (("estimator",), getattr(learner, "estimator", None)):
+        if part is not None and hasattr(part, "_validate_params"):
+            with reported_at(None if block is None else [*block, *sub], part.get_params(deep=False)):
+                part._validate_params()
+
+
+def reporting(func: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """`func` (a registered function or class) with its errors reported as `ConfigValidationError`s located at
+    its registered `name`: a `ValueError` or `TypeError` at the setting its message starts with, an `OSError`
+    at `path`. The signature is `func`'s, so spaCy validates and fills the settings as before.
+
+    func (Callable[..., Any]): The function or class to register.
+    name (str): Its registered name, e.g. "spacy_treeboost.DocTrees.v1".
+    RETURNS (Callable[..., Any]): The function to register.
+    """
+    names = list(inspect.signature(func).parameters)
+
+    def build(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except OSError as err:
+            raise config_error(str(err), [name, "path"]) from None
+        except (ValueError, TypeError) as err:
+            raise setting_error(err, [name], names) from None
+
+    functools.update_wrapper(build, func, updated=())
+    build.registered_name = name  # type: ignore[attr-defined]
+    return build
+
+
+class DataError(ConfigValidationError):
+    """Training data that a component cannot learn from, or a corpus file that cannot be read: a `ValueError`
+    whose message names the file (and line) and the remedy, which `spacy train` prints without a traceback.
+
+    message (str): The message.
+    """
+
+    def __init__(self, message: str = "", **kwargs: Any) -> None:
+        kwargs.setdefault("title", "The training data cannot be used")
+        kwargs.setdefault("desc", message)
+        super().__init__(**kwargs)
+
+    def __str__(self) -> str:
+        return self.desc or super().__str__()
+
+
+def training_corpus(nlp: Any) -> Optional[str]:
+    """The path of the training corpus, from the reader block that `[training] train_corpus` names in the
+    pipeline's config, or None when there is none.
+
+    nlp (Optional[Language]): The pipeline.
+    RETURNS (Optional[str]): The path.
+    """
+    if nlp is None:
+        return None
+    try:
+        config = nlp.config.interpolate()
+        block = config
+        for part in config["training"]["train_corpus"].split("."):
+            block = block[part]
+        path = block.get("path")
+    except (KeyError, AttributeError, TypeError, ValueError):
+        return None
+    return None if path is None else str(path)
+
+
+@contextlib.contextmanager
+def data_errors(corpus: Optional[str]) -> Iterator[None]:
+    """Raise a `ValueError` about the training data as a `DataError` whose message starts with the corpus file.
+
+    corpus (Optional[str]): The training corpus file, from `training_corpus`.
+    """
+    try:
+        yield
+    except ConfigValidationError:
+        raise
+    except ValueError as err:
+        raise DataError(f"{corpus}: {err}" if corpus else str(err)) from err
