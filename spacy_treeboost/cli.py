@@ -116,9 +116,12 @@ def learn(
                                  "tfidf (sublinear tf-idf, rows L2-normalized)"),
     loss: str = typer.Option("logistic", help="For linear: logistic | squared_hinge"),
     C: Optional[float] = typer.Option(None, "--C", help="For corrective/linear: inverse regularization (default: "
-                                      "chosen by cross-validation)"),
+                                      "corrective chooses it by cross-validation, linear uses 1)"),
+    choose_C: bool = typer.Option(False, "--choose-C", help="For linear: choose C by cross-validation among "
+                                  "0.01-10 instead of using --C"),
     l1_ratio: float = typer.Option(0.0, help="For corrective/linear: share of L1 in the penalty"),
-    cv: int = typer.Option(5, help="For corrective/linear: folds for choosing C"),
+    cv: Optional[int] = typer.Option(None, help="For corrective/linear: folds for choosing C (and, for linear, the "
+                                     "interpolation and the calibration); default 5 for corrective, 3 for linear"),
     n_workers: int = typer.Option(1, "--n-workers", help="Workers that share the subtree search (same rules for any "
                                   "number)"),
     backend: Optional[str] = typer.Option(None, help="Where the workers run: local | processes | ray (default: "
@@ -150,7 +153,8 @@ def learn(
         except ValueError as err:
             _fail(str(err))
         _learn_linear(forest, classes, model, algorithm, boosting_settings,
-                      dict(features=features, loss=loss, C=C, l1_ratio=l1_ratio, cv=cv), read_seconds)
+                      dict(features=features, loss=loss, C=C, choose_C=choose_C, l1_ratio=l1_ratio, cv=cv),
+                      read_seconds)
         return
     clf = TreeBoostClassifier(
         algorithm, criterion=criterion, n_rounds=rounds, max_pattern_size=max_pattern_size,
@@ -193,14 +197,18 @@ def _learn_linear(forest, classes, model: Path, algorithm: str, booster, opts: d
     from .learning.classifier_files import classifier_to_bytes
     from .learning.subtree_linear import SubtreeLinearClassifier
 
-    fit = dict(C=opts["C"], l1_ratio=opts["l1_ratio"], cv=opts["cv"])
     try:
         if algorithm == "linear":
             common = {k: getattr(booster, k) for k in ("max_pattern_size", "min_support", "include_root_patterns",
                                                        "max_cache_mb")}
-            clf = SubtreeLinearClassifier(features=opts["features"], loss=opts["loss"], **common, **fit)
+            given = {k: opts[k] for k in ("C", "cv") if opts[k] is not None}
+            if opts["choose_C"]:
+                given["C"] = None
+            clf = SubtreeLinearClassifier(features=opts["features"], loss=opts["loss"], l1_ratio=opts["l1_ratio"],
+                                          **common, **given)
         else:
-            clf = CorrectiveBoostClassifier(booster, **fit)
+            clf = CorrectiveBoostClassifier(booster, C=opts["C"], l1_ratio=opts["l1_ratio"],
+                                            cv=5 if opts["cv"] is None else opts["cv"])
         clf.fit(forest, classes)
     except (ValueError, MemoryError) as err:
         _fail(str(err))

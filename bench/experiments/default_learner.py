@@ -43,6 +43,8 @@ C_GRID = [0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0]
 PEERS = ("nbsvm", "linearsvc")
 # learner settings of the named variants (besides "default": the learner's own defaults)
 VARIANTS: Dict[str, Dict[str, Any]] = {
+    # the learner's defaults before they were settled here
+    "previous": {"C": None, "cv": 5, "nb_beta": 1.0, "calibrate": False, "keep_rare_up_to": 0},
     "C0.1": {"C": 0.1}, "C1": {"C": 1.0}, "C10": {"C": 10.0},
     "ms1": {"min_support": 1}, "beta": {"nb_beta": 0.25}, "hinge": {"loss": "squared_hinge"},
     "size2": {"max_pattern_size": 2},
@@ -187,6 +189,16 @@ def fit_linearsvc(task: Task) -> Dict[str, Any]:
     return {"cpu": cpu, "C": best[1], "dev_pred": best[2], "test_pred": best[3]}
 
 
+def settings_key(system: str) -> str:
+    """What a cached fit of a system must have been made with: its learner's settings (peers: its name)."""
+    if system in PEERS:
+        return system
+    from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
+
+    settings = SubtreeLinearClassifier(**({} if system == "default" else VARIANTS[system])).get_params()
+    return json.dumps(settings, sort_keys=True, default=list)
+
+
 def fit_system(task: Task, system: str) -> Dict[str, Any]:
     if system == "nbsvm":
         return fit_nbsvm(task)
@@ -195,12 +207,13 @@ def fit_system(task: Task, system: str) -> Dict[str, Any]:
     return fit_subtree(task, {} if system == "default" else VARIANTS[system])
 
 
-def _cached(path: Path, fn: Callable[[], Dict[str, Any]]) -> Dict[str, Any]:
+def _cached(path: Path, key: str, fn: Callable[[], Dict[str, Any]]) -> Dict[str, Any]:
     if path.is_file():
         with open(path, encoding="utf8") as f:
             data = json.load(f)
-        return {k: (numpy.asarray(v) if k.endswith(("_pred", "_proba")) else v) for k, v in data.items()}
-    out = fn()
+        if data.get("settings_key") == key:
+            return {k: (numpy.asarray(v) if k.endswith(("_pred", "_proba")) else v) for k, v in data.items()}
+    out = {**fn(), "settings_key": key}
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     with open(tmp, "w", encoding="utf8") as f:
@@ -220,14 +233,9 @@ def run(corpora, systems, protocols, draws: int, data: Path, log=print) -> Dict[
             for split in splits:
                 task = Task(corpus, split, sd)
                 for system in systems:
-                    key = json.dumps(VARIANTS.get(system, {}), sort_keys=True) if system not in PEERS else ""
                     path = CACHE / protocol / name / split.name / f"{system}.json"
                     t0 = time.time()
-                    out = _cached(path, lambda: fit_system(task, system))
-                    if out.get("settings_key", key) != key:
-                        path.unlink()
-                        out = _cached(path, lambda: fit_system(task, system))
-                    out["settings_key"] = key
+                    out = _cached(path, settings_key(system), lambda: fit_system(task, system))
                     out["dev"] = selection_score(task.truth["dev"], out["dev_pred"], corpus.multilabel)
                     out["test"] = selection_score(task.truth["test"], out["test_pred"], corpus.multilabel)
                     out["correct"] = correctness(task.truth["test"], out["test_pred"])

@@ -173,18 +173,25 @@ def tfidf_rows(counts: Any, n_docs: int) -> Tuple[Any, numpy.ndarray]:
 class SubtreeLinearClassifier(RuleClassifier):
     """A regularized linear model over all frequent subtrees (NBSVM-style by default).
 
+    The defaults are NBSVM's (Wang & Manning 2012) over subtrees, made to choose for
+    themselves: naive Bayes scaled presence of every subtree of up to three nodes in
+    two or more training documents and of every one- or two-node subtree, logistic
+    loss with C = 1, the interpolation `nb_beta` chosen per class by 3-fold
+    cross-validation, and the margin Platt-scaled on the same folds' out-of-fold
+    margins. Settled on the dev splits of four corpora, 1,600 training documents each
+    (docs/results_default.md).
+
     max_pattern_size (int): Largest subtree, in nodes.
-    min_support (int): Smallest number of training documents a subtree occurs in.
+    min_support (int): Smallest number of training documents a subtree of more than
+        `keep_rare_up_to` nodes occurs in.
     features (str): "nb" (naive Bayes scaled presence), "presence", "log1p" or
         "tfidf" (sublinear tf-idf, rows L2-normalized).
-    nb_beta (float): For "nb", the NBSVM interpolation w = (1 - beta) mean|w| + beta w
-        of the fitted weights; 1 keeps them as fitted.
-    loss (str): "logistic" (probabilities) or "squared_hinge" (L2-SVM).
+    loss (str): "logistic" or "squared_hinge" (L2-SVM).
     C (Optional[float]): Inverse regularization strength; None chooses it among
         `Cs` by `cv`-fold cross-validation on the training trees, per class.
     Cs (Sequence[float]): Candidates for C.
     l1_ratio (float): Share of L1 in the penalty (0 = L2).
-    cv (int): Folds for choosing C.
+    cv (int): Folds for choosing C and nb_beta and for calibrating.
     include_root_patterns (bool): Allow subtrees that contain the virtual root.
     positive_class (Optional[Any]): For two classes, the one whose margin is positive.
     max_cache_mb (int): Memory cap for mining.
@@ -194,6 +201,9 @@ class SubtreeLinearClassifier(RuleClassifier):
         over all subtrees, the subtrees with the largest total contribution on the
         training trees (|w_t| times the number of documents containing t) are kept
         and their weights refitted jointly with the same C. None keeps every subtree.
+    nb_beta (Optional[float]): For "nb", the NBSVM interpolation w = (1 - beta) mean|w|
+        + beta w of the fitted weights (1 keeps them as fitted); None chooses it among
+        0.25, 0.5 and 1 on the folds that choose C (it costs no fit).
     separate_views (bool): Fit the word-chain and dependency subtrees of a
         "chain+dependency" forest as two models and average their margins (a forest
         with one view gets one model, as without this setting).
@@ -201,12 +211,12 @@ class SubtreeLinearClassifier(RuleClassifier):
         out-of-fold margins of `cv`-fold cross-validation (the folds that choose C, or
         folds run for it when C is given), so that the probabilities are calibrated
         whatever the loss and the interpolation.
-    keep_rare_up_to (int): Subtrees of at most this many nodes are features even when
-        they occur in fewer than `min_support` training documents (NBSVM keeps every
-        1-2-gram); 0 applies `min_support` to every subtree.
     selection (str): What the folds that choose C and nb_beta maximize: "accuracy"
         (ties: lower log-loss) or "log_loss" (the lowest out-of-fold log-loss after
         Platt scaling).
+    keep_rare_up_to (int): Subtrees of at most this many nodes are features even when
+        they occur in fewer than `min_support` training documents (NBSVM keeps every
+        1-2-gram); 0 applies `min_support` to every subtree.
     """
 
     def __init__(
@@ -216,21 +226,21 @@ class SubtreeLinearClassifier(RuleClassifier):
         min_support: int = 2,
         features: str = "nb",
         loss: str = "logistic",
-        C: Optional[float] = None,
+        C: Optional[float] = 1.0,
         Cs: Sequence[float] = DEFAULT_CS,
         l1_ratio: float = 0.0,
-        cv: int = 5,
+        cv: int = 3,
         include_root_patterns: bool = False,
         positive_class: Optional[Any] = None,
         max_cache_mb: int = 4096,
         max_iter: int = 1000,
         tol: float = 1e-3,
         max_rules: Optional[int] = None,
-        nb_beta: float = 1.0,
+        nb_beta: Optional[float] = None,
         separate_views: bool = False,
-        calibrate: bool = False,
+        calibrate: bool = True,
         selection: str = "accuracy",
-        keep_rare_up_to: int = 0,
+        keep_rare_up_to: int = 2,
     ) -> None:
         self._store_params(locals())
 
