@@ -155,7 +155,7 @@ def learn(
         clf.space_.close()
     _write_model(model, classifier_to_bytes(clf))
     last = clf.trace_[-1] if clf.trace_ else None
-    summary = f"{clf.n_rounds_} rounds, {len(clf.rules_.patterns)} distinct subtrees"
+    summary = f"{clf.n_rounds_} rounds, {clf.rules_.n_patterns} distinct subtrees"
     if last:
         summary += f", training error {last['error']:.4f}, loss {last['loss']:.4f}"
     typer.echo(f"learned {summary} -> {model}", err=True)
@@ -184,7 +184,7 @@ def _learn_linear(forest, classes, model: Path, algorithm: str, booster, opts: d
     _write_model(model, classifier_to_bytes(clf))
     info = getattr(clf, "fit_info_", None) or clf.refit_info_
     chosen = ", ".join(f"{i['head']}: C={i['C']}" for i in info)
-    typer.echo(f"learned {len(clf.rules_)} rules over {len(clf.rules_.patterns)} distinct subtrees ({chosen}) -> {model}",
+    typer.echo(f"learned {len(clf.rules_)} rules over {clf.rules_.n_patterns} distinct subtrees ({chosen}) -> {model}",
                err=True)
 
 
