@@ -95,8 +95,8 @@ class RuleSet:
 
         Pattern p's code is zip(depth[code_start[p]:code_start[p + 1]], strings[label[...]]).
         Patterns that no rule uses are dropped, and the others are numbered by first use
-        (heads in order, rules in order), as `add` numbers them: the same rules give the
-        same rule set, and the same file, whichever way they were built.
+        (heads in order, rules in order), as `add` numbers the rules added head by head:
+        those give the same rule set, and the same file, whichever way they were built.
 
         heads (Sequence[str]): The names of the heads.
         algorithm (str): The learner that produced the rules, for the record.
