@@ -114,6 +114,7 @@ cdef class PatternMatcher:
         self.root_of_label.assign(self.n_labels, -1)
         self.edges.reserve(dep.shape[0])
         cdef int32_t node = 0, child, p, d, l, prev
+        cdef unordered_map[int64_t, int32_t].iterator found
         cdef int64_t key, k
         for p in range(self.n_patterns):
             if st[p + 1] <= st[p]:
@@ -137,8 +138,9 @@ cdef class PatternMatcher:
                         self.root_of_label[l] = node
                 else:
                     key = self._key(node, d, l)
-                    if self.edges.count(key):
-                        node = self.edges[key]
+                    found = self.edges.find(key)
+                    if found != self.edges.end():
+                        node = deref(found).second
                     else:
                         child = self._new_node(d)
                         self.edges[key] = child

@@ -87,7 +87,7 @@ def _check_depths(depth: numpy.ndarray, code_start: numpy.ndarray) -> None:
     first = numpy.zeros(len(depth), dtype=bool)
     first[code_start[:-1]] = True
     ok = numpy.where(first, depth == 0, depth >= 1)
-    ok[1:] &= first[1:] | (depth[1:].astype(numpy.int64) <= depth[:-1].astype(numpy.int64) + 1)
+    ok[1:] &= first[1:] | (depth[1:] <= depth[:-1] + 1)  # an int32 overflow only refuses more
     if not ok.all():
         node = int(numpy.argmin(ok))
         p = int(numpy.searchsorted(code_start, node, "right")) - 1
@@ -109,6 +109,9 @@ def _check_distinct(depth: numpy.ndarray, label: numpy.ndarray, code_start: nump
         rows = node[code_start[ids, None] + numpy.arange(n)]
         if radix ** n < 2 ** 62:
             keys = (rows * (radix ** numpy.arange(n - 1, -1, -1, dtype=numpy.int64))).sum(axis=1)
+            ordered = numpy.sort(keys)
+            if not (ordered[1:] == ordered[:-1]).any():
+                continue
             order = numpy.argsort(keys, kind="stable")
             same = numpy.flatnonzero(keys[order][1:] == keys[order][:-1])
         else:
@@ -146,18 +149,24 @@ def numbered_by_first_use(strings: List[str], depth: numpy.ndarray, label: numpy
                           columns: List[Columns]) -> Tables:
     """The tables with the patterns no rule uses dropped, the others numbered by first use (heads in order, rules in
     order) as `RuleSet.add` numbers them, and the strings no pattern uses dropped."""
+    n_patterns = len(code_start) - 1
     pids = numpy.concatenate([numpy.zeros(0, dtype=numpy.int64)] + [c[0] for c in columns])
-    used, first = numpy.unique(pids, return_index=True)
-    order = used[numpy.argsort(first, kind="stable")]
-    remap = numpy.full(len(code_start) - 1, -1, dtype=numpy.int64)
+    if numpy.bincount(pids, minlength=n_patterns).max(initial=0) <= 1:
+        order = pids
+    else:
+        used, first = numpy.unique(pids, return_index=True)
+        order = used[numpy.argsort(first, kind="stable")]
+    remap = numpy.full(n_patterns, -1, dtype=numpy.int64)
     remap[order] = numpy.arange(len(order))
     lengths = numpy.diff(code_start)[order]
     start = numpy.zeros(len(order) + 1, dtype=numpy.int64)
     numpy.cumsum(lengths, out=start[1:])
     nodes = numpy.repeat(code_start[:-1][order] - start[:-1], lengths) + numpy.arange(start[-1])
     depth, label = depth[nodes], label[nodes]
-    kept = numpy.unique(label)
-    label = numpy.searchsorted(kept, label).astype(numpy.int32)
+    present = numpy.zeros(len(strings), dtype=bool)
+    present[label] = True
+    kept = numpy.flatnonzero(present)
+    label = (numpy.cumsum(present, dtype=numpy.int32) - 1)[label]
     columns = [(remap[pid], z.copy(), a.copy(), b.copy()) for pid, z, a, b in columns]
     return [strings[i] for i in kept.tolist()], depth, label, start, columns
 

@@ -239,7 +239,9 @@ class RuleSet:
         """The sorted distinct labels of the patterns, their ids, and every pattern node's label in those ids."""
         if self._labels is None:
             self._flush()
-            used = numpy.unique(self._label)
+            present = numpy.zeros(len(self._strings), dtype=bool)
+            present[self._label] = True
+            used = numpy.flatnonzero(present)
             names = [self._strings[i] for i in used.tolist()]
             order = sorted(range(len(names)), key=names.__getitem__)
             remap = numpy.full(len(self._strings), -1, dtype=numpy.int32)
@@ -258,7 +260,8 @@ class RuleSet:
             tables = []
             for pid, z, a, b in self._columns:
                 order = numpy.argsort(pid, kind="stable")
-                starts = numpy.searchsorted(pid[order], numpy.arange(self.n_patterns + 1))
+                starts = numpy.zeros(self.n_patterns + 1, dtype=numpy.int64)
+                numpy.cumsum(numpy.bincount(pid, minlength=self.n_patterns), out=starts[1:])
                 tables.append((starts, z[order], a[order], b[order], float(b[order].sum())))
             self._compiled = (strings, ids, matcher, tables)
         return self._compiled
