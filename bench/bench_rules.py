@@ -23,7 +23,8 @@ Variants: `from_arrays` (this package's `RuleSet.from_arrays`), `add` (this pack
 module at `--baseline` (default: the last commit before the tables became arrays), read with
 `git show` and imported under another name; it keeps a Python tuple per rule and per pattern).
 For the `add` variants, the build step's clock starts after the Python codes that `add` takes
-are made, so it covers the `add` calls and `to_disk`. The script checks that every variant scores the documents the same.
+are made, so it covers the `add` calls and `to_disk`. The script checks that every variant
+scores the documents the same.
 """
 import argparse
 import importlib.util
@@ -201,8 +202,8 @@ def render(res: Dict[str, Any]) -> str:
         "included), its peak RSS, and the CPU seconds of the step alone. `from_arrays` and `add` are this "
         f"package's `RuleSet`; `add, before` is `RuleSet.add` of the rule module at commit {res['baseline']} "
         "(a Python tuple per rule and per pattern, files as lists), the baseline. The `add` build steps start their "
-        "clock after making the Python codes that `add` takes (they time the `add` calls and `to_disk`). See the docstring of "
-        "`bench/bench_rules.py` for the steps.",
+        "clock after making the Python codes that `add` takes (they time the `add` calls and `to_disk`). See "
+        "the docstring of `bench/bench_rules.py` for the steps.",
         "",
         "| variant | step | process CPU s | step CPU s | peak RSS (MB) | file (MB) |",
         "|---|---|---|---|---|---|",
@@ -212,6 +213,13 @@ def render(res: Dict[str, Any]) -> str:
         size = f"{c['file_bytes'] / 2**20:.1f}" if "file_bytes" in c else ""
         lines.append(f"| {variant} | {step} | {c['cpu_s']:.2f} | {c['step_cpu_s']:.2f} | {c['peak_rss_mb']:.0f} | "
                      f"{size} |")
+    lines += ["", "`from_arrays` against the baseline `add, before`:", ""]
+    for step in STEPS:
+        new, old = cells[f"from_arrays / {step}"], cells[f"add, before / {step}"]
+        lines.append(f"- {step}: step CPU {new['step_cpu_s']:.2f} s against {old['step_cpu_s']:.2f} s "
+                     f"({old['step_cpu_s'] / new['step_cpu_s']:.1f} times less), peak RSS {new['peak_rss_mb']:.0f} "
+                     f"MB against {old['peak_rss_mb']:.0f} MB ({old['peak_rss_mb'] / new['peak_rss_mb']:.1f} times "
+                     "less).")
     same = ", ".join(f"{v}: {'yes' if s else 'NO'}" for v, s in res["same_margins"].items())
     lines += ["", f"Margins of the documents equal to those of `from_arrays`, bit for bit: {same}.", ""]
     return "\n".join(lines)
