@@ -5,6 +5,7 @@ import tracemalloc
 
 import numpy
 import pytest
+import srsly
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -153,7 +154,7 @@ def test_layout_is_chosen_by_the_number_of_rules():
     assert numpy.array_equal(again.margins(forest), rs.margins(forest))
 
 
-def random_rule_set(n_rules, seed, n_heads=2, vocab=300):
+def random_rule_set(n_rules, seed, n_heads=2, vocab=300, heads=None):
     """A rule set of `n_rules` rules over distinct random chain patterns of 1-3 labels, in random heads."""
     rng = numpy.random.default_rng(seed)
     lengths = rng.integers(1, 4, size=2 * n_rules + 64)
@@ -172,9 +173,39 @@ def random_rule_set(n_rules, seed, n_heads=2, vocab=300):
     for h in range(n_heads):
         pid = rng.permutation(numpy.flatnonzero(head == h))
         rules.append((pid, numpy.ones(len(pid), numpy.int32), rng.normal(size=len(pid)), numpy.zeros(len(pid))))
-    return RuleSet.from_arrays([f"h{h}" for h in range(n_heads)], algorithm="linear-presence",
+    return RuleSet.from_arrays(heads or [f"h{h}" for h in range(n_heads)], algorithm="linear-presence",
                                strings=[f"w{i}" for i in range(vocab)], depth=depth, label=label,
                                code_start=code_start, rules=rules, intercepts=[0.25] * n_heads)
+
+
+def test_classifier_files_carry_flat_rule_sets():
+    """A classifier whose rule set is written flat: saved and loaded with the same scores; damaged flat rules in an
+    unsealed (version 1) classifier file, which has no checksum, are refused by the rule checks."""
+    from spacy_treeboost.learning.classifier_files import (classifier_from_bytes, classifier_from_dict,
+                                                           classifier_to_bytes, classifier_to_dict)
+    from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
+
+    rng = numpy.random.default_rng(5)
+    forest = random_forest(rng, 30, 300)
+    y = ["pos" if i % 2 else "neg" for i in range(len(forest))]
+    clf = SubtreeLinearClassifier(max_pattern_size=2, min_support=1, C=1.0).fit(forest, y)
+    clf.rules_ = random_rule_set(rules_module.FLAT_MIN_RULES + 1, seed=6, n_heads=1, heads=clf.rules_.heads)
+    data = classifier_to_dict(clf)
+    assert data["rules"]["version"] == 2
+    again = classifier_from_bytes(classifier_to_bytes(clf))
+    assert numpy.array_equal(again.decision_function(forest), clf.decision_function(forest))
+    assert again.rules_.to_bytes() == clf.rules_.to_bytes()
+    data["rules"]["patterns"]["label"] = data["rules"]["patterns"]["label"][:-2]
+    with pytest.raises(ModelFormatError, match="whole number of 4-byte items"):
+        classifier_from_bytes(srsly.msgpack_dumps(data))
+    data = classifier_to_dict(clf)
+    data["rules"]["rules"][0]["pattern"] = i64(*([clf.rules_.n_patterns] * clf.rules_.n_rules(0)))
+    with pytest.raises(ModelFormatError, match=f"refers to pattern {clf.rules_.n_patterns}, which does not exist"):
+        classifier_from_dict(data)
+    data = classifier_to_dict(clf)
+    data["rules"]["patterns"]["code_start"] = i64(*range(len(data["rules"]["patterns"]["code_start"]) // 8))
+    with pytest.raises(ModelFormatError, match="code_start must run from 0"):
+        classifier_from_dict(data)
 
 
 def random_forest(rng, n_docs, vocab):
