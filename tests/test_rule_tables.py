@@ -444,3 +444,20 @@ def test_matcher_from_arrays_counts_as_the_brute_force(patterns, match_roots, da
 def test_matcher_from_arrays_refuses_invalid_codes(depth, label, code_start, match):
     with pytest.raises(ValueError, match=match):
         PatternMatcher.from_arrays(numpy.array(depth), numpy.array(label), numpy.array(code_start), 2)
+
+
+@pytest.mark.parametrize("same", [True, False])
+def test_long_patterns_are_compared_node_by_node(same):
+    """Patterns too long for one integer key per pattern (70 nodes) are still found equal or distinct."""
+    depth = numpy.tile(numpy.arange(70, dtype=numpy.int32), 3)
+    label = numpy.zeros(210, dtype=numpy.int32)
+    label[69] = 1
+    label[139 if same else 138] = 1
+    kwargs = dict(algorithm="linear-nb", strings=["a", "b"], depth=depth, label=label,
+                  code_start=numpy.array([0, 70, 140, 210]),
+                  rules=[(numpy.array([0, 1, 2]), numpy.ones(3, numpy.int32), numpy.ones(3), numpy.zeros(3))])
+    if same:
+        with pytest.raises(ValueError, match="patterns 0 and 1 are the same tree"):
+            RuleSet.from_arrays(["pos"], **kwargs)
+    else:
+        assert RuleSet.from_arrays(["pos"], **kwargs).n_patterns == 3

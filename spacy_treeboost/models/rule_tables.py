@@ -107,7 +107,7 @@ def _check_distinct(depth: numpy.ndarray, label: numpy.ndarray, code_start: nump
         if len(ids) < 2:
             continue
         rows = node[code_start[ids, None] + numpy.arange(n)]
-        if radix ** n < 2 ** 62:
+        if n <= 62 and radix ** n < 2 ** 62:
             keys = (rows * (radix ** numpy.arange(n - 1, -1, -1, dtype=numpy.int64))).sum(axis=1)
             ordered = numpy.sort(keys)
             if not (ordered[1:] == ordered[:-1]).any():
