@@ -68,7 +68,7 @@ def cmd_trace(a: argparse.Namespace) -> dict:
         "read_cpu_seconds": t_read,
         "start_cpu_seconds": t_start,
         "boost_cpu_seconds": t_boost,
-        "distinct_subtrees": len(clf.rules_.patterns),
+        "distinct_subtrees": clf.rules_.n_patterns,
         "training_error": last.get("error"),
         "loss": last.get("loss"),
     }

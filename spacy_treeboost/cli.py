@@ -182,7 +182,7 @@ def learn(
         clf.space_.close()
     _write_model(model, classifier_to_bytes(clf))
     last = clf.trace_[-1] if clf.trace_ else None
-    summary = f"{clf.n_rounds_} rounds, {len(clf.rules_.patterns)} distinct subtrees"
+    summary = f"{clf.n_rounds_} rounds, {clf.rules_.n_patterns} distinct subtrees"
     if last:
         summary += f", training error {last['error']:.4f}, loss {last['loss']:.4f}"
     typer.echo(f"learned {summary} -> {model}", err=True)
@@ -217,7 +217,7 @@ def _learn_linear(forest, classes, model: Path, algorithm: str, booster, opts: d
     phases = {"read": read_seconds, **getattr(clf, "timings_", {}), "write": time.process_time() - clock}
     info = getattr(clf, "fit_info_", None) or clf.refit_info_
     chosen = ", ".join(f"{i['head']}: C={i['C']}" for i in info)
-    typer.echo(f"learned {len(clf.rules_)} rules over {len(clf.rules_.patterns)} distinct subtrees ({chosen}) -> {model}",
+    typer.echo(f"learned {len(clf.rules_)} rules over {clf.rules_.n_patterns} distinct subtrees ({chosen}) -> {model}",
                err=True)
     typer.echo(f"phases (CPU s): {json.dumps({k: round(v, 3) for k, v in phases.items()})}", err=True)
 

@@ -55,7 +55,7 @@ def pattern_support(rules_dict: Dict[str, Any], forest, in_class: Sequence[bool]
     n_in, n_out = int(in_class.sum()), int((~in_class).sum())
     capped = numpy.minimum(cnt, MAX_COUNT)
     out = []
-    for p in range(len(rs.patterns)):
+    for p in range(rs.n_patterns):
         sel = pat == p
         d, c = doc[sel], capped[sel]
         hin = numpy.bincount(c[in_class[d]], minlength=MAX_COUNT + 1)

@@ -282,7 +282,7 @@ def fit_boost(fd: FoldData, representation: str, alg_name: str, cfg: Dict[str, A
     }
     if best.clf is not None:
         chosen = best.clf.rules_.truncate(best.best_rounds)
-        out["n_patterns_used"] = len(chosen.patterns)
+        out["n_patterns_used"] = chosen.n_patterns
         if keep_rules:
             out["rules"] = chosen.to_dict()
     best.release()

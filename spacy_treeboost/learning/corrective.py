@@ -36,7 +36,8 @@ def rule_features(rules: RuleSet, head: int, forest: Forest) -> Tuple[Any, List[
 
     columns: List[Tuple[int, int]] = []
     seen = set()
-    for pid, z, _, _ in rules._rules[head]:
+    pids, zs, _, _ = rules.rule_arrays(head)
+    for pid, z in zip(pids.tolist(), zs.tolist()):
         for key in ((pid, 1), (pid, z)):
             if key not in seen:
                 seen.add(key)
@@ -77,10 +78,10 @@ def weights_to_rules(rules: RuleSet, out: RuleSet, head: int, columns: Sequence[
         used.add(pid)
         a, b = q / 4.0, -(p / 2.0 + q / 4.0)
         bias -= b
-        stumps.append((abs(p) / 2 + abs(q) / 2, (rules.patterns[pid], z, a, b)))
+        stumps.append((abs(p) / 2 + abs(q) / 2, (rules.pattern(pid), z, a, b)))
     for pid, p in presence.items():
         if pid not in used and p != 0.0:
-            stumps.append((abs(p) / 2, (rules.patterns[pid], 1, p / 2.0, 0.0)))
+            stumps.append((abs(p) / 2, (rules.pattern(pid), 1, p / 2.0, 0.0)))
     stumps.sort(key=lambda item: -item[0])
     for _, (code, z, a, b) in stumps:
         out.add(head, code, z, a, b)

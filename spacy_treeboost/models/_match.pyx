@@ -41,7 +41,8 @@ cdef class PatternMatcher:
     """Count the embeddings of many patterns in documents.
 
     codes (Sequence[Sequence[Tuple[int, int]]]): each pattern's code, a sequence of
-        (depth, label id) pairs in preorder, with depth 0 first.
+        (depth, label id) pairs in preorder, with depth 0 first (`from_arrays` takes
+        the codes as flat arrays instead).
     n_labels (int): the number of label ids; other ids never match.
     match_roots (bool): let document root nodes match (patterns containing the root).
     """
@@ -50,7 +51,7 @@ cdef class PatternMatcher:
     cdef vector[int32_t] root_of_label
     cdef int64_t n_labels, max_depth
     cdef public int32_t n_patterns
-    cdef object _codes
+    cdef object _depth, _label, _code_start
     cdef bint match_roots
     # per-call scratch: occurrence buffers per trie node, and each child's first hit
     cdef vector[vector[int64_t]] bufs
@@ -60,33 +61,86 @@ cdef class PatternMatcher:
     cdef vector[FirstHit] hits
 
     def __init__(self, codes, int n_labels, bint match_roots=True):
+        depth, label, code_start = [], [], [0]
+        for code in codes:
+            for d, l in code:
+                depth.append(int(d))
+                label.append(int(l))
+            code_start.append(len(depth))
+        depth = numpy.asarray(depth, dtype=numpy.int64)
+        label = numpy.asarray(label, dtype=numpy.int64)
+        bad = numpy.flatnonzero((label < 0) | (label >= max(n_labels, 1)))
+        if len(bad):
+            p = int(numpy.searchsorted(code_start, bad[0], "right")) - 1
+            raise ValueError(f"pattern {p} uses label id {int(label[bad[0]])} outside the vocabulary")
+        if len(depth) and depth.max() >= numpy.iinfo(numpy.int32).max:
+            raise ValueError(f"a pattern has depth {int(depth.max())}, which is too large")
+        self._build(depth.astype(numpy.int32), label.astype(numpy.int32), numpy.asarray(code_start, dtype=numpy.int64),
+                    n_labels, match_roots)
+
+    @classmethod
+    def from_arrays(cls, depth, label, code_start, int n_labels, bint match_roots=True):
+        """A matcher over patterns given as flat arrays, without a Python object per pattern.
+
+        depth (numpy.ndarray): int32 depth of every pattern node, the patterns' codes concatenated.
+        label (numpy.ndarray): int32 label id of every pattern node.
+        code_start (numpy.ndarray): int64 offsets: pattern p is nodes code_start[p] .. code_start[p + 1] - 1.
+        n_labels (int): the number of label ids; other ids never match.
+        match_roots (bool): let document root nodes match (patterns containing the root).
+        RETURNS (PatternMatcher): The matcher; pattern ids are positions in code_start.
+        """
+        cdef PatternMatcher out = cls.__new__(cls)
+        out._build(depth, label, code_start, n_labels, match_roots)
+        return out
+
+    def _code(self, Py_ssize_t p):
+        lo, hi = self._code_start[p], self._code_start[p + 1]
+        return tuple(zip(self._depth[lo:hi].tolist(), self._label[lo:hi].tolist()))
+
+    cdef int _build(self, depth, label, code_start, int n_labels, bint match_roots) except -1:
         self.match_roots = match_roots
-        self._codes = [tuple((int(d), int(l)) for d, l in code) for code in codes]
+        self._depth = numpy.ascontiguousarray(depth, dtype=numpy.int32)
+        self._label = numpy.ascontiguousarray(label, dtype=numpy.int32)
+        self._code_start = numpy.ascontiguousarray(code_start, dtype=numpy.int64)
+        cdef const int32_t[:] dep = self._depth
+        cdef const int32_t[:] lab = self._label
+        cdef const int64_t[:] st = self._code_start
+        if st.shape[0] < 1 or st[0] != 0 or st[st.shape[0] - 1] != dep.shape[0] or lab.shape[0] != dep.shape[0]:
+            raise ValueError("depth, label and code_start disagree: code_start must run from 0 to the number of "
+                             "pattern nodes, which depth and label must both have")
         self.n_labels = max(n_labels, 1)
-        self.n_patterns = len(self._codes)
-        self.max_depth = 1 + max([d for code in self._codes for d, _ in code] or [0])
+        self.n_patterns = st.shape[0] - 1
+        self.max_depth = 1 + (int(self._depth.max()) if dep.shape[0] else 0)
         self.root_of_label.assign(self.n_labels, -1)
-        cdef int32_t node, p
-        cdef int64_t key
-        for p, code in enumerate(self._codes):
-            if not code or code[0][0] != 0:
-                raise ValueError(f"pattern {p} has an invalid code {code!r}: it must start at depth 0")
+        self.edges.reserve(dep.shape[0])
+        cdef int32_t node = 0, child, p, d, l, prev
+        cdef unordered_map[int64_t, int32_t].iterator found
+        cdef int64_t key, k
+        for p in range(self.n_patterns):
+            if st[p + 1] <= st[p]:
+                raise ValueError(f"pattern {p} has an invalid code (): it is empty" if st[p + 1] == st[p] else
+                                 "code_start must not decrease")
+            if dep[st[p]] != 0:
+                raise ValueError(f"pattern {p} has an invalid code {self._code(p)!r}: it must start at depth 0")
             prev = 0
-            for k, (d, l) in enumerate(code):
+            for k in range(st[p], st[p + 1]):
+                d, l = dep[k], lab[k]
                 if not (0 <= l < self.n_labels):
                     raise ValueError(f"pattern {p} uses label id {l} outside the vocabulary")
-                if k and not (1 <= d <= prev + 1):
-                    raise ValueError(f"pattern {p} has an invalid code {code!r}: depths must satisfy 1 <= d <= previous + 1")
+                if k > st[p] and not (1 <= d <= prev + 1):
+                    raise ValueError(f"pattern {p} has an invalid code {self._code(p)!r}: depths must satisfy "
+                                     "1 <= d <= previous + 1")
                 prev = d
-                if k == 0:
+                if k == st[p]:
                     node = self.root_of_label[l]
                     if node < 0:
                         node = self._new_node(0)
                         self.root_of_label[l] = node
                 else:
                     key = self._key(node, d, l)
-                    if self.edges.count(key):
-                        node = self.edges[key]
+                    found = self.edges.find(key)
+                    if found != self.edges.end():
+                        node = deref(found).second
                     else:
                         child = self._new_node(d)
                         self.edges[key] = child
@@ -99,9 +153,10 @@ cdef class PatternMatcher:
             if self.trie[node].pattern >= 0:
                 raise ValueError(f"patterns {self.trie[node].pattern} and {p} are the same tree")
             self.trie[node].pattern = p
+        return 0
 
     def __reduce__(self):
-        return (PatternMatcher, (self._codes, self.n_labels, self.match_roots))
+        return (_matcher_from_arrays, (self._depth, self._label, self._code_start, self.n_labels, self.match_roots))
 
     cdef int32_t _new_node(self, int32_t depth):
         cdef TrieNode tn
@@ -280,3 +335,7 @@ cdef class PatternMatcher:
         return (numpy.asarray(<int32_t[:out_doc.size()]>out_doc.data()).copy() if out_doc.size() else numpy.zeros(0, numpy.int32),
                 numpy.asarray(<int32_t[:out_pat.size()]>out_pat.data()).copy() if out_pat.size() else numpy.zeros(0, numpy.int32),
                 numpy.asarray(<int32_t[:out_cnt.size()]>out_cnt.data()).copy() if out_cnt.size() else numpy.zeros(0, numpy.int32))
+
+
+def _matcher_from_arrays(depth, label, code_start, n_labels, match_roots):
+    return PatternMatcher.from_arrays(depth, label, code_start, n_labels, match_roots)

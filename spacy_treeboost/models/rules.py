@@ -21,14 +21,19 @@ import numpy
 from ..files import ModelFormatError
 from ..trees.bact import code_to_sexpr as pattern_to_sexpr
 from ..trees.forest import Forest
+from .rule_tables import (INT32_MAX, Columns, check_tables, decode_flat, empty_columns, encode_flat, frozen,
+                          numbered_by_first_use)
 
 FORMAT_NAME = "spacy-treeboost.rules"
 FORMAT_VERSION = 1
+FLAT_VERSION = 2
+FLAT_MIN_RULES = 10_000
 SEALED_VERSION = 2
 VALUES = ("stump", "log1p", "tfidf")
 PUBLISHED = ("bact", "frequency", "presence")
 
 Code = Tuple[Tuple[int, str], ...]
+Rule = Tuple[int, int, float, float]
 
 
 def _check_code(code: Code) -> None:
@@ -39,6 +44,12 @@ def _check_code(code: Code) -> None:
 
 class RuleSet:
     """Rule lists over shared subtree patterns, one list per head.
+
+    The patterns and rules are stored as flat arrays (see `rule_tables`), so that a rule set
+    of millions of rules holds no Python object per rule or per pattern: `from_arrays` builds
+    one from arrays, and `margins`, `to_bytes` and `from_bytes` work on the arrays. `add`
+    appends to a buffer that is moved into the arrays when they are next read; `patterns`
+    and `rules` build Python tuples on demand.
 
     heads (Sequence[str]): The names of the heads (classes scored one-vs-rest).
     algorithm (str): The learner that produced the rules, for the record.
@@ -58,36 +69,158 @@ class RuleSet:
         self.include_root_patterns = include_root_patterns
         self.value = value
         self.intercepts: List[float] = [0.0] * len(self.heads)
-        self.patterns: List[Code] = []
-        self._pattern_ids: Dict[Code, int] = {}
-        self._rules: List[List[Tuple[int, int, float, float]]] = [[] for _ in self.heads]
+        self._set_tables([], numpy.zeros(0, numpy.int32), numpy.zeros(0, numpy.int32), numpy.zeros(1, numpy.int64),
+                         [empty_columns() for _ in self.heads], codes=[])
+
+    def _set_tables(self, strings: List[str], depth: numpy.ndarray, label: numpy.ndarray, code_start: numpy.ndarray,
+                    columns: List[Columns], codes: Optional[List[Code]] = None) -> None:
+        self._strings = strings
+        self._string_ids: Optional[Dict[str, int]] = None
+        self._depth, self._label, self._code_start = frozen(depth), frozen(label), frozen(code_start)
+        self._columns = [tuple(frozen(c) for c in cols) for cols in columns]
+        self._codes = codes
+        self._pattern_ids: Optional[Dict[Code, int]] = None
+        self._new_codes: List[Code] = []
+        self._new_rules: List[List[Rule]] = [[] for _ in self.heads]
+        self._labels: Optional[Tuple[List[str], Dict[str, int], numpy.ndarray]] = None
         self._compiled: Optional[Tuple[Any, ...]] = None
 
+    @classmethod
+    def from_arrays(cls, heads: Sequence[str], *, algorithm: str, include_root_patterns: bool = False,
+                    value: str = "stump", strings: Sequence[str], depth: numpy.ndarray, label: numpy.ndarray,
+                    code_start: numpy.ndarray,
+                    rules: Sequence[Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]],
+                    intercepts: Optional[Sequence[float]] = None) -> "RuleSet":
+        """A rule set built from flat arrays, without a Python object per rule or per pattern.
+
+        Pattern p's code is zip(depth[code_start[p]:code_start[p + 1]], strings[label[...]]).
+        Patterns that no rule uses are dropped, and the others are numbered by first use
+        (heads in order, rules in order), as `add` numbers the rules added head by head:
+        those give the same rule set, and the same file, whichever way they were built.
+
+        heads (Sequence[str]): The names of the heads.
+        algorithm (str): The learner that produced the rules, for the record.
+        include_root_patterns (bool): Whether patterns may contain the document root.
+        value (str): "stump", "log1p" or "tfidf", as for `RuleSet`.
+        strings (Sequence[str]): The distinct node-label strings that `label` refers to.
+        depth (numpy.ndarray): The depth of every pattern node, the codes concatenated.
+        label (numpy.ndarray): The label id (into `strings`) of every pattern node.
+        code_start (numpy.ndarray): Offsets of the codes in `depth` and `label`, n_patterns + 1 of them.
+        rules (Sequence[Tuple[numpy.ndarray, ...]]): Per head, the columns (pattern id, z, a, b) in rule order.
+        intercepts (Optional[Sequence[float]]): Per head, the intercept (default 0).
+        RETURNS (RuleSet): The rule set.
+        RAISES (ValueError): When the arrays do not describe a valid rule set, naming what is wrong.
+        """
+        out = cls(heads, algorithm=algorithm, include_root_patterns=include_root_patterns, value=value)
+        if intercepts is not None:
+            values = numpy.asarray(intercepts, dtype=numpy.float64)
+            if values.shape != (len(out.heads),) or not numpy.isfinite(values).all():
+                raise ValueError(f"RuleSet.from_arrays: intercepts must be {len(out.heads)} finite numbers, one per "
+                                 "head")
+            out.intercepts = values.tolist()
+        try:
+            tables = check_tables(strings, depth, label, code_start, rules, n_heads=len(out.heads), value=value)
+        except ValueError as err:
+            raise ValueError(f"RuleSet.from_arrays: {err}") from None
+        out._set_tables(*numbered_by_first_use(*tables))
+        return out
+
     def __len__(self) -> int:
-        return sum(len(r) for r in self._rules)
+        return sum(self.n_rules(h) for h in range(len(self.heads)))
 
     def n_rules(self, head: int) -> int:
-        return len(self._rules[head])
+        return len(self._columns[head][0]) + len(self._new_rules[head])
+
+    @property
+    def n_patterns(self) -> int:
+        """The number of distinct patterns."""
+        return len(self._code_start) - 1 + len(self._new_codes)
+
+    def pattern(self, i: int) -> Code:
+        """The code of pattern i: (depth, label) pairs in preorder."""
+        if not 0 <= i < self.n_patterns:
+            raise IndexError(f"pattern {i} does not exist: the rule set has {self.n_patterns} patterns")
+        if self._codes is not None:
+            return self._codes[i]
+        lo, hi = self._code_start[i], self._code_start[i + 1]
+        return tuple(zip(self._depth[lo:hi].tolist(), [self._strings[j] for j in self._label[lo:hi].tolist()]))
+
+    @property
+    def patterns(self) -> List[Code]:
+        """Every pattern's code, in id order (built on first use for a rule set made from arrays)."""
+        if self._codes is None:
+            nodes = list(zip(self._depth.tolist(), [self._strings[j] for j in self._label.tolist()]))
+            bounds = self._code_start.tolist()
+            self._codes = [tuple(nodes[lo:hi]) for lo, hi in zip(bounds, bounds[1:])]
+        return self._codes
 
     def add(self, head: int, code: Code, z: int, a: float, b: float) -> None:
         """Append a rule to head's list."""
         code = tuple((int(d), str(l)) for d, l in code)
+        if self._pattern_ids is None:
+            self._pattern_ids = {c: i for i, c in enumerate(self.patterns)}
         pid = self._pattern_ids.get(code)
         if pid is None:
-            pid = self._pattern_ids[code] = len(self.patterns)
+            pid = self._pattern_ids[code] = self.n_patterns
+            self._new_codes.append(code)
             self.patterns.append(code)
-        self._rules[head].append((pid, int(z), float(a), float(b)))
-        self._compiled = None
+        self._new_rules[head].append((pid, int(z), float(a), float(b)))
+        self._labels = self._compiled = None
+
+    def _flush(self) -> None:
+        """Move the rules and patterns of `add` into the arrays."""
+        if self._new_codes:
+            if self._string_ids is None:
+                self._string_ids = {s: i for i, s in enumerate(self._strings)}
+            ids = self._string_ids
+            depth, label, ends = [], [], []
+            for code in self._new_codes:
+                for d, l in code:
+                    if l not in ids:
+                        ids[l] = len(self._strings)
+                        self._strings.append(l)
+                    depth.append(d)
+                    label.append(ids[l])
+                ends.append(len(depth))
+            self._depth = frozen(numpy.concatenate([self._depth, numpy.asarray(depth, dtype=numpy.int32)]))
+            self._label = frozen(numpy.concatenate([self._label, numpy.asarray(label, dtype=numpy.int32)]))
+            ends = numpy.asarray(ends, dtype=numpy.int64) + self._code_start[-1]
+            self._code_start = frozen(numpy.concatenate([self._code_start, ends]))
+            self._new_codes = []
+        for h, new in enumerate(self._new_rules):
+            if new:
+                self._columns[h] = tuple(frozen(numpy.concatenate([col, numpy.asarray(values, dtype=col.dtype)]))
+                                         for col, values in zip(self._columns[h], zip(*new)))
+                self._new_rules[h] = []
+
+    def rule_arrays(self, head: int) -> Columns:
+        """Head's rules as read-only columns (pattern id, z, a, b), in rule order."""
+        self._flush()
+        return self._columns[head]
 
     def rules(self, head: int) -> List[Tuple[Code, int, float, float]]:
-        return [(self.patterns[p], z, a, b) for p, z, a, b in self._rules[head]]
+        codes = self.patterns
+        pid, z, a, b = self.rule_arrays(head)
+        return [(codes[p], zz, aa, bb) for p, zz, aa, bb in zip(pid.tolist(), z.tolist(), a.tolist(), b.tolist())]
+
+    def _rule(self, head: int, rule: int) -> Rule:
+        n = self.n_rules(head)
+        if not -n <= rule < n:
+            raise IndexError(f"rule {rule} does not exist: head {head} has {n} rules")
+        rule %= n
+        stored = len(self._columns[head][0])
+        if rule >= stored:
+            return self._new_rules[head][rule - stored]
+        pid, z, a, b = (c[rule].item() for c in self._columns[head])
+        return pid, z, a, b
 
     def truncate(self, n_rules: int) -> "RuleSet":
         """A copy that keeps the first `n_rules` rules of every head."""
+        self._flush()
         out = self.empty_copy()
-        for h in range(len(self.heads)):
-            for code, z, a, b in self.rules(h)[:n_rules]:
-                out.add(h, code, z, a, b)
+        columns = [tuple(c[:n_rules] for c in cols) for cols in self._columns]
+        out._set_tables(*numbered_by_first_use(list(self._strings), self._depth, self._label, self._code_start,
+                                               columns))
         return out
 
     def empty_copy(self) -> "RuleSet":
@@ -100,34 +233,47 @@ class RuleSet:
     @property
     def label_strings(self) -> List[str]:
         """The node labels used by the patterns, in id order for matching."""
-        return self._compile()[0]
+        return self._label_table()[0]
+
+    def _label_table(self) -> Tuple[List[str], Dict[str, int], numpy.ndarray]:
+        """The sorted distinct labels of the patterns, their ids, and every pattern node's label in those ids."""
+        if self._labels is None:
+            self._flush()
+            present = numpy.zeros(len(self._strings), dtype=bool)
+            present[self._label] = True
+            used = numpy.flatnonzero(present)
+            names = [self._strings[i] for i in used.tolist()]
+            order = sorted(range(len(names)), key=names.__getitem__)
+            remap = numpy.full(len(self._strings), -1, dtype=numpy.int32)
+            remap[used[order]] = numpy.arange(len(order), dtype=numpy.int32)
+            strings = [names[i] for i in order]
+            self._labels = (strings, {s: i for i, s in enumerate(strings)}, frozen(remap[self._label]))
+        return self._labels
 
     def _compile(self) -> Tuple[Any, ...]:
         if self._compiled is None:
             from ._match import PatternMatcher
 
-            strings = sorted({l for code in self.patterns for _, l in code})
-            ids = {s: i for i, s in enumerate(strings)}
-            matcher = PatternMatcher([[(d, ids[l]) for d, l in code] for code in self.patterns], len(strings),
-                              self.include_root_patterns)
+            strings, ids, labels = self._label_table()
+            matcher = PatternMatcher.from_arrays(self._depth, labels, self._code_start, len(strings),
+                                                 self.include_root_patterns)
             tables = []
-            for rules in self._rules:
-                arr = numpy.array(rules, dtype=numpy.float64).reshape(-1, 4)
-                order = numpy.argsort(arr[:, 0], kind="stable")
-                arr = arr[order]
-                starts = numpy.searchsorted(arr[:, 0], numpy.arange(len(self.patterns) + 1))
-                tables.append((starts, arr[:, 1], arr[:, 2], arr[:, 3], float(arr[:, 3].sum())))
+            for pid, z, a, b in self._columns:
+                order = numpy.argsort(pid, kind="stable")
+                starts = numpy.zeros(self.n_patterns + 1, dtype=numpy.int64)
+                numpy.cumsum(numpy.bincount(pid, minlength=self.n_patterns), out=starts[1:])
+                tables.append((starts, z[order], a[order], b[order], float(b[order].sum())))
             self._compiled = (strings, ids, matcher, tables)
         return self._compiled
 
     def label_ids(self, strings: Iterable[str]) -> numpy.ndarray:
         """Map node-label strings to the ids `margins_from_arrays` expects (-1 if unused)."""
-        ids = self._compile()[1]
+        ids = self._label_table()[1]
         return numpy.fromiter((ids.get(s, -1) for s in strings), dtype=numpy.int32)
 
     def _forest_labels(self, forest: Forest) -> numpy.ndarray:
         """The forest's node labels in this rule set's ids (-1 for labels no pattern uses)."""
-        strings = self._compile()[0]
+        strings = self._label_table()[0]
         ids = numpy.full(len(forest.vocab) + 1, -1, dtype=numpy.int32)
         for i, s in enumerate(strings):
             j = forest.vocab.get(s)
@@ -148,7 +294,7 @@ class RuleSet:
         n_docs = len(offsets) - 1
         out = numpy.zeros((n_docs, len(self.heads)), dtype=numpy.float64)
         out += numpy.asarray(self.intercepts, dtype=numpy.float64)
-        if not self.patterns:
+        if not self.n_patterns:
             return out
         _, _, matcher, tables = self._compile()
         doc, pat, cnt = matcher.count(labels, parents, offsets)
@@ -177,29 +323,36 @@ class RuleSet:
 
     def contributions(self, forest: Forest, i: int, head: int) -> List[Dict[str, Any]]:
         """The rules of `head` whose pattern occurs in document i, with counts and scores."""
-        doc, pat, cnt = self.match_counts(forest.subset([i]))
-        counts = dict(zip(pat.tolist(), cnt.tolist()))
+        _, pat, cnt = self.match_counts(forest.subset([i]))
+        pid, z, a, b = self.rule_arrays(head)
+        order = numpy.argsort(pat, kind="stable")
+        pat, cnt = pat[order], cnt[order]
+        at = numpy.minimum(numpy.searchsorted(pat, pid), max(len(pat) - 1, 0))
+        fired = numpy.flatnonzero(pat[at] == pid) if len(pat) else numpy.zeros(0, dtype=numpy.int64)
+        rules = list(zip(fired.tolist(), pid[fired].tolist(), cnt[at[fired]].tolist(), z[fired].tolist(),
+                         a[fired].tolist(), b[fired].tolist()))
         out = []
         norm = 1.0
         if self.value == "tfidf":
-            norm = float(numpy.sqrt(sum(((1.0 + numpy.log(counts[pid])) * b) ** 2
-                                        for pid, _, _, b in self._rules[head] if pid in counts))) or 1.0
-        for r, (pid, z, a, b) in enumerate(self._rules[head]):
-            c = counts.get(pid, 0)
-            if c:
-                if self.value == "tfidf":
-                    score, b = a * float((1.0 + numpy.log(c)) * b) / norm, 0.0
-                elif self.value == "log1p":
-                    score, b = a * float(numpy.log1p(c)), 0.0
-                else:
-                    score = a if c >= z else -a
-                out.append({"rule": r, "pattern": pattern_to_sexpr(self.patterns[pid]), "code": self.patterns[pid],
-                            "count": c, "z": z, "score": score, "contribution": score - b})
+            norm = float(numpy.sqrt(sum(((1.0 + numpy.log(c)) * b) ** 2 for _, _, c, _, _, b in rules))) or 1.0
+        for r, p, c, z, a, b in rules:
+            if self.value == "tfidf":
+                score, b = a * float((1.0 + numpy.log(c)) * b) / norm, 0.0
+            elif self.value == "log1p":
+                score, b = a * float(numpy.log1p(c)), 0.0
+            else:
+                score = a if c >= z else -a
+            code = self.pattern(p)
+            out.append({"rule": r, "pattern": pattern_to_sexpr(code), "code": code, "count": c, "z": z,
+                        "score": score, "contribution": score - b})
         return out
 
     def describe(self, head: int, rule: int) -> str:
-        pid, z, a, b = self._rules[head][rule]
-        pattern = pattern_to_sexpr(self.patterns[pid])
+        pid, z, a, b = self._rule(head, rule)
+        return self._describe(self.pattern(pid), z, a, b)
+
+    def _describe(self, code: Code, z: int, a: float, b: float) -> str:
+        pattern = pattern_to_sexpr(code)
         if self.value == "log1p":
             return f"{pattern} → {a:+.4f} × log(1 + count)"
         if self.value == "tfidf":
@@ -217,21 +370,37 @@ class RuleSet:
             lines.append(f"# {self.heads[h]}: {self.n_rules(h)} rules")
             if self.intercepts[h]:
                 lines.append(f"{'bias':>6}  {self.intercepts[h]:+.4f}")
-            lines.extend(f"{r + 1:6d}  {self.describe(h, r)}" for r in range(self.n_rules(h)))
+            pid, z, a, b = self.rule_arrays(h)
+            lines.extend(f"{r + 1:6d}  {self._describe(self.pattern(p), zz, aa, bb)}" for r, (p, zz, aa, bb)
+                         in enumerate(zip(pid.tolist(), z.tolist(), a.tolist(), b.tolist())))
         return "\n".join(lines)
 
     def to_dict(self) -> Dict[str, Any]:
-        """The rules as plain data; "intercepts" and "value" are written only when they differ from the
-        boosting learners' (all 0, "stump"), so those files keep their published form."""
+        """The rules as plain data.
+
+        A rule set of at most FLAT_MIN_RULES rules is written as lists (format version 1):
+        "intercepts" and "value" are written only when they differ from the boosting learners'
+        (all 0, "stump"), so those files keep their published form. A larger one is written
+        flat (format version 2): the pattern and rule arrays as little-endian bytes (`rule_tables`).
+        """
+        self._flush()
         data = {
             "format": FORMAT_NAME,
             "version": FORMAT_VERSION,
             "algorithm": self.algorithm,
             "include_root_patterns": self.include_root_patterns,
             "heads": self.heads,
-            "patterns": [[[d for d, _ in code], [l for _, l in code]] for code in self.patterns],
-            "rules": [[list(col) for col in zip(*rules)] if rules else [[], [], [], []] for rules in self._rules],
         }
+        if len(self) > FLAT_MIN_RULES:
+            strings, _, labels = self._label_table()
+            data["version"] = FLAT_VERSION
+            data["patterns"], data["rules"] = encode_flat(strings, self._depth, labels, self._code_start,
+                                                          self._columns)
+            data["intercepts"] = list(self.intercepts)
+            data["value"] = self.value
+            return data
+        data["patterns"] = [[[d for d, _ in code], [l for _, l in code]] for code in self.patterns]
+        data["rules"] = [[c.tolist() for c in cols] for cols in self._columns]
         if any(self.intercepts):
             data["intercepts"] = list(self.intercepts)
         if self.value != "stump":
@@ -242,10 +411,10 @@ class RuleSet:
     def from_dict(cls, data: Any) -> "RuleSet":
         if not isinstance(data, dict) or data.get("format") != FORMAT_NAME:
             raise ModelFormatError("This is not a spacy-treeboost rule file (its format marker is missing).")
-        if data.get("version") != FORMAT_VERSION:
+        if data.get("version") not in (FORMAT_VERSION, FLAT_VERSION):
             raise ModelFormatError(
                 f"Rule file format version {data.get('version')!r} is not supported (this version reads "
-                f"{FORMAT_VERSION}); retrain the model or upgrade spacy-treeboost.")
+                f"{FORMAT_VERSION} and {FLAT_VERSION}); retrain the model or upgrade spacy-treeboost.")
         try:
             value = data.get("value", "stump")
             if value not in VALUES:
@@ -263,39 +432,59 @@ class RuleSet:
             if len(intercepts) != len(out.heads) or not all(numpy.isfinite(intercepts)):
                 raise ModelFormatError("The rule file's intercepts do not match its heads or are not finite.")
             out.intercepts = intercepts
-            for ds, ls in data["patterns"]:
-                if len(ds) != len(ls) or not all(isinstance(d, int) for d in ds) or not all(isinstance(l, str) for l in ls):
-                    raise ModelFormatError("A pattern's depths and labels differ in length or type; the file is "
-                                           "damaged.")
-            out.patterns = [tuple(zip(map(int, ds), map(str, ls))) for ds, ls in data["patterns"]]
-            out._pattern_ids = {code: i for i, code in enumerate(out.patterns)}
-            for code in out.patterns:
-                _check_code(code)
-            if len(out._pattern_ids) != len(out.patterns):
-                raise ModelFormatError("The rule file lists a pattern twice.")
-            if len(data["rules"]) != len(out.heads):
-                raise ModelFormatError(f"The rule file has {len(data['rules'])} rule lists for {len(out.heads)} heads.")
-            for h, (pids, zs, as_, bs) in enumerate(data["rules"]):
-                if not len(pids) == len(zs) == len(as_) == len(bs):
-                    raise ModelFormatError(f"The rule file's rule columns of head {h} have different lengths "
-                                           f"({len(pids)}, {len(zs)}, {len(as_)}, {len(bs)}); the file is damaged.")
-                if not all(isinstance(v, int) and not isinstance(v, bool) for v in (*pids, *zs)):
-                    raise ModelFormatError("A rule's pattern id or threshold is not a whole number; the file is "
-                                           "damaged.")
-                if any(not 0 <= p < len(out.patterns) for p in pids):
-                    raise ModelFormatError("A rule refers to a pattern the file does not contain.")
-                out._rules[h] = [(int(p), int(z), float(a), float(b)) for p, z, a, b in zip(pids, zs, as_, bs)]
-                if not all(numpy.isfinite(a) and numpy.isfinite(b) and z >= 1 for _, z, a, b in out._rules[h]):
-                    raise ModelFormatError("The rule file holds a weight that is not a finite number or a threshold "
-                                           "below 1; the file is damaged, retrain the model.")
-                if value == "tfidf" and not all(b > 0 for _, _, _, b in out._rules[h]):
-                    raise ModelFormatError("The rule file holds an idf that is not positive; the file is damaged, "
-                                           "retrain the model.")
+            if data["version"] == FLAT_VERSION:
+                try:
+                    tables = check_tables(*decode_flat(data["patterns"], data["rules"]), n_heads=len(out.heads),
+                                          value=value)
+                except ModelFormatError:
+                    raise
+                except ValueError as err:
+                    raise ModelFormatError(f"The rule file is damaged: {err}; restore it from a copy or retrain "
+                                           "the model.") from None
+                out._set_tables(*tables)
+                return out
+            out._read_lists(data["patterns"], data["rules"], value)
         except (KeyError, TypeError, ValueError) as err:
             if isinstance(err, ModelFormatError):
                 raise
             raise ModelFormatError(f"The rule file is corrupt: {err!r}") from None
         return out
+
+    def _read_lists(self, patterns: Any, rules: Any, value: str) -> None:
+        """Read the "patterns" and "rules" entries of a rule file of format version 1."""
+        for ds, ls in patterns:
+            if len(ds) != len(ls) or not all(isinstance(d, int) for d in ds) or not all(isinstance(l, str) for l in ls):
+                raise ModelFormatError("A pattern's depths and labels differ in length or type; the file is "
+                                       "damaged.")
+        codes = [tuple(zip(map(int, ds), map(str, ls))) for ds, ls in patterns]
+        for code in codes:
+            _check_code(code)
+        if len(set(codes)) != len(codes):
+            raise ModelFormatError("The rule file lists a pattern twice.")
+        if len(rules) != len(self.heads):
+            raise ModelFormatError(f"The rule file has {len(rules)} rule lists for {len(self.heads)} heads.")
+        columns = []
+        for h, (pids, zs, as_, bs) in enumerate(rules):
+            if not len(pids) == len(zs) == len(as_) == len(bs):
+                raise ModelFormatError(f"The rule file's rule columns of head {h} have different lengths "
+                                       f"({len(pids)}, {len(zs)}, {len(as_)}, {len(bs)}); the file is damaged.")
+            if not all(isinstance(v, int) and not isinstance(v, bool) for v in (*pids, *zs)):
+                raise ModelFormatError("A rule's pattern id or threshold is not a whole number; the file is "
+                                       "damaged.")
+            if any(not 0 <= p < len(codes) for p in pids):
+                raise ModelFormatError("A rule refers to a pattern the file does not contain.")
+            head = [(int(p), int(z), float(a), float(b)) for p, z, a, b in zip(pids, zs, as_, bs)]
+            if not all(numpy.isfinite(a) and numpy.isfinite(b) and 1 <= z <= INT32_MAX for _, z, a, b in head):
+                raise ModelFormatError("The rule file holds a weight that is not a finite number or a threshold "
+                                       "below 1 (or beyond 2**31 - 1); the file is damaged, retrain the model.")
+            if value == "tfidf" and not all(b > 0 for _, _, _, b in head):
+                raise ModelFormatError("The rule file holds an idf that is not positive; the file is damaged, "
+                                       "retrain the model.")
+            columns.append(head)
+        self._codes = codes
+        self._new_codes = list(codes)
+        self._new_rules = columns
+        self._flush()
 
     def to_bytes(self) -> bytes:
         """The rule file: `to_dict` sealed with a SHA-256 checksum (format version 2)."""
