@@ -35,6 +35,10 @@ def test_mined_counts_are_the_brute_force_counts(data, k, min_support, include_r
     assert got == ref
 
 
+# the model as fitted: no interpolation of its weights, no calibration of its margin
+RAW = {"nb_beta": 1.0, "calibrate": False}
+
+
 def reference_features(f: Forest, codes, features: str, y):
     counts, mined = mine_subtrees(f, max_pattern_size=2, min_support=1, include_root_patterns=False, max_cache_mb=64)
     assert mined == codes
@@ -57,7 +61,8 @@ def test_rules_score_exactly_the_linear_model(data, seed, features, loss):
     f = Forest.from_trees(data[0])
     assume(f.n_nodes > len(f))
     y = labels_for(f, seed)
-    clf = SubtreeLinearClassifier(max_pattern_size=2, min_support=1, features=features, loss=loss, C=1.0).fit(f, y)
+    clf = SubtreeLinearClassifier(max_pattern_size=2, min_support=1, features=features, loss=loss, C=1.0,
+                                  **RAW).fit(f, y)
     t = numpy.array([1 if v == "pos" else -1 for v in y])
     _, codes = mine_subtrees(f, max_pattern_size=2, min_support=1, include_root_patterns=False, max_cache_mb=64)
     X, _ = reference_features(f, codes, features, t)
@@ -90,7 +95,8 @@ def test_max_rules_keeps_the_largest_contributions_refitted(data, seed, k, featu
     else:
         Xk = Xk[:, keep]
     wk, ck = fit_linear(Xk, t, C=1.0)
-    clf = SubtreeLinearClassifier(max_pattern_size=2, min_support=1, features=features, C=1.0, max_rules=k).fit(f, y)
+    clf = SubtreeLinearClassifier(max_pattern_size=2, min_support=1, features=features, C=1.0, max_rules=k,
+                                  **RAW).fit(f, y)
     assert len(clf.rules_) <= k
     assert {code for code, *_ in clf.rules_.rules(0)} <= {codes[j] for j in keep}
     numpy.testing.assert_allclose(clf.decision_function(f), (Xk @ wk + ck) / 2, atol=1e-7)

@@ -63,6 +63,8 @@ VARIANTS: Dict[str, Dict[str, Any]] = {
     "rare2_ll": {"C": 1.0, "nb_beta": None, "calibrate": True, "cv": 3, "keep_rare_up_to": 2, "selection": "log_loss"},
     "rare2_hinge": {"C": 1.0, "nb_beta": None, "calibrate": True, "cv": 3, "keep_rare_up_to": 2,
                     "loss": "squared_hinge"},
+    "tfidf_C10": {"features": "tfidf", "C": 10.0, "min_support": 1, "loss": "squared_hinge"},
+    "tfidf_C10_cal": {"features": "tfidf", "C": 10.0, "min_support": 1},
     "acc_C1": {"C": 1.0, "nb_beta": None, "calibrate": True, "cv": 3},
     "auto_C1_ms1": {"C": 1.0, "nb_beta": None, "calibrate": True, "cv": 3, "min_support": 1, "selection": "log_loss"},
     "auto_cvC": {"nb_beta": None, "calibrate": True, "selection": "log_loss"},

@@ -344,19 +344,20 @@ class SubtreeLinearClassifier(RuleClassifier):
         head's nonzero weights by decreasing magnitude (ties: mined order); for tf-idf every kept subtree, in
         mined order, its idf as the rule's b."""
         value = self.features if self.features in ("log1p", "tfidf") else "stump"
-        rules = RuleSet([h.name for h in self.heads_], algorithm=f"linear-{self.features}",
-                        include_root_patterns=self.include_root_patterns, value=value)
-        for h, (w, c, keep) in enumerate(fitted):
+        columns = []
+        for w, c, keep in fitted:
             if idf is None:
                 nonzero = numpy.flatnonzero(w)
                 order = nonzero[numpy.lexsort((nonzero, -numpy.abs(w[nonzero])))]
-                for j in order.tolist():
-                    rules.add(h, codes[j], 1, float(w[j]) / 2.0, 0.0)
+                b = numpy.zeros(len(order))
             else:
-                for i in (numpy.arange(len(codes)) if keep is None else keep).tolist():
-                    rules.add(h, codes[i], 1, float(w[i]) / 2.0, float(idf[i]))
-            rules.intercepts[h] = c / 2.0
-        return rules
+                order = numpy.arange(len(codes)) if keep is None else numpy.asarray(keep)
+                b = idf[order]
+            columns.append((order.astype(numpy.int64), numpy.ones(len(order), dtype=numpy.int32), w[order] / 2.0, b))
+        return RuleSet.from_arrays([h.name for h in self.heads_], algorithm=f"linear-{self.features}",
+                                   include_root_patterns=self.include_root_patterns, value=value,
+                                   strings=codes.strings, depth=codes.depth, label=codes.label,
+                                   code_start=codes.start, rules=columns, intercepts=[c / 2.0 for _, c, _ in fitted])
 
     def _views(self, codes: PatternCodes) -> List[numpy.ndarray]:
         """The columns of each view (word chains, then dependency trees) when views are fitted apart, else all."""
