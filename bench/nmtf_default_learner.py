@@ -131,7 +131,13 @@ def render(results: Dict[str, Any]) -> str:
         lines += [f"### {name}", "", "| setting | mean | sd |", "|---|---|---|"]
         lines += [f"| {k} | {100 * np.mean(v):.2f} | {100 * np.std(v, ddof=1):.2f} |" for k, v in rows.items()]
         lines.append("")
-    lines += [f"Chosen: nb_weight = {DEFAULT_WEIGHT:g} (best mean over both dev parts; 0 is the paper's SSMFLK).", "",
+    selection = results["selection"]
+    if selection:
+        means = {k: np.mean([np.mean(rows[k]) for rows in selection.values()]) for k in next(iter(selection.values()))}
+        best = max(means, key=means.get)
+        lines += [f"Best mean over the dev parts of {', '.join(selection)}: {best} ({100 * means[best]:.2f}); "
+                  f"the learner's default is nb_weight = {DEFAULT_WEIGHT:g} (0 is the paper's SSMFLK).", ""]
+    lines += ["",
               f"## Test part, {len(TEST_DRAWS)} draws (seeds {TEST_DRAWS[0]}-{TEST_DRAWS[-1]})", ""]
     for name, rows in results["test"].items():
         n = len(rows["MFLK"])

@@ -182,6 +182,7 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         self._calibration: Optional[Calibration] = None
         self._fold_estimators: List[MFLK] = []
         self._gold: Optional[np.ndarray] = None
+        self._train_X: Any = None
 
     def _validate_settings(self) -> None:
         cfg = self.cfg
@@ -297,6 +298,7 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         self._vocabulary = vocabulary
         self._word_weights = weights
         self._gold = y
+        self._train_X = X
         self._calibrate()
 
     def update(
@@ -389,7 +391,7 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         """Load a model file's bytes (or its unpacked content), checked against the cfg when that was loaded too."""
         fitted = read_model(data, "its model file", self.name, self.cfg if cfg_loaded else None, self._new_estimator)
         self._estimator, self._vocabulary, self._word_weights, self._calibration = fitted
-        self._fold_estimators, self._gold = [], None
+        self._fold_estimators, self._gold, self._train_X = [], None, None
 
     def _new_estimator(self) -> MFLK:
         return learner_from_settings(self.cfg["learner"], NMTF_LEARNERS)
@@ -404,8 +406,7 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
 
     def _calibrate(self) -> None:
         """Fit the calibration to the current factors (cross-fitted scores of the labelled documents)."""
-        estimator, y = self._estimator, self._gold
-        X = estimator._Xt
+        estimator, y, X = self._estimator, self._gold, self._train_X
         score = estimator.decision_function(X)
         for fold, model in enumerate(self._fold_estimators):
             held = label_folds(y, CALIBRATION_FOLDS) == fold
