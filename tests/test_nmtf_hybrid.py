@@ -53,13 +53,15 @@ def test_the_factorization_is_the_papers_ssmflk_bit_for_bit():
     assert paper.objective_ == hybrid.objective_
 
 
-def test_the_score_is_the_sum_of_the_two_scaled_scores():
+@pytest.mark.parametrize("features", ["binary", "weights"])
+def test_the_score_is_the_sum_of_the_two_scaled_scores(features):
     X, F0, y = problem(1)
-    model = SSMFLKNaiveBayes(lexicon_prior=F0, nb_weight=0.3, max_iter=20).fit(X, y)
+    model = SSMFLKNaiveBayes(lexicon_prior=F0, nb_weight=0.3, nb_features=features, max_iter=20).fit(X, y)
     free = y == -1
     log_ratio = np.log(model.G_[:, 0]) - np.log(model.G_[:, 1])
-    coef, intercept = naive_bayes_log_odds(X, y, 1.0)
-    t = X @ coef + intercept
+    counted = (X > 0).astype(float) if features == "binary" else X
+    coef, intercept = naive_bayes_log_odds(counted, y, 1.0)
+    t = counted @ coef + intercept
     g = model.fold_in(X)
     d = g[:, 0] - g[:, 1]
     np.testing.assert_allclose(model.transductive_score(), log_ratio / log_ratio[free].std() + 0.3 * t / t[free].std())
@@ -91,6 +93,8 @@ def test_parameters_registration_and_bad_settings():
         SSMFLKNaiveBayes(lexicon_prior=F0, nb_smoothing=0.0).fit(X, y)
     with pytest.raises(ValueError, match="nb_weight"):
         SSMFLKNaiveBayes(lexicon_prior=F0, nb_weight=-1.0).fit(X, y)
+    with pytest.raises(ValueError, match="nb_features must be one of 'binary', 'weights'"):
+        SSMFLKNaiveBayes(lexicon_prior=F0, nb_features="counts").fit(X, y)
 
 
 def test_fitted_state_round_trip_and_checks():

@@ -5,7 +5,8 @@ SSMFLK uses its labelled documents mostly as a start of the factorization (docs/
 per cent of labels it stays close to MFLK. A multinomial naive Bayes model fitted on the same labelled
 documents reads the labels directly, but alone it is far worse than the lexicon model. Their sum, each score
 divided by its standard deviation over the unlabelled training documents and the naive Bayes score weighted
-by `nb_weight`, was chosen on the development parts of both corpora (bench/nmtf_default_learner.py,
+by `nb_weight`, with naive Bayes on word presence (binarized, as Wang & Manning 2012 found better for
+sentiment), was chosen on the development parts of both corpora (bench/nmtf_default_learner.py,
 docs/nmtf_default_learner.md). The factorization is SSMFLK's, unchanged.
 """
 from __future__ import annotations
@@ -14,11 +15,12 @@ from typing import Any, Dict, Optional
 
 import numpy as np
 
-from .checks import check_matrix, check_number
+from .checks import check_choice, check_matrix, check_number
 from .common import NEGATIVE, POSITIVE, UNLABELLED, sp
 from .semi_supervised import SSMFLK, _with_mflk_parameters
 
 _TINY = 1e-300
+NB_FEATURES = ("binary", "weights")
 
 
 def naive_bayes_log_odds(X: sp.spmatrix, y: np.ndarray, smoothing: float) -> tuple:
@@ -48,16 +50,19 @@ class SSMFLKNaiveBayes(SSMFLK):
     sd is taken over the unlabelled training documents (over all of them when every document is labelled).
     Without labelled documents of both classes it is SSMFLK (MFLK without any label).
 
-    nb_weight (float): Weight of the naive Bayes score (default 0.05, chosen on the development parts).
+    nb_weight (float): Weight of the naive Bayes score (default 0.1, chosen on the development parts).
     nb_smoothing (float): Additive smoothing of naive Bayes (default 1).
+    nb_features (str): What naive Bayes counts: "binary" (default; each word present in a document counts
+        once) or "weights" (the entries of X, the same normalized weights the factorization fits).
     **ssmflk_params: The parameters of SSMFLK and MFLK, with their defaults.
     """
 
     @_with_mflk_parameters
     def __init__(
         self,
-        nb_weight: float = 0.05,
+        nb_weight: float = 0.1,
         nb_smoothing: float = 1.0,
+        nb_features: str = "binary",
         beta: float = 1.0,
         beta_scale: str = "fit",
         label_start: float = 0.05,
@@ -85,7 +90,7 @@ class SSMFLKNaiveBayes(SSMFLK):
         self.nb_coef_ = np.zeros(self._X.shape[0])
         self.nb_intercept_ = 0.0
         if both:
-            self.nb_coef_, self.nb_intercept_ = naive_bayes_log_odds(self._Xt, y, self.nb_smoothing)
+            self.nb_coef_, self.nb_intercept_ = naive_bayes_log_odds(self._nb_features(self._Xt), y, self.nb_smoothing)
         unlabelled = y == UNLABELLED
         self._scale_rows = unlabelled if unlabelled.any() else np.ones(len(y), dtype=bool)
         self._set_scales()
@@ -161,8 +166,12 @@ class SSMFLKNaiveBayes(SSMFLK):
             raise ValueError("the naive Bayes state must hold finite coefficients and three positive scales")
         self.nb_coef_, self.nb_intercept_, self.scales_ = coef, float(state["nb_intercept"]), scales
 
+    def _nb_features(self, X: sp.spmatrix) -> sp.csr_matrix:
+        X = sp.csr_matrix(X)
+        return (X > 0).astype(np.float64) if self.nb_features == "binary" else X
+
     def _nb_score(self, X: sp.spmatrix) -> np.ndarray:
-        return np.asarray(sp.csr_matrix(X) @ self.nb_coef_).ravel() + self.nb_intercept_
+        return np.asarray(self._nb_features(X) @ self.nb_coef_).ravel() + self.nb_intercept_
 
     def _set_scales(self) -> None:
         rows = self._scale_rows
@@ -176,5 +185,6 @@ class SSMFLKNaiveBayes(SSMFLK):
         super()._check_params()
         check_number("nb_weight", self.nb_weight)
         check_number("nb_smoothing", self.nb_smoothing)
+        check_choice("nb_features", self.nb_features, NB_FEATURES)
         if self.nb_smoothing == 0:
             raise ValueError("nb_smoothing must be > 0: a word never seen in one class would get log-odds of infinity.")

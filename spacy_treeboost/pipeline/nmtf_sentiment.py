@@ -121,7 +121,8 @@ def make_nmtf_sentiment(
 class NMTFSentiment(ComponentFiles, TrainablePipe):
     """Document polarity from a lexicon-guided non-negative matrix tri-factorization.
 
-    DOCS: docs/algorithms.md, section 4 (MFLK and SSMFLK, Li, Zhang & Sindhwani 2009).
+    DOCS: docs/algorithms.md, section 4 (MFLK and SSMFLK, Li, Zhang & Sindhwani 2009); docs/nmtf_sentiment.md
+    (probabilities, scores, the default learner).
     """
 
     factory = "nmtf_sentiment"
