@@ -7,7 +7,8 @@ Same corpora, vocabulary, matrix, lexicon prior, dev part and labelled draws as 
 Two parts:
 
 - selection (dev part, dev draws 101-108): the weight of naive Bayes in SSMFLKNaiveBayes (0 is the paper's
-  SSMFLK); the default is the weight best on the mean of both corpora's dev parts;
+  SSMFLK) and what it counts (word presence or the matrix's weights); the defaults are the setting best on the
+  mean of both corpora's dev parts;
 - the 10 draws (seeds 0-9, 5 % labelled of each class) scored on the unlabelled documents of the test part
   (the other two thirds), as the label-fraction curves of bench/nmtf_experiments.py: MFLK, SSMFLK (the
   paper's model, pinned), SSMFLKNaiveBayes with the default weight, LinearSVC on the L2 documents and
@@ -43,7 +44,8 @@ CACHE = ROOT / "bench" / "_out" / "nmtf_default_learner.json"
 DOCS = ROOT / "docs"
 FRACTION = 0.05
 WEIGHTS = (0.0, 0.02, 0.05, 0.1, 0.2)
-DEFAULT_WEIGHT = SSMFLKNaiveBayes().nb_weight
+FEATURES = ("binary", "weights")
+DEFAULT = SSMFLKNaiveBayes()
 TEST_DRAWS = tuple(range(10))
 
 
@@ -79,11 +81,14 @@ def selection_draw(corpus: Dict[str, Any], seed: int) -> Dict[str, float]:
     labelled = ne.draw_labelled(y, FRACTION, seed)
     scored = corpus["dev"] & ~labelled
     partial = np.where(labelled, y, -1)
-    model = SSMFLKNaiveBayes(lexicon_prior=F0, nb_weight=0.0).fit(X, partial)
     row = {}
-    for w in WEIGHTS:
-        model.set_params(nb_weight=w)
-        row[f"nb_weight = {w:g}"] = _accuracy(model.labels_[scored], y[scored])
+    ssmflk = SSMFLK(lexicon_prior=F0).fit(X, partial)
+    row["nb_weight = 0 (SSMFLK)"] = _accuracy(ssmflk.labels_[scored], y[scored])
+    for features in FEATURES:
+        model = SSMFLKNaiveBayes(lexicon_prior=F0, nb_features=features).fit(X, partial)
+        for w in WEIGHTS[1:]:
+            model.set_params(nb_weight=w)
+            row[f"nb_features = {features}, nb_weight = {w:g}"] = _accuracy(model.labels_[scored], y[scored])
     return row
 
 
@@ -98,7 +103,7 @@ def test_draw(corpus: Dict[str, Any], seed: int, mflk: MFLK) -> Dict[str, float]
     row: Dict[str, float] = {"MFLK": _accuracy(mflk.labels_[scored], y[scored])}
     ss = SSMFLK(lexicon_prior=F0).fit(X, partial)
     row["SSMFLK (paper)"] = _accuracy(ss.labels_[scored], y[scored])
-    hybrid = SSMFLKNaiveBayes(lexicon_prior=F0, nb_weight=DEFAULT_WEIGHT).fit(X, partial)
+    hybrid = SSMFLKNaiveBayes(lexicon_prior=F0).fit(X, partial)
     row["SSMFLK + naive Bayes (default)"] = _accuracy(hybrid.labels_[scored], y[scored])
     for name, model in (("MFLK", mflk), ("SSMFLK (paper)", ss), ("SSMFLK + naive Bayes (default)", hybrid)):
         for key, value in _calibrated(model, X, y, labelled, scored).items():
@@ -136,7 +141,8 @@ def render(results: Dict[str, Any]) -> str:
         means = {k: np.mean([np.mean(rows[k]) for rows in selection.values()]) for k in next(iter(selection.values()))}
         best = max(means, key=means.get)
         lines += [f"Best mean over the dev parts of {', '.join(selection)}: {best} ({100 * means[best]:.2f}); "
-                  f"the learner's default is nb_weight = {DEFAULT_WEIGHT:g} (0 is the paper's SSMFLK).", ""]
+                  f"the learner's defaults are nb_features = {DEFAULT.nb_features}, nb_weight = {DEFAULT.nb_weight:g} "
+                  "(nb_weight = 0 is the paper's SSMFLK).", ""]
     lines += ["",
               f"## Test part, {len(TEST_DRAWS)} draws (seeds {TEST_DRAWS[0]}-{TEST_DRAWS[-1]})", ""]
     for name, rows in results["test"].items():
@@ -177,7 +183,7 @@ def main(argv: List[str] = None) -> int:
         for part, seeds in parts:
             rows: Dict[str, List[float]] = {}
             for seed in seeds:
-                key = f"{name}/{part}/{seed}"
+                key = f"{name}/{part}/{DEFAULT.nb_features}/{DEFAULT.nb_weight:g}/{seed}"
                 if key not in cache:
                     cache[key] = selection_draw(corpus, seed) if part == "selection" else test_draw(corpus, seed, mflk)
                     _save(cache)
