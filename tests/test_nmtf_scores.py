@@ -22,9 +22,10 @@ def pipeline(prefix=None):
                                                           "algorithm": "frequency"}, "rounds_per_update": 20})
     scorer = {} if prefix is None else {"scorer": {"@scorers": "spacy_treeboost.nmtf_scorer.v2", "prefix": prefix}}
     nlp.add_pipe("nmtf_sentiment", config={"positive_label": "POS", "negative_label": "NEG", **scorer})
-    examples = [Example.from_dict(nlp.make_doc(text), {"cats": {"POS": float(s == "POS"), "NEG": float(s == "NEG"),
-                                                                "FILM": float(t == "FILM"), "PHONE": float(t == "PHONE")}})
-                for text, s, t in DATA]
+    examples = []
+    for text, s, t in DATA:
+        cats = {"POS": float(s == "POS"), "NEG": float(s == "NEG"), "FILM": float(t == "FILM"), "PHONE": float(t == "PHONE")}
+        examples.append(Example.from_dict(nlp.make_doc(text), {"cats": cats}))
     return nlp, examples
 
 

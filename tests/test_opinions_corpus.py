@@ -40,7 +40,8 @@ def test_splits_sizes_labels_and_no_shared_text():
 def test_opinions_are_plain_and_half_of_their_words_are_in_the_lexicon():
     module = _generator()
     lexicon = create_jsonl_lexicon(CORPORA / "lexicons" / "sentiment_small.jsonl")
-    for polarity, own, other in (("POS", lexicon.positive, lexicon.negative), ("NEG", lexicon.negative, lexicon.positive)):
+    sides = (("POS", lexicon.positive, lexicon.negative), ("NEG", lexicon.negative, lexicon.positive))
+    for polarity, own, other in sides:
         assert set(module.LEXICON_WORDS[polarity]) <= set(own)
         assert not set(module.OTHER_WORDS[polarity]) & (set(own) | set(other))
     words = {w.strip(".,!?").lower() for r in _records("train") for w in r["text"].split()}

@@ -127,7 +127,8 @@ class SSMFLKNaiveBayes(SSMFLK):
         """
         g = self.fold_in(X)
         s = g[:, POSITIVE] - g[:, NEGATIVE]
-        return s / self.scales_[1] + self.nb_weight * self._nb_score(check_matrix(X, allow_empty=True)) / self.scales_[2]
+        t = self._nb_score(check_matrix(X, allow_empty=True))
+        return s / self.scales_[1] + self.nb_weight * t / self.scales_[2]
 
     def predict(self, X: sp.spmatrix) -> np.ndarray:
         """Class of each new document: 0 (positive) or 1 (negative); ties go to positive.

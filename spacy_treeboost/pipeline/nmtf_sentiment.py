@@ -22,7 +22,7 @@ from spacy.tokens import Doc
 from spacy.training import Example, validate_get_examples
 from spacy.vocab import Vocab
 
-from . import scoring  # noqa: F401  (registers spacy_treeboost.nmtf_scorer.v1, a picklable partial)
+from . import scoring  # noqa: F401  (registers the spacy_treeboost.nmtf_scorer scorers, picklable partials)
 from ..nmtf.lexicons import Lexicon, create_hu_liu_lexicon, create_jsonl_lexicon, create_lexicon
 from .learners import NMTF_LEARNERS, learner_from_settings, learner_settings
 from .nmtf_documents import as_doc, doc_words, gold_class, training_matrix
