@@ -3,6 +3,7 @@ log-loss and ECE against direct computations, and the component's probabilities.
 import numpy as np
 import pytest
 import spacy
+import srsly
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize
@@ -10,6 +11,7 @@ from spacy.training import Example
 
 from spacy_treeboost.nmtf.calibration import (
     Calibration, cross_fitted_scores, expected_calibration_error, label_folds, log_loss, platt)
+from spacy_treeboost.nmtf import document_term_matrix
 from spacy_treeboost.nmtf.lexicons import Lexicon
 
 scores_and_labels = st.integers(min_value=4, max_value=60).flatmap(lambda n: st.tuples(
@@ -177,3 +179,37 @@ def test_calibration_follows_the_factors_during_training():
     pipe.update([])
     assert pipe._estimator.n_iter_ == 40 and all(m.n_iter_ == 40 for m in pipe._fold_estimators)
     assert pipe.calibration != before
+
+
+def test_a_model_file_saved_before_the_calibration_loads_with_the_old_normalization():
+    nlp, pipe = trained("spacy_treeboost.SSMFLK.v1")
+    data = pipe._model_data()
+    assert data["calibration"]["method"] == "platt"
+    del data["calibration"]
+    other = spacy.blank("en").add_pipe("nmtf_sentiment", config={
+        "positive_label": "pos", "negative_label": "neg", "learner": {"@learners": "spacy_treeboost.SSMFLK.v1"}})
+    other._load_model_bytes(srsly.msgpack_dumps(data))
+    assert other.calibration is None
+    doc = other(spacy.blank("en").make_doc("great fun"))
+    X = document_term_matrix([["great", "fun"]], other.vocabulary, word_weights=other._word_weights)
+    assert [doc.cats["pos"], doc.cats["neg"]] == list(other._estimator.predict_proba(X)[0])
+    data["calibration"] = {"slope": 1.0, "intercept": None, "method": "platt"}
+    with pytest.raises(ValueError, match="calibration"):
+        other._load_model_bytes(srsly.msgpack_dumps(data))
+
+
+def test_hybrid_model_file_needs_its_naive_bayes_values():
+    nlp, pipe = trained("spacy_treeboost.SSMFLKNaiveBayes.v1")
+    data = pipe._model_data()
+    del data["learner_state"]
+    with pytest.raises(ValueError, match="learner's fitted values are missing"):
+        pipe._load_model_bytes(srsly.msgpack_dumps(data))
+
+
+def test_training_twice_gives_the_same_probabilities_bit_for_bit():
+    texts = ["great", "awful", "good fun", "dull boring", "the film"]
+    runs = []
+    for _ in range(2):
+        nlp, pipe = trained("spacy_treeboost.SSMFLKNaiveBayes.v1")
+        runs.append(([d.cats for d in nlp.pipe(texts)], pipe.calibration, pipe._model_bytes()))
+    assert runs[0] == runs[1]

@@ -80,9 +80,13 @@ class Calibration(NamedTuple):
         data (Dict[str, Any]): The plain data.
         RETURNS (Calibration): The mapping.
         """
-        slope, intercept, method = float(data["slope"]), float(data["intercept"]), str(data["method"])
+        wrong = f"calibration must hold a finite slope and intercept and a method in {METHODS}, got {data!r}"
+        try:
+            slope, intercept, method = float(data["slope"]), float(data["intercept"]), str(data["method"])
+        except (KeyError, TypeError, ValueError):
+            raise ValueError(wrong) from None
         if not (np.isfinite(slope) and np.isfinite(intercept)) or method not in METHODS:
-            raise ValueError(f"calibration must hold a finite slope and intercept and a method in {METHODS}")
+            raise ValueError(wrong)
         return cls(slope, intercept, method)
 
 
