@@ -1,5 +1,6 @@
-"""The default learner of `nmtf_sentiment`: SSMFLK + naive Bayes against MFLK, the paper's SSMFLK and the
-supervised baselines, at 5 % labelled.
+"""The default learner of `nmtf_sentiment` against MFLK, the paper's SSMFLK and the supervised baselines, at 5 %
+labelled: SSMFLK + naive Bayes (SSMFLKNaiveBayes) and a logistic regression trained on its classes
+(SSMFLKSelfTrained, the default).
 
     python bench/nmtf_default_learner.py [--data ../shared/data] [--corpora sentence_polarity movie_reviews]
 
@@ -7,15 +8,16 @@ Same corpora, vocabulary, matrix, lexicon prior, dev part and labelled draws as 
 Two parts:
 
 - selection (dev part, dev draws 101-108): the weight of naive Bayes in SSMFLKNaiveBayes (0 is the paper's
-  SSMFLK) and what it counts (word presence or the matrix's weights); the defaults are the setting best on the
-  mean of both corpora's dev parts;
+  SSMFLK) and what it counts (word presence or the matrix's weights), then SSMFLKSelfTrained over
+  SSMFLKNaiveBayes's defaults with two values of lr_C; the defaults are the setting best on the mean of both
+  corpora's dev parts;
 - the 10 draws (seeds 0-9, 5 % labelled of each class) scored on the unlabelled documents of the test part
   (the other two thirds), as the label-fraction curves of bench/nmtf_experiments.py: MFLK, SSMFLK (the
-  paper's model, pinned), SSMFLKNaiveBayes with the default weight, LinearSVC on the L2 documents and
+  paper's model, pinned), SSMFLKNaiveBayes and SSMFLKSelfTrained with their defaults, LinearSVC on the L2 documents and
   multinomial naive Bayes on the counts, both trained on the labelled documents only.
 
 Accuracies are transductive for MFLK and SSMFLK (argmax G, as in docs/nmtf_results.md) and for
-SSMFLKNaiveBayes (its `labels_`); the fold-in accuracy of the same documents (what the component gives for a
+SSMFLKNaiveBayes and SSMFLKSelfTrained (their `labels_`); the fold-in accuracy of the same documents (what the component gives for a
 new document) is reported beside it. Log-loss and expected calibration error (10 equal-width bins) are those
 of the probabilities the component writes: the fold-in score mapped by Platt scaling fitted on the labelled
 documents (spacy_treeboost.nmtf.calibration).
@@ -36,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import nmtf_experiments as ne  # noqa: E402
-from spacy_treeboost.nmtf import MFLK, SSMFLK, SSMFLKNaiveBayes, lexicon_prior  # noqa: E402
+from spacy_treeboost.nmtf import MFLK, SSMFLK, SSMFLKNaiveBayes, SSMFLKSelfTrained, lexicon_prior  # noqa: E402
 from spacy_treeboost.nmtf.calibration import (  # noqa: E402
     Calibration, cross_fitted_scores, expected_calibration_error, log_loss)
 
@@ -45,7 +47,10 @@ DOCS = ROOT / "docs"
 FRACTION = 0.05
 WEIGHTS = (0.0, 0.02, 0.05, 0.1, 0.2)
 FEATURES = ("binary", "weights")
-DEFAULT = SSMFLKNaiveBayes()
+LR_CS = (1.0, 10.0)
+DEFAULT = SSMFLKSelfTrained()
+HYBRID = "SSMFLK + naive Bayes"
+DEFAULT_NAME = "SSMFLK + naive Bayes, self-trained (default)"
 TEST_DRAWS = tuple(range(10))
 
 
@@ -89,6 +94,9 @@ def selection_draw(corpus: Dict[str, Any], seed: int) -> Dict[str, float]:
         for w in WEIGHTS[1:]:
             model.set_params(nb_weight=w)
             row[f"nb_features = {features}, nb_weight = {w:g}"] = _accuracy(model.labels_[scored], y[scored])
+    for C in LR_CS:
+        model = SSMFLKSelfTrained(lexicon_prior=F0, lr_C=C).fit(X, partial)
+        row[f"self-trained, lr_C = {C:g}"] = _accuracy(model.labels_[scored], y[scored])
     return row
 
 
@@ -104,8 +112,10 @@ def test_draw(corpus: Dict[str, Any], seed: int, mflk: MFLK) -> Dict[str, float]
     ss = SSMFLK(lexicon_prior=F0).fit(X, partial)
     row["SSMFLK (paper)"] = _accuracy(ss.labels_[scored], y[scored])
     hybrid = SSMFLKNaiveBayes(lexicon_prior=F0).fit(X, partial)
-    row["SSMFLK + naive Bayes (default)"] = _accuracy(hybrid.labels_[scored], y[scored])
-    for name, model in (("MFLK", mflk), ("SSMFLK (paper)", ss), ("SSMFLK + naive Bayes (default)", hybrid)):
+    row[HYBRID] = _accuracy(hybrid.labels_[scored], y[scored])
+    default = type(DEFAULT)(lexicon_prior=F0).fit(X, partial)
+    row[DEFAULT_NAME] = _accuracy(default.labels_[scored], y[scored])
+    for name, model in (("MFLK", mflk), ("SSMFLK (paper)", ss), (HYBRID, hybrid), (DEFAULT_NAME, default)):
         for key, value in _calibrated(model, X, y, labelled, scored).items():
             row[f"{name}: {key}"] = value
     svm = LinearSVC(random_state=seed).fit(corpus["X_docs"][labelled], y[labelled])
@@ -141,18 +151,19 @@ def render(results: Dict[str, Any]) -> str:
         means = {k: np.mean([np.mean(rows[k]) for rows in selection.values()]) for k in next(iter(selection.values()))}
         best = max(means, key=means.get)
         lines += [f"Best mean over the dev parts of {', '.join(selection)}: {best} ({100 * means[best]:.2f}); "
-                  f"the learner's defaults are nb_features = {DEFAULT.nb_features}, nb_weight = {DEFAULT.nb_weight:g} "
-                  "(nb_weight = 0 is the paper's SSMFLK).", ""]
+                  f"the default learner is {type(DEFAULT).__name__} with nb_features = {DEFAULT.nb_features}, "
+                  f"nb_weight = {DEFAULT.nb_weight:g}, lr_C = {DEFAULT.lr_C:g} (nb_weight = 0 is the paper's "
+                  "SSMFLK).", ""]
     lines += ["",
               f"## Test part, {len(TEST_DRAWS)} draws (seeds {TEST_DRAWS[0]}-{TEST_DRAWS[-1]})", ""]
     for name, rows in results["test"].items():
         n = len(rows["MFLK"])
         lines += [f"### {name} ({n} draws)", ""] + _table(rows) + [""]
         lines += ["| model | fold-in accuracy | log-loss | ECE |", "|---|---|---|---|"]
-        for model in ("MFLK", "SSMFLK (paper)", "SSMFLK + naive Bayes (default)"):
+        for model in ("MFLK", "SSMFLK (paper)", HYBRID, DEFAULT_NAME):
             lines.append(f"| {model} | {100 * np.mean(rows[model + ': fold-in accuracy']):.2f} | "
                          f"{np.mean(rows[model + ': log-loss']):.4f} | {np.mean(rows[model + ': ECE']):.4f} |")
-        default = np.mean(rows["SSMFLK + naive Bayes (default)"])
+        default = np.mean(rows[DEFAULT_NAME])
         mflk, ss = np.mean(rows["MFLK"]), np.mean(rows["SSMFLK (paper)"])
         best_sup = max(np.mean(rows["SVM"]), np.mean(rows["Naive Bayes"]))
         lines += ["", f"- default >= MFLK + 1.5 points: {100 * (default - mflk):+.2f}: "
@@ -183,7 +194,7 @@ def main(argv: List[str] = None) -> int:
         for part, seeds in parts:
             rows: Dict[str, List[float]] = {}
             for seed in seeds:
-                key = f"{name}/{part}/{DEFAULT.nb_features}/{DEFAULT.nb_weight:g}/{seed}"
+                key = f"{name}/{part}/{type(DEFAULT).__name__}/{DEFAULT.nb_weight:g}/{DEFAULT.lr_C:g}/{seed}"
                 if key not in cache:
                     cache[key] = selection_draw(corpus, seed) if part == "selection" else test_draw(corpus, seed, mflk)
                     _save(cache)

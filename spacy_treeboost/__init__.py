@@ -23,6 +23,7 @@ _LAZY = {
     "MFLK": "spacy_treeboost.nmtf",
     "SSMFLK": "spacy_treeboost.nmtf",
     "SSMFLKNaiveBayes": "spacy_treeboost.nmtf",
+    "SSMFLKSelfTrained": "spacy_treeboost.nmtf",
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -157,8 +157,8 @@ def trained(learner, **settings):
     return nlp, pipe
 
 
-@pytest.mark.parametrize("learner", ["spacy_treeboost.SSMFLKNaiveBayes.v1", "spacy_treeboost.SSMFLK.v1",
-                                     "spacy_treeboost.MFLK.v1"])
+@pytest.mark.parametrize("learner", ["spacy_treeboost.SSMFLKSelfTrained.v1", "spacy_treeboost.SSMFLKNaiveBayes.v1",
+                                     "spacy_treeboost.SSMFLK.v1", "spacy_treeboost.MFLK.v1"])
 def test_component_probabilities_are_calibrated_scores_and_survive_saving(learner, tmp_path):
     nlp, pipe = trained(learner)
     assert pipe.calibration.method == "platt"
@@ -210,6 +210,6 @@ def test_training_twice_gives_the_same_probabilities_bit_for_bit():
     texts = ["great", "awful", "good fun", "dull boring", "the film"]
     runs = []
     for _ in range(2):
-        nlp, pipe = trained("spacy_treeboost.SSMFLKNaiveBayes.v1")
+        nlp, pipe = trained("spacy_treeboost.SSMFLKSelfTrained.v1")
         runs.append(([d.cats for d in nlp.pipe(texts)], pipe.calibration, pipe._model_bytes()))
     assert runs[0] == runs[1]

@@ -31,6 +31,7 @@ NEGATIVE = [
     "The script was weak and the ending was disappointing.",
 ]
 LEARNERS = {
+    "spacy_treeboost.SSMFLKSelfTrained.v1": {},
     "spacy_treeboost.SSMFLKNaiveBayes.v1": {},
     "spacy_treeboost.SSMFLK.v1": {},
     "spacy_treeboost.MFLK.v1": {},

@@ -28,7 +28,7 @@ from .learners import NMTF_LEARNERS, learner_from_settings, learner_settings
 from .nmtf_documents import as_doc, doc_words, gold_class, training_matrix
 from .component_files import ComponentFiles
 from .nmtf_files import model_bytes, model_data, read_model
-from ..nmtf import MFLK, UNLABELLED, SSMFLK, SSMFLKNaiveBayes, document_term_matrix, lexicon_prior, porter_stem
+from ..nmtf import MFLK, UNLABELLED, SSMFLK, SSMFLKSelfTrained, document_term_matrix, lexicon_prior, porter_stem
 from ..nmtf.calibration import Calibration, label_folds
 
 # Registered here as well as through entry points, so that the names resolve when
@@ -58,7 +58,7 @@ CALIBRATION_FOLDS = 2
 DEFAULT_CONFIG: Dict[str, Any] = {
     "positive_label": "positive",
     "negative_label": "negative",
-    "learner": {"@learners": "spacy_treeboost.SSMFLKNaiveBayes.v1"},
+    "learner": {"@learners": "spacy_treeboost.SSMFLKSelfTrained.v1"},
     "iterations_per_update": 10,
     "n_words": 5000,
     "norm": "l2",
@@ -96,9 +96,11 @@ def make_nmtf_sentiment(
     positive_label (str): The label written for positive polarity.
     negative_label (str): The label written for negative polarity.
     learner (MFLK): The factorization, a registered sub-config whose settings are the
-        estimator's keyword arguments: "spacy_treeboost.SSMFLKNaiveBayes.v1" (the default:
-        SSMFLK plus naive Bayes on the labelled documents), "spacy_treeboost.SSMFLK.v1" (the
-        paper's model: the lexicon and the labelled training documents) or
+        estimator's keyword arguments: "spacy_treeboost.SSMFLKSelfTrained.v1" (the default:
+        a logistic regression trained on the labels and on the classes that SSMFLK plus naive
+        Bayes gives the other documents), "spacy_treeboost.SSMFLKNaiveBayes.v1" (SSMFLK plus naive
+        Bayes on the labelled documents), "spacy_treeboost.SSMFLK.v1" (the paper's model: the
+        lexicon and the labelled training documents) or
         "spacy_treeboost.MFLK.v1" (the lexicon only; labels serve only the calibration).
         Its max_iter caps the iterations of training.
     iterations_per_update (int): Iterations run by each `update` call.
@@ -155,7 +157,7 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
                 f"positive_label and negative_label must be two different non-empty labels, "
                 f"got {positive_label!r} and {negative_label!r}."
             )
-        learner = SSMFLKNaiveBayes() if learner is None else learner
+        learner = SSMFLKSelfTrained() if learner is None else learner
         if type(learner) not in NMTF_LEARNERS.values():
             raise ValueError(f"learner={learner!r} is invalid: use one of the registered learners {sorted(NMTF_LEARNERS)}")
         self.vocab = vocab
