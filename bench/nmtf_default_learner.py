@@ -17,9 +17,10 @@ Two parts:
   multinomial naive Bayes on the counts, both trained on the labelled documents only.
 
 Accuracies are transductive for MFLK and SSMFLK (argmax G, as in docs/nmtf_results.md) and for
-SSMFLKNaiveBayes and SSMFLKSelfTrained (their `labels_`); the fold-in accuracy of the same documents (what the component gives for a
-new document) is reported beside it. Log-loss and expected calibration error (10 equal-width bins) are those
-of the probabilities the component writes: the fold-in score mapped by Platt scaling fitted on the labelled
+SSMFLKNaiveBayes and SSMFLKSelfTrained (their `labels_`); the accuracy of the component's score
+(`decision_function`: the fold-in for MFLK, SSMFLK and SSMFLKNaiveBayes, the logistic regression's margin for
+SSMFLKSelfTrained) on the same documents is reported beside it. Log-loss and expected calibration error (10 equal-width bins) are those
+of the probabilities the component writes: that score mapped by Platt scaling fitted on the labelled
 documents (spacy_treeboost.nmtf.calibration).
 
 Writes docs/nmtf_default_learner.{json,md}; rows are cached in bench/_out/nmtf_default_learner.json.
@@ -65,7 +66,7 @@ def _accuracy(labels: np.ndarray, y: np.ndarray) -> float:
 
 
 def _calibrated(model: MFLK, X, y: np.ndarray, labelled: np.ndarray, scored: np.ndarray) -> Dict[str, float]:
-    """Fold-in accuracy, log-loss and ECE of the component's probabilities on the scored documents: Platt
+    """Accuracy of the component's score, log-loss and ECE of the component's probabilities on the scored documents: Platt
     scaling on the labelled documents' fold-in scores, cross-fitted (2 folds) for the models that use labels."""
     score = model.decision_function(X)
     partial = np.where(labelled, y, -1)
@@ -77,7 +78,7 @@ def _calibrated(model: MFLK, X, y: np.ndarray, labelled: np.ndarray, scored: np.
     calibration = Calibration.fit(calibration_scores, partial)
     p = calibration.positive_probability(score[scored])
     truth = (y[scored] == 0).astype(np.float64)
-    return {"fold-in accuracy": float(np.mean((score[scored] >= 0) == (y[scored] == 0))),
+    return {"score accuracy": float(np.mean((score[scored] >= 0) == (y[scored] == 0))),
             "log-loss": log_loss(p, truth), "ECE": expected_calibration_error(p, truth)}
 
 
@@ -159,9 +160,9 @@ def render(results: Dict[str, Any]) -> str:
     for name, rows in results["test"].items():
         n = len(rows["MFLK"])
         lines += [f"### {name} ({n} draws)", ""] + _table(rows) + [""]
-        lines += ["| model | fold-in accuracy | log-loss | ECE |", "|---|---|---|---|"]
+        lines += ["| model | score accuracy | log-loss | ECE |", "|---|---|---|---|"]
         for model in ("MFLK", "SSMFLK (paper)", HYBRID, DEFAULT_NAME):
-            lines.append(f"| {model} | {100 * np.mean(rows[model + ': fold-in accuracy']):.2f} | "
+            lines.append(f"| {model} | {100 * np.mean(rows[model + ': score accuracy']):.2f} | "
                          f"{np.mean(rows[model + ': log-loss']):.4f} | {np.mean(rows[model + ': ECE']):.4f} |")
         default = np.mean(rows[DEFAULT_NAME])
         mflk, ss = np.mean(rows["MFLK"]), np.mean(rows["SSMFLK (paper)"])
