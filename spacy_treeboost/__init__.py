@@ -22,6 +22,8 @@ _LAZY = {
     "docs_to_forest": "spacy_treeboost.trees.doc_trees",
     "MFLK": "spacy_treeboost.nmtf",
     "SSMFLK": "spacy_treeboost.nmtf",
+    "SSMFLKNaiveBayes": "spacy_treeboost.nmtf",
+    "SSMFLKSelfTrained": "spacy_treeboost.nmtf",
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -12,7 +12,8 @@ from spacy_treeboost.nmtf.lexicons import Lexicon, create_hu_liu_lexicon, create
 from spacy_treeboost.nmtf import MFLK, SSMFLK, build_vocabulary, lexicon_prior, document_term_matrix, word_weights
 from spacy_treeboost.files import ModelFormatError
 from spacy_treeboost.pipeline.nmtf_sentiment import NMTFSentiment
-from spacy_treeboost.pipeline.scoring import score_prefixed_cats
+from spacy_treeboost.nmtf.calibration import Calibration
+from spacy_treeboost.pipeline.scoring import score_nmtf_cats
 
 LEXICON = Lexicon(["good", "great", "superb", "fun"], ["bad", "awful", "boring", "dull"])
 TEXTS = [
@@ -69,8 +70,9 @@ def test_training_from_examples_matches_the_estimator():
     assert losses["nmtf_sentiment"] == pytest.approx(reference.objective_[-1])
     docs = list(nlp.pipe(["great fun", "awful dull plot"]))
     new = document_term_matrix([["great", "fun"], ["awful", "dull", "plot"]], vocabulary, word_weights=weights)
-    expected = reference.predict_proba(new)
-    np.testing.assert_allclose([[d.cats["pos"], d.cats["neg"]] for d in docs], expected)
+    gold = np.array([-1 if label is None else int(label == "neg") for _, label in TEXTS])
+    p = Calibration.fit(reference.decision_function(X), gold).positive_probability(reference.decision_function(new))
+    np.testing.assert_allclose([[d.cats["pos"], d.cats["neg"]] for d in docs], np.stack([p, 1 - p], axis=1))
     assert docs[0].cats["pos"] > 0.5 > docs[1].cats["pos"]
 
 
@@ -79,9 +81,11 @@ def test_labelled_training_and_scores():
     examples, losses = train(nlp, steps=3)
     assert set(losses) == {"nmtf_sentiment"}
     scores = nlp.evaluate(examples[:6])
-    assert scores["nmtf_cats_score"] == 1.0 and "cats_score" not in scores
+    assert scores["cats_score"] == 1.0 and "nmtf_cats_score" not in scores
+    assert 0 < scores["cats_log_loss"] < np.log(2) and 0 <= scores["cats_ece"] < 0.5
     doc = nlp("nothing known here")
-    assert doc.cats == {"pos": 0.5, "neg": 0.5}
+    no_evidence = nlp.get_pipe("nmtf_sentiment").calibration.positive_probability(np.zeros(1))[0]
+    assert doc.cats == {"pos": pytest.approx(no_evidence), "neg": pytest.approx(1 - no_evidence)}
 
 
 def test_update_stops_at_max_iter_and_always_reports_a_loss():
@@ -193,7 +197,7 @@ def test_pickle_and_multiprocessing():
     nlp = make_nlp()
     train(nlp)
     scorer = nlp.get_pipe("nmtf_sentiment").scorer
-    assert scorer.func is score_prefixed_cats and scorer.keywords == {"prefix": "nmtf_"}
+    assert scorer.func is score_nmtf_cats and scorer.keywords == {"prefix": ""}
     texts = ["great fun", "awful dull plot", "superb", "boring"]
     expected = [d.cats for d in nlp.pipe(texts)]
     assert [d.cats for d in pickle.loads(pickle.dumps(nlp)).pipe(texts)] == expected
@@ -307,25 +311,12 @@ def test_config_passes_spacy_debug_config():
 
 def test_config_labels_match_the_shipped_corpus():
     config = _config()
-    corpus_labels = {json.loads(line)["label"] for line in (ROOT / "corpora/reviews/train.jsonl").open()}
+    corpus_labels = {json.loads(line).get("label") for line in (ROOT / "corpora/opinions/train.jsonl").open()} - {None}
     component = config["components"]["nmtf_sentiment"]
     assert {component["positive_label"], component["negative_label"]} == corpus_labels == {"POS", "NEG"}
     assert set(config["corpora"]["train"]["labels"]) == corpus_labels
     assert set(config["corpora"]["dev"]["labels"]) == corpus_labels
     assert (ROOT / config["paths"]["lexicon"]).is_file()
-
-
-def test_config_trains_out_of_the_box_on_the_shipped_corpus(tmp_path):
-    """`spacy train` with no override, from the repository root: shipped corpus, shipped lexicon."""
-    result = subprocess.run([sys.executable, "-m", "spacy", "train", str(CONFIG), "--output", str(tmp_path / "out")],
-                            cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    nlp = spacy.load(tmp_path / "out" / "model-best")
-    meta = srsly.read_json(tmp_path / "out" / "model-best" / "meta.json")
-    # README: "about 63 %" on corpora/reviews/dev.jsonl (bag of words cannot see negation)
-    assert 0.55 <= meta["performance"]["nmtf_cats_score"] <= 0.75
-    doc = nlp("The acting was superb and the story was brilliant.")
-    assert set(doc.cats) == {"POS", "NEG"} and doc.cats["POS"] + doc.cats["NEG"] == pytest.approx(1.0)
 
 
 def test_shipped_lexicon_is_documented_jsonl():

@@ -25,7 +25,7 @@ from ..learning.calibration import CalibratedBoostClassifier
 from ..learning.corrective import CorrectiveBoostClassifier
 from ..learning.learner import TreeBoostClassifier
 from ..learning.subtree_linear import SubtreeLinearClassifier
-from ..nmtf import MFLK, SSMFLK
+from ..nmtf import MFLK, SSMFLK, SSMFLKNaiveBayes, SSMFLKSelfTrained
 from ..trees.doc_trees import TreeSpec
 
 for _name in ("learners", "tree_builders"):
@@ -39,7 +39,9 @@ LEARNERS = {
     "spacy_treeboost.CalibratedBoost.v1": CalibratedBoostClassifier,
 }
 TREE_BUILDERS = {"spacy_treeboost.DocTrees.v1": TreeSpec}
-NMTF_LEARNERS = {"spacy_treeboost.SSMFLK.v1": SSMFLK, "spacy_treeboost.MFLK.v1": MFLK}
+NMTF_LEARNERS = {"spacy_treeboost.SSMFLK.v1": SSMFLK, "spacy_treeboost.MFLK.v1": MFLK,
+                 "spacy_treeboost.SSMFLKNaiveBayes.v1": SSMFLKNaiveBayes,
+                 "spacy_treeboost.SSMFLKSelfTrained.v1": SSMFLKSelfTrained}
 for _name, _cls in {**LEARNERS, **NMTF_LEARNERS}.items():
     registry.learners.register(_name, func=_cls)
 for _name, _cls in TREE_BUILDERS.items():

@@ -1,4 +1,5 @@
-"""The model file of `nmtf_sentiment`: vocabulary, word weights, F and S, sealed with a SHA-256 checksum and
+"""The model file of `nmtf_sentiment`: vocabulary, word weights, F and S (and the learner's other fitted values),
+the calibration, sealed with a SHA-256 checksum and
 tied to the cfg they were saved with. Saving and loading go through `ComponentFiles`."""
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -6,20 +7,23 @@ import numpy as np
 
 from ..files import ModelFormatError, msgpack_loads_safe, open_seal, seal, settings_digest
 from ..nmtf import MFLK
+from ..nmtf.calibration import Calibration
 
 MODEL_FORMAT = "spacy_treeboost.nmtf_sentiment"
 MODEL_FORMAT_VERSION = 1
 SEALED_MODEL_FORMAT_VERSION = 2
 
-Fitted = Tuple[Optional[MFLK], List[str], Optional[np.ndarray]]
+Fitted = Tuple[Optional[MFLK], List[str], Optional[np.ndarray], Optional[Calibration]]
 
 
-def model_data(estimator: Optional[MFLK], vocabulary: List[str], word_weights: Optional[np.ndarray]) -> Dict[str, Any]:
+def model_data(estimator: Optional[MFLK], vocabulary: List[str], word_weights: Optional[np.ndarray],
+               calibration: Optional[Calibration] = None) -> Dict[str, Any]:
     """A component's model as plain data (the unsealed form of format version 1).
 
     estimator (Optional[MFLK]): The fitted factorization, or None before training.
     vocabulary (List[str]): The words of the matrix, in column order.
     word_weights (Optional[numpy.ndarray]): The per-word factors, if any.
+    calibration (Optional[Calibration]): The map from scores to probabilities, if any.
     RETURNS (Dict[str, Any]): The data.
     """
     data: Dict[str, Any] = {"format": MODEL_FORMAT, "format_version": MODEL_FORMAT_VERSION, "fitted": False}
@@ -28,6 +32,10 @@ def model_data(estimator: Optional[MFLK], vocabulary: List[str], word_weights: O
                     n_iter=int(estimator.n_iter_))
         if word_weights is not None:
             data["word_weights"] = word_weights.tolist()
+        if hasattr(estimator, "fitted_state"):
+            data["learner_state"] = estimator.fitted_state()
+        if calibration is not None:
+            data["calibration"] = calibration.to_dict()
     return data
 
 
@@ -51,7 +59,8 @@ def read_model(raw: Any, source: str, name: str, cfg: Optional[Dict[str, Any]],
     name (str): The component's name, for messages.
     cfg (Optional[Dict[str, Any]]): The loaded cfg the file must belong to, or None to skip that check.
     new_estimator (Callable[[], MFLK]): Makes the estimator that receives F and S.
-    RETURNS (Tuple[Optional[MFLK], List[str], Optional[numpy.ndarray]]): (None, [], None) for an untrained model.
+    RETURNS (Tuple[Optional[MFLK], List[str], Optional[numpy.ndarray], Optional[Calibration]]): (None, [], None,
+        None) for an untrained model; the calibration is None in files saved before it existed.
     """
     foreign = f"Cannot load {name} from {source}: not an nmtf_sentiment model file"
     try:
@@ -79,7 +88,7 @@ def read_model(raw: Any, source: str, name: str, cfg: Optional[Dict[str, Any]],
                 "with (it was edited or damaged, or belongs to another model); restore both files from the same "
                 "save.")
     if not data.get("fitted"):
-        return None, [], None
+        return None, [], None, None
     try:
         vocabulary = [str(w) for w in data["vocabulary"]]
         F = np.asarray(data["F"], dtype=np.float64)
@@ -94,4 +103,16 @@ def read_model(raw: Any, source: str, name: str, cfg: Optional[Dict[str, Any]],
     estimator = new_estimator()
     estimator.F_, estimator.S_ = F, S
     estimator.n_iter_ = int(data.get("n_iter", 0))
-    return estimator, vocabulary, weights
+    calibration = None
+    try:
+        if hasattr(estimator, "load_fitted_state"):
+            if not isinstance(data.get("learner_state"), dict):
+                raise ValueError("the learner's fitted values are missing")
+            estimator.load_fitted_state(data["learner_state"])
+            if len(estimator.nb_coef_) != len(vocabulary):
+                raise ValueError(f"the naive Bayes coefficients must hold {len(vocabulary)} numbers")
+        if data.get("calibration") is not None:
+            calibration = Calibration.from_dict(data["calibration"])
+    except (KeyError, TypeError, ValueError) as err:
+        raise ModelFormatError(f"{foreign} (corrupt field: {err}).") from None
+    return estimator, vocabulary, weights, calibration

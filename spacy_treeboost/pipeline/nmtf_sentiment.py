@@ -5,8 +5,13 @@ optional unlabeled ones), the lexicon prior and, from labeled examples, the
 document prior. Each `update` runs a few multiplicative iterations over that
 whole matrix and ignores its batch, so spaCy's steps count iterations and the
 dev score picks the best checkpoint. New documents are folded in with F and S
-fixed. Only the vocabulary, the word weights, F and S are saved.
+fixed, and their score (`decision_function`) becomes P(positive) by a calibration fitted on the training
+documents (`spacy_treeboost.nmtf.calibration`): Platt scaling on the labelled ones, whose scores come from
+models that did not see their labels when the learner uses labels (two fold models trained alongside), or a
+temperature without labels. Only the vocabulary, the word weights, F, S, the learner's other fitted values
+and the calibration are saved.
 """
+import warnings
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Literal, Optional, Sequence
 
 import numpy as np
@@ -18,13 +23,14 @@ from spacy.training import Example, validate_get_examples
 from spacy.vocab import Vocab
 
 from ..config_errors import config_error, data_errors, reported_at, reporting, training_corpus
-from . import scoring  # noqa: F401  (registers spacy_treeboost.nmtf_scorer.v1, a picklable partial)
+from . import scoring  # noqa: F401  (registers the spacy_treeboost.nmtf_scorer scorers, picklable partials)
 from ..nmtf.lexicons import Lexicon, create_hu_liu_lexicon, create_jsonl_lexicon, create_lexicon
 from .learners import NMTF_LEARNERS, learner_from_settings, learner_settings
 from .nmtf_documents import as_doc, doc_words, gold_class, training_matrix
 from .component_files import ComponentFiles
 from .nmtf_files import model_bytes, model_data, read_model
-from ..nmtf import MFLK, UNLABELLED, SSMFLK, document_term_matrix, lexicon_prior, porter_stem
+from ..nmtf import MFLK, UNLABELLED, SSMFLK, SSMFLKSelfTrained, document_term_matrix, lexicon_prior, porter_stem
+from ..nmtf.calibration import Calibration, label_folds
 
 # Registered here as well as through entry points, so that the names resolve when the package is used from a
 # source checkout; lexicons.py itself stays spaCy-free, and errors become spaCy config errors here.
@@ -35,31 +41,34 @@ for _func in (read_hu_liu_lexicon, read_jsonl_lexicon, read_lexicon):
     util.registry.readers.register(_func.registered_name, func=_func)
 
 DEFAULT_NMTF_SCORE_WEIGHTS = {
-    "nmtf_cats_score": 1.0,
-    "nmtf_cats_score_desc": None,
-    "nmtf_cats_micro_p": None,
-    "nmtf_cats_micro_r": None,
-    "nmtf_cats_micro_f": None,
-    "nmtf_cats_macro_p": None,
-    "nmtf_cats_macro_r": None,
-    "nmtf_cats_macro_f": None,
-    "nmtf_cats_macro_auc": None,
-    "nmtf_cats_f_per_type": None,
-    "nmtf_cats_auc_per_type": None,
+    "cats_score": 1.0,
+    "cats_score_desc": None,
+    "cats_micro_p": None,
+    "cats_micro_r": None,
+    "cats_micro_f": None,
+    "cats_macro_p": None,
+    "cats_macro_r": None,
+    "cats_macro_f": None,
+    "cats_macro_auc": None,
+    "cats_f_per_type": None,
+    "cats_auc_per_type": None,
+    "cats_log_loss": None,
+    "cats_ece": None,
 }
+CALIBRATION_FOLDS = 2
 
 
 DEFAULT_CONFIG: Dict[str, Any] = {
     "positive_label": "positive",
     "negative_label": "negative",
-    "learner": {"@learners": "spacy_treeboost.SSMFLK.v1"},
+    "learner": {"@learners": "spacy_treeboost.SSMFLKSelfTrained.v1"},
     "iterations_per_update": 10,
     "n_words": 5000,
     "norm": "l2",
     "word_norm": True,
     "token_attr": "LOWER",
     "stem": False,
-    "scorer": {"@scorers": "spacy_treeboost.nmtf_scorer.v1"},
+    "scorer": {"@scorers": "spacy_treeboost.nmtf_scorer.v2"},
 }
 
 
@@ -90,9 +99,13 @@ def make_nmtf_sentiment(
     positive_label (str): The label written for positive polarity.
     negative_label (str): The label written for negative polarity.
     learner (MFLK): The factorization, a registered sub-config whose settings are the
-        estimator's keyword arguments: "spacy_treeboost.SSMFLK.v1" (the lexicon and the
-        labelled training documents) or "spacy_treeboost.MFLK.v1" (the lexicon only;
-        labels are ignored). Its max_iter caps the iterations of training.
+        estimator's keyword arguments: "spacy_treeboost.SSMFLKSelfTrained.v1" (the default:
+        a logistic regression trained on the labels and on the classes that SSMFLK plus naive
+        Bayes gives the other documents), "spacy_treeboost.SSMFLKNaiveBayes.v1" (SSMFLK plus naive
+        Bayes on the labelled documents), "spacy_treeboost.SSMFLK.v1" (the paper's model: the
+        lexicon and the labelled training documents) or
+        "spacy_treeboost.MFLK.v1" (the lexicon only; labels serve only the calibration).
+        Its max_iter caps the iterations of training.
     iterations_per_update (int): Iterations run by each `update` call.
     n_words (int): Vocabulary size (most document-frequent words, stop words removed).
     norm (str): Per-document normalization of term frequencies, "l2" or "l1".
@@ -100,7 +113,8 @@ def make_nmtf_sentiment(
         (the same factors are applied to new documents).
     token_attr (str): Token attribute used as the word: LOWER, NORM or LEMMA.
     stem (bool): Porter-stem the words and the lexicon alike.
-    scorer (Optional[Callable]): The scoring method.
+    scorer (Optional[Callable]): The scoring method; "spacy_treeboost.nmtf_scorer.v2" gives spaCy's
+        `cats_*` keys (its `prefix` renames them when another component writes doc.cats).
     RETURNS (NMTFSentiment): The component.
     """
     return NMTFSentiment(
@@ -112,7 +126,8 @@ def make_nmtf_sentiment(
 class NMTFSentiment(ComponentFiles, TrainablePipe):
     """Document polarity from a lexicon-guided non-negative matrix tri-factorization.
 
-    DOCS: docs/algorithms.md, section 4 (MFLK and SSMFLK, Li, Zhang & Sindhwani 2009).
+    DOCS: docs/algorithms.md, section 4 (MFLK and SSMFLK, Li, Zhang & Sindhwani 2009); docs/nmtf_sentiment.md
+    (probabilities, scores, the default learner).
     """
 
     factory = "nmtf_sentiment"
@@ -145,7 +160,7 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
             raise config_error(
                 f"positive_label and negative_label must be two different non-empty labels, "
                 f"got {positive_label!r} and {negative_label!r}.", [*block, "negative_label"])
-        learner = SSMFLK() if learner is None else learner
+        learner = SSMFLKSelfTrained() if learner is None else learner
         if type(learner) not in NMTF_LEARNERS.values():
             raise config_error(f"learner={learner!r} is invalid: use one of the registered learners "
                                f"{sorted(NMTF_LEARNERS)}", [*block, "learner"])
@@ -172,6 +187,10 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         self._estimator: Optional[MFLK] = None
         self._vocabulary: List[str] = []
         self._word_weights: Optional[np.ndarray] = None
+        self._calibration: Optional[Calibration] = None
+        self._fold_estimators: List[MFLK] = []
+        self._gold: Optional[np.ndarray] = None
+        self._train_X: Any = None
 
     def _validate_settings(self, block: Optional[Sequence[str]] = None) -> None:
         """Check the settings in `cfg`; with the component's config `block`, errors are `ConfigValidationError`s
@@ -196,7 +215,12 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
 
     @property
     def _uses_labels(self) -> bool:
-        return self.cfg["learner"]["@learners"] == "spacy_treeboost.SSMFLK.v1"
+        return issubclass(NMTF_LEARNERS[self.cfg["learner"]["@learners"]], SSMFLK)
+
+    @property
+    def calibration(self) -> Optional[Calibration]:
+        """RETURNS (Optional[Calibration]): The map from scores to P(positive), None before training."""
+        return self._calibration
 
     @property
     def labels(self) -> tuple:
@@ -259,15 +283,16 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
             examples = list(get_examples())
             if examples:
                 validate_get_examples(lambda: examples, f"{self.name}.initialize")
+            self._warn_shared_keys(nlp)
             docs: List[Doc] = []
-            y: List[int] = []
+            gold: List[int] = []
             for i, eg in enumerate(examples):
                 docs.append(eg.predicted)
-                y.append(gold_class(eg.reference.cats, self.labels, i, self.name) if self._uses_labels else UNLABELLED)
+                gold.append(self._gold_class(eg.reference.cats, i))
             if unlabeled is not None:
                 for item in unlabeled(nlp) if callable(unlabeled) else unlabeled:
                     docs.append(as_doc(item, nlp))
-                    y.append(UNLABELLED)
+                    gold.append(UNLABELLED)
             if not docs:
                 raise ValueError(f"{self.name} got no training documents: the training corpus is empty (and no "
                                  "unlabeled reader is set). Give it documents.")
@@ -277,11 +302,21 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
             if lexicon is not None:
                 lexicon = lexicon.map(porter_stem) if self.cfg.get("stem", False) else lexicon
                 F0 = lexicon_prior(vocabulary, lexicon.positive, lexicon.negative)
+            y = np.asarray(gold, dtype=np.int64)
             estimator = self._new_estimator().set_params(lexicon_prior=F0)
-            estimator.initialize(X, np.asarray(y, dtype=np.int64) if self._uses_labels else None)
+            estimator.initialize(X, y if self._uses_labels else None)
+            self._fold_estimators = []
+            if self._uses_labels and _both_classes(y):
+                folds = label_folds(y, CALIBRATION_FOLDS)
+                for fold in range(CALIBRATION_FOLDS):
+                    fold_estimator = self._new_estimator().set_params(lexicon_prior=F0)
+                    self._fold_estimators.append(fold_estimator.initialize(X, np.where(folds == fold, UNLABELLED, y)))
         self._estimator = estimator
         self._vocabulary = vocabulary
         self._word_weights = weights
+        self._gold = y
+        self._train_X = X
+        self._calibrate()
 
     def update(
         self,
@@ -313,12 +348,14 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
             )
         remaining = estimator.max_iter - estimator.n_iter_
         if remaining > 0:
-            estimator.iterate(min(self.cfg["iterations_per_update"], remaining))
+            for model in [estimator, *self._fold_estimators]:
+                model.iterate(min(self.cfg["iterations_per_update"], remaining))
+            self._calibrate()
         losses[self.name] = float(estimator.objective_[-1])
         return losses
 
     def predict(self, docs: Iterable[Doc]) -> np.ndarray:
-        """Fold the documents in and return their class probabilities.
+        """Fold the documents in and return their calibrated class probabilities.
 
         docs (Iterable[Doc]): The documents.
         RETURNS (numpy.ndarray): Shape (n_docs, 2): positive, negative.
@@ -332,7 +369,10 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         X = document_term_matrix(
             [self._tokens(doc) for doc in docs], self._vocabulary, norm=self.cfg["norm"], word_weights=self._word_weights
         )
-        return self._estimator.predict_proba(X)
+        if self._calibration is None:
+            return self._estimator.predict_proba(X)
+        p = self._calibration.positive_probability(self._estimator.decision_function(X))
+        return np.stack([p, 1.0 - p], axis=1)
 
     def set_annotations(self, docs: Iterable[Doc], scores: np.ndarray) -> None:
         """Write both labels to `doc.cats`.
@@ -359,7 +399,7 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         """
 
     def _model_data(self) -> Dict[str, Any]:
-        return model_data(self._estimator, self._vocabulary, self._word_weights)
+        return model_data(self._estimator, self._vocabulary, self._word_weights, self._calibration)
 
     def _model_bytes(self) -> bytes:
         return model_bytes(self.cfg, self._model_data())
@@ -367,10 +407,44 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
     def _load_model_bytes(self, data: Any, cfg_loaded: bool = True) -> None:
         """Load a model file's bytes (or its unpacked content), checked against the cfg when that was loaded too."""
         fitted = read_model(data, "its model file", self.name, self.cfg if cfg_loaded else None, self._new_estimator)
-        self._estimator, self._vocabulary, self._word_weights = fitted
+        self._estimator, self._vocabulary, self._word_weights, self._calibration = fitted
+        self._fold_estimators, self._gold, self._train_X = [], None, None
 
     def _new_estimator(self) -> MFLK:
         return learner_from_settings(self.cfg["learner"], NMTF_LEARNERS)
 
+    def _gold_class(self, cats: Dict[str, float], index: int) -> int:
+        if self._uses_labels:
+            return gold_class(cats, self.labels, index, self.name)
+        try:
+            return gold_class(cats, self.labels, index, self.name)
+        except ValueError:
+            return UNLABELLED
+
+    def _calibrate(self) -> None:
+        """Fit the calibration to the current factors (cross-fitted scores of the labelled documents)."""
+        estimator, y, X = self._estimator, self._gold, self._train_X
+        score = estimator.decision_function(X)
+        for fold, model in enumerate(self._fold_estimators):
+            held = label_folds(y, CALIBRATION_FOLDS) == fold
+            score[held] = model.decision_function(X[np.flatnonzero(held)])
+        self._calibration = Calibration.fit(score, y)
+
+    def _warn_shared_keys(self, nlp: Optional[Language]) -> None:
+        prefix = getattr(self.scorer, "keywords", {}).get("prefix")
+        if nlp is None or prefix != "":
+            return
+        others = [name for name in nlp.pipe_names if name != self.name
+                  and "doc.cats" in nlp.get_pipe_meta(name).assigns]
+        if others:
+            warnings.warn(
+                f"{self.name} and {others[0]} both write doc.cats and report spaCy's cats_* scores; in "
+                f"`spacy evaluate` and `spacy train` the later component's scores replace the other's. Set "
+                f'[components.{self.name}.scorer] prefix = "nmtf_" to report {self.name} as nmtf_cats_*.')
+
     def _tokens(self, doc: Doc) -> List[str]:
         return doc_words(doc, self.cfg["token_attr"], self.cfg.get("stem", False), self.name)
+
+
+def _both_classes(y: np.ndarray) -> bool:
+    return bool((y == 0).any() and (y == 1).any())

@@ -46,6 +46,45 @@ def make_nmtf_scorer(prefix: str = "nmtf_") -> Callable[..., Dict[str, Any]]:
     return prefixed_cats_scorer(prefix)
 
 
+def score_nmtf_cats(examples: Iterable[Example], *, prefix: str = "", **kwargs: Any) -> Dict[str, Any]:
+    """Score `nmtf_sentiment`'s cats: spaCy's `cats_*` keys over its two labels, plus `cats_log_loss` and
+    `cats_ece` (expected calibration error, 10 bins) of P(positive) on the examples with a gold class.
+
+    examples (Iterable[Example]): The examples to score.
+    prefix (str): Put before every key ("" gives spaCy's own keys, which `spacy evaluate` prints).
+    **kwargs: The component's cfg; `labels` holds the positive and the negative label.
+    RETURNS (Dict[str, Any]): The scores.
+    """
+    from ..nmtf.calibration import expected_calibration_error, log_loss
+
+    examples = list(examples)
+    labels = list(kwargs.get("labels") or [])
+    scores = score_treeboost_cats(examples, **kwargs)
+    if len(labels) == 2:
+        positive, negative = labels
+        p, truth = [], []
+        for eg in examples:
+            gold = eg.reference.cats
+            if gold and gold.get(positive, 0.0) != gold.get(negative, 0.0) and positive in eg.predicted.cats:
+                p.append(eg.predicted.cats[positive])
+                truth.append(float(gold.get(positive, 0.0) > gold.get(negative, 0.0)))
+        scores["cats_log_loss"] = log_loss(numpy.array(p), numpy.array(truth)) if p else None
+        scores["cats_ece"] = expected_calibration_error(numpy.array(p), numpy.array(truth)) if p else None
+    return {prefix + key: value for key, value in scores.items()}
+
+
+@registry.scorers("spacy_treeboost.nmtf_scorer.v2")
+def make_nmtf_scorer_v2(prefix: str = "") -> Callable[..., Dict[str, Any]]:
+    """The scorer of `nmtf_sentiment`: spaCy's `cats_*` keys (printed by `spacy evaluate`) plus `cats_log_loss`
+    and `cats_ece`, each behind `prefix`. In a pipeline with another component that writes `doc.cats` (e.g.
+    `treeboost_textcat`) set `prefix = "nmtf_"`, so that the two components' scores keep their own keys.
+
+    prefix (str): Put before every key.
+    RETURNS (Callable): The scorer.
+    """
+    return partial(score_nmtf_cats, prefix=prefix)
+
+
 def cats_from_margins(margins: numpy.ndarray, learner: RuleClassifier, labels: Sequence[str]) -> List[Dict[str, float]]:
     """Each doc's `cats`: every label's probability from the learner's margins (0 for a label it does not score)."""
     F = margins[:, 0] if margins.shape[1] == 1 and not learner.multilabel_ else margins

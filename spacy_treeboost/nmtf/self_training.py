@@ -1,0 +1,159 @@
+"""SSMFLK + naive Bayes, then a logistic regression trained on its classes: the lexicon model teaches a linear
+model of all the documents' words.
+
+`SSMFLKNaiveBayes` classifies every training document (its transductive score); a logistic regression (L2,
+strength C) is then fitted on all training documents, the labelled ones with their labels and the others with
+those classes, and scores new documents directly on their words (no fold-in). It was chosen on the development
+parts of both corpora (bench/nmtf_label_candidates.py); the factorization is SSMFLK's, unchanged.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, Optional
+
+import numpy as np
+
+from .checks import check_matrix, check_number
+from .common import NEGATIVE, POSITIVE, UNLABELLED, sp
+from .hybrid import SSMFLKNaiveBayes
+from .semi_supervised import _with_mflk_parameters
+
+
+def logistic_regression(X: sp.spmatrix, positive: np.ndarray, C: float, sample_weight: Optional[np.ndarray] = None,
+                        max_iter: int = 1000) -> tuple:
+    """L2-regularized logistic regression: minimize C * sum_i s_i log(1 + exp(-t_i (x_i w + b))) + ||w||^2 / 2.
+
+    t_i is +1 for a positive document and -1 otherwise; the intercept b is not penalized (scikit-learn's
+    objective with its lbfgs solver). Solved by scipy's L-BFGS-B from w = 0, b = 0, so the result is
+    deterministic.
+
+    X (scipy.sparse.spmatrix): Documents, shape (n, m).
+    positive (numpy.ndarray): Whether each document is positive, shape (n,).
+    C (float): Inverse regularization strength, > 0.
+    sample_weight (Optional[numpy.ndarray]): s_i, default 1.
+    max_iter (int): Most L-BFGS iterations.
+    RETURNS (Tuple[numpy.ndarray, float]): w and b; x w + b > 0 leans positive.
+    """
+    from scipy.optimize import minimize
+
+    X = sp.csr_matrix(X)
+    t = np.where(np.asarray(positive, dtype=bool), 1.0, -1.0)
+    s = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+
+    def loss_and_grad(theta: np.ndarray) -> tuple:
+        w, b = theta[:-1], theta[-1]
+        z = t * (X @ w + b)
+        loss = C * np.sum(s * np.logaddexp(0.0, -z)) + 0.5 * (w @ w)
+        d = -C * s * t * np.exp(-np.logaddexp(0.0, z))
+        return loss, np.concatenate([X.T @ d + w, [d.sum()]])
+
+    theta = minimize(loss_and_grad, np.zeros(X.shape[1] + 1), jac=True, method="L-BFGS-B",
+                     options={"maxiter": max_iter, "gtol": 1e-6}).x
+    return theta[:-1], float(theta[-1])
+
+
+class SSMFLKSelfTrained(SSMFLKNaiveBayes):
+    """A logistic regression on the labelled documents and on SSMFLK + naive Bayes's classes of the others.
+
+    lr_C (float): Inverse regularization strength of the logistic regression (default 1).
+    lr_label_weight (float): Weight of a labelled document against one classified by the teacher (default 1).
+    **params: The parameters of SSMFLKNaiveBayes (the teacher), SSMFLK and MFLK, with their defaults.
+    """
+
+    @_with_mflk_parameters
+    def __init__(
+        self,
+        lr_C: float = 1.0,
+        lr_label_weight: float = 1.0,
+        nb_weight: float = 0.1,
+        nb_smoothing: float = 1.0,
+        nb_features: str = "binary",
+        beta: float = 1.0,
+        beta_scale: str = "fit",
+        label_start: float = 0.05,
+        label_min_docs: int = 2,
+        start_weights: str = "uniform",
+        label_prior: float = 0.0,
+        **mflk_params: Any,
+    ) -> None:
+        super().__init__(nb_weight=nb_weight, nb_smoothing=nb_smoothing, nb_features=nb_features, beta=beta,
+                         beta_scale=beta_scale, label_start=label_start, label_min_docs=label_min_docs,
+                         start_weights=start_weights, label_prior=label_prior, **mflk_params)
+        self._store_params(locals())
+
+    def initialize(self, X: sp.spmatrix, y: Optional[np.ndarray] = None, *,
+                   init_clusters: Optional[np.ndarray] = None) -> "SSMFLKSelfTrained":
+        """The teacher's start, and the logistic regression on its first classes.
+
+        X (scipy.sparse.spmatrix): Document-term matrix, shape (n_documents, n_words).
+        y (Optional[numpy.ndarray]): 0 (positive), 1 (negative) or -1 (unlabelled) per document.
+        init_clusters (Optional[numpy.ndarray]): As in `MFLK.fit`.
+        RETURNS (SSMFLKSelfTrained): self.
+        """
+        self._y = np.full(X.shape[0], UNLABELLED) if y is None else np.asarray(y)
+        super().initialize(X, y, init_clusters=init_clusters)
+        return self
+
+    def _set_scales(self) -> None:
+        super()._set_scales()
+        if hasattr(self, "_y"):
+            self._fit_student()
+
+    def _fit_student(self) -> None:
+        teacher = super().transductive_score()
+        labelled = (self._y == POSITIVE) | (self._y == NEGATIVE)
+        positive = np.where(labelled, self._y == POSITIVE, teacher >= 0)
+        weight = np.where(labelled, self.lr_label_weight, 1.0)
+        self.lr_coef_, self.lr_intercept_ = logistic_regression(self._Xt, positive, self.lr_C, weight)
+
+    def transductive_score(self) -> np.ndarray:
+        """The logistic regression's margin on each training document.
+
+        RETURNS (numpy.ndarray): Shape (n_documents,); >= 0 means positive.
+        """
+        return np.asarray(self._Xt @ self.lr_coef_).ravel() + self.lr_intercept_
+
+    def teacher_score(self) -> np.ndarray:
+        """SSMFLK + naive Bayes's score of each training document (the classes the logistic regression learns).
+
+        RETURNS (numpy.ndarray): Shape (n_documents,); >= 0 means positive.
+        """
+        return super().transductive_score()
+
+    def decision_function(self, X: sp.spmatrix) -> np.ndarray:
+        """The logistic regression's margin on new documents.
+
+        X (scipy.sparse.spmatrix): Documents, shape (n_new, n_words), normalized like the training matrix.
+        RETURNS (numpy.ndarray): Shape (n_new,); >= 0 means positive.
+        """
+        if not hasattr(self, "lr_coef_"):
+            raise RuntimeError("This model is not fitted yet: call `fit` first.")
+        X = check_matrix(X, allow_empty=True)
+        if X.shape[1] != len(self.lr_coef_):
+            raise ValueError(f"X must have one column per vocabulary word ({len(self.lr_coef_)}), got {X.shape[1]}.")
+        return np.asarray(X @ self.lr_coef_).ravel() + self.lr_intercept_
+
+    def fitted_state(self) -> Dict[str, Any]:
+        """The teacher's fitted values and the logistic regression's, as plain data.
+
+        RETURNS (Dict[str, Any]): The state.
+        """
+        return {**super().fitted_state(), "lr_coef": self.lr_coef_.tolist(), "lr_intercept": float(self.lr_intercept_)}
+
+    def load_fitted_state(self, state: Dict[str, Any]) -> None:
+        """Restore `fitted_state`.
+
+        state (Dict[str, Any]): The output of `fitted_state`.
+        """
+        super().load_fitted_state(state)
+        coef = np.asarray(state["lr_coef"], dtype=np.float64)
+        intercept = float(state["lr_intercept"])
+        if coef.shape != self.nb_coef_.shape or not (np.isfinite(coef).all() and np.isfinite(intercept)):
+            raise ValueError("the logistic regression state must hold one finite coefficient per word")
+        self.lr_coef_, self.lr_intercept_ = coef, intercept
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        check_number("lr_C", self.lr_C)
+        check_number("lr_label_weight", self.lr_label_weight)
+        if self.lr_C == 0:
+            raise ValueError("lr_C must be > 0: it is the inverse of the regularization strength.")

@@ -1,0 +1,215 @@
+"""Calibration of the NMTF scores: Platt scaling against a brute-force minimizer, the temperature, cross-fitting,
+log-loss and ECE against direct computations, and the component's probabilities."""
+import numpy as np
+import pytest
+import spacy
+import srsly
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import minimize
+from spacy.training import Example
+
+from spacy_treeboost.nmtf.calibration import (
+    Calibration, cross_fitted_scores, expected_calibration_error, label_folds, log_loss, platt)
+from spacy_treeboost.nmtf import document_term_matrix
+from spacy_treeboost.nmtf.lexicons import Lexicon
+
+scores_and_labels = st.integers(min_value=4, max_value=60).flatmap(lambda n: st.tuples(
+    st.lists(st.floats(-5, 5, allow_nan=False), min_size=n, max_size=n),
+    st.lists(st.booleans(), min_size=n, max_size=n)))
+
+
+def smoothed_loss(params, s, positive):
+    n_pos, n_neg = positive.sum(), (~positive).sum()
+    t = np.where(positive, (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2))
+    z = params[0] * s + params[1]
+    return float(np.sum(np.logaddexp(0, z) - t * z))
+
+
+@settings(max_examples=60, deadline=None)
+@given(scores_and_labels)
+def test_platt_reaches_the_minimum_of_its_smoothed_loss(data):
+    s, positive = np.array(data[0]), np.array(data[1])
+    if positive.all() or not positive.any():
+        positive[0] = not positive[0]
+    a, b = platt(s, positive)
+    reference = minimize(smoothed_loss, x0=[0.0, 0.0], args=(s, positive), method="Nelder-Mead",
+                         options={"xatol": 1e-10, "fatol": 1e-12, "maxiter": 20000, "maxfev": 40000})
+    assert np.isfinite([a, b]).all()
+    assert smoothed_loss([a, b], s, positive) <= reference.fun + 1e-7
+
+
+def test_platt_recovers_a_known_logistic_model():
+    rng = np.random.default_rng(0)
+    s = rng.normal(size=20000)
+    positive = rng.random(20000) < 1 / (1 + np.exp(-(2.0 * s - 0.5)))
+    a, b = platt(s, positive)
+    assert a == pytest.approx(2.0, abs=0.1) and b == pytest.approx(-0.5, abs=0.05)
+
+
+def test_separable_labels_give_a_finite_map_and_never_exactly_0_or_1():
+    s = np.array([-3.0, -2.0, -1.0, 1.0, 2.0, 3.0])
+    y = np.array([1, 1, 1, 0, 0, 0])
+    calibration = Calibration.fit(s, y)
+    assert calibration.method == "platt" and np.isfinite(calibration.slope) and calibration.slope > 0
+    p = calibration.positive_probability(np.array([-1e6, -40.0, 0.0, 40.0, 1e6]))
+    assert (p > 0).all() and (p < 1).all() and np.all(np.diff(p) >= 0)
+
+
+def test_without_labels_of_both_classes_the_temperature_is_one_standard_deviation():
+    s = np.array([-2.0, -1.0, 0.5, 3.0])
+    for y in (None, np.full(4, -1), np.array([0, -1, 0, -1])):
+        calibration = Calibration.fit(s, y)
+        assert calibration.method == "temperature" and calibration.intercept == 0.0
+        assert calibration.slope == pytest.approx(1 / np.std(s))
+        assert calibration.positive_probability(np.array([np.std(s)]))[0] == pytest.approx(1 / (1 + np.exp(-1)))
+    assert Calibration.fit(np.zeros(3), None).slope == 1.0
+
+
+def test_rows_limit_the_labels_platt_uses():
+    s = np.array([-1.0, 1.0, -1.0, 1.0])
+    y = np.array([1, 0, 0, 1])
+    used = Calibration.fit(s, y, rows=np.array([True, True, False, False]))
+    assert used.slope > 0 and used == Calibration.fit(s[:2], y[:2])
+    with pytest.raises(ValueError, match="not finite"):
+        Calibration.fit(np.array([np.nan, 1.0]), np.array([0, 1]))
+
+
+def test_round_trip_and_checked_loading():
+    calibration = Calibration(1.5, -0.25, "platt")
+    assert Calibration.from_dict(calibration.to_dict()) == calibration
+    with pytest.raises(ValueError, match="finite"):
+        Calibration.from_dict({"slope": float("inf"), "intercept": 0.0, "method": "platt"})
+    with pytest.raises(ValueError, match="method"):
+        Calibration.from_dict({"slope": 1.0, "intercept": 0.0, "method": "isotonic"})
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(-1, 1), min_size=1, max_size=40), st.integers(1, 4))
+def test_label_folds_deal_each_class_in_turn(labels, n_folds):
+    y = np.array(labels)
+    folds = label_folds(y, n_folds)
+    assert (folds[y == -1] == -1).all()
+    for k in (0, 1):
+        members = folds[y == k]
+        assert list(members) == [i % n_folds for i in range(len(members))]
+
+
+def test_cross_fitted_scores_come_from_models_that_did_not_see_those_labels():
+    y = np.array([0, 1, 0, 1, -1, 0, 1])
+    seen = []
+
+    def fit_scores(y_fold):
+        seen.append(y_fold.copy())
+        return np.where(y_fold == -1, 100.0 + len(seen), -1.0)
+
+    out = cross_fitted_scores(fit_scores, y, n_folds=2)
+    folds = label_folds(y, 2)
+    for fold, y_fold in enumerate(seen):
+        held = folds == fold
+        assert (y_fold[held] == -1).all() and (y_fold[~held & (y >= 0)] == y[~held & (y >= 0)]).all()
+        assert (out[held] == 101.0 + fold).all()
+    assert out[4] == 0.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.floats(0.0, 1.0), st.booleans()), min_size=1, max_size=50))
+def test_log_loss_and_ece_match_direct_computations(pairs):
+    p = np.array([q for q, _ in pairs])
+    positive = np.array([t for _, t in pairs])
+    clipped = np.clip(p, 1e-12, 1 - 1e-12)
+    expected = -np.mean([np.log(q) if t else np.log(1 - q) for q, t in zip(clipped, positive)])
+    assert log_loss(p, positive) == pytest.approx(expected)
+    bins = {}
+    for q, t in zip(p, positive):
+        confidence = max(q, 1 - q)
+        k = min(int((confidence - 0.5) * 20), 9)
+        bins.setdefault(k, []).append((confidence, (q >= 0.5) == t))
+    ece = sum(len(v) * abs(np.mean([c for _, c in v]) - np.mean([c for c, _ in v])) for v in bins.values()) / len(p)
+    assert expected_calibration_error(p, positive) == pytest.approx(ece)
+
+
+def test_perfectly_calibrated_probabilities_have_a_small_ece():
+    rng = np.random.default_rng(1)
+    p = rng.random(50000)
+    positive = rng.random(50000) < p
+    assert expected_calibration_error(p, positive) < 0.01
+    assert expected_calibration_error(np.where(p >= 0.5, 1.0, 0.0), positive) > 0.2
+
+
+LEXICON = Lexicon(["good", "great", "superb", "fun"], ["bad", "awful", "boring", "dull"])
+TEXTS = [("a good and great film", "pos"), ("a bad and awful plot", "neg"), ("great fun , good acting", "pos"),
+         ("dull and bad , an awful script", "neg"), ("superb film , great story", "pos"),
+         ("boring , dull story", "neg"), ("good fun plot", "pos"), ("awful boring acting", "neg"),
+         ("the cast and the film", None), ("good story but boring acting", None)]
+
+
+def trained(learner, **settings):
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe("nmtf_sentiment", config={"positive_label": "pos", "negative_label": "neg",
+                                                  "learner": {"@learners": learner, **settings}})
+    examples = [Example.from_dict(nlp.make_doc(text), {"cats": {} if label is None else
+                                                       {"pos": float(label == "pos"), "neg": float(label == "neg")}})
+                for text, label in TEXTS]
+    pipe.initialize(lambda: examples, nlp=nlp, lexicon=LEXICON)
+    for _ in range(3):
+        nlp.update(examples)
+    return nlp, pipe
+
+
+@pytest.mark.parametrize("learner", ["spacy_treeboost.SSMFLKSelfTrained.v1", "spacy_treeboost.SSMFLKNaiveBayes.v1",
+                                     "spacy_treeboost.SSMFLK.v1", "spacy_treeboost.MFLK.v1"])
+def test_component_probabilities_are_calibrated_scores_and_survive_saving(learner, tmp_path):
+    nlp, pipe = trained(learner)
+    assert pipe.calibration.method == "platt"
+    assert len(pipe._fold_estimators) == (0 if learner.endswith("MFLK.v1") and "SS" not in learner else 2)
+    texts = ["great", "awful", "good fun", "dull boring", "nothing known"]
+    docs = list(nlp.pipe(texts))
+    assert all(0 < d.cats["pos"] < 1 and d.cats["pos"] + d.cats["neg"] == pytest.approx(1) for d in docs)
+    assert docs[0].cats["pos"] > 0.5 > docs[1].cats["pos"]
+    nlp.to_disk(tmp_path / "p")
+    loaded = spacy.load(tmp_path / "p")
+    assert [d.cats for d in loaded.pipe(texts)] == [d.cats for d in docs]
+    assert loaded.get_pipe("nmtf_sentiment").calibration == pipe.calibration
+
+
+def test_calibration_follows_the_factors_during_training():
+    nlp, pipe = trained("spacy_treeboost.SSMFLK.v1", tol=0.0)
+    before = pipe.calibration
+    pipe.update([])
+    assert pipe._estimator.n_iter_ == 40 and all(m.n_iter_ == 40 for m in pipe._fold_estimators)
+    assert pipe.calibration != before
+
+
+def test_a_model_file_saved_before_the_calibration_loads_with_the_old_normalization():
+    nlp, pipe = trained("spacy_treeboost.SSMFLK.v1")
+    data = pipe._model_data()
+    assert data["calibration"]["method"] == "platt"
+    del data["calibration"]
+    other = spacy.blank("en").add_pipe("nmtf_sentiment", config={
+        "positive_label": "pos", "negative_label": "neg", "learner": {"@learners": "spacy_treeboost.SSMFLK.v1"}})
+    other._load_model_bytes(srsly.msgpack_dumps(data))
+    assert other.calibration is None
+    doc = other(spacy.blank("en").make_doc("great fun"))
+    X = document_term_matrix([["great", "fun"]], other.vocabulary, word_weights=other._word_weights)
+    assert [doc.cats["pos"], doc.cats["neg"]] == list(other._estimator.predict_proba(X)[0])
+    data["calibration"] = {"slope": 1.0, "intercept": None, "method": "platt"}
+    with pytest.raises(ValueError, match="calibration"):
+        other._load_model_bytes(srsly.msgpack_dumps(data))
+
+
+def test_hybrid_model_file_needs_its_naive_bayes_values():
+    nlp, pipe = trained("spacy_treeboost.SSMFLKNaiveBayes.v1")
+    data = pipe._model_data()
+    del data["learner_state"]
+    with pytest.raises(ValueError, match="learner's fitted values are missing"):
+        pipe._load_model_bytes(srsly.msgpack_dumps(data))
+
+
+def test_training_twice_gives_the_same_probabilities_bit_for_bit():
+    texts = ["great", "awful", "good fun", "dull boring", "the film"]
+    runs = []
+    for _ in range(2):
+        nlp, pipe = trained("spacy_treeboost.SSMFLKSelfTrained.v1")
+        runs.append(([d.cats for d in nlp.pipe(texts)], pipe.calibration, pipe._model_bytes()))
+    assert runs[0] == runs[1]

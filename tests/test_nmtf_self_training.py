@@ -1,0 +1,83 @@
+"""SSMFLKSelfTrained: the logistic regression against scikit-learn's on random inputs, the teacher's classes as
+its targets, the factorization unchanged, model state."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from spacy.util import registry
+
+from spacy_treeboost.nmtf import SSMFLK, SSMFLKNaiveBayes, SSMFLKSelfTrained
+from spacy_treeboost.nmtf.self_training import logistic_regression
+from spacy_treeboost.pipeline.learners import NMTF_LEARNERS
+
+
+def objective(w, b, X, positive, C, s):
+    t = np.where(positive, 1.0, -1.0)
+    return C * np.sum(s * np.logaddexp(0, -t * (X @ w + b))) + 0.5 * w @ w
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(3, 30), st.integers(1, 8), st.integers(0, 10_000), st.sampled_from([0.1, 1.0, 10.0]))
+def test_logistic_regression_reaches_scikit_learns_optimum(n, m, seed, C):
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, m)) * (rng.random((n, m)) < 0.7)
+    positive = rng.random(n) < 0.5
+    positive[0], positive[1] = True, False
+    s = rng.uniform(0.5, 3.0, n)
+    w, b = logistic_regression(sp.csr_matrix(X), positive, C, s)
+    reference = LogisticRegression(C=C, tol=1e-10, max_iter=10_000).fit(X, positive.astype(int), sample_weight=s)
+    ours = objective(w, b, X, positive, C, s)
+    theirs = objective(reference.coef_[0], reference.intercept_[0], X, positive, C, s)
+    assert ours <= theirs + 1e-6 * max(1.0, abs(theirs))
+    np.testing.assert_allclose(np.concatenate([w, [b]]), np.concatenate([reference.coef_[0], reference.intercept_]),
+                               atol=1e-3)
+
+
+def problem(seed=0, n=40, m=12):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, m)) * (rng.random((n, m)) < 0.4)
+    X[np.arange(n), rng.integers(0, m, n)] = 0.5
+    F0 = np.zeros((m, 2))
+    F0[:3, 0] = 1
+    F0[3:6, 1] = 1
+    y = np.where(rng.random(n) < 0.3, rng.integers(0, 2, n), -1)
+    y[:2] = [0, 1]
+    return sp.csr_matrix(X), F0, y
+
+
+def test_the_student_learns_the_labels_and_the_teachers_classes():
+    X, F0, y = problem(1)
+    model = SSMFLKSelfTrained(lexicon_prior=F0, lr_C=2.0, lr_label_weight=3.0, max_iter=20).fit(X, y)
+    teacher = SSMFLKNaiveBayes(lexicon_prior=F0, max_iter=20).fit(X, y)
+    np.testing.assert_array_equal(model.teacher_score(), teacher.transductive_score())
+    labelled = y >= 0
+    targets = np.where(labelled, y == 0, teacher.transductive_score() >= 0)
+    w, b = logistic_regression(X, targets, 2.0, np.where(labelled, 3.0, 1.0))
+    np.testing.assert_array_equal(model.lr_coef_, w)
+    assert model.lr_intercept_ == b
+    np.testing.assert_allclose(model.decision_function(X), X @ w + b)
+    np.testing.assert_array_equal(model.labels_, np.where(X @ w + b >= 0, 0, 1))
+    for name in ("F_", "S_", "G_"):
+        assert np.array_equal(getattr(model, name), getattr(SSMFLK(lexicon_prior=F0, max_iter=20).fit(X, y), name))
+
+
+def test_registration_parameters_state_and_bad_settings():
+    assert NMTF_LEARNERS["spacy_treeboost.SSMFLKSelfTrained.v1"] is SSMFLKSelfTrained
+    assert registry.learners.get("spacy_treeboost.SSMFLKSelfTrained.v1") is SSMFLKSelfTrained
+    params = SSMFLKSelfTrained(lr_C=3.0, nb_weight=0.2).get_params()
+    assert params["lr_C"] == 3.0 and params["nb_weight"] == 0.2 and set(SSMFLKNaiveBayes().get_params()) < set(params)
+    X, F0, y = problem(2)
+    model = SSMFLKSelfTrained(lexicon_prior=F0, max_iter=10).fit(X, y)
+    copy = SSMFLKSelfTrained()
+    copy.F_, copy.S_ = model.F_, model.S_
+    copy.load_fitted_state(model.fitted_state())
+    assert np.array_equal(copy.decision_function(X), model.decision_function(X))
+    with pytest.raises(ValueError, match="one finite coefficient per word"):
+        copy.load_fitted_state(dict(model.fitted_state(), lr_coef=[1.0]))
+    with pytest.raises(ValueError, match="lr_C must be > 0"):
+        SSMFLKSelfTrained(lexicon_prior=F0, lr_C=0.0).fit(X, y)
+    with pytest.raises(RuntimeError, match="not fitted"):
+        SSMFLKSelfTrained().decision_function(X)
