@@ -187,8 +187,8 @@ def test_tfidf_in_the_component_predicts_like_the_estimator_and_round_trips(tmp_
     nlp, pipe = trained("linear", C=3.0, features="tfidf", loss="squared_hinge")
     forest = docs_to_forest([nlp.make_doc(t) for t in TEXTS], TreeSpec("chain", ["LOWER"], ["IS_SPACE"]))
     y = [label for _, label in TRAIN]
-    ref = SubtreeLinearClassifier(calibrate=False, keep_rare_up_to=0, max_pattern_size=2, min_support=1, C=3.0, features="tfidf",
-                                  loss="squared_hinge").fit(forest, y)
+    ref = SubtreeLinearClassifier(max_pattern_size=2, min_support=1, C=3.0, features="tfidf", loss="squared_hinge",
+                                  cv=2).fit(forest, y)
     numpy.testing.assert_allclose(pipe.predict([nlp.make_doc(t) for t in TEXTS])[:, 0], ref.decision_function(forest),
                                   atol=1e-12)
     docs = list(nlp.pipe(TEXTS))

@@ -346,7 +346,9 @@ def fit_head(
         the folds that choose C (with C given, folds run for this).
     calibrate (bool): Map the margin f to a f + b by `platt` fitted on the out-of-fold
         margins of `cv`-fold cross-validation (the folds that chose C, or, with C given,
-        folds run for this), so that sigmoid(margin) is a calibrated probability.
+        folds run for this), so that sigmoid(margin) is a calibrated probability; unless
+        the out-of-fold margins do not rise with the labels (a <= 0, as on a handful of
+        documents), when the margin is kept as fitted.
     criterion (str): How the folds choose, see `choose_C`.
     RETURNS (HeadFit): The weights of the unscaled features, the intercept, the C used,
         the cross-validated accuracy of every candidate (None when C was given),
@@ -369,10 +371,11 @@ def fit_head(
         Xs = X.multiply(scale.reshape(1, -1)).tocsr() if nb else X
         w, c = fit_linear(Xs, y, C=chosen, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol)
     w = interpolate(w, beta) * scale
-    ab = None
-    if calibrate:
-        ab = platt(oof, y)
+    ab = platt(oof, y) if calibrate else None
+    if ab is not None and ab[0] > 0:
         w, c = w * ab[0], c * ab[0] + ab[1]
+    else:
+        ab = None
     return HeadFit(w, c, chosen, scores, ab, beta)
 
 
