@@ -86,17 +86,22 @@ def small_splits(corpus, draws: int) -> List[Split]:
 
 
 def full_splits(corpus) -> List[Split]:
-    """Every split with its dev documents added to its training part."""
-    return [Split(s.name, numpy.sort(numpy.concatenate([s.train, s.dev])), s.dev, s.test) for s in corpus.splits]
+    """Every split as it is; the systems fit on its training and dev documents (`Task.refit`)."""
+    return list(corpus.splits)
 
 
 class Task:
-    """One split's inputs: forests and tokens of train / dev / test, labels and truth."""
+    """One split's inputs: forests and tokens of train / dev / test, labels and truth. With `refit`, "fit"
+    is train + dev (what a system that chooses nothing fits on, and what a peer that chooses C on dev
+    refits on), else train."""
 
-    def __init__(self, corpus, split: Split, sd) -> None:
-        idx = {k: corpus.source_index[getattr(split, k)] for k in ("train", "dev", "test")}
-        self.corpus, self.split = corpus, split
+    def __init__(self, corpus, split: Split, sd, refit: bool = False) -> None:
+        fit = numpy.sort(numpy.concatenate([split.train, split.dev])) if refit else split.train
+        parts = {"train": split.train, "dev": split.dev, "test": split.test, "fit": fit}
+        idx = {k: corpus.source_index[v] for k, v in parts.items()}
+        self.corpus, self.split, self.refit = corpus, split, refit
         self.y_train = [corpus.labels[i] for i in split.train]
+        self.y_fit = [corpus.labels[i] for i in fit]
         self.truth = {k: encode_truth([corpus.labels[i] for i in getattr(split, k)], corpus.classes,
                                       corpus.multilabel) for k in ("dev", "test")}
         self.forest = {k: sd.chain.subset(v) for k, v in idx.items()}
@@ -107,9 +112,9 @@ class Task:
         return margins_to_pred(F, heads, c.classes, c.multilabel, c.positive)
 
     def targets(self):
-        """(head class names, one +-1 target vector per head), one-vs-rest as the learners do."""
+        """(head class names, one +-1 target vector per head of the "fit" documents), one-vs-rest."""
         c = self.corpus
-        Y = encode_truth(self.y_train, c.classes, c.multilabel)
+        Y = encode_truth(self.y_fit, c.classes, c.multilabel)
         if c.multilabel:
             return c.classes, [numpy.where(Y[:, k] == 1, 1, -1) for k in range(len(c.classes))]
         if len(c.classes) == 2:
@@ -123,7 +128,7 @@ def fit_subtree(task: Task, settings: Dict[str, Any]) -> Dict[str, Any]:
     from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
 
     t0 = time.process_time()
-    clf = SubtreeLinearClassifier(**settings).fit(task.forest["train"], task.y_train)
+    clf = SubtreeLinearClassifier(**settings).fit(task.forest["fit"], task.y_fit)
     cpu = time.process_time() - t0
     out: Dict[str, Any] = {"cpu": cpu, "C": [i["C"] for i in clf.fit_info_], "n_rules": len(clf.rules_)}
     for k in ("dev", "test"):
@@ -152,15 +157,15 @@ def fit_nbsvm(task: Task) -> Dict[str, Any]:
 
     t0 = time.process_time()
     vec = CountVectorizer(analyzer=_bigrams, binary=True)
-    X = {"train": vec.fit_transform(task.tokens["train"]).astype(numpy.float64)}
+    X = {"fit": vec.fit_transform(task.tokens["fit"]).astype(numpy.float64)}
     X.update({k: vec.transform(task.tokens[k]).astype(numpy.float64) for k in ("dev", "test")})
     heads, targets = task.targets()
     F = {k: numpy.zeros((X[k].shape[0], len(heads))) for k in ("dev", "test")}
     for j, y in enumerate(targets):
-        p = numpy.asarray(X["train"][y > 0].sum(axis=0)).ravel() + 1.0
-        q = numpy.asarray(X["train"][y < 0].sum(axis=0)).ravel() + 1.0
+        p = numpy.asarray(X["fit"][y > 0].sum(axis=0)).ravel() + 1.0
+        q = numpy.asarray(X["fit"][y < 0].sum(axis=0)).ravel() + 1.0
         r = numpy.log(p / p.sum()) - numpy.log(q / q.sum())
-        model = LinearSVC(C=1.0, max_iter=20000).fit(X["train"].multiply(r).tocsr(), y)
+        model = LinearSVC(C=1.0, max_iter=20000).fit(X["fit"].multiply(r).tocsr(), y)
         w = 0.75 * numpy.abs(model.coef_.ravel()).mean() + 0.25 * model.coef_.ravel()
         for k in F:
             F[k][:, j] = X[k].multiply(r).tocsr() @ w + model.intercept_[0]
@@ -169,7 +174,8 @@ def fit_nbsvm(task: Task) -> Dict[str, Any]:
 
 
 def fit_linearsvc(task: Task) -> Dict[str, Any]:
-    """LinearSVC on sublinear tf-idf 1-2-grams, C chosen on dev."""
+    """LinearSVC on sublinear tf-idf 1-2-grams, C chosen on dev (fitted on train), then, with `task.refit`,
+    fitted again with that C on train + dev."""
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.multiclass import OneVsRestClassifier
     from sklearn.svm import LinearSVC
@@ -187,6 +193,13 @@ def fit_linearsvc(task: Task) -> Dict[str, Any]:
         dev = selection_score(task.truth["dev"], model.predict(X["dev"]), c.multilabel)
         if best is None or dev > best[0]:
             best = (dev, C, model.predict(X["dev"]), model.predict(X["test"]))
+    if task.refit:
+        vec = TfidfVectorizer(analyzer=_bigrams, sublinear_tf=True)
+        A = vec.fit_transform(task.tokens["fit"])
+        model = LinearSVC(C=best[1], max_iter=20000)
+        model = (OneVsRestClassifier(model) if c.multilabel else model).fit(
+            A, encode_truth(task.y_fit, c.classes, c.multilabel))
+        best = (*best[:3], model.predict(vec.transform(task.tokens["test"])))
     cpu = time.process_time() - t0
     return {"cpu": cpu, "C": best[1], "dev_pred": best[2], "test_pred": best[3]}
 
@@ -224,7 +237,14 @@ def _cached(path: Path, key: str, fn: Callable[[], Dict[str, Any]]) -> Dict[str,
     return out
 
 
-def run(corpora, systems, protocols, draws: int, data: Path, log=print) -> Dict[str, Any]:
+def _is_cached(path: Path, key: str) -> bool:
+    if not path.is_file():
+        return False
+    with open(path, encoding="utf8") as f:
+        return json.load(f).get("settings_key") == key
+
+
+def run(corpora, systems, protocols, draws: int, data: Path, log=print, cached_only: bool = False) -> Dict[str, Any]:
     results: Dict[str, Any] = {}
     for name in corpora:
         corpus, _ = load_corpus(name, {"trees": False}, data)
@@ -233,10 +253,12 @@ def run(corpora, systems, protocols, draws: int, data: Path, log=print) -> Dict[
             splits = small_splits(corpus, draws) if protocol == "small" else full_splits(corpus)
             per: Dict[str, List[Dict[str, Any]]] = {s: [] for s in systems}
             for split in splits:
-                task = Task(corpus, split, sd)
+                task = Task(corpus, split, sd, refit=protocol == "full")
                 for system in systems:
                     path = CACHE / protocol / name / split.name / f"{system}.json"
                     t0 = time.time()
+                    if cached_only and not _is_cached(path, settings_key(system)):
+                        continue
                     out = _cached(path, settings_key(system), lambda: fit_system(task, system))
                     out["dev"] = selection_score(task.truth["dev"], out["dev_pred"], corpus.multilabel)
                     out["test"] = selection_score(task.truth["test"], out["test_pred"], corpus.multilabel)
@@ -254,6 +276,8 @@ def summarize(results: Dict[str, Any]) -> Dict[str, Any]:
         for protocol, per in protocols.items():
             rows = {}
             for system, fits in per.items():
+                if not fits:
+                    continue
                 rows[system] = {"test": mean_std([100 * f["test"] for f in fits]),
                                 "dev": mean_std([100 * f["dev"] for f in fits]),
                                 "cpu": float(numpy.median([f["cpu"] for f in fits])), "n": len(fits)}
@@ -267,6 +291,22 @@ def summarize(results: Dict[str, Any]) -> Dict[str, Any]:
     return summary
 
 
+def write_report(args: argparse.Namespace) -> None:
+    from .default_report import render, variant_dev
+
+    results = run(args.corpora, ["default", "previous", *PEERS], ("small", "full"), args.draws, args.data,
+                  log=lambda msg: None, cached_only=True)
+    summary = summarize(results)
+    tried = run(args.corpora, ["previous", *VARIANTS, *PEERS], ("small",), 5, args.data, log=lambda msg: None,
+                cached_only=True)
+    dev_table = variant_dev(tried, 5)
+    command = "python -m bench.experiments.default_learner"
+    RESULTS.write_text(json.dumps({"summary": summary, "dev_table": dev_table, "variants": VARIANTS}, indent=1) + "\n",
+                       encoding="utf8")
+    RESULTS.with_suffix(".md").write_text(render(summary, dev_table, VARIANTS, command), encoding="utf8")
+    print(RESULTS.with_suffix(".md").read_text(encoding="utf8"))
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
@@ -275,8 +315,13 @@ def main(argv=None) -> None:
     parser.add_argument("--protocol", choices=("small", "full", "both"), default="both")
     parser.add_argument("--draws", type=int, default=10)
     parser.add_argument("--summary", type=Path, default=None, help="write the summary as JSON here")
+    parser.add_argument("--report-only", action="store_true",
+                        help="write docs/results_default.{json,md} from the cached fits (fitting nothing)")
     args = parser.parse_args(argv)
     protocols = ("small", "full") if args.protocol == "both" else (args.protocol,)
+    if args.report_only:
+        write_report(args)
+        return
     results = run(args.corpora, args.systems, protocols, args.draws, args.data)
     summary = summarize(results)
     for name, protocols_ in summary.items():
