@@ -202,6 +202,10 @@ def _learn_linear(forest, classes, model: Path, algorithm: str, booster, opts: d
             common = {k: getattr(booster, k) for k in ("max_pattern_size", "min_support", "include_root_patterns",
                                                        "max_cache_mb")}
             given = {k: opts[k] for k in ("C", "cv") if opts[k] is not None}
+            if booster.ray_address is not None:
+                _fail("--ray-address is for the boosting learners; the linear learner's workers are processes on "
+                      "this machine (--n-workers N)")
+            given.update(n_workers=booster.n_workers, backend=booster.backend)
             if opts["choose_C"]:
                 given["C"] = None
             clf = SubtreeLinearClassifier(features=opts["features"], loss=opts["loss"], l1_ratio=opts["l1_ratio"],

@@ -209,3 +209,29 @@ def test_rare_small_subtrees_are_kept_and_larger_ones_need_min_support(data, k, 
         assert key not in got
         got[key] = {i: int(c) for i, c in enumerate(dense[:, j]) if c}
     assert got == ref
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(forests(st, min_docs=6), st.integers(0, 10**6), st.sampled_from([1.0, None]), st.booleans(),
+       st.sampled_from([None, 0.5]), st.sampled_from(["nb", "presence"]), st.sampled_from([2, 3, 40]),
+       st.booleans())
+def test_any_number_of_workers_gives_the_same_model(data, seed, C, calibrate, beta, features, workers, multi):
+    f = Forest.from_trees(data[0])
+    assume(f.n_nodes > len(f))
+    rng = numpy.random.default_rng(seed)
+    y = [str(v) for v in rng.integers(0, 3 if multi else 2, size=len(f))]
+    assume(len(set(y)) > 1)
+    opts = dict(max_pattern_size=2, min_support=1, C=C, Cs=[0.3, 3.0], cv=2, calibrate=calibrate, nb_beta=beta,
+                features=features)
+    one = SubtreeLinearClassifier(**opts).fit(f, y)
+    many = SubtreeLinearClassifier(**opts, n_workers=workers).fit(f, y)
+    assert many.rules_.to_bytes() == one.rules_.to_bytes()
+    assert [i["C"] for i in many.fit_info_] == [i["C"] for i in one.fit_info_]
+
+
+def test_execution_settings_are_checked():
+    f = Forest.from_trees([("ROOT", (("a", ()),)), ("ROOT", (("b", ()),))])
+    for kwargs, message in (({"n_workers": 0}, "n_workers=0 is invalid"), ({"backend": "ray"}, "backend='ray' is invalid"),
+                            ({"backend": "local", "n_workers": 2}, "backend='local' runs one worker")):
+        with pytest.raises(ValueError, match=message):
+            SubtreeLinearClassifier(**kwargs).fit(f, ["x", "y"])

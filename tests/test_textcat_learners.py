@@ -169,3 +169,27 @@ def test_search_workers_in_the_learner_block_give_the_same_rules():
     _, two = trained("frequency", rounds=15, n_workers=2, backend="processes")
     assert two.rules_listing() == one.rules_listing()
     assert classifier_to_dict(two._predictor()) == classifier_to_dict(one._predictor())
+
+
+@pytest.mark.parametrize("kind", ["linear", "frequency", "corrective"])
+def test_execution_settings_reach_the_learner_and_change_nothing(kind):
+    block = learner_block(kind)
+    target = block if kind != "corrective" else block["estimator"]
+    target.update({"n_workers": 2} if kind == "linear" else {"n_workers": 2, "backend": "processes"})
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe("treeboost_textcat", config={"learner": block, "rounds_per_update": 20})
+    examples = make_examples(nlp)
+    nlp.initialize(lambda: examples)
+    nlp.update(examples)
+    booster = pipe._learner
+    assert booster.n_workers == 2 and (kind == "linear" or booster.backend == "processes")
+    assert pipe.rules_listing() == trained(kind)[1].rules_listing()
+    assert "n_workers" not in str(pipe.cfg["learner"])
+
+
+def test_a_bad_execution_setting_is_a_config_error():
+    from confection import ConfigValidationError
+
+    nlp = spacy.blank("en")
+    with pytest.raises(ConfigValidationError, match="n_workers"):
+        nlp.add_pipe("treeboost_textcat", config={"learner": learner_block("linear", n_workers=0)})

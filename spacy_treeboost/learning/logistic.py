@@ -229,24 +229,54 @@ def choose_C(
         under the chosen candidate, and the chosen beta.
     """
     y = numpy.asarray(y, dtype=numpy.float64)
-    k = max(2, min(cv, int(min((y > 0).sum(), (y < 0).sum()))))
-    folds = stratified_folds(y, k)
+    folds = cv_folds(y, cv)
     Cs = sorted(float(c) for c in Cs)
     betas = sorted((float(v) for v in nb_betas), reverse=True) if nb_betas is not None else [float(nb_beta)]
-    oof = numpy.zeros((len(Cs), len(betas), len(y)))
-    for fold in range(k):
-        train, test = folds != fold, folds == fold
-        Xtr, Xte = X[numpy.flatnonzero(train)], X[numpy.flatnonzero(test)]
-        if column_scale is not None:
-            scale = column_scale(numpy.flatnonzero(train), y[train])
-            if scale is not None:
-                Xtr, Xte = Xtr @ _diag(scale), Xte @ _diag(scale)
-        init = None
-        for j, C in enumerate(Cs):
-            w, c = fit_linear(Xtr, y[train], C=C, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol, init=init)
-            init = numpy.append(w, c)
-            for b, beta in enumerate(betas):
-                oof[j, b, test] = Xte @ interpolate(w, beta) + c
+    blocks = [fold_margins(X, y, folds, fold, Cs, betas, column_scale=column_scale, l1_ratio=l1_ratio, loss=loss,
+                           max_iter=max_iter, tol=tol) for fold in range(int(folds.max()) + 1)]
+    return select_candidate(assemble_margins(blocks, folds), y, Cs, betas, criterion)
+
+
+def cv_folds(y: numpy.ndarray, cv: int) -> numpy.ndarray:
+    """The stratified folds of `choose_C`: `cv` of them, fewer when a class has fewer samples (at least 2)."""
+    y = numpy.asarray(y, dtype=numpy.float64)
+    return stratified_folds(y, max(2, min(cv, int(min((y > 0).sum(), (y < 0).sum())))))
+
+
+def fold_margins(X, y: numpy.ndarray, folds: numpy.ndarray, fold: int, Cs: Sequence[float], betas: Sequence[float],
+                 *, column_scale: Optional[ColumnScale], l1_ratio: float, loss: str, max_iter: int,
+                 tol: float) -> numpy.ndarray:
+    """The margins of fold `fold`'s samples under the fits on the other folds, for every C (warm-started in
+    increasing order) and interpolation: shape (len(Cs), len(betas), samples in the fold)."""
+    y = numpy.asarray(y, dtype=numpy.float64)
+    train, test = folds != fold, folds == fold
+    Xtr, Xte = X[numpy.flatnonzero(train)], X[numpy.flatnonzero(test)]
+    if column_scale is not None:
+        scale = column_scale(numpy.flatnonzero(train), y[train])
+        if scale is not None:
+            Xtr, Xte = Xtr @ _diag(scale), Xte @ _diag(scale)
+    out = numpy.zeros((len(Cs), len(betas), int(test.sum())))
+    init = None
+    for j, C in enumerate(Cs):
+        w, c = fit_linear(Xtr, y[train], C=C, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol, init=init)
+        init = numpy.append(w, c)
+        for b, beta in enumerate(betas):
+            out[j, b] = Xte @ interpolate(w, beta) + c
+    return out
+
+
+def assemble_margins(blocks: Sequence[numpy.ndarray], folds: numpy.ndarray) -> numpy.ndarray:
+    """The out-of-fold margins of every sample from `fold_margins` of each fold in order."""
+    oof = numpy.zeros(blocks[0].shape[:2] + (len(folds),))
+    for fold, block in enumerate(blocks):
+        oof[:, :, folds == fold] = block
+    return oof
+
+
+def select_candidate(oof: numpy.ndarray, y: numpy.ndarray, Cs: Sequence[float], betas: Sequence[float],
+                     criterion: str) -> Tuple[float, List[float], numpy.ndarray, float]:
+    """`choose_C`'s choice from the out-of-fold margins of every (C, beta)."""
+    y = numpy.asarray(y, dtype=numpy.float64)
     correct = ((oof > 0) == (y > 0)).sum(axis=2).astype(float)
     if criterion == "calibrated_log_loss":
         loss_of = numpy.array([[_calibrated_log_loss(oof[j, b], y) for b in range(len(betas))]
@@ -354,29 +384,51 @@ def fit_head(
         the cross-validated accuracy of every candidate (None when C was given),
         Platt's (a, b) (None without calibration) and the interpolation used.
     """
-    scale_fn = (lambda rows, yy: nb_ratio(X[rows], yy)) if nb else None
     beta = 1.0 if not nb else nb_beta
     with one_blas_thread():
-        scores: Optional[List[float]] = None
-        oof = None
-        if C is None or calibrate or beta is None:
+        oof, scores = None, None
+        if needs_folds(C, calibrate, beta):
             chosen, cv_scores, oof, beta = choose_C(
                 X, y, Cs if C is None else [C], cv=cv, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol,
-                column_scale=scale_fn, nb_beta=1.0 if beta is None else beta,
+                column_scale=nb_scale(X) if nb else None, nb_beta=1.0 if beta is None else beta,
                 nb_betas=nb_betas if beta is None else None, criterion=criterion)
             scores = cv_scores if C is None else None
         else:
             chosen = C
-        scale = nb_ratio(X, y) if nb else numpy.ones(X.shape[1])
-        Xs = X.multiply(scale.reshape(1, -1)).tocsr() if nb else X
-        w, c = fit_linear(Xs, y, C=chosen, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol)
+        w, c, scale = final_fit(X, y, chosen, nb=nb, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol)
+    return finish_head(w, c, scale, chosen, scores, oof, beta, y, calibrate)
+
+
+def needs_folds(C: Optional[float], calibrate: bool, beta: Optional[float]) -> bool:
+    """Whether `fit_head` cross-validates: to choose C or the interpolation, or to calibrate."""
+    return C is None or calibrate or beta is None
+
+
+def nb_scale(X) -> ColumnScale:
+    """`choose_C`'s column scale for naive Bayes features: the ratios of the training rows."""
+    return lambda rows, yy: nb_ratio(X[rows], yy)
+
+
+def final_fit(X, y: numpy.ndarray, C: float, *, nb: bool, l1_ratio: float, loss: str, max_iter: int,
+              tol: float) -> Tuple[numpy.ndarray, float, numpy.ndarray]:
+    """`fit_head`'s fit on all samples: the weights of the (naive Bayes scaled) features, the intercept and the
+    column scale."""
+    scale = nb_ratio(X, y) if nb else numpy.ones(X.shape[1])
+    Xs = X.multiply(scale.reshape(1, -1)).tocsr() if nb else X
+    w, c = fit_linear(Xs, y, C=C, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol)
+    return w, c, scale
+
+
+def finish_head(w: numpy.ndarray, c: float, scale: numpy.ndarray, C: float, scores: Optional[List[float]],
+                oof: Optional[numpy.ndarray], beta: float, y: numpy.ndarray, calibrate: bool) -> HeadFit:
+    """The head of `fit_head` from its final fit and its folds: interpolated, unscaled and calibrated."""
     w = interpolate(w, beta) * scale
     ab = platt(oof, y) if calibrate else None
     if ab is not None and ab[0] > 0:
         w, c = w * ab[0], c * ab[0] + ab[1]
     else:
         ab = None
-    return HeadFit(w, c, chosen, scores, ab, beta)
+    return HeadFit(w, c, C, scores, ab, beta)
 
 
 @contextmanager

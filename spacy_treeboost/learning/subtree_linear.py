@@ -34,13 +34,15 @@ import numpy
 
 from .classifier import RuleClassifier, _label_rank, encode_targets
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
-from .logistic import DEFAULT_CS, HeadFit, check_settings, fit_head
+from .logistic import (DEFAULT_CS, HeadFit, assemble_margins, check_settings, cv_folds, final_fit, finish_head, fit_head,
+                       fold_margins, nb_scale, needs_folds, one_blas_thread, select_candidate)
 from ..models.rules import RuleSet
 from ..trees.forest import DEPENDENCY_VIEW_PREFIX, Forest
 
 FEATURES = ("nb", "presence", "log1p", "tfidf")
 NB_BETAS = (0.25, 0.5, 1.0)
 SELECTIONS = ("accuracy", "log_loss")
+LINEAR_BACKENDS = (None, "local", "processes")
 
 
 def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include_root_patterns: bool,
@@ -217,6 +219,11 @@ class SubtreeLinearClassifier(RuleClassifier):
     keep_rare_up_to (int): Subtrees of at most this many nodes are features even when
         they occur in fewer than `min_support` training documents (NBSVM keeps every
         1-2-gram); 0 applies `min_support` to every subtree.
+    n_workers (int): Processes that share the fits (each class's cross-validation folds
+        and final fit); the model is the same, bit for bit, for any number. Models with
+        `separate_views` or `max_rules` are fitted in-process.
+    backend (Optional[str]): Where the workers run: None or "processes" (forked
+        processes on this machine; "local" for one worker in-process).
     """
 
     def __init__(
@@ -241,6 +248,8 @@ class SubtreeLinearClassifier(RuleClassifier):
         calibrate: bool = True,
         selection: str = "accuracy",
         keep_rare_up_to: int = 2,
+        n_workers: int = 1,
+        backend: Optional[str] = None,
     ) -> None:
         self._store_params(locals())
 
@@ -262,6 +271,15 @@ class SubtreeLinearClassifier(RuleClassifier):
                 or not 0 <= self.keep_rare_up_to <= MAX_PATTERN_SIZE_LIMIT:
             raise ValueError(f"keep_rare_up_to={self.keep_rare_up_to!r} is invalid: use a whole number of nodes from 0 "
                              f"to {MAX_PATTERN_SIZE_LIMIT} (0 applies min_support to every subtree)")
+        if not isinstance(self.n_workers, int) or isinstance(self.n_workers, bool) or not 1 <= self.n_workers <= 1024:
+            raise ValueError(f"n_workers={self.n_workers!r} is invalid: use a whole number of worker processes from 1")
+        if self.backend not in LINEAR_BACKENDS:
+            raise ValueError(f"backend={self.backend!r} is invalid for the subtree-linear learner: use "
+                             f"{' or '.join(map(repr, LINEAR_BACKENDS))} (its fits run in forked processes on this "
+                             "machine; Ray serves the boosting learners)")
+        if self.backend == "local" and self.n_workers > 1:
+            raise ValueError(f"backend='local' runs one worker, but n_workers={self.n_workers}: use backend "
+                             "'processes' (or None) for several")
         if self.selection not in SELECTIONS:
             raise ValueError(f"selection={self.selection!r} is invalid: choose one of {', '.join(SELECTIONS)}")
         if self.calibrate and (not isinstance(self.cv, int) or isinstance(self.cv, bool) or not 2 <= self.cv <= 20):
@@ -322,8 +340,12 @@ class SubtreeLinearClassifier(RuleClassifier):
         self.fit_info_: List[Dict[str, Any]] = []
         views = self._views(codes)
         fitted = []
-        for t in targets:
-            w, c, chosen, scores, ab, beta = self._fit_views(F, t, views) if len(views) > 1 else self._fit_head(F, t)
+        heads = self._fit_heads(F, targets) if len(views) == 1 and self.max_rules is None else None
+        for i, t in enumerate(targets):
+            if heads is not None:
+                w, c, chosen, scores, ab, beta = heads[i]
+            else:
+                w, c, chosen, scores, ab, beta = self._fit_views(F, t, views) if len(views) > 1 else self._fit_head(F, t)
             keep = None
             if self.max_rules is not None and numpy.count_nonzero(w) > self.max_rules:
                 w, c, keep = self._refit_top(counts if idf is not None else F, t, w, chosen)
@@ -367,6 +389,37 @@ class SubtreeLinearClassifier(RuleClassifier):
         views = [numpy.flatnonzero(~dep), numpy.flatnonzero(dep)]
         return [v for v in views if len(v)]
 
+    def _fit_heads(self, F: Any, targets: Sequence[numpy.ndarray]) -> List[HeadFit]:
+        """`_fit_head` of every target, the folds and final fits spread over `n_workers` processes."""
+        if self.n_workers == 1:
+            return [self._fit_head(F, t) for t in targets]
+        nb = self.features == "nb"
+        beta = self.nb_beta if nb else 1.0
+        Cs = sorted(float(v) for v in self.Cs) if self.C is None else [float(self.C)]
+        betas = sorted((float(v) for v in NB_BETAS), reverse=True) if beta is None else [float(beta)]
+        folds = [cv_folds(t, self.cv) if needs_folds(self.C, self.calibrate, beta) else None for t in targets]
+        fit = dict(nb=nb, l1_ratio=self.l1_ratio, loss=self.loss, max_iter=self.max_iter, tol=self.tol)
+        tasks: List[Tuple[Any, ...]] = [("fold", h, k) for h, f in enumerate(folds) if f is not None
+                                        for k in range(int(f.max()) + 1)]
+        if self.C is not None:
+            tasks += [("final", h, float(self.C)) for h in range(len(targets))]
+        done = _run_tasks(self.n_workers, tasks, F=F, targets=targets, folds=folds, Cs=Cs, betas=betas, fit=fit)
+        chosen: List[Any] = []
+        for h, t in enumerate(targets):
+            if folds[h] is None:
+                chosen.append((self.C, None, None, beta))
+                continue
+            blocks = [done[("fold", h, k)] for k in range(int(folds[h].max()) + 1)]
+            criterion = "calibrated_log_loss" if self.selection == "log_loss" else "accuracy"
+            C, scores, oof, chosen_beta = select_candidate(assemble_margins(blocks, folds[h]), t, Cs, betas,
+                                                            criterion)
+            chosen.append((C, scores if self.C is None else None, oof, chosen_beta))
+        if self.C is None:
+            done.update(_run_tasks(self.n_workers, [("final", h, c[0]) for h, c in enumerate(chosen)], F=F,
+                                   targets=targets, folds=folds, Cs=Cs, betas=betas, fit=fit))
+        return [finish_head(*done[("final", h, c[0])], c[0], c[1], c[2], c[3], t, self.calibrate)
+                for h, (c, t) in enumerate(zip(chosen, targets))]
+
     def _fit_head(self, F: Any, y: numpy.ndarray, C: Optional[float] = None) -> HeadFit:
         """`fit_head` with this model's settings (C: a C to use instead of the model's setting)."""
         return fit_head(F, y, C=self.C if C is None else C, Cs=self.Cs, cv=self.cv, nb=self.features == "nb",
@@ -403,3 +456,34 @@ class SubtreeLinearClassifier(RuleClassifier):
         out = numpy.zeros_like(w)
         out[keep] = w_keep
         return out, c, keep
+
+
+_JOB: Dict[str, Any] = {}
+
+
+def _run_tasks(n_workers: int, tasks: List[Tuple[Any, ...]], **job: Any) -> Dict[Tuple[Any, ...], Any]:
+    """Every task's result by task, from `n_workers` forked processes that inherit the job's arrays."""
+    import multiprocessing
+
+    _JOB.update(job)
+    try:
+        if n_workers == 1 or len(tasks) <= 1:
+            results = [_run_task(task) for task in tasks]
+        else:
+            with multiprocessing.get_context("fork").Pool(min(n_workers, len(tasks))) as pool:
+                results = pool.map(_run_task, tasks, chunksize=1)
+    finally:
+        _JOB.clear()
+    return dict(zip(tasks, results))
+
+
+def _run_task(task: Tuple[Any, ...]) -> Any:
+    kind, h, arg = task
+    job = _JOB
+    F, y, fit = job["F"], job["targets"][h], job["fit"]
+    with one_blas_thread():
+        if kind == "fold":
+            return fold_margins(F, y, job["folds"][h], arg, job["Cs"], job["betas"],
+                                column_scale=nb_scale(F) if fit["nb"] else None, l1_ratio=fit["l1_ratio"],
+                                loss=fit["loss"], max_iter=fit["max_iter"], tol=fit["tol"])
+        return final_fit(F, y, arg, **fit)
