@@ -103,7 +103,7 @@ def run_size(workload: str, corpus: Path, n: int, repeats: int, timeout: int, lr
         result["default"]["accuracy"] = float(m.group(1)) if m else None
         result["default"]["model_mib"] = model.stat().st_size / 2 ** 20
     for name in ("svc", "lrcv"):
-        if runs[name]:
+        if runs.get(name):
             result[name]["accuracy"] = runs[name][-1]["peer"]["accuracy"]
             result[name]["n_features"] = runs[name][-1]["peer"]["n_features"]
     return result
@@ -178,7 +178,9 @@ def main() -> None:
     for workload, sizes in (("words60", args.sizes60), ("words600", args.sizes600)):
         if sizes:
             corpus = prepare(workload, max(sizes))
-            results += [run_size(workload, corpus, n, args.repeats, args.timeout, args.lrcv_max) for n in sorted(sizes)]
+            for n in sorted(sizes):
+                results.append(run_size(workload, corpus, n, args.repeats, args.timeout, args.lrcv_max))
+                args.out.with_suffix(".json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     args.out.with_suffix(".json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     args.out.with_suffix(".md").write_text(render(results, args), encoding="utf-8")
     print(render(results, args))

@@ -20,7 +20,7 @@ def head_bias(rules: Any, head: int) -> float:
     stump rules the absent score of every rule (the contributions are measured from it)."""
     bias = float(rules.intercepts[head])
     if rules.value == "stump":
-        bias += float(sum(b for _, _, _, b in rules._rules[head]))
+        bias += float(rules.rule_arrays(head)[3].sum())
     return bias
 
 

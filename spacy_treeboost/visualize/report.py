@@ -28,8 +28,7 @@ def present_contributions(rules: RuleSet, head: int) -> Tuple[numpy.ndarray, num
     For stumps that is the present (or below-threshold) score minus the absent score, for "log1p"
     a * log 2, for "tfidf" a * idf (the document's normalization divides it further).
     """
-    table = numpy.array(rules._rules[head], dtype=numpy.float64).reshape(-1, 4)
-    pid, z, a, b = table.T
+    pid, z, a, b = (numpy.asarray(column, dtype=numpy.float64) for column in rules.rule_arrays(head))
     if rules.value == "log1p":
         value = a * numpy.log(2.0)
     elif rules.value == "tfidf":
@@ -85,7 +84,7 @@ def rule_report_data(rules: RuleSet, *, top: int = DEFAULT_TOP,
         chosen, magnitude, n_subtrees = _rank(pid, value, top)
         rows = []
         for rank, (p, total, members) in enumerate(chosen, 1):
-            row = {"rank": rank, "pattern": code_to_sexpr(rules.patterns[p]), "weight": total,
+            row = {"rank": rank, "pattern": code_to_sexpr(rules.pattern(p)), "weight": total,
                    "rules": [rules.describe(h, r) for r in members], "docs": None, "data_contribution": None,
                    "snippets": []}
             if fired is not None:
@@ -110,14 +109,14 @@ def fired_in_data(rules: RuleSet, pattern_ids: Sequence[int], docs: Sequence[Any
     pattern_ids = sorted(set(pattern_ids))
     probe = RuleSet(["fired"], include_root_patterns=rules.include_root_patterns)
     for p in pattern_ids:
-        probe.add(0, rules.patterns[p], 1, 0.0, 0.0)
+        probe.add(0, rules.pattern(p), 1, 0.0, 0.0)
     doc_i, pat_i, counts = probe.match_counts(docs_to_forest(docs, spec))
     by_pattern: Dict[int, List[Tuple[int, int]]] = {}
     for d, q, c in zip(doc_i.tolist(), pat_i.tolist(), counts.tolist()):
         by_pattern.setdefault(pattern_ids[q], []).append((d, c))
     head_rules = [{} for _ in rules.heads]
     for h in range(len(rules.heads)):
-        for r, (p, z, a, b) in enumerate(rules._rules[h]):
+        for r, (p, z, a, b) in enumerate(zip(*(column.tolist() for column in rules.rule_arrays(h)))):
             if p in by_pattern:
                 head_rules[h].setdefault(p, []).append((z, a, b))
     trees: Dict[int, Tuple[Any, ...]] = {}
@@ -135,7 +134,7 @@ def fired_in_data(rules: RuleSet, pattern_ids: Sequence[int], docs: Sequence[Any
             if d not in trees:
                 trees[d] = spec.node_labels(docs[d])
             node_labels, parents, tokens = trees[d]
-            marked = sorted({int(tokens[v]) for v in covered_nodes(rules.patterns[p], node_labels, parents)} - {-1})
+            marked = sorted({int(tokens[v]) for v in covered_nodes(rules.pattern(p), node_labels, parents)} - {-1})
             shown.append({"doc": d, "gold": gold[d] if d < len(gold) else "", "segments": _snippet(docs[d], marked)})
         out[p] = {"docs": len(hits), "contribution": contribution, "snippets": shown}
     return out
@@ -208,7 +207,7 @@ def rule_report(rules: RuleSet, *, title: str, settings: Sequence[Tuple[str, Any
     heads = rule_report_data(rules, top=top, fired=fired)
     boxes = [_table("Training settings", settings, folded=True)] if settings else []
     boxes += [_table(name, items) for name, items in scores if items]
-    summary = (f"{len(rules)} rules over {len(rules.patterns)} distinct subtrees ({rules.algorithm}, "
+    summary = (f"{len(rules)} rules over {rules.n_patterns} distinct subtrees ({rules.algorithm}, "
                f"{len(rules.heads)} label{'s' if len(rules.heads) != 1 else ''}). Each label lists its top "
                f"{top} subtrees by contribution when present" +
                ("; document frequency and snippets come from the data given." if fired is not None
