@@ -210,8 +210,10 @@ def settings_key(system: str) -> str:
         return system
     from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
 
+    from spacy_treeboost.learning.learner import EXECUTION_PARAMS
+
     settings = SubtreeLinearClassifier(**({} if system == "default" else VARIANTS[system])).get_params()
-    return json.dumps(settings, sort_keys=True, default=list)
+    return json.dumps({k: v for k, v in settings.items() if k not in EXECUTION_PARAMS}, sort_keys=True, default=list)
 
 
 def fit_system(task: Task, system: str) -> Dict[str, Any]:
@@ -297,7 +299,7 @@ def write_report(args: argparse.Namespace) -> None:
     results = run(args.corpora, ["default", "previous", *PEERS], ("small", "full"), args.draws, args.data,
                   log=lambda msg: None, cached_only=True)
     summary = summarize(results)
-    tried = run(args.corpora, ["previous", *VARIANTS, *PEERS], ("small",), 5, args.data, log=lambda msg: None,
+    tried = run(args.corpora, [*VARIANTS, *PEERS], ("small",), 5, args.data, log=lambda msg: None,
                 cached_only=True)
     dev_table = variant_dev(tried, 5)
     command = "python -m bench.experiments.default_learner"
