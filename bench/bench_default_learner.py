@@ -109,6 +109,11 @@ def run_size(workload: str, corpus: Path, n: int, repeats: int, timeout: int, lr
     return result
 
 
+def fmt(row: Dict[str, Any], key: str, spec: str) -> str:
+    """A figure of a system's row, or a dash where the system did not run."""
+    return format(row[key], spec).rstrip("%") if row.get(key) is not None else "—"
+
+
 def exponent(points: List[List[float]]) -> float:
     xs = [math.log(n) for n, _ in points]
     ys = [math.log(c) for _, c in points]
@@ -132,9 +137,9 @@ def render(results: List[Dict[str, Any]], args: argparse.Namespace) -> str:
             continue
         lines.append(
             f"| {r['workload']} | {r['n']:,} | {d['cpu_seconds']:.1f} | {s['cpu_seconds']:.1f} | "
-            f"{l.get('cpu_seconds', float('nan')):.1f} | {d['cpu_seconds'] / s['cpu_seconds']:.2f} | "
+            f"{fmt(l, 'cpu_seconds', '.1f')} | {d['cpu_seconds'] / s['cpu_seconds']:.2f} | "
             f"{d['maxrss_mib']:.0f} | {s['maxrss_mib']:.0f} | {d['maxrss_mib'] / s['maxrss_mib']:.2f} | "
-            f"{100 * (d.get('accuracy') or 0):.2f} | {100 * s['accuracy']:.2f} | {100 * l.get('accuracy', 0):.2f} |")
+            f"{100 * (d.get('accuracy') or 0):.2f} | {100 * s['accuracy']:.2f} | {fmt(l, 'accuracy', '.2%')} |")
     lines += ["", "Growth exponents of CPU seconds in the number of training documents (least squares over the sizes "
               "run; 32k -> 128k alone where both ran):", ""]
     for workload in WORKLOADS:
@@ -144,6 +149,8 @@ def render(results: List[Dict[str, Any]], args: argparse.Namespace) -> str:
         for name, label in (("default", "default learner"), ("svc", "CountVectorizer + LinearSVC"),
                             ("lrcv", "CountVectorizer + LogisticRegressionCV")):
             pts = [[r["n"], r[name]["cpu_seconds"]] for r in rows if r.get(name)]
+            if len(pts) < 2:
+                continue
             last = {r["n"]: r[name]["cpu_seconds"] for r in rows if r.get(name)}
             tail = ""
             if 32000 in last and 128000 in last:
@@ -155,7 +162,7 @@ def render(results: List[Dict[str, Any]], args: argparse.Namespace) -> str:
         ph = r.get("default", {}).get("phases")
         if ph:
             lines.append(f"| {r['workload']} | {r['n']:,} | " + ", ".join(f"{k} {v:.2f}" for k, v in ph.items()) + " |")
-    lines += ["", "Bytes per training document and per subtree of the default learner's peak RSS, and model files:", "",
+    lines += ["", "Peak RSS of the default learner per training document, and the size of its model file:", "",
               "| workload | n | peak RSS / document | model MiB |", "|---|---|---|---|"]
     for r in results:
         d = r.get("default")
@@ -173,7 +180,13 @@ def main() -> None:
     p.add_argument("--timeout", type=int, default=3600)
     p.add_argument("--lrcv-max", type=int, default=32000, help="run LogisticRegressionCV (once) up to this size")
     p.add_argument("--out", type=Path, default=ROOT / "docs" / "bench_default_learner")
+    p.add_argument("--render-only", action="store_true", help="rewrite the Markdown page from the JSON results")
     args = p.parse_args()
+    if args.render_only:
+        results = json.loads(args.out.with_suffix(".json").read_text(encoding="utf-8"))
+        args.out.with_suffix(".md").write_text(render(results, args), encoding="utf-8")
+        print(render(results, args))
+        return
     results = []
     for workload, sizes in (("words60", args.sizes60), ("words600", args.sizes600)):
         if sizes:
