@@ -11,25 +11,17 @@ import json
 import sys
 import time
 
-from _svm_baseline import load
+from _svm_baseline import read_and_vectorize
 
 CS = (0.01, 0.03, 0.1, 0.25, 1.0, 3.0, 10.0)
 
 
 def main() -> None:
     train, test, n, kind, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
-    from sklearn.feature_extraction.text import CountVectorizer
     from sklearn.linear_model import LogisticRegressionCV
     from sklearn.svm import LinearSVC
 
-    t0 = time.process_time()
-    X_train, y_train = load(train)
-    X_test, y_test = load(test)
-    t_read = time.process_time() - t0
-    t0 = time.process_time()
-    vec = CountVectorizer(binary=True, ngram_range=(1, n), token_pattern=r"\S+")
-    A = vec.fit_transform(X_train)
-    t_vec = time.process_time() - t0
+    vec, A, y_train, X_test, y_test, t_read, t_vec = read_and_vectorize(train, test, n)
     t0 = time.process_time()
     if kind == "svc":
         model = LinearSVC().fit(A, y_train)

@@ -27,15 +27,10 @@ def load(path):
     return texts, labels
 
 
-def main() -> None:
-    train, test, n, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-    t0 = time.process_time()
-    import sklearn
-    from sklearn.exceptions import ConvergenceWarning
+def read_and_vectorize(train, test, n):
+    """(the vectorizer, the training matrix, training labels, test texts, test labels, read CPU s, vectorize CPU s)."""
     from sklearn.feature_extraction.text import CountVectorizer
-    from sklearn.svm import LinearSVC
 
-    t_import = time.process_time() - t0
     t0 = time.process_time()
     X_train, y_train = load(train)
     X_test, y_test = load(test)
@@ -43,7 +38,18 @@ def main() -> None:
     t0 = time.process_time()
     vec = CountVectorizer(binary=True, ngram_range=(1, n), token_pattern=r"\S+")
     A = vec.fit_transform(X_train)
-    t_vec = time.process_time() - t0
+    return vec, A, y_train, X_test, y_test, t_read, time.process_time() - t0
+
+
+def main() -> None:
+    train, test, n, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+    t0 = time.process_time()
+    import sklearn
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.svm import LinearSVC
+
+    t_import = time.process_time() - t0
+    vec, A, y_train, X_test, y_test, t_read, t_vec = read_and_vectorize(train, test, n)
     t0 = time.process_time()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
