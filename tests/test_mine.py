@@ -599,8 +599,8 @@ def test_bulk_exports_give_every_pattern_its_code_documents_and_counts(seed, k, 
     sp = space(f, max_pattern_size=k, include_root=include_root, min_support=minsup)
     n = sp.expand_all()
     indptr, docs, counts = sp.pattern_matrix()
-    parent, depth, label = sp.pattern_table()
-    codes = PatternCodes.from_tree(parent, depth, label, f.vocab.to_list())
+    parent, depth, label, size = sp.pattern_table()
+    codes = PatternCodes.from_tree(parent, depth, label, size, f.vocab.to_list())
     assert len(indptr) == n + 1 and len(codes) == n
     vocab = f.vocab.to_list()
     got = {}

@@ -928,21 +928,24 @@ cdef class SearchSpace:
         return indptr, docs, counts
 
     def pattern_table(self):
-        """Every pattern node's parent (-1 for a root), depth and label id: the codes of all patterns as arrays.
+        """Every pattern node's parent (-1 for a root), depth, label id and size: the codes of all patterns as
+        arrays.
 
-        RETURNS (tuple): parent (int32), depth (int32) and label (int32) arrays of length n_patterns; pattern
-            i's code is the (depth, label) of i's ancestors, root first, then of i.
+        RETURNS (tuple): parent, depth, label and size (int32) arrays of length n_patterns; pattern i's code is the
+            (depth, label) of i's ancestors, root first, then of i, `size[i]` nodes in all.
         """
         cdef int32_t n = self.n_nodes, i
         parent = numpy.empty(n, dtype=numpy.int32)
         depth = numpy.empty(n, dtype=numpy.int32)
         label = numpy.empty(n, dtype=numpy.int32)
-        cdef int32_t[::1] pv = parent, dv = depth, lv = label
+        size = numpy.empty(n, dtype=numpy.int32)
+        cdef int32_t[::1] pv = parent, dv = depth, lv = label, sv = size
         for i in range(n):
             pv[i] = self.node(i)[0].parent
             dv[i] = self.node(i)[0].depth
             lv[i] = self.node(i)[0].label
-        return parent, depth, label
+            sv[i] = self.node(i)[0].size
+        return parent, depth, label, size
 
     def expand_all(self) -> int:
         """Materialize every pattern up to max_pattern_size; return how many there are."""

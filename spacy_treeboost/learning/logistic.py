@@ -230,11 +230,18 @@ def choose_C(
     """
     y = numpy.asarray(y, dtype=numpy.float64)
     folds = cv_folds(y, cv)
-    Cs = sorted(float(c) for c in Cs)
-    betas = sorted((float(v) for v in nb_betas), reverse=True) if nb_betas is not None else [float(nb_beta)]
+    Cs, betas = candidates(Cs, None if nb_betas is not None else nb_beta, nb_betas or ())
     blocks = [fold_margins(X, y, folds, fold, Cs, betas, column_scale=column_scale, l1_ratio=l1_ratio, loss=loss,
                            max_iter=max_iter, tol=tol) for fold in range(int(folds.max()) + 1)]
     return select_candidate(assemble_margins(blocks, folds), y, Cs, betas, criterion)
+
+
+def candidates(Cs: Sequence[float], nb_beta: Optional[float],
+               nb_betas: Sequence[float]) -> Tuple[List[float], List[float]]:
+    """The candidates `choose_C` tries: the Cs in increasing order (the order of its warm starts) and the
+    interpolations, `nb_betas` in decreasing order when `nb_beta` is None, else `nb_beta` alone."""
+    betas = sorted((float(v) for v in nb_betas), reverse=True) if nb_beta is None else [float(nb_beta)]
+    return sorted(float(c) for c in Cs), betas
 
 
 def cv_folds(y: numpy.ndarray, cv: int) -> numpy.ndarray:

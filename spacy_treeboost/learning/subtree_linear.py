@@ -34,8 +34,8 @@ import numpy
 
 from .classifier import RuleClassifier, _label_rank, encode_targets
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
-from .logistic import (DEFAULT_CS, HeadFit, assemble_margins, check_settings, cv_folds, final_fit, finish_head, fit_head,
-                       fold_margins, nb_scale, needs_folds, one_blas_thread, select_candidate)
+from .logistic import (DEFAULT_CS, HeadFit, assemble_margins, candidates, check_settings, cv_folds, final_fit,
+                       finish_head, fit_head, fold_margins, nb_scale, needs_folds, one_blas_thread, select_candidate)
 from ..models.rules import RuleSet
 from ..trees.forest import DEPENDENCY_VIEW_PREFIX, Forest
 
@@ -92,31 +92,23 @@ class PatternCodes:
         self.strings, self.depth, self.label, self.start = strings, depth, label, start
 
     @classmethod
-    def from_tree(cls, parent: numpy.ndarray, depth: numpy.ndarray, label: numpy.ndarray,
+    def from_tree(cls, parent: numpy.ndarray, depth: numpy.ndarray, label: numpy.ndarray, size: numpy.ndarray,
                   strings: List[str]) -> "PatternCodes":
-        """The codes of the miner's enumeration tree (each pattern extends its parent by one rightmost node)."""
-        n = len(parent)
-        size = numpy.ones(n, dtype=numpy.int64)
-        has_parent = parent >= 0
-        while True:
-            grown = numpy.where(has_parent, size[numpy.maximum(parent, 0)] + 1, 1)
-            if numpy.array_equal(grown, size):
-                break
-            size = grown
-        start = numpy.zeros(n + 1, dtype=numpy.int64)
+        """The codes of the miner's enumeration tree (each pattern extends its parent by one rightmost node;
+        `size` is each pattern's number of nodes)."""
+        start = numpy.zeros(len(parent) + 1, dtype=numpy.int64)
         numpy.cumsum(size, out=start[1:])
         flat_depth = numpy.empty(start[-1], dtype=numpy.int32)
         flat_label = numpy.empty(start[-1], dtype=numpy.int32)
-        node = numpy.arange(n, dtype=numpy.int64)
+        node = numpy.arange(len(parent), dtype=numpy.int64)
         pos = start[1:] - 1
-        live = numpy.ones(n, dtype=bool)
-        while live.any():
+        for _ in range(int(size.max(initial=0))):
+            live = node >= 0
             at, nd = pos[live], node[live]
             flat_depth[at] = depth[nd]
             flat_label[at] = label[nd]
             node[live] = parent[nd]
             pos[live] -= 1
-            live &= node >= 0
         return cls(list(strings), flat_depth, flat_label, start)
 
     def __len__(self) -> int:
@@ -221,7 +213,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         1-2-gram); 0 applies `min_support` to every subtree.
     n_workers (int): Processes that share the fits (each class's cross-validation folds
         and final fit); the model is the same, bit for bit, for any number. Models with
-        `separate_views` or `max_rules` are fitted in-process.
+        `separate_views` are fitted in-process.
     backend (Optional[str]): Where the workers run: None or "processes" (forked
         processes on this machine; "local" for one worker in-process).
     """
@@ -340,17 +332,13 @@ class SubtreeLinearClassifier(RuleClassifier):
         self.fit_info_: List[Dict[str, Any]] = []
         views = self._views(codes)
         fitted = []
-        heads = self._fit_heads(F, targets) if len(views) == 1 and self.max_rules is None else None
-        for i, t in enumerate(targets):
-            if heads is not None:
-                w, c, chosen, scores, ab, beta = heads[i]
-            else:
-                w, c, chosen, scores, ab, beta = self._fit_views(F, t, views) if len(views) > 1 else self._fit_head(F, t)
+        heads = [self._fit_views(F, t, views) for t in targets] if len(views) > 1 else self._fit_heads(F, targets)
+        for head, t, (w, c, chosen, scores, ab, beta) in zip(self.heads_, targets, heads):
             keep = None
             if self.max_rules is not None and numpy.count_nonzero(w) > self.max_rules:
                 w, c, keep = self._refit_top(counts if idf is not None else F, t, w, chosen)
             fitted.append((w, c, keep))
-            self.fit_info_.append({"head": self.heads_[len(fitted) - 1].name, "C": chosen, "cv_accuracy": scores,
+            self.fit_info_.append({"head": head.name, "C": chosen, "cv_accuracy": scores,
                                    "nonzero": int(numpy.count_nonzero(w)), "platt": ab, "nb_beta": beta})
         del F, counts
         self.timings_["fit"] = time.process_time() - clock
@@ -389,14 +377,18 @@ class SubtreeLinearClassifier(RuleClassifier):
         views = [numpy.flatnonzero(~dep), numpy.flatnonzero(dep)]
         return [v for v in views if len(v)]
 
+    @property
+    def _criterion(self) -> str:
+        """`choose_C`'s criterion for this model's `selection`."""
+        return "calibrated_log_loss" if self.selection == "log_loss" else "accuracy"
+
     def _fit_heads(self, F: Any, targets: Sequence[numpy.ndarray]) -> List[HeadFit]:
         """`_fit_head` of every target, the folds and final fits spread over `n_workers` processes."""
         if self.n_workers == 1:
             return [self._fit_head(F, t) for t in targets]
         nb = self.features == "nb"
         beta = self.nb_beta if nb else 1.0
-        Cs = sorted(float(v) for v in self.Cs) if self.C is None else [float(self.C)]
-        betas = sorted((float(v) for v in NB_BETAS), reverse=True) if beta is None else [float(beta)]
+        Cs, betas = candidates(self.Cs if self.C is None else [self.C], beta, NB_BETAS)
         folds = [cv_folds(t, self.cv) if needs_folds(self.C, self.calibrate, beta) else None for t in targets]
         fit = dict(nb=nb, l1_ratio=self.l1_ratio, loss=self.loss, max_iter=self.max_iter, tol=self.tol)
         tasks: List[Tuple[Any, ...]] = [("fold", h, k) for h, f in enumerate(folds) if f is not None
@@ -410,9 +402,8 @@ class SubtreeLinearClassifier(RuleClassifier):
                 chosen.append((self.C, None, None, beta))
                 continue
             blocks = [done[("fold", h, k)] for k in range(int(folds[h].max()) + 1)]
-            criterion = "calibrated_log_loss" if self.selection == "log_loss" else "accuracy"
             C, scores, oof, chosen_beta = select_candidate(assemble_margins(blocks, folds[h]), t, Cs, betas,
-                                                            criterion)
+                                                            self._criterion)
             chosen.append((C, scores if self.C is None else None, oof, chosen_beta))
         if self.C is None:
             done.update(_run_tasks(self.n_workers, [("final", h, c[0]) for h, c in enumerate(chosen)], F=F,
@@ -424,8 +415,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         """`fit_head` with this model's settings (C: a C to use instead of the model's setting)."""
         return fit_head(F, y, C=self.C if C is None else C, Cs=self.Cs, cv=self.cv, nb=self.features == "nb",
                         l1_ratio=self.l1_ratio, loss=self.loss, max_iter=self.max_iter, tol=self.tol,
-                        nb_beta=self.nb_beta, nb_betas=NB_BETAS, calibrate=self.calibrate,
-                        criterion="calibrated_log_loss" if self.selection == "log_loss" else "accuracy")
+                        nb_beta=self.nb_beta, nb_betas=NB_BETAS, calibrate=self.calibrate, criterion=self._criterion)
 
     def _fit_views(self, F: Any, y: numpy.ndarray, views: List[numpy.ndarray]) -> Tuple[Any, ...]:
         """One model per view's columns; weights and intercept averaged over the views."""

@@ -111,33 +111,21 @@ def learner_from_settings(data: Dict[str, Any], registered: Dict[str, Any] = LEA
     return cls(**data)
 
 
-def execution_settings(learner: Any) -> Dict[str, Dict[str, Any]]:
-    """Where a learner and its booster run (n_workers, backend, ray_address): settings of the machine that
-    trains, kept by the component for its training but not saved with the model."""
+def copy_execution(source: Any, target: Any) -> Any:
+    """`target` with the settings of where `source` and its booster run (n_workers, backend, ray_address): settings
+    of the machine that trains, which a learner's cfg does not keep."""
     from ..learning.learner import EXECUTION_PARAMS
 
-    out = {}
-    for key, est in (("learner", learner), ("estimator", getattr(learner, "estimator", None))):
-        if est is not None:
-            params = est.get_params(deep=False)
-            out[key] = {k: params[k] for k in EXECUTION_PARAMS if k in params}
-    return out
-
-
-def with_execution(learner: Any, execution: Dict[str, Dict[str, Any]], *, booster_of: bool = False) -> Any:
-    """`learner` with the `execution_settings` of the learner it was copied from (`booster_of`: of that learner's
-    booster, when `learner` is a copy of it)."""
-    own = execution.get("estimator" if booster_of and "estimator" in execution else "learner", {})
-    learner.set_params(**own)
-    estimator = getattr(learner, "estimator", None)
-    if estimator is not None and not booster_of:
-        estimator.set_params(**execution.get("estimator", {}))
-    return learner
+    for src, dst in ((source, target), (getattr(source, "estimator", None), getattr(target, "estimator", None))):
+        if src is not None and dst is not None:
+            dst.set_params(**{k: v for k, v in src.get_params(deep=False).items() if k in EXECUTION_PARAMS})
+    return target
 
 
 def unfitted_copy(learner: Any, positive_class: Optional[str] = None) -> Any:
-    """An unfitted copy of a learner; a positive class, if given, goes to the learner or its booster."""
-    learner = learner_from_settings(learner_settings(learner))
+    """An unfitted copy of a learner, where it runs included; a positive class, if given, goes to the learner or its
+    booster."""
+    learner = copy_execution(learner, learner_from_settings(learner_settings(learner)))
     if positive_class is not None:
         target = learner if "positive_class" in learner.get_params(deep=False) else learner.estimator
         if target is None:

@@ -28,8 +28,8 @@ from ..models.rules import ModelFormatError
 from ..trees.doc_trees import DocIndexer, TreeSpec, docs_to_forest
 from .component_files import ComponentFiles
 from ..config_errors import check_learner, config_error, data_errors, reported_at, training_corpus
-from .learners import (LEARNERS, TREE_KEYS, execution_settings, learner_from_settings, learner_settings, split_learner,
-                       unfitted_copy, with_execution)
+from .learners import (LEARNERS, TREE_KEYS, copy_execution, learner_from_settings, learner_settings, split_learner,
+                       unfitted_copy)
 from .scoring import cats_from_margins, score_treeboost_cats
 from .training_docs import check_labels, check_parser, check_positive_label, check_whole_corpus, targets
 from .training_docs import training_docs
@@ -141,7 +141,7 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
             "parse_source": parse_source,
         }
         self._validate_settings(block)
-        self._execution = execution_settings(learner)
+        copy_execution(learner, self._template)
         self._learner: Optional[RuleClassifier] = None
         self._train_forest: Any = None
         self._refit: Optional[Tuple[int, RuleClassifier]] = None
@@ -256,11 +256,10 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
             self._spec.check_docs(docs, self.name, self.cfg["parse_source"])
             gold = targets(examples, self.labels, self.cfg["exclusive_classes"], self.name)
             forest = docs_to_forest(docs, self._spec)
-            learner = with_execution(unfitted_copy(self._template, self.cfg["positive_label"]), self._execution)
+            learner = unfitted_copy(self._template, self.cfg["positive_label"])
             booster, refits = split_learner(learner)
             if booster is not None:
-                learner = with_execution(unfitted_copy(booster, self.cfg["positive_label"]), self._execution,
-                                         booster_of=booster is not learner)
+                learner = unfitted_copy(booster, self.cfg["positive_label"])
             try:
                 if booster is not None:
                     learner.start(forest, gold)
