@@ -1,7 +1,8 @@
 """Hyperparameters as scikit-learn reads them: `get_params(deep)` and `set_params`.
 
-An estimator's parameters are the keyword arguments of its `__init__`, stored
-unchanged under the same names, so `sklearn.base.clone` can rebuild it.
+An estimator's parameters are the arguments of its explicit `__init__` signature, which
+stores each unchanged under its own name (`self.name = name`), so `sklearn.base.clone`
+can rebuild it.
 """
 import inspect
 from typing import Any, Dict, List
@@ -14,13 +15,6 @@ class Params:
     def _param_names(cls) -> List[str]:
         sig = inspect.signature(cls.__init__)
         return [p.name for p in sig.parameters.values() if p.name != "self" and p.kind != p.VAR_KEYWORD]
-
-    def _store_params(self, values: Dict[str, Any]) -> None:
-        """Store every `__init__` argument in `values` unchanged under its own name; call as
-        `self._store_params(locals())` (arguments forwarded to a parent class's `__init__` are stored there)."""
-        for name in self._param_names():
-            if name in values:
-                setattr(self, name, values[name])
 
     def get_params(self, deep: bool = True) -> Dict[str, Any]:
         """The hyperparameters, as scikit-learn's `get_params`.

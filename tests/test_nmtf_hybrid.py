@@ -9,7 +9,7 @@ from spacy.util import registry
 
 from spacy_treeboost.nmtf import SSMFLK, SSMFLKNaiveBayes
 from spacy_treeboost.nmtf.hybrid import naive_bayes_log_odds
-from spacy_treeboost.pipeline.learners import NMTF_LEARNERS
+from spacy_treeboost.pipeline.learners import nmtf_learners
 
 
 def problem(seed=0, n=40, m=12):
@@ -86,7 +86,7 @@ def test_parameters_registration_and_bad_settings():
     params = model.get_params()
     assert params["nb_weight"] == 0.2 and params["beta"] == 2.0 and params["alpha"] == 0.3
     assert set(SSMFLK().get_params()) < set(params)
-    assert NMTF_LEARNERS["spacy_treeboost.SSMFLKNaiveBayes.v1"] is SSMFLKNaiveBayes
+    assert nmtf_learners()["spacy_treeboost.SSMFLKNaiveBayes.v1"] is SSMFLKNaiveBayes
     assert registry.learners.get("spacy_treeboost.SSMFLKNaiveBayes.v1") is SSMFLKNaiveBayes
     X, F0, y = problem()
     with pytest.raises(ValueError, match="nb_smoothing"):

@@ -4,6 +4,8 @@ import statistics
 from pathlib import Path
 from typing import Any, Dict, List
 
+from .formatting import code, pct, pm, pval
+
 GOAL = 0.895
 ALPHA = 0.01
 PLOT_ORDER = ("BOW", "N-gram", "Tree")
@@ -12,23 +14,6 @@ PLOT_ORDER = ("BOW", "N-gram", "Tree")
 def _run(c: Dict[str, Any]) -> str:
     """The run that produced a corpus, with the splits it covers when it stopped early."""
     return c["run"] + (f" (partial: {c['partial']})" if c.get("partial") else "")
-
-
-def code(text: str) -> str:
-    """Markdown code span that survives backticks in the text."""
-    return f"`` {text} ``" if "`" in text else f"`{text}`"
-
-
-def pct(x: Any, digits: int = 2) -> str:
-    return "–" if x is None else f"{100 * x:.{digits}f}"
-
-
-def pm(ms: Dict[str, float]) -> str:
-    return f"{pct(ms['mean'])} ± {pct(ms['std'])}"
-
-
-def pval(p: float) -> str:
-    return f"{p:.2e}" if p < 1e-3 else f"{p:.4f}"
 
 
 def _selected(sel: List[Dict[str, Any]]) -> str:
@@ -121,7 +106,7 @@ def _with_linear(corpora: Dict[str, Any], docs: Path, w) -> None:
     path = docs / "results_linear.json"
     if not path.is_file():
         return
-    from .linear_report import _best, _rule_lists, _score
+    from .linear_report import best, rule_lists, score
 
     results = json.loads(path.read_text(encoding="utf8"))
     linear = results.get("corpora", {})
@@ -144,11 +129,11 @@ def _with_linear(corpora: Dict[str, Any], docs: Path, w) -> None:
     for name in names:
         c, lc = corpora[name], linear[name]
         boosted = c["best_treeboost"]
-        best = _best(lc, "subtree")
-        peer = _best(lc, "peer")
-        lists = _rule_lists(lc)
-        rl = _best(lc, "subtree", lists) if lists else None
-        cell = (lambda n: f"{n} {pct(_score(lc, n))}" if n else "–")
+        best = best(lc, "subtree")
+        peer = best(lc, "peer")
+        lists = rule_lists(lc)
+        rl = best(lc, "subtree", lists) if lists else None
+        cell = (lambda n: f"{n} {pct(score(lc, n))}" if n else "–")
         w(f"| {c['title']} | {boosted} {pct(c['summary'][boosted]['score']['mean'])} | "
           f"{cell(best)} | {cell(rl)} | {cell(peer)} |")
     w("")

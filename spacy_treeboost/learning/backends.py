@@ -22,6 +22,13 @@ BACKENDS = ("local", "processes", "ray")
 RAY_EXTRA_HINT = 'install the extra: pip install "spacy-treeboost[ray]"'
 
 
+def boosting_weights(scores: numpy.ndarray, y: numpy.ndarray) -> numpy.ndarray:
+    """w_i proportional to exp(-y_i s_i), computed without overflow."""
+    e = -y * scores
+    w = numpy.exp(e - e.max())
+    return w / w.sum()
+
+
 class WorkerDiedError(RuntimeError):
     """A search worker stopped (killed, out of memory, or its node was lost) while training."""
 
@@ -104,8 +111,6 @@ class SearchWorker:
 
     def search(self, heads: Sequence[int], updates: Sequence[Tuple[str, Tuple[Any, ...]]] = ()) -> List[Dict[str, Any]]:
         """Apply pending updates, then find each head's best candidate among the owned root labels."""
-        from .learner import boosting_weights
-
         for method, args in updates:
             getattr(self, method)(*args)
         out = []
@@ -378,17 +383,3 @@ class ProcessBackend(SearchBackend):
 
     def close(self) -> None:
         self._finalizer()
-
-
-def make_backend(backend: str, n_workers: int, init: Dict[str, Any], owners: Optional[numpy.ndarray],
-                 ray_address: Optional[str] = None) -> SearchBackend:
-    """Start the workers of a backend ("local", "processes" or "ray")."""
-    if backend == "local":
-        return LocalBackend(n_workers, init, owners)
-    if backend == "processes":
-        return ProcessBackend(n_workers, init, owners)
-    if backend == "ray":
-        from ._ray_backend import RayBackend
-
-        return RayBackend(n_workers, init, owners, ray_address)
-    raise ValueError(f"backend={backend!r} is invalid: choose one of {', '.join(BACKENDS)}")

@@ -38,7 +38,8 @@ class CalibratedBoostClassifier(RuleClassifier):
     """
 
     def __init__(self, estimator: Optional[TreeBoostClassifier] = None, *, cv: int = 5) -> None:
-        self._store_params(locals())
+        self.estimator = estimator
+        self.cv = cv
 
     @property
     def positive_class(self) -> Any:

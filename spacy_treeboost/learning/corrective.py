@@ -157,7 +157,15 @@ class CorrectiveBoostClassifier(RuleClassifier):
         max_iter: int = 1000,
         tol: float = 1e-3,
     ) -> None:
-        self._store_params(locals())
+        self.estimator = estimator
+        self.C = C
+        self.Cs = Cs
+        self.l1_ratio = l1_ratio
+        self.cv = cv
+        self.features = features
+        self.refit_every = refit_every
+        self.max_iter = max_iter
+        self.tol = tol
 
     @property
     def positive_class(self) -> Any:

@@ -14,6 +14,7 @@ import numpy
 
 from ..models.rules import RuleSet
 from ..trees.forest import Forest
+from .backends import boosting_weights
 from .classifier import RuleClassifier, _label_rank, encode_targets
 
 ALGORITHMS = ("bact", "frequency", "presence")
@@ -34,13 +35,6 @@ def default_max_cache_mb() -> int:
     except (ValueError, OSError, AttributeError):
         return 4096
     return max(256, total // 2 >> 20)
-
-
-def boosting_weights(scores: numpy.ndarray, y: numpy.ndarray) -> numpy.ndarray:
-    """w_i proportional to exp(-y_i s_i), computed without overflow."""
-    e = -y * scores
-    w = numpy.exp(e - e.max())
-    return w / w.sum()
 
 
 class _Head:
@@ -132,7 +126,19 @@ class TreeBoostClassifier(RuleClassifier):
         backend: Optional[str] = None,
         ray_address: Optional[str] = None,
     ) -> None:
-        self._store_params(locals())
+        self.algorithm = algorithm
+        self.criterion = criterion
+        self.n_rounds = n_rounds
+        self.max_pattern_size = max_pattern_size
+        self.min_support = min_support
+        self.smoothing = smoothing
+        self.boosting = boosting
+        self.include_root_patterns = include_root_patterns
+        self.positive_class = positive_class
+        self.max_cache_mb = max_cache_mb
+        self.n_workers = n_workers
+        self.backend = backend
+        self.ray_address = ray_address
 
     def __getstate__(self) -> Dict[str, Any]:
         """Pickle without the search space: a pickled classifier predicts but cannot `boost` further."""
@@ -182,7 +188,8 @@ class TreeBoostClassifier(RuleClassifier):
 
     def start(self, X: Forest, y: Sequence[Any]) -> "TreeBoostClassifier":
         """Index the training trees, start the search workers and reset to zero rounds."""
-        from .backends import assign_root_labels, make_backend
+        from .backends import assign_root_labels
+        from .execution import make_backend
 
         self._validate_params()
         if not isinstance(X, Forest):

@@ -243,7 +243,27 @@ class SubtreeLinearClassifier(RuleClassifier):
         n_workers: int = 1,
         backend: Optional[str] = None,
     ) -> None:
-        self._store_params(locals())
+        self.max_pattern_size = max_pattern_size
+        self.min_support = min_support
+        self.features = features
+        self.loss = loss
+        self.C = C
+        self.Cs = Cs
+        self.l1_ratio = l1_ratio
+        self.cv = cv
+        self.include_root_patterns = include_root_patterns
+        self.positive_class = positive_class
+        self.max_cache_mb = max_cache_mb
+        self.max_iter = max_iter
+        self.tol = tol
+        self.max_rules = max_rules
+        self.nb_beta = nb_beta
+        self.separate_views = separate_views
+        self.calibrate = calibrate
+        self.selection = selection
+        self.keep_rare_up_to = keep_rare_up_to
+        self.n_workers = n_workers
+        self.backend = backend
 
     def _validate_params(self) -> None:
         if self.max_rules is not None and (not isinstance(self.max_rules, int) or isinstance(self.max_rules, bool)

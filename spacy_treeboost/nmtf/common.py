@@ -1,6 +1,7 @@
-"""What the NMTF modules share: the class ids, and scipy imported on first use."""
+"""What the NMTF modules share: the class ids, and scipy.sparse imported on first use."""
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
 
 class _Lazy:
     """A module imported on first use: spaCy imports every factory of every plugin when a `Language`
@@ -13,7 +14,10 @@ class _Lazy:
         return getattr(import_module(self._name), attr)
 
 
-sp = _Lazy("scipy.sparse")
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+else:
+    sp = _Lazy("scipy.sparse")
 
 N_CLASSES = 2
 POSITIVE, NEGATIVE = 0, 1

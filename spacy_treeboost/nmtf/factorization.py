@@ -111,7 +111,16 @@ class MFLK(Params):
         n_init: int = 1,
         random_state: int = 0,
     ) -> None:
-        self._store_params(locals())
+        self.lexicon_prior = lexicon_prior
+        self.alpha = alpha
+        self.update = update
+        self.init = init
+        self.prior_scale = prior_scale
+        self.max_iter = max_iter
+        self.tol = tol
+        self.offset = offset
+        self.n_init = n_init
+        self.random_state = random_state
 
     def fit(self, X: sp.spmatrix, y: Optional[np.ndarray] = None, *, init_clusters: Optional[np.ndarray] = None) -> "MFLK":
         """Factorize X until G stops changing or `max_iter` iterations have run.

@@ -17,7 +17,7 @@ import numpy as np
 
 from .checks import check_choice, check_matrix, check_number
 from .common import NEGATIVE, POSITIVE, UNLABELLED, sp
-from .semi_supervised import SSMFLK, _with_mflk_parameters
+from .semi_supervised import SSMFLK
 
 _TINY = 1e-300
 NB_FEATURES = ("binary", "weights")
@@ -54,10 +54,9 @@ class SSMFLKNaiveBayes(SSMFLK):
     nb_smoothing (float): Additive smoothing of naive Bayes (default 1).
     nb_features (str): What naive Bayes counts: "binary" (default; each word present in a document counts
         once) or "weights" (the entries of X, the same normalized weights the factorization fits).
-    **ssmflk_params: The parameters of SSMFLK and MFLK, with their defaults.
+    beta, ..., random_state: SSMFLK's and MFLK's parameters, with their defaults.
     """
 
-    @_with_mflk_parameters
     def __init__(
         self,
         nb_weight: float = 0.1,
@@ -69,11 +68,26 @@ class SSMFLKNaiveBayes(SSMFLK):
         label_min_docs: int = 2,
         start_weights: str = "uniform",
         label_prior: float = 0.0,
-        **mflk_params: Any,
+        *,
+        lexicon_prior: Optional[np.ndarray] = None,
+        alpha: float = 0.5,
+        update: str = "monotone",
+        init: str = "lexicon",
+        prior_scale: str = "unit",
+        max_iter: int = 100,
+        tol: float = 1e-4,
+        offset: float = 0.2,
+        n_init: int = 1,
+        random_state: int = 0,
     ) -> None:
         super().__init__(beta=beta, beta_scale=beta_scale, label_start=label_start, label_min_docs=label_min_docs,
-                         start_weights=start_weights, label_prior=label_prior, **mflk_params)
-        self._store_params(locals())
+                         start_weights=start_weights, label_prior=label_prior,
+                         lexicon_prior=lexicon_prior, alpha=alpha, update=update, init=init,
+                         prior_scale=prior_scale, max_iter=max_iter, tol=tol, offset=offset, n_init=n_init,
+                         random_state=random_state)
+        self.nb_weight = nb_weight
+        self.nb_smoothing = nb_smoothing
+        self.nb_features = nb_features
 
     def initialize(self, X: sp.spmatrix, y: Optional[np.ndarray] = None, *,
                    init_clusters: Optional[np.ndarray] = None) -> "SSMFLKNaiveBayes":

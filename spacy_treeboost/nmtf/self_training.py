@@ -15,7 +15,6 @@ import numpy as np
 from .checks import check_matrix, check_number
 from .common import NEGATIVE, POSITIVE, UNLABELLED, sp
 from .hybrid import SSMFLKNaiveBayes
-from .semi_supervised import _with_mflk_parameters
 
 
 def logistic_regression(X: sp.spmatrix, positive: np.ndarray, C: float, sample_weight: Optional[np.ndarray] = None,
@@ -56,10 +55,10 @@ class SSMFLKSelfTrained(SSMFLKNaiveBayes):
 
     lr_C (float): Inverse regularization strength of the logistic regression (default 1).
     lr_label_weight (float): Weight of a labelled document against one classified by the teacher (default 1).
-    **params: The parameters of SSMFLKNaiveBayes (the teacher), SSMFLK and MFLK, with their defaults.
+    nb_weight, ..., random_state: The parameters of SSMFLKNaiveBayes (the teacher), SSMFLK and MFLK, with
+        their defaults.
     """
 
-    @_with_mflk_parameters
     def __init__(
         self,
         lr_C: float = 1.0,
@@ -73,12 +72,26 @@ class SSMFLKSelfTrained(SSMFLKNaiveBayes):
         label_min_docs: int = 2,
         start_weights: str = "uniform",
         label_prior: float = 0.0,
-        **mflk_params: Any,
+        *,
+        lexicon_prior: Optional[np.ndarray] = None,
+        alpha: float = 0.5,
+        update: str = "monotone",
+        init: str = "lexicon",
+        prior_scale: str = "unit",
+        max_iter: int = 100,
+        tol: float = 1e-4,
+        offset: float = 0.2,
+        n_init: int = 1,
+        random_state: int = 0,
     ) -> None:
         super().__init__(nb_weight=nb_weight, nb_smoothing=nb_smoothing, nb_features=nb_features, beta=beta,
                          beta_scale=beta_scale, label_start=label_start, label_min_docs=label_min_docs,
-                         start_weights=start_weights, label_prior=label_prior, **mflk_params)
-        self._store_params(locals())
+                         start_weights=start_weights, label_prior=label_prior,
+                         lexicon_prior=lexicon_prior, alpha=alpha, update=update, init=init,
+                         prior_scale=prior_scale, max_iter=max_iter, tol=tol, offset=offset, n_init=n_init,
+                         random_state=random_state)
+        self.lr_C = lr_C
+        self.lr_label_weight = lr_label_weight
 
     def initialize(self, X: sp.spmatrix, y: Optional[np.ndarray] = None, *,
                    init_clusters: Optional[np.ndarray] = None) -> "SSMFLKSelfTrained":

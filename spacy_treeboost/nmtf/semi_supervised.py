@@ -1,20 +1,12 @@
 """SSMFLK: MFLK with a few labelled documents as a second prior (Li, Zhang & Sindhwani 2009)."""
 from __future__ import annotations
 
-import inspect
-from typing import Any, Callable, Optional
+from typing import Optional
+
+import numpy as np
 
 from .checks import check_choice, check_count, check_number
 from .factorization import BETA_SCALES, START_WEIGHTS, MFLK, LabelSettings
-
-
-def _with_mflk_parameters(init: Callable[..., None]) -> Callable[..., None]:
-    """Give `init` the signature it accepts: its own parameters, then MFLK's as keyword-only ones (read by
-    `get_params`, `sklearn.base.clone` and spaCy's config validation)."""
-    own = [p for p in inspect.signature(init).parameters.values() if p.kind != p.VAR_KEYWORD]
-    base = [p.replace(kind=p.KEYWORD_ONLY) for p in inspect.signature(MFLK.__init__).parameters.values()][1:]
-    init.__signature__ = inspect.Signature(own + base)  # type: ignore[attr-defined]
-    return init
 
 
 class SSMFLK(MFLK):
@@ -50,11 +42,10 @@ class SSMFLK(MFLK):
         plus lambda times each word's class distribution in the labelled documents
         (`label_word_prior`, over the words of >= label_min_docs labelled documents),
         used in the start and in the prior term alpha ||F - F0||^2 like the lexicon.
-    **mflk_params: The parameters of MFLK (lexicon_prior, alpha, update, init,
-        prior_scale, max_iter, tol, offset, n_init, random_state), with its defaults.
+    lexicon_prior, alpha, update, init, prior_scale, max_iter, tol, offset, n_init,
+        random_state: MFLK's parameters (keyword-only here), with its defaults.
     """
 
-    @_with_mflk_parameters
     def __init__(
         self,
         beta: float = 1.0,
@@ -63,10 +54,27 @@ class SSMFLK(MFLK):
         label_min_docs: int = 2,
         start_weights: str = "uniform",
         label_prior: float = 0.0,
-        **mflk_params: Any,
+        *,
+        lexicon_prior: Optional[np.ndarray] = None,
+        alpha: float = 0.5,
+        update: str = "monotone",
+        init: str = "lexicon",
+        prior_scale: str = "unit",
+        max_iter: int = 100,
+        tol: float = 1e-4,
+        offset: float = 0.2,
+        n_init: int = 1,
+        random_state: int = 0,
     ) -> None:
-        super().__init__(**mflk_params)
-        self._store_params(locals())
+        super().__init__(lexicon_prior=lexicon_prior, alpha=alpha, update=update, init=init,
+                         prior_scale=prior_scale, max_iter=max_iter, tol=tol, offset=offset, n_init=n_init,
+                         random_state=random_state)
+        self.beta = beta
+        self.beta_scale = beta_scale
+        self.label_start = label_start
+        self.label_min_docs = label_min_docs
+        self.start_weights = start_weights
+        self.label_prior = label_prior
 
     def _label_settings(self) -> Optional[LabelSettings]:
         return LabelSettings(*(getattr(self, name) for name in LabelSettings._fields))

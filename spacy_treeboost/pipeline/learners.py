@@ -16,8 +16,10 @@ estimator's own keyword arguments (declared, documented and validated once, in
 `LEGACY_SETTINGS` and `migrate_settings` translate the flat settings of spacy-treeboost 0.1
 into these blocks, for `python -m spacy_treeboost migrate-config`.
 """
-from typing import Any, Dict, Optional, Tuple
+from importlib import import_module
+from typing import Any, Dict, Optional, Tuple, Type
 
+import catalogue
 from spacy.util import registry
 
 from ..config_errors import reporting
@@ -25,12 +27,30 @@ from ..learning.calibration import CalibratedBoostClassifier
 from ..learning.corrective import CorrectiveBoostClassifier
 from ..learning.learner import TreeBoostClassifier
 from ..learning.subtree_linear import SubtreeLinearClassifier
-from ..nmtf import MFLK, SSMFLK, SSMFLKNaiveBayes, SSMFLKSelfTrained
 from ..trees.doc_trees import TreeSpec
 
-for _name in ("learners", "tree_builders"):
-    if not hasattr(registry, _name):
-        registry.create(_name, entry_points=False)
+NMTF_LEARNER_CLASSES = {"spacy_treeboost.SSMFLK.v1": "SSMFLK", "spacy_treeboost.MFLK.v1": "MFLK",
+                        "spacy_treeboost.SSMFLKNaiveBayes.v1": "SSMFLKNaiveBayes",
+                        "spacy_treeboost.SSMFLKSelfTrained.v1": "SSMFLKSelfTrained"}
+
+
+class _LearnerRegistry(catalogue.Registry):
+    """The `learners` registry. Its NMTF learners are registered on first lookup: creating a `Language` imports
+    this module (through the factories), and must not import scipy or the NMTF package."""
+
+    def get(self, name: str) -> Any:
+        if name in NMTF_LEARNER_CLASSES:
+            nmtf_learners()
+        return super().get(name)
+
+    def has(self, name: str) -> bool:
+        return name in NMTF_LEARNER_CLASSES or super().has(name)
+
+
+if not hasattr(registry, "learners"):
+    setattr(registry, "learners", _LearnerRegistry(("spacy", "learners"), entry_points=False))
+if not hasattr(registry, "tree_builders"):
+    registry.create("tree_builders", entry_points=False)
 
 LEARNERS = {
     "spacy_treeboost.SubtreeBoost.v1": TreeBoostClassifier,
@@ -39,10 +59,7 @@ LEARNERS = {
     "spacy_treeboost.CalibratedBoost.v1": CalibratedBoostClassifier,
 }
 TREE_BUILDERS = {"spacy_treeboost.DocTrees.v1": TreeSpec}
-NMTF_LEARNERS = {"spacy_treeboost.SSMFLK.v1": SSMFLK, "spacy_treeboost.MFLK.v1": MFLK,
-                 "spacy_treeboost.SSMFLKNaiveBayes.v1": SSMFLKNaiveBayes,
-                 "spacy_treeboost.SSMFLKSelfTrained.v1": SSMFLKSelfTrained}
-for _name, _cls in {**LEARNERS, **NMTF_LEARNERS}.items():
+for _name, _cls in LEARNERS.items():
     registry.learners.register(_name, func=_cls)
 for _name, _cls in TREE_BUILDERS.items():
     registry.tree_builders.register(_name, func=reporting(_cls, _name))
@@ -85,6 +102,16 @@ def migrate_settings(settings: Dict[str, Any]) -> Dict[str, Any]:
     return {**out, "learner": learner, "trees": trees}
 
 
+def nmtf_learners() -> Dict[str, Type[Any]]:
+    """The registered NMTF learners (`spacy_treeboost.nmtf`, imported here), by registered name."""
+    nmtf = import_module("spacy_treeboost.nmtf")
+    learners = {name: getattr(nmtf, cls) for name, cls in NMTF_LEARNER_CLASSES.items()}
+    for name, cls in learners.items():
+        if not catalogue.check_exists(*registry.learners.namespace, name):
+            registry.learners.register(name, func=cls)
+    return learners
+
+
 def split_learner(learner: Any) -> Tuple[Any, bool]:
     """(the estimator that boosts during training or None, whether it is refitted before scoring)."""
     if isinstance(learner, TreeBoostClassifier):
@@ -98,7 +125,9 @@ def learner_settings(learner: Any) -> Dict[str, Any]:
     """A learner's registered name and plain settings, for a component's cfg."""
     from ..learning.classifier_files import _plain_params
 
-    names = {cls: name for name, cls in {**LEARNERS, **NMTF_LEARNERS}.items()}
+    names = {cls: name for name, cls in LEARNERS.items()}
+    if type(learner) not in names:
+        names = {cls: name for name, cls in nmtf_learners().items()}
     return {"@learners": names[type(learner)], **_plain_params(learner)}
 
 

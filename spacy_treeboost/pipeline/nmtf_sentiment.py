@@ -23,9 +23,8 @@ from spacy.training import Example, validate_get_examples
 from spacy.vocab import Vocab
 
 from ..config_errors import config_error, data_errors, reported_at, reporting, training_corpus
-from . import scoring  # noqa: F401  (registers the spacy_treeboost.nmtf_scorer scorers, picklable partials)
 from ..nmtf.lexicons import Lexicon, create_hu_liu_lexicon, create_jsonl_lexicon, create_lexicon
-from .learners import NMTF_LEARNERS, learner_from_settings, learner_settings
+from .learners import learner_from_settings, learner_settings, nmtf_learners
 from .nmtf_documents import as_doc, doc_words, gold_class, training_matrix
 from .component_files import ComponentFiles
 from .nmtf_files import model_bytes, model_data, read_model
@@ -40,87 +39,7 @@ read_lexicon = reporting(create_lexicon, "spacy_treeboost.Lexicon.v1")
 for _func in (read_hu_liu_lexicon, read_jsonl_lexicon, read_lexicon):
     util.registry.readers.register(_func.registered_name, func=_func)
 
-DEFAULT_NMTF_SCORE_WEIGHTS = {
-    "cats_score": 1.0,
-    "cats_score_desc": None,
-    "cats_micro_p": None,
-    "cats_micro_r": None,
-    "cats_micro_f": None,
-    "cats_macro_p": None,
-    "cats_macro_r": None,
-    "cats_macro_f": None,
-    "cats_macro_auc": None,
-    "cats_f_per_type": None,
-    "cats_auc_per_type": None,
-    "cats_log_loss": None,
-    "cats_ece": None,
-}
 CALIBRATION_FOLDS = 2
-
-
-DEFAULT_CONFIG: Dict[str, Any] = {
-    "positive_label": "positive",
-    "negative_label": "negative",
-    "learner": {"@learners": "spacy_treeboost.SSMFLKSelfTrained.v1"},
-    "iterations_per_update": 10,
-    "n_words": 5000,
-    "norm": "l2",
-    "word_norm": True,
-    "token_attr": "LOWER",
-    "stem": False,
-    "scorer": {"@scorers": "spacy_treeboost.nmtf_scorer.v2"},
-}
-
-
-@Language.factory(
-    "nmtf_sentiment",
-    assigns=["doc.cats"],
-    default_config=DEFAULT_CONFIG,
-    default_score_weights=DEFAULT_NMTF_SCORE_WEIGHTS,
-)
-def make_nmtf_sentiment(
-    nlp: Language,
-    name: str,
-    positive_label: str,
-    negative_label: str,
-    learner: MFLK,
-    iterations_per_update: int,
-    n_words: int,
-    norm: Literal["l1", "l2"],
-    word_norm: bool,
-    token_attr: Literal["LOWER", "NORM", "LEMMA"],
-    stem: bool,
-    scorer: Optional[Callable],
-) -> "NMTFSentiment":
-    """Create an NMTFSentiment component.
-
-    nlp (Language): The pipeline.
-    name (str): The component instance name.
-    positive_label (str): The label written for positive polarity.
-    negative_label (str): The label written for negative polarity.
-    learner (MFLK): The factorization, a registered sub-config whose settings are the
-        estimator's keyword arguments: "spacy_treeboost.SSMFLKSelfTrained.v1" (the default:
-        a logistic regression trained on the labels and on the classes that SSMFLK plus naive
-        Bayes gives the other documents), "spacy_treeboost.SSMFLKNaiveBayes.v1" (SSMFLK plus naive
-        Bayes on the labelled documents), "spacy_treeboost.SSMFLK.v1" (the paper's model: the
-        lexicon and the labelled training documents) or
-        "spacy_treeboost.MFLK.v1" (the lexicon only; labels serve only the calibration).
-        Its max_iter caps the iterations of training.
-    iterations_per_update (int): Iterations run by each `update` call.
-    n_words (int): Vocabulary size (most document-frequent words, stop words removed).
-    norm (str): Per-document normalization of term frequencies, "l2" or "l1".
-    word_norm (bool): Scale every word's row of the training matrix to unit norm
-        (the same factors are applied to new documents).
-    token_attr (str): Token attribute used as the word: LOWER, NORM or LEMMA.
-    stem (bool): Porter-stem the words and the lexicon alike.
-    scorer (Optional[Callable]): The scoring method; "spacy_treeboost.nmtf_scorer.v2" gives spaCy's
-        `cats_*` keys (its `prefix` renames them when another component writes doc.cats).
-    RETURNS (NMTFSentiment): The component.
-    """
-    return NMTFSentiment(
-        nlp.vocab, None, name, positive_label=positive_label, negative_label=negative_label, learner=learner,
-        iterations_per_update=iterations_per_update, n_words=n_words, norm=norm, word_norm=word_norm,
-        token_attr=token_attr, stem=stem, scorer=scorer)
 
 
 class NMTFSentiment(ComponentFiles, TrainablePipe):
@@ -161,9 +80,9 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
                 f"positive_label and negative_label must be two different non-empty labels, "
                 f"got {positive_label!r} and {negative_label!r}.", [*block, "negative_label"])
         learner = SSMFLKSelfTrained() if learner is None else learner
-        if type(learner) not in NMTF_LEARNERS.values():
+        if type(learner) not in nmtf_learners().values():
             raise config_error(f"learner={learner!r} is invalid: use one of the registered learners "
-                               f"{sorted(NMTF_LEARNERS)}", [*block, "learner"])
+                               f"{sorted(nmtf_learners())}", [*block, "learner"])
         self.vocab = vocab
         self.model = None
         self.name = name
@@ -215,7 +134,7 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
 
     @property
     def _uses_labels(self) -> bool:
-        return issubclass(NMTF_LEARNERS[self.cfg["learner"]["@learners"]], SSMFLK)
+        return issubclass(nmtf_learners()[self.cfg["learner"]["@learners"]], SSMFLK)
 
     @property
     def calibration(self) -> Optional[Calibration]:
@@ -411,7 +330,7 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         self._fold_estimators, self._gold, self._train_X = [], None, None
 
     def _new_estimator(self) -> MFLK:
-        return learner_from_settings(self.cfg["learner"], NMTF_LEARNERS)
+        return learner_from_settings(self.cfg["learner"], nmtf_learners())
 
     def _gold_class(self, cats: Dict[str, float], index: int) -> int:
         if self._uses_labels:

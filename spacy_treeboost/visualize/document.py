@@ -172,11 +172,9 @@ def _margin_table(shown: List[Dict[str, Any]], grouped: List[Dict[str, Any]], bi
 
 def find_textcat(pipeline: Any, name: Optional[str] = None) -> Any:
     """The treeboost_textcat component of a pipeline (by name, or the first one), or the component itself."""
-    from ..pipeline.treeboost_textcat import TreeBoostTextCategorizer
-
-    if isinstance(pipeline, TreeBoostTextCategorizer):
+    if getattr(pipeline, "factory", None) == "treeboost_textcat":
         return pipeline
-    names = [n for n, p in pipeline.pipeline if isinstance(p, TreeBoostTextCategorizer)]
+    names = [n for n, p in pipeline.pipeline if getattr(p, "factory", None) == "treeboost_textcat"]
     if name is not None:
         if name not in names:
             raise ValueError(f"The pipeline has no treeboost_textcat component named {name!r}; it has {names or 'none'}.")
