@@ -21,9 +21,9 @@ Not applicable:
 - check_valid_tag_types, check_estimator_sparse_tag, check_positive_only_tag_during_fit and the
   set_output checks: they need `__sklearn_tags__` / `set_output`, which only exist by inheriting
   from scikit-learn, not a dependency of this package;
-- check_estimators_unfitted and check_fit_check_is_fitted: they expect scikit-learn's
-  `NotFittedError`; the learners raise a RuntimeError ("not fitted yet; call fit first") instead
-  (tested below);
+- check_estimators_unfitted and check_fit_check_is_fitted: they call scikit-learn's
+  `check_is_fitted`, which needs a `BaseEstimator`; the learners raise this package's
+  `NotFittedError` (a ValueError and AttributeError, as scikit-learn's) instead (tested below);
 - check_param_validation: it needs scikit-learn's `_parameter_constraints`; every learner
   validates its parameters in `fit` with a message naming the parameter (tested in each
   learner's test module).
@@ -43,6 +43,7 @@ from spacy_treeboost.learning.corrective import CorrectiveBoostClassifier
 from spacy_treeboost.learning.learner import TreeBoostClassifier
 from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
 from spacy_treeboost.trees.forest import Forest
+from spacy_treeboost.exceptions import NotFittedError
 
 SMALL_BOOSTER = dict(n_rounds=4, max_pattern_size=2)
 ESTIMATORS = {
@@ -161,5 +162,7 @@ def test_nested_parameters_reach_the_inner_estimator():
 @pytest.mark.parametrize("name", FITTABLE)
 def test_unfitted_rule_classifiers_refuse_to_predict(name):
     est = ESTIMATORS[name]()
-    with pytest.raises(RuntimeError, match="not fitted yet; call fit first"):
+    with pytest.raises(NotFittedError, match="not fitted yet; call fit first"):
+        est.decision_function(training_data(name)[0])
+    with pytest.raises(ValueError, match="not fitted yet"), pytest.raises(AttributeError, match="not fitted yet"):
         est.decision_function(training_data(name)[0])

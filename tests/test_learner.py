@@ -17,6 +17,7 @@ from reference import (
 )
 from spacy_treeboost.learning.learner import TreeBoostClassifier, boosting_weights
 from spacy_treeboost.trees.forest import Forest
+from spacy_treeboost.exceptions import NotFittedError
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
@@ -284,9 +285,9 @@ def test_other_bad_input():
         TreeBoostClassifier().fit(Forest.from_sentences([[], []]), ["+1", "-1"])
     with pytest.raises(ValueError, match="no subtree"):
         TreeBoostClassifier(min_support=3).fit(f, ["+1", "-1"])
-    with pytest.raises(RuntimeError):
+    with pytest.raises(NotFittedError, match="before boost"):
         TreeBoostClassifier().boost(1)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(NotFittedError, match="not fitted yet"):
         TreeBoostClassifier().predict(f)
 
 

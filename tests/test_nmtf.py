@@ -8,6 +8,7 @@ from scipy.optimize import nnls
 
 from spacy_treeboost.nmtf import stemming
 from spacy_treeboost.nmtf.checks import check_matrix
+from spacy_treeboost.exceptions import NotFittedError
 from spacy_treeboost.nmtf import (
     ENGLISH_STOP_WORDS,
     MFLK,
@@ -466,7 +467,7 @@ def test_wrong_shapes_and_values(t8_X):
         MFLK(lexicon_prior=-T8_F0).fit(t8_X)
     with pytest.raises(ValueError, match="non-negative"):
         MFLK(lexicon_prior=T8_F0).fit(-t8_X)
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="not fitted"):
         MFLK().predict(t8_X)
     model = MFLK(lexicon_prior=T8_F0).fit(t8_X)
     with pytest.raises(ValueError, match="one column per vocabulary word"):

@@ -10,8 +10,8 @@ lexicon (0 positive, 1 negative) and y only marks labelled documents; the error-
 (check_fit2d_1sample/1feature/predict1d, check_estimators_empty_data_messages,
 check_estimators_nan_inf, check_complex_data) look for scikit-learn's wording, while the NMTF
 errors say what is wrong in their own words (tested in test_nmtf.py); check_estimators_unfitted and
-check_is_fitted expect scikit-learn's NotFittedError or BaseEstimator (a RuntimeError "not fitted
-yet" is raised); DataFrame/not-an-array inputs and set_output need scikit-learn's validation
+check_is_fitted expect scikit-learn's BaseEstimator (this package's NotFittedError, a ValueError and
+AttributeError as scikit-learn's, is raised); DataFrame/not-an-array inputs and set_output need scikit-learn's validation
 helpers, not a dependency of this package.
 """
 import copy

@@ -9,7 +9,8 @@ from spacy.util import registry
 
 from spacy_treeboost.nmtf import SSMFLK, SSMFLKNaiveBayes, SSMFLKSelfTrained
 from spacy_treeboost.nmtf.self_training import logistic_regression
-from spacy_treeboost.pipeline.learners import NMTF_LEARNERS
+from spacy_treeboost.pipeline.learners import nmtf_learners
+from spacy_treeboost.exceptions import NotFittedError
 
 
 def objective(w, b, X, positive, C, s):
@@ -65,7 +66,7 @@ def test_the_student_learns_the_labels_and_the_teachers_classes():
 
 
 def test_registration_parameters_state_and_bad_settings():
-    assert NMTF_LEARNERS["spacy_treeboost.SSMFLKSelfTrained.v1"] is SSMFLKSelfTrained
+    assert nmtf_learners()["spacy_treeboost.SSMFLKSelfTrained.v1"] is SSMFLKSelfTrained
     assert registry.learners.get("spacy_treeboost.SSMFLKSelfTrained.v1") is SSMFLKSelfTrained
     params = SSMFLKSelfTrained(lr_C=3.0, nb_weight=0.2).get_params()
     assert params["lr_C"] == 3.0 and params["nb_weight"] == 0.2 and set(SSMFLKNaiveBayes().get_params()) < set(params)
@@ -79,5 +80,5 @@ def test_registration_parameters_state_and_bad_settings():
         copy.load_fitted_state(dict(model.fitted_state(), lr_coef=[1.0]))
     with pytest.raises(ValueError, match="lr_C must be > 0"):
         SSMFLKSelfTrained(lexicon_prior=F0, lr_C=0.0).fit(X, y)
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="not fitted"):
         SSMFLKSelfTrained().decision_function(X)

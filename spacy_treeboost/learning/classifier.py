@@ -8,6 +8,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy
 
+from ..exceptions import NotFittedError
 from ..params import Params
 from ..trees.forest import Forest
 
@@ -81,7 +82,7 @@ class RuleClassifier(Params):
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "rules_"):
-            raise RuntimeError(f"This {type(self).__name__} is not fitted yet; call fit first.")
+            raise NotFittedError(f"This {type(self).__name__} is not fitted yet; call fit first.")
 
     def decision_function(self, X: Forest) -> numpy.ndarray:
         """Margins: shape (n,) for two classes (positive means the positive class), else (n, n_classes)."""

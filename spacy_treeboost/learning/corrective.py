@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy
 
 from .classifier import RuleClassifier
-from .learner import TreeBoostClassifier
+from .learner import TreeBoostClassifier, default_booster
 from .logistic import check_settings, fit_head
 from ..models.rules import RuleSet
 from ..trees.forest import Forest
@@ -127,7 +127,7 @@ class CorrectiveBoostClassifier(RuleClassifier):
     """Boosted subtree stumps whose weights are refitted jointly (totally corrective).
 
     estimator (Optional[TreeBoostClassifier]): The booster that selects the
-        subtrees; by default `TreeBoostClassifier("presence", n_rounds=1000)`.
+        subtrees; by default `default_booster()`, `TreeBoostClassifier("presence", n_rounds=1000)`.
         It is copied, never changed.
     C (Optional[float]): Inverse L2 (or elastic-net) strength; None chooses it by
         cross-validation on the training trees.
@@ -188,7 +188,7 @@ class CorrectiveBoostClassifier(RuleClassifier):
         RETURNS (CorrectiveBoostClassifier): self.
         """
         self._validate_params()
-        params = (self.estimator or TreeBoostClassifier("presence", n_rounds=1000)).get_params(deep=False)
+        params = (self.estimator or default_booster()).get_params(deep=False)
         booster = TreeBoostClassifier(**params)
         if not self.refit_every:
             return self.refit(booster.fit(X, y), X)

@@ -12,6 +12,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
+from ..exceptions import NotFittedError
 from ..models.rules import RuleSet
 from ..trees.forest import Forest
 from .backends import boosting_weights
@@ -46,6 +47,11 @@ class _Head:
         self.scores = numpy.zeros(len(y), dtype=numpy.float64)
         self.alpha_sum = 0.0
         self.stopped = ""
+
+
+def default_booster() -> "TreeBoostClassifier":
+    """The booster of a corrective learner without an `estimator`: -FQ ("presence") boosting for 1000 rounds."""
+    return TreeBoostClassifier("presence", n_rounds=1000)
 
 
 def check_rounds(n_rounds: int, max_cache_mb: Optional[float], *, n_heads: int = 1, name: str = "n_rounds") -> None:
@@ -232,8 +238,9 @@ class TreeBoostClassifier(RuleClassifier):
     def boost(self, n_rounds: int, callback: Optional[Callable[[Dict[str, Any]], None]] = None) -> "TreeBoostClassifier":
         """Run `n_rounds` more rounds (one rule per class each), resuming where boosting stopped."""
         if not hasattr(self, "space_"):
-            raise RuntimeError("Call fit (or start) before boost: the learner has no training trees (a loaded or "
-                               "unpickled classifier predicts but cannot resume boosting).")
+            message = ("Call fit (or start) before boost: the learner has no training trees (a loaded or unpickled "
+                       "classifier predicts but cannot resume boosting).")
+            raise RuntimeError(message) if hasattr(self, "rules_") else NotFittedError(message)
         self.space_.sync_scores([h.scores for h in self.heads_])
         for _ in range(n_rounds):
             added = False

@@ -46,6 +46,7 @@ from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
+from ..exceptions import NotFittedError
 from ..params import Params
 from .checks import check_choice, check_count, check_matrix, check_number, document_prior
 from .common import N_CLASSES, NEGATIVE, POSITIVE, sp
@@ -256,7 +257,7 @@ class MFLK(Params):
         RETURNS (MFLK): self.
         """
         if not hasattr(self, "_X"):
-            raise RuntimeError("Call `initialize` (or `fit`) before `iterate`.")
+            raise NotFittedError("Call `initialize` (or `fit`) before `iterate`.")
         monotone = self.update == "monotone"
         root = self.update in ("sqrt", "monotone")
         X, Xt, F, S, G = self._X, self._Xt, self.F_, self.S_, self.G_
@@ -337,7 +338,7 @@ class MFLK(Params):
         RETURNS (numpy.ndarray): Shape (n_new, 2).
         """
         if not hasattr(self, "F_"):
-            raise RuntimeError("This model is not fitted yet: call `fit` first.")
+            raise NotFittedError("This model is not fitted yet: call `fit` first.")
         X = check_matrix(X, allow_empty=True)
         if X.shape[1] != self.F_.shape[0]:
             raise ValueError(f"X must have one column per vocabulary word ({self.F_.shape[0]}), got {X.shape[1]}.")

@@ -12,6 +12,7 @@ from typing import Any, Dict, Optional
 
 import numpy as np
 
+from ..exceptions import NotFittedError
 from .checks import check_matrix, check_number
 from .common import NEGATIVE, POSITIVE, UNLABELLED, sp
 from .hybrid import SSMFLKNaiveBayes
@@ -139,7 +140,7 @@ class SSMFLKSelfTrained(SSMFLKNaiveBayes):
         RETURNS (numpy.ndarray): Shape (n_new,); >= 0 means positive.
         """
         if not hasattr(self, "lr_coef_"):
-            raise RuntimeError("This model is not fitted yet: call `fit` first.")
+            raise NotFittedError("This model is not fitted yet: call `fit` first.")
         X = check_matrix(X, allow_empty=True)
         if X.shape[1] != len(self.lr_coef_):
             raise ValueError(f"X must have one column per vocabulary word ({len(self.lr_coef_)}), got {X.shape[1]}.")

@@ -25,7 +25,7 @@ from spacy.util import registry
 from ..config_errors import reporting
 from ..learning.calibration import CalibratedBoostClassifier
 from ..learning.corrective import CorrectiveBoostClassifier
-from ..learning.learner import TreeBoostClassifier
+from ..learning.learner import TreeBoostClassifier, default_booster
 from ..learning.subtree_linear import SubtreeLinearClassifier
 from ..trees.doc_trees import TreeSpec
 
@@ -117,7 +117,7 @@ def split_learner(learner: Any) -> Tuple[Any, bool]:
     if isinstance(learner, TreeBoostClassifier):
         return learner, False
     if isinstance(learner, CorrectiveBoostClassifier) and not learner.refit_every:
-        return learner.estimator or TreeBoostClassifier("presence", n_rounds=1000), True
+        return learner.estimator or default_booster(), True
     return None, False
 
 
@@ -158,6 +158,6 @@ def unfitted_copy(learner: Any, positive_class: Optional[str] = None) -> Any:
     if positive_class is not None:
         target = learner if "positive_class" in learner.get_params(deep=False) else learner.estimator
         if target is None:
-            target = learner.estimator = TreeBoostClassifier("presence", n_rounds=1000)
+            target = learner.estimator = default_booster()
         target.positive_class = positive_class
     return learner
