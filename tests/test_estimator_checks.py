@@ -164,5 +164,6 @@ def test_unfitted_rule_classifiers_refuse_to_predict(name):
     est = ESTIMATORS[name]()
     with pytest.raises(NotFittedError, match="not fitted yet; call fit first"):
         est.decision_function(training_data(name)[0])
-    with pytest.raises(ValueError, match="not fitted yet"), pytest.raises(AttributeError, match="not fitted yet"):
-        est.decision_function(training_data(name)[0])
+    for caught in (ValueError, AttributeError):
+        with pytest.raises(caught, match="not fitted yet"):
+            est.decision_function(training_data(name)[0])
