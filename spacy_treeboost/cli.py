@@ -16,7 +16,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 import typer
 
@@ -42,7 +42,7 @@ def _refuse_own_input(output: Path, *inputs: Path) -> None:
             _fail(f"{output} is the input {source}: writing it would destroy the input; give another output path")
 
 
-def _load(model: Path):
+def _load(model: Path) -> Any:
     from .files import check_model_file
     from .learning.classifier_files import UnsealedFileError, classifier_from_bytes
 
@@ -83,7 +83,7 @@ def _write_model(path: Path, data: bytes) -> None:
         _fail(f"cannot write {path}: {err.strerror}; the previous file, if any, is unchanged")
 
 
-def _read(path: Path, vocab=None):
+def _read(path: Path, vocab: Any = None) -> Any:
     from .trees.bact import read_bact
 
     try:
@@ -168,7 +168,7 @@ def learn(
     del forest
     bar = tqdm(total=rounds, unit="round", disable=not sys.stderr.isatty(), file=sys.stderr)
 
-    def progress(entry):
+    def progress(entry: Dict[str, Any]) -> None:
         if entry["head"] == clf.heads_[-1].name:
             bar.update(1)
             bar.set_postfix(gain=f"{entry['value']:.4f}", loss=f"{entry['loss']:.4f}")
@@ -191,7 +191,7 @@ def learn(
             typer.echo(f"stopped early ({head.name}): {head.stopped}", err=True)
 
 
-def _learn_linear(forest, classes, model: Path, algorithm: str, booster, opts: dict, read_seconds: float) -> None:
+def _learn_linear(forest: Any, classes: List[Any], model: Path, algorithm: str, booster: Any, opts: Dict[str, Any], read_seconds: float) -> None:
     """Fit the subtree-linear model, or refit the rules of `booster` (whose settings are the shared ones)."""
     from .learning.corrective import CorrectiveBoostClassifier
     from .learning.classifier_files import classifier_to_bytes
@@ -231,7 +231,7 @@ def _learn_linear(forest, classes, model: Path, algorithm: str, booster, opts: d
 CLASSIFY_BATCH = 100
 
 
-def _stream(path: Path, vocab, add_labels: bool):
+def _stream(path: Path, vocab: Any, add_labels: bool) -> Iterator[Any]:
     """Batches of (forest, gold labels) read from `path`, failing with a message as `_read` does."""
     from .trees import iter_bact
 
@@ -243,7 +243,7 @@ def _stream(path: Path, vocab, add_labels: bool):
         _fail(str(err))
 
 
-def _warn_unknown_gold(unknown: "Counter[str]", n_docs: int, classes) -> None:
+def _warn_unknown_gold(unknown: "Counter[str]", n_docs: int, classes: Any) -> None:
     """One warning naming the test labels that are not classes of the model, with their counts."""
     shown = ", ".join(f"{encode_label(g)} ({n})" for g, n in unknown.most_common(5))
     more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
@@ -379,7 +379,7 @@ def migrate_config(
     typer.echo(f"migrated {', '.join(moved) or 'nothing (no flat treeboost_textcat settings)'} -> {new}", err=True)
 
 
-def _load_pipeline(pipeline: str):
+def _load_pipeline(pipeline: str) -> Any:
     import spacy
 
     try:

@@ -93,7 +93,7 @@ def reporting(func: Callable[..., Any], name: str) -> Callable[..., Any]:
             raise setting_error(err, [name], names) from None
 
     functools.update_wrapper(build, func, updated=())
-    build.registered_name = name  # type: ignore[attr-defined]
+    build.registered_name = name
     return build
 
 

@@ -5,7 +5,9 @@ stores each unchanged under its own name (`self.name = name`), so `sklearn.base.
 can rebuild it.
 """
 import inspect
-from typing import Any, Dict, List
+from typing import Any, Dict, List, TypeVar
+
+P = TypeVar("P", bound="Params")
 
 
 class Params:
@@ -30,7 +32,7 @@ class Params:
             out[name] = value
         return out
 
-    def set_params(self, **params: Any) -> "Params":
+    def set_params(self: P, **params: Any) -> P:
         """Set hyperparameters (`estimator__name` reaches a nested estimator). RETURNS: self."""
         names = self._param_names()
         for key, value in params.items():

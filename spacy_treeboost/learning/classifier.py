@@ -10,6 +10,7 @@ import numpy
 
 from ..exceptions import NotFittedError
 from ..params import Params
+from ..models.rules import RuleSet
 from ..trees.forest import Forest
 
 BINARY_POSITIVE = ("+1", "1")
@@ -62,6 +63,10 @@ class RuleClassifier(Params):
 
     positive_class: Optional[Any] = None
     _estimator_type = "classifier"
+    classes_: List[Any]
+    multilabel_: bool
+    heads_: List[Any]
+    rules_: RuleSet
 
     def __sklearn_tags__(self) -> Any:
         """scikit-learn's tags (called by scikit-learn only): a classifier of forests, not of arrays."""

@@ -16,9 +16,12 @@ times that at the start from zero weights, whatever the scale of the features.
 """
 import math
 from contextlib import contextmanager
-from typing import Callable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 LOSSES = ("logistic", "squared_hinge")
 NB_ALPHA = 1.0
@@ -61,7 +64,7 @@ def _loss_terms(m: numpy.ndarray, loss: str) -> Tuple[float, numpy.ndarray]:
     return float(h @ h), -2.0 * h
 
 
-def _smooth(x: numpy.ndarray, X, y: numpy.ndarray, loss: str, l2: float) -> Tuple[float, numpy.ndarray]:
+def _smooth(x: numpy.ndarray, X: "sp.spmatrix", y: numpy.ndarray, loss: str, l2: float) -> Tuple[float, numpy.ndarray]:
     w, c = x[:-1], x[-1]
     f = X @ w + c
     value, d = _loss_terms(y * f, loss)
@@ -76,7 +79,7 @@ class _Problem:
     """The smooth part of the objective, its gradient and Hessian-vector products (the curvature of the
     loss kept for the last point seen, since the solver asks for many products at one point)."""
 
-    def __init__(self, X, y: numpy.ndarray, loss: str, l2: float) -> None:
+    def __init__(self, X: "sp.spmatrix", y: numpy.ndarray, loss: str, l2: float) -> None:
         self.X, self.y, self.loss, self.l2 = X, y, loss, l2
         self._at: Optional[numpy.ndarray] = None
         self._curvature = numpy.zeros(0)
@@ -110,7 +113,7 @@ def _start(y: numpy.ndarray, d: int, loss: str) -> numpy.ndarray:
 
 
 def fit_linear(
-    X,
+    X: "sp.spmatrix",
     y: numpy.ndarray,
     *,
     C: float,
@@ -152,7 +155,7 @@ def _soft_threshold(v: numpy.ndarray, t: float) -> numpy.ndarray:
     return numpy.sign(v) * numpy.maximum(numpy.abs(v) - t, 0.0)
 
 
-def _fista(x0: numpy.ndarray, X, y: numpy.ndarray, loss: str, l2: float, l1: float, max_iter: int,
+def _fista(x0: numpy.ndarray, X: "sp.spmatrix", y: numpy.ndarray, loss: str, l2: float, l1: float, max_iter: int,
            gtol: float) -> numpy.ndarray:
     x = x0.copy()
     v = x.copy()
@@ -178,7 +181,7 @@ def _fista(x0: numpy.ndarray, X, y: numpy.ndarray, loss: str, l2: float, l1: flo
     return x
 
 
-def objective(w: numpy.ndarray, c: float, X, y: numpy.ndarray, *, C: float, l1_ratio: float = 0.0,
+def objective(w: numpy.ndarray, c: float, X: "sp.spmatrix", y: numpy.ndarray, *, C: float, l1_ratio: float = 0.0,
               loss: str = "logistic") -> float:
     """The value of the objective of the module docstring at (w, c)."""
     f = X @ w + c
@@ -200,7 +203,7 @@ ColumnScale = Callable[[numpy.ndarray, numpy.ndarray], Optional[numpy.ndarray]]
 
 
 def choose_C(
-    X,
+    X: "sp.spmatrix",
     y: numpy.ndarray,
     Cs: Sequence[float],
     *,
@@ -250,7 +253,7 @@ def cv_folds(y: numpy.ndarray, cv: int) -> numpy.ndarray:
     return stratified_folds(y, max(2, min(cv, int(min((y > 0).sum(), (y < 0).sum())))))
 
 
-def fold_margins(X, y: numpy.ndarray, folds: numpy.ndarray, fold: int, Cs: Sequence[float], betas: Sequence[float],
+def fold_margins(X: "sp.spmatrix", y: numpy.ndarray, folds: numpy.ndarray, fold: int, Cs: Sequence[float], betas: Sequence[float],
                  *, column_scale: Optional[ColumnScale], l1_ratio: float, loss: str, max_iter: int,
                  tol: float) -> numpy.ndarray:
     """The margins of fold `fold`'s samples under the fits on the other folds, for every C (warm-started in
@@ -342,7 +345,7 @@ def platt(f: numpy.ndarray, y: numpy.ndarray, max_iter: int = 100) -> Tuple[floa
     return a, b
 
 
-def nb_ratio(P, y: numpy.ndarray, alpha: float = NB_ALPHA) -> numpy.ndarray:
+def nb_ratio(P: "sp.spmatrix", y: numpy.ndarray, alpha: float = NB_ALPHA) -> numpy.ndarray:
     """Naive Bayes log-count ratios r = log((p / |p|_1) / (q / |q|_1)) of binary features P."""
     pos = numpy.asarray(P[numpy.flatnonzero(y > 0)].sum(axis=0)).ravel() + alpha
     neg = numpy.asarray(P[numpy.flatnonzero(y < 0)].sum(axis=0)).ravel() + alpha
@@ -360,7 +363,7 @@ class HeadFit(NamedTuple):
 
 
 def fit_head(
-    X,
+    X: "sp.spmatrix",
     y: numpy.ndarray,
     *,
     C: Optional[float],
@@ -411,12 +414,12 @@ def needs_folds(C: Optional[float], calibrate: bool, beta: Optional[float]) -> b
     return C is None or calibrate or beta is None
 
 
-def nb_scale(X) -> ColumnScale:
+def nb_scale(X: "sp.spmatrix") -> ColumnScale:
     """`choose_C`'s column scale for naive Bayes features: the ratios of the training rows."""
     return lambda rows, yy: nb_ratio(X[rows], yy)
 
 
-def final_fit(X, y: numpy.ndarray, C: float, *, nb: bool, l1_ratio: float, loss: str, max_iter: int,
+def final_fit(X: "sp.spmatrix", y: numpy.ndarray, C: float, *, nb: bool, l1_ratio: float, loss: str, max_iter: int,
               tol: float) -> Tuple[numpy.ndarray, float, numpy.ndarray]:
     """`fit_head`'s fit on all samples: the weights of the (naive Bayes scaled) features, the intercept and the
     column scale."""
@@ -462,7 +465,7 @@ def interpolate(w: numpy.ndarray, beta: float) -> numpy.ndarray:
     return (1.0 - beta) * numpy.abs(w).mean() + beta * w
 
 
-def _diag(scale: numpy.ndarray):
+def _diag(scale: numpy.ndarray) -> "sp.spmatrix":
     from scipy.sparse import diags
 
     return diags(numpy.asarray(scale, dtype=numpy.float64))

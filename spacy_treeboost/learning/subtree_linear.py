@@ -313,7 +313,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         check_settings(C=self.C, Cs=self.Cs, l1_ratio=self.l1_ratio, loss=self.loss, cv=self.cv,
                        max_iter=self.max_iter, tol=self.tol)
 
-    def _transform(self, counts) -> Tuple[Any, Optional[numpy.ndarray]]:
+    def _transform(self, counts: Any) -> Tuple[Any, Optional[numpy.ndarray]]:
         """The feature matrix (CSR) of a count matrix, and the idf of each column for "tfidf"."""
         out = counts.tocsr(copy=True)
         if self.features == "tfidf":

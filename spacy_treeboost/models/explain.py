@@ -216,7 +216,7 @@ def group_by_subtree(explanation: List[Dict[str, Any]], labels: Sequence[str]) -
     return [{"label": label, **g} for label in labels for g in by_subtree(explanation, label)]
 
 
-def render_html(doc, explanation: List[Dict[str, Any]], node_tokens: numpy.ndarray,
+def render_html(doc: Any, explanation: List[Dict[str, Any]], node_tokens: numpy.ndarray,
                 node_labels: Sequence[str], parents: numpy.ndarray, label: str, *, max_rows: int = 12) -> str:
     """An HTML fragment that marks, in the text, the tokens of the subtrees of `label`'s fired rules.
 

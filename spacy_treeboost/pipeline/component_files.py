@@ -138,7 +138,7 @@ class ComponentFiles:
             raise ModelFormatError(f"{path}: {err}") from None
         return self
 
-    def __reduce__(self):
+    def __reduce__(self) -> Any:
         return (_rebuild, (type(self), self.vocab, self.name, self.scorer, self.to_bytes()))
 
 

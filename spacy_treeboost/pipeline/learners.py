@@ -47,6 +47,10 @@ class _LearnerRegistry(catalogue.Registry):
         return name in NMTF_LEARNER_CLASSES or super().has(name)
 
 
+def _learners() -> catalogue.Registry:
+    return getattr(registry, "learners")
+
+
 if not hasattr(registry, "learners"):
     setattr(registry, "learners", _LearnerRegistry(("spacy", "learners"), entry_points=False))
 if not hasattr(registry, "tree_builders"):
@@ -60,9 +64,9 @@ LEARNERS = {
 }
 TREE_BUILDERS = {"spacy_treeboost.DocTrees.v1": TreeSpec}
 for _name, _cls in LEARNERS.items():
-    registry.learners.register(_name, func=_cls)
+    _learners().register(_name, func=_cls)
 for _name, _cls in TREE_BUILDERS.items():
-    registry.tree_builders.register(_name, func=reporting(_cls, _name))
+    getattr(registry, "tree_builders").register(_name, func=reporting(_cls, _name))
 
 BOOST_KEYS = ("criterion", "max_pattern_size", "min_support", "smoothing", "boosting", "include_root_patterns",
               "max_cache_mb")
@@ -107,8 +111,8 @@ def nmtf_learners() -> Dict[str, Type[Any]]:
     nmtf = import_module("spacy_treeboost.nmtf")
     learners = {name: getattr(nmtf, cls) for name, cls in NMTF_LEARNER_CLASSES.items()}
     for name, cls in learners.items():
-        if not catalogue.check_exists(*registry.learners.namespace, name):
-            registry.learners.register(name, func=cls)
+        if not catalogue.check_exists(*_learners().namespace, name):
+            _learners().register(name, func=cls)
     return learners
 
 

@@ -13,9 +13,13 @@ node labels carry the prefix "dep:" so that no subtree of one view is a subtree 
 the other.
 """
 import warnings
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
+
+if TYPE_CHECKING:
+    from spacy.strings import StringStore
+    from spacy.tokens import Doc
 
 from .forest import DEPENDENCY_VIEW_PREFIX, ROOT_LABEL, Forest, ForestBuilder, LabelVocab, chain_arrays
 
@@ -126,20 +130,20 @@ class TreeSpec:
                     f"'?' before their end). Put a sentencizer (or a parser) before '{name}' in the pipeline.",
                     SingleChainWarning)
 
-    def node_labels(self, doc) -> Tuple[List[str], numpy.ndarray, numpy.ndarray]:
+    def node_labels(self, doc: "Doc") -> Tuple[List[str], numpy.ndarray, numpy.ndarray]:
         """Label strings, local parents and token indices (-1 for the virtual root) of one doc's tree."""
         values, parents, _, tokens, dep_view = self.doc_parts(doc)
         strings, inverse = label_strings(values[1:], doc.vocab.strings, None if dep_view is None else dep_view[1:])
         return [ROOT_LABEL] + [strings[i] for i in inverse], parents, tokens
 
-    def doc_arrays(self, doc) -> Tuple[numpy.ndarray, numpy.ndarray, Optional[numpy.ndarray], numpy.ndarray]:
+    def doc_arrays(self, doc: "Doc") -> Tuple[numpy.ndarray, numpy.ndarray, Optional[numpy.ndarray], numpy.ndarray]:
         """Label values (n_nodes, n_attrs), local parents, depths (or None) and token indices of one doc's tree.
 
         The first node is the virtual root (label values 0, token index -1).
         """
         return self.doc_parts(doc)[:4]
 
-    def doc_parts(self, doc) -> Tuple[numpy.ndarray, numpy.ndarray, Optional[numpy.ndarray], numpy.ndarray,
+    def doc_parts(self, doc: "Doc") -> Tuple[numpy.ndarray, numpy.ndarray, Optional[numpy.ndarray], numpy.ndarray,
                                       Optional[numpy.ndarray]]:
         """`doc_arrays` and, for "chain+dependency", a mask of the dependency view's nodes (else None)."""
         if self.tree_mode != "chain+dependency":
@@ -153,7 +157,7 @@ class TreeSpec:
         return (numpy.concatenate((c_values, d_values[1:])), numpy.concatenate((c_parents, d_parents)), None,
                 numpy.concatenate((c_tokens, d_tokens[1:])), dep_view)
 
-    def _view_arrays(self, doc, tree_mode: str) -> Tuple[numpy.ndarray, numpy.ndarray, Optional[numpy.ndarray],
+    def _view_arrays(self, doc: "Doc", tree_mode: str) -> Tuple[numpy.ndarray, numpy.ndarray, Optional[numpy.ndarray],
                                                           numpy.ndarray]:
         n_attrs = len(self._attr_ids)
         if len(doc) == 0:
@@ -207,7 +211,7 @@ def _skip_tokens(heads: numpy.ndarray, keep: numpy.ndarray) -> numpy.ndarray:
     return out
 
 
-def label_strings(values: numpy.ndarray, string_store,
+def label_strings(values: numpy.ndarray, string_store: "StringStore",
                   dep_view: Optional[numpy.ndarray] = None) -> Tuple[List[str], numpy.ndarray]:
     """Unique labels of (n, n_attrs) attribute values as strings, and each row's index among them;
     rows marked in `dep_view` get the dependency view's prefix."""
@@ -223,7 +227,7 @@ def label_strings(values: numpy.ndarray, string_store,
     return _row_strings(uniq, string_store), inverse.ravel()
 
 
-def _row_strings(rows: numpy.ndarray, string_store) -> List[str]:
+def _row_strings(rows: numpy.ndarray, string_store: "StringStore") -> List[str]:
     """The label string of every row of attribute values."""
     if rows.shape[1] == 1:
         return [string_store[int(v)] if v else "" for v in rows[:, 0]]
@@ -299,7 +303,7 @@ class DocIndexer:
     batch are laid out with vectorized array operations.
     """
 
-    def __init__(self, spec: TreeSpec, label_strings: Sequence[str], string_store) -> None:
+    def __init__(self, spec: TreeSpec, label_strings: Sequence[str], string_store: "StringStore") -> None:
         self.spec = spec
         self._root_id = list(label_strings).index(ROOT_LABEL) if ROOT_LABEL in label_strings else -1
         two_views = spec.tree_mode == "chain+dependency"
