@@ -7,7 +7,7 @@ import spacy
 from spacy.training import Example
 
 from spacy_treeboost.nmtf.lexicons import Lexicon
-from spacy_treeboost.pipeline.nmtf_sentiment import DEFAULT_NMTF_SCORE_WEIGHTS
+from spacy_treeboost.pipeline.nmtf_factory import DEFAULT_NMTF_SCORE_WEIGHTS
 
 LEXICON = Lexicon(["good", "great", "superb", "fun"], ["bad", "awful", "boring", "dull"])
 DATA = [("a good and great film", "POS", "FILM"), ("a bad and awful film", "NEG", "FILM"),

@@ -50,7 +50,7 @@ def _pending(corpora: Dict[str, Any]) -> List[str]:
     return [n for n in FULL_RUN_CORPORA if n not in corpora]
 
 
-def score(c: Dict[str, Any], system: str) -> float:
+def system_score(c: Dict[str, Any], system: str) -> float:
     return c["summary"][system]["score"]["mean"]
 
 
@@ -72,14 +72,14 @@ def _choice(c: Dict[str, Any], system: str) -> float:
     return s["choice"]["mean"] if "choice" in s else s["dev"]["mean"]
 
 
-def best(c: Dict[str, Any], family: str, names: Optional[List[str]] = None) -> Optional[str]:
+def best_system(c: Dict[str, Any], family: str, names: Optional[List[str]] = None) -> Optional[str]:
     """The system of the family to compare: for the project's (subtree) systems the one with the best choice score
     (`_choice`; ties: test score), chosen without looking at the test splits; for peers the best on test, the
     stricter bar."""
     pool = [n for n, s in c["summary"].items() if s["family"] == family and (names is None or n in names)]
     if family == "subtree":
-        return max(pool, key=lambda n: (_choice(c, n), score(c, n))) if pool else None
-    return max(pool, key=lambda n: score(c, n)) if pool else None
+        return max(pool, key=lambda n: (_choice(c, n), system_score(c, n))) if pool else None
+    return max(pool, key=lambda n: system_score(c, n)) if pool else None
 
 
 def rule_lists(c: Dict[str, Any]) -> List[str]:
@@ -111,32 +111,32 @@ def _acceptance(corpora: Dict[str, Any], w, partial: bool = False, pending: Sequ
                      "tf-idf 1-2", "movie reviews: log-loss within 10 % of LogisticRegression's"):
             w(f"| {what} | pending | corpus not run yet |")
     if mr:
-        best = best(mr, "subtree")
-        nbsvm = best(mr, "peer", ["NBSVM 1-2", "NBSVM 1-3"])
+        best = best_system(mr, "subtree")
+        nbsvm = best_system(mr, "peer", ["NBSVM 1-2", "NBSVM 1-3"])
         if best and nbsvm:
-            a, b = score(mr, best), score(mr, nbsvm)
+            a, b = system_score(mr, best), system_score(mr, nbsvm)
             _line(w, "movie reviews: best subtree system ≥ 89.5 % and ≥ NBSVM", a >= 0.895 and a >= b,
                   f"{best} {pct(a)} %, {nbsvm} {pct(b)} % ({_run(mr)}, {mr['n_splits']} folds; "
                   f"{_dev(mr, best, nbsvm)})")
         lists = rule_lists(mr)
         if lists and "LinearSVC tf-idf 1-2" in mr["summary"]:
-            cb = best(mr, "subtree", lists)
-            svc = score(mr, "LinearSVC tf-idf 1-2")
+            cb = best_system(mr, "subtree", lists)
+            svc = system_score(mr, "LinearSVC tf-idf 1-2")
             rules = mr["summary"][cb]["n_rules"]["mean"]
             _line(w, "movie reviews: corrective rule list (≤ 5,000 rules, weights fitted jointly) ≥ LinearSVC "
-                  "tf-idf 1-2", score(mr, cb) >= svc,
-                  f"{cb} {pct(score(mr, cb))} % with {rules:.0f} rules; LinearSVC {pct(svc)} % "
+                  "tf-idf 1-2", system_score(mr, cb) >= svc,
+                  f"{cb} {pct(system_score(mr, cb))} % with {rules:.0f} rules; LinearSVC {pct(svc)} % "
                   f"({_dev(mr, cb, 'LinearSVC tf-idf 1-2')}); chosen by dev among {', '.join(lists)}")
         corr = [n for n in mr["summary"] if "Corrective" in n]
         if corr and not partial:
-            cb = best(mr, "subtree", corr)
+            cb = best_system(mr, "subtree", corr)
             share = mr["summary"][cb]["refit_share"]["mean"]
             _line(w, "cost: the corrective refit adds ≤ 25 % to the CPU of the boosting it refits", share <= 0.25,
                   f"{cb}: refit CPU / boosting CPU = {pct(share, 1)} % (mean over folds)")
         lr = mr["summary"].get("LogisticRegression tf-idf 1-2", {}).get("calibration")
         probs = [n for n, s in mr["summary"].items() if s["family"] == "subtree" and "calibration" in s]
         if lr and probs:
-            bp = best if best in probs else max(probs, key=lambda n: score(mr, n))
+            bp = best if best in probs else max(probs, key=lambda n: system_score(mr, n))
             ll = mr["summary"][bp]["calibration"]["log_loss"]
             _line(w, "movie reviews: log-loss within 10 % of LogisticRegression's", ll <= 1.1 * lr["log_loss"],
                   f"{bp} {ll:.4f}, LogisticRegression {lr['log_loss']:.4f}")
@@ -156,10 +156,10 @@ def _acceptance(corpora: Dict[str, Any], w, partial: bool = False, pending: Sequ
         c = corpora.get(name)
         if name in pending:
             w(f"| {label} | pending | corpus not run yet |")
-        if c and peer in c["summary"] and best(c, "subtree"):
-            best = best(c, "subtree")
-            _line(w, label, score(c, best) >= score(c, peer),
-                  f"{best} {pct(score(c, best))} %, {peer} {pct(score(c, peer))} % ({_run(c)}; {_dev(c, best, peer)})")
+        if c and peer in c["summary"] and best_system(c, "subtree"):
+            best = best_system(c, "subtree")
+            _line(w, label, system_score(c, best) >= system_score(c, peer),
+                  f"{best} {pct(system_score(c, best))} %, {peer} {pct(system_score(c, peer))} % ({_run(c)}; {_dev(c, best, peer)})")
     w("")
     w("Dev scores are those of the development splits that chose each system's settings (means over splits); "
       "CV scores (R8, R10: one dev split each) are pooled over the folds of a cross-validation on train + dev, each "

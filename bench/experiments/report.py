@@ -106,7 +106,7 @@ def _with_linear(corpora: Dict[str, Any], docs: Path, w) -> None:
     path = docs / "results_linear.json"
     if not path.is_file():
         return
-    from .linear_report import best, rule_lists, score
+    from .linear_report import best_system, rule_lists, system_score
 
     results = json.loads(path.read_text(encoding="utf8"))
     linear = results.get("corpora", {})
@@ -129,11 +129,11 @@ def _with_linear(corpora: Dict[str, Any], docs: Path, w) -> None:
     for name in names:
         c, lc = corpora[name], linear[name]
         boosted = c["best_treeboost"]
-        best = best(lc, "subtree")
-        peer = best(lc, "peer")
+        best = best_system(lc, "subtree")
+        peer = best_system(lc, "peer")
         lists = rule_lists(lc)
-        rl = best(lc, "subtree", lists) if lists else None
-        cell = (lambda n: f"{n} {pct(score(lc, n))}" if n else "–")
+        rl = best_system(lc, "subtree", lists) if lists else None
+        cell = (lambda n: f"{n} {pct(system_score(lc, n))}" if n else "–")
         w(f"| {c['title']} | {boosted} {pct(c['summary'][boosted]['score']['mean'])} | "
           f"{cell(best)} | {cell(rl)} | {cell(peer)} |")
     w("")
