@@ -5,7 +5,7 @@ import numpy
 import pytest
 import spacy
 
-from test_treeboost_textcat import TRAIN, make_examples
+from textcat_data import TRAIN, make_examples
 from spacy_treeboost.learning.corrective import CorrectiveBoostClassifier
 from spacy_treeboost.trees.doc_trees import TreeSpec, docs_to_forest
 from spacy_treeboost.learning.learner import TreeBoostClassifier

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import List
 
 import pytest
+
+from textcat_data import TRAIN, make_examples
 import spacy
 from spacy.language import Language
 from spacy.tokens import Doc
@@ -20,24 +22,6 @@ from spacy_treeboost.pipeline.treeboost_textcat import TreeBoostTextCategorizer
 
 ROOT = Path(__file__).resolve().parents[1]
 REVIEWS = ROOT / "corpora" / "reviews"
-
-TRAIN = [
-    ("this movie was good and fun", "POS"),
-    ("not good at all , boring", "NEG"),
-    ("good good good acting", "POS"),
-    ("the plot was not fun", "NEG"),
-    ("a fun and good film", "POS"),
-    ("boring and not good", "NEG"),
-]
-
-
-def make_examples(nlp: Language, data=TRAIN, labels=("NEG", "POS")):
-    out = []
-    for text, label in data:
-        cats = {l: float(l == label) for l in labels}
-        out.append(Example.from_dict(nlp.make_doc(text), {"cats": cats}))
-    return out
-
 
 def boost(**params):
     """A boosting learner block (+FQ by default)."""
