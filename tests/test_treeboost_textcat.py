@@ -202,6 +202,21 @@ def test_explain_and_html():
         pipe.explain(doc, by="word")
 
 
+def test_explain_html_serves_every_label_of_a_binary_task():
+    nlp, pipe = trained_nlp()
+    doc = nlp("not good at all")
+    assert set(doc.cats) == {"POS", "NEG"} and pipe._learner.rules_.heads == ["POS"]
+    positive, negative = pipe.explain_html(doc, "POS"), pipe.explain_html(doc, "NEG")
+    assert "for the label <strong>NEG</strong>" in negative
+    pos_rows = re.findall(r"<code>(.*?)</code></td><td>\d+</td><td>\d+</td><td>([-+][\d.]+)</td>", positive)
+    neg_rows = re.findall(r"<code>(.*?)</code></td><td>\d+</td><td>\d+</td><td>([-+][\d.]+)</td>", negative)
+    assert pos_rows and [p for p, _ in pos_rows] == [p for p, _ in neg_rows]
+    assert [float(c) for _, c in neg_rows] == [-float(c) for _, c in pos_rows]
+    assert negative.count("treeboost-neg") == positive.count("treeboost-pos")
+    with pytest.raises(ValueError, match=r"no rules for label 'MAYBE': its labels are \['NEG', 'POS'\]"):
+        pipe.explain_html(doc, "MAYBE")
+
+
 @pytest.mark.parametrize("mode", ["dependency", "chain+dependency"])
 def test_dependency_mode_without_a_parser_in_the_pipeline_names_the_fix(mode):
     for parse_source in ("pipeline", "reference"):

@@ -378,16 +378,20 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
 
         doc (Doc): A doc processed by the preceding components.
         label (Optional[str]): The label whose rules to show; by default the first
-            scored label (the positive label of a binary task).
+            scored label (the positive label of a binary task). The other label of a
+            binary task shows the same subtrees with opposite contributions.
         RETURNS (str): The HTML.
         """
         from ..models.explain import render_html
 
         explanation = self.explain(doc, by="rule")
-        heads = self._predictor().rules_.heads
+        heads = list(self._predictor().rules_.heads)
         label = heads[0] if label is None else label
         if label not in heads:
-            raise ValueError(f"'{self.name}' has no rules for label {label!r}; it scores {heads}")
+            if len(heads) != 1 or label not in self.labels:
+                raise ValueError(f"'{self.name}' has no rules for label {label!r}: its labels are {list(self.labels)}")
+            explanation = [{**e, "label": label, "contribution": -e["contribution"]}
+                           for e in explanation if e["label"] == heads[0]]
         node_labels, parents, tokens = self._spec.node_labels(doc)
         return render_html(doc, explanation, tokens, node_labels, parents, label)
 
