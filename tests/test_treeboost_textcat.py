@@ -178,6 +178,29 @@ def test_reaching_max_rounds_is_logged_once(caplog):
     assert len(caplog.records) == 1
 
 
+def test_initialize_logs_the_fit_and_update_reports_its_training_log_loss(caplog):
+    import numpy
+    from spacy_treeboost.trees.doc_trees import docs_to_forest
+
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe("treeboost_textcat", config={"learner": {"@learners": "spacy_treeboost.SubtreeLinear.v1",
+                                                                 "C": None, "cv": 2}})
+    examples = make_examples(nlp)
+    with caplog.at_level("INFO", logger="spacy_treeboost"):
+        nlp.initialize(lambda: examples)
+    lines = [r.getMessage() for r in caplog.records if r.name.startswith("spacy_treeboost")]
+    assert lines[0] == f"'treeboost_textcat': fitting SubtreeLinearClassifier on {len(examples)} training documents"
+    assert lines[1].startswith("mining the subtrees") and lines[2].startswith("mined ")
+    assert lines[3] == "head 1 of 1 (POS)"
+    assert [line[:30] for line in lines[4:6]] == ["cross-validation fold 1 of 2: ", "cross-validation fold 2 of 2: "]
+    assert lines[6].startswith("final fit on")
+    losses = nlp.update(examples)
+    proba = pipe._learner.predict_proba(docs_to_forest([eg.predicted for eg in examples], pipe._spec))
+    gold = [list(pipe._learner.classes_).index(max(eg.reference.cats, key=eg.reference.cats.get)) for eg in examples]
+    expected = -numpy.mean(numpy.log(proba[numpy.arange(len(gold)), gold]))
+    assert 0 < losses["treeboost_textcat"] == pytest.approx(expected)
+
+
 def test_explain_and_html():
     nlp, pipe = trained_nlp()
     doc = nlp("not good at all")

@@ -14,11 +14,14 @@ elastic-net problems by FISTA with backtracking; both are deterministic. `tol` i
 relative: a solve stops when the gradient (FISTA: the gradient mapping) is `tol`
 times that at the start from zero weights, whatever the scale of the features.
 """
+import logging
 import math
 from contextlib import contextmanager
 from typing import Callable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy
+
+logger = logging.getLogger(__name__)
 
 LOSSES = ("logistic", "squared_hinge")
 NB_ALPHA = 1.0
@@ -264,7 +267,10 @@ def fold_margins(X, y: numpy.ndarray, folds: numpy.ndarray, fold: int, Cs: Seque
             Xtr, Xte = Xtr @ _diag(scale), Xte @ _diag(scale)
     out = numpy.zeros((len(Cs), len(betas), int(test.sum())))
     init = None
+    logger.info("cross-validation fold %d of %d: %d values of C on %d documents", fold + 1, int(folds.max()) + 1,
+                len(Cs), int(train.sum()))
     for j, C in enumerate(Cs):
+        logger.debug("fold %d: fitting C = %g", fold + 1, C)
         w, c = fit_linear(Xtr, y[train], C=C, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol, init=init)
         init = numpy.append(w, c)
         for b, beta in enumerate(betas):
@@ -402,6 +408,7 @@ def fit_head(
             scores = cv_scores if C is None else None
         else:
             chosen = C
+        logger.info("final fit on %d documents, C = %g", X.shape[0], chosen)
         w, c, scale = final_fit(X, y, chosen, nb=nb, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol)
     return finish_head(w, c, scale, chosen, scores, oof, beta, y, calibrate)
 

@@ -8,6 +8,8 @@ boosted rules' weights are refitted jointly before each evaluation; the linear
 and calibrated learners are fitted in `initialize`, and updates do nothing.
 The learner and the tree builder are registered sub-configs (`learners.py`).
 """
+import logging
+from contextlib import contextmanager
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
@@ -46,6 +48,7 @@ DEFAULT_CONFIG: Dict[str, Any] = {
     "scorer": {"@scorers": "spacy_treeboost.textcat_scorer.v1"},
 }
 PARSE_SOURCES = ("pipeline", "reference", "predicted")
+logger = logging.getLogger(__name__)
 SCORE_WEIGHTS = {
     "cats_score": 1.0, "cats_score_desc": None, "cats_micro_p": None, "cats_micro_r": None,
     "cats_micro_f": None, "cats_macro_p": None, "cats_macro_r": None, "cats_macro_f": None,
@@ -261,12 +264,16 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
             if booster is not None:
                 learner = unfitted_copy(booster, self.cfg["positive_label"])
             try:
-                if booster is not None:
-                    learner.start(forest, gold)
-                else:
-                    learner.fit(forest, gold)
+                with fit_progress():
+                    logger.info("'%s': fitting %s on %d training documents", self.name, type(learner).__name__,
+                                len(forest))
+                    if booster is not None:
+                        learner.start(forest, gold)
+                    else:
+                        learner.fit(forest, gold)
             except ValueError as err:
                 raise ValueError(f"'{self.name}' cannot train: {err}") from None
+        self._fit_loss = None if booster is not None else training_log_loss(learner, forest, gold)
         self._learner = learner
         self._train_forest = forest if refits else None
         self._refit = None
@@ -290,6 +297,8 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
             losses = {}
         losses.setdefault(self.name, 0.0)
         if self._learner is not None and not isinstance(self._learner, TreeBoostClassifier):
+            if getattr(self, "_fit_loss", None) is not None:
+                losses[self.name] = self._fit_loss
             return losses
         if self._learner is None or not hasattr(self._learner, "space_"):
             raise ValueError(
@@ -441,3 +450,34 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         self._train_forest = None
         self._refit = None
         self._indexer = None
+
+
+@contextmanager
+def fit_progress() -> Iterator[None]:
+    """Show the learners' progress lines (INFO records of the "spacy_treeboost" loggers: mining, each
+    cross-validation fold, each head) with spaCy's log handler while a model is fitted, unless logging is
+    configured: by a handler or level on the "spacy_treeboost" logger, or a handler on the root logger."""
+    log = logging.getLogger("spacy_treeboost")
+    if log.handlers or log.level != logging.NOTSET or logging.getLogger().handlers:
+        yield
+        return
+    log.setLevel(logging.INFO)
+    log.addHandler(util.logger_stream_handler)
+    try:
+        yield
+    finally:
+        log.removeHandler(util.logger_stream_handler)
+        log.setLevel(logging.NOTSET)
+
+
+def training_log_loss(learner: RuleClassifier, forest: Any, gold: Sequence[Any]) -> float:
+    """The mean log-loss of a fitted learner's probabilities on its training documents (multi-label: the mean
+    over labels of each label's binary log-loss)."""
+    proba = numpy.clip(learner.predict_proba(forest), 1e-15, 1.0 - 1e-15)
+    classes = [str(c) for c in learner.classes_]
+    if getattr(learner, "multilabel_", False):
+        truth = numpy.array([[c in {str(g) for g in labels} for c in classes] for labels in gold], dtype=float)
+        return float(-numpy.mean(truth * numpy.log(proba) + (1.0 - truth) * numpy.log(1.0 - proba)))
+    index = {c: j for j, c in enumerate(classes)}
+    rows = numpy.arange(len(gold))
+    return float(-numpy.mean(numpy.log(proba[rows, [index[str(g)] for g in gold]])))
