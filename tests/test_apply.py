@@ -45,6 +45,7 @@ def run(*args):
     return subprocess.run([sys.executable, "-m", "spacy_treeboost", *map(str, args)], capture_output=True, text=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz"])
 def test_apply_writes_each_line_with_its_cats_in_order(tmp_path, pipeline, suffix):
     model, expected = pipeline
@@ -81,6 +82,7 @@ def test_apply_names_the_bad_line_and_keeps_no_partial_output(tmp_path, pipeline
     assert not target.exists() and not list(tmp_path.glob(".*.tmp"))
 
 
+@pytest.mark.slow
 def test_apply_rejects_a_missing_input_and_a_bad_backend(tmp_path, pipeline):
     model, _ = pipeline
     result = run("apply", model, tmp_path / "missing.jsonl", tmp_path / "out.jsonl")

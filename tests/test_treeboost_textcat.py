@@ -452,6 +452,7 @@ def _have_parser() -> bool:
 
 @pytest.mark.parametrize("config", ["chain_sentiment.cfg", "chain_rules.cfg", "dependency_sentiment.cfg", "dependency_lemma_sentiment.cfg",
                                     "both_views_sentiment.cfg", "topics_multilabel.cfg"])
+@pytest.mark.slow
 def test_configs_are_valid_without_code(config, tmp_path):
     parsed = config.startswith(("dependency", "both"))
     if parsed and not _have_parser():
@@ -587,3 +588,17 @@ def test_chain_and_dependency_views_train_predict_explain_and_round_trip():
     restored.add_pipe("treeboost_textcat", config={"learner": learner, "trees": trees(tree_mode="chain+dependency")})
     restored.from_bytes(nlp.to_bytes())
     assert [d.cats for d in restored.pipe(texts)] == [d.cats for d in docs]
+
+
+def test_a_jsonl_corpus_read_by_spacys_reader_gets_a_message_naming_the_reader(tmp_path):
+    from spacy.training.initialize import init_nlp
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("treeboost_textcat")
+    config = nlp.config.copy()
+    path = ROOT / "corpora" / "reviews" / "train.jsonl"
+    config["corpora"] = {name: {"@readers": "spacy.Corpus.v1", "path": str(path)} for name in ("train", "dev")}
+    with pytest.raises(ValueError, match=rf"training corpus {re.escape(str(path))} is JSON lines, but its reader "
+                                         r'spacy.Corpus.v1 reads only .spacy files: set @readers = '
+                                         r'"spacy_treeboost.JsonlCorpus.v1" in \[corpora.train\]'):
+        init_nlp(config)

@@ -29,7 +29,8 @@ from ..learning.subtree_linear import SubtreeLinearClassifier
 from ..models.rules import ModelFormatError
 from ..trees.doc_trees import DocIndexer, TreeSpec, docs_to_forest
 from .component_files import ComponentFiles
-from ..config_errors import check_learner, config_error, data_errors, reported_at, training_corpus
+from ..config_errors import (check_learner, config_error, corpus_reader_hint, data_errors, reported_at,
+                             training_corpus)
 from .learners import (LEARNERS, TREE_KEYS, copy_execution, learner_from_settings, learner_settings, split_learner,
                        unfitted_copy)
 from .scoring import cats_from_margins, score_treeboost_cats
@@ -245,11 +246,12 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
             examples = list(get_examples())
             if not examples:
                 raise ValueError(f"'{self.name}' got no training examples: the training corpus is empty. Give it "
-                                 "labeled documents (or check its reader's folds and limit settings).")
+                                 "labeled documents (or check its reader's folds and limit settings)."
+                                 + corpus_reader_hint(nlp))
             if labels is None:
                 labels = sorted({label for eg in examples for label in eg.reference.cats})
             self.cfg["labels"] = list(labels)
-            check_labels(self.name, self.labels, self.cfg["exclusive_classes"])
+            check_labels(self.name, self.labels, self.cfg["exclusive_classes"], corpus_reader_hint(nlp))
         if positive_label is not None:
             self.cfg["positive_label"] = positive_label
         with reported_at(block, self.cfg):
