@@ -73,6 +73,7 @@ def test_apply_on_two_processes_gives_the_same_output(tmp_path, pipeline):
     ('{"txt": "x"}', 'line 2: each line needs a "text" string'),
     ("not json", "line 2: invalid JSON"),
 ])
+@pytest.mark.slow
 def test_apply_names_the_bad_line_and_keeps_no_partial_output(tmp_path, pipeline, line, message):
     model, _ = pipeline
     source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"

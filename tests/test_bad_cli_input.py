@@ -107,6 +107,7 @@ def test_rules_on_a_device_fails_without_reading_it():
                    "cannot read /dev/zero: it is not a regular file, so it cannot be a spacy-treeboost model file.")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("content,reason", [(b"", "it is empty"), (b"+1 (ROOT(a))\n" * 1000, "it does not start as one does")])
 def test_rules_on_a_file_that_is_not_a_model(tmp_path, content, reason):
     path = tmp_path / "model.bin"
@@ -138,6 +139,7 @@ def sealed_model(edit) -> bytes:
     (lambda d: d.update(n_rounds="many"), "The classifier file is corrupt: ValueError(\"invalid literal for int() "
      "with base 10: 'many'\")"),
 ])
+@pytest.mark.slow
 def test_malformed_model_content_is_a_clear_error(tmp_path, edit, expected):
     path = tmp_path / "model.bin"
     path.write_bytes(sealed_model(edit))
@@ -338,6 +340,7 @@ def test_convert_errors_are_one_line(tmp_path):
     assert result.stderr.count("\n") == 1
 
 
+@pytest.mark.slow
 def test_migrate_config_write_failure_and_apply_of_a_package_that_is_no_pipeline(tmp_path):
     old = tmp_path / "old.cfg"
     old.write_text("[components]\n", encoding="utf8")

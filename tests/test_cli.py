@@ -74,6 +74,7 @@ def test_classify_keeps_input_order_and_unknown_labels(files):
     ("+1 (ROOT(a))\n+1 (ROOT(b))\n", "only one class"),
     ("", "empty set of trees"),
 ])
+@pytest.mark.slow
 def test_learn_bad_files(tmp_path, text, message):
     train = tmp_path / "bad.tree"
     train.write_text(text, encoding="utf8")
@@ -89,6 +90,7 @@ def test_learn_bad_files(tmp_path, text, message):
     (["--criterion", "gini"], "criterion='gini' is invalid"),
     (["--algorithm", "frequency", "--rounds", "-1"], "n_rounds=-1 is invalid"),
 ])
+@pytest.mark.slow
 def test_learn_bad_settings(files, args, message):
     tmp, train = files
     result = run("learn", train, tmp / "m.bin", *args)
@@ -152,6 +154,7 @@ def test_learn_classify_rules_with_linear_learners(files, algorithm, extra):
     (["--algorithm", "corrective", "--l1-ratio", "3"], "l1_ratio=3.0 is invalid"),
     (["--algorithm", "corrective", "--cv", "1"], "cv=1 is invalid"),
 ])
+@pytest.mark.slow
 def test_bad_linear_settings_are_clear_errors(files, args, message):
     tmp, train = files
     result = run("learn", train, tmp / "m.bin", *args)

@@ -29,6 +29,7 @@ CHECKS: Dict[str, List[str]] = {
     "python -m spacy init config ": [r"✔ Saved config"],
     "python -m spacy package ": [r"✔ Successfully created binary wheel"],
     "python -m spacy_treeboost convert ": [r"wrote \d+ docs -> "],
+    "python -m spacy_treeboost init-config ": [r"wrote the config -> "],
     "python -m spacy_treeboost learn ": [r"learned \d+ rounds, \d+ distinct subtrees"],
     "python -m spacy_treeboost classify ": [r"accuracy 1\.0000 \(2/2\)"],
     "python -m spacy_treeboost rules ": [r"# \+1: \d+ rules", r"present →"],

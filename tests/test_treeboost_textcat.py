@@ -602,3 +602,23 @@ def test_a_jsonl_corpus_read_by_spacys_reader_gets_a_message_naming_the_reader(t
                                          r'spacy.Corpus.v1 reads only .spacy files: set @readers = '
                                          r'"spacy_treeboost.JsonlCorpus.v1" in \[corpora.train\]'):
         init_nlp(config)
+
+
+@pytest.mark.parametrize("multilabel", [False, True])
+def test_the_starter_config_initializes_without_a_warning_and_reads_jsonl(multilabel, recwarn):
+    from spacy.training.initialize import init_nlp
+
+    from spacy_treeboost.pipeline.starter_config import starter_config
+
+    config = starter_config(exclusive_classes=not multilabel)
+    assert config["nlp"]["pipeline"] == ["sentencizer", "treeboost_textcat"]
+    assert (config["training"]["max_steps"], config["training"]["patience"]) == (1, 1)
+    corpus = "topics" if multilabel else "reviews"
+    config["paths"]["train"] = str(ROOT / "corpora" / corpus / "train.jsonl")
+    config["paths"]["dev"] = str(ROOT / "corpora" / corpus / "dev.jsonl")
+    nlp = init_nlp(spacy.util.load_config_from_str(config.to_str()))
+    assert not [w for w in recwarn if "treeboost" in str(w.message)]
+    pipe = nlp.get_pipe("treeboost_textcat")
+    assert pipe.cfg["exclusive_classes"] is not multilabel and len(pipe.labels) >= 2
+    weights = nlp.config["training"]["score_weights"]
+    assert weights["cats_macro_f" if multilabel else "cats_score"] == 1.0 and not weights["sents_f"]
