@@ -41,3 +41,12 @@ def test_every_percentage_beside_a_results_link_is_in_that_report():
                 assert figure in known, f"README figure {figure} % is in none of {sorted(folders)}: {line[:200]}"
                 checked += 1
     assert checked >= 8
+
+
+def test_every_ratio_of_the_scale_out_page_is_in_the_generated_scale_report():
+    page = (ROOT / "docs" / "scale_out.md").read_text(encoding="utf8")
+    report = (ROOT / "docs" / "bench_scale.md").read_text(encoding="utf8")
+    ratios = re.findall(r"(?<![\d.])(\d+\.\d\d)×", page)
+    assert len(ratios) >= 8
+    for ratio in ratios:
+        assert f"{ratio}x" in report, f"docs/scale_out.md: {ratio}× is not in docs/bench_scale.md"
