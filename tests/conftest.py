@@ -43,8 +43,8 @@ def shared_data() -> Path:
 
 @pytest.fixture(scope="session")
 def ray_session():
-    """A local Ray with 2 CPUs, started once per test session (skipped without the ray extra)."""
+    """A new local Ray with 2 CPUs, started once per test session (skipped without the ray extra)."""
     ray = pytest.importorskip("ray")
     if not ray.is_initialized():
-        ray.init(num_cpus=2, log_to_driver=False)
+        ray.init(address="local", num_cpus=2, log_to_driver=False)  # a new local Ray, even beside a running cluster
     return ray
