@@ -6,6 +6,7 @@
     python -m spacy_treeboost convert INPUT.jsonl OUTPUT.spacy [--model en_core_web_sm]
     python -m spacy_treeboost apply MODEL INPUT.jsonl OUTPUT.jsonl [--n-workers N] [--backend processes|ray]
     python -m spacy_treeboost migrate-config OLD.cfg NEW.cfg
+    python -m spacy_treeboost init-config OUTPUT.cfg [--multilabel] [--lang en]
     python -m spacy_treeboost reseal OLD_MODEL NEW_MODEL
     python -m spacy_treeboost explain PIPELINE --text "..." [--label L] --output view.html
     python -m spacy_treeboost report PIPELINE [--data dev.spacy] --output report.html
@@ -469,6 +470,34 @@ def reseal(
         _fail(f"cannot read {old}: {err.strerror}")
     _write_model(new, data)
     typer.echo(f"sealed {old} -> {new}", err=True)
+
+
+@app.command("init-config")
+def init_config(
+    output: Path = typer.Argument(..., help="Where to write the config"),
+    multilabel: bool = typer.Option(False, "--multilabel", help="Several labels per document (exclusive_classes = "
+                                    "false, model-best selected by macro F)"),
+    lang: str = typer.Option("en", "--lang", help="The language of the blank pipeline"),
+) -> None:
+    """Write a complete training config: a sentencizer, treeboost_textcat, the JSONL reader and one training step."""
+    from .pipeline.starter_config import starter_config
+
+    if output.is_dir():
+        _fail(f"{output} is a directory; give the config a file name, e.g. {output / 'config.cfg'}")
+    if not output.parent.is_dir():
+        _fail(f"cannot write {output}: the directory {output.parent} does not exist (create it first)")
+    try:
+        config = starter_config(lang, exclusive_classes=not multilabel)
+    except (ImportError, ValueError) as err:
+        _fail(f"cannot make a config for --lang {lang!r}: {err}")
+    text = config.to_str()
+    header = ("# Written by python -m spacy_treeboost init-config. Train on JSON lines ({\"text\": ..., \"label\": ...}"
+              " per line):\n"
+              f"# python -m spacy train {output} --output training --paths.train train.jsonl --paths.dev dev.jsonl\n")
+    from .files import write_bytes_atomic
+
+    write_bytes_atomic(output, (header + text).encode("utf8"))
+    typer.echo(f"wrote the config -> {output}", err=True)
 
 
 def main() -> None:

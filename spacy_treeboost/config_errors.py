@@ -46,6 +46,30 @@ def setting_error(err: Exception, block: Sequence[str], names: Collection[str] =
     return config_error(message, loc)
 
 
+def corpus_reader_hint(nlp: Any) -> str:
+    """A sentence naming the reader to use when the training corpus is JSON lines read by spaCy's own reader
+    (which reads only .spacy files and finds nothing in them), else "".
+
+    nlp (Optional[Language]): The pipeline.
+    RETURNS (str): The sentence, with a leading space.
+    """
+    if nlp is None:
+        return ""
+    try:
+        config = nlp.config.interpolate()
+        block = config
+        for part in config["training"]["train_corpus"].split("."):
+            block = block[part]
+        reader, path = block.get("@readers"), str(block.get("path"))
+    except (KeyError, AttributeError, TypeError, ValueError):
+        return ""
+    if reader == "spacy_treeboost.JsonlCorpus.v1" or not path.endswith((".jsonl", ".jsonl.gz", ".json")):
+        return ""
+    return (f" The training corpus {path} is JSON lines, but its reader {reader} reads only .spacy files: set "
+            f"@readers = \"spacy_treeboost.JsonlCorpus.v1\" in [{config['training']['train_corpus']}] "
+            "(as the configs in configs/ do), or convert the file with python -m spacy_treeboost convert.")
+
+
 @contextlib.contextmanager
 def reported_at(block: Optional[Sequence[str]], names: Collection[str] = ()) -> Iterator[None]:
     """Raise a `ValueError` or `TypeError` from the settings of `block` as a `ConfigValidationError`.

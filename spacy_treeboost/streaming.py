@@ -42,6 +42,15 @@ def read_records(path: Path) -> Iterator[Dict[str, Any]]:
         yield record
 
 
+def count_records(path: Path) -> Optional[int]:
+    """The number of non-blank lines of an uncompressed JSONL file, read in one quick pass; None for a
+    compressed file, whose size is not known without decompressing it."""
+    if Path(path).suffix == ".gz":
+        return None
+    with open(path, "rb") as f:
+        return sum(1 for line in f if line.strip())
+
+
 class PipelineBatchClassifier:
     """Classify a batch of texts; for Ray Data's `map_batches` (the pipeline loads once per worker).
 
@@ -109,7 +118,7 @@ def apply_stream(model: str, input_path: Path, output_path: Path, *, n_workers: 
     n = 0
     try:
         with open(fd, "wb") as raw, open_output(raw, output_path.suffix == ".gz") as out, \
-                tqdm(unit="doc", disable=not progress) as bar:
+                tqdm(total=count_records(input_path) if progress else None, unit="doc", disable=not progress) as bar:
             for record in records:
                 out.write(json.dumps(record, default=_plain) + "\n")
                 n += 1

@@ -8,7 +8,7 @@ import pytest
 import spacy
 from spacy.training import Example
 
-from spacy_treeboost.streaming import PipelineBatchClassifier, apply_stream
+from spacy_treeboost.streaming import PipelineBatchClassifier, apply_stream, count_records
 from test_treeboost_textcat import TRAIN
 
 TEXTS = ["good fun", "boring plot", "", "not good , not fun", "a film — with “quotes” and ünïcode"] * 7
@@ -45,6 +45,7 @@ def run(*args):
     return subprocess.run([sys.executable, "-m", "spacy_treeboost", *map(str, args)], capture_output=True, text=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz"])
 def test_apply_writes_each_line_with_its_cats_in_order(tmp_path, pipeline, suffix):
     model, expected = pipeline
@@ -72,6 +73,7 @@ def test_apply_on_two_processes_gives_the_same_output(tmp_path, pipeline):
     ('{"txt": "x"}', 'line 2: each line needs a "text" string'),
     ("not json", "line 2: invalid JSON"),
 ])
+@pytest.mark.slow
 def test_apply_names_the_bad_line_and_keeps_no_partial_output(tmp_path, pipeline, line, message):
     model, _ = pipeline
     source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
@@ -81,6 +83,7 @@ def test_apply_names_the_bad_line_and_keeps_no_partial_output(tmp_path, pipeline
     assert not target.exists() and not list(tmp_path.glob(".*.tmp"))
 
 
+@pytest.mark.slow
 def test_apply_rejects_a_missing_input_and_a_bad_backend(tmp_path, pipeline):
     model, _ = pipeline
     result = run("apply", model, tmp_path / "missing.jsonl", tmp_path / "out.jsonl")
@@ -88,6 +91,21 @@ def test_apply_rejects_a_missing_input_and_a_bad_backend(tmp_path, pipeline):
     (tmp_path / "in.jsonl").write_text('{"text": "good"}\n', encoding="utf8")
     result = run("apply", model, tmp_path / "in.jsonl", tmp_path / "out.jsonl", "--backend", "threads")
     assert result.returncode == 2 and "choose processes or ray" in result.stderr
+
+
+def test_the_progress_bar_knows_the_total_of_a_plain_file_only(tmp_path, pipeline, capsys):
+    model, _ = pipeline
+    records = [{"id": i, "text": t} for i, t in enumerate(TEXTS)]
+    write_input(tmp_path / "in.jsonl", records)
+    (tmp_path / "in.jsonl").write_text((tmp_path / "in.jsonl").read_text() + "\n\n", encoding="utf8")
+    assert count_records(tmp_path / "in.jsonl") == len(TEXTS)
+    apply_stream(str(model), tmp_path / "in.jsonl", tmp_path / "out.jsonl", progress=True)
+    bar = capsys.readouterr().err
+    assert f"{len(TEXTS)}/{len(TEXTS)}" in bar and "<00:00" in bar
+    write_input(tmp_path / "in.jsonl.gz", records)
+    assert count_records(tmp_path / "in.jsonl.gz") is None
+    apply_stream(str(model), tmp_path / "in.jsonl.gz", tmp_path / "out.jsonl", progress=True)
+    assert f"{len(TEXTS)}/{len(TEXTS)}" not in capsys.readouterr().err
 
 
 def test_batch_classifier_adds_cats_as_json(pipeline):

@@ -23,7 +23,7 @@ from spacy_treeboost.learning.classifier_files import classifier_to_dict
 from spacy_treeboost.trees import Forest, read_bact
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-GENERATOR = Path(__file__).resolve().parents[2] / "shared" / "bench" / "gen_synth_trees.py"
+SYNTHETIC = Path(__file__).resolve().parent / "data" / "synthetic_120.tree"
 
 LEARNERS = [
     dict(algorithm="bact", boosting="adaboost"),
@@ -153,13 +153,9 @@ def test_corrective_learner_boosts_the_same_rules_on_any_number_of_workers():
 
 
 @pytest.fixture(scope="module")
-def synthetic(tmp_path_factory):
-    if not GENERATOR.exists():
-        pytest.skip(f"the synthetic generator is not at {GENERATOR}")
-    out = tmp_path_factory.mktemp("synth")
-    subprocess.run([sys.executable, str(GENERATOR), "--out-dir", str(out), "--n-train", "120", "--n-test", "2",
-                    "--sents", "5", "--words", "7", "--seed", "13"], check=True, capture_output=True)
-    return read_bact(out / "train.tree") + (out / "train.tree",)
+def synthetic():
+    """120 documents of the synthetic workload (gen_synth_trees.py --n-train 120 --sents 5 --words 7 --seed 13)."""
+    return read_bact(SYNTHETIC) + (SYNTHETIC,)
 
 
 @pytest.mark.parametrize("task", ["binary", "multiclass"])
@@ -198,6 +194,7 @@ def test_a_killed_worker_raises_an_error_naming_the_worker_and_round(synthetic):
     assert not any(p.is_alive() for p in clf.space_.processes)
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_every_worker(tmp_path, synthetic):
     script = tmp_path / "train.py"
     script.write_text(textwrap.dedent(f"""
@@ -230,13 +227,11 @@ def test_ctrl_c_stops_every_worker(tmp_path, synthetic):
             os.kill(pid, 0)
 
 
+@pytest.mark.slow
 def test_a_script_without_the_main_guard_gets_an_error_not_a_hang(tmp_path):
     """Spawned workers import the main script; one that trains at import time makes each worker die while it
     starts. The forest (megabytes here, more than a pipe holds) must not be stuck in a pipe nobody reads."""
-    if not GENERATOR.exists():
-        pytest.skip(f"the synthetic generator is not at {GENERATOR}")
-    subprocess.run([sys.executable, str(GENERATOR), "--out-dir", str(tmp_path), "--n-train", "1500", "--n-test", "2",
-                    "--seed", "13"], check=True, capture_output=True)
+    (tmp_path / "train.tree").write_text(SYNTHETIC.read_text(encoding="utf8") * 40, encoding="utf8")
     script = tmp_path / "train.py"
     script.write_text(textwrap.dedent(f"""
         from spacy_treeboost.learning.learner import TreeBoostClassifier
@@ -252,6 +247,7 @@ def test_a_script_without_the_main_guard_gets_an_error_not_a_hang(tmp_path):
     assert 'if __name__ == "__main__":' in proc.stderr
 
 
+@pytest.mark.slow
 def test_learn_command_takes_the_worker_settings(tmp_path, synthetic):
     _, _, train = synthetic
     models = []

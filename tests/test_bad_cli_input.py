@@ -44,6 +44,7 @@ def test_bom_and_crlf_are_read_as_plain_utf8(tmp_path, content):
         ("good fun", {"NEG": 0.0, "POS": 1.0}), ("dull", {"NEG": 1.0, "POS": 0.0})]
 
 
+@pytest.mark.slow
 def test_convert_with_bom_and_crlf_keeps_two_labels(tmp_path):
     path = tmp_path / "c.jsonl"
     path.write_bytes(b"\xef\xbb\xbf" + b"\r\n".join(LINES) + b"\r\n")
@@ -53,6 +54,7 @@ def test_convert_with_bom_and_crlf_keeps_two_labels(tmp_path):
     assert [d.cats for d in docs] == [{"NEG": 0.0, "POS": 1.0}, {"NEG": 1.0, "POS": 0.0}]
 
 
+@pytest.mark.slow
 def test_undecodable_bytes_name_the_file_and_line(tmp_path):
     path = tmp_path / "c.jsonl"
     path.write_bytes(LINES[0] + b'\n{"text": "b\xffd", "label": "NEG"}\n')
@@ -64,6 +66,7 @@ def test_undecodable_bytes_name_the_file_and_line(tmp_path):
     assert not (tmp_path / "out.spacy").exists()
 
 
+@pytest.mark.slow
 def test_truncated_gzip_names_the_file(tmp_path):
     path = tmp_path / "c.jsonl.gz"
     data = gzip.compress(b"".join(b'{"text": "review %d", "label": "POS"}\n' % i for i in range(5000)))
@@ -76,6 +79,7 @@ def test_truncated_gzip_names_the_file(tmp_path):
     assert result.stderr.count("\n") == 1
 
 
+@pytest.mark.slow
 def test_convert_refuses_a_device_and_a_directory(tmp_path):
     one_line_error(run("convert", "/dev/zero", tmp_path / "out.spacy"),
                    "/dev/zero is not a regular file; give the path of a .jsonl or .jsonl.gz file.")
@@ -87,6 +91,7 @@ def test_convert_refuses_a_device_and_a_directory(tmp_path):
                    f"JSONL file not found: {tmp_path / 'missing.jsonl'}")
 
 
+@pytest.mark.slow
 def test_convert_with_a_missing_pipeline_is_one_line(tmp_path):
     path = tmp_path / "c.jsonl"
     path.write_bytes(b"\n".join(LINES))
@@ -96,11 +101,13 @@ def test_convert_with_a_missing_pipeline_is_one_line(tmp_path):
                                     "is not an installed pipeline package or a pipeline directory.")
 
 
+@pytest.mark.slow
 def test_rules_on_a_device_fails_without_reading_it():
     one_line_error(run("rules", "/dev/zero"),
                    "cannot read /dev/zero: it is not a regular file, so it cannot be a spacy-treeboost model file.")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("content,reason", [(b"", "it is empty"), (b"+1 (ROOT(a))\n" * 1000, "it does not start as one does")])
 def test_rules_on_a_file_that_is_not_a_model(tmp_path, content, reason):
     path = tmp_path / "model.bin"
@@ -132,6 +139,7 @@ def sealed_model(edit) -> bytes:
     (lambda d: d.update(n_rounds="many"), "The classifier file is corrupt: ValueError(\"invalid literal for int() "
      "with base 10: 'many'\")"),
 ])
+@pytest.mark.slow
 def test_malformed_model_content_is_a_clear_error(tmp_path, edit, expected):
     path = tmp_path / "model.bin"
     path.write_bytes(sealed_model(edit))
@@ -139,6 +147,7 @@ def test_malformed_model_content_is_a_clear_error(tmp_path, edit, expected):
         one_line_error(run(*command), f"{path}: {expected}")
 
 
+@pytest.mark.slow
 def test_a_future_model_names_the_installed_versions(tmp_path):
     path = tmp_path / "model.bin"
     path.write_bytes(seal({}, CLASSIFIER_FORMAT, 3))
@@ -177,6 +186,7 @@ COMMANDS = {
 
 @pytest.mark.parametrize("name,alias", [(name, "same") for name in COMMANDS] + [
     ("learn", "symlink"), ("convert", "dotted"), ("apply", "symlink"), ("migrate-config", "dotted")])
+@pytest.mark.slow
 def test_no_command_writes_over_its_input(tmp_path, name, alias):
     command = COMMANDS[name]
     source = tmp_path / "data"
@@ -229,6 +239,7 @@ def test_temporary_names_are_new_each_time(tmp_path, monkeypatch):
     assert len(set(names)) == 3 and all(n.startswith(".m.bin.") and n.endswith(".tmp") for n in names)
 
 
+@pytest.mark.slow
 def test_a_line_that_never_ends_on_a_device_is_refused(tmp_path):
     env = dict(os.environ, SPACY_TREEBOOST_MAX_LINE_MB="2")
     result = subprocess.run([sys.executable, "-m", "spacy_treeboost", "learn", "/dev/zero", str(tmp_path / "m.bin")],
@@ -280,6 +291,7 @@ def test_the_line_limit_applies_to_pipes_only(tmp_path, monkeypatch):
         read_through_fifo(tmp_path, long_line)
 
 
+@pytest.mark.slow
 def test_unsealed_version_1_model_is_refused_with_the_reseal_command(tmp_path):
     f = Forest.from_sentences([[["not", "good"]], [["very", "good"]], [["not", "bad"]], [["so", "bad"]]])
     clf = TreeBoostClassifier("frequency", n_rounds=2, max_pattern_size=2).fit(f, ["NEG", "POS", "POS", "NEG"])
@@ -310,6 +322,7 @@ def test_a_cfg_nested_too_deeply_is_a_format_error(tmp_path):
         list(iter_jsonl(path))
 
 
+@pytest.mark.slow
 def test_convert_errors_are_one_line(tmp_path):
     path = tmp_path / "c.jsonl"
     path.write_bytes(b"\n".join(LINES))
@@ -327,6 +340,7 @@ def test_convert_errors_are_one_line(tmp_path):
     assert result.stderr.count("\n") == 1
 
 
+@pytest.mark.slow
 def test_migrate_config_write_failure_and_apply_of_a_package_that_is_no_pipeline(tmp_path):
     old = tmp_path / "old.cfg"
     old.write_text("[components]\n", encoding="utf8")

@@ -62,6 +62,7 @@ def test_component_refuses_its_boosters_runaway_rounds():
         spacy.blank("en").add_pipe("treeboost_textcat", config={"learner": corrective})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algorithm", ["frequency", "corrective"])
 def test_cli_learn_refuses_runaway_rounds_at_once(tmp_path, algorithm):
     train = tmp_path / "train.tree"

@@ -30,6 +30,7 @@ def files(tmp_path):
     return tmp_path, train
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algorithm", ["bact", "frequency", "presence"])
 def test_learn_classify_rules(files, algorithm):
     tmp, train = files
@@ -54,6 +55,7 @@ def test_learn_classify_rules(files, algorithm):
     assert listing.startswith("# +1: ") and len(listing.splitlines()) == 1 + clf.rules_.n_rules(0)
 
 
+@pytest.mark.slow
 def test_classify_keeps_input_order_and_unknown_labels(files):
     tmp, train = files
     model = tmp / "model.bin"
@@ -72,6 +74,7 @@ def test_classify_keeps_input_order_and_unknown_labels(files):
     ("+1 (ROOT(a))\n+1 (ROOT(b))\n", "only one class"),
     ("", "empty set of trees"),
 ])
+@pytest.mark.slow
 def test_learn_bad_files(tmp_path, text, message):
     train = tmp_path / "bad.tree"
     train.write_text(text, encoding="utf8")
@@ -87,12 +90,14 @@ def test_learn_bad_files(tmp_path, text, message):
     (["--criterion", "gini"], "criterion='gini' is invalid"),
     (["--algorithm", "frequency", "--rounds", "-1"], "n_rounds=-1 is invalid"),
 ])
+@pytest.mark.slow
 def test_learn_bad_settings(files, args, message):
     tmp, train = files
     result = run("learn", train, tmp / "m.bin", *args)
     assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_classify_bad_models(files):
     tmp, train = files
     model = tmp / "model.bin"
@@ -108,6 +113,7 @@ def test_classify_bad_models(files):
         assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_labels_with_brackets_and_spaces_round_trip(tmp_path):
     train = tmp_path / "train.tree"
     train.write_text("good%20one (ROOT(a%28b%29(c%20d)))\nbad%25 (ROOT(e))\ngood%20one (ROOT(a%28b%29))\n", encoding="utf8")
@@ -124,6 +130,7 @@ def test_labels_with_brackets_and_spaces_round_trip(tmp_path):
     ("linear", ["--features", "log1p", "--C", "1.0", "--loss", "squared_hinge"]),
     ("corrective", ["--booster", "frequency", "--rounds", "5", "--C", "2.0"]),
 ])
+@pytest.mark.slow
 def test_learn_classify_rules_with_linear_learners(files, algorithm, extra):
     tmp, train = files
     model = tmp / "model.bin"
@@ -147,6 +154,7 @@ def test_learn_classify_rules_with_linear_learners(files, algorithm, extra):
     (["--algorithm", "corrective", "--l1-ratio", "3"], "l1_ratio=3.0 is invalid"),
     (["--algorithm", "corrective", "--cv", "1"], "cv=1 is invalid"),
 ])
+@pytest.mark.slow
 def test_bad_linear_settings_are_clear_errors(files, args, message):
     tmp, train = files
     result = run("learn", train, tmp / "m.bin", *args)
@@ -155,6 +163,7 @@ def test_bad_linear_settings_are_clear_errors(files, args, message):
     assert not (tmp / "m.bin").exists()
 
 
+@pytest.mark.slow
 def test_unwritable_model_paths_fail_before_training(files):
     tmp, train = files
     for target, message in ((tmp, "is a directory"), (tmp / "missing" / "m.bin", "does not exist")):
@@ -163,6 +172,7 @@ def test_unwritable_model_paths_fail_before_training(files):
         assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_model_is_replaced_whole(files):
     tmp, train = files
     model = tmp / "m.bin"

@@ -59,6 +59,7 @@ def test_missing_model_gives_a_clear_error(tmp_path):
         convert_jsonl(source, tmp_path / "out.spacy", model="no_such_pipeline_xyz")
 
 
+@pytest.mark.slow
 def test_command_line_names_how_to_install_a_parser_without_a_traceback(tmp_path):
     source = _jsonl(tmp_path / "in.jsonl", RECORDS)
     result = subprocess.run(

@@ -5,7 +5,10 @@ import sys
 from pathlib import Path
 from typing import Dict, List, Sequence, Set
 
+import pytest
 
+
+@pytest.mark.slow
 def test_blank_pipeline_imports_neither_scipy_nor_the_nmtf_package():
     code = ("import sys, spacy; nlp = spacy.blank('en'); "
             "print(sorted(m for m in sys.modules if m == 'scipy' or m.startswith(('scipy.', 'sklearn', "
@@ -14,6 +17,7 @@ def test_blank_pipeline_imports_neither_scipy_nor_the_nmtf_package():
     assert result.stdout.strip() == "[]"
 
 
+@pytest.mark.slow
 def test_adding_the_components_still_imports_no_scipy():
     code = ("import sys, spacy; nlp = spacy.blank('en'); nlp.add_pipe('treeboost_textcat'); "
             "nlp.add_pipe('nmtf_sentiment'); print('scipy' in sys.modules)")

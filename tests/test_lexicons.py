@@ -97,6 +97,7 @@ def test_lexicon_pickles():
     assert pickle.loads(pickle.dumps(lexicon)) == lexicon
 
 
+@pytest.mark.slow
 def test_import_does_not_load_spacy():
     code = "import sys, spacy_treeboost.nmtf.lexicons; print('spacy' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
@@ -196,6 +197,7 @@ def test_read_lexicon_tells_the_formats_apart(tmp_path):
         read_lexicon(tmp_path / "missing")
 
 
+@pytest.mark.slow
 def test_nmtf_config_reads_either_lexicon_format(tmp_path):
     """`spacy debug config` of the NMTF config passes with the shipped .jsonl lexicon and with a Hu & Liu folder."""
     from pathlib import Path

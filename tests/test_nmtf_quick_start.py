@@ -54,6 +54,7 @@ def check_reads_the_lexicon(nlp):
         assert nlp(text).cats["POS"] < 0.5, text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("config", CONFIGS, ids=[c.name for c in CONFIGS])
 def test_shipped_config_trained_as_the_readme_says(config, tmp_path):
     """`python -m spacy train CONFIG --output ...` from the repository root, then `spacy evaluate` on dev."""

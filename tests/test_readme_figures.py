@@ -1,11 +1,12 @@
-"""The README's accuracy figures come from the generated results it links to, not from memory."""
+"""The accuracy figures of the README and the documentation pages come from the generated results they link to,
+not from memory."""
 import json
 import re
 from pathlib import Path
 from typing import Set
 
 ROOT = Path(__file__).resolve().parents[1]
-LINK = re.compile(r"\(docs/((?:partial_\w+/)?)results_linear\.md\)")
+LINK = re.compile(r"\((?:docs/)?((?:partial_\w+/)?)results_linear\.md\)")
 PERCENT = re.compile(r"(?<![\d.])(\d{2}\.\d{2}) %")
 
 
@@ -23,8 +24,12 @@ def reported(folder: str) -> Set[str]:
     return out
 
 
+PAGES = ["README.md"] + [f"docs/{name}" for name in ("settings.md", "parser.md", "performance.md", "training.md")]
+
+
 def test_every_percentage_beside_a_results_link_is_in_that_report():
-    paragraphs = re.split(r"\n\s*\n", (ROOT / "README.md").read_text(encoding="utf8"))
+    text = "\n\n".join((ROOT / page).read_text(encoding="utf8") for page in PAGES)
+    paragraphs = re.split(r"\n\s*\n", text)
     checked = 0
     for paragraph in paragraphs:
         for line in paragraph.splitlines() if paragraph.startswith("|") else [paragraph]:
@@ -36,3 +41,12 @@ def test_every_percentage_beside_a_results_link_is_in_that_report():
                 assert figure in known, f"README figure {figure} % is in none of {sorted(folders)}: {line[:200]}"
                 checked += 1
     assert checked >= 8
+
+
+def test_every_ratio_of_the_scale_out_page_is_in_the_generated_scale_report():
+    page = (ROOT / "docs" / "scale_out.md").read_text(encoding="utf8")
+    report = (ROOT / "docs" / "bench_scale.md").read_text(encoding="utf8")
+    ratios = re.findall(r"(?<![\d.])(\d+\.\d\d)×", page)
+    assert len(ratios) >= 8
+    for ratio in ratios:
+        assert f"{ratio}x" in report, f"docs/scale_out.md: {ratio}× is not in docs/bench_scale.md"

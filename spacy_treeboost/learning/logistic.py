@@ -14,6 +14,7 @@ elastic-net problems by FISTA with backtracking; both are deterministic. `tol` i
 relative: a solve stops when the gradient (FISTA: the gradient mapping) is `tol`
 times that at the start from zero weights, whatever the scale of the features.
 """
+import logging
 import math
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Callable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
@@ -22,6 +23,8 @@ import numpy
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
+
+logger = logging.getLogger(__name__)
 
 LOSSES = ("logistic", "squared_hinge")
 NB_ALPHA = 1.0
@@ -267,7 +270,10 @@ def fold_margins(X: "sp.spmatrix", y: numpy.ndarray, folds: numpy.ndarray, fold:
             Xtr, Xte = Xtr @ _diag(scale), Xte @ _diag(scale)
     out = numpy.zeros((len(Cs), len(betas), int(test.sum())))
     init = None
+    logger.info("cross-validation fold %d of %d: %d values of C on %d documents", fold + 1, int(folds.max()) + 1,
+                len(Cs), int(train.sum()))
     for j, C in enumerate(Cs):
+        logger.debug("fold %d: fitting C = %g", fold + 1, C)
         w, c = fit_linear(Xtr, y[train], C=C, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol, init=init)
         init = numpy.append(w, c)
         for b, beta in enumerate(betas):
@@ -405,6 +411,7 @@ def fit_head(
             scores = cv_scores if C is None else None
         else:
             chosen = C
+        logger.info("final fit on %d documents, C = %g", X.shape[0], chosen)
         w, c, scale = final_fit(X, y, chosen, nb=nb, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol)
     return finish_head(w, c, scale, chosen, scores, oof, beta, y, calibrate)
 

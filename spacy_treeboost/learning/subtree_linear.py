@@ -27,6 +27,7 @@ that sigmoid(2F) is the logistic model's probability. A tfidf model keeps every
 mined subtree as a rule (a zero weight included), since the document norm runs
 over all of them; its idf is stored in each rule.
 """
+import logging
 import time
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
@@ -38,6 +39,8 @@ from .logistic import (DEFAULT_CS, HeadFit, assemble_margins, candidates, check_
                        finish_head, fit_head, fold_margins, nb_scale, needs_folds, one_blas_thread, select_candidate)
 from ..models.rules import RuleSet
 from ..trees.forest import DEPENDENCY_VIEW_PREFIX, Forest
+
+logger = logging.getLogger(__name__)
 
 FEATURES = ("nb", "presence", "log1p", "tfidf")
 NB_BETAS = (0.25, 0.5, 1.0)
@@ -338,6 +341,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         self.classes_, self.multilabel_, heads, targets = encode_targets(y, self._positive)
         self.heads_ = [_Head(str(h), numpy.zeros(0)) for h in heads]
         clock = time.process_time()
+        logger.info("mining the subtrees of up to %d nodes in %d trees", self.max_pattern_size, len(X))
         counts, codes = mine_subtrees(X, max_pattern_size=self.max_pattern_size, min_support=self.min_support,
                                       include_root_patterns=self.include_root_patterns,
                                       max_cache_mb=self.max_cache_mb, keep_rare_up_to=self.keep_rare_up_to)
@@ -345,6 +349,8 @@ class SubtreeLinearClassifier(RuleClassifier):
             raise ValueError("The training trees contain no subtree to learn from (are the documents empty, or is "
                              "min_support larger than the number of documents?).")
         self.timings_ = {"mine": time.process_time() - clock}
+        logger.info("mined %d subtrees in %.1f CPU s; fitting %d head(s)", len(codes), self.timings_["mine"],
+                    len(self.heads_))
         clock = time.process_time()
         F, idf = self._transform(counts)
         self.timings_["features"] = time.process_time() - clock
@@ -405,7 +411,12 @@ class SubtreeLinearClassifier(RuleClassifier):
     def _fit_heads(self, F: Any, targets: Sequence[numpy.ndarray]) -> List[HeadFit]:
         """`_fit_head` of every target, the folds and final fits spread over `n_workers` processes."""
         if self.n_workers == 1:
-            return [self._fit_head(F, t) for t in targets]
+            fits = []
+            for i, (head, t) in enumerate(zip(self.heads_, targets)):
+                logger.info("head %d of %d (%s)", i + 1, len(targets), head.name)
+                fits.append(self._fit_head(F, t))
+            return fits
+        logger.info("%d head(s) on %d worker processes", len(targets), self.n_workers)
         nb = self.features == "nb"
         beta = self.nb_beta if nb else 1.0
         Cs, betas = candidates(self.Cs if self.C is None else [self.C], beta, NB_BETAS)

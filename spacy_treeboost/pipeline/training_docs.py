@@ -5,6 +5,8 @@ from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example
 
+from ..datasets.convert import parser_install_hint
+
 
 def check_whole_corpus(nlp: Optional[Language], name: str) -> None:
     """Refuse a streamed training corpus: the component learns from all training examples at once."""
@@ -15,12 +17,13 @@ def check_whole_corpus(nlp: Optional[Language], name: str) -> None:
             "controlled by max_steps, eval_frequency and patience).")
 
 
-def check_labels(name: str, labels: Sequence[str], exclusive: bool) -> None:
-    """Refuse label sets the component cannot learn, with the fix in the message."""
+def check_labels(name: str, labels: Sequence[str], exclusive: bool, hint: str = "") -> None:
+    """Refuse label sets the component cannot learn, with the fix in the message (and `hint`, a further
+    sentence about the corpus, when there are no labels)."""
     if not labels:
         raise ValueError(
             f"'{name}' has no labels: the training examples have no cats. Give each example's reference "
-            f"doc.cats, or list labels in [initialize.components.{name}].")
+            f"doc.cats, or list labels in [initialize.components.{name}].{hint}")
     if exclusive and len(labels) < 2:
         raise ValueError(
             f"'{name}' has only one label ({labels[0]!r}) but exclusive_classes = true needs at least two. "
@@ -45,7 +48,8 @@ def check_parser(nlp: Optional[Language], name: str, tree_mode: str, parse_sourc
             f"assigns token.dep, so docs cannot be parsed when evaluating or predicting (parse_source = "
             f"{parse_source!r} only decides where the training trees come from). Source a parser: "
             f"add \"tok2vec\" and \"parser\" with source = \"en_core_web_sm\" before '{name}' and list "
-            "them in [training] frozen_components, as configs/dependency_sentiment.cfg does.")
+            "them in [training] frozen_components, as configs/dependency_sentiment.cfg does (its ${paths.parser}). "
+            + parser_install_hint("--paths.parser"))
 
 
 def targets(examples: List[Example], labels: Sequence[str], exclusive: bool, name: str) -> List[Any]:

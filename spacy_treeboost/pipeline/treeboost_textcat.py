@@ -8,6 +8,8 @@ boosted rules' weights are refitted jointly before each evaluation; the linear
 and calibrated learners are fitted in `initialize`, and updates do nothing.
 The learner and the tree builder are registered sub-configs (`learners.py`).
 """
+import logging
+from contextlib import contextmanager
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
@@ -27,7 +29,8 @@ from ..learning.subtree_linear import SubtreeLinearClassifier
 from ..models.rules import ModelFormatError
 from ..trees.doc_trees import DocIndexer, TreeSpec, docs_to_forest
 from .component_files import ComponentFiles
-from ..config_errors import check_learner, config_error, data_errors, reported_at, training_corpus
+from ..config_errors import (check_learner, config_error, corpus_reader_hint, data_errors, reported_at,
+                             training_corpus)
 from .learners import (LEARNERS, TREE_KEYS, copy_execution, learner_from_settings, learner_settings, split_learner,
                        unfitted_copy)
 from .scoring import cats_from_margins, score_treeboost_cats
@@ -46,6 +49,7 @@ DEFAULT_CONFIG: Dict[str, Any] = {
     "scorer": {"@scorers": "spacy_treeboost.textcat_scorer.v1"},
 }
 PARSE_SOURCES = ("pipeline", "reference", "predicted")
+logger = logging.getLogger(__name__)
 SCORE_WEIGHTS = {
     "cats_score": 1.0, "cats_score_desc": None, "cats_micro_p": None, "cats_micro_r": None,
     "cats_micro_f": None, "cats_macro_p": None, "cats_macro_r": None, "cats_macro_f": None,
@@ -242,11 +246,12 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
             examples = list(get_examples())
             if not examples:
                 raise ValueError(f"'{self.name}' got no training examples: the training corpus is empty. Give it "
-                                 "labeled documents (or check its reader's folds and limit settings).")
+                                 "labeled documents (or check its reader's folds and limit settings)."
+                                 + corpus_reader_hint(nlp))
             if labels is None:
                 labels = sorted({label for eg in examples for label in eg.reference.cats})
             self.cfg["labels"] = list(labels)
-            check_labels(self.name, self.labels, self.cfg["exclusive_classes"])
+            check_labels(self.name, self.labels, self.cfg["exclusive_classes"], corpus_reader_hint(nlp))
         if positive_label is not None:
             self.cfg["positive_label"] = positive_label
         with reported_at(block, self.cfg):
@@ -261,12 +266,16 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
             if booster is not None:
                 learner = unfitted_copy(booster, self.cfg["positive_label"])
             try:
-                if booster is not None:
-                    learner.start(forest, gold)
-                else:
-                    learner.fit(forest, gold)
+                with fit_progress():
+                    logger.info("'%s': fitting %s on %d training documents", self.name, type(learner).__name__,
+                                len(forest))
+                    if booster is not None:
+                        learner.start(forest, gold)
+                    else:
+                        learner.fit(forest, gold)
             except ValueError as err:
                 raise ValueError(f"'{self.name}' cannot train: {err}") from None
+        self._fit_loss = None if booster is not None else training_log_loss(learner, forest, gold)
         self._learner = learner
         self._train_forest = forest if refits else None
         self._refit = None
@@ -290,6 +299,8 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
             losses = {}
         losses.setdefault(self.name, 0.0)
         if self._learner is not None and not isinstance(self._learner, TreeBoostClassifier):
+            if getattr(self, "_fit_loss", None) is not None:
+                losses[self.name] = self._fit_loss
             return losses
         if self._learner is None or not hasattr(self._learner, "space_"):
             raise ValueError(
@@ -378,16 +389,20 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
 
         doc (Doc): A doc processed by the preceding components.
         label (Optional[str]): The label whose rules to show; by default the first
-            scored label (the positive label of a binary task).
+            scored label (the positive label of a binary task). The other label of a
+            binary task shows the same subtrees with opposite contributions.
         RETURNS (str): The HTML.
         """
         from ..models.explain import render_html
 
         explanation = self.explain(doc, by="rule")
-        heads = self._predictor().rules_.heads
+        heads = list(self._predictor().rules_.heads)
         label = heads[0] if label is None else label
         if label not in heads:
-            raise ValueError(f"'{self.name}' has no rules for label {label!r}; it scores {heads}")
+            if len(heads) != 1 or label not in self.labels:
+                raise ValueError(f"'{self.name}' has no rules for label {label!r}: its labels are {list(self.labels)}")
+            explanation = [{**e, "label": label, "contribution": -e["contribution"]}
+                           for e in explanation if e["label"] == heads[0]]
         node_labels, parents, tokens = self._spec.node_labels(doc)
         return render_html(doc, explanation, tokens, node_labels, parents, label)
 
@@ -437,3 +452,34 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         self._train_forest = None
         self._refit = None
         self._indexer = None
+
+
+@contextmanager
+def fit_progress() -> Iterator[None]:
+    """Show the learners' progress lines (INFO records of the "spacy_treeboost" loggers: mining, each
+    cross-validation fold, each head) with spaCy's log handler while a model is fitted, unless logging is
+    configured: by a handler or level on the "spacy_treeboost" logger, or a handler on the root logger."""
+    log = logging.getLogger("spacy_treeboost")
+    if log.handlers or log.level != logging.NOTSET or logging.getLogger().handlers:
+        yield
+        return
+    log.setLevel(logging.INFO)
+    log.addHandler(util.logger_stream_handler)
+    try:
+        yield
+    finally:
+        log.removeHandler(util.logger_stream_handler)
+        log.setLevel(logging.NOTSET)
+
+
+def training_log_loss(learner: RuleClassifier, forest: Any, gold: Sequence[Any]) -> float:
+    """The mean log-loss of a fitted learner's probabilities on its training documents (multi-label: the mean
+    over labels of each label's binary log-loss)."""
+    proba = numpy.clip(learner.predict_proba(forest), 1e-15, 1.0 - 1e-15)
+    classes = [str(c) for c in learner.classes_]
+    if getattr(learner, "multilabel_", False):
+        truth = numpy.array([[c in {str(g) for g in labels} for c in classes] for labels in gold], dtype=float)
+        return float(-numpy.mean(truth * numpy.log(proba) + (1.0 - truth) * numpy.log(1.0 - proba)))
+    index = {c: j for j, c in enumerate(classes)}
+    rows = numpy.arange(len(gold))
+    return float(-numpy.mean(numpy.log(proba[rows, [index[str(g)] for g in gold]])))

@@ -59,7 +59,8 @@ def explanation_view(textcat: Any, doc: Doc, label: Optional[str] = None, *,
 
     textcat (TreeBoostTextCategorizer): A trained component.
     doc (Doc): A doc processed by the pipeline's components before `textcat`.
-    label (Optional[str]): The label to explain; by default the first scored label.
+    label (Optional[str]): The label to explain; by default the first scored label. The other label of a
+        binary task shows the same subtrees with opposite contributions.
     max_subtrees (int): How many of the most influential fired subtrees to draw.
     all_sentences (bool): Draw the trees of sentences in which no drawn subtree fired (else their text only).
     RETURNS (ExplanationView): The view.
@@ -73,10 +74,15 @@ def explanation_view(textcat: Any, doc: Doc, label: Optional[str] = None, *,
                          "(spacy train) or load a trained pipeline.")
     rules = predictor.rules_
     label = rules.heads[0] if label is None else label
+    sign = 1.0
     if label not in rules.heads:
-        raise ValueError(f"'{textcat.name}' has no rules for label {label!r}; it scores {rules.heads}.")
-    head = rules.heads.index(label)
-    grouped = [g for g in textcat.explain(doc) if g["label"] == label]
+        if len(rules.heads) != 1 or label not in textcat.labels:
+            raise ValueError(f"'{textcat.name}' has no rules for label {label!r}: its labels are "
+                             f"{list(textcat.labels)}.")
+        sign = -1.0
+    head = rules.heads.index(label) if sign > 0 else 0
+    grouped = [{**g, "label": label, "contribution": sign * g["contribution"]}
+               for g in textcat.explain(doc) if g["label"] == rules.heads[head]]
     shown = grouped[:max_subtrees]
     margins = textcat.predict([doc])
     from ..pipeline.scoring import cats_from_margins
@@ -142,7 +148,8 @@ def explanation_view(textcat: Any, doc: Doc, label: Optional[str] = None, *,
         else:
             parts.append(f'<p class="tb-plain">{html.escape(doc[start:end].text)}</p>')
     parts.append("</div>")
-    parts.append(_margin_table(shown, grouped, head_bias(rules, head), float(margins[0, head]), probability, label))
+    parts.append(_margin_table(shown, grouped, sign * head_bias(rules, head), sign * float(margins[0, head]), probability,
+                                label))
     parts.append("</div></div>")
     return ExplanationView("".join(parts), f"Why {label}: {doc.text[:60]}")
 

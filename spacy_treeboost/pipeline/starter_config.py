@@ -1,0 +1,41 @@
+"""A complete `spacy train` config for `treeboost_textcat`, as `python -m spacy_treeboost init-config` writes it."""
+from typing import Any, Dict
+
+from thinc.api import Config
+
+MULTILABEL_SCORE_WEIGHTS: Dict[str, Any] = {
+    "cats_score": None, "cats_score_desc": None, "cats_micro_p": None, "cats_micro_r": None, "cats_micro_f": 0.0,
+    "cats_macro_p": None, "cats_macro_r": None, "cats_macro_f": 1.0, "cats_macro_auc": None,
+    "cats_f_per_type": None, "cats_auc_per_type": None,
+}
+
+
+def starter_config(lang: str = "en", exclusive_classes: bool = True) -> Config:
+    """The config of a pipeline with a sentencizer and `treeboost_textcat` (the default learner, word chains),
+    reading JSON lines with `spacy_treeboost.JsonlCorpus.v1` and training in one step, since the default
+    learner is fitted in `initialize`.
+
+    lang (str): The language code of the blank pipeline.
+    exclusive_classes (bool): One label per document, `model-best` selected by `cats_score`; with False,
+        several, and `model-best` is selected by macro F (the multi-label `cats_score`, macro AUC, is often 1.0
+        from the first step). The sentencizer's scores do not count.
+    RETURNS (Config): The config, with `paths.train` and `paths.dev` to set.
+    """
+    import spacy
+
+    nlp = spacy.blank(lang)
+    nlp.add_pipe("sentencizer")
+    nlp.add_pipe("treeboost_textcat", config={
+        "exclusive_classes": exclusive_classes,
+        "trees": {"@tree_builders": "spacy_treeboost.DocTrees.v1", "tree_mode": "chain", "node_attrs": ["LOWER"],
+                  "skip_flags": ["IS_SPACE", "IS_PUNCT"]},
+    })
+    config = nlp.config.copy()
+    for name in ("train", "dev"):
+        config["corpora"][name] = {"@readers": "spacy_treeboost.JsonlCorpus.v1", "path": f"${{paths.{name}}}"}
+    config["training"].update(max_epochs=0, max_steps=1, eval_frequency=1, patience=1)
+    weights = {"sents_f": None, "sents_p": None, "sents_r": None}
+    weights.update(MULTILABEL_SCORE_WEIGHTS if not exclusive_classes else
+                   {**MULTILABEL_SCORE_WEIGHTS, "cats_score": 1.0, "cats_micro_f": None, "cats_macro_f": None})
+    config["training"]["score_weights"] = weights
+    return config
