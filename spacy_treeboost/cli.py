@@ -331,9 +331,12 @@ def apply(
     input_path: Path = typer.Argument(..., help="JSONL (or .jsonl.gz) with a 'text' per line"),
     output_path: Path = typer.Argument(..., help="Where to write each input line with its 'cats' (.gz compresses)"),
     n_workers: int = typer.Option(1, "--n-workers", help="Processes (or Ray workers) that run the pipeline"),
-    backend: str = typer.Option("processes", help="processes (spaCy's nlp.pipe(n_process=...)) | ray (Ray Data)"),
+    backend: str = typer.Option("processes", help="processes (spaCy's nlp.pipe(n_process=...)) | ray (Ray actors; "
+                                "this process reads the input)"),
     batch_size: int = typer.Option(256, "--batch-size", help="Texts per batch"),
     ray_address: Optional[str] = typer.Option(None, help="For ray: the cluster address (default: start a local Ray)"),
+    timeout: float = typer.Option(300.0, "--timeout", help="For ray: seconds to wait for the workers to start or for "
+                                  "a batch, before stopping with an error"),
 ) -> None:
     """Classify a stream of texts: one output line per input line, in order, with the pipeline's 'cats'."""
     from .streaming import apply_stream
@@ -342,10 +345,12 @@ def apply(
         _fail("--n-workers and --batch-size must be at least 1")
     if backend not in ("processes", "ray"):
         _fail(f"--backend {backend!r} is invalid: choose processes or ray")
+    if not timeout > 0:
+        _fail(f"--timeout {timeout} is invalid: use a positive number of seconds")
     _refuse_own_input(output_path, input_path)
     try:
         n = apply_stream(model, input_path, output_path, n_workers=n_workers, backend=backend, batch_size=batch_size,
-                         ray_address=ray_address, progress=sys.stderr.isatty())
+                         ray_address=ray_address, progress=sys.stderr.isatty(), timeout=timeout)
     except (OSError, ValueError, ImportError) as err:
         _fail(str(err))
     typer.echo(f"classified {n} texts -> {output_path}", err=True)
