@@ -166,6 +166,10 @@ def learn(
     except (ValueError, ImportError) as err:
         _fail(str(err))
     del forest
+    nodes = getattr(clf.space_, "node_ids", None)
+    if nodes:
+        typer.echo(f"{len(nodes)} search workers on {len(set(nodes))} Ray node(s): "
+                   f"{', '.join(sorted(set(n[:12] for n in nodes)))}", err=True)
     bar = tqdm(total=rounds, unit="round", disable=not sys.stderr.isatty(), file=sys.stderr)
 
     def progress(entry):

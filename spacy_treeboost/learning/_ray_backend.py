@@ -38,6 +38,7 @@ class RayBackend(SearchBackend):
                                     None if owners is None else owners == i) for i in range(n_workers)]
         self._refs: Dict[int, Any] = {}
         self.start_workers()
+        self.node_ids = [loc["ray_node"] for loc in self._call_all(range(n_workers), "location", [()] * n_workers)]
 
     def _send(self, i: int, method: str, args: Tuple[Any, ...]) -> None:
         self._refs[i] = getattr(self.actors[i], method).remote(*args)
