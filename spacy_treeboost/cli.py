@@ -206,10 +206,7 @@ def _learn_linear(forest, classes, model: Path, algorithm: str, booster, opts: d
             common = {k: getattr(booster, k) for k in ("max_pattern_size", "min_support", "include_root_patterns",
                                                        "max_cache_mb")}
             given = {k: opts[k] for k in ("C", "cv") if opts[k] is not None}
-            if booster.ray_address is not None:
-                _fail("--ray-address is for the boosting learners; the linear learner's workers are processes on "
-                      "this machine (--n-workers N)")
-            given.update(n_workers=booster.n_workers, backend=booster.backend)
+            given.update(n_workers=booster.n_workers, backend=booster.backend, ray_address=booster.ray_address)
             if opts["choose_C"]:
                 given["C"] = None
             clf = SubtreeLinearClassifier(features=opts["features"], loss=opts["loss"], l1_ratio=opts["l1_ratio"],
@@ -218,7 +215,7 @@ def _learn_linear(forest, classes, model: Path, algorithm: str, booster, opts: d
             clf = CorrectiveBoostClassifier(booster, C=opts["C"], l1_ratio=opts["l1_ratio"],
                                             cv=5 if opts["cv"] is None else opts["cv"])
         clf.fit(forest, classes)
-    except (ValueError, MemoryError) as err:
+    except (ValueError, MemoryError, ImportError, RuntimeError) as err:
         _fail(str(err))
     clock = time.process_time()
     _write_model(model, classifier_to_bytes(clf))

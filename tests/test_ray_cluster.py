@@ -1,5 +1,6 @@
 """A real two-node Ray cluster on this machine (`ray start --head` and a second `ray start --address`): `learn
---backend ray --ray-address` writes the model of one worker, with search workers on both nodes."""
+--backend ray --ray-address` writes the model of one worker, boosting (with search workers on both nodes) and the
+default learner."""
 import os
 import re
 import shutil
@@ -80,16 +81,21 @@ def two_node_cluster():
 
 
 def learn(train, model, env, *args):
-    result = subprocess.run([sys.executable, "-m", "spacy_treeboost", "learn", str(train), str(model), "--algorithm",
-                             "frequency", "--rounds", "15", *map(str, args)], env=env, capture_output=True, text=True,
-                            timeout=900)
+    result = subprocess.run([sys.executable, "-m", "spacy_treeboost", "learn", str(train), str(model),
+                             *map(str, args)], env=env, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
     return result.stderr
 
 
-def test_learn_on_a_two_node_cluster_writes_the_one_worker_model(tmp_path, two_node_cluster):
+def test_learn_on_a_two_node_cluster_writes_the_one_worker_models(tmp_path, two_node_cluster):
     address, env = two_node_cluster
-    learn(TRAIN, tmp_path / "one.bin", env)
-    report = learn(TRAIN, tmp_path / "ray.bin", env, "--n-workers", 2, "--backend", "ray", "--ray-address", address)
+    ray = ("--n-workers", 2, "--backend", "ray", "--ray-address", address)
+    boosting = ("--algorithm", "frequency", "--rounds", 15)
+    learn(TRAIN, tmp_path / "one.bin", env, *boosting)
+    report = learn(TRAIN, tmp_path / "ray.bin", env, *boosting, *ray)
     assert "2 search workers on 2 Ray node(s)" in report, report[-3000:]
     assert (tmp_path / "ray.bin").read_bytes() == (tmp_path / "one.bin").read_bytes()
+    linear = ("--algorithm", "linear", "--choose-C")
+    learn(TRAIN, tmp_path / "linear_one.bin", env, *linear)
+    learn(TRAIN, tmp_path / "linear_ray.bin", env, *linear, *ray)
+    assert (tmp_path / "linear_ray.bin").read_bytes() == (tmp_path / "linear_one.bin").read_bytes()

@@ -49,6 +49,12 @@ class RayBackend(SearchBackend):
             return ray.get(self._refs.pop(i))
         except ray.exceptions.RayActorError as err:
             self.close()
+            if self.round == 0:
+                lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+                raise WorkerDiedError(
+                    f"Search worker {i} (Ray actor) died while starting ({lines[-1] if lines else type(err).__name__}). "
+                    "Every Ray node must run the spacy-treeboost of this process: start each node (ray start) from "
+                    "the Python environment where this version is installed.") from None
             raise WorkerDiedError(f"Search worker {i} (Ray actor) died in boosting round {self.round}; the training "
                                   f"stopped ({type(err).__name__}).") from None
         except ray.exceptions.RayTaskError as err:
