@@ -45,8 +45,10 @@ def _stop(proc: subprocess.Popen) -> None:
 def two_node_cluster():
     """The address of a head and a second node, 1 CPU each, stopped at teardown whatever the test did."""
     pytest.importorskip("ray")
-    env = dict(os.environ, RAY_AUTH_MODE="disabled", RAY_USAGE_STATS_ENABLED="0")
     temp = tempfile.mkdtemp(prefix="rtb", dir="/tmp")
+    # RAY_TMPDIR keeps every node's files, and the address file that `ray start` leaves for later `ray.init()`
+    # calls on this machine, in the temp dir
+    env = dict(os.environ, RAY_AUTH_MODE="disabled", RAY_USAGE_STATS_ENABLED="0", RAY_TMPDIR=temp)
     port = _free_port()
     address = f"127.0.0.1:{port}"
     procs = []

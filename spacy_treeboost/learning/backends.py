@@ -2,15 +2,17 @@
 
 Every worker holds the whole forest and every head's document scores; the
 search space is split by root label, and a worker bounds and searches only the
-root labels it owns. Each round has two steps: every worker sets up its search
-and reports the best single-node pattern among its roots, and then searches,
-skipping what cannot reach the largest of these values (the floor), so that no
-worker spends the round on patterns another worker's root already beats. Every
-worker returns its best candidate under the search's total tie order, the
-coordinator picks the global best in the order a single search would have met
-the candidates, the owner sends the winner's (documents, counts), and every
-worker applies the same rule to its scores. All backends run the same
-`SearchWorker`, so they learn the same rules bit for bit.
+root labels it owns. Each round has two steps. Every worker sets up its search
+(the sums over its own root labels' documents) and reports the best single-node
+value among its roots and the bounds of its root labels that could exceed it;
+the coordinator sends every worker the largest of these values (the floor) and
+those bounds, so that no worker sums the documents of root labels it does not
+own, and each skips what cannot reach the floor. Every worker then returns its
+best candidate under the search's total tie order, the coordinator picks the
+global best in the order a single search would have met the candidates, the
+owner sends the winner's (documents, counts), and every worker applies the same
+rule to its scores. All backends run the same `SearchWorker`, so they learn the
+same rules bit for bit.
 """
 import hashlib
 import heapq
@@ -103,6 +105,8 @@ class SearchWorker:
         self.settings = search_settings
         self.last_node: Dict[int, int] = {}
         self.search_cpu = 0.0
+        self._weights: Dict[int, numpy.ndarray] = {}
+        self._prepared: Optional[int] = None
 
     def n_patterns(self) -> int:
         return self.space.n_patterns
@@ -117,7 +121,7 @@ class SearchWorker:
         for method, args in updates:
             getattr(self, method)(*args)
         out: List[Any] = [None] * len(heads)
-        self._weights: Dict[int, numpy.ndarray] = {}
+        self._weights = {}
         for j in reversed(range(len(heads))):
             k = heads[j]
             t0 = time.process_time()
@@ -140,8 +144,8 @@ class SearchWorker:
 
         for method, args in updates:
             getattr(self, method)(*args)
-        weights = getattr(self, "_weights", {}) if floors is not None else {}
-        prepared = getattr(self, "_prepared", None) if floors is not None else None
+        weights = self._weights if floors is not None else {}
+        prepared = self._prepared if floors is not None else None
         self._weights, self._prepared = {}, None
         out = []
         for j, k in enumerate(heads):
