@@ -141,54 +141,6 @@ def test_owned_root_labels_partition_the_search():
         SearchSpace(f.labels, f.parents, f.offsets, rank).own_root_labels(numpy.ones(n_labels + 1))
 
 
-@SETTINGS
-@given(st.integers(0, 2**32 - 1), st.sampled_from(["iwakura", "z", "bact"]), st.booleans(), st.integers(1, 4),
-       st.sampled_from([2, 3, 5, 40]))
-def test_owners_bound_only_their_roots_and_the_floor_keeps_the_best_rule(seed, criterion, presence, k, n_workers):
-    from spacy_treeboost.learning._mine import SearchSpace
-
-    trees, _ = random_trees(seed, min_docs=3, max_docs=12, max_labels=6)
-    f = Forest.from_trees(trees)
-    rank = _label_rank(f.vocab.to_list())
-    rng = numpy.random.default_rng(seed)
-    w = rng.uniform(0.01, 1, len(f)) ** 3
-    w /= w.sum()
-    y = numpy.where(rng.random(len(f)) < 0.5, 1, -1).astype(numpy.int8)
-    presence = presence and criterion != "bact"
-
-    def space():
-        return SearchSpace(f.labels, f.parents, f.offsets, rank, max_pattern_size=k, single_document_dominance=True)
-
-    full = space()
-    full.prepare(w, y, criterion, presence)
-    summed_by_one = full.docs_summed
-    single = full.best_rule(w, y, criterion, presence, prepared=True)
-    assume(single["node"] >= 0)
-    owners = assign_root_labels(f.labels, f.parents, len(rank), n_workers, False)
-    spaces = [space() for _ in range(n_workers)]
-    reached = []
-    for i, sp in enumerate(spaces):
-        sp.own_root_labels(owners == i)
-        reached.append(sp.prepare(w, y, criterion, presence))
-        assert set(reached[-1][1].tolist()) <= set(numpy.flatnonzero(owners == i).tolist())
-    assert sum(sp.docs_summed for sp in spaces) == summed_by_one
-    floor = max(r[0] for r in reached)
-    assert floor <= single["value"] + 1e-12
-    labels = numpy.concatenate([r[1] for r in reached])
-    bounds = numpy.concatenate([r[2] for r in reached])
-    found = [sp.best_rule(w, y, criterion, presence, floor=floor, prepared=True, labels=labels, bounds=bounds)
-             for sp in spaces]
-    winners = [(b["value"], sp.pattern_code(b["node"]), b["z"], b["sign"]) for sp, b in zip(spaces, found)
-               if b["node"] >= 0 and b["value"] == single["value"]]
-    assert (single["value"], full.pattern_code(single["node"]), single["z"], single["sign"]) in winners
-    lazy = space()
-    lazy.own_root_labels(owners == owners[full.pattern_code(single["node"])[0][1]])
-    best = lazy.best_rule(w, y, criterion, presence)
-    assert (best["value"], lazy.pattern_code(best["node"])) == (single["value"], full.pattern_code(single["node"]))
-    with pytest.raises(ValueError, match="prepare"):
-        lazy.best_rule(w, y, criterion, presence, prepared=True)
-
-
 def test_corrective_learner_boosts_the_same_rules_on_any_number_of_workers():
     trees, _ = random_trees(21, min_docs=8, max_docs=8)
     f = Forest.from_trees(trees)

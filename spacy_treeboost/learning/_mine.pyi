@@ -1,4 +1,4 @@
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Tuple
 
 import numpy
 
@@ -38,19 +38,8 @@ class SearchSpace:
     def pattern_table(self) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]: ...
     def own_root_labels(self, owned: numpy.ndarray) -> int: ...
     def pattern_code_key(self, i: int) -> Tuple[int, Tuple[Tuple[int, int], ...]]: ...
-    def prepare(
-        self, weights: numpy.ndarray, y: numpy.ndarray, criterion: str = ..., presence: bool = ...
-    ) -> Tuple[float, numpy.ndarray, numpy.ndarray]: ...
     def best_rule(
-        self,
-        weights: numpy.ndarray,
-        y: numpy.ndarray,
-        criterion: str = ...,
-        presence: bool = ...,
-        floor: float = ...,
-        prepared: bool = ...,
-        labels: Optional[numpy.ndarray] = ...,
-        bounds: Optional[numpy.ndarray] = ...,
+        self, weights: numpy.ndarray, y: numpy.ndarray, criterion: str = ..., presence: bool = ...
     ) -> Dict[str, Any]: ...
 
 def py_bound(criterion: str, Ap: float, An: float, Tp: float, Tn: float) -> float: ...

@@ -287,12 +287,6 @@ cdef class SearchSpace:
     cdef unordered_map[int64_t, int32_t] big_counts
     cdef vector[int32_t] roots
     cdef vector[uint8_t] root_owned
-    cdef vector[int32_t] label_root
-    cdef int bound_crit, prepared_crit
-    cdef bint prepared, prepared_presence
-    cdef vector[double] rbound
-    cdef vector[Sums] rsums
-    cdef double floor_threshold
     cdef vector[double] sbound
     # per document (w, +0.0) if positive, (+0.0, w) if negative, w >= +0.0; a positive document's
     # second value is -0.0, which adds nothing to a sum but marks the document (`positive_at`)
@@ -357,7 +351,6 @@ cdef class SearchSpace:
         self.single_document_dominance = single_document_dominance
         self.n_docs = off.shape[0] - 1
         self.tol_rel = 1e-12
-        self.floor_threshold = -INFINITY
         if par.shape[0] != n or (n and off[off.shape[0] - 1] != n):
             raise ValueError("labels, parents and offsets disagree in length")
         self.n_nodes_forest = n
@@ -967,49 +960,16 @@ cdef class SearchSpace:
     def pattern_size(self, int32_t i) -> int:
         return self.node(i)[0].size
 
-    def prepare(self, weights, y, str criterion="iwakura", bint presence=False):
-        """Set up a round's search: the weights per document, the bounds by support and those of the owned roots.
-        `best_rule(..., prepared=True)` then searches without repeating the set-up.
+    def best_rule(self, weights, y, str criterion="iwakura", bint presence=False):
+        """Find the best rule this round by branch and bound.
 
         weights (numpy.ndarray): float64 document weights, summing to 1.
         y (numpy.ndarray): int8 labels in {-1, +1}.
         criterion (str): "iwakura" (printed gain), "z" (real AdaBoost Z) or "bact".
         presence (bool): fix the threshold at z=1 (-FQ).
-        RETURNS (tuple): reached, labels, bounds: a value that an owned pattern reaches (the best value of an owned
-            single-node pattern at the threshold z = 1, which its evaluation reaches up to the tie tolerance; -inf
-            when no root is owned), and the owned root labels whose bound is not below it by more than the pruning
-            tolerance, with their bounds.
+        RETURNS (dict): node, z, sign, value, P, N, A_pos, A_neg, nodes_visited;
+            node is -1 when no pattern exists.
         """
-        self._prepare(weights, y, criterion, presence)
-        cdef vector[pair[double, int32_t]] order
-        cdef Py_ssize_t r, n_kept = 0
-        for r in range(self.roots.size()):
-            if self.root_owned.empty() or self.root_owned[r]:
-                order.push_back(pair[double, int32_t](-self.rbound[r], <int32_t>r))
-        std_sort(order.begin(), order.end())
-        cdef double reached = -INFINITY, v
-        cdef Sums* sm
-        for r in range(order.size()):
-            sm = &self.rsums[order[r].second]
-            if self.prepared_crit == CRIT_BACT:
-                v = fabs(2 * (sm.Ap - sm.An) - (self.Tp - self.Tn))
-            else:
-                v = value(self.prepared_crit, sm.Ap, sm.An, sm.Wp, sm.Wn)
-            if v > reached:
-                reached = v
-        cdef double cut = reached - self._prune_tol(reached) if reached > -INFINITY else -INFINITY
-        while n_kept < <Py_ssize_t>order.size() and not -order[n_kept].first < cut:
-            n_kept += 1
-        labels = numpy.empty(n_kept, dtype=numpy.int32)
-        bounds = numpy.empty(n_kept, dtype=numpy.float64)
-        cdef int32_t[::1] lv = labels
-        cdef double[::1] bv = bounds
-        for r in range(n_kept):
-            lv[r] = self.node(self.roots[order[r].second]).label
-            bv[r] = self.rbound[order[r].second]
-        return reached, labels, bounds
-
-    cdef _prepare(self, weights, y, str criterion, bint presence):
         cdef const double[:] w = numpy.ascontiguousarray(weights, dtype=numpy.float64)
         cdef const signed char[:] yy = numpy.ascontiguousarray(y, dtype=numpy.int8)
         if w.shape[0] != self.n_docs or yy.shape[0] != self.n_docs:
@@ -1035,68 +995,6 @@ cdef class SearchSpace:
                 self.wpn[2 * k + 1] = w[k] + 0.0
         self._support_bounds(w, yy, crit)
         self._single_bounds(crit)
-        self.docs_summed = 0
-        cdef int32_t n_labels = self.label_rank.size()
-        self.sbound.assign(n_labels, -INFINITY)
-        cdef Sums sm
-        sm.Ap = sm.An = sm.Wp = sm.Wn = 0.0
-        sm.cp = sm.cn = 0
-        self.rbound.assign(self.roots.size(), -INFINITY)
-        self.rsums.assign(self.roots.size(), sm)
-        # a root label owned elsewhere is bounded only when an owned pattern's extension meets it (NaN until then)
-        for r in range(self.roots.size()):
-            if self.root_owned.empty() or self.root_owned[r]:
-                self._sums(self.roots[r], &self.rsums[r])
-                self.rbound[r] = self._bound(crit, &self.rsums[r])
-                self.sbound[self.node(self.roots[r]).label] = self.rbound[r]
-            else:
-                self.sbound[self.node(self.roots[r]).label] = NAN
-        self.prepared_crit = crit
-        self.prepared_presence = presence
-        self.prepared = True
-
-    def best_rule(self, weights, y, str criterion="iwakura", bint presence=False, double floor=-INFINITY,
-                  bint prepared=False, labels=None, bounds=None):
-        """Find the best rule this round by branch and bound.
-
-        weights (numpy.ndarray): float64 document weights, summing to 1.
-        y (numpy.ndarray): int8 labels in {-1, +1}.
-        criterion (str): "iwakura" (printed gain), "z" (real AdaBoost Z) or "bact".
-        presence (bool): fix the threshold at z=1 (-FQ).
-        floor (float): a value that some pattern (here or in another space) is known to reach; patterns whose
-            bound is below it by more than the pruning tolerance are not searched, so none of them is returned.
-        prepared (bool): the last `prepare` call had these weights, labels and settings; skip the set-up.
-        labels (Optional[numpy.ndarray]): with `bounds`, the root labels owned elsewhere whose bound is not below
-            the floor by more than the pruning tolerance (`prepare` of the other spaces); every other label owned
-            elsewhere is taken to be below it. None: each is bounded here when an extension first meets it.
-        bounds (Optional[numpy.ndarray]): the bounds of `labels`, as their owners computed them.
-        RETURNS (dict): node, z, sign, value, P, N, A_pos, A_neg, nodes_visited;
-            node is -1 when no pattern exists (or none reaches the floor).
-        """
-        if prepared:
-            if not self.prepared or self.prepared_crit != CRITERIA[criterion] or self.prepared_presence != presence:
-                raise ValueError("best_rule(prepared=True) needs a prepare call with the same settings first")
-        else:
-            self._prepare(weights, y, criterion, presence)
-        self.prepared = False
-        cdef int crit = self.prepared_crit
-        cdef Py_ssize_t r
-        cdef const int32_t[::1] lv
-        cdef const double[::1] bv
-        if labels is not None:
-            lv = numpy.ascontiguousarray(labels, dtype=numpy.int32)
-            bv = numpy.ascontiguousarray(bounds, dtype=numpy.float64)
-            if lv.shape[0] != bv.shape[0]:
-                raise ValueError("labels and bounds must have the same length")
-            for r in range(lv.shape[0]):
-                if not 0 <= lv[r] < <int32_t>self.sbound.size():
-                    raise ValueError(f"label id {lv[r]} is outside the vocabulary of {self.sbound.size()}")
-                if self.sbound[lv[r]] != self.sbound[lv[r]]:
-                    self.sbound[lv[r]] = bv[r]
-            for r in range(self.sbound.size()):
-                if self.sbound[r] != self.sbound[r]:
-                    self.sbound[r] = -INFINITY
-        self.floor_threshold = floor - self._prune_tol(floor) if floor > -INFINITY else -INFINITY
         cdef Cand best
         best.value = -INFINITY
         best.node = -1
@@ -1104,30 +1002,40 @@ cdef class SearchSpace:
         best.sign = 1
         self.nodes_visited = 0
         cdef int32_t patterns_before = self.n_nodes
+        self.docs_summed = 0
         self.children_checked = 0
         self.cut_threshold = NAN
-        self.bound_crit = crit
+        cdef int32_t n_labels = self.label_rank.size()
+        self.sbound.assign(n_labels, -INFINITY)
+        cdef vector[double] rbound
+        cdef vector[Sums] rsums
+        cdef Sums sm
+        for r in range(self.roots.size()):
+            self._sums(self.roots[r], &sm)
+            rsums.push_back(sm)
+            rbound.push_back(self._bound(crit, &sm))
+            self.sbound[self.node(self.roots[r]).label] = rbound.back()
         # The root of largest bound is searched first; the heap then holds only the roots whose bound
         # reaches the best value found under it (the others would stop the loop below when popped).
         cdef Py_ssize_t top = -1
         for r in range(self.roots.size()):
-            if (self.root_owned.empty() or self.root_owned[r]) and (top < 0 or self.rbound[r] > self.rbound[top]):
+            if (self.root_owned.empty() or self.root_owned[r]) and (top < 0 or rbound[r] > rbound[top]):
                 top = r
-        if top >= 0 and not self.rbound[top] < self.floor_threshold:
-            self._visit(self.roots[top], &self.rsums[top], crit, presence, &best)
-        cdef double threshold = self._threshold(best.value)
+        if top >= 0:
+            self._visit(self.roots[top], &rsums[top], crit, presence, &best)
+        cdef double threshold = best.value - self._prune_tol(best.value)
         cdef vector[pair[double, int32_t]] heap
         for r in range(self.roots.size()):
-            if r != top and (self.root_owned.empty() or self.root_owned[r]) and not self.rbound[r] < threshold:
-                heap.push_back(pair[double, int32_t](self.rbound[r], -<int32_t>r))
+            if r != top and (self.root_owned.empty() or self.root_owned[r]) and not rbound[r] < threshold:
+                heap.push_back(pair[double, int32_t](rbound[r], -<int32_t>r))
         make_heap(heap.begin(), heap.end())
         while not heap.empty():
             pop_heap(heap.begin(), heap.end())
             r = -heap.back().second
             heap.pop_back()
-            if self.rbound[r] < self._threshold(best.value):
+            if rbound[r] < best.value - self._prune_tol(best.value):
                 break
-            self._visit(self.roots[r], &self.rsums[r], crit, presence, &best)
+            self._visit(self.roots[r], &rsums[r], crit, presence, &best)
         # Expanding patterns frees their parents' occurrence lists and the scratch buffers; giving those pages back
         # after every such round made the next round fault them in again (nearly 9 in 10 of learn's page faults at 2k docs)
         if self.n_nodes >= self.trim_at and self.n_nodes != patterns_before:
@@ -1139,7 +1047,7 @@ cdef class SearchSpace:
         return {"node": best.node, "z": best.z, "sign": best.sign, "value": best.value,
                 "P": best.P, "N": best.N, "A_pos": best.Ap, "A_neg": best.An,
                 "T_pos": self.Tp, "T_neg": self.Tn, "nodes_visited": self.nodes_visited,
-                "root": root, "root_bound": self.rbound[root] if root >= 0 else -INFINITY}
+                "root": root, "root_bound": rbound[root] if root >= 0 else -INFINITY}
 
     def own_root_labels(self, owned) -> int:
         """Search only the patterns whose root label id has a true entry in `owned`; return how many roots remain.
@@ -1152,10 +1060,8 @@ cdef class SearchSpace:
         cdef Py_ssize_t r
         cdef int32_t i, n_owned = 0
         self.root_owned.assign(self.roots.size(), 1)
-        self.label_root.assign(self.label_rank.size(), -1)
         for r in range(self.roots.size()):
             i = self.roots[r]
-            self.label_root[self.node(i).label] = i
             if mask[self.node(i).label]:
                 n_owned += 1
                 continue
@@ -1207,11 +1113,6 @@ cdef class SearchSpace:
         """Pruning tolerance: looser than the tie tolerance, so rounding never prunes a tie."""
         return 1e-9 * (fabs(v) if fabs(v) > 1.0 else 1.0)
 
-    cdef inline double _threshold(self, double v) noexcept:
-        """Patterns whose bound is below this cannot beat the best value `v` found so far, nor the floor."""
-        cdef double t = v - self._prune_tol(v)
-        return t if t > self.floor_threshold else self.floor_threshold
-
     cdef inline void _complete(self, Sums* sm) noexcept:
         """Weights outside the pattern's documents; a block without documents weighs exactly 0."""
         sm.Wp = 0.0 if sm.cp >= self.Np else max0(self.Tp - sm.Ap)
@@ -1226,13 +1127,6 @@ cdef class SearchSpace:
             self.cut_threshold = threshold
             self.cut_weight = weight_cut(self.Tp, self.Tn, threshold)
         return self.cut_weight
-
-    cdef double _label_bound(self, int32_t label) noexcept:
-        """The bound of the single-node pattern of a root label that another worker owns, computed once a round."""
-        cdef Sums sm
-        self._sums(self.label_root[label], &sm)
-        self.sbound[label] = self._bound(self.bound_crit, &sm)
-        return self.sbound[label]
 
     cdef void _single_bounds(self, int crit) noexcept:
         """single_bound[d]: the bound of a pattern occurring in document d only."""
@@ -1277,13 +1171,12 @@ cdef class SearchSpace:
         if self.node(i).state == UNEXPANDED:
             self._expand(i)
         cdef int32_t c, first = self.node(i).first_child, n_kids = self.node(i).n_children, nd
-        cdef double lb
         cdef Sums csm
         cdef const double* support_bound = self.ub_by_support.data()
         cdef const double* label_bound = self.sbound.data()
         cdef const double* single_bound = self.single_bound.data()
         cdef const Scan* scan = self.scan.data()
-        cdef double threshold = self._threshold(best.value)
+        cdef double threshold = best.value - self._prune_tol(best.value)
         self.children_checked += n_kids
         for c in range(first, first + n_kids):
             # the next entries and documents of the scan (siblings' documents lie one after the other)
@@ -1292,10 +1185,7 @@ cdef class SearchSpace:
             if scan[c].doc_off + 32 < <int64_t>self.pool_docs.size():
                 prefetch(self.pool_docs.data() + scan[c].doc_off + 32)
             nd = scan[c].docs
-            lb = label_bound[scan[c].label]
-            if lb != lb:
-                lb = self._label_bound(scan[c].label)
-            if lb < threshold:
+            if label_bound[scan[c].label] < threshold:
                 continue
             if nd < 0:
                 if single_bound[-nd - 1] < threshold or support_bound[1] < threshold:
@@ -1310,7 +1200,7 @@ cdef class SearchSpace:
                 if self._bound(crit, &csm) < threshold:
                     continue
             self._visit(c, &csm, crit, presence, best)
-            threshold = self._threshold(best.value)
+            threshold = best.value - self._prune_tol(best.value)
             scan = self.scan.data()
         return 0
 

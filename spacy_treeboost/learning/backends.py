@@ -1,22 +1,15 @@
 """Search backends: where the subtree search of each boosting round runs.
 
 Every worker holds the whole forest and every head's document scores; the
-search space is split by root label, and a worker bounds and searches only the
-root labels it owns. Each round has two steps. Every worker sets up its search
-(the sums over its own root labels' documents) and reports the best single-node
-value among its roots and the bounds of its root labels that could exceed it;
-the coordinator sends every worker the largest of these values (the floor) and
-those bounds, so that no worker sums the documents of root labels it does not
-own, and each skips what cannot reach the floor. Every worker then returns its
-best candidate under the search's total tie order, the coordinator picks the
-global best in the order a single search would have met the candidates, the
-owner sends the winner's (documents, counts), and every worker applies the same
-rule to its scores. All backends run the same `SearchWorker`, so they learn the
-same rules bit for bit.
+search space is split by root label. Each round every worker returns its best
+candidate under the search's total tie order, the coordinator picks the global
+best in the order a single search would have met the candidates, the owner
+sends the winner's (documents, counts), and every worker applies the same rule
+to its scores. All backends run the same `SearchWorker`, so they learn the same
+rules bit for bit.
 """
 import hashlib
 import heapq
-import math
 import multiprocessing
 import time
 import weakref
@@ -105,57 +98,22 @@ class SearchWorker:
         self.settings = search_settings
         self.last_node: Dict[int, int] = {}
         self.search_cpu = 0.0
-        self._weights: Dict[int, numpy.ndarray] = {}
-        self._prepared: Optional[int] = None
 
     def n_patterns(self) -> int:
         return self.space.n_patterns
 
-    def floors(self, heads: Sequence[int], updates: Sequence[Tuple[str, Tuple[Any, ...]]] = ()
-               ) -> List[Tuple[float, numpy.ndarray, numpy.ndarray]]:
-        """Apply pending updates and set up each head's search (`SearchSpace.prepare`): per head, a value an owned
-        pattern reaches and the owned root labels that could exceed it, with their bounds. The last head set up is
-        the first searched, so `search` reuses its set-up."""
+    def search(self, heads: Sequence[int], updates: Sequence[Tuple[str, Tuple[Any, ...]]] = ()) -> List[Dict[str, Any]]:
+        """Apply pending updates, then find each head's best candidate among the owned root labels."""
         from .learner import boosting_weights
 
         for method, args in updates:
             getattr(self, method)(*args)
-        out: List[Any] = [None] * len(heads)
-        self._weights = {}
-        for j in reversed(range(len(heads))):
-            k = heads[j]
-            t0 = time.process_time()
-            self._weights[k] = boosting_weights(self.scores[k], self.targets[k])
-            out[j] = self.space.prepare(self._weights[k], self.targets[k], self.settings["criterion"],
-                                        presence=self.settings["presence"])
-            self._prepared = k
-            self.search_cpu += time.process_time() - t0
-        return out
-
-    def search(self, heads: Sequence[int], updates: Sequence[Tuple[str, Tuple[Any, ...]]] = (),
-               floors: Optional[Sequence[Tuple[float, numpy.ndarray, numpy.ndarray]]] = None) -> List[Dict[str, Any]]:
-        """Apply pending updates, then find each head's best candidate among the owned root labels.
-
-        floors (Optional[Sequence[tuple]]): per head, the largest value of every worker's `floors` and the root
-            labels (with bounds) that could exceed it: candidates that cannot reach it are not searched, and a
-            worker whose patterns cannot reach it returns none.
-        """
-        from .learner import boosting_weights
-
-        for method, args in updates:
-            getattr(self, method)(*args)
-        weights = self._weights if floors is not None else {}
-        prepared = self._prepared if floors is not None else None
-        self._weights, self._prepared = {}, None
         out = []
-        for j, k in enumerate(heads):
+        for k in heads:
             t0 = time.process_time()
-            w = weights[k] if k in weights else boosting_weights(self.scores[k], self.targets[k])
-            floor, labels, bounds = (-math.inf, None, None) if floors is None else floors[j]
+            w = boosting_weights(self.scores[k], self.targets[k])
             best = self.space.best_rule(w, self.targets[k], self.settings["criterion"],
-                                        presence=self.settings["presence"], floor=floor, prepared=k == prepared,
-                                        labels=labels, bounds=bounds)
-            prepared = None
+                                        presence=self.settings["presence"])
             node = best.pop("node")
             self.last_node[k] = node
             best["key"] = self.space.pattern_code_key(node) if node >= 0 else None
@@ -256,13 +214,7 @@ class SearchBackend:
         self.round = round_number
         workers = range(self.n_workers)
         pending, self._pending = self._pending, []
-        if self.n_workers == 1:
-            replies = self._call_all(workers, "search", [(list(heads), pending)])
-        else:
-            reached = self._call_all(workers, "floors", [(list(heads), pending)] * self.n_workers)
-            floors = [(max(r[j][0] for r in reached), numpy.concatenate([r[j][1] for r in reached]),
-                       numpy.concatenate([r[j][2] for r in reached])) for j in range(len(heads))]
-            replies = self._call_all(workers, "search", [(list(heads), (), floors)] * self.n_workers)
+        replies = self._call_all(workers, "search", [(list(heads), pending)] * self.n_workers)
         found: Dict[int, Dict[str, Any]] = {}
         owners: Dict[int, List[int]] = {}
         for j, k in enumerate(heads):
