@@ -1,12 +1,14 @@
-"""Scale-out benchmark: training with 1 and 2 search workers on the processes and Ray backends,
-cost growth with the corpus size, and streaming inference with `apply`.
+"""Scale-out benchmark: training with 1 and 2 workers on the processes and Ray backends (boosting and the
+default subtree-linear learner), cost growth with the corpus size, and streaming inference with `apply`.
 
     python bench/bench_scale.py                 # the benchmark (long: run it with nice, in the background)
     python bench/bench_scale.py --render-only   # rebuild docs/bench_scale.md from docs/bench_scale.json
 
 Every measurement runs in a fresh child process: wall seconds of `fit`, CPU seconds and peak RSS of
 the coordinator and of every worker, the busiest worker's search CPU over the mean, and a digest of
-the model file (equal digests = byte-identical models).
+the model file (equal digests = byte-identical models). Total CPU is the coordinator's plus every
+worker's (boosting: as each worker reports it; the default learner: the child process and every
+process it waited for, which misses Ray actors' CPU).
 """
 import argparse
 import hashlib
@@ -20,7 +22,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Sequence
 
 from _paths import relative_paths  # noqa: E402  (bench/ is the script's directory)
 
@@ -63,7 +65,7 @@ def child_fit(spec: Dict[str, Any]) -> Dict[str, Any]:
     if spec["backend"] == "ray":
         import ray
 
-        ray.init(num_cpus=spec["n_workers"], log_to_driver=False)
+        ray.init(address="local", num_cpus=spec["n_workers"], log_to_driver=False)
     clf = TreeBoostClassifier("frequency", n_rounds=spec["rounds"], max_pattern_size=3,
                               n_workers=spec["n_workers"], backend=spec["backend"], max_cache_mb=32000)
     t1 = time.perf_counter()
@@ -86,6 +88,34 @@ def child_fit(spec: Dict[str, Any]) -> Dict[str, Any]:
         "children_cpu_seconds": usage_children.ru_utime + usage_children.ru_stime,
         "workers": workers, "load_balance": max(search) / statistics.mean(search) if sum(search) > 0 else 1.0,
     }
+
+
+def child_linear(spec: Dict[str, Any]) -> Dict[str, Any]:
+    """The default learner (SubtreeLinearClassifier with its defaults) on `n_workers` workers of `backend`."""
+    import srsly
+
+    from spacy_treeboost.learning.classifier_files import classifier_to_dict
+    from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
+
+    forest, y = load_forest(spec["train"])
+    forest, y = forest[: spec["n_train"]], y[: spec["n_train"]]
+    if spec["backend"] == "ray":
+        import ray
+
+        ray.init(address="local", num_cpus=spec["n_workers"], log_to_driver=False)
+    clf = SubtreeLinearClassifier(n_workers=spec["n_workers"], backend=spec["backend"])
+    t0 = time.perf_counter()
+    clf.fit(forest, y)
+    wall = time.perf_counter() - t0
+    model = srsly.msgpack_dumps(classifier_to_dict(clf))
+    usage_self = resource.getrusage(resource.RUSAGE_SELF)
+    usage_children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {**spec, "docs": len(forest), "fit_wall_seconds": wall, "timings": clf.timings_,
+            "model_sha256": hashlib.sha256(model).hexdigest(),
+            "coordinator_cpu_seconds": usage_self.ru_utime + usage_self.ru_stime,
+            "children_cpu_seconds": usage_children.ru_utime + usage_children.ru_stime,
+            "total_cpu_seconds": usage_self.ru_utime + usage_self.ru_stime + usage_children.ru_utime
+            + usage_children.ru_stime, "coordinator_peak_rss_mb": usage_self.ru_maxrss / 1024}
 
 
 def child_apply(spec: Dict[str, Any]) -> Dict[str, Any]:
@@ -145,11 +175,12 @@ def run_child(kind: str, spec: Dict[str, Any], log_dir: Path) -> Dict[str, Any]:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def generate(generator: Path, n_train: int, out: Path) -> Path:
-    target = out / f"synth_{n_train}"
+def generate(generator: Path, n_train: int, out: Path, shape: Sequence[str] = ()) -> Path:
+    """The generator's corpus of `n_train` training documents (seed 13); `shape` adds generator options."""
+    target = out / (f"synth_{n_train}" + "".join(shape).replace("--", "_"))
     if not (target / "train.tree").exists():
         subprocess.run([sys.executable, str(generator), "--out-dir", str(target), "--n-train", str(n_train),
-                        "--n-test", "1000", "--seed", "13"], check=True, capture_output=True)
+                        "--n-test", "1000", "--seed", "13", *shape], check=True, capture_output=True)
     if not (target / "train.forest.npz").exists():
         load_forest(str(target / "train.tree"))
     return target
@@ -180,6 +211,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--backends", default="processes,ray")
     parser.add_argument("--workers", default="1,2", help="Worker counts of the comparison runs")
+    parser.add_argument("--linear-sizes", default="128000",
+                        help="Sizes for the default learner (60-word documents: --words 20 --sents 3), '' for none")
     parser.add_argument("--apply-docs", default="10000,100000")
     parser.add_argument("--apply-model", default="", help="A spaCy pipeline directory for the apply measurement "
                         "(default: one trained by the script)")
@@ -188,7 +221,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.child:
         kind, spec = args.child
-        print(json.dumps((child_fit if kind == "fit" else child_apply)(json.loads(spec))))
+        print(json.dumps({"fit": child_fit, "linear": child_linear, "apply": child_apply}[kind](json.loads(spec))))
         return
     if args.render_only:
         OUT_MD.write_text(render(json.loads(OUT_JSON.read_text())))
@@ -200,6 +233,7 @@ def main() -> None:
         "partial": True, "command": shlex.join(sys.argv),
         "machine": {"cpus": os.cpu_count(), "load_at_start": os.getloadavg()[0]},
         "rounds": args.rounds, "growth_rounds": args.growth_rounds, "compare": [], "growth": [], "apply": [],
+        "linear": [],
     }
     if not (args.append or args.apply_only or args.apply_docs) and OUT_JSON.exists():
         saved = json.loads(OUT_JSON.read_text())   # no apply measurement asked for: keep the saved one
@@ -225,6 +259,17 @@ def main() -> None:
                     row = run_child("fit", spec, log_dir)
                     row["invocation"] = results["command"].count("; then ")
                     results["compare"].append(row)
+                    save(results)
+    for n in [int(v) for v in args.linear_sizes.split(",") if v]:
+        corpus = generate(args.generator, n, args.out_dir, ["--words", "20", "--sents", "3"])
+        for _ in range(args.repeats):
+            for backend in args.backends.split(","):
+                for workers in [int(v) for v in args.workers.split(",")]:
+                    spec = {"train": str(corpus / "train.tree"), "n_train": n, "backend": backend,
+                            "n_workers": workers}
+                    row = run_child("linear", spec, log_dir)
+                    row["invocation"] = results["command"].count("; then ")
+                    results.setdefault("linear", []).append(row)
                     save(results)
     for n in [int(v) for v in args.growth_sizes.split(",") if v]:
         corpus = generate(args.generator, n, args.out_dir)
@@ -259,6 +304,11 @@ def _paired(rows: List[Dict[str, Any]], base: List[Dict[str, Any]]) -> List[floa
             if r["invocation"] in by_invocation]
 
 
+def _total_cpu(row: Dict[str, Any]) -> float:
+    """The coordinator's CPU seconds and every worker's, as the workers report them."""
+    return row["coordinator_cpu_seconds"] + sum(w["process_cpu_seconds"] for w in row["workers"])
+
+
 def _fmt(x: float, digits: int = 1) -> str:
     return f"{x:,.{digits}f}"
 
@@ -278,9 +328,10 @@ def render(results: Dict[str, Any]) -> str:
               f"Synthetic generator corpora (seed 13), algorithm frequency (iwakura), size 3, min support 1, "
               f"{results['rounds']} rounds.", "", "## 1 and 2 workers, processes and Ray", "",
               "| training docs | backend | workers | runs | fit wall s (median) | vs 1 worker (median of paired runs) | "
+              "total CPU s (coordinator + workers) | vs 1 worker | "
               "busiest worker CPU vs 1 worker | start wall s | CPU s per worker (search), medians | "
               "peak RSS MB per worker, medians | busiest / mean | model digest |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     compare = results["compare"]
     groups: Dict[Any, List[Dict[str, Any]]] = {}
     for row in compare:
@@ -296,7 +347,10 @@ def render(results: Dict[str, Any]) -> str:
         cpu_ratio = busiest / _median([r["workers"][0] for r in base], "process_cpu_seconds") if base else float("nan")
         cpu = " / ".join(_fmt(w["process_cpu_seconds"]) + f" ({_fmt(w['search_cpu_seconds'])})" for w in per_worker)
         rss = " / ".join(_fmt(w["peak_rss_mb"], 0) for w in per_worker)
-        lines.append(f"| {n:,} | {backend} | {workers} | {len(rows)} | {_fmt(wall)} | {ratio:.2f}x | {cpu_ratio:.2f}x | "
+        total = statistics.median(_total_cpu(r) for r in rows)
+        total_ratio = total / statistics.median(_total_cpu(r) for r in base) if base else float("nan")
+        lines.append(f"| {n:,} | {backend} | {workers} | {len(rows)} | {_fmt(wall)} | {ratio:.2f}x | {_fmt(total)} | "
+                     f"{total_ratio:.2f}x | {cpu_ratio:.2f}x | "
                      f"{_fmt(_median(rows, 'start_wall_seconds'))} | {cpu} | {rss} | "
                      f"{_median(rows, 'load_balance'):.2f} | `{rows[0]['model_sha256'][:12]}` |")
     for n in sorted({k[0] for k in groups}):
@@ -318,6 +372,36 @@ def render(results: Dict[str, Any]) -> str:
             lines.append(f"Ray / processes with 2 workers: {wall:.2f}x wall time, the median of the runs "
                          f"({', '.join(f'{r:.2f}x' for r in runs)}) (target <= 1.15x: "
                          f"{'met' if wall <= 1.15 else 'not met'}).")
+    linear = results.get("linear") or []
+    if linear:
+        lines += ["", "## The default learner: 1 and 2 workers, processes and Ray", "",
+                  "Generator corpora of 60-word documents (`--words 20 --sents 3`, seed 13), `SubtreeLinearClassifier` "
+                  "with its defaults (C = 1, nb_beta chosen on 3 folds, Platt calibration): the folds and final "
+                  "fits of each class go to the workers; mining and features run in the coordinator.", "",
+                  "| training docs | backend | workers | runs | fit wall s (median) | vs 1 worker (median of paired "
+                  "runs) | CPU s (coordinator + waited processes) | vs 1 worker | model digest |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        lgroups: Dict[Any, List[Dict[str, Any]]] = {}
+        for row in linear:
+            lgroups.setdefault((row["n_train"], row["backend"], row["n_workers"]), []).append(row)
+        for (n, backend, workers), rows in sorted(lgroups.items()):
+            base = lgroups.get((n, backend, 1))
+            ratio = statistics.median(_paired(rows, base)) if base else float("nan")
+            cpu = _median(rows, "total_cpu_seconds")
+            cpu_ratio = cpu / _median(base, "total_cpu_seconds") if base else float("nan")
+            lines.append(f"| {n:,} | {backend} | {workers} | {len(rows)} | {_fmt(_median(rows, 'fit_wall_seconds'))} "
+                         f"| {ratio:.2f}x | {_fmt(cpu)} | {cpu_ratio:.2f}x"
+                         f"{' (actors not counted)' if backend == 'ray' and workers > 1 else ''} | "
+                         f"`{rows[0]['model_sha256'][:12]}` |")
+        for n in sorted({k[0] for k in lgroups}):
+            digests = {r["model_sha256"] for r in linear if r["n_train"] == n}
+            lines += ["", f"{n:,} documents: {'one model digest for every backend and worker count' if len(digests) == 1 else 'DIFFERENT model digests'}."]
+            proc1, proc2 = lgroups.get((n, "processes", 1)), lgroups.get((n, "processes", 2))
+            if proc1 and proc2:
+                runs = _paired(proc2, proc1)
+                wall = statistics.median(runs)
+                lines.append(f"Processes, 2 workers / 1 worker: {wall:.2f}x wall time (target <= 0.65x: "
+                             f"{'met' if wall <= 0.65 else 'not met'}).")
     growth = results["growth"]
     if growth:
         lines += ["", f"## Cost growth per worker (processes, 2 workers, {results['growth_rounds']} rounds)", "",

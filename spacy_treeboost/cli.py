@@ -167,6 +167,10 @@ def learn(
     except (ValueError, ImportError) as err:
         _fail(str(err))
     del forest
+    nodes = getattr(clf.space_, "node_ids", None)
+    if nodes:
+        typer.echo(f"{len(nodes)} search workers on {len(set(nodes))} Ray node(s): "
+                   f"{', '.join(sorted(set(n[:12] for n in nodes)))}", err=True)
     bar = tqdm(total=rounds, unit="round", disable=not sys.stderr.isatty(), file=sys.stderr)
 
     def progress(entry: Dict[str, Any]) -> None:
@@ -203,10 +207,7 @@ def _learn_linear(forest: Any, classes: List[Any], model: Path, algorithm: str, 
             common = {k: getattr(booster, k) for k in ("max_pattern_size", "min_support", "include_root_patterns",
                                                        "max_cache_mb")}
             given = {k: opts[k] for k in ("C", "cv") if opts[k] is not None}
-            if booster.ray_address is not None:
-                _fail("--ray-address is for the boosting learners; the linear learner's workers are processes on "
-                      "this machine (--n-workers N)")
-            given.update(n_workers=booster.n_workers, backend=booster.backend)
+            given.update(n_workers=booster.n_workers, backend=booster.backend, ray_address=booster.ray_address)
             if opts["choose_C"]:
                 given["C"] = None
             clf = SubtreeLinearClassifier(features=opts["features"], loss=opts["loss"], l1_ratio=opts["l1_ratio"],
@@ -215,7 +216,7 @@ def _learn_linear(forest: Any, classes: List[Any], model: Path, algorithm: str, 
             clf = CorrectiveBoostClassifier(booster, C=opts["C"], l1_ratio=opts["l1_ratio"],
                                             cv=5 if opts["cv"] is None else opts["cv"])
         clf.fit(forest, classes)
-    except (ValueError, MemoryError) as err:
+    except (ValueError, MemoryError, ImportError, RuntimeError) as err:
         _fail(str(err))
     clock = time.process_time()
     _write_model(model, classifier_to_bytes(clf))
@@ -332,9 +333,12 @@ def apply(
     input_path: Path = typer.Argument(..., help="JSONL (or .jsonl.gz) with a 'text' per line"),
     output_path: Path = typer.Argument(..., help="Where to write each input line with its 'cats' (.gz compresses)"),
     n_workers: int = typer.Option(1, "--n-workers", help="Processes (or Ray workers) that run the pipeline"),
-    backend: str = typer.Option("processes", help="processes (spaCy's nlp.pipe(n_process=...)) | ray (Ray Data)"),
+    backend: str = typer.Option("processes", help="processes (spaCy's nlp.pipe(n_process=...)) | ray (Ray actors; "
+                                "this process reads the input)"),
     batch_size: int = typer.Option(256, "--batch-size", help="Texts per batch"),
     ray_address: Optional[str] = typer.Option(None, help="For ray: the cluster address (default: start a local Ray)"),
+    timeout: float = typer.Option(300.0, "--timeout", help="For ray: seconds to wait for the workers to start or for "
+                                  "a batch, before stopping with an error"),
 ) -> None:
     """Classify a stream of texts: one output line per input line, in order, with the pipeline's 'cats'."""
     from .streaming import apply_stream
@@ -343,10 +347,12 @@ def apply(
         _fail("--n-workers and --batch-size must be at least 1")
     if backend not in ("processes", "ray"):
         _fail(f"--backend {backend!r} is invalid: choose processes or ray")
+    if not timeout > 0:
+        _fail(f"--timeout {timeout} is invalid: use a positive number of seconds")
     _refuse_own_input(output_path, input_path)
     try:
         n = apply_stream(model, input_path, output_path, n_workers=n_workers, backend=backend, batch_size=batch_size,
-                         ray_address=ray_address, progress=sys.stderr.isatty())
+                         ray_address=ray_address, progress=sys.stderr.isatty(), timeout=timeout)
     except (OSError, ValueError, ImportError) as err:
         _fail(str(err))
     typer.echo(f"classified {n} texts -> {output_path}", err=True)

@@ -132,3 +132,35 @@ def test_ray_data_recipe_and_apply_on_ray(tmp_path, pipeline, ray_session):
     out = read_output(tmp_path / "out.jsonl")
     assert n == len(TEXTS) and [r["id"] for r in out] == list(range(len(TEXTS)))
     assert all(r["cats"] == expected[r["text"]] for r in out)
+
+
+def test_apply_on_a_two_cpu_ray_with_two_workers_writes_what_one_process_writes(tmp_path, pipeline, ray_session):
+    model, _ = pipeline
+    source = tmp_path / "in.jsonl"
+    write_input(source, [{"id": i, "text": f"{TEXTS[i % len(TEXTS)]} w{i % 97}"} for i in range(20_000)])
+    assert ray_session.cluster_resources().get("CPU") == 2
+    apply_stream(str(model), source, tmp_path / "one.jsonl", n_workers=1, batch_size=256)
+    n = apply_stream(str(model), source, tmp_path / "ray.jsonl", backend="ray", n_workers=2, batch_size=256,
+                     timeout=120)
+    assert n == 20_000
+    assert (tmp_path / "ray.jsonl").read_bytes() == (tmp_path / "one.jsonl").read_bytes()
+
+
+def test_apply_on_ray_stops_with_an_error_when_the_workers_cannot_start(tmp_path, pipeline, ray_session):
+    model, _ = pipeline
+    ray = ray_session
+    source = tmp_path / "in.jsonl"
+    write_input(source, [{"text": t} for t in TEXTS])
+
+    @ray.remote(num_cpus=2)
+    class Holder:
+        pass
+
+    holder = Holder.remote()
+    ray.get(holder.__ray_ready__.remote())
+    try:
+        with pytest.raises(TimeoutError, match=r"2 of 2 Ray workers did not start within 3 s .*lower --n-workers"):
+            apply_stream(str(model), source, tmp_path / "out.jsonl", backend="ray", n_workers=2, timeout=3)
+    finally:
+        ray.kill(holder)
+    assert not (tmp_path / "out.jsonl").exists()

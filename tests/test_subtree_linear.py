@@ -231,7 +231,35 @@ def test_any_number_of_workers_gives_the_same_model(data, seed, C, calibrate, be
 
 def test_execution_settings_are_checked():
     f = Forest.from_trees([("ROOT", (("a", ()),)), ("ROOT", (("b", ()),))])
-    for kwargs, message in (({"n_workers": 0}, "n_workers=0 is invalid"), ({"backend": "ray"}, "backend='ray' is invalid"),
+    for kwargs, message in (({"n_workers": 0}, "n_workers=0 is invalid"), ({"backend": "threads"}, "backend='threads' is invalid"),
+                            ({"ray_address": "auto"}, "ray_address='auto' is only used with backend='ray'"),
                             ({"backend": "local", "n_workers": 2}, "backend='local' runs one worker")):
         with pytest.raises(ValueError, match=message):
             SubtreeLinearClassifier(**kwargs).fit(f, ["x", "y"])
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_ray_actors_fit_the_same_model_file_as_one_worker(seed, ray_session):
+    from spacy_treeboost.learning.classifier_files import classifier_to_bytes
+
+    trees, _ = random_trees(seed, min_docs=30, max_docs=30, max_labels=6)
+    f = Forest.from_trees(trees)
+    rng = numpy.random.default_rng(seed)
+    y = [str(v) for v in rng.integers(0, 3, size=len(f))]
+    for opts in (dict(C=None, Cs=[0.3, 3.0]), dict(C=1.0, nb_beta=None)):
+        opts.update(max_pattern_size=2, min_support=1, cv=2)
+        one = classifier_to_bytes(SubtreeLinearClassifier(**opts).fit(f, y))
+        for workers in (2, 3, 40):
+            many = SubtreeLinearClassifier(**opts, n_workers=workers, backend="ray").fit(f, y)
+            assert classifier_to_bytes(many) == one
+
+
+def test_the_ray_backend_without_ray_names_the_extra(monkeypatch):
+    import sys
+
+    trees, _ = random_trees(3, min_docs=12, max_docs=12)
+    f = Forest.from_trees(trees)
+    y = ["a", "b"] * 6
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(ImportError, match=r'pip install "spacy-treeboost\[ray\]"'):
+        SubtreeLinearClassifier(max_pattern_size=2, min_support=1, cv=2, n_workers=2, backend="ray").fit(f, y)

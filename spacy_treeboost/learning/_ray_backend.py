@@ -38,6 +38,7 @@ class RayBackend(SearchBackend):
                                     None if owners is None else owners == i) for i in range(n_workers)]
         self._refs: Dict[int, Any] = {}
         self.start_workers()
+        self.node_ids = [loc["ray_node"] for loc in self._call_all(range(n_workers), "location", [()] * n_workers)]
 
     def _send(self, i: int, method: str, args: Tuple[Any, ...]) -> None:
         self._refs[i] = getattr(self.actors[i], method).remote(*args)
@@ -48,6 +49,12 @@ class RayBackend(SearchBackend):
             return ray.get(self._refs.pop(i))
         except ray.exceptions.RayActorError as err:
             self.close()
+            if self.round == 0:
+                lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+                raise WorkerDiedError(
+                    f"Search worker {i} (Ray actor) died while starting ({lines[-1] if lines else type(err).__name__}). "
+                    "Every Ray node must run the spacy-treeboost of this process: start each node (ray start) from "
+                    "the Python environment where this version is installed.") from None
             raise WorkerDiedError(f"Search worker {i} (Ray actor) died in boosting round {self.round}; the training "
                                   f"stopped ({type(err).__name__}).") from None
         except ray.exceptions.RayTaskError as err:

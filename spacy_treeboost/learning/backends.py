@@ -140,6 +140,16 @@ class SearchWorker:
     def set_scores(self, k: int, scores: numpy.ndarray) -> None:
         self.scores[k] = numpy.array(scores, dtype=numpy.float64)
 
+    def location(self) -> Dict[str, Any]:
+        """Where this worker runs: host name, process id and, as a Ray actor, the Ray node id (else None)."""
+        import os
+        import socket
+        import sys
+
+        ray = sys.modules.get("ray")
+        node = ray.get_runtime_context().get_node_id() if ray is not None and ray.is_initialized() else None
+        return {"host": socket.gethostname(), "pid": os.getpid(), "ray_node": node}
+
     def stats(self) -> Dict[str, Any]:
         """Search CPU seconds so far, the CPU seconds and peak RSS of the worker's process, and its cache."""
         import resource

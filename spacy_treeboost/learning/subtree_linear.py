@@ -45,7 +45,7 @@ logger = logging.getLogger(__name__)
 FEATURES = ("nb", "presence", "log1p", "tfidf")
 NB_BETAS = (0.25, 0.5, 1.0)
 SELECTIONS = ("accuracy", "log_loss")
-LINEAR_BACKENDS = (None, "local", "processes")
+LINEAR_BACKENDS = (None, "local", "processes", "ray")
 
 
 def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include_root_patterns: bool,
@@ -214,11 +214,14 @@ class SubtreeLinearClassifier(RuleClassifier):
     keep_rare_up_to (int): Subtrees of at most this many nodes are features even when
         they occur in fewer than `min_support` training documents (NBSVM keeps every
         1-2-gram); 0 applies `min_support` to every subtree.
-    n_workers (int): Processes that share the fits (each class's cross-validation folds
-        and final fit); the model is the same, bit for bit, for any number. Models with
-        `separate_views` are fitted in-process.
+    n_workers (int): Workers that share the fits (each class's cross-validation folds
+        and final fit); the model is the same, bit for bit, for any number and backend.
+        One worker, and models with `separate_views`, fit in this process.
     backend (Optional[str]): Where the workers run: None or "processes" (forked
-        processes on this machine; "local" for one worker in-process).
+        processes on this machine), "ray" (Ray actors, each holding the feature
+        matrix once) or "local" (one worker, in-process).
+    ray_address (Optional[str]): For backend "ray": the cluster to connect to; None
+        starts a local Ray (or uses RAY_ADDRESS / a running connection).
     """
 
     def __init__(
@@ -245,6 +248,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         keep_rare_up_to: int = 2,
         n_workers: int = 1,
         backend: Optional[str] = None,
+        ray_address: Optional[str] = None,
     ) -> None:
         self.max_pattern_size = max_pattern_size
         self.min_support = min_support
@@ -290,8 +294,10 @@ class SubtreeLinearClassifier(RuleClassifier):
             raise ValueError(f"n_workers={self.n_workers!r} is invalid: use a whole number of worker processes from 1")
         if self.backend not in LINEAR_BACKENDS:
             raise ValueError(f"backend={self.backend!r} is invalid for the subtree-linear learner: use "
-                             f"{' or '.join(map(repr, LINEAR_BACKENDS))} (its fits run in forked processes on this "
-                             "machine; Ray serves the boosting learners)")
+                             f"{' or '.join(map(repr, LINEAR_BACKENDS))}")
+        if self.ray_address is not None and self.backend != "ray":
+            raise ValueError(f"ray_address={self.ray_address!r} is only used with backend='ray', but backend="
+                             f"{self.backend!r}: set backend='ray' or drop ray_address")
         if self.backend == "local" and self.n_workers > 1:
             raise ValueError(f"backend='local' runs one worker, but n_workers={self.n_workers}: use backend "
                              "'processes' (or None) for several")
@@ -426,7 +432,9 @@ class SubtreeLinearClassifier(RuleClassifier):
                                         for k in range(int(f.max()) + 1)]
         if self.C is not None:
             tasks += [("final", h, float(self.C)) for h in range(len(targets))]
-        done = _run_tasks(self.n_workers, tasks, F=F, targets=targets, folds=folds, Cs=Cs, betas=betas, fit=fit)
+        where = dict(backend=self.backend, ray_address=self.ray_address)
+        done = _run_tasks(self.n_workers, tasks, **where, F=F, targets=targets, folds=folds, Cs=Cs, betas=betas,
+                          fit=fit)
         chosen: List[Any] = []
         for h, t in enumerate(targets):
             if folds[h] is None:
@@ -437,7 +445,7 @@ class SubtreeLinearClassifier(RuleClassifier):
                                                             self._criterion)
             chosen.append((C, scores if self.C is None else None, oof, chosen_beta))
         if self.C is None:
-            done.update(_run_tasks(self.n_workers, [("final", h, c[0]) for h, c in enumerate(chosen)], F=F,
+            done.update(_run_tasks(self.n_workers, [("final", h, c[0]) for h, c in enumerate(chosen)], **where, F=F,
                                    targets=targets, folds=folds, Cs=Cs, betas=betas, fit=fit))
         return [finish_head(*done[("final", h, c[0])], c[0], c[1], c[2], c[3], t, self.calibrate)
                 for h, (c, t) in enumerate(zip(chosen, targets))]
@@ -482,10 +490,14 @@ class SubtreeLinearClassifier(RuleClassifier):
 _JOB: Dict[str, Any] = {}
 
 
-def _run_tasks(n_workers: int, tasks: List[Tuple[Any, ...]], **job: Any) -> Dict[Tuple[Any, ...], Any]:
-    """Every task's result by task, from `n_workers` forked processes that inherit the job's arrays."""
+def _run_tasks(n_workers: int, tasks: List[Tuple[Any, ...]], backend: Optional[str] = None,
+               ray_address: Optional[str] = None, **job: Any) -> Dict[Tuple[Any, ...], Any]:
+    """Every task's result by task, from `n_workers` forked processes that inherit the job's arrays, or from as many
+    Ray actors that each receive the job once."""
     import multiprocessing
 
+    if backend == "ray" and n_workers > 1 and len(tasks) > 1:
+        return _run_ray_tasks(n_workers, tasks, ray_address, job)
     _JOB.update(job)
     try:
         if n_workers == 1 or len(tasks) <= 1:
@@ -496,6 +508,59 @@ def _run_tasks(n_workers: int, tasks: List[Tuple[Any, ...]], **job: Any) -> Dict
     finally:
         _JOB.clear()
     return dict(zip(tasks, results))
+
+
+class _FitWorker:
+    """A Ray actor that holds one job (features, targets, folds, candidates) and runs its tasks."""
+
+    def __init__(self, job: Dict[str, Any]) -> None:
+        self.job = job
+
+    def run(self, task: Tuple[Any, ...]) -> Any:
+        _JOB.update(self.job)
+        try:
+            return _run_task(task)
+        finally:
+            _JOB.clear()
+
+
+def _run_ray_tasks(n_workers: int, tasks: List[Tuple[Any, ...]], address: Optional[str],
+                   job: Dict[str, Any]) -> Dict[Tuple[Any, ...], Any]:
+    """`_run_tasks` on Ray actors: each free actor takes the next task, so the results do not depend on which ran
+    where."""
+    from ._ray_backend import WorkerDiedError, connect_ray
+
+    ray = connect_ray(address)
+    cpus = ray.cluster_resources().get("CPU", 1.0)
+    n = min(n_workers, len(tasks))
+    actor = ray.remote(num_cpus=min(1.0, cpus / n), max_restarts=0)(_FitWorker)
+    job_ref = ray.put(job)
+    actors = [actor.remote(job_ref) for _ in range(n)]
+    results: Dict[Tuple[Any, ...], Any] = {}
+    running: Dict[Any, Tuple[int, Tuple[Any, ...]]] = {}
+    queue = list(tasks)
+    try:
+        free = list(range(n))
+        while queue or running:
+            while queue and free:
+                i = free.pop(0)
+                task = queue.pop(0)
+                running[actors[i].run.remote(task)] = (i, task)
+            ready, _ = ray.wait(list(running), num_returns=1)
+            for ref in ready:
+                i, task = running.pop(ref)
+                try:
+                    results[task] = ray.get(ref)
+                except ray.exceptions.RayActorError as err:
+                    raise WorkerDiedError(f"Fit worker {i} (Ray actor) died during the {task[0]} fit of class "
+                                          f"{task[1]}; the training stopped ({type(err).__name__}).") from None
+                except ray.exceptions.RayTaskError as err:
+                    raise err.as_instanceof_cause() from None
+                free.append(i)
+    finally:
+        for a in actors:
+            ray.kill(a)
+    return {task: results[task] for task in tasks}
 
 
 def _run_task(task: Tuple[Any, ...]) -> Any:
