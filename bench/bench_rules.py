@@ -1,8 +1,8 @@
 """A rule set of millions of rules: built, saved, loaded and classifying, with and without a Python object per rule.
 
-    python bench/bench_rules.py [--rules 2000000] [--docs 10000] [--repeats 1]
-    python bench/bench_rules.py --quick           # 100,000 rules, 1,000 documents, output under bench/_out/rules/
-    python bench/bench_rules.py --render-only     # rebuild docs/bench_rules.md from docs/bench_rules.json
+    python -m bench.bench_rules [--rules 2000000] [--docs 10000] [--repeats 1]
+    python -m bench.bench_rules --quick           # 100,000 rules, 1,000 documents, output under bench/_out/rules/
+    python -m bench.bench_rules --render-only     # rebuild docs/bench_rules.md from docs/bench_rules.json
 
 The script draws `--rules` distinct random chain patterns of 1-3 labels over a 50,000-word
 vocabulary, one rule each (z = 1, a ~ N(0, 1), b = 0, as the subtree-linear learner writes
@@ -38,10 +38,9 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _paths import relative_paths  # noqa: E402
+from bench import harness
+from bench.harness import ROOT, relative_paths
 
-ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "_out" / "rules"
 DOCS = ROOT / "docs"
 BASELINE = "7882554"
@@ -145,16 +144,13 @@ def child(variant: str, step: str, out: Path) -> Dict[str, Any]:
 
 
 def run_child(variant: str, step: str, out: Path) -> Dict[str, Any]:
-    proc = subprocess.Popen([sys.executable, __file__, "--child", variant, step, "--out", str(out)],
-                            stdout=subprocess.PIPE, cwd=ROOT)
-    stdout = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode:
-        raise SystemExit(f"{variant} {step} failed with exit code {proc.returncode}")
-    result = json.loads(stdout)
-    result["cpu_s"] = usage.ru_utime + usage.ru_stime
-    result["peak_rss_mb"] = usage.ru_maxrss / 1024
+    run = harness.run_child([sys.executable, "-m", "bench.bench_rules", "--child", variant, step, "--out", str(out)],
+                            cwd=ROOT)
+    if not run.ok:
+        raise SystemExit(f"{variant} {step} failed with exit code {run.exit}")
+    result = json.loads(run.stdout)
+    result["cpu_s"] = run.cpu_seconds
+    result["peak_rss_mb"] = run.peak_rss_mb
     return result
 
 

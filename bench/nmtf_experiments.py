@@ -1,9 +1,9 @@
 """Reproduce the experiments of Li, Zhang & Sindhwani (2009) with MFLK / SSMFLK.
 
-    python bench/nmtf_experiments.py [--data ../shared/data] [--quick]
-    python bench/nmtf_experiments.py --render-only   # rebuild docs from the results JSON
-    python bench/nmtf_experiments.py --sections ssmflk_ablation,semi_supervised   # rerun some sections
-    python bench/nmtf_experiments.py --sections ssmflk_third_round   # issue 15's third round of label levers
+    python -m bench.nmtf_experiments [--data ../shared/data] [--quick]
+    python -m bench.nmtf_experiments --render-only   # rebuild docs from the results JSON
+    python -m bench.nmtf_experiments --sections ssmflk_ablation,semi_supervised   # rerun some sections
+    python -m bench.nmtf_experiments --sections ssmflk_third_round   # issue 15's third round of label levers
 
 Corpora: movie review polarity v2 and sentence polarity v1 (pre-tokenized,
 lower-cased text, split on whitespace); lexicon: Hu & Liu. Vocabulary: the
@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -30,12 +29,10 @@ from typing import Any, Dict, List
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from nmtf_label_levers import LabelLever  # noqa: E402
-from spacy_treeboost.nmtf.lexicons import Lexicon, read_hu_liu_lexicon  # noqa: E402
-from spacy_treeboost.nmtf import (  # noqa: E402
+from bench.harness import ROOT, repeat
+from bench.nmtf_label_levers import LabelLever
+from spacy_treeboost.nmtf.lexicons import Lexicon, read_hu_liu_lexicon
+from spacy_treeboost.nmtf import (
     MFLK,
     SSMFLK,
     build_vocabulary,
@@ -445,14 +442,10 @@ def measure(data: Path, repeats: int) -> Dict[str, Any]:
     """Whole-process CPU seconds and peak RSS of child processes, median of `repeats`."""
     result: Dict[str, Any] = {}
     for mode in ("baseline", "iterate"):
-        cpu, rss = [], []
-        for _ in range(repeats):
-            proc = subprocess.Popen([sys.executable, __file__, "--data", str(data), "--time-child", mode])
-            _, status, usage = os.wait4(proc.pid, 0)
-            if status != 0:
-                raise RuntimeError(f"timing child ({mode}) failed with status {status}")
-            cpu.append(usage.ru_utime + usage.ru_stime)
-            rss.append(usage.ru_maxrss / 1024)
+        runs = repeat([sys.executable, "-m", "bench.nmtf_experiments", "--data", str(data), "--time-child", mode],
+                      repeats, f"timing child ({mode})", cwd=ROOT)
+        cpu = [r.cpu_seconds for r in runs]
+        rss = [r.peak_rss_mb for r in runs]
         result[mode] = {"cpu_seconds": statistics.median(cpu), "peak_rss_mb": statistics.median(rss), "runs": cpu}
     result["iterations_cpu_seconds"] = result["iterate"]["cpu_seconds"] - result["baseline"]["cpu_seconds"]
     return result
@@ -466,7 +459,7 @@ def run(data: Path, quick: bool, sections: List[str], carry_first_round: bool = 
     runs1, runs2, runs5, runs_ab = (3, 2, 2, 2) if quick else (20, 5, 10, 5)
     sizes = [100, 250, 500, 1000, 2000, 4000, len(lexicon)]
     fractions = [0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5]
-    command = "python bench/nmtf_experiments.py" + (" --quick" if quick else "") + (
+    command = "python -m bench.nmtf_experiments" + (" --quick" if quick else "") + (
         f" --sections {','.join(sections)}" if set(sections) != set(SECTIONS) else "") + (
         " --carry-first-round" if carry_first_round else "")
     previous = json.loads(RESULTS.read_text(encoding="utf-8")) if RESULTS.is_file() and set(sections) != set(SECTIONS) else {}
@@ -677,7 +670,7 @@ not come from its rare words. The defaults stay (`start_weights = "uniform"`, `l
 test-part curves were not rerun, and the floor's +2 points over MFLK at 5 % stays missed.
 
 **Outside the model** (issue 15, dev parts only, 5 % labelled; [nmtf_label_ceiling.md](nmtf_label_ceiling.md),
-`python bench/nmtf_label_ceiling.py`). The same labels used in three ways that leave SSMFLK's objective: a
+`python -m bench.nmtf_label_ceiling`). The same labels used in three ways that leave SSMFLK's objective: a
 decision threshold on MFLK's log(G_pos / G_neg) chosen on the labelled documents (with an oracle threshold
 chosen on the scored documents as the most a threshold could give), self-training (SSMFLK refitted with its
 most confident unlabelled documents added as labels), and SSMFLK's log-odds plus those of naive Bayes fitted

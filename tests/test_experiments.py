@@ -205,7 +205,7 @@ def test_linear_runner_end_to_end(tmp_path):
 
 
 def test_results_page_sets_the_boosted_list_beside_the_linear_run(tmp_path):
-    from bench.experiments.report import _with_linear
+    from bench.experiments.report import with_linear
 
     def system(family, test, dev, **extra):
         return {"family": family, "score": {"mean": test}, "dev": {"mean": dev}, **extra}
@@ -219,10 +219,10 @@ def test_results_page_sets_the_boosted_list_beside_the_linear_run(tmp_path):
         "N-gram Corrective": system("subtree", 0.860, 0.850, n_rules={"mean": 6000}),   # too many rules
         "NBSVM 1-2": system("peer", 0.883, 0.890), "LinearSVC tf-idf 1-2": system("peer", 0.876, 0.895)}}}}
     lines = []
-    _with_linear(boosted, tmp_path, lines.append)
+    with_linear(boosted, tmp_path, lines.append)
     assert lines == []   # no results_linear.json beside the page: no section
     (tmp_path / "results_linear.json").write_text(json.dumps(linear), encoding="utf8")
-    _with_linear(boosted, tmp_path, lines.append)
+    with_linear(boosted, tmp_path, lines.append)
     row = next(line for line in lines if line.startswith("| Reviews"))
     assert row == "| Reviews | Tree +FQ 84.50 | N-gram Linear NB 89.00 | Tree Corrective 85.10 | NBSVM 1-2 88.30 |"
     assert any("refits the settings chosen on dev" in line for line in lines)

@@ -2,7 +2,7 @@
 RSS (VmRSS), the peak within each phase (VmHWM after resetting it through /proc/self/clear_refs), glibc heap
 statistics (mallinfo2) and the sizes of the main data structures.
 
-usage (from the repository root, kernels built in place): nice python bench/memory/phases.py TRAIN OUT.json [--rounds 200] [--min-support 1]
+usage (from the repository root, kernels built in place): nice python -m bench.memory.phases TRAIN OUT.json [--rounds 200] [--min-support 1]
        [--max-cache-mb 8192] [--every 10]
 """
 import argparse, ctypes, json, sys, time, gc
@@ -67,7 +67,6 @@ def mark(phase, **extra):
 
 import os
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, ROOT)
 import spacy_treeboost
 assert spacy_treeboost.__file__.startswith(ROOT), f"not this checkout's code: {spacy_treeboost.__file__}"
 from spacy_treeboost.learning.learner import TreeBoostClassifier
@@ -136,8 +135,7 @@ final = {"ru_maxrss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
          "distinct": len(clf.rules_.patterns), "loss": clf.trace_[-1]["loss"], "error": clf.trace_[-1]["error"],
          "rules_sha": __import__("hashlib").sha256(b).hexdigest(), "census": census}
 print(final)
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-from _paths import relative_paths  # noqa: E402
+from bench.harness import relative_paths
 
 json.dump(relative_paths({"args": dict(vars(a), out=os.path.basename(a.out)), "rows": rows, "final": final}),
           open(a.out, "w"), indent=1)

@@ -6,14 +6,13 @@ then code) picks the smallest. Simulated here in creation (index) order, i.e. th
   (a) size-3 patterns whose parent is a single-document pattern (a singleton is never worth expanding);
   (b) single-document patterns that do not precede the best single-document pattern already kept for their doc.
 Also checks that every learned rule that occurs in one document is the tie-order smallest singleton of its doc.
-usage (from the repository root, kernels built in place): nice python bench/memory/singletons.py TRAIN OUT.json [--rounds 200]
+usage (from the repository root, kernels built in place): nice python -m bench.memory.singletons TRAIN OUT.json [--rounds 200]
 """
 import argparse, json, sys, time
 p = argparse.ArgumentParser(); p.add_argument("train"); p.add_argument("out"); p.add_argument("--rounds", type=int, default=200)
 a = p.parse_args()
 import os
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, ROOT)
 import spacy_treeboost
 assert spacy_treeboost.__file__.startswith(ROOT), f"not this checkout's code: {spacy_treeboost.__file__}"
 from spacy_treeboost.learning.learner import TreeBoostClassifier
