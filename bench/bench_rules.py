@@ -201,14 +201,14 @@ def render(res: Dict[str, Any]) -> str:
         "clock after making the Python codes that `add` takes (they time the `add` calls and `to_disk`). See "
         "the docstring of `bench/bench_rules.py` for the steps.",
         "",
-        "| variant | step | process CPU s | step CPU s | peak RSS (MB) | file (MB) |",
-        "|---|---|---|---|---|---|",
     ]
+    rows = []
     for key, c in cells.items():
         variant, step = key.split(" / ")
         size = f"{c['file_bytes'] / 2**20:.1f}" if "file_bytes" in c else ""
-        lines.append(f"| {variant} | {step} | {c['cpu_s']:.2f} | {c['step_cpu_s']:.2f} | {c['peak_rss_mb']:.0f} | "
-                     f"{size} |")
+        rows.append([variant, step, f"{c['cpu_s']:.2f}", f"{c['step_cpu_s']:.2f}", f"{c['peak_rss_mb']:.0f}", size])
+    lines += harness.markdown_table(
+        ["variant", "step", "process CPU s", "step CPU s", "peak RSS (MB)", "file (MB)"], rows)
     lines += ["", "`from_arrays` against the baseline `add, before`:", ""]
     for step in STEPS:
         new, old = cells[f"from_arrays / {step}"], cells[f"add, before / {step}"]

@@ -217,8 +217,8 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]], align: 
     align = align or "l" * len(header)
     if len(align) != len(header):
         raise ValueError(f"align has {len(align)} characters for {len(header)} columns: give one `l` or `r` each")
-    rule = ["---:" if a == "r" else "---" for a in align]
-    return [markdown_row(header), markdown_row(rule), *(markdown_row(r) for r in rows)]
+    rule = "|" + "|".join("---:" if a == "r" else "---" for a in align) + "|"
+    return [markdown_row(header), rule, *(markdown_row(r) for r in rows)]
 
 
 def read_template(name: str) -> str:

@@ -55,7 +55,7 @@ def test_only_the_harness_reaps_a_child_with_wait4():
 
 def test_markdown_table():
     lines = harness.markdown_table(["system", "CPU s"], [["a", 1.5], ["b", 2]], align="lr")
-    assert lines == ["| system | CPU s |", "| --- | ---: |", "| a | 1.5 |", "| b | 2 |"]
+    assert lines == ["| system | CPU s |", "|---|---:|", "| a | 1.5 |", "| b | 2 |"]
     with pytest.raises(ValueError, match="align has 1 characters for 2 columns"):
         harness.markdown_table(["system", "CPU s"], [], align="l")
 
