@@ -1,4 +1,5 @@
-"""Results files without the machine's paths, shared by the benchmark scripts."""
+"""Results files without the machine's paths, for bench/bench_scale.py, which runs as a file
+(`bench.harness.relative_paths` is the same function for the scripts of the `bench` package)."""
 import os
 import sys
 from pathlib import Path

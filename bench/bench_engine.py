@@ -1,8 +1,8 @@
 """Engine benchmark: CPU time, peak memory, accuracy and search effort of the subtree-boosting learner.
 
-    python bench/bench_engine.py [--quick] [--repeats N]
-    python bench/bench_engine.py --render-only     # rebuild docs/bench_engine.md from the JSON
-    python bench/bench_engine.py --sizes 3 --algorithms frequency --workloads synth,svm   # issue-14 figures
+    python -m bench.bench_engine [--quick] [--repeats N]
+    python -m bench.bench_engine --render-only     # rebuild docs/bench_engine.md from the JSON
+    python -m bench.bench_engine --sizes 3 --algorithms frequency --workloads synth,svm   # issue-14 figures
 
 Workloads:
   synth   the synthetic word-chain corpus of the shared workload generator
@@ -21,18 +21,18 @@ CPU seconds (user + sys) and the peak RSS (ru_maxrss) are that child's own:
   - `python -m spacy_treeboost learn` is the measured process for learn CPU,
     peak RSS and rounds per second (the user-facing command);
   - `python -m spacy_treeboost classify` gives the test accuracy;
-  - `bench/_bench_engine_driver.py trace` learns the same model through the
+  - `bench/engine_driver.py trace` learns the same model through the
     Python API and reports the mean `nodes_visited` of `clf.trace_`;
-  - `bench/_bench_engine_driver.py decide` times `decision_function` over the
+  - `bench/engine_driver.py decide` times `decision_function` over the
     test documents with time.process_time() around that call only;
-  - `bench/_svm_baseline.py` is the baseline, reading, vectorizing, fitting
+  - `bench/svm_baseline.py` is the baseline, reading, vectorizing, fitting
     and predicting in one process.
 Medians over --repeats runs are reported (the trace run is deterministic and
 runs once). A child's ru_maxrss cannot be lower than this script's own peak RSS
 at the time of the spawn (Linux carries it over through fork/exec), so this
 script stays on the standard library and records its own peak as the floor.
 
-Scale sections (bench/_bench_engine_scale.py, skipped with --sections engine):
+Scale sections (bench/engine_scale.py, skipped with --sections engine):
 the cost-growth table (learn on 2k, 8k, 32k and 100k synthetic documents, 200
 rounds: CPU, peak RSS, fitted exponents) and the classify-throughput table
 (1,000 and 20,000 documents: CPU, peak RSS, share of the CPU spent reading).
@@ -46,27 +46,23 @@ import datetime
 import hashlib
 import json
 import os
-import platform
 import re
-import resource
 import shlex
 import signal
-import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _bench_engine_scale as scale_section  # noqa: E402
-from _paths import relative_paths  # noqa: E402
+from bench import engine_scale as scale_section
+from bench import harness
+from bench.harness import command_output, machine_facts, median, relative_paths, self_peak_kib
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "bench"
 DOCS = ROOT / "docs"
-DRIVER = BENCH / "_bench_engine_driver.py"
-SVM_CHILD = BENCH / "_svm_baseline.py"
+DRIVER = ("-m", "bench.engine_driver")
+SVM_CHILD = ("-m", "bench.svm_baseline")
 MOVIE_FILE = "movie_review_polarity_v2/movie_review_polarity_v2.jsonl"
 SYNTH_ARGS = {"n_train": 2000, "n_test": 1000, "seed": 13}
 
@@ -96,54 +92,11 @@ def child_env() -> Dict[str, str]:
     return env
 
 
-def self_peak_kib() -> int:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-
-
 def run_child(argv: Sequence[str], log_stem: Path, timeout: int) -> Dict[str, Any]:
-    """Run one child to completion and return its own rusage (via os.wait4)."""
-    log_stem.parent.mkdir(parents=True, exist_ok=True)
-    out_path, err_path = log_stem.with_suffix(".stdout"), log_stem.with_suffix(".stderr")
-    floor = self_peak_kib()
-    timed_out = []
-    with open(out_path, "wb") as out, open(err_path, "wb") as err:
-        wall0 = time.perf_counter()
-        proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=ROOT, env=child_env())
-
-        def on_alarm(signum, frame):
-            timed_out.append(True)
-            try:
-                os.kill(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-
-        previous = signal.signal(signal.SIGALRM, on_alarm)
-        signal.alarm(max(1, int(timeout)))
-        try:
-            _, status, ru = os.wait4(proc.pid, 0)
-        except BaseException:  # interrupted (Ctrl-C, SIGTERM): do not leave the child running
-            proc.kill()
-            os.wait4(proc.pid, 0)
-            raise
-        finally:
-            signal.alarm(0)
-            signal.signal(signal.SIGALRM, previous)
-        wall = time.perf_counter() - wall0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    stderr = err_path.read_text(encoding="utf-8", errors="replace")
-    return {
-        "argv": [str(a) for a in argv],
-        "exit": proc.returncode,
-        "timed_out": bool(timed_out),
-        "cpu_seconds": ru.ru_utime + ru.ru_stime,
-        "user_seconds": ru.ru_utime,
-        "sys_seconds": ru.ru_stime,
-        "maxrss_kib": ru.ru_maxrss,
-        "parent_peak_kib_at_spawn": floor,
-        "wall_seconds": wall,
-        "stderr_tail": stderr[-600:],
-        "stdout_path": str(out_path.relative_to(ROOT)) if out_path.is_relative_to(ROOT) else str(out_path),
-    }
+    """Run one child to completion (see `bench.harness.run_child`) and return its record, logs kept beside
+    `log_stem`."""
+    run = harness.run_child(argv, cwd=ROOT, env=child_env(), timeout=timeout, log_stem=log_stem)
+    return run.to_dict(stdout_path=log_stem.with_suffix(".stdout"))
 
 
 def ok(run: Dict[str, Any]) -> bool:
@@ -156,10 +109,6 @@ def describe_failure(run: Dict[str, Any]) -> str:
     return f"{why}: {tail[0][:200]}"
 
 
-def median(values: Sequence[float]) -> Optional[float]:
-    return statistics.median(values) if values else None
-
-
 def sha256(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -169,44 +118,6 @@ def sha256(path: Path) -> str:
 
 
 # ---------------------------------------------------------------- facts
-
-
-def command_output(argv: Sequence[str]) -> str:
-    try:
-        return subprocess.run(list(argv), cwd=ROOT, capture_output=True, text=True, timeout=60).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return ""
-
-
-def machine_facts() -> Dict[str, Any]:
-    cpu_model = ""
-    mem_total = ""
-    try:
-        for line in open("/proc/cpuinfo", encoding="utf-8"):
-            if line.startswith("model name"):
-                cpu_model = line.split(":", 1)[1].strip()
-                break
-        for line in open("/proc/meminfo", encoding="utf-8"):
-            if line.startswith("MemTotal"):
-                mem_total = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    versions = command_output([sys.executable, "-c", (
-        "import json, numpy, scipy, srsly\n"
-        "try:\n import sklearn; sk = sklearn.__version__\nexcept ImportError:\n sk = None\n"
-        "print(json.dumps({'numpy': numpy.__version__, 'scipy': scipy.__version__, 'srsly': srsly.__version__,"
-        " 'scikit-learn': sk}))")])
-    return {
-        "nproc": command_output(["nproc"]),
-        "cpu_model": cpu_model,
-        "mem_total": mem_total,
-        "kernel": platform.release(),
-        "machine": platform.machine(),
-        "python": platform.python_version(),
-        "python_executable": sys.executable,
-        **(json.loads(versions) if versions.startswith("{") else {}),
-    }
 
 
 def kernel_files() -> Dict[str, Dict[str, Any]]:
@@ -405,7 +316,7 @@ def bench_treeboost(args, w: Dict[str, Any], c: Dict[str, Any], out_dir: Path) -
     result["accuracy_stable"] = len(set(accuracies)) <= 1
 
     trace_json = logs / "trace.json"
-    trace_argv = [py, str(DRIVER), "trace", w["train"], str(trace_json), "--algorithm", c["algorithm"],
+    trace_argv = [py, *DRIVER, "trace", w["train"], str(trace_json), "--algorithm", c["algorithm"],
                   "--criterion", c["criterion"], "--max-pattern-size", str(c["size"]),
                   "--min-support", str(args.min_support), "--rounds", str(args.rounds)]
     run = run_child(trace_argv, logs / "trace", args.timeout)
@@ -421,7 +332,7 @@ def bench_treeboost(args, w: Dict[str, Any], c: Dict[str, Any], out_dir: Path) -
         result.setdefault("error", f"trace {describe_failure(run)}")
 
     decide_json = logs / "decide.json"
-    decide_argv = [py, str(DRIVER), "decide", w["test"], str(model), str(decide_json)]
+    decide_argv = [py, *DRIVER, "decide", w["test"], str(model), str(decide_json)]
     decide, cold, warm = [], [], []
     for r in range(args.repeats):
         run = run_child(decide_argv, logs / f"decide{r}", args.timeout)
@@ -448,7 +359,7 @@ def bench_svm(args, w: Dict[str, Any], size: int, out_dir: Path) -> Dict[str, An
     name = f"{w['name']}_svm_L{size}"
     logs = out_dir / "logs" / name
     out_json = logs / "svm.json"
-    argv = [sys.executable, str(SVM_CHILD), w["train_jsonl"], w["test_jsonl"], str(size), str(out_json)]
+    argv = [sys.executable, *SVM_CHILD, w["train_jsonl"], w["test_jsonl"], str(size), str(out_json)]
     result: Dict[str, Any] = {"workload": w["name"], "system": "svm", "size": size,
                               "command": shlex.join(["python"] + argv[1:])}
     runs, details = [], []
@@ -536,7 +447,7 @@ def render(results: Dict[str, Any]) -> str:
     lines = [
         "# Engine benchmark",
         "",
-        f"Generated by `bench/bench_engine.py` from `{st['json_name']}`; do not edit by hand.",
+        f"Generated by `python -m bench.bench_engine` from `{st['json_name']}`; do not edit by hand.",
         "",
     ]
     if not results.get("complete", True):
@@ -589,9 +500,9 @@ def render(results: Dict[str, Any]) -> str:
         "per second: `python -m spacy_treeboost learn` (whole process: reading the file, indexing, boosting, writing "
         "the model). Accuracy: `python -m spacy_treeboost classify` on the test file. Nodes visited per round: mean "
         "`nodes_visited` of `clf.trace_` from the same learning run through the Python API "
-        "(`bench/_bench_engine_driver.py trace`). decision_function: process time of that call alone over the test "
+        "(`bench/engine_driver.py trace`). decision_function: process time of that call alone over the test "
         "documents, first call in a fresh process (it includes compiling the rule matcher) "
-        "(`bench/_bench_engine_driver.py decide`). CPU / SVM: learn CPU divided by the CPU of the LinearSVC process at "
+        "(`bench/engine_driver.py decide`). CPU / SVM: learn CPU divided by the CPU of the LinearSVC process at "
         "the same n (which reads, vectorizes, fits and also predicts the test set). "
         f"Floor: a child's ru_maxrss cannot be below the parent's peak RSS at spawn, which was at most "
         f"{fmt(mib(results.get('parent_peak_kib')), '.1f')} MiB.",
@@ -706,7 +617,10 @@ def scale_out_section() -> List[str]:
     scale_json = ROOT / "docs" / "bench_scale.json"
     if not scale_json.exists():
         return ["## Scale-out", "", "Not measured yet: run `bench/bench_scale.py`.", ""]
-    from bench_scale import render as render_scale
+    from bench import _paths
+
+    sys.modules.setdefault("_paths", _paths)  # bench_scale.py runs as a file and imports `_paths` from its folder
+    from bench.bench_scale import render as render_scale
 
     body = render_scale(json.loads(scale_json.read_text(encoding="utf-8"))).splitlines()
     body = [("#" + line if line.startswith("#") else line) for line in body[1:]]

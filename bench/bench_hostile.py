@@ -1,8 +1,8 @@
 """Hostile tree shapes: one node x with n children that all carry the label a.
 
-    python bench/bench_hostile.py [--sizes 10000,25000,50000,100000] [--repeats 3]
-    python bench/bench_hostile.py --quick          # n = 10,000, one run, output under bench/_out/
-    python bench/bench_hostile.py --render-only    # rebuild docs/bench_hostile.md from the JSON
+    python -m bench.bench_hostile [--sizes 10000,25000,50000,100000] [--repeats 3]
+    python -m bench.bench_hostile --quick          # n = 10,000, one run, output under bench/_out/
+    python -m bench.bench_hostile --render-only    # rebuild docs/bench_hostile.md from the JSON
 
 A document ROOT(x(a)...(a)) has C(n, k) embeddings of x(a ... a) with k children.
 For every n (and n = 0, the baseline: the same commands on a document ROOT(x)),
@@ -33,7 +33,8 @@ import sys
 from pathlib import Path
 from typing import Dict, List
 
-ROOT = Path(__file__).resolve().parents[1]
+from bench.harness import ROOT, repeat
+
 OUT = ROOT / "bench" / "_out" / "hostile"
 DOCS = ROOT / "docs"
 SIZES = [10_000, 25_000, 50_000, 100_000]
@@ -67,19 +68,11 @@ def ordinary_docs() -> str:
 
 
 def measure(args: List[str], repeats: int) -> Dict[str, object]:
-    cpu, rss, last = [], [], None
-    for _ in range(repeats):
-        proc = subprocess.Popen([sys.executable, "-m", "spacy_treeboost", *args], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=ROOT)
-        out = proc.stdout.read()
-        err = proc.stderr.read()
-        _, status, usage = os.wait4(proc.pid, 0)
-        if status:
-            raise RuntimeError(f"'spacy_treeboost {' '.join(args)}' failed: {err.decode(errors='replace')[-400:]}")
-        cpu.append(usage.ru_utime + usage.ru_stime)
-        rss.append(usage.ru_maxrss / 1024)
-        last = out.decode()
-    return {"cpu_s": statistics.median(cpu), "peak_rss_mb": statistics.median(rss), "runs_cpu_s": cpu, "stdout": last}
+    runs = repeat([sys.executable, "-m", "spacy_treeboost", *args], repeats, f"'spacy_treeboost {' '.join(args)}'",
+                  env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=ROOT)
+    cpu = [r.cpu_seconds for r in runs]
+    return {"cpu_s": statistics.median(cpu), "peak_rss_mb": statistics.median(r.peak_rss_mb for r in runs),
+            "runs_cpu_s": cpu, "stdout": runs[-1].stdout}
 
 
 INNER = r"""
@@ -147,7 +140,7 @@ def run(sizes: List[int], repeats: int) -> Dict[str, object]:
             r.pop("stdout")
             rows.append({"case": f"learn --algorithm {algorithm}", "n": n, **r})
             print(f"n={n} learn {algorithm}: {r['cpu_s']:.2f} CPU s, {r['peak_rss_mb']:.0f} MB", flush=True)
-    return {"command": "python bench/bench_hostile.py " + " ".join(sys.argv[1:]), "repeats": repeats, "sizes": sizes,
+    return {"command": "python -m bench.bench_hostile " + " ".join(sys.argv[1:]), "repeats": repeats, "sizes": sizes,
             "machine": f"{os.cpu_count()} cores, {platform.processor() or platform.machine()}, "
                        f"Python {platform.python_version()}", "load_average": [load_before, os.getloadavg()[0]],
             "rows": rows}

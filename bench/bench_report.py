@@ -1,7 +1,7 @@
 """How long the model report of a 1,000,000-rule model takes to write and to show its first screen.
 
-    python bench/bench_report.py                    # 1,000,000 rules, 3 browser loads
-    python bench/bench_report.py --rules 100000 --loads 1
+    python -m bench.bench_report                    # 1,000,000 rules, 3 browser loads
+    python -m bench.bench_report --rules 100000 --loads 1
 
 A rule set of --rules rules over as many distinct subtrees (word chains of 1-3 words from a
 5,000-word vocabulary, weights decreasing like a linear model's) is written to a report page
@@ -24,11 +24,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from spacy_treeboost.models.rules import RuleSet  # noqa: E402
-from spacy_treeboost.visualize.browser import find_chromium, load_page  # noqa: E402
-from spacy_treeboost.visualize.report import DEFAULT_TOP, rule_report  # noqa: E402
+from spacy_treeboost.models.rules import RuleSet
+from spacy_treeboost.visualize.browser import find_chromium, load_page
+from spacy_treeboost.visualize.report import DEFAULT_TOP, rule_report
 
 VOCABULARY = 5_000
 
@@ -87,7 +86,7 @@ def main() -> None:
         "page_bytes": len(page.encode("utf8")), "build_rules_s": round(build_s, 3),
         "write_report_s": round(write_s, 3), "loads": loads,
         "first_screen_ms_max": max(l["first_screen_ms"] for l in loads),
-        "command": "python bench/bench_report.py" + "".join(f" {a}" for a in sys.argv[1:]),
+        "command": "python -m bench.bench_report" + "".join(f" {a}" for a in sys.argv[1:]),
         "machine": {"nproc": os.cpu_count(), "python": platform.python_version(), "chromium": chromium_version(),
                     "load_average_1min": round(os.getloadavg()[0], 2)},
     }

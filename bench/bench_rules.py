@@ -1,8 +1,8 @@
 """A rule set of millions of rules: built, saved, loaded and classifying, with and without a Python object per rule.
 
-    python bench/bench_rules.py [--rules 2000000] [--docs 10000] [--repeats 1]
-    python bench/bench_rules.py --quick           # 100,000 rules, 1,000 documents, output under bench/_out/rules/
-    python bench/bench_rules.py --render-only     # rebuild docs/bench_rules.md from docs/bench_rules.json
+    python -m bench.bench_rules [--rules 2000000] [--docs 10000] [--repeats 1]
+    python -m bench.bench_rules --quick           # 100,000 rules, 1,000 documents, output under bench/_out/rules/
+    python -m bench.bench_rules --render-only     # rebuild docs/bench_rules.md from docs/bench_rules.json
 
 The script draws `--rules` distinct random chain patterns of 1-3 labels over a 50,000-word
 vocabulary, one rule each (z = 1, a ~ N(0, 1), b = 0, as the subtree-linear learner writes
@@ -38,10 +38,9 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _paths import relative_paths  # noqa: E402
+from bench import harness
+from bench.harness import ROOT, relative_paths
 
-ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "_out" / "rules"
 DOCS = ROOT / "docs"
 BASELINE = "7882554"
@@ -145,16 +144,13 @@ def child(variant: str, step: str, out: Path) -> Dict[str, Any]:
 
 
 def run_child(variant: str, step: str, out: Path) -> Dict[str, Any]:
-    proc = subprocess.Popen([sys.executable, __file__, "--child", variant, step, "--out", str(out)],
-                            stdout=subprocess.PIPE, cwd=ROOT)
-    stdout = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode:
-        raise SystemExit(f"{variant} {step} failed with exit code {proc.returncode}")
-    result = json.loads(stdout)
-    result["cpu_s"] = usage.ru_utime + usage.ru_stime
-    result["peak_rss_mb"] = usage.ru_maxrss / 1024
+    run = harness.run_child([sys.executable, "-m", "bench.bench_rules", "--child", variant, step, "--out", str(out)],
+                            cwd=ROOT)
+    if not run.ok:
+        raise SystemExit(f"{variant} {step} failed with exit code {run.exit}")
+    result = json.loads(run.stdout)
+    result["cpu_s"] = run.cpu_seconds
+    result["peak_rss_mb"] = run.peak_rss_mb
     return result
 
 
@@ -205,14 +201,14 @@ def render(res: Dict[str, Any]) -> str:
         "clock after making the Python codes that `add` takes (they time the `add` calls and `to_disk`). See "
         "the docstring of `bench/bench_rules.py` for the steps.",
         "",
-        "| variant | step | process CPU s | step CPU s | peak RSS (MB) | file (MB) |",
-        "|---|---|---|---|---|---|",
     ]
+    rows = []
     for key, c in cells.items():
         variant, step = key.split(" / ")
         size = f"{c['file_bytes'] / 2**20:.1f}" if "file_bytes" in c else ""
-        lines.append(f"| {variant} | {step} | {c['cpu_s']:.2f} | {c['step_cpu_s']:.2f} | {c['peak_rss_mb']:.0f} | "
-                     f"{size} |")
+        rows.append([variant, step, f"{c['cpu_s']:.2f}", f"{c['step_cpu_s']:.2f}", f"{c['peak_rss_mb']:.0f}", size])
+    lines += harness.markdown_table(
+        ["variant", "step", "process CPU s", "step CPU s", "peak RSS (MB)", "file (MB)"], rows)
     lines += ["", "`from_arrays` against the baseline `add, before`:", ""]
     for step in STEPS:
         new, old = cells[f"from_arrays / {step}"], cells[f"add, before / {step}"]

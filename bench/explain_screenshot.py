@@ -1,7 +1,7 @@
 """Draw the explanation of a text (its sentence trees with the fired subtrees) and take a screenshot with
 headless Chromium, offline.
 
-    python bench/explain_screenshot.py MODEL_DIR "some text" docs/explain.png [--label L] [--size 1100x440]
+    python -m bench.explain_screenshot MODEL_DIR "some text" docs/explain.png [--label L] [--size 1100x440]
 
 MODEL_DIR is a trained pipeline (e.g. training/chain/model-best from the README's quick start).
 """

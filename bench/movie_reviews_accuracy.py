@@ -1,6 +1,6 @@
 """Dev accuracy of trained pipelines on movie reviews fold 9.
 
-    python bench/movie_reviews_accuracy.py training/mr_chain/model-best [more pipelines ...]
+    python -m bench.movie_reviews_accuracy training/mr_chain/model-best [more pipelines ...]
 
 Train them first with the configs, e.g.
     MR=../shared/data/movie_review_polarity_v2/movie_review_polarity_v2.jsonl

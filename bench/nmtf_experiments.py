@@ -1,9 +1,9 @@
 """Reproduce the experiments of Li, Zhang & Sindhwani (2009) with MFLK / SSMFLK.
 
-    python bench/nmtf_experiments.py [--data ../shared/data] [--quick]
-    python bench/nmtf_experiments.py --render-only   # rebuild docs from the results JSON
-    python bench/nmtf_experiments.py --sections ssmflk_ablation,semi_supervised   # rerun some sections
-    python bench/nmtf_experiments.py --sections ssmflk_third_round   # issue 15's third round of label levers
+    python -m bench.nmtf_experiments [--data ../shared/data] [--quick]
+    python -m bench.nmtf_experiments --render-only   # rebuild docs from the results JSON
+    python -m bench.nmtf_experiments --sections ssmflk_ablation,semi_supervised   # rerun some sections
+    python -m bench.nmtf_experiments --sections ssmflk_third_round   # issue 15's third round of label levers
 
 Corpora: movie review polarity v2 and sentence polarity v1 (pre-tokenized,
 lower-cased text, split on whitespace); lexicon: Hu & Liu. Vocabulary: the
@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -30,12 +29,10 @@ from typing import Any, Dict, List
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from nmtf_label_levers import LabelLever  # noqa: E402
-from spacy_treeboost.nmtf.lexicons import Lexicon, read_hu_liu_lexicon  # noqa: E402
-from spacy_treeboost.nmtf import (  # noqa: E402
+from bench.harness import ROOT, read_template, repeat
+from bench.nmtf_label_levers import LabelLever
+from spacy_treeboost.nmtf.lexicons import Lexicon, read_hu_liu_lexicon
+from spacy_treeboost.nmtf import (
     MFLK,
     SSMFLK,
     build_vocabulary,
@@ -445,14 +442,10 @@ def measure(data: Path, repeats: int) -> Dict[str, Any]:
     """Whole-process CPU seconds and peak RSS of child processes, median of `repeats`."""
     result: Dict[str, Any] = {}
     for mode in ("baseline", "iterate"):
-        cpu, rss = [], []
-        for _ in range(repeats):
-            proc = subprocess.Popen([sys.executable, __file__, "--data", str(data), "--time-child", mode])
-            _, status, usage = os.wait4(proc.pid, 0)
-            if status != 0:
-                raise RuntimeError(f"timing child ({mode}) failed with status {status}")
-            cpu.append(usage.ru_utime + usage.ru_stime)
-            rss.append(usage.ru_maxrss / 1024)
+        runs = repeat([sys.executable, "-m", "bench.nmtf_experiments", "--data", str(data), "--time-child", mode],
+                      repeats, f"timing child ({mode})", cwd=ROOT)
+        cpu = [r.cpu_seconds for r in runs]
+        rss = [r.peak_rss_mb for r in runs]
         result[mode] = {"cpu_seconds": statistics.median(cpu), "peak_rss_mb": statistics.median(rss), "runs": cpu}
     result["iterations_cpu_seconds"] = result["iterate"]["cpu_seconds"] - result["baseline"]["cpu_seconds"]
     return result
@@ -466,7 +459,7 @@ def run(data: Path, quick: bool, sections: List[str], carry_first_round: bool = 
     runs1, runs2, runs5, runs_ab = (3, 2, 2, 2) if quick else (20, 5, 10, 5)
     sizes = [100, 250, 500, 1000, 2000, 4000, len(lexicon)]
     fractions = [0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5]
-    command = "python bench/nmtf_experiments.py" + (" --quick" if quick else "") + (
+    command = "python -m bench.nmtf_experiments" + (" --quick" if quick else "") + (
         f" --sections {','.join(sections)}" if set(sections) != set(SECTIONS) else "") + (
         " --carry-first-round" if carry_first_round else "")
     previous = json.loads(RESULTS.read_text(encoding="utf-8")) if RESULTS.is_file() and set(sections) != set(SECTIONS) else {}
@@ -572,127 +565,6 @@ def _save(fig: Any, filename: str) -> str:
     return filename
 
 
-DEVIATIONS = """## Deviations from the printed algorithm
-
-The printed algorithm (docs/algorithms.md, section 4: the paper's update rules damped by a square root,
-F = F0 + 0.2, G = k-means clusters + 0.2, 0/1 priors) stays available as
-`MFLK(update="sqrt", init="kmeans", prior_scale="one")` on an L2-normalized matrix; test vector T8
-pins it. The defaults differ on four points, and SSMFLK's on two more (5 and 6). Each was run on sentence polarity (the validation
-corpus) first and kept if it helped there, alone (steps 1-5 below) or within the defaults (the
-"defaults with ..." rows, which undo one change at a time); unit-norm priors alone (step 2) do not
-help and are kept for the scale argument and for what they add to the defaults. Movie-review numbers were also seen during that
-exploration (and the lexicon start had been reported on movie reviews as a diagnostic before), so
-the movie-review column is not a clean held-out test; the ablation tables below give both corpora,
-and the subset table at the end shows where the defaults do not help.
-
-1. **Monotone update rules** (`update="monotone"`). The paper proves correctness through the KKT
-   condition of its objective, eq. 10: `[-2XGS^T + 2FSG^TGS^T + 2alpha C1(F - F0)] o F = 0`. The
-   printed F rule has `FF^TXGS^T` where that condition has `FSG^TGS^T` (the two agree only for exactly
-   orthogonal factors, which the paper says it does not enforce), and its G rule has `GG^TX^TFS`
-   for `GS^TF^TFS`. The default rules put the positive and negative parts of the gradient of J
-   (including `beta C2 G` for SSMFLK) in numerator and denominator, so their fixed points are
-   exactly eq. 10, and, as Lee-Seung auxiliary-function updates (square-root damped, which stays
-   between the current point and the minimizer of the auxiliary function), they never increase J.
-   The printed rules let J end above ||X||^2 and oscillate without damping.
-2. **Priors and starts on the scale of the factors** (`prior_scale="unit"`). With `F^TF = I` (the
-   paper's orthogonality motivation) a column of F has unit norm, so its entries over the class's
-   lexicon words are of order 1/sqrt(their number), far below 1; a 0/1 F0 then asks for lexicon
-   rows much larger than the fit allows, and they collapse. F0's columns are scaled to unit norm, G0's labelled rows to `1/sqrt(n_k)` (class
-   sizes estimated from the label proportions), and the initial F and G get unit-norm columns.
-3. **Words on a common scale** (`word_weights`, `word_norm = true` in the component). The prior
-   gives every lexicon word the same weight; the squared loss weighs a word by the squared norm of
-   its row, so the frequent words (film, movie, one, ...) dominate the fit and the lexicon words
-   carry a small share of it. After the L2 normalization of each document, every
-   word's row is scaled to unit norm (the factors are kept and applied to new documents). This is
-   one reading of the paper's "normalized term-frequency representation" (the spec lists L1/L2 as
-   ambiguous). It makes the fit and the prior agree on a per-word scale.
-4. **Lexicon start** (`init="lexicon"`). G starts at each document's lexicon class (argmax of
-   `X^T F0`; ties to positive) instead of k-means clusters. k-means clusters carry no polarity (on
-   movie reviews the 2-means split is not about sentiment, so the lexicon alignment can only pick
-   the less wrong side), and multiplicative updates move a one-hot start slowly. The lexicon start
-   is the document classes that the prior F = F0 implies, so the start agrees with the
-   initialization F = F0 that Algorithm 1 prints. k-means stays available (`init="kmeans"`).
-
-5. **beta relative to the fit** (`beta_scale="fit"`, SSMFLK only; issue 15). With unit-scale
-   priors a labelled row of G0 is `1/sqrt(n_k)`, so with the printed beta = 1 a labelled
-   document's label term is at most about `1/n_k` while the fit term is `||X||^2` (the number
-   of non-empty words, with unit-norm word rows; the "Unit" line under each corpus's ablation
-   gives both): the labels could not hold their rows. beta is now relative:
-   the weight used in J is `beta_ = beta * (||X||^2 / n) / mean_j ||G0_j||^2` over the labelled
-   rows, so **beta = 1 means that a labelled document whose row of G is 0 pays as much label
-   penalty as an average document's share of the fit term at F S G^T = 0** (a labelled row
-   of the right size in the wrong class pays twice that). The objective is the paper's;
-   only the unit of beta changes. On the dev draws beta is saturated from about 0.01 up (table
-   "Why the labels carried little"): the labelled rows are then held at their labels, and what
-   is left to the labels is their pull on F. The printed unit is `beta_scale="one"`
-   (`beta_scale = "one"` in the component).
-6. **Labelled start** (`label_start = 0.05`, `label_min_docs = 2`, SSMFLK only; issue 15). F
-   starts at `F0 + 0.2` plus 0.05 times the class sums of the labelled documents `X_L G0_L`
-   (each column scaled to the norm of F's column), counting only the words found in at least
-   2 labelled documents (with unit-norm word rows a word of a single labelled document weighs
-   as much as a frequent word, and on 1-2 % of sentence polarity those words made some draws
-   collapse); the unlabelled rows of G start at the classes that this F implies
-   (`argmax X^T F`) instead of the lexicon classes; the labelled rows start at their labels as
-   before. The multiplicative updates stay near their start for the paper's 100 iterations,
-   so the start is where the labelled documents reach the unlabelled ones most. The values
-   were chosen on the dev third with the dev draws only (table "Why the labels carried
-   little"). `label_start = 0` gives the start of MFLK and of the printed algorithm. Without
-   labels (MFLK, or SSMFLK with every document unlabelled) neither change does anything:
-   MFLK's factors are bit for bit those of the previous version (tests/test_nmtf.py pins them
-   on a fixed problem).
-
-**Why the labels still carry little** (issue 15, second round of the ablation, dev parts only). Held at
-their labels (beta saturated), the labelled rows reach the unlabelled documents only through F, and in
-the least-squares fit a labelled document weighs as much as an unlabelled one: at 5 % the labels shape
-5 % of F's update. Larger labelled rows of G0 barely change that share, since the scale of G is free
-(S and the free rows of G follow it): "G0 scaling" (x 4) moves the dev accuracy by 0 to +0.4 points,
-less than the spread of the dev draws.
-Weighting the labelled documents more in the fit (their rows of X scaled together with G0, which keeps
-the objective's form) makes the factorization follow the few labelled documents, as a supervised model
-on them would, and loses at 1-5 %. A softer start of the unlabelled rows, other values of alpha and of
-the labelled start, and 80 or 120 iterations do not beat the defaults on both development parts either
-(table "Why the labels carried little"). No lever gains more than the spread of the dev draws on both
-parts, so the defaults are unchanged, and the floor's +2 points over
-MFLK at 5 % is not met (section "Goals"). The printed model stays reachable as
-`SSMFLK(beta_scale="one", label_start=0, update="sqrt", init="kmeans", prior_scale="one")`.
-
-**Third round** (issue 15, dev parts only; rows from "labelled start by labelled document frequency"
-on). Two more levers, both SSMFLK parameters, off by default. `start_weights = "frequency"` builds the
-labelled start from each word's class distribution in the labelled documents times the number of
-labelled documents it occurs in, so that frequent words lead the start rather than the rare ones that
-unit-norm word rows let weigh as much. `label_prior = lambda` makes the labels a lasting prior rather
-than only a start: F0 is the lexicon's rows plus lambda times each word's class distribution in the
-labelled documents (words of >= `label_min_docs` labelled documents), used in the start and, unit-scaled
-like the lexicon, in the prior term alpha ||F - F0||^2; the objective keeps the paper's form, only F0
-changes, and `label_prior = 0` gives today's factors bit for bit (tests/test_nmtf_labels.py). Neither
-beats the defaults on both development parts. At 5 % no setting of either lever gains more than 0.01
-points on sentence polarity; on movie reviews, and at 20 % on both parts, label_prior = 0.03-0.1 gains a
-few tenths of a point, within the spread of the dev draws. A stronger lasting prior (label_prior >= 0.3)
-loses at 5 % (0.2-3.5 points), presumably because the many labelled words, most with near-even class
-distributions, take most of the weight of F0's unit-norm columns from the lexicon. Without the labelled
-start the lasting prior alone loses 3-6 points at 1-5 % on sentence polarity (some draws collapse) and
-0.4-1.1 on movie reviews, so the labels act through the start more than through a prior. The frequency-weighted
-start changes the accuracy by less than half a point at every fraction: the labelled start's gain does
-not come from its rare words. The defaults stay (`start_weights = "uniform"`, `label_prior = 0`), the
-test-part curves were not rerun, and the floor's +2 points over MFLK at 5 % stays missed.
-
-**Outside the model** (issue 15, dev parts only, 5 % labelled; [nmtf_label_ceiling.md](nmtf_label_ceiling.md),
-`python bench/nmtf_label_ceiling.py`). The same labels used in three ways that leave SSMFLK's objective: a
-decision threshold on MFLK's log(G_pos / G_neg) chosen on the labelled documents (with an oracle threshold
-chosen on the scored documents as the most a threshold could give), self-training (SSMFLK refitted with its
-most confident unlabelled documents added as labels), and SSMFLK's log-odds plus those of naive Bayes fitted
-on the labelled documents. On sentence polarity none of them reaches MFLK + 2 points; on movie reviews only
-the sum with naive Bayes does, which is no longer the paper's model.
-
-Not changed: alpha = 1/2 and beta = 1 (the paper's values; beta now in the unit of point 5), 5,000 most document-frequent words without
-stop words, at most 100 iterations (the paper: "less than 100"), classification by argmax G
-(argmax GS^T is reported alongside). The paper stems corpus and lexicon; `porter_stem` (Porter
-1980) with `Lexicon.map` does that, but it is not a default: on the validation corpus it did worse
-than lower-cased tokens (row "defaults with Porter stemming" below). The component offers it as
-`stem = true`.
-"""
-
-
 def _ablation_lines(results: Dict[str, Any]) -> List[str]:
     names = list(results["datasets"])
     first = results["datasets"][names[0]]["ablation"]
@@ -747,7 +619,7 @@ def render(results: Dict[str, Any], images: List[str]) -> str:
     lines = [
         "# MFLK / SSMFLK experiments",
         "",
-        "Generated by `bench/nmtf_experiments.py` from `docs/nmtf_results.json`; do not edit by hand.",
+        "Generated by `python -m bench.nmtf_experiments` from `docs/nmtf_results.json`; do not edit by hand.",
         "",
         f"Settings: alpha = {s['alpha']}, beta = {s['beta']} (beta_scale = {s.get('beta_scale', 'one')}), "
         f"label_start = {s.get('label_start', 0.0)}, label_min_docs = {s.get('label_min_docs', 1)}, "
@@ -767,7 +639,7 @@ def render(results: Dict[str, Any], images: List[str]) -> str:
         "",
     ]
     lines += _acceptance_lines(results)
-    lines += DEVIATIONS.splitlines() + [""]
+    lines += read_template("nmtf_deviations.md").splitlines() + [""]
     lines += _ablation_lines(results)
     for name, entry in results["datasets"].items():
         lines += [f"## {name} ({entry['documents']} documents, {entry['words']} words)", "", "### Unsupervised (paper's Figure 1)", "", "| method | accuracy mean | sd |", "|---|---|---|"]

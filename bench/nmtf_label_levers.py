@@ -1,17 +1,13 @@
 """SSMFLK variants for the label ablation of bench/nmtf_experiments.py (issue 15) that the estimator does not
 offer as settings: they change the scale of the labelled documents or the start of the unlabelled rows, and
 were tried on the development part only (none became a default)."""
-import sys
-from pathlib import Path
 from typing import Any, Optional
 
 import numpy as np
 import scipy.sparse as sp
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from spacy_treeboost.nmtf import SSMFLK, one_hot, unit_columns  # noqa: E402
-from spacy_treeboost.nmtf.factorization import _least_squares_S  # noqa: E402
+from spacy_treeboost.nmtf import SSMFLK, one_hot, unit_columns
+from spacy_treeboost.nmtf.factorization import _least_squares_S
 
 
 class LabelLever(SSMFLK):

@@ -1,6 +1,6 @@
 """Why the NMTF quick start inverted polarity on corpora/reviews, and what it does on corpora/opinions.
 
-    python bench/nmtf_quick_start_diagnosis.py
+    python -m bench.nmtf_quick_start_diagnosis
 
 For each shipped corpus (training file, dev file) with the shipped lexicon, the component's representation
 (lower-cased tokens, 5,000 most document-frequent words without stop words, L2 documents, unit-norm word rows)
@@ -12,18 +12,16 @@ g / (g_pos + g_neg) puts at exactly 0 or 1, after 10 and 100 iterations; and the
 The figures are quoted in docs/nmtf_sentiment.md.
 """
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 import spacy
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from spacy_treeboost.nmtf import SSMFLK, document_term_matrix, lexicon_prior  # noqa: E402
-from spacy_treeboost.nmtf.lexicons import read_jsonl_lexicon  # noqa: E402
-from spacy_treeboost.pipeline.nmtf_documents import training_matrix  # noqa: E402
+from spacy_treeboost.nmtf import SSMFLK, document_term_matrix, lexicon_prior
+from spacy_treeboost.nmtf.lexicons import read_jsonl_lexicon
+from spacy_treeboost.pipeline.nmtf_documents import training_matrix
 
 NLP = spacy.blank("en")
 

@@ -52,7 +52,7 @@ from spacy_treeboost.trees.forest import DEPENDENCY_VIEW_PREFIX
 
 from .data import CORPUS_TITLES, OUT, ROOT, SEED, Split, load_source
 from .linear_report import FULL_RUN_CORPORA
-from .run import _cfg_hash, _jsonable, fold_data, load_corpus, load_fit, log, train_missing
+from .run import cfg_hash, jsonable, fold_data, load_corpus, load_fit, log, train_missing
 from .stats import correctness, mcnemar, mean_std, metrics, selection_score
 from .systems import FoldData, encode_truth, fit_sklearn, fit_textcat, margins_to_pred
 
@@ -137,7 +137,7 @@ def system_list(trees: bool, corpus: str = "") -> List[Dict[str, Any]]:
     return out
 
 
-def _predict(clf, forest, fd: FoldData) -> numpy.ndarray:
+def predict(clf, forest, fd: FoldData) -> numpy.ndarray:
     F = clf.rules_.margins(forest)
     return margins_to_pred(F, clf.rules_.heads, fd.classes, fd.multilabel, fd.positive)
 
@@ -202,7 +202,7 @@ def fit_subtree_linear(fd: FoldData, system: Dict[str, Any], cfg: Dict[str, Any]
             clf.fit(X["train"], fd.y_train)
             cpu = time.process_time() - t0
             cpu_total += cpu
-            dev = selection_score(fd.truth["dev"], _predict(clf, X["dev"], fd), fd.multilabel)
+            dev = selection_score(fd.truth["dev"], predict(clf, X["dev"], fd), fd.multilabel)
             key = str(size) if C is None else f"{size}/C{C:g}"
             per_size[key] = {"dev": dev, "cpu": cpu, "C": [i["C"] for i in clf.fit_info_]}
             if best is None or dev > best[0]:
@@ -234,7 +234,7 @@ def fit_corrective(fd: FoldData, system: Dict[str, Any], cfg: Dict[str, Any]) ->
             clf = CorrectiveBoostClassifier().refit(booster, X["train"])
             cpu_refit = time.process_time() - t0
             cpu_total += cpu_refit
-            dev = selection_score(fd.truth["dev"], _predict(clf, X["dev"], fd), fd.multilabel)
+            dev = selection_score(fd.truth["dev"], predict(clf, X["dev"], fd), fd.multilabel)
             points.append({"size": size, "rounds": booster.n_rounds_, "dev": dev, "cpu_boost": cpu_boost,
                            "cpu_refit": cpu_refit, "n_rules": len(clf.rules_),
                            "C": [i["C"] for i in clf.refit_info_]})
@@ -416,7 +416,7 @@ def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str, jobs: i
     sd = load_source(data, corpus.source, trees=cfg["trees"], log=log)
     systems = [s for s in system_list(trees=sd.tree is not None, corpus=name) if only is None or s["name"] in only]
     key = {k: v for k, v in cfg.items() if k != "choice_folds"}
-    run_dir = (fit_cache or OUT / "linear_runs") / profile / f"{name}_{_cfg_hash(dict(key, solver=SOLVER))}"
+    run_dir = (fit_cache or OUT / "linear_runs") / profile / f"{name}_{cfg_hash(dict(key, solver=SOLVER))}"
     run_dir.mkdir(parents=True, exist_ok=True)
 
     def cache_path(split, sname: str) -> Path:
@@ -466,7 +466,7 @@ def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str, jobs: i
     subtree = [s["name"] for s in systems if s["family"] == "subtree"]
     peers = [s["name"] for s in systems if s["family"] == "peer"]
     tests = [dict(a=a, b=b, **mcnemar(correct[a], correct[b])) for a in subtree for b in peers]
-    return _jsonable({
+    return jsonable({
         "title": CORPUS_TITLES[name], "run": profile, "settings": cfg, "classes": corpus.classes,
         "multilabel": corpus.multilabel, "n_docs": len(corpus), "score_name": score_key,
         "n_splits": len(corpus.splits), "wall_seconds": time.time() - t_start,

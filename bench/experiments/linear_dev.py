@@ -16,7 +16,7 @@ from typing import Any, Dict
 import numpy
 
 from .data import OUT, ROOT, load_source
-from .linear import FULL, SOLVER, _predict, combined_forest
+from .linear import FULL, SOLVER, predict, combined_forest
 from .run import fold_data, load_corpus, log
 from .stats import selection_score
 
@@ -83,7 +83,7 @@ def main(argv=None) -> int:
                 t0 = time.process_time()
                 clf = SubtreeLinearClassifier(max_pattern_size=size, **settings).fit(X["train"], fd.y_train)
                 cpu = time.process_time() - t0
-                dev = selection_score(fd.truth["dev"], _predict(clf, X["dev"], fd), fd.multilabel)
+                dev = selection_score(fd.truth["dev"], predict(clf, X["dev"], fd), fd.multilabel)
                 r = {"split": split.name, "rep": rep, "variant": variant, "size": size, "dev": dev, "cpu": cpu,
                      "C": [i["C"] for i in clf.fit_info_], "solver": SOLVER}
                 log(json.dumps(r))

@@ -89,7 +89,7 @@ def render(results: Dict[str, Any], docs: Path, plots: bool = True) -> None:
         w(f"| {name} | {c['run']} | {s['sizes']} | {s['max_rounds']} | {s['probe']} | {s['step']} | {s['patience']} | "
           f"{s.get('smooth', 1)} | {s['epochs']} | {s['c_grid']} | {sub}{folds} |")
     w("")
-    _with_linear(corpora, docs, w)
+    with_linear(corpora, docs, w)
     if "movie_reviews" in corpora:
         _acceptance(corpora["movie_reviews"], w)
     _glance(corpora, w)
@@ -100,7 +100,7 @@ def render(results: Dict[str, Any], docs: Path, plots: bool = True) -> None:
     (docs / "results.md").write_text("\n".join(lines) + "\n", encoding="utf8")
 
 
-def _with_linear(corpora: Dict[str, Any], docs: Path, w) -> None:
+def with_linear(corpora: Dict[str, Any], docs: Path, w) -> None:
     """Per corpus: the best boosted list of this page beside the best subtree-linear system, the best jointly
     fitted rule list and the best peer of docs/results_linear.json, when that file is beside this page."""
     path = docs / "results_linear.json"

@@ -49,15 +49,15 @@ def _git_commit() -> str:
         return "unknown"
 
 
-def _cfg_hash(cfg: Dict[str, Any]) -> str:
+def cfg_hash(cfg: Dict[str, Any]) -> str:
     return hashlib.sha1(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:8]
 
 
-def _jsonable(x: Any) -> Any:
+def jsonable(x: Any) -> Any:
     if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
+        return {str(k): jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
+        return [jsonable(v) for v in x]
     if isinstance(x, numpy.ndarray):
         return x.tolist()
     if isinstance(x, numpy.generic):
@@ -99,7 +99,7 @@ def run_corpus(name: str, cfg: Dict[str, Any], data: Path, profile: str, cached_
     log(f"{name}: {len(corpus)} documents, {len(corpus.splits)} split(s), classes {corpus.classes}")
     sd = load_source(data, corpus.source, trees=cfg["trees"], log=log)
     systems = system_list(trees=sd.tree is not None)
-    run_dir = OUT / "runs" / profile / f"{name}_{_cfg_hash(cfg)}"
+    run_dir = OUT / "runs" / profile / f"{name}_{cfg_hash(cfg)}"
     run_dir.mkdir(parents=True, exist_ok=True)
     per_split: List[Dict[str, Any]] = []
     preds: Dict[str, List[numpy.ndarray]] = {s["name"]: [] for s in systems}
@@ -311,7 +311,7 @@ def summarize(name, corpus, cfg, profile, systems, per_split, preds, size_preds,
         examples[sname] = rule_examples(rd, 0, support)
         examples[sname]["split"] = per_split[0]["split"]
         examples[sname]["classes"] = corpus.classes
-    return _jsonable({
+    return jsonable({
         "title": CORPUS_TITLES[name], "run": profile,
         "finished": datetime.datetime.now().isoformat(timespec="seconds"), "commit": _git_commit(),
         "wall_seconds": wall, "cpu_seconds": cpu, "settings": cfg, "classes": corpus.classes, "multilabel": corpus.multilabel,

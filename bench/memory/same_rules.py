@@ -1,8 +1,8 @@
 """The learned model's sha256 for a matrix of boosting settings, to check that a kernel change keeps the rules.
 
 Run it once per build (kernels built in place in each checkout) and compare the outputs line by line:
-    PYTHONPATH=<checkout A> python bench/memory/same_rules.py TRAIN.tree 150 > a.txt
-    PYTHONPATH=<checkout B> python bench/memory/same_rules.py TRAIN.tree 150 > b.txt
+    PYTHONPATH=<checkout A> python -m bench.memory.same_rules TRAIN.tree 150 > a.txt
+    PYTHONPATH=<checkout B> python -m bench.memory.same_rules TRAIN.tree 150 > b.txt
     diff <(cut -d' ' -f1-5 a.txt) <(cut -d' ' -f1-5 b.txt)
 Settings: frequency with the iwakura and z criteria, presence, bact, three classes (made from the binary labels
 and the document index) with frequency and bact, and two workers; size 3, min support 1. The last column is CPU.

@@ -9,7 +9,7 @@ between neighbouring sizes).
 
 Classify throughput: `python -m spacy_treeboost classify` with the 2k model on
 the first 1,000 and 20,000 test documents (CPU, peak RSS), and the share of that
-CPU spent reading, from `bench/_bench_engine_driver.py classify-split` (the
+CPU spent reading, from `bench/engine_driver.py classify-split` (the
 same loop, reading timed apart).
 """
 import json
@@ -111,7 +111,7 @@ def classify(args, be: ModuleType, scale: Dict[str, Any], model: Path, out_dir: 
         argv = [sys.executable, "-m", "spacy_treeboost", "classify", test, str(model)]
         runs = [be.run_child(argv, logs / f"classify{r}", args.timeout) for r in range(args.repeats)]
         split_json = logs / "split.json"
-        split_argv = [sys.executable, str(be.DRIVER), "classify-split", test, str(model), str(split_json)]
+        split_argv = [sys.executable, *be.DRIVER, "classify-split", test, str(model), str(split_json)]
         splits = []
         for r in range(args.repeats):
             run = be.run_child(split_argv, logs / f"split{r}", args.timeout)
@@ -225,7 +225,7 @@ def render(results: Dict[str, Any], be: ModuleType) -> List[str]:
     lines += ["", "## Classify throughput", "",
               f"`classify` with the {GROWTH_DOCS[0]:,}-document model of the table above on the first n test documents "
               "of the same set. CPU and peak RSS of the `classify` process (medians); reading: CPU of `iter_bact` "
-              "in the same loop (`bench/_bench_engine_driver.py classify-split`), as a share of that process's whole "
+              "in the same loop (`bench/engine_driver.py classify-split`), as a share of that process's whole "
               "CPU (imports included)." + rerun_note, "",
               "| documents | classify CPU s | peak RSS MiB | reading CPU s | scoring and writing CPU s | "
               "reading share |", "|---|---|---|---|---|---|"]

@@ -1,9 +1,9 @@
 """Child process of `bench/bench_default_learner.py`: a scikit-learn peer on binary 1..n-grams.
 
-    python bench/_peer_baseline.py TRAIN.jsonl TEST.jsonl N {svc,lrcv} OUT.json
+    python -m bench.peer_baseline TRAIN.jsonl TEST.jsonl N {svc,lrcv} OUT.json
 
 "svc": CountVectorizer(binary=True, ngram_range=(1, N), token_pattern=r"\\S+") + LinearSVC at its defaults,
-as `bench/_svm_baseline.py`; "lrcv": the same features + LogisticRegressionCV over the default learner's
+as `bench/svm_baseline.py`; "lrcv": the same features + LogisticRegressionCV over the default learner's
 C grid with 5 folds (liblinear). The whole process (reading, vectorizing, fitting, predicting) is what the
 caller measures; the phases' process times are written too.
 """
@@ -11,7 +11,7 @@ import json
 import sys
 import time
 
-from _svm_baseline import read_and_vectorize
+from bench.svm_baseline import read_and_vectorize
 
 CS = (0.01, 0.03, 0.1, 0.25, 1.0, 3.0, 10.0)
 

@@ -12,12 +12,10 @@ from pathlib import Path
 import numpy
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.experiments.rules import pattern_support, rule_examples, score_function  # noqa: E402
-from bench.experiments.stats import mcnemar, metrics  # noqa: E402
-from spacy_treeboost.models.rules import RuleSet  # noqa: E402
+from bench.experiments.rules import pattern_support, rule_examples, score_function
+from bench.experiments.stats import mcnemar, metrics
+from bench.harness import ROOT
+from spacy_treeboost.models.rules import RuleSet
 
 
 def test_mcnemar_exact():
@@ -205,7 +203,7 @@ def test_linear_runner_end_to_end(tmp_path):
 
 
 def test_results_page_sets_the_boosted_list_beside_the_linear_run(tmp_path):
-    from bench.experiments.report import _with_linear
+    from bench.experiments.report import with_linear
 
     def system(family, test, dev, **extra):
         return {"family": family, "score": {"mean": test}, "dev": {"mean": dev}, **extra}
@@ -219,10 +217,10 @@ def test_results_page_sets_the_boosted_list_beside_the_linear_run(tmp_path):
         "N-gram Corrective": system("subtree", 0.860, 0.850, n_rules={"mean": 6000}),   # too many rules
         "NBSVM 1-2": system("peer", 0.883, 0.890), "LinearSVC tf-idf 1-2": system("peer", 0.876, 0.895)}}}}
     lines = []
-    _with_linear(boosted, tmp_path, lines.append)
+    with_linear(boosted, tmp_path, lines.append)
     assert lines == []   # no results_linear.json beside the page: no section
     (tmp_path / "results_linear.json").write_text(json.dumps(linear), encoding="utf8")
-    _with_linear(boosted, tmp_path, lines.append)
+    with_linear(boosted, tmp_path, lines.append)
     row = next(line for line in lines if line.startswith("| Reviews"))
     assert row == "| Reviews | Tree +FQ 84.50 | N-gram Linear NB 89.00 | Tree Corrective 85.10 | NBSVM 1-2 88.30 |"
     assert any("refits the settings chosen on dev" in line for line in lines)
@@ -327,7 +325,7 @@ def test_fit_cache_as_json_keeps_arrays_and_floats_exactly(tmp_path):
 
 
 def test_generated_reports_name_no_path_of_the_machine_they_ran_on():
-    """docs/ is published: the paths in its reports are relative to the repository (bench/_paths.py)."""
+    """docs/ is published: the paths in its reports are relative to the repository (bench/harness.py)."""
     absolute = re.compile(r"(?<![\w./:])/(?:[\w.-]+/)+(?:bench|spacy_treeboost|docs|shared|tests|corpora)/")
     for path in sorted((ROOT / "docs").rglob("*")):
         if path.suffix in (".json", ".md"):
@@ -335,17 +333,19 @@ def test_generated_reports_name_no_path_of_the_machine_they_ran_on():
             assert match is None, f"{path.relative_to(ROOT)}: {match.group()}"
 
 
-def test_relative_paths_leave_out_the_checkout_and_the_interpreter():
-    from bench._paths import ROOT as root, relative_paths
+@pytest.mark.parametrize("module", ["bench.harness", "bench._paths"])
+def test_relative_paths_leave_out_the_checkout_and_the_interpreter(module):
+    import importlib
 
+    relative_paths = importlib.import_module(module).relative_paths
+    root = ROOT
     got = relative_paths({"argv": [sys.executable, str(root / "bench" / "x.py"), str(root.parent / "shared" / "d")],
                           "cmd": f"{root}/bench/x.py --out {root}/docs/a.json", "n": 3})
     assert got == {"argv": ["python", "bench/x.py", "../shared/d"], "cmd": "bench/x.py --out docs/a.json", "n": 3}
 
 
-def test_the_engine_benchmark_fingerprints_every_compiled_kernel(monkeypatch):
-    monkeypatch.syspath_prepend(str(ROOT / "bench"))
-    import bench_engine
+def test_the_engine_benchmark_fingerprints_every_compiled_kernel():
+    from bench import bench_engine
 
     package = ROOT / "spacy_treeboost"
     kernels = bench_engine.kernel_files()

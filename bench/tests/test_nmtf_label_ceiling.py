@@ -1,12 +1,8 @@
 """The decision-threshold helpers of bench/nmtf_label_ceiling.py against a brute-force search."""
-import sys
-from pathlib import Path
-
 import numpy
 from hypothesis import given, strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-import nmtf_label_ceiling as ceiling  # noqa: E402
+from bench import nmtf_label_ceiling as ceiling
 
 
 def test_threshold_by_hand():

@@ -10,7 +10,7 @@ settings.register_profile("deterministic", derandomize=True, deadline=None)
 settings.register_profile("explore", derandomize=False, deadline=None)
 settings.load_profile("deterministic")
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+SHARED_DATA = Path(__file__).resolve().parents[1] / "shared" / "data"
 
 
 def pytest_collection_modifyitems(config, items):

@@ -1,9 +1,9 @@
 """Child process of `bench/bench_engine.py` that measures the engine through the Python API.
 
-    python bench/_bench_engine_driver.py trace TRAIN OUT.json --algorithm A --criterion C
+    python -m bench.engine_driver trace TRAIN OUT.json --algorithm A --criterion C
         --max-pattern-size L --min-support M --rounds T
-    python bench/_bench_engine_driver.py decide TEST MODEL OUT.json
-    python bench/_bench_engine_driver.py classify-split TEST MODEL OUT.json
+    python -m bench.engine_driver decide TEST MODEL OUT.json
+    python -m bench.engine_driver classify-split TEST MODEL OUT.json
 
 `trace` learns like `python -m spacy_treeboost learn` does (same reader, same
 parameters, `start` then `boost`) and writes a summary of `clf.trace_`: the mean
@@ -24,13 +24,9 @@ also compiles the rule matcher, as it does in any fresh process) and once warm.
 import argparse
 import json
 import statistics
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 
 def cmd_trace(a: argparse.Namespace) -> dict:

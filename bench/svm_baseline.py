@@ -1,6 +1,6 @@
 """Child process of `bench/bench_engine.py`: the linear SVM baseline on binary 1..n-grams.
 
-    python bench/_svm_baseline.py TRAIN.jsonl TEST.jsonl N OUT.json
+    python -m bench.svm_baseline TRAIN.jsonl TEST.jsonl N OUT.json
 
 Each JSONL record has `sents` (lists of tokens) and `label`. A document's text
 is its tokens joined by single spaces (sentences in order), vectorized with

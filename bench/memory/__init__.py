@@ -1,0 +1,1 @@
+"""Memory studies of the learner: each script runs as `python -m bench.memory.NAME`."""
