@@ -616,10 +616,7 @@ def scale_out_section() -> List[str]:
     """The scale-out report (`bench/bench_scale.py`, its own JSON), one heading level down."""
     scale_json = ROOT / "docs" / "bench_scale.json"
     if not scale_json.exists():
-        return ["## Scale-out", "", "Not measured yet: run `bench/bench_scale.py`.", ""]
-    from bench import _paths
-
-    sys.modules.setdefault("_paths", _paths)  # bench_scale.py runs as a file and imports `_paths` from its folder
+        return ["## Scale-out", "", "Not measured yet: run `python -m bench.bench_scale`.", ""]
     from bench.bench_scale import render as render_scale
 
     body = render_scale(json.loads(scale_json.read_text(encoding="utf-8"))).splitlines()

@@ -333,7 +333,7 @@ def test_generated_reports_name_no_path_of_the_machine_they_ran_on():
             assert match is None, f"{path.relative_to(ROOT)}: {match.group()}"
 
 
-@pytest.mark.parametrize("module", ["bench.harness", "bench._paths"])
+@pytest.mark.parametrize("module", ["bench.harness"])
 def test_relative_paths_leave_out_the_checkout_and_the_interpreter(module):
     import importlib
 

@@ -9,9 +9,6 @@ import pytest
 from bench import harness
 
 BENCH = Path(harness.__file__).resolve().parent
-# Still runs as a file with its own measurement; it moves onto the harness in a change of its own.
-NOT_YET_ON_THE_HARNESS = {"bench_scale.py"}
-
 
 def python_files() -> List[Path]:
     return sorted(p for p in BENCH.rglob("*.py") if "__pycache__" not in p.parts)
@@ -29,15 +26,9 @@ def attribute_uses(path: Path, module: str, name: str) -> List[int]:
     return lines
 
 
-def test_the_exclusion_list_names_existing_files():
-    assert all((BENCH / name).is_file() for name in NOT_YET_ON_THE_HARNESS)
-
-
 def test_no_benchmark_edits_sys_path():
     edits = {}
     for path in python_files():
-        if path.name in NOT_YET_ON_THE_HARNESS:
-            continue
         lines = attribute_uses(path, "sys", "path") + [
             node.lineno for node in ast.walk(ast.parse(path.read_text(encoding="utf8")))
             if isinstance(node, ast.Attribute) and node.attr == "syspath_prepend"]
@@ -47,8 +38,7 @@ def test_no_benchmark_edits_sys_path():
 
 
 def test_only_the_harness_reaps_a_child_with_wait4():
-    callers = {str(p.relative_to(BENCH)): attribute_uses(p, "os", "wait4") for p in python_files()
-               if p.name not in NOT_YET_ON_THE_HARNESS}
+    callers = {str(p.relative_to(BENCH)): attribute_uses(p, "os", "wait4") for p in python_files()}
     callers = {k: v for k, v in callers.items() if v}
     assert set(callers) == {"harness.py"}, f"measure child processes with bench.harness.run_child: {callers}"
 

@@ -271,6 +271,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         self.keep_rare_up_to = keep_rare_up_to
         self.n_workers = n_workers
         self.backend = backend
+        self.ray_address = ray_address
 
     def _validate_params(self) -> None:
         if self.max_rules is not None and (not isinstance(self.max_rules, int) or isinstance(self.max_rules, bool)
