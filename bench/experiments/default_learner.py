@@ -69,6 +69,8 @@ VARIANTS: Dict[str, Dict[str, Any]] = {
     "auto_C1_ms1": {"C": 1.0, "nb_beta": None, "calibrate": True, "cv": 3, "min_support": 1, "selection": "log_loss"},
     "auto_cvC": {"nb_beta": None, "calibrate": True, "selection": "log_loss"},
     "auto_C1_cv5": {"C": 1.0, "nb_beta": None, "calibrate": True, "cv": 5, "selection": "log_loss"},
+    "presence_C0.25": {"features": "presence", "C": 0.25},
+    "presence_C1": {"features": "presence", "C": 1.0},
     "auto_3C_ms1": {"Cs": [0.1, 1.0, 10.0], "nb_beta": None, "calibrate": True, "cv": 3, "min_support": 1,
                     "selection": "log_loss"},
 }
