@@ -190,7 +190,7 @@ def add_pipe(factory: str, **config):
      ["learner", "smoothing"], "smoothing='NaN' is invalid"),
     ("treeboost_textcat", {"threshold": -0.5}, ["threshold"], "threshold=-0.5 is invalid"),
     ("nmtf_sentiment", {"learner": {"@learners": "spacy_treeboost.MFLK.v1", "update": "x"}},
-     ["learner", "update"], "update must be one of"),
+     ["learner", "update"], "update='x' is invalid: choose one of monotone"),
 ])
 def test_the_factories_locate_the_bad_setting(factory, config, loc, message):
     with pytest.raises(ConfigValidationError) as err:

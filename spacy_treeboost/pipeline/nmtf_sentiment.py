@@ -117,7 +117,7 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         with reported_at(block, self.cfg):
             self._check_own_settings()
         with reported_at(None if block is None else [*block, "learner"], self.cfg["learner"]):
-            self._new_estimator()._check_params()
+            self._new_estimator().validate_params()
 
     def _check_own_settings(self) -> None:
         cfg = self.cfg
