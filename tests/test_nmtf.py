@@ -444,7 +444,7 @@ def test_labels_other_than_the_two_polarities(t8_X):
 @pytest.mark.parametrize(
     "params,message",
     [
-        ({"update": "fast"}, "^update=.* is invalid: use"),
+        ({"update": "fast"}, "^update=.* is invalid: choose one of"),
         ({"alpha": -1.0}, "^alpha=.* is invalid: use"),
         ({"alpha": float("nan")}, "^alpha=.* is invalid: use"),
         ({"max_iter": -5}, "^max_iter=.* is invalid: use"),

@@ -149,7 +149,7 @@ class CorrectiveBoostClassifier(RuleClassifier):
         "refit_every": rule(Interval("int", 0, None), hint=(
             "use 0 (refit once) or a whole number of rounds between refits")),
         "features": rule(Options(*FEATURES)),
-        **SOLVER_CONSTRAINTS,
+        **{name: entry for name, entry in SOLVER_CONSTRAINTS.items() if name != "loss"},
     }
 
     def __init__(
