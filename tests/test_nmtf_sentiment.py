@@ -264,7 +264,7 @@ def test_empty_corpus():
     "config,message",
     [
         ({"negative_label": "pos"}, "two different"),
-        ({"alpha": -1.0}, "alpha must be"),
+        ({"alpha": -1.0}, "alpha=-1.0 is invalid: use a number >= 0"),
         ({"iterations_per_update": 0}, "iterations_per_update"),
         ({"n_words": 0}, "n_words"),
         ({"init": "random"}, "init"),

@@ -259,6 +259,11 @@ class MFLK(Validated):
         self.converged_ = False
         return self
 
+    def can_iterate(self) -> bool:
+        """RETURNS (bool): Whether the estimator holds its training matrix (after `initialize` or `fit` in this
+        process), so `iterate` can run more iterations; a loaded estimator predicts but cannot."""
+        return hasattr(self, "_X")
+
     def iterate(self, n_iter: int) -> "MFLK":
         """Run up to `n_iter` more multiplicative iterations (fewer once converged).
 
@@ -268,7 +273,7 @@ class MFLK(Validated):
         n_iter (int): Number of iterations.
         RETURNS (MFLK): self.
         """
-        if not hasattr(self, "_X"):
+        if not self.can_iterate():
             raise NotFittedError("Call `initialize` (or `fit`) before `iterate`.")
         monotone = self.update == "monotone"
         root = self.update in ("sqrt", "monotone")
