@@ -34,7 +34,7 @@ def starter_config(lang: str = "en", exclusive_classes: bool = True) -> Config:
     for name in ("train", "dev"):
         config["corpora"][name] = {"@readers": "spacy_treeboost.JsonlCorpus.v1", "path": f"${{paths.{name}}}"}
     config["training"].update(max_epochs=0, max_steps=1, eval_frequency=1, patience=1)
-    weights = {"sents_f": None, "sents_p": None, "sents_r": None}
+    weights: Dict[str, Any] = {"sents_f": None, "sents_p": None, "sents_r": None}
     weights.update(MULTILABEL_SCORE_WEIGHTS if not exclusive_classes else
                    {**MULTILABEL_SCORE_WEIGHTS, "cats_score": 1.0, "cats_micro_f": None, "cats_macro_f": None})
     config["training"]["score_weights"] = weights
