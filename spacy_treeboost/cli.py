@@ -150,7 +150,7 @@ def learn(
             smoothing=smoothing, boosting=boosting, include_root_patterns=include_root_patterns,
             max_cache_mb=max_cache_mb, n_workers=n_workers, backend=backend, ray_address=ray_address)
         try:
-            boosting_settings._validate_params()
+            boosting_settings.validate_params()
         except ValueError as err:
             _fail(str(err))
         _learn_linear(forest, classes, model, algorithm, boosting_settings,

@@ -13,6 +13,8 @@ from typing import Any, Callable, Collection, Iterator, Optional, Sequence
 
 from confection import ConfigValidationError
 
+from .params import Validated
+
 SETTING_NAME = re.compile(r"^'?(\w+)'?(?:=|:| must | is | and | cannot )")
 
 
@@ -92,9 +94,9 @@ def check_learner(learner: Any, block: Optional[Sequence[str]]) -> None:
     block (Optional[Sequence[str]]): The learner block's location, or None to raise plain `ValueError`s.
     """
     for sub, part in ((), learner), (("estimator",), getattr(learner, "estimator", None)):
-        if part is not None and hasattr(part, "_validate_params"):
+        if isinstance(part, Validated):
             with reported_at(None if block is None else [*block, *sub], part.get_params(deep=False)):
-                part._validate_params()
+                part.validate_params()
 
 
 def reporting(func: Callable[..., Any], name: str) -> Callable[..., Any]:

@@ -1,11 +1,16 @@
-"""Hyperparameters as scikit-learn reads them: `get_params(deep)` and `set_params`.
+"""Hyperparameters as scikit-learn reads them: `get_params(deep)` and `set_params`, and their checks.
 
 An estimator's parameters are the arguments of its explicit `__init__` signature, which
 stores each unchanged under its own name (`self.name = name`), so `sklearn.base.clone`
-can rebuild it.
+can rebuild it. What each parameter accepts is declared once, in the class's
+`_parameter_constraints` table (as scikit-learn's estimators do), and one validator,
+`validate_params`, checks every estimator and component against its table.
 """
 import inspect
-from typing import Any, Dict, List, TypeVar
+import math
+from typing import Any, Callable, ClassVar, Dict, List, Mapping, NamedTuple, Optional, Sequence, TypeVar
+
+import numpy
 
 P = TypeVar("P", bound="Params")
 
@@ -44,3 +49,172 @@ class Params:
             else:
                 setattr(self, name, value)
         return self
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() and abs(value) < 1e15 else f"{value:g}"
+
+
+class Constraint:
+    """One kind of value a parameter accepts, as an entry of a `_parameter_constraints` table."""
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        """RETURNS (str): The accepted values, phrased as a fix ("use ...", "choose one of ...")."""
+        raise NotImplementedError
+
+
+class Options(Constraint):
+    """One of a fixed set of values (strings, or None).
+
+    values (Any): The accepted values.
+    """
+
+    def __init__(self, *values: Any) -> None:
+        self.values = values
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        return any(value is v or (type(value) is type(v) and value == v) for v in self.values)
+
+    def describe(self) -> str:
+        return f"choose one of {', '.join(str(v) for v in self.values)}"
+
+
+class Interval(Constraint):
+    """A whole number ("int") or finite real number ("real") in a range.
+
+    kind (str): "int" or "real" (a real parameter accepts whole numbers too).
+    low (Optional[float]): The lower bound, or None.
+    high (Optional[float]): The upper bound, or None.
+    closed (str): Which bounds belong to the range: "both", "left", "right" or "neither".
+    """
+
+    def __init__(self, kind: str, low: Optional[float], high: Optional[float], closed: str = "both") -> None:
+        if kind not in ("int", "real") or closed not in ("both", "left", "right", "neither"):
+            raise ValueError(f"Interval({kind!r}, closed={closed!r}): use kind 'int' or 'real' and closed 'both', "
+                             "'left', 'right' or 'neither'")
+        self.kind, self.low, self.high, self.closed = kind, low, high, closed
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        if isinstance(value, (bool, numpy.bool_)):
+            return False
+        if self.kind == "int" and not isinstance(value, (int, numpy.integer)):
+            return False
+        if not isinstance(value, (int, float, numpy.integer, numpy.floating)) or not math.isfinite(value):
+            return False
+        if self.low is not None and (value < self.low or (value == self.low and self.closed in ("right", "neither"))):
+            return False
+        if self.high is not None and (value > self.high or (value == self.high and self.closed in ("left", "neither"))):
+            return False
+        return True
+
+    def describe(self) -> str:
+        what = "a whole number" if self.kind == "int" else "a number"
+        low_in, high_in = self.closed in ("both", "left"), self.closed in ("both", "right")
+        if self.low is not None and self.high is not None and low_in and high_in:
+            return f"use {what} from {_number(self.low)} to {_number(self.high)}"
+        parts = []
+        if self.low is not None:
+            parts.append(f"{'>=' if low_in else '>'} {_number(self.low)}")
+        if self.high is not None:
+            parts.append(f"{'<=' if high_in else '<'} {_number(self.high)}")
+        return f"use {what} {' and '.join(parts)}".rstrip()
+
+
+class Boolean(Constraint):
+    """True or False."""
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        return isinstance(value, (bool, numpy.bool_))
+
+    def describe(self) -> str:
+        return "use true or false"
+
+
+class Text(Constraint):
+    """A non-empty string."""
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        return isinstance(value, str) and bool(value)
+
+    def describe(self) -> str:
+        return "use a non-empty string"
+
+
+class Items(Constraint):
+    """A non-empty list or tuple whose every item satisfies `item`.
+
+    item (Constraint): The constraint on each item.
+    """
+
+    def __init__(self, item: Constraint) -> None:
+        self.item = item
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        return isinstance(value, (list, tuple)) and len(value) > 0 and all(self.item.is_satisfied_by(v) for v in value)
+
+    def describe(self) -> str:
+        return f"list one or more values ({self.item.describe().replace('use ', '', 1)})"
+
+
+class Rule(NamedTuple):
+    """A parameter's entry in a `_parameter_constraints` table.
+
+    accepts (Sequence[Optional[Constraint]]): The kinds of value accepted; None in it accepts None.
+    hint (Optional[str]): How to fix a bad value; None derives it from `accepts`.
+    when (Optional[Callable[[Mapping[str, Any]], bool]]): Check the parameter only when this is true of all
+        the parameters (e.g. `cv` only when C is chosen by cross-validation).
+    """
+
+    accepts: Sequence[Optional[Constraint]]
+    hint: Optional[str] = None
+    when: Optional[Callable[[Mapping[str, Any]], bool]] = None
+
+    def allows(self, value: Any) -> bool:
+        return any(value is None if c is None else c.is_satisfied_by(value) for c in self.accepts)
+
+    def fix(self) -> str:
+        if self.hint is not None:
+            return self.hint
+        described = [c.describe() for c in self.accepts if c is not None]
+        return ", or ".join(described) + (", or None" if None in self.accepts else "")
+
+
+def rule(*accepts: Optional[Constraint], hint: Optional[str] = None,
+         when: Optional[Callable[[Mapping[str, Any]], bool]] = None) -> Rule:
+    """A `Rule` accepting any of `accepts`. RETURNS (Rule): The table entry."""
+    return Rule(accepts, hint, when)
+
+
+def validate_params(params: Mapping[str, Any], constraints: Mapping[str, Rule]) -> None:
+    """Check parameters against a constraint table, in the table's order.
+
+    params (Mapping[str, Any]): Parameter name to value.
+    constraints (Mapping[str, Rule]): Parameter name to its rule.
+    RAISES (ValueError): "name=value is invalid: how to fix it", for the first parameter out of its rule.
+    """
+    for name, entry in constraints.items():
+        if name not in params or (entry.when is not None and not entry.when(params)):
+            continue
+        value = params[name]
+        if not entry.allows(value):
+            raise ValueError(f"{name}={value!r} is invalid: {entry.fix()}")
+
+
+class Validated(Params):
+    """Parameters with a `_parameter_constraints` table, checked by the public `validate_params()`."""
+
+    _parameter_constraints: ClassVar[Dict[str, Rule]] = {}
+
+    def validate_params(self) -> None:
+        """Check the parameters: first against the class's constraint table, then how they combine.
+
+        RAISES (ValueError): Naming the first parameter that is invalid, with the accepted values.
+        """
+        validate_params(self.get_params(deep=False), self._parameter_constraints)
+        self._validate_combination()
+
+    def _validate_combination(self) -> None:
+        """Checks that involve several parameters (none by default)."""

@@ -444,15 +444,15 @@ def test_labels_other_than_the_two_polarities(t8_X):
 @pytest.mark.parametrize(
     "params,message",
     [
-        ({"update": "fast"}, "update must be"),
-        ({"alpha": -1.0}, "alpha must be"),
-        ({"alpha": float("nan")}, "alpha must be"),
-        ({"max_iter": -5}, "max_iter must be"),
-        ({"tol": -1.0}, "tol must be"),
-        ({"offset": 0.0}, "offset must be > 0"),
-        ({"init": "random"}, "init must be one of"),
-        ({"prior_scale": "two"}, "prior_scale must be one of"),
-        ({"n_init": 0}, "n_init must be"),
+        ({"update": "fast"}, "^update=.* is invalid: choose one of"),
+        ({"alpha": -1.0}, "^alpha=.* is invalid: use"),
+        ({"alpha": float("nan")}, "^alpha=.* is invalid: use"),
+        ({"max_iter": -5}, "^max_iter=.* is invalid: use"),
+        ({"tol": -1.0}, "^tol=.* is invalid: use"),
+        ({"offset": 0.0}, "^offset=.* is invalid: use a number > 0"),
+        ({"init": "random"}, "^init=.* is invalid: choose one of"),
+        ({"prior_scale": "two"}, "^prior_scale=.* is invalid: choose one of"),
+        ({"n_init": 0}, "^n_init=.* is invalid: use"),
     ],
 )
 def test_absurd_hyperparameters(t8_X, params, message):
@@ -673,12 +673,12 @@ def test_labels_pull_the_unlabelled_documents():
 @pytest.mark.parametrize(
     "params,message",
     [
-        ({"beta_scale": "relative"}, "beta_scale must be one of"),
-        ({"label_start": -0.1}, "label_start must be"),
-        ({"label_start": float("inf")}, "label_start must be"),
-        ({"label_min_docs": 0}, "label_min_docs must be"),
-        ({"label_min_docs": 1.5}, "label_min_docs must be"),
-        ({"beta": -1.0}, "beta must be"),
+        ({"beta_scale": "relative"}, "^beta_scale=.* is invalid: choose one of"),
+        ({"label_start": -0.1}, "^label_start=.* is invalid: use"),
+        ({"label_start": float("inf")}, "^label_start=.* is invalid: use"),
+        ({"label_min_docs": 0}, "^label_min_docs=.* is invalid: use"),
+        ({"label_min_docs": 1.5}, "^label_min_docs=.* is invalid: use"),
+        ({"beta": -1.0}, "^beta=.* is invalid: use"),
     ],
 )
 def test_bad_label_settings_name_the_setting(t8_X, params, message):

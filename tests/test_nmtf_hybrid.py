@@ -93,7 +93,7 @@ def test_parameters_registration_and_bad_settings():
         SSMFLKNaiveBayes(lexicon_prior=F0, nb_smoothing=0.0).fit(X, y)
     with pytest.raises(ValueError, match="nb_weight"):
         SSMFLKNaiveBayes(lexicon_prior=F0, nb_weight=-1.0).fit(X, y)
-    with pytest.raises(ValueError, match="nb_features must be one of 'binary', 'weights'"):
+    with pytest.raises(ValueError, match="nb_features=.* is invalid: choose one of binary, weights"):
         SSMFLKNaiveBayes(lexicon_prior=F0, nb_features="counts").fit(X, y)
 
 

@@ -131,9 +131,9 @@ def test_without_labels_the_levers_do_nothing(problem, label_prior, start_weight
 @pytest.mark.parametrize(
     "params,message",
     [
-        ({"start_weights": "idf"}, "start_weights must be one of"),
-        ({"label_prior": -0.5}, "label_prior must be"),
-        ({"label_prior": float("nan")}, "label_prior must be"),
+        ({"start_weights": "idf"}, "^start_weights=.* is invalid: choose one of uniform, frequency"),
+        ({"label_prior": -0.5}, "^label_prior=.* is invalid: use a number >= 0"),
+        ({"label_prior": float("nan")}, "^label_prior=.* is invalid: use a number >= 0"),
     ],
 )
 def test_bad_label_lever_settings_name_the_setting(t8_X, params, message):

@@ -78,7 +78,7 @@ def test_registration_parameters_state_and_bad_settings():
     assert np.array_equal(copy.decision_function(X), model.decision_function(X))
     with pytest.raises(ValueError, match="one finite coefficient per word"):
         copy.load_fitted_state(dict(model.fitted_state(), lr_coef=[1.0]))
-    with pytest.raises(ValueError, match="lr_C must be > 0"):
+    with pytest.raises(ValueError, match="lr_C=0.* is invalid: use a number > 0"):
         SSMFLKSelfTrained(lexicon_prior=F0, lr_C=0.0).fit(X, y)
     with pytest.raises(NotFittedError, match="not fitted"):
         SSMFLKSelfTrained().decision_function(X)

@@ -264,7 +264,7 @@ def test_empty_corpus():
     "config,message",
     [
         ({"negative_label": "pos"}, "two different"),
-        ({"alpha": -1.0}, "alpha must be"),
+        ({"alpha": -1.0}, "alpha=-1.0 is invalid: use a number >= 0"),
         ({"iterations_per_update": 0}, "iterations_per_update"),
         ({"n_words": 0}, "n_words"),
         ({"init": "random"}, "init"),
@@ -392,7 +392,7 @@ def test_label_settings_reach_the_estimator_and_bad_ones_name_the_setting():
     assert (estimator.beta_scale, estimator.label_start) == ("one", 0.0)
     with pytest.raises(ValueError, match="beta_scale"):  # spaCy's config check names it
         make_nlp(beta_scale="relative")
-    with pytest.raises(ValueError, match="label_start must be"):
+    with pytest.raises(ValueError, match="label_start=.* is invalid"):
         make_nlp(label_start=-1.0)
 
 

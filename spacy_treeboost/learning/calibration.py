@@ -15,6 +15,7 @@ from .classifier import RuleClassifier
 from .learner import TreeBoostClassifier
 from .logistic import fit_linear, stratified_folds
 from ..models.rules import RuleSet
+from ..params import Interval, rule
 from ..trees.forest import Forest
 
 
@@ -37,6 +38,8 @@ class CalibratedBoostClassifier(RuleClassifier):
     cv (int): Folds whose held-out margins fit the calibration.
     """
 
+    _parameter_constraints = {"cv": rule(Interval("int", 2, 20), hint="use a whole number of folds from 2 to 20")}
+
     def __init__(self, estimator: Optional[TreeBoostClassifier] = None, *, cv: int = 5) -> None:
         self.estimator = estimator
         self.cv = cv
@@ -45,13 +48,9 @@ class CalibratedBoostClassifier(RuleClassifier):
     def positive_class(self) -> Any:
         return None if self.estimator is None else self.estimator.positive_class
 
-    def _validate_params(self) -> None:
-        if not isinstance(self.cv, int) or isinstance(self.cv, bool) or not 2 <= self.cv <= 20:
-            raise ValueError(f"cv={self.cv!r} is invalid: use a whole number of folds from 2 to 20")
-
     def fit(self, X: Forest, y: Sequence[Any]) -> "CalibratedBoostClassifier":
         """Boost on X, boost on every fold, fit the calibration. RETURNS: self."""
-        self._validate_params()
+        self.validate_params()
         params = (self.estimator or TreeBoostClassifier()).get_params(deep=False)
         booster = TreeBoostClassifier(**params).fit(X, y)
         targets = [h.y for h in booster.heads_]

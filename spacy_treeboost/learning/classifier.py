@@ -9,7 +9,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 import numpy
 
 from ..exceptions import NotFittedError
-from ..params import Params
+from ..params import Validated
 from ..models.rules import RuleSet
 from ..trees.forest import Forest
 
@@ -54,7 +54,7 @@ def encode_targets(y: Sequence[Any], positive: Callable[[List[Any]], Any]) -> Tu
     return classes, multilabel, heads, [numpy.where(numpy.asarray(t, dtype=bool), 1, -1).astype(numpy.int8) for t in targets]
 
 
-class RuleClassifier(Params):
+class RuleClassifier(Validated):
     """What every learner of this package shares: classes, a `RuleSet` in `rules_`, and prediction.
 
     Subclasses set `classes_`, `multilabel_`, `heads_` (objects with a `name`)
@@ -85,8 +85,12 @@ class RuleClassifier(Params):
                 return c
         return classes[1]
 
+    def is_fitted(self) -> bool:
+        """RETURNS (bool): Whether the classifier holds fitted rules (after `fit`, or loaded from a file)."""
+        return hasattr(self, "rules_")
+
     def _check_fitted(self) -> None:
-        if not hasattr(self, "rules_"):
+        if not self.is_fitted():
             raise NotFittedError(f"This {type(self).__name__} is not fitted yet; call fit first.")
 
     def decision_function(self, X: Forest) -> numpy.ndarray:

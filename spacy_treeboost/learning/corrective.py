@@ -18,8 +18,9 @@ import numpy
 
 from .classifier import RuleClassifier
 from .learner import TreeBoostClassifier, default_booster
-from .logistic import check_settings, fit_head
+from .logistic import SOLVER_CONSTRAINTS, fit_head
 from ..models.rules import RuleSet
+from ..params import Interval, Options, rule
 from ..trees.forest import Forest
 
 FEATURES = ("presence", "nb")
@@ -144,6 +145,13 @@ class CorrectiveBoostClassifier(RuleClassifier):
     tol (float): Solver tolerance, relative to the gradient at zero weights.
     """
 
+    _parameter_constraints = {
+        "refit_every": rule(Interval("int", 0, None), hint=(
+            "use 0 (refit once) or a whole number of rounds between refits")),
+        "features": rule(Options(*FEATURES)),
+        **{name: entry for name, entry in SOLVER_CONSTRAINTS.items() if name != "loss"},
+    }
+
     def __init__(
         self,
         estimator: Optional[TreeBoostClassifier] = None,
@@ -171,15 +179,6 @@ class CorrectiveBoostClassifier(RuleClassifier):
     def positive_class(self) -> Any:
         return None if self.estimator is None else self.estimator.positive_class
 
-    def _validate_params(self) -> None:
-        if not isinstance(self.refit_every, int) or isinstance(self.refit_every, bool) or self.refit_every < 0:
-            raise ValueError(f"refit_every={self.refit_every!r} is invalid: use 0 (refit once) or a whole number of "
-                             "rounds between refits")
-        if self.features not in FEATURES:
-            raise ValueError(f"features={self.features!r} is invalid: choose one of {', '.join(FEATURES)}")
-        check_settings(C=self.C, Cs=self.Cs, l1_ratio=self.l1_ratio, loss="logistic", cv=self.cv,
-                       max_iter=self.max_iter, tol=self.tol)
-
     def fit(self, X: Forest, y: Sequence[Any]) -> "CorrectiveBoostClassifier":
         """Boost, then refit the rule weights.
 
@@ -187,7 +186,7 @@ class CorrectiveBoostClassifier(RuleClassifier):
         y (Sequence): One class per tree, or a collection of classes per tree.
         RETURNS (CorrectiveBoostClassifier): self.
         """
-        self._validate_params()
+        self.validate_params()
         params = (self.estimator or default_booster()).get_params(deep=False)
         booster = TreeBoostClassifier(**params)
         if not self.refit_every:
@@ -211,7 +210,7 @@ class CorrectiveBoostClassifier(RuleClassifier):
 
     def refit(self, booster: TreeBoostClassifier, X: Forest) -> "CorrectiveBoostClassifier":
         """Refit the rules of an already boosted classifier on its training trees X. RETURNS: self."""
-        self._validate_params()
+        self.validate_params()
         return self._refit_with(booster, X, self.C)
 
     def _refit_with(self, booster: TreeBoostClassifier, X: Forest, C: Optional[float]) -> "CorrectiveBoostClassifier":

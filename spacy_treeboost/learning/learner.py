@@ -14,6 +14,7 @@ import numpy
 
 from ..exceptions import NotFittedError
 from ..models.rules import RuleSet
+from ..params import Boolean, Interval, Options, Text, rule
 from ..trees.forest import Forest
 from .backends import boosting_weights
 from .classifier import RuleClassifier, _label_rank, encode_targets
@@ -84,10 +85,6 @@ def resolve_min_support(algorithm: str, min_support: Optional[int]) -> int:
     return 2 if algorithm == "linear" else 1
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 class TreeBoostClassifier(RuleClassifier):
     """Classify labeled ordered trees with boosted subtree stumps.
 
@@ -114,6 +111,24 @@ class TreeBoostClassifier(RuleClassifier):
     ray_address (Optional[str]): The Ray cluster to connect to; None starts a
         local Ray (or uses RAY_ADDRESS / a running connection).
     """
+
+    _parameter_constraints = {
+        "algorithm": rule(Options(*ALGORITHMS)),
+        "criterion": rule(Options(*CRITERIA)),
+        "boosting": rule(Options(*BOOSTINGS)),
+        "max_pattern_size": rule(Interval("int", 1, MAX_PATTERN_SIZE_LIMIT), hint=(
+            f"use a whole number from 1 to {MAX_PATTERN_SIZE_LIMIT} (subtrees of 2-5 nodes are usual)")),
+        "min_support": rule(Interval("int", 1, None), hint="use a whole number of documents >= 1"),
+        "n_rounds": rule(Interval("int", 0, None), hint="use a whole number >= 0"),
+        "smoothing": rule(Interval("real", 0, None, "neither"), None, hint="use a positive number, or None for 1/m"),
+        "max_cache_mb": rule(Interval("real", 0, None, "neither"), None, hint=(
+            "use a positive number of megabytes, or None for half of the machine's memory")),
+        "include_root_patterns": rule(Boolean()),
+        "n_workers": rule(Interval("int", 1, None), hint="use a whole number of workers >= 1"),
+        "backend": rule(Options("local", "processes", "ray"), None, hint=(
+            "choose one of local, processes, ray (or None: local for one worker, else processes)")),
+        "ray_address": rule(Text(), None, hint="use a Ray cluster address such as 'ray://host:10001', or None"),
+    }
 
     def __init__(
         self,
@@ -152,32 +167,7 @@ class TreeBoostClassifier(RuleClassifier):
         state.pop("space_", None)
         return state
 
-    def _validate_params(self) -> None:
-        def bad(name: str, why: str) -> ValueError:
-            return ValueError(f"{name}={getattr(self, name)!r} is invalid: {why}")
-
-        if self.algorithm not in ALGORITHMS:
-            raise bad("algorithm", f"choose one of {', '.join(ALGORITHMS)}")
-        if self.criterion not in CRITERIA:
-            raise bad("criterion", f"choose one of {', '.join(CRITERIA)}")
-        if self.boosting not in BOOSTINGS:
-            raise bad("boosting", f"choose one of {', '.join(BOOSTINGS)}")
-        if not isinstance(self.max_pattern_size, int) or not 1 <= self.max_pattern_size <= MAX_PATTERN_SIZE_LIMIT:
-            raise bad("max_pattern_size", f"use a whole number from 1 to {MAX_PATTERN_SIZE_LIMIT} (subtrees of 2-5 nodes are usual)")
-        if not isinstance(self.min_support, int) or self.min_support < 1:
-            raise bad("min_support", "use a whole number of documents >= 1")
-        if not isinstance(self.n_rounds, int) or self.n_rounds < 0:
-            raise bad("n_rounds", "use a whole number >= 0")
-        if self.smoothing is not None and not (_is_number(self.smoothing) and math.isfinite(self.smoothing)
-                                               and self.smoothing > 0):
-            raise bad("smoothing", "use a positive number, or None for 1/m")
-        if self.max_cache_mb is not None and not (_is_number(self.max_cache_mb) and math.isfinite(self.max_cache_mb)
-                                                 and self.max_cache_mb > 0):
-            raise bad("max_cache_mb", "use a positive number of megabytes, or None for half of the machine's memory")
-        if isinstance(self.n_workers, bool) or not isinstance(self.n_workers, int) or self.n_workers < 1:
-            raise bad("n_workers", "use a whole number of workers >= 1")
-        if self.backend is not None and self.backend not in ("local", "processes", "ray"):
-            raise bad("backend", "choose one of local, processes, ray (or None: local for one worker, else processes)")
+    def _validate_combination(self) -> None:
         check_rounds(self.n_rounds, self.max_cache_mb)
 
     def fit(self, X: Forest, y: Sequence[Any], callback: Optional[Callable[[Dict[str, Any]], None]] = None) -> "TreeBoostClassifier":
@@ -197,7 +187,7 @@ class TreeBoostClassifier(RuleClassifier):
         from .backends import assign_root_labels
         from .execution import make_backend
 
-        self._validate_params()
+        self.validate_params()
         if not isinstance(X, Forest):
             raise TypeError(f"X must be a Forest, got {type(X).__name__}; build one with Forest.from_trees or read_bact")
         m = len(X)
@@ -235,9 +225,14 @@ class TreeBoostClassifier(RuleClassifier):
         self.trace_: List[Dict[str, Any]] = []
         return self
 
+    def can_boost(self) -> bool:
+        """RETURNS (bool): Whether the learner holds its training trees (after `fit` or `start` in this process),
+        so `boost` can run more rounds; a loaded or unpickled classifier predicts but cannot."""
+        return hasattr(self, "space_")
+
     def boost(self, n_rounds: int, callback: Optional[Callable[[Dict[str, Any]], None]] = None) -> "TreeBoostClassifier":
         """Run `n_rounds` more rounds (one rule per class each), resuming where boosting stopped."""
-        if not hasattr(self, "space_"):
+        if not self.can_boost():
             message = ("Call fit (or start) before boost: the learner has no training trees (a loaded or unpickled "
                        "classifier predicts but cannot resume boosting).")
             raise RuntimeError(message) if hasattr(self, "rules_") else NotFittedError(message)

@@ -17,9 +17,11 @@ times that at the start from zero weights, whatever the scale of the features.
 import logging
 import math
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Callable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 import numpy
+
+from ..params import Interval, Items, Options, Rule, rule, validate_params
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
@@ -33,27 +35,29 @@ MAX_C = 1e6
 MIN_C = 1e-6
 
 
+def _chooses_C(params: Mapping[str, Any]) -> bool:
+    return params.get("C") is None
+
+
+SOLVER_CONSTRAINTS: Dict[str, Rule] = {
+    "C": rule(Interval("real", MIN_C, MAX_C), None, hint=(
+        f"use a regularization strength from {MIN_C:g} to {MAX_C:g} (larger means weaker regularization), or None "
+        "to choose it by cross-validation")),
+    "Cs": rule(Items(Interval("real", MIN_C, MAX_C)), hint=f"list one or more values of C from {MIN_C:g} to {MAX_C:g}",
+               when=_chooses_C),
+    "l1_ratio": rule(Interval("real", 0.0, 1.0), hint="use a number from 0 (L2) to 1 (L1)"),
+    "loss": rule(Options(*LOSSES)),
+    "cv": rule(Interval("int", 2, 20), hint="use a whole number of folds from 2 to 20", when=_chooses_C),
+    "max_iter": rule(Interval("int", 1, 1_000_000)),
+    "tol": rule(Interval("real", 0, 1, "neither"), hint="use a small positive number such as 1e-3"),
+}
+
+
 def check_settings(*, C: Optional[float], Cs: Sequence[float], l1_ratio: float, loss: str, cv: int,
                    max_iter: int, tol: float) -> None:
-    """Raise a ValueError naming the first setting out of range."""
-    def ok_C(v: object) -> bool:
-        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and MIN_C <= v <= MAX_C
-
-    if C is not None and not ok_C(C):
-        raise ValueError(f"C={C!r} is invalid: use a regularization strength from {MIN_C:g} to {MAX_C:g} "
-                         "(larger means weaker regularization), or None to choose it by cross-validation")
-    if C is None and (not isinstance(Cs, (list, tuple)) or not Cs or not all(ok_C(v) for v in Cs)):
-        raise ValueError(f"Cs={Cs!r} is invalid: list one or more values of C from {MIN_C:g} to {MAX_C:g}")
-    if not isinstance(l1_ratio, (int, float)) or isinstance(l1_ratio, bool) or not 0.0 <= l1_ratio <= 1.0:
-        raise ValueError(f"l1_ratio={l1_ratio!r} is invalid: use a number from 0 (L2) to 1 (L1)")
-    if loss not in LOSSES:
-        raise ValueError(f"loss={loss!r} is invalid: choose one of {', '.join(LOSSES)}")
-    if C is None and (not isinstance(cv, int) or isinstance(cv, bool) or not 2 <= cv <= 20):
-        raise ValueError(f"cv={cv!r} is invalid: use a whole number of folds from 2 to 20")
-    if not isinstance(max_iter, int) or isinstance(max_iter, bool) or not 1 <= max_iter <= 1_000_000:
-        raise ValueError(f"max_iter={max_iter!r} is invalid: use a whole number from 1 to 1000000")
-    if not isinstance(tol, (int, float)) or not 0 < tol < 1:
-        raise ValueError(f"tol={tol!r} is invalid: use a small positive number such as 1e-3")
+    """Raise a ValueError naming the first setting out of range (`SOLVER_CONSTRAINTS`)."""
+    validate_params(dict(C=C, Cs=Cs, l1_ratio=l1_ratio, loss=loss, cv=cv, max_iter=max_iter, tol=tol),
+                    SOLVER_CONSTRAINTS)
 
 
 def _loss_terms(m: numpy.ndarray, loss: str) -> Tuple[float, numpy.ndarray]:

@@ -35,9 +35,10 @@ import numpy
 
 from .classifier import RuleClassifier, _label_rank, encode_targets
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
-from .logistic import (DEFAULT_CS, HeadFit, assemble_margins, candidates, check_settings, cv_folds, final_fit,
+from .logistic import (DEFAULT_CS, SOLVER_CONSTRAINTS, HeadFit, assemble_margins, candidates, cv_folds, final_fit,
                        finish_head, fit_head, fold_margins, nb_scale, needs_folds, one_blas_thread, select_candidate)
 from ..models.rules import RuleSet
+from ..params import Boolean, Interval, Options, Text, rule
 from ..trees.forest import DEPENDENCY_VIEW_PREFIX, Forest
 
 logger = logging.getLogger(__name__)
@@ -224,6 +225,34 @@ class SubtreeLinearClassifier(RuleClassifier):
         starts a local Ray (or uses RAY_ADDRESS / a running connection).
     """
 
+    _parameter_constraints = {
+        "max_rules": rule(Interval("int", 1, None), None, hint=(
+            "use a whole number of rules >= 1, or None to keep every subtree")),
+        "nb_beta": rule(Interval("real", 0.0, 1.0), None, hint=(
+            f"use a number from 0 to 1 (1 keeps the fitted weights; NBSVM uses 0.25), or None to choose it among "
+            f"{list(NB_BETAS)} by cross-validation")),
+        "features": rule(Options(*FEATURES)),
+        "calibrate": rule(Boolean()),
+        "keep_rare_up_to": rule(Interval("int", 0, MAX_PATTERN_SIZE_LIMIT), hint=(
+            f"use a whole number of nodes from 0 to {MAX_PATTERN_SIZE_LIMIT} (0 applies min_support to every subtree)")),
+        "n_workers": rule(Interval("int", 1, 1024), hint="use a whole number of worker processes from 1 to 1024"),
+        "backend": rule(Options(*LINEAR_BACKENDS), hint=(
+            f"use {' or '.join(map(repr, LINEAR_BACKENDS))} for the subtree-linear learner")),
+        "ray_address": rule(Text(), None, hint="use a Ray cluster address such as 'ray://host:10001', or None"),
+        "selection": rule(Options(*SELECTIONS)),
+        "separate_views": rule(Boolean()),
+        "max_pattern_size": rule(Interval("int", 1, MAX_PATTERN_SIZE_LIMIT), hint=(
+            f"use a whole number from 1 to {MAX_PATTERN_SIZE_LIMIT} (subtrees of 2-4 nodes are usual)")),
+        "min_support": rule(Interval("int", 1, None), hint="use a whole number of documents >= 1"),
+        "max_cache_mb": rule(Interval("real", 0, None, "neither"), hint="use a positive number of megabytes"),
+        "include_root_patterns": rule(Boolean()),
+        **SOLVER_CONSTRAINTS,
+        "cv": rule(Interval("int", 2, 20), hint=(
+            "use a whole number of folds from 2 to 20 (they choose C when C is None, and fit the calibration's "
+            "sigmoid on out-of-fold margins when calibrate=True)"),
+            when=lambda params: params.get("C") is None or bool(params.get("calibrate"))),
+    }
+
     def __init__(
         self,
         *,
@@ -273,55 +302,17 @@ class SubtreeLinearClassifier(RuleClassifier):
         self.backend = backend
         self.ray_address = ray_address
 
-    def _validate_params(self) -> None:
-        if self.max_rules is not None and (not isinstance(self.max_rules, int) or isinstance(self.max_rules, bool)
-                                           or self.max_rules < 1):
-            raise ValueError(f"max_rules={self.max_rules!r} is invalid: use a whole number of rules >= 1, or None "
-                             "to keep every subtree")
-        if self.nb_beta is not None and (not isinstance(self.nb_beta, (int, float)) or isinstance(self.nb_beta, bool)
-                                         or not 0.0 <= self.nb_beta <= 1.0):
-            raise ValueError(f"nb_beta={self.nb_beta!r} is invalid: use a number from 0 to 1 (1 keeps the fitted "
-                             f"weights; NBSVM uses 0.25), or None to choose it among {list(NB_BETAS)} by "
-                             "cross-validation")
-        if self.features not in FEATURES:
-            raise ValueError(f"features={self.features!r} is invalid: choose one of {', '.join(FEATURES)}")
-        if not isinstance(self.calibrate, bool):
-            raise ValueError(f"calibrate={self.calibrate!r} is invalid: use true or false")
-        if not isinstance(self.keep_rare_up_to, int) or isinstance(self.keep_rare_up_to, bool) \
-                or not 0 <= self.keep_rare_up_to <= MAX_PATTERN_SIZE_LIMIT:
-            raise ValueError(f"keep_rare_up_to={self.keep_rare_up_to!r} is invalid: use a whole number of nodes from 0 "
-                             f"to {MAX_PATTERN_SIZE_LIMIT} (0 applies min_support to every subtree)")
-        if not isinstance(self.n_workers, int) or isinstance(self.n_workers, bool) or not 1 <= self.n_workers <= 1024:
-            raise ValueError(f"n_workers={self.n_workers!r} is invalid: use a whole number of worker processes from 1")
-        if self.backend not in LINEAR_BACKENDS:
-            raise ValueError(f"backend={self.backend!r} is invalid for the subtree-linear learner: use "
-                             f"{' or '.join(map(repr, LINEAR_BACKENDS))}")
+    def _validate_combination(self) -> None:
         if self.ray_address is not None and self.backend != "ray":
             raise ValueError(f"ray_address={self.ray_address!r} is only used with backend='ray', but backend="
                              f"{self.backend!r}: set backend='ray' or drop ray_address")
         if self.backend == "local" and self.n_workers > 1:
             raise ValueError(f"backend='local' runs one worker, but n_workers={self.n_workers}: use backend "
                              "'processes' (or None) for several")
-        if self.selection not in SELECTIONS:
-            raise ValueError(f"selection={self.selection!r} is invalid: choose one of {', '.join(SELECTIONS)}")
-        if self.calibrate and (not isinstance(self.cv, int) or isinstance(self.cv, bool) or not 2 <= self.cv <= 20):
-            raise ValueError(f"cv={self.cv!r} is invalid: use a whole number of folds from 2 to 20 (calibrate=True "
-                             "fits its sigmoid on out-of-fold margins)")
-        if not isinstance(self.separate_views, bool):
-            raise ValueError(f"separate_views={self.separate_views!r} is invalid: use true or false")
         if self.separate_views and (self.features == "tfidf" or self.max_rules is not None):
             setting = "features='tfidf'" if self.features == "tfidf" else f"max_rules={self.max_rules!r}"
             raise ValueError(f"separate_views=True cannot be combined with {setting}: a tf-idf row is normalized "
                              "over all subtrees, and max_rules ranks them jointly; use one of the two settings")
-        if not isinstance(self.max_pattern_size, int) or not 1 <= self.max_pattern_size <= MAX_PATTERN_SIZE_LIMIT:
-            raise ValueError(f"max_pattern_size={self.max_pattern_size!r} is invalid: use a whole number from 1 to "
-                             f"{MAX_PATTERN_SIZE_LIMIT} (subtrees of 2-4 nodes are usual)")
-        if not isinstance(self.min_support, int) or self.min_support < 1:
-            raise ValueError(f"min_support={self.min_support!r} is invalid: use a whole number of documents >= 1")
-        if not isinstance(self.max_cache_mb, (int, float)) or self.max_cache_mb <= 0:
-            raise ValueError(f"max_cache_mb={self.max_cache_mb!r} is invalid: use a positive number of megabytes")
-        check_settings(C=self.C, Cs=self.Cs, l1_ratio=self.l1_ratio, loss=self.loss, cv=self.cv,
-                       max_iter=self.max_iter, tol=self.tol)
 
     def _transform(self, counts: Any) -> Tuple[Any, Optional[numpy.ndarray]]:
         """The feature matrix (CSR) of a count matrix, and the idf of each column for "tfidf"."""
@@ -338,7 +329,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         y (Sequence): One class per tree, or a collection of classes per tree.
         RETURNS (SubtreeLinearClassifier): self.
         """
-        self._validate_params()
+        self.validate_params()
         if not isinstance(X, Forest):
             raise TypeError(f"X must be a Forest, got {type(X).__name__}; build one with Forest.from_trees or read_bact")
         if len(X) == 0:

@@ -1,31 +1,13 @@
-"""Input and parameter checks of the NMTF estimators, with messages that say how to fix the input."""
+"""Input checks of the NMTF estimators, with messages that say how to fix the input (their parameters are
+checked by `spacy_treeboost.params.validate_params` against each estimator's `_parameter_constraints`)."""
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
 from .common import N_CLASSES, NEGATIVE, POSITIVE, UNLABELLED, sp
 from .start import one_hot
-
-
-def check_choice(name: str, value: Any, choices: Sequence[str]) -> None:
-    """Raise a ValueError naming the parameter unless `value` is one of `choices`."""
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}.")
-
-
-def check_count(name: str, value: Any, minimum: int) -> None:
-    """Raise a ValueError naming the parameter unless `value` is an integer >= `minimum`."""
-    if not (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= minimum):
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
-
-
-def check_number(name: str, value: Any) -> None:
-    """Raise a ValueError naming the parameter unless `value` is a finite number >= 0."""
-    if not (isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-            and np.isfinite(value) and value >= 0):
-        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}.")
 
 
 def check_matrix(X: Any, allow_empty: bool = False) -> sp.csr_matrix:

@@ -47,8 +47,8 @@ from typing import Any, NamedTuple, Optional
 import numpy as np
 
 from ..exceptions import NotFittedError
-from ..params import Params
-from .checks import check_choice, check_count, check_matrix, check_number, document_prior
+from ..params import Interval, Options, Validated, rule
+from .checks import check_matrix, document_prior
 from .common import N_CLASSES, NEGATIVE, POSITIVE, sp
 from .start import align_clusters, fold_in, kmeans_clusters, label_word_prior, lexicon_classes, one_hot, unit_columns
 
@@ -73,7 +73,7 @@ class LabelSettings(NamedTuple):
     label_prior: float
 
 
-class MFLK(Params):
+class MFLK(Validated):
     """Matrix factorization with lexical knowledge (unsupervised, lexicon prior only).
 
     lexicon_prior (Optional[numpy.ndarray]): F0, shape (n_words, 2): row (1, 0) for a
@@ -98,6 +98,18 @@ class MFLK(Params):
         matrix costs ~14 CPU seconds.
     random_state (int): Seed of the k-means initialization.
     """
+
+    _parameter_constraints = {
+        "update": rule(Options(*UPDATES)),
+        "init": rule(Options(*INITS)),
+        "prior_scale": rule(Options(*PRIOR_SCALES)),
+        "n_init": rule(Interval("int", 1, None)),
+        "max_iter": rule(Interval("int", 0, None)),
+        "alpha": rule(Interval("real", 0, None)),
+        "offset": rule(Interval("real", 0, None, "neither"), hint=(
+            "use a number > 0: a multiplicative update cannot move a factor entry that starts at 0")),
+        "tol": rule(Interval("real", 0, None)),
+    }
 
     def __init__(
         self,
@@ -157,7 +169,7 @@ class MFLK(Params):
         init_clusters (Optional[numpy.ndarray]): Classes replacing `init`.
         RETURNS (MFLK): self.
         """
-        self._check_params()
+        self.validate_params()
         # The factorization runs on the paper's words x documents matrix, in canonical CSR form.
         X = check_matrix(X).T.tocsr()
         Xt = X.T.tocsr()
@@ -247,6 +259,11 @@ class MFLK(Params):
         self.converged_ = False
         return self
 
+    def can_iterate(self) -> bool:
+        """RETURNS (bool): Whether the estimator holds its training matrix (after `initialize` or `fit` in this
+        process), so `iterate` can run more iterations; a loaded estimator predicts but cannot."""
+        return hasattr(self, "_X")
+
     def iterate(self, n_iter: int) -> "MFLK":
         """Run up to `n_iter` more multiplicative iterations (fewer once converged).
 
@@ -256,7 +273,7 @@ class MFLK(Params):
         n_iter (int): Number of iterations.
         RETURNS (MFLK): self.
         """
-        if not hasattr(self, "_X"):
+        if not self.can_iterate():
             raise NotFittedError("Call `initialize` (or `fit`) before `iterate`.")
         monotone = self.update == "monotone"
         root = self.update in ("sqrt", "monotone")
@@ -363,18 +380,6 @@ class MFLK(Params):
     def _label_settings(self) -> Optional[LabelSettings]:
         """The label parameters (SSMFLK), or None: MFLK ignores labels."""
         return None
-
-    def _check_params(self) -> None:
-        check_choice("update", self.update, UPDATES)
-        check_choice("init", self.init, INITS)
-        check_choice("prior_scale", self.prior_scale, PRIOR_SCALES)
-        check_count("n_init", self.n_init, 1)
-        check_count("max_iter", self.max_iter, 0)
-        check_number("alpha", self.alpha)
-        check_number("offset", self.offset)
-        check_number("tol", self.tol)
-        if self.offset == 0:
-            raise ValueError("offset must be > 0: a multiplicative update cannot move a factor entry that starts at 0.")
 
     def _checked_lexicon_prior(self, n_words: int) -> np.ndarray:
         if self.lexicon_prior is None:

@@ -15,7 +15,8 @@ from typing import Any, Dict, Optional
 
 import numpy as np
 
-from .checks import check_choice, check_matrix, check_number
+from ..params import Interval, Options, rule
+from .checks import check_matrix
 from .common import NEGATIVE, POSITIVE, UNLABELLED, sp
 from .semi_supervised import SSMFLK
 
@@ -56,6 +57,14 @@ class SSMFLKNaiveBayes(SSMFLK):
         once) or "weights" (the entries of X, the same normalized weights the factorization fits).
     beta, ..., random_state: SSMFLK's and MFLK's parameters, with their defaults.
     """
+
+    _parameter_constraints = {
+        **SSMFLK._parameter_constraints,
+        "nb_weight": rule(Interval("real", 0, None)),
+        "nb_smoothing": rule(Interval("real", 0, None, "neither"), hint=(
+            "use a number > 0: a word never seen in one class would get log-odds of infinity")),
+        "nb_features": rule(Options(*NB_FEATURES)),
+    }
 
     def __init__(
         self,
@@ -195,11 +204,3 @@ class SSMFLKNaiveBayes(SSMFLK):
         g = self.fold_in(self._Xt[np.flatnonzero(rows)])
         sds = [np.std(log_ratio), np.std(g[:, POSITIVE] - g[:, NEGATIVE]), np.std(self._nb_score(self._Xt[rows]))]
         self.scales_ = np.array([sd if sd > 0 and np.isfinite(sd) else 1.0 for sd in sds])
-
-    def _check_params(self) -> None:
-        super()._check_params()
-        check_number("nb_weight", self.nb_weight)
-        check_number("nb_smoothing", self.nb_smoothing)
-        check_choice("nb_features", self.nb_features, NB_FEATURES)
-        if self.nb_smoothing == 0:
-            raise ValueError("nb_smoothing must be > 0: a word never seen in one class would get log-odds of infinity.")

@@ -13,7 +13,8 @@ from typing import Any, Dict, Optional
 import numpy as np
 
 from ..exceptions import NotFittedError
-from .checks import check_matrix, check_number
+from ..params import Interval, rule
+from .checks import check_matrix
 from .common import NEGATIVE, POSITIVE, UNLABELLED, sp
 from .hybrid import SSMFLKNaiveBayes
 
@@ -59,6 +60,13 @@ class SSMFLKSelfTrained(SSMFLKNaiveBayes):
     nb_weight, ..., random_state: The parameters of SSMFLKNaiveBayes (the teacher), SSMFLK and MFLK, with
         their defaults.
     """
+
+    _parameter_constraints = {
+        **SSMFLKNaiveBayes._parameter_constraints,
+        "lr_C": rule(Interval("real", 0, None, "neither"), hint=(
+            "use a number > 0: it is the inverse of the regularization strength")),
+        "lr_label_weight": rule(Interval("real", 0, None)),
+    }
 
     def __init__(
         self,
@@ -164,10 +172,3 @@ class SSMFLKSelfTrained(SSMFLKNaiveBayes):
         if coef.shape != self.nb_coef_.shape or not (np.isfinite(coef).all() and np.isfinite(intercept)):
             raise ValueError("the logistic regression state must hold one finite coefficient per word")
         self.lr_coef_, self.lr_intercept_ = coef, intercept
-
-    def _check_params(self) -> None:
-        super()._check_params()
-        check_number("lr_C", self.lr_C)
-        check_number("lr_label_weight", self.lr_label_weight)
-        if self.lr_C == 0:
-            raise ValueError("lr_C must be > 0: it is the inverse of the regularization strength.")

@@ -5,7 +5,7 @@ from typing import Optional
 
 import numpy as np
 
-from .checks import check_choice, check_count, check_number
+from ..params import Interval, Options, rule
 from .factorization import BETA_SCALES, START_WEIGHTS, MFLK, LabelSettings
 
 
@@ -46,6 +46,16 @@ class SSMFLK(MFLK):
         random_state: MFLK's parameters (keyword-only here), with its defaults.
     """
 
+    _parameter_constraints = {
+        **MFLK._parameter_constraints,
+        "beta": rule(Interval("real", 0, None)),
+        "beta_scale": rule(Options(*BETA_SCALES)),
+        "label_start": rule(Interval("real", 0, None)),
+        "label_min_docs": rule(Interval("int", 1, None)),
+        "start_weights": rule(Options(*START_WEIGHTS)),
+        "label_prior": rule(Interval("real", 0, None)),
+    }
+
     def __init__(
         self,
         beta: float = 1.0,
@@ -78,12 +88,3 @@ class SSMFLK(MFLK):
 
     def _label_settings(self) -> Optional[LabelSettings]:
         return LabelSettings(*(getattr(self, name) for name in LabelSettings._fields))
-
-    def _check_params(self) -> None:
-        super()._check_params()
-        check_number("beta", self.beta)
-        check_choice("beta_scale", self.beta_scale, BETA_SCALES)
-        check_number("label_start", self.label_start)
-        check_count("label_min_docs", self.label_min_docs, 1)
-        check_choice("start_weights", self.start_weights, START_WEIGHTS)
-        check_number("label_prior", self.label_prior)

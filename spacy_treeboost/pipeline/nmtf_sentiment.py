@@ -30,6 +30,7 @@ from .component_files import ComponentFiles
 from .nmtf_files import model_bytes, model_data, read_model
 from ..nmtf import MFLK, UNLABELLED, SSMFLK, SSMFLKSelfTrained, document_term_matrix, lexicon_prior, porter_stem
 from ..nmtf.calibration import Calibration, label_folds
+from ..params import Boolean, Interval, Options, rule, validate_params
 
 # Registered here as well as through entry points, so that the names resolve when the package is used from a
 # source checkout; lexicons.py itself stays spaCy-free, and errors become spaCy config errors here.
@@ -40,6 +41,14 @@ for _func in (read_hu_liu_lexicon, read_jsonl_lexicon, read_lexicon):
     util.registry.readers.register(_func.registered_name, func=_func)
 
 CALIBRATION_FOLDS = 2
+SETTING_CONSTRAINTS = {
+    "iterations_per_update": rule(Interval("int", 1, None)),
+    "n_words": rule(Interval("int", 1, None)),
+    "norm": rule(Options("l1", "l2")),
+    "word_norm": rule(Boolean()),
+    "token_attr": rule(Options("LOWER", "NORM", "LEMMA")),
+    "stem": rule(Boolean()),
+}
 
 
 class NMTFSentiment(ComponentFiles, TrainablePipe):
@@ -117,20 +126,13 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         with reported_at(block, self.cfg):
             self._check_own_settings()
         with reported_at(None if block is None else [*block, "learner"], self.cfg["learner"]):
-            self._new_estimator()._check_params()
+            self._new_estimator().validate_params()
 
     def _check_own_settings(self) -> None:
         cfg = self.cfg
         if not isinstance(cfg["labels"], list) or len(cfg["labels"]) != 2:
             raise ValueError(f"labels={cfg['labels']!r} is invalid: use the positive and the negative label")
-        if not isinstance(cfg["iterations_per_update"], int) or cfg["iterations_per_update"] < 1:
-            raise ValueError(f"iterations_per_update must be at least 1, got {cfg['iterations_per_update']}.")
-        if not isinstance(cfg["n_words"], int) or cfg["n_words"] < 1:
-            raise ValueError(f"n_words must be at least 1, got {cfg['n_words']}.")
-        if cfg["norm"] not in ("l1", "l2"):
-            raise ValueError(f"norm must be 'l1' or 'l2', got {cfg['norm']!r}.")
-        if cfg["token_attr"] not in ("LOWER", "NORM", "LEMMA"):
-            raise ValueError(f"token_attr must be 'LOWER', 'NORM' or 'LEMMA', got {cfg['token_attr']!r}.")
+        validate_params(cfg, SETTING_CONSTRAINTS)
 
     @property
     def _uses_labels(self) -> bool:
@@ -259,7 +261,7 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
             losses = {}
         losses.setdefault(self.name, 0.0)
         estimator = self._estimator
-        if estimator is None or not hasattr(estimator, "_X"):
+        if estimator is None or not estimator.can_iterate():
             raise ValueError(
                 f"{self.name} has no training matrix: it was not initialized in this run (a sourced or "
                 f"loaded component is not retrained). Add it to [training] frozen_components, or train it "

@@ -10,7 +10,7 @@ The learner and the tree builder are registered sub-configs (`learners.py`).
 """
 import logging
 from contextlib import contextmanager
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Literal, Optional, Sequence, Tuple, get_args
 
 import numpy
 from spacy import util
@@ -27,6 +27,7 @@ from ..learning.classifier import RuleClassifier
 from ..learning.learner import TreeBoostClassifier
 from ..learning.subtree_linear import SubtreeLinearClassifier
 from ..models.rules import ModelFormatError
+from ..params import Boolean, Interval, Options, rule, validate_params
 from ..trees.doc_trees import DocIndexer, TreeSpec, docs_to_forest
 from .component_files import ComponentFiles
 from ..config_errors import (check_learner, config_error, corpus_reader_hint, data_errors, reported_at,
@@ -48,7 +49,15 @@ DEFAULT_CONFIG: Dict[str, Any] = {
     "parse_source": "pipeline",
     "scorer": {"@scorers": "spacy_treeboost.textcat_scorer.v1"},
 }
-PARSE_SOURCES = ("pipeline", "reference", "predicted")
+ParseSource = Literal["pipeline", "reference", "predicted"]
+PARSE_SOURCES: Tuple[str, ...] = get_args(ParseSource)
+SETTING_CONSTRAINTS = {
+    "parse_source": rule(Options(*PARSE_SOURCES)),
+    "rounds_per_update": rule(Interval("int", 0, None)),
+    "initial_rounds": rule(Interval("int", 0, None)),
+    "exclusive_classes": rule(Boolean()),
+    "threshold": rule(Interval("real", 0.0, 1.0), hint="use a probability between 0 and 1"),
+}
 logger = logging.getLogger(__name__)
 SCORE_WEIGHTS = {
     "cats_score": 1.0, "cats_score_desc": None, "cats_micro_p": None, "cats_micro_r": None,
@@ -73,7 +82,7 @@ def make_treeboost_textcat(
     exclusive_classes: bool,
     positive_label: Optional[str],
     threshold: float,
-    parse_source: str,
+    parse_source: ParseSource,
     scorer: Optional[Callable],
 ) -> "TreeBoostTextCategorizer":
     """Create a TreeBoostTextCategorizer.
@@ -121,7 +130,7 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         exclusive_classes: bool = True,
         positive_label: Optional[str] = None,
         threshold: float = 0.5,
-        parse_source: str = "pipeline",
+        parse_source: ParseSource = "pipeline",
         scorer: Optional[Callable] = score_treeboost_cats,
     ) -> None:
         """Initialize the component. See `make_treeboost_textcat` for the settings."""
@@ -165,16 +174,10 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
 
     def _check_own_settings(self) -> None:
         cfg = self.cfg
-        if cfg["parse_source"] not in PARSE_SOURCES:
-            raise ValueError(f"parse_source={cfg['parse_source']!r} is invalid: choose one of {', '.join(PARSE_SOURCES)}")
-        for key in ("rounds_per_update", "initial_rounds"):
-            if not isinstance(cfg[key], int) or isinstance(cfg[key], bool) or cfg[key] < 0:
-                raise ValueError(f"{key}={cfg[key]!r} is invalid: use a whole number >= 0")
+        validate_params(cfg, SETTING_CONSTRAINTS)
         if cfg["rounds_per_update"] == 0 and cfg["initial_rounds"] == 0 and split_learner(self._template)[0]:
             raise ValueError("rounds_per_update=0 is invalid with initial_rounds = 0 and a boosting learner: no rule "
                              "would ever be learned; use rounds_per_update >= 1 (or initial_rounds >= 1)")
-        if not isinstance(cfg["threshold"], (int, float)) or not 0.0 <= cfg["threshold"] <= 1.0:
-            raise ValueError(f"threshold={cfg['threshold']!r} is invalid: use a probability between 0 and 1")
 
     @property
     def _max_rounds(self) -> int:
@@ -187,7 +190,7 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         For a corrective learner during training, the boosted rules refitted (once per number of rounds).
         """
         learner = self._learner
-        if learner is None or not hasattr(learner, "rules_"):
+        if learner is None or not learner.is_fitted():
             return None
         if split_learner(self._template)[1] and isinstance(learner, TreeBoostClassifier):
             if self._refit is None or self._refit[0] != learner.n_rounds_:
@@ -207,7 +210,7 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
     @property
     def n_rounds(self) -> int:
         """RETURNS (int): The boosting rounds learned so far."""
-        return getattr(self._learner, "n_rounds_", 0) if self._learner is not None and hasattr(self._learner, "rules_") else 0
+        return getattr(self._learner, "n_rounds_", 0) if self._learner is not None and self._learner.is_fitted() else 0
 
     def add_label(self, label: str) -> int:
         """Add a label before training. RETURNS (int): 1 if added, 0 if present."""
@@ -302,7 +305,7 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
             if getattr(self, "_fit_loss", None) is not None:
                 losses[self.name] = self._fit_loss
             return losses
-        if self._learner is None or not hasattr(self._learner, "space_"):
+        if self._learner is None or not (isinstance(self._learner, TreeBoostClassifier) and self._learner.can_boost()):
             raise ValueError(
                 f"'{self.name}' has no training trees: it was not initialized in this run. A sourced treeboost "
                 "component cannot resume training; list it in [training] frozen_components, or train it from "
