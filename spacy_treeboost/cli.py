@@ -97,8 +97,12 @@ def _read(path: Path, vocab: Any = None) -> Any:
 
 @app.command()
 def learn(
+    ctx: typer.Context,
     train: Path = typer.Argument(..., help="Training examples, one 'LABEL (tree)' per line"),
     model: Path = typer.Argument(..., help="Where to write the model"),
+    learner_config: Optional[Path] = typer.Option(
+        None, "--learner-config", help="A config file with a registered learner block, as in a training config "
+        "([learner], or the first [components.NAME.learner]); replaces the algorithm options"),
     algorithm: str = typer.Option(
         "linear", help="bact | frequency (+FQ) | presence (-FQ) | corrective (boosted rules refitted) | linear "
         "(a linear model over all subtrees)"),
@@ -130,6 +134,9 @@ def learn(
     ray_address: Optional[str] = typer.Option(None, help="For ray: the cluster address (default: start a local Ray)"),
 ) -> None:
     """Learn subtree rules from a BACT-format file."""
+    if learner_config is not None:
+        _learn_from_config(ctx, train, model, learner_config)
+        return
     from tqdm import tqdm
 
     from .learning.learner import TreeBoostClassifier, default_max_cache_mb, resolve_min_support
@@ -194,6 +201,58 @@ def learn(
     for head in clf.heads_:
         if head.stopped:
             typer.echo(f"stopped early ({head.name}): {head.stopped}", err=True)
+
+
+def learner_block(config: Any) -> Dict[str, Any]:
+    """The learner block of a config: `[learner]`, else the first `[components.NAME.learner]`."""
+    if "learner" in config:
+        return {"learner": config["learner"]}
+    for name, block in (config.get("components") or {}).items():
+        if isinstance(block, dict) and "learner" in block:
+            return {"learner": block["learner"]}
+    raise ValueError("the config has no [learner] block and no [components.NAME.learner] block: add one, e.g.\n"
+                     "[learner]\n@learners = \"spacy_treeboost.SubtreeLinear.v1\"")
+
+
+def _learn_from_config(ctx: typer.Context, train: Path, model: Path, config_path: Path) -> None:
+    """`learn` with the estimator of a config's registered learner block (the settings of a training config)."""
+    from thinc.api import Config
+    from spacy.util import registry
+
+    from .pipeline import learners  # noqa: F401  (registers the learners)
+    from .learning.classifier_files import classifier_to_bytes
+
+    given = [name for name in ctx.params if name not in ("train", "model", "learner_config")
+             and getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"]
+    if given:
+        _fail(f"--learner-config sets every learner setting, but {', '.join('--' + g.replace('_', '-') for g in given)} "
+              "was given too: put the setting in the config's learner block instead")
+    try:
+        config = Config().from_disk(config_path, interpolate=False)
+        estimator = registry.resolve(Config(learner_block(config)), validate=True)["learner"]
+    except OSError as err:
+        _fail(f"cannot read {config_path}: {err.strerror or err}")
+    except Exception as err:  # a config error: name the file and what spaCy's registry said
+        _fail(f"{config_path}: the learner block cannot be built: {err}")
+    from .learning.classifier import RuleClassifier
+
+    if not isinstance(estimator, RuleClassifier):
+        _fail(f"{config_path}: the learner block does not build a subtree learner (got {type(estimator).__name__})")
+    _refuse_own_input(model, train)
+    _check_writable(model)
+    clock = time.process_time()
+    forest, classes = _read(train)
+    read_seconds = time.process_time() - clock
+    try:
+        estimator.fit(forest, classes)
+    except (ValueError, MemoryError, ImportError, RuntimeError) as err:
+        _fail(str(err))
+    clock = time.process_time()
+    _write_model(model, classifier_to_bytes(estimator))
+    phases = {"read": read_seconds, **getattr(estimator, "timings_", {}), "write": time.process_time() - clock}
+    typer.echo(f"learned {len(estimator.rules_)} rules over {estimator.rules_.n_patterns} distinct subtrees with "
+               f"{type(estimator).__name__} -> {model}", err=True)
+    typer.echo(f"phases (CPU s): {json.dumps({k: round(v, 3) for k, v in phases.items()})}", err=True)
 
 
 def _learn_linear(forest: Any, classes: List[Any], model: Path, algorithm: str, booster: Any, opts: Dict[str, Any], read_seconds: float) -> None:

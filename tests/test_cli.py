@@ -198,3 +198,52 @@ def test_learn_caps_the_cache_at_the_machine_default_unless_told(files, monkeypa
     result = CliRunner().invoke(cli.app, ["learn", str(train), str(tmp_path / "m.model"), "--algorithm", algorithm,
                                           "--max-cache-mb", "64"])
     assert result.exit_code == 0, result.output
+
+
+LEARNER_BLOCKS = {
+    "linear": '[learner]\n@learners = "spacy_treeboost.SubtreeLinear.v1"\nC = 0.25\nmax_pattern_size = 2\n',
+    "boosting": '[components]\n\n[components.treeboost_textcat]\nfactory = "treeboost_textcat"\n\n'
+                '[components.treeboost_textcat.learner]\n@learners = "spacy_treeboost.SubtreeBoost.v1"\n'
+                'algorithm = "frequency"\nn_rounds = 4\n',
+}
+
+
+@pytest.mark.parametrize("kind", sorted(LEARNER_BLOCKS))
+def test_learn_reads_the_learner_block_of_a_config(files, kind):
+    """`learn --learner-config` builds the estimator from the same registered block as a training config, and
+    writes the model that estimator fits in Python."""
+    from thinc.api import Config
+    from spacy.util import registry
+    from typer.testing import CliRunner
+
+    from spacy_treeboost import cli
+    from spacy_treeboost.learning.classifier_files import classifier_to_bytes
+
+    tmp_path, train = files
+    cfg = tmp_path / "learner.cfg"
+    cfg.write_text(LEARNER_BLOCKS[kind], encoding="utf8")
+    result = CliRunner().invoke(cli.app, ["learn", str(train), str(tmp_path / "m.model"), "--learner-config", str(cfg)])
+    assert result.exit_code == 0, result.output
+    estimator = registry.resolve(Config(cli.learner_block(Config().from_str(LEARNER_BLOCKS[kind]))))["learner"]
+    X, y = read_bact(train)
+    assert (tmp_path / "m.model").read_bytes() == classifier_to_bytes(estimator.fit(X, y))
+
+
+def test_learn_refuses_a_learner_config_beside_learner_options_or_a_bad_block(files):
+    from typer.testing import CliRunner
+
+    from spacy_treeboost import cli
+
+    tmp_path, train = files
+    cfg = tmp_path / "learner.cfg"
+    cfg.write_text(LEARNER_BLOCKS["linear"], encoding="utf8")
+    out = tmp_path / "m.model"
+    result = CliRunner().invoke(cli.app, ["learn", str(train), str(out), "--learner-config", str(cfg), "--rounds", "5"])
+    assert result.exit_code == 2 and "--rounds was given too" in result.output, result.output
+    cfg.write_text('[learner]\n@learners = "spacy_treeboost.SubtreeLinear.v1"\nC = -1\n', encoding="utf8")
+    result = CliRunner().invoke(cli.app, ["learn", str(train), str(out), "--learner-config", str(cfg)])
+    assert result.exit_code == 2 and "C=-1 is invalid" in result.output, result.output
+    cfg.write_text("[training]\nseed = 1\n", encoding="utf8")
+    result = CliRunner().invoke(cli.app, ["learn", str(train), str(out), "--learner-config", str(cfg)])
+    assert result.exit_code == 2 and "no [learner] block" in result.output, result.output
+    assert not out.exists()
