@@ -3,7 +3,7 @@
     python -m bench.nmtf_experiments [--data ../shared/data] [--quick]
     python -m bench.nmtf_experiments --render-only   # rebuild docs from the results JSON
     python -m bench.nmtf_experiments --sections ssmflk_ablation,semi_supervised   # rerun some sections
-    python -m bench.nmtf_experiments --sections ssmflk_third_round   # issue 15's third round of label levers
+    python -m bench.nmtf_experiments --sections ssmflk_third_round   # the third round of label levers
 
 Corpora: movie review polarity v2 and sentence polarity v1 (pre-tokenized,
 lower-cased text, split on whitespace); lexicon: Hu & Liu. Vocabulary: the
@@ -302,7 +302,7 @@ def ssmflk_ablation(corpus: Dict[str, Any], fractions: List[float], carried: Dic
 
 
 LEVERS = {"label_rows", "label_weight", "soft_start"}
-# issue 15, second round (dev part, dev draws): levers that the first round did not try
+# label ablation, second round (dev part, dev draws): levers that the first round did not try
 SECOND_ROUND = [
     ("labelled rows of G0 and of the start x 4 (G0 scaling)", {"label_rows": 4.0}),
     ("labelled documents weigh 1/4 of all unlabelled ones in the fit (X_L, G0_L scaled)", {"label_weight": 0.25}),
@@ -316,7 +316,7 @@ SECOND_ROUND = [
     ("new default, 120 iterations", {"max_iter": 120, "tol": 0.0}),
 ]
 
-# issue 15, third round (dev part, dev draws): a labelled start weighted by the words' labelled document
+# label ablation, third round (dev part, dev draws): a labelled start weighted by the words' labelled document
 # frequency, and the labels' word polarities as a lasting part of the prior F0 (SSMFLK's label_prior)
 THIRD_ROUND = [
     ("labelled start by labelled document frequency (start_weights = frequency)", {"start_weights": "frequency"}),
@@ -680,7 +680,7 @@ def render(results: Dict[str, Any], images: List[str]) -> str:
                 lines.append(f"| {setting}{mark} | " + " | ".join(f"{curve[f]['mean']:.4f} ± {curve[f]['sd']:.4f}" for f in fr) + " |")
             if any(curve.get("carried_over") for curve in ab.values()):
                 lines += ["", "Rows marked \"carried over\" are the first round's, from the previous run of this script "
-                          "(before the scikit-learn orientation of issue 9), not rerun: the factorization has changed since "
+                          "(before the estimators took documents as rows, scikit-learn's orientation), not rerun: the factorization has changed since "
                           "only at rounding level (factors by at most 4.2e-16 on sentence polarity). The unmarked rows were rerun; "
                           "on sentence polarity the first four of them are first-round rows and gave the first round's "
                           "four-digit means again, as did the rerun label-fraction curves above on both corpora."]
@@ -774,7 +774,7 @@ def _ssmflk_findings(ab: Dict[str, Any]) -> List[str]:
 
 
 def _floor_checks(curves: Dict[str, Any]) -> List[str]:
-    """The floor of issue 15, checked on the means of the label-fraction curves."""
+    """The label floor (what SSMFLK must gain from a few labels), checked on the means of the label-fraction curves."""
     ss, mf = curves["SSMFLK"], curves["MFLK"]
     fractions = [f for f in ss if float(f) > 0]
     gain = {f: ss[f]["mean"] - mf[f]["mean"] for f in fractions}
@@ -806,7 +806,7 @@ def _acceptance_lines(results: Dict[str, Any]) -> List[str]:
             f"(beats: **{f1['MFLK']['mean'] > f1['K-means']['mean']}**) and lexicon count {f1['Lexicon count']['mean']:.4f} "
             f"(beats: **{f1['MFLK']['mean'] > f1['Lexicon count']['mean']}**)."
         )
-        lines += [f"  - issue 15 floor: {line}" for line in _floor_checks(curves)]
+        lines += [f"  - label floor: {line}" for line in _floor_checks(curves)]
     return lines + [""]
 
 

@@ -1,4 +1,4 @@
-"""SSMFLK variants for the label ablation of bench/nmtf_experiments.py (issue 15) that the estimator does not
+"""SSMFLK variants for the label ablation of bench/nmtf_experiments.py that the estimator does not
 offer as settings: they change the scale of the labelled documents or the start of the unlabelled rows, and
 were tried on the development part only (none became a default)."""
 from typing import Any, Optional

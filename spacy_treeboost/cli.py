@@ -287,8 +287,8 @@ def _learn_linear(forest: Any, classes: List[Any], model: Path, algorithm: str, 
     typer.echo(f"phases (CPU s): {json.dumps({k: round(v, 3) for k, v in phases.items()})}", err=True)
 
 
-# Documents per batch of `classify`: a batch's arrays are then small enough for the allocator to reuse them
-# from batch to batch (a loop reading 20,000 synthetic documents: 28k page faults in all at 250, 14k at 100)
+# Documents per batch of `classify`: small enough that the allocator reuses a batch's arrays for the next batch
+# instead of mapping fresh pages for each
 CLASSIFY_BATCH = 100
 
 

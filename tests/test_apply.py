@@ -9,7 +9,7 @@ import spacy
 from spacy.training import Example
 
 from spacy_treeboost.streaming import PipelineBatchClassifier, apply_stream, count_records
-from test_treeboost_textcat import TRAIN
+from textcat_data import TRAIN
 
 TEXTS = ["good fun", "boring plot", "", "not good , not fun", "a film — with “quotes” and ünïcode"] * 7
 

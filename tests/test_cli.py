@@ -7,16 +7,7 @@ import srsly
 from spacy_treeboost.learning.classifier_files import classifier_from_dict
 from spacy_treeboost.trees.forest import Forest
 from spacy_treeboost.trees.bact import decode_label, read_bact
-
-TRAIN = """\
-+1 (ROOT(a(b))(c))
-+1 (ROOT(a(b))(a(b)))
--1 (ROOT(a)(b))
--1 (ROOT(c(a)))
-+1 (ROOT(x(a(b))))
--1 (ROOT(b(a)))
-"""
-
+from bact_text import TRAIN
 
 def run(*args, input=None):
     return subprocess.run([sys.executable, "-m", "spacy_treeboost", *map(str, args)], capture_output=True, text=True,

@@ -5,7 +5,7 @@ import pytest
 import spacy
 import srsly
 
-from test_treeboost_textcat import trained_nlp
+from textcat_pipes import trained_nlp
 from spacy_treeboost.learning.classifier_files import classifier_to_dict
 from spacy_treeboost.models.rules import ModelFormatError
 
@@ -149,7 +149,7 @@ def test_a_model_from_bytes_is_checked_like_a_file(saved):
 
 
 def test_nmtf_cfg_and_model_errors_name_the_path(tmp_path):
-    from test_nmtf_sentiment import make_nlp, train
+    from nmtf_pipes import make_nlp, train
 
     nlp = make_nlp()
     train(nlp)
@@ -176,7 +176,7 @@ def test_nmtf_cfg_and_model_errors_name_the_path(tmp_path):
 
 @pytest.fixture(scope="module")
 def both_components():
-    from test_nmtf_sentiment import make_nlp, train
+    from nmtf_pipes import make_nlp, train
 
     tb_nlp, _ = trained_nlp(config={"threshold": 0.12345678901234567}, rounds=5)
     nmtf_nlp = make_nlp(alpha=0.12345678901234567)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import spacy
 
-from test_readme import fresh_clone, installed_env
+from clone_env import fresh_clone, installed_env
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = sorted(p.name for p in (ROOT / "configs").glob("*.cfg"))

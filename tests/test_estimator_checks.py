@@ -44,6 +44,7 @@ from spacy_treeboost.learning.learner import TreeBoostClassifier
 from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
 from spacy_treeboost.trees.forest import Forest
 from spacy_treeboost.exceptions import NotFittedError
+from estimator_check_names import SKLEARN_CHECKS
 
 SMALL_BOOSTER = dict(n_rounds=4, max_pattern_size=2)
 ESTIMATORS = {
@@ -61,17 +62,6 @@ ESTIMATORS = {
 # the estimators that `fitted` trains quickly (the defaults run 100-1000 rounds or cross-validate)
 FITTABLE = ["TreeBoostClassifier-bact", "SubtreeLinearClassifier-C", "CorrectiveBoostClassifier-nested",
             "CalibratedBoostClassifier-nested"]
-SKLEARN_CHECKS = [
-    "check_get_params_invariance",
-    "check_set_params",
-    "check_no_attributes_set_in_init",
-    "check_parameters_default_constructible",
-    "check_estimator_cloneable",
-    "check_estimator_repr",
-    "check_do_not_raise_errors_in_init_or_set_params",
-    "check_mixin_order",
-    "check_estimator_tags_renamed",
-]
 
 def training_data(name: str):
     """The positional arguments of `fit` for the named estimator."""

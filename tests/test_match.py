@@ -8,17 +8,9 @@ from hypothesis import strategies as st
 
 from reference import count_embeddings, is_valid_code, random_tree_arrays
 from spacy_treeboost.models._match import PatternMatcher
+from match_strategies import codes, to_arrays
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-
-
-@st.composite
-def codes(draw, n_labels, max_size=4):
-    size = draw(st.integers(1, max_size))
-    code = [(0, draw(st.integers(0, n_labels - 1)))]
-    for _ in range(size - 1):
-        code.append((draw(st.integers(1, code[-1][0] + 1)), draw(st.integers(0, n_labels - 1))))
-    return tuple(code)
 
 
 @st.composite
@@ -32,17 +24,6 @@ def documents(draw, n_labels, max_docs=6, max_nodes=12):
         labels = [draw(st.integers(-1, n_labels - 1)) for _ in range(n)]
         docs.append((labels, parents))
     return docs
-
-
-def to_arrays(docs):
-    labels, parents, offsets = [], [], [0]
-    for lab, par in docs:
-        base = offsets[-1]
-        labels.extend(lab)
-        parents.extend(p + base if p >= 0 else -1 for p in par)
-        offsets.append(base + len(lab))
-    return (numpy.array(labels, dtype=numpy.int32), numpy.array(parents, dtype=numpy.int32),
-            numpy.array(offsets, dtype=numpy.int64))
 
 
 def matcher_table(matcher, docs):

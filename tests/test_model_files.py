@@ -7,7 +7,7 @@ import pytest
 import spacy
 from hypothesis import given, settings, strategies as st
 
-from test_treeboost_textcat import trained_nlp
+from textcat_pipes import trained_nlp
 from spacy_treeboost.files import seal, unseal
 from spacy_treeboost.learning.learner import TreeBoostClassifier
 from spacy_treeboost.learning.classifier_files import classifier_from_bytes, classifier_from_dict, classifier_to_bytes, classifier_to_dict
@@ -161,7 +161,7 @@ def test_bit_flips_of_component_files_are_refused_or_harmless(tmp_path, field):
 def test_thousand_bit_flips_of_a_cli_model(algorithm):
     """The acceptance figure: 1,000 random single-bit flips of a model as `learn` writes it, none of which
     changes an output without an error."""
-    from test_cli import TRAIN
+    from bact_text import TRAIN
 
     forest, y = read_bact_text(TRAIN * 5)
     if algorithm == "linear":

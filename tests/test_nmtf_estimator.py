@@ -26,7 +26,7 @@ from sklearn.utils import estimator_checks
 
 from spacy_treeboost.nmtf import MFLK, SSMFLK
 
-from test_estimator_checks import SKLEARN_CHECKS
+from estimator_check_names import SKLEARN_CHECKS
 
 T8_COUNTS = np.array([[2, 0, 1, 1], [0, 2, 0, 1], [1, 0, 0, 0], [1, 1, 1, 2]], dtype=float)  # words x documents
 T8_F0 = np.array([[1, 0], [0, 1], [1, 0], [0, 0]], dtype=float)

@@ -1,4 +1,4 @@
-"""SSMFLK's label levers of issue 15's third round: a labelled start weighted by the words'
+"""SSMFLK's label levers from the third round of the label ablation: a labelled start weighted by the words'
 labelled document frequency (`start_weights`) and the labels' word polarities in the prior F0
 (`label_prior`), each against a dense, loop-by-loop reference."""
 import hashlib
@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from spacy_treeboost.nmtf import SSMFLK, align_clusters, lexicon_classes, one_hot
 from spacy_treeboost.nmtf.start import label_word_prior
-from test_nmtf import (T8_F0, _pinned_problem, dense_objective, problems, random_problem, start_classes,  # noqa: F401
+from nmtf_problems import (T8_F0, _pinned_problem, dense_objective, problems, random_problem, start_classes,  # noqa: F401
                        t8_X, unit_priors)
 
 
@@ -144,7 +144,7 @@ def test_bad_label_lever_settings_name_the_setting(t8_X, params, message):
 def test_component_learner_block_takes_the_label_levers():
     """start_weights and label_prior in the nmtf_sentiment learner block train like the estimator with them."""
     from spacy_treeboost.nmtf import build_vocabulary, document_term_matrix, lexicon_prior, word_weights
-    from test_nmtf_sentiment import LEXICON, TEXTS, make_nlp, train
+    from nmtf_pipes import LEXICON, TEXTS, make_nlp, train
 
     settings = {"start_weights": "frequency", "label_prior": 0.5, "label_min_docs": 1, "tol": 0.0}
     nlp = make_nlp(**settings)

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from test_match import codes, to_arrays
+from match_strategies import codes, to_arrays
 from reference import all_subtrees, count_embeddings, forest_docs, random_tree_arrays
 from spacy_treeboost.models._match import PatternMatcher
 from spacy_treeboost.learning._mine import SearchSpace

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from test_readme import fresh_clone, installed_env
+from clone_env import fresh_clone, installed_env
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import spacy
 
-from test_treeboost_textcat import TRAIN, make_examples
+from textcat_data import TRAIN, make_examples
 
 ROOT = Path(__file__).resolve().parents[1]
 

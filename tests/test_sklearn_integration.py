@@ -55,11 +55,23 @@ def test_cross_validation_equals_fitting_the_folds_by_hand():
     numpy.testing.assert_allclose(scores, by_hand)
 
 
-def test_grid_search_picks_a_setting_and_refits():
-    from sklearn.model_selection import GridSearchCV
+def test_grid_search_picks_the_setting_with_the_best_cross_validated_score_and_refits():
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
     X, y = read_bact(DATA)
-    search = GridSearchCV(SubtreeLinearClassifier(C=1.0), {"max_pattern_size": [1, 2]}, cv=3).fit(X, numpy.array(y))
-    assert search.best_params_["max_pattern_size"] in (1, 2)
-    assert search.best_estimator_.max_pattern_size == search.best_params_["max_pattern_size"]
+    y = numpy.array(y)
+    sizes = [1, 2]
+    folds = StratifiedKFold(3)
+    search = GridSearchCV(SubtreeLinearClassifier(C=1.0), {"max_pattern_size": sizes}, cv=folds).fit(X, y)
+    by_hand = []
+    for size in sizes:
+        accuracies = []
+        for train, test in folds.split(numpy.zeros(len(X)), y):
+            clf = SubtreeLinearClassifier(C=1.0, max_pattern_size=size).fit(X.subset(train.tolist()), y[train])
+            accuracies.append(numpy.mean(numpy.array(clf.predict(X.subset(test.tolist()))) == y[test]))
+        by_hand.append(numpy.mean(accuracies))
+    numpy.testing.assert_allclose(search.cv_results_["mean_test_score"], by_hand)
+    assert search.best_params_ == {"max_pattern_size": sizes[int(numpy.argmax(by_hand))]}
+    refit = SubtreeLinearClassifier(C=1.0, max_pattern_size=search.best_params_["max_pattern_size"]).fit(X, y)
+    numpy.testing.assert_array_equal(search.best_estimator_.decision_function(X), refit.decision_function(X))
     assert 0.5 < search.score(X, y) <= 1.0

@@ -180,8 +180,8 @@ def test_tfidf_rules_list_and_explain_by_their_idf():
 
 def test_tfidf_in_the_component_predicts_like_the_estimator_and_round_trips(tmp_path):
     spacy = pytest.importorskip("spacy")
-    from test_textcat_learners import TEXTS, trained
-    from test_treeboost_textcat import TRAIN
+    from textcat_pipes import TEXTS, trained
+    from textcat_data import TRAIN
     from spacy_treeboost.trees.doc_trees import TreeSpec, docs_to_forest
 
     nlp, pipe = trained("linear", C=3.0, features="tfidf", loss="squared_hinge")

@@ -11,33 +11,7 @@ from spacy_treeboost.trees.doc_trees import TreeSpec, docs_to_forest
 from spacy_treeboost.learning.learner import TreeBoostClassifier
 from spacy_treeboost.learning.classifier_files import classifier_to_dict
 from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
-
-TEXTS = [t for t, _ in TRAIN]
-
-
-BOOST = "spacy_treeboost.SubtreeBoost.v1"
-
-
-def learner_block(kind, booster="presence", **params):
-    """The learner sub-config: "linear", "corrective" (over `booster`) or a boosting algorithm."""
-    if kind == "linear":
-        return {"@learners": "spacy_treeboost.SubtreeLinear.v1", "max_pattern_size": 2, "min_support": 1, "cv": 2,
-                **params}
-    estimator = {"@learners": BOOST, "algorithm": booster, "max_pattern_size": 2, "min_support": 1, "n_rounds": 10000}
-    if kind == "corrective":
-        return {"@learners": "spacy_treeboost.CorrectiveBoost.v1", "cv": 2, **params, "estimator": estimator}
-    return {**estimator, "algorithm": kind, **params}
-
-
-def trained(kind, rounds=20, **params):
-    nlp = spacy.blank("en")
-    pipe = nlp.add_pipe("treeboost_textcat", config={"learner": learner_block(kind, **params),
-                                                     "rounds_per_update": rounds})
-    examples = make_examples(nlp)
-    nlp.initialize(lambda: examples)
-    nlp.update(examples)
-    return nlp, pipe
-
+from textcat_pipes import TEXTS, BOOST, learner_block, trained
 
 @pytest.mark.parametrize("algorithm", ["corrective", "linear"])
 def test_learns_the_training_data_and_round_trips(tmp_path, algorithm):

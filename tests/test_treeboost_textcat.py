@@ -19,26 +19,13 @@ from spacy.util import registry
 from spacy_treeboost.trees.doc_trees import SingleChainWarning
 from spacy_treeboost.models.rules import ModelFormatError
 from spacy_treeboost.pipeline.treeboost_textcat import TreeBoostTextCategorizer
+from textcat_pipes import boost, trained_nlp
 
 ROOT = Path(__file__).resolve().parents[1]
 REVIEWS = ROOT / "corpora" / "reviews"
 
-def boost(**params):
-    """A boosting learner block (+FQ by default)."""
-    return {"@learners": "spacy_treeboost.SubtreeBoost.v1", "algorithm": "frequency", **params}
-
-
 def trees(**params):
     return {"@tree_builders": "spacy_treeboost.DocTrees.v1", **params}
-
-
-def trained_nlp(config=None, rounds=30):
-    nlp = spacy.blank("en")
-    pipe = nlp.add_pipe("treeboost_textcat", config={"learner": boost(), "rounds_per_update": rounds, **(config or {})})
-    examples = make_examples(nlp)
-    nlp.initialize(lambda: examples)
-    nlp.update(examples)
-    return nlp, pipe
 
 
 def test_overfitting_io(tmp_path):

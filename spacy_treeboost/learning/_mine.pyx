@@ -45,9 +45,9 @@ cdef extern from *:
     #include <sys/mman.h>
     #endif
     /* Memory for an array read at random (forest nodes, pattern nodes): from 2 MiB on, whole 2 MiB blocks, marked
-       (on Linux) for transparent huge pages, so that one TLB entry covers 2 MiB of it instead of 4 KiB; the
-       expansions' reads of forest nodes at 100k documents took half the time. Freed with free(); NULL if there
-       is no memory. */
+       (on Linux) for transparent huge pages, so that one TLB entry covers 2 MiB of it instead of 4 KiB and the
+       scattered reads of large forests miss the TLB far less often. Freed with free(); NULL if there is no
+       memory. */
     static void* random_access_alloc(size_t bytes) {
         const size_t huge = (size_t)2 << 20;
     #if defined(__unix__) || defined(__APPLE__)
@@ -1036,8 +1036,8 @@ cdef class SearchSpace:
             if rbound[r] < best.value - self._prune_tol(best.value):
                 break
             self._visit(self.roots[r], &rsums[r], crit, presence, &best)
-        # Expanding patterns frees their parents' occurrence lists and the scratch buffers; giving those pages back
-        # after every such round made the next round fault them in again (nearly 9 in 10 of learn's page faults at 2k docs)
+        # Expanding patterns frees their parents' occurrence lists and the scratch buffers; the pages go back to the
+        # system only once the search space has grown by a fraction, since the next rounds would fault them in again
         if self.n_nodes >= self.trim_at and self.n_nodes != patterns_before:
             release_free_heap()
             self.trim_at = self.n_nodes + (self.n_nodes >> TRIM_SHIFT)

@@ -94,8 +94,8 @@ class MFLK(Validated):
     tol (float): Stop when ||G_t - G_{t-1}||_F <= tol * ||G_{t-1}||_F.
     offset (float): Added to the initial F0 and one-hot G (before any scaling).
     n_init (int): k-means restarts when k-means is used (lowest within-cluster
-        sum of squares wins); each restart of the dense 2,000 x 5,000 movie-review
-        matrix costs ~14 CPU seconds.
+        sum of squares wins); each restart is a full k-means run over the dense
+        matrix, so the cost grows linearly with n_init.
     random_state (int): Seed of the k-means initialization.
     """
 
