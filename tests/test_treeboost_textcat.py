@@ -349,14 +349,20 @@ def test_resume_without_initialize_is_rejected(tmp_path):
         loaded.update(make_examples(loaded))
 
 
-@pytest.mark.parametrize("setting", [
-    {"learner": boost(max_pattern_size=0)}, {"learner": boost(max_pattern_size=1000)},
-    {"learner": boost(algorithm="svm")}, {"learner": boost(criterion="gini")}, {"trees": trees(tree_mode="bag")},
-    {"trees": trees(node_attrs=["NOT_AN_ATTR"])}, {"parse_source": "magic"}, {"threshold": 2.0},
-    {"rounds_per_update": -1}, {"learner": {"@learners": "spacy_treeboost.SubtreeLinear.v1", "C": -1.0}},
+@pytest.mark.parametrize("setting,message", [
+    ({"learner": boost(max_pattern_size=0)}, "max_pattern_size=0 is invalid"),
+    ({"learner": boost(max_pattern_size=1000)}, "max_pattern_size=1000 is invalid"),
+    ({"learner": boost(algorithm="svm")}, "algorithm='svm' is invalid: choose one of bact"),
+    ({"learner": boost(criterion="gini")}, "criterion='gini' is invalid"),
+    ({"trees": trees(tree_mode="bag")}, "tree_mode='bag' is invalid"),
+    ({"trees": trees(node_attrs=["NOT_AN_ATTR"])}, "'NOT_AN_ATTR' is not a string-valued token attribute"),
+    ({"parse_source": "magic"}, "parse_source"),
+    ({"threshold": 2.0}, "threshold=2.0 is invalid"),
+    ({"rounds_per_update": -1}, "rounds_per_update=-1 is invalid"),
+    ({"learner": {"@learners": "spacy_treeboost.SubtreeLinear.v1", "C": -1.0}}, "C=-1.0 is invalid"),
 ])
-def test_absurd_settings(setting):
-    with pytest.raises(ValueError):
+def test_absurd_settings(setting, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
         spacy.blank("en").add_pipe("treeboost_textcat", config=setting)
 
 

@@ -458,8 +458,7 @@ def one_blas_thread() -> Iterator[None]:
 
     Their dense work is vector products (dot, norm) over one entry per feature; a
     multi-threaded OpenBLAS splits each product and its idle threads spin between
-    calls, which on movie reviews (226k features) added 60-70 % CPU time and no
-    wall-clock gain. One thread also makes every sum's order, and so the weights,
+    calls, which costs CPU time without a wall-clock gain. One thread also makes every sum's order, and so the weights,
     independent of the machine's core count.
     """
     from scipy.optimize import minimize  # noqa: F401  (loads scipy's BLAS before the limit is set)
