@@ -32,6 +32,8 @@ CHECKS: Dict[str, List[str]] = {
     "python -m spacy_treeboost convert ": [r"wrote \d+ docs -> "],
     "python -m spacy_treeboost init-config ": [r"wrote the config -> "],
     "python -m spacy_treeboost learn ": [r"learned \d+ rounds, \d+ distinct subtrees"],
+    "python -m spacy_treeboost learn train.tree model.bin --learner-config ": [
+        r"learned \d+ rules over \d+ distinct subtrees with TreeBoostClassifier"],
     "python -m spacy_treeboost classify ": [r"accuracy 1\.0000 \(2/2\)"],
     "python -m spacy_treeboost rules ": [r"# \+1: \d+ rules", r"present →"],
     "mkdir -p packages && python -m spacy package ": [r"✔ Successfully created binary wheel"],
