@@ -220,7 +220,6 @@ def _learn_from_config(ctx: typer.Context, train: Path, model: Path, config_path
     from spacy.util import registry
 
     from .pipeline import learners  # noqa: F401  (registers the learners)
-    from .learning.classifier_files import classifier_to_bytes
 
     given = [name for name in ctx.params if name not in ("train", "model", "learner_config")
              and getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"]
@@ -247,18 +246,24 @@ def _learn_from_config(ctx: typer.Context, train: Path, model: Path, config_path
         estimator.fit(forest, classes)
     except (ValueError, MemoryError, ImportError, RuntimeError) as err:
         _fail(str(err))
+    _write_fitted(model, estimator, read_seconds, f"learned {len(estimator.rules_)} rules over "
+                  f"{estimator.rules_.n_patterns} distinct subtrees with {type(estimator).__name__} -> {model}")
+
+
+def _write_fitted(model: Path, clf: Any, read_seconds: float, summary: str) -> None:
+    """Write a fitted learner's model file, then its summary line and the CPU seconds of each phase."""
+    from .learning.classifier_files import classifier_to_bytes
+
     clock = time.process_time()
-    _write_model(model, classifier_to_bytes(estimator))
-    phases = {"read": read_seconds, **getattr(estimator, "timings_", {}), "write": time.process_time() - clock}
-    typer.echo(f"learned {len(estimator.rules_)} rules over {estimator.rules_.n_patterns} distinct subtrees with "
-               f"{type(estimator).__name__} -> {model}", err=True)
+    _write_model(model, classifier_to_bytes(clf))
+    phases = {"read": read_seconds, **getattr(clf, "timings_", {}), "write": time.process_time() - clock}
+    typer.echo(summary, err=True)
     typer.echo(f"phases (CPU s): {json.dumps({k: round(v, 3) for k, v in phases.items()})}", err=True)
 
 
 def _learn_linear(forest: Any, classes: List[Any], model: Path, algorithm: str, booster: Any, opts: Dict[str, Any], read_seconds: float) -> None:
     """Fit the subtree-linear model, or refit the rules of `booster` (whose settings are the shared ones)."""
     from .learning.corrective import CorrectiveBoostClassifier
-    from .learning.classifier_files import classifier_to_bytes
     from .learning.subtree_linear import SubtreeLinearClassifier
 
     try:
@@ -277,14 +282,10 @@ def _learn_linear(forest: Any, classes: List[Any], model: Path, algorithm: str, 
         clf.fit(forest, classes)
     except (ValueError, MemoryError, ImportError, RuntimeError) as err:
         _fail(str(err))
-    clock = time.process_time()
-    _write_model(model, classifier_to_bytes(clf))
-    phases = {"read": read_seconds, **getattr(clf, "timings_", {}), "write": time.process_time() - clock}
     info = getattr(clf, "fit_info_", None) or clf.refit_info_
     chosen = ", ".join(f"{i['head']}: C={i['C']}" for i in info)
-    typer.echo(f"learned {len(clf.rules_)} rules over {clf.rules_.n_patterns} distinct subtrees ({chosen}) -> {model}",
-               err=True)
-    typer.echo(f"phases (CPU s): {json.dumps({k: round(v, 3) for k, v in phases.items()})}", err=True)
+    _write_fitted(model, clf, read_seconds,
+                  f"learned {len(clf.rules_)} rules over {clf.rules_.n_patterns} distinct subtrees ({chosen}) -> {model}")
 
 
 # Documents per batch of `classify`: small enough that the allocator reuses a batch's arrays for the next batch
