@@ -5,7 +5,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.sparse import csr_matrix
 
-from spacy_treeboost.learning.logistic import check_settings, choose_C, fit_linear, objective, stratified_folds
+from spacy_treeboost.learning.logistic import check_settings, choose_C, fit_linear, make_path, objective, stratified_folds
 
 sklearn_linear = pytest.importorskip("sklearn.linear_model")
 
@@ -90,7 +90,8 @@ def test_folds_are_stratified_and_deterministic():
 def test_choose_C_returns_the_best_cross_validated_candidate():
     X, y = random_problem(11, n=60, d=40)
     Cs = [1e-3, 0.1, 10.0]
-    C, scores, _, _ = choose_C(csr_matrix(X), y, Cs, cv=4)
+    chosen, scores, _, _ = choose_C(csr_matrix(X), y, [make_path(False, Cs, 1.0, ())], cv=4)
+    C = chosen.C
     folds = stratified_folds(y, 4)
     manual = []
     for Cv in Cs:

@@ -71,6 +71,10 @@ VARIANTS: Dict[str, Dict[str, Any]] = {
     "auto_C1_cv5": {"C": 1.0, "nb_beta": None, "calibrate": True, "cv": 5, "selection": "log_loss"},
     "presence_C0.25": {"features": "presence", "C": 0.25},
     "presence_C1": {"features": "presence", "C": 1.0},
+    "presence_C0.1": {"features": "presence", "C": 0.1},
+    "auto": {"features": "auto"},
+    "nb_tron": {"features": "nb"},
+    "tfidf_C3_cal": {"features": "tfidf", "C": 3.0},
     "auto_3C_ms1": {"Cs": [0.1, 1.0, 10.0], "nb_beta": None, "calibrate": True, "cv": 3, "min_support": 1,
                     "selection": "log_loss"},
 }

@@ -129,6 +129,7 @@ def fit_linear(
     max_iter: int = 1000,
     tol: float = 1e-3,
     init: Optional[numpy.ndarray] = None,
+    radius: str = "unit",
 ) -> Tuple[numpy.ndarray, float]:
     """Minimize the objective of the module docstring.
 
@@ -139,6 +140,9 @@ def fit_linear(
     loss (str): "logistic" or "squared_hinge".
     init (Optional[numpy.ndarray]): A starting point (weights then intercept), e.g. the
         solution for a nearby C.
+    radius (str): The Newton method's first trust radius: "unit" (1) or "gradient"
+        (the norm of the gradient at the start, as LIBLINEAR's TRON starts; far fewer
+        iterations when the solution is far from zero).
     RETURNS (Tuple[numpy.ndarray, float]): The weights and the intercept.
     """
     y = numpy.asarray(y, dtype=numpy.float64)
@@ -151,8 +155,11 @@ def fit_linear(
     if l1_ratio == 0.0:
         from scipy.optimize import minimize
 
-        x = minimize(problem.value_grad, x0, jac=True, hessp=problem.hessp, method="trust-ncg",
-                     options={"maxiter": max_iter, "gtol": max(tol * float(numpy.linalg.norm(g_zero)), 1e-300)}).x
+        options: Dict[str, Any] = {"maxiter": max_iter, "gtol": max(tol * float(numpy.linalg.norm(g_zero)), 1e-300)}
+        if radius == "gradient":
+            start = max(float(numpy.linalg.norm(problem.value_grad(x0)[1])), 1e-3)
+            options.update(initial_trust_radius=start, max_trust_radius=max(1000.0, 10.0 * start))
+        x = minimize(problem.value_grad, x0, jac=True, hessp=problem.hessp, method="trust-ncg", options=options).x
     else:
         x = _fista(x0, X, y, loss, l2, l1_ratio / C, max_iter, max(tol * float(numpy.abs(g_zero).max()), 1e-300))
     return x[:-1].copy(), float(x[-1])
@@ -206,107 +213,145 @@ def stratified_folds(y: numpy.ndarray, k: int) -> numpy.ndarray:
     return folds
 
 
-ColumnScale = Callable[[numpy.ndarray, numpy.ndarray], Optional[numpy.ndarray]]
+class Candidate(NamedTuple):
+    """One model the folds score: naive Bayes scaled features or plain ones, C, and the interpolation."""
+    nb: bool
+    C: float
+    beta: float
+
+
+class Path(NamedTuple):
+    """Candidates fitted along one regularization path: one feature map (naive Bayes scaled or not), the values
+    of C (fitted in increasing order, each fit warm-started from the last) and the interpolations scored on
+    every fit (they cost no fit)."""
+    nb: bool
+    Cs: Tuple[float, ...]
+    betas: Tuple[float, ...]
+
+    @property
+    def candidates(self) -> List[Candidate]:
+        return [Candidate(self.nb, C, beta) for C in self.Cs for beta in self.betas]
+
+
+def make_path(nb: bool, Cs: Sequence[float], nb_beta: Optional[float], nb_betas: Sequence[float]) -> Path:
+    """A path over `Cs` in increasing order and the interpolations: `nb_betas` in decreasing order when
+    `nb_beta` is None, else `nb_beta` alone (1 without naive Bayes scaling)."""
+    if not nb:
+        betas: List[float] = [1.0]
+    elif nb_beta is None:
+        betas = sorted((float(v) for v in nb_betas), reverse=True)
+    else:
+        betas = [float(nb_beta)]
+    return Path(bool(nb), tuple(sorted(float(c) for c in Cs)), tuple(betas))
+
+
+def all_candidates(paths: Sequence[Path]) -> List[Candidate]:
+    """The candidates of every path, in order: the order in which ties are broken."""
+    return [c for path in paths for c in path.candidates]
 
 
 def choose_C(
     X: "sp.spmatrix",
     y: numpy.ndarray,
-    Cs: Sequence[float],
+    paths: Sequence[Path],
     *,
     cv: int,
     l1_ratio: float = 0.0,
     loss: str = "logistic",
     max_iter: int = 1000,
     tol: float = 1e-3,
-    column_scale: Optional[ColumnScale] = None,
-    nb_beta: float = 1.0,
-    nb_betas: Optional[Sequence[float]] = None,
     criterion: str = "accuracy",
-) -> Tuple[float, List[float], numpy.ndarray, float]:
-    """The C (and interpolation) chosen by `cv` stratified folds.
+    radius: str = "unit",
+    max_scored: Optional[int] = None,
+) -> Tuple[Candidate, List[float], numpy.ndarray, numpy.ndarray]:
+    """The candidate chosen by `cv` stratified folds.
 
-    column_scale (Optional[Callable]): Given the training rows and their labels,
-        a factor per feature (e.g. naive Bayes log-count ratios) fitted on those rows only.
-    nb_beta (float): Score each fit with its weights interpolated by `interpolate`.
-    nb_betas (Optional[Sequence[float]]): Candidates for nb_beta, scored on the same fold
-        fits (the interpolation follows the fit); None: `nb_beta` only.
+    paths (Sequence[Path]): The candidates, path by path; a path with naive Bayes
+        scaling scales each fold's features by the ratios of its training rows only.
     criterion (str): "accuracy" (the best mean accuracy; ties: lower log-loss, then
-        smaller C, then larger beta) or "calibrated_log_loss" (the lowest log-loss of
-        the out-of-fold margins after `platt` scaling; ties: smaller C, larger beta).
-    RETURNS (Tuple[float, List[float], numpy.ndarray, float]): The chosen C, the mean
-        accuracy of every C (at the chosen beta), the out-of-fold margin of every sample
-        under the chosen candidate, and the chosen beta.
+        the earlier candidate) or "calibrated_log_loss" (the lowest log-loss of the
+        out-of-fold margins after `platt` scaling; ties: the earlier candidate).
+    max_scored (Optional[int]): Fit only the first folds that hold out this many
+        samples together (see `cv_folds`).
+    RETURNS (Tuple[Candidate, List[float], numpy.ndarray, numpy.ndarray]): The chosen
+        candidate, the mean accuracy of every candidate, and the out-of-fold margin of
+        every scored sample under the chosen one and their labels.
     """
     y = numpy.asarray(y, dtype=numpy.float64)
-    folds = cv_folds(y, cv)
-    Cs, betas = candidates(Cs, None if nb_betas is not None else nb_beta, nb_betas or ())
-    blocks = [fold_margins(X, y, folds, fold, Cs, betas, column_scale=column_scale, l1_ratio=l1_ratio, loss=loss,
-                           max_iter=max_iter, tol=tol) for fold in range(int(folds.max()) + 1)]
-    return select_candidate(assemble_margins(blocks, folds), y, Cs, betas, criterion)
+    folds = cv_folds(y, cv, max_scored)
+    blocks = [fold_margins(X, y, folds, fold, paths, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol,
+                           radius=radius) for fold in range(int(folds.max()) + 1)]
+    oof, scored = assemble_margins(blocks, folds), y[folds >= 0]
+    k, accuracy = select_candidate(oof, scored, criterion)
+    return all_candidates(paths)[k], accuracy, oof[k], scored
 
 
-def candidates(Cs: Sequence[float], nb_beta: Optional[float],
-               nb_betas: Sequence[float]) -> Tuple[List[float], List[float]]:
-    """The candidates `choose_C` tries: the Cs in increasing order (the order of its warm starts) and the
-    interpolations, `nb_betas` in decreasing order when `nb_beta` is None, else `nb_beta` alone."""
-    betas = sorted((float(v) for v in nb_betas), reverse=True) if nb_beta is None else [float(nb_beta)]
-    return sorted(float(c) for c in Cs), betas
+def cv_folds(y: numpy.ndarray, cv: int, max_scored: Optional[int] = None) -> numpy.ndarray:
+    """The stratified folds of `choose_C`: `cv` of them, fewer when a class has fewer samples (at least 2).
 
-
-def cv_folds(y: numpy.ndarray, cv: int) -> numpy.ndarray:
-    """The stratified folds of `choose_C`: `cv` of them, fewer when a class has fewer samples (at least 2)."""
+    max_scored (Optional[int]): Keep only the first folds whose samples number at least
+        this many together; the samples of the others get fold -1, always trained on
+        and never scored. None keeps every fold.
+    """
     y = numpy.asarray(y, dtype=numpy.float64)
-    return stratified_folds(y, max(2, min(cv, int(min((y > 0).sum(), (y < 0).sum())))))
+    folds = stratified_folds(y, max(2, min(cv, int(min((y > 0).sum(), (y < 0).sum())))))
+    if max_scored is not None:
+        sizes = numpy.cumsum(numpy.bincount(folds))
+        kept = min(int(numpy.searchsorted(sizes, max_scored)) + 1, len(sizes))
+        folds[folds >= kept] = -1
+    return folds
 
 
-def fold_margins(X: "sp.spmatrix", y: numpy.ndarray, folds: numpy.ndarray, fold: int, Cs: Sequence[float], betas: Sequence[float],
-                 *, column_scale: Optional[ColumnScale], l1_ratio: float, loss: str, max_iter: int,
-                 tol: float) -> numpy.ndarray:
-    """The margins of fold `fold`'s samples under the fits on the other folds, for every C (warm-started in
-    increasing order) and interpolation: shape (len(Cs), len(betas), samples in the fold)."""
+def fold_margins(X: "sp.spmatrix", y: numpy.ndarray, folds: numpy.ndarray, fold: int, paths: Sequence[Path], *,
+                 l1_ratio: float, loss: str, max_iter: int, tol: float, radius: str = "unit") -> numpy.ndarray:
+    """The margins of fold `fold`'s samples under the fits on the other folds, for every candidate of
+    `all_candidates(paths)`: shape (candidates, samples in the fold)."""
     y = numpy.asarray(y, dtype=numpy.float64)
     train, test = folds != fold, folds == fold
     Xtr, Xte = X[numpy.flatnonzero(train)], X[numpy.flatnonzero(test)]
-    if column_scale is not None:
-        scale = column_scale(numpy.flatnonzero(train), y[train])
-        if scale is not None:
-            Xtr, Xte = Xtr @ _diag(scale), Xte @ _diag(scale)
-    out = numpy.zeros((len(Cs), len(betas), int(test.sum())))
-    init = None
-    logger.info("cross-validation fold %d of %d: %d values of C on %d documents", fold + 1, int(folds.max()) + 1,
-                len(Cs), int(train.sum()))
-    for j, C in enumerate(Cs):
-        logger.debug("fold %d: fitting C = %g", fold + 1, C)
-        w, c = fit_linear(Xtr, y[train], C=C, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol, init=init)
-        init = numpy.append(w, c)
-        for b, beta in enumerate(betas):
-            out[j, b] = Xte @ interpolate(w, beta) + c
+    out = numpy.zeros((len(all_candidates(paths)), int(test.sum())))
+    k = 0
+    logger.info("cross-validation fold %d of %d: %d candidate(s) on %d documents", fold + 1, int(folds.max()) + 1,
+                len(out), int(train.sum()))
+    for path in paths:
+        A, B = Xtr, Xte
+        if path.nb:
+            scale = nb_ratio(Xtr, y[train])
+            A, B = Xtr @ _diag(scale), Xte @ _diag(scale)
+        init = None
+        for C in path.Cs:
+            logger.debug("fold %d: fitting C = %g%s", fold + 1, C, " (naive Bayes features)" if path.nb else "")
+            w, c = fit_linear(A, y[train], C=C, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol, init=init,
+                              radius=radius)
+            init = numpy.append(w, c)
+            for beta in path.betas:
+                out[k] = B @ interpolate(w, beta) + c
+                k += 1
     return out
 
 
 def assemble_margins(blocks: Sequence[numpy.ndarray], folds: numpy.ndarray) -> numpy.ndarray:
-    """The out-of-fold margins of every sample from `fold_margins` of each fold in order."""
-    oof = numpy.zeros(blocks[0].shape[:2] + (len(folds),))
+    """The out-of-fold margins of every scored sample (fold >= 0, in order) from `fold_margins` of each fold in
+    order."""
+    scored = folds[folds >= 0]
+    oof = numpy.zeros((blocks[0].shape[0], len(scored)))
     for fold, block in enumerate(blocks):
-        oof[:, :, folds == fold] = block
+        oof[:, scored == fold] = block
     return oof
 
 
-def select_candidate(oof: numpy.ndarray, y: numpy.ndarray, Cs: Sequence[float], betas: Sequence[float],
-                     criterion: str) -> Tuple[float, List[float], numpy.ndarray, float]:
-    """`choose_C`'s choice from the out-of-fold margins of every (C, beta)."""
+def select_candidate(oof: numpy.ndarray, y: numpy.ndarray, criterion: str) -> Tuple[int, List[float]]:
+    """`choose_C`'s choice from the out-of-fold margins of every candidate (rows of `oof`): its index and the
+    accuracy of every candidate."""
     y = numpy.asarray(y, dtype=numpy.float64)
-    correct = ((oof > 0) == (y > 0)).sum(axis=2).astype(float)
+    correct = ((oof > 0) == (y > 0)).sum(axis=1).astype(float)
     if criterion == "calibrated_log_loss":
-        loss_of = numpy.array([[_calibrated_log_loss(oof[j, b], y) for b in range(len(betas))]
-                               for j in range(len(Cs))])
-        key = lambda jb: (loss_of[jb], jb[0], jb[1])
+        loss_of = [_calibrated_log_loss(f, y) for f in oof]
+        key = lambda k: (loss_of[k], k)
     else:
-        logloss = numpy.logaddexp(0.0, -y * oof).sum(axis=2)
-        key = lambda jb: (-correct[jb], logloss[jb], jb[0], jb[1])
-    j, b = min(((j, b) for j in range(len(Cs)) for b in range(len(betas))), key=key)
-    return Cs[j], (correct[:, b] / len(y)).tolist(), oof[j, b], betas[b]
+        logloss = numpy.logaddexp(0.0, -y * oof).sum(axis=1)
+        key = lambda k: (-correct[k], logloss[k], k)
+    return min(range(len(oof)), key=key), (correct / len(y)).tolist()
 
 
 def _calibrated_log_loss(f: numpy.ndarray, y: numpy.ndarray) -> float:
@@ -370,6 +415,7 @@ class HeadFit(NamedTuple):
     cv_accuracy: Optional[List[float]]
     platt: Optional[Tuple[float, float]]
     nb_beta: float
+    nb: bool
 
 
 def fit_head(
@@ -388,6 +434,9 @@ def fit_head(
     nb_betas: Sequence[float] = (1.0,),
     calibrate: bool = False,
     criterion: str = "accuracy",
+    paths: Optional[Sequence[Path]] = None,
+    radius: str = "unit",
+    max_scored: Optional[int] = None,
 ) -> HeadFit:
     """One head's linear model, C cross-validated when None, on features optionally scaled by `nb_ratio`,
     its weights interpolated by `interpolate` with `nb_beta` (NBSVM) when `nb` is set.
@@ -400,56 +449,66 @@ def fit_head(
         the out-of-fold margins do not rise with the labels (a <= 0, as on a handful of
         documents), when the margin is kept as fitted.
     criterion (str): How the folds choose, see `choose_C`.
+    paths (Optional[Sequence[Path]]): Candidates to choose among instead of those of
+        `nb`, `C`, `Cs`, `nb_beta` and `nb_betas` (e.g. both feature maps).
+    radius (str): The solver's first trust radius, see `fit_linear`.
+    max_scored (Optional[int]): Fit only the first folds that hold out this many
+        samples together (see `cv_folds`).
     RETURNS (HeadFit): The weights of the unscaled features, the intercept, the C used,
-        the cross-validated accuracy of every candidate (None when C was given),
-        Platt's (a, b) (None without calibration) and the interpolation used.
+        the cross-validated accuracy of every C of the chosen path at the chosen
+        interpolation (None when nothing was chosen), Platt's (a, b) (None without
+        calibration), the interpolation used and whether the features were scaled.
     """
-    beta = 1.0 if not nb else nb_beta
+    if paths is None:
+        paths = [make_path(nb, Cs if C is None else [C], nb_beta if nb else 1.0, nb_betas)]
+    solver = dict(l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol, radius=radius)
     with one_blas_thread():
-        oof, scores = None, None
-        if needs_folds(C, calibrate, beta):
-            chosen, cv_scores, oof, beta = choose_C(
-                X, y, Cs if C is None else [C], cv=cv, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol,
-                column_scale=nb_scale(X) if nb else None, nb_beta=1.0 if beta is None else beta,
-                nb_betas=nb_betas if beta is None else None, criterion=criterion)
-            scores = cv_scores if C is None else None
-        else:
-            chosen = C
-        logger.info("final fit on %d documents, C = %g", X.shape[0], chosen)
-        w, c, scale = final_fit(X, y, chosen, nb=nb, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol)
-    return finish_head(w, c, scale, chosen, scores, oof, beta, y, calibrate)
+        oof, scored, scores = None, None, None
+        chosen = all_candidates(paths)[0]
+        if needs_choice(paths, calibrate):
+            chosen, accuracy, oof, scored = choose_C(X, y, paths, cv=cv, criterion=criterion, max_scored=max_scored,
+                                                     **solver)
+            scores = path_scores(paths, chosen, accuracy)
+        logger.info("final fit on %d documents, C = %g", X.shape[0], chosen.C)
+        w, c, scale = final_fit(X, y, chosen.C, nb=chosen.nb, **solver)
+    return finish_head(w, c, scale, chosen, scores, oof, scored, calibrate)
 
 
-def needs_folds(C: Optional[float], calibrate: bool, beta: Optional[float]) -> bool:
-    """Whether `fit_head` cross-validates: to choose C or the interpolation, or to calibrate."""
-    return C is None or calibrate or beta is None
+def needs_choice(paths: Sequence[Path], calibrate: bool) -> bool:
+    """Whether `fit_head` cross-validates: to choose among several candidates, or to calibrate."""
+    return calibrate or len(all_candidates(paths)) > 1
 
 
-def nb_scale(X: "sp.spmatrix") -> ColumnScale:
-    """`choose_C`'s column scale for naive Bayes features: the ratios of the training rows."""
-    return lambda rows, yy: nb_ratio(X[rows], yy)
+def path_scores(paths: Sequence[Path], chosen: Candidate, accuracy: Sequence[float]) -> Optional[List[float]]:
+    """The accuracy of every C of the chosen candidate's path at its interpolation, None when the paths hold
+    only one candidate."""
+    cands = all_candidates(paths)
+    if len(cands) == 1:
+        return None
+    return [a for cand, a in zip(cands, accuracy) if cand.nb == chosen.nb and cand.beta == chosen.beta]
 
 
 def final_fit(X: "sp.spmatrix", y: numpy.ndarray, C: float, *, nb: bool, l1_ratio: float, loss: str, max_iter: int,
-              tol: float) -> Tuple[numpy.ndarray, float, numpy.ndarray]:
+              tol: float, radius: str = "unit") -> Tuple[numpy.ndarray, float, numpy.ndarray]:
     """`fit_head`'s fit on all samples: the weights of the (naive Bayes scaled) features, the intercept and the
     column scale."""
     scale = nb_ratio(X, y) if nb else numpy.ones(X.shape[1])
     Xs = X.multiply(scale.reshape(1, -1)).tocsr() if nb else X
-    w, c = fit_linear(Xs, y, C=C, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol)
+    w, c = fit_linear(Xs, y, C=C, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol, radius=radius)
     return w, c, scale
 
 
-def finish_head(w: numpy.ndarray, c: float, scale: numpy.ndarray, C: float, scores: Optional[List[float]],
-                oof: Optional[numpy.ndarray], beta: float, y: numpy.ndarray, calibrate: bool) -> HeadFit:
-    """The head of `fit_head` from its final fit and its folds: interpolated, unscaled and calibrated."""
-    w = interpolate(w, beta) * scale
+def finish_head(w: numpy.ndarray, c: float, scale: numpy.ndarray, chosen: Candidate, scores: Optional[List[float]],
+                oof: Optional[numpy.ndarray], y: Optional[numpy.ndarray], calibrate: bool) -> HeadFit:
+    """The head of `fit_head` from its final fit and its folds (`oof`: the chosen candidate's out-of-fold margins
+    of the scored samples, labelled `y`): interpolated, unscaled and calibrated."""
+    w = interpolate(w, chosen.beta) * scale
     ab = platt(oof, y) if calibrate else None
     if ab is not None and ab[0] > 0:
         w, c = w * ab[0], c * ab[0] + ab[1]
     else:
         ab = None
-    return HeadFit(w, c, C, scores, ab, beta)
+    return HeadFit(w, c, chosen.C, scores, ab, chosen.beta, chosen.nb)
 
 
 @contextmanager

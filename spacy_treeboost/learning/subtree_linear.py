@@ -35,15 +35,18 @@ import numpy
 
 from .classifier import RuleClassifier, _label_rank, encode_targets
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
-from .logistic import (DEFAULT_CS, SOLVER_CONSTRAINTS, HeadFit, assemble_margins, candidates, cv_folds, final_fit,
-                       finish_head, fit_head, fold_margins, nb_scale, needs_folds, one_blas_thread, select_candidate)
+from .logistic import (DEFAULT_CS, SOLVER_CONSTRAINTS, HeadFit, Path, all_candidates, assemble_margins, cv_folds,
+                       final_fit, finish_head, fit_head, fold_margins, make_path, needs_choice, one_blas_thread,
+                       path_scores, select_candidate)
 from ..models.rules import RuleSet
 from ..params import Boolean, Interval, Options, Text, rule
 from ..trees.forest import DEPENDENCY_VIEW_PREFIX, Forest
 
 logger = logging.getLogger(__name__)
 
-FEATURES = ("nb", "presence", "log1p", "tfidf")
+FEATURES = ("auto", "nb", "presence", "log1p", "tfidf")
+PRESENCE_C_RATIO = 0.1
+RADIUS = "gradient"
 NB_BETAS = (0.25, 0.5, 1.0)
 SELECTIONS = ("accuracy", "log_loss")
 LINEAR_BACKENDS = (None, "local", "processes", "ray")
@@ -215,6 +218,10 @@ class SubtreeLinearClassifier(RuleClassifier):
     keep_rare_up_to (int): Subtrees of at most this many nodes are features even when
         they occur in fewer than `min_support` training documents (NBSVM keeps every
         1-2-gram); 0 applies `min_support` to every subtree.
+    cv_documents (Optional[int]): Fit only the first cross-validation folds that hold out
+        at least this many training documents together (all `cv` folds on small corpora,
+        one of them on large ones, where one held-out fold already measures the
+        candidates and fits the calibration); None fits every fold.
     n_workers (int): Workers that share the fits (each class's cross-validation folds
         and final fit); the model is the same, bit for bit, for any number and backend.
         One worker, and models with `separate_views`, fit in this process.
@@ -240,6 +247,8 @@ class SubtreeLinearClassifier(RuleClassifier):
             f"use {' or '.join(map(repr, LINEAR_BACKENDS))} for the subtree-linear learner")),
         "ray_address": rule(Text(), None, hint="use a Ray cluster address such as 'ray://host:10001', or None"),
         "selection": rule(Options(*SELECTIONS)),
+        "cv_documents": rule(Interval("int", 1, None), None, hint=(
+            "use a whole number of held-out documents >= 1, or None to fit every cross-validation fold")),
         "separate_views": rule(Boolean()),
         "max_pattern_size": rule(Interval("int", 1, MAX_PATTERN_SIZE_LIMIT), hint=(
             f"use a whole number from 1 to {MAX_PATTERN_SIZE_LIMIT} (subtrees of 2-4 nodes are usual)")),
@@ -275,6 +284,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         calibrate: bool = True,
         selection: str = "accuracy",
         keep_rare_up_to: int = 2,
+        cv_documents: Optional[int] = 10000,
         n_workers: int = 1,
         backend: Optional[str] = None,
         ray_address: Optional[str] = None,
@@ -298,6 +308,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         self.calibrate = calibrate
         self.selection = selection
         self.keep_rare_up_to = keep_rare_up_to
+        self.cv_documents = cv_documents
         self.n_workers = n_workers
         self.backend = backend
         self.ray_address = ray_address
@@ -357,13 +368,14 @@ class SubtreeLinearClassifier(RuleClassifier):
         views = self._views(codes)
         fitted = []
         heads = [self._fit_views(F, t, views) for t in targets] if len(views) > 1 else self._fit_heads(F, targets)
-        for head, t, (w, c, chosen, scores, ab, beta) in zip(self.heads_, targets, heads):
+        for head, t, (w, c, chosen, scores, ab, beta, nb) in zip(self.heads_, targets, heads):
             keep = None
             if self.max_rules is not None and numpy.count_nonzero(w) > self.max_rules:
-                w, c, keep = self._refit_top(counts if idf is not None else F, t, w, chosen)
+                w, c, keep = self._refit_top(counts if idf is not None else F, t, w, chosen, nb)
             fitted.append((w, c, keep))
-            self.fit_info_.append({"head": head.name, "C": chosen, "cv_accuracy": scores,
-                                   "nonzero": int(numpy.count_nonzero(w)), "platt": ab, "nb_beta": beta})
+            self.fit_info_.append({"head": head.name, "features": _feature_name(nb), "C": chosen,
+                                   "cv_accuracy": scores, "nonzero": int(numpy.count_nonzero(w)), "platt": ab,
+                                   "nb_beta": beta})
         del F, counts
         self.timings_["fit"] = time.process_time() - clock
         clock = time.process_time()
@@ -406,6 +418,16 @@ class SubtreeLinearClassifier(RuleClassifier):
         """`choose_C`'s criterion for this model's `selection`."""
         return "calibrated_log_loss" if self.selection == "log_loss" else "accuracy"
 
+    def _paths(self) -> List[Path]:
+        """The candidates the folds choose among: for "auto", naive Bayes scaled presence at C (or each of Cs)
+        with every interpolation of `nb_beta`, then plain presence at `PRESENCE_C_RATIO` times C."""
+        Cs = self.Cs if self.C is None else [self.C]
+        if self.features != "auto":
+            nb = self.features == "nb"
+            return [make_path(nb, Cs, self.nb_beta if nb else 1.0, NB_BETAS)]
+        return [make_path(True, Cs, self.nb_beta, NB_BETAS),
+                make_path(False, [PRESENCE_C_RATIO * c for c in Cs], 1.0, NB_BETAS)]
+
     def _fit_heads(self, F: Any, targets: Sequence[numpy.ndarray]) -> List[HeadFit]:
         """`_fit_head` of every target, the folds and final fits spread over `n_workers` processes."""
         if self.n_workers == 1:
@@ -415,43 +437,41 @@ class SubtreeLinearClassifier(RuleClassifier):
                 fits.append(self._fit_head(F, t))
             return fits
         logger.info("%d head(s) on %d worker processes", len(targets), self.n_workers)
-        nb = self.features == "nb"
-        beta = self.nb_beta if nb else 1.0
-        Cs, betas = candidates(self.Cs if self.C is None else [self.C], beta, NB_BETAS)
-        folds = [cv_folds(t, self.cv) if needs_folds(self.C, self.calibrate, beta) else None for t in targets]
-        fit = dict(nb=nb, l1_ratio=self.l1_ratio, loss=self.loss, max_iter=self.max_iter, tol=self.tol)
+        paths = self._paths()
+        cands = all_candidates(paths)
+        folds = [cv_folds(t, self.cv, self.cv_documents) if needs_choice(paths, self.calibrate) else None
+                 for t in targets]
+        fit = dict(l1_ratio=self.l1_ratio, loss=self.loss, max_iter=self.max_iter, tol=self.tol, radius=RADIUS)
         tasks: List[Tuple[Any, ...]] = [("fold", h, k) for h, f in enumerate(folds) if f is not None
                                         for k in range(int(f.max()) + 1)]
-        if self.C is not None:
-            tasks += [("final", h, float(self.C)) for h in range(len(targets))]
+        if len(cands) == 1:
+            tasks += [("final", h, (cands[0].nb, cands[0].C)) for h in range(len(targets))]
         where = dict(backend=self.backend, ray_address=self.ray_address)
-        done = _run_tasks(self.n_workers, tasks, **where, F=F, targets=targets, folds=folds, Cs=Cs, betas=betas,
-                          fit=fit)
+        done = _run_tasks(self.n_workers, tasks, **where, F=F, targets=targets, folds=folds, paths=paths, fit=fit)
         chosen: List[Any] = []
         for h, t in enumerate(targets):
             if folds[h] is None:
-                chosen.append((self.C, None, None, beta))
+                chosen.append((cands[0], None, None, None))
                 continue
             blocks = [done[("fold", h, k)] for k in range(int(folds[h].max()) + 1)]
-            C, scores, oof, chosen_beta = select_candidate(assemble_margins(blocks, folds[h]), t, Cs, betas,
-                                                            self._criterion)
-            chosen.append((C, scores if self.C is None else None, oof, chosen_beta))
-        if self.C is None:
-            done.update(_run_tasks(self.n_workers, [("final", h, c[0]) for h, c in enumerate(chosen)], **where, F=F,
-                                   targets=targets, folds=folds, Cs=Cs, betas=betas, fit=fit))
-        return [finish_head(*done[("final", h, c[0])], c[0], c[1], c[2], c[3], t, self.calibrate)
-                for h, (c, t) in enumerate(zip(chosen, targets))]
+            oof, scored = assemble_margins(blocks, folds[h]), t[folds[h] >= 0]
+            k, accuracy = select_candidate(oof, scored, self._criterion)
+            chosen.append((cands[k], path_scores(paths, cands[k], accuracy), oof[k], scored))
+        if len(cands) > 1:
+            done.update(_run_tasks(self.n_workers, [("final", h, (c[0].nb, c[0].C)) for h, c in enumerate(chosen)],
+                                   **where, F=F, targets=targets, folds=folds, paths=paths, fit=fit))
+        return [finish_head(*done[("final", h, (c[0].nb, c[0].C))], *c, self.calibrate) for h, c in enumerate(chosen)]
 
-    def _fit_head(self, F: Any, y: numpy.ndarray, C: Optional[float] = None) -> HeadFit:
-        """`fit_head` with this model's settings (C: a C to use instead of the model's setting)."""
-        return fit_head(F, y, C=self.C if C is None else C, Cs=self.Cs, cv=self.cv, nb=self.features == "nb",
-                        l1_ratio=self.l1_ratio, loss=self.loss, max_iter=self.max_iter, tol=self.tol,
-                        nb_beta=self.nb_beta, nb_betas=NB_BETAS, calibrate=self.calibrate, criterion=self._criterion)
+    def _fit_head(self, F: Any, y: numpy.ndarray, paths: Optional[List[Path]] = None) -> HeadFit:
+        """`fit_head` with this model's settings (paths: candidates instead of the model's)."""
+        return fit_head(F, y, C=None, Cs=(), cv=self.cv, l1_ratio=self.l1_ratio, loss=self.loss,
+                        max_iter=self.max_iter, tol=self.tol, calibrate=self.calibrate, criterion=self._criterion,
+                        paths=self._paths() if paths is None else paths, radius=RADIUS, max_scored=self.cv_documents)
 
     def _fit_views(self, F: Any, y: numpy.ndarray, views: List[numpy.ndarray]) -> Tuple[Any, ...]:
         """One model per view's columns; weights and intercept averaged over the views."""
         w = numpy.zeros(F.shape[1])
-        c, chosen, scores, platts, betas = 0.0, [], [], [], []
+        c, chosen, scores, platts, betas, nbs = 0.0, [], [], [], [], []
         for cols in views:
             fit = self._fit_head(F[:, cols].tocsr(), y)
             w[cols] = fit.weights / len(views)
@@ -460,10 +480,11 @@ class SubtreeLinearClassifier(RuleClassifier):
             scores.append(fit.cv_accuracy)
             platts.append(fit.platt)
             betas.append(fit.nb_beta)
-        return w, c, chosen, scores, platts, betas
+            nbs.append(fit.nb)
+        return w, c, chosen, scores, platts, betas, nbs
 
-    def _refit_top(self, F: Any, y: numpy.ndarray, w: numpy.ndarray,
-                   C: float) -> Tuple[numpy.ndarray, float, numpy.ndarray]:
+    def _refit_top(self, F: Any, y: numpy.ndarray, w: numpy.ndarray, C: float,
+                   nb: bool) -> Tuple[numpy.ndarray, float, numpy.ndarray]:
         """The weights refitted on the `max_rules` columns of largest total contribution (ties: first column),
         and those columns. For "tfidf" F holds the counts, and the kept columns' tf-idf is recomputed (each
         row normalized over the kept subtrees)."""
@@ -473,10 +494,17 @@ class SubtreeLinearClassifier(RuleClassifier):
         X = F[:, keep].tocsr()
         if self.features == "tfidf":
             X = tfidf_rows(X, X.shape[0])[0]
-        w_keep, c = self._fit_head(X, y, C=C)[:2]
+        w_keep, c = self._fit_head(X, y, [make_path(nb, [C], self.nb_beta if nb else 1.0, NB_BETAS)])[:2]
         out = numpy.zeros_like(w)
         out[keep] = w_keep
         return out, c, keep
+
+
+def _feature_name(nb: Any) -> Any:
+    """The feature map a head (or each of its views) was fitted on, for `fit_info_`."""
+    if isinstance(nb, list):
+        return [_feature_name(v) for v in nb]
+    return "nb" if nb else "presence"
 
 
 _JOB: Dict[str, Any] = {}
@@ -561,7 +589,6 @@ def _run_task(task: Tuple[Any, ...]) -> Any:
     F, y, fit = job["F"], job["targets"][h], job["fit"]
     with one_blas_thread():
         if kind == "fold":
-            return fold_margins(F, y, job["folds"][h], arg, job["Cs"], job["betas"],
-                                column_scale=nb_scale(F) if fit["nb"] else None, l1_ratio=fit["l1_ratio"],
-                                loss=fit["loss"], max_iter=fit["max_iter"], tol=fit["tol"])
-        return final_fit(F, y, arg, **fit)
+            return fold_margins(F, y, job["folds"][h], arg, job["paths"], **fit)
+        nb, C = arg
+        return final_fit(F, y, C, nb=nb, **fit)
