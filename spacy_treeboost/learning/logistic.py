@@ -111,6 +111,160 @@ class _Problem:
         return out
 
 
+class _SingletonReduction:
+    """An L2 problem with the features that occur in one sample each folded into one feature per sample.
+
+    The features j of sample i that no other sample has enter only its margin, through
+    u_i = sum_j x_ij w_j; for a given u_i their penalty sum_j w_j^2 is smallest, u_i^2 / n_i^2
+    with n_i^2 = sum_j x_ij^2, at w_j = u_i x_ij / n_i^2. So the problem is exactly the one
+    over the other features and one feature per such sample, of value n_i and weight
+    v_i = u_i / n_i, with w_j = v_i x_ij / n_i; the gradient has the same norm at matching
+    points. Features no sample has get weight 0. Large subtree spaces are mostly such
+    features, so the solver works on far shorter vectors.
+    """
+
+    def __init__(self, X: "sp.spmatrix") -> None:
+        from scipy.sparse import csr_matrix
+
+        X = X.tocsr()
+        n, self.d = X.shape
+        df = numpy.bincount(X.indices, minlength=self.d)
+        self.keep = numpy.flatnonzero(df >= 2)
+        rows = numpy.repeat(numpy.arange(n), numpy.diff(X.indptr))
+        once = df[X.indices] == 1
+        self.rows, self.cols, values = rows[once], X.indices[once], X.data[once]
+        sq = numpy.bincount(self.rows, weights=values ** 2, minlength=n)
+        self.samples = numpy.flatnonzero(sq > 0)
+        norms = numpy.sqrt(sq)
+        self.share = values / norms[self.rows]
+        slot = numpy.full(n, -1, dtype=numpy.int64)
+        slot[self.samples] = numpy.arange(len(self.samples))
+        self.slot = slot[self.rows]
+        if len(self.keep) == self.d:
+            self.X = X
+            return
+        kept = numpy.flatnonzero(df[X.indices] >= 2)
+        per_row = numpy.bincount(rows[kept], minlength=n)
+        indptr = numpy.zeros(n + 1, dtype=numpy.int64)
+        numpy.cumsum(per_row + (sq > 0), out=indptr[1:])
+        first = numpy.zeros(n, dtype=numpy.int64)
+        numpy.cumsum(per_row[:-1], out=first[1:])
+        at = indptr[rows[kept]] + numpy.arange(len(kept)) - first[rows[kept]]
+        column = numpy.full(self.d, -1, dtype=numpy.int64)
+        column[self.keep] = numpy.arange(len(self.keep))
+        indices = numpy.empty(indptr[-1], dtype=numpy.int64)
+        data = numpy.empty(indptr[-1])
+        indices[at], data[at] = column[X.indices[kept]], X.data[kept]
+        last = indptr[self.samples + 1] - 1
+        indices[last], data[last] = len(self.keep) + numpy.arange(len(self.samples)), norms[self.samples]
+        self.X = csr_matrix((data, indices, indptr), shape=(n, len(self.keep) + len(self.samples)))
+
+    def reduce(self, x: numpy.ndarray) -> numpy.ndarray:
+        """The reduced problem's point (weights, then intercept) matching the full one's x."""
+        if len(self.keep) == self.d:
+            return x
+        v = numpy.bincount(self.slot, weights=self.share * x[self.cols], minlength=len(self.samples))
+        return numpy.concatenate([x[self.keep], v, x[-1:]])
+
+    def expand(self, z: numpy.ndarray) -> numpy.ndarray:
+        """The full problem's point of the reduced one's z."""
+        if len(self.keep) == self.d:
+            return z
+        x = numpy.zeros(self.d + 1)
+        x[self.keep] = z[: len(self.keep)]
+        x[self.cols] = z[len(self.keep) + self.slot] * self.share
+        x[-1] = z[-1]
+        return x
+
+
+def _curvature(m: numpy.ndarray, loss: str) -> numpy.ndarray:
+    """d^2 loss / d m^2 at margins m (the generalized second derivative for the squared hinge)."""
+    if loss == "logistic":
+        with numpy.errstate(over="ignore"):
+            p = 1.0 / (1.0 + numpy.exp(-m))
+        return p * (1.0 - p)
+    return 2.0 * (m < 1.0)
+
+
+def _tron(X: "sp.spmatrix", y: numpy.ndarray, loss: str, l2: float, x0: numpy.ndarray, max_iter: int,
+          gtol: float) -> numpy.ndarray:
+    """The trust-region Newton method of LIBLINEAR (Lin, Weng & Keerthi 2008) with its diagonal preconditioner
+    for the conjugate gradients (Hsia, Chiang & Lin 2018: the Hessian's diagonal mixed with the identity,
+    weight 0.01), and the trust region in the preconditioner's norm. Stops when the gradient's norm is at most
+    `gtol`."""
+    squared = X if X.nnz == 0 or bool(numpy.all(X.data == 1.0)) else X.multiply(X).tocsr()
+    x = x0.copy()
+    f, g = _smooth(x, X, y, loss, l2)
+    delta = -1.0
+    for it in range(max_iter):
+        if float(numpy.linalg.norm(g)) <= gtol:
+            break
+        curvature = _curvature(y * (X @ x[:-1] + x[-1]), loss)
+        M = numpy.empty_like(x)
+        M[:-1] = l2 + 0.01 * (squared.T @ curvature)
+        M[-1] = l2 + 0.01 * float(curvature.sum())
+        if delta < 0:
+            delta = math.sqrt(float(g @ (g / M)))
+        step, residual = _pcg(X, curvature, l2, g, M, delta)
+        gs = float(g @ step)
+        predicted = -0.5 * (gs - float(step @ residual))
+        f_new, g_new = _smooth(x + step, X, y, loss, l2)
+        actual = f - f_new
+        snorm = math.sqrt(float(step @ (M * step)))
+        if it == 0:
+            delta = min(delta, snorm)
+        denom = f_new - f - gs
+        alpha = 4.0 if denom <= 0 else max(0.25, -0.5 * gs / denom)
+        if actual < 1e-4 * predicted:
+            delta = min(alpha * snorm, 0.5 * delta)
+        elif actual < 0.25 * predicted:
+            delta = max(0.25 * delta, min(alpha * snorm, 0.5 * delta))
+        elif actual < 0.75 * predicted:
+            delta = max(0.25 * delta, min(alpha * snorm, 4.0 * delta))
+        else:
+            delta = max(delta, min(alpha * snorm, 4.0 * delta))
+        if actual > 1e-4 * predicted:
+            x, f, g = x + step, f_new, g_new
+        if abs(actual) <= 1e-12 * abs(f) and abs(predicted) <= 1e-12 * abs(f):
+            break
+    return x
+
+
+def _pcg(X: "sp.spmatrix", curvature: numpy.ndarray, l2: float, g: numpy.ndarray, M: numpy.ndarray,
+         delta: float) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """Preconditioned conjugate gradients for H s = -g within ||s||_M <= delta (Steihaug): the step and the
+    residual -(g + H s)."""
+    s = numpy.zeros_like(g)
+    r = -g
+    z = r / M
+    d = z.copy()
+    zr = float(z @ r)
+    tol = 0.1 * math.sqrt(zr)
+    for _ in range(len(g)):
+        if math.sqrt(max(zr, 0.0)) <= tol:
+            break
+        u = curvature * (X @ d[:-1] + d[-1])
+        Hd = numpy.empty_like(d)
+        Hd[:-1] = X.T @ u + l2 * d[:-1]
+        Hd[-1] = u.sum()
+        alpha = zr / float(d @ Hd)
+        s += alpha * d
+        if math.sqrt(float(s @ (M * s))) > delta:
+            s -= alpha * d
+            sMd, sMs, dMd = float(s @ (M * d)), float(s @ (M * s)), float(d @ (M * d))
+            rad = math.sqrt(max(sMd * sMd + dMd * (delta * delta - sMs), 0.0))
+            alpha = (delta * delta - sMs) / (sMd + rad) if sMd >= 0 else (rad - sMd) / dMd
+            s += alpha * d
+            r -= alpha * Hd
+            break
+        r -= alpha * Hd
+        z = r / M
+        zr_new = float(z @ r)
+        d = z + (zr_new / zr) * d
+        zr = zr_new
+    return s, r
+
+
 def _start(y: numpy.ndarray, d: int, loss: str) -> numpy.ndarray:
     """Zero weights and the intercept of the class prior."""
     x0 = numpy.zeros(d + 1)
@@ -129,7 +283,7 @@ def fit_linear(
     max_iter: int = 1000,
     tol: float = 1e-3,
     init: Optional[numpy.ndarray] = None,
-    radius: str = "unit",
+    method: str = "trust-ncg",
 ) -> Tuple[numpy.ndarray, float]:
     """Minimize the objective of the module docstring.
 
@@ -140,9 +294,10 @@ def fit_linear(
     loss (str): "logistic" or "squared_hinge".
     init (Optional[numpy.ndarray]): A starting point (weights then intercept), e.g. the
         solution for a nearby C.
-    radius (str): The Newton method's first trust radius: "unit" (1) or "gradient"
-        (the norm of the gradient at the start, as LIBLINEAR's TRON starts; far fewer
-        iterations when the solution is far from zero).
+    method (str): For L2 problems, "trust-ncg" (scipy's trust-region Newton-CG from a
+        unit radius) or "tron" (LIBLINEAR's trust-region Newton method with
+        preconditioned conjugate gradients: far fewer Hessian products on large
+        sparse problems).
     RETURNS (Tuple[numpy.ndarray, float]): The weights and the intercept.
     """
     y = numpy.asarray(y, dtype=numpy.float64)
@@ -152,14 +307,15 @@ def fit_linear(
     zero = _start(y, d, loss)
     x0 = zero if init is None else numpy.array(init, dtype=numpy.float64)
     _, g_zero = problem.value_grad(zero)
-    if l1_ratio == 0.0:
+    gtol = max(tol * float(numpy.linalg.norm(g_zero)), 1e-300)
+    if l1_ratio == 0.0 and method == "tron":
+        reduced = _SingletonReduction(X)
+        x = reduced.expand(_tron(reduced.X, y, loss, l2, reduced.reduce(x0), max_iter, gtol))
+    elif l1_ratio == 0.0:
         from scipy.optimize import minimize
 
-        options: Dict[str, Any] = {"maxiter": max_iter, "gtol": max(tol * float(numpy.linalg.norm(g_zero)), 1e-300)}
-        if radius == "gradient":
-            start = max(float(numpy.linalg.norm(problem.value_grad(x0)[1])), 1e-3)
-            options.update(initial_trust_radius=start, max_trust_radius=max(1000.0, 10.0 * start))
-        x = minimize(problem.value_grad, x0, jac=True, hessp=problem.hessp, method="trust-ncg", options=options).x
+        x = minimize(problem.value_grad, x0, jac=True, hessp=problem.hessp, method="trust-ncg",
+                     options={"maxiter": max_iter, "gtol": gtol}).x
     else:
         x = _fista(x0, X, y, loss, l2, l1_ratio / C, max_iter, max(tol * float(numpy.abs(g_zero).max()), 1e-300))
     return x[:-1].copy(), float(x[-1])
@@ -261,7 +417,7 @@ def choose_C(
     max_iter: int = 1000,
     tol: float = 1e-3,
     criterion: str = "accuracy",
-    radius: str = "unit",
+    method: str = "trust-ncg",
     max_scored: Optional[int] = None,
 ) -> Tuple[Candidate, List[float], numpy.ndarray, numpy.ndarray]:
     """The candidate chosen by `cv` stratified folds.
@@ -280,7 +436,7 @@ def choose_C(
     y = numpy.asarray(y, dtype=numpy.float64)
     folds = cv_folds(y, cv, max_scored)
     blocks = [fold_margins(X, y, folds, fold, paths, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol,
-                           radius=radius) for fold in range(int(folds.max()) + 1)]
+                           method=method) for fold in range(int(folds.max()) + 1)]
     oof, scored = assemble_margins(blocks, folds), y[folds >= 0]
     k, accuracy = select_candidate(oof, scored, criterion)
     return all_candidates(paths)[k], accuracy, oof[k], scored
@@ -303,7 +459,7 @@ def cv_folds(y: numpy.ndarray, cv: int, max_scored: Optional[int] = None) -> num
 
 
 def fold_margins(X: "sp.spmatrix", y: numpy.ndarray, folds: numpy.ndarray, fold: int, paths: Sequence[Path], *,
-                 l1_ratio: float, loss: str, max_iter: int, tol: float, radius: str = "unit") -> numpy.ndarray:
+                 l1_ratio: float, loss: str, max_iter: int, tol: float, method: str = "trust-ncg") -> numpy.ndarray:
     """The margins of fold `fold`'s samples under the fits on the other folds, for every candidate of
     `all_candidates(paths)`: shape (candidates, samples in the fold)."""
     y = numpy.asarray(y, dtype=numpy.float64)
@@ -317,12 +473,12 @@ def fold_margins(X: "sp.spmatrix", y: numpy.ndarray, folds: numpy.ndarray, fold:
         A, B = Xtr, Xte
         if path.nb:
             scale = nb_ratio(Xtr, y[train])
-            A, B = Xtr @ _diag(scale), Xte @ _diag(scale)
+            A, B = _scale_columns(Xtr, scale), _scale_columns(Xte, scale)
         init = None
         for C in path.Cs:
             logger.debug("fold %d: fitting C = %g%s", fold + 1, C, " (naive Bayes features)" if path.nb else "")
             w, c = fit_linear(A, y[train], C=C, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol, init=init,
-                              radius=radius)
+                              method=method)
             init = numpy.append(w, c)
             for beta in path.betas:
                 out[k] = B @ interpolate(w, beta) + c
@@ -435,7 +591,7 @@ def fit_head(
     calibrate: bool = False,
     criterion: str = "accuracy",
     paths: Optional[Sequence[Path]] = None,
-    radius: str = "unit",
+    method: str = "trust-ncg",
     max_scored: Optional[int] = None,
 ) -> HeadFit:
     """One head's linear model, C cross-validated when None, on features optionally scaled by `nb_ratio`,
@@ -451,7 +607,7 @@ def fit_head(
     criterion (str): How the folds choose, see `choose_C`.
     paths (Optional[Sequence[Path]]): Candidates to choose among instead of those of
         `nb`, `C`, `Cs`, `nb_beta` and `nb_betas` (e.g. both feature maps).
-    radius (str): The solver's first trust radius, see `fit_linear`.
+    method (str): The L2 solver, see `fit_linear`.
     max_scored (Optional[int]): Fit only the first folds that hold out this many
         samples together (see `cv_folds`).
     RETURNS (HeadFit): The weights of the unscaled features, the intercept, the C used,
@@ -461,7 +617,7 @@ def fit_head(
     """
     if paths is None:
         paths = [make_path(nb, Cs if C is None else [C], nb_beta if nb else 1.0, nb_betas)]
-    solver = dict(l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol, radius=radius)
+    solver = dict(l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol, method=method)
     with one_blas_thread():
         oof, scored, scores = None, None, None
         chosen = all_candidates(paths)[0]
@@ -489,12 +645,12 @@ def path_scores(paths: Sequence[Path], chosen: Candidate, accuracy: Sequence[flo
 
 
 def final_fit(X: "sp.spmatrix", y: numpy.ndarray, C: float, *, nb: bool, l1_ratio: float, loss: str, max_iter: int,
-              tol: float, radius: str = "unit") -> Tuple[numpy.ndarray, float, numpy.ndarray]:
+              tol: float, method: str = "trust-ncg") -> Tuple[numpy.ndarray, float, numpy.ndarray]:
     """`fit_head`'s fit on all samples: the weights of the (naive Bayes scaled) features, the intercept and the
     column scale."""
     scale = nb_ratio(X, y) if nb else numpy.ones(X.shape[1])
     Xs = X.multiply(scale.reshape(1, -1)).tocsr() if nb else X
-    w, c = fit_linear(Xs, y, C=C, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol, radius=radius)
+    w, c = fit_linear(Xs, y, C=C, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol, method=method)
     return w, c, scale
 
 
@@ -534,7 +690,9 @@ def interpolate(w: numpy.ndarray, beta: float) -> numpy.ndarray:
     return (1.0 - beta) * numpy.abs(w).mean() + beta * w
 
 
-def _diag(scale: numpy.ndarray) -> "sp.spmatrix":
-    from scipy.sparse import diags
+def _scale_columns(X: "sp.spmatrix", scale: numpy.ndarray) -> "sp.spmatrix":
+    """X (CSR) with column j times scale[j], its structure kept (a zero factor leaves an explicit zero)."""
+    from scipy.sparse import csr_matrix
 
-    return diags(numpy.asarray(scale, dtype=numpy.float64))
+    X = X.tocsr()
+    return csr_matrix((X.data * scale[X.indices], X.indices, X.indptr), shape=X.shape)

@@ -46,7 +46,7 @@ logger = logging.getLogger(__name__)
 
 FEATURES = ("auto", "nb", "presence", "log1p", "tfidf")
 PRESENCE_C_RATIO = 0.1
-RADIUS = "gradient"
+SOLVER = "tron"
 NB_BETAS = (0.25, 0.5, 1.0)
 SELECTIONS = ("accuracy", "log_loss")
 LINEAR_BACKENDS = (None, "local", "processes", "ray")
@@ -152,6 +152,20 @@ class PatternCodes:
         marked = numpy.array([s.startswith(prefix) for s in self.strings] + [False])
         hit = marked[self.label].astype(numpy.int64)
         return numpy.add.reduceat(hit, self.start[:-1]) > 0 if len(self) else numpy.zeros(0, dtype=bool)
+
+
+def frequency_order(F: Any) -> Tuple[numpy.ndarray, Any]:
+    """F (CSR) with its columns renumbered by decreasing document frequency (ties: column order), each row's
+    entries kept in place, and `inverse` such that the weights w of the renumbered columns are w[inverse] for
+    F's. The solvers' products then touch a short, cache-resident stretch of the weights for most entries."""
+    from scipy.sparse import csr_matrix
+
+    df = numpy.bincount(F.indices, minlength=F.shape[1])
+    order = numpy.argsort(-df, kind="stable")
+    inverse = numpy.empty_like(order)
+    inverse[order] = numpy.arange(len(order))
+    renumbered = csr_matrix((F.data, inverse[F.indices].astype(F.indices.dtype), F.indptr), shape=F.shape)
+    return inverse, renumbered
 
 
 def tfidf_rows(counts: Any, n_docs: int) -> Tuple[Any, numpy.ndarray]:
@@ -367,13 +381,18 @@ class SubtreeLinearClassifier(RuleClassifier):
         self.fit_info_: List[Dict[str, Any]] = []
         views = self._views(codes)
         fitted = []
-        heads = [self._fit_views(F, t, views) for t in targets] if len(views) > 1 else self._fit_heads(F, targets)
+        if len(views) > 1:
+            heads = [self._fit_views(F, t, views) for t in targets]
+        else:
+            order, by_frequency = frequency_order(F)
+            heads = [fit._replace(weights=fit.weights[order]) for fit in self._fit_heads(by_frequency, targets)]
+            del by_frequency
         for head, t, (w, c, chosen, scores, ab, beta, nb) in zip(self.heads_, targets, heads):
             keep = None
             if self.max_rules is not None and numpy.count_nonzero(w) > self.max_rules:
                 w, c, keep = self._refit_top(counts if idf is not None else F, t, w, chosen, nb)
             fitted.append((w, c, keep))
-            self.fit_info_.append({"head": head.name, "features": _feature_name(nb), "C": chosen,
+            self.fit_info_.append({"head": head.name, "features": self._chosen_features(nb), "C": chosen,
                                    "cv_accuracy": scores, "nonzero": int(numpy.count_nonzero(w)), "platt": ab,
                                    "nb_beta": beta})
         del F, counts
@@ -418,6 +437,12 @@ class SubtreeLinearClassifier(RuleClassifier):
         """`choose_C`'s criterion for this model's `selection`."""
         return "calibrated_log_loss" if self.selection == "log_loss" else "accuracy"
 
+    def _chosen_features(self, nb: Any) -> Any:
+        """The feature map a head (or each of its views) was fitted on, for `fit_info_`."""
+        if isinstance(nb, list):
+            return [self._chosen_features(v) for v in nb]
+        return ("nb" if nb else "presence") if self.features == "auto" else self.features
+
     def _paths(self) -> List[Path]:
         """The candidates the folds choose among: for "auto", naive Bayes scaled presence at C (or each of Cs)
         with every interpolation of `nb_beta`, then plain presence at `PRESENCE_C_RATIO` times C."""
@@ -441,7 +466,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         cands = all_candidates(paths)
         folds = [cv_folds(t, self.cv, self.cv_documents) if needs_choice(paths, self.calibrate) else None
                  for t in targets]
-        fit = dict(l1_ratio=self.l1_ratio, loss=self.loss, max_iter=self.max_iter, tol=self.tol, radius=RADIUS)
+        fit = dict(l1_ratio=self.l1_ratio, loss=self.loss, max_iter=self.max_iter, tol=self.tol, method=SOLVER)
         tasks: List[Tuple[Any, ...]] = [("fold", h, k) for h, f in enumerate(folds) if f is not None
                                         for k in range(int(f.max()) + 1)]
         if len(cands) == 1:
@@ -466,7 +491,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         """`fit_head` with this model's settings (paths: candidates instead of the model's)."""
         return fit_head(F, y, C=None, Cs=(), cv=self.cv, l1_ratio=self.l1_ratio, loss=self.loss,
                         max_iter=self.max_iter, tol=self.tol, calibrate=self.calibrate, criterion=self._criterion,
-                        paths=self._paths() if paths is None else paths, radius=RADIUS, max_scored=self.cv_documents)
+                        paths=self._paths() if paths is None else paths, method=SOLVER, max_scored=self.cv_documents)
 
     def _fit_views(self, F: Any, y: numpy.ndarray, views: List[numpy.ndarray]) -> Tuple[Any, ...]:
         """One model per view's columns; weights and intercept averaged over the views."""
@@ -498,13 +523,6 @@ class SubtreeLinearClassifier(RuleClassifier):
         out = numpy.zeros_like(w)
         out[keep] = w_keep
         return out, c, keep
-
-
-def _feature_name(nb: Any) -> Any:
-    """The feature map a head (or each of its views) was fitted on, for `fit_info_`."""
-    if isinstance(nb, list):
-        return [_feature_name(v) for v in nb]
-    return "nb" if nb else "presence"
 
 
 _JOB: Dict[str, Any] = {}
