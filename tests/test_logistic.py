@@ -139,3 +139,108 @@ def test_solvers_run_on_one_blas_thread_and_restore_the_setting(monkeypatch):
         after = blas_threads()
     assert len(seen) == 5 and all(s and set(s.values()) == {1} for s in seen)
     assert after == before
+
+
+def problem_with_singletons(seed: int, n: int = 40, d: int = 12):
+    """A random problem plus, for some samples, features that only they have (some of them empty)."""
+    X, y = random_problem(seed, n=n, d=d)
+    rng = numpy.random.default_rng(seed + 1)
+    own = numpy.zeros((n, 3 * n))
+    for i in rng.choice(n, size=n // 2, replace=False):
+        cols = rng.choice(3 * n, size=int(rng.integers(1, 4)), replace=False)
+        own[i, cols] = rng.integers(1, 3, size=len(cols))
+    own[:, (own != 0).sum(axis=0) > 1] = 0
+    return numpy.hstack([X, own]), y
+
+
+@SETTINGS
+@given(st.integers(0, 10**6), st.sampled_from([0.01, 0.3, 1.0, 10.0]), st.sampled_from(["logistic", "squared_hinge"]))
+def test_tron_reaches_the_optimum_of_scipy_trust_ncg(seed, C, loss):
+    X, y = problem_with_singletons(seed)
+    w, c = fit_linear(csr_matrix(X), y, C=C, loss=loss, tol=1e-9, max_iter=5000, method="tron")
+    ref_w, ref_c = fit_linear(csr_matrix(X), y, C=C, loss=loss, tol=1e-9, max_iter=5000)
+    ours, theirs = objective(w, c, X, y, C=C, loss=loss), objective(ref_w, ref_c, X, y, C=C, loss=loss)
+    assert ours <= theirs + 1e-7 * max(1.0, abs(theirs))
+    numpy.testing.assert_allclose(w, ref_w, atol=1e-4 * max(1.0, numpy.abs(ref_w).max()))
+
+
+@SETTINGS
+@given(st.integers(0, 10**6), st.sampled_from([0.3, 3.0]))
+def test_tron_matches_scikit_learn_with_once_seen_features(seed, C):
+    X, y = problem_with_singletons(seed)
+    w, c = fit_linear(csr_matrix(X), y, C=C, tol=1e-9, max_iter=5000, method="tron")
+    ref = sklearn_linear.LogisticRegression(C=C, tol=1e-10, max_iter=10000).fit(X, y)
+    theirs = objective(ref.coef_.ravel(), float(ref.intercept_[0]), X, y, C=C)
+    assert objective(w, c, X, y, C=C) <= theirs + 1e-6 * max(1.0, abs(theirs))
+    assert numpy.all(w[(X != 0).sum(axis=0) == 0] == 0)
+
+
+@SETTINGS
+@given(st.integers(0, 10**6))
+def test_singleton_reduction_is_the_folded_matrix_and_maps_points_exactly(seed):
+    from spacy_treeboost.learning.logistic import _SingletonReduction
+
+    X, _ = problem_with_singletons(seed, n=25, d=6)
+    rng = numpy.random.default_rng(seed)
+    X = X * rng.normal(size=X.shape[1])
+    reduction = _SingletonReduction(csr_matrix(X))
+    df = (X != 0).sum(axis=0)
+    once = X[:, df == 1]
+    norms = numpy.sqrt((once ** 2).sum(axis=1))
+    has = numpy.flatnonzero(norms > 0)
+    folded = numpy.zeros((len(X), len(has)))
+    folded[has, numpy.arange(len(has))] = norms[has]
+    numpy.testing.assert_allclose(reduction.X.toarray(), numpy.hstack([X[:, df >= 2], folded]))
+    z = rng.normal(size=reduction.X.shape[1] + 1)
+    x = reduction.expand(z)
+    numpy.testing.assert_allclose(X @ x[:-1], reduction.X @ z[:-1])
+    numpy.testing.assert_allclose(x[:-1] @ x[:-1], z[:-1] @ z[:-1])
+    numpy.testing.assert_allclose(reduction.reduce(x), z)
+    assert numpy.all(x[:-1][df == 0] == 0)
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from([-1, 1]), min_size=4, max_size=60), st.integers(2, 6), st.integers(1, 70))
+def test_cv_folds_keep_the_first_folds_that_hold_out_max_scored(labels, cv, max_scored):
+    from spacy_treeboost.learning.logistic import cv_folds
+
+    y = numpy.array(labels)
+    if len(set(labels)) == 1:
+        y[0] = -y[0]
+    every = cv_folds(y, cv)
+    kept = cv_folds(y, cv, max_scored)
+    sizes = numpy.bincount(every)
+    m = next((k + 1 for k in range(len(sizes)) if sizes[: k + 1].sum() >= max_scored), len(sizes))
+    numpy.testing.assert_array_equal(kept, numpy.where(every < m, every, -1))
+
+
+@SETTINGS
+@given(st.integers(0, 10**6), st.sampled_from([None, 20]))
+def test_two_feature_maps_choose_the_best_out_of_fold_candidate(seed, max_scored):
+    from spacy_treeboost.learning.logistic import cv_folds, interpolate, nb_ratio
+
+    X, y = random_problem(seed, n=50, d=20)
+    X = (X > 0).astype(float)
+    paths = [make_path(True, [1.0], None, [0.25, 1.0]), make_path(False, [0.1, 1.0], 1.0, ())]
+    chosen, accuracy, oof, scored = choose_C(csr_matrix(X), y, paths, cv=3, max_scored=max_scored, method="tron",
+                                              tol=1e-10)
+    folds = cv_folds(y, 3, max_scored)
+    manual, margins = [], []
+    for nb, C, beta in [(True, 1.0, 1.0), (True, 1.0, 0.25), (False, 0.1, 1.0), (False, 1.0, 1.0)]:
+        f = numpy.zeros(len(y))
+        for k in range(folds.max() + 1):
+            tr, te = folds != k, folds == k
+            scale = nb_ratio(csr_matrix(X[tr]), y[tr]) if nb else numpy.ones(X.shape[1])
+            w, c = fit_linear(csr_matrix(X[tr] * scale), y[tr], C=C, tol=1e-10, method="tron")
+            f[te] = (X[te] * scale) @ interpolate(w, beta) + c
+        margins.append(f[folds >= 0])
+        manual.append(float(((f > 0) == (y > 0))[folds >= 0].mean()))
+    numpy.testing.assert_allclose(accuracy, manual)
+    numpy.testing.assert_array_equal(scored, y[folds >= 0])
+    best = max(manual)
+    ties = [k for k, a in enumerate(manual) if a == best]
+    losses = [numpy.logaddexp(0, -scored * margins[k]).sum() for k in ties]
+    k = ties[int(numpy.argmin(losses))]
+    assert (chosen.nb, chosen.C, chosen.beta) == [(True, 1.0, 1.0), (True, 1.0, 0.25), (False, 0.1, 1.0),
+                                                   (False, 1.0, 1.0)][k]
+    numpy.testing.assert_allclose(oof, margins[k], atol=1e-6)
