@@ -117,8 +117,9 @@ def learn(
     max_cache_mb: Optional[int] = typer.Option(
         None, help="Memory cap for the cached search space, in MiB (default: half of the machine's memory)"),
     booster: str = typer.Option("presence", help="For corrective: the boosting algorithm whose rules are refitted"),
-    features: str = typer.Option("nb", help="For linear: nb (naive Bayes scaled presence) | presence | log1p | "
-                                 "tfidf (sublinear tf-idf, rows L2-normalized)"),
+    features: str = typer.Option("auto", help="For linear: auto (nb or presence, whichever the cross-validation "
+                                 "folds prefer) | nb (naive Bayes scaled presence) | presence | log1p | tfidf "
+                                 "(sublinear tf-idf, rows L2-normalized)"),
     loss: str = typer.Option("logistic", help="For linear: logistic | squared_hinge"),
     C: Optional[float] = typer.Option(None, "--C", help="For corrective/linear: inverse regularization (default: "
                                       "corrective chooses it by cross-validation, linear uses 1)"),
@@ -283,7 +284,8 @@ def _learn_linear(forest: Any, classes: List[Any], model: Path, algorithm: str, 
     except (ValueError, MemoryError, ImportError, RuntimeError) as err:
         _fail(str(err))
     info = getattr(clf, "fit_info_", None) or clf.refit_info_
-    chosen = ", ".join(f"{i['head']}: C={i['C']}" for i in info)
+    chosen = ", ".join(f"{i['head']}: " + (f"{i['features']}, " if "features" in i else "") + f"C={i['C']}"
+                       for i in info)
     _write_fitted(model, clf, read_seconds,
                   f"learned {len(clf.rules_)} rules over {clf.rules_.n_patterns} distinct subtrees ({chosen}) -> {model}")
 

@@ -63,10 +63,11 @@ CASES: Dict[str, Tuple[str, Callable[[], Any]]] = {
     "frequency_iwakura": ("synthetic", _boost("frequency", n_rounds=60)),
     "frequency_z_roots": ("synthetic", _boost("frequency", n_rounds=60, criterion="z", include_root_patterns=True)),
     "presence_size2": ("synthetic", _boost("presence", n_rounds=60, max_pattern_size=2)),
-    "linear_nb": ("synthetic", _linear(min_support=2)),
+    "linear_nb": ("synthetic", _linear(min_support=2, features="nb")),
+    "linear_auto": ("synthetic", _linear()),
     "corrective": ("synthetic", _corrective(C=1.0)),
     "reviews_frequency": ("reviews", _boost("frequency", n_rounds=80)),
-    "reviews_linear": ("reviews", _linear(min_support=2, C=1.0)),
+    "reviews_linear": ("reviews", _linear(min_support=2, C=1.0, features="nb")),
 }
 
 

@@ -213,7 +213,7 @@ def test_rare_small_subtrees_are_kept_and_larger_ones_need_min_support(data, k, 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(forests(st, min_docs=6), st.integers(0, 10**6), st.sampled_from([1.0, None]), st.booleans(),
-       st.sampled_from([None, 0.5]), st.sampled_from(["nb", "presence"]), st.sampled_from([2, 3, 40]),
+       st.sampled_from([None, 0.5]), st.sampled_from(["nb", "presence", "auto"]), st.sampled_from([2, 3, 40]),
        st.booleans())
 def test_any_number_of_workers_gives_the_same_model(data, seed, C, calibrate, beta, features, workers, multi):
     f = Forest.from_trees(data[0])

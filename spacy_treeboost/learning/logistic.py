@@ -119,19 +119,20 @@ class _SingletonReduction:
     with n_i^2 = sum_j x_ij^2, at w_j = u_i x_ij / n_i^2. So the problem is exactly the one
     over the other features and one feature per such sample, of value n_i and weight
     v_i = u_i / n_i, with w_j = v_i x_ij / n_i; the gradient has the same norm at matching
-    points. Features no sample has get weight 0. Large subtree spaces are mostly such
+    points. Features no sample has (explicit zeros only) get weight 0. Large subtree spaces are mostly such
     features, so the solver works on far shorter vectors.
     """
 
     def __init__(self, X: "sp.spmatrix") -> None:
         from scipy.sparse import csr_matrix
 
-        X = X.tocsr()
+        X = csr_matrix(X)
         n, self.d = X.shape
-        df = numpy.bincount(X.indices, minlength=self.d)
+        nonzero = X.data != 0
+        df = numpy.bincount(X.indices[nonzero], minlength=self.d)
         self.keep = numpy.flatnonzero(df >= 2)
         rows = numpy.repeat(numpy.arange(n), numpy.diff(X.indptr))
-        once = df[X.indices] == 1
+        once = nonzero & (df[X.indices] == 1)
         self.rows, self.cols, values = rows[once], X.indices[once], X.data[once]
         sq = numpy.bincount(self.rows, weights=values ** 2, minlength=n)
         self.samples = numpy.flatnonzero(sq > 0)

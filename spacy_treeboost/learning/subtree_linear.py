@@ -14,7 +14,14 @@ learners) and fits a regularized linear model over them, one head per class:
   w = (1 - beta) mean|w| + beta w, as NBSVM does;
 - "tfidf": x_t = (1 + log count(t)) idf_t / n, idf_t = log((1 + N) / (1 + df_t)) + 1
   over the N training documents, n the Euclidean norm of the document's row over
-  the model's subtrees (scikit-learn's `TfidfVectorizer(sublinear_tf=True)`).
+  the model's subtrees (scikit-learn's `TfidfVectorizer(sublinear_tf=True)`);
+- "auto" (the default): "nb" or "presence", whichever the cross-validation folds
+  prefer for the head (each with its own C).
+
+The fits use LIBLINEAR's trust-region Newton method (`logistic.fit_linear`,
+method "tron") on the columns renumbered by decreasing document frequency, with the
+subtrees of one training document folded into one feature per document, which
+leaves the optimum unchanged.
 
 With `separate_views`, the subtrees of a "chain+dependency" forest are split by view
 (labels with the prefix "dep:" or without) and each view gets its own model (its own
@@ -189,18 +196,24 @@ class SubtreeLinearClassifier(RuleClassifier):
     """A regularized linear model over all frequent subtrees (NBSVM-style by default).
 
     The defaults are NBSVM's (Wang & Manning 2012) over subtrees, made to choose for
-    themselves: naive Bayes scaled presence of every subtree of up to three nodes in
-    two or more training documents and of every one- or two-node subtree, logistic
-    loss with C = 1, the interpolation `nb_beta` chosen per class by 3-fold
-    cross-validation, and the margin Platt-scaled on the same folds' out-of-fold
-    margins. Settled on the dev splits of four corpora, 1,600 training documents each
-    (docs/results_default.md).
+    themselves: presence of every subtree of up to three nodes in two or more
+    training documents and of every one- or two-node subtree, logistic loss, and, per
+    class, on the same 3 cross-validation folds, the better of naive Bayes scaled
+    features at C = 1 (with the interpolation `nb_beta` 0.25, 0.5 or 1) and plain
+    presence at C = 0.1 (naive Bayes scaling wins on small corpora, plain presence
+    with stronger regularization on large ones); the margin is Platt-scaled on the
+    same folds' out-of-fold margins. Beyond 10,000 training documents one fold is
+    enough (`cv_documents`). Settled on the dev splits of four corpora, 1,600
+    training documents each, and the shared generator's synthetic corpora
+    (docs/results_default.md, docs/bench_default_learner.md).
 
     max_pattern_size (int): Largest subtree, in nodes.
     min_support (int): Smallest number of training documents a subtree of more than
         `keep_rare_up_to` nodes occurs in.
-    features (str): "nb" (naive Bayes scaled presence), "presence", "log1p" or
-        "tfidf" (sublinear tf-idf, rows L2-normalized).
+    features (str): "auto" (the better of "nb" at C and "presence" at
+        `PRESENCE_C_RATIO` times C on the cross-validation folds, per class), "nb" (naive
+        Bayes scaled presence), "presence", "log1p" or "tfidf" (sublinear tf-idf, rows
+        L2-normalized).
     loss (str): "logistic" or "squared_hinge" (L2-SVM).
     C (Optional[float]): Inverse regularization strength; None chooses it among
         `Cs` by `cv`-fold cross-validation on the training trees, per class.
@@ -281,7 +294,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         *,
         max_pattern_size: int = 3,
         min_support: int = 2,
-        features: str = "nb",
+        features: str = "auto",
         loss: str = "logistic",
         C: Optional[float] = 1.0,
         Cs: Sequence[float] = DEFAULT_CS,
