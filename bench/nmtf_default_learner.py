@@ -160,6 +160,13 @@ def render(results: Dict[str, Any]) -> str:
                                                f"{'long' if words >= DEFAULT.long_document_words else 'short'}; ")
             lines.append(f"- {name}: {length}best self-trained setting on its dev part: {best} "
                          f"({100 * trained[best]:.2f})")
+        chosen = {}
+        for name, rows in selection.items():
+            trained = {k: np.mean(v) for k, v in rows.items() if k.startswith("self-trained")}
+            chosen[name] = max(trained, key=trained.get).split(", lr_C")[0]
+        for C in LR_CS:
+            mean = np.mean([np.mean(selection[name][f"{chosen[name]}, lr_C = {C:g}"]) for name in selection])
+            lines.append(f"- lr_C = {C:g} at those weights: mean {100 * mean:.2f} over the dev parts")
         lines += ["", f"The default learner is {type(DEFAULT).__name__} with nb_features = {DEFAULT.nb_features}, "
                       f"nb_weight = {DEFAULT.nb_weight:g} (short documents), long_nb_weight = "
                       f"{DEFAULT.long_nb_weight:g} (from {DEFAULT.long_document_words:g} distinct words per document "
