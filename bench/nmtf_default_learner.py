@@ -8,9 +8,12 @@ Same corpora, vocabulary, matrix, lexicon prior, dev part and labelled draws as 
 Two parts:
 
 - selection (dev part, dev draws 101-108): the weight of naive Bayes in SSMFLKNaiveBayes (0 is the paper's
-  SSMFLK) and what it counts (word presence or the matrix's weights), then SSMFLKSelfTrained over
-  SSMFLKNaiveBayes's defaults with two values of lr_C; the defaults are the setting best on the mean of both
-  corpora's dev parts;
+  SSMFLK) and what it counts (word presence or the matrix's weights), then SSMFLKSelfTrained (word presence)
+  over four teacher weights and two values of lr_C. SSMFLKSelfTrained's teacher weight follows the mean number
+  of distinct words per training document (`nb_weight` below `long_document_words`, `long_nb_weight` from it):
+  sentence polarity's sentences (8 words) are short, movie reviews (204 words) long, so `nb_weight` is the
+  self-trained weight best on the sentence polarity dev part, `long_nb_weight` the one best on the movie
+  reviews dev part, and lr_C the value best on the mean of both at those weights;
 - the 10 draws (seeds 0-9, 5 % labelled of each class) scored on the unlabelled documents of the test part
   (the other two thirds), as the label-fraction curves of bench/nmtf_experiments.py: MFLK, SSMFLK (the
   paper's model, pinned), SSMFLKNaiveBayes and SSMFLKSelfTrained with their defaults, LinearSVC on the L2 documents and
@@ -37,13 +40,15 @@ ROOT = Path(__file__).resolve().parents[1]
 
 from bench import nmtf_experiments as ne
 from spacy_treeboost.nmtf import MFLK, SSMFLK, SSMFLKNaiveBayes, SSMFLKSelfTrained, lexicon_prior
+from spacy_treeboost.nmtf.self_training import mean_distinct_words
 from spacy_treeboost.nmtf.calibration import (
     Calibration, cross_fitted_scores, expected_calibration_error, log_loss)
 
 CACHE = ROOT / "bench" / "_out" / "nmtf_default_learner.json"
 DOCS = ROOT / "docs"
 FRACTION = 0.05
-WEIGHTS = (0.0, 0.02, 0.05, 0.1, 0.2)
+WEIGHTS = (0.0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
+SELF_TRAINED_WEIGHTS = (0.05, 0.1, 0.2, 0.3)
 FEATURES = ("binary", "weights")
 LR_CS = (1.0, 10.0)
 DEFAULT = SSMFLKSelfTrained()
@@ -92,9 +97,10 @@ def selection_draw(corpus: Dict[str, Any], seed: int) -> Dict[str, float]:
         for w in WEIGHTS[1:]:
             model.set_params(nb_weight=w)
             row[f"nb_features = {features}, nb_weight = {w:g}"] = _accuracy(model.labels_[scored], y[scored])
-    for C in LR_CS:
-        model = SSMFLKSelfTrained(lexicon_prior=F0, lr_C=C).fit(X, partial)
-        row[f"self-trained, lr_C = {C:g}"] = _accuracy(model.labels_[scored], y[scored])
+    for w in SELF_TRAINED_WEIGHTS:
+        for C in LR_CS:
+            model = SSMFLKSelfTrained(lexicon_prior=F0, lr_C=C, nb_weight=w, long_nb_weight=w).fit(X, partial)
+            row[f"self-trained, nb_weight = {w:g}, lr_C = {C:g}"] = _accuracy(model.labels_[scored], y[scored])
     return row
 
 
@@ -146,12 +152,25 @@ def render(results: Dict[str, Any]) -> str:
         lines.append("")
     selection = results["selection"]
     if selection:
-        means = {k: np.mean([np.mean(rows[k]) for rows in selection.values()]) for k in next(iter(selection.values()))}
-        best = max(means, key=means.get)
-        lines += [f"Best mean over the dev parts of {', '.join(selection)}: {best} ({100 * means[best]:.2f}); "
-                  f"the default learner is {type(DEFAULT).__name__} with nb_features = {DEFAULT.nb_features}, "
-                  f"nb_weight = {DEFAULT.nb_weight:g}, lr_C = {DEFAULT.lr_C:g} (nb_weight = 0 is the paper's "
-                  "SSMFLK).", ""]
+        for name, rows in selection.items():
+            trained = {k: np.mean(v) for k, v in rows.items() if k.startswith("self-trained")}
+            best = max(trained, key=trained.get)
+            words = results.get("words", {}).get(name)
+            length = "" if words is None else (f"{words:.1f} distinct words per document: "
+                                               f"{'long' if words >= DEFAULT.long_document_words else 'short'}; ")
+            lines.append(f"- {name}: {length}best self-trained setting on its dev part: {best} "
+                         f"({100 * trained[best]:.2f})")
+        chosen = {}
+        for name, rows in selection.items():
+            trained = {k: np.mean(v) for k, v in rows.items() if k.startswith("self-trained")}
+            chosen[name] = max(trained, key=trained.get).split(", lr_C")[0]
+        for C in LR_CS:
+            mean = np.mean([np.mean(selection[name][f"{chosen[name]}, lr_C = {C:g}"]) for name in selection])
+            lines.append(f"- lr_C = {C:g} at those weights: mean {100 * mean:.2f} over the dev parts")
+        lines += ["", f"The default learner is {type(DEFAULT).__name__} with nb_features = {DEFAULT.nb_features}, "
+                      f"nb_weight = {DEFAULT.nb_weight:g} (short documents), long_nb_weight = "
+                      f"{DEFAULT.long_nb_weight:g} (from {DEFAULT.long_document_words:g} distinct words per document "
+                      f"on average), lr_C = {DEFAULT.lr_C:g} (nb_weight = 0 is the paper's SSMFLK).", ""]
     lines += ["",
               f"## Test part, {len(TEST_DRAWS)} draws (seeds {TEST_DRAWS[0]}-{TEST_DRAWS[-1]})", ""]
     for name, rows in results["test"].items():
@@ -187,12 +206,16 @@ def main(argv: List[str] = None) -> int:
         corpus = ne.load_corpus(args.data, name)
         corpus["F0"] = lexicon_prior(corpus["vocabulary"], lexicon.positive, lexicon.negative)
         corpus["dev"] = ne.dev_part(len(corpus["y"]))
+        results.setdefault("words", {})[name] = mean_distinct_words(corpus["X"])
         mflk = MFLK(lexicon_prior=corpus["F0"]).fit(corpus["X"])
         parts = ([] if args.skip_selection else [("selection", ne.DEV_DRAWS)]) + [("test", TEST_DRAWS)]
         for part, seeds in parts:
             rows: Dict[str, List[float]] = {}
             for seed in seeds:
-                key = f"{name}/{part}/{type(DEFAULT).__name__}/{DEFAULT.nb_weight:g}/{DEFAULT.lr_C:g}/{seed}"
+                key = (f"{name}/{part}/{type(DEFAULT).__name__}/{DEFAULT.nb_weight:g}/{DEFAULT.long_nb_weight:g}/"
+                       f"{DEFAULT.long_document_words:g}/{DEFAULT.lr_C:g}/{seed}")
+                if part == "selection":
+                    key = f"{name}/{part}/{seed}"
                 if key not in cache:
                     cache[key] = selection_draw(corpus, seed) if part == "selection" else test_draw(corpus, seed, mflk)
                     _save(cache)

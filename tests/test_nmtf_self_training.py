@@ -1,5 +1,5 @@
 """SSMFLKSelfTrained: the logistic regression against scikit-learn's on random inputs, the teacher's classes as
-its targets, the factorization unchanged, model state."""
+its targets, the teacher's naive Bayes weight by document length, the factorization unchanged, model state."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from spacy.util import registry
 
 from spacy_treeboost.nmtf import SSMFLK, SSMFLKNaiveBayes, SSMFLKSelfTrained
-from spacy_treeboost.nmtf.self_training import logistic_regression
+from spacy_treeboost.nmtf.self_training import logistic_regression, mean_distinct_words
 from spacy_treeboost.pipeline.learners import nmtf_learners
 from spacy_treeboost.exceptions import NotFittedError
 
@@ -82,3 +82,41 @@ def test_registration_parameters_state_and_bad_settings():
         SSMFLKSelfTrained(lexicon_prior=F0, lr_C=0.0).fit(X, y)
     with pytest.raises(NotFittedError, match="not fitted"):
         SSMFLKSelfTrained().decision_function(X)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 12), st.integers(1, 10), st.integers(0, 10_000))
+def test_mean_distinct_words_counts_the_nonzero_entries_of_each_row(n, m, seed):
+    rng = np.random.default_rng(seed)
+    dense = rng.random((n, m)) * (rng.random((n, m)) < 0.5)
+    X = sp.csr_matrix(dense)
+    X.data[: len(X.data) // 3] = 0.0
+    dense = X.toarray()
+    expected = sum(sum(1 for v in row if v != 0) for row in dense) / n
+    assert mean_distinct_words(X) == pytest.approx(expected)
+    assert mean_distinct_words(dense) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("long", [False, True])
+def test_the_teachers_naive_bayes_weight_follows_the_document_length(long):
+    X, F0, y = problem(3)
+    words = mean_distinct_words(X)
+    threshold = words if long else words + 0.5
+    model = SSMFLKSelfTrained(lexicon_prior=F0, nb_weight=0.1, long_nb_weight=0.7, long_document_words=threshold,
+                              max_iter=20).fit(X, y)
+    weight = 0.7 if long else 0.1
+    assert model.nb_weight_ == weight
+    teacher = SSMFLKNaiveBayes(lexicon_prior=F0, nb_weight=weight, max_iter=20).fit(X, y)
+    np.testing.assert_array_equal(model.teacher_score(), teacher.transductive_score())
+    np.testing.assert_array_equal(model.labels_, np.where(model.decision_function(X) >= 0, 0, 1))
+    copy = SSMFLKSelfTrained()
+    copy.F_, copy.S_ = model.F_, model.S_
+    copy.load_fitted_state(model.fitted_state())
+    assert copy.nb_weight_ == weight
+    older = {k: v for k, v in model.fitted_state().items() if k != "nb_weight"}
+    copy.load_fitted_state(older)
+    assert copy.nb_weight_ == copy.nb_weight
+    with pytest.raises(ValueError, match="naive Bayes weight of the state"):
+        copy.load_fitted_state(dict(model.fitted_state(), nb_weight=-1.0))
+    with pytest.raises(ValueError, match="long_document_words=0.* is invalid: use a number > 0"):
+        SSMFLKSelfTrained(lexicon_prior=F0, long_document_words=0).fit(X, y)

@@ -140,7 +140,7 @@ class SSMFLKNaiveBayes(SSMFLK):
         RETURNS (numpy.ndarray): Shape (n_documents,); >= 0 means positive.
         """
         s = np.log(np.maximum(self.G_[:, POSITIVE], _TINY)) - np.log(np.maximum(self.G_[:, NEGATIVE], _TINY))
-        return s / self.scales_[0] + self.nb_weight * self._nb_score(self._Xt) / self.scales_[2]
+        return s / self.scales_[0] + self._nb_weight() * self._nb_score(self._Xt) / self.scales_[2]
 
     def decision_function(self, X: sp.spmatrix) -> np.ndarray:
         """The combined score of new documents, with SSMFLK's fold-in g_pos - g_neg.
@@ -151,7 +151,7 @@ class SSMFLKNaiveBayes(SSMFLK):
         g = self.fold_in(X)
         s = g[:, POSITIVE] - g[:, NEGATIVE]
         t = self._nb_score(check_matrix(X, allow_empty=True))
-        return s / self.scales_[1] + self.nb_weight * t / self.scales_[2]
+        return s / self.scales_[1] + self._nb_weight() * t / self.scales_[2]
 
     def predict(self, X: sp.spmatrix) -> np.ndarray:
         """Class of each new document: 0 (positive) or 1 (negative); ties go to positive.
@@ -189,6 +189,9 @@ class SSMFLKNaiveBayes(SSMFLK):
                 or (scales <= 0).any():
             raise ValueError("the naive Bayes state must hold finite coefficients and three positive scales")
         self.nb_coef_, self.nb_intercept_, self.scales_ = coef, float(state["nb_intercept"]), scales
+
+    def _nb_weight(self) -> float:
+        return self.nb_weight
 
     def _nb_features(self, X: sp.spmatrix) -> sp.csr_matrix:
         X = sp.csr_matrix(X)

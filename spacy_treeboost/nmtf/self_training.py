@@ -5,6 +5,13 @@ model of all the documents' words.
 strength C) is then fitted on all training documents, the labelled ones with their labels and the others with
 those classes, and scores new documents directly on their words (no fold-in). It was chosen on the development
 parts of both corpora (bench/nmtf_label_candidates.py); the factorization is SSMFLK's, unchanged.
+
+The teacher's naive Bayes weight follows the length of the training documents: a document of a few words
+gives naive Bayes little evidence, while on long documents (`long_document_words` distinct words or more on
+average) naive Bayes reads many words per document and earns a larger weight (`long_nb_weight`). On long
+documents the logistic regression, with more words than documents, reproduces the teacher's classes of the
+training documents, so there the teacher alone decides them; on short ones it smooths them. Both weights were
+chosen on the development parts (bench/nmtf_default_learner.py, docs/nmtf_default_learner.md).
 """
 from __future__ import annotations
 
@@ -52,11 +59,26 @@ def logistic_regression(X: sp.spmatrix, positive: np.ndarray, C: float, sample_w
     return theta[:-1], float(theta[-1])
 
 
+def mean_distinct_words(X: sp.spmatrix) -> float:
+    """Mean number of distinct words per document: the nonzero entries of each row of X.
+
+    X (scipy.sparse.spmatrix): Documents, shape (n_documents, n_words), n_documents > 0.
+    RETURNS (float): The mean.
+    """
+    X = sp.csr_matrix(X)
+    X.eliminate_zeros()
+    return float(np.mean(np.diff(X.indptr)))
+
+
 class SSMFLKSelfTrained(SSMFLKNaiveBayes):
     """A logistic regression on the labelled documents and on SSMFLK + naive Bayes's classes of the others.
 
     lr_C (float): Inverse regularization strength of the logistic regression (default 1).
     lr_label_weight (float): Weight of a labelled document against one classified by the teacher (default 1).
+    long_nb_weight (float): The teacher's naive Bayes weight on long training documents (default 0.3);
+        `nb_weight` applies to shorter ones.
+    long_document_words (float): Mean number of distinct words per training document (nonzero entries of a
+        row of X) from which the documents count as long (default 50).
     nb_weight, ..., random_state: The parameters of SSMFLKNaiveBayes (the teacher), SSMFLK and MFLK, with
         their defaults.
     """
@@ -66,12 +88,17 @@ class SSMFLKSelfTrained(SSMFLKNaiveBayes):
         "lr_C": rule(Interval("real", 0, None, "neither"), hint=(
             "use a number > 0: it is the inverse of the regularization strength")),
         "lr_label_weight": rule(Interval("real", 0, None)),
+        "long_nb_weight": rule(Interval("real", 0, None)),
+        "long_document_words": rule(Interval("real", 0, None, "neither"), hint=(
+            "use a number > 0: the mean number of distinct words per document from which documents are long")),
     }
 
     def __init__(
         self,
         lr_C: float = 1.0,
         lr_label_weight: float = 1.0,
+        long_nb_weight: float = 0.3,
+        long_document_words: float = 50.0,
         nb_weight: float = 0.1,
         nb_smoothing: float = 1.0,
         nb_features: str = "binary",
@@ -101,17 +128,24 @@ class SSMFLKSelfTrained(SSMFLKNaiveBayes):
                          random_state=random_state)
         self.lr_C = lr_C
         self.lr_label_weight = lr_label_weight
+        self.long_nb_weight = long_nb_weight
+        self.long_document_words = long_document_words
 
     def initialize(self, X: sp.spmatrix, y: Optional[np.ndarray] = None, *,
                    init_clusters: Optional[np.ndarray] = None) -> "SSMFLKSelfTrained":
-        """The teacher's start, and the logistic regression on its first classes.
+        """The teacher's start with the naive Bayes weight of the documents' length, and the logistic regression
+        on its first classes.
 
         X (scipy.sparse.spmatrix): Document-term matrix, shape (n_documents, n_words).
         y (Optional[numpy.ndarray]): 0 (positive), 1 (negative) or -1 (unlabelled) per document.
         init_clusters (Optional[numpy.ndarray]): As in `MFLK.fit`.
         RETURNS (SSMFLKSelfTrained): self.
         """
+        self.validate_params()
+        X = check_matrix(X)
         self._y = np.full(X.shape[0], UNLABELLED) if y is None else np.asarray(y)
+        long = mean_distinct_words(X) >= self.long_document_words
+        self.nb_weight_ = self.long_nb_weight if long else self.nb_weight
         super().initialize(X, y, init_clusters=init_clusters)
         return self
 
@@ -119,6 +153,9 @@ class SSMFLKSelfTrained(SSMFLKNaiveBayes):
         super()._set_scales()
         if hasattr(self, "_y"):
             self._fit_student()
+
+    def _nb_weight(self) -> float:
+        return self.nb_weight_
 
     def _fit_student(self) -> None:
         teacher = super().transductive_score()
@@ -159,7 +196,8 @@ class SSMFLKSelfTrained(SSMFLKNaiveBayes):
 
         RETURNS (Dict[str, Any]): The state.
         """
-        return {**super().fitted_state(), "lr_coef": self.lr_coef_.tolist(), "lr_intercept": float(self.lr_intercept_)}
+        return {**super().fitted_state(), "lr_coef": self.lr_coef_.tolist(), "lr_intercept": float(self.lr_intercept_),
+                "nb_weight": float(self.nb_weight_)}
 
     def load_fitted_state(self, state: Dict[str, Any]) -> None:
         """Restore `fitted_state`.
@@ -171,4 +209,7 @@ class SSMFLKSelfTrained(SSMFLKNaiveBayes):
         intercept = float(state["lr_intercept"])
         if coef.shape != self.nb_coef_.shape or not (np.isfinite(coef).all() and np.isfinite(intercept)):
             raise ValueError("the logistic regression state must hold one finite coefficient per word")
-        self.lr_coef_, self.lr_intercept_ = coef, intercept
+        nb_weight = float(state.get("nb_weight", self.nb_weight))
+        if not (np.isfinite(nb_weight) and nb_weight >= 0):
+            raise ValueError(f"the naive Bayes weight of the state must be a finite number >= 0, got {nb_weight}")
+        self.lr_coef_, self.lr_intercept_, self.nb_weight_ = coef, intercept, nb_weight
