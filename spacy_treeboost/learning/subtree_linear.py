@@ -467,7 +467,8 @@ class SubtreeLinearClassifier(RuleClassifier):
                 make_path(False, [PRESENCE_C_RATIO * c for c in Cs], 1.0, NB_BETAS)]
 
     def _fit_heads(self, F: Any, targets: Sequence[numpy.ndarray]) -> List[HeadFit]:
-        """`_fit_head` of every target, the folds and final fits spread over `n_workers` processes."""
+        """`_fit_head` of every target, the fits of each fold's candidate paths and the final fits spread over
+        `n_workers` processes."""
         if self.n_workers == 1:
             fits = []
             for i, (head, t) in enumerate(zip(self.heads_, targets)):
@@ -480,8 +481,8 @@ class SubtreeLinearClassifier(RuleClassifier):
         folds = [cv_folds(t, self.cv, self.cv_documents) if needs_choice(paths, self.calibrate) else None
                  for t in targets]
         fit = dict(l1_ratio=self.l1_ratio, loss=self.loss, max_iter=self.max_iter, tol=self.tol, method=SOLVER)
-        tasks: List[Tuple[Any, ...]] = [("fold", h, k) for h, f in enumerate(folds) if f is not None
-                                        for k in range(int(f.max()) + 1)]
+        tasks: List[Tuple[Any, ...]] = [("fold", h, (k, p)) for h, f in enumerate(folds) if f is not None
+                                        for k in range(int(f.max()) + 1) for p in range(len(paths))]
         if len(cands) == 1:
             tasks += [("final", h, (cands[0].nb, cands[0].C)) for h in range(len(targets))]
         where = dict(backend=self.backend, ray_address=self.ray_address)
@@ -491,7 +492,8 @@ class SubtreeLinearClassifier(RuleClassifier):
             if folds[h] is None:
                 chosen.append((cands[0], None, None, None))
                 continue
-            blocks = [done[("fold", h, k)] for k in range(int(folds[h].max()) + 1)]
+            blocks = [numpy.concatenate([done[("fold", h, (k, p))] for p in range(len(paths))])
+                      for k in range(int(folds[h].max()) + 1)]
             oof, scored = assemble_margins(blocks, folds[h]), t[folds[h] >= 0]
             k, accuracy = select_candidate(oof, scored, self._criterion)
             chosen.append((cands[k], path_scores(paths, cands[k], accuracy), oof[k], scored))
@@ -620,6 +622,7 @@ def _run_task(task: Tuple[Any, ...]) -> Any:
     F, y, fit = job["F"], job["targets"][h], job["fit"]
     with one_blas_thread():
         if kind == "fold":
-            return fold_margins(F, y, job["folds"][h], arg, job["paths"], **fit)
+            fold, path = arg
+            return fold_margins(F, y, job["folds"][h], fold, job["paths"][path:path + 1], **fit)
         nb, C = arg
         return final_fit(F, y, C, nb=nb, **fit)
