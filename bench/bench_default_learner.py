@@ -23,7 +23,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 from bench.bench_engine import ROOT, log, median, ok, run_child
 
@@ -32,6 +32,7 @@ GEN = ROOT.parent / "shared" / "bench" / "gen_synth_trees.py"
 WORKLOADS = {"words60": ["--words", "20", "--sents", "3"], "words600": []}
 _PHASES_RE = re.compile(r"phases \(CPU s\): (.*)$", re.M)
 _ACCURACY_RE = re.compile(r"accuracy ([0-9.]+) \((\d+)/(\d+)\)")
+_SUBTREES_RE = re.compile(r"learned (\d+) rules over (\d+) distinct subtrees")
 
 
 def prepare(workload: str, n_max: int) -> Path:
@@ -83,6 +84,8 @@ def run_size(workload: str, corpus: Path, n: int, repeats: int, timeout: int, lr
             if name == "default":
                 m = _PHASES_RE.search(run["stderr_tail"])
                 run["phases"] = json.loads(m.group(1)) if m else None
+                m = _SUBTREES_RE.search(run["stderr_tail"])
+                run["n_subtrees"] = int(m.group(2)) if m else None
             else:
                 run["peer"] = json.loads((work / f"{name}.json").read_text(encoding="utf-8"))
             runs[name].append(run)
@@ -97,6 +100,7 @@ def run_size(workload: str, corpus: Path, n: int, repeats: int, timeout: int, lr
         phases = [x["phases"] for x in runs["default"] if x.get("phases")]
         if phases:
             result["default"]["phases"] = {k: median([p[k] for p in phases]) for k in phases[0]}
+        result["default"]["n_subtrees"] = runs["default"][-1].get("n_subtrees")
         cls = run_child([py, "-m", "spacy_treeboost", "classify", str(corpus / "test.tree"), str(model)],
                         work / "classify", timeout)
         m = _ACCURACY_RE.search(cls["stderr_tail"])
@@ -107,6 +111,13 @@ def run_size(workload: str, corpus: Path, n: int, repeats: int, timeout: int, lr
             result[name]["accuracy"] = runs[name][-1]["peer"]["accuracy"]
             result[name]["n_features"] = runs[name][-1]["peer"]["n_features"]
     return result
+
+
+def subtrees_of_run(workload: str, n: int) -> Optional[int]:
+    """The number of subtrees in the model of a size's first `learn` run, from its kept stderr."""
+    path = OUT / "runs" / f"{workload}_{n}" / "default0.stderr"
+    m = _SUBTREES_RE.search(path.read_text(encoding="utf-8")) if path.is_file() else None
+    return int(m.group(2)) if m else None
 
 
 def fmt(row: Dict[str, Any], key: str, spec: str) -> str:
@@ -162,13 +173,17 @@ def render(results: List[Dict[str, Any]], args: argparse.Namespace) -> str:
         ph = r.get("default", {}).get("phases")
         if ph:
             lines.append(f"| {r['workload']} | {r['n']:,} | " + ", ".join(f"{k} {v:.2f}" for k, v in ph.items()) + " |")
-    lines += ["", "Peak RSS of the default learner per training document, and the size of its model file:", "",
-              "| workload | n | peak RSS / document | model MiB |", "|---|---|---|---|"]
+    lines += ["", "Peak RSS of the default learner per training document and per subtree of its model, and the size "
+              "of its model file:", "",
+              "| workload | n | subtrees in the model | peak RSS / document | peak RSS / subtree | model MiB |",
+              "|---|---|---|---|---|---|"]
     for r in results:
         d = r.get("default")
         if d:
-            lines.append(f"| {r['workload']} | {r['n']:,} | {d['maxrss_mib'] * 2 ** 20 / r['n']:,.0f} B | "
-                         f"{d.get('model_mib', 0):.1f} |")
+            k = d.get("n_subtrees") or subtrees_of_run(r["workload"], r["n"])
+            per_subtree = f"{d['maxrss_mib'] * 2 ** 20 / k:,.0f} B" if k else "—"
+            lines.append(f"| {r['workload']} | {r['n']:,} | {k or 0:,} | {d['maxrss_mib'] * 2 ** 20 / r['n']:,.0f} B | "
+                         f"{per_subtree} | {d.get('model_mib', 0):.1f} |")
     return "\n".join(lines) + "\n"
 
 
