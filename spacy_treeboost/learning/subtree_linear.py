@@ -488,13 +488,13 @@ class SubtreeLinearClassifier(RuleClassifier):
         where = dict(backend=self.backend, ray_address=self.ray_address)
         done = _run_tasks(self.n_workers, tasks, **where, F=F, targets=targets, folds=folds, paths=paths, fit=fit)
         chosen: List[Any] = []
-        for h, t in enumerate(targets):
-            if folds[h] is None:
+        for h, (t, f) in enumerate(zip(targets, folds)):
+            if f is None:
                 chosen.append((cands[0], None, None, None))
                 continue
             blocks = [numpy.concatenate([done[("fold", h, (k, p))] for p in range(len(paths))])
-                      for k in range(int(folds[h].max()) + 1)]
-            oof, scored = assemble_margins(blocks, folds[h]), t[folds[h] >= 0]
+                      for k in range(int(f.max()) + 1)]
+            oof, scored = assemble_margins(blocks, f), t[f >= 0]
             k, accuracy = select_candidate(oof, scored, self._criterion)
             chosen.append((cands[k], path_scores(paths, cands[k], accuracy), oof[k], scored))
         if len(cands) > 1:
