@@ -8,6 +8,7 @@ class SearchSpace:
     n_docs: int
     max_pattern_size: int
     min_support: int
+    rare_up_to: int
     max_cache_bytes: int
     nodes_visited: int
     docs_summed: int
@@ -22,6 +23,7 @@ class SearchSpace:
         *,
         max_pattern_size: int = ...,
         min_support: int = ...,
+        rare_up_to: int = ...,
         include_root: bool = ...,
         max_cache_bytes: int = ...,
         single_document_dominance: bool = ...,

@@ -252,6 +252,7 @@ cdef class SearchSpace:
     label_rank: rank of each label id in code-point order of the label strings.
     max_pattern_size: largest pattern (number of nodes).
     min_support: smallest number of documents a pattern must occur in.
+    rare_up_to: patterns of at most this many nodes need only occur (in one document or more).
     include_root: allow patterns that contain the documents' root nodes.
     max_cache_bytes: stop with MemoryError when the cache would grow past this.
     single_document_dominance: for `best_rule` only: of the patterns that occur in one document d,
@@ -295,7 +296,7 @@ cdef class SearchSpace:
     cdef int32_t Np, Nn
     cdef vector[double] ub_by_support, single_bound
     cdef vector[Kept] single_keep
-    cdef public int32_t n_docs, max_pattern_size, min_support
+    cdef public int32_t n_docs, max_pattern_size, min_support, rare_up_to
     cdef public bint single_document_dominance
     cdef public int64_t max_cache_bytes
     cdef public int64_t nodes_visited, docs_summed, children_checked
@@ -324,7 +325,7 @@ cdef class SearchSpace:
         return self.n_nodes - 1
 
     def __init__(self, labels, parents, offsets, label_rank, *, int max_pattern_size=3,
-                 int min_support=1, bint include_root=False, max_cache_bytes=2 << 30,
+                 int min_support=1, int rare_up_to=0, bint include_root=False, max_cache_bytes=2 << 30,
                  bint single_document_dominance=False, int _link_far=LINK_FAR, int64_t _compact_at=1 << 18,
                  int _doc_block_bits=12):
         cdef const int32_t[::1] lab = numpy.ascontiguousarray(labels, dtype=numpy.int32)
@@ -347,6 +348,9 @@ cdef class SearchSpace:
         self.trim_at = 0
         self.max_pattern_size = max_pattern_size
         self.min_support = min_support
+        if rare_up_to < 0:
+            raise ValueError(f"rare_up_to must be at least 0, got {rare_up_to}")
+        self.rare_up_to = rare_up_to
         self.max_cache_bytes = max_cache_bytes
         self.single_document_dominance = single_document_dominance
         self.n_docs = off.shape[0] - 1
@@ -446,7 +450,7 @@ cdef class SearchSpace:
         cdef PNode p
         for i in range(n_labels):
             l = order[i]
-            if lab_docs[l] >= self.min_support:
+            if lab_docs[l] >= self._support_needed(1):
                 self.label_ok[l] = 1
                 slot[l] = self.n_nodes
                 p.parent = -1
@@ -639,7 +643,7 @@ cdef class SearchSpace:
             buf = &bufs[s]
             merge_occurrences(buf[0])
             support = self._support_at_least(buf[0], self.min_support, &first_doc)
-            if support < self.min_support:
+            if support < self._support_needed(p.size + 1):
                 buf.clear()
                 buf.shrink_to_fit()
                 continue
@@ -659,7 +663,9 @@ cdef class SearchSpace:
                 buf.shrink_to_fit()
                 continue
             self._set_docs(self.n_nodes - 1, buf.data(), buf.size())
-            if keep_occ and not (support == 1 and self.single_document_dominance):
+            if support < self._support_needed(p.size + 2):
+                self.node(self.n_nodes - 1)[0].state = EXPANDED
+            elif keep_occ and not (support == 1 and self.single_document_dominance):
                 self._hold_occ(self.n_nodes - 1, buf.data(), buf.size())
             buf.clear()
             buf.shrink_to_fit()
@@ -676,6 +682,10 @@ cdef class SearchSpace:
                 f"machine has the memory), lower max_pattern_size (now {self.max_pattern_size}) or raise "
                 f"min_support (now {self.min_support}; 2 or more drops the subtrees of a single document).")
         return 0
+
+    cdef inline int32_t _support_needed(self, int32_t size) noexcept:
+        """The documents a pattern of `size` nodes must occur in."""
+        return 1 if size <= self.rare_up_to else self.min_support
 
     cdef inline bint _never_extended(self, int32_t i) noexcept:
         """Pattern i occurs in one document and single-document dominance is on: its supertrees never win."""

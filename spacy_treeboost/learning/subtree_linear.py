@@ -65,31 +65,21 @@ def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include
     at most `keep_rare_up_to` nodes that occurs at all.
 
     RETURNS (Tuple[scipy.sparse.csc_matrix, PatternCodes]): The (n_docs, n_subtrees)
-        count matrix and each column's pattern code: the miner's order (with `keep_rare_up_to`,
-        the small subtrees first, then the larger ones).
+        count matrix and each column's pattern code, in the miner's order.
     """
-    from scipy.sparse import hstack
-
     rare = min(keep_rare_up_to, max_pattern_size) if min_support > 1 else 0
-    if not rare:
-        return _mine(X, max_pattern_size, min_support, include_root_patterns, max_cache_mb)
-    counts, codes = _mine(X, rare, 1, include_root_patterns, max_cache_mb)
-    if max_pattern_size == rare:
-        return counts, codes
-    more, more_codes = _mine(X, max_pattern_size, min_support, include_root_patterns, max_cache_mb)
-    large = numpy.flatnonzero(numpy.diff(more_codes.start) > rare)
-    return hstack([counts, more[:, large]], format="csc"), codes.concat(more_codes.subset(large))
+    return _mine(X, max_pattern_size, min_support, include_root_patterns, max_cache_mb, rare)
 
 
 def _mine(X: Forest, max_pattern_size: int, min_support: int, include_root_patterns: bool,
-          max_cache_mb: int) -> Tuple[Any, "PatternCodes"]:
+          max_cache_mb: int, rare_up_to: int = 0) -> Tuple[Any, "PatternCodes"]:
     from scipy.sparse import csc_matrix
 
     from ._mine import SearchSpace
 
     vocab = X.vocab.to_list()
     space = SearchSpace(X.labels, X.parents, X.offsets, _label_rank(vocab), max_pattern_size=max_pattern_size,
-                        min_support=min_support, include_root=include_root_patterns,
+                        min_support=min_support, rare_up_to=rare_up_to, include_root=include_root_patterns,
                         max_cache_bytes=int(max_cache_mb) << 20)
     n = space.expand_all()
     indptr, docs, counts = space.pattern_matrix()
