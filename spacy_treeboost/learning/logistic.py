@@ -129,11 +129,14 @@ class _SingletonReduction:
         X = csr_matrix(X)
         n, self.d = X.shape
         nonzero = X.data != 0
-        df = numpy.bincount(X.indices[nonzero], minlength=self.d)
+        df = numpy.bincount(X.indices if nonzero.all() else X.indices[nonzero], minlength=self.d)
         self.keep = numpy.flatnonzero(df >= 2)
-        rows = numpy.repeat(numpy.arange(n), numpy.diff(X.indptr))
-        once = nonzero & (df[X.indices] == 1)
-        self.rows, self.cols, values = rows[once], X.indices[once], X.data[once]
+        kept = df[X.indices] >= 2
+        other = numpy.flatnonzero(~kept)
+        other_rows = numpy.searchsorted(X.indptr, other, side="right") - 1
+        once = nonzero[other] & (df[X.indices[other]] == 1)
+        self.rows, self.cols = other_rows[once], X.indices[other[once]]
+        values = X.data[other[once]]
         sq = numpy.bincount(self.rows, weights=values ** 2, minlength=n)
         self.samples = numpy.flatnonzero(sq > 0)
         norms = numpy.sqrt(sq)
@@ -144,20 +147,17 @@ class _SingletonReduction:
         if len(self.keep) == self.d:
             self.X = X
             return
-        kept = numpy.flatnonzero(df[X.indices] >= 2)
-        per_row = numpy.bincount(rows[kept], minlength=n)
+        index = numpy.int32 if self.d < 2 ** 31 - 1 else numpy.int64
+        column = numpy.full(self.d, -1, dtype=index)
+        column[self.keep] = numpy.arange(len(self.keep), dtype=index)
+        per_row = numpy.diff(X.indptr) - numpy.bincount(other_rows, minlength=n)
+        ends = numpy.cumsum(per_row)[self.samples]
+        per_row[self.samples] += 1
         indptr = numpy.zeros(n + 1, dtype=numpy.int64)
-        numpy.cumsum(per_row + (sq > 0), out=indptr[1:])
-        first = numpy.zeros(n, dtype=numpy.int64)
-        numpy.cumsum(per_row[:-1], out=first[1:])
-        at = indptr[rows[kept]] + numpy.arange(len(kept)) - first[rows[kept]]
-        column = numpy.full(self.d, -1, dtype=numpy.int64)
-        column[self.keep] = numpy.arange(len(self.keep))
-        indices = numpy.empty(indptr[-1], dtype=numpy.int64)
-        data = numpy.empty(indptr[-1])
-        indices[at], data[at] = column[X.indices[kept]], X.data[kept]
-        last = indptr[self.samples + 1] - 1
-        indices[last], data[last] = len(self.keep) + numpy.arange(len(self.samples)), norms[self.samples]
+        numpy.cumsum(per_row, out=indptr[1:])
+        data = numpy.insert(X.data[kept], ends, norms[self.samples])
+        indices = numpy.insert(column[X.indices[kept]], ends,
+                               numpy.arange(len(self.keep), len(self.keep) + len(self.samples), dtype=index))
         self.X = csr_matrix((data, indices, indptr), shape=(n, len(self.keep) + len(self.samples)))
 
     def reduce(self, x: numpy.ndarray) -> numpy.ndarray:
