@@ -78,7 +78,7 @@ VARIANTS: Dict[str, Dict[str, Any]] = {
     "auto_hinge": {"loss": "squared_hinge"},
     "auto_ms1": {"min_support": 1},
     "auto_beta": {"nb_beta": 0.25},
-    "nb_tron": {"features": "nb"},
+    "nb_tron": {"features": "nb"},  # the default before features = "auto"
     "tfidf_C3_cal": {"features": "tfidf", "C": 3.0},
     "auto_3C_ms1": {"Cs": [0.1, 1.0, 10.0], "nb_beta": None, "calibrate": True, "cv": 3, "min_support": 1,
                     "selection": "log_loss"},
@@ -307,10 +307,10 @@ def summarize(results: Dict[str, Any]) -> Dict[str, Any]:
 def write_report(args: argparse.Namespace) -> None:
     from .default_report import render, variant_dev
 
-    results = run(args.corpora, ["default", "previous", *PEERS], ("small", "full"), args.draws, args.data,
+    results = run(args.corpora, ["default", "nb_tron", *PEERS], ("small", "full"), args.draws, args.data,
                   log=lambda msg: None, cached_only=True)
     summary = summarize(results)
-    tried = run(args.corpora, [*VARIANTS, *PEERS], ("small",), 5, args.data, log=lambda msg: None,
+    tried = run(args.corpora, ["default", *VARIANTS, *PEERS], ("small",), 5, args.data, log=lambda msg: None,
                 cached_only=True)
     dev_table = variant_dev(tried, 5)
     command = "python -m bench.experiments.default_learner"
