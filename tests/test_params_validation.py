@@ -101,6 +101,8 @@ def test_valid_values_never_raise(data):
         params.update(features="nb", max_rules=None)
     if cls is SubtreeLinearClassifier and params.get("backend", None) == "local":
         params["n_workers"] = 1
+    if cls is SubtreeLinearClassifier and params.get("ray_address") is not None:
+        params["backend"] = "ray"
     if cls is TreeBoostClassifier:
         params.update(n_rounds=min(params.get("n_rounds", 100), 1000), max_cache_mb=None)
     cls(**params).validate_params()
