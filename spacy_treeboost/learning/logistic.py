@@ -96,19 +96,18 @@ class _Problem:
 
     def hessp(self, x: numpy.ndarray, v: numpy.ndarray) -> numpy.ndarray:
         if self._at is None or not numpy.array_equal(x, self._at):
-            m = self.y * (self.X @ x[:-1] + x[-1])
-            if self.loss == "logistic":
-                with numpy.errstate(over="ignore"):
-                    p = 1.0 / (1.0 + numpy.exp(-m))
-                self._curvature = p * (1.0 - p)
-            else:
-                self._curvature = 2.0 * (m < 1.0)
+            self._curvature = _curvature(self.y * (self.X @ x[:-1] + x[-1]), self.loss)
             self._at = x.copy()
-        u = self._curvature * (self.X @ v[:-1] + v[-1])
-        out = numpy.empty_like(v)
-        out[:-1] = self.X.T @ u + self.l2 * v[:-1]
-        out[-1] = u.sum()
-        return out
+        return _hessian_product(self.X, self._curvature, self.l2, v)
+
+
+def _hessian_product(X: "sp.spmatrix", curvature: numpy.ndarray, l2: float, v: numpy.ndarray) -> numpy.ndarray:
+    """H v for the Hessian (weights, then the unpenalized intercept) at the point of the loss's `curvature`."""
+    u = curvature * (X @ v[:-1] + v[-1])
+    out = numpy.empty_like(v)
+    out[:-1] = X.T @ u + l2 * v[:-1]
+    out[-1] = u.sum()
+    return out
 
 
 class _SingletonReduction:
@@ -244,10 +243,7 @@ def _pcg(X: "sp.spmatrix", curvature: numpy.ndarray, l2: float, g: numpy.ndarray
     for _ in range(len(g)):
         if math.sqrt(max(zr, 0.0)) <= tol:
             break
-        u = curvature * (X @ d[:-1] + d[-1])
-        Hd = numpy.empty_like(d)
-        Hd[:-1] = X.T @ u + l2 * d[:-1]
-        Hd[-1] = u.sum()
+        Hd = _hessian_product(X, curvature, l2, d)
         alpha = zr / float(d @ Hd)
         s += alpha * d
         if math.sqrt(float(s @ (M * s))) > delta:

@@ -67,19 +67,14 @@ def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include
     RETURNS (Tuple[scipy.sparse.csc_matrix, PatternCodes]): The (n_docs, n_subtrees)
         count matrix and each column's pattern code, in the miner's order.
     """
-    rare = min(keep_rare_up_to, max_pattern_size) if min_support > 1 else 0
-    return _mine(X, max_pattern_size, min_support, include_root_patterns, max_cache_mb, rare)
-
-
-def _mine(X: Forest, max_pattern_size: int, min_support: int, include_root_patterns: bool,
-          max_cache_mb: int, rare_up_to: int = 0) -> Tuple[Any, "PatternCodes"]:
     from scipy.sparse import csc_matrix
 
     from ._mine import SearchSpace
 
+    rare = min(keep_rare_up_to, max_pattern_size) if min_support > 1 else 0
     vocab = X.vocab.to_list()
     space = SearchSpace(X.labels, X.parents, X.offsets, _label_rank(vocab), max_pattern_size=max_pattern_size,
-                        min_support=min_support, rare_up_to=rare_up_to, include_root=include_root_patterns,
+                        min_support=min_support, rare_up_to=rare, include_root=include_root_patterns,
                         max_cache_bytes=int(max_cache_mb) << 20)
     n = space.expand_all()
     indptr, docs, counts = space.pattern_matrix()
@@ -117,22 +112,6 @@ class PatternCodes:
 
     def __len__(self) -> int:
         return len(self.start) - 1
-
-    def subset(self, keep: numpy.ndarray) -> "PatternCodes":
-        """The codes of patterns `keep`, in that order."""
-        sizes = numpy.diff(self.start)[keep]
-        start = numpy.zeros(len(keep) + 1, dtype=numpy.int64)
-        numpy.cumsum(sizes, out=start[1:])
-        at = numpy.repeat(self.start[keep] - start[:-1], sizes) + numpy.arange(start[-1])
-        return PatternCodes(self.strings, self.depth[at], self.label[at], start)
-
-    def concat(self, other: "PatternCodes") -> "PatternCodes":
-        """These codes, then `other`'s (both over the same label strings)."""
-        if other.strings != self.strings:
-            raise ValueError("cannot concatenate pattern codes over different label strings")
-        return PatternCodes(self.strings, numpy.concatenate([self.depth, other.depth]),
-                            numpy.concatenate([self.label, other.label]),
-                            numpy.concatenate([self.start, other.start[1:] + self.start[-1]]))
 
     def __getitem__(self, p: int) -> Tuple[Tuple[int, str], ...]:
         lo, hi = int(self.start[p]), int(self.start[p + 1])
