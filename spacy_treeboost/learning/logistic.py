@@ -123,19 +123,19 @@ class _SingletonReduction:
     """
 
     def __init__(self, X: "sp.spmatrix") -> None:
-        from scipy.sparse import csr_matrix
+        from scipy.sparse import csc_matrix
 
-        X = csr_matrix(X)
+        X = csc_matrix(X)
+        if not bool(numpy.all(X.data != 0)):
+            X = X.copy()
+            X.eliminate_zeros()
         n, self.d = X.shape
-        nonzero = X.data != 0
-        df = numpy.bincount(X.indices if nonzero.all() else X.indices[nonzero], minlength=self.d)
+        df = numpy.diff(X.indptr)
         self.keep = numpy.flatnonzero(df >= 2)
-        kept = df[X.indices] >= 2
-        other = numpy.flatnonzero(~kept)
-        other_rows = numpy.searchsorted(X.indptr, other, side="right") - 1
-        once = nonzero[other] & (df[X.indices[other]] == 1)
-        self.rows, self.cols = other_rows[once], X.indices[other[once]]
-        values = X.data[other[once]]
+        self.cols = numpy.flatnonzero(df == 1)
+        once = X.indptr[self.cols]
+        self.rows = X.indices[once].astype(numpy.int64)
+        values = X.data[once]
         sq = numpy.bincount(self.rows, weights=values ** 2, minlength=n)
         self.samples = numpy.flatnonzero(sq > 0)
         norms = numpy.sqrt(sq)
@@ -146,18 +146,17 @@ class _SingletonReduction:
         if len(self.keep) == self.d:
             self.X = X
             return
-        index = numpy.int32 if self.d < 2 ** 31 - 1 else numpy.int64
-        column = numpy.full(self.d, -1, dtype=index)
-        column[self.keep] = numpy.arange(len(self.keep), dtype=index)
-        per_row = numpy.diff(X.indptr) - numpy.bincount(other_rows, minlength=n)
-        ends = numpy.cumsum(per_row)[self.samples]
-        per_row[self.samples] += 1
-        indptr = numpy.zeros(n + 1, dtype=numpy.int64)
-        numpy.cumsum(per_row, out=indptr[1:])
-        data = numpy.insert(X.data[kept], ends, norms[self.samples])
-        indices = numpy.insert(column[X.indices[kept]], ends,
-                               numpy.arange(len(self.keep), len(self.keep) + len(self.samples), dtype=index))
-        self.X = csr_matrix((data, indices, indptr), shape=(n, len(self.keep) + len(self.samples)))
+        k = len(self.keep)
+        if k and int(self.keep[-1]) == k - 1:
+            end = int(X.indptr[k])
+            indptr, indices, data = X.indptr[: k + 1], X.indices[:end], X.data[:end]
+        else:
+            kept = X[:, self.keep]
+            indptr, indices, data = kept.indptr, kept.indices, kept.data
+        self.X = csc_matrix((numpy.concatenate([data, norms[self.samples]]),
+                             numpy.concatenate([indices, self.samples.astype(indices.dtype)]),
+                             numpy.concatenate([indptr, indptr[-1] + numpy.arange(1, len(self.samples) + 1)])),
+                            shape=(n, k + len(self.samples)))
 
     def reduce(self, x: numpy.ndarray) -> numpy.ndarray:
         """The reduced problem's point (weights, then intercept) matching the full one's x."""
@@ -192,7 +191,7 @@ def _tron(X: "sp.spmatrix", y: numpy.ndarray, loss: str, l2: float, x0: numpy.nd
     for the conjugate gradients (Hsia, Chiang & Lin 2018: the Hessian's diagonal mixed with the identity,
     weight 0.01), and the trust region in the preconditioner's norm. Stops when the gradient's norm is at most
     `gtol`."""
-    squared = X if X.nnz == 0 or bool(numpy.all(X.data == 1.0)) else X.multiply(X).tocsr()
+    squared = X if X.nnz == 0 or bool(numpy.all(X.data == 1.0)) else X.power(2)
     x = x0.copy()
     f, g = _smooth(x, X, y, loss, l2)
     delta = -1.0
