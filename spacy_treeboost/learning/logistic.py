@@ -460,7 +460,7 @@ def fold_margins(X: "sp.spmatrix", y: numpy.ndarray, folds: numpy.ndarray, fold:
     `all_candidates(paths)`: shape (candidates, samples in the fold)."""
     y = numpy.asarray(y, dtype=numpy.float64)
     train, test = folds != fold, folds == fold
-    Xtr, Xte = X[numpy.flatnonzero(train)], X[numpy.flatnonzero(test)]
+    Xtr, Xte = _rows(X, numpy.flatnonzero(train)), _rows(X, numpy.flatnonzero(test))
     out = numpy.zeros((len(all_candidates(paths)), int(test.sum())))
     k = 0
     logger.info("cross-validation fold %d of %d: %d candidate(s) on %d documents", fold + 1, int(folds.max()) + 1,
@@ -554,8 +554,8 @@ def platt(f: numpy.ndarray, y: numpy.ndarray, max_iter: int = 100) -> Tuple[floa
 
 def nb_ratio(P: "sp.spmatrix", y: numpy.ndarray, alpha: float = NB_ALPHA) -> numpy.ndarray:
     """Naive Bayes log-count ratios r = log((p / |p|_1) / (q / |q|_1)) of binary features P."""
-    pos = numpy.asarray(P[numpy.flatnonzero(y > 0)].sum(axis=0)).ravel() + alpha
-    neg = numpy.asarray(P[numpy.flatnonzero(y < 0)].sum(axis=0)).ravel() + alpha
+    pos = P.T @ (y > 0).astype(numpy.float64) + alpha
+    neg = P.T @ (y < 0).astype(numpy.float64) + alpha
     return numpy.log(pos / pos.sum()) - numpy.log(neg / neg.sum())
 
 
@@ -645,7 +645,7 @@ def final_fit(X: "sp.spmatrix", y: numpy.ndarray, C: float, *, nb: bool, l1_rati
     """`fit_head`'s fit on all samples: the weights of the (naive Bayes scaled) features, the intercept and the
     column scale."""
     scale = nb_ratio(X, y) if nb else numpy.ones(X.shape[1])
-    Xs = X.multiply(scale.reshape(1, -1)).tocsr() if nb else X
+    Xs = _scale_columns(X, scale) if nb else X
     w, c = fit_linear(Xs, y, C=C, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol, method=method)
     return w, c, scale
 
@@ -687,8 +687,27 @@ def interpolate(w: numpy.ndarray, beta: float) -> numpy.ndarray:
 
 
 def _scale_columns(X: "sp.spmatrix", scale: numpy.ndarray) -> "sp.spmatrix":
-    """X (CSR) with column j times scale[j], its structure kept (a zero factor leaves an explicit zero)."""
-    from scipy.sparse import csr_matrix
+    """X with column j times scale[j], its structure kept (a zero factor leaves an explicit zero); CSC stays CSC,
+    anything else becomes CSR."""
+    from scipy.sparse import csc_matrix, csr_matrix
 
+    if X.format == "csc":
+        return csc_matrix((X.data * numpy.repeat(scale, numpy.diff(X.indptr)), X.indices, X.indptr), shape=X.shape)
     X = X.tocsr()
     return csr_matrix((X.data * scale[X.indices], X.indices, X.indptr), shape=X.shape)
+
+
+def _rows(X: "sp.spmatrix", rows: numpy.ndarray) -> "sp.spmatrix":
+    """The rows `rows` (increasing) of X, in the format of X; a CSC matrix is filtered entry by entry, without
+    a conversion."""
+    from scipy.sparse import csc_matrix
+
+    if X.format != "csc":
+        return X[rows]
+    rank = numpy.full(X.shape[0], -1, dtype=X.indices.dtype)
+    rank[rows] = numpy.arange(len(rows), dtype=X.indices.dtype)
+    new = rank[X.indices]
+    kept = new >= 0
+    ends = numpy.zeros(len(kept) + 1, dtype=numpy.int64)
+    numpy.cumsum(kept, out=ends[1:])
+    return csc_matrix((X.data[kept], new[kept], ends[X.indptr]), shape=(len(rows), X.shape[1]))

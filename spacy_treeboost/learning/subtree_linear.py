@@ -131,15 +131,17 @@ class PatternCodes:
 
 
 def frequency_order(F: Any) -> Tuple[numpy.ndarray, Any]:
-    """F (CSR) with its columns renumbered by decreasing document frequency (ties: column order), each row's
-    entries kept in place, and `inverse` such that the weights w of the renumbered columns are w[inverse] for
-    F's. The solvers' products then touch a short, cache-resident stretch of the weights for most entries."""
+    """F (CSC or CSR, kept) with its columns renumbered by decreasing document frequency (ties: column order),
+    and `inverse` such that the weights w of the renumbered columns are w[inverse] for F's. The columns the
+    solvers' products touch most then lie together, and the features of one sample each at the end."""
     from scipy.sparse import csr_matrix
 
-    df = numpy.bincount(F.indices, minlength=F.shape[1])
+    df = numpy.diff(F.indptr) if F.format == "csc" else numpy.bincount(F.indices, minlength=F.shape[1])
     order = numpy.argsort(-df, kind="stable")
     inverse = numpy.empty_like(order)
     inverse[order] = numpy.arange(len(order))
+    if F.format == "csc":
+        return inverse, F[:, order]
     renumbered = csr_matrix((F.data, inverse[F.indices].astype(F.indices.dtype), F.indptr), shape=F.shape)
     return inverse, renumbered
 
@@ -322,12 +324,15 @@ class SubtreeLinearClassifier(RuleClassifier):
                              "over all subtrees, and max_rules ranks them jointly; use one of the two settings")
 
     def _transform(self, counts: Any) -> Tuple[Any, Optional[numpy.ndarray]]:
-        """The feature matrix (CSR) of a count matrix, and the idf of each column for "tfidf"."""
-        out = counts.tocsr(copy=True)
+        """The feature matrix of a count matrix (CSC, its structure shared; CSR for "tfidf"), and the idf of each
+        column for "tfidf"."""
+        from scipy.sparse import csc_matrix
+
         if self.features == "tfidf":
-            return tfidf_rows(out, counts.shape[0])
-        out.data = numpy.log1p(out.data) if self.features == "log1p" else numpy.ones_like(out.data)
-        return out, None
+            return tfidf_rows(counts.tocsr(copy=True), counts.shape[0])
+        counts = counts.tocsc()
+        data = numpy.log1p(counts.data) if self.features == "log1p" else numpy.ones_like(counts.data)
+        return csc_matrix((data, counts.indices, counts.indptr), shape=counts.shape), None
 
     def fit(self, X: Forest, y: Sequence[Any]) -> "SubtreeLinearClassifier":
         """Mine the subtrees of X and fit one linear model per head.
