@@ -244,3 +244,67 @@ def test_two_feature_maps_choose_the_best_out_of_fold_candidate(seed, max_scored
     assert (chosen.nb, chosen.C, chosen.beta) == [(True, 1.0, 1.0), (True, 1.0, 0.25), (False, 0.1, 1.0),
                                                    (False, 1.0, 1.0)][k]
     numpy.testing.assert_allclose(oof, margins[k], atol=1e-6)
+
+
+@SETTINGS
+@given(st.integers(0, 10**6), st.integers(1, 9))
+def test_column_blocks_multiply_like_the_matrix_whatever_the_threads(seed, threads):
+    from scipy.sparse import csc_matrix
+
+    from spacy_treeboost.learning.logistic import _ColumnBlocks
+
+    rng = numpy.random.default_rng(seed)
+    X, _ = random_problem(seed, n=int(rng.integers(1, 30)), d=int(rng.integers(1, 40)))
+    X[:, rng.random(X.shape[1]) < 0.2] = 0
+    A = csc_matrix(X)
+    v, u = rng.normal(size=X.shape[1]), rng.normal(size=X.shape[0])
+    one, many = _ColumnBlocks(A, 1), _ColumnBlocks(A, threads)
+    assert sum(b - a for a, b, _ in one.blocks) == X.shape[1]
+    numpy.testing.assert_allclose(one @ v, X @ v, atol=1e-12)
+    numpy.testing.assert_allclose(one.T @ u, X.T @ u, atol=1e-12)
+    numpy.testing.assert_array_equal(one.T @ u, A.T @ u)
+    numpy.testing.assert_array_equal(many @ v, one @ v)
+    numpy.testing.assert_array_equal(many.T @ u, one.T @ u)
+
+
+@SETTINGS
+@given(st.integers(0, 10**6), st.sampled_from(["logistic", "squared_hinge"]))
+def test_tron_on_column_blocks_is_the_same_for_any_threads_and_reaches_the_optimum(seed, loss):
+    from scipy.sparse import csc_matrix
+
+    from spacy_treeboost.learning import logistic
+
+    X, y = problem_with_singletons(seed)
+    ref_w, ref_c = fit_linear(csc_matrix(X), y, C=1.0, loss=loss, tol=1e-9, max_iter=5000, method="tron")
+    saved = logistic.BLOCK_NNZ
+    logistic.BLOCK_NNZ = 1
+    try:
+        fits = [fit_linear(csc_matrix(X), y, C=1.0, loss=loss, tol=1e-9, max_iter=5000, method="tron", threads=t)
+                for t in (1, 2, 5)]
+    finally:
+        logistic.BLOCK_NNZ = saved
+    for w, c in fits[1:]:
+        numpy.testing.assert_array_equal(w, fits[0][0])
+        assert c == fits[0][1]
+    ours, theirs = objective(*fits[0], X, y, C=1.0, loss=loss), objective(ref_w, ref_c, X, y, C=1.0, loss=loss)
+    assert abs(ours - theirs) <= 1e-7 * max(1.0, abs(theirs))
+
+
+@SETTINGS
+@given(st.integers(0, 10**6))
+def test_rows_and_column_scaling_of_csc_match_the_dense_matrix(seed):
+    from scipy.sparse import csc_matrix
+
+    from spacy_treeboost.learning.logistic import _rows, _scale_columns
+
+    rng = numpy.random.default_rng(seed)
+    X, _ = random_problem(seed, n=int(rng.integers(1, 30)), d=int(rng.integers(1, 20)))
+    rows = numpy.flatnonzero(rng.random(len(X)) < 0.6)
+    scale = rng.normal(size=X.shape[1])
+    picked = _rows(csc_matrix(X), rows)
+    assert picked.format == "csc"
+    numpy.testing.assert_array_equal(picked.toarray(), X[rows])
+    scaled = _scale_columns(csc_matrix(X), scale)
+    assert scaled.format == "csc"
+    numpy.testing.assert_array_equal(scaled.toarray(), X * scale)
+    numpy.testing.assert_array_equal(_scale_columns(csr_matrix(X), scale).toarray(), X * scale)

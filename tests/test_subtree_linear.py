@@ -1,5 +1,6 @@
 """The subtree-linear learner: mined counts against the brute-force enumeration, rules against the linear model."""
 import pickle
+from pathlib import Path
 
 import numpy
 import pytest
@@ -263,3 +264,43 @@ def test_the_ray_backend_without_ray_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(ImportError, match=r'pip install "spacy-treeboost\[ray\]"'):
         SubtreeLinearClassifier(max_pattern_size=2, min_support=1, cv=2, n_workers=2, backend="ray").fit(f, y)
+
+
+@SETTINGS
+@given(forests(st), st.integers(1, 4), st.integers(1, 3), st.integers(0, 3), st.booleans(), st.integers(2, 5),
+       st.integers(0, 10**6))
+def test_mining_split_by_root_label_gives_the_one_miner_result(data, k, min_support, rare, include_root, n_shards,
+                                                               seed):
+    from spacy_treeboost.learning.backends import assign_root_labels
+    from spacy_treeboost.learning.classifier import _label_rank
+    from spacy_treeboost.learning.subtree_linear import _mine_shard, merge_shards
+
+    f = Forest.from_trees(data[0])
+    vocab = f.vocab.to_list()
+    mine = dict(max_pattern_size=k, min_support=min_support, rare_up_to=min(rare, k) if min_support > 1 else 0,
+                include_root=include_root, max_cache_bytes=64 << 20)
+    forest = (f.labels, f.parents, f.offsets, _label_rank(vocab))
+    one = _mine_shard(forest, mine, None)
+    balanced = assign_root_labels(f.labels, f.parents, len(vocab), n_shards, include_root)
+    scattered = numpy.random.default_rng(seed).integers(0, n_shards, len(vocab))
+    for owners in (balanced, scattered):
+        matrix, table = merge_shards([_mine_shard(forest, mine, owners == s) for s in range(n_shards)])
+        for want, got in zip(one["matrix"] + one["table"], matrix + table):
+            assert got.dtype == want.dtype
+            numpy.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.slow
+def test_mining_on_worker_processes_gives_the_one_miner_result():
+    from spacy_treeboost.trees.bact import read_bact
+
+    with open(Path(__file__).resolve().parent / "data" / "synthetic_120.tree", encoding="utf-8") as f:
+        X, _ = read_bact(f)
+    settings = dict(max_pattern_size=3, min_support=2, include_root_patterns=False, max_cache_mb=64,
+                    keep_rare_up_to=2)
+    one, codes = mine_subtrees(X, **settings)
+    for n_workers in (2, 3):
+        many, many_codes = mine_subtrees(X, n_workers=n_workers, **settings)
+        assert many_codes == codes
+        for a in ("indptr", "indices", "data"):
+            numpy.testing.assert_array_equal(getattr(many, a), getattr(one, a))

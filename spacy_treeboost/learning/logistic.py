@@ -176,6 +176,61 @@ class _SingletonReduction:
         return x
 
 
+BLOCK_NNZ = 1 << 23
+N_BLOCKS = 8
+
+
+class _ColumnBlocks:
+    """The products of a large CSC matrix over `N_BLOCKS` fixed column blocks of equal nonzeros, the blocks on
+    up to `threads` threads (scipy's products release the GIL). X v sums the blocks' partial products in block
+    order and X^T u concatenates them, so the result is the same, bit for bit, for any number of threads."""
+
+    def __init__(self, X: "sp.spmatrix", threads: int) -> None:
+        from scipy.sparse import csc_matrix
+
+        n, d = X.shape
+        cuts = numpy.searchsorted(X.indptr, numpy.linspace(0, X.nnz, N_BLOCKS + 1)[1:-1])
+        bounds = numpy.concatenate([[0], numpy.clip(cuts, 0, d), [d]]).astype(numpy.int64)
+        self.blocks = []
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            lo, hi = int(X.indptr[a]), int(X.indptr[b])
+            self.blocks.append((int(a), int(b), csc_matrix((X.data[lo:hi], X.indices[lo:hi], X.indptr[a:b + 1] - lo),
+                                                            shape=(n, int(b - a)))))
+        self.shape, self.nnz, self.threads = X.shape, X.nnz, threads
+        self.T = _Transposed(self)
+
+    def _map(self, product: Any) -> List[numpy.ndarray]:
+        if self.threads <= 1:
+            return [product(block) for block in self.blocks]
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(min(self.threads, len(self.blocks))) as pool:
+            return list(pool.map(product, self.blocks))
+
+    def __matmul__(self, v: numpy.ndarray) -> numpy.ndarray:
+        parts = self._map(lambda block: block[2] @ v[block[0]:block[1]])
+        out = parts[0]
+        for part in parts[1:]:
+            out += part
+        return out
+
+    def rmatvec(self, u: numpy.ndarray) -> numpy.ndarray:
+        return numpy.concatenate(self._map(lambda block: block[2].T @ u))
+
+
+class _Transposed:
+    def __init__(self, of: _ColumnBlocks) -> None:
+        self.of = of
+
+    def __matmul__(self, u: numpy.ndarray) -> numpy.ndarray:
+        return self.of.rmatvec(u)
+
+
+def _blocked(X: "sp.spmatrix", threads: int) -> Any:
+    """X itself, or `_ColumnBlocks` of X (CSC) when it has at least `BLOCK_NNZ` nonzeros (whatever `threads`)."""
+    return _ColumnBlocks(X, threads) if X.nnz >= BLOCK_NNZ else X
+
+
 def _curvature(m: numpy.ndarray, loss: str) -> numpy.ndarray:
     """d^2 loss / d m^2 at margins m (the generalized second derivative for the squared hinge)."""
     if loss == "logistic":
@@ -186,12 +241,13 @@ def _curvature(m: numpy.ndarray, loss: str) -> numpy.ndarray:
 
 
 def _tron(X: "sp.spmatrix", y: numpy.ndarray, loss: str, l2: float, x0: numpy.ndarray, max_iter: int,
-          gtol: float) -> numpy.ndarray:
+          gtol: float, threads: int = 1) -> numpy.ndarray:
     """The trust-region Newton method of LIBLINEAR (Lin, Weng & Keerthi 2008) with its diagonal preconditioner
     for the conjugate gradients (Hsia, Chiang & Lin 2018: the Hessian's diagonal mixed with the identity,
     weight 0.01), and the trust region in the preconditioner's norm. Stops when the gradient's norm is at most
-    `gtol`."""
-    squared = X if X.nnz == 0 or bool(numpy.all(X.data == 1.0)) else X.power(2)
+    `gtol`. A large CSC X is multiplied by `_ColumnBlocks` on `threads` threads."""
+    squared = _blocked(X if X.nnz == 0 or bool(numpy.all(X.data == 1.0)) else X.power(2), threads)
+    X = _blocked(X, threads)
     x = x0.copy()
     f, g = _smooth(x, X, y, loss, l2)
     delta = -1.0
@@ -280,6 +336,7 @@ def fit_linear(
     tol: float = 1e-3,
     init: Optional[numpy.ndarray] = None,
     method: str = "trust-ncg",
+    threads: int = 1,
 ) -> Tuple[numpy.ndarray, float]:
     """Minimize the objective of the module docstring.
 
@@ -294,6 +351,8 @@ def fit_linear(
         unit radius) or "tron" (LIBLINEAR's trust-region Newton method with
         preconditioned conjugate gradients: far fewer Hessian products on large
         sparse problems).
+    threads (int): Threads for the products of a large problem with method "tron"
+        (the result is the same for any number).
     RETURNS (Tuple[numpy.ndarray, float]): The weights and the intercept.
     """
     y = numpy.asarray(y, dtype=numpy.float64)
@@ -306,7 +365,7 @@ def fit_linear(
     gtol = max(tol * float(numpy.linalg.norm(g_zero)), 1e-300)
     if l1_ratio == 0.0 and method == "tron":
         reduced = _SingletonReduction(X)
-        x = reduced.expand(_tron(reduced.X, y, loss, l2, reduced.reduce(x0), max_iter, gtol))
+        x = reduced.expand(_tron(reduced.X, y, loss, l2, reduced.reduce(x0), max_iter, gtol, threads))
     elif l1_ratio == 0.0:
         from scipy.optimize import minimize
 
@@ -455,7 +514,8 @@ def cv_folds(y: numpy.ndarray, cv: int, max_scored: Optional[int] = None) -> num
 
 
 def fold_margins(X: "sp.spmatrix", y: numpy.ndarray, folds: numpy.ndarray, fold: int, paths: Sequence[Path], *,
-                 l1_ratio: float, loss: str, max_iter: int, tol: float, method: str = "trust-ncg") -> numpy.ndarray:
+                 l1_ratio: float, loss: str, max_iter: int, tol: float, method: str = "trust-ncg",
+                 threads: int = 1) -> numpy.ndarray:
     """The margins of fold `fold`'s samples under the fits on the other folds, for every candidate of
     `all_candidates(paths)`: shape (candidates, samples in the fold)."""
     y = numpy.asarray(y, dtype=numpy.float64)
@@ -474,7 +534,7 @@ def fold_margins(X: "sp.spmatrix", y: numpy.ndarray, folds: numpy.ndarray, fold:
         for C in path.Cs:
             logger.debug("fold %d: fitting C = %g%s", fold + 1, C, " (naive Bayes features)" if path.nb else "")
             w, c = fit_linear(A, y[train], C=C, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol, init=init,
-                              method=method)
+                              method=method, threads=threads)
             init = numpy.append(w, c)
             for beta in path.betas:
                 out[k] = B @ interpolate(w, beta) + c
@@ -641,12 +701,13 @@ def path_scores(paths: Sequence[Path], chosen: Candidate, accuracy: Sequence[flo
 
 
 def final_fit(X: "sp.spmatrix", y: numpy.ndarray, C: float, *, nb: bool, l1_ratio: float, loss: str, max_iter: int,
-              tol: float, method: str = "trust-ncg") -> Tuple[numpy.ndarray, float, numpy.ndarray]:
+              tol: float, method: str = "trust-ncg", threads: int = 1) -> Tuple[numpy.ndarray, float, numpy.ndarray]:
     """`fit_head`'s fit on all samples: the weights of the (naive Bayes scaled) features, the intercept and the
     column scale."""
     scale = nb_ratio(X, y) if nb else numpy.ones(X.shape[1])
     Xs = _scale_columns(X, scale) if nb else X
-    w, c = fit_linear(Xs, y, C=C, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol, method=method)
+    w, c = fit_linear(Xs, y, C=C, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol, method=method,
+                      threads=threads)
     return w, c, scale
 
 

@@ -35,6 +35,7 @@ mined subtree as a rule (a zero weight included), since the document norm runs
 over all of them; its idf is stored in each rule.
 """
 import logging
+import os
 import time
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
@@ -60,27 +61,112 @@ LINEAR_BACKENDS = (None, "local", "processes", "ray")
 
 
 def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include_root_patterns: bool,
-                  max_cache_mb: int, keep_rare_up_to: int = 0) -> Tuple[Any, "PatternCodes"]:
+                  max_cache_mb: int, keep_rare_up_to: int = 0, n_workers: int = 1, backend: Optional[str] = None,
+                  ray_address: Optional[str] = None) -> Tuple[Any, "PatternCodes"]:
     """Every subtree of X up to `max_pattern_size` nodes in >= `min_support` documents, and every subtree of
     at most `keep_rare_up_to` nodes that occurs at all.
 
+    n_workers (int): Workers that mine the subtrees of separate root labels (balanced by
+        occurrences, as boosting splits its search); their patterns are put back in the
+        one miner's order, so the result is the same for any number of workers. The
+        split is by root label, not by document: a document shard cannot tell which of
+        its rare subtrees reach `min_support` overall, so it would have to keep them all.
+    backend (Optional[str]): Where the workers run (see `SubtreeLinearClassifier`).
+    ray_address (Optional[str]): For backend "ray", the cluster.
     RETURNS (Tuple[scipy.sparse.csc_matrix, PatternCodes]): The (n_docs, n_subtrees)
         count matrix and each column's pattern code, in the miner's order.
     """
     from scipy.sparse import csc_matrix
 
-    from ._mine import SearchSpace
+    from .backends import assign_root_labels
 
     rare = min(keep_rare_up_to, max_pattern_size) if min_support > 1 else 0
     vocab = X.vocab.to_list()
-    space = SearchSpace(X.labels, X.parents, X.offsets, _label_rank(vocab), max_pattern_size=max_pattern_size,
-                        min_support=min_support, rare_up_to=rare, include_root=include_root_patterns,
-                        max_cache_bytes=int(max_cache_mb) << 20)
-    n = space.expand_all()
-    indptr, docs, counts = space.pattern_matrix()
-    codes = PatternCodes.from_tree(*space.pattern_table(), vocab)
+    settings = dict(max_pattern_size=max_pattern_size, min_support=min_support, rare_up_to=rare,
+                    include_root=include_root_patterns, max_cache_bytes=int(max_cache_mb) << 20)
+    forest = (X.labels, X.parents, X.offsets, _label_rank(vocab))
+    if n_workers == 1:
+        shards = [_mine_shard(forest, settings, None)]
+    else:
+        owners = assign_root_labels(X.labels, X.parents, len(vocab), n_workers, include_root_patterns)
+        done = _run_tasks(n_workers, [("mine", s, None) for s in range(n_workers)], backend=backend,
+                          ray_address=ray_address, forest=forest, owners=owners, mine=settings)
+        shards = [done[("mine", s, None)] for s in range(n_workers)]
+    (indptr, docs, counts), table = merge_shards(shards)
+    codes = PatternCodes.from_tree(*table, vocab)
+    return csc_matrix((counts.astype(numpy.float64), docs, indptr), shape=(len(X), len(codes))), codes
+
+
+def _mine_shard(forest: Tuple[numpy.ndarray, ...], settings: Dict[str, Any],
+                owned: Optional[numpy.ndarray]) -> Dict[str, Any]:
+    """Every pattern of the root labels `owned` (None: of all), as `merge_shards` takes it."""
+    from ._mine import SearchSpace
+
+    space = SearchSpace(*forest, **settings)
+    if owned is not None:
+        space.own_root_labels(owned)
+    space.expand_all()
+    matrix, table = space.pattern_matrix(), space.pattern_table()
+    n_roots = int(numpy.count_nonzero(table[0] < 0))
     del space
-    return csc_matrix((counts.astype(numpy.float64), docs, indptr), shape=(len(X), n)), codes
+    return {"matrix": matrix, "table": table, "n_roots": n_roots}
+
+
+def merge_shards(shards: Sequence[Dict[str, Any]]) -> Tuple[Tuple[numpy.ndarray, ...], Tuple[numpy.ndarray, ...]]:
+    """The patterns of miners that each expanded the roots of their own labels, in the order of one miner.
+
+    Every miner holds every root (single-node pattern) first, in the same order, and extends
+    patterns level by level: the patterns of n + 1 nodes follow those of n nodes, ordered by
+    their parent's place, siblings in the order of their miner. Each parent lives in one
+    miner, so the same rule orders the union.
+
+    shards (Sequence[Dict[str, Any]]): `_mine_shard`'s results.
+    RETURNS (Tuple[Tuple[numpy.ndarray, ...], Tuple[numpy.ndarray, ...]]): The CSC arrays
+        (indptr, docs, counts) and the table (parent, depth, label, size), as
+        `SearchSpace.pattern_matrix` and `pattern_table` give them.
+    """
+    if len(shards) == 1:
+        return shards[0]["matrix"], shards[0]["table"]
+    R = shards[0]["n_roots"]
+    tables = [s["table"] for s in shards]
+    indptrs = [s["matrix"][0] for s in shards]
+    extra = [len(t[0]) - R for t in tables]
+    base = numpy.concatenate([[0], numpy.cumsum(extra)]).astype(numpy.int64)
+    # the patterns beyond the roots of every shard, one after the other: g = base[k] + local index - R
+    parent = numpy.concatenate([t[0][R:] for t in tables]).astype(numpy.int64)
+    size = numpy.concatenate([t[3][R:] for t in tables])
+    offset = numpy.repeat(base[:-1] - R, extra)
+    rank = numpy.zeros(len(parent), dtype=numpy.int64)
+
+    def parent_rank(at: numpy.ndarray) -> numpy.ndarray:
+        p = parent[at]
+        return numpy.where(p < R, p, rank[numpy.maximum(p + offset[at], 0)])
+
+    placed = R
+    for level in range(2, int(size.max(initial=1)) + 1):
+        at = numpy.flatnonzero(size == level)
+        at = at[numpy.lexsort((at, parent_rank(at)))]
+        rank[at] = numpy.arange(placed, placed + len(at))
+        placed += len(at)
+    position = numpy.empty(len(parent), dtype=numpy.int64)
+    position[rank - R] = numpy.arange(len(parent))
+    merged_parent = parent_rank(position)
+    table = [numpy.concatenate([tables[0][0][:R], merged_parent]).astype(numpy.int32)]
+    for c in (1, 2, 3):
+        table.append(numpy.concatenate([tables[0][c][:R], numpy.concatenate([t[c][R:] for t in tables])[position]]))
+    # each pattern's documents: shard k's column R + j lies at flat[shard_start[k] + indptr_k[R + j]:...]
+    shard_start = numpy.concatenate([[0], numpy.cumsum([len(s["matrix"][1]) for s in shards])]).astype(numpy.int64)
+    starts = numpy.concatenate([ip[R:-1] + shard_start[k] for k, ip in enumerate(indptrs)])[position]
+    lengths = numpy.concatenate([numpy.diff(ip[R:]) for ip in indptrs])[position]
+    ends = numpy.cumsum(lengths)
+    source = numpy.repeat(starts - (ends - lengths), lengths) + numpy.arange(int(ends[-1]) if len(ends) else 0)
+    root_end = int(indptrs[0][R])
+    flat_docs = numpy.concatenate([s["matrix"][1] for s in shards])
+    flat_counts = numpy.concatenate([s["matrix"][2] for s in shards])
+    indptr = numpy.concatenate([indptrs[0][: R + 1], root_end + ends]).astype(numpy.int64)
+    docs = numpy.concatenate([shards[0]["matrix"][1][:root_end], flat_docs[source]])
+    counts = numpy.concatenate([shards[0]["matrix"][2][:root_end], flat_counts[source]])
+    return (indptr, docs, counts), tuple(table)
 
 
 class PatternCodes:
@@ -221,8 +307,9 @@ class SubtreeLinearClassifier(RuleClassifier):
         one of them on large ones, where one held-out fold already measures the
         candidates and fits the calibration); None fits every fold.
     n_workers (int): Workers that share the fits (each class's cross-validation folds
-        and final fit); the model is the same, bit for bit, for any number and backend.
-        One worker, and models with `separate_views`, fit in this process.
+        and final fit; a fit that runs alone multiplies its large matrices on
+        `n_workers` threads); the model is the same, bit for bit, for any number and
+        backend. One worker, and models with `separate_views`, fit in this process.
     backend (Optional[str]): Where the workers run: None or "processes" (forked
         processes on this machine), "ray" (Ray actors, each holding the feature
         matrix once) or "local" (one worker, in-process).
@@ -354,7 +441,8 @@ class SubtreeLinearClassifier(RuleClassifier):
         logger.info("mining the subtrees of up to %d nodes in %d trees", self.max_pattern_size, len(X))
         counts, codes = mine_subtrees(X, max_pattern_size=self.max_pattern_size, min_support=self.min_support,
                                       include_root_patterns=self.include_root_patterns,
-                                      max_cache_mb=self.max_cache_mb, keep_rare_up_to=self.keep_rare_up_to)
+                                      max_cache_mb=self.max_cache_mb, keep_rare_up_to=self.keep_rare_up_to,
+                                      n_workers=self.n_workers, backend=self.backend, ray_address=self.ray_address)
         if not codes:
             raise ValueError("The training trees contain no subtree to learn from (are the documents empty, or is "
                              "min_support larger than the number of documents?).")
@@ -520,14 +608,15 @@ _JOB: Dict[str, Any] = {}
 def _run_tasks(n_workers: int, tasks: List[Tuple[Any, ...]], backend: Optional[str] = None,
                ray_address: Optional[str] = None, **job: Any) -> Dict[Tuple[Any, ...], Any]:
     """Every task's result by task, from `n_workers` forked processes that inherit the job's arrays, or from as many
-    Ray actors that each receive the job once."""
+    Ray actors that each receive the job once; a lone task runs here, its large products on `n_workers` threads."""
     import multiprocessing
 
     if backend == "ray" and n_workers > 1 and len(tasks) > 1:
         return _run_ray_tasks(n_workers, tasks, ray_address, job)
-    _JOB.update(job)
+    _JOB.update(job, threads=1)
     try:
         if n_workers == 1 or len(tasks) <= 1:
+            _JOB["threads"] = min(n_workers, os.cpu_count() or 1)
             results = [_run_task(task) for task in tasks]
         else:
             with multiprocessing.get_context("fork").Pool(min(n_workers, len(tasks))) as pool:
@@ -593,7 +682,9 @@ def _run_ray_tasks(n_workers: int, tasks: List[Tuple[Any, ...]], address: Option
 def _run_task(task: Tuple[Any, ...]) -> Any:
     kind, h, arg = task
     job = _JOB
-    F, y, fit = job["F"], job["targets"][h], job["fit"]
+    if kind == "mine":
+        return _mine_shard(job["forest"], job["mine"], job["owners"] == h)
+    F, y, fit = job["F"], job["targets"][h], dict(job["fit"], threads=job.get("threads", 1))
     with one_blas_thread():
         if kind == "fold":
             fold, path = arg
