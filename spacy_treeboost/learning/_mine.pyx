@@ -289,9 +289,6 @@ cdef class SearchSpace:
     cdef vector[int32_t] roots
     cdef vector[uint8_t] root_owned
     cdef vector[double] sbound
-    cdef vector[double] rbound
-    cdef vector[Sums] rsums
-    cdef int prepared_crit
     # per document (w, +0.0) if positive, (+0.0, w) if negative, w >= +0.0; a positive document's
     # second value is -0.0, which adds nothing to a sum but marks the document (`positive_at`)
     cdef vector[double] wpn
@@ -346,7 +343,6 @@ cdef class SearchSpace:
         if not 1 <= _doc_block_bits <= 30:
             raise ValueError(f"_doc_block_bits must be in [1, 30], got {_doc_block_bits}")
         self.doc_block_bits = _doc_block_bits
-        self.prepared_crit = -1
         self.link_far = <uint16_t>_link_far
         self.compact_at = max(_compact_at, 1)
         self.trim_at = 0
@@ -974,36 +970,41 @@ cdef class SearchSpace:
     def pattern_size(self, int32_t i) -> int:
         return self.node(i)[0].size
 
-    def best_rule(self, weights, y, str criterion="iwakura", bint presence=False, root_bounds=None):
+    def best_rule(self, weights, y, str criterion="iwakura", bint presence=False):
         """Find the best rule this round by branch and bound.
 
         weights (numpy.ndarray): float64 document weights, summing to 1.
         y (numpy.ndarray): int8 labels in {-1, +1}.
         criterion (str): "iwakura" (printed gain), "z" (real AdaBoost Z) or "bact".
         presence (bool): fix the threshold at z=1 (-FQ).
-        root_bounds (Optional[numpy.ndarray]): The bound of every root (single-node
-            pattern), from the `root_bounds` of the spaces that own them, after this
-            space's own `root_bounds` call with the same weights, labels and criterion;
-            None computes them all here.
         RETURNS (dict): node, z, sign, value, P, N, A_pos, A_neg, nodes_visited;
             node is -1 when no pattern exists.
         """
+        cdef const double[:] w = numpy.ascontiguousarray(weights, dtype=numpy.float64)
+        cdef const signed char[:] yy = numpy.ascontiguousarray(y, dtype=numpy.int8)
+        if w.shape[0] != self.n_docs or yy.shape[0] != self.n_docs:
+            raise ValueError("weights and labels must have one entry per training document")
+        if not numpy.all(numpy.isfinite(weights)) or numpy.any(numpy.asarray(weights) < 0) or not numpy.sum(weights) > 0:
+            raise ValueError("weights must be finite, non-negative and not all zero")
+        if not numpy.all(numpy.abs(numpy.asarray(y)) == 1):
+            raise ValueError("labels must be -1 or +1")
         cdef int crit = CRITERIA[criterion]
-        cdef Py_ssize_t r
-        cdef const double[:] given
-        if root_bounds is None:
-            self._prepare(weights, y, crit)
-            self._root_sums(crit, False)
-        else:
-            if self.prepared_crit != crit:
-                raise ValueError("root_bounds needs this space's own root_bounds() call first, with the same weights, "
-                                 "labels and criterion")
-            given = numpy.ascontiguousarray(root_bounds, dtype=numpy.float64)
-            if given.shape[0] != <Py_ssize_t>self.roots.size():
-                raise ValueError(f"root_bounds needs one bound per root ({self.roots.size()}), got {given.shape[0]}")
-            for r in range(self.roots.size()):
-                self.rbound[r] = given[r]
-            self.prepared_crit = -1
+        cdef Py_ssize_t k, r
+        self.Tp = self.Tn = 0
+        self.Np = self.Nn = 0
+        self.wpn.assign(2 * self.n_docs, 0.0)
+        for k in range(self.n_docs):
+            if yy[k] > 0:
+                self.Tp += w[k]
+                self.Np += 1
+                self.wpn[2 * k] = w[k] + 0.0
+                self.wpn[2 * k + 1] = -0.0
+            else:
+                self.Tn += w[k]
+                self.Nn += 1
+                self.wpn[2 * k + 1] = w[k] + 0.0
+        self._support_bounds(w, yy, crit)
+        self._single_bounds(crit)
         cdef Cand best
         best.value = -INFINITY
         best.node = -1
@@ -1011,14 +1012,19 @@ cdef class SearchSpace:
         best.sign = 1
         self.nodes_visited = 0
         cdef int32_t patterns_before = self.n_nodes
+        self.docs_summed = 0
         self.children_checked = 0
         self.cut_threshold = NAN
         cdef int32_t n_labels = self.label_rank.size()
         self.sbound.assign(n_labels, -INFINITY)
+        cdef vector[double] rbound
+        cdef vector[Sums] rsums
+        cdef Sums sm
         for r in range(self.roots.size()):
-            self.sbound[self.node(self.roots[r]).label] = self.rbound[r]
-        cdef vector[double] rbound = self.rbound
-        cdef vector[Sums] rsums = self.rsums
+            self._sums(self.roots[r], &sm)
+            rsums.push_back(sm)
+            rbound.push_back(self._bound(crit, &sm))
+            self.sbound[self.node(self.roots[r]).label] = rbound.back()
         # The root of largest bound is searched first; the heap then holds only the roots whose bound
         # reaches the best value found under it (the others would stop the loop below when popped).
         cdef Py_ssize_t top = -1
@@ -1052,66 +1058,6 @@ cdef class SearchSpace:
                 "P": best.P, "N": best.N, "A_pos": best.Ap, "A_neg": best.An,
                 "T_pos": self.Tp, "T_neg": self.Tn, "nodes_visited": self.nodes_visited,
                 "root": root, "root_bound": rbound[root] if root >= 0 else -INFINITY}
-
-    def root_bounds(self, weights, y, str criterion="iwakura"):
-        """The bound of each owned root (single-node pattern) this round, NaN for the others: the first half of
-        `best_rule` when the roots are split over several spaces, whose merged bounds go back to `best_rule`.
-
-        RETURNS (numpy.ndarray): float64, one entry per root.
-        """
-        cdef int crit = CRITERIA[criterion]
-        self._prepare(weights, y, crit)
-        self._root_sums(crit, True)
-        out = numpy.full(self.roots.size(), numpy.nan)
-        cdef double[:] o = out
-        cdef Py_ssize_t r
-        for r in range(self.roots.size()):
-            if self.root_owned.empty() or self.root_owned[r]:
-                o[r] = self.rbound[r]
-        self.prepared_crit = crit
-        return out
-
-    cdef _prepare(self, weights, y, int crit):
-        """The round's weights by class, totals, and the bounds by support and by single document."""
-        cdef const double[:] w = numpy.ascontiguousarray(weights, dtype=numpy.float64)
-        cdef const signed char[:] yy = numpy.ascontiguousarray(y, dtype=numpy.int8)
-        if w.shape[0] != self.n_docs or yy.shape[0] != self.n_docs:
-            raise ValueError("weights and labels must have one entry per training document")
-        if not numpy.all(numpy.isfinite(weights)) or numpy.any(numpy.asarray(weights) < 0) or not numpy.sum(weights) > 0:
-            raise ValueError("weights must be finite, non-negative and not all zero")
-        if not numpy.all(numpy.abs(numpy.asarray(y)) == 1):
-            raise ValueError("labels must be -1 or +1")
-        cdef Py_ssize_t k
-        self.prepared_crit = -1
-        self.Tp = self.Tn = 0
-        self.Np = self.Nn = 0
-        self.wpn.assign(2 * self.n_docs, 0.0)
-        for k in range(self.n_docs):
-            if yy[k] > 0:
-                self.Tp += w[k]
-                self.Np += 1
-                self.wpn[2 * k] = w[k] + 0.0
-                self.wpn[2 * k + 1] = -0.0
-            else:
-                self.Tn += w[k]
-                self.Nn += 1
-                self.wpn[2 * k + 1] = w[k] + 0.0
-        self._support_bounds(w, yy, crit)
-        self._single_bounds(crit)
-
-    cdef void _root_sums(self, int crit, bint owned_only):
-        """The sums and bound of every root (owned_only: of the owned ones; the others' bounds -inf)."""
-        cdef Py_ssize_t r
-        cdef Sums sm
-        self.docs_summed = 0
-        self.rsums.resize(self.roots.size())
-        self.rbound.assign(self.roots.size(), -INFINITY)
-        for r in range(self.roots.size()):
-            if owned_only and not (self.root_owned.empty() or self.root_owned[r]):
-                continue
-            self._sums(self.roots[r], &sm)
-            self.rsums[r] = sm
-            self.rbound[r] = self._bound(crit, &sm)
 
     def own_root_labels(self, owned) -> int:
         """Search only the patterns whose root label id has a true entry in `owned`; return how many roots remain.

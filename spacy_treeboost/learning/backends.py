@@ -1,10 +1,7 @@
 """Search backends: where the subtree search of each boosting round runs.
 
 Every worker holds the whole forest and every head's document scores; the
-search space is split by root label. Each round, per head, every worker bounds
-its own root labels (the sums over their documents, the round's largest fixed
-cost), the coordinator merges the bounds of all labels and sends them back (the
-search prunes by the labels of any root), every worker returns its best
+search space is split by root label. Each round every worker returns its best
 candidate under the search's total tie order, the coordinator picks the global
 best in the order a single search would have met the candidates, the owner
 sends the winner's (documents, counts), and every worker applies the same rule
@@ -108,48 +105,28 @@ class SearchWorker:
         self.settings = search_settings
         self.last_node: Dict[int, int] = {}
         self.search_cpu = 0.0
-        self.bounds_cpu = 0.0
 
     def n_patterns(self) -> int:
         return self.space.n_patterns
 
-    def search(self, heads: Sequence[int], updates: Sequence[Tuple[str, Tuple[Any, ...]]] = (),
-               root_bounds: Optional[Sequence[numpy.ndarray]] = None) -> List[Dict[str, Any]]:
-        """Apply pending updates, then find each head's best candidate among the owned root labels.
-
-        root_bounds (Optional[Sequence[numpy.ndarray]]): Per head, the bound of every root label, merged from every
-            worker's `root_bounds` of this round (the last one of this worker must be for that head); None computes
-            every root's bound here.
-        """
+    def search(self, heads: Sequence[int], updates: Sequence[Tuple[str, Tuple[Any, ...]]] = ()) -> List[Dict[str, Any]]:
+        """Apply pending updates, then find each head's best candidate among the owned root labels."""
         for method, args in updates:
             getattr(self, method)(*args)
         out = []
-        for j, k in enumerate(heads):
+        for k in heads:
             t0 = time.process_time()
             w = boosting_weights(self.scores[k], self.targets[k])
             best = self.space.best_rule(w, self.targets[k], self.settings["criterion"],
-                                        presence=self.settings["presence"],
-                                        root_bounds=None if root_bounds is None else root_bounds[j])
+                                        presence=self.settings["presence"])
             node = best.pop("node")
             self.last_node[k] = node
             best["key"] = self.space.pattern_code_key(node) if node >= 0 else None
             best["patterns_cached"] = self.space.n_patterns
-            best["cpu_seconds"] = time.process_time() - t0 + (0.0 if root_bounds is None else self.bounds_cpu)
-            self.search_cpu += time.process_time() - t0
+            best["cpu_seconds"] = time.process_time() - t0
+            self.search_cpu += best["cpu_seconds"]
             out.append(best)
         return out
-
-    def root_bounds(self, k: int, updates: Sequence[Tuple[str, Tuple[Any, ...]]] = ()) -> numpy.ndarray:
-        """Apply pending updates, then the bound of each owned root label for head k this round (NaN for the
-        others): the first half of a search split over workers, done once per root label."""
-        for method, args in updates:
-            getattr(self, method)(*args)
-        t0 = time.process_time()
-        bounds = self.space.root_bounds(boosting_weights(self.scores[k], self.targets[k]), self.targets[k],
-                                        self.settings["criterion"])
-        self.bounds_cpu = time.process_time() - t0
-        self.search_cpu += self.bounds_cpu
-        return bounds
 
     def winners(self, heads: Sequence[int]) -> List[Tuple[numpy.ndarray, numpy.ndarray, Tuple[Tuple[int, int], ...]]]:
         """(docs, counts, code) of each head's last best candidate."""
@@ -184,16 +161,6 @@ class SearchWorker:
 
 def _digest(scores: numpy.ndarray) -> bytes:
     return hashlib.blake2b(numpy.ascontiguousarray(scores, dtype=numpy.float64).tobytes(), digest_size=16).digest()
-
-
-def merge_root_bounds(parts: Sequence[numpy.ndarray]) -> numpy.ndarray:
-    """Every root label's bound from the workers' `root_bounds` (each root is owned by exactly one worker)."""
-    out = numpy.array(parts[0], dtype=numpy.float64)
-    for part in parts[1:]:
-        out = numpy.where(numpy.isnan(out), part, out)
-    if numpy.isnan(out).any():
-        raise RuntimeError(f"{int(numpy.isnan(out).sum())} root label(s) have no owner among the search workers")
-    return out
 
 
 def _merge(cands: List[Dict[str, Any]]) -> Tuple[int, Dict[str, Any]]:
@@ -252,20 +219,11 @@ class SearchBackend:
         self.round = round_number
         workers = range(self.n_workers)
         pending, self._pending = self._pending, []
-        if self.n_workers == 1:
-            replies = self._call_all(workers, "search", [(list(heads), pending)])
-            by_head = [[reply[j] for reply in replies] for j in range(len(heads))]
-        else:
-            by_head = []
-            for j, k in enumerate(heads):
-                parts = self._call_all(workers, "root_bounds", [(k, pending if j == 0 else [])] * self.n_workers)
-                merged = merge_root_bounds(parts)
-                by_head.append([reply[0] for reply in self._call_all(workers, "search", [([k], [], [merged])]
-                                                                     * self.n_workers)])
+        replies = self._call_all(workers, "search", [(list(heads), pending)] * self.n_workers)
         found: Dict[int, Dict[str, Any]] = {}
         owners: Dict[int, List[int]] = {}
         for j, k in enumerate(heads):
-            cands = by_head[j]
+            cands = [reply[j] for reply in replies]
             owner, best = _merge(cands)
             best = dict(best, node=0 if owner >= 0 else -1,
                         nodes_visited=sum(c["nodes_visited"] for c in cands),
