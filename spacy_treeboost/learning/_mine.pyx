@@ -1020,10 +1020,15 @@ cdef class SearchSpace:
         cdef vector[double] rbound
         cdef vector[Sums] rsums
         cdef Sums sm
+        # A root of another worker's label is bounded by its number of documents alone: valid for every
+        # extension with that label, so the rule found is the same, without summing its documents here.
         for r in range(self.roots.size()):
-            self._sums(self.roots[r], &sm)
+            if self.root_owned.empty() or self.root_owned[r]:
+                self._sums(self.roots[r], &sm)
+                rbound.push_back(self._bound(crit, &sm))
+            else:
+                rbound.push_back(self.ub_by_support[self.node(self.roots[r]).n_docs])
             rsums.push_back(sm)
-            rbound.push_back(self._bound(crit, &sm))
             self.sbound[self.node(self.roots[r]).label] = rbound.back()
         # The root of largest bound is searched first; the heap then holds only the roots whose bound
         # reaches the best value found under it (the others would stop the loop below when popped).
