@@ -97,19 +97,27 @@ def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include
     return csc_matrix((counts.astype(numpy.float64), docs, indptr), shape=(len(X), len(codes))), codes
 
 
-def _mine_shard(forest: Tuple[numpy.ndarray, ...], settings: Dict[str, Any],
-                owned: Optional[numpy.ndarray]) -> Dict[str, Any]:
-    """Every pattern of the root labels `owned` (None: of all), as `merge_shards` takes it."""
+def _mine_shard(forest: Tuple[numpy.ndarray, ...], settings: Dict[str, Any], owned: Optional[numpy.ndarray],
+                owned_first: bool = True) -> Dict[str, Any]:
+    """Every pattern of the root labels `owned` (None: of all), as `merge_shards` takes it; the roots' documents
+    only from the first shard (`owned_first`; every shard holds them), counts narrowed to bytes when they fit."""
     from ._mine import SearchSpace
 
     space = SearchSpace(*forest, **settings)
     if owned is not None:
         space.own_root_labels(owned)
     space.expand_all()
-    matrix, table = space.pattern_matrix(), space.pattern_table()
-    n_roots = int(numpy.count_nonzero(table[0] < 0))
+    (indptr, docs, counts), table = space.pattern_matrix(), space.pattern_table()
     del space
-    return {"matrix": matrix, "table": table, "n_roots": n_roots}
+    n_roots = int(numpy.count_nonzero(table[0] < 0))
+    if owned is not None:
+        if not owned_first:
+            end = int(indptr[n_roots])
+            indptr = numpy.concatenate([numpy.zeros(n_roots + 1, dtype=indptr.dtype), indptr[n_roots + 1:] - end])
+            docs, counts = docs[end:], counts[end:]
+        if len(counts) and int(counts.max()) < 256:
+            counts = counts.astype(numpy.uint8)
+    return {"matrix": (indptr, docs, counts), "table": table, "n_roots": n_roots}
 
 
 def merge_shards(shards: Sequence[Dict[str, Any]]) -> Tuple[Tuple[numpy.ndarray, ...], Tuple[numpy.ndarray, ...]]:
@@ -165,7 +173,7 @@ def merge_shards(shards: Sequence[Dict[str, Any]]) -> Tuple[Tuple[numpy.ndarray,
     flat_counts = numpy.concatenate([s["matrix"][2] for s in shards])
     indptr = numpy.concatenate([indptrs[0][: R + 1], root_end + ends]).astype(numpy.int64)
     docs = numpy.concatenate([shards[0]["matrix"][1][:root_end], flat_docs[source]])
-    counts = numpy.concatenate([shards[0]["matrix"][2][:root_end], flat_counts[source]])
+    counts = numpy.concatenate([shards[0]["matrix"][2][:root_end], flat_counts[source]]).astype(numpy.int32)
     return (indptr, docs, counts), tuple(table)
 
 
@@ -683,7 +691,7 @@ def _run_task(task: Tuple[Any, ...]) -> Any:
     kind, h, arg = task
     job = _JOB
     if kind == "mine":
-        return _mine_shard(job["forest"], job["mine"], job["owners"] == h)
+        return _mine_shard(job["forest"], job["mine"], job["owners"] == h, h == 0)
     F, y, fit = job["F"], job["targets"][h], dict(job["fit"], threads=job.get("threads", 1))
     with one_blas_thread():
         if kind == "fold":
