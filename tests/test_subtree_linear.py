@@ -300,7 +300,7 @@ def test_mining_on_worker_processes_gives_the_one_miner_result():
                     keep_rare_up_to=2)
     one, codes = mine_subtrees(X, **settings)
     for n_workers in (2, 3):
-        many, many_codes = mine_subtrees(X, n_workers=n_workers, **settings)
+        many, many_codes = mine_subtrees(X, n_workers=n_workers, min_shard_documents=1, **settings)
         assert many_codes == codes
         for a in ("indptr", "indices", "data"):
             numpy.testing.assert_array_equal(getattr(many, a), getattr(one, a))

@@ -62,7 +62,7 @@ LINEAR_BACKENDS = (None, "local", "processes", "ray")
 
 def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include_root_patterns: bool,
                   max_cache_mb: int, keep_rare_up_to: int = 0, n_workers: int = 1, backend: Optional[str] = None,
-                  ray_address: Optional[str] = None) -> Tuple[Any, "PatternCodes"]:
+                  ray_address: Optional[str] = None, min_shard_documents: int = 2000) -> Tuple[Any, "PatternCodes"]:
     """Every subtree of X up to `max_pattern_size` nodes in >= `min_support` documents, and every subtree of
     at most `keep_rare_up_to` nodes that occurs at all.
 
@@ -73,6 +73,8 @@ def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include
         its rare subtrees reach `min_support` overall, so it would have to keep them all.
     backend (Optional[str]): Where the workers run (see `SubtreeLinearClassifier`).
     ray_address (Optional[str]): For backend "ray", the cluster.
+    min_shard_documents (int): Use at most one worker per this many documents (a small
+        forest is mined here, faster than workers start).
     RETURNS (Tuple[scipy.sparse.csc_matrix, PatternCodes]): The (n_docs, n_subtrees)
         count matrix and each column's pattern code, in the miner's order.
     """
@@ -85,6 +87,7 @@ def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include
     settings = dict(max_pattern_size=max_pattern_size, min_support=min_support, rare_up_to=rare,
                     include_root=include_root_patterns, max_cache_bytes=int(max_cache_mb) << 20)
     forest = (X.labels, X.parents, X.offsets, _label_rank(vocab))
+    n_workers = min(n_workers, max(1, len(X) // max(1, min_shard_documents)))
     if n_workers == 1:
         shards = [_mine_shard(forest, settings, None)]
     else:
@@ -314,10 +317,11 @@ class SubtreeLinearClassifier(RuleClassifier):
         at least this many training documents together (all `cv` folds on small corpora,
         one of them on large ones, where one held-out fold already measures the
         candidates and fits the calibration); None fits every fold.
-    n_workers (int): Workers that share the fits (each class's cross-validation folds
-        and final fit; a fit that runs alone multiplies its large matrices on
-        `n_workers` threads); the model is the same, bit for bit, for any number and
-        backend. One worker, and models with `separate_views`, fit in this process.
+    n_workers (int): Workers that share the mining (by root label, from 2,000 training
+        documents per worker) and the fits (each class's cross-validation folds and
+        final fit; a fit that runs alone multiplies its large matrices on `n_workers`
+        threads); the model is the same, bit for bit, for any number and backend. One
+        worker, and models with `separate_views`, fit in this process.
     backend (Optional[str]): Where the workers run: None or "processes" (forked
         processes on this machine), "ray" (Ray actors, each holding the feature
         matrix once) or "local" (one worker, in-process).
