@@ -259,7 +259,7 @@ def test_column_blocks_multiply_like_the_matrix_whatever_the_threads(seed, threa
     A = csc_matrix(X)
     v, u = rng.normal(size=X.shape[1]), rng.normal(size=X.shape[0])
     one, many = _ColumnBlocks(A, 1), _ColumnBlocks(A, threads)
-    assert sum(b - a for a, b, _ in one.blocks) == X.shape[1]
+    assert sum(b - a for a, b, _, _ in one.blocks) == X.shape[1]
     numpy.testing.assert_allclose(one @ v, X @ v, atol=1e-12)
     numpy.testing.assert_allclose(one.T @ u, X.T @ u, atol=1e-12)
     numpy.testing.assert_array_equal(one.T @ u, A.T @ u)

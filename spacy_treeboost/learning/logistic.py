@@ -181,12 +181,13 @@ N_BLOCKS = 8
 
 
 class _ColumnBlocks:
-    """The products of a large CSC matrix over `N_BLOCKS` fixed column blocks of equal nonzeros, the blocks on
-    up to `threads` threads (scipy's products release the GIL). X v sums the blocks' partial products in block
+    """The products of a large CSC matrix over `N_BLOCKS` fixed column blocks of equal nonzeros (views of its
+    arrays, and their transposes as CSR views: scipy's `.T` would copy them at every product), the blocks on up to
+    `threads` threads (scipy's products release the GIL). X v sums the blocks' partial products in block
     order and X^T u concatenates them, so the result is the same, bit for bit, for any number of threads."""
 
     def __init__(self, X: "sp.spmatrix", threads: int) -> None:
-        from scipy.sparse import csc_matrix
+        from scipy.sparse import csc_matrix, csr_matrix
 
         n, d = X.shape
         cuts = numpy.searchsorted(X.indptr, numpy.linspace(0, X.nnz, N_BLOCKS + 1)[1:-1])
@@ -194,10 +195,16 @@ class _ColumnBlocks:
         self.blocks = []
         for a, b in zip(bounds[:-1], bounds[1:]):
             lo, hi = int(X.indptr[a]), int(X.indptr[b])
-            self.blocks.append((int(a), int(b), csc_matrix((X.data[lo:hi], X.indices[lo:hi], X.indptr[a:b + 1] - lo),
-                                                            shape=(n, int(b - a)))))
+            block, transposed = csc_matrix((n, int(b - a)), dtype=X.dtype), csr_matrix((int(b - a), n), dtype=X.dtype)
+            block.data = transposed.data = X.data[lo:hi]
+            block.indices = transposed.indices = X.indices[lo:hi]
+            block.indptr = transposed.indptr = (X.indptr[a:b + 1] - lo).astype(X.indices.dtype)
+            self.blocks.append((int(a), int(b), block, transposed))
         self.shape, self.nnz, self.threads = X.shape, X.nnz, threads
-        self.T = _Transposed(self)
+
+    @property
+    def T(self) -> "_Transposed":
+        return _Transposed(self)
 
     def _map(self, product: Any) -> List[numpy.ndarray]:
         if self.threads <= 1:
@@ -215,7 +222,7 @@ class _ColumnBlocks:
         return out
 
     def rmatvec(self, u: numpy.ndarray) -> numpy.ndarray:
-        return numpy.concatenate(self._map(lambda block: block[2].T @ u))
+        return numpy.concatenate(self._map(lambda block: block[3] @ u))
 
 
 class _Transposed:
