@@ -200,7 +200,7 @@ class _ColumnBlocks:
             block.indices = transposed.indices = X.indices[lo:hi]
             block.indptr = transposed.indptr = (X.indptr[a:b + 1] - lo).astype(X.indices.dtype)
             self.blocks.append((int(a), int(b), block, transposed))
-        self.shape, self.nnz, self.threads = X.shape, X.nnz, threads
+        self.threads = threads
 
     @property
     def T(self) -> "_Transposed":

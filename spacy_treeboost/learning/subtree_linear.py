@@ -101,9 +101,9 @@ def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include
 
 
 def _mine_shard(forest: Tuple[numpy.ndarray, ...], settings: Dict[str, Any], owned: Optional[numpy.ndarray],
-                owned_first: bool = True) -> Dict[str, Any]:
+                with_roots: bool = True) -> Dict[str, Any]:
     """Every pattern of the root labels `owned` (None: of all), as `merge_shards` takes it; the roots' documents
-    only from the first shard (`owned_first`; every shard holds them), counts narrowed to bytes when they fit."""
+    only `with_roots` (every shard holds them; the first one sends them), counts narrowed to bytes when they fit."""
     from ._mine import SearchSpace
 
     space = SearchSpace(*forest, **settings)
@@ -114,7 +114,7 @@ def _mine_shard(forest: Tuple[numpy.ndarray, ...], settings: Dict[str, Any], own
     del space
     n_roots = int(numpy.count_nonzero(table[0] < 0))
     if owned is not None:
-        if not owned_first:
+        if not with_roots:
             end = int(indptr[n_roots])
             indptr = numpy.concatenate([numpy.zeros(n_roots + 1, dtype=indptr.dtype), indptr[n_roots + 1:] - end])
             docs, counts = docs[end:], counts[end:]
