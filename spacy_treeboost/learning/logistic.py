@@ -432,10 +432,12 @@ def stratified_folds(y: numpy.ndarray, k: int) -> numpy.ndarray:
 
 
 class Candidate(NamedTuple):
-    """One model the folds score: naive Bayes scaled features or plain ones, C, and the interpolation."""
+    """One model the folds score: naive Bayes scaled features or plain ones, C, the interpolation, and whether
+    it is fitted on the tf-idf matrix instead of the presence one."""
     nb: bool
     C: float
     beta: float
+    tfidf: bool = False
 
 
 class Path(NamedTuple):
@@ -445,10 +447,11 @@ class Path(NamedTuple):
     nb: bool
     Cs: Tuple[float, ...]
     betas: Tuple[float, ...]
+    tfidf: bool = False
 
     @property
     def candidates(self) -> List[Candidate]:
-        return [Candidate(self.nb, C, beta) for C in self.Cs for beta in self.betas]
+        return [Candidate(self.nb, C, beta, self.tfidf) for C in self.Cs for beta in self.betas]
 
 
 def make_path(nb: bool, Cs: Sequence[float], nb_beta: Optional[float], nb_betas: Sequence[float]) -> Path:
@@ -513,6 +516,19 @@ def cv_folds(y: numpy.ndarray, cv: int, max_scored: Optional[int] = None) -> num
     """
     y = numpy.asarray(y, dtype=numpy.float64)
     folds = stratified_folds(y, max(2, min(cv, int(min((y > 0).sum(), (y < 0).sum())))))
+    return _keep_scored(folds, max_scored)
+
+
+def class_folds(targets: Sequence[numpy.ndarray], cv: int, max_scored: Optional[int] = None) -> numpy.ndarray:
+    """The folds of `cv_folds` shared by the one-vs-rest heads of exclusive classes (`targets`: one {-1, +1}
+    vector per class, one +1 per sample): stratified by class, as many as the rarest head allows (at least 2)."""
+    Y = numpy.asarray(targets) > 0
+    k = max(2, min(cv, *(int(min(row.sum(), (~row).sum())) for row in Y)))
+    return _keep_scored(stratified_folds(Y.argmax(axis=0), k), max_scored)
+
+
+def _keep_scored(folds: numpy.ndarray, max_scored: Optional[int]) -> numpy.ndarray:
+    """`folds` with the samples of every fold after the first ones that hold `max_scored` samples set to -1."""
     if max_scored is not None:
         sizes = numpy.cumsum(numpy.bincount(folds))
         kept = min(int(numpy.searchsorted(sizes, max_scored)) + 1, len(sizes))
@@ -562,15 +578,22 @@ def assemble_margins(blocks: Sequence[numpy.ndarray], folds: numpy.ndarray) -> n
 def select_candidate(oof: numpy.ndarray, y: numpy.ndarray, criterion: str) -> Tuple[int, List[float]]:
     """`choose_C`'s choice from the out-of-fold margins of every candidate (rows of `oof`): its index and the
     accuracy of every candidate."""
+    keys, accuracy = candidate_costs(oof, y, criterion)
+    return min(range(len(oof)), key=lambda k: (keys[k], k)), accuracy
+
+
+def candidate_costs(oof: numpy.ndarray, y: numpy.ndarray, criterion: str) -> Tuple[List[Tuple[float, ...]], List[float]]:
+    """What `select_candidate` minimizes for each candidate (rows of `oof`), a tuple that adds up over heads:
+    (-correct, log-loss) for "accuracy", (calibrated log-loss,) for "calibrated_log_loss"; and the accuracy of
+    every candidate."""
     y = numpy.asarray(y, dtype=numpy.float64)
     correct = ((oof > 0) == (y > 0)).sum(axis=1).astype(float)
     if criterion == "calibrated_log_loss":
-        loss_of = [_calibrated_log_loss(f, y) for f in oof]
-        key = lambda k: (loss_of[k], k)
+        keys: List[Tuple[float, ...]] = [(_calibrated_log_loss(f, y),) for f in oof]
     else:
         logloss = numpy.logaddexp(0.0, -y * oof).sum(axis=1)
-        key = lambda k: (-correct[k], logloss[k], k)
-    return min(range(len(oof)), key=key), (correct / len(y)).tolist()
+        keys = [(-float(correct[k]), float(logloss[k])) for k in range(len(oof))]
+    return keys, (correct / len(y)).tolist()
 
 
 def _calibrated_log_loss(f: numpy.ndarray, y: numpy.ndarray) -> float:
@@ -704,7 +727,8 @@ def path_scores(paths: Sequence[Path], chosen: Candidate, accuracy: Sequence[flo
     cands = all_candidates(paths)
     if len(cands) == 1:
         return None
-    return [a for cand, a in zip(cands, accuracy) if cand.nb == chosen.nb and cand.beta == chosen.beta]
+    return [a for cand, a in zip(cands, accuracy)
+            if (cand.nb, cand.beta, cand.tfidf) == (chosen.nb, chosen.beta, chosen.tfidf)]
 
 
 def final_fit(X: "sp.spmatrix", y: numpy.ndarray, C: float, *, nb: bool, l1_ratio: float, loss: str, max_iter: int,

@@ -43,9 +43,9 @@ import numpy
 
 from .classifier import RuleClassifier, _label_rank, encode_targets
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
-from .logistic import (DEFAULT_CS, SOLVER_CONSTRAINTS, HeadFit, Path, all_candidates, assemble_margins, cv_folds,
-                       final_fit, finish_head, fit_head, fold_margins, make_path, needs_choice, one_blas_thread,
-                       path_scores, select_candidate)
+from .logistic import (DEFAULT_CS, SOLVER_CONSTRAINTS, HeadFit, Path, all_candidates, assemble_margins, candidate_costs, cv_folds,
+                       class_folds, final_fit, finish_head, fit_head, fold_margins, make_path, needs_choice,
+                       one_blas_thread, path_scores, platt)
 from ..models.rules import RuleSet
 from ..params import Boolean, Interval, Options, Text, rule
 from ..trees.forest import DEPENDENCY_VIEW_PREFIX, Forest
@@ -54,6 +54,7 @@ logger = logging.getLogger(__name__)
 
 FEATURES = ("auto", "nb", "presence", "log1p", "tfidf")
 PRESENCE_C_RATIO = 0.1
+TFIDF_C_RATIOS = (10.0, 100.0)
 SOLVER = "tron"
 NB_BETAS = (0.25, 0.5, 1.0)
 SELECTIONS = ("accuracy", "log_loss")
@@ -241,6 +242,19 @@ def frequency_order(F: Any) -> Tuple[numpy.ndarray, Any]:
         return inverse, F[:, order]
     renumbered = csr_matrix((F.data, inverse[F.indices].astype(F.indices.dtype), F.indptr), shape=F.shape)
     return inverse, renumbered
+
+
+def tfidf_columns(counts: Any) -> Tuple[Any, numpy.ndarray]:
+    """`tfidf_rows` of a CSC count matrix, computed column by column: the features (CSC, sharing the structure
+    of `counts`) and the idf of every column over the matrix's rows."""
+    from scipy.sparse import csc_matrix
+
+    df = numpy.diff(counts.indptr)
+    idf = numpy.log((1.0 + counts.shape[0]) / (1.0 + df)) + 1.0
+    data = (1.0 + numpy.log(counts.data)) * numpy.repeat(idf, df)
+    norms = numpy.sqrt(numpy.bincount(counts.indices, weights=data ** 2, minlength=counts.shape[0]))
+    data /= norms[counts.indices]
+    return csc_matrix((data, counts.indices, counts.indptr), shape=counts.shape), idf
 
 
 def tfidf_rows(counts: Any, n_docs: int) -> Tuple[Any, numpy.ndarray]:
@@ -467,25 +481,36 @@ class SubtreeLinearClassifier(RuleClassifier):
         clock = time.process_time()
         self.fit_info_: List[Dict[str, Any]] = []
         views = self._views(codes)
-        fitted = []
+        fitted, tfidf = [], self.features == "tfidf"
         if len(views) > 1:
             heads = [self._fit_views(F, t, views) for t in targets]
         else:
-            order, by_frequency = frequency_order(F)
-            heads = [fit._replace(weights=fit.weights[order]) for fit in self._fit_heads(by_frequency, targets)]
-            del by_frequency
+            T = None
+            if self.features == "auto":
+                order, ordered = frequency_order(counts.tocsc())
+                by_frequency = self._transform(ordered)[0]
+                T, _ = tfidf_columns(ordered)
+                del ordered
+            else:
+                order, by_frequency = frequency_order(F)
+            fits, on_T = self._fit_heads(by_frequency, targets, T)
+            heads = [fit._replace(weights=fit.weights[order]) for fit in fits]
+            del by_frequency, T
+            tfidf = tfidf or on_T
+            if on_T:
+                idf = tfidf_columns(counts.tocsc())[1]
         for head, t, (w, c, chosen, scores, ab, beta, nb) in zip(self.heads_, targets, heads):
             keep = None
             if self.max_rules is not None and numpy.count_nonzero(w) > self.max_rules:
-                w, c, keep = self._refit_top(counts if idf is not None else F, t, w, chosen, nb)
+                w, c, keep = self._refit_top(counts if tfidf else F, t, w, chosen, nb, tfidf)
             fitted.append((w, c, keep))
-            self.fit_info_.append({"head": head.name, "features": self._chosen_features(nb), "C": chosen,
+            self.fit_info_.append({"head": head.name, "features": self._chosen_features(nb, tfidf), "C": chosen,
                                    "cv_accuracy": scores, "nonzero": int(numpy.count_nonzero(w)), "platt": ab,
                                    "nb_beta": beta})
         del F, counts
         self.timings_["fit"] = time.process_time() - clock
         clock = time.process_time()
-        self.rules_ = self._rules(codes, fitted, idf)
+        self.rules_ = self._rules(codes, fitted, idf if tfidf else None)
         self.timings_["rules"] = time.process_time() - clock
         self.n_features_ = len(codes)
         return self
@@ -495,7 +520,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         """The rule table of the fitted heads: weights halved (sigmoid(2F) is the model's probability), each
         head's nonzero weights by decreasing magnitude (ties: mined order); for tf-idf every kept subtree, in
         mined order, its idf as the rule's b."""
-        value = self.features if self.features in ("log1p", "tfidf") else "stump"
+        value = "tfidf" if idf is not None else ("log1p" if self.features == "log1p" else "stump")
         columns = []
         for w, c, keep in fitted:
             if idf is None:
@@ -524,57 +549,97 @@ class SubtreeLinearClassifier(RuleClassifier):
         """`choose_C`'s criterion for this model's `selection`."""
         return "calibrated_log_loss" if self.selection == "log_loss" else "accuracy"
 
-    def _chosen_features(self, nb: Any) -> Any:
+    def _chosen_features(self, nb: Any, tfidf: bool = False) -> Any:
         """The feature map a head (or each of its views) was fitted on, for `fit_info_`."""
         if isinstance(nb, list):
             return [self._chosen_features(v) for v in nb]
-        return ("nb" if nb else "presence") if self.features == "auto" else self.features
+        if self.features != "auto":
+            return self.features
+        return "tfidf" if tfidf else ("nb" if nb else "presence")
 
-    def _paths(self) -> List[Path]:
+    def _paths(self, tfidf: bool = False) -> List[Path]:
         """The candidates the folds choose among: for "auto", naive Bayes scaled presence at C (or each of Cs)
-        with every interpolation of `nb_beta`, then plain presence at `PRESENCE_C_RATIO` times C."""
+        with every interpolation of `nb_beta`, then plain presence at `PRESENCE_C_RATIO` times C, then (with
+        `tfidf`) tf-idf at each of `TFIDF_C_RATIOS` times C."""
         Cs = self.Cs if self.C is None else [self.C]
         if self.features != "auto":
             nb = self.features == "nb"
             return [make_path(nb, Cs, self.nb_beta if nb else 1.0, NB_BETAS)]
-        return [make_path(True, Cs, self.nb_beta, NB_BETAS),
-                make_path(False, [PRESENCE_C_RATIO * c for c in Cs], 1.0, NB_BETAS)]
+        paths = [make_path(True, Cs, self.nb_beta, NB_BETAS),
+                 make_path(False, [PRESENCE_C_RATIO * c for c in Cs], 1.0, NB_BETAS)]
+        if tfidf:
+            tfidf_Cs = sorted({r * c for c in Cs for r in TFIDF_C_RATIOS})
+            paths.append(make_path(False, tfidf_Cs, 1.0, NB_BETAS)._replace(tfidf=True))
+        return paths
 
-    def _fit_heads(self, F: Any, targets: Sequence[numpy.ndarray]) -> List[HeadFit]:
-        """`_fit_head` of every target, the fits of each fold's candidate paths and the final fits spread over
-        `n_workers` processes."""
-        if self.n_workers == 1:
-            fits = []
-            for i, (head, t) in enumerate(zip(self.heads_, targets)):
-                logger.info("head %d of %d (%s)", i + 1, len(targets), head.name)
-                fits.append(self._fit_head(F, t))
-            return fits
-        logger.info("%d head(s) on %d worker processes", len(targets), self.n_workers)
-        paths = self._paths()
+    def _fit_heads(self, F: Any, targets: Sequence[numpy.ndarray], T: Any = None) -> Tuple[List[HeadFit], bool]:
+        """Every target's head, and whether they are fitted on the tf-idf matrix T (CSC, the columns of F)
+        rather than on F: the fits of each fold's candidate paths and the final fits as tasks of `_run_tasks`.
+        With T, the folds choose the feature family for all heads together, then each head's candidate within
+        it. With `selection` "accuracy", the family whose heads' best candidates (by `candidate_costs`) make the
+        task's decisions best on the out-of-fold margins (Platt-scaled when calibrating): for exclusive classes
+        the most documents right by the largest margin (the heads share `class_folds`), for several labels per
+        document the highest micro-F1 over (document, class) pairs, for two classes the most right; then, and
+        for "log_loss", the lowest total of the heads' costs; ties: presence."""
+        paths = self._paths(tfidf=T is not None)
         cands = all_candidates(paths)
-        folds = [cv_folds(t, self.cv, self.cv_documents) if needs_choice(paths, self.calibrate) else None
-                 for t in targets]
+        exclusive = not self.multilabel_ and len(targets) > 1
+        folds: List[Optional[numpy.ndarray]] = [None] * len(targets)
+        if needs_choice(paths, self.calibrate):
+            if T is not None and exclusive:
+                folds = [class_folds(targets, self.cv, self.cv_documents)] * len(targets)
+            else:
+                folds = [cv_folds(t, self.cv, self.cv_documents) for t in targets]
         fit = dict(l1_ratio=self.l1_ratio, loss=self.loss, max_iter=self.max_iter, tol=self.tol, method=SOLVER)
         tasks: List[Tuple[Any, ...]] = [("fold", h, (k, p)) for h, f in enumerate(folds) if f is not None
                                         for k in range(int(f.max()) + 1) for p in range(len(paths))]
         if len(cands) == 1:
-            tasks += [("final", h, (cands[0].nb, cands[0].C)) for h in range(len(targets))]
-        where = dict(backend=self.backend, ray_address=self.ray_address)
-        done = _run_tasks(self.n_workers, tasks, **where, F=F, targets=targets, folds=folds, paths=paths, fit=fit)
-        chosen: List[Any] = []
-        for h, (t, f) in enumerate(zip(targets, folds)):
-            if f is None:
-                chosen.append((cands[0], None, None, None))
-                continue
+            tasks += [("final", h, cands[0]) for h in range(len(targets))]
+        logger.info("%d head(s), %d candidate(s), %d fit task(s) on %d worker(s)", len(targets), len(cands),
+                    len(tasks), self.n_workers)
+        job = dict(backend=self.backend, ray_address=self.ray_address, F=F, T=T, targets=targets, folds=folds,
+                   paths=paths, fit=fit)
+        done = _run_tasks(self.n_workers, tasks, **job)
+        if folds[0] is None:
+            return [finish_head(*done[("final", h, cands[0])], cands[0], None, None, None, self.calibrate)
+                    for h in range(len(targets))], cands[0].tfidf
+        scored = []
+        for h, t in enumerate(targets):
+            f = folds[h]
+            assert f is not None
             blocks = [numpy.concatenate([done[("fold", h, (k, p))] for p in range(len(paths))])
                       for k in range(int(f.max()) + 1)]
-            oof, scored = assemble_margins(blocks, f), t[f >= 0]
-            k, accuracy = select_candidate(oof, scored, self._criterion)
-            chosen.append((cands[k], path_scores(paths, cands[k], accuracy), oof[k], scored))
+            oof = assemble_margins(blocks, f)
+            scored.append((oof, t[f >= 0], *candidate_costs(oof, t[f >= 0], self._criterion)))
+
+        def total(tfidf: bool) -> Tuple[float, ...]:
+            best = [min((cost, k) for k, (cand, cost) in enumerate(zip(cands, costs)) if cand.tfidf == tfidf)
+                    for _, _, costs, _ in scored]
+            summed = tuple(map(sum, zip(*(cost for cost, _ in best))))
+            if self._criterion != "accuracy" or not (exclusive or self.multilabel_):
+                return summed
+            margins = [_calibrated(oof[k], y, self.calibrate) for (oof, y, _, _), (_, k) in zip(scored, best)]
+            truth = [y > 0 for _, y, _, _ in scored]
+            if exclusive:
+                top = numpy.array(margins).argmax(axis=0)
+                return (-float(numpy.array(truth)[top, numpy.arange(len(top))].sum()), *summed)
+            decided = [m > 0 for m in margins]
+            tp = sum(int((d & t).sum()) for d, t in zip(decided, truth))
+            fp = sum(int((d & ~t).sum()) for d, t in zip(decided, truth))
+            fn = sum(int((~d & t).sum()) for d, t in zip(decided, truth))
+            return (-2.0 * tp / max(2 * tp + fp + fn, 1), *summed)
+
+        family = min(sorted({c.tfidf for c in cands}), key=total)
+        if len({c.tfidf for c in cands}) > 1:
+            logger.info("feature families on the folds: presence %s, tf-idf %s: %s", total(False), total(True),
+                        "tf-idf" if family else "presence")
+        chosen: List[Any] = []
+        for oof, y, costs, accuracy in scored:
+            k = min((k for k, cand in enumerate(cands) if cand.tfidf == family), key=lambda k: (costs[k], k))
+            chosen.append((cands[k], path_scores(paths, cands[k], accuracy), oof[k], y))
         if len(cands) > 1:
-            done.update(_run_tasks(self.n_workers, [("final", h, (c[0].nb, c[0].C)) for h, c in enumerate(chosen)],
-                                   **where, F=F, targets=targets, folds=folds, paths=paths, fit=fit))
-        return [finish_head(*done[("final", h, (c[0].nb, c[0].C))], *c, self.calibrate) for h, c in enumerate(chosen)]
+            done.update(_run_tasks(self.n_workers, [("final", h, c[0]) for h, c in enumerate(chosen)], **job))
+        return [finish_head(*done[("final", h, c[0])], *c, self.calibrate) for h, c in enumerate(chosen)], family
 
     def _fit_head(self, F: Any, y: numpy.ndarray, paths: Optional[List[Path]] = None) -> HeadFit:
         """`fit_head` with this model's settings (paths: candidates instead of the model's)."""
@@ -597,8 +662,8 @@ class SubtreeLinearClassifier(RuleClassifier):
             nbs.append(fit.nb)
         return w, c, chosen, scores, platts, betas, nbs
 
-    def _refit_top(self, F: Any, y: numpy.ndarray, w: numpy.ndarray, C: float,
-                   nb: bool) -> Tuple[numpy.ndarray, float, numpy.ndarray]:
+    def _refit_top(self, F: Any, y: numpy.ndarray, w: numpy.ndarray, C: float, nb: bool,
+                   tfidf: bool) -> Tuple[numpy.ndarray, float, numpy.ndarray]:
         """The weights refitted on the `max_rules` columns of largest total contribution (ties: first column),
         and those columns. For "tfidf" F holds the counts, and the kept columns' tf-idf is recomputed (each
         row normalized over the kept subtrees)."""
@@ -606,7 +671,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         contribution = numpy.abs(w) * df
         keep = numpy.sort(numpy.argsort(-contribution, kind="stable")[: self.max_rules])
         X = F[:, keep].tocsr()
-        if self.features == "tfidf":
+        if tfidf:
             X = tfidf_rows(X, X.shape[0])[0]
         w_keep, c = self._fit_head(X, y, [make_path(nb, [C], self.nb_beta if nb else 1.0, NB_BETAS)])[:2]
         out = numpy.zeros_like(w)
@@ -615,6 +680,14 @@ class SubtreeLinearClassifier(RuleClassifier):
 
 
 _JOB: Dict[str, Any] = {}
+
+
+def _calibrated(f: numpy.ndarray, y: numpy.ndarray, calibrate: bool) -> numpy.ndarray:
+    """Margins f as the head will output them: Platt-scaled when calibrating (and the fit rises with y)."""
+    if not calibrate:
+        return f
+    a, b = platt(f, y)
+    return a * f + b if a > 0 else f
 
 
 def _run_tasks(n_workers: int, tasks: List[Tuple[Any, ...]], backend: Optional[str] = None,
@@ -696,10 +769,10 @@ def _run_task(task: Tuple[Any, ...]) -> Any:
     job = _JOB
     if kind == "mine":
         return _mine_shard(job["forest"], job["mine"], job["owners"] == h, h == 0)
-    F, y, fit = job["F"], job["targets"][h], dict(job["fit"], threads=job.get("threads", 1))
+    y, fit = job["targets"][h], dict(job["fit"], threads=job.get("threads", 1))
     with one_blas_thread():
         if kind == "fold":
-            fold, path = arg
-            return fold_margins(F, y, job["folds"][h], fold, job["paths"][path:path + 1], **fit)
-        nb, C = arg
-        return final_fit(F, y, C, nb=nb, **fit)
+            fold, p = arg
+            path = job["paths"][p]
+            return fold_margins(job["T" if path.tfidf else "F"], y, job["folds"][h], fold, [path], **fit)
+        return final_fit(job["T" if arg.tfidf else "F"], y, arg.C, nb=arg.nb, **fit)
