@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from reference import forests
 from spacy_treeboost.learning.classifier_files import classifier_to_bytes
 from spacy_treeboost.learning.logistic import fit_linear, platt
-from spacy_treeboost.learning.subtree_linear import (PRESENCE_C_RATIO, TFIDF_C_RATIOS, SubtreeLinearClassifier,
+from spacy_treeboost.learning.subtree_linear import (PRESENCE_C_RATIO, TFIDF_C_RATIOS, TFIDF_LOSS, SubtreeLinearClassifier,
                                                      mine_subtrees, tfidf_columns, tfidf_rows)
 from spacy_treeboost.trees.forest import Forest
 from test_subtree_linear_tfidf import reference_tfidf
@@ -41,7 +41,8 @@ def brute_costs(X: numpy.ndarray, t: numpy.ndarray, C: float, folds: numpy.ndarr
                 p = P[tr][t[tr] > 0].sum(axis=0) + 1.0
                 q = P[tr][t[tr] < 0].sum(axis=0) + 1.0
                 scale = numpy.log(p / p.sum()) - numpy.log(q / q.sum())
-            w, b = fit_linear(A[tr] * scale, t[tr], C=c, method="tron", tol=1e-10, max_iter=5000)
+            loss = TFIDF_LOSS if kind == "tfidf" else "logistic"
+            w, b = fit_linear(A[tr] * scale, t[tr], C=c, loss=loss, method="tron", tol=1e-10, max_iter=5000)
             w = (1 - beta) * numpy.abs(w).mean() + beta * w
             margins[k, te] = (A[te] * scale) @ w + b
     correct = ((margins > 0) == (t > 0)).sum(axis=1)
@@ -126,7 +127,7 @@ def test_a_count_signal_is_learned_by_tfidf_and_matches_the_tfidf_model_at_the_c
     assert [i["features"] for i in auto.fit_info_] == ["tfidf"]
     assert auto.rules_.value == "tfidf"
     assert (auto.predict(f) == numpy.array(y)).mean() > 0.95
-    fixed = SubtreeLinearClassifier(max_pattern_size=1, min_support=1, features="tfidf", tol=1e-10,
+    fixed = SubtreeLinearClassifier(max_pattern_size=1, min_support=1, features="tfidf", loss=TFIDF_LOSS, tol=1e-10,
                                     C=auto.fit_info_[0]["C"]).fit(f, y)
     numpy.testing.assert_allclose(auto.decision_function(f), fixed.decision_function(f), atol=1e-8)
     for workers in (2, 3):

@@ -41,6 +41,8 @@ CORPORA = ("movie_reviews", "sentence_polarity", "r8", "r10")
 SMALL_N = 1600
 C_GRID = [0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0]
 PEERS = ("nbsvm", "linearsvc")
+# what features = "auto" offers the folds, in the cache key of its fits: 2 = the tf-idf family beside presence
+AUTO_REVISION = 2
 # learner settings of the named variants (besides "default": the learner's own defaults)
 VARIANTS: Dict[str, Dict[str, Any]] = {
     # the learner's defaults before they were settled here
@@ -224,7 +226,10 @@ def settings_key(system: str) -> str:
     from spacy_treeboost.learning.learner import EXECUTION_PARAMS
 
     settings = SubtreeLinearClassifier(**({} if system == "default" else VARIANTS[system])).get_params()
-    return json.dumps({k: v for k, v in settings.items() if k not in EXECUTION_PARAMS}, sort_keys=True, default=list)
+    key = {k: v for k, v in settings.items() if k not in EXECUTION_PARAMS}
+    if settings["features"] == "auto":
+        key["auto_revision"] = AUTO_REVISION
+    return json.dumps(key, sort_keys=True, default=list)
 
 
 def fit_system(task: Task, system: str) -> Dict[str, Any]:

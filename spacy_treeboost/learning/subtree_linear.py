@@ -54,7 +54,8 @@ logger = logging.getLogger(__name__)
 
 FEATURES = ("auto", "nb", "presence", "log1p", "tfidf")
 PRESENCE_C_RATIO = 0.1
-TFIDF_C_RATIOS = (10.0, 100.0)
+TFIDF_C_RATIOS = (3.0, 10.0)
+TFIDF_LOSS = "squared_hinge"
 SOLVER = "tron"
 NB_BETAS = (0.25, 0.5, 1.0)
 SELECTIONS = ("accuracy", "log_loss")
@@ -774,5 +775,9 @@ def _run_task(task: Tuple[Any, ...]) -> Any:
         if kind == "fold":
             fold, p = arg
             path = job["paths"][p]
-            return fold_margins(job["T" if path.tfidf else "F"], y, job["folds"][h], fold, [path], **fit)
-        return final_fit(job["T" if arg.tfidf else "F"], y, arg.C, nb=arg.nb, **fit)
+            if path.tfidf:
+                return fold_margins(job["T"], y, job["folds"][h], fold, [path], **dict(fit, loss=TFIDF_LOSS))
+            return fold_margins(job["F"], y, job["folds"][h], fold, [path], **fit)
+        if arg.tfidf:
+            return final_fit(job["T"], y, arg.C, nb=arg.nb, **dict(fit, loss=TFIDF_LOSS))
+        return final_fit(job["F"], y, arg.C, nb=arg.nb, **fit)
