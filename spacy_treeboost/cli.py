@@ -117,8 +117,8 @@ def learn(
     max_cache_mb: Optional[int] = typer.Option(
         None, help="Memory cap for the cached search space, in MiB (default: half of the machine's memory)"),
     booster: str = typer.Option("presence", help="For corrective: the boosting algorithm whose rules are refitted"),
-    features: str = typer.Option("auto", help="For linear: auto (nb or presence, whichever the cross-validation "
-                                 "folds prefer) | nb (naive Bayes scaled presence) | presence | log1p | tfidf "
+    features: str = typer.Option("auto", help="For linear: auto (presence, nb or tf-idf, whichever the "
+                                 "cross-validation folds prefer) | nb (naive Bayes scaled presence) | presence | log1p | tfidf "
                                  "(sublinear tf-idf, rows L2-normalized)"),
     loss: str = typer.Option("logistic", help="For linear: logistic | squared_hinge"),
     C: Optional[float] = typer.Option(None, "--C", help="For corrective/linear: inverse regularization (default: "

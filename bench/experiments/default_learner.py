@@ -84,6 +84,13 @@ VARIANTS: Dict[str, Dict[str, Any]] = {
     "tfidf_C3_cal": {"features": "tfidf", "C": 3.0},
     "auto_3C_ms1": {"Cs": [0.1, 1.0, 10.0], "nb_beta": None, "calibrate": True, "cv": 3, "min_support": 1,
                     "selection": "log_loss"},
+    "auto_ms3": {"min_support": 3}, "auto_ms5": {"min_support": 5},
+    # the tf-idf family of "auto": its loss and C
+    "tfidf_C30": {"features": "tfidf", "C": 30.0}, "tfidf_C100": {"features": "tfidf", "C": 100.0},
+    "tfidf_sqh_C1": {"features": "tfidf", "C": 1.0, "loss": "squared_hinge"},
+    "tfidf_sqh_C3": {"features": "tfidf", "C": 3.0, "loss": "squared_hinge"},
+    "tfidf_sqh_C10": {"features": "tfidf", "C": 10.0, "loss": "squared_hinge"},
+    "tfidf_sqh_C30": {"features": "tfidf", "C": 30.0, "loss": "squared_hinge"},
 }
 
 

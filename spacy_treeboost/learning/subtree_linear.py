@@ -15,8 +15,14 @@ learners) and fits a regularized linear model over them, one head per class:
 - "tfidf": x_t = (1 + log count(t)) idf_t / n, idf_t = log((1 + N) / (1 + df_t)) + 1
   over the N training documents, n the Euclidean norm of the document's row over
   the model's subtrees (scikit-learn's `TfidfVectorizer(sublinear_tf=True)`);
-- "auto" (the default): "nb" or "presence", whichever the cross-validation folds
-  prefer for the head (each with its own C).
+- "auto" (the default): a feature family chosen on the cross-validation folds for
+  all heads together, by the task's decisions on the out-of-fold margins (two
+  classes: accuracy; exclusive classes: the largest margin, the heads sharing
+  class-stratified folds; several labels per document: micro-F1): presence, where
+  each head takes "nb" or "presence", whichever its folds prefer (each with its own
+  C), or "tfidf" fitted with the squared hinge (LinearSVC's L2-SVM), each head at the
+  C its folds prefer. The family is one decision because a tf-idf model's rules
+  carry idf and norm their document, which presence rules do not.
 
 The fits use LIBLINEAR's trust-region Newton method (`logistic.fit_linear`,
 method "tron") on the columns renumbered by decreasing document frequency, with the
@@ -280,23 +286,26 @@ class SubtreeLinearClassifier(RuleClassifier):
 
     The defaults are NBSVM's (Wang & Manning 2012) over subtrees, made to choose for
     themselves: presence of every subtree of up to three nodes in two or more
-    training documents and of every one- or two-node subtree, logistic loss, and, per
-    class, on the same 3 cross-validation folds, the better of naive Bayes scaled
-    features at C = 1 (with the interpolation `nb_beta` 0.25, 0.5 or 1) and plain
-    presence at C = 0.1 (naive Bayes scaling wins on small corpora, plain presence
-    with stronger regularization on large ones); the margin is Platt-scaled on the
-    same folds' out-of-fold margins. Beyond 10,000 training documents one fold is
-    enough (`cv_documents`). Settled on the dev splits of four corpora, 1,600
-    training documents each, and the shared generator's synthetic corpora
-    (docs/results_default.md, docs/bench_default_learner.md).
+    training documents and of every one- or two-node subtree, logistic loss, and, on 3
+    cross-validation folds, one of two feature families for all classes: presence
+    (per class, naive Bayes scaled at C = 1 with the interpolation `nb_beta` 0.25, 0.5
+    or 1, or plain at C = 0.1) or sublinear tf-idf with LinearSVC's squared hinge at
+    C = 3 or 10. Naive Bayes scaling wins on small sentiment corpora, plain presence
+    with stronger regularization on large ones, tf-idf on topic corpora (Reuters).
+    The margin is Platt-scaled on the same folds' out-of-fold margins. Beyond 10,000
+    training documents one fold is enough (`cv_documents`). Settled on the dev splits
+    of four corpora, 1,600 training documents each, and the shared generator's
+    synthetic corpora (docs/results_default.md, docs/bench_default_learner.md).
 
     max_pattern_size (int): Largest subtree, in nodes.
     min_support (int): Smallest number of training documents a subtree of more than
         `keep_rare_up_to` nodes occurs in.
-    features (str): "auto" (the better of "nb" at C and "presence" at
-        `PRESENCE_C_RATIO` times C on the cross-validation folds, per class), "nb" (naive
-        Bayes scaled presence), "presence", "log1p" or "tfidf" (sublinear tf-idf, rows
-        L2-normalized).
+    features (str): "auto" (on the cross-validation folds, the presence family, per
+        class the better of "nb" at C and "presence" at `PRESENCE_C_RATIO` times C, or
+        "tfidf" with the loss `TFIDF_LOSS` at each of `TFIDF_C_RATIOS` times C; the
+        family that makes the task's decisions best on the out-of-fold margins), "nb"
+        (naive Bayes scaled presence), "presence", "log1p" or "tfidf" (sublinear tf-idf,
+        rows L2-normalized).
     loss (str): "logistic" or "squared_hinge" (L2-SVM).
     C (Optional[float]): Inverse regularization strength; None chooses it among
         `Cs` by `cv`-fold cross-validation on the training trees, per class.
