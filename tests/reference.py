@@ -612,3 +612,33 @@ def random_binary_classes(n: int, seed: int, names=("+1", "-1")) -> List[str]:
     y = [names[0] if v else names[1] for v in rng.random(n) < 0.5]
     y[0], y[1] = names[0], names[1]
     return y
+
+
+def string_docs(f):
+    vocab = f.vocab.to_list()
+    return [([vocab[l] if l >= 0 else "\x00root" for l in labels], parents) for labels, parents in forest_docs(f)]
+
+
+def reference_tfidf(train, other, max_size: int, min_support: int):
+    """Brute force: the mined subtrees of `train` (string codes), their idf, and the normalized sublinear tf-idf
+    rows of both forests over exactly those subtrees."""
+    vocab = train.vocab.to_list()
+    table = all_subtrees(forest_docs(train), max_size, min_support=min_support)
+    codes = sorted(tuple((d, vocab[l]) for d, l in code) for code in table)
+    n = len(train)
+    idf = {}
+    for code in table:
+        key = tuple((d, vocab[l]) for d, l in code)
+        idf[key] = math.log((1 + n) / (1 + len(table[code]))) + 1
+    def rows(f):
+        X = numpy.zeros((len(f), len(codes)))
+        for i, (labels, parents) in enumerate(string_docs(f)):
+            for j, code in enumerate(codes):
+                c = count_embeddings(code, labels, parents, allow_root=False)
+                if c:
+                    X[i, j] = (1 + math.log(c)) * idf[code]
+            norm = numpy.linalg.norm(X[i])
+            if norm:
+                X[i] /= norm
+        return X
+    return codes, idf, rows(train), rows(other)

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from reference import all_subtrees, count_embeddings, forest_docs, forests, random_binary_classes
+from reference import all_subtrees, forest_docs, forests, random_binary_classes, reference_tfidf
 from spacy_treeboost.files import ModelFormatError
 from spacy_treeboost.learning.logistic import fit_linear
 from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
@@ -15,36 +15,6 @@ from spacy_treeboost.models.rules import RuleSet
 from spacy_treeboost.trees.forest import Forest
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-
-
-def string_docs(f: Forest):
-    vocab = f.vocab.to_list()
-    return [([vocab[l] if l >= 0 else "\x00root" for l in labels], parents) for labels, parents in forest_docs(f)]
-
-
-def reference_tfidf(train: Forest, other: Forest, max_size: int, min_support: int):
-    """Brute force: the mined subtrees of `train` (string codes), their idf, and the normalized sublinear tf-idf
-    rows of both forests over exactly those subtrees."""
-    vocab = train.vocab.to_list()
-    table = all_subtrees(forest_docs(train), max_size, min_support=min_support)
-    codes = sorted(tuple((d, vocab[l]) for d, l in code) for code in table)
-    n = len(train)
-    idf = {}
-    for code in table:
-        key = tuple((d, vocab[l]) for d, l in code)
-        idf[key] = math.log((1 + n) / (1 + len(table[code]))) + 1
-    def rows(f: Forest):
-        X = numpy.zeros((len(f), len(codes)))
-        for i, (labels, parents) in enumerate(string_docs(f)):
-            for j, code in enumerate(codes):
-                c = count_embeddings(code, labels, parents, allow_root=False)
-                if c:
-                    X[i, j] = (1 + math.log(c)) * idf[code]
-            norm = numpy.linalg.norm(X[i])
-            if norm:
-                X[i] /= norm
-        return X
-    return codes, idf, rows(train), rows(other)
 
 
 @SETTINGS

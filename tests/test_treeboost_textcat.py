@@ -162,9 +162,10 @@ def test_initialize_logs_the_fit_and_update_reports_its_training_log_loss(caplog
     lines = [r.getMessage() for r in caplog.records if r.name.startswith("spacy_treeboost")]
     assert lines[0] == f"'treeboost_textcat': fitting SubtreeLinearClassifier on {len(examples)} training documents"
     assert lines[1].startswith("mining the subtrees") and lines[2].startswith("mined ")
-    assert lines[3] == "head 1 of 1 (POS)"
-    assert [line[:30] for line in lines[4:6]] == ["cross-validation fold 1 of 2: ", "cross-validation fold 2 of 2: "]
-    assert lines[6].startswith("final fit on")
+    assert re.fullmatch(r"1 head\(s\), \d+ candidate\(s\), 6 fit task\(s\) on 1 worker\(s\)", lines[3])
+    assert [line[:30] for line in lines[4:10]] == [f"cross-validation fold {k} of 2: " for k in (1, 1, 1, 2, 2, 2)]
+    assert lines[10].startswith("feature families on the folds: presence (")
+    assert lines[11].startswith("final fit of head 1 on ")
     losses = nlp.update(examples)
     proba = pipe._learner.predict_proba(docs_to_forest([eg.predicted for eg in examples], pipe._spec))
     gold = [list(pipe._learner.classes_).index(max(eg.reference.cats, key=eg.reference.cats.get)) for eg in examples]

@@ -787,6 +787,8 @@ def _run_task(task: Tuple[Any, ...]) -> Any:
             if path.tfidf:
                 return fold_margins(job["T"], y, job["folds"][h], fold, [path], **dict(fit, loss=TFIDF_LOSS))
             return fold_margins(job["F"], y, job["folds"][h], fold, [path], **fit)
+        logger.info("final fit of head %d on %d documents, C = %g (%s)", h + 1, len(y), arg.C,
+                    "tf-idf" if arg.tfidf else ("naive Bayes features" if arg.nb else "presence"))
         if arg.tfidf:
             return final_fit(job["T"], y, arg.C, nb=arg.nb, **dict(fit, loss=TFIDF_LOSS))
         return final_fit(job["F"], y, arg.C, nb=arg.nb, **fit)
