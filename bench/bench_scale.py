@@ -381,7 +381,7 @@ def render(results: Dict[str, Any]) -> str:
     if linear:
         lines += ["", "## The default learner: 1 and 2 workers, processes and Ray", "",
                   "Generator corpora of 60-word documents (`--words 20 --sents 3`, seed 13), `SubtreeLinearClassifier` "
-                  "with its defaults (C = 1, nb_beta chosen on 3 folds, Platt calibration): the folds and final "
+                  "with its defaults (feature family, C and nb_beta chosen on 3 folds, Platt calibration): the folds and final "
                   "fits of each class go to the workers, a fit that runs alone multiplies its matrices on the workers' number "
                   "of threads, and mining is split by root label over the workers.", "",
                   "| training docs | backend | workers | runs | fit wall s (median) | vs 1 worker (median of paired "
