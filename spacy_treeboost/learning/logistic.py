@@ -582,7 +582,8 @@ def select_candidate(oof: numpy.ndarray, y: numpy.ndarray, criterion: str) -> Tu
     return min(range(len(oof)), key=lambda k: (keys[k], k)), accuracy
 
 
-def candidate_costs(oof: numpy.ndarray, y: numpy.ndarray, criterion: str) -> Tuple[List[Tuple[float, ...]], List[float]]:
+def candidate_costs(oof: numpy.ndarray, y: numpy.ndarray,
+                    criterion: str) -> Tuple[List[Tuple[float, ...]], List[float]]:
     """What `select_candidate` minimizes for each candidate (rows of `oof`), a tuple that adds up over heads:
     (-correct, log-loss) for "accuracy", (calibrated log-loss,) for "calibrated_log_loss"; and the accuracy of
     every candidate."""

@@ -49,9 +49,9 @@ import numpy
 
 from .classifier import RuleClassifier, _label_rank, encode_targets
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
-from .logistic import (DEFAULT_CS, SOLVER_CONSTRAINTS, HeadFit, Path, all_candidates, assemble_margins, candidate_costs, cv_folds,
-                       class_folds, final_fit, finish_head, fit_head, fold_margins, make_path, needs_choice,
-                       one_blas_thread, path_scores, platt)
+from .logistic import (DEFAULT_CS, SOLVER_CONSTRAINTS, HeadFit, Path, all_candidates, assemble_margins,
+                       candidate_costs, class_folds, cv_folds, final_fit, finish_head, fit_head, fold_margins,
+                       make_path, needs_choice, one_blas_thread, path_scores, platt)
 from ..models.rules import RuleSet
 from ..params import Boolean, Interval, Options, Text, rule
 from ..trees.forest import DEPENDENCY_VIEW_PREFIX, Forest
@@ -499,7 +499,7 @@ class SubtreeLinearClassifier(RuleClassifier):
             if self.features == "auto":
                 order, ordered = frequency_order(counts.tocsc())
                 by_frequency = self._transform(ordered)[0]
-                T, _ = tfidf_columns(ordered)
+                T, idf_by_frequency = tfidf_columns(ordered)
                 del ordered
             else:
                 order, by_frequency = frequency_order(F)
@@ -508,7 +508,7 @@ class SubtreeLinearClassifier(RuleClassifier):
             del by_frequency, T
             tfidf = tfidf or on_T
             if on_T:
-                idf = tfidf_columns(counts.tocsc())[1]
+                idf = idf_by_frequency[order]
         for head, t, (w, c, chosen, scores, ab, beta, nb) in zip(self.heads_, targets, heads):
             keep = None
             if self.max_rules is not None and numpy.count_nonzero(w) > self.max_rules:
@@ -622,13 +622,15 @@ class SubtreeLinearClassifier(RuleClassifier):
             oof = assemble_margins(blocks, f)
             scored.append((oof, t[f >= 0], *candidate_costs(oof, t[f >= 0], self._criterion)))
 
-        def total(tfidf: bool) -> Tuple[float, ...]:
-            best = [min((cost, k) for k, (cand, cost) in enumerate(zip(cands, costs)) if cand.tfidf == tfidf)
-                    for _, _, costs, _ in scored]
-            summed = tuple(map(sum, zip(*(cost for cost, _ in best))))
+        families = sorted({c.tfidf for c in cands})
+        best = {family: [min((k for k, cand in enumerate(cands) if cand.tfidf == family),
+                             key=lambda k: (costs[k], k)) for _, _, costs, _ in scored] for family in families}
+
+        def total(family: bool) -> Tuple[float, ...]:
+            summed = tuple(map(sum, zip(*(costs[k] for (_, _, costs, _), k in zip(scored, best[family])))))
             if self._criterion != "accuracy" or not (exclusive or self.multilabel_):
                 return summed
-            margins = [_calibrated(oof[k], y, self.calibrate) for (oof, y, _, _), (_, k) in zip(scored, best)]
+            margins = [_calibrated(oof[k], y, self.calibrate) for (oof, y, _, _), k in zip(scored, best[family])]
             truth = [y > 0 for _, y, _, _ in scored]
             if exclusive:
                 top = numpy.array(margins).argmax(axis=0)
@@ -639,14 +641,13 @@ class SubtreeLinearClassifier(RuleClassifier):
             fn = sum(int((~d & t).sum()) for d, t in zip(decided, truth))
             return (-2.0 * tp / max(2 * tp + fp + fn, 1), *summed)
 
-        family = min(sorted({c.tfidf for c in cands}), key=total)
-        if len({c.tfidf for c in cands}) > 1:
-            logger.info("feature families on the folds: presence %s, tf-idf %s: %s", total(False), total(True),
+        totals = {family: total(family) for family in families}
+        family = min(families, key=totals.__getitem__)
+        if len(families) > 1:
+            logger.info("feature families on the folds: presence %s, tf-idf %s: %s", totals[False], totals[True],
                         "tf-idf" if family else "presence")
-        chosen: List[Any] = []
-        for oof, y, costs, accuracy in scored:
-            k = min((k for k, cand in enumerate(cands) if cand.tfidf == family), key=lambda k: (costs[k], k))
-            chosen.append((cands[k], path_scores(paths, cands[k], accuracy), oof[k], y))
+        chosen = [(cands[k], path_scores(paths, cands[k], accuracy), oof[k], y)
+                  for (oof, y, _, accuracy), k in zip(scored, best[family])]
         if len(cands) > 1:
             done.update(_run_tasks(self.n_workers, [("final", h, c[0]) for h, c in enumerate(chosen)], **job))
         return [finish_head(*done[("final", h, c[0])], *c, self.calibrate) for h, c in enumerate(chosen)], family
@@ -780,15 +781,14 @@ def _run_task(task: Tuple[Any, ...]) -> Any:
     if kind == "mine":
         return _mine_shard(job["forest"], job["mine"], job["owners"] == h, h == 0)
     y, fit = job["targets"][h], dict(job["fit"], threads=job.get("threads", 1))
+    tfidf = job["paths"][arg[1]].tfidf if kind == "fold" else arg.tfidf
+    X = job["T"] if tfidf else job["F"]
+    if tfidf:
+        fit["loss"] = TFIDF_LOSS
     with one_blas_thread():
         if kind == "fold":
             fold, p = arg
-            path = job["paths"][p]
-            if path.tfidf:
-                return fold_margins(job["T"], y, job["folds"][h], fold, [path], **dict(fit, loss=TFIDF_LOSS))
-            return fold_margins(job["F"], y, job["folds"][h], fold, [path], **fit)
+            return fold_margins(X, y, job["folds"][h], fold, job["paths"][p:p + 1], **fit)
         logger.info("final fit of head %d on %d documents, C = %g (%s)", h + 1, len(y), arg.C,
-                    "tf-idf" if arg.tfidf else ("naive Bayes features" if arg.nb else "presence"))
-        if arg.tfidf:
-            return final_fit(job["T"], y, arg.C, nb=arg.nb, **dict(fit, loss=TFIDF_LOSS))
-        return final_fit(job["F"], y, arg.C, nb=arg.nb, **fit)
+                    "tf-idf" if tfidf else ("naive Bayes features" if arg.nb else "presence"))
+        return final_fit(X, y, arg.C, nb=arg.nb, **fit)
