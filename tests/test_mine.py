@@ -233,6 +233,42 @@ def test_best_rule_equals_exhaustive_search(data, k, include_root, criterion, pr
         check_dominance_cache(engine_patterns(sp), patterns, f)
 
 
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(forests(st), st.integers(1, 3), st.sampled_from(["iwakura", "z", "bact"]), st.booleans(), st.integers(2, 3),
+       st.data())
+def test_searches_that_share_their_best_value_find_the_exhaustive_best(data, k, criterion, presence, n_parts, draw):
+    """Root labels split among searches that read and raise one shared best value (as worker processes do,
+    here one after the other, the shared value possibly seeded with any value up to the optimum): the merged
+    best is the exhaustive search's rule, ties included."""
+    from spacy_treeboost.learning.backends import _merge
+
+    f = Forest.from_trees(data[0])
+    patterns = all_subtrees(forest_docs(f), k, include_root=False, min_support=1)
+    assume(patterns)
+    w, y = draw.draw(weights_and_labels(st, len(f)))
+    w, y = numpy.array(w), numpy.array(y, dtype=numpy.int8)
+    ref = exhaustive_best_rule(patterns, w.tolist(), y.tolist(), criterion, presence=presence,
+                               vocab=f.vocab.to_list())
+    n_labels = len(f.vocab.to_list())
+    owner = numpy.array(draw.draw(st.lists(st.integers(0, n_parts - 1), min_size=n_labels, max_size=n_labels)))
+    seed = draw.draw(st.sampled_from([-math.inf, ref["value"], ref["value"] * draw.draw(st.floats(0, 1))]))
+    shared = numpy.array([seed])
+    cands, spaces = [], []
+    for part in draw.draw(st.permutations(range(n_parts))):
+        sp = space(f, max_pattern_size=k)
+        sp.own_root_labels(owner == part)
+        got = sp.best_rule(w, y, criterion, presence=presence, shared_best=shared)
+        assert shared[0] >= got["value"] or got["node"] < 0
+        got["key"] = sp.pattern_code_key(got["node"]) if got["node"] >= 0 else None
+        cands.append(got)
+        spaces.append(sp)
+    i, best = _merge(cands)
+    assert i >= 0
+    assert (spaces[i].pattern_code(best["node"]), best["z"], best["sign"]) == (ref["code"], ref["z"], ref["sign"])
+    assert best["value"] == pytest.approx(ref["value"], abs=1e-9)
+    assert shared[0] == pytest.approx(max(ref["value"], seed), abs=1e-9)
+
+
 def check_dominance_cache(got, patterns, f):
     """With single_document_dominance the cache holds every pattern of two or more documents and, per
     document, at least the first of its one-document patterns in the tie order, with the right counts."""

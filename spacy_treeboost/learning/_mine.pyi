@@ -1,4 +1,4 @@
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 import numpy
 
@@ -41,7 +41,12 @@ class SearchSpace:
     def own_root_labels(self, owned: numpy.ndarray) -> int: ...
     def pattern_code_key(self, i: int) -> Tuple[int, Tuple[Tuple[int, int], ...]]: ...
     def best_rule(
-        self, weights: numpy.ndarray, y: numpy.ndarray, criterion: str = ..., presence: bool = ...
+        self,
+        weights: numpy.ndarray,
+        y: numpy.ndarray,
+        criterion: str = ...,
+        presence: bool = ...,
+        shared_best: Optional[numpy.ndarray] = ...,
     ) -> Dict[str, Any]: ...
 
 def py_bound(criterion: str, Ap: float, An: float, Tp: float, Tn: float) -> float: ...

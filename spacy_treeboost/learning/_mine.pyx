@@ -66,8 +66,13 @@ cdef extern from *:
     }
     #if defined(__GNUC__)
     static inline void prefetch(const void* p) { __builtin_prefetch(p); }
+    /* A value other processes write while this one reads it: loaded and stored whole (never torn). */
+    static inline double shared_load(const double* p) { double v; __atomic_load(p, &v, __ATOMIC_RELAXED); return v; }
+    static inline void shared_store(double* p, double v) { __atomic_store(p, &v, __ATOMIC_RELAXED); }
     #else
     static inline void prefetch(const void* p) { (void)p; }
+    static inline double shared_load(const double* p) { return *(const volatile double*)p; }
+    static inline void shared_store(double* p, double v) { *(volatile double*)p = v; }
     #endif
     #if defined(__SSE2__)
     #include <emmintrin.h>
@@ -138,6 +143,8 @@ cdef extern from *:
     double sqrt_diff(double a, double b) noexcept nogil
     int64_t run_end(const uint8_t* c, int64_t k, int64_t end, uint8_t v) noexcept nogil
     void prefetch(const void* p) noexcept nogil
+    double shared_load(const double* p) noexcept nogil
+    void shared_store(double* p, double v) noexcept nogil
     void add_pairs(const int32_t* docs, int64_t n, const double* w, double* g, int32_t* gp) noexcept nogil
     bint positive_at(const double* w, int64_t d) noexcept nogil
 
@@ -288,6 +295,11 @@ cdef class SearchSpace:
     cdef unordered_map[int64_t, int32_t] big_counts
     cdef vector[int32_t] roots
     cdef vector[uint8_t] root_owned
+    cdef vector[int32_t] root_label, root_docs
+    # per-round scratch, kept so that rounds reuse their memory instead of faulting fresh pages in
+    cdef vector[double] rbound_buf
+    cdef vector[Sums] rsums_buf
+    cdef vector[pair[double, int32_t]] heap
     cdef vector[double] sbound
     # per document (w, +0.0) if positive, (+0.0, w) if negative, w >= +0.0; a positive document's
     # second value is -0.0, which adds nothing to a sum but marks the document (`positive_at`)
@@ -303,6 +315,7 @@ cdef class SearchSpace:
     cdef double cut_threshold, cut_weight
     cdef int64_t occ_words
     cdef double tol_rel
+    cdef double* shared_best
 
     def __dealloc__(self):
         free(self.forest)
@@ -970,13 +983,18 @@ cdef class SearchSpace:
     def pattern_size(self, int32_t i) -> int:
         return self.node(i)[0].size
 
-    def best_rule(self, weights, y, str criterion="iwakura", bint presence=False):
+    def best_rule(self, weights, y, str criterion="iwakura", bint presence=False, shared_best=None):
         """Find the best rule this round by branch and bound.
 
         weights (numpy.ndarray): float64 document weights, summing to 1.
         y (numpy.ndarray): int8 labels in {-1, +1}.
         criterion (str): "iwakura" (printed gain), "z" (real AdaBoost Z) or "bact".
         presence (bool): fix the threshold at z=1 (-FQ).
+        shared_best (Optional[numpy.ndarray]): A float64 array of one element that searches of other root labels
+            read and raise at the same time (shared memory): the best value any of them has found this round
+            (-inf to start). Pruning against it as well finds the same rule, since only patterns that can end
+            below a found value by more than the pruning tolerance are cut; it spares searching what another
+            worker's better rule already beats.
         RETURNS (dict): node, z, sign, value, P, N, A_pos, A_neg, nodes_visited;
             node is -1 when no pattern exists.
         """
@@ -989,6 +1007,18 @@ cdef class SearchSpace:
         if not numpy.all(numpy.abs(numpy.asarray(y)) == 1):
             raise ValueError("labels must be -1 or +1")
         cdef int crit = CRITERIA[criterion]
+        cdef double[::1] shared
+        if shared_best is not None:
+            shared = shared_best
+            if shared.shape[0] < 1:
+                raise ValueError("shared_best needs one element")
+            self.shared_best = &shared[0]
+        try:
+            return self._best_rule(w, yy, crit, presence)
+        finally:
+            self.shared_best = NULL
+
+    cdef dict _best_rule(self, const double[:] w, const signed char[:] yy, int crit, bint presence):
         cdef Py_ssize_t k, r
         self.Tp = self.Tn = 0
         self.Np = self.Nn = 0
@@ -1017,19 +1047,27 @@ cdef class SearchSpace:
         self.cut_threshold = NAN
         cdef int32_t n_labels = self.label_rank.size()
         self.sbound.assign(n_labels, -INFINITY)
-        cdef vector[double] rbound
-        cdef vector[Sums] rsums
-        cdef Sums sm
+        cdef Py_ssize_t n_roots = self.roots.size()
+        self.rbound_buf.resize(n_roots)
+        self.rsums_buf.resize(n_roots)
+        cdef double* rbound = self.rbound_buf.data()
+        cdef Sums* rsums = self.rsums_buf.data()
+        if <Py_ssize_t>self.root_label.size() != n_roots:
+            self.root_label.resize(n_roots)
+            self.root_docs.resize(n_roots)
+            for r in range(n_roots):
+                self.root_label[r] = self.node(self.roots[r]).label
+                self.root_docs[r] = self.node(self.roots[r]).n_docs
         # A root of another worker's label is bounded by its number of documents alone: valid for every
-        # extension with that label, so the rule found is the same, without summing its documents here.
-        for r in range(self.roots.size()):
+        # extension with that label, so the rule found is the same, without summing its documents here (nor
+        # reading its pattern node: the roots' labels and document counts are kept in arrays of their own).
+        for r in range(n_roots):
             if self.root_owned.empty() or self.root_owned[r]:
-                self._sums(self.roots[r], &sm)
-                rbound.push_back(self._bound(crit, &sm))
+                self._sums(self.roots[r], &rsums[r])
+                rbound[r] = self._bound(crit, &rsums[r])
             else:
-                rbound.push_back(self.ub_by_support[self.node(self.roots[r]).n_docs])
-            rsums.push_back(sm)
-            self.sbound[self.node(self.roots[r]).label] = rbound.back()
+                rbound[r] = self.ub_by_support[self.root_docs[r]]
+            self.sbound[self.root_label[r]] = rbound[r]
         # The root of largest bound is searched first; the heap then holds only the roots whose bound
         # reaches the best value found under it (the others would stop the loop below when popped).
         cdef Py_ssize_t top = -1
@@ -1038,17 +1076,17 @@ cdef class SearchSpace:
                 top = r
         if top >= 0:
             self._visit(self.roots[top], &rsums[top], crit, presence, &best)
-        cdef double threshold = best.value - self._prune_tol(best.value)
-        cdef vector[pair[double, int32_t]] heap
+        cdef double threshold = self._threshold(&best)
+        self.heap.clear()
         for r in range(self.roots.size()):
             if r != top and (self.root_owned.empty() or self.root_owned[r]) and not rbound[r] < threshold:
-                heap.push_back(pair[double, int32_t](rbound[r], -<int32_t>r))
-        make_heap(heap.begin(), heap.end())
-        while not heap.empty():
-            pop_heap(heap.begin(), heap.end())
-            r = -heap.back().second
-            heap.pop_back()
-            if rbound[r] < best.value - self._prune_tol(best.value):
+                self.heap.push_back(pair[double, int32_t](rbound[r], -<int32_t>r))
+        make_heap(self.heap.begin(), self.heap.end())
+        while not self.heap.empty():
+            pop_heap(self.heap.begin(), self.heap.end())
+            r = -self.heap.back().second
+            self.heap.pop_back()
+            if rbound[r] < self._threshold(&best):
                 break
             self._visit(self.roots[r], &rsums[r], crit, presence, &best)
         # Expanding patterns frees their parents' occurrence lists and the scratch buffers; the pages go back to the
@@ -1128,6 +1166,17 @@ cdef class SearchSpace:
         """Pruning tolerance: looser than the tie tolerance, so rounding never prunes a tie."""
         return 1e-9 * (fabs(v) if fabs(v) > 1.0 else 1.0)
 
+    cdef inline double _threshold(self, Cand* best) noexcept:
+        """Patterns whose bound is below this cannot win: the best value found here or, if larger, by the other
+        searches of this round (`shared_best`), less the pruning tolerance."""
+        cdef double v = best.value
+        cdef double other
+        if self.shared_best != NULL:
+            other = shared_load(self.shared_best)
+            if other > v:
+                v = other
+        return v - self._prune_tol(v)
+
     cdef inline void _complete(self, Sums* sm) noexcept:
         """Weights outside the pattern's documents; a block without documents weighs exactly 0."""
         sm.Wp = 0.0 if sm.cp >= self.Np else max0(self.Tp - sm.Ap)
@@ -1191,7 +1240,7 @@ cdef class SearchSpace:
         cdef const double* label_bound = self.sbound.data()
         cdef const double* single_bound = self.single_bound.data()
         cdef const Scan* scan = self.scan.data()
-        cdef double threshold = best.value - self._prune_tol(best.value)
+        cdef double threshold = self._threshold(best)
         self.children_checked += n_kids
         for c in range(first, first + n_kids):
             # the next entries and documents of the scan (siblings' documents lie one after the other)
@@ -1215,7 +1264,7 @@ cdef class SearchSpace:
                 if self._bound(crit, &csm) < threshold:
                     continue
             self._visit(c, &csm, crit, presence, best)
-            threshold = best.value - self._prune_tol(best.value)
+            threshold = self._threshold(best)
             scan = self.scan.data()
         return 0
 
@@ -1290,6 +1339,8 @@ cdef class SearchSpace:
             return
         if best.node < 0 or cand.value > best.value + tol or self._precedes(cand, best):
             best[0] = cand[0]
+            if self.shared_best != NULL and best.value > shared_load(self.shared_best):
+                shared_store(self.shared_best, best.value)
 
     cdef bint _precedes(self, Cand* a, Cand* b):
         """Tie order: size ascending, code ascending (`_code_precedes`), z ascending, sign +1 first."""

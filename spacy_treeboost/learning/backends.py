@@ -91,10 +91,13 @@ class SearchWorker:
     space_settings (dict): keyword arguments of `SearchSpace`.
     search_settings (dict): criterion, presence and bact of the learner.
     owned (Optional[numpy.ndarray]): per label id, whether this worker owns it; None owns every label.
+    shared_best (Optional[numpy.ndarray]): per head, the best value any worker has found this round, in memory
+        the workers share (`SearchSpace.best_rule`); the coordinator resets it before each round.
     """
 
     def __init__(self, forest: Tuple[numpy.ndarray, ...], targets: List[numpy.ndarray], space_settings: Dict[str, Any],
-                 search_settings: Dict[str, Any], owned: Optional[numpy.ndarray] = None) -> None:
+                 search_settings: Dict[str, Any], owned: Optional[numpy.ndarray] = None,
+                 shared_best: Optional[numpy.ndarray] = None) -> None:
         from ._mine import SearchSpace
 
         self.space = SearchSpace(*forest, **space_settings)
@@ -105,6 +108,7 @@ class SearchWorker:
         self.settings = search_settings
         self.last_node: Dict[int, int] = {}
         self.search_cpu = 0.0
+        self.shared_best = shared_best
 
     def n_patterns(self) -> int:
         return self.space.n_patterns
@@ -117,8 +121,9 @@ class SearchWorker:
         for k in heads:
             t0 = time.process_time()
             w = boosting_weights(self.scores[k], self.targets[k])
+            shared = None if self.shared_best is None else self.shared_best[k:k + 1]
             best = self.space.best_rule(w, self.targets[k], self.settings["criterion"],
-                                        presence=self.settings["presence"])
+                                        presence=self.settings["presence"], shared_best=shared)
             node = best.pop("node")
             self.last_node[k] = node
             best["key"] = self.space.pattern_code_key(node) if node >= 0 else None
@@ -193,6 +198,7 @@ class SearchBackend:
 
     n_workers: int
     round: int = 0
+    shared_best: Optional[numpy.ndarray] = None
 
     def _call_all(self, workers: Sequence[int], method: str, args: Sequence[Tuple[Any, ...]]) -> List[Any]:
         for i, a in zip(workers, args):
@@ -217,6 +223,8 @@ class SearchBackend:
     def search(self, heads: Sequence[int], round_number: int) -> Dict[int, Dict[str, Any]]:
         """Each head's global best: value, z, sign, sums, docs, counts, code, search effort."""
         self.round = round_number
+        if self.shared_best is not None:
+            self.shared_best[:] = -numpy.inf
         workers = range(self.n_workers)
         pending, self._pending = self._pending, []
         replies = self._call_all(workers, "search", [(list(heads), pending)] * self.n_workers)
@@ -263,7 +271,10 @@ class LocalBackend(SearchBackend):
 
     def __init__(self, n_workers: int, init: Dict[str, Any], owners: Optional[numpy.ndarray]) -> None:
         self.n_workers = n_workers
-        self.workers = [SearchWorker(**init, owned=None if owners is None else owners == i) for i in range(n_workers)]
+        if n_workers > 1:
+            self.shared_best = numpy.full(len(init["targets"]), -numpy.inf)
+        self.workers = [SearchWorker(**init, owned=None if owners is None else owners == i,
+                                     shared_best=self.shared_best) for i in range(n_workers)]
         self._replies: Dict[int, Any] = {}
         self.start_workers()
 
@@ -277,9 +288,10 @@ class LocalBackend(SearchBackend):
         self.workers = []
 
 
-def _process_main(conn: Any) -> None:
+def _process_main(conn: Any, shared_best: Any = None) -> None:
     """A worker process: the forest comes over the pipe (not as spawn arguments, whose write would block forever
-    if the child died while starting), then one reply per request until None or a closed pipe."""
+    if the child died while starting), then one reply per request until None or a closed pipe. `shared_best`:
+    the per-head best values the workers share (a `RawArray`, small enough for the spawn arguments)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -288,7 +300,8 @@ def _process_main(conn: Any) -> None:
     except (EOFError, OSError):
         return
     try:
-        worker = SearchWorker(**init, owned=owned)
+        shared = None if shared_best is None else numpy.frombuffer(shared_best, dtype=numpy.float64)
+        worker = SearchWorker(**init, owned=owned, shared_best=shared)
     except Exception as err:
         conn.send(("error", err))
         return
@@ -329,13 +342,15 @@ class ProcessBackend(SearchBackend):
     def __init__(self, n_workers: int, init: Dict[str, Any], owners: Optional[numpy.ndarray]) -> None:
         self.n_workers = n_workers
         context = multiprocessing.get_context("spawn")
+        shared = context.RawArray("d", len(init["targets"]))
+        self.shared_best = numpy.frombuffer(shared, dtype=numpy.float64)
         self.processes, self.conns = [], []
         self._finalizer = weakref.finalize(self, _stop_processes, self.processes, self.conns)
         try:
             for i in range(n_workers):
                 parent, child = context.Pipe()
                 proc = context.Process(target=_process_main, name=f"spacy-treeboost search worker {i}",
-                                       args=(child,), daemon=True)
+                                       args=(child, shared), daemon=True)
                 proc.start()
                 child.close()
                 self.processes.append(proc)
