@@ -173,19 +173,25 @@ def merge_shards(shards: Sequence[Dict[str, Any]]) -> Tuple[Tuple[numpy.ndarray,
     table = [numpy.concatenate([tables[0][0][:R], merged_parent]).astype(numpy.int32)]
     for c in (1, 2, 3):
         table.append(numpy.concatenate([tables[0][c][:R], numpy.concatenate([t[c][R:] for t in tables])[position]]))
-    # each pattern's documents: shard k's column R + j lies at flat[shard_start[k] + indptr_k[R + j]:...]
+    # each pattern's documents: shard k's column R + j lies at flat[shard_start[k] + indptr_k[R + j]:...]. A shard's
+    # patterns keep their order in the union, so the union's columns are runs of consecutive columns of one shard,
+    # whose documents lie one after the other: copied a run at a time
     shard_start = numpy.concatenate([[0], numpy.cumsum([len(s["matrix"][1]) for s in shards])]).astype(numpy.int64)
     starts = numpy.concatenate([ip[R:-1] + shard_start[k] for k, ip in enumerate(indptrs)])[position]
     lengths = numpy.concatenate([numpy.diff(ip[R:]) for ip in indptrs])[position]
     ends = numpy.cumsum(lengths)
-    source = numpy.repeat(starts - (ends - lengths), lengths) + numpy.arange(int(ends[-1]) if len(ends) else 0)
     root_end = int(indptrs[0][R])
-    flat_docs = numpy.concatenate([s["matrix"][1] for s in shards])
-    flat_counts = numpy.concatenate([s["matrix"][2] for s in shards])
     indptr = numpy.concatenate([indptrs[0][: R + 1], root_end + ends]).astype(numpy.int64)
-    docs = numpy.concatenate([shards[0]["matrix"][1][:root_end], flat_docs[source]])
-    counts = numpy.concatenate([shards[0]["matrix"][2][:root_end], flat_counts[source]]).astype(numpy.int32)
-    return (indptr, docs, counts), tuple(table)
+    owner = numpy.searchsorted(base[1:], position, side="right")
+    first = numpy.flatnonzero((numpy.diff(position, prepend=-2) != 1) | (numpy.diff(owner, prepend=-1) != 0))
+    last = numpy.append(first[1:] - 1, len(position) - 1)[: len(first)]
+    shard = owner[first]
+    runs = zip(shard.tolist(), (starts[first] - shard_start[shard]).tolist(),
+               (starts[last] + lengths[last] - shard_start[shard]).tolist())
+    pieces = [(shards[k]["matrix"][1][a:b], shards[k]["matrix"][2][a:b]) for k, a, b in runs]
+    docs = numpy.concatenate([shards[0]["matrix"][1][:root_end]] + [d for d, _ in pieces])
+    counts = numpy.concatenate([shards[0]["matrix"][2][:root_end].astype(numpy.int32)] + [c for _, c in pieces])
+    return (indptr, docs, counts.astype(numpy.int32, copy=False)), tuple(table)
 
 
 class PatternCodes:
@@ -601,8 +607,10 @@ class SubtreeLinearClassifier(RuleClassifier):
             else:
                 folds = [cv_folds(t, self.cv, self.cv_documents) for t in targets]
         fit = dict(l1_ratio=self.l1_ratio, loss=self.loss, max_iter=self.max_iter, tol=self.tol, method=SOLVER)
-        tasks: List[Tuple[Any, ...]] = [("fold", h, (k, p)) for h, f in enumerate(folds) if f is not None
-                                        for k in range(int(f.max()) + 1) for p in range(len(paths))]
+        # the paths of most fits first, so that the workers' last tasks are short ones
+        tasks: List[Tuple[Any, ...]] = sorted(
+            [("fold", h, (k, p)) for h, f in enumerate(folds) if f is not None
+             for k in range(int(f.max()) + 1) for p in range(len(paths))], key=lambda t: -len(paths[t[2][1]].Cs))
         if len(cands) == 1:
             tasks += [("final", h, cands[0]) for h in range(len(targets))]
         logger.info("%d head(s), %d candidate(s), %d fit task(s) on %d worker(s)", len(targets), len(cands),
