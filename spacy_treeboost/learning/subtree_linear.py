@@ -711,23 +711,69 @@ def _calibrated(f: numpy.ndarray, y: numpy.ndarray, calibrate: bool) -> numpy.nd
 
 def _run_tasks(n_workers: int, tasks: List[Tuple[Any, ...]], backend: Optional[str] = None,
                ray_address: Optional[str] = None, **job: Any) -> Dict[Tuple[Any, ...], Any]:
-    """Every task's result by task, from `n_workers` forked processes that inherit the job's arrays, or from as many
-    Ray actors that each receive the job once; a lone task runs here, its large products on `n_workers` threads."""
-    import multiprocessing
-
+    """Every task's result by task, from this process and `n_workers` - 1 forked ones that inherit the job's arrays
+    (`_run_forked`), or from `n_workers` Ray actors that each receive the job once; a lone task runs here, its large
+    products on `n_workers` threads."""
     if backend == "ray" and n_workers > 1 and len(tasks) > 1:
         return _run_ray_tasks(n_workers, tasks, ray_address, job)
     _JOB.update(job, threads=1)
     try:
         if n_workers == 1 or len(tasks) <= 1:
             _JOB["threads"] = min(n_workers, os.cpu_count() or 1)
-            results = [_run_task(task) for task in tasks]
+            results = {task: _run_task(task) for task in tasks}
         else:
-            with multiprocessing.get_context("fork").Pool(min(n_workers, len(tasks))) as pool:
-                results = pool.map(_run_task, tasks, chunksize=1)
+            results = _run_forked(min(n_workers, len(tasks)), tasks)
     finally:
         _JOB.clear()
-    return dict(zip(tasks, results))
+    return {task: results[task] for task in tasks}
+
+
+def _run_forked(n: int, tasks: List[Tuple[Any, ...]]) -> Dict[Tuple[Any, ...], Any]:
+    """The tasks on this process and n - 1 forked ones, each taking the next task in order whenever it is free: what
+    this process computes (a shard of subtrees, a fold's margins) is not copied back from another process."""
+    import multiprocessing
+    import threading
+    from collections import deque
+
+    queue, results, errors = deque(tasks), {}, []
+    running = [0]
+    changed = threading.Condition()
+    with multiprocessing.get_context("fork").Pool(n - 1) as pool:
+
+        def submit() -> None:
+            with changed:
+                if errors or not queue:
+                    return
+                task = queue.popleft()
+                running[0] += 1
+            pool.apply_async(_run_task, (task,), callback=lambda result: done(task, result), error_callback=failed)
+
+        def done(task: Tuple[Any, ...], result: Any) -> None:
+            with changed:
+                results[task] = result
+                running[0] -= 1
+                changed.notify_all()
+            submit()
+
+        def failed(err: BaseException) -> None:
+            with changed:
+                errors.append(err)
+                running[0] -= 1
+                changed.notify_all()
+
+        for _ in range(n - 1):
+            submit()
+        while True:
+            with changed:
+                if errors or not queue:
+                    break
+                task = queue.popleft()
+            results[task] = _run_task(task)
+        with changed:
+            changed.wait_for(lambda: running[0] == 0)
+    if errors:
+        raise errors[0]
+    return results
 
 
 class _FitWorker:
