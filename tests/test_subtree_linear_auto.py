@@ -159,6 +159,10 @@ def test_tfidf_chosen_by_auto_round_trips_and_honours_max_rules(max_rules):
     assert all(b > 0 for _, _, _, b in clf.rules_.rules(0))
     if max_rules is not None:
         assert len(clf.rules_.rules(0)) == max_rules
+        # the refit on the kept subtrees uses the tf-idf family's loss, as the fit that chose them did
+        fixed = SubtreeLinearClassifier(max_pattern_size=1, min_support=1, max_rules=max_rules, features="tfidf",
+                                        loss=TFIDF_LOSS, C=clf.fit_info_[0]["C"]).fit(f, y)
+        numpy.testing.assert_allclose(clf.decision_function(f), fixed.decision_function(f), atol=1e-8)
 
 
 @SETTINGS

@@ -660,9 +660,11 @@ class SubtreeLinearClassifier(RuleClassifier):
             done.update(_run_tasks(self.n_workers, [("final", h, c[0]) for h, c in enumerate(chosen)], **job))
         return [finish_head(*done[("final", h, c[0])], *c, self.calibrate) for h, c in enumerate(chosen)], family
 
-    def _fit_head(self, F: Any, y: numpy.ndarray, paths: Optional[List[Path]] = None) -> HeadFit:
-        """`fit_head` with this model's settings (paths: candidates instead of the model's)."""
-        return fit_head(F, y, C=None, Cs=(), cv=self.cv, l1_ratio=self.l1_ratio, loss=self.loss,
+    def _fit_head(self, F: Any, y: numpy.ndarray, paths: Optional[List[Path]] = None,
+                  loss: Optional[str] = None) -> HeadFit:
+        """`fit_head` with this model's settings (paths: candidates instead of the model's; loss: instead of the
+        model's)."""
+        return fit_head(F, y, C=None, Cs=(), cv=self.cv, l1_ratio=self.l1_ratio, loss=loss or self.loss,
                         max_iter=self.max_iter, tol=self.tol, calibrate=self.calibrate, criterion=self._criterion,
                         paths=self._paths() if paths is None else paths, method=SOLVER, max_scored=self.cv_documents)
 
@@ -685,14 +687,15 @@ class SubtreeLinearClassifier(RuleClassifier):
                    tfidf: bool) -> Tuple[numpy.ndarray, float, numpy.ndarray]:
         """The weights refitted on the `max_rules` columns of largest total contribution (ties: first column),
         and those columns. For "tfidf" F holds the counts, and the kept columns' tf-idf is recomputed (each
-        row normalized over the kept subtrees)."""
+        row normalized over the kept subtrees), fitted with the tf-idf family's loss when "auto" chose it."""
         df = numpy.diff(F.tocsc().indptr)
         contribution = numpy.abs(w) * df
         keep = numpy.sort(numpy.argsort(-contribution, kind="stable")[: self.max_rules])
         X = F[:, keep].tocsr()
         if tfidf:
             X = tfidf_rows(X, X.shape[0])[0]
-        w_keep, c = self._fit_head(X, y, [make_path(nb, [C], self.nb_beta if nb else 1.0, NB_BETAS)])[:2]
+        loss = TFIDF_LOSS if tfidf and self.features == "auto" else self.loss
+        w_keep, c = self._fit_head(X, y, [make_path(nb, [C], self.nb_beta if nb else 1.0, NB_BETAS)], loss)[:2]
         out = numpy.zeros_like(w)
         out[keep] = w_keep
         return out, c, keep
