@@ -176,8 +176,12 @@ def test_counts_are_embeddings_not_documents():
 # The weak learner
 
 
-def check_best(sp, f, w, y, criterion, presence, k, include_root, minsup):
-    got = sp.best_rule(numpy.array(w), numpy.array(y, dtype=numpy.int8), criterion, presence=presence)
+def check_best(sp, f, w, y, criterion, presence, k, include_root, minsup, prepared=False):
+    if prepared:
+        sp.prepare(numpy.array(w), numpy.array(y, dtype=numpy.int8), criterion)
+        got = sp.best_rule(None, None, criterion, presence=presence, prepared=True)
+    else:
+        got = sp.best_rule(numpy.array(w), numpy.array(y, dtype=numpy.int8), criterion, presence=presence)
     patterns = all_subtrees(forest_docs(f), k, include_root=include_root, min_support=minsup)
     ref = exhaustive_best_rule(patterns, w, y, criterion, presence=presence, vocab=f.vocab.to_list())
     code = sp.pattern_code(got["node"])
@@ -224,7 +228,7 @@ def test_best_rule_equals_exhaustive_search(data, k, include_root, criterion, pr
     # Several rounds on one cached space: later calls reuse patterns expanded by earlier ones.
     for _ in range(3):
         w, y = draw.draw(weights_and_labels(st, len(f)))
-        check_best(sp, f, w, y, criterion, presence, k, include_root, minsup)
+        check_best(sp, f, w, y, criterion, presence, k, include_root, minsup, prepared=draw.draw(st.booleans()))
     # The lazily expanded cache still holds exactly the right patterns and counts.
     sp.expand_all()
     if not dominance:
@@ -267,6 +271,23 @@ def test_searches_that_share_their_best_value_find_the_exhaustive_best(data, k, 
     assert (spaces[i].pattern_code(best["node"]), best["z"], best["sign"]) == (ref["code"], ref["z"], ref["sign"])
     assert best["value"] == pytest.approx(ref["value"], abs=1e-9)
     assert shared[0] == pytest.approx(max(ref["value"], seed), abs=1e-9)
+
+
+def test_a_prepared_search_needs_prepare_with_its_criterion_once():
+    f = Forest.from_sentences([[["a"], ["b"]], [["a"]], [["c"]]])
+    sp = space(f, max_pattern_size=1)
+    w, y = numpy.ones(3) / 3, numpy.array([1, -1, 1], dtype=numpy.int8)
+    with pytest.raises(ValueError, match="needs a call of prepare"):
+        sp.best_rule(w, y, prepared=True)
+    sp.prepare(w, y, "z")
+    with pytest.raises(ValueError, match="same criterion"):
+        sp.best_rule(w, y, "iwakura", prepared=True)
+    sp.prepare(w, y, "z")
+    assert sp.best_rule(None, None, "z", prepared=True) == sp.best_rule(w, y, "z")
+    with pytest.raises(ValueError, match="needs a call of prepare"):
+        sp.best_rule(w, y, "z", prepared=True)
+    with pytest.raises(ValueError, match="finite"):
+        sp.prepare(numpy.array([numpy.nan, 0.5, 0.5]), y)
 
 
 def check_dominance_cache(got, patterns, f):

@@ -316,6 +316,7 @@ cdef class SearchSpace:
     cdef int64_t occ_words
     cdef double tol_rel
     cdef double* shared_best
+    cdef int prepared_crit
 
     def __dealloc__(self):
         free(self.forest)
@@ -983,7 +984,33 @@ cdef class SearchSpace:
     def pattern_size(self, int32_t i) -> int:
         return self.node(i)[0].size
 
-    def best_rule(self, weights, y, str criterion="iwakura", bint presence=False, shared_best=None):
+    def prepare(self, weights, y, str criterion="iwakura") -> None:
+        """Do the part of the next `best_rule` call that depends on the weights alone (its per-document bounds), so
+        that `best_rule(..., prepared=True)` with the same weights, labels and criterion only searches. A worker
+        prepares while its coordinator still books the last round.
+
+        weights (numpy.ndarray): float64 document weights, summing to 1.
+        y (numpy.ndarray): int8 labels in {-1, +1}.
+        criterion (str): "iwakura", "z" or "bact".
+        """
+        cdef const double[:] w = numpy.ascontiguousarray(weights, dtype=numpy.float64)
+        cdef const signed char[:] yy = numpy.ascontiguousarray(y, dtype=numpy.int8)
+        self._check_round(weights, y, w, yy)
+        cdef int crit = CRITERIA[criterion]
+        self._prepare(w, yy, crit)
+        self.prepared_crit = crit + 1
+
+    cdef int _check_round(self, weights, y, const double[:] w, const signed char[:] yy) except -1:
+        if w.shape[0] != self.n_docs or yy.shape[0] != self.n_docs:
+            raise ValueError("weights and labels must have one entry per training document")
+        if not numpy.all(numpy.isfinite(weights)) or numpy.any(numpy.asarray(weights) < 0) or not numpy.sum(weights) > 0:
+            raise ValueError("weights must be finite, non-negative and not all zero")
+        if not numpy.all(numpy.abs(numpy.asarray(y)) == 1):
+            raise ValueError("labels must be -1 or +1")
+        return 0
+
+    def best_rule(self, weights, y, str criterion="iwakura", bint presence=False, shared_best=None,
+                  bint prepared=False):
         """Find the best rule this round by branch and bound.
 
         weights (numpy.ndarray): float64 document weights, summing to 1.
@@ -995,18 +1022,23 @@ cdef class SearchSpace:
             (-inf to start). Pruning against it as well finds the same rule, since only patterns that can end
             below a found value by more than the pruning tolerance are cut; it spares searching what another
             worker's better rule already beats.
+        prepared (bool): `prepare` was called with these weights, labels and criterion since the last search: only
+            search (the weights are not read again).
         RETURNS (dict): node, z, sign, value, P, N, A_pos, A_neg, nodes_visited;
             node is -1 when no pattern exists.
         """
-        cdef const double[:] w = numpy.ascontiguousarray(weights, dtype=numpy.float64)
-        cdef const signed char[:] yy = numpy.ascontiguousarray(y, dtype=numpy.int8)
-        if w.shape[0] != self.n_docs or yy.shape[0] != self.n_docs:
-            raise ValueError("weights and labels must have one entry per training document")
-        if not numpy.all(numpy.isfinite(weights)) or numpy.any(numpy.asarray(weights) < 0) or not numpy.sum(weights) > 0:
-            raise ValueError("weights must be finite, non-negative and not all zero")
-        if not numpy.all(numpy.abs(numpy.asarray(y)) == 1):
-            raise ValueError("labels must be -1 or +1")
         cdef int crit = CRITERIA[criterion]
+        cdef const double[:] w
+        cdef const signed char[:] yy
+        if prepared:
+            if self.prepared_crit != crit + 1:
+                raise ValueError("best_rule(prepared=True) needs a call of prepare with the same criterion first")
+        else:
+            w = numpy.ascontiguousarray(weights, dtype=numpy.float64)
+            yy = numpy.ascontiguousarray(y, dtype=numpy.int8)
+            self._check_round(weights, y, w, yy)
+            self._prepare(w, yy, crit)
+        self.prepared_crit = 0
         cdef double[::1] shared
         if shared_best is not None:
             shared = shared_best
@@ -1014,12 +1046,13 @@ cdef class SearchSpace:
                 raise ValueError("shared_best needs one element")
             self.shared_best = &shared[0]
         try:
-            return self._best_rule(w, yy, crit, presence)
+            return self._best_rule(crit, presence)
         finally:
             self.shared_best = NULL
 
-    cdef dict _best_rule(self, const double[:] w, const signed char[:] yy, int crit, bint presence):
-        cdef Py_ssize_t k, r
+    cdef void _prepare(self, const double[:] w, const signed char[:] yy, int crit):
+        """The class totals, the interleaved weights `wpn` and the bounds by support and by single document."""
+        cdef Py_ssize_t k
         self.Tp = self.Tn = 0
         self.Np = self.Nn = 0
         self.wpn.assign(2 * self.n_docs, 0.0)
@@ -1035,6 +1068,9 @@ cdef class SearchSpace:
                 self.wpn[2 * k + 1] = w[k] + 0.0
         self._support_bounds(w, yy, crit)
         self._single_bounds(crit)
+
+    cdef dict _best_rule(self, int crit, bint presence):
+        cdef Py_ssize_t r
         cdef Cand best
         best.value = -INFINITY
         best.node = -1

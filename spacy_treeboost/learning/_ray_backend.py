@@ -1,5 +1,5 @@
 """The Ray search backend: one actor per worker, on a running cluster or a local Ray."""
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy
 
@@ -37,16 +37,20 @@ class RayBackend(SearchBackend):
         self.actors = [actor.remote(forest, targets, init["space_settings"], init["search_settings"],
                                     None if owners is None else owners == i) for i in range(n_workers)]
         self._refs: Dict[int, Any] = {}
+        self._posted: Dict[int, List[Any]] = {}
         self.start_workers()
         self.node_ids = [loc["ray_node"] for loc in self._call_all(range(n_workers), "location", [()] * n_workers)]
 
     def _send(self, i: int, method: str, args: Tuple[Any, ...]) -> None:
         self._refs[i] = getattr(self.actors[i], method).remote(*args)
 
+    def _post(self, i: int, method: str, args: Tuple[Any, ...]) -> None:
+        self._posted.setdefault(i, []).append(getattr(self.actors[i], method).remote(*args))
+
     def _receive(self, i: int) -> Any:
         ray = self.ray
         try:
-            return ray.get(self._refs.pop(i))
+            return ray.get(self._posted.pop(i, []) + [self._refs.pop(i)])[-1]
         except ray.exceptions.RayActorError as err:
             self.close()
             if self.round == 0:

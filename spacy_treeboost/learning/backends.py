@@ -109,6 +109,8 @@ class SearchWorker:
         self.last_node: Dict[int, int] = {}
         self.search_cpu = 0.0
         self.shared_best = shared_best
+        self.prepared: Optional[int] = None
+        self.prepare_cpu = 0.0
 
     def n_patterns(self) -> int:
         return self.space.n_patterns
@@ -120,15 +122,16 @@ class SearchWorker:
         out = []
         for k in heads:
             t0 = time.process_time()
-            w = boosting_weights(self.scores[k], self.targets[k])
+            ready, self.prepared = self.prepared == k, None
+            w = None if ready else boosting_weights(self.scores[k], self.targets[k])
             shared = None if self.shared_best is None else self.shared_best[k:k + 1]
             best = self.space.best_rule(w, self.targets[k], self.settings["criterion"],
-                                        presence=self.settings["presence"], shared_best=shared)
+                                        presence=self.settings["presence"], shared_best=shared, prepared=ready)
             node = best.pop("node")
             self.last_node[k] = node
             best["key"] = self.space.pattern_code_key(node) if node >= 0 else None
             best["patterns_cached"] = self.space.n_patterns
-            best["cpu_seconds"] = time.process_time() - t0
+            best["cpu_seconds"] = time.process_time() - t0 + (self.prepare_cpu if ready else 0.0)
             self.search_cpu += best["cpu_seconds"]
             out.append(best)
         return out
@@ -139,11 +142,22 @@ class SearchWorker:
                 + (self.space.pattern_code(self.last_node[k]),) for k in heads]
 
     def update(self, k: int, docs: numpy.ndarray, counts: numpy.ndarray, z: int, a: float, b: float) -> None:
+        """Apply a rule to head k's scores; with one head, also prepare its next search (`SearchSpace.prepare`)
+        while the coordinator books the round (with several, each head's update would undo the last one's)."""
         docs, counts = unpack_occurrences(docs, counts)
         self.scores[k] += rule_outputs(len(self.scores[k]), docs, counts, z, a, b, self.settings["bact"])
+        self.prepared = None
+        if len(self.scores) == 1:
+            t0 = time.process_time()
+            self.space.prepare(boosting_weights(self.scores[k], self.targets[k]), self.targets[k],
+                               self.settings["criterion"])
+            self.prepared = k
+            self.prepare_cpu = time.process_time() - t0
+            self.search_cpu += self.prepare_cpu
 
     def set_scores(self, k: int, scores: numpy.ndarray) -> None:
         self.scores[k] = numpy.array(scores, dtype=numpy.float64)
+        self.prepared = None
 
     def location(self) -> Dict[str, Any]:
         """Where this worker runs: host name, process id and, as a Ray actor, the Ray node id (else None)."""
@@ -208,6 +222,10 @@ class SearchBackend:
     def _send(self, i: int, method: str, args: Tuple[Any, ...]) -> None:
         raise NotImplementedError
 
+    def _post(self, i: int, method: str, args: Tuple[Any, ...]) -> None:
+        """Call a method on worker i without waiting for it (its errors surface at the next `_receive`)."""
+        raise NotImplementedError
+
     def _receive(self, i: int) -> Any:
         raise NotImplementedError
 
@@ -248,8 +266,11 @@ class SearchBackend:
         return found
 
     def update(self, k: int, docs: numpy.ndarray, counts: numpy.ndarray, z: int, a: float, b: float) -> None:
-        """Apply a rule to head k's scores on every worker (sent with the next search)."""
-        self._pending.append(("update", (k, *pack_occurrences(docs, counts), z, a, b)))
+        """Apply a rule to head k's scores on every worker, sent now so that the workers apply it (and prepare the
+        next search) while the coordinator books the round."""
+        args = (k, *pack_occurrences(docs, counts), z, a, b)
+        for i in range(self.n_workers):
+            self._post(i, "update", args)
 
     def sync_scores(self, scores: Sequence[numpy.ndarray]) -> None:
         """Send every worker the scores of heads that changed outside boosting (e.g. refitted margins)."""
@@ -281,6 +302,9 @@ class LocalBackend(SearchBackend):
     def _send(self, i: int, method: str, args: Tuple[Any, ...]) -> None:
         self._replies[i] = getattr(self.workers[i], method)(*args)
 
+    def _post(self, i: int, method: str, args: Tuple[Any, ...]) -> None:
+        getattr(self.workers[i], method)(*args)
+
     def _receive(self, i: int) -> Any:
         return self._replies.pop(i)
 
@@ -296,7 +320,7 @@ def _process_main(conn: Any, shared_best: Any = None) -> None:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        _, (init, owned) = conn.recv()
+        _, (init, owned), _ = conn.recv()
     except (EOFError, OSError):
         return
     try:
@@ -305,6 +329,7 @@ def _process_main(conn: Any, shared_best: Any = None) -> None:
     except Exception as err:
         conn.send(("error", err))
         return
+    failed: Optional[Exception] = None
     while True:
         try:
             message = conn.recv()
@@ -312,11 +337,22 @@ def _process_main(conn: Any, shared_best: Any = None) -> None:
             return
         if message is None:
             return
-        method, args = message
+        method, args, reply = message
+        if failed is not None:
+            if reply:
+                conn.send(("error", failed))
+                failed = None
+            continue
         try:
-            conn.send(("ok", getattr(worker, method)(*args)))
+            value = getattr(worker, method)(*args)
         except Exception as err:
-            conn.send(("error", err))
+            if reply:
+                conn.send(("error", err))
+            else:
+                failed = err
+            continue
+        if reply:
+            conn.send(("ok", value))
 
 
 def _stop_processes(processes: List[Any], conns: List[Any]) -> None:
@@ -362,13 +398,16 @@ class ProcessBackend(SearchBackend):
             self.close()
             raise
 
+    def _post(self, i: int, method: str, args: Tuple[Any, ...]) -> None:
+        self._send(i, method, args, reply=False)
+
     @property
     def pids(self) -> List[int]:
         return [p.pid for p in self.processes]
 
-    def _send(self, i: int, method: str, args: Tuple[Any, ...]) -> None:
+    def _send(self, i: int, method: str, args: Tuple[Any, ...], reply: bool = True) -> None:
         try:
-            self.conns[i].send((method, args))
+            self.conns[i].send((method, args, reply))
         except (BrokenPipeError, ConnectionResetError, EOFError, OSError):
             self._died(i)
         except BaseException:
