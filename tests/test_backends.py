@@ -195,6 +195,21 @@ def test_a_killed_worker_raises_an_error_naming_the_worker_and_round(synthetic):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("backend", ["local", "processes"])
+def test_a_rule_a_worker_cannot_apply_stops_the_next_round_with_its_error(synthetic, backend):
+    """Rules go to the workers without a reply; an error in applying one comes back with the next search."""
+    forest, y, _ = synthetic
+    clf = TreeBoostClassifier("frequency", n_rounds=3, n_workers=2, backend=backend).start(forest, y)
+    try:
+        clf.boost(1)
+        with pytest.raises(IndexError):
+            clf.space_.update(7, numpy.array([0]), numpy.array([1]), 1, 0.5, -0.5)
+            clf.space_.search([0], 2)
+    finally:
+        clf.space_.close()
+
+
+@pytest.mark.slow
 def test_ctrl_c_stops_every_worker(tmp_path, synthetic):
     script = tmp_path / "train.py"
     script.write_text(textwrap.dedent(f"""
