@@ -607,10 +607,11 @@ class SubtreeLinearClassifier(RuleClassifier):
             else:
                 folds = [cv_folds(t, self.cv, self.cv_documents) for t in targets]
         fit = dict(l1_ratio=self.l1_ratio, loss=self.loss, max_iter=self.max_iter, tol=self.tol, method=SOLVER)
-        # the paths of most fits first, so that the workers' last tasks are short ones
-        tasks: List[Tuple[Any, ...]] = sorted(
-            [("fold", h, (k, p)) for h, f in enumerate(folds) if f is not None
-             for k in range(int(f.max()) + 1) for p in range(len(paths))], key=lambda t: -len(paths[t[2][1]].Cs))
+        tasks: List[Tuple[Any, ...]] = [("fold", h, (k, p)) for h, f in enumerate(folds) if f is not None
+                                        for k in range(int(f.max()) + 1) for p in range(len(paths))]
+        if self.n_workers > 1:
+            # the paths of most fits first, so that the workers' last tasks are short ones
+            tasks.sort(key=lambda t: -len(paths[t[2][1]].Cs))
         if len(cands) == 1:
             tasks += [("final", h, cands[0]) for h in range(len(targets))]
         logger.info("%d head(s), %d candidate(s), %d fit task(s) on %d worker(s)", len(targets), len(cands),
