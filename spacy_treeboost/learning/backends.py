@@ -153,7 +153,6 @@ class SearchWorker:
                                self.settings["criterion"])
             self.prepared = k
             self.prepare_cpu = time.process_time() - t0
-            self.search_cpu += self.prepare_cpu
 
     def set_scores(self, k: int, scores: numpy.ndarray) -> None:
         self.scores[k] = numpy.array(scores, dtype=numpy.float64)
@@ -378,8 +377,9 @@ class ProcessBackend(SearchBackend):
     def __init__(self, n_workers: int, init: Dict[str, Any], owners: Optional[numpy.ndarray]) -> None:
         self.n_workers = n_workers
         context = multiprocessing.get_context("spawn")
-        shared = context.RawArray("d", len(init["targets"]))
-        self.shared_best = numpy.frombuffer(shared, dtype=numpy.float64)
+        shared = context.RawArray("d", len(init["targets"])) if n_workers > 1 else None
+        if shared is not None:
+            self.shared_best = numpy.frombuffer(shared, dtype=numpy.float64)
         self.processes, self.conns = [], []
         self._finalizer = weakref.finalize(self, _stop_processes, self.processes, self.conns)
         try:
