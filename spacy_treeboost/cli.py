@@ -107,7 +107,9 @@ def learn(
         "linear", help="bact | frequency (+FQ) | presence (-FQ) | corrective (boosted rules refitted) | linear "
         "(a linear model over all subtrees)"),
     criterion: str = typer.Option("iwakura", help="iwakura (published gain) | z (real AdaBoost Z)"),
-    max_pattern_size: int = typer.Option(3, "--max-pattern-size", "-L", help="Largest subtree in nodes"),
+    max_pattern_size: Optional[int] = typer.Option(
+        None, "--max-pattern-size", "-L", help="Largest subtree in nodes (default: 3; linear: 2 for training documents "
+        "of a sentence, 3 otherwise)"),
     min_support: Optional[int] = typer.Option(
         None, "--min-support", "-m", help="Smallest number of documents per subtree (default: 2 for linear, else 1)"),
     rounds: int = typer.Option(100, "--rounds", "-T", help="Boosting rounds"),
@@ -141,6 +143,7 @@ def learn(
     from tqdm import tqdm
 
     from .learning.learner import TreeBoostClassifier, default_max_cache_mb, resolve_min_support
+    from .learning.subtree_linear import PATTERN_SIZE
 
     from .learning.classifier_files import classifier_to_bytes
 
@@ -150,11 +153,12 @@ def learn(
     forest, classes = _read(train)
     read_seconds = time.process_time() - clock
     min_support = resolve_min_support(algorithm, min_support)
+    pattern_size = PATTERN_SIZE if max_pattern_size is None else max_pattern_size
     if max_cache_mb is None:
         max_cache_mb = default_max_cache_mb()
     if algorithm in ("linear", "corrective"):
         boosting_settings = TreeBoostClassifier(
-            booster, criterion=criterion, n_rounds=rounds, max_pattern_size=max_pattern_size, min_support=min_support,
+            booster, criterion=criterion, n_rounds=rounds, max_pattern_size=pattern_size, min_support=min_support,
             smoothing=smoothing, boosting=boosting, include_root_patterns=include_root_patterns,
             max_cache_mb=max_cache_mb, n_workers=n_workers, backend=backend, ray_address=ray_address)
         try:
@@ -162,11 +166,12 @@ def learn(
         except ValueError as err:
             _fail(str(err))
         _learn_linear(forest, classes, model, algorithm, boosting_settings,
-                      dict(features=features, loss=loss, C=C, choose_C=choose_C, l1_ratio=l1_ratio, cv=cv),
+                      dict(features=features, loss=loss, C=C, choose_C=choose_C, l1_ratio=l1_ratio, cv=cv,
+                           max_pattern_size=max_pattern_size),
                       read_seconds)
         return
     clf = TreeBoostClassifier(
-        algorithm, criterion=criterion, n_rounds=rounds, max_pattern_size=max_pattern_size,
+        algorithm, criterion=criterion, n_rounds=rounds, max_pattern_size=pattern_size,
         min_support=min_support, smoothing=smoothing, boosting=boosting,
         include_root_patterns=include_root_patterns, max_cache_mb=max_cache_mb, n_workers=n_workers, backend=backend,
         ray_address=ray_address)
@@ -269,9 +274,8 @@ def _learn_linear(forest: Any, classes: List[Any], model: Path, algorithm: str, 
 
     try:
         if algorithm == "linear":
-            common = {k: getattr(booster, k) for k in ("max_pattern_size", "min_support", "include_root_patterns",
-                                                       "max_cache_mb")}
-            given = {k: opts[k] for k in ("C", "cv") if opts[k] is not None}
+            common = {k: getattr(booster, k) for k in ("min_support", "include_root_patterns", "max_cache_mb")}
+            given = {k: opts[k] for k in ("C", "cv", "max_pattern_size") if opts[k] is not None}
             given.update(n_workers=booster.n_workers, backend=booster.backend, ray_address=booster.ray_address)
             if opts["choose_C"]:
                 given["C"] = None

@@ -191,6 +191,27 @@ def test_learn_caps_the_cache_at_the_machine_default_unless_told(files, monkeypa
     assert result.exit_code == 0, result.output
 
 
+@pytest.mark.parametrize("algorithm,args,saved", [
+    ("linear", [], None), ("linear", ["--max-pattern-size", "2"], 2), ("frequency", ["--rounds", "3"], 3),
+])
+def test_learn_leaves_the_linear_pattern_size_to_the_learner_unless_told(files, algorithm, args, saved):
+    """Without --max-pattern-size, linear saves None (the learner chose by the documents' length, as its default
+    does) and boosting its 3; given, both save the value."""
+    from typer.testing import CliRunner
+
+    from spacy_treeboost import SubtreeLinearClassifier, cli
+
+    tmp_path, train = files
+    model = tmp_path / "m.model"
+    result = CliRunner().invoke(cli.app, ["learn", str(train), str(model), "--algorithm", algorithm, *args])
+    assert result.exit_code == 0, result.output
+    clf = classifier_from_dict(srsly.msgpack_loads(model.read_bytes()))
+    assert clf.get_params()["max_pattern_size"] == saved
+    if algorithm == "linear" and saved is None:
+        forest, gold = read_bact(train)
+        assert clf.rules_.to_dict() == SubtreeLinearClassifier().fit(forest, gold).rules_.to_dict()
+
+
 LEARNER_BLOCKS = {
     "linear": '[learner]\n@learners = "spacy_treeboost.SubtreeLinear.v1"\nC = 0.25\nmax_pattern_size = 2\n',
     "boosting": '[components]\n\n[components.treeboost_textcat]\nfactory = "treeboost_textcat"\n\n'

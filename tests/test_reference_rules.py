@@ -67,7 +67,7 @@ CASES: Dict[str, Tuple[str, Callable[[], Any]]] = {
     "linear_auto": ("synthetic", _linear()),
     "corrective": ("synthetic", _corrective(C=1.0)),
     "reviews_frequency": ("reviews", _boost("frequency", n_rounds=80)),
-    "reviews_linear": ("reviews", _linear(min_support=2, C=1.0, features="nb")),
+    "reviews_linear": ("reviews", _linear(max_pattern_size=3, min_support=2, C=1.0, features="nb")),
 }
 
 

@@ -1,15 +1,18 @@
 """features="auto": the cross-validation folds choose between the presence family (naive Bayes scaled or plain)
-and sublinear tf-idf for all heads together; the choice against a brute force that refits every candidate."""
+and sublinear tf-idf for all heads together; the choice against a brute force that refits every candidate. And
+max_pattern_size=None: the subtree size chosen by the training documents' length."""
 import numpy
 import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
 from reference import forests, reference_tfidf
-from spacy_treeboost.learning.classifier_files import classifier_to_bytes
+from spacy_treeboost.learning.classifier_files import classifier_from_bytes, classifier_to_bytes
 from spacy_treeboost.learning.logistic import fit_linear, platt
-from spacy_treeboost.learning.subtree_linear import (PRESENCE_C_RATIO, TFIDF_C_RATIOS, TFIDF_LOSS, SubtreeLinearClassifier,
-                                                     mine_subtrees, tfidf_columns, tfidf_rows)
+from spacy_treeboost.learning.subtree_linear import (PATTERN_SIZE, PRESENCE_C_RATIO, SHORT_DOCUMENT_NODES,
+                                                     SHORT_PATTERN_SIZE, TFIDF_C_RATIOS, TFIDF_LOSS,
+                                                     SubtreeLinearClassifier, mine_subtrees, pattern_size,
+                                                     tfidf_columns, tfidf_rows)
 from spacy_treeboost.trees.forest import Forest
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -176,3 +179,45 @@ def test_tfidf_columns_equal_tfidf_rows(data, k):
     assert by_columns.format == "csc"
     numpy.testing.assert_array_equal(idf_columns, idf_rows)
     numpy.testing.assert_allclose(by_columns.toarray(), by_rows.toarray(), rtol=1e-12, atol=0)
+
+
+def _mean_nodes(trees) -> float:
+    def size(tree):
+        return 1 + sum(size(child) for child in tree[1])
+
+    return sum(size(t) for t in trees) / len(trees)
+
+
+@SETTINGS
+@given(forests(st, max_nodes=70))
+def test_the_pattern_size_follows_the_documents_mean_length(data):
+    trees, _ = data
+    f = Forest.from_trees(trees)
+    assert pattern_size(f) == (SHORT_PATTERN_SIZE if _mean_nodes(trees) <= SHORT_DOCUMENT_NODES else PATTERN_SIZE)
+
+
+@pytest.mark.parametrize("length,expected", [(SHORT_DOCUMENT_NODES - 1, SHORT_PATTERN_SIZE),
+                                             (SHORT_DOCUMENT_NODES, SHORT_PATTERN_SIZE),
+                                             (SHORT_DOCUMENT_NODES + 1, PATTERN_SIZE)])
+def test_the_default_pattern_size_is_the_one_mined_and_saved(length, expected):
+    """max_pattern_size=None fits the model of the size it chooses (mean length at, just below and just above the
+    threshold, the virtual root included), and saves None, so that a refit chooses again."""
+    rng = numpy.random.default_rng(int(length))
+    trees, y = [], []
+    for i in range(40):
+        words = list(rng.choice(list("abcdefgh"), size=int(length) - 1))
+        words[int(rng.integers(0, len(words)))] = "good" if i % 2 else "bad"
+        node: tuple = ()
+        for w in reversed(words):
+            node = ((w, node),)
+        trees.append(("ROOT", node))
+        y.append("pos" if i % 2 else "neg")
+    f = Forest.from_trees(trees)
+    assert _mean_nodes(trees) == int(length)
+    chosen = SubtreeLinearClassifier().fit(f, y)
+    assert chosen.max_pattern_size_ == expected
+    assert max(len(p) for p in chosen.rules_.patterns) == expected
+    fixed = SubtreeLinearClassifier(max_pattern_size=expected).fit(f, y)
+    assert fixed.max_pattern_size_ == expected
+    assert chosen.rules_.to_dict() == fixed.rules_.to_dict()
+    assert classifier_from_bytes(classifier_to_bytes(chosen)).get_params()["max_pattern_size"] is None

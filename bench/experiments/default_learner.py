@@ -76,6 +76,7 @@ VARIANTS: Dict[str, Dict[str, Any]] = {
     "presence_C0.1": {"features": "presence", "C": 0.1},
     "auto": {"features": "auto"},
     "auto_s2": {"max_pattern_size": 2},
+    "auto_s3": {"max_pattern_size": 3},  # the default before max_pattern_size = None
     "auto_uncal": {"calibrate": False},
     "auto_hinge": {"loss": "squared_hinge"},
     "auto_ms1": {"min_support": 1},

@@ -66,6 +66,18 @@ SOLVER = "tron"
 NB_BETAS = (0.25, 0.5, 1.0)
 SELECTIONS = ("accuracy", "log_loss")
 LINEAR_BACKENDS = (None, "local", "processes", "ray")
+# max_pattern_size=None: subtrees of PATTERN_SIZE nodes, or of SHORT_PATTERN_SIZE in training trees of at most
+# SHORT_DOCUMENT_NODES nodes on average (a sentence as a word chain), whose three-node subtrees recur too rarely to
+# help (docs/results_default.md)
+PATTERN_SIZE = 3
+SHORT_PATTERN_SIZE = 2
+SHORT_DOCUMENT_NODES = 32.0
+
+
+def pattern_size(X: Forest) -> int:
+    """The largest subtree that `max_pattern_size=None` mines in the training trees X: `SHORT_PATTERN_SIZE` where
+    they average at most `SHORT_DOCUMENT_NODES` nodes (their virtual roots included), else `PATTERN_SIZE`."""
+    return SHORT_PATTERN_SIZE if X.n_nodes <= SHORT_DOCUMENT_NODES * len(X) else PATTERN_SIZE
 
 
 def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include_root_patterns: bool,
@@ -291,19 +303,21 @@ class SubtreeLinearClassifier(RuleClassifier):
     """A regularized linear model over all frequent subtrees (NBSVM-style by default).
 
     The defaults are NBSVM's (Wang & Manning 2012) over subtrees, made to choose for
-    themselves: presence of every subtree of up to three nodes in two or more
-    training documents and of every one- or two-node subtree, logistic loss, and, on 3
-    cross-validation folds, one of two feature families for all classes: presence
-    (per class, naive Bayes scaled at C = 1 with the interpolation `nb_beta` 0.25, 0.5
-    or 1, or plain at C = 0.1) or sublinear tf-idf with LinearSVC's squared hinge at
-    C = 3 or 10. Naive Bayes scaling wins on small sentiment corpora, plain presence
-    with stronger regularization on large ones, tf-idf on topic corpora (Reuters).
-    The margin is Platt-scaled on the same folds' out-of-fold margins. Beyond 10,000
-    training documents one fold is enough (`cv_documents`). Settled on the dev splits
-    of four corpora, 1,600 training documents each, and the shared generator's
-    synthetic corpora (docs/results_default.md, docs/bench_default_learner.md).
+    themselves: presence of every subtree of up to three nodes (two in corpora of
+    single sentences) in two or more training documents and of every one- or two-node
+    subtree, logistic loss, and, on 3 cross-validation folds, one of two feature
+    families for all classes: presence (per class, naive Bayes scaled at C = 1 with the
+    interpolation `nb_beta` 0.25, 0.5 or 1, or plain at C = 0.1) or sublinear tf-idf
+    with LinearSVC's squared hinge at C = 3 or 10. Naive Bayes scaling wins on small
+    sentiment corpora, plain presence with stronger regularization on large ones, tf-idf
+    on topic corpora (Reuters). The margin is Platt-scaled on the same folds'
+    out-of-fold margins. Beyond 10,000 training documents one fold is enough
+    (`cv_documents`). Settled on the dev splits of four corpora, 1,600 training
+    documents each, and the shared generator's synthetic corpora (docs/results_default.md, docs/bench_default_learner.md).
 
-    max_pattern_size (int): Largest subtree, in nodes.
+    max_pattern_size (Optional[int]): Largest subtree, in nodes; None chooses it from the
+        training trees: `SHORT_PATTERN_SIZE` (2) where they average at most
+        `SHORT_DOCUMENT_NODES` (32) nodes, as single sentences do, else `PATTERN_SIZE` (3).
     min_support (int): Smallest number of training documents a subtree of more than
         `keep_rare_up_to` nodes occurs in.
     features (str): "auto" (on the cross-validation folds, the presence family, per
@@ -377,8 +391,9 @@ class SubtreeLinearClassifier(RuleClassifier):
         "cv_documents": rule(Interval("int", 1, None), None, hint=(
             "use a whole number of held-out documents >= 1, or None to fit every cross-validation fold")),
         "separate_views": rule(Boolean()),
-        "max_pattern_size": rule(Interval("int", 1, MAX_PATTERN_SIZE_LIMIT), hint=(
-            f"use a whole number from 1 to {MAX_PATTERN_SIZE_LIMIT} (subtrees of 2-4 nodes are usual)")),
+        "max_pattern_size": rule(Interval("int", 1, MAX_PATTERN_SIZE_LIMIT), None, hint=(
+            f"use a whole number from 1 to {MAX_PATTERN_SIZE_LIMIT} (subtrees of 2-4 nodes are usual), or None to "
+            "choose it from the training documents' length")),
         "min_support": rule(Interval("int", 1, None), hint="use a whole number of documents >= 1"),
         "max_cache_mb": rule(Interval("real", 0, None, "neither"), hint="use a positive number of megabytes"),
         "include_root_patterns": rule(Boolean()),
@@ -392,7 +407,7 @@ class SubtreeLinearClassifier(RuleClassifier):
     def __init__(
         self,
         *,
-        max_pattern_size: int = 3,
+        max_pattern_size: Optional[int] = None,
         min_support: int = 2,
         features: str = "auto",
         loss: str = "logistic",
@@ -480,8 +495,9 @@ class SubtreeLinearClassifier(RuleClassifier):
         self.classes_, self.multilabel_, heads, targets = encode_targets(y, self._positive)
         self.heads_ = [_Head(str(h), numpy.zeros(0)) for h in heads]
         clock = time.process_time()
-        logger.info("mining the subtrees of up to %d nodes in %d trees", self.max_pattern_size, len(X))
-        counts, codes = mine_subtrees(X, max_pattern_size=self.max_pattern_size, min_support=self.min_support,
+        self.max_pattern_size_ = pattern_size(X) if self.max_pattern_size is None else self.max_pattern_size
+        logger.info("mining the subtrees of up to %d nodes in %d trees", self.max_pattern_size_, len(X))
+        counts, codes = mine_subtrees(X, max_pattern_size=self.max_pattern_size_, min_support=self.min_support,
                                       include_root_patterns=self.include_root_patterns,
                                       max_cache_mb=self.max_cache_mb, keep_rare_up_to=self.keep_rare_up_to,
                                       n_workers=self.n_workers, backend=self.backend, ray_address=self.ray_address)
