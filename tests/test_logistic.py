@@ -308,3 +308,54 @@ def test_rows_and_column_scaling_of_csc_match_the_dense_matrix(seed):
     assert scaled.format == "csc"
     numpy.testing.assert_array_equal(scaled.toarray(), X * scale)
     numpy.testing.assert_array_equal(_scale_columns(csr_matrix(X), scale).toarray(), X * scale)
+
+
+def textbook_pcg(X, curvature, l2, g, M, delta):
+    """Steihaug's preconditioned CG written with a new vector per operation: the reference of `_pcg`."""
+    import math
+
+    def hessian(v):
+        u = curvature * (X @ v[:-1] + v[-1])
+        return numpy.concatenate([X.T @ u + l2 * v[:-1], [u.sum()]])
+
+    s, r = numpy.zeros_like(g), -g
+    z = r / M
+    d = z.copy()
+    zr = float(z @ r)
+    tol = 0.1 * math.sqrt(zr)
+    for _ in range(len(g)):
+        if math.sqrt(max(zr, 0.0)) <= tol:
+            break
+        Hd = hessian(d)
+        alpha = zr / float(d @ Hd)
+        s = s + alpha * d
+        if math.sqrt(float(s @ (M * s))) > delta:
+            s = s - alpha * d
+            sMd, sMs, dMd = float(s @ (M * d)), float(s @ (M * s)), float(d @ (M * d))
+            rad = math.sqrt(max(sMd * sMd + dMd * (delta * delta - sMs), 0.0))
+            alpha = (delta * delta - sMs) / (sMd + rad) if sMd >= 0 else (rad - sMd) / dMd
+            return s + alpha * d, r - alpha * Hd
+        r = r - alpha * Hd
+        z = r / M
+        zr_new = float(z @ r)
+        d = z + (zr_new / zr) * d
+        zr = zr_new
+    return s, r
+
+
+@SETTINGS
+@given(st.integers(0, 10**6), st.floats(1e-3, 1e3), st.booleans())
+def test_in_place_cg_steps_are_the_textbook_steps_bit_for_bit(seed, delta, blocks):
+    from scipy.sparse import csc_matrix
+
+    from spacy_treeboost.learning.logistic import _ColumnBlocks, _pcg
+
+    rng = numpy.random.default_rng(seed)
+    X, _ = random_problem(seed, n=int(rng.integers(1, 30)), d=int(rng.integers(1, 40)))
+    A = _ColumnBlocks(csc_matrix(X), 2) if blocks else csc_matrix(X)
+    curvature, l2 = rng.random(X.shape[0]), float(rng.uniform(0.01, 10))
+    g, M = rng.normal(size=X.shape[1] + 1), rng.uniform(0.5, 2.0, size=X.shape[1] + 1)
+    step, residual = _pcg(A, curvature, l2, g, M, delta)
+    want_step, want_residual = textbook_pcg(A, curvature, l2, g, M, delta)
+    numpy.testing.assert_array_equal(step, want_step)
+    numpy.testing.assert_array_equal(residual, want_residual)

@@ -268,9 +268,9 @@ def test_the_ray_backend_without_ray_names_the_extra(monkeypatch):
 
 @SETTINGS
 @given(forests(st), st.integers(1, 4), st.integers(1, 3), st.integers(0, 3), st.booleans(), st.integers(2, 5),
-       st.integers(0, 10**6))
+       st.integers(0, 10**6), st.integers(0, 4))
 def test_mining_split_by_root_label_gives_the_one_miner_result(data, k, min_support, rare, include_root, n_shards,
-                                                               seed):
+                                                               seed, roots_at):
     from spacy_treeboost.learning.backends import assign_root_labels
     from spacy_treeboost.learning.classifier import _label_rank
     from spacy_treeboost.learning.subtree_linear import _mine_shard, merge_shards
@@ -284,7 +284,8 @@ def test_mining_split_by_root_label_gives_the_one_miner_result(data, k, min_supp
     balanced = assign_root_labels(f.labels, f.parents, len(vocab), n_shards, include_root)
     scattered = numpy.random.default_rng(seed).integers(0, n_shards, len(vocab))
     for owners in (balanced, scattered):
-        matrix, table = merge_shards([_mine_shard(forest, mine, owners == s, s == 0) for s in range(n_shards)])
+        matrix, table = merge_shards([_mine_shard(forest, mine, owners == s, s == roots_at % n_shards)
+                                      for s in range(n_shards)])
         for want, got in zip(one["matrix"] + one["table"], matrix + table):
             assert got.dtype == want.dtype
             numpy.testing.assert_array_equal(got, want)

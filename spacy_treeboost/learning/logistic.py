@@ -103,9 +103,12 @@ class _Problem:
 
 def _hessian_product(X: "sp.spmatrix", curvature: numpy.ndarray, l2: float, v: numpy.ndarray) -> numpy.ndarray:
     """H v for the Hessian (weights, then the unpenalized intercept) at the point of the loss's `curvature`."""
-    u = curvature * (X @ v[:-1] + v[-1])
+    u = X @ v[:-1]
+    u += v[-1]
+    u *= curvature
     out = numpy.empty_like(v)
-    out[:-1] = X.T @ u + l2 * v[:-1]
+    numpy.multiply(v[:-1], l2, out=out[:-1])
+    out[:-1] += X.T @ u
     out[-1] = u.sum()
     return out
 
@@ -295,11 +298,13 @@ def _tron(X: "sp.spmatrix", y: numpy.ndarray, loss: str, l2: float, x0: numpy.nd
 def _pcg(X: "sp.spmatrix", curvature: numpy.ndarray, l2: float, g: numpy.ndarray, M: numpy.ndarray,
          delta: float) -> Tuple[numpy.ndarray, numpy.ndarray]:
     """Preconditioned conjugate gradients for H s = -g within ||s||_M <= delta (Steihaug): the step and the
-    residual -(g + H s)."""
+    residual -(g + H s). The vectors are updated in place (one scratch vector), with the same operations as
+    their textbook form, so the step is the same, bit for bit."""
     s = numpy.zeros_like(g)
     r = -g
     z = r / M
     d = z.copy()
+    scratch = numpy.empty_like(g)
     zr = float(z @ r)
     tol = 0.1 * math.sqrt(zr)
     for _ in range(len(g)):
@@ -307,8 +312,8 @@ def _pcg(X: "sp.spmatrix", curvature: numpy.ndarray, l2: float, g: numpy.ndarray
             break
         Hd = _hessian_product(X, curvature, l2, d)
         alpha = zr / float(d @ Hd)
-        s += alpha * d
-        if math.sqrt(float(s @ (M * s))) > delta:
+        s += numpy.multiply(d, alpha, out=scratch)
+        if math.sqrt(float(s @ numpy.multiply(M, s, out=scratch))) > delta:
             s -= alpha * d
             sMd, sMs, dMd = float(s @ (M * d)), float(s @ (M * s)), float(d @ (M * d))
             rad = math.sqrt(max(sMd * sMd + dMd * (delta * delta - sMs), 0.0))
@@ -316,10 +321,11 @@ def _pcg(X: "sp.spmatrix", curvature: numpy.ndarray, l2: float, g: numpy.ndarray
             s += alpha * d
             r -= alpha * Hd
             break
-        r -= alpha * Hd
-        z = r / M
+        r -= numpy.multiply(Hd, alpha, out=scratch)
+        numpy.divide(r, M, out=z)
         zr_new = float(z @ r)
-        d = z + (zr_new / zr) * d
+        d *= zr_new / zr
+        d += z
         zr = zr_new
     return s, r
 

@@ -113,7 +113,7 @@ def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include
     else:
         owners = assign_root_labels(X.labels, X.parents, len(vocab), n_workers, include_root_patterns)
         done = _run_tasks(n_workers, [("mine", s, None) for s in range(n_workers)], backend=backend,
-                          ray_address=ray_address, forest=forest, owners=owners, mine=settings)
+                          ray_address=ray_address, forest=forest, owners=owners, mine=settings, n_shards=n_workers)
         shards = [done[("mine", s, None)] for s in range(n_workers)]
     (indptr, docs, counts), table = merge_shards(shards)
     codes = PatternCodes.from_tree(*table, vocab)
@@ -123,7 +123,7 @@ def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include
 def _mine_shard(forest: Tuple[numpy.ndarray, ...], settings: Dict[str, Any], owned: Optional[numpy.ndarray],
                 with_roots: bool = True) -> Dict[str, Any]:
     """Every pattern of the root labels `owned` (None: of all), as `merge_shards` takes it; the roots' documents
-    only `with_roots` (every shard holds them; the first one sends them), counts narrowed to bytes when they fit."""
+    only `with_roots` (every shard holds them; one sends them), counts narrowed to bytes when they fit."""
     from ._mine import SearchSpace
 
     space = SearchSpace(*forest, **settings)
@@ -140,7 +140,7 @@ def _mine_shard(forest: Tuple[numpy.ndarray, ...], settings: Dict[str, Any], own
             docs, counts = docs[end:], counts[end:]
         if len(counts) and int(counts.max()) < 256:
             counts = counts.astype(numpy.uint8)
-    return {"matrix": (indptr, docs, counts), "table": table, "n_roots": n_roots}
+    return {"matrix": (indptr, docs, counts), "table": table, "n_roots": n_roots, "with_roots": with_roots}
 
 
 def merge_shards(shards: Sequence[Dict[str, Any]]) -> Tuple[Tuple[numpy.ndarray, ...], Tuple[numpy.ndarray, ...]]:
@@ -151,7 +151,7 @@ def merge_shards(shards: Sequence[Dict[str, Any]]) -> Tuple[Tuple[numpy.ndarray,
     their parent's place, siblings in the order of their miner. Each parent lives in one
     miner, so the same rule orders the union.
 
-    shards (Sequence[Dict[str, Any]]): `_mine_shard`'s results.
+    shards (Sequence[Dict[str, Any]]): `_mine_shard`'s results, one of them with the roots' documents.
     RETURNS (Tuple[Tuple[numpy.ndarray, ...], Tuple[numpy.ndarray, ...]]): The CSC arrays
         (indptr, docs, counts) and the table (parent, depth, label, size), as
         `SearchSpace.pattern_matrix` and `pattern_table` give them.
@@ -159,6 +159,7 @@ def merge_shards(shards: Sequence[Dict[str, Any]]) -> Tuple[Tuple[numpy.ndarray,
     if len(shards) == 1:
         return shards[0]["matrix"], shards[0]["table"]
     R = shards[0]["n_roots"]
+    roots = next(s["matrix"] for s in shards if s["with_roots"])
     tables = [s["table"] for s in shards]
     indptrs = [s["matrix"][0] for s in shards]
     extra = [len(t[0]) - R for t in tables]
@@ -192,8 +193,8 @@ def merge_shards(shards: Sequence[Dict[str, Any]]) -> Tuple[Tuple[numpy.ndarray,
     starts = numpy.concatenate([ip[R:-1] + shard_start[k] for k, ip in enumerate(indptrs)])[position]
     lengths = numpy.concatenate([numpy.diff(ip[R:]) for ip in indptrs])[position]
     ends = numpy.cumsum(lengths)
-    root_end = int(indptrs[0][R])
-    indptr = numpy.concatenate([indptrs[0][: R + 1], root_end + ends]).astype(numpy.int64)
+    root_end = int(roots[0][R])
+    indptr = numpy.concatenate([roots[0][: R + 1], root_end + ends]).astype(numpy.int64)
     owner = numpy.searchsorted(base[1:], position, side="right")
     first = numpy.flatnonzero((numpy.diff(position, prepend=-2) != 1) | (numpy.diff(owner, prepend=-1) != 0))
     last = numpy.append(first[1:] - 1, len(position) - 1)[: len(first)]
@@ -201,8 +202,8 @@ def merge_shards(shards: Sequence[Dict[str, Any]]) -> Tuple[Tuple[numpy.ndarray,
     runs = zip(shard.tolist(), (starts[first] - shard_start[shard]).tolist(),
                (starts[last] + lengths[last] - shard_start[shard]).tolist())
     pieces = [(shards[k]["matrix"][1][a:b], shards[k]["matrix"][2][a:b]) for k, a, b in runs]
-    docs = numpy.concatenate([shards[0]["matrix"][1][:root_end]] + [d for d, _ in pieces])
-    counts = numpy.concatenate([shards[0]["matrix"][2][:root_end].astype(numpy.int32)] + [c for _, c in pieces])
+    docs = numpy.concatenate([roots[1][:root_end]] + [d for d, _ in pieces])
+    counts = numpy.concatenate([roots[2][:root_end].astype(numpy.int32)] + [c for _, c in pieces])
     return (indptr, docs, counts.astype(numpy.int32, copy=False)), tuple(table)
 
 
@@ -853,7 +854,8 @@ def _run_task(task: Tuple[Any, ...]) -> Any:
     kind, h, arg = task
     job = _JOB
     if kind == "mine":
-        return _mine_shard(job["forest"], job["mine"], job["owners"] == h, h == 0)
+        # the last shard sends the roots' documents: on processes this process mines it (`_run_forked`)
+        return _mine_shard(job["forest"], job["mine"], job["owners"] == h, h == job["n_shards"] - 1)
     y, fit = job["targets"][h], dict(job["fit"], threads=job.get("threads", 1))
     tfidf = job["paths"][arg[1]].tfidf if kind == "fold" else arg.tfidf
     X = job["T"] if tfidf else job["F"]
