@@ -143,7 +143,6 @@ def learn(
     from tqdm import tqdm
 
     from .learning.learner import TreeBoostClassifier, default_max_cache_mb, resolve_min_support
-    from .learning.subtree_linear import PATTERN_SIZE
 
     from .learning.classifier_files import classifier_to_bytes
 
@@ -153,12 +152,12 @@ def learn(
     forest, classes = _read(train)
     read_seconds = time.process_time() - clock
     min_support = resolve_min_support(algorithm, min_support)
-    pattern_size = PATTERN_SIZE if max_pattern_size is None else max_pattern_size
+    size = {} if max_pattern_size is None else {"max_pattern_size": max_pattern_size}
     if max_cache_mb is None:
         max_cache_mb = default_max_cache_mb()
     if algorithm in ("linear", "corrective"):
         boosting_settings = TreeBoostClassifier(
-            booster, criterion=criterion, n_rounds=rounds, max_pattern_size=pattern_size, min_support=min_support,
+            booster, criterion=criterion, n_rounds=rounds, **size, min_support=min_support,
             smoothing=smoothing, boosting=boosting, include_root_patterns=include_root_patterns,
             max_cache_mb=max_cache_mb, n_workers=n_workers, backend=backend, ray_address=ray_address)
         try:
@@ -171,7 +170,7 @@ def learn(
                       read_seconds)
         return
     clf = TreeBoostClassifier(
-        algorithm, criterion=criterion, n_rounds=rounds, max_pattern_size=pattern_size,
+        algorithm, criterion=criterion, n_rounds=rounds, **size,
         min_support=min_support, smoothing=smoothing, boosting=boosting,
         include_root_patterns=include_root_patterns, max_cache_mb=max_cache_mb, n_workers=n_workers, backend=backend,
         ray_address=ray_address)

@@ -314,7 +314,8 @@ class SubtreeLinearClassifier(RuleClassifier):
     on topic corpora (Reuters). The margin is Platt-scaled on the same folds'
     out-of-fold margins. Beyond 10,000 training documents one fold is enough
     (`cv_documents`). Settled on the dev splits of four corpora, 1,600 training
-    documents each, and the shared generator's synthetic corpora (docs/results_default.md, docs/bench_default_learner.md).
+    documents each, and the shared generator's synthetic corpora
+    (docs/results_default.md, docs/bench_default_learner.md).
 
     max_pattern_size (Optional[int]): Largest subtree, in nodes; None chooses it from the
         training trees: `SHORT_PATTERN_SIZE` (2) where they average at most
