@@ -1,7 +1,7 @@
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-MOD_NAMES = ["spacy_treeboost.trees._forest", "spacy_treeboost.learning._mine", "spacy_treeboost.models._match"]
+MOD_NAMES = ["spacy_treeboost.trees._forest", "spacy_treeboost.learning._mine", "spacy_treeboost.learning._sparse", "spacy_treeboost.models._match"]
 
 extensions = [
     Extension(name, [name.replace(".", "/") + ".pyx"], language="c++", extra_compile_args=["-O3", "-std=c++17"])

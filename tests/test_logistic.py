@@ -310,6 +310,28 @@ def test_rows_and_column_scaling_of_csc_match_the_dense_matrix(seed):
     numpy.testing.assert_array_equal(_scale_columns(csr_matrix(X), scale).toarray(), X * scale)
 
 
+@SETTINGS
+@given(st.integers(0, 10**6), st.sampled_from([numpy.int32, numpy.int64]), st.sampled_from(["csc", "csr"]))
+def test_fold_split_is_the_dense_rows_in_and_out_of_the_fold(seed, index_dtype, fmt):
+    from scipy.sparse import csc_matrix
+
+    from spacy_treeboost.learning.logistic import fold_split
+
+    rng = numpy.random.default_rng(seed)
+    n, d = int(rng.integers(1, 40)), int(rng.integers(1, 25))
+    X = numpy.where(rng.random((n, d)) < 0.3, rng.normal(size=(n, d)), 0.0)
+    folds = rng.integers(-1, 3, n)
+    fold = int(rng.integers(-1, 3))
+    M = csc_matrix(X) if fmt == "csc" else csr_matrix(X)
+    M.indices = M.indices.astype(index_dtype)
+    train, test = fold_split(M, folds, fold)
+    for part, rows in ((train, folds != fold), (test, folds == fold)):
+        assert part.format == fmt and part.shape == (int(rows.sum()), d)
+        numpy.testing.assert_array_equal(part.toarray(), X[rows])
+        if fmt == "csc":
+            assert part.has_sorted_indices and part.nnz == numpy.count_nonzero(X[rows])
+
+
 def textbook_pcg(X, curvature, l2, g, M, delta):
     """Steihaug's preconditioned CG written with a new vector per operation: the reference of `_pcg`."""
     import math

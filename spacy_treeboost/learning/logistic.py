@@ -241,6 +241,17 @@ def _blocked(X: "sp.spmatrix", threads: int) -> Any:
     return _ColumnBlocks(X, threads) if X.nnz >= BLOCK_NNZ else X
 
 
+def _squared(X: "sp.spmatrix") -> "sp.spmatrix":
+    """X with its entries squared: X itself when they are all 1, a CSC X sharing its structure."""
+    if X.nnz == 0 or bool(numpy.all(X.data == 1.0)):
+        return X
+    if X.format != "csc":
+        return X.power(2)
+    from scipy.sparse import csc_matrix
+
+    return csc_matrix((X.data * X.data, X.indices, X.indptr), shape=X.shape)
+
+
 def _curvature(m: numpy.ndarray, loss: str) -> numpy.ndarray:
     """d^2 loss / d m^2 at margins m (the generalized second derivative for the squared hinge)."""
     if loss == "logistic":
@@ -256,7 +267,7 @@ def _tron(X: "sp.spmatrix", y: numpy.ndarray, loss: str, l2: float, x0: numpy.nd
     for the conjugate gradients (Hsia, Chiang & Lin 2018: the Hessian's diagonal mixed with the identity,
     weight 0.01), and the trust region in the preconditioner's norm. Stops when the gradient's norm is at most
     `gtol`. A large CSC X is multiplied by `_ColumnBlocks` on `threads` threads."""
-    squared = _blocked(X if X.nnz == 0 or bool(numpy.all(X.data == 1.0)) else X.power(2), threads)
+    squared = _blocked(_squared(X), threads)
     X = _blocked(X, threads)
     x = x0.copy()
     f, g = _smooth(x, X, y, loss, l2)
@@ -542,14 +553,34 @@ def _keep_scored(folds: numpy.ndarray, max_scored: Optional[int]) -> numpy.ndarr
     return folds
 
 
+def fold_split(X: "sp.spmatrix", folds: numpy.ndarray, fold: int) -> Tuple["sp.spmatrix", "sp.spmatrix"]:
+    """The rows of X outside fold `fold` (its training samples) and in it, in the format of X; a CSC X of
+    float64 is split in one pass over its entries (`split_csc_rows`)."""
+    test = folds == fold
+    if X.format != "csc" or X.dtype != numpy.float64:
+        return _rows(X, numpy.flatnonzero(~test)), _rows(X, numpy.flatnonzero(test))
+    from scipy.sparse import csc_matrix
+
+    from ._sparse import split_csc_rows
+
+    n_test = int(test.sum())
+    rank = numpy.empty(len(test), dtype=X.indices.dtype)
+    rank[~test] = numpy.arange(len(test) - n_test, dtype=rank.dtype)
+    rank[test] = numpy.arange(n_test, dtype=rank.dtype)
+    parts = split_csc_rows(X.indptr.astype(numpy.int64, copy=False), X.indices, X.data, test.view(numpy.uint8), rank)
+    return tuple(csc_matrix((data, indices, indptr), shape=(rows, X.shape[1]))  # type: ignore[return-value]
+                 for (indptr, indices, data), rows in zip(parts, (len(test) - n_test, n_test)))
+
+
 def fold_margins(X: "sp.spmatrix", y: numpy.ndarray, folds: numpy.ndarray, fold: int, paths: Sequence[Path], *,
                  l1_ratio: float, loss: str, max_iter: int, tol: float, method: str = "trust-ncg",
-                 threads: int = 1) -> numpy.ndarray:
+                 threads: int = 1, split: Optional[Tuple["sp.spmatrix", "sp.spmatrix"]] = None) -> numpy.ndarray:
     """The margins of fold `fold`'s samples under the fits on the other folds, for every candidate of
-    `all_candidates(paths)`: shape (candidates, samples in the fold)."""
+    `all_candidates(paths)`: shape (candidates, samples in the fold). split: `fold_split(X, folds, fold)`, when
+    it was made already."""
     y = numpy.asarray(y, dtype=numpy.float64)
     train, test = folds != fold, folds == fold
-    Xtr, Xte = _rows(X, numpy.flatnonzero(train)), _rows(X, numpy.flatnonzero(test))
+    Xtr, Xte = fold_split(X, folds, fold) if split is None else split
     out = numpy.zeros((len(all_candidates(paths)), int(test.sum())))
     k = 0
     logger.info("cross-validation fold %d of %d: %d candidate(s) on %d documents", fold + 1, int(folds.max()) + 1,

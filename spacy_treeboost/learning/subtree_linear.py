@@ -51,7 +51,7 @@ from .classifier import RuleClassifier, _label_rank, encode_targets
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
 from .logistic import (DEFAULT_CS, SOLVER_CONSTRAINTS, HeadFit, Path, all_candidates, assemble_margins,
                        candidate_costs, class_folds, cv_folds, final_fit, finish_head, fit_head, fold_margins,
-                       make_path, needs_choice, one_blas_thread, path_scores, platt)
+                       fold_split, make_path, needs_choice, one_blas_thread, path_scores, platt)
 from ..models.rules import RuleSet
 from ..params import Boolean, Interval, Options, Text, rule
 from ..trees.forest import DEPENDENCY_VIEW_PREFIX, Forest
@@ -559,7 +559,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         for w, c, keep in fitted:
             if idf is None:
                 nonzero = numpy.flatnonzero(w)
-                order = nonzero[numpy.lexsort((nonzero, -numpy.abs(w[nonzero])))]
+                order = nonzero[numpy.argsort(-numpy.abs(w[nonzero]), kind="stable")]
                 b = numpy.zeros(len(order))
             else:
                 order = numpy.arange(len(codes)) if keep is None else numpy.asarray(keep)
@@ -568,7 +568,8 @@ class SubtreeLinearClassifier(RuleClassifier):
         return RuleSet.from_arrays([h.name for h in self.heads_], algorithm=f"linear-{self.features}",
                                    include_root_patterns=self.include_root_patterns, value=value,
                                    strings=codes.strings, depth=codes.depth, label=codes.label,
-                                   code_start=codes.start, rules=columns, intercepts=[c / 2.0 for _, c, _ in fitted])
+                                   code_start=codes.start, rules=columns, intercepts=[c / 2.0 for _, c, _ in fitted],
+                                   distinct=True)
 
     def _views(self, codes: PatternCodes) -> List[numpy.ndarray]:
         """The columns of each view (word chains, then dependency trees) when views are fitted apart, else all."""
@@ -805,7 +806,7 @@ class _FitWorker:
         self.job = job
 
     def run(self, task: Tuple[Any, ...]) -> Any:
-        _JOB.update(self.job)
+        _JOB.update(self.job, splits=self.job.setdefault("splits", {}))
         try:
             return _run_task(task)
         finally:
@@ -865,7 +866,13 @@ def _run_task(task: Tuple[Any, ...]) -> Any:
     with one_blas_thread():
         if kind == "fold":
             fold, p = arg
-            return fold_margins(X, y, job["folds"][h], fold, job["paths"][p:p + 1], **fit)
+            folds = job["folds"][h]
+            # the paths of one fold and matrix share its rows: the last split is kept for the next task
+            key, last = (tfidf, fold, folds.tobytes()), job.setdefault("splits", {})
+            if last.get("key") != key:
+                last.clear()
+                last.update(key=key, split=fold_split(X, folds, fold))
+            return fold_margins(X, y, folds, fold, job["paths"][p:p + 1], split=last["split"], **fit)
         logger.info("final fit of head %d on %d documents, C = %g (%s)", h + 1, len(y), arg.C,
                     "tf-idf" if tfidf else ("naive Bayes features" if arg.nb else "presence"))
         return final_fit(X, y, arg.C, nb=arg.nb, **fit)

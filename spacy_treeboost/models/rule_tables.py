@@ -50,8 +50,9 @@ def _array(values: Any, name: str, integer: bool) -> numpy.ndarray:
 
 
 def check_tables(strings: Sequence[str], depth: Any, label: Any, code_start: Any, rules: Sequence[Sequence[Any]],
-                 *, n_heads: int, value: str) -> Tables:
-    """The tables as arrays of their dtypes, after checking that they describe a valid rule set.
+                 *, n_heads: int, value: str, distinct: bool = False) -> Tables:
+    """The tables as arrays of their dtypes, after checking that they describe a valid rule set (that the patterns
+    are distinct only when not known to be: `distinct`).
 
     RETURNS (Tables): (strings, depth, label, code_start, columns per head).
     RAISES (ValueError): Naming what is wrong.
@@ -75,7 +76,8 @@ def check_tables(strings: Sequence[str], depth: Any, label: Any, code_start: Any
         raise ValueError(f"pattern node {int(bad[0])} has label id {int(label[bad[0]])}, outside strings "
                          f"(0 .. {len(strings) - 1})")
     _check_depths(depth, code_start)
-    _check_distinct(depth, label, code_start, len(strings))
+    if not distinct:
+        _check_distinct(depth, label, code_start, len(strings))
     if len(rules) != n_heads:
         raise ValueError(f"there are {len(rules)} rule lists for {n_heads} heads")
     columns = [_check_columns(h, cols, len(lengths), value) for h, cols in enumerate(rules)]

@@ -90,7 +90,7 @@ class RuleSet:
                     value: str = "stump", strings: Sequence[str], depth: numpy.ndarray, label: numpy.ndarray,
                     code_start: numpy.ndarray,
                     rules: Sequence[Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]],
-                    intercepts: Optional[Sequence[float]] = None) -> "RuleSet":
+                    intercepts: Optional[Sequence[float]] = None, distinct: bool = False) -> "RuleSet":
         """A rule set built from flat arrays, without a Python object per rule or per pattern.
 
         Pattern p's code is zip(depth[code_start[p]:code_start[p + 1]], strings[label[...]]).
@@ -108,6 +108,7 @@ class RuleSet:
         code_start (numpy.ndarray): Offsets of the codes in `depth` and `label`, n_patterns + 1 of them.
         rules (Sequence[Tuple[numpy.ndarray, ...]]): Per head, the columns (pattern id, z, a, b) in rule order.
         intercepts (Optional[Sequence[float]]): Per head, the intercept (default 0).
+        distinct (bool): The patterns are known to be distinct (a miner's enumeration), which spares that check.
         RETURNS (RuleSet): The rule set.
         RAISES (ValueError): When the arrays do not describe a valid rule set, naming what is wrong.
         """
@@ -119,7 +120,8 @@ class RuleSet:
                                  "head")
             out.intercepts = values.tolist()
         try:
-            tables = check_tables(strings, depth, label, code_start, rules, n_heads=len(out.heads), value=value)
+            tables = check_tables(strings, depth, label, code_start, rules, n_heads=len(out.heads), value=value,
+                                  distinct=distinct)
         except ValueError as err:
             raise ValueError(f"RuleSet.from_arrays: {err}") from None
         out._set_tables(*numbered_by_first_use(*tables))
