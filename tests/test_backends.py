@@ -5,7 +5,9 @@ import subprocess
 import sys
 import textwrap
 import time
+from contextlib import nullcontext
 from pathlib import Path
+from unittest import mock
 
 import numpy
 import pytest
@@ -14,8 +16,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from reference import forests, random_trees
-from spacy_treeboost.learning.backends import (WorkerDiedError, assign_root_labels, pack_occurrences,
-                                               unpack_occurrences)
+from spacy_treeboost.learning.backends import (SearchBackend, SearchWorker, WorkerDiedError, assign_root_labels,
+                                               pack_occurrences, unpack_occurrences)
 from spacy_treeboost.learning.corrective import CorrectiveBoostClassifier
 from spacy_treeboost.learning.classifier import _label_rank
 from spacy_treeboost.learning.learner import TreeBoostClassifier
@@ -64,8 +66,10 @@ def fit_bytes(forest, y, n_workers, backend, **settings_):
 @SETTINGS
 @given(st.one_of(forests(st, max_docs=8, max_nodes=9), st.integers(0, 2**32 - 1).map(lambda s: random_trees(s, max_docs=8))),
        st.sampled_from(LEARNERS), st.sampled_from(["binary", "multiclass", "multilabel"]), st.integers(1, 3),
-       st.sampled_from([1, 1, 2]), st.booleans(), st.sampled_from([2, 3, 4, 50]), st.integers(0, 2**32 - 1))
-def test_split_search_learns_the_same_model_as_one_worker(data, learner, task, k, minsup, include_root, n_workers, seed):
+       st.sampled_from([1, 1, 2]), st.booleans(), st.sampled_from([2, 3, 4, 50]), st.integers(0, 2**32 - 1),
+       st.booleans())
+def test_split_search_learns_the_same_model_as_one_worker(data, learner, task, k, minsup, include_root, n_workers, seed,
+                                                          winners_asked):
     f = Forest.from_trees(data[0])
     y = task_labels(task, len(f), seed)
     assume(len(f) >= 3)
@@ -74,7 +78,25 @@ def test_split_search_learns_the_same_model_as_one_worker(data, learner, task, k
         reference = fit_bytes(f, y, 1, None, **settings_)
     except ValueError:
         assume(False)
-    assert fit_bytes(f, y, n_workers, "local", **settings_) == reference
+    # winners_asked: no candidate rides on its search reply, so the coordinator asks each round's owners for them
+    with mock.patch.object(SearchWorker, "_may_win", return_value=False) if winners_asked else nullcontext():
+        assert fit_bytes(f, y, n_workers, "local", **settings_) == reference
+
+
+def test_the_round_winner_rides_on_its_search_reply(synthetic):
+    forest, y, _ = synthetic
+    settings_ = dict(algorithm="frequency", n_rounds=30)
+    reference = fit_bytes(forest, y, 1, None, **settings_)
+    asked = []
+    call_all = SearchBackend._call_all
+
+    def counting(self, workers, method, args):
+        asked.extend([method] if method == "winners" else [])
+        return call_all(self, workers, method, args)
+
+    with mock.patch.object(SearchBackend, "_call_all", counting):
+        assert fit_bytes(forest, y, 2, "local", **settings_) == reference
+    assert asked == []
 
 
 @given(st.lists(st.tuples(st.integers(0, 2**31 - 1), st.integers(1, 2**31 - 1)), max_size=30),

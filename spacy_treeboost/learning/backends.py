@@ -133,8 +133,20 @@ class SearchWorker:
             best["patterns_cached"] = self.space.n_patterns
             best["cpu_seconds"] = time.process_time() - t0 + (self.prepare_cpu if ready else 0.0)
             self.search_cpu += best["cpu_seconds"]
+            if node >= 0 and self._may_win(k, best["value"]):
+                best["winner"] = self.winners([k])[0]
             out.append(best)
         return out
+
+    def _may_win(self, k: int, value: float) -> bool:
+        """Whether head k's candidate of this value can be the round's best: not below, by more than a tie, the best
+        value another worker has found (shared values only rise, so one that ends higher beats this one anyway)."""
+        if self.shared_best is None:
+            return True
+        from ._mine import tie_tolerance
+
+        found = float(self.shared_best[k])
+        return value >= found - 2.0 * tie_tolerance(found)
 
     def winners(self, heads: Sequence[int]) -> List[Tuple[numpy.ndarray, numpy.ndarray, Tuple[Tuple[int, int], ...]]]:
         """(docs, counts, code) of each head's last best candidate."""
@@ -257,9 +269,16 @@ class SearchBackend:
             found[k] = best
             if owner >= 0:
                 owners.setdefault(owner, []).append(k)
-        owner_list = sorted(owners)
-        for i, wins in zip(owner_list, self._call_all(owner_list, "winners", [(owners[i],) for i in owner_list])):
-            for k, (docs, counts, code) in zip(owners[i], wins):
+        # a candidate that could win came with its documents (`SearchWorker.search`); the others are asked for
+        missing = {i: [k for k in owners[i] if "winner" not in found[k]] for i in owners}
+        owner_list = sorted(i for i in missing if missing[i])
+        asked = self._call_all(owner_list, "winners", [(missing[i],) for i in owner_list]) if owner_list else []
+        for i, wins in zip(owner_list, asked):
+            for k, win in zip(missing[i], wins):
+                found[k]["winner"] = win
+        for k in heads:
+            if "winner" in found[k]:
+                docs, counts, code = found[k].pop("winner")
                 docs, counts = unpack_occurrences(docs, counts)
                 found[k].update(docs=docs, counts=counts, code=code)
         return found
