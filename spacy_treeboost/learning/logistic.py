@@ -568,7 +568,7 @@ def fold_split(X: "sp.spmatrix", folds: numpy.ndarray, fold: int) -> Tuple["sp.s
     rank[~test] = numpy.arange(len(test) - n_test, dtype=rank.dtype)
     rank[test] = numpy.arange(n_test, dtype=rank.dtype)
     parts = split_csc_rows(X.indptr.astype(numpy.int64, copy=False), X.indices, X.data, test.view(numpy.uint8), rank)
-    return tuple(csc_matrix((data, indices, indptr), shape=(rows, X.shape[1]))  # type: ignore[return-value]
+    return tuple(csc_matrix((data, indices, indptr), shape=(rows, X.shape[1]))
                  for (indptr, indices, data), rows in zip(parts, (len(test) - n_test, n_test)))
 
 

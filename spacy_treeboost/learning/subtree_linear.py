@@ -510,11 +510,12 @@ class SubtreeLinearClassifier(RuleClassifier):
         logger.info("mined %d subtrees in %.1f CPU s; fitting %d head(s)", len(codes), self.timings_["mine"],
                     len(self.heads_))
         clock = time.process_time()
-        F, idf = self._transform(counts)
+        views = self._views(codes)
+        # "auto" on one view makes its matrices from the columns in frequency order below
+        F, idf = (None, None) if self.features == "auto" and len(views) == 1 else self._transform(counts)
         self.timings_["features"] = time.process_time() - clock
         clock = time.process_time()
         self.fit_info_: List[Dict[str, Any]] = []
-        views = self._views(codes)
         fitted, tfidf = [], self.features == "tfidf"
         if len(views) > 1:
             heads = [self._fit_views(F, t, views) for t in targets]
@@ -536,6 +537,8 @@ class SubtreeLinearClassifier(RuleClassifier):
         for head, t, (w, c, chosen, scores, ab, beta, nb) in zip(self.heads_, targets, heads):
             keep = None
             if self.max_rules is not None and numpy.count_nonzero(w) > self.max_rules:
+                if F is None and not tfidf:
+                    F = self._transform(counts)[0]
                 w, c, keep = self._refit_top(counts if tfidf else F, t, w, chosen, nb, tfidf)
             fitted.append((w, c, keep))
             self.fit_info_.append({"head": head.name, "features": self._chosen_features(nb, tfidf), "C": chosen,
