@@ -88,7 +88,7 @@ def test_the_round_winner_rides_on_its_search_reply(synthetic):
     settings_ = dict(algorithm="frequency", n_rounds=30)
     reference = fit_bytes(forest, y, 1, None, **settings_)
     asked = []
-    call_all = SearchBackend._call_all
+    call_all, init = SearchBackend._call_all, SearchWorker.__init__
 
     def counting(self, workers, method, args):
         asked.extend([method] if method == "winners" else [])
@@ -97,6 +97,13 @@ def test_the_round_winner_rides_on_its_search_reply(synthetic):
     with mock.patch.object(SearchBackend, "_call_all", counting):
         assert fit_bytes(forest, y, 2, "local", **settings_) == reference
     assert asked == []
+    # without shared best values, a candidate in more documents than REPLY_DOCUMENTS is asked of its worker
+    unshared = mock.patch.object(SearchWorker, "__init__", autospec=True,
+                                 side_effect=lambda self, *a, **kw: init(self, *a, **dict(kw, shared_best=None)))
+    with mock.patch.object(SearchBackend, "_call_all", counting), unshared, \
+            mock.patch("spacy_treeboost.learning.backends.REPLY_DOCUMENTS", 0):
+        assert fit_bytes(forest, y, 2, "local", **settings_) == reference
+    assert asked.count("winners") == settings_["n_rounds"]
 
 
 @given(st.lists(st.tuples(st.integers(0, 2**31 - 1), st.integers(1, 2**31 - 1)), max_size=30),

@@ -20,6 +20,9 @@ import numpy
 
 BACKENDS = ("local", "processes", "ray")
 RAY_EXTRA_HINT = 'install the extra: pip install "spacy-treeboost[ray]"'
+# without shared best values (Ray), a worker's candidate comes with its search reply only when it occurs in at most
+# this many documents; the coordinator asks the winner for a larger one
+REPLY_DOCUMENTS = 1 << 16
 
 
 def boosting_weights(scores: numpy.ndarray, y: numpy.ndarray) -> numpy.ndarray:
@@ -134,13 +137,17 @@ class SearchWorker:
             best["cpu_seconds"] = time.process_time() - t0 + (self.prepare_cpu if ready else 0.0)
             self.search_cpu += best["cpu_seconds"]
             if node >= 0 and self._may_win(k, best["value"]):
-                best["winner"] = self.winners([k])[0]
+                winner = self.winners([k])[0]
+                if self.shared_best is not None or len(winner[0]) <= REPLY_DOCUMENTS:
+                    best["winner"] = winner
             out.append(best)
         return out
 
     def _may_win(self, k: int, value: float) -> bool:
         """Whether head k's candidate of this value can be the round's best: not below, by more than a tie, the best
-        value another worker has found (shared values only rise, so one that ends higher beats this one anyway)."""
+        value another worker has found (shared values only rise, so one that ends higher beats this one anyway).
+        Without shared values (Ray) every candidate may win, and only one in at most `REPLY_DOCUMENTS` documents
+        comes with its reply."""
         if self.shared_best is None:
             return True
         from ._mine import tie_tolerance
