@@ -809,7 +809,8 @@ class _FitWorker:
         self.job = job
 
     def run(self, task: Tuple[Any, ...]) -> Any:
-        _JOB.update(self.job, splits=self.job.setdefault("splits", {}))
+        self.job.setdefault("splits", {})  # the last fold split, kept across this actor's tasks
+        _JOB.update(self.job)
         try:
             return _run_task(task)
         finally:
