@@ -130,6 +130,9 @@ def learn(
     l1_ratio: float = typer.Option(0.0, help="For corrective/linear: share of L1 in the penalty"),
     cv: Optional[int] = typer.Option(None, help="For corrective/linear: folds for choosing C (and, for linear, the "
                                      "interpolation and the calibration); default 5 for corrective, 3 for linear"),
+    shard_documents: Optional[int] = typer.Option(
+        None, "--shard-documents", help="For linear: fit on shards of this many documents, held by the Ray workers "
+        "with --backend ray (the same model for any number of workers)"),
     n_workers: int = typer.Option(1, "--n-workers", help="Workers that share the subtree search (same rules for any "
                                   "number)"),
     backend: Optional[str] = typer.Option(None, help="Where the workers run: local | processes | ray (default: "
@@ -155,6 +158,8 @@ def learn(
     size = {} if max_pattern_size is None else {"max_pattern_size": max_pattern_size}
     if max_cache_mb is None:
         max_cache_mb = default_max_cache_mb()
+    if shard_documents is not None and algorithm != "linear":
+        _fail(f"--shard-documents is a setting of --algorithm linear, not of {algorithm}: drop it")
     if algorithm in ("linear", "corrective"):
         boosting_settings = TreeBoostClassifier(
             booster, criterion=criterion, n_rounds=rounds, **size, min_support=min_support,
@@ -166,7 +171,7 @@ def learn(
             _fail(str(err))
         _learn_linear(forest, classes, model, algorithm, boosting_settings,
                       dict(features=features, loss=loss, C=C, choose_C=choose_C, l1_ratio=l1_ratio, cv=cv,
-                           max_pattern_size=max_pattern_size),
+                           max_pattern_size=max_pattern_size, shard_documents=shard_documents),
                       read_seconds)
         return
     clf = TreeBoostClassifier(
@@ -274,7 +279,7 @@ def _learn_linear(forest: Any, classes: List[Any], model: Path, algorithm: str, 
     try:
         if algorithm == "linear":
             common = {k: getattr(booster, k) for k in ("min_support", "include_root_patterns", "max_cache_mb")}
-            given = {k: opts[k] for k in ("C", "cv", "max_pattern_size") if opts[k] is not None}
+            given = {k: opts[k] for k in ("C", "cv", "max_pattern_size", "shard_documents") if opts[k] is not None}
             given.update(n_workers=booster.n_workers, backend=booster.backend, ray_address=booster.ray_address)
             if opts["choose_C"]:
                 given["C"] = None

@@ -261,30 +261,48 @@ def _curvature(m: numpy.ndarray, loss: str) -> numpy.ndarray:
     return 2.0 * (m < 1.0)
 
 
-def _tron(X: "sp.spmatrix", y: numpy.ndarray, loss: str, l2: float, x0: numpy.ndarray, max_iter: int,
-          gtol: float, threads: int = 1) -> numpy.ndarray:
+class _Newton:
+    """The L2 problem as the trust-region Newton method of `_tron` asks for it: value and gradient at a point, the
+    preconditioner at a point (the Hessian's diagonal mixed with the identity, weight 0.01; that point's curvature is
+    kept for `hessp`), and Hessian-vector products there. A large CSC X is multiplied by `_ColumnBlocks` on `threads`
+    threads."""
+
+    def __init__(self, X: "sp.spmatrix", y: numpy.ndarray, loss: str, l2: float, threads: int = 1) -> None:
+        self.squared = _blocked(_squared(X), threads)
+        self.X, self.y, self.loss, self.l2 = _blocked(X, threads), y, loss, l2
+        self.curvature = numpy.zeros(0)
+
+    def value_grad(self, x: numpy.ndarray) -> Tuple[float, numpy.ndarray]:
+        return _smooth(x, self.X, self.y, self.loss, self.l2)
+
+    def preconditioner(self, x: numpy.ndarray) -> numpy.ndarray:
+        self.curvature = _curvature(self.y * (self.X @ x[:-1] + x[-1]), self.loss)
+        M = numpy.empty_like(x)
+        M[:-1] = self.l2 + 0.01 * (self.squared.T @ self.curvature)
+        M[-1] = self.l2 + 0.01 * float(self.curvature.sum())
+        return M
+
+    def hessp(self, v: numpy.ndarray) -> numpy.ndarray:
+        return _hessian_product(self.X, self.curvature, self.l2, v)
+
+
+def _tron(problem: Any, x0: numpy.ndarray, max_iter: int, gtol: float) -> numpy.ndarray:
     """The trust-region Newton method of LIBLINEAR (Lin, Weng & Keerthi 2008) with its diagonal preconditioner
-    for the conjugate gradients (Hsia, Chiang & Lin 2018: the Hessian's diagonal mixed with the identity,
-    weight 0.01), and the trust region in the preconditioner's norm. Stops when the gradient's norm is at most
-    `gtol`. A large CSC X is multiplied by `_ColumnBlocks` on `threads` threads."""
-    squared = _blocked(_squared(X), threads)
-    X = _blocked(X, threads)
+    for the conjugate gradients (Hsia, Chiang & Lin 2018), and the trust region in the preconditioner's norm, on a
+    `_Newton` problem (or one with its methods). Stops when the gradient's norm is at most `gtol`."""
     x = x0.copy()
-    f, g = _smooth(x, X, y, loss, l2)
+    f, g = problem.value_grad(x)
     delta = -1.0
     for it in range(max_iter):
         if float(numpy.linalg.norm(g)) <= gtol:
             break
-        curvature = _curvature(y * (X @ x[:-1] + x[-1]), loss)
-        M = numpy.empty_like(x)
-        M[:-1] = l2 + 0.01 * (squared.T @ curvature)
-        M[-1] = l2 + 0.01 * float(curvature.sum())
+        M = problem.preconditioner(x)
         if delta < 0:
             delta = math.sqrt(float(g @ (g / M)))
-        step, residual = _pcg(X, curvature, l2, g, M, delta)
+        step, residual = _pcg(problem.hessp, g, M, delta)
         gs = float(g @ step)
         predicted = -0.5 * (gs - float(step @ residual))
-        f_new, g_new = _smooth(x + step, X, y, loss, l2)
+        f_new, g_new = problem.value_grad(x + step)
         actual = f - f_new
         snorm = math.sqrt(float(step @ (M * step)))
         if it == 0:
@@ -306,7 +324,7 @@ def _tron(X: "sp.spmatrix", y: numpy.ndarray, loss: str, l2: float, x0: numpy.nd
     return x
 
 
-def _pcg(X: "sp.spmatrix", curvature: numpy.ndarray, l2: float, g: numpy.ndarray, M: numpy.ndarray,
+def _pcg(hessp: Callable[[numpy.ndarray], numpy.ndarray], g: numpy.ndarray, M: numpy.ndarray,
          delta: float) -> Tuple[numpy.ndarray, numpy.ndarray]:
     """Preconditioned conjugate gradients for H s = -g within ||s||_M <= delta (Steihaug): the step and the
     residual -(g + H s). The vectors are updated in place (one scratch vector), with the same operations as
@@ -321,7 +339,7 @@ def _pcg(X: "sp.spmatrix", curvature: numpy.ndarray, l2: float, g: numpy.ndarray
     for _ in range(len(g)):
         if math.sqrt(max(zr, 0.0)) <= tol:
             break
-        Hd = _hessian_product(X, curvature, l2, d)
+        Hd = hessp(d)
         alpha = zr / float(d @ Hd)
         s += numpy.multiply(d, alpha, out=scratch)
         if math.sqrt(float(s @ numpy.multiply(M, s, out=scratch))) > delta:
@@ -389,14 +407,14 @@ def fit_linear(
     gtol = max(tol * float(numpy.linalg.norm(g_zero)), 1e-300)
     if l1_ratio == 0.0 and method == "tron":
         reduced = _SingletonReduction(X)
-        x = reduced.expand(_tron(reduced.X, y, loss, l2, reduced.reduce(x0), max_iter, gtol, threads))
+        x = reduced.expand(_tron(_Newton(reduced.X, y, loss, l2, threads), reduced.reduce(x0), max_iter, gtol))
     elif l1_ratio == 0.0:
         from scipy.optimize import minimize
 
         x = minimize(problem.value_grad, x0, jac=True, hessp=problem.hessp, method="trust-ncg",
                      options={"maxiter": max_iter, "gtol": gtol}).x
     else:
-        x = _fista(x0, X, y, loss, l2, l1_ratio / C, max_iter, max(tol * float(numpy.abs(g_zero).max()), 1e-300))
+        x = _fista(x0, problem.value_grad, l1_ratio / C, max_iter, max(tol * float(numpy.abs(g_zero).max()), 1e-300))
     return x[:-1].copy(), float(x[-1])
 
 
@@ -404,18 +422,20 @@ def _soft_threshold(v: numpy.ndarray, t: float) -> numpy.ndarray:
     return numpy.sign(v) * numpy.maximum(numpy.abs(v) - t, 0.0)
 
 
-def _fista(x0: numpy.ndarray, X: "sp.spmatrix", y: numpy.ndarray, loss: str, l2: float, l1: float, max_iter: int,
-           gtol: float) -> numpy.ndarray:
+def _fista(x0: numpy.ndarray, smooth: Callable[[numpy.ndarray], Tuple[float, numpy.ndarray]], l1: float,
+           max_iter: int, gtol: float) -> numpy.ndarray:
+    """FISTA with backtracking for the smooth part `smooth` (value and gradient) plus l1 times the weights' L1 norm
+    (not the intercept's)."""
     x = x0.copy()
     v = x.copy()
     t = 1.0
     L = 1.0
     for _ in range(max_iter):
-        fv, gv = _smooth(v, X, y, loss, l2)
+        fv, gv = smooth(v)
         while True:
             z = v - gv / L
             z[:-1] = _soft_threshold(z[:-1], l1 / L)
-            fz, _ = _smooth(z, X, y, loss, l2)
+            fz, _ = smooth(z)
             diff = z - v
             if fz <= fv + float(gv @ diff) + 0.5 * L * float(diff @ diff) + 1e-12 * max(1.0, abs(fv)):
                 break

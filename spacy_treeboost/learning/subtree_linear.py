@@ -363,6 +363,14 @@ class SubtreeLinearClassifier(RuleClassifier):
         at least this many training documents together (all `cv` folds on small corpora,
         one of them on large ones, where one held-out fold already measures the
         candidates and fits the calibration); None fits every fold.
+    shard_documents (Optional[int]): Fit on the training documents in shards of this many
+        consecutive documents, each fit adding the shards' loss, gradient and Hessian products in
+        shard order (`learning.sharded`); with backend "ray" and several workers the shards are
+        held by Ray actors (a run of consecutive shards each) and every fit runs in this process
+        on their sums, so the fits use the cluster's memory and cores. The model is the same, bit
+        for bit, for any number of workers and backend, and differs from that of None (whole
+        matrices, sums grouped otherwise) in the last bits. Not with `separate_views` or
+        `max_rules`.
     n_workers (int): Workers that share the mining (by root label, from 2,000 training
         documents per worker) and the fits (each class's cross-validation folds and
         final fit; a fit that runs alone multiplies its large matrices on `n_workers`
@@ -393,6 +401,8 @@ class SubtreeLinearClassifier(RuleClassifier):
         "cv_documents": rule(Interval("int", 1, None), None, hint=(
             "use a whole number of held-out documents >= 1, or None to fit every cross-validation fold")),
         "separate_views": rule(Boolean()),
+        "shard_documents": rule(Interval("int", 1, None), None, hint=(
+            "use a whole number of documents per shard >= 1, or None to fit on whole matrices")),
         "max_pattern_size": rule(Interval("int", 1, MAX_PATTERN_SIZE_LIMIT), None, hint=(
             f"use a whole number from 1 to {MAX_PATTERN_SIZE_LIMIT} (subtrees of 2-4 nodes are usual), or None to "
             "choose it from the training documents' length")),
@@ -429,6 +439,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         selection: str = "accuracy",
         keep_rare_up_to: int = 2,
         cv_documents: Optional[int] = 10000,
+        shard_documents: Optional[int] = None,
         n_workers: int = 1,
         backend: Optional[str] = None,
         ray_address: Optional[str] = None,
@@ -453,6 +464,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         self.selection = selection
         self.keep_rare_up_to = keep_rare_up_to
         self.cv_documents = cv_documents
+        self.shard_documents = shard_documents
         self.n_workers = n_workers
         self.backend = backend
         self.ray_address = ray_address
@@ -468,6 +480,10 @@ class SubtreeLinearClassifier(RuleClassifier):
             setting = "features='tfidf'" if self.features == "tfidf" else f"max_rules={self.max_rules!r}"
             raise ValueError(f"separate_views=True cannot be combined with {setting}: a tf-idf row is normalized "
                              "over all subtrees, and max_rules ranks them jointly; use one of the two settings")
+        if self.shard_documents is not None and (self.separate_views or self.max_rules is not None):
+            setting = "separate_views=True" if self.separate_views else f"max_rules={self.max_rules!r}"
+            raise ValueError(f"shard_documents={self.shard_documents!r} cannot be combined with {setting}, whose "
+                             "fits use whole matrices; drop shard_documents or that setting")
 
     def _transform(self, counts: Any) -> Tuple[Any, Optional[numpy.ndarray]]:
         """The feature matrix of a count matrix (CSC, its structure shared; CSR for "tfidf"), and the idf of each
@@ -639,7 +655,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         logger.info("%d head(s), %d candidate(s), %d fit task(s) on %d worker(s)", len(targets), len(cands),
                     len(tasks), self.n_workers)
         job = dict(backend=self.backend, ray_address=self.ray_address, F=F, T=T, targets=targets, folds=folds,
-                   paths=paths, fit=fit)
+                   paths=paths, fit=fit, shard_documents=self.shard_documents)
         done = _run_tasks(self.n_workers, tasks, **job)
         if folds[0] is None:
             return [finish_head(*done[("final", h, cands[0])], cands[0], None, None, None, self.calibrate)
@@ -740,6 +756,8 @@ def _run_tasks(n_workers: int, tasks: List[Tuple[Any, ...]], backend: Optional[s
     """Every task's result by task, from this process and `n_workers` - 1 forked ones that inherit the job's arrays
     (`_run_forked`), or from `n_workers` Ray actors that each receive the job once; a lone task runs here, its large
     products on `n_workers` threads."""
+    if job.get("shard_documents"):
+        return _run_sharded(n_workers, tasks, backend, ray_address, job)
     if backend == "ray" and n_workers > 1 and len(tasks) > 1:
         return _run_ray_tasks(n_workers, tasks, ray_address, job)
     _JOB.update(job, threads=1)
@@ -752,6 +770,27 @@ def _run_tasks(n_workers: int, tasks: List[Tuple[Any, ...]], backend: Optional[s
     finally:
         _JOB.clear()
     return {task: results[task] for task in tasks}
+
+
+def _run_sharded(n_workers: int, tasks: List[Tuple[Any, ...]], backend: Optional[str], ray_address: Optional[str],
+                 job: Dict[str, Any]) -> Dict[Tuple[Any, ...], Any]:
+    """`_run_tasks` of fits on document shards (`learning.sharded`): with backend "ray" and several workers, every
+    task in this process on shards held by Ray actors; else the shards held here, the tasks spread as without
+    shards."""
+    from .sharded import LocalShards, RayShards, make_shards
+
+    shards = make_shards({"F": job["F"], "T": job["T"]}, job["shard_documents"])
+    if backend == "ray" and n_workers > 1:
+        group: Any = RayShards(shards, n_workers, ray_address)
+        del shards
+        _JOB.update(job, threads=1, shards=group)
+        try:
+            return {task: _run_task(task) for task in tasks}
+        finally:
+            group.close()
+            _JOB.clear()
+    return _run_tasks(n_workers, tasks, None if backend == "ray" else backend, ray_address,
+                      **dict(job, shard_documents=None, shards=LocalShards(shards)))
 
 
 def _run_forked(n: int, tasks: List[Tuple[Any, ...]]) -> Dict[Tuple[Any, ...], Any]:
@@ -868,6 +907,14 @@ def _run_task(task: Tuple[Any, ...]) -> Any:
     if tfidf:
         fit["loss"] = TFIDF_LOSS
     with one_blas_thread():
+        if job.get("shards") is not None:
+            from . import sharded
+
+            name = "T" if tfidf else "F"
+            if kind == "fold":
+                return sharded.fold_margins(job["shards"], name, y, job["folds"][h], arg[0],
+                                            job["paths"][arg[1]:arg[1] + 1], **fit)
+            return sharded.final_fit(job["shards"], name, y, arg.C, nb=arg.nb, **fit)
         if kind == "fold":
             fold, p = arg
             folds = job["folds"][h]

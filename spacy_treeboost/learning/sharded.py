@@ -1,0 +1,333 @@
+"""Linear fits whose loss and gradient are sums over document shards (the linear learner's `shard_documents`).
+
+The training documents are cut, by index, into shards of `shard_documents` consecutive documents. A
+`DocumentShard` holds its rows of the feature matrices and computes, for one fit, its part of everything
+that sums over documents: the loss and its gradient X^T u, the preconditioner's diagonal, the Hessian-vector
+products, the naive Bayes counts and the columns' document counts (which find the subtrees seen in one
+document, folded per document as `logistic._SingletonReduction` does). `fold_margins` and `final_fit` run
+the trust-region Newton method of `logistic.fit_linear` (FISTA for an L1 share) in this process and add the
+shards' parts in shard order, whether the shards are held here (`LocalShards`) or by Ray actors, a run of
+consecutive shards each (`RayShards`): the numbers, and so the model, are the same, bit for bit, for any
+number of workers. They differ from the fits without shards in the last bits, since the sums are grouped
+otherwise.
+"""
+import logging
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy
+
+from .logistic import (NB_ALPHA, Path, _curvature, _fista, _loss_terms, _scale_columns, _start, _tron, all_candidates,
+                       interpolate, one_blas_thread)
+
+logger = logging.getLogger(__name__)
+
+
+class DocumentShard:
+    """Rows `start` to `start + n` of the feature matrices (CSR, by name), and one fit's state on them."""
+
+    def __init__(self, index: int, start: int, matrices: Dict[str, Any]) -> None:
+        self.index, self.start, self.matrices = index, start, matrices
+        self._selected: Optional[Tuple[Any, ...]] = None
+
+    def select(self, name: str, y: numpy.ndarray, folds: Optional[numpy.ndarray], fold: Optional[int]) -> int:
+        """Take matrix `name`'s rows outside fold `fold` (all rows when `folds` is None) as the training rows, the
+        others as the held-out rows, and their labels from `y` (all documents'); returns the columns."""
+        X = self.matrices[name]
+        stop = self.start + X.shape[0]
+        part = None if folds is None else folds[self.start:stop]
+        labels = y[self.start:stop]
+        key = self._selected
+        if key is None or key[0] != name or key[1] != fold or not _same(key[2], part) or not _same(key[3], labels):
+            train = numpy.ones(X.shape[0], dtype=bool) if part is None else part != fold
+            self.train, self.test, self.y = X[numpy.flatnonzero(train)], X[numpy.flatnonzero(~train)], labels[train]
+            self._selected = (name, fold, part, labels)
+        self.A, self.B = self.train, self.test
+        return int(X.shape[1])
+
+    def nb_counts(self) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """The training rows' column sums over positive and over negative documents."""
+        return (self.train.T @ (self.y > 0).astype(numpy.float64), self.train.T @ (self.y < 0).astype(numpy.float64))
+
+    def scale(self, scale: Optional[numpy.ndarray]) -> None:
+        """Scale the columns of the training and held-out rows (None: as selected)."""
+        if scale is None:
+            self.A, self.B = self.train, self.test
+        else:
+            self.A, self.B = _scale_columns(self.train, scale), _scale_columns(self.test, scale)
+        if not bool(numpy.all(self.A.data != 0)):
+            self.A = self.A.copy()
+            self.A.eliminate_zeros()
+
+    def column_counts(self) -> numpy.ndarray:
+        """How many training rows of this shard have each column."""
+        return numpy.bincount(self.A.indices, minlength=self.A.shape[1])
+
+    def reduce(self, df: numpy.ndarray, keep_all: bool) -> int:
+        """Lay out the reduced problem for the columns' document counts `df` over all shards: the columns in two or
+        more documents, then one column per document with columns in no other (its samples); returns how many
+        samples this shard has (none with `keep_all`, which keeps every column)."""
+        A = self.A
+        n = A.shape[0]
+        rows = numpy.repeat(numpy.arange(n), numpy.diff(A.indptr))
+        if keep_all:
+            self.k, self.share, self.norms = A.shape[1], numpy.zeros(0), numpy.zeros(0)
+            self.cols = self.slot = self.samples = numpy.zeros(0, dtype=numpy.int64)
+            self._kept = (rows, A.indices, A.data)
+            return 0
+        keep = df >= 2
+        position = numpy.cumsum(keep) - 1
+        self.k = int(position[-1]) + 1 if len(position) else 0
+        once = df[A.indices] == 1
+        self.cols = A.indices[once].astype(numpy.int64)
+        values = A.data[once]
+        sq = numpy.bincount(rows[once], weights=values ** 2, minlength=n)
+        self.samples = numpy.flatnonzero(sq > 0)
+        norms = numpy.sqrt(sq)
+        self.share = values / norms[rows[once]]
+        slot = numpy.full(n, -1, dtype=numpy.int64)
+        slot[self.samples] = numpy.arange(len(self.samples))
+        self.slot, self.norms = slot[rows[once]], norms[self.samples]
+        kept = keep[A.indices]
+        self._kept = (rows[kept], position[A.indices[kept]], A.data[kept])
+        return len(self.samples)
+
+    def place(self, offsets: numpy.ndarray, total: int) -> None:
+        """Build the reduced rows, this shard's samples from column k + offsets[index] of k + total."""
+        from scipy.sparse import csr_matrix
+
+        self.offset = int(offsets[self.index])
+        rows, cols, data = self._kept
+        rows = numpy.concatenate([rows, self.samples])
+        cols = numpy.concatenate([cols, self.k + self.offset + numpy.arange(len(self.samples))])
+        data = numpy.concatenate([data, self.norms])
+        order = numpy.argsort(rows, kind="stable")
+        indptr = numpy.zeros(self.A.shape[0] + 1, dtype=numpy.int64)
+        numpy.cumsum(numpy.bincount(rows, minlength=self.A.shape[0]), out=indptr[1:])
+        self.R = csr_matrix((data[order], cols[order], indptr), shape=(self.A.shape[0], self.k + total))
+        self.R2 = csr_matrix((self.R.data * self.R.data, self.R.indices, self.R.indptr), shape=self.R.shape)
+        del self._kept
+
+    def reduce_point(self, x: numpy.ndarray) -> numpy.ndarray:
+        """This shard's samples' coordinates of the reduced point matching the full one x."""
+        return numpy.bincount(self.slot, weights=self.share * x[self.cols], minlength=len(self.samples))
+
+    def expand(self, z: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """The weights of this shard's columns seen in one document, at the reduced point z."""
+        return self.cols, z[self.k + self.offset + self.slot] * self.share
+
+    def value_grad(self, x: numpy.ndarray, loss: str) -> Tuple[float, numpy.ndarray, float]:
+        f = self.R @ x[:-1] + x[-1]
+        value, d = _loss_terms(self.y * f, loss)
+        g_f = self.y * d
+        return value, self.R.T @ g_f, float(g_f.sum())
+
+    def preconditioner(self, x: numpy.ndarray, loss: str) -> Tuple[numpy.ndarray, float]:
+        self.curvature = _curvature(self.y * (self.R @ x[:-1] + x[-1]), loss)
+        return self.R2.T @ self.curvature, float(self.curvature.sum())
+
+    def hessp(self, v: numpy.ndarray) -> Tuple[numpy.ndarray, float]:
+        u = self.R @ v[:-1]
+        u += v[-1]
+        u *= self.curvature
+        return self.R.T @ u, float(u.sum())
+
+    def margins(self, w: numpy.ndarray, c: float) -> numpy.ndarray:
+        """The held-out rows' margins."""
+        return self.B @ w + c
+
+
+def _same(a: Optional[numpy.ndarray], b: Optional[numpy.ndarray]) -> bool:
+    return (a is None) == (b is None) and (a is None or numpy.array_equal(a, b))
+
+
+def make_shards(matrices: Dict[str, Any], size: int) -> List[DocumentShard]:
+    """The shards of `size` documents of the matrices (by name; None entries are left out)."""
+    csr = {name: X.tocsr() for name, X in matrices.items() if X is not None}
+    n = next(iter(csr.values())).shape[0]
+    return [DocumentShard(b, start, {name: X[start:start + size] for name, X in csr.items()})
+            for b, start in enumerate(range(0, n, size))]
+
+
+class LocalShards:
+    """Shards held in this process."""
+
+    def __init__(self, shards: List[DocumentShard]) -> None:
+        self.shards = shards
+
+    def map(self, method: str, *args: Any) -> List[Any]:
+        """Every shard's `method(*args)`, in shard order."""
+        return [getattr(shard, method)(*args) for shard in self.shards]
+
+    def close(self) -> None:
+        pass
+
+
+class _ShardHolder:
+    """A Ray actor holding a run of consecutive shards."""
+
+    def __init__(self, shards: List[DocumentShard]) -> None:
+        self.shards = shards
+
+    def map(self, method: str, args: Tuple[Any, ...]) -> List[Any]:
+        with one_blas_thread():
+            return [getattr(shard, method)(*args) for shard in self.shards]
+
+
+class RayShards:
+    """Shards held by `n_workers` Ray actors (fewer when there are fewer shards), consecutive shards on each."""
+
+    def __init__(self, shards: List[DocumentShard], n_workers: int, address: Optional[str] = None) -> None:
+        from ._ray_backend import connect_ray
+
+        self.ray = ray = connect_ray(address)
+        n = min(n_workers, len(shards))
+        cpus = ray.cluster_resources().get("CPU", 1.0)
+        holder = ray.remote(num_cpus=min(1.0, cpus / n), max_restarts=0)(_ShardHolder)
+        cuts = numpy.linspace(0, len(shards), n + 1).round().astype(int)
+        self.actors = [holder.remote(ray.put(shards[a:b])) for a, b in zip(cuts[:-1], cuts[1:])]
+
+    def map(self, method: str, *args: Any) -> List[Any]:
+        """Every shard's `method(*args)`, in shard order."""
+        from ._ray_backend import WorkerDiedError
+
+        ray = self.ray
+        ref = ray.put(args)
+        try:
+            parts = ray.get([actor.map.remote(method, ref) for actor in self.actors])
+        except ray.exceptions.RayActorError as err:
+            raise WorkerDiedError(f"A shard holder (Ray actor) died during a fit ({type(err).__name__}); the "
+                                  "training stopped.") from None
+        except ray.exceptions.RayTaskError as err:
+            raise err.as_instanceof_cause() from None
+        return [result for part in parts for result in part]
+
+    def close(self) -> None:
+        for actor in self.actors:
+            self.ray.kill(actor)
+
+
+def _add(parts: Sequence[Any]) -> Any:
+    """The parts added in order."""
+    total = parts[0].copy() if isinstance(parts[0], numpy.ndarray) else parts[0]
+    for part in parts[1:]:
+        total += part
+    return total
+
+
+class _Layout:
+    """The reduced problem of the selected shards (see `DocumentShard.reduce`): its columns kept and their
+    positions, and the maps between its points and the full problem's."""
+
+    def __init__(self, shards: Any, d: int, keep_all: bool) -> None:
+        self.shards, self.d, self.keep_all = shards, d, keep_all
+        df = _add(shards.map("column_counts"))
+        counts = numpy.array(shards.map("reduce", df, keep_all), dtype=numpy.int64)
+        offsets = numpy.concatenate([[0], numpy.cumsum(counts)[:-1]]).astype(numpy.int64)
+        shards.map("place", offsets, int(counts.sum()))
+        self.keep = None if keep_all else numpy.flatnonzero(df >= 2)
+
+    def reduce(self, x: numpy.ndarray) -> numpy.ndarray:
+        if self.keep is None:
+            return x
+        return numpy.concatenate([x[self.keep], *self.shards.map("reduce_point", x), x[-1:]])
+
+    def expand(self, z: numpy.ndarray) -> numpy.ndarray:
+        if self.keep is None:
+            return z
+        x = numpy.zeros(self.d + 1)
+        x[self.keep] = z[: len(self.keep)]
+        for cols, values in self.shards.map("expand", z):
+            x[cols] = values
+        x[-1] = z[-1]
+        return x
+
+
+class ShardedNewton:
+    """`logistic._Newton` over shards: each quantity that sums over documents is the shards' parts added in shard
+    order."""
+
+    def __init__(self, shards: Any, loss: str, l2: float) -> None:
+        self.shards, self.loss, self.l2 = shards, loss, l2
+
+    def value_grad(self, x: numpy.ndarray) -> Tuple[float, numpy.ndarray]:
+        parts = self.shards.map("value_grad", x, self.loss)
+        w = x[:-1]
+        grad = numpy.empty_like(x)
+        grad[:-1] = _add([p[1] for p in parts]) + self.l2 * w
+        grad[-1] = _add([p[2] for p in parts])
+        return _add([p[0] for p in parts]) + 0.5 * self.l2 * float(w @ w), grad
+
+    def preconditioner(self, x: numpy.ndarray) -> numpy.ndarray:
+        parts = self.shards.map("preconditioner", x, self.loss)
+        M = numpy.empty_like(x)
+        M[:-1] = self.l2 + 0.01 * _add([p[0] for p in parts])
+        M[-1] = self.l2 + 0.01 * _add([p[1] for p in parts])
+        return M
+
+    def hessp(self, v: numpy.ndarray) -> numpy.ndarray:
+        parts = self.shards.map("hessp", v)
+        out = numpy.empty_like(v)
+        out[:-1] = self.l2 * v[:-1] + _add([p[0] for p in parts])
+        out[-1] = _add([p[1] for p in parts])
+        return out
+
+
+def _fit(shards: Any, layout: _Layout, y: numpy.ndarray, C: float, *, l1_ratio: float, loss: str, max_iter: int,
+         tol: float, init: Optional[numpy.ndarray]) -> Tuple[numpy.ndarray, float]:
+    """`logistic.fit_linear` on the selected, scaled and laid out shards (y: their training labels, in order)."""
+    l2 = (1.0 - l1_ratio) / C
+    problem = ShardedNewton(shards, loss, l2)
+    zero = _start(y, layout.d, loss)
+    x0 = zero if init is None else numpy.array(init, dtype=numpy.float64)
+    _, g_zero = problem.value_grad(layout.reduce(zero))
+    if l1_ratio == 0.0:
+        gtol = max(tol * float(numpy.linalg.norm(g_zero)), 1e-300)
+        x = layout.expand(_tron(problem, layout.reduce(x0), max_iter, gtol))
+    else:
+        gtol = max(tol * float(numpy.abs(g_zero).max()), 1e-300)
+        x = _fista(x0, problem.value_grad, l1_ratio / C, max_iter, gtol)
+    return x[:-1].copy(), float(x[-1])
+
+
+def _nb_scale(shards: Any, alpha: float = NB_ALPHA) -> numpy.ndarray:
+    """`logistic.nb_ratio` of the selected shards' training rows."""
+    parts = shards.map("nb_counts")
+    pos = _add([p[0] for p in parts]) + alpha
+    neg = _add([p[1] for p in parts]) + alpha
+    return numpy.log(pos / pos.sum()) - numpy.log(neg / neg.sum())
+
+
+def fold_margins(shards: Any, name: str, y: numpy.ndarray, folds: numpy.ndarray, fold: int, paths: Sequence[Path], *,
+                 l1_ratio: float, loss: str, max_iter: int, tol: float, **_: Any) -> numpy.ndarray:
+    """`logistic.fold_margins` of matrix `name` held by `shards`."""
+    y = numpy.asarray(y, dtype=numpy.float64)
+    train = folds != fold
+    d = shards.map("select", name, y, folds, fold)[0]
+    out = numpy.zeros((len(all_candidates(paths)), int((~train).sum())))
+    logger.info("cross-validation fold %d of %d: %d candidate(s) on %d documents in shards", fold + 1,
+                int(folds.max()) + 1, len(out), int(train.sum()))
+    k = 0
+    for path in paths:
+        shards.map("scale", _nb_scale(shards) if path.nb else None)
+        layout = _Layout(shards, d, keep_all=l1_ratio > 0)
+        init = None
+        for C in path.Cs:
+            w, c = _fit(shards, layout, y[train], C, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol,
+                        init=init)
+            init = numpy.append(w, c)
+            for beta in path.betas:
+                out[k] = numpy.concatenate(shards.map("margins", interpolate(w, beta), c))
+                k += 1
+    return out
+
+
+def final_fit(shards: Any, name: str, y: numpy.ndarray, C: float, *, nb: bool, l1_ratio: float, loss: str,
+              max_iter: int, tol: float, **_: Any) -> Tuple[numpy.ndarray, float, numpy.ndarray]:
+    """`logistic.final_fit` of matrix `name` held by `shards`."""
+    y = numpy.asarray(y, dtype=numpy.float64)
+    d = shards.map("select", name, y, None, None)[0]
+    scale = _nb_scale(shards) if nb else None
+    shards.map("scale", scale)
+    layout = _Layout(shards, d, keep_all=l1_ratio > 0)
+    w, c = _fit(shards, layout, y, C, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol, init=None)
+    return w, c, numpy.ones(d) if scale is None else scale
