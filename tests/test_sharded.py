@@ -24,7 +24,7 @@ def random_problem(seed: int, n: int, d: int, binary: bool):
     return X.astype(numpy.float64), y
 
 
-class GroupedShards:
+class GroupedShards(sharded._Shards):
     """The shards in runs of consecutive shards, each run's calls made on a pickled copy of the call's arguments and
     answered through pickle, as Ray actors holding the runs are."""
 

@@ -58,9 +58,9 @@ class DocumentShard:
             self.A = self.A.copy()
             self.A.eliminate_zeros()
 
-    def column_counts(self) -> numpy.ndarray:
+    def column_counts(self) -> Tuple[numpy.ndarray]:
         """How many training rows of this shard have each column."""
-        return numpy.bincount(self.A.indices, minlength=self.A.shape[1])
+        return (numpy.bincount(self.A.indices, minlength=self.A.shape[1]),)
 
     def reduce(self, df: numpy.ndarray, keep_all: bool) -> int:
         """Lay out the reduced problem for the columns' document counts `df` over all shards: the columns in two or
@@ -148,7 +148,17 @@ def make_shards(matrices: Dict[str, Any], size: int) -> List[DocumentShard]:
             for b, start in enumerate(range(0, n, size))]
 
 
-class LocalShards:
+class _Shards:
+    def map(self, method: str, *args: Any) -> List[Any]:
+        raise NotImplementedError
+
+    def add(self, method: str, *args: Any) -> Tuple[Any, ...]:
+        """The shards' `method(*args)` (tuples) added in shard order, in this process. (Handing a running sum on
+        from Ray actor to actor, each adding its run's, gives the same bits, but was slower on 2 actors.)"""
+        return _add_tuples(self.map(method, *args))
+
+
+class LocalShards(_Shards):
     """Shards held in this process."""
 
     def __init__(self, shards: List[DocumentShard]) -> None:
@@ -173,7 +183,7 @@ class _ShardHolder:
             return [getattr(shard, method)(*args) for shard in self.shards]
 
 
-class RayShards:
+class RayShards(_Shards):
     """Shards held by `n_workers` Ray actors (fewer when there are fewer shards), consecutive shards on each."""
 
     def __init__(self, shards: List[DocumentShard], n_workers: int, address: Optional[str] = None) -> None:
@@ -188,18 +198,21 @@ class RayShards:
 
     def map(self, method: str, *args: Any) -> List[Any]:
         """Every shard's `method(*args)`, in shard order."""
+        ref = self.ray.put(args)
+        parts = self._get([actor.map.remote(method, ref) for actor in self.actors])
+        return [result for part in parts for result in part]
+
+    def _get(self, refs: List[Any]) -> List[Any]:
         from ._ray_backend import WorkerDiedError
 
         ray = self.ray
-        ref = ray.put(args)
         try:
-            parts = ray.get([actor.map.remote(method, ref) for actor in self.actors])
+            return ray.get(refs)
         except ray.exceptions.RayActorError as err:
             raise WorkerDiedError(f"A shard holder (Ray actor) died during a fit ({type(err).__name__}); the "
                                   "training stopped.") from None
         except ray.exceptions.RayTaskError as err:
             raise err.as_instanceof_cause() from None
-        return [result for part in parts for result in part]
 
     def close(self) -> None:
         for actor in self.actors:
@@ -214,13 +227,18 @@ def _add(parts: Sequence[Any]) -> Any:
     return total
 
 
+def _add_tuples(parts: Sequence[Tuple[Any, ...]]) -> Tuple[Any, ...]:
+    """The tuples added in order, item by item."""
+    return tuple(_add(items) for items in zip(*parts))
+
+
 class _Layout:
     """The reduced problem of the selected shards (see `DocumentShard.reduce`): its columns kept and their
     positions, and the maps between its points and the full problem's."""
 
     def __init__(self, shards: Any, d: int, keep_all: bool) -> None:
         self.shards, self.d, self.keep_all = shards, d, keep_all
-        df = _add(shards.map("column_counts"))
+        df = shards.add("column_counts")[0]
         counts = numpy.array(shards.map("reduce", df, keep_all), dtype=numpy.int64)
         offsets = numpy.concatenate([[0], numpy.cumsum(counts)[:-1]]).astype(numpy.int64)
         shards.map("place", offsets, int(counts.sum()))
@@ -250,25 +268,25 @@ class ShardedNewton:
         self.shards, self.loss, self.l2 = shards, loss, l2
 
     def value_grad(self, x: numpy.ndarray) -> Tuple[float, numpy.ndarray]:
-        parts = self.shards.map("value_grad", x, self.loss)
+        value, grad_w, grad_c = self.shards.add("value_grad", x, self.loss)
         w = x[:-1]
         grad = numpy.empty_like(x)
-        grad[:-1] = _add([p[1] for p in parts]) + self.l2 * w
-        grad[-1] = _add([p[2] for p in parts])
-        return _add([p[0] for p in parts]) + 0.5 * self.l2 * float(w @ w), grad
+        grad[:-1] = grad_w + self.l2 * w
+        grad[-1] = grad_c
+        return value + 0.5 * self.l2 * float(w @ w), grad
 
     def preconditioner(self, x: numpy.ndarray) -> numpy.ndarray:
-        parts = self.shards.map("preconditioner", x, self.loss)
+        diagonal, total = self.shards.add("preconditioner", x, self.loss)
         M = numpy.empty_like(x)
-        M[:-1] = self.l2 + 0.01 * _add([p[0] for p in parts])
-        M[-1] = self.l2 + 0.01 * _add([p[1] for p in parts])
+        M[:-1] = self.l2 + 0.01 * diagonal
+        M[-1] = self.l2 + 0.01 * total
         return M
 
     def hessp(self, v: numpy.ndarray) -> numpy.ndarray:
-        parts = self.shards.map("hessp", v)
+        product, total = self.shards.add("hessp", v)
         out = numpy.empty_like(v)
-        out[:-1] = self.l2 * v[:-1] + _add([p[0] for p in parts])
-        out[-1] = _add([p[1] for p in parts])
+        out[:-1] = self.l2 * v[:-1] + product
+        out[-1] = total
         return out
 
 
@@ -291,9 +309,8 @@ def _fit(shards: Any, layout: _Layout, y: numpy.ndarray, C: float, *, l1_ratio: 
 
 def _nb_scale(shards: Any, alpha: float = NB_ALPHA) -> numpy.ndarray:
     """`logistic.nb_ratio` of the selected shards' training rows."""
-    parts = shards.map("nb_counts")
-    pos = _add([p[0] for p in parts]) + alpha
-    neg = _add([p[1] for p in parts]) + alpha
+    pos, neg = shards.add("nb_counts")
+    pos, neg = pos + alpha, neg + alpha
     return numpy.log(pos / pos.sum()) - numpy.log(neg / neg.sum())
 
 
