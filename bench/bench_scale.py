@@ -12,6 +12,7 @@ process it waited for, which misses Ray actors' CPU).
 """
 import argparse
 import hashlib
+import itertools
 import json
 import math
 import os
@@ -101,7 +102,8 @@ def child_linear(spec: Dict[str, Any]) -> Dict[str, Any]:
         import ray
 
         ray.init(address="local", num_cpus=spec["n_workers"], log_to_driver=False)
-    clf = SubtreeLinearClassifier(n_workers=spec["n_workers"], backend=spec["backend"])
+    clf = SubtreeLinearClassifier(n_workers=spec["n_workers"], backend=spec["backend"],
+                                  shard_documents=spec.get("shard_documents"))
     t0 = time.perf_counter()
     clf.fit(forest, y)
     wall = time.perf_counter() - t0
@@ -210,6 +212,8 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2", help="Worker counts of the comparison runs")
     parser.add_argument("--linear-sizes", default="128000",
                         help="Sizes for the default learner (60-word documents: --words 20 --sents 3), '' for none")
+    parser.add_argument("--linear-shards", default="none", help="The default learner's shard_documents values, "
+                        "comma-separated ('none': whole matrices)")
     parser.add_argument("--apply-docs", default="10000,100000")
     parser.add_argument("--apply-model", default="", help="A spaCy pipeline directory for the apply measurement "
                         "(default: one trained by the script)")
@@ -259,15 +263,15 @@ def main() -> None:
                     save(results)
     for n in [int(v) for v in args.linear_sizes.split(",") if v]:
         corpus = generate(args.generator, n, args.out_dir, ["--words", "20", "--sents", "3"])
-        for _ in range(args.repeats):
-            for backend in args.backends.split(","):
-                for workers in [int(v) for v in args.workers.split(",")]:
-                    spec = {"train": str(corpus / "train.tree"), "n_train": n, "backend": backend,
-                            "n_workers": workers}
-                    row = run_child("linear", spec, log_dir)
-                    row["invocation"] = results["command"].count("; then ")
-                    results.setdefault("linear", []).append(row)
-                    save(results)
+        for _, shards, backend, workers in itertools.product(
+                range(args.repeats), [None if v == "none" else int(v) for v in args.linear_shards.split(",")],
+                args.backends.split(","), [int(v) for v in args.workers.split(",")]):
+            spec = {"train": str(corpus / "train.tree"), "n_train": n, "backend": backend, "n_workers": workers,
+                    **({"shard_documents": shards} if shards else {})}
+            row = run_child("linear", spec, log_dir)
+            row["invocation"] = results["command"].count("; then ")
+            results.setdefault("linear", []).append(row)
+            save(results)
     for n in [int(v) for v in args.growth_sizes.split(",") if v]:
         corpus = generate(args.generator, n, args.out_dir)
         spec = {"train": str(corpus / "train.tree"), "n_train": n, "backend": "processes", "n_workers": 2,
@@ -384,26 +388,29 @@ def render(results: Dict[str, Any]) -> str:
                   "with its defaults (feature family, C and nb_beta chosen on 3 folds, Platt calibration): the folds and final "
                   "fits of each class go to the workers, a fit that runs alone multiplies its matrices on the workers' number "
                   "of threads, and mining is split by root label over the workers.", "",
-                  "| training docs | backend | workers | runs | fit wall s (median) | vs 1 worker (median of paired "
-                  "runs) | CPU s (coordinator + waited processes) | vs 1 worker | model digest |",
-                  "|---|---|---|---|---|---|---|---|---|"]
+                  "| training docs | shards of | backend | workers | runs | fit wall s (median) | vs 1 worker (median "
+                  "of paired runs) | CPU s (coordinator + waited processes) | vs 1 worker | model digest |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
         lgroups: Dict[Any, List[Dict[str, Any]]] = {}
         for row in linear:
-            lgroups.setdefault((row["n_train"], row["backend"], row["n_workers"]), []).append(row)
-        for (n, backend, workers), rows in sorted(lgroups.items()):
-            base = lgroups.get((n, backend, 1))
+            lgroups.setdefault((row["n_train"], row.get("shard_documents") or 0, row["backend"], row["n_workers"]),
+                               []).append(row)
+        for (n, shards, backend, workers), rows in sorted(lgroups.items()):
+            base = lgroups.get((n, shards, backend, 1))
             ratio = statistics.median(_paired(rows, base)) if base else float("nan")
             cpu = _median(rows, "total_cpu_seconds")
             cpu_ratio = cpu / _median(base, "total_cpu_seconds") if base else float("nan")
-            lines.append(f"| {n:,} | {backend} | {workers} | {len(rows)} | {_fmt(_median(rows, 'fit_wall_seconds'))} "
-                         f"| {ratio:.2f}x | {_fmt(cpu)} | {cpu_ratio:.2f}x"
+            lines.append(f"| {n:,} | {f'{shards:,}' if shards else 'whole'} | {backend} | {workers} | {len(rows)} | "
+                         f"{_fmt(_median(rows, 'fit_wall_seconds'))} | {ratio:.2f}x | {_fmt(cpu)} | {cpu_ratio:.2f}x"
                          f"{' (actors not counted)' if backend == 'ray' and workers > 1 else ''} | "
                          f"`{rows[0]['model_sha256'][:12]}` |")
-        for n in sorted({k[0] for k in lgroups}):
-            digests = {r["model_sha256"] for r in linear if r["n_train"] == n}
-            lines += ["", f"{n:,} documents: {'one model digest for every backend and worker count' if len(digests) == 1 else 'DIFFERENT model digests'}."]
-            proc1, proc2 = lgroups.get((n, "processes", 1)), lgroups.get((n, "processes", 2))
-            if proc1 and proc2:
+        for n, shards in sorted({k[:2] for k in lgroups}):
+            digests = {r["model_sha256"] for r in linear if r["n_train"] == n and (r.get("shard_documents") or 0) == shards}
+            what = f"shards of {shards:,} documents" if shards else "whole matrices"
+            lines += ["", f"{n:,} documents, {what}: "
+                      f"{'one model digest for every backend and worker count' if len(digests) == 1 else 'DIFFERENT model digests'}."]
+            proc1, proc2 = lgroups.get((n, shards, "processes", 1)), lgroups.get((n, shards, "processes", 2))
+            if proc1 and proc2 and not shards:
                 runs = _paired(proc2, proc1)
                 wall = statistics.median(runs)
                 lines.append(f"Processes, 2 workers / 1 worker: {wall:.2f}x wall time (target <= 0.65x: "

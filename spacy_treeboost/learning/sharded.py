@@ -17,13 +17,13 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy
 
 from .logistic import (NB_ALPHA, Path, _curvature, _fista, _loss_terms, _scale_columns, _start, _tron, all_candidates,
-                       interpolate, one_blas_thread)
+                       fold_split, interpolate, one_blas_thread)
 
 logger = logging.getLogger(__name__)
 
 
 class DocumentShard:
-    """Rows `start` to `start + n` of the feature matrices (CSR, by name), and one fit's state on them."""
+    """Rows `start` to `start + n` of the feature matrices (CSC, by name), and one fit's state on them."""
 
     def __init__(self, index: int, start: int, matrices: Dict[str, Any]) -> None:
         self.index, self.start, self.matrices = index, start, matrices
@@ -38,8 +38,11 @@ class DocumentShard:
         labels = y[self.start:stop]
         key = self._selected
         if key is None or key[0] != name or key[1] != fold or not _same(key[2], part) or not _same(key[3], labels):
-            train = numpy.ones(X.shape[0], dtype=bool) if part is None else part != fold
-            self.train, self.test, self.y = X[numpy.flatnonzero(train)], X[numpy.flatnonzero(~train)], labels[train]
+            if part is None:
+                self.train, self.test, self.y = X, X[:0], labels
+            else:
+                self.train, self.test = fold_split(X, part, fold)
+                self.y = labels[part != fold]
             self._selected = (name, fold, part, labels)
         self.A, self.B = self.train, self.test
         return int(X.shape[1])
@@ -60,52 +63,47 @@ class DocumentShard:
 
     def column_counts(self) -> Tuple[numpy.ndarray]:
         """How many training rows of this shard have each column."""
-        return (numpy.bincount(self.A.indices, minlength=self.A.shape[1]),)
+        return (numpy.diff(self.A.indptr).astype(numpy.int64),)
 
     def reduce(self, df: numpy.ndarray, keep_all: bool) -> int:
         """Lay out the reduced problem for the columns' document counts `df` over all shards: the columns in two or
         more documents, then one column per document with columns in no other (its samples); returns how many
         samples this shard has (none with `keep_all`, which keeps every column)."""
         A = self.A
-        n = A.shape[0]
-        rows = numpy.repeat(numpy.arange(n), numpy.diff(A.indptr))
+        n, d = A.shape
         if keep_all:
-            self.k, self.share, self.norms = A.shape[1], numpy.zeros(0), numpy.zeros(0)
+            self.keep, self.k, self.share, self.norms = None, d, numpy.zeros(0), numpy.zeros(0)
             self.cols = self.slot = self.samples = numpy.zeros(0, dtype=numpy.int64)
-            self._kept = (rows, A.indices, A.data)
             return 0
-        keep = df >= 2
-        position = numpy.cumsum(keep) - 1
-        self.k = int(position[-1]) + 1 if len(position) else 0
-        once = df[A.indices] == 1
-        self.cols = A.indices[once].astype(numpy.int64)
-        values = A.data[once]
-        sq = numpy.bincount(rows[once], weights=values ** 2, minlength=n)
+        self.keep = numpy.flatnonzero(df >= 2)
+        self.k = len(self.keep)
+        columns = numpy.repeat(numpy.arange(d), numpy.diff(A.indptr))
+        once = (df == 1)[columns]
+        self.cols, rows, values = columns[once], A.indices[once], A.data[once]
+        sq = numpy.bincount(rows, weights=values ** 2, minlength=n)
         self.samples = numpy.flatnonzero(sq > 0)
         norms = numpy.sqrt(sq)
-        self.share = values / norms[rows[once]]
+        self.share = values / norms[rows]
         slot = numpy.full(n, -1, dtype=numpy.int64)
         slot[self.samples] = numpy.arange(len(self.samples))
-        self.slot, self.norms = slot[rows[once]], norms[self.samples]
-        kept = keep[A.indices]
-        self._kept = (rows[kept], position[A.indices[kept]], A.data[kept])
+        self.slot, self.norms = slot[rows], norms[self.samples]
         return len(self.samples)
 
     def place(self, offsets: numpy.ndarray, total: int) -> None:
-        """Build the reduced rows, this shard's samples from column k + offsets[index] of k + total."""
-        from scipy.sparse import csr_matrix
+        """Build the reduced rows: the kept columns, then `total` sample columns, this shard's from
+        k + offsets[index]. They are kept as CSR, whose products gather and scatter over this shard's entries only
+        (CSC products would walk every column of every shard)."""
+        from scipy.sparse import csc_matrix, csr_matrix
 
         self.offset = int(offsets[self.index])
-        rows, cols, data = self._kept
-        rows = numpy.concatenate([rows, self.samples])
-        cols = numpy.concatenate([cols, self.k + self.offset + numpy.arange(len(self.samples))])
-        data = numpy.concatenate([data, self.norms])
-        order = numpy.argsort(rows, kind="stable")
-        indptr = numpy.zeros(self.A.shape[0] + 1, dtype=numpy.int64)
-        numpy.cumsum(numpy.bincount(rows, minlength=self.A.shape[0]), out=indptr[1:])
-        self.R = csr_matrix((data[order], cols[order], indptr), shape=(self.A.shape[0], self.k + total))
-        self.R2 = csr_matrix((self.R.data * self.R.data, self.R.indices, self.R.indptr), shape=self.R.shape)
-        del self._kept
+        kept = self.A if self.keep is None else self.A[:, self.keep]
+        ends = numpy.clip(numpy.arange(1, total + 1) - self.offset, 0, len(self.samples))
+        indptr = numpy.concatenate([kept.indptr, kept.indptr[-1] + ends]).astype(numpy.int64)
+        indices = numpy.concatenate([kept.indices, self.samples]).astype(numpy.int64)
+        data = numpy.concatenate([kept.data, self.norms])
+        self.R = csc_matrix((data, indices, indptr), shape=(self.A.shape[0], self.k + total)).tocsr()
+        self.RT = self.R.T
+        self.R2T = csr_matrix((self.R.data * self.R.data, self.R.indices, self.R.indptr), shape=self.R.shape).T
 
     def reduce_point(self, x: numpy.ndarray) -> numpy.ndarray:
         """This shard's samples' coordinates of the reduced point matching the full one x."""
@@ -119,17 +117,17 @@ class DocumentShard:
         f = self.R @ x[:-1] + x[-1]
         value, d = _loss_terms(self.y * f, loss)
         g_f = self.y * d
-        return value, self.R.T @ g_f, float(g_f.sum())
+        return value, self.RT @ g_f, float(g_f.sum())
 
     def preconditioner(self, x: numpy.ndarray, loss: str) -> Tuple[numpy.ndarray, float]:
         self.curvature = _curvature(self.y * (self.R @ x[:-1] + x[-1]), loss)
-        return self.R2.T @ self.curvature, float(self.curvature.sum())
+        return self.R2T @ self.curvature, float(self.curvature.sum())
 
     def hessp(self, v: numpy.ndarray) -> Tuple[numpy.ndarray, float]:
         u = self.R @ v[:-1]
         u += v[-1]
         u *= self.curvature
-        return self.R.T @ u, float(u.sum())
+        return self.RT @ u, float(u.sum())
 
     def margins(self, w: numpy.ndarray, c: float) -> numpy.ndarray:
         """The held-out rows' margins."""
@@ -142,9 +140,11 @@ def _same(a: Optional[numpy.ndarray], b: Optional[numpy.ndarray]) -> bool:
 
 def make_shards(matrices: Dict[str, Any], size: int) -> List[DocumentShard]:
     """The shards of `size` documents of the matrices (by name; None entries are left out)."""
-    csr = {name: X.tocsr() for name, X in matrices.items() if X is not None}
-    n = next(iter(csr.values())).shape[0]
-    return [DocumentShard(b, start, {name: X[start:start + size] for name, X in csr.items()})
+    from scipy.sparse import csc_matrix
+
+    csc = {name: csc_matrix(X, dtype=numpy.float64) for name, X in matrices.items() if X is not None}
+    n = next(iter(csc.values())).shape[0]
+    return [DocumentShard(b, start, {name: X[start:start + size] for name, X in csc.items()})
             for b, start in enumerate(range(0, n, size))]
 
 
