@@ -243,11 +243,11 @@ def main() -> None:
             results["apply_command"] = saved.get("apply_command", saved["command"])
     if args.append:
         results = dict(json.loads(OUT_JSON.read_text()), partial=True)
-        results["command"] += f"; then {shlex.join(sys.argv)}"
+        results["command"] += f"; then python -m bench.bench_scale {shlex.join(sys.argv[1:])}"
         results["machine"]["load_at_appends"] = results["machine"].get("load_at_appends", []) + [os.getloadavg()[0]]
         args.growth_sizes, args.apply_docs = "", ""
     if args.apply_only:
-        results = dict(json.loads(OUT_JSON.read_text()), apply=[], apply_command=shlex.join(sys.argv))
+        results = dict(json.loads(OUT_JSON.read_text()), apply=[], apply_command="python -m bench.bench_scale " + shlex.join(sys.argv[1:]))
         args.compare_sizes = args.growth_sizes = ""
     save(results)
     for n in [int(v) for v in args.compare_sizes.split(",") if v]:

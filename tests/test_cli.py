@@ -212,6 +212,26 @@ def test_learn_leaves_the_linear_pattern_size_to_the_learner_unless_told(files, 
         assert clf.rules_.to_dict() == SubtreeLinearClassifier().fit(forest, gold).rules_.to_dict()
 
 
+def test_learn_fits_on_document_shards_only_for_linear(files):
+    """--shard-documents reaches the linear learner (the model is the one of the setting in Python) and is an error
+    for a learner that cannot use it."""
+    from typer.testing import CliRunner
+
+    from spacy_treeboost import SubtreeLinearClassifier, cli
+
+    tmp_path, train = files
+    model = tmp_path / "m.model"
+    result = CliRunner().invoke(cli.app, ["learn", str(train), str(model), "--shard-documents", "3"])
+    assert result.exit_code == 0, result.output
+    clf = classifier_from_dict(srsly.msgpack_loads(model.read_bytes()))
+    assert clf.get_params()["shard_documents"] == 3
+    forest, gold = read_bact(train)
+    assert clf.rules_.to_dict() == SubtreeLinearClassifier(shard_documents=3).fit(forest, gold).rules_.to_dict()
+    result = CliRunner().invoke(cli.app, ["learn", str(train), str(model), "--algorithm", "frequency",
+                                          "--shard-documents", "3"])
+    assert result.exit_code == 2 and "--shard-documents is a setting of --algorithm linear" in result.output
+
+
 LEARNER_BLOCKS = {
     "linear": '[learner]\n@learners = "spacy_treeboost.SubtreeLinear.v1"\nC = 0.25\nmax_pattern_size = 2\n',
     "boosting": '[components]\n\n[components.treeboost_textcat]\nfactory = "treeboost_textcat"\n\n'

@@ -90,9 +90,10 @@ class DocumentShard:
         return len(self.samples)
 
     def place(self, offsets: numpy.ndarray, total: int) -> None:
-        """Build the reduced rows: the kept columns, then `total` sample columns, this shard's from
-        k + offsets[index]. They are kept as CSR, whose products gather and scatter over this shard's entries only
-        (CSC products would walk every column of every shard)."""
+        """Build the reduced rows (CSC, and the CSR of their transpose sharing its arrays): the kept columns, then
+        `total` sample columns, this shard's from k + offsets[index]. Column by column, the products read and write
+        the weights in order and only this shard's documents at random (as rows, they would gather and scatter
+        over all the weights, which outgrow the caches first)."""
         from scipy.sparse import csc_matrix, csr_matrix
 
         self.offset = int(offsets[self.index])
@@ -101,9 +102,10 @@ class DocumentShard:
         indptr = numpy.concatenate([kept.indptr, kept.indptr[-1] + ends]).astype(numpy.int64)
         indices = numpy.concatenate([kept.indices, self.samples]).astype(numpy.int64)
         data = numpy.concatenate([kept.data, self.norms])
-        self.R = csc_matrix((data, indices, indptr), shape=(self.A.shape[0], self.k + total)).tocsr()
-        self.RT = self.R.T
-        self.R2T = csr_matrix((self.R.data * self.R.data, self.R.indices, self.R.indptr), shape=self.R.shape).T
+        n, d = self.A.shape[0], self.k + total
+        self.R = csc_matrix((data, indices, indptr), shape=(n, d))
+        self.RT = csr_matrix((data, indices, indptr), shape=(d, n))
+        self.R2T = csr_matrix((data * data, indices, indptr), shape=(d, n))
 
     def reduce_point(self, x: numpy.ndarray) -> numpy.ndarray:
         """This shard's samples' coordinates of the reduced point matching the full one x."""
