@@ -247,7 +247,8 @@ def main() -> None:
         results["machine"]["load_at_appends"] = results["machine"].get("load_at_appends", []) + [os.getloadavg()[0]]
         args.growth_sizes, args.apply_docs = "", ""
     if args.apply_only:
-        results = dict(json.loads(OUT_JSON.read_text()), apply=[], apply_command="python -m bench.bench_scale " + shlex.join(sys.argv[1:]))
+        results = dict(json.loads(OUT_JSON.read_text()), apply=[],
+                       apply_command="python -m bench.bench_scale " + shlex.join(sys.argv[1:]))
         args.compare_sizes = args.growth_sizes = ""
     save(results)
     for n in [int(v) for v in args.compare_sizes.split(",") if v]:
