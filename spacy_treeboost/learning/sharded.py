@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy
 
 from .logistic import (NB_ALPHA, Path, _curvature, _fista, _loss_terms, _scale_columns, _start, _tron, all_candidates,
-                       fold_split, interpolate, one_blas_thread)
+                       fold_split, interpolate)
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ class DocumentShard:
         labels = y[self.start:stop]
         key = self._selected
         if key is None or key[0] != name or key[1] != fold or not _same(key[2], part) or not _same(key[3], labels):
-            if part is None:
+            if part is None or fold is None:
                 self.train, self.test, self.y = X, X[:0], labels
             else:
                 self.train, self.test = fold_split(X, part, fold)
@@ -137,7 +137,9 @@ class DocumentShard:
 
 
 def _same(a: Optional[numpy.ndarray], b: Optional[numpy.ndarray]) -> bool:
-    return (a is None) == (b is None) and (a is None or numpy.array_equal(a, b))
+    if a is None or b is None:
+        return a is b
+    return numpy.array_equal(a, b)
 
 
 def make_shards(matrices: Dict[str, Any], size: int) -> List[DocumentShard]:
@@ -151,6 +153,8 @@ def make_shards(matrices: Dict[str, Any], size: int) -> List[DocumentShard]:
 
 
 class _Shards:
+    """Shards held somewhere, in order: `map` asks each, `add` sums their answers."""
+
     def map(self, method: str, *args: Any) -> List[Any]:
         raise NotImplementedError
 
@@ -175,14 +179,17 @@ class LocalShards(_Shards):
 
 
 class _ShardHolder:
-    """A Ray actor holding a run of consecutive shards."""
+    """A Ray actor holding a run of consecutive shards, its BLAS on one thread (as the fits in the training process:
+    the same sums)."""
 
     def __init__(self, shards: List[DocumentShard]) -> None:
+        from threadpoolctl import threadpool_limits
+
         self.shards = shards
+        self._blas = threadpool_limits(limits=1, user_api="blas")
 
     def map(self, method: str, args: Tuple[Any, ...]) -> List[Any]:
-        with one_blas_thread():
-            return [getattr(shard, method)(*args) for shard in self.shards]
+        return [getattr(shard, method)(*args) for shard in self.shards]
 
 
 class RayShards(_Shards):
