@@ -201,6 +201,8 @@ def main() -> None:
     parser.add_argument("--child", nargs=2)
     parser.add_argument("--render-only", action="store_true")
     parser.add_argument("--apply-only", action="store_true", help="Measure apply only, adding to the saved results")
+    parser.add_argument("--linear-only", action="store_true", help="Measure the default learner only, replacing its "
+                        "saved results (the boosting and apply results are kept, with their command)")
     parser.add_argument("--append", action="store_true", help="Add the training runs to the saved results (repeats)")
     parser.add_argument("--compare-sizes", default="8000,32000")
     parser.add_argument("--growth-sizes", default="2000,8000,32000,100000",
@@ -246,6 +248,11 @@ def main() -> None:
         results["command"] += f"; then python -m bench.bench_scale {shlex.join(sys.argv[1:])}"
         results["machine"]["load_at_appends"] = results["machine"].get("load_at_appends", []) + [os.getloadavg()[0]]
         args.growth_sizes, args.apply_docs = "", ""
+    if args.linear_only:
+        results = dict(json.loads(OUT_JSON.read_text()), linear=[], partial=True,
+                       linear_command="python -m bench.bench_scale " + shlex.join(sys.argv[1:]),
+                       linear_load_at_start=os.getloadavg()[0])
+        args.compare_sizes = args.growth_sizes = args.apply_docs = ""
     if args.apply_only:
         results = dict(json.loads(OUT_JSON.read_text()), apply=[],
                        apply_command="python -m bench.bench_scale " + shlex.join(sys.argv[1:]))
@@ -384,7 +391,11 @@ def render(results: Dict[str, Any]) -> str:
                          f"{'met' if wall <= 1.15 else 'not met'}).")
     linear = results.get("linear") or []
     if linear:
-        lines += ["", "## The default learner: 1 and 2 workers, processes and Ray", "",
+        lines += ["", "## The default learner: 1 and 2 workers, processes and Ray", ""]
+        if results.get("linear_command"):
+            lines += [f"Command: `{results['linear_command']}`, load average {results['linear_load_at_start']:.2f} at "
+                      "its start.", ""]
+        lines += [
                   "Generator corpora of 60-word documents (`--words 20 --sents 3`, seed 13), `SubtreeLinearClassifier` "
                   "with its defaults (feature family, C and nb_beta chosen on 3 folds, Platt calibration): the folds and final "
                   "fits of each class go to the workers, a fit that runs alone multiplies its matrices on the workers' number "
