@@ -291,6 +291,10 @@ def _learn_linear(forest: Any, classes: List[Any], model: Path, algorithm: str, 
         clf.fit(forest, classes)
     except (ValueError, MemoryError, ImportError, RuntimeError) as err:
         _fail(str(err))
+    holders = getattr(clf, "shard_holders_", None)
+    if holders:
+        typer.echo(f"{len(holders)} shard holders on {len(set(holders))} Ray node(s): "
+                   f"{', '.join(sorted(set(n[:12] for n in holders)))}", err=True)
     info = getattr(clf, "fit_info_", None) or clf.refit_info_
     chosen = ", ".join(f"{i['head']}: " + (f"{i['features']}, " if "features" in i else "") + f"C={i['C']}"
                        for i in info)

@@ -1,6 +1,6 @@
 """A real two-node Ray cluster on this machine (`ray start --head` and a second `ray start --address`): `learn
 --backend ray --ray-address` writes the model of one worker, boosting (with search workers on both nodes) and the
-default learner."""
+default learner (also on document shards held on both nodes)."""
 import os
 import re
 import shutil
@@ -101,3 +101,8 @@ def test_learn_on_a_two_node_cluster_writes_the_one_worker_models(tmp_path, two_
     learn(TRAIN, tmp_path / "linear_one.bin", env, *linear)
     learn(TRAIN, tmp_path / "linear_ray.bin", env, *linear, *ray)
     assert (tmp_path / "linear_ray.bin").read_bytes() == (tmp_path / "linear_one.bin").read_bytes()
+    sharded = (*linear, "--shard-documents", 40)
+    learn(TRAIN, tmp_path / "sharded_one.bin", env, *sharded)
+    report = learn(TRAIN, tmp_path / "sharded_ray.bin", env, *sharded, *ray)
+    assert "2 shard holders on 2 Ray node(s)" in report, report[-3000:]
+    assert (tmp_path / "sharded_ray.bin").read_bytes() == (tmp_path / "sharded_one.bin").read_bytes()

@@ -153,7 +153,9 @@ def make_shards(matrices: Dict[str, Any], size: int) -> List[DocumentShard]:
 
 
 class _Shards:
-    """Shards held somewhere, in order: `map` asks each, `add` sums their answers."""
+    """Shards held somewhere, in order: `map` asks each, `add` sums their answers; `in_process`: held here."""
+
+    in_process = True
 
     def map(self, method: str, *args: Any) -> List[Any]:
         raise NotImplementedError
@@ -191,9 +193,17 @@ class _ShardHolder:
     def map(self, method: str, args: Tuple[Any, ...]) -> List[Any]:
         return [getattr(shard, method)(*args) for shard in self.shards]
 
+    def node(self) -> str:
+        """The Ray node this actor runs on."""
+        import ray
+
+        return str(ray.get_runtime_context().get_node_id())
+
 
 class RayShards(_Shards):
     """Shards held by `n_workers` Ray actors (fewer when there are fewer shards), consecutive shards on each."""
+
+    in_process = False
 
     def __init__(self, shards: List[DocumentShard], n_workers: int, address: Optional[str] = None) -> None:
         from ._ray_backend import connect_ray
@@ -204,6 +214,8 @@ class RayShards(_Shards):
         holder = ray.remote(num_cpus=min(1.0, cpus / n), max_restarts=0)(_ShardHolder)
         cuts = numpy.linspace(0, len(shards), n + 1).round().astype(int)
         self.actors = [holder.remote(ray.put(shards[a:b])) for a, b in zip(cuts[:-1], cuts[1:])]
+        self.node_ids: List[str] = self._get([actor.node.remote() for actor in self.actors])
+        logger.info("%d shards on %d Ray actors on %d node(s)", len(shards), n, len(set(self.node_ids)))
 
     def map(self, method: str, *args: Any) -> List[Any]:
         """Every shard's `method(*args)`, in shard order."""

@@ -43,6 +43,7 @@ over all of them; its idf is stored in each rule.
 import logging
 import os
 import time
+from contextlib import contextmanager
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
@@ -512,6 +513,7 @@ class SubtreeLinearClassifier(RuleClassifier):
             raise ValueError(f"Got {len(y)} labels for {len(X)} trees.")
         self.classes_, self.multilabel_, heads, targets = encode_targets(y, self._positive)
         self.heads_ = [_Head(str(h), numpy.zeros(0)) for h in heads]
+        self.shard_holders_: List[str] = []
         clock = time.process_time()
         self.max_pattern_size_ = pattern_size(X) if self.max_pattern_size is None else self.max_pattern_size
         logger.info("mining the subtrees of up to %d nodes in %d trees", self.max_pattern_size_, len(X))
@@ -544,7 +546,8 @@ class SubtreeLinearClassifier(RuleClassifier):
                 del ordered
             else:
                 order, by_frequency = frequency_order(F)
-            fits, on_T = self._fit_heads(by_frequency, targets, T)
+            with self._shards(by_frequency, T) as shards:
+                fits, on_T = self._fit_heads(by_frequency, targets, T, shards)
             heads = [fit._replace(weights=fit.weights[order]) for fit in fits]
             del by_frequency, T
             tfidf = tfidf or on_T
@@ -626,7 +629,8 @@ class SubtreeLinearClassifier(RuleClassifier):
             paths.append(make_path(False, tfidf_Cs, 1.0, NB_BETAS)._replace(tfidf=True))
         return paths
 
-    def _fit_heads(self, F: Any, targets: Sequence[numpy.ndarray], T: Any = None) -> Tuple[List[HeadFit], bool]:
+    def _fit_heads(self, F: Any, targets: Sequence[numpy.ndarray], T: Any = None,
+                   shards: Any = None) -> Tuple[List[HeadFit], bool]:
         """Every target's head, and whether they are fitted on the tf-idf matrix T (CSC, the columns of F)
         rather than on F: the fits of each fold's candidate paths and the final fits as tasks of `_run_tasks`.
         With T, the folds choose the feature family for all heads together, then each head's candidate within
@@ -655,7 +659,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         logger.info("%d head(s), %d candidate(s), %d fit task(s) on %d worker(s)", len(targets), len(cands),
                     len(tasks), self.n_workers)
         job = dict(backend=self.backend, ray_address=self.ray_address, F=F, T=T, targets=targets, folds=folds,
-                   paths=paths, fit=fit, shard_documents=self.shard_documents)
+                   paths=paths, fit=fit, shards=shards)
         done = _run_tasks(self.n_workers, tasks, **job)
         if folds[0] is None:
             return [finish_head(*done[("final", h, cands[0])], cands[0], None, None, None, self.calibrate)
@@ -698,6 +702,27 @@ class SubtreeLinearClassifier(RuleClassifier):
         if len(cands) > 1:
             done.update(_run_tasks(self.n_workers, [("final", h, c[0]) for h, c in enumerate(chosen)], **job))
         return [finish_head(*done[("final", h, c[0])], *c, self.calibrate) for h, c in enumerate(chosen)], family
+
+    @contextmanager
+    def _shards(self, F: Any, T: Any) -> Iterator[Any]:
+        """With `shard_documents`, the shards of F and T for every fit (`learning.sharded`): held by Ray actors with
+        backend "ray" and several workers (their nodes in `shard_holders_`), else here; None without it."""
+        if self.shard_documents is None:
+            yield None
+            return
+        from .sharded import LocalShards, RayShards, make_shards
+
+        shards = make_shards({"F": F, "T": T}, self.shard_documents)
+        if self.backend != "ray" or self.n_workers == 1:
+            yield LocalShards(shards)
+            return
+        group = RayShards(shards, self.n_workers, self.ray_address)
+        del shards
+        self.shard_holders_ = group.node_ids
+        try:
+            yield group
+        finally:
+            group.close()
 
     def _fit_head(self, F: Any, y: numpy.ndarray, paths: Optional[List[Path]] = None,
                   loss: Optional[str] = None) -> HeadFit:
@@ -755,9 +780,13 @@ def _run_tasks(n_workers: int, tasks: List[Tuple[Any, ...]], backend: Optional[s
                ray_address: Optional[str] = None, **job: Any) -> Dict[Tuple[Any, ...], Any]:
     """Every task's result by task, from this process and `n_workers` - 1 forked ones that inherit the job's arrays
     (`_run_forked`), or from `n_workers` Ray actors that each receive the job once; a lone task runs here, its large
-    products on `n_workers` threads."""
-    if job.get("shard_documents"):
-        return _run_sharded(n_workers, tasks, backend, ray_address, job)
+    products on `n_workers` threads. With `shards` held by Ray actors, every task runs here on them."""
+    if job.get("shards") is not None and not job["shards"].in_process:
+        _JOB.update(job, threads=1)
+        try:
+            return {task: _run_task(task) for task in tasks}
+        finally:
+            _JOB.clear()
     if backend == "ray" and n_workers > 1 and len(tasks) > 1:
         return _run_ray_tasks(n_workers, tasks, ray_address, job)
     _JOB.update(job, threads=1)
@@ -770,27 +799,6 @@ def _run_tasks(n_workers: int, tasks: List[Tuple[Any, ...]], backend: Optional[s
     finally:
         _JOB.clear()
     return {task: results[task] for task in tasks}
-
-
-def _run_sharded(n_workers: int, tasks: List[Tuple[Any, ...]], backend: Optional[str], ray_address: Optional[str],
-                 job: Dict[str, Any]) -> Dict[Tuple[Any, ...], Any]:
-    """`_run_tasks` of fits on document shards (`learning.sharded`): with backend "ray" and several workers, every
-    task in this process on shards held by Ray actors; else the shards held here, the tasks spread as without
-    shards."""
-    from .sharded import LocalShards, RayShards, make_shards
-
-    shards = make_shards({"F": job["F"], "T": job["T"]}, job["shard_documents"])
-    if backend == "ray" and n_workers > 1:
-        group: Any = RayShards(shards, n_workers, ray_address)
-        del shards
-        _JOB.update(job, threads=1, shards=group)
-        try:
-            return {task: _run_task(task) for task in tasks}
-        finally:
-            group.close()
-            _JOB.clear()
-    return _run_tasks(n_workers, tasks, None if backend == "ray" else backend, ray_address,
-                      **dict(job, shard_documents=None, shards=LocalShards(shards)))
 
 
 def _run_forked(n: int, tasks: List[Tuple[Any, ...]]) -> Dict[Tuple[Any, ...], Any]:
