@@ -90,22 +90,32 @@ class DocumentShard:
         return len(self.samples)
 
     def place(self, offsets: numpy.ndarray, total: int) -> None:
-        """Build the reduced rows (CSC, and the CSR of their transpose sharing its arrays): the kept columns, then
-        `total` sample columns, this shard's from k + offsets[index]. Column by column, the products read and write
-        the weights in order and only this shard's documents at random (as rows, they would gather and scatter
-        over all the weights, which outgrow the caches first)."""
+        """Build the reduced rows: the kept columns, then `total` sample columns, this shard's from
+        k + offsets[index]. Only the columns this shard has are stored (`local`, CSC, and the CSR of their
+        transpose sharing its arrays): column by column, the products read and write the weights in order and only
+        this shard's documents at random, and skip the columns of other shards (as rows, they would gather and
+        scatter over all the weights, which outgrow the caches first)."""
         from scipy.sparse import csc_matrix, csr_matrix
 
         self.offset = int(offsets[self.index])
         kept = self.A if self.keep is None else self.A[:, self.keep]
         ends = numpy.clip(numpy.arange(1, total + 1) - self.offset, 0, len(self.samples))
         indptr = numpy.concatenate([kept.indptr, kept.indptr[-1] + ends]).astype(numpy.int64)
+        self.d = self.k + total
+        self.local = numpy.flatnonzero(numpy.diff(indptr))
+        indptr = numpy.concatenate([[0], indptr[self.local + 1]])
         indices = numpy.concatenate([kept.indices, self.samples]).astype(numpy.int64)
         data = numpy.concatenate([kept.data, self.norms])
-        n, d = self.A.shape[0], self.k + total
-        self.R = csc_matrix((data, indices, indptr), shape=(n, d))
-        self.RT = csr_matrix((data, indices, indptr), shape=(d, n))
-        self.R2T = csr_matrix((data * data, indices, indptr), shape=(d, n))
+        n, m = self.A.shape[0], len(self.local)
+        self.R = csc_matrix((data, indices, indptr), shape=(n, m))
+        self.RT = csr_matrix((data, indices, indptr), shape=(m, n))
+        self.R2T = csr_matrix((data * data, indices, indptr), shape=(m, n))
+
+    def _weights(self, local: numpy.ndarray) -> numpy.ndarray:
+        """A vector over all the reduced problem's columns, zero but at this shard's."""
+        out = numpy.zeros(self.d)
+        out[self.local] = local
+        return out
 
     def reduce_point(self, x: numpy.ndarray) -> numpy.ndarray:
         """This shard's samples' coordinates of the reduced point matching the full one x."""
@@ -116,20 +126,20 @@ class DocumentShard:
         return self.cols, z[self.k + self.offset + self.slot] * self.share
 
     def value_grad(self, x: numpy.ndarray, loss: str) -> Tuple[float, numpy.ndarray, float]:
-        f = self.R @ x[:-1] + x[-1]
+        f = self.R @ x[:-1][self.local] + x[-1]
         value, d = _loss_terms(self.y * f, loss)
         g_f = self.y * d
-        return value, self.RT @ g_f, float(g_f.sum())
+        return value, self._weights(self.RT @ g_f), float(g_f.sum())
 
     def preconditioner(self, x: numpy.ndarray, loss: str) -> Tuple[numpy.ndarray, float]:
-        self.curvature = _curvature(self.y * (self.R @ x[:-1] + x[-1]), loss)
-        return self.R2T @ self.curvature, float(self.curvature.sum())
+        self.curvature = _curvature(self.y * (self.R @ x[:-1][self.local] + x[-1]), loss)
+        return self._weights(self.R2T @ self.curvature), float(self.curvature.sum())
 
     def hessp(self, v: numpy.ndarray) -> Tuple[numpy.ndarray, float]:
-        u = self.R @ v[:-1]
+        u = self.R @ v[:-1][self.local]
         u += v[-1]
         u *= self.curvature
-        return self.RT @ u, float(u.sum())
+        return self._weights(self.RT @ u), float(u.sum())
 
     def margins(self, w: numpy.ndarray, c: float) -> numpy.ndarray:
         """The held-out rows' margins."""
