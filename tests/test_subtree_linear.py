@@ -281,12 +281,15 @@ def test_mining_split_by_root_label_gives_the_one_miner_result(data, k, min_supp
                 include_root=include_root, max_cache_bytes=64 << 20)
     forest = (f.labels, f.parents, f.offsets, _label_rank(vocab))
     one = _mine_shard(forest, mine, None)
+    whole = merge_shards([one])
+    assert whole[0][2].dtype == numpy.float64
+    numpy.testing.assert_array_equal(whole[0][2], one["matrix"][2])
     balanced = assign_root_labels(f.labels, f.parents, len(vocab), n_shards, include_root)
     scattered = numpy.random.default_rng(seed).integers(0, n_shards, len(vocab))
     for owners in (balanced, scattered):
         matrix, table = merge_shards([_mine_shard(forest, mine, owners == s, s == roots_at % n_shards)
                                       for s in range(n_shards)])
-        for want, got in zip(one["matrix"] + one["table"], matrix + table):
+        for want, got in zip(whole[0] + whole[1], matrix + table):
             assert got.dtype == want.dtype
             numpy.testing.assert_array_equal(got, want)
 

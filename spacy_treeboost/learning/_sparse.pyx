@@ -54,3 +54,79 @@ def split_csc_rows(const int64_t[::1] indptr, const index_t[::1] indices, const 
         p0[d] = a
         p1[d] = b
     return (ip0, ix0, dt0), (ip1, ix1, dt1)
+
+
+ctypedef fused count_t:
+    uint8_t
+    int32_t
+
+
+def copy_columns(const int64_t[::1] src_start, const int64_t[::1] dst_start, const int64_t[::1] length,
+                 const int32_t[::1] src_docs, const count_t[::1] src_counts, int32_t[::1] docs, double[::1] counts):
+    """Copy column runs of one miner's (docs, counts) into the merged arrays, the counts as float64.
+
+    src_start, dst_start, length: Per column, where its entries start in the source and in the output, and how
+        many there are.
+    src_docs, src_counts: The source's document ids and counts (uint8 or int32).
+    docs, counts: The output arrays, written at the columns' places.
+    """
+    cdef Py_ssize_t j, k
+    cdef int64_t a, b, n
+    cdef bint outside = False
+    if src_start.shape[0] != dst_start.shape[0] or src_start.shape[0] != length.shape[0]:
+        raise ValueError("src_start, dst_start and length must have one entry per column")
+    if src_docs.shape[0] != src_counts.shape[0] or docs.shape[0] != counts.shape[0]:
+        raise ValueError("docs and counts must have the same length, in the source and in the output")
+    with nogil:
+        for j in range(src_start.shape[0]):
+            a = src_start[j]
+            b = dst_start[j]
+            n = length[j]
+            if a < 0 or b < 0 or n < 0 or a + n > src_docs.shape[0] or b + n > docs.shape[0]:
+                outside = True
+                break
+            for k in range(n):
+                docs[b + k] = src_docs[a + k]
+                counts[b + k] = src_counts[a + k]
+    if outside:
+        raise ValueError(f"column {j} lies outside the source or the output arrays")
+
+
+def scale_columns_and_norms(const index_t[::1] indptr, const index_t[::1] indices, double[::1] data,
+                            const double[::1] scale, double[::1] sq_norms):
+    """Multiply every entry of column j of a CSC matrix by scale[j], in place, and add the square of each
+    scaled entry to sq_norms at its row, entries in storage order (as numpy.bincount adds them).
+
+    indptr, indices, data: The CSC arrays (indptr and indices of one integer type).
+    scale (numpy.ndarray): One factor per column.
+    sq_norms (numpy.ndarray): One sum per row, added to.
+    """
+    cdef Py_ssize_t n_cols = indptr.shape[0] - 1, j, k
+    cdef double s, v
+    if scale.shape[0] != n_cols:
+        raise ValueError(f"scale needs one factor per column ({n_cols}), got {scale.shape[0]}")
+    if n_cols >= 0 and (indptr[n_cols] != data.shape[0] or indices.shape[0] != data.shape[0]):
+        raise ValueError("indptr, indices and data do not describe one CSC matrix")
+    for k in range(indices.shape[0]):
+        if indices[k] < 0 or indices[k] >= sq_norms.shape[0]:
+            raise ValueError(f"row {indices[k]} lies outside sq_norms ({sq_norms.shape[0]} rows)")
+    with nogil:
+        for j in range(n_cols):
+            s = scale[j]
+            for k in range(indptr[j], indptr[j + 1]):
+                v = data[k] * s
+                data[k] = v
+                sq_norms[indices[k]] += v * v
+
+
+def divide_by_rows(const index_t[::1] indices, double[::1] data, const double[::1] by):
+    """data[k] /= by[indices[k]] for every entry, in place."""
+    cdef Py_ssize_t k
+    if indices.shape[0] != data.shape[0]:
+        raise ValueError("indices and data must have the same length")
+    for k in range(indices.shape[0]):
+        if indices[k] < 0 or indices[k] >= by.shape[0]:
+            raise ValueError(f"row {indices[k]} lies outside `by` ({by.shape[0]} rows)")
+    with nogil:
+        for k in range(indices.shape[0]):
+            data[k] = data[k] / by[indices[k]]

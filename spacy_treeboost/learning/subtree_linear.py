@@ -118,7 +118,7 @@ def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include
         shards = [done[("mine", s, None)] for s in range(n_workers)]
     (indptr, docs, counts), table = merge_shards(shards)
     codes = PatternCodes.from_tree(*table, vocab)
-    return csc_matrix((counts.astype(numpy.float64), docs, indptr), shape=(len(X), len(codes))), codes
+    return csc_matrix((counts, docs, indptr), shape=(len(X), len(codes))), codes
 
 
 def _mine_shard(forest: Tuple[numpy.ndarray, ...], settings: Dict[str, Any], owned: Optional[numpy.ndarray],
@@ -154,11 +154,14 @@ def merge_shards(shards: Sequence[Dict[str, Any]]) -> Tuple[Tuple[numpy.ndarray,
 
     shards (Sequence[Dict[str, Any]]): `_mine_shard`'s results, one of them with the roots' documents.
     RETURNS (Tuple[Tuple[numpy.ndarray, ...], Tuple[numpy.ndarray, ...]]): The CSC arrays
-        (indptr, docs, counts) and the table (parent, depth, label, size), as
+        (indptr, docs, counts as float64) and the table (parent, depth, label, size), as
         `SearchSpace.pattern_matrix` and `pattern_table` give them.
     """
+    from ._sparse import copy_columns
+
     if len(shards) == 1:
-        return shards[0]["matrix"], shards[0]["table"]
+        indptr, docs, counts = shards[0]["matrix"]
+        return (indptr, docs, counts.astype(numpy.float64)), shards[0]["table"]
     R = shards[0]["n_roots"]
     roots = next(s["matrix"] for s in shards if s["with_roots"])
     tables = [s["table"] for s in shards]
@@ -187,25 +190,25 @@ def merge_shards(shards: Sequence[Dict[str, Any]]) -> Tuple[Tuple[numpy.ndarray,
     table = [numpy.concatenate([tables[0][0][:R], merged_parent]).astype(numpy.int32)]
     for c in (1, 2, 3):
         table.append(numpy.concatenate([tables[0][c][:R], numpy.concatenate([t[c][R:] for t in tables])[position]]))
-    # each pattern's documents: shard k's column R + j lies at flat[shard_start[k] + indptr_k[R + j]:...]. A shard's
-    # patterns keep their order in the union, so the union's columns are runs of consecutive columns of one shard,
-    # whose documents lie one after the other: copied a run at a time
-    shard_start = numpy.concatenate([[0], numpy.cumsum([len(s["matrix"][1]) for s in shards])]).astype(numpy.int64)
-    starts = numpy.concatenate([ip[R:-1] + shard_start[k] for k, ip in enumerate(indptrs)])[position]
+    # each pattern's documents: shard k's column R + j lies at docs_k[indptr_k[R + j]:indptr_k[R + j + 1]], copied
+    # to its merged place by `copy_columns`, a shard at a time
+    owner = numpy.repeat(numpy.arange(len(shards)), extra)[position]
+    starts = numpy.concatenate([ip[R:-1] for ip in indptrs])[position]
     lengths = numpy.concatenate([numpy.diff(ip[R:]) for ip in indptrs])[position]
-    ends = numpy.cumsum(lengths)
     root_end = int(roots[0][R])
-    indptr = numpy.concatenate([roots[0][: R + 1], root_end + ends]).astype(numpy.int64)
-    owner = numpy.searchsorted(base[1:], position, side="right")
-    first = numpy.flatnonzero((numpy.diff(position, prepend=-2) != 1) | (numpy.diff(owner, prepend=-1) != 0))
-    last = numpy.append(first[1:] - 1, len(position) - 1)[: len(first)]
-    shard = owner[first]
-    runs = zip(shard.tolist(), (starts[first] - shard_start[shard]).tolist(),
-               (starts[last] + lengths[last] - shard_start[shard]).tolist())
-    pieces = [(shards[k]["matrix"][1][a:b], shards[k]["matrix"][2][a:b]) for k, a, b in runs]
-    docs = numpy.concatenate([roots[1][:root_end]] + [d for d, _ in pieces])
-    counts = numpy.concatenate([roots[2][:root_end].astype(numpy.int32)] + [c for _, c in pieces])
-    return (indptr, docs, counts.astype(numpy.int32, copy=False)), tuple(table)
+    indptr = numpy.empty(len(position) + R + 1, dtype=numpy.int64)
+    indptr[: R + 1] = roots[0][: R + 1]
+    numpy.cumsum(lengths, out=indptr[R + 1:])
+    indptr[R + 1:] += root_end
+    docs = numpy.empty(int(indptr[-1]), dtype=numpy.int32)
+    counts = numpy.empty(int(indptr[-1]), dtype=numpy.float64)
+    copy_columns(numpy.zeros(1, dtype=numpy.int64), numpy.zeros(1, dtype=numpy.int64),
+                 numpy.array([root_end], dtype=numpy.int64), roots[1], roots[2], docs, counts)
+    for k, shard in enumerate(shards):
+        mine = owner == k
+        copy_columns(starts[mine], indptr[R:-1][mine], lengths[mine], shard["matrix"][1], shard["matrix"][2],
+                     docs, counts)
+    return (indptr, docs, counts), tuple(table)
 
 
 class PatternCodes:
@@ -276,11 +279,15 @@ def tfidf_columns(counts: Any) -> Tuple[Any, numpy.ndarray]:
     of `counts`) and the idf of every column over the matrix's rows."""
     from scipy.sparse import csc_matrix
 
+    from ._sparse import divide_by_rows, scale_columns_and_norms
+
     df = numpy.diff(counts.indptr)
     idf = numpy.log((1.0 + counts.shape[0]) / (1.0 + df)) + 1.0
-    data = (1.0 + numpy.log(counts.data)) * numpy.repeat(idf, df)
-    norms = numpy.sqrt(numpy.bincount(counts.indices, weights=data ** 2, minlength=counts.shape[0]))
-    data /= norms[counts.indices]
+    data = numpy.log(counts.data)
+    data += 1.0
+    sq_norms = numpy.zeros(counts.shape[0])
+    scale_columns_and_norms(counts.indptr, counts.indices, data, idf, sq_norms)
+    divide_by_rows(counts.indices, data, numpy.sqrt(sq_norms))
     return csc_matrix((data, counts.indices, counts.indptr), shape=counts.shape), idf
 
 

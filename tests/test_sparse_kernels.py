@@ -1,0 +1,71 @@
+"""The compiled sparse kernels of the linear learner against numpy references."""
+import numpy
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from spacy_treeboost.learning._sparse import copy_columns, divide_by_rows, scale_columns_and_norms
+
+
+@st.composite
+def csc_parts(draw):
+    n_rows = draw(st.integers(1, 12))
+    n_cols = draw(st.integers(0, 10))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = numpy.random.default_rng(seed)
+    lengths = rng.integers(0, n_rows + 1, n_cols)
+    indptr = numpy.concatenate([[0], numpy.cumsum(lengths)]).astype(numpy.int64)
+    indices = numpy.concatenate([numpy.sort(rng.choice(n_rows, n, replace=False)) for n in lengths] + [[]])
+    data = rng.integers(1, 6, int(indptr[-1])).astype(numpy.float64)
+    return n_rows, indptr, indices.astype(numpy.int32), data, rng
+
+
+@given(csc_parts(), st.sampled_from([numpy.uint8, numpy.int32]))
+@settings(max_examples=60, deadline=None)
+def test_copy_columns_places_every_column(parts, count_type):
+    _, indptr, indices, data, rng = parts
+    n_cols = len(indptr) - 1
+    order = rng.permutation(n_cols)
+    lengths = numpy.diff(indptr)[order]
+    dst = numpy.concatenate([[0], numpy.cumsum(lengths)[:-1]]).astype(numpy.int64) if n_cols else numpy.zeros(0, numpy.int64)
+    docs = numpy.full(len(indices), -1, dtype=numpy.int32)
+    counts = numpy.full(len(indices), -1.0)
+    copy_columns(indptr[:-1][order].copy(), dst, lengths.astype(numpy.int64), indices, data.astype(count_type), docs,
+                 counts)
+    for j, col in enumerate(order):
+        a, b = indptr[col], indptr[col + 1]
+        numpy.testing.assert_array_equal(docs[dst[j]:dst[j] + b - a], indices[a:b])
+        numpy.testing.assert_array_equal(counts[dst[j]:dst[j] + b - a], data[a:b])
+    assert counts.dtype == numpy.float64 and not (docs < 0).any()
+
+
+@given(csc_parts(), st.sampled_from([numpy.int32, numpy.int64]))
+@settings(max_examples=60, deadline=None)
+def test_scaled_columns_and_row_norms_equal_numpy_bit_for_bit(parts, index_type):
+    n_rows, indptr, indices, data, rng = parts
+    scale = rng.random(len(indptr) - 1) * 3.0
+    want = data * numpy.repeat(scale, numpy.diff(indptr))
+    want_sq = numpy.bincount(indices, weights=want ** 2, minlength=n_rows)
+    got, sq = data.copy(), numpy.zeros(n_rows)
+    scale_columns_and_norms(indptr.astype(index_type), indices.astype(index_type), got, scale, sq)
+    assert got.tobytes() == want.tobytes() and sq.tobytes() == want_sq.tobytes()
+    by = numpy.sqrt(want_sq) + 1.0
+    divide_by_rows(indices.astype(index_type), got, by)
+    assert got.tobytes() == (want / by[indices]).tobytes()
+
+
+def test_kernels_refuse_arrays_that_do_not_fit():
+    one = numpy.zeros(1, dtype=numpy.int64)
+    docs, counts = numpy.zeros(2, dtype=numpy.int32), numpy.zeros(2)
+    with pytest.raises(ValueError, match="outside"):
+        copy_columns(one, one, numpy.array([3], dtype=numpy.int64), docs, numpy.zeros(2, dtype=numpy.int32), docs,
+                     counts)
+    with pytest.raises(ValueError, match="one entry per column"):
+        copy_columns(one, numpy.zeros(2, dtype=numpy.int64), one, docs, numpy.zeros(2, dtype=numpy.int32), docs, counts)
+    indptr, indices = numpy.array([0, 2], dtype=numpy.int32), numpy.array([0, 5], dtype=numpy.int32)
+    with pytest.raises(ValueError, match="outside sq_norms"):
+        scale_columns_and_norms(indptr, indices, numpy.ones(2), numpy.ones(1), numpy.zeros(3))
+    with pytest.raises(ValueError, match="one factor per column"):
+        scale_columns_and_norms(indptr, indices, numpy.ones(2), numpy.ones(2), numpy.zeros(6))
+    with pytest.raises(ValueError, match="outside `by`"):
+        divide_by_rows(indices, numpy.ones(2), numpy.ones(3))
