@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from reference import random_binary_classes, all_subtrees, forest_docs, forests, random_trees
 from spacy_treeboost.learning.logistic import fit_linear, nb_ratio
 from spacy_treeboost.models.rules import RuleSet
-from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier, mine_subtrees
+from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier, frequency_order, mine_subtrees
 from spacy_treeboost.trees.forest import Forest
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -34,6 +34,17 @@ def test_mined_counts_are_the_brute_force_counts(data, k, min_support, include_r
         key = tuple((d, vocab.index(l)) for d, l in code)
         got[key] = {i: int(c) for i, c in enumerate(dense[:, j]) if c}
     assert got == ref
+    by_frequency, same_codes, inverse = mine_subtrees(f, max_pattern_size=k, min_support=min_support,
+                                                      include_root_patterns=include_root, max_cache_mb=64,
+                                                      by_frequency=True)
+    df = numpy.diff(counts.indptr)
+    assert same_codes == codes and sorted(inverse.tolist()) == list(range(len(codes)))
+    # columns by decreasing document frequency, ties in mined order; the mined column j is inverse[j]
+    assert [(-df[j], j) for j in numpy.argsort(inverse)] == sorted((-df[j], j) for j in range(len(codes)))
+    assert (by_frequency[:, inverse] != counts).nnz == 0
+    _, reference = frequency_order(counts)
+    for a in ("indptr", "indices", "data"):
+        numpy.testing.assert_array_equal(getattr(by_frequency, a), getattr(reference, a))
 
 
 # the model as fitted: no interpolation of its weights, no calibration of its margin
@@ -273,7 +284,9 @@ def test_mining_split_by_root_label_gives_the_one_miner_result(data, k, min_supp
                                                                seed, roots_at):
     from spacy_treeboost.learning.backends import assign_root_labels
     from spacy_treeboost.learning.classifier import _label_rank
-    from spacy_treeboost.learning.subtree_linear import _mine_shard, merge_shards
+    from scipy.sparse import csc_matrix
+
+    from spacy_treeboost.learning.subtree_linear import _mine_shard, gather_columns, merge_shards, merged_columns
 
     f = Forest.from_trees(data[0])
     vocab = f.vocab.to_list()
@@ -292,6 +305,16 @@ def test_mining_split_by_root_label_gives_the_one_miner_result(data, k, min_supp
         for want, got in zip(whole[0] + whole[1], matrix + table):
             assert got.dtype == want.dtype
             numpy.testing.assert_array_equal(got, want)
+    # any order of the merged columns, gathered from the shards, is that order of the one miner's columns
+    shards = [_mine_shard(forest, mine, balanced == s, s == roots_at % n_shards) for s in range(n_shards)]
+    places, _ = merged_columns(shards)
+    indptr, docs, counts = whole[0]
+    one_matrix = csc_matrix((counts, docs, indptr), shape=(len(f), len(indptr) - 1))
+    order = numpy.random.default_rng(seed).permutation(len(indptr) - 1)
+    got = csc_matrix(gather_columns(shards, places, order, threads=2)[::-1], shape=one_matrix.shape)
+    want = one_matrix[:, order]
+    for a in ("indptr", "indices", "data"):
+        numpy.testing.assert_array_equal(getattr(got, a), getattr(want, a))
 
 
 @pytest.mark.slow

@@ -83,7 +83,8 @@ def pattern_size(X: Forest) -> int:
 
 def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include_root_patterns: bool,
                   max_cache_mb: int, keep_rare_up_to: int = 0, n_workers: int = 1, backend: Optional[str] = None,
-                  ray_address: Optional[str] = None, min_shard_documents: int = 2000) -> Tuple[Any, "PatternCodes"]:
+                  ray_address: Optional[str] = None, min_shard_documents: int = 2000,
+                  by_frequency: bool = False) -> Tuple[Any, ...]:
     """Every subtree of X up to `max_pattern_size` nodes in >= `min_support` documents, and every subtree of
     at most `keep_rare_up_to` nodes that occurs at all.
 
@@ -96,8 +97,11 @@ def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include
     ray_address (Optional[str]): For backend "ray", the cluster.
     min_shard_documents (int): Use at most one worker per this many documents (a small
         forest is mined here, faster than workers start).
-    RETURNS (Tuple[scipy.sparse.csc_matrix, PatternCodes]): The (n_docs, n_subtrees)
-        count matrix and each column's pattern code, in the miner's order.
+    by_frequency (bool): Give the count matrix's columns in `frequency_order` (copied from the
+        miners in that order, once), and the `inverse` of that order as well.
+    RETURNS (Tuple): The (n_docs, n_subtrees) count matrix (CSC) and each subtree's pattern code,
+        in the miner's order; with `by_frequency` the matrix's columns in frequency order, and
+        `inverse` (the column of each mined subtree).
     """
     from scipy.sparse import csc_matrix
 
@@ -116,9 +120,18 @@ def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include
         done = _run_tasks(n_workers, [("mine", s, None) for s in range(n_workers)], backend=backend,
                           ray_address=ray_address, forest=forest, owners=owners, mine=settings, n_shards=n_workers)
         shards = [done[("mine", s, None)] for s in range(n_workers)]
-    (indptr, docs, counts), table = merge_shards(shards)
+    places, table = merged_columns(shards)
     codes = PatternCodes.from_tree(*table, vocab)
-    return csc_matrix((counts, docs, indptr), shape=(len(X), len(codes))), codes
+    order = numpy.arange(len(codes))
+    if by_frequency:
+        order = numpy.argsort(-places[2], kind="stable")
+    matrix = csc_matrix(gather_columns(shards, places, order, min(n_workers, os.cpu_count() or 1))[::-1],
+                        shape=(len(X), len(codes)))
+    if not by_frequency:
+        return matrix, codes
+    inverse = numpy.empty_like(order)
+    inverse[order] = numpy.arange(len(order))
+    return matrix, codes, inverse
 
 
 def _mine_shard(forest: Tuple[numpy.ndarray, ...], settings: Dict[str, Any], owned: Optional[numpy.ndarray],
@@ -147,23 +160,34 @@ def _mine_shard(forest: Tuple[numpy.ndarray, ...], settings: Dict[str, Any], own
 def merge_shards(shards: Sequence[Dict[str, Any]]) -> Tuple[Tuple[numpy.ndarray, ...], Tuple[numpy.ndarray, ...]]:
     """The patterns of miners that each expanded the roots of their own labels, in the order of one miner.
 
+    shards (Sequence[Dict[str, Any]]): `_mine_shard`'s results, one of them with the roots' documents.
+    RETURNS (Tuple[Tuple[numpy.ndarray, ...], Tuple[numpy.ndarray, ...]]): The CSC arrays
+        (indptr, docs, counts as float64) and the table (parent, depth, label, size), as
+        `SearchSpace.pattern_matrix` and `pattern_table` give them.
+    """
+    places, table = merged_columns(shards)
+    return gather_columns(shards, places, numpy.arange(len(table[0]))), table
+
+
+def merged_columns(shards: Sequence[Dict[str, Any]]) -> Tuple[Tuple[numpy.ndarray, ...], Tuple[numpy.ndarray, ...]]:
+    """Where each pattern of the one-miner order lies among the shards, and the merged pattern table.
+
     Every miner holds every root (single-node pattern) first, in the same order, and extends
     patterns level by level: the patterns of n + 1 nodes follow those of n nodes, ordered by
     their parent's place, siblings in the order of their miner. Each parent lives in one
     miner, so the same rule orders the union.
 
     shards (Sequence[Dict[str, Any]]): `_mine_shard`'s results, one of them with the roots' documents.
-    RETURNS (Tuple[Tuple[numpy.ndarray, ...], Tuple[numpy.ndarray, ...]]): The CSC arrays
-        (indptr, docs, counts as float64) and the table (parent, depth, label, size), as
-        `SearchSpace.pattern_matrix` and `pattern_table` give them.
+    RETURNS (Tuple[Tuple[numpy.ndarray, ...], Tuple[numpy.ndarray, ...]]): Per merged pattern, the shard that holds
+        its documents, where they start in that shard's arrays and how many there are (for `gather_columns`); and
+        the table (parent, depth, label, size).
     """
-    from ._sparse import copy_columns
-
     if len(shards) == 1:
-        indptr, docs, counts = shards[0]["matrix"]
-        return (indptr, docs, counts.astype(numpy.float64)), shards[0]["table"]
+        indptr = shards[0]["matrix"][0]
+        return (numpy.zeros(len(indptr) - 1, dtype=numpy.int64), indptr[:-1].astype(numpy.int64),
+                numpy.diff(indptr).astype(numpy.int64)), shards[0]["table"]
     R = shards[0]["n_roots"]
-    roots = next(s["matrix"] for s in shards if s["with_roots"])
+    with_roots = next(k for k, s in enumerate(shards) if s["with_roots"])
     tables = [s["table"] for s in shards]
     indptrs = [s["matrix"][0] for s in shards]
     extra = [len(t[0]) - R for t in tables]
@@ -190,25 +214,40 @@ def merge_shards(shards: Sequence[Dict[str, Any]]) -> Tuple[Tuple[numpy.ndarray,
     table = [numpy.concatenate([tables[0][0][:R], merged_parent]).astype(numpy.int32)]
     for c in (1, 2, 3):
         table.append(numpy.concatenate([tables[0][c][:R], numpy.concatenate([t[c][R:] for t in tables])[position]]))
-    # each pattern's documents: shard k's column R + j lies at docs_k[indptr_k[R + j]:indptr_k[R + j + 1]], copied
-    # to its merged place by `copy_columns`, a shard at a time
-    owner = numpy.repeat(numpy.arange(len(shards)), extra)[position]
-    starts = numpy.concatenate([ip[R:-1] for ip in indptrs])[position]
-    lengths = numpy.concatenate([numpy.diff(ip[R:]) for ip in indptrs])[position]
-    root_end = int(roots[0][R])
-    indptr = numpy.empty(len(position) + R + 1, dtype=numpy.int64)
-    indptr[: R + 1] = roots[0][: R + 1]
-    numpy.cumsum(lengths, out=indptr[R + 1:])
-    indptr[R + 1:] += root_end
+    roots = indptrs[with_roots][: R + 1]
+    owner = numpy.concatenate([numpy.full(R, with_roots), numpy.repeat(numpy.arange(len(shards)), extra)[position]])
+    starts = numpy.concatenate([roots[:-1]] + [ip[R:-1] for ip in indptrs])
+    lengths = numpy.concatenate([numpy.diff(roots)] + [numpy.diff(ip[R:]) for ip in indptrs])
+    keep = numpy.concatenate([numpy.arange(R), R + position])
+    return (owner.astype(numpy.int64), starts[keep].astype(numpy.int64), lengths[keep].astype(numpy.int64)), tuple(table)
+
+
+def gather_columns(shards: Sequence[Dict[str, Any]], places: Tuple[numpy.ndarray, ...], order: numpy.ndarray,
+                   threads: int = 1) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+    """The CSC arrays (indptr, docs, float64 counts) of the merged patterns `order` (`merged_columns`' places),
+    copied from the shards by `copy_columns`, a shard at a time on `threads` threads."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ._sparse import copy_columns
+
+    owner, starts, lengths = (p[order] for p in places)
+    indptr = numpy.zeros(len(order) + 1, dtype=numpy.int64)
+    numpy.cumsum(lengths, out=indptr[1:])
     docs = numpy.empty(int(indptr[-1]), dtype=numpy.int32)
     counts = numpy.empty(int(indptr[-1]), dtype=numpy.float64)
-    copy_columns(numpy.zeros(1, dtype=numpy.int64), numpy.zeros(1, dtype=numpy.int64),
-                 numpy.array([root_end], dtype=numpy.int64), roots[1], roots[2], docs, counts)
-    for k, shard in enumerate(shards):
+
+    def copy(k: int) -> None:
         mine = owner == k
-        copy_columns(starts[mine], indptr[R:-1][mine], lengths[mine], shard["matrix"][1], shard["matrix"][2],
+        copy_columns(starts[mine], indptr[:-1][mine], lengths[mine], shards[k]["matrix"][1], shards[k]["matrix"][2],
                      docs, counts)
-    return (indptr, docs, counts), tuple(table)
+
+    if threads <= 1 or len(shards) == 1:
+        for k in range(len(shards)):
+            copy(k)
+    else:
+        with ThreadPoolExecutor(min(threads, len(shards))) as pool:
+            list(pool.map(copy, range(len(shards))))
+    return indptr, docs, counts
 
 
 class PatternCodes:
@@ -524,10 +563,13 @@ class SubtreeLinearClassifier(RuleClassifier):
         clock = time.process_time()
         self.max_pattern_size_ = pattern_size(X) if self.max_pattern_size is None else self.max_pattern_size
         logger.info("mining the subtrees of up to %d nodes in %d trees", self.max_pattern_size_, len(X))
-        counts, codes = mine_subtrees(X, max_pattern_size=self.max_pattern_size_, min_support=self.min_support,
-                                      include_root_patterns=self.include_root_patterns,
-                                      max_cache_mb=self.max_cache_mb, keep_rare_up_to=self.keep_rare_up_to,
-                                      n_workers=self.n_workers, backend=self.backend, ray_address=self.ray_address)
+        # "auto" on one view makes its matrices from the columns in frequency order (`frequency_order`): mined so
+        auto = self.features == "auto" and not self.separate_views
+        mined = mine_subtrees(X, max_pattern_size=self.max_pattern_size_, min_support=self.min_support,
+                              include_root_patterns=self.include_root_patterns, max_cache_mb=self.max_cache_mb,
+                              keep_rare_up_to=self.keep_rare_up_to, n_workers=self.n_workers, backend=self.backend,
+                              ray_address=self.ray_address, by_frequency=auto)
+        counts, codes = mined[:2]
         if not codes:
             raise ValueError("The training trees contain no subtree to learn from (are the documents empty, or is "
                              "min_support larger than the number of documents?).")
@@ -536,7 +578,6 @@ class SubtreeLinearClassifier(RuleClassifier):
                     len(self.heads_))
         clock = time.process_time()
         views = self._views(codes)
-        # "auto" on one view makes its matrices from the columns in frequency order below
         F, idf = (None, None) if self.features == "auto" and len(views) == 1 else self._transform(counts)
         self.timings_["features"] = time.process_time() - clock
         clock = time.process_time()
@@ -547,7 +588,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         else:
             T = None
             if self.features == "auto":
-                order, ordered = frequency_order(counts.tocsc())
+                order, ordered = (mined[2], counts) if auto else frequency_order(counts.tocsc())
                 by_frequency = self._transform(ordered)[0]
                 T, idf_by_frequency = tfidf_columns(ordered)
                 del ordered
@@ -563,6 +604,8 @@ class SubtreeLinearClassifier(RuleClassifier):
         for head, t, (w, c, chosen, scores, ab, beta, nb) in zip(self.heads_, targets, heads):
             keep = None
             if self.max_rules is not None and numpy.count_nonzero(w) > self.max_rules:
+                if auto and len(mined) == 3:
+                    counts, mined = counts[:, order], ()
                 if F is None and not tfidf:
                     F = self._transform(counts)[0]
                 w, c, keep = self._refit_top(counts if tfidf else F, t, w, chosen, nb, tfidf)
