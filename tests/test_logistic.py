@@ -268,6 +268,60 @@ def test_column_blocks_multiply_like_the_matrix_whatever_the_threads(seed, threa
 
 
 @SETTINGS
+@given(st.integers(0, 10**6), st.integers(1, 4), st.sampled_from(["logistic", "squared_hinge"]))
+def test_column_blocks_of_one_value_per_column_multiply_and_fit_as_scipy_does_bit_for_bit(seed, threads, loss):
+    """Presence and naive Bayes columns (one value each) go through `pattern_matvec` / `pattern_rmatvec`: the same
+    bits as scipy's products on the same blocks, and so the same fit."""
+    from scipy.sparse import csc_matrix
+
+    from spacy_treeboost.learning import logistic
+
+    rng = numpy.random.default_rng(seed)
+    n, d = int(rng.integers(2, 30)), int(rng.integers(1, 40))
+    X = (rng.random((n, d)) < 0.3) * (rng.random(d) * 3.0 + 0.1)
+    y = numpy.where(rng.random(n) < 0.5, 1.0, -1.0)
+    y[:2] = (1.0, -1.0)
+    A = csc_matrix(X)
+    assert logistic._column_values(A) is not None
+    v, u = rng.normal(size=d), rng.normal(size=n)
+    fast = logistic._ColumnBlocks(A, threads)
+    assert all(t is None for _, _, _, t in fast.blocks)
+    saved, saved_nnz = logistic._column_values, logistic.BLOCK_NNZ
+    logistic.BLOCK_NNZ = 1
+    try:
+        fits = [fit_linear(A, y, C=1.0, loss=loss, tol=1e-9, max_iter=500, method="tron", threads=threads)]
+        logistic._column_values = lambda X: None
+        slow = logistic._ColumnBlocks(A, threads)
+        fits.append(fit_linear(A, y, C=1.0, loss=loss, tol=1e-9, max_iter=500, method="tron", threads=threads))
+    finally:
+        logistic._column_values, logistic.BLOCK_NNZ = saved, saved_nnz
+    assert (fast @ v).tobytes() == (slow @ v).tobytes()
+    assert (fast.T @ u).tobytes() == (slow.T @ u).tobytes()
+    assert fits[0][0].tobytes() == fits[1][0].tobytes() and fits[0][1] == fits[1][1]
+
+
+def test_column_values_are_found_only_where_each_column_holds_one_value():
+    from scipy.sparse import csc_matrix
+
+    from spacy_treeboost.learning.logistic import _column_values
+
+    numpy.testing.assert_array_equal(_column_values(csc_matrix([[2.0, 0, 1], [2.0, 0, 0]])), [2.0, 0.0, 1.0])
+    assert _column_values(csc_matrix([[2.0, 1], [3.0, 0]])) is None
+    assert _column_values(csc_matrix([[2.0, 1], [2.0, 0]]).tocsr()) is None
+
+
+def test_pattern_structure_is_checked():
+    from spacy_treeboost.learning._sparse import check_pattern
+
+    with pytest.raises(ValueError, match="outside"):
+        check_pattern(numpy.array([0, 2], dtype=numpy.int32), numpy.array([0, 5], dtype=numpy.int32), 3)
+    with pytest.raises(ValueError, match="one CSC matrix"):
+        check_pattern(numpy.array([0, 3], dtype=numpy.int32), numpy.array([0, 1], dtype=numpy.int32), 3)
+    with pytest.raises(ValueError, match="must not decrease"):
+        check_pattern(numpy.array([0, 2, 1, 2], dtype=numpy.int32), numpy.array([0, 1], dtype=numpy.int32), 3)
+
+
+@SETTINGS
 @given(st.integers(0, 10**6), st.sampled_from(["logistic", "squared_hinge"]))
 def test_tron_on_column_blocks_is_the_same_for_any_threads_and_reaches_the_optimum(seed, loss):
     from scipy.sparse import csc_matrix

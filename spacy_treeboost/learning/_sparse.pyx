@@ -130,3 +130,51 @@ def divide_by_rows(const index_t[::1] indices, double[::1] data, const double[::
     with nogil:
         for k in range(indices.shape[0]):
             data[k] = data[k] / by[indices[k]]
+
+
+def check_pattern(const index_t[::1] indptr, const index_t[::1] indices, Py_ssize_t n_rows) -> None:
+    """Raise a ValueError unless indptr and indices describe a CSC matrix of `n_rows` rows: what `pattern_matvec`
+    and `pattern_rmatvec` trust (they check only the lengths, as they run many times on one matrix)."""
+    cdef Py_ssize_t n_cols = indptr.shape[0] - 1, k
+    if n_cols < 0 or indptr[0] != 0 or indptr[n_cols] != indices.shape[0]:
+        raise ValueError("indptr and indices do not describe one CSC matrix")
+    for k in range(n_cols):
+        if indptr[k + 1] < indptr[k]:
+            raise ValueError("indptr must not decrease")
+    for k in range(indices.shape[0]):
+        if indices[k] < 0 or indices[k] >= n_rows:
+            raise ValueError(f"row {indices[k]} lies outside the {n_rows} rows")
+
+
+def pattern_matvec(const index_t[::1] indptr, const index_t[::1] indices, const double[::1] scale,
+                   const double[::1] x, double[::1] out):
+    """out += X x for the CSC matrix X whose column j holds the value scale[j] at each of its rows (a pattern of
+    ones, its columns scaled): scipy's `csc_matvec` on that matrix, the same products added in the same order,
+    without reading a value per entry. The structure must have passed `check_pattern` with len(out) rows."""
+    cdef Py_ssize_t n_cols = indptr.shape[0] - 1, j, k
+    cdef double v
+    if scale.shape[0] != n_cols or x.shape[0] != n_cols:
+        raise ValueError(f"scale and x need one entry per column ({n_cols})")
+    with nogil:
+        for j in range(n_cols):
+            v = scale[j] * x[j]
+            for k in range(indptr[j], indptr[j + 1]):
+                out[indices[k]] += v
+
+
+def pattern_rmatvec(const index_t[::1] indptr, const index_t[::1] indices, const double[::1] scale,
+                    const double[::1] u, double[::1] out):
+    """out[j] = (X^T u)[j] for the matrix of `pattern_matvec`: scipy's `csr_matvec` on X's transpose, each entry's
+    product scale[j] * u[i] added in storage order. The structure must have passed `check_pattern` with len(u)
+    rows."""
+    cdef Py_ssize_t n_cols = indptr.shape[0] - 1, j, k
+    cdef double s, total
+    if scale.shape[0] != n_cols or out.shape[0] != n_cols:
+        raise ValueError(f"scale and out need one entry per column ({n_cols})")
+    with nogil:
+        for j in range(n_cols):
+            s = scale[j]
+            total = 0.0
+            for k in range(indptr[j], indptr[j + 1]):
+                total = total + s * u[indices[k]]
+            out[j] = total

@@ -187,21 +187,33 @@ class _ColumnBlocks:
     """The products of a large CSC matrix over `N_BLOCKS` fixed column blocks of equal nonzeros (views of its
     arrays, and their transposes as CSR views: scipy's `.T` would copy them at every product), the blocks on up to
     `threads` threads (scipy's products release the GIL). X v sums the blocks' partial products in block
-    order and X^T u concatenates them, so the result is the same, bit for bit, for any number of threads."""
+    order and X^T u concatenates them, so the result is the same, bit for bit, for any number of threads. When each
+    column holds one value (presence and naive Bayes features, and their squares), the blocks are multiplied by
+    `pattern_matvec` and `pattern_rmatvec`, which read that value once per column: the same sums as scipy's."""
 
     def __init__(self, X: "sp.spmatrix", threads: int) -> None:
         from scipy.sparse import csc_matrix, csr_matrix
 
+        from ._sparse import check_pattern
+
         n, d = X.shape
+        self.n = n
+        scale = _column_values(X)
+        if scale is not None:
+            check_pattern(X.indptr.astype(X.indices.dtype, copy=False), X.indices, n)
         cuts = numpy.searchsorted(X.indptr, numpy.linspace(0, X.nnz, N_BLOCKS + 1)[1:-1])
         bounds = numpy.concatenate([[0], numpy.clip(cuts, 0, d), [d]]).astype(numpy.int64)
         self.blocks = []
         for a, b in zip(bounds[:-1], bounds[1:]):
             lo, hi = int(X.indptr[a]), int(X.indptr[b])
+            indptr = (X.indptr[a:b + 1] - lo).astype(X.indices.dtype)
+            if scale is not None:
+                self.blocks.append((int(a), int(b), (indptr, X.indices[lo:hi], scale[a:b]), None))
+                continue
             block, transposed = csc_matrix((n, int(b - a)), dtype=X.dtype), csr_matrix((int(b - a), n), dtype=X.dtype)
             block.data = transposed.data = X.data[lo:hi]
             block.indices = transposed.indices = X.indices[lo:hi]
-            block.indptr = transposed.indptr = (X.indptr[a:b + 1] - lo).astype(X.indices.dtype)
+            block.indptr = transposed.indptr = indptr
             self.blocks.append((int(a), int(b), block, transposed))
         self.threads = threads
 
@@ -218,14 +230,50 @@ class _ColumnBlocks:
             return list(pool.map(product, self.blocks))
 
     def __matmul__(self, v: numpy.ndarray) -> numpy.ndarray:
-        parts = self._map(lambda block: block[2] @ v[block[0]:block[1]])
+        parts = self._map(lambda block: self._block_matvec(block, v))
         out = parts[0]
         for part in parts[1:]:
             out += part
         return out
 
+    def _block_matvec(self, block: Tuple[Any, ...], v: numpy.ndarray) -> numpy.ndarray:
+        from ._sparse import pattern_matvec
+
+        a, b, of, transposed = block
+        if transposed is not None:
+            return of @ v[a:b]
+        out = numpy.zeros(self.n)
+        pattern_matvec(*of, numpy.ascontiguousarray(v[a:b], dtype=numpy.float64), out)
+        return out
+
     def rmatvec(self, u: numpy.ndarray) -> numpy.ndarray:
-        return numpy.concatenate(self._map(lambda block: block[3] @ u))
+        u = numpy.ascontiguousarray(u, dtype=numpy.float64)
+        return numpy.concatenate(self._map(lambda block: self._block_rmatvec(block, u)))
+
+    @staticmethod
+    def _block_rmatvec(block: Tuple[Any, ...], u: numpy.ndarray) -> numpy.ndarray:
+        from ._sparse import pattern_rmatvec
+
+        a, b, of, transposed = block
+        if transposed is not None:
+            return transposed @ u
+        out = numpy.empty(b - a)
+        pattern_rmatvec(*of, u, out)
+        return out
+
+
+def _column_values(X: "sp.spmatrix") -> Optional[numpy.ndarray]:
+    """The value of each column of a float64 CSC X whose columns each hold one value (0 for empty columns), else
+    None."""
+    if X.format != "csc" or X.dtype != numpy.float64 or X.indices.dtype not in (numpy.int32, numpy.int64):
+        return None
+    df = numpy.diff(X.indptr)
+    scale = numpy.zeros(X.shape[1])
+    filled = df > 0
+    scale[filled] = X.data[X.indptr[:-1][filled]]
+    if not numpy.array_equal(numpy.repeat(scale, df), X.data):
+        return None
+    return scale
 
 
 class _Transposed:
