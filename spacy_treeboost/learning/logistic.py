@@ -17,7 +17,7 @@ times that at the start from zero weights, whatever the scale of the features.
 import logging
 import math
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy
 
@@ -183,6 +183,18 @@ BLOCK_NNZ = 1 << 23
 N_BLOCKS = 8
 
 
+class Threads:
+    """A number of threads for the products of the fits that run in this process, which may rise while they run:
+    a process whose other workers have run out of tasks lends their cores to its last fit (the products are the
+    same, bit for bit, for any number of threads)."""
+
+    def __init__(self, value: int = 1) -> None:
+        self.value = value
+
+    def __int__(self) -> int:
+        return self.value
+
+
 class _ColumnBlocks:
     """The products of a large CSC matrix over `N_BLOCKS` fixed column blocks of equal nonzeros (views of its
     arrays, and their transposes as CSR views: scipy's `.T` would copy them at every product), the blocks on up to
@@ -191,7 +203,7 @@ class _ColumnBlocks:
     column holds one value (presence and naive Bayes features, and their squares), the blocks are multiplied by
     `pattern_matvec` and `pattern_rmatvec`, which read that value once per column: the same sums as scipy's."""
 
-    def __init__(self, X: "sp.spmatrix", threads: int) -> None:
+    def __init__(self, X: "sp.spmatrix", threads: Union[int, Threads]) -> None:
         from scipy.sparse import csc_matrix, csr_matrix
 
         from ._sparse import check_pattern
@@ -222,11 +234,12 @@ class _ColumnBlocks:
         return _Transposed(self)
 
     def _map(self, product: Any) -> List[numpy.ndarray]:
-        if self.threads <= 1:
+        threads = int(self.threads)
+        if threads <= 1:
             return [product(block) for block in self.blocks]
         from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(min(self.threads, len(self.blocks))) as pool:
+        with ThreadPoolExecutor(min(threads, len(self.blocks))) as pool:
             return list(pool.map(product, self.blocks))
 
     def __matmul__(self, v: numpy.ndarray) -> numpy.ndarray:
@@ -441,8 +454,8 @@ def fit_linear(
         unit radius) or "tron" (LIBLINEAR's trust-region Newton method with
         preconditioned conjugate gradients: far fewer Hessian products on large
         sparse problems).
-    threads (int): Threads for the products of a large problem with method "tron"
-        (the result is the same for any number).
+    threads (Union[int, Threads]): Threads for the products of a large problem with method
+        "tron" (the result is the same for any number); a `Threads` may rise during the fit.
     RETURNS (Tuple[numpy.ndarray, float]): The weights and the intercept.
     """
     y = numpy.asarray(y, dtype=numpy.float64)

@@ -52,7 +52,7 @@ from .classifier import RuleClassifier, _label_rank, encode_targets
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
 from .logistic import (DEFAULT_CS, SOLVER_CONSTRAINTS, HeadFit, Path, all_candidates, assemble_margins,
                        candidate_costs, class_folds, cv_folds, final_fit, finish_head, fit_head, fold_margins,
-                       fold_split, make_path, needs_choice, one_blas_thread, path_scores, platt)
+                       Threads, fold_split, make_path, needs_choice, one_blas_thread, path_scores, platt)
 from ..models.rules import RuleSet
 from ..params import Boolean, Interval, Options, Text, rule
 from ..trees.forest import DEPENDENCY_VIEW_PREFIX, Forest
@@ -117,7 +117,8 @@ def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include
         shards = [_mine_shard(forest, settings, None)]
     else:
         owners = assign_root_labels(X.labels, X.parents, len(vocab), n_workers, include_root_patterns)
-        done = _run_tasks(n_workers, [("mine", s, None) for s in range(n_workers)], backend=backend,
+        # the last shard sends the roots' documents: first, so that on processes this process mines it
+        done = _run_tasks(n_workers, [("mine", s, None) for s in reversed(range(n_workers))], backend=backend,
                           ray_address=ray_address, forest=forest, owners=owners, mine=settings, n_shards=n_workers)
         shards = [done[("mine", s, None)] for s in range(n_workers)]
     places, table = merged_columns(shards)
@@ -845,6 +846,7 @@ def _run_tasks(n_workers: int, tasks: List[Tuple[Any, ...]], backend: Optional[s
             _JOB["threads"] = min(n_workers, os.cpu_count() or 1)
             results = {task: _run_task(task) for task in tasks}
         else:
+            _JOB["threads"] = Threads(1)
             results = _run_forked(min(n_workers, len(tasks)), tasks)
     finally:
         _JOB.clear()
@@ -852,8 +854,10 @@ def _run_tasks(n_workers: int, tasks: List[Tuple[Any, ...]], backend: Optional[s
 
 
 def _run_forked(n: int, tasks: List[Tuple[Any, ...]]) -> Dict[Tuple[Any, ...], Any]:
-    """The tasks on this process and n - 1 forked ones, each taking the next task in order whenever it is free: what
-    this process computes (a shard of subtrees, a fold's margins) is not copied back from another process."""
+    """The tasks on this process and n - 1 forked ones: this process takes the first task (tasks come longest
+    first), then each process takes the next task in order whenever it is free. What this process computes (a
+    shard of subtrees, a fold's margins) is not copied back from another process, and once the queue is empty the
+    cores of the idle forked workers go to this process's fit (`_JOB["threads"]`, a `Threads`)."""
     import multiprocessing
     import threading
     from collections import deque
@@ -861,11 +865,18 @@ def _run_forked(n: int, tasks: List[Tuple[Any, ...]]) -> Dict[Tuple[Any, ...], A
     queue, results, errors = deque(tasks), {}, []
     running = [0]
     changed = threading.Condition()
+    threads = _JOB.get("threads")
+
+    def lend() -> None:
+        if isinstance(threads, Threads) and not queue:
+            threads.value = min(n - running[0], os.cpu_count() or 1)
+
     with multiprocessing.get_context("fork").Pool(n - 1) as pool:
 
         def submit() -> None:
             with changed:
                 if errors or not queue:
+                    lend()
                     return
                 task = queue.popleft()
                 running[0] += 1
@@ -884,16 +895,19 @@ def _run_forked(n: int, tasks: List[Tuple[Any, ...]]) -> Dict[Tuple[Any, ...], A
                 running[0] -= 1
                 changed.notify_all()
 
+        first = queue.popleft()
         for _ in range(n - 1):
             submit()
-        while True:
-            with changed:
-                if errors or not queue:
-                    break
-                task = queue.popleft()
+        task: Optional[Tuple[Any, ...]] = first
+        while task is not None:
             results[task] = _run_task(task)
+            with changed:
+                task = queue.popleft() if queue and not errors else None
+                lend()
         with changed:
             changed.wait_for(lambda: running[0] == 0)
+    if isinstance(threads, Threads):
+        threads.value = 1
     if errors:
         raise errors[0]
     return results
@@ -957,7 +971,7 @@ def _run_task(task: Tuple[Any, ...]) -> Any:
     kind, h, arg = task
     job = _JOB
     if kind == "mine":
-        # the last shard sends the roots' documents: on processes this process mines it (`_run_forked`)
+        # the last shard sends the roots' documents (this process mines it on processes: `_run_forked`)
         return _mine_shard(job["forest"], job["mine"], job["owners"] == h, h == job["n_shards"] - 1)
     y, fit = job["targets"][h], dict(job["fit"], threads=job.get("threads", 1))
     tfidf = job["paths"][arg[1]].tfidf if kind == "fold" else arg.tfidf
