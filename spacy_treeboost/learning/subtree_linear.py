@@ -50,9 +50,9 @@ import numpy
 
 from .classifier import RuleClassifier, _label_rank, encode_targets
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
-from .logistic import (DEFAULT_CS, SOLVER_CONSTRAINTS, HeadFit, Path, all_candidates, assemble_margins,
+from .logistic import (DEFAULT_CS, SOLVER_CONSTRAINTS, HeadFit, Path, Threads, all_candidates, assemble_margins,
                        candidate_costs, class_folds, cv_folds, final_fit, finish_head, fit_head, fold_margins,
-                       Threads, fold_split, make_path, needs_choice, one_blas_thread, path_scores, platt)
+                       fold_split, make_path, needs_choice, one_blas_thread, path_scores, platt)
 from ..models.rules import RuleSet
 from ..params import Boolean, Interval, Options, Text, rule
 from ..trees.forest import DEPENDENCY_VIEW_PREFIX, Forest
@@ -854,7 +854,7 @@ def _run_tasks(n_workers: int, tasks: List[Tuple[Any, ...]], backend: Optional[s
 
 
 def _run_forked(n: int, tasks: List[Tuple[Any, ...]]) -> Dict[Tuple[Any, ...], Any]:
-    """The tasks on this process and n - 1 forked ones: this process takes the first task (tasks come longest
+    """The tasks on this process and n - 1 forked ones: this process takes the first task (fit tasks come longest
     first), then each process takes the next task in order whenever it is free. What this process computes (a
     shard of subtrees, a fold's margins) is not copied back from another process, and once the queue is empty the
     cores of the idle forked workers go to this process's fit (`_JOB["threads"]`, a `Threads`)."""
