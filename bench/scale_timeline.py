@@ -8,7 +8,7 @@ with the process that ran it, rules), in seconds from the start of the fit.
 matrix), by the compiled pattern kernels and by scipy on the same column blocks, on 1 and 2 threads.
 
 `contention`: the same single-worker fit (the default learner, or frequency boosting with 1,000 rounds), run
-alone and then as two independent processes at once: each process's own CPU seconds (`os.wait4`), which tells
+alone and then as two independent processes at once: each process's own CPU seconds (`bench.harness`), which tells
 whether two busy processes slow each other on the machine, apart from anything the learners share.
 
     python -m bench.scale_timeline timeline --docs 128000 --workers 1,2
@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
 from bench.bench_scale import DEFAULT_GENERATOR, ROOT, generate, load_forest
+from bench.harness import run_child
 
 OUT_DIR = ROOT / "bench" / "_out" / "scale"
 SHAPES = {"linear": ["--words", "20", "--sents", "3"], "boosting": []}
@@ -131,17 +132,14 @@ def child(spec: Dict[str, Any]) -> None:
 
 
 def cpu_of(specs: List[Dict[str, Any]]) -> List[Tuple[float, float]]:
-    """Run one child per spec at once; each one's (CPU seconds, wall seconds)."""
-    started = time.perf_counter()
-    procs = [subprocess.Popen([sys.executable, "-m", "bench.scale_timeline", "child", json.dumps(s)], cwd=ROOT)
-             for s in specs]
-    out = {}
-    for p in procs:
-        _, status, usage = os.wait4(p.pid, 0)
-        if status != 0:
-            raise RuntimeError(f"a contention child failed (status {status})")
-        out[p.pid] = (usage.ru_utime + usage.ru_stime, time.perf_counter() - started)
-    return [out[p.pid] for p in procs]
+    """Run one child per spec at once (`bench.harness.run_child` each, on threads); each one's (CPU seconds, wall
+    seconds)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    argvs = [[sys.executable, "-m", "bench.scale_timeline", "child", json.dumps(s)] for s in specs]
+    with ThreadPoolExecutor(len(argvs)) as pool:
+        runs = list(pool.map(lambda argv: run_child(argv).check("a contention child"), argvs))
+    return [(run.cpu_seconds, run.wall_seconds) for run in runs]
 
 
 def main() -> None:
