@@ -286,7 +286,11 @@ def test_mining_split_by_root_label_gives_the_one_miner_result(data, k, min_supp
     from spacy_treeboost.learning.classifier import _label_rank
     from scipy.sparse import csc_matrix
 
-    from spacy_treeboost.learning.subtree_linear import _mine_shard, gather_columns, merge_shards, merged_columns
+    from spacy_treeboost.learning.subtree_linear import _mine_shard, gather_columns, merged_columns
+
+    def merge_shards(shards):
+        places, table = merged_columns(shards)
+        return gather_columns(shards, places, numpy.arange(len(table[0]))), table
 
     f = Forest.from_trees(data[0])
     vocab = f.vocab.to_list()

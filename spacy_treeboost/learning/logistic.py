@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, 
 import numpy
 
 from ..params import Interval, Items, Options, Rule, rule, validate_params
+from ._sparse import check_pattern, pattern_matvec, pattern_rmatvec, split_csc_rows
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
@@ -206,8 +207,6 @@ class _ColumnBlocks:
     def __init__(self, X: "sp.spmatrix", threads: Union[int, Threads]) -> None:
         from scipy.sparse import csc_matrix, csr_matrix
 
-        from ._sparse import check_pattern
-
         n, d = X.shape
         self.n = n
         scale = _column_values(X)
@@ -250,8 +249,6 @@ class _ColumnBlocks:
         return out
 
     def _block_matvec(self, block: Tuple[Any, ...], v: numpy.ndarray) -> numpy.ndarray:
-        from ._sparse import pattern_matvec
-
         a, b, of, transposed = block
         if transposed is not None:
             return of @ v[a:b]
@@ -265,8 +262,6 @@ class _ColumnBlocks:
 
     @staticmethod
     def _block_rmatvec(block: Tuple[Any, ...], u: numpy.ndarray) -> numpy.ndarray:
-        from ._sparse import pattern_rmatvec
-
         a, b, of, transposed = block
         if transposed is not None:
             return transposed @ u
@@ -641,8 +636,6 @@ def fold_split(X: "sp.spmatrix", folds: numpy.ndarray, fold: int) -> Tuple["sp.s
     if X.format != "csc" or X.dtype != numpy.float64:
         return _rows(X, numpy.flatnonzero(~test)), _rows(X, numpy.flatnonzero(test))
     from scipy.sparse import csc_matrix
-
-    from ._sparse import split_csc_rows
 
     n_test = int(test.sum())
     rank = numpy.empty(len(test), dtype=X.indices.dtype)

@@ -123,21 +123,15 @@ def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include
         shards = [done[("mine", s, None)] for s in range(n_workers)]
     places, table = merged_columns(shards)
     codes = PatternCodes.from_tree(*table, vocab)
-    order = numpy.arange(len(codes))
-    if by_frequency:
-        order = numpy.argsort(-places[2], kind="stable")
+    order, inverse = _by_frequency(places[2]) if by_frequency else (numpy.arange(len(codes)), None)
     matrix = csc_matrix(gather_columns(shards, places, order, min(n_workers, os.cpu_count() or 1))[::-1],
                         shape=(len(X), len(codes)))
-    if not by_frequency:
-        return matrix, codes
-    inverse = numpy.empty_like(order)
-    inverse[order] = numpy.arange(len(order))
-    return matrix, codes, inverse
+    return (matrix, codes) if inverse is None else (matrix, codes, inverse)
 
 
 def _mine_shard(forest: Tuple[numpy.ndarray, ...], settings: Dict[str, Any], owned: Optional[numpy.ndarray],
                 with_roots: bool = True) -> Dict[str, Any]:
-    """Every pattern of the root labels `owned` (None: of all), as `merge_shards` takes it; the roots' documents
+    """Every pattern of the root labels `owned` (None: of all), as `merged_columns` takes it; the roots' documents
     only `with_roots` (every shard holds them; one sends them), counts narrowed to bytes when they fit."""
     from ._mine import SearchSpace
 
@@ -156,18 +150,6 @@ def _mine_shard(forest: Tuple[numpy.ndarray, ...], settings: Dict[str, Any], own
         if len(counts) and int(counts.max()) < 256:
             counts = counts.astype(numpy.uint8)
     return {"matrix": (indptr, docs, counts), "table": table, "n_roots": n_roots, "with_roots": with_roots}
-
-
-def merge_shards(shards: Sequence[Dict[str, Any]]) -> Tuple[Tuple[numpy.ndarray, ...], Tuple[numpy.ndarray, ...]]:
-    """The patterns of miners that each expanded the roots of their own labels, in the order of one miner.
-
-    shards (Sequence[Dict[str, Any]]): `_mine_shard`'s results, one of them with the roots' documents.
-    RETURNS (Tuple[Tuple[numpy.ndarray, ...], Tuple[numpy.ndarray, ...]]): The CSC arrays
-        (indptr, docs, counts as float64) and the table (parent, depth, label, size), as
-        `SearchSpace.pattern_matrix` and `pattern_table` give them.
-    """
-    places, table = merged_columns(shards)
-    return gather_columns(shards, places, numpy.arange(len(table[0]))), table
 
 
 def merged_columns(shards: Sequence[Dict[str, Any]]) -> Tuple[Tuple[numpy.ndarray, ...], Tuple[numpy.ndarray, ...]]:
@@ -305,13 +287,19 @@ def frequency_order(F: Any) -> Tuple[numpy.ndarray, Any]:
     from scipy.sparse import csr_matrix
 
     df = numpy.diff(F.indptr) if F.format == "csc" else numpy.bincount(F.indices, minlength=F.shape[1])
-    order = numpy.argsort(-df, kind="stable")
-    inverse = numpy.empty_like(order)
-    inverse[order] = numpy.arange(len(order))
+    order, inverse = _by_frequency(df)
     if F.format == "csc":
         return inverse, F[:, order]
     renumbered = csr_matrix((F.data, inverse[F.indices].astype(F.indices.dtype), F.indptr), shape=F.shape)
     return inverse, renumbered
+
+
+def _by_frequency(df: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """The columns by decreasing document frequency `df` (ties: column order), and the inverse permutation."""
+    order = numpy.argsort(-df, kind="stable")
+    inverse = numpy.empty_like(order)
+    inverse[order] = numpy.arange(len(order))
+    return order, inverse
 
 
 def tfidf_columns(counts: Any) -> Tuple[Any, numpy.ndarray]:
@@ -571,6 +559,7 @@ class SubtreeLinearClassifier(RuleClassifier):
                               keep_rare_up_to=self.keep_rare_up_to, n_workers=self.n_workers, backend=self.backend,
                               ray_address=self.ray_address, by_frequency=auto)
         counts, codes = mined[:2]
+        counts_by_frequency = auto
         if not codes:
             raise ValueError("The training trees contain no subtree to learn from (are the documents empty, or is "
                              "min_support larger than the number of documents?).")
@@ -605,8 +594,8 @@ class SubtreeLinearClassifier(RuleClassifier):
         for head, t, (w, c, chosen, scores, ab, beta, nb) in zip(self.heads_, targets, heads):
             keep = None
             if self.max_rules is not None and numpy.count_nonzero(w) > self.max_rules:
-                if auto and len(mined) == 3:
-                    counts, mined = counts[:, order], ()
+                if counts_by_frequency:
+                    counts, counts_by_frequency = counts[:, order], False
                 if F is None and not tfidf:
                     F = self._transform(counts)[0]
                 w, c, keep = self._refit_top(counts if tfidf else F, t, w, chosen, nb, tfidf)
