@@ -125,13 +125,13 @@ def test_solvers_run_on_one_blas_thread_and_restore_the_setting(monkeypatch):
         return {i["filepath"]: i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"}
 
     seen = []
-    real = logistic.fit_linear
+    real = logistic.LinearProblem.fit
 
-    def spy(*args, **kwargs):
+    def spy(self, **kwargs):
         seen.append(blas_threads())
-        return real(*args, **kwargs)
+        return real(self, **kwargs)
 
-    monkeypatch.setattr(logistic, "fit_linear", spy)
+    monkeypatch.setattr(logistic.LinearProblem, "fit", spy)
     X, y = random_problem(3)
     with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
         before = blas_threads()
@@ -307,7 +307,34 @@ def test_column_values_are_found_only_where_each_column_holds_one_value():
 
     numpy.testing.assert_array_equal(_column_values(csc_matrix([[2.0, 0, 1], [2.0, 0, 0]])), [2.0, 0.0, 1.0])
     assert _column_values(csc_matrix([[2.0, 1], [3.0, 0]])) is None
+    assert _column_values(csc_matrix([[2.0, 1], [3.0, 0], [2.0, 0]])) is None  # first and last equal, not all
     assert _column_values(csc_matrix([[2.0, 1], [2.0, 0]]).tocsr()) is None
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10_000), loss=st.sampled_from(["logistic", "squared_hinge"]),
+       method=st.sampled_from(["tron", "trust-ncg"]), l1_ratio=st.sampled_from([0.0, 0.5]),
+       Cs=st.lists(st.sampled_from([0.01, 0.1, 1.0, 10.0]), min_size=1, max_size=3), warm=st.booleans())
+def test_a_linear_problem_fits_each_C_as_fit_linear_does(seed, loss, method, l1_ratio, Cs, warm):
+    """What a path's fits keep from X (gradient at zero, singleton reduction, column blocks) changes no bit."""
+    from scipy.sparse import csc_matrix
+
+    from spacy_treeboost.learning import logistic
+
+    X, y = problem_with_singletons(seed)
+    X = csc_matrix(X)
+    saved = logistic.BLOCK_NNZ
+    logistic.BLOCK_NNZ = 1  # column blocks even for a small matrix
+    try:
+        problem, init = logistic.LinearProblem(X, y, loss=loss), None
+        for C in Cs:
+            settings = dict(C=C, l1_ratio=l1_ratio, tol=1e-6, max_iter=200, method=method, init=init)
+            w, c = problem.fit(**settings)
+            ref_w, ref_c = fit_linear(X, y, loss=loss, **settings)
+            assert w.tobytes() == ref_w.tobytes() and c == ref_c
+            init = numpy.append(w, c) if warm else None
+    finally:
+        logistic.BLOCK_NNZ = saved
 
 
 def test_pattern_structure_is_checked():

@@ -278,8 +278,11 @@ def _column_values(X: "sp.spmatrix") -> Optional[numpy.ndarray]:
     df = numpy.diff(X.indptr)
     scale = numpy.zeros(X.shape[1])
     filled = df > 0
-    scale[filled] = X.data[X.indptr[:-1][filled]]
-    if not numpy.array_equal(numpy.repeat(scale, df), X.data):
+    first = X.indptr[:-1][filled]
+    scale[filled] = X.data[first]
+    # each column's last entry first (a cheap test that most other matrices fail), then every entry
+    if not numpy.array_equal(X.data[first + df[filled] - 1], scale[filled]) or \
+            not numpy.array_equal(numpy.repeat(scale, df), X.data):
         return None
     return scale
 
@@ -317,15 +320,21 @@ def _curvature(m: numpy.ndarray, loss: str) -> numpy.ndarray:
     return 2.0 * (m < 1.0)
 
 
+def _newton_blocks(X: "sp.spmatrix", threads: Union[int, Threads]) -> Tuple[Any, Any]:
+    """X and its entries squared as `_Newton` multiplies them (`_blocked`)."""
+    return _blocked(X, threads), _blocked(_squared(X), threads)
+
+
 class _Newton:
     """The L2 problem as the trust-region Newton method of `_tron` asks for it: value and gradient at a point, the
     preconditioner at a point (the Hessian's diagonal mixed with the identity, weight 0.01; that point's curvature is
     kept for `hessp`), and Hessian-vector products there. A large CSC X is multiplied by `_ColumnBlocks` on `threads`
-    threads."""
+    threads (blocks: `_newton_blocks(X, threads)`, when they were made already)."""
 
-    def __init__(self, X: "sp.spmatrix", y: numpy.ndarray, loss: str, l2: float, threads: int = 1) -> None:
-        self.squared = _blocked(_squared(X), threads)
-        self.X, self.y, self.loss, self.l2 = _blocked(X, threads), y, loss, l2
+    def __init__(self, X: "sp.spmatrix", y: numpy.ndarray, loss: str, l2: float, threads: int = 1,
+                 blocks: Optional[Tuple[Any, Any]] = None) -> None:
+        self.X, self.squared = _newton_blocks(X, threads) if blocks is None else blocks
+        self.y, self.loss, self.l2 = y, loss, l2
         self.curvature = numpy.zeros(0)
 
     def value_grad(self, x: numpy.ndarray) -> Tuple[float, numpy.ndarray]:
@@ -453,25 +462,58 @@ def fit_linear(
         "tron" (the result is the same for any number); a `Threads` may rise during the fit.
     RETURNS (Tuple[numpy.ndarray, float]): The weights and the intercept.
     """
-    y = numpy.asarray(y, dtype=numpy.float64)
-    d = X.shape[1]
-    l2 = (1.0 - l1_ratio) / C
-    problem = _Problem(X, y, loss, l2)
-    zero = _start(y, d, loss)
-    x0 = zero if init is None else numpy.array(init, dtype=numpy.float64)
-    _, g_zero = problem.value_grad(zero)
-    gtol = max(tol * float(numpy.linalg.norm(g_zero)), 1e-300)
-    if l1_ratio == 0.0 and method == "tron":
-        reduced = _SingletonReduction(X)
-        x = reduced.expand(_tron(_Newton(reduced.X, y, loss, l2, threads), reduced.reduce(x0), max_iter, gtol))
-    elif l1_ratio == 0.0:
-        from scipy.optimize import minimize
+    return LinearProblem(X, y, loss=loss, threads=threads).fit(C=C, l1_ratio=l1_ratio, max_iter=max_iter, tol=tol,
+                                                               init=init, method=method)
 
-        x = minimize(problem.value_grad, x0, jac=True, hessp=problem.hessp, method="trust-ncg",
-                     options={"maxiter": max_iter, "gtol": gtol}).x
-    else:
-        x = _fista(x0, problem.value_grad, l1_ratio / C, max_iter, max(tol * float(numpy.abs(g_zero).max()), 1e-300))
-    return x[:-1].copy(), float(x[-1])
+
+class LinearProblem:
+    """`fit_linear` on one X and y at several C (a path): what the fits compute from X alone (the gradient at the
+    start from zero weights, and for "tron" the reduction of the singleton features and the column blocks of the
+    reduced matrix and its square) is computed at the first fit that needs it and kept for the next ones. Each fit
+    is `fit_linear`'s, bit for bit.
+
+    X (scipy.sparse matrix or numpy.ndarray): Features, shape (n_samples, n_features).
+    y (numpy.ndarray): Labels in {-1, +1}.
+    loss (str): "logistic" or "squared_hinge".
+    threads (Union[int, Threads]): As for `fit_linear`.
+    """
+
+    def __init__(self, X: "sp.spmatrix", y: numpy.ndarray, *, loss: str = "logistic",
+                 threads: Union[int, Threads] = 1) -> None:
+        self.X, self.y, self.loss, self.threads = X, numpy.asarray(y, dtype=numpy.float64), loss, threads
+        self._g_zero: Optional[numpy.ndarray] = None
+        self._reduced: Optional[_SingletonReduction] = None
+        self._blocks: Optional[Tuple[Any, Any]] = None
+
+    def fit(self, *, C: float, l1_ratio: float = 0.0, max_iter: int = 1000, tol: float = 1e-3,
+            init: Optional[numpy.ndarray] = None, method: str = "trust-ncg") -> Tuple[numpy.ndarray, float]:
+        """The weights and the intercept at C (the other settings as for `fit_linear`)."""
+        X, y, loss = self.X, self.y, self.loss
+        l2 = (1.0 - l1_ratio) / C
+        problem = _Problem(X, y, loss, l2)
+        zero = _start(y, X.shape[1], loss)
+        x0 = zero if init is None else numpy.array(init, dtype=numpy.float64)
+        if self._g_zero is None:
+            # the penalty's gradient at zero weights is zero: the gradient there is the same for every C
+            self._g_zero = problem.value_grad(zero)[1]
+        g_zero = self._g_zero
+        gtol = max(tol * float(numpy.linalg.norm(g_zero)), 1e-300)
+        if l1_ratio == 0.0 and method == "tron":
+            if self._reduced is None:
+                self._reduced = _SingletonReduction(X)
+                self._blocks = _newton_blocks(self._reduced.X, self.threads)
+            reduced = self._reduced
+            newton = _Newton(reduced.X, y, loss, l2, blocks=self._blocks)
+            x = reduced.expand(_tron(newton, reduced.reduce(x0), max_iter, gtol))
+        elif l1_ratio == 0.0:
+            from scipy.optimize import minimize
+
+            x = minimize(problem.value_grad, x0, jac=True, hessp=problem.hessp, method="trust-ncg",
+                         options={"maxiter": max_iter, "gtol": gtol}).x
+        else:
+            x = _fista(x0, problem.value_grad, l1_ratio / C, max_iter,
+                       max(tol * float(numpy.abs(g_zero).max()), 1e-300))
+        return x[:-1].copy(), float(x[-1])
 
 
 def _soft_threshold(v: numpy.ndarray, t: float) -> numpy.ndarray:
@@ -665,10 +707,10 @@ def fold_margins(X: "sp.spmatrix", y: numpy.ndarray, folds: numpy.ndarray, fold:
             scale = nb_ratio(Xtr, y[train])
             A, B = _scale_columns(Xtr, scale), _scale_columns(Xte, scale)
         init = None
+        problem = LinearProblem(A, y[train], loss=loss, threads=threads)
         for C in path.Cs:
             logger.debug("fold %d: fitting C = %g%s", fold + 1, C, " (naive Bayes features)" if path.nb else "")
-            w, c = fit_linear(A, y[train], C=C, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol, init=init,
-                              method=method, threads=threads)
+            w, c = problem.fit(C=C, l1_ratio=l1_ratio, max_iter=max_iter, tol=tol, init=init, method=method)
             init = numpy.append(w, c)
             for beta in path.betas:
                 out[k] = B @ interpolate(w, beta) + c
