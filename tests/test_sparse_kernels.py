@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spacy_treeboost.learning._sparse import copy_columns, divide_by_rows, scale_columns_and_norms
+from spacy_treeboost.learning._sparse import copy_columns, divide_by_rows, order_by_magnitude, scale_columns_and_norms
 
 
 @st.composite
@@ -69,3 +69,19 @@ def test_kernels_refuse_arrays_that_do_not_fit():
         scale_columns_and_norms(indptr, indices, numpy.ones(2), numpy.ones(2), numpy.zeros(6))
     with pytest.raises(ValueError, match="outside `by`"):
         divide_by_rows(indices, numpy.ones(2), numpy.ones(3))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.floats(allow_nan=False, allow_infinity=False),
+                          st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5, 5e-324, -5e-324, 1.7e308])), max_size=300))
+def test_order_by_magnitude_is_numpy_stable_argsort_of_minus_abs(values):
+    w = numpy.array(values, dtype=numpy.float64)
+    numpy.testing.assert_array_equal(order_by_magnitude(w), numpy.argsort(-numpy.abs(w), kind="stable"))
+
+
+def test_order_by_magnitude_sorts_on_every_digit_and_refuses_values_that_are_not_finite():
+    rng = numpy.random.default_rng(3)
+    w = numpy.concatenate([rng.normal(size=5000) * 10.0 ** rng.integers(-300, 300, 5000), numpy.zeros(7)])
+    numpy.testing.assert_array_equal(order_by_magnitude(w), numpy.argsort(-numpy.abs(w), kind="stable"))
+    assert order_by_magnitude(numpy.array([1.0, numpy.nan])) is None
+    assert order_by_magnitude(numpy.array([-numpy.inf, 2.0])) is None

@@ -1,4 +1,4 @@
-from typing import Tuple
+from typing import Optional, Tuple
 
 import numpy
 
@@ -22,3 +22,4 @@ def pattern_matvec(
 def pattern_rmatvec(
     indptr: numpy.ndarray, indices: numpy.ndarray, scale: numpy.ndarray, u: numpy.ndarray, out: numpy.ndarray
 ) -> None: ...
+def order_by_magnitude(w: numpy.ndarray) -> Optional[numpy.ndarray]: ...

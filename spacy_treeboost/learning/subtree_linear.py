@@ -48,6 +48,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
 
+from ._sparse import order_by_magnitude
 from .classifier import RuleClassifier, _label_rank, encode_targets
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
 from .logistic import (DEFAULT_CS, SOLVER_CONSTRAINTS, HeadFit, Path, Threads, all_candidates, assemble_margins,
@@ -621,7 +622,10 @@ class SubtreeLinearClassifier(RuleClassifier):
         for w, c, keep in fitted:
             if idf is None:
                 nonzero = numpy.flatnonzero(w)
-                order = nonzero[numpy.argsort(-numpy.abs(w[nonzero]), kind="stable")]
+                by_magnitude = order_by_magnitude(numpy.ascontiguousarray(w[nonzero], dtype=numpy.float64))
+                if by_magnitude is None:  # a weight that is not finite: RuleSet.from_arrays names it
+                    by_magnitude = numpy.argsort(-numpy.abs(w[nonzero]), kind="stable")
+                order = nonzero[by_magnitude]
                 b = numpy.zeros(len(order))
             else:
                 order = numpy.arange(len(codes)) if keep is None else numpy.asarray(keep)
