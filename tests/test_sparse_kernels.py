@@ -4,7 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spacy_treeboost.learning._sparse import copy_columns, divide_by_rows, order_by_magnitude, scale_columns_and_norms
+from spacy_treeboost.learning._sparse import (copy_columns, divide_by_rows, merge_levels, order_by_magnitude,
+                                              scale_columns_and_norms)
 
 
 @st.composite
@@ -37,6 +38,29 @@ def test_copy_columns_places_every_column(parts, count_type):
         numpy.testing.assert_array_equal(docs[dst[j]:dst[j] + b - a], indices[a:b])
         numpy.testing.assert_array_equal(counts[dst[j]:dst[j] + b - a], data[a:b])
     assert counts.dtype == numpy.float64 and not (docs < 0).any()
+    for out_type in ((numpy.uint8, numpy.int32) if count_type == numpy.uint8 else (numpy.int32,)):
+        narrow = numpy.zeros(len(indices), dtype=out_type)
+        copy_columns(indptr[:-1][order].copy(), dst, lengths.astype(numpy.int64), indices, data.astype(count_type),
+                     docs, narrow)
+        numpy.testing.assert_array_equal(narrow, counts)
+
+
+def test_copy_columns_refuses_to_narrow_wide_counts():
+    one, empty = numpy.zeros(1, dtype=numpy.int64), numpy.zeros(0, dtype=numpy.int64)
+    with pytest.raises(ValueError, match="uint8 output counts need uint8 source counts"):
+        copy_columns(empty, empty, empty, numpy.zeros(1, dtype=numpy.int32), numpy.zeros(1, dtype=numpy.int32),
+                     numpy.zeros(1, dtype=numpy.int32), numpy.zeros(1, dtype=numpy.uint8))
+
+
+@given(st.lists(st.integers(1, 255), max_size=200), st.integers(0, 15))
+@settings(max_examples=60, deadline=None)
+def test_log_of_byte_counts_is_numpys_log_bit_for_bit(values, offset):
+    from spacy_treeboost.learning.subtree_linear import _log_counts
+
+    counts = numpy.array([7] * offset + values, dtype=numpy.uint8)[offset:]  # any alignment
+    want = numpy.log(counts.astype(numpy.float64))
+    assert _log_counts(counts).tobytes() == want.tobytes()
+    assert _log_counts(counts.astype(numpy.int32)).tobytes() == want.tobytes()
 
 
 @given(csc_parts(), st.sampled_from([numpy.int32, numpy.int64]))
@@ -85,3 +109,26 @@ def test_order_by_magnitude_sorts_on_every_digit_and_refuses_values_that_are_not
     numpy.testing.assert_array_equal(order_by_magnitude(w), numpy.argsort(-numpy.abs(w), kind="stable"))
     assert order_by_magnitude(numpy.array([1.0, numpy.nan])) is None
     assert order_by_magnitude(numpy.array([-numpy.inf, 2.0])) is None
+
+
+def test_merge_levels_by_hand():
+    """Two miners over 2 roots. Miner 0: a (root 1's child), then c (child of a); miner 1: b (root 0's child),
+    b2 (root 1's child), then d (child of b). Merged: level 2 by parent (b under root 0, then a and b2 under root
+    1: miner 0 first), level 3 by parent place (c under a at 3, d under b at 2: d first)."""
+    i32 = numpy.int32
+    parent = numpy.array([1, 2, 0, 1, 2], dtype=i32)  # miner 0: a, c; miner 1: b, b2, d (local indices, roots 0-1)
+    size = numpy.array([2, 3, 2, 2, 3], dtype=i32)
+    position, owner, merged_parent = merge_levels(parent, size, numpy.array([0, 2, 5], dtype=numpy.int64), 2)
+    assert position.tolist() == [2, 0, 3, 4, 1]  # b, a, b2, d, c
+    assert owner.tolist() == [1, 0, 1, 1, 0]
+    assert merged_parent.tolist() == [0, 1, 1, 2, 3]
+
+
+def test_merge_levels_refuses_patterns_out_of_level_order():
+    i32, bounds = numpy.int32, numpy.array([0, 2], dtype=numpy.int64)
+    with pytest.raises(ValueError, match="level order"):
+        merge_levels(numpy.array([0, 1], dtype=i32), numpy.array([3, 2], dtype=i32), bounds, 1)
+    with pytest.raises(ValueError, match="level order"):  # a child before its parent
+        merge_levels(numpy.array([2, 0], dtype=i32), numpy.array([3, 2], dtype=i32), bounds, 1)
+    with pytest.raises(ValueError, match="one entry per pattern"):
+        merge_levels(numpy.array([0], dtype=i32), numpy.array([2, 2], dtype=i32), bounds, 1)

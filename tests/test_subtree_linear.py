@@ -114,6 +114,30 @@ def test_max_rules_keeps_the_largest_contributions_refitted(data, seed, k, featu
     numpy.testing.assert_allclose(clf.decision_function(f), (Xk @ wk + ck) / 2, atol=1e-7)
 
 
+
+@SETTINGS
+@given(forests(st, min_docs=6), st.integers(0, 10**6), st.sampled_from([None, 1, 3]), st.integers(0, 300))
+def test_auto_on_the_miners_integer_counts_is_the_fit_on_float_counts(data, seed, max_rules, repeats):
+    """"auto" takes its counts from the miners as bytes (int32 when a count passes 255): the rules are those of
+    the same fit on float64 counts, bit for bit, with and without max_rules."""
+    from spacy_treeboost.learning import subtree_linear
+
+    # one more document: a root with `repeats` children labeled "a" (a count past 255 from 256 on)
+    f = Forest.from_trees(list(data[0]) + [("ROOT", [("a", [])] * repeats)])
+    assume(f.n_nodes > len(f))
+    y = labels_for(f, seed)
+    assume(len(set(y)) == 2)
+    settings = dict(max_pattern_size=2, min_support=1, C=1.0, max_rules=max_rules, cv=2)
+    got = SubtreeLinearClassifier(**settings).fit(f, y)
+    real = subtree_linear.gather_columns
+    try:
+        subtree_linear.gather_columns = lambda shards, places, order, threads=1, dtype=None: real(
+            shards, places, order, threads, numpy.float64)
+        want = SubtreeLinearClassifier(**settings).fit(f, y)
+    finally:
+        subtree_linear.gather_columns = real
+    assert got.rules_.to_bytes() == want.rules_.to_bytes()
+
 def test_nb_ratio_matches_the_formula():
     P = numpy.array([[1, 0, 1], [1, 1, 0], [0, 1, 0]], dtype=float)
     y = numpy.array([1, 1, -1])

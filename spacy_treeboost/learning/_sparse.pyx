@@ -62,14 +62,22 @@ ctypedef fused count_t:
     int32_t
 
 
+ctypedef fused out_count_t:
+    uint8_t
+    int32_t
+    double
+
+
 def copy_columns(const int64_t[::1] src_start, const int64_t[::1] dst_start, const int64_t[::1] length,
-                 const int32_t[::1] src_docs, const count_t[::1] src_counts, int32_t[::1] docs, double[::1] counts):
-    """Copy column runs of one miner's (docs, counts) into the merged arrays, the counts as float64.
+                 const int32_t[::1] src_docs, const count_t[::1] src_counts, int32_t[::1] docs,
+                 out_count_t[::1] counts):
+    """Copy column runs of one miner's (docs, counts) into the merged arrays, the counts as the output's type
+    (uint8 only from uint8: a wider count would not fit).
 
     src_start, dst_start, length: Per column, where its entries start in the source and in the output, and how
         many there are.
     src_docs, src_counts: The source's document ids and counts (uint8 or int32).
-    docs, counts: The output arrays, written at the columns' places.
+    docs, counts: The output arrays (counts uint8, int32 or float64), written at the columns' places.
     """
     cdef Py_ssize_t j, k
     cdef int64_t a, b, n
@@ -78,6 +86,8 @@ def copy_columns(const int64_t[::1] src_start, const int64_t[::1] dst_start, con
         raise ValueError("src_start, dst_start and length must have one entry per column")
     if src_docs.shape[0] != src_counts.shape[0] or docs.shape[0] != counts.shape[0]:
         raise ValueError("docs and counts must have the same length, in the source and in the output")
+    if out_count_t is uint8_t and count_t is not uint8_t:
+        raise ValueError("uint8 output counts need uint8 source counts")
     with nogil:
         for j in range(src_start.shape[0]):
             a = src_start[j]
@@ -228,3 +238,77 @@ def order_by_magnitude(const double[::1] w):
             ka, kb = kb, ka
             ia, ib = ib, ia
     return numpy.asarray(ia)
+
+
+def merge_levels(const int32_t[::1] parent, const int32_t[::1] size, const int64_t[::1] base, int64_t n_roots):
+    """The one-miner order of the patterns beyond the roots of several miners (`merged_columns`).
+
+    Every miner holds the same n_roots roots first; its other patterns follow level by level (size), each level
+    ordered by its patterns' parents. The merged order is level by level; within a level by the parent's merged
+    place, then miner, then the miner's own order: one k-way merge per level.
+
+    parent (numpy.ndarray): The miners' patterns beyond their roots, one miner after the other (miner k's from
+        base[k]): each one's parent, a local index in its miner (below n_roots: a root).
+    size (numpy.ndarray): Each one's number of nodes (2 or more, not decreasing within a miner).
+    base (numpy.ndarray): Where each miner's patterns start, and their total at the end (int64).
+    n_roots (int): The number of roots.
+    RETURNS (tuple): (position, owner, merged_parent): per merged pattern beyond the roots, its index in `parent`,
+        its miner, and its parent's merged place (int64, int64, int32).
+    """
+    cdef Py_ssize_t n_shards = base.shape[0] - 1, k, best
+    cdef int64_t n = base[n_shards] if n_shards >= 0 else 0, i, p, key, best_key, placed = 0
+    cdef int32_t level = 2, next_level
+    if n_shards < 1 or base[0] != 0 or parent.shape[0] != n or size.shape[0] != n:
+        raise ValueError("parent and size need one entry per pattern, base the miners' bounds from 0 to their total")
+    for k in range(n_shards):
+        if base[k + 1] < base[k]:
+            raise ValueError("base must not decrease")
+    position_out = numpy.empty(n, dtype=numpy.int64)
+    owner_out = numpy.empty(n, dtype=numpy.int64)
+    parent_out = numpy.empty(n, dtype=numpy.int32)
+    rank_of = numpy.full(n, -1, dtype=numpy.int64)
+    at_of = numpy.array(base[:n_shards], dtype=numpy.int64)
+    cdef int64_t[::1] position = position_out, owner = owner_out, rank = rank_of, at = at_of
+    cdef int32_t[::1] merged_parent = parent_out
+    cdef bint bad = False
+    with nogil:
+        while placed < n and not bad:
+            next_level = 0
+            while True:
+                best = -1
+                best_key = 0
+                for k in range(n_shards):
+                    i = at[k]
+                    if i >= base[k + 1]:
+                        continue
+                    if size[i] != level:
+                        if size[i] < level:
+                            bad = True
+                        elif next_level == 0 or size[i] < next_level:
+                            next_level = size[i]
+                        continue
+                    p = parent[i]
+                    if p < 0 or p >= n_roots + base[k + 1] - base[k]:
+                        bad = True
+                        continue
+                    key = p if p < n_roots else rank[base[k] + p - n_roots]
+                    if key < 0 or key >= n_roots + placed:
+                        bad = True  # a parent not placed before its child
+                        continue
+                    if best < 0 or key < best_key:
+                        best, best_key = k, key
+                if best < 0 or bad:
+                    break
+                i = at[best]
+                rank[i] = n_roots + placed
+                position[placed] = i
+                owner[placed] = best
+                merged_parent[placed] = <int32_t>best_key
+                placed += 1
+                at[best] += 1
+            if next_level == 0:
+                break
+            level = next_level
+    if bad or placed != n:
+        raise ValueError("the miners' patterns are not in level order with their parents placed first")
+    return position_out, owner_out, parent_out

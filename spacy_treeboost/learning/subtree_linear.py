@@ -48,7 +48,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
 
-from ._sparse import order_by_magnitude
+from ._sparse import merge_levels, order_by_magnitude
 from .classifier import RuleClassifier, _label_rank, encode_targets
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
 from .logistic import (DEFAULT_CS, SOLVER_CONSTRAINTS, HeadFit, Path, Threads, all_candidates, assemble_margins,
@@ -99,9 +99,10 @@ def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include
     min_shard_documents (int): Use at most one worker per this many documents (a small
         forest is mined here, faster than workers start).
     by_frequency (bool): Give the count matrix's columns in `frequency_order` (copied from the
-        miners in that order, once), and the `inverse` of that order as well.
-    RETURNS (Tuple): The (n_docs, n_subtrees) count matrix (CSC) and each subtree's pattern code,
-        in the miner's order; with `by_frequency` the matrix's columns in frequency order, and
+        miners in that order, once), its counts as the miners' integers (uint8 when every count
+        fits, else int32), and the `inverse` of that order as well.
+    RETURNS (Tuple): The (n_docs, n_subtrees) count matrix (CSC, float64) and each subtree's pattern
+        code, in the miner's order; with `by_frequency` the matrix's columns in frequency order, and
         `inverse` (the column of each mined subtree).
     """
     from scipy.sparse import csc_matrix
@@ -125,7 +126,10 @@ def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include
     places, table = merged_columns(shards)
     codes = PatternCodes.from_tree(*table, vocab)
     order, inverse = _by_frequency(places[2]) if by_frequency else (numpy.arange(len(codes)), None)
-    matrix = csc_matrix(gather_columns(shards, places, order, min(n_workers, os.cpu_count() or 1))[::-1],
+    dtype = numpy.float64
+    if by_frequency:
+        dtype = numpy.uint8 if all(s["matrix"][2].dtype == numpy.uint8 for s in shards) else numpy.int32
+    matrix = csc_matrix(gather_columns(shards, places, order, min(n_workers, os.cpu_count() or 1), dtype)[::-1],
                         shape=(len(X), len(codes)))
     return (matrix, codes) if inverse is None else (matrix, codes, inverse)
 
@@ -143,13 +147,12 @@ def _mine_shard(forest: Tuple[numpy.ndarray, ...], settings: Dict[str, Any], own
     (indptr, docs, counts), table = space.pattern_matrix(), space.pattern_table()
     del space
     n_roots = int(numpy.count_nonzero(table[0] < 0))
-    if owned is not None:
-        if not with_roots:
-            end = int(indptr[n_roots])
-            indptr = numpy.concatenate([numpy.zeros(n_roots + 1, dtype=indptr.dtype), indptr[n_roots + 1:] - end])
-            docs, counts = docs[end:], counts[end:]
-        if len(counts) and int(counts.max()) < 256:
-            counts = counts.astype(numpy.uint8)
+    if owned is not None and not with_roots:
+        end = int(indptr[n_roots])
+        indptr = numpy.concatenate([numpy.zeros(n_roots + 1, dtype=indptr.dtype), indptr[n_roots + 1:] - end])
+        docs, counts = docs[end:], counts[end:]
+    if len(counts) and int(counts.max()) < 256:
+        counts = counts.astype(numpy.uint8)
     return {"matrix": (indptr, docs, counts), "table": table, "n_roots": n_roots, "with_roots": with_roots}
 
 
@@ -159,7 +162,7 @@ def merged_columns(shards: Sequence[Dict[str, Any]]) -> Tuple[Tuple[numpy.ndarra
     Every miner holds every root (single-node pattern) first, in the same order, and extends
     patterns level by level: the patterns of n + 1 nodes follow those of n nodes, ordered by
     their parent's place, siblings in the order of their miner. Each parent lives in one
-    miner, so the same rule orders the union.
+    miner, so the same rule orders the union (`merge_levels`, a k-way merge per level).
 
     shards (Sequence[Dict[str, Any]]): `_mine_shard`'s results, one of them with the roots' documents.
     RETURNS (Tuple[Tuple[numpy.ndarray, ...], Tuple[numpy.ndarray, ...]]): Per merged pattern, the shard that holds
@@ -174,42 +177,27 @@ def merged_columns(shards: Sequence[Dict[str, Any]]) -> Tuple[Tuple[numpy.ndarra
     with_roots = next(k for k, s in enumerate(shards) if s["with_roots"])
     tables = [s["table"] for s in shards]
     indptrs = [s["matrix"][0] for s in shards]
-    extra = [len(t[0]) - R for t in tables]
-    base = numpy.concatenate([[0], numpy.cumsum(extra)]).astype(numpy.int64)
-    # the patterns beyond the roots of every shard, one after the other: g = base[k] + local index - R
-    parent = numpy.concatenate([t[0][R:] for t in tables]).astype(numpy.int64)
-    size = numpy.concatenate([t[3][R:] for t in tables])
-    offset = numpy.repeat(base[:-1] - R, extra)
-    rank = numpy.zeros(len(parent), dtype=numpy.int64)
-
-    def parent_rank(at: numpy.ndarray) -> numpy.ndarray:
-        p = parent[at]
-        return numpy.where(p < R, p, rank[numpy.maximum(p + offset[at], 0)])
-
-    placed = R
-    for level in range(2, int(size.max(initial=1)) + 1):
-        at = numpy.flatnonzero(size == level)
-        at = at[numpy.lexsort((at, parent_rank(at)))]
-        rank[at] = numpy.arange(placed, placed + len(at))
-        placed += len(at)
-    position = numpy.empty(len(parent), dtype=numpy.int64)
-    position[rank - R] = numpy.arange(len(parent))
-    merged_parent = parent_rank(position)
-    table = [numpy.concatenate([tables[0][0][:R], merged_parent]).astype(numpy.int32)]
-    for c in (1, 2, 3):
-        table.append(numpy.concatenate([tables[0][c][:R], numpy.concatenate([t[c][R:] for t in tables])[position]]))
-    roots = indptrs[with_roots][: R + 1]
-    owner = numpy.concatenate([numpy.full(R, with_roots), numpy.repeat(numpy.arange(len(shards)), extra)[position]])
-    starts = numpy.concatenate([roots[:-1]] + [ip[R:-1] for ip in indptrs])
-    lengths = numpy.concatenate([numpy.diff(roots)] + [numpy.diff(ip[R:]) for ip in indptrs])
-    keep = numpy.concatenate([numpy.arange(R), R + position])
-    return (owner.astype(numpy.int64), starts[keep].astype(numpy.int64), lengths[keep].astype(numpy.int64)), tuple(table)
+    base = numpy.zeros(len(shards) + 1, dtype=numpy.int64)
+    numpy.cumsum([len(t[0]) - R for t in tables], out=base[1:])
+    # the patterns beyond the roots of every shard, one after the other: shard k's from base[k]
+    beyond = [numpy.concatenate([t[c][R:] for t in tables]) for c in range(4)]
+    position, owner, merged_parent = merge_levels(beyond[0].astype(numpy.int32, copy=False),
+                                                  beyond[3].astype(numpy.int32, copy=False), base, R)
+    table = [numpy.concatenate([tables[0][0][:R], merged_parent]).astype(numpy.int32, copy=False)]
+    table += [numpy.concatenate([tables[0][c][:R], beyond[c][position]]) for c in (1, 2, 3)]
+    roots = indptrs[with_roots][: R + 1].astype(numpy.int64)
+    starts = numpy.concatenate([ip[R:-1] for ip in indptrs]).astype(numpy.int64, copy=False)
+    lengths = numpy.concatenate([numpy.diff(ip[R:]) for ip in indptrs]).astype(numpy.int64, copy=False)
+    return (numpy.concatenate([numpy.full(R, with_roots, dtype=numpy.int64), owner]),
+            numpy.concatenate([roots[:-1], starts[position]]),
+            numpy.concatenate([numpy.diff(roots), lengths[position]])), tuple(table)
 
 
 def gather_columns(shards: Sequence[Dict[str, Any]], places: Tuple[numpy.ndarray, ...], order: numpy.ndarray,
-                   threads: int = 1) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
-    """The CSC arrays (indptr, docs, float64 counts) of the merged patterns `order` (`merged_columns`' places),
-    copied from the shards by `copy_columns`, a shard at a time on `threads` threads."""
+                   threads: int = 1, dtype: Any = numpy.float64) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+    """The CSC arrays (indptr, docs, counts of `dtype`: float64, int32, or uint8 from uint8 shards) of the merged
+    patterns `order` (`merged_columns`' places), copied from the shards by `copy_columns`, a shard at a time on
+    `threads` threads."""
     from concurrent.futures import ThreadPoolExecutor
 
     from ._sparse import copy_columns
@@ -218,7 +206,7 @@ def gather_columns(shards: Sequence[Dict[str, Any]], places: Tuple[numpy.ndarray
     indptr = numpy.zeros(len(order) + 1, dtype=numpy.int64)
     numpy.cumsum(lengths, out=indptr[1:])
     docs = numpy.empty(int(indptr[-1]), dtype=numpy.int32)
-    counts = numpy.empty(int(indptr[-1]), dtype=numpy.float64)
+    counts = numpy.empty(int(indptr[-1]), dtype=dtype)
 
     def copy(k: int) -> None:
         mine = owner == k
@@ -312,12 +300,22 @@ def tfidf_columns(counts: Any) -> Tuple[Any, numpy.ndarray]:
 
     df = numpy.diff(counts.indptr)
     idf = numpy.log((1.0 + counts.shape[0]) / (1.0 + df)) + 1.0
-    data = numpy.log(counts.data)
+    data = _log_counts(counts.data)
     data += 1.0
     sq_norms = numpy.zeros(counts.shape[0])
     scale_columns_and_norms(counts.indptr, counts.indices, data, idf, sq_norms)
     divide_by_rows(counts.indices, data, numpy.sqrt(sq_norms))
     return csc_matrix((data, counts.indices, counts.indptr), shape=counts.shape), idf
+
+
+def _log_counts(counts: numpy.ndarray) -> numpy.ndarray:
+    """numpy.log of the counts as float64: for uint8 counts, looked up in the table of the logs of 1 ... 255 (the
+    same numpy.log, so the same bits) instead of converting every count."""
+    if counts.dtype == numpy.uint8:
+        table = numpy.zeros(256)
+        table[1:] = numpy.log(numpy.arange(1, 256, dtype=numpy.float64))
+        return table[counts]
+    return numpy.log(counts.astype(numpy.float64, copy=False))
 
 
 def tfidf_rows(counts: Any, n_docs: int) -> Tuple[Any, numpy.ndarray]:
@@ -530,7 +528,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         if self.features == "tfidf":
             return tfidf_rows(counts.tocsr(copy=True), counts.shape[0])
         counts = counts.tocsc()
-        data = numpy.log1p(counts.data) if self.features == "log1p" else numpy.ones_like(counts.data)
+        data = numpy.log1p(counts.data, dtype=numpy.float64) if self.features == "log1p" else numpy.ones(counts.nnz)
         return csc_matrix((data, counts.indices, counts.indptr), shape=counts.shape), None
 
     def fit(self, X: Forest, y: Sequence[Any]) -> "SubtreeLinearClassifier":
@@ -596,7 +594,7 @@ class SubtreeLinearClassifier(RuleClassifier):
             keep = None
             if self.max_rules is not None and numpy.count_nonzero(w) > self.max_rules:
                 if counts_by_frequency:
-                    counts, counts_by_frequency = counts[:, order], False
+                    counts, counts_by_frequency = counts[:, order].astype(numpy.float64), False
                 if F is None and not tfidf:
                     F = self._transform(counts)[0]
                 w, c, keep = self._refit_top(counts if tfidf else F, t, w, chosen, nb, tfidf)
