@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spacy_treeboost.learning._sparse import (copy_columns, divide_by_rows, merge_levels, order_by_magnitude,
-                                              scale_columns_and_norms)
+                                              pattern_codes, scale_columns_and_norms)
 
 
 @st.composite
@@ -132,3 +132,18 @@ def test_merge_levels_refuses_patterns_out_of_level_order():
         merge_levels(numpy.array([2, 0], dtype=i32), numpy.array([3, 2], dtype=i32), bounds, 1)
     with pytest.raises(ValueError, match="one entry per pattern"):
         merge_levels(numpy.array([0], dtype=i32), numpy.array([2, 2], dtype=i32), bounds, 1)
+
+
+def test_pattern_codes_by_hand_and_refusals():
+    i32 = numpy.int32
+    # roots a (0) and b (1); a's child c at depth 1 (2); c's sibling d (3, extends 2)
+    start, depth, label = pattern_codes(numpy.array([-1, -1, 0, 2], dtype=i32), numpy.array([0, 0, 1, 1], dtype=i32),
+                                        numpy.array([5, 6, 7, 8], dtype=i32), numpy.array([1, 1, 2, 3], dtype=i32))
+    assert start.tolist() == [0, 1, 2, 4, 7]
+    assert depth.tolist() == [0, 0, 0, 1, 0, 1, 1] and label.tolist() == [5, 6, 5, 7, 5, 7, 8]
+    with pytest.raises(ValueError, match="ancestors do not number"):
+        pattern_codes(*(numpy.array(a, dtype=i32) for a in ([-1, 0], [0, 1], [1, 2], [1, 1])))
+    with pytest.raises(ValueError, match="ancestors do not number"):
+        pattern_codes(*(numpy.array(a, dtype=i32) for a in ([1, 0], [0, 1], [1, 2], [2, 2])))  # a cycle
+    with pytest.raises(ValueError, match="every pattern has a node"):
+        pattern_codes(*(numpy.array(a, dtype=i32) for a in ([-1], [0], [1], [0])))

@@ -1,6 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 # distutils: language = c++
-"""Sparse-matrix kernels of the linear learner's folds, and the order of its rules."""
+"""Compiled kernels of the subtree-linear learner: its mined columns and pattern codes, its fold matrices and
+products, the order of its rules."""
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.string cimport memcpy
 
@@ -312,3 +313,50 @@ def merge_levels(const int32_t[::1] parent, const int32_t[::1] size, const int64
     if bad or placed != n:
         raise ValueError("the miners' patterns are not in level order with their parents placed first")
     return position_out, owner_out, parent_out
+
+
+def pattern_codes(const int32_t[::1] parent, const int32_t[::1] depth, const int32_t[::1] label,
+                  const int32_t[::1] size):
+    """The codes of a miner's enumeration tree as flat arrays (`PatternCodes.from_tree`): pattern p extends its
+    parent by one rightmost node (depth[p], label[p]), so its code is its ancestors' nodes then its own.
+
+    parent, depth, label, size (numpy.ndarray): Per pattern, its parent (-1 for a root), the depth and label of the
+        node it adds, and its number of nodes (its ancestors' count plus one).
+    RETURNS (tuple): (start, flat_depth, flat_label): pattern p's code is flat_depth[start[p]:start[p + 1]] and
+        flat_label[...] (start int64, the others int32).
+    """
+    cdef Py_ssize_t n = parent.shape[0], p
+    cdef int64_t k, total = 0, at
+    cdef int32_t node
+    cdef bint bad = False
+    if depth.shape[0] != n or label.shape[0] != n or size.shape[0] != n:
+        raise ValueError("parent, depth, label and size need one entry per pattern")
+    start_out = numpy.empty(n + 1, dtype=numpy.int64)
+    cdef int64_t[::1] start = start_out
+    for p in range(n):
+        start[p] = total
+        if size[p] < 1:
+            raise ValueError(f"pattern {p} has size {size[p]}: every pattern has a node")
+        total += size[p]
+    start[n] = total
+    depth_out = numpy.empty(total, dtype=numpy.int32)
+    label_out = numpy.empty(total, dtype=numpy.int32)
+    cdef int32_t[::1] flat_depth = depth_out, flat_label = label_out
+    with nogil:
+        for p in range(n):
+            node = <int32_t>p
+            at = start[p + 1] - 1
+            while node >= 0 and at >= start[p]:
+                flat_depth[at] = depth[node]
+                flat_label[at] = label[node]
+                if parent[node] >= n:
+                    bad = True
+                    break
+                node = parent[node]
+                at -= 1
+            if bad or node >= 0 or at != start[p] - 1:
+                bad = True
+                break
+    if bad:
+        raise ValueError(f"pattern {p}'s ancestors do not number its size minus one")
+    return start_out, depth_out, label_out

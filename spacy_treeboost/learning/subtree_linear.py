@@ -48,7 +48,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
 
-from ._sparse import merge_levels, order_by_magnitude
+from ._sparse import merge_levels, order_by_magnitude, pattern_codes
 from .classifier import RuleClassifier, _label_rank, encode_targets
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
 from .logistic import (DEFAULT_CS, SOLVER_CONSTRAINTS, HeadFit, Path, Threads, all_candidates, assemble_margins,
@@ -233,20 +233,9 @@ class PatternCodes:
     def from_tree(cls, parent: numpy.ndarray, depth: numpy.ndarray, label: numpy.ndarray, size: numpy.ndarray,
                   strings: List[str]) -> "PatternCodes":
         """The codes of the miner's enumeration tree (each pattern extends its parent by one rightmost node;
-        `size` is each pattern's number of nodes)."""
-        start = numpy.zeros(len(parent) + 1, dtype=numpy.int64)
-        numpy.cumsum(size, out=start[1:])
-        flat_depth = numpy.empty(start[-1], dtype=numpy.int32)
-        flat_label = numpy.empty(start[-1], dtype=numpy.int32)
-        node = numpy.arange(len(parent), dtype=numpy.int64)
-        pos = start[1:] - 1
-        for _ in range(int(size.max(initial=0))):
-            live = node >= 0
-            at, nd = pos[live], node[live]
-            flat_depth[at] = depth[nd]
-            flat_label[at] = label[nd]
-            node[live] = parent[nd]
-            pos[live] -= 1
+        `size` is each pattern's number of nodes), by `pattern_codes`."""
+        start, flat_depth, flat_label = pattern_codes(*(numpy.ascontiguousarray(a, dtype=numpy.int32)
+                                                        for a in (parent, depth, label, size)))
         return cls(list(strings), flat_depth, flat_label, start)
 
     def __len__(self) -> int:
