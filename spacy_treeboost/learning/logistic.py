@@ -320,22 +320,22 @@ def _curvature(m: numpy.ndarray, loss: str) -> numpy.ndarray:
     return 2.0 * (m < 1.0)
 
 
-def _newton_blocks(X: "sp.spmatrix", threads: Union[int, Threads]) -> Tuple[Any, Any]:
-    """X and its entries squared as `_Newton` multiplies them (`_blocked`)."""
-    return _blocked(X, threads), _blocked(_squared(X), threads)
-
-
 class _Newton:
     """The L2 problem as the trust-region Newton method of `_tron` asks for it: value and gradient at a point, the
     preconditioner at a point (the Hessian's diagonal mixed with the identity, weight 0.01; that point's curvature is
-    kept for `hessp`), and Hessian-vector products there. A large CSC X is multiplied by `_ColumnBlocks` on `threads`
-    threads (blocks: `_newton_blocks(X, threads)`, when they were made already)."""
+    kept for `hessp`), and Hessian-vector products there. X and its entries squared come as `blocks` made by
+    `_Newton.blocks` (a large CSC X multiplied by `_ColumnBlocks` on several threads), so that the fits at several
+    C share them."""
 
-    def __init__(self, X: "sp.spmatrix", y: numpy.ndarray, loss: str, l2: float, threads: int = 1,
-                 blocks: Optional[Tuple[Any, Any]] = None) -> None:
-        self.X, self.squared = _newton_blocks(X, threads) if blocks is None else blocks
+    def __init__(self, blocks: Tuple[Any, Any], y: numpy.ndarray, loss: str, l2: float) -> None:
+        self.X, self.squared = blocks
         self.y, self.loss, self.l2 = y, loss, l2
         self.curvature = numpy.zeros(0)
+
+    @staticmethod
+    def blocks(X: "sp.spmatrix", threads: Union[int, Threads]) -> Tuple[Any, Any]:
+        """X and its entries squared as `_Newton` multiplies them (`_blocked`)."""
+        return _blocked(X, threads), _blocked(_squared(X), threads)
 
     def value_grad(self, x: numpy.ndarray) -> Tuple[float, numpy.ndarray]:
         return _smooth(x, self.X, self.y, self.loss, self.l2)
@@ -501,10 +501,9 @@ class LinearProblem:
         if l1_ratio == 0.0 and method == "tron":
             if self._reduced is None:
                 self._reduced = _SingletonReduction(X)
-                self._blocks = _newton_blocks(self._reduced.X, self.threads)
-            reduced = self._reduced
-            newton = _Newton(reduced.X, y, loss, l2, blocks=self._blocks)
-            x = reduced.expand(_tron(newton, reduced.reduce(x0), max_iter, gtol))
+                self._blocks = _Newton.blocks(self._reduced.X, self.threads)
+            x = self._reduced.expand(_tron(_Newton(self._blocks, y, loss, l2), self._reduced.reduce(x0), max_iter,
+                                           gtol))
         elif l1_ratio == 0.0:
             from scipy.optimize import minimize
 

@@ -48,7 +48,8 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
 
-from ._sparse import merge_levels, order_by_magnitude, pattern_codes
+from ._sparse import (copy_columns, divide_by_rows, merge_levels, order_by_magnitude, pattern_codes,
+                      scale_columns_and_norms)
 from .classifier import RuleClassifier, _label_rank, encode_targets
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
 from .logistic import (DEFAULT_CS, SOLVER_CONSTRAINTS, HeadFit, Path, Threads, all_candidates, assemble_margins,
@@ -200,8 +201,6 @@ def gather_columns(shards: Sequence[Dict[str, Any]], places: Tuple[numpy.ndarray
     `threads` threads."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from ._sparse import copy_columns
-
     owner, starts, lengths = (p[order] for p in places)
     indptr = numpy.zeros(len(order) + 1, dtype=numpy.int64)
     numpy.cumsum(lengths, out=indptr[1:])
@@ -284,8 +283,6 @@ def tfidf_columns(counts: Any) -> Tuple[Any, numpy.ndarray]:
     """`tfidf_rows` of a CSC count matrix, computed column by column: the features (CSC, sharing the structure
     of `counts`) and the idf of every column over the matrix's rows."""
     from scipy.sparse import csc_matrix
-
-    from ._sparse import divide_by_rows, scale_columns_and_norms
 
     df = numpy.diff(counts.indptr)
     idf = numpy.log((1.0 + counts.shape[0]) / (1.0 + df)) + 1.0
@@ -609,9 +606,10 @@ class SubtreeLinearClassifier(RuleClassifier):
         for w, c, keep in fitted:
             if idf is None:
                 nonzero = numpy.flatnonzero(w)
-                by_magnitude = order_by_magnitude(numpy.ascontiguousarray(w[nonzero], dtype=numpy.float64))
+                values = numpy.ascontiguousarray(w[nonzero], dtype=numpy.float64)
+                by_magnitude = order_by_magnitude(values)
                 if by_magnitude is None:  # a weight that is not finite: RuleSet.from_arrays names it
-                    by_magnitude = numpy.argsort(-numpy.abs(w[nonzero]), kind="stable")
+                    by_magnitude = numpy.argsort(-numpy.abs(values), kind="stable")
                 order = nonzero[by_magnitude]
                 b = numpy.zeros(len(order))
             else:
