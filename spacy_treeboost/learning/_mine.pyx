@@ -1511,3 +1511,32 @@ def tie_tolerance(double v) -> float:
 def py_value(str criterion, double P, double N, double Wp, double Wn) -> float:
     """The selection value of a stump with blocks (P, N) and (W-not+, W-not-)."""
     return value(CRITERIA[criterion], P, N, Wp, Wn)
+
+
+def label_sizes(labels, parents, int32_t n_labels, bint include_root):
+    """How many nodes of the forest carry each label id, the root of every tree left out unless `include_root`:
+    one pass, no temporaries (numpy's bincount would copy the labels to int64 first).
+
+    labels (numpy.ndarray): int32 label id per node, each in [0, n_labels).
+    parents (numpy.ndarray): int32 parent per node, -1 at the roots.
+    RETURNS (numpy.ndarray): int64 count per label id.
+    """
+    cdef const int32_t[::1] lab = numpy.ascontiguousarray(labels, dtype=numpy.int32)
+    cdef const int32_t[::1] par = numpy.ascontiguousarray(parents, dtype=numpy.int32)
+    if lab.shape[0] != par.shape[0]:
+        raise ValueError(f"labels and parents differ in length ({lab.shape[0]} and {par.shape[0]})")
+    if n_labels < 0:
+        raise ValueError(f"n_labels must be at least 0, got {n_labels}")
+    sizes = numpy.zeros(n_labels, dtype=numpy.int64)
+    cdef int64_t[::1] out = sizes
+    cdef Py_ssize_t v, n = lab.shape[0], at = -1
+    with nogil:
+        for v in range(n):
+            if lab[v] < 0 or lab[v] >= n_labels:
+                at = v
+                break
+            if include_root or par[v] >= 0:
+                out[lab[v]] += 1
+    if at >= 0:
+        raise ValueError(f"label id {lab[at]} at node {at} is outside [0, {n_labels})")
+    return sizes

@@ -42,8 +42,9 @@ def assign_root_labels(labels: numpy.ndarray, parents: numpy.ndarray, n_labels: 
 
     RETURNS (numpy.ndarray): int32 owner per label id (labels that occur nowhere go to worker 0).
     """
-    keep = numpy.ones(len(labels), dtype=bool) if include_root else numpy.asarray(parents) >= 0
-    size = numpy.bincount(numpy.asarray(labels)[keep], minlength=n_labels)
+    from ._mine import label_sizes
+
+    size = label_sizes(labels, parents, n_labels, include_root)
     owner = numpy.zeros(n_labels, dtype=numpy.int32)
     loads = [(0, w) for w in range(n_workers)]
     for label in numpy.lexsort((numpy.arange(n_labels), -size)):
