@@ -82,7 +82,7 @@ def child_fit(spec: Dict[str, Any]) -> Dict[str, Any]:
         **spec, "docs": len(forest), "nodes": int(len(forest.labels)), "read_seconds": read_seconds,
         "start_wall_seconds": t2 - t1, "boost_wall_seconds": t3 - t2, "fit_wall_seconds": t3 - t1,
         "rounds_run": clf.n_rounds_, "model_sha256": hashlib.sha256(model).hexdigest(),
-        "coordinator_cpu_seconds": usage_self.ru_utime + usage_self.ru_stime,
+        "coordinator_cpu_seconds": usage_self.ru_utime + usage_self.ru_stime, "coordinator_pid": os.getpid(),
         "coordinator_peak_rss_mb": usage_self.ru_maxrss / 1024,
         "children_cpu_seconds": usage_children.ru_utime + usage_children.ru_stime,
         "workers": workers, "load_balance": max(search) / statistics.mean(search) if sum(search) > 0 else 1.0,
@@ -203,6 +203,8 @@ def main() -> None:
     parser.add_argument("--apply-only", action="store_true", help="Measure apply only, adding to the saved results")
     parser.add_argument("--linear-only", action="store_true", help="Measure the default learner only, replacing its "
                         "saved results (the boosting and apply results are kept, with their command)")
+    parser.add_argument("--boosting-only", action="store_true", help="Measure boosting only, replacing its saved "
+                        "results (the default learner's and apply results are kept, with their commands)")
     parser.add_argument("--append", action="store_true", help="Add the training runs to the saved results (repeats)")
     parser.add_argument("--compare-sizes", default="8000,32000")
     parser.add_argument("--growth-sizes", default="2000,8000,32000,100000",
@@ -253,6 +255,13 @@ def main() -> None:
                        linear_command="python -m bench.bench_scale " + shlex.join(sys.argv[1:]),
                        linear_load_at_start=os.getloadavg()[0])
         args.compare_sizes = args.growth_sizes = args.apply_docs = ""
+    if args.boosting_only:
+        saved = json.loads(OUT_JSON.read_text())
+        results = dict(saved, **{k: v for k, v in results.items() if k not in ("linear", "apply")})
+        results.setdefault("linear_command", saved["command"])
+        if saved.get("apply"):
+            results.setdefault("apply_command", saved["command"])
+        args.linear_sizes = args.apply_docs = ""
     if args.apply_only:
         results = dict(json.loads(OUT_JSON.read_text()), apply=[],
                        apply_command="python -m bench.bench_scale " + shlex.join(sys.argv[1:]))
@@ -322,8 +331,11 @@ def _paired(rows: List[Dict[str, Any]], base: List[Dict[str, Any]]) -> List[floa
 
 
 def _total_cpu(row: Dict[str, Any]) -> float:
-    """The coordinator's CPU seconds and every worker's, as the workers report them."""
-    return row["coordinator_cpu_seconds"] + sum(w["process_cpu_seconds"] for w in row["workers"])
+    """The coordinator's CPU seconds and those of every worker in another process, as the workers report them (worker
+    0 of the processes backend runs in the coordinator's process)."""
+    here = row.get("coordinator_pid")
+    return row["coordinator_cpu_seconds"] + sum(w["process_cpu_seconds"] for w in row["workers"]
+                                                if here is None or w.get("pid") != here)
 
 
 def _fmt(x: float, digits: int = 1) -> str:

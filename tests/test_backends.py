@@ -233,11 +233,26 @@ def test_execution_settings_are_parameters_but_not_part_of_the_model(synthetic):
             TreeBoostClassifier(**bad).fit(forest, y)
 
 
+def test_the_processes_backend_runs_worker_0_here_and_spawns_the_others(synthetic):
+    forest, y, _ = synthetic
+    alone = TreeBoostClassifier("frequency", n_rounds=5, n_workers=1, backend="processes").fit(forest, y)
+    assert alone.space_.processes == [] and alone.space_.stats()[0]["pid"] == os.getpid()
+    three = TreeBoostClassifier("frequency", n_rounds=5, n_workers=3, backend="processes").fit(forest, y)
+    try:
+        pids = [w["pid"] for w in three.space_.stats()]
+        assert pids[0] == os.getpid() and pids[1:] == three.space_.pids and len(set(pids)) == 3
+        assert classifier_to_dict(three) == classifier_to_dict(alone)
+    finally:
+        three.space_.close()
+        alone.space_.close()
+
+
 def test_a_killed_worker_raises_an_error_naming_the_worker_and_round(synthetic):
     forest, y, _ = synthetic
     clf = TreeBoostClassifier("frequency", n_rounds=10, n_workers=2, backend="processes").start(forest, y)
     clf.boost(2)
-    victim = clf.space_.processes[1]
+    assert len(clf.space_.processes) == 1  # worker 0 runs in this process
+    victim = clf.space_.processes[0]
     os.kill(victim.pid, signal.SIGKILL)
     victim.join(timeout=10)
     with pytest.raises(WorkerDiedError, match=r"worker 1 \(process \d+\) died \(signal 9\) in boosting round 3"):
@@ -271,7 +286,7 @@ def test_ctrl_c_stops_every_worker(tmp_path, synthetic):
         if __name__ == "__main__":
             signal.signal(signal.SIGINT, signal.default_int_handler)  # a shell's background jobs inherit SIG_IGN
             forest, y = read_bact({str(synthetic[2])!r})
-            clf = TreeBoostClassifier("frequency", n_rounds=10**6, n_workers=2, backend="processes").start(forest, y)
+            clf = TreeBoostClassifier("frequency", n_rounds=10**6, n_workers=3, backend="processes").start(forest, y)
             print(*clf.space_.pids, flush=True)
             while True:
                 clf.boost(1000)
@@ -309,7 +324,7 @@ def test_a_script_without_the_main_guard_gets_an_error_not_a_hang(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 1
-    assert "WorkerDiedError: Search worker 0" in proc.stderr and "while starting" in proc.stderr
+    assert "WorkerDiedError: Search worker 1" in proc.stderr and "while starting" in proc.stderr
     assert 'if __name__ == "__main__":' in proc.stderr
 
 

@@ -189,10 +189,12 @@ class SearchWorker:
         return {"host": socket.gethostname(), "pid": os.getpid(), "ray_node": node}
 
     def stats(self) -> Dict[str, Any]:
-        """Search CPU seconds so far, the CPU seconds and peak RSS of the worker's process, and its cache."""
+        """Search CPU seconds so far, the id, CPU seconds and peak RSS of the worker's process (this process for worker 0
+        of the processes backend), and its cache."""
+        import os
         import resource
 
-        return {"search_cpu_seconds": self.search_cpu, "process_cpu_seconds": time.process_time(),
+        return {"search_cpu_seconds": self.search_cpu, "pid": os.getpid(), "process_cpu_seconds": time.process_time(),
                 "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                 "patterns_cached": self.space.n_patterns, "cache_bytes": self.space.cache_bytes()}
 
@@ -399,7 +401,11 @@ def _stop_processes(processes: List[Any], conns: List[Any]) -> None:
 
 
 class ProcessBackend(SearchBackend):
-    """Workers in spawned local processes, talking over pipes (standard library)."""
+    """Worker 0 in this process, which also coordinates, and workers 1 ... n - 1 in spawned local processes talking
+    over pipes (standard library). This process searches its share while the others search theirs, so each round
+    wakes and feeds one process fewer; one worker runs here alone. Worker 0's calls wait until their reply is asked
+    for (`_receive`), after the other workers have theirs, and a rule sent to it without a reply is applied before
+    its next call, as a worker process would."""
 
     def __init__(self, n_workers: int, init: Dict[str, Any], owners: Optional[numpy.ndarray]) -> None:
         self.n_workers = n_workers
@@ -408,9 +414,10 @@ class ProcessBackend(SearchBackend):
         if shared is not None:
             self.shared_best = numpy.frombuffer(shared, dtype=numpy.float64)
         self.processes, self.conns = [], []
+        self._calls: List[Tuple[str, Tuple[Any, ...], bool]] = []
         self._finalizer = weakref.finalize(self, _stop_processes, self.processes, self.conns)
         try:
-            for i in range(n_workers):
+            for i in range(1, n_workers):
                 parent, child = context.Pipe()
                 proc = context.Process(target=_process_main, name=f"spacy-treeboost search worker {i}",
                                        args=(child, shared), daemon=True)
@@ -418,8 +425,10 @@ class ProcessBackend(SearchBackend):
                 child.close()
                 self.processes.append(proc)
                 self.conns.append(parent)
-            for i in range(n_workers):
-                self._send(i, "init", (init, None if owners is None else owners == i))
+            for i in range(1, n_workers):
+                self._send(i, "init", (init, owners == i))
+            self.local: Optional[SearchWorker] = SearchWorker(
+                **init, owned=None if owners is None else owners == 0, shared_best=self.shared_best)
             self.start_workers()
         except BaseException:
             self.close()
@@ -430,11 +439,15 @@ class ProcessBackend(SearchBackend):
 
     @property
     def pids(self) -> List[int]:
+        """The process ids of workers 1 ... n - 1 (worker 0 is this process)."""
         return [p.pid for p in self.processes]
 
     def _send(self, i: int, method: str, args: Tuple[Any, ...], reply: bool = True) -> None:
+        if i == 0:
+            self._calls.append((method, args, reply))
+            return
         try:
-            self.conns[i].send((method, args, reply))
+            self.conns[i - 1].send((method, args, reply))
         except (BrokenPipeError, ConnectionResetError, EOFError, OSError):
             self._died(i)
         except BaseException:
@@ -442,7 +455,9 @@ class ProcessBackend(SearchBackend):
             raise
 
     def _receive(self, i: int) -> Any:
-        conn, proc = self.conns[i], self.processes[i]
+        if i == 0:
+            return self._run_here()
+        conn, proc = self.conns[i - 1], self.processes[i - 1]
         try:
             ready = wait([conn, proc.sentinel])
             if conn not in ready and not conn.poll():
@@ -458,8 +473,21 @@ class ProcessBackend(SearchBackend):
             raise value
         return value
 
+    def _run_here(self) -> Any:
+        """Worker 0's waiting calls, in order, up to the one whose reply is asked for: its value. An error stops the
+        training (as a worker process's error does), raised with that reply."""
+        calls, self._calls = self._calls, []
+        value = None
+        try:
+            for method, args, _ in calls:
+                value = getattr(self.local, method)(*args)
+        except BaseException:
+            self.close()
+            raise
+        return value
+
     def _died(self, i: int) -> None:
-        proc = self.processes[i]
+        proc = self.processes[i - 1]
         proc.join(timeout=1)
         code = proc.exitcode
         self.close()
@@ -473,4 +501,5 @@ class ProcessBackend(SearchBackend):
         raise WorkerDiedError(f"Search worker {i} (process {proc.pid}) died ({how}) {when}; the training stopped. {hint}")
 
     def close(self) -> None:
+        self._calls, self.local = [], None
         self._finalizer()
