@@ -5,12 +5,33 @@ default), `corrective` (CorrectiveBoostClassifier: boosted rules refitted jointl
 (CalibratedBoostClassifier); beside them `classifier` (the contract they share), `logistic` (the linear
 solver), `_mine` (the compiled subtree miner), `backends` and `execution` (where the search runs) and
 `classifier_files` (fitted learners as data).
-"""
-from .calibration import CalibratedBoostClassifier
-from .classifier import RuleClassifier
-from .corrective import CorrectiveBoostClassifier
-from .learner import TreeBoostClassifier, default_booster
-from .subtree_linear import SubtreeLinearClassifier
 
-__all__ = ["CalibratedBoostClassifier", "CorrectiveBoostClassifier", "RuleClassifier", "SubtreeLinearClassifier",
-           "TreeBoostClassifier", "default_booster"]
+The names below load on first use, so that a search worker process, which needs `backends` and `_mine` alone,
+starts without importing the learners.
+"""
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .calibration import CalibratedBoostClassifier
+    from .classifier import RuleClassifier
+    from .corrective import CorrectiveBoostClassifier
+    from .learner import TreeBoostClassifier, default_booster
+    from .subtree_linear import SubtreeLinearClassifier
+
+_LAZY = {
+    "CalibratedBoostClassifier": "calibration",
+    "CorrectiveBoostClassifier": "corrective",
+    "RuleClassifier": "classifier",
+    "SubtreeLinearClassifier": "subtree_linear",
+    "TreeBoostClassifier": "learner",
+    "default_booster": "learner",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,7 +8,7 @@ expanded, its occurrence list of (rightmost-node image, multiplicity). Each
 boosting round searches it by branch and bound with bounds that hold for
 every supertree (see `best_rule`).
 """
-from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t
+from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t, uint64_t
 from libc.math cimport sqrt, fabs, INFINITY, NAN
 from libcpp.vector cimport vector
 from libc.stdlib cimport malloc, free
@@ -147,6 +147,46 @@ cdef extern from *:
     void shared_store(double* p, double v) noexcept nogil
     void add_pairs(const int32_t* docs, int64_t n, const double* w, double* g, int32_t* gp) noexcept nogil
     bint positive_at(const double* w, int64_t d) noexcept nogil
+
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    #include <vector>
+    /* The values of v (finite, not negative) in decreasing order, -0.0 as 0.0: an LSD radix sort of their bits (which
+       order non-negative doubles as their values do), 11 bits a pass, a pass skipped where every value has the same
+       digit. keys and scratch are reused across calls. */
+    static void sort_decreasing(std::vector<double>& v, std::vector<uint64_t>& keys, std::vector<uint64_t>& scratch) {
+        size_t n = v.size();
+        keys.resize(n);
+        scratch.resize(n);
+        for (size_t i = 0; i < n; i++) {
+            double x = v[i] + 0.0;
+            memcpy(&keys[i], &x, sizeof x);
+        }
+        uint64_t* src = keys.data();
+        uint64_t* dst = scratch.data();
+        size_t count[2048];
+        for (int shift = 0; shift < 64 && n > 1; shift += 11) {
+            memset(count, 0, sizeof count);
+            for (size_t i = 0; i < n; i++) count[(src[i] >> shift) & 2047]++;
+            if (count[(src[0] >> shift) & 2047] == n) continue;
+            size_t total = 0;
+            for (int d = 0; d < 2048; d++) {
+                size_t c = count[d];
+                count[d] = total;
+                total += c;
+            }
+            for (size_t i = 0; i < n; i++) dst[count[(src[i] >> shift) & 2047]++] = src[i];
+            uint64_t* t = src;
+            src = dst;
+            dst = t;
+        }
+        for (size_t i = 0; i < n; i++) memcpy(&v[i], &src[n - 1 - i], sizeof(double));
+    }
+    """
+    void sort_decreasing(vector[double]& v, vector[uint64_t]& keys, vector[uint64_t]& scratch) noexcept nogil
 
 
 cdef enum:
@@ -307,6 +347,8 @@ cdef class SearchSpace:
     cdef double Tp, Tn
     cdef int32_t Np, Nn
     cdef vector[double] ub_by_support, single_bound
+    cdef vector[double] positive_weights, negative_weights
+    cdef vector[uint64_t] sort_keys, sort_scratch
     cdef vector[Kept] single_keep
     cdef public int32_t n_docs, max_pattern_size, min_support, rare_up_to
     cdef public bint single_document_dominance
@@ -1172,15 +1214,18 @@ cdef class SearchSpace:
         documents, which for n documents is at most the sum of the n largest
         weights of each class.
         """
-        cdef vector[double] wp, wn
+        cdef vector[double]* wp = &self.positive_weights
+        cdef vector[double]* wn = &self.negative_weights
         cdef Py_ssize_t k
+        wp.clear()
+        wn.clear()
         for k in range(self.n_docs):
             if yy[k] > 0:
-                wp.push_back(-w[k])
+                wp.push_back(w[k])
             else:
-                wn.push_back(-w[k])
-        std_sort(wp.begin(), wp.end())
-        std_sort(wn.begin(), wn.end())
+                wn.push_back(w[k])
+        sort_decreasing(wp[0], self.sort_keys, self.sort_scratch)
+        sort_decreasing(wn[0], self.sort_keys, self.sort_scratch)
         self.ub_by_support.assign(self.n_docs + 1, 0.0)
         cdef Sums sm
         sm.Ap = sm.An = 0
@@ -1189,10 +1234,10 @@ cdef class SearchSpace:
             self._complete(&sm)
             self.ub_by_support[k] = self._bound(crit, &sm)
             if k < <Py_ssize_t>wp.size():
-                sm.Ap -= wp[k]
+                sm.Ap += deref(wp)[k]
                 sm.cp += 1
             if k < <Py_ssize_t>wn.size():
-                sm.An -= wn[k]
+                sm.An += deref(wn)[k]
                 sm.cn += 1
 
     cdef inline double _tol(self, double v) noexcept:
