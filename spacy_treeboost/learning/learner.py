@@ -105,9 +105,9 @@ class TreeBoostClassifier(RuleClassifier):
         worker); None means `default_max_cache_mb()`, half of the machine's memory.
     n_workers (int): Workers that share the search, split by root label; the
         rules are the same for any number.
-    backend (Optional[str]): Where the workers run: "local" (this process),
-        "processes" (local processes) or "ray". None: "local" for one worker,
-        else "processes".
+    backend (Optional[str]): Where the workers run: "local" (this process, one
+        after another), "processes" (worker 0 in this process, the others in
+        local processes) or "ray". None: "local" for one worker, else "processes".
     ray_address (Optional[str]): The Ray cluster to connect to; None starts a
         local Ray (or uses RAY_ADDRESS / a running connection).
     """
