@@ -249,6 +249,8 @@ def main() -> None:
         results = dict(json.loads(OUT_JSON.read_text()), partial=True)
         results["command"] += f"; then python -m bench.bench_scale {shlex.join(sys.argv[1:])}"
         results["machine"]["load_at_appends"] = results["machine"].get("load_at_appends", []) + [os.getloadavg()[0]]
+        if args.linear_sizes and results.get("linear_command"):
+            results["linear_command"] += f"; then python -m bench.bench_scale {shlex.join(sys.argv[1:])}"
         args.growth_sizes, args.apply_docs = "", ""
     if args.linear_only:
         results = dict(json.loads(OUT_JSON.read_text()), linear=[], partial=True,

@@ -245,6 +245,8 @@ def test_the_processes_backend_runs_worker_0_here_and_spawns_the_others(syntheti
     finally:
         three.space_.close()
         alone.space_.close()
+    with pytest.raises(RuntimeError, match="search workers were stopped"):
+        alone.space_.search([0], 6)
 
 
 def test_a_killed_worker_raises_an_error_naming_the_worker_and_round(synthetic):

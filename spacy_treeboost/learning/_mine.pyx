@@ -1585,3 +1585,12 @@ def label_sizes(labels, parents, int32_t n_labels, bint include_root):
     if at >= 0:
         raise ValueError(f"label id {lab[at]} at node {at} is outside [0, {n_labels})")
     return sizes
+
+
+def py_sort_decreasing(values) -> numpy.ndarray:
+    """`sort_decreasing`, the sort of the bounds by support: float64 values, finite and not negative, in decreasing
+    order (-0.0 as 0.0)."""
+    cdef vector[double] v = numpy.ascontiguousarray(values, dtype=numpy.float64)
+    cdef vector[uint64_t] keys, scratch
+    sort_decreasing(v, keys, scratch)
+    return numpy.array(v, dtype=numpy.float64)

@@ -477,6 +477,9 @@ class ProcessBackend(SearchBackend):
         """Worker 0's waiting calls, in order, up to the one whose reply is asked for: its value. An error stops the
         training (as a worker process's error does), raised with that reply."""
         calls, self._calls = self._calls, []
+        if self.local is None:
+            raise RuntimeError("The search workers were stopped (the backend is closed): start the learner again (fit "
+                               "or start) to search.")
         value = None
         try:
             for method, args, _ in calls:
