@@ -18,6 +18,7 @@ from libcpp.algorithm cimport sort as std_sort, is_sorted, make_heap, pop_heap
 from libcpp.pair cimport pair
 from cython.operator cimport dereference as deref
 
+from spacy_treeboost.learning._radix cimport sort_keys
 from spacy_treeboost.trees._buffers cimport GrowBuf
 from spacy_treeboost.models._occurrences cimport COUNT_CAP, MERGE_AT, sat_add, pack, occ_node, occ_mult, merge_occurrences
 
@@ -149,44 +150,20 @@ cdef extern from *:
     bint positive_at(const double* w, int64_t d) noexcept nogil
 
 
-cdef extern from *:
-    """
-    #include <stdint.h>
-    #include <string.h>
-    #include <vector>
-    /* The values of v (finite, not negative) in decreasing order, -0.0 as 0.0: an LSD radix sort of their bits (which
-       order non-negative doubles as their values do), 11 bits a pass, a pass skipped where every value has the same
-       digit. keys and scratch are reused across calls. */
-    static void sort_decreasing(std::vector<double>& v, std::vector<uint64_t>& keys, std::vector<uint64_t>& scratch) {
-        size_t n = v.size();
-        keys.resize(n);
-        scratch.resize(n);
-        for (size_t i = 0; i < n; i++) {
-            double x = v[i] + 0.0;
-            memcpy(&keys[i], &x, sizeof x);
-        }
-        uint64_t* src = keys.data();
-        uint64_t* dst = scratch.data();
-        size_t count[2048];
-        for (int shift = 0; shift < 64 && n > 1; shift += 11) {
-            memset(count, 0, sizeof count);
-            for (size_t i = 0; i < n; i++) count[(src[i] >> shift) & 2047]++;
-            if (count[(src[0] >> shift) & 2047] == n) continue;
-            size_t total = 0;
-            for (int d = 0; d < 2048; d++) {
-                size_t c = count[d];
-                count[d] = total;
-                total += c;
-            }
-            for (size_t i = 0; i < n; i++) dst[count[(src[i] >> shift) & 2047]++] = src[i];
-            uint64_t* t = src;
-            src = dst;
-            dst = t;
-        }
-        for (size_t i = 0; i < n; i++) memcpy(&v[i], &src[n - 1 - i], sizeof(double));
-    }
-    """
-    void sort_decreasing(vector[double]& v, vector[uint64_t]& keys, vector[uint64_t]& scratch) noexcept nogil
+cdef void sort_decreasing(vector[double]& v, vector[uint64_t]& keys, vector[uint64_t]& scratch) noexcept nogil:
+    """The values of v (finite, not negative) in decreasing order, -0.0 as 0.0, by the radix sort `sort_keys` of their
+    bits; keys and scratch are reused across calls."""
+    cdef Py_ssize_t n = v.size(), i
+    cdef double x
+    keys.resize(n)
+    scratch.resize(n)
+    for i in range(n):
+        x = v[i] + 0.0
+        memcpy(&keys[i], &x, sizeof(double))
+    if n:
+        sort_keys(keys.data(), scratch.data(), NULL, NULL, n)
+    for i in range(n):
+        memcpy(&v[i], &keys[n - 1 - i], sizeof(double))
 
 
 cdef enum:

@@ -5,6 +5,8 @@ products, the order of its rules."""
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.string cimport memcpy
 
+from spacy_treeboost.learning._radix cimport sort_keys
+
 import numpy
 
 ctypedef fused index_t:
@@ -194,18 +196,15 @@ def pattern_rmatvec(const index_t[::1] indptr, const index_t[::1] indices, const
 
 def order_by_magnitude(const double[::1] w):
     """The indices of w by decreasing |w|, equal magnitudes in index order: numpy.argsort(-numpy.abs(w),
-    kind="stable"), by a stable least-significant-digit radix sort on 11-bit digits of the magnitudes' bits (a
-    non-negative double's bits order as its value does). None when w holds a value that is not finite."""
+    kind="stable"), by the stable radix sort `sort_keys` of the complements of the magnitudes' bits. None when w
+    holds a value that is not finite."""
     cdef Py_ssize_t n = w.shape[0], i
     cdef uint64_t bits, mask = 0x7FFFFFFFFFFFFFFF, exponent = 0x7FF0000000000000
     keys, other_keys = numpy.empty(n, dtype=numpy.uint64), numpy.empty(n, dtype=numpy.uint64)
     order, other_order = numpy.arange(n, dtype=numpy.int64), numpy.empty(n, dtype=numpy.int64)
-    counts = numpy.zeros(2048, dtype=numpy.int64)
     cdef uint64_t[::1] ka = keys, kb = other_keys
-    cdef int64_t[::1] ia = order, ib = other_order, count = counts
-    cdef int shift, digit
-    cdef int64_t total, c
-    cdef bint finite = True, skip
+    cdef int64_t[::1] ia = order, ib = other_order
+    cdef bint finite = True
     with nogil:
         for i in range(n):
             memcpy(&bits, &w[i], 8)
@@ -215,30 +214,10 @@ def order_by_magnitude(const double[::1] w):
             ka[i] = ~bits & mask  # ascending ~|w| bits: descending |w|
     if not finite:
         return None
-    with nogil:
-        for shift in range(0, 63, 11):
-            for digit in range(2048):
-                count[digit] = 0
-            for i in range(n):
-                count[(ka[i] >> shift) & 0x7FF] += 1
-            skip = False
-            total = 0
-            for digit in range(2048):
-                c = count[digit]
-                if c == n:
-                    skip = True
-                count[digit] = total
-                total += c
-            if skip:
-                continue
-            for i in range(n):
-                digit = (ka[i] >> shift) & 0x7FF
-                kb[count[digit]] = ka[i]
-                ib[count[digit]] = ia[i]
-                count[digit] += 1
-            ka, kb = kb, ka
-            ia, ib = ib, ia
-    return numpy.asarray(ia)
+    if n:
+        with nogil:
+            sort_keys(&ka[0], &kb[0], &ia[0], &ib[0], n)
+    return order
 
 
 def merge_levels(const int32_t[::1] parent, const int32_t[::1] size, const int64_t[::1] base, int64_t n_roots):

@@ -414,7 +414,7 @@ class ProcessBackend(SearchBackend):
         if shared is not None:
             self.shared_best = numpy.frombuffer(shared, dtype=numpy.float64)
         self.processes, self.conns = [], []
-        self._calls: List[Tuple[str, Tuple[Any, ...], bool]] = []
+        self._calls: List[Tuple[str, Tuple[Any, ...]]] = []
         self._finalizer = weakref.finalize(self, _stop_processes, self.processes, self.conns)
         try:
             for i in range(1, n_workers):
@@ -444,7 +444,7 @@ class ProcessBackend(SearchBackend):
 
     def _send(self, i: int, method: str, args: Tuple[Any, ...], reply: bool = True) -> None:
         if i == 0:
-            self._calls.append((method, args, reply))
+            self._calls.append((method, args))
             return
         try:
             self.conns[i - 1].send((method, args, reply))
@@ -482,7 +482,7 @@ class ProcessBackend(SearchBackend):
                                "or start) to search.")
         value = None
         try:
-            for method, args, _ in calls:
+            for method, args in calls:
                 value = getattr(self.local, method)(*args)
         except BaseException:
             self.close()

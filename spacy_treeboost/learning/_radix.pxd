@@ -1,0 +1,45 @@
+# cython: language_level=3
+"""The radix sort shared by the miner (the bounds by support) and the linear learner's kernels (the rules' order):
+a stable least-significant-digit sort of 64-bit keys on 11-bit digits. A non-negative double's bits order as its
+value does, so both sort doubles through their bits."""
+from libc.stdint cimport int64_t, uint64_t
+from libc.string cimport memcpy, memset
+
+
+cdef inline void sort_keys(uint64_t* keys, uint64_t* spare, int64_t* order, int64_t* spare_order,
+                           Py_ssize_t n) noexcept nogil:
+    """Sort keys[:n] ascending, stably, and permute order[:n] alongside (order may be NULL); spare and spare_order
+    (NULL with order) are scratch of n entries. A pass is skipped where every key has the same digit."""
+    cdef int64_t count[2048]
+    cdef int64_t total, c
+    cdef int shift, digit
+    cdef Py_ssize_t i
+    cdef uint64_t* src = keys
+    cdef uint64_t* dst = spare
+    cdef int64_t* src_order = order
+    cdef int64_t* dst_order = spare_order
+    if n < 2:
+        return
+    for shift in range(0, 64, 11):
+        memset(count, 0, sizeof(count))
+        for i in range(n):
+            count[(src[i] >> shift) & 0x7FF] += 1
+        if count[(src[0] >> shift) & 0x7FF] == n:
+            continue
+        total = 0
+        for digit in range(2048):
+            c = count[digit]
+            count[digit] = total
+            total += c
+        for i in range(n):
+            digit = (src[i] >> shift) & 0x7FF
+            dst[count[digit]] = src[i]
+            if order != NULL:
+                dst_order[count[digit]] = src_order[i]
+            count[digit] += 1
+        src, dst = dst, src
+        src_order, dst_order = dst_order, src_order
+    if src != keys:
+        memcpy(keys, src, n * sizeof(uint64_t))
+        if order != NULL:
+            memcpy(order, src_order, n * sizeof(int64_t))
