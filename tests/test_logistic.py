@@ -247,6 +247,82 @@ def test_two_feature_maps_choose_the_best_out_of_fold_candidate(seed, max_scored
 
 
 @SETTINGS
+def _folded_by_concatenation(X):
+    """The reduced matrix of `_SingletonReduction` built as its first version did (X[:, keep], then the folded
+    columns appended by concatenation): the reference for the one-pass `take_columns`."""
+    from scipy.sparse import csc_matrix
+
+    df = numpy.diff(X.indptr)
+    keep, cols = numpy.flatnonzero(df >= 2), numpy.flatnonzero(df == 1)
+    rows = X.indices[X.indptr[cols]].astype(numpy.int64)
+    sq = numpy.bincount(rows, weights=X.data[X.indptr[cols]] ** 2, minlength=X.shape[0])
+    samples, norms = numpy.flatnonzero(sq > 0), numpy.sqrt(sq)
+    k = len(keep)
+    if k and int(keep[-1]) == k - 1:
+        end = int(X.indptr[k])
+        indptr, indices, data = X.indptr[: k + 1], X.indices[:end], X.data[:end]
+    else:
+        kept = X[:, keep]
+        indptr, indices, data = kept.indptr, kept.indices, kept.data
+    return csc_matrix((numpy.concatenate([data, norms[samples]]),
+                       numpy.concatenate([indices, samples.astype(indices.dtype)]),
+                       numpy.concatenate([indptr, indptr[-1] + numpy.arange(1, len(samples) + 1)])),
+                      shape=(X.shape[0], k + len(samples)))
+
+
+@SETTINGS
+@given(st.integers(0, 10**6), st.booleans())
+def test_singleton_reduction_builds_the_matrix_of_its_first_version_bit_for_bit(seed, frequency_order):
+    from scipy.sparse import csc_matrix
+
+    from spacy_treeboost.learning.logistic import _SingletonReduction
+
+    X, _ = problem_with_singletons(seed, n=25, d=8)
+    rng = numpy.random.default_rng(seed)
+    X = X * rng.normal(size=X.shape[1])
+    if frequency_order:  # the final fit's matrix: the kept columns first
+        X = X[:, numpy.argsort(-(X != 0).sum(axis=0), kind="stable")]
+    A = csc_matrix(X)
+    reduced, expected = _SingletonReduction(A).X, _folded_by_concatenation(A)
+    if reduced is A:
+        assert (numpy.diff(A.indptr) != 1).all()
+        return
+    assert reduced.shape == expected.shape and reduced.indices.dtype == expected.indices.dtype
+    numpy.testing.assert_array_equal(reduced.indptr, expected.indptr)
+    numpy.testing.assert_array_equal(reduced.indices, expected.indices)
+    assert reduced.data.tobytes() == expected.data.tobytes()
+
+
+@SETTINGS
+@given(st.integers(0, 10**6), st.integers(1, 4), st.sampled_from(["general", "one value", "ones"]))
+def test_squared_column_blocks_multiply_as_the_squared_matrix_bit_for_bit(seed, threads, values):
+    """`_Newton.blocks` of a large matrix stands for its squares without storing them: the same products, bit for
+    bit, as the blocks of the squared matrix (`_squared`), and so the same fit."""
+    from scipy.sparse import csc_matrix
+
+    from spacy_treeboost.learning import logistic
+
+    rng = numpy.random.default_rng(seed)
+    n, d = int(rng.integers(2, 30)), int(rng.integers(1, 40))
+    pattern = rng.random((n, d)) < 0.3
+    X = pattern * {"general": lambda: rng.normal(size=(n, d)), "one value": lambda: rng.normal(size=d),
+                   "ones": lambda: 1.0}[values]()
+    A = csc_matrix(X)
+    u = rng.normal(size=n)
+    saved = logistic.BLOCK_NNZ
+    logistic.BLOCK_NNZ = 1
+    try:
+        blocks, squared = logistic._Newton.blocks(A, threads)
+        reference = logistic._ColumnBlocks(logistic._squared(A), threads)
+    finally:
+        logistic.BLOCK_NNZ = saved
+    assert isinstance(squared, logistic._ColumnBlocks) and squared.squared
+    assert (squared.T @ u).tobytes() == (reference.T @ u).tobytes()
+    numpy.testing.assert_allclose(squared.T @ u, (X * X).T @ u, atol=1e-12)
+    with pytest.raises(NotImplementedError):
+        squared @ numpy.ones(d)
+
+
 @given(st.integers(0, 10**6), st.integers(1, 9))
 def test_column_blocks_multiply_like_the_matrix_whatever_the_threads(seed, threads):
     from scipy.sparse import csc_matrix

@@ -4,8 +4,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spacy_treeboost.learning._sparse import (copy_columns, divide_by_rows, merge_levels, order_by_magnitude,
-                                              pattern_codes, scale_columns_and_norms)
+from spacy_treeboost.learning._sparse import (column_values, copy_columns, divide_by_rows, merge_levels,
+                                              order_by_magnitude, pattern_codes, scale_columns_and_norms,
+                                              squared_rmatvec, take_columns)
 
 
 @st.composite
@@ -147,3 +148,77 @@ def test_pattern_codes_by_hand_and_refusals():
         pattern_codes(*(numpy.array(a, dtype=i32) for a in ([1, 0], [0, 1], [1, 2], [2, 2])))  # a cycle
     with pytest.raises(ValueError, match="every pattern has a node"):
         pattern_codes(*(numpy.array(a, dtype=i32) for a in ([-1], [0], [1], [0])))
+
+
+@given(csc_parts(), st.sampled_from([numpy.int32, numpy.int64]), st.sampled_from(["mixed", "one", "nan"]))
+@settings(max_examples=80, deadline=None)
+def test_column_values_are_each_columns_one_value_or_none(parts, index_type, kind):
+    _, indptr, indices, data, rng = parts
+    if kind != "mixed":
+        data = numpy.repeat(rng.normal(size=len(indptr) - 1), numpy.diff(indptr))
+    if kind == "nan" and len(data):
+        data[rng.integers(len(data))] = numpy.nan
+    expected = numpy.zeros(len(indptr) - 1)
+    for j in range(len(indptr) - 1):
+        column = data[indptr[j]:indptr[j + 1]]
+        if len(column) and (numpy.isnan(column).any() or not (column == column[0]).all()):
+            expected = None
+            break
+        expected[j] = column[0] if len(column) else 0.0
+    found = column_values(indptr.astype(index_type), data)
+    if expected is None:
+        assert found is None
+    else:
+        assert found.tobytes() == expected.tobytes()
+
+
+@given(csc_parts(), st.sampled_from([numpy.int32, numpy.int64]))
+@settings(max_examples=80, deadline=None)
+def test_squared_rmatvec_is_scipys_product_with_the_squared_matrix_bit_for_bit(parts, index_type):
+    from scipy.sparse import csr_matrix
+
+    n_rows, indptr, indices, data, rng = parts
+    data = data * rng.normal(size=len(data))
+    u = rng.normal(size=n_rows)
+    squared_transpose = csr_matrix((data * data, indices.astype(index_type), indptr.astype(index_type)),
+                                   shape=(len(indptr) - 1, n_rows))
+    out = numpy.full(len(indptr) - 1, numpy.nan)
+    squared_rmatvec(indptr.astype(index_type), indices.astype(index_type), data, u, out)
+    assert out.tobytes() == (squared_transpose @ u).tobytes()
+
+
+@given(csc_parts(), st.sampled_from([numpy.int32, numpy.int64]), st.integers(0, 5))
+@settings(max_examples=80, deadline=None)
+def test_take_columns_is_the_selected_columns_then_the_one_entry_columns(parts, index_type, n_tail):
+    from scipy.sparse import csc_matrix, hstack
+
+    n_rows, indptr, indices, data, rng = parts
+    n_cols = len(indptr) - 1
+    columns = rng.choice(n_cols, int(rng.integers(0, n_cols + 1)), replace=False) if n_cols else numpy.zeros(0, int)
+    rows, values = rng.integers(0, n_rows, n_tail), rng.normal(size=n_tail)
+    X = csc_matrix((data, indices, indptr), shape=(n_rows, n_cols))
+    tail = csc_matrix((values, rows, numpy.arange(n_tail + 1)), shape=(n_rows, n_tail))
+    out_indptr, out_indices, out_data = take_columns(indptr.astype(index_type), indices.astype(index_type), data,
+                                                     numpy.asarray(columns, dtype=numpy.int64),
+                                                     rows.astype(index_type), values)
+    expected = hstack([X[:, columns], tail], format="csc")
+    assert out_indptr.dtype == out_indices.dtype == index_type
+    numpy.testing.assert_array_equal(out_indptr, expected.indptr)
+    numpy.testing.assert_array_equal(out_indices, expected.indices)
+    assert out_data.tobytes() == expected.data.astype(numpy.float64).tobytes()
+
+
+def test_new_kernels_refuse_arrays_that_do_not_fit():
+    indptr, indices, data = numpy.array([0, 2], dtype=numpy.int32), numpy.array([0, 1], dtype=numpy.int32), \
+        numpy.ones(2)
+    with pytest.raises(ValueError, match="do not describe one CSC matrix"):
+        column_values(numpy.array([0, 3], dtype=numpy.int32), data)
+    with pytest.raises(ValueError, match="must not decrease"):
+        column_values(numpy.array([0, 2, 1, 2], dtype=numpy.int32), data)
+    with pytest.raises(ValueError, match="one entry per column"):
+        squared_rmatvec(indptr, indices, data, numpy.ones(2), numpy.zeros(2))
+    no_tail = numpy.zeros(0, dtype=numpy.int32), numpy.zeros(0)
+    with pytest.raises(ValueError, match="column 1 lies outside"):
+        take_columns(indptr, indices, data, numpy.array([1], dtype=numpy.int64), *no_tail)
+    with pytest.raises(ValueError, match="the same length"):
+        take_columns(indptr, indices, data, numpy.array([0], dtype=numpy.int64), no_tail[0], numpy.ones(1))

@@ -194,6 +194,114 @@ def pattern_rmatvec(const index_t[::1] indptr, const index_t[::1] indices, const
             out[j] = total
 
 
+def column_values(const index_t[::1] indptr, const double[::1] data):
+    """The value of each column of a CSC matrix whose columns each hold one value (0 for an empty column), or
+    None when a column holds two different values or a NaN: one pass over the entries, stopping at the first
+    column that fails, without temporaries.
+
+    indptr, data: The CSC arrays (indptr of the indices' type).
+    RETURNS (Optional[numpy.ndarray]): The values, float64, one per column.
+    """
+    cdef Py_ssize_t n_cols = indptr.shape[0] - 1, j
+    cdef int64_t k
+    cdef double v
+    cdef bint mixed = False
+    if n_cols < 0 or indptr[0] != 0 or indptr[n_cols] != data.shape[0]:
+        raise ValueError("indptr and data do not describe one CSC matrix")
+    for j in range(n_cols):
+        if indptr[j + 1] < indptr[j]:
+            raise ValueError("indptr must not decrease")
+    values = numpy.zeros(n_cols)
+    cdef double[::1] out = values
+    with nogil:
+        for j in range(n_cols):
+            if indptr[j + 1] == indptr[j]:
+                continue
+            v = data[indptr[j]]
+            if v != v:
+                mixed = True
+                break
+            for k in range(indptr[j] + 1, indptr[j + 1]):
+                if data[k] != v:
+                    mixed = True
+                    break
+            if mixed:
+                break
+            out[j] = v
+    return None if mixed else values
+
+
+def squared_rmatvec(const index_t[::1] indptr, const index_t[::1] indices, const double[::1] data,
+                    const double[::1] u, double[::1] out):
+    """out[j] = (S^T u)[j] for the matrix S of X's entries squared (X: CSC): scipy's `csr_matvec` on S's
+    transpose, each entry's product (x * x) * u[i] added in storage order, without S. The structure must have
+    passed `check_pattern` with len(u) rows."""
+    cdef Py_ssize_t n_cols = indptr.shape[0] - 1, j
+    cdef int64_t k
+    cdef double total, v
+    if out.shape[0] != n_cols:
+        raise ValueError(f"out needs one entry per column ({n_cols})")
+    if n_cols >= 0 and indptr[n_cols] > data.shape[0]:
+        raise ValueError("data is shorter than indptr says")
+    with nogil:
+        for j in range(n_cols):
+            total = 0.0
+            for k in range(indptr[j], indptr[j + 1]):
+                v = data[k]
+                total = total + (v * v) * u[indices[k]]
+            out[j] = total
+
+
+def take_columns(const index_t[::1] indptr, const index_t[::1] indices, const double[::1] data,
+                 const int64_t[::1] columns, const index_t[::1] tail_rows, const double[::1] tail_values):
+    """The CSC arrays of X's `columns` (in that order), followed by one column per entry of tail_rows holding
+    tail_values at that row: one allocation per array and one pass, where X[:, columns] and appending to it would
+    copy the entries twice.
+
+    indptr, indices, data: X's CSC arrays (indptr of the indices' type).
+    columns (numpy.ndarray): int64 column numbers of X.
+    tail_rows, tail_values (numpy.ndarray): The appended one-entry columns' rows and values.
+    RETURNS (tuple): (indptr, indices, data), indptr and indices of the input's index type.
+    """
+    cdef Py_ssize_t n_cols = indptr.shape[0] - 1, m = columns.shape[0], t = tail_rows.shape[0], j
+    cdef int64_t total = 0, c, k, at
+    if tail_values.shape[0] != t:
+        raise ValueError("tail_rows and tail_values must have the same length")
+    if n_cols < 0 or indptr[n_cols] > indices.shape[0] or indptr[n_cols] > data.shape[0]:
+        raise ValueError("indptr, indices and data do not describe one CSC matrix")
+    for j in range(m):
+        c = columns[j]
+        if c < 0 or c >= n_cols:
+            raise ValueError(f"column {c} lies outside the matrix's {n_cols} columns")
+        if indptr[c + 1] < indptr[c] or indptr[c] < 0:
+            raise ValueError("indptr must not decrease")
+        total += indptr[c + 1] - indptr[c]
+    dtype = numpy.int32 if index_t is int32_t else numpy.int64
+    if index_t is int32_t and total + t > 2147483647:
+        raise ValueError("the selected columns hold too many entries for int32 indices")
+    out_indptr = numpy.empty(m + t + 1, dtype=dtype)
+    out_indices = numpy.empty(total + t, dtype=dtype)
+    out_data = numpy.empty(total + t, dtype=numpy.float64)
+    cdef index_t[::1] op = out_indptr, oi = out_indices
+    cdef double[::1] od = out_data
+    with nogil:
+        at = 0
+        for j in range(m):
+            op[j] = <index_t>at
+            c = columns[j]
+            for k in range(indptr[c], indptr[c + 1]):
+                oi[at] = indices[k]
+                od[at] = data[k]
+                at += 1
+        for j in range(t):
+            op[m + j] = <index_t>at
+            oi[at] = tail_rows[j]
+            od[at] = tail_values[j]
+            at += 1
+        op[m + t] = <index_t>at
+    return out_indptr, out_indices, out_data
+
+
 def order_by_magnitude(const double[::1] w):
     """The indices of w by decreasing |w|, equal magnitudes in index order: numpy.argsort(-numpy.abs(w),
     kind="stable"), by the stable radix sort `sort_keys` of the complements of the magnitudes' bits. None when w

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, 
 import numpy
 
 from ..params import Interval, Items, Options, Rule, rule, validate_params
-from ._sparse import check_pattern, pattern_matvec, pattern_rmatvec, split_csc_rows
+from ._sparse import (check_pattern, column_values, pattern_matvec, pattern_rmatvec, split_csc_rows,
+                      squared_rmatvec, take_columns)
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
@@ -150,17 +151,10 @@ class _SingletonReduction:
         if len(self.keep) == self.d:
             self.X = X
             return
-        k = len(self.keep)
-        if k and int(self.keep[-1]) == k - 1:
-            end = int(X.indptr[k])
-            indptr, indices, data = X.indptr[: k + 1], X.indices[:end], X.data[:end]
-        else:
-            kept = X[:, self.keep]
-            indptr, indices, data = kept.indptr, kept.indices, kept.data
-        self.X = csc_matrix((numpy.concatenate([data, norms[self.samples]]),
-                             numpy.concatenate([indices, self.samples.astype(indices.dtype)]),
-                             numpy.concatenate([indptr, indptr[-1] + numpy.arange(1, len(self.samples) + 1)])),
-                            shape=(n, k + len(self.samples)))
+        indptr, indices, data = take_columns(X.indptr.astype(X.indices.dtype, copy=False), X.indices, X.data,
+                                             self.keep.astype(numpy.int64), self.samples.astype(X.indices.dtype),
+                                             norms[self.samples])
+        self.X = csc_matrix((data, indices, indptr), shape=(n, len(self.keep) + len(self.samples)))
 
     def reduce(self, x: numpy.ndarray) -> numpy.ndarray:
         """The reduced problem's point (weights, then intercept) matching the full one's x."""
@@ -202,16 +196,20 @@ class _ColumnBlocks:
     `threads` threads (scipy's products release the GIL). X v sums the blocks' partial products in block
     order and X^T u concatenates them, so the result is the same, bit for bit, for any number of threads. When each
     column holds one value (presence and naive Bayes features, and their squares), the blocks are multiplied by
-    `pattern_matvec` and `pattern_rmatvec`, which read that value once per column: the same sums as scipy's."""
+    `pattern_matvec` and `pattern_rmatvec`, which read that value once per column: the same sums as scipy's.
+    With `squared`, the blocks stand for X with its entries squared, multiplied by its transpose only
+    (`squared_rmatvec`, or the pattern kernels with the values squared): scipy's sums on that matrix, without it."""
 
-    def __init__(self, X: "sp.spmatrix", threads: Union[int, Threads]) -> None:
+    def __init__(self, X: "sp.spmatrix", threads: Union[int, Threads], squared: bool = False) -> None:
         from scipy.sparse import csc_matrix, csr_matrix
 
         n, d = X.shape
-        self.n = n
+        self.n, self.squared = n, squared
         scale = _column_values(X)
-        if scale is not None:
+        if scale is not None or squared:
             check_pattern(X.indptr.astype(X.indices.dtype, copy=False), X.indices, n)
+        if scale is not None and squared:
+            scale = scale * scale
         cuts = numpy.searchsorted(X.indptr, numpy.linspace(0, X.nnz, N_BLOCKS + 1)[1:-1])
         bounds = numpy.concatenate([[0], numpy.clip(cuts, 0, d), [d]]).astype(numpy.int64)
         self.blocks = []
@@ -220,6 +218,9 @@ class _ColumnBlocks:
             indptr = (X.indptr[a:b + 1] - lo).astype(X.indices.dtype)
             if scale is not None:
                 self.blocks.append((int(a), int(b), (indptr, X.indices[lo:hi], scale[a:b]), None))
+                continue
+            if squared:
+                self.blocks.append((int(a), int(b), (indptr, X.indices[lo:hi], X.data[lo:hi]), "squared"))
                 continue
             block, transposed = csc_matrix((n, int(b - a)), dtype=X.dtype), csr_matrix((int(b - a), n), dtype=X.dtype)
             block.data = transposed.data = X.data[lo:hi]
@@ -242,6 +243,8 @@ class _ColumnBlocks:
             return list(pool.map(product, self.blocks))
 
     def __matmul__(self, v: numpy.ndarray) -> numpy.ndarray:
+        if self.squared:
+            raise NotImplementedError("column blocks of squared entries multiply by their transpose only")
         parts = self._map(lambda block: self._block_matvec(block, v))
         out = parts[0]
         for part in parts[1:]:
@@ -263,28 +266,23 @@ class _ColumnBlocks:
     @staticmethod
     def _block_rmatvec(block: Tuple[Any, ...], u: numpy.ndarray) -> numpy.ndarray:
         a, b, of, transposed = block
-        if transposed is not None:
-            return transposed @ u
-        out = numpy.empty(b - a)
-        pattern_rmatvec(*of, u, out)
-        return out
+        if transposed is None:
+            out = numpy.empty(b - a)
+            pattern_rmatvec(*of, u, out)
+            return out
+        if isinstance(transposed, str):
+            out = numpy.empty(b - a)
+            squared_rmatvec(*of, u, out)
+            return out
+        return transposed @ u
 
 
 def _column_values(X: "sp.spmatrix") -> Optional[numpy.ndarray]:
     """The value of each column of a float64 CSC X whose columns each hold one value (0 for empty columns), else
-    None."""
+    None (`_sparse.column_values`)."""
     if X.format != "csc" or X.dtype != numpy.float64 or X.indices.dtype not in (numpy.int32, numpy.int64):
         return None
-    df = numpy.diff(X.indptr)
-    scale = numpy.zeros(X.shape[1])
-    filled = df > 0
-    first = X.indptr[:-1][filled]
-    scale[filled] = X.data[first]
-    # each column's last entry first (a cheap test that most other matrices fail), then every entry
-    if not numpy.array_equal(X.data[first + df[filled] - 1], scale[filled]) or \
-            not numpy.array_equal(numpy.repeat(scale, df), X.data):
-        return None
-    return scale
+    return column_values(X.indptr.astype(X.indices.dtype, copy=False), X.data)
 
 
 class _Transposed:
@@ -293,11 +291,6 @@ class _Transposed:
 
     def __matmul__(self, u: numpy.ndarray) -> numpy.ndarray:
         return self.of.rmatvec(u)
-
-
-def _blocked(X: "sp.spmatrix", threads: int) -> Any:
-    """X itself, or `_ColumnBlocks` of X (CSC) when it has at least `BLOCK_NNZ` nonzeros (whatever `threads`)."""
-    return _ColumnBlocks(X, threads) if X.nnz >= BLOCK_NNZ else X
 
 
 def _squared(X: "sp.spmatrix") -> "sp.spmatrix":
@@ -334,8 +327,11 @@ class _Newton:
 
     @staticmethod
     def blocks(X: "sp.spmatrix", threads: Union[int, Threads]) -> Tuple[Any, Any]:
-        """X and its entries squared as `_Newton` multiplies them (`_blocked`)."""
-        return _blocked(X, threads), _blocked(_squared(X), threads)
+        """X and its entries squared as `_Newton` multiplies them: as scipy matrices, or as `_ColumnBlocks` of a
+        CSC X with at least `BLOCK_NNZ` nonzeros (whatever `threads`), the squares then never stored."""
+        if X.nnz < BLOCK_NNZ:
+            return X, _squared(X)
+        return _ColumnBlocks(X, threads), _ColumnBlocks(X, threads, squared=True)
 
     def value_grad(self, x: numpy.ndarray) -> Tuple[float, numpy.ndarray]:
         return _smooth(x, self.X, self.y, self.loss, self.l2)
