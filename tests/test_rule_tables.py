@@ -127,6 +127,20 @@ def test_from_arrays_equals_add(case, forest, rnd):
 
 
 @SETTINGS
+@given(rule_lists(), scoring_forests(), st.randoms(use_true_random=False))
+def test_from_arrays_of_every_pattern_once_in_order_equals_add(case, forest, rnd):
+    """A tf-idf model's table uses every mined pattern once, in mined order (the numbering is then kept as it is)."""
+    n_heads, value, _, pool, intercepts = case
+    cuts = sorted(rnd.randint(0, len(pool)) for _ in range(n_heads - 1))
+    heads = [sum(i >= c for c in cuts) for i in range(len(pool))]
+    rules = [(h, code, 1, rnd.uniform(0.1, 2.0), 0.5 if value == "tfidf" else 0.0) for h, code in zip(heads, pool)]
+    by_add = built_by_add(n_heads, value, rules, intercepts)
+    by_arrays = built_from_arrays(n_heads, value, rules, pool, intercepts, list(range(len(pool))))
+    assert_same(by_add, by_arrays, forest)
+    assert_same(by_add, RuleSet.from_bytes(by_arrays.to_bytes()), forest)
+
+
+@SETTINGS
 @given(rule_lists(), scoring_forests())
 def test_flat_layout_round_trip(case, forest):
     n_heads, value, rules, pool, intercepts = case
@@ -403,6 +417,18 @@ def test_from_arrays_drops_unused_patterns_and_leaves_the_inputs_alone():
     assert rs.rules(0)[0][2] == 0.5 and a.flags.writeable
     with pytest.raises(ValueError):
         rs.rule_arrays(0)[2][0] = 1.0
+
+
+def test_from_arrays_of_every_pattern_in_order_leaves_the_inputs_alone():
+    kwargs = from_arrays_kwargs(depth=numpy.array([0, 1, 0], dtype=numpy.int32),
+                                label=numpy.array([0, 1, 1], dtype=numpy.int32),
+                                code_start=numpy.array([0, 2, 3], dtype=numpy.int64))
+    rs = RuleSet.from_arrays(["pos"], **kwargs)
+    assert rs.n_patterns == 2 and rs.rules(0)[1] == (((0, "b"),), 1, -0.5, 0.0)
+    arrays = [kwargs[k] for k in ("depth", "label", "code_start")] + list(kwargs["rules"][0])
+    assert all(a.flags.writeable for a in arrays)
+    kwargs["depth"][1] = 0
+    assert rs.pattern(0) == ((0, "a"), (1, "b"))
 
 
 @settings(max_examples=100, deadline=None)

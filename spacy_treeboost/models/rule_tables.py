@@ -153,23 +153,28 @@ def numbered_by_first_use(strings: List[str], depth: numpy.ndarray, label: numpy
     order) as `RuleSet.add` numbers them, and the strings no pattern uses dropped."""
     n_patterns = len(code_start) - 1
     pids = numpy.concatenate([numpy.zeros(0, dtype=numpy.int64)] + [c[0] for c in columns])
-    if numpy.bincount(pids, minlength=n_patterns).max(initial=0) <= 1:
-        order = pids
+    if len(pids) == n_patterns and bool((pids == numpy.arange(n_patterns)).all()):
+        # every pattern once, in order (a tf-idf model): the numbering is the same
+        depth, start = depth.copy(), code_start.copy()
+        columns = [(pid.copy(), z.copy(), a.copy(), b.copy()) for pid, z, a, b in columns]
     else:
-        used, first = numpy.unique(pids, return_index=True)
-        order = used[numpy.argsort(first, kind="stable")]
-    remap = numpy.full(n_patterns, -1, dtype=numpy.int64)
-    remap[order] = numpy.arange(len(order))
-    lengths = numpy.diff(code_start)[order]
-    start = numpy.zeros(len(order) + 1, dtype=numpy.int64)
-    numpy.cumsum(lengths, out=start[1:])
-    nodes = numpy.repeat(code_start[:-1][order] - start[:-1], lengths) + numpy.arange(start[-1])
-    depth, label = depth[nodes], label[nodes]
+        if numpy.bincount(pids, minlength=n_patterns).max(initial=0) <= 1:
+            order = pids
+        else:
+            used, first = numpy.unique(pids, return_index=True)
+            order = used[numpy.argsort(first, kind="stable")]
+        remap = numpy.full(n_patterns, -1, dtype=numpy.int64)
+        remap[order] = numpy.arange(len(order))
+        lengths = numpy.diff(code_start)[order]
+        start = numpy.zeros(len(order) + 1, dtype=numpy.int64)
+        numpy.cumsum(lengths, out=start[1:])
+        nodes = numpy.repeat(code_start[:-1][order] - start[:-1], lengths) + numpy.arange(start[-1])
+        depth, label = depth[nodes], label[nodes]
+        columns = [(remap[pid], z.copy(), a.copy(), b.copy()) for pid, z, a, b in columns]
     present = numpy.zeros(len(strings), dtype=bool)
     present[label] = True
     kept = numpy.flatnonzero(present)
     label = (numpy.cumsum(present, dtype=numpy.int32) - 1)[label]
-    columns = [(remap[pid], z.copy(), a.copy(), b.copy()) for pid, z, a, b in columns]
     return [strings[i] for i in kept.tolist()], depth, label, start, columns
 
 
