@@ -311,23 +311,102 @@ def test_ctrl_c_stops_every_worker(tmp_path, synthetic):
 
 
 @pytest.mark.slow
-def test_a_script_without_the_main_guard_gets_an_error_not_a_hang(tmp_path):
+@pytest.mark.parametrize("start", ["fork", "spawn"])
+def test_a_script_without_the_main_guard_trains_with_forked_workers_and_gets_an_error_not_a_hang_with_spawned_ones(
+        tmp_path, start):
     """Spawned workers import the main script; one that trains at import time makes each worker die while it
-    starts. The forest (megabytes here, more than a pipe holds) must not be stuck in a pipe nobody reads."""
+    starts. The forest (megabytes here, more than a pipe holds) must not be stuck in a pipe nobody reads. Forked
+    workers (Linux, a single-threaded training process) do not import it, and the script trains."""
+    if start == "fork" and not sys.platform.startswith("linux"):
+        pytest.skip("workers are forked on Linux only")
     (tmp_path / "train.tree").write_text(SYNTHETIC.read_text(encoding="utf8") * 40, encoding="utf8")
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent(f"""
+        from spacy_treeboost.learning import backends
+        from spacy_treeboost.learning.learner import TreeBoostClassifier
+        from spacy_treeboost.trees import read_bact
+        backends._start_method = lambda: {start!r}
+        forest, y = read_bact({str(tmp_path / "train.tree")!r})
+        assert len(forest.labels) * 8 > 2 ** 20
+        clf = TreeBoostClassifier("frequency", n_rounds=5, n_workers=2, backend="processes").fit(forest, y)
+        print(clf.space_.start_method, len(clf.rules_))
+    """))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
+    if start == "fork":
+        assert proc.returncode == 0 and proc.stdout.split() == ["fork", "5"], proc.stderr
+        return
+    assert proc.returncode == 1
+    assert "WorkerDiedError: Search worker 1" in proc.stderr and "while starting" in proc.stderr
+    assert 'if __name__ == "__main__":' in proc.stderr
+
+
+def test_workers_are_spawned_while_this_process_runs_other_threads(synthetic):
+    """Forking a process with other threads can deadlock the child: the workers are spawned then, and learn the same
+    rules."""
+    import threading
+
+    forest, y, _ = synthetic
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        spawned = TreeBoostClassifier("frequency", n_rounds=5, n_workers=2, backend="processes").fit(forest, y)
+    finally:
+        stop.set()
+        other.join()
+    forked = TreeBoostClassifier("frequency", n_rounds=5, n_workers=2, backend="processes").fit(forest, y)
+    try:
+        assert spawned.space_.start_method == "spawn"
+        assert forked.space_.start_method == ("fork" if sys.platform.startswith("linux") else "spawn")
+        assert classifier_to_dict(spawned) == classifier_to_dict(forked)
+    finally:
+        spawned.space_.close()
+        forked.space_.close()
+
+
+@pytest.mark.slow
+def test_forked_workers_stop_when_the_training_process_is_killed(tmp_path, synthetic):
+    """A forked worker holds only its own end of its pipe (the parent's ends it inherited are closed), so it sees
+    the pipe end when the training process dies and exits rather than waiting forever."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("workers are forked on Linux only")
     script = tmp_path / "train.py"
     script.write_text(textwrap.dedent(f"""
         from spacy_treeboost.learning.learner import TreeBoostClassifier
         from spacy_treeboost.trees import read_bact
-        forest, y = read_bact({str(tmp_path / "train.tree")!r})
-        assert len(forest.labels) * 8 > 2 ** 20
-        TreeBoostClassifier("frequency", n_rounds=5, n_workers=2, backend="processes").fit(forest, y)
+        forest, y = read_bact({str(synthetic[2])!r})
+        clf = TreeBoostClassifier("frequency", n_rounds=10**6, n_workers=3, backend="processes").start(forest, y)
+        assert clf.space_.start_method == "fork"
+        print(*clf.space_.pids, flush=True)
+        while True:
+            clf.boost(1000)
     """))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
-    assert proc.returncode == 1
-    assert "WorkerDiedError: Search worker 1" in proc.stderr and "while starting" in proc.stderr
-    assert 'if __name__ == "__main__":' in proc.stderr
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                            text=True)
+    try:
+        pids = [int(p) for p in proc.stdout.readline().split()]
+        assert len(pids) == 2
+        proc.kill()
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and any(_alive(pid) for pid in pids):
+            time.sleep(0.1)
+        assert not any(_alive(pid) for pid in pids)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+
+
+def _alive(pid):
+    """Whether process pid runs (a zombie whose parent died is reaped by init, so it goes too)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf8") as f:
+            return f.read().split(") ")[-1][0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 @pytest.mark.slow

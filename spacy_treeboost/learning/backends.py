@@ -97,14 +97,16 @@ class SearchWorker:
     owned (Optional[numpy.ndarray]): per label id, whether this worker owns it; None owns every label.
     shared_best (Optional[numpy.ndarray]): per head, the best value any worker has found this round, in memory
         the workers share (`SearchSpace.best_rule`); the coordinator resets it before each round.
+    space (Optional[SearchSpace]): The forest already indexed by `SearchSpace(*forest, **space_settings)`, owning
+        every root label (a forked worker's copy of the one its parent built); None builds it.
     """
 
     def __init__(self, forest: Tuple[numpy.ndarray, ...], targets: List[numpy.ndarray], space_settings: Dict[str, Any],
                  search_settings: Dict[str, Any], owned: Optional[numpy.ndarray] = None,
-                 shared_best: Optional[numpy.ndarray] = None) -> None:
+                 shared_best: Optional[numpy.ndarray] = None, space: Any = None) -> None:
         from ._mine import SearchSpace
 
-        self.space = SearchSpace(*forest, **space_settings)
+        self.space = SearchSpace(*forest, **space_settings) if space is None else space
         if owned is not None:
             self.space.own_root_labels(owned)
         self.targets = targets
@@ -340,10 +342,23 @@ class LocalBackend(SearchBackend):
         self.workers = []
 
 
+def _start_method() -> str:
+    """How the processes backend starts its workers: "fork" on Linux when this process runs a single thread (a
+    forked worker inherits the indexed forest, where a spawned one imports the main script, receives the forest and
+    indexes it again), else "spawn" (forking a process with other threads can deadlock the child)."""
+    import sys
+    import threading
+
+    if sys.platform.startswith("linux") and threading.active_count() == 1:
+        return "fork"
+    return "spawn"
+
+
 def _process_main(conn: Any, shared_best: Any = None) -> None:
-    """A worker process: the forest comes over the pipe (not as spawn arguments, whose write would block forever
-    if the child died while starting), then one reply per request until None or a closed pipe. `shared_best`:
-    the per-head best values the workers share (a `RawArray`, small enough for the spawn arguments)."""
+    """A spawned worker process: the forest comes over the pipe (not as spawn arguments, whose write would block
+    forever if the child died while starting), then one reply per request until None or a closed pipe.
+    `shared_best`: the per-head best values the workers share (a `RawArray`, small enough for the spawn
+    arguments)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -357,6 +372,31 @@ def _process_main(conn: Any, shared_best: Any = None) -> None:
     except Exception as err:
         conn.send(("error", err))
         return
+    _serve(conn, worker)
+
+
+def _forked_main(conn: Any, shared_best: Any, init: Dict[str, Any], owned: numpy.ndarray, space: Any,
+                 inherited: List[Any]) -> None:
+    """A forked worker process: its share of `space` (its copy of the forest the parent indexed), then one reply per
+    request until None or a closed pipe. `inherited`: the parent's ends of the workers' pipes, this one's included,
+    closed here so that each pipe ends when the training process goes."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for other in inherited:
+        other.close()
+    try:
+        worker = SearchWorker(**init, owned=owned, shared_best=numpy.frombuffer(shared_best, dtype=numpy.float64),
+                              space=space)
+    except Exception as err:
+        conn.send(("error", err))
+        return
+    _serve(conn, worker)
+
+
+def _serve(conn: Any, worker: SearchWorker) -> None:
+    """A worker process's requests: one reply per request that asks for one, until None or a closed pipe; an error
+    in a request without a reply comes back with the next one that has a reply."""
     failed: Optional[Exception] = None
     while True:
         try:
@@ -401,15 +441,17 @@ def _stop_processes(processes: List[Any], conns: List[Any]) -> None:
 
 
 class ProcessBackend(SearchBackend):
-    """Worker 0 in this process, which also coordinates, and workers 1 ... n - 1 in spawned local processes talking
-    over pipes (standard library). This process searches its share while the others search theirs, so each round
-    wakes and feeds one process fewer; one worker runs here alone. Worker 0's calls wait until their reply is asked
-    for (`_receive`), after the other workers have theirs, and a rule sent to it without a reply is applied before
-    its next call, as a worker process would."""
+    """Worker 0 in this process, which also coordinates, and workers 1 ... n - 1 in local processes talking over
+    pipes (standard library), forked or spawned (`_start_method`). This process searches its share while the others
+    search theirs, so each round wakes and feeds one process fewer; one worker runs here alone. Worker 0's calls
+    wait until their reply is asked for (`_receive`), after the other workers have theirs, and a rule sent to it
+    without a reply is applied before its next call, as a worker process would. Forked workers start from this
+    process's index of the forest, built once before they fork."""
 
     def __init__(self, n_workers: int, init: Dict[str, Any], owners: Optional[numpy.ndarray]) -> None:
         self.n_workers = n_workers
-        context = multiprocessing.get_context("spawn")
+        self.start_method = _start_method() if n_workers > 1 else "none"
+        context = multiprocessing.get_context(self.start_method if n_workers > 1 else "spawn")
         shared = context.RawArray("d", len(init["targets"])) if n_workers > 1 else None
         if shared is not None:
             self.shared_best = numpy.frombuffer(shared, dtype=numpy.float64)
@@ -417,18 +459,28 @@ class ProcessBackend(SearchBackend):
         self._calls: List[Tuple[str, Tuple[Any, ...]]] = []
         self._finalizer = weakref.finalize(self, _stop_processes, self.processes, self.conns)
         try:
+            space = None
+            if self.start_method == "fork":
+                from ._mine import SearchSpace
+
+                space = SearchSpace(*init["forest"], **init["space_settings"])
             for i in range(1, n_workers):
                 parent, child = context.Pipe()
-                proc = context.Process(target=_process_main, name=f"spacy-treeboost search worker {i}",
-                                       args=(child, shared), daemon=True)
+                name = f"spacy-treeboost search worker {i}"
+                if space is None:
+                    proc = context.Process(target=_process_main, name=name, args=(child, shared), daemon=True)
+                else:
+                    proc = context.Process(target=_forked_main, name=name, daemon=True,
+                                           args=(child, shared, init, owners == i, space, [*self.conns, parent]))
                 proc.start()
                 child.close()
                 self.processes.append(proc)
                 self.conns.append(parent)
-            for i in range(1, n_workers):
-                self._send(i, "init", (init, owners == i))
+            if space is None:
+                for i in range(1, n_workers):
+                    self._send(i, "init", (init, owners == i))
             self.local: Optional[SearchWorker] = SearchWorker(
-                **init, owned=None if owners is None else owners == 0, shared_best=self.shared_best)
+                **init, owned=None if owners is None else owners == 0, shared_best=self.shared_best, space=space)
             self.start_workers()
         except BaseException:
             self.close()
@@ -496,7 +548,7 @@ class ProcessBackend(SearchBackend):
         self.close()
         how = f"exit code {code}" if code is None or code >= 0 else f"signal {-code}"
         when = "while starting" if self.round == 0 else f"in boosting round {self.round}"
-        if self.round == 0 and code is not None and code > 0:
+        if self.round == 0 and code is not None and code > 0 and self.start_method == "spawn":
             hint = ("Workers are spawned and import the main script: a script that trains when it is imported needs "
                     'the guard `if __name__ == "__main__":` around its training code.')
         else:
