@@ -487,3 +487,27 @@ def test_long_patterns_are_compared_node_by_node(same):
             RuleSet.from_arrays(["pos"], **kwargs)
     else:
         assert RuleSet.from_arrays(["pos"], **kwargs).n_patterns == 3
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(1, 5), max_size=12), st.data())
+def test_codes_in_order_gathers_the_codes_as_a_node_index_does(lengths, data):
+    from spacy_treeboost.models._match import codes_in_order
+
+    code_start = numpy.concatenate([[0], numpy.cumsum(lengths)]).astype(numpy.int64)
+    depth = numpy.arange(code_start[-1], dtype=numpy.int32)
+    label = (depth * 7 % 5).astype(numpy.int32)
+    order = numpy.array(data.draw(st.lists(st.integers(0, len(lengths) - 1), max_size=15)) if lengths else [],
+                        dtype=numpy.int64)
+    got_depth, got_label, got_start = codes_in_order(depth, label, code_start, order)
+    n = numpy.diff(code_start)[order]
+    start = numpy.concatenate([[0], numpy.cumsum(n)]).astype(numpy.int64)
+    nodes = numpy.repeat(code_start[:-1][order] - start[:-1], n) + numpy.arange(start[-1])
+    numpy.testing.assert_array_equal(got_start, start)
+    numpy.testing.assert_array_equal(got_depth, depth[nodes])
+    numpy.testing.assert_array_equal(got_label, label[nodes])
+    with pytest.raises(ValueError, match="outside the"):
+        codes_in_order(depth, label, code_start, numpy.array([len(lengths)], dtype=numpy.int64))
+    with pytest.raises(ValueError, match="must run from 0"):
+        codes_in_order(depth[:-1] if len(depth) else numpy.zeros(1, numpy.int32), label[:len(depth) - 1]
+                       if len(depth) else numpy.zeros(1, numpy.int32), code_start, order)

@@ -13,3 +13,7 @@ class PatternMatcher:
     def count(
         self, labels: numpy.ndarray, parents: numpy.ndarray, offsets: numpy.ndarray
     ) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]: ...
+
+def codes_in_order(
+    depth: numpy.ndarray, label: numpy.ndarray, code_start: numpy.ndarray, order: numpy.ndarray
+) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]: ...

@@ -339,3 +339,42 @@ cdef class PatternMatcher:
 
 def _matcher_from_arrays(depth, label, code_start, n_labels, match_roots):
     return PatternMatcher.from_arrays(depth, label, code_start, n_labels, match_roots)
+
+
+def codes_in_order(const int32_t[::1] depth, const int32_t[::1] label, const int64_t[::1] code_start,
+                   const int64_t[::1] order):
+    """The codes of patterns `order`, in that order, as flat tables: one pass that copies each code's nodes, where
+    gathering them by a node index array would build and read that array (`rule_tables.numbered_by_first_use`).
+
+    depth, label (numpy.ndarray): int32 per pattern node, the codes concatenated.
+    code_start (numpy.ndarray): int64 offsets of the codes, one more than the patterns.
+    order (numpy.ndarray): int64 pattern ids.
+    RETURNS (tuple): (depth, label, code_start) of the selected codes.
+    """
+    cdef Py_ssize_t n_patterns = code_start.shape[0] - 1, m = order.shape[0], i
+    cdef int64_t total = 0, p, k, at = 0
+    if n_patterns < 0 or code_start[0] != 0 or code_start[n_patterns] != depth.shape[0] \
+            or label.shape[0] != depth.shape[0]:
+        raise ValueError("code_start must run from 0 to the number of nodes of depth and label")
+    for i in range(m):
+        p = order[i]
+        if p < 0 or p >= n_patterns:
+            raise ValueError(f"pattern {p} lies outside the {n_patterns} patterns")
+        if code_start[p + 1] < code_start[p]:
+            raise ValueError("code_start must not decrease")
+        total += code_start[p + 1] - code_start[p]
+    depth_out = numpy.empty(total, dtype=numpy.int32)
+    label_out = numpy.empty(total, dtype=numpy.int32)
+    start_out = numpy.empty(m + 1, dtype=numpy.int64)
+    cdef int32_t[::1] d = depth_out, l = label_out
+    cdef int64_t[::1] s = start_out
+    with nogil:
+        for i in range(m):
+            s[i] = at
+            p = order[i]
+            for k in range(code_start[p], code_start[p + 1]):
+                d[at] = depth[k]
+                l[at] = label[k]
+                at += 1
+        s[m] = at
+    return depth_out, label_out, start_out

@@ -11,6 +11,8 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy
 
+from ._match import codes_in_order
+
 Columns = Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]
 Tables = Tuple[List[str], numpy.ndarray, numpy.ndarray, numpy.ndarray, List[Columns]]
 
@@ -165,11 +167,7 @@ def numbered_by_first_use(strings: List[str], depth: numpy.ndarray, label: numpy
             order = used[numpy.argsort(first, kind="stable")]
         remap = numpy.full(n_patterns, -1, dtype=numpy.int64)
         remap[order] = numpy.arange(len(order))
-        lengths = numpy.diff(code_start)[order]
-        start = numpy.zeros(len(order) + 1, dtype=numpy.int64)
-        numpy.cumsum(lengths, out=start[1:])
-        nodes = numpy.repeat(code_start[:-1][order] - start[:-1], lengths) + numpy.arange(start[-1])
-        depth, label = depth[nodes], label[nodes]
+        depth, label, start = codes_in_order(depth, label, code_start, numpy.ascontiguousarray(order, numpy.int64))
         columns = [(remap[pid], z.copy(), a.copy(), b.copy()) for pid, z, a, b in columns]
     present = numpy.zeros(len(strings), dtype=bool)
     present[label] = True
