@@ -233,7 +233,7 @@ def test_execution_settings_are_parameters_but_not_part_of_the_model(synthetic):
             TreeBoostClassifier(**bad).fit(forest, y)
 
 
-def test_the_processes_backend_runs_worker_0_here_and_spawns_the_others(synthetic):
+def test_the_processes_backend_runs_worker_0_here_and_starts_the_others(synthetic):
     forest, y, _ = synthetic
     alone = TreeBoostClassifier("frequency", n_rounds=5, n_workers=1, backend="processes").fit(forest, y)
     assert alone.space_.processes == [] and alone.space_.stats()[0]["pid"] == os.getpid()
@@ -341,12 +341,35 @@ def test_a_script_without_the_main_guard_trains_with_forked_workers_and_gets_an_
     assert 'if __name__ == "__main__":' in proc.stderr
 
 
+@pytest.mark.slow
+def test_forked_workers_learn_the_rules_of_one_worker(synthetic):
+    """A fresh single-threaded process on Linux forks its workers from its index of the forest: the same rules."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("workers are forked on Linux only")
+    code = textwrap.dedent(f"""
+        from spacy_treeboost.learning.classifier_files import classifier_to_dict
+        from spacy_treeboost.learning.learner import TreeBoostClassifier
+        from spacy_treeboost.trees import read_bact
+        forest, y = read_bact({str(synthetic[2])!r})
+        fits = [TreeBoostClassifier("frequency", n_rounds=8, n_workers=n, backend="processes").fit(forest, y)
+                for n in (1, 2, 3)]
+        print(fits[1].space_.start_method, fits[2].space_.start_method,
+              all(classifier_to_dict(f) == classifier_to_dict(fits[0]) for f in fits))
+    """)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["fork", "fork", "True"]
+
+
 def test_workers_are_spawned_while_this_process_runs_other_threads(synthetic):
     """Forking a process with other threads can deadlock the child: the workers are spawned then, and learn the same
     rules."""
     import threading
 
     forest, y, _ = synthetic
+    # this test process may run other threads already (Ray's, from earlier tests)
+    alone = "fork" if sys.platform.startswith("linux") and threading.active_count() == 1 else "spawn"
     stop = threading.Event()
     other = threading.Thread(target=stop.wait)
     other.start()
@@ -358,7 +381,7 @@ def test_workers_are_spawned_while_this_process_runs_other_threads(synthetic):
     forked = TreeBoostClassifier("frequency", n_rounds=5, n_workers=2, backend="processes").fit(forest, y)
     try:
         assert spawned.space_.start_method == "spawn"
-        assert forked.space_.start_method == ("fork" if sys.platform.startswith("linux") else "spawn")
+        assert forked.space_.start_method == alone
         assert classifier_to_dict(spawned) == classifier_to_dict(forked)
     finally:
         spawned.space_.close()
