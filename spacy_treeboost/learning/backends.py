@@ -354,49 +354,32 @@ def _start_method() -> str:
     return "spawn"
 
 
-def _process_main(conn: Any, shared_best: Any = None) -> None:
-    """A spawned worker process: the forest comes over the pipe (not as spawn arguments, whose write would block
-    forever if the child died while starting), then one reply per request until None or a closed pipe.
-    `shared_best`: the per-head best values the workers share (a `RawArray`, small enough for the spawn
-    arguments)."""
+def _process_main(conn: Any, shared_best: Any = None, forked: Optional[Tuple[Any, ...]] = None) -> None:
+    """A worker process, then one reply per request until None or a closed pipe; an error in a request without a
+    reply comes back with the next one that has a reply. `shared_best`: the per-head best values the workers share
+    (a `RawArray`, small enough for the spawn arguments). A spawned worker receives the forest over the pipe (not as
+    spawn arguments, whose write would block forever if the child died while starting). A forked one gets `forked`:
+    (init, owned, space, inherited), its copy of the forest the parent indexed and the parent's ends of the workers'
+    pipes (this one's included), closed here so that each pipe ends when the training process goes."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        _, (init, owned), _ = conn.recv()
-    except (EOFError, OSError):
-        return
+    if forked is None:
+        try:
+            _, (init, owned), _ = conn.recv()
+        except (EOFError, OSError):
+            return
+        space = None
+    else:
+        init, owned, space, inherited = forked
+        for other in inherited:
+            other.close()
     try:
         shared = None if shared_best is None else numpy.frombuffer(shared_best, dtype=numpy.float64)
-        worker = SearchWorker(**init, owned=owned, shared_best=shared)
+        worker = SearchWorker(**init, owned=owned, shared_best=shared, space=space)
     except Exception as err:
         conn.send(("error", err))
         return
-    _serve(conn, worker)
-
-
-def _forked_main(conn: Any, shared_best: Any, init: Dict[str, Any], owned: numpy.ndarray, space: Any,
-                 inherited: List[Any]) -> None:
-    """A forked worker process: its share of `space` (its copy of the forest the parent indexed), then one reply per
-    request until None or a closed pipe. `inherited`: the parent's ends of the workers' pipes, this one's included,
-    closed here so that each pipe ends when the training process goes."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    for other in inherited:
-        other.close()
-    try:
-        worker = SearchWorker(**init, owned=owned, shared_best=numpy.frombuffer(shared_best, dtype=numpy.float64),
-                              space=space)
-    except Exception as err:
-        conn.send(("error", err))
-        return
-    _serve(conn, worker)
-
-
-def _serve(conn: Any, worker: SearchWorker) -> None:
-    """A worker process's requests: one reply per request that asks for one, until None or a closed pipe; an error
-    in a request without a reply comes back with the next one that has a reply."""
     failed: Optional[Exception] = None
     while True:
         try:
@@ -450,8 +433,8 @@ class ProcessBackend(SearchBackend):
 
     def __init__(self, n_workers: int, init: Dict[str, Any], owners: Optional[numpy.ndarray]) -> None:
         self.n_workers = n_workers
-        self.start_method = _start_method() if n_workers > 1 else "none"
-        context = multiprocessing.get_context(self.start_method if n_workers > 1 else "spawn")
+        self.start_method = _start_method()
+        context = multiprocessing.get_context(self.start_method)
         shared = context.RawArray("d", len(init["targets"])) if n_workers > 1 else None
         if shared is not None:
             self.shared_best = numpy.frombuffer(shared, dtype=numpy.float64)
@@ -467,11 +450,8 @@ class ProcessBackend(SearchBackend):
             for i in range(1, n_workers):
                 parent, child = context.Pipe()
                 name = f"spacy-treeboost search worker {i}"
-                if space is None:
-                    proc = context.Process(target=_process_main, name=name, args=(child, shared), daemon=True)
-                else:
-                    proc = context.Process(target=_forked_main, name=name, daemon=True,
-                                           args=(child, shared, init, owners == i, space, [*self.conns, parent]))
+                forked = None if space is None else (init, owners == i, space, [*self.conns, parent])
+                proc = context.Process(target=_process_main, name=name, args=(child, shared, forked), daemon=True)
                 proc.start()
                 child.close()
                 self.processes.append(proc)

@@ -152,7 +152,8 @@ class _SingletonReduction:
             self.X = X
             return
         indptr, indices, data = take_columns(X.indptr.astype(X.indices.dtype, copy=False), X.indices, X.data,
-                                             self.keep.astype(numpy.int64), self.samples.astype(X.indices.dtype),
+                                             self.keep.astype(numpy.int64, copy=False),
+                                             self.samples.astype(X.indices.dtype),
                                              norms[self.samples])
         self.X = csc_matrix((data, indices, indptr), shape=(n, len(self.keep) + len(self.samples)))
 
