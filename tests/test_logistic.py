@@ -489,26 +489,39 @@ def test_fold_split_is_the_dense_rows_in_and_out_of_the_fold(seed, index_dtype, 
             assert part.has_sorted_indices and part.nnz == numpy.count_nonzero(X[rows])
 
 
-def textbook_pcg(X, curvature, l2, g, M, delta):
-    """Steihaug's preconditioned CG written with a new vector per operation: the reference of `_pcg`."""
+def piecewise_dot(a, b, piece):
+    """a . b as the solver sums it: each piece of `piece` entries added in index order from 0.0 (numpy's cumsum
+    adds in order), the pieces' sums in piece order."""
+    total = 0.0
+    for lo in range(0, len(a), piece):
+        total += float(numpy.cumsum(numpy.concatenate([[0.0], a[lo:lo + piece] * b[lo:lo + piece]]))[-1])
+    return total
+
+
+def textbook_pcg(X, curvature, l2, g, M, delta, piece):
+    """Steihaug's preconditioned CG written with a new vector per operation and `piecewise_dot` as the dot
+    product in its loop: the reference of `_pcg`."""
     import math
 
     def hessian(v):
         u = curvature * (X @ v[:-1] + v[-1])
         return numpy.concatenate([X.T @ u + l2 * v[:-1], [u.sum()]])
 
+    def dot(a, b):
+        return piecewise_dot(a, b, piece)
+
     s, r = numpy.zeros_like(g), -g
     z = r / M
     d = z.copy()
-    zr = float(z @ r)
+    zr = dot(z, r)
     tol = 0.1 * math.sqrt(zr)
     for _ in range(len(g)):
         if math.sqrt(max(zr, 0.0)) <= tol:
             break
         Hd = hessian(d)
-        alpha = zr / float(d @ Hd)
+        alpha = zr / dot(d, Hd)
         s = s + alpha * d
-        if math.sqrt(float(s @ (M * s))) > delta:
+        if math.sqrt(dot(s, M * s)) > delta:
             s = s - alpha * d
             sMd, sMs, dMd = float(s @ (M * d)), float(s @ (M * s)), float(d @ (M * d))
             rad = math.sqrt(max(sMd * sMd + dMd * (delta * delta - sMs), 0.0))
@@ -516,25 +529,64 @@ def textbook_pcg(X, curvature, l2, g, M, delta):
             return s + alpha * d, r - alpha * Hd
         r = r - alpha * Hd
         z = r / M
-        zr_new = float(z @ r)
+        zr_new = dot(z, r)
         d = z + (zr_new / zr) * d
         zr = zr_new
     return s, r
 
 
 @SETTINGS
-@given(st.integers(0, 10**6), st.floats(1e-3, 1e3), st.booleans())
-def test_in_place_cg_steps_are_the_textbook_steps_bit_for_bit(seed, delta, blocks):
+@given(st.integers(0, 10**6), st.floats(1e-3, 1e3), st.booleans(), st.sampled_from([1, 3, 7, 1 << 16]),
+       st.sampled_from([1, 2, 3]))
+def test_in_place_cg_steps_are_the_textbook_steps_bit_for_bit(seed, delta, blocks, piece, threads):
     from scipy.sparse import csc_matrix
 
-    from spacy_treeboost.learning.logistic import _ColumnBlocks, _hessian_product, _pcg
+    from spacy_treeboost.learning import logistic
+    from spacy_treeboost.learning.logistic import _ColumnBlocks, _hessian_product, _pcg, _Team
 
     rng = numpy.random.default_rng(seed)
     X, _ = random_problem(seed, n=int(rng.integers(1, 30)), d=int(rng.integers(1, 40)))
     A = _ColumnBlocks(csc_matrix(X), 2) if blocks else csc_matrix(X)
     curvature, l2 = rng.random(X.shape[0]), float(rng.uniform(0.01, 10))
     g, M = rng.normal(size=X.shape[1] + 1), rng.uniform(0.5, 2.0, size=X.shape[1] + 1)
-    step, residual = _pcg(lambda v: _hessian_product(A, curvature, l2, v), g, M, delta)
-    want_step, want_residual = textbook_pcg(A, curvature, l2, g, M, delta)
+    team = _Team(threads)
+    saved, logistic.CG_PIECE = logistic.CG_PIECE, piece
+    try:
+        step, residual = _pcg(lambda v: _hessian_product(A, curvature, l2, v), g, M, delta, team)
+    finally:
+        logistic.CG_PIECE = saved
+        team.close()
+    want_step, want_residual = textbook_pcg(A, curvature, l2, g, M, delta, piece)
     numpy.testing.assert_array_equal(step, want_step)
     numpy.testing.assert_array_equal(residual, want_residual)
+
+
+@SETTINGS
+@given(st.integers(0, 10**6), st.integers(0, 40), st.integers(0, 40), st.floats(-3, 3))
+def test_cg_vector_kernels_are_their_numpy_forms(seed, lo, length, alpha):
+    from spacy_treeboost.learning._sparse import cg_direction_range, cg_residual_range, cg_step_range, dot_range
+
+    rng = numpy.random.default_rng(seed)
+    n = lo + length + int(rng.integers(0, 5))
+    a, b, M = rng.normal(size=n), rng.normal(size=n), rng.uniform(0.5, 2.0, size=n)
+    hi = lo + length
+    assert dot_range(a, b, lo, hi) == piecewise_dot(a[lo:hi], b[lo:hi], max(length, 1))
+    s, want = a.copy(), a.copy()
+    want[lo:hi] = a[lo:hi] + alpha * b[lo:hi]
+    assert cg_step_range(s, b, M, alpha, lo, hi) == piecewise_dot(want[lo:hi], M[lo:hi] * want[lo:hi], max(length, 1))
+    numpy.testing.assert_array_equal(s, want)
+    r, z, want_r, want_z = a.copy(), numpy.zeros(n), a.copy(), numpy.zeros(n)
+    want_r[lo:hi] = a[lo:hi] - alpha * b[lo:hi]
+    want_z[lo:hi] = want_r[lo:hi] / M[lo:hi]
+    total = cg_residual_range(r, z, b, M, alpha, lo, hi)
+    assert total == piecewise_dot(want_z[lo:hi], want_r[lo:hi], max(length, 1))
+    numpy.testing.assert_array_equal(r, want_r)
+    numpy.testing.assert_array_equal(z, want_z)
+    d, want_d = a.copy(), a.copy()
+    want_d[lo:hi] = b[lo:hi] + alpha * a[lo:hi]
+    cg_direction_range(d, b, alpha, lo, hi)
+    numpy.testing.assert_array_equal(d, want_d)
+    with pytest.raises(ValueError, match="does not lie within"):
+        dot_range(a, b, 0, n + 1)
+    with pytest.raises(ValueError, match="differ in length"):
+        cg_step_range(s, numpy.append(b, 0.0), M, alpha, 0, 0)

@@ -302,6 +302,69 @@ def take_columns(const index_t[::1] indptr, const index_t[::1] indices, const do
     return out_indptr, out_indices, out_data
 
 
+def dot_range(const double[::1] a, const double[::1] b, Py_ssize_t lo, Py_ssize_t hi) -> float:
+    """sum(a[i] * b[i] for i in range(lo, hi)), added in index order from 0.0 (a piece of a conjugate-gradient dot
+    product, `logistic.VectorPieces`)."""
+    cdef Py_ssize_t i
+    cdef double total = 0.0
+    _check_range(a.shape[0], lo, hi)
+    if b.shape[0] != a.shape[0]:
+        raise ValueError("the vectors differ in length")
+    with nogil:
+        for i in range(lo, hi):
+            total = total + a[i] * b[i]
+    return total
+
+
+def cg_step_range(double[::1] s, const double[::1] d, const double[::1] M, double alpha, Py_ssize_t lo,
+                  Py_ssize_t hi) -> float:
+    """s[i] += d[i] * alpha for i in range(lo, hi), and the sum of s[i] * (M[i] * s[i]) over them (the step and its
+    squared length in the preconditioner's norm), added in index order from 0.0."""
+    cdef Py_ssize_t i
+    cdef double total = 0.0
+    _check_range(s.shape[0], lo, hi)
+    if d.shape[0] != s.shape[0] or M.shape[0] != s.shape[0]:
+        raise ValueError("the vectors differ in length")
+    with nogil:
+        for i in range(lo, hi):
+            s[i] = s[i] + d[i] * alpha
+            total = total + s[i] * (M[i] * s[i])
+    return total
+
+
+def cg_residual_range(double[::1] r, double[::1] z, const double[::1] Hd, const double[::1] M, double alpha,
+                      Py_ssize_t lo, Py_ssize_t hi) -> float:
+    """r[i] -= Hd[i] * alpha and z[i] = r[i] / M[i] for i in range(lo, hi), and the sum of z[i] * r[i] over them,
+    added in index order from 0.0."""
+    cdef Py_ssize_t i
+    cdef double total = 0.0
+    _check_range(r.shape[0], lo, hi)
+    if z.shape[0] != r.shape[0] or Hd.shape[0] != r.shape[0] or M.shape[0] != r.shape[0]:
+        raise ValueError("the vectors differ in length")
+    with nogil:
+        for i in range(lo, hi):
+            r[i] = r[i] - Hd[i] * alpha
+            z[i] = r[i] / M[i]
+            total = total + z[i] * r[i]
+    return total
+
+
+def cg_direction_range(double[::1] d, const double[::1] z, double beta, Py_ssize_t lo, Py_ssize_t hi) -> None:
+    """d[i] = d[i] * beta + z[i] for i in range(lo, hi)."""
+    cdef Py_ssize_t i
+    _check_range(d.shape[0], lo, hi)
+    if z.shape[0] != d.shape[0]:
+        raise ValueError("the vectors differ in length")
+    with nogil:
+        for i in range(lo, hi):
+            d[i] = d[i] * beta + z[i]
+
+
+cdef inline void _check_range(Py_ssize_t n, Py_ssize_t lo, Py_ssize_t hi) except *:
+    if lo < 0 or hi > n or lo > hi:
+        raise ValueError(f"range {lo}:{hi} does not lie within a vector of {n} entries")
+
+
 def order_by_magnitude(const double[::1] w):
     """The indices of w by decreasing |w|, equal magnitudes in index order: numpy.argsort(-numpy.abs(w),
     kind="stable"), by the stable radix sort `sort_keys` of the complements of the magnitudes' bits. None when w

@@ -14,16 +14,18 @@ elastic-net problems by FISTA with backtracking; both are deterministic. `tol` i
 relative: a solve stops when the gradient (FISTA: the gradient mapping) is `tol`
 times that at the start from zero weights, whatever the scale of the features.
 """
+import itertools
 import logging
 import math
+import os
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy
 
 from ..params import Interval, Items, Options, Rule, rule, validate_params
-from ._sparse import (check_pattern, column_values, pattern_matvec, pattern_rmatvec, split_csc_rows,
-                      squared_rmatvec, take_columns)
+from ._sparse import (cg_direction_range, cg_residual_range, cg_step_range, check_pattern, column_values, dot_range,
+                      pattern_matvec, pattern_rmatvec, split_csc_rows, squared_rmatvec, take_columns)
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
@@ -79,7 +81,10 @@ def _smooth(x: numpy.ndarray, X: "sp.spmatrix", y: numpy.ndarray, loss: str, l2:
     value, d = _loss_terms(y * f, loss)
     g_f = y * d
     grad = numpy.empty_like(x)
-    grad[:-1] = X.T @ g_f + l2 * w
+    if isinstance(X, _ColumnBlocks):
+        X.rmatvec(g_f, plus=(w, l2), out=grad[:-1])
+    else:
+        grad[:-1] = X.T @ g_f + l2 * w
     grad[-1] = g_f.sum()
     return value + 0.5 * l2 * float(w @ w), grad
 
@@ -109,8 +114,11 @@ def _hessian_product(X: "sp.spmatrix", curvature: numpy.ndarray, l2: float, v: n
     u += v[-1]
     u *= curvature
     out = numpy.empty_like(v)
-    numpy.multiply(v[:-1], l2, out=out[:-1])
-    out[:-1] += X.T @ u
+    if isinstance(X, _ColumnBlocks):
+        X.rmatvec(u, plus=(v[:-1], l2), out=out[:-1])
+    else:
+        numpy.multiply(v[:-1], l2, out=out[:-1])
+        out[:-1] += X.T @ u
     out[-1] = u.sum()
     return out
 
@@ -191,21 +199,82 @@ class Threads:
         return self.value
 
 
+class _Team:
+    """Up to `threads` threads (an int, or a `Threads` that may rise) for fixed pieces of work: `map` runs a function
+    on each piece, the pieces taken in any order by any thread, and returns the results in the pieces' order, so
+    what is summed from them is the same, bit for bit, for any number of threads. Its threads live until `close`."""
+
+    def __init__(self, threads: Union[int, Threads] = 1) -> None:
+        self.threads = threads
+        self._pool: Any = None
+
+    def map(self, work: Callable[[Any], Any], pieces: Sequence[Any]) -> List[Any]:
+        n = min(int(self.threads), len(pieces))
+        if n <= 1:
+            return [work(piece) for piece in pieces]
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(max(n, os.cpu_count() or 1) - 1)
+        out: List[Any] = [None] * len(pieces)
+        taken = itertools.count()
+
+        def run() -> None:
+            for i in taken:
+                if i >= len(pieces):
+                    return
+                out[i] = work(pieces[i])
+
+        helpers = [self._pool.submit(run) for _ in range(n - 1)]
+        try:
+            run()
+        finally:
+            for helper in helpers:
+                helper.result()
+        return out
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+
+CG_PIECE = 1 << 16
+
+
+class _Pieces:
+    """A vector's entries in fixed pieces of `CG_PIECE`, for the compiled vector kernels of `_pcg` on a `_Team`: a
+    sum is each piece's sum (in index order) added in piece order, the same for any number of threads."""
+
+    def __init__(self, n: int, team: Optional[_Team]) -> None:
+        self.bounds = [(lo, min(lo + CG_PIECE, n)) for lo in range(0, n, CG_PIECE)]
+        self.team = team if team is not None else _Team(1)
+
+    def total(self, kernel: Callable[..., float], *args: Any) -> float:
+        total = 0.0
+        for part in self.team.map(lambda bounds: kernel(*args, *bounds), self.bounds):
+            total += part
+        return total
+
+    def each(self, kernel: Callable[..., None], *args: Any) -> None:
+        self.team.map(lambda bounds: kernel(*args, *bounds), self.bounds)
+
+
 class _ColumnBlocks:
     """The products of a large CSC matrix over `N_BLOCKS` fixed column blocks of equal nonzeros (views of its
     arrays, and their transposes as CSR views: scipy's `.T` would copy them at every product), the blocks on up to
-    `threads` threads (scipy's products release the GIL). X v sums the blocks' partial products in block
+    the threads of a `_Team` (scipy's products release the GIL). X v sums the blocks' partial products in block
     order and X^T u concatenates them, so the result is the same, bit for bit, for any number of threads. When each
     column holds one value (presence and naive Bayes features, and their squares), the blocks are multiplied by
     `pattern_matvec` and `pattern_rmatvec`, which read that value once per column: the same sums as scipy's.
     With `squared`, the blocks stand for X with its entries squared, multiplied by its transpose only
     (`squared_rmatvec`, or the pattern kernels with the values squared): scipy's sums on that matrix, without it."""
 
-    def __init__(self, X: "sp.spmatrix", threads: Union[int, Threads], squared: bool = False) -> None:
+    def __init__(self, X: "sp.spmatrix", threads: Union[int, Threads, _Team], squared: bool = False) -> None:
         from scipy.sparse import csc_matrix, csr_matrix
 
         n, d = X.shape
-        self.n, self.squared = n, squared
+        self.n, self.d, self.squared = n, d, squared
         scale = _column_values(X)
         if scale is not None or squared:
             check_pattern(X.indptr.astype(X.indices.dtype, copy=False), X.indices, n)
@@ -228,20 +297,14 @@ class _ColumnBlocks:
             block.indices = transposed.indices = X.indices[lo:hi]
             block.indptr = transposed.indptr = indptr
             self.blocks.append((int(a), int(b), block, transposed))
-        self.threads = threads
+        self.team = threads if isinstance(threads, _Team) else _Team(threads)
 
     @property
     def T(self) -> "_Transposed":
         return _Transposed(self)
 
     def _map(self, product: Any) -> List[numpy.ndarray]:
-        threads = int(self.threads)
-        if threads <= 1:
-            return [product(block) for block in self.blocks]
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(min(threads, len(self.blocks))) as pool:
-            return list(pool.map(product, self.blocks))
+        return self.team.map(product, self.blocks)
 
     def __matmul__(self, v: numpy.ndarray) -> numpy.ndarray:
         if self.squared:
@@ -260,22 +323,30 @@ class _ColumnBlocks:
         pattern_matvec(*of, numpy.ascontiguousarray(v[a:b], dtype=numpy.float64), out)
         return out
 
-    def rmatvec(self, u: numpy.ndarray) -> numpy.ndarray:
+    def rmatvec(self, u: numpy.ndarray, plus: Optional[Tuple[numpy.ndarray, float]] = None,
+                out: Optional[numpy.ndarray] = None) -> numpy.ndarray:
+        """X^T u, into `out` when given; with plus = (v, c), X^T u + v * c, added block by block."""
         u = numpy.ascontiguousarray(u, dtype=numpy.float64)
-        return numpy.concatenate(self._map(lambda block: self._block_rmatvec(block, u)))
+        result = numpy.empty(self.d) if out is None else out
+
+        def block(block: Tuple[Any, ...]) -> None:
+            a, b = block[0], block[1]
+            self._block_rmatvec(block, u, result[a:b])
+            if plus is not None:
+                result[a:b] += plus[0][a:b] * plus[1]
+
+        self._map(block)
+        return result
 
     @staticmethod
-    def _block_rmatvec(block: Tuple[Any, ...], u: numpy.ndarray) -> numpy.ndarray:
+    def _block_rmatvec(block: Tuple[Any, ...], u: numpy.ndarray, out: numpy.ndarray) -> None:
         a, b, of, transposed = block
         if transposed is None:
-            out = numpy.empty(b - a)
             pattern_rmatvec(*of, u, out)
-            return out
-        if isinstance(transposed, str):
-            out = numpy.empty(b - a)
+        elif isinstance(transposed, str):
             squared_rmatvec(*of, u, out)
-            return out
-        return transposed @ u
+        else:
+            out[:] = transposed @ u
 
 
 def _column_values(X: "sp.spmatrix") -> Optional[numpy.ndarray]:
@@ -325,6 +396,7 @@ class _Newton:
         self.X, self.squared = blocks
         self.y, self.loss, self.l2 = y, loss, l2
         self.curvature = numpy.zeros(0)
+        self.team = self.X.team if isinstance(self.X, _ColumnBlocks) else None
 
     @staticmethod
     def blocks(X: "sp.spmatrix", threads: Union[int, Threads]) -> Tuple[Any, Any]:
@@ -332,7 +404,8 @@ class _Newton:
         CSC X with at least `BLOCK_NNZ` nonzeros (whatever `threads`), the squares then never stored."""
         if X.nnz < BLOCK_NNZ:
             return X, _squared(X)
-        return _ColumnBlocks(X, threads), _ColumnBlocks(X, threads, squared=True)
+        team = _Team(threads)
+        return _ColumnBlocks(X, team), _ColumnBlocks(X, team, squared=True)
 
     def value_grad(self, x: numpy.ndarray) -> Tuple[float, numpy.ndarray]:
         return _smooth(x, self.X, self.y, self.loss, self.l2)
@@ -361,7 +434,7 @@ def _tron(problem: Any, x0: numpy.ndarray, max_iter: int, gtol: float) -> numpy.
         M = problem.preconditioner(x)
         if delta < 0:
             delta = math.sqrt(float(g @ (g / M)))
-        step, residual = _pcg(problem.hessp, g, M, delta)
+        step, residual = _pcg(problem.hessp, g, M, delta, getattr(problem, "team", None))
         gs = float(g @ step)
         predicted = -0.5 * (gs - float(step @ residual))
         f_new, g_new = problem.value_grad(x + step)
@@ -387,24 +460,24 @@ def _tron(problem: Any, x0: numpy.ndarray, max_iter: int, gtol: float) -> numpy.
 
 
 def _pcg(hessp: Callable[[numpy.ndarray], numpy.ndarray], g: numpy.ndarray, M: numpy.ndarray,
-         delta: float) -> Tuple[numpy.ndarray, numpy.ndarray]:
+         delta: float, team: Optional[_Team] = None) -> Tuple[numpy.ndarray, numpy.ndarray]:
     """Preconditioned conjugate gradients for H s = -g within ||s||_M <= delta (Steihaug): the step and the
-    residual -(g + H s). The vectors are updated in place (one scratch vector), with the same operations as
-    their textbook form, so the step is the same, bit for bit."""
+    residual -(g + H s). Each iteration's vector updates and dot products are compiled kernels over the fixed
+    pieces of `_Pieces` (on the team's threads), each entry computed as the textbook form computes it, the dot
+    products summed piece by piece, so the step is the same, bit for bit, for any number of threads."""
+    pieces = _Pieces(len(g), team)
     s = numpy.zeros_like(g)
     r = -g
     z = r / M
     d = z.copy()
-    scratch = numpy.empty_like(g)
-    zr = float(z @ r)
+    zr = pieces.total(dot_range, z, r)
     tol = 0.1 * math.sqrt(zr)
     for _ in range(len(g)):
         if math.sqrt(max(zr, 0.0)) <= tol:
             break
         Hd = hessp(d)
-        alpha = zr / float(d @ Hd)
-        s += numpy.multiply(d, alpha, out=scratch)
-        if math.sqrt(float(s @ numpy.multiply(M, s, out=scratch))) > delta:
+        alpha = zr / pieces.total(dot_range, d, Hd)
+        if math.sqrt(pieces.total(cg_step_range, s, d, M, alpha)) > delta:
             s -= alpha * d
             sMd, sMs, dMd = float(s @ (M * d)), float(s @ (M * s)), float(d @ (M * d))
             rad = math.sqrt(max(sMd * sMd + dMd * (delta * delta - sMs), 0.0))
@@ -412,11 +485,8 @@ def _pcg(hessp: Callable[[numpy.ndarray], numpy.ndarray], g: numpy.ndarray, M: n
             s += alpha * d
             r -= alpha * Hd
             break
-        r -= numpy.multiply(Hd, alpha, out=scratch)
-        numpy.divide(r, M, out=z)
-        zr_new = float(z @ r)
-        d *= zr_new / zr
-        d += z
+        zr_new = pieces.total(cg_residual_range, r, z, Hd, M, alpha)
+        pieces.each(cg_direction_range, d, z, zr_new / zr)
         zr = zr_new
     return s, r
 
@@ -499,8 +569,12 @@ class LinearProblem:
             if self._reduced is None:
                 self._reduced = _SingletonReduction(X)
                 self._blocks = _Newton.blocks(self._reduced.X, self.threads)
-            x = self._reduced.expand(_tron(_Newton(self._blocks, y, loss, l2), self._reduced.reduce(x0), max_iter,
-                                           gtol))
+            newton = _Newton(self._blocks, y, loss, l2)
+            try:
+                x = self._reduced.expand(_tron(newton, self._reduced.reduce(x0), max_iter, gtol))
+            finally:
+                if newton.team is not None:
+                    newton.team.close()
         elif l1_ratio == 0.0:
             from scipy.optimize import minimize
 
