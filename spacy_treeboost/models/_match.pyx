@@ -19,6 +19,11 @@ from libcpp.pair cimport pair
 from libcpp.algorithm cimport sort as std_sort
 from cython.operator cimport dereference as deref
 
+cdef extern from *:
+    void __builtin_prefetch(const void* address) nogil
+
+DEF PREFETCH_AHEAD = 16
+
 from spacy_treeboost.models._occurrences cimport COUNT_CAP, sat_add, pack, occ_node, occ_mult, merge_occurrences
 
 import numpy
@@ -371,6 +376,12 @@ def codes_in_order(const int32_t[::1] depth, const int32_t[::1] label, const int
     with nogil:
         for i in range(m):
             s[i] = at
+            if i + 2 * PREFETCH_AHEAD < m:
+                __builtin_prefetch(&code_start[order[i + 2 * PREFETCH_AHEAD]])
+            if i + PREFETCH_AHEAD < m:
+                p = code_start[order[i + PREFETCH_AHEAD]]
+                __builtin_prefetch(&depth[p])
+                __builtin_prefetch(&label[p])
             p = order[i]
             for k in range(code_start[p], code_start[p + 1]):
                 d[at] = depth[k]
