@@ -22,7 +22,8 @@ from cython.operator cimport dereference as deref
 cdef extern from *:
     void __builtin_prefetch(const void* address) nogil
 
-DEF PREFETCH_AHEAD = 16
+cdef enum:
+    PREFETCH_AHEAD = 16  # rules ahead whose codes are fetched into the cache
 
 from spacy_treeboost.models._occurrences cimport COUNT_CAP, sat_add, pack, occ_node, occ_mult, merge_occurrences
 
