@@ -542,14 +542,14 @@ def test_in_place_cg_steps_are_the_textbook_steps_bit_for_bit(seed, delta, block
     from scipy.sparse import csc_matrix
 
     from spacy_treeboost.learning import logistic
-    from spacy_treeboost.learning.logistic import _ColumnBlocks, _hessian_product, _pcg, _Team
+    from spacy_treeboost.learning.logistic import _ColumnBlocks, _hessian_product, _pcg, ThreadTeam
 
     rng = numpy.random.default_rng(seed)
     X, _ = random_problem(seed, n=int(rng.integers(1, 30)), d=int(rng.integers(1, 40)))
     A = _ColumnBlocks(csc_matrix(X), 2) if blocks else csc_matrix(X)
     curvature, l2 = rng.random(X.shape[0]), float(rng.uniform(0.01, 10))
     g, M = rng.normal(size=X.shape[1] + 1), rng.uniform(0.5, 2.0, size=X.shape[1] + 1)
-    team = _Team(threads)
+    team = ThreadTeam(threads)
     saved, logistic.CG_PIECE = logistic.CG_PIECE, piece
     try:
         step, residual = _pcg(lambda v: _hessian_product(A, curvature, l2, v), g, M, delta, team)

@@ -109,41 +109,50 @@ def copy_columns(const int64_t[::1] src_start, const int64_t[::1] dst_start, con
 def scale_columns_and_norms(const index_t[::1] indptr, const index_t[::1] indices, double[::1] data,
                             const double[::1] scale, double[::1] sq_norms):
     """Multiply every entry of column j of a CSC matrix by scale[j], in place, and add the square of each
-    scaled entry to sq_norms at its row, entries in storage order (as numpy.bincount adds them).
+    scaled entry to sq_norms at its row, entries in storage order (as numpy.bincount adds them). Runs without the
+    GIL, its checks included.
 
     indptr, indices, data: The CSC arrays (indptr and indices of one integer type).
     scale (numpy.ndarray): One factor per column.
     sq_norms (numpy.ndarray): One sum per row, added to.
     """
-    cdef Py_ssize_t n_cols = indptr.shape[0] - 1, j, k
+    cdef Py_ssize_t n_cols = indptr.shape[0] - 1, j, k, bad = -1, n_rows = sq_norms.shape[0]
     cdef double s, v
     if scale.shape[0] != n_cols:
         raise ValueError(f"scale needs one factor per column ({n_cols}), got {scale.shape[0]}")
     if n_cols >= 0 and (indptr[n_cols] != data.shape[0] or indices.shape[0] != data.shape[0]):
         raise ValueError("indptr, indices and data do not describe one CSC matrix")
-    for k in range(indices.shape[0]):
-        if indices[k] < 0 or indices[k] >= sq_norms.shape[0]:
-            raise ValueError(f"row {indices[k]} lies outside sq_norms ({sq_norms.shape[0]} rows)")
     with nogil:
-        for j in range(n_cols):
-            s = scale[j]
-            for k in range(indptr[j], indptr[j + 1]):
-                v = data[k] * s
-                data[k] = v
-                sq_norms[indices[k]] += v * v
+        for k in range(indices.shape[0]):
+            if indices[k] < 0 or indices[k] >= n_rows:
+                bad = k
+                break
+        if bad < 0:
+            for j in range(n_cols):
+                s = scale[j]
+                for k in range(indptr[j], indptr[j + 1]):
+                    v = data[k] * s
+                    data[k] = v
+                    sq_norms[indices[k]] += v * v
+    if bad >= 0:
+        raise ValueError(f"row {indices[bad]} lies outside sq_norms ({n_rows} rows)")
 
 
 def divide_by_rows(const index_t[::1] indices, double[::1] data, const double[::1] by):
-    """data[k] /= by[indices[k]] for every entry, in place."""
-    cdef Py_ssize_t k
+    """data[k] /= by[indices[k]] for every entry, in place, without the GIL."""
+    cdef Py_ssize_t k, bad = -1, n_rows = by.shape[0]
     if indices.shape[0] != data.shape[0]:
         raise ValueError("indices and data must have the same length")
-    for k in range(indices.shape[0]):
-        if indices[k] < 0 or indices[k] >= by.shape[0]:
-            raise ValueError(f"row {indices[k]} lies outside `by` ({by.shape[0]} rows)")
     with nogil:
         for k in range(indices.shape[0]):
-            data[k] = data[k] / by[indices[k]]
+            if indices[k] < 0 or indices[k] >= n_rows:
+                bad = k
+                break
+        if bad < 0:
+            for k in range(indices.shape[0]):
+                data[k] = data[k] / by[indices[k]]
+    if bad >= 0:
+        raise ValueError(f"row {indices[bad]} lies outside `by` ({n_rows} rows)")
 
 
 def check_pattern(const index_t[::1] indptr, const index_t[::1] indices, Py_ssize_t n_rows) -> None:

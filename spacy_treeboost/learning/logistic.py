@@ -199,7 +199,7 @@ class Threads:
         return self.value
 
 
-class _Team:
+class ThreadTeam:
     """Up to `threads` threads (an int, or a `Threads` that may rise) for fixed pieces of work: `map` runs a function
     on each piece, the pieces taken in any order by any thread, and returns the results in the pieces' order, so
     what is summed from them is the same, bit for bit, for any number of threads. Its threads live until `close`."""
@@ -243,12 +243,12 @@ CG_PIECE = 1 << 16
 
 
 class _Pieces:
-    """A vector's entries in fixed pieces of `CG_PIECE`, for the compiled vector kernels of `_pcg` on a `_Team`: a
+    """A vector's entries in fixed pieces of `CG_PIECE`, for the compiled vector kernels of `_pcg` on a `ThreadTeam`: a
     sum is each piece's sum (in index order) added in piece order, the same for any number of threads."""
 
-    def __init__(self, n: int, team: Optional[_Team]) -> None:
+    def __init__(self, n: int, team: Optional[ThreadTeam]) -> None:
         self.bounds = [(lo, min(lo + CG_PIECE, n)) for lo in range(0, n, CG_PIECE)]
-        self.team = team if team is not None else _Team(1)
+        self.team = team if team is not None else ThreadTeam(1)
 
     def total(self, kernel: Callable[..., float], *args: Any) -> float:
         total = 0.0
@@ -263,14 +263,14 @@ class _Pieces:
 class _ColumnBlocks:
     """The products of a large CSC matrix over `N_BLOCKS` fixed column blocks of equal nonzeros (views of its
     arrays, and their transposes as CSR views: scipy's `.T` would copy them at every product), the blocks on up to
-    the threads of a `_Team` (scipy's products release the GIL). X v sums the blocks' partial products in block
+    the threads of a `ThreadTeam` (scipy's products release the GIL). X v sums the blocks' partial products in block
     order and X^T u concatenates them, so the result is the same, bit for bit, for any number of threads. When each
     column holds one value (presence and naive Bayes features, and their squares), the blocks are multiplied by
     `pattern_matvec` and `pattern_rmatvec`, which read that value once per column: the same sums as scipy's.
     With `squared`, the blocks stand for X with its entries squared, multiplied by its transpose only
     (`squared_rmatvec`, or the pattern kernels with the values squared): scipy's sums on that matrix, without it."""
 
-    def __init__(self, X: "sp.spmatrix", threads: Union[int, Threads, _Team], squared: bool = False) -> None:
+    def __init__(self, X: "sp.spmatrix", threads: Union[int, Threads, ThreadTeam], squared: bool = False) -> None:
         from scipy.sparse import csc_matrix, csr_matrix
 
         n, d = X.shape
@@ -297,7 +297,7 @@ class _ColumnBlocks:
             block.indices = transposed.indices = X.indices[lo:hi]
             block.indptr = transposed.indptr = indptr
             self.blocks.append((int(a), int(b), block, transposed))
-        self.team = threads if isinstance(threads, _Team) else _Team(threads)
+        self.team = threads if isinstance(threads, ThreadTeam) else ThreadTeam(threads)
 
     @property
     def T(self) -> "_Transposed":
@@ -404,7 +404,7 @@ class _Newton:
         CSC X with at least `BLOCK_NNZ` nonzeros (whatever `threads`), the squares then never stored."""
         if X.nnz < BLOCK_NNZ:
             return X, _squared(X)
-        team = _Team(threads)
+        team = ThreadTeam(threads)
         return _ColumnBlocks(X, team), _ColumnBlocks(X, team, squared=True)
 
     def value_grad(self, x: numpy.ndarray) -> Tuple[float, numpy.ndarray]:
@@ -460,7 +460,7 @@ def _tron(problem: Any, x0: numpy.ndarray, max_iter: int, gtol: float) -> numpy.
 
 
 def _pcg(hessp: Callable[[numpy.ndarray], numpy.ndarray], g: numpy.ndarray, M: numpy.ndarray,
-         delta: float, team: Optional[_Team] = None) -> Tuple[numpy.ndarray, numpy.ndarray]:
+         delta: float, team: Optional[ThreadTeam] = None) -> Tuple[numpy.ndarray, numpy.ndarray]:
     """Preconditioned conjugate gradients for H s = -g within ||s||_M <= delta (Steihaug): the step and the
     residual -(g + H s). Each iteration's vector updates and dot products are compiled kernels over the fixed
     pieces of `_Pieces` (on the team's threads), each entry computed as the textbook form computes it, the dot

@@ -52,9 +52,9 @@ from ._sparse import (copy_columns, divide_by_rows, merge_levels, order_by_magni
                       scale_columns_and_norms)
 from .classifier import RuleClassifier, _label_rank, encode_targets
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
-from .logistic import (DEFAULT_CS, SOLVER_CONSTRAINTS, HeadFit, Path, Threads, all_candidates, assemble_margins,
-                       candidate_costs, class_folds, cv_folds, final_fit, finish_head, fit_head, fold_margins,
-                       fold_split, make_path, needs_choice, one_blas_thread, path_scores, platt)
+from .logistic import (BLOCK_NNZ, DEFAULT_CS, N_BLOCKS, SOLVER_CONSTRAINTS, HeadFit, Path, Threads, ThreadTeam,
+                       all_candidates, assemble_margins, candidate_costs, class_folds, cv_folds, final_fit, finish_head,
+                       fit_head, fold_margins, fold_split, make_path, needs_choice, one_blas_thread, path_scores, platt)
 from ..models.rules import RuleSet
 from ..params import Boolean, Interval, Options, Text, rule
 from ..trees.forest import DEPENDENCY_VIEW_PREFIX, Forest
@@ -279,29 +279,55 @@ def _by_frequency(df: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
     return order, inverse
 
 
-def tfidf_columns(counts: Any) -> Tuple[Any, numpy.ndarray]:
+def tfidf_columns(counts: Any, threads: int = 1) -> Tuple[Any, numpy.ndarray]:
     """`tfidf_rows` of a CSC count matrix, computed column by column: the features (CSC, sharing the structure
-    of `counts`) and the idf of every column over the matrix's rows."""
+    of `counts`) and the idf of every column over the matrix's rows. A matrix of `BLOCK_NNZ` entries or more is
+    computed in `N_BLOCKS` fixed column pieces on up to `threads` threads, each row's squared norm the sum of the
+    pieces' sums in piece order: the same bits for any number of threads."""
     from scipy.sparse import csc_matrix
 
     df = numpy.diff(counts.indptr)
     idf = numpy.log((1.0 + counts.shape[0]) / (1.0 + df)) + 1.0
-    data = _log_counts(counts.data)
-    data += 1.0
-    sq_norms = numpy.zeros(counts.shape[0])
-    scale_columns_and_norms(counts.indptr, counts.indices, data, idf, sq_norms)
-    divide_by_rows(counts.indices, data, numpy.sqrt(sq_norms))
+    data = numpy.empty(counts.nnz)
+    n_pieces = N_BLOCKS if counts.nnz >= BLOCK_NNZ else 1
+    cuts = numpy.searchsorted(counts.indptr, numpy.linspace(0, counts.nnz, n_pieces + 1)[1:-1])
+    bounds = numpy.concatenate([[0], numpy.clip(cuts, 0, counts.shape[1]), [counts.shape[1]]]).tolist()
+    pieces = list(zip(bounds[:-1], bounds[1:]))
+    sq_norms = [numpy.zeros(counts.shape[0]) for _ in pieces]
+
+    def scaled(k: int) -> None:
+        lo, hi = pieces[k]
+        a, b = int(counts.indptr[lo]), int(counts.indptr[hi])
+        _log_counts(counts.data[a:b], out=data[a:b])
+        data[a:b] += 1.0
+        indptr = (counts.indptr[lo:hi + 1] - a).astype(counts.indices.dtype)
+        scale_columns_and_norms(indptr, counts.indices[a:b], data[a:b], idf[lo:hi], sq_norms[k])
+
+    def normalized(k: int) -> None:
+        a, b = int(counts.indptr[pieces[k][0]]), int(counts.indptr[pieces[k][1]])
+        divide_by_rows(counts.indices[a:b], data[a:b], norms)
+
+    team = ThreadTeam(threads)
+    try:
+        team.map(scaled, range(len(pieces)))
+        total = sq_norms[0]
+        for part in sq_norms[1:]:
+            total += part
+        norms = numpy.sqrt(total)
+        team.map(normalized, range(len(pieces)))
+    finally:
+        team.close()
     return csc_matrix((data, counts.indices, counts.indptr), shape=counts.shape), idf
 
 
-def _log_counts(counts: numpy.ndarray) -> numpy.ndarray:
-    """numpy.log of the counts as float64: for uint8 counts, looked up in the table of the logs of 1 ... 255 (the
-    same numpy.log, so the same bits) instead of converting every count."""
+def _log_counts(counts: numpy.ndarray, out: Optional[numpy.ndarray] = None) -> numpy.ndarray:
+    """numpy.log of the counts as float64 (into `out` when given): for uint8 counts, looked up in the table of the
+    logs of 1 ... 255 (the same numpy.log, so the same bits) instead of converting every count."""
     if counts.dtype == numpy.uint8:
         table = numpy.zeros(256)
         table[1:] = numpy.log(numpy.arange(1, 256, dtype=numpy.float64))
-        return table[counts]
-    return numpy.log(counts.astype(numpy.float64, copy=False))
+        return numpy.take(table, counts, out=out)
+    return numpy.log(counts, out=out, dtype=numpy.float64)
 
 
 def tfidf_rows(counts: Any, n_docs: int) -> Tuple[Any, numpy.ndarray]:
@@ -565,7 +591,7 @@ class SubtreeLinearClassifier(RuleClassifier):
             if self.features == "auto":
                 order, ordered = (mined[2], counts) if auto else frequency_order(counts.tocsc())
                 by_frequency = self._transform(ordered)[0]
-                T, idf_by_frequency = tfidf_columns(ordered)
+                T, idf_by_frequency = tfidf_columns(ordered, min(self.n_workers, os.cpu_count() or 1))
                 del ordered
             else:
                 order, by_frequency = frequency_order(F)
