@@ -4,7 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spacy_treeboost.learning._sparse import (column_values, copy_columns, divide_by_rows, merge_levels,
+from spacy_treeboost.learning._sparse import (column_values, copy_columns, divide_by_rows, fill_merged_shard,
+                                              merge_levels, order_by_count,
                                               order_by_magnitude, pattern_codes, scale_columns_and_norms,
                                               squared_rmatvec, take_columns)
 
@@ -25,32 +26,41 @@ def csc_parts(draw):
 @given(csc_parts(), st.sampled_from([numpy.uint8, numpy.int32]))
 @settings(max_examples=60, deadline=None)
 def test_copy_columns_places_every_column(parts, count_type):
+    """The columns of a CSC matrix, split between two miners at random, copied into a random order of output
+    columns by each miner in turn: every output column holds its pattern's entries."""
     _, indptr, indices, data, rng = parts
     n_cols = len(indptr) - 1
-    order = rng.permutation(n_cols)
-    lengths = numpy.diff(indptr)[order]
-    dst = numpy.concatenate([[0], numpy.cumsum(lengths)[:-1]]).astype(numpy.int64) if n_cols else numpy.zeros(0, numpy.int64)
+    order = rng.permutation(n_cols).astype(numpy.int64)
+    owner = rng.integers(0, 2, n_cols).astype(numpy.int64)
+    starts, lengths = indptr[:-1].astype(numpy.int64), numpy.diff(indptr).astype(numpy.int64)
+    dst = numpy.concatenate([[0], numpy.cumsum(lengths[order])]).astype(numpy.int64)
     docs = numpy.full(len(indices), -1, dtype=numpy.int32)
     counts = numpy.full(len(indices), -1.0)
-    copy_columns(indptr[:-1][order].copy(), dst, lengths.astype(numpy.int64), indices, data.astype(count_type), docs,
-                 counts)
-    for j, col in enumerate(order):
+    for shard in (0, 1):
+        copy_columns(order, owner, shard, starts, lengths, dst, indices, data.astype(count_type), docs, counts)
+    for c, col in enumerate(order):
         a, b = indptr[col], indptr[col + 1]
-        numpy.testing.assert_array_equal(docs[dst[j]:dst[j] + b - a], indices[a:b])
-        numpy.testing.assert_array_equal(counts[dst[j]:dst[j] + b - a], data[a:b])
+        numpy.testing.assert_array_equal(docs[dst[c]:dst[c] + b - a], indices[a:b])
+        numpy.testing.assert_array_equal(counts[dst[c]:dst[c] + b - a], data[a:b])
     assert counts.dtype == numpy.float64 and not (docs < 0).any()
     for out_type in ((numpy.uint8, numpy.int32) if count_type == numpy.uint8 else (numpy.int32,)):
         narrow = numpy.zeros(len(indices), dtype=out_type)
-        copy_columns(indptr[:-1][order].copy(), dst, lengths.astype(numpy.int64), indices, data.astype(count_type),
-                     docs, narrow)
+        for shard in (0, 1):
+            copy_columns(order, owner, shard, starts, lengths, dst, indices, data.astype(count_type), docs, narrow)
         numpy.testing.assert_array_equal(narrow, counts)
 
 
-def test_copy_columns_refuses_to_narrow_wide_counts():
+def test_copy_columns_refuses_to_narrow_wide_counts_and_places_outside():
     one, empty = numpy.zeros(1, dtype=numpy.int64), numpy.zeros(0, dtype=numpy.int64)
     with pytest.raises(ValueError, match="uint8 output counts need uint8 source counts"):
-        copy_columns(empty, empty, empty, numpy.zeros(1, dtype=numpy.int32), numpy.zeros(1, dtype=numpy.int32),
-                     numpy.zeros(1, dtype=numpy.int32), numpy.zeros(1, dtype=numpy.uint8))
+        copy_columns(empty, empty, 0, empty, empty, empty, numpy.zeros(1, dtype=numpy.int32),
+                     numpy.zeros(1, dtype=numpy.int32), numpy.zeros(1, dtype=numpy.int32),
+                     numpy.zeros(1, dtype=numpy.uint8))
+    i32 = numpy.zeros(1, dtype=numpy.int32)
+    with pytest.raises(ValueError, match="lies outside"):
+        copy_columns(numpy.array([1], dtype=numpy.int64), one, 0, one, one, one, i32, i32, i32, i32)
+    with pytest.raises(ValueError, match="lies outside"):
+        copy_columns(one, one, 0, one, numpy.array([2], dtype=numpy.int64), one, i32, i32, i32, i32)
 
 
 @given(st.lists(st.integers(1, 255), max_size=200), st.integers(0, 15))
@@ -82,11 +92,13 @@ def test_scaled_columns_and_row_norms_equal_numpy_bit_for_bit(parts, index_type)
 def test_kernels_refuse_arrays_that_do_not_fit():
     one = numpy.zeros(1, dtype=numpy.int64)
     docs, counts = numpy.zeros(2, dtype=numpy.int32), numpy.zeros(2)
+    zero = numpy.zeros(1, dtype=numpy.int64)
     with pytest.raises(ValueError, match="outside"):
-        copy_columns(one, one, numpy.array([3], dtype=numpy.int64), docs, numpy.zeros(2, dtype=numpy.int32), docs,
-                     counts)
-    with pytest.raises(ValueError, match="one entry per column"):
-        copy_columns(one, numpy.zeros(2, dtype=numpy.int64), one, docs, numpy.zeros(2, dtype=numpy.int32), docs, counts)
+        copy_columns(zero, zero, 0, zero, numpy.array([3], dtype=numpy.int64), zero, docs,
+                     numpy.zeros(2, dtype=numpy.int32), docs, counts)
+    with pytest.raises(ValueError, match="one entry per merged pattern"):
+        copy_columns(zero, zero, 0, numpy.zeros(2, dtype=numpy.int64), one, zero, docs,
+                     numpy.zeros(2, dtype=numpy.int32), docs, counts)
     indptr, indices = numpy.array([0, 2], dtype=numpy.int32), numpy.array([0, 5], dtype=numpy.int32)
     with pytest.raises(ValueError, match="outside sq_norms"):
         scale_columns_and_norms(indptr, indices, numpy.ones(2), numpy.ones(1), numpy.zeros(3))
@@ -112,6 +124,17 @@ def test_order_by_magnitude_sorts_on_every_digit_and_refuses_values_that_are_not
     assert order_by_magnitude(numpy.array([-numpy.inf, 2.0])) is None
 
 
+@given(st.lists(st.integers(0, 40), max_size=300))
+@settings(max_examples=80, deadline=None)
+def test_order_by_count_is_numpy_stable_argsort_of_minus_df_and_its_inverse(values):
+    df = numpy.array(values, dtype=numpy.int64)
+    order, inverse = order_by_count(df)
+    numpy.testing.assert_array_equal(order, numpy.argsort(-df, kind="stable"))
+    numpy.testing.assert_array_equal(order[inverse], numpy.arange(len(df)))
+    with pytest.raises(ValueError, match="must not be negative"):
+        order_by_count(numpy.append(df, -1))
+
+
 def test_merge_levels_by_hand():
     """Two miners over 2 roots. Miner 0: a (root 1's child), then c (child of a); miner 1: b (root 0's child),
     b2 (root 1's child), then d (child of b). Merged: level 2 by parent (b under root 0, then a and b2 under root
@@ -133,6 +156,46 @@ def test_merge_levels_refuses_patterns_out_of_level_order():
         merge_levels(numpy.array([2, 0], dtype=i32), numpy.array([3, 2], dtype=i32), bounds, 1)
     with pytest.raises(ValueError, match="one entry per pattern"):
         merge_levels(numpy.array([0], dtype=i32), numpy.array([2, 2], dtype=i32), bounds, 1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10**6), st.integers(0, 4), st.lists(st.integers(0, 12), min_size=1, max_size=4))
+def test_fill_merged_shard_is_the_gather_of_each_miners_columns(seed, n_roots, sizes):
+    """Random miners (their tables and CSC indptr) and a random interleaving of their patterns beyond the roots: each
+    merged place gets its miner's depth, label, size, column start and length, as numpy's gathers give them."""
+    rng = numpy.random.default_rng(seed)
+    base = numpy.concatenate([[0], numpy.cumsum(sizes)]).astype(numpy.int64)
+    owner = numpy.repeat(numpy.arange(len(sizes)), sizes)
+    rng.shuffle(owner)
+    position = numpy.empty(len(owner), dtype=numpy.int64)
+    for k in range(len(sizes)):  # each miner's patterns in its own order
+        position[owner == k] = base[k] + numpy.arange(sizes[k])
+    miners = [(*(rng.integers(0, 50, n_roots + m).astype(numpy.int32) for _ in range(3)),
+               numpy.concatenate([[0], numpy.cumsum(rng.integers(0, 9, n_roots + m))]).astype(numpy.int64))
+              for m in sizes]
+    total = n_roots + len(owner)
+    outs = [numpy.full(total, -7, dtype=numpy.int32) for _ in range(3)] + [numpy.full(total, -7, dtype=numpy.int64)
+                                                                         for _ in range(2)]
+    for k, miner in enumerate(miners):
+        fill_merged_shard(owner.astype(numpy.int64), position, int(base[k]), k, n_roots, *miner, *outs)
+    for i in range(len(owner)):
+        depth, label, size, indptr = miners[owner[i]]
+        j = position[i] - base[owner[i]] + n_roots
+        assert [int(o[n_roots + i]) for o in outs] == [depth[j], label[j], size[j], indptr[j], indptr[j + 1] - indptr[j]]
+    assert all((o[:n_roots] == -7).all() for o in outs)
+
+
+def test_fill_merged_shard_refuses_places_outside_the_miner():
+    i32, i64 = numpy.int32, numpy.int64
+    outs = [numpy.zeros(2, dtype=i32) for _ in range(3)] + [numpy.zeros(2, dtype=i64) for _ in range(2)]
+    miner = [numpy.zeros(2, dtype=i32)] * 3 + [numpy.zeros(3, dtype=i64)]
+    with pytest.raises(ValueError, match="outside its miner"):
+        fill_merged_shard(numpy.array([0, 0], dtype=i64), numpy.array([0, 5], dtype=i64), 0, 0, 0, *miner, *outs)
+    with pytest.raises(ValueError, match="one entry per root"):
+        fill_merged_shard(numpy.array([0], dtype=i64), numpy.array([0], dtype=i64), 0, 0, 0, *miner, *outs)
+    with pytest.raises(ValueError, match="differ in length"):
+        fill_merged_shard(numpy.array([0, 0], dtype=i64), numpy.array([0, 1], dtype=i64), 0, 0, 0, *miner[:3],
+                          numpy.zeros(2, dtype=i64), *outs)
 
 
 def test_pattern_codes_by_hand_and_refusals():

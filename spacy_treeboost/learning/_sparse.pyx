@@ -71,30 +71,42 @@ ctypedef fused out_count_t:
     double
 
 
-def copy_columns(const int64_t[::1] src_start, const int64_t[::1] dst_start, const int64_t[::1] length,
-                 const int32_t[::1] src_docs, const count_t[::1] src_counts, int32_t[::1] docs,
-                 out_count_t[::1] counts):
-    """Copy column runs of one miner's (docs, counts) into the merged arrays, the counts as the output's type
-    (uint8 only from uint8: a wider count would not fit).
+def copy_columns(const int64_t[::1] order, const int64_t[::1] owner, int64_t shard, const int64_t[::1] src_start,
+                 const int64_t[::1] length, const int64_t[::1] dst_start, const int32_t[::1] src_docs,
+                 const count_t[::1] src_counts, int32_t[::1] docs, out_count_t[::1] counts):
+    """Copy the columns of one miner's (docs, counts) into the merged arrays: output column c is the merged
+    pattern order[c], copied when `shard` owns it; the counts as the output's type (uint8 only from uint8: a wider
+    count would not fit). One pass over `order`, without per-miner gathers of the places.
 
-    src_start, dst_start, length: Per column, where its entries start in the source and in the output, and how
-        many there are.
-    src_docs, src_counts: The source's document ids and counts (uint8 or int32).
+    order (numpy.ndarray): Per output column, its merged pattern.
+    owner, src_start, length: Per merged pattern, its miner, where its entries start in that miner's arrays, and
+        how many there are.
+    shard (int): The miner whose columns are copied.
+    dst_start (numpy.ndarray): Per output column, where its entries start in the output.
+    src_docs, src_counts: The miner's document ids and counts (uint8 or int32).
     docs, counts: The output arrays (counts uint8, int32 or float64), written at the columns' places.
     """
-    cdef Py_ssize_t j, k
-    cdef int64_t a, b, n
+    cdef Py_ssize_t c, k, n_cols = order.shape[0]
+    cdef int64_t a, b, n, j, n_patterns = owner.shape[0]
     cdef bint outside = False
-    if src_start.shape[0] != dst_start.shape[0] or src_start.shape[0] != length.shape[0]:
-        raise ValueError("src_start, dst_start and length must have one entry per column")
+    if src_start.shape[0] != n_patterns or length.shape[0] != n_patterns:
+        raise ValueError("owner, src_start and length must have one entry per merged pattern")
+    if dst_start.shape[0] < n_cols:
+        raise ValueError("dst_start must have one entry per output column")
     if src_docs.shape[0] != src_counts.shape[0] or docs.shape[0] != counts.shape[0]:
         raise ValueError("docs and counts must have the same length, in the source and in the output")
     if out_count_t is uint8_t and count_t is not uint8_t:
         raise ValueError("uint8 output counts need uint8 source counts")
     with nogil:
-        for j in range(src_start.shape[0]):
+        for c in range(n_cols):
+            j = order[c]
+            if j < 0 or j >= n_patterns:
+                outside = True
+                break
+            if owner[j] != shard:
+                continue
             a = src_start[j]
-            b = dst_start[j]
+            b = dst_start[c]
             n = length[j]
             if a < 0 or b < 0 or n < 0 or a + n > src_docs.shape[0] or b + n > docs.shape[0]:
                 outside = True
@@ -103,7 +115,7 @@ def copy_columns(const int64_t[::1] src_start, const int64_t[::1] dst_start, con
                 docs[b + k] = src_docs[a + k]
                 counts[b + k] = src_counts[a + k]
     if outside:
-        raise ValueError(f"column {j} lies outside the source or the output arrays")
+        raise ValueError(f"column {c} lies outside the merged patterns, the source or the output arrays")
 
 
 def scale_columns_and_norms(const index_t[::1] indptr, const index_t[::1] indices, double[::1] data,
@@ -374,6 +386,44 @@ cdef inline void _check_range(Py_ssize_t n, Py_ssize_t lo, Py_ssize_t hi) except
         raise ValueError(f"range {lo}:{hi} does not lie within a vector of {n} entries")
 
 
+def order_by_count(const int64_t[::1] df):
+    """The indices of df by decreasing value, equal values in index order (numpy.argsort(-df, kind="stable")), and
+    the inverse permutation: a counting sort, two passes over df and one over its values' range.
+
+    df (numpy.ndarray): Non-negative int64 values (document frequencies).
+    RETURNS (tuple): (order, inverse), int64.
+    """
+    cdef Py_ssize_t n = df.shape[0], i
+    cdef int64_t top = 0, v, total = 0, c
+    cdef bint negative = False
+    with nogil:
+        for i in range(n):
+            if df[i] < 0:
+                negative = True
+                break
+            if df[i] > top:
+                top = df[i]
+    if negative:
+        raise ValueError(f"df must not be negative (entry {i} is {df[i]})")
+    starts = numpy.zeros(top + 2, dtype=numpy.int64)
+    order_out = numpy.empty(n, dtype=numpy.int64)
+    inverse_out = numpy.empty(n, dtype=numpy.int64)
+    cdef int64_t[::1] start = starts, order = order_out, inverse = inverse_out
+    with nogil:
+        for i in range(n):
+            start[top - df[i]] += 1
+        for v in range(top + 1):
+            c = start[v]
+            start[v] = total
+            total += c
+        for i in range(n):
+            c = start[top - df[i]]
+            start[top - df[i]] = c + 1
+            order[c] = i
+            inverse[i] = c
+    return order_out, inverse_out
+
+
 def order_by_magnitude(const double[::1] w):
     """The indices of w by decreasing |w|, equal magnitudes in index order: numpy.argsort(-numpy.abs(w),
     kind="stable"), by the stable radix sort `sort_keys` of the complements of the magnitudes' bits. None when w
@@ -472,6 +522,41 @@ def merge_levels(const int32_t[::1] parent, const int32_t[::1] size, const int64
     if bad or placed != n:
         raise ValueError("the miners' patterns are not in level order with their parents placed first")
     return position_out, owner_out, parent_out
+
+
+def fill_merged_shard(const int64_t[::1] owner, const int64_t[::1] position, int64_t base, int64_t shard,
+                      int64_t n_roots, const int32_t[::1] depth, const int32_t[::1] label, const int32_t[::1] size,
+                      const int64_t[::1] indptr, int32_t[::1] depth_out, int32_t[::1] label_out,
+                      int32_t[::1] size_out, int64_t[::1] start_out, int64_t[::1] length_out) -> None:
+    """Copy one miner's patterns into their merged places (`merge_levels`' owner and position): for each merged
+    pattern i beyond the roots that `shard` owns, its local index j = position[i] - base + n_roots gives
+    depth_out, label_out and size_out at n_roots + i from depth, label and size at j, and start_out and length_out
+    from the miner's CSC indptr (where column j starts, and its length): one pass, without the concatenated
+    and gathered temporaries.
+    """
+    cdef Py_ssize_t n = owner.shape[0], i
+    cdef int64_t j, n_local = depth.shape[0], bad = -1
+    if position.shape[0] != n or depth_out.shape[0] != n_roots + n or label_out.shape[0] != n_roots + n \
+            or size_out.shape[0] != n_roots + n or start_out.shape[0] != n_roots + n \
+            or length_out.shape[0] != n_roots + n:
+        raise ValueError("the merged arrays need one entry per root and per merged pattern")
+    if label.shape[0] != n_local or size.shape[0] != n_local or indptr.shape[0] != n_local + 1:
+        raise ValueError("the miner's depth, label, size and indptr differ in length")
+    with nogil:
+        for i in range(n):
+            if owner[i] != shard:
+                continue
+            j = position[i] - base + n_roots
+            if j < n_roots or j >= n_local:
+                bad = i
+                break
+            depth_out[n_roots + i] = depth[j]
+            label_out[n_roots + i] = label[j]
+            size_out[n_roots + i] = size[j]
+            start_out[n_roots + i] = indptr[j]
+            length_out[n_roots + i] = indptr[j + 1] - indptr[j]
+    if bad >= 0:
+        raise ValueError(f"merged pattern {bad} lies outside its miner's {n_local - n_roots} patterns")
 
 
 def pattern_codes(const int32_t[::1] parent, const int32_t[::1] depth, const int32_t[::1] label,

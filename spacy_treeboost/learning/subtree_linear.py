@@ -48,8 +48,8 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
 
-from ._sparse import (copy_columns, divide_by_rows, merge_levels, order_by_magnitude, pattern_codes,
-                      scale_columns_and_norms)
+from ._sparse import (copy_columns, divide_by_rows, fill_merged_shard, merge_levels, order_by_count,
+                      order_by_magnitude, pattern_codes, scale_columns_and_norms)
 from .classifier import RuleClassifier, _label_rank, encode_targets
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
 from .logistic import (BLOCK_NNZ, DEFAULT_CS, N_BLOCKS, SOLVER_CONSTRAINTS, HeadFit, Path, Threads, ThreadTeam,
@@ -177,21 +177,29 @@ def merged_columns(shards: Sequence[Dict[str, Any]]) -> Tuple[Tuple[numpy.ndarra
     R = shards[0]["n_roots"]
     with_roots = next(k for k, s in enumerate(shards) if s["with_roots"])
     tables = [s["table"] for s in shards]
-    indptrs = [s["matrix"][0] for s in shards]
+    indptrs = [numpy.ascontiguousarray(s["matrix"][0], dtype=numpy.int64) for s in shards]
     base = numpy.zeros(len(shards) + 1, dtype=numpy.int64)
     numpy.cumsum([len(t[0]) - R for t in tables], out=base[1:])
-    # the patterns beyond the roots of every shard, one after the other: shard k's from base[k]
-    beyond = [numpy.concatenate([t[c][R:] for t in tables]) for c in range(4)]
-    position, owner, merged_parent = merge_levels(beyond[0].astype(numpy.int32, copy=False),
-                                                  beyond[3].astype(numpy.int32, copy=False), base, R)
-    table = [numpy.concatenate([tables[0][0][:R], merged_parent]).astype(numpy.int32, copy=False)]
-    table += [numpy.concatenate([tables[0][c][:R], beyond[c][position]]) for c in (1, 2, 3)]
-    roots = indptrs[with_roots][: R + 1].astype(numpy.int64)
-    starts = numpy.concatenate([ip[R:-1] for ip in indptrs]).astype(numpy.int64, copy=False)
-    lengths = numpy.concatenate([numpy.diff(ip[R:]) for ip in indptrs]).astype(numpy.int64, copy=False)
-    return (numpy.concatenate([numpy.full(R, with_roots, dtype=numpy.int64), owner]),
-            numpy.concatenate([roots[:-1], starts[position]]),
-            numpy.concatenate([numpy.diff(roots), lengths[position]])), tuple(table)
+    # the parents and sizes of the patterns beyond the roots of every shard, one after the other: shard k's from base[k]
+    position, owner, merged_parent = merge_levels(
+        *(numpy.concatenate([t[c][R:] for t in tables]).astype(numpy.int32, copy=False) for c in (0, 3)), base, R)
+    total = R + int(base[-1])
+    table = tuple(numpy.empty(total, dtype=numpy.int32) for _ in range(4))
+    places = tuple(numpy.empty(total, dtype=numpy.int64) for _ in range(3))
+    for c in range(4):
+        table[c][:R] = tables[0][c][:R]
+    table[0][R:] = merged_parent
+    del merged_parent
+    roots = indptrs[with_roots][: R + 1]
+    places[0][:R] = with_roots
+    places[0][R:] = owner
+    places[1][:R] = roots[:-1]
+    places[2][:R] = numpy.diff(roots)
+    for k, t in enumerate(tables):
+        fill_merged_shard(owner, position, int(base[k]), k, R, *(numpy.ascontiguousarray(t[c], dtype=numpy.int32)
+                                                                 for c in (1, 2, 3)),
+                          indptrs[k], table[1], table[2], table[3], places[1], places[2])
+    return places, table
 
 
 def gather_columns(shards: Sequence[Dict[str, Any]], places: Tuple[numpy.ndarray, ...], order: numpy.ndarray,
@@ -199,25 +207,22 @@ def gather_columns(shards: Sequence[Dict[str, Any]], places: Tuple[numpy.ndarray
     """The CSC arrays (indptr, docs, counts of `dtype`: float64, int32, or uint8 from uint8 shards) of the merged
     patterns `order` (`merged_columns`' places), copied from the shards by `copy_columns`, a shard at a time on
     `threads` threads."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    owner, starts, lengths = (p[order] for p in places)
+    owner, starts, lengths = places
+    order = numpy.ascontiguousarray(order, dtype=numpy.int64)
     indptr = numpy.zeros(len(order) + 1, dtype=numpy.int64)
-    numpy.cumsum(lengths, out=indptr[1:])
+    numpy.cumsum(lengths[order], out=indptr[1:])
     docs = numpy.empty(int(indptr[-1]), dtype=numpy.int32)
     counts = numpy.empty(int(indptr[-1]), dtype=dtype)
 
     def copy(k: int) -> None:
-        mine = owner == k
-        copy_columns(starts[mine], indptr[:-1][mine], lengths[mine], shards[k]["matrix"][1], shards[k]["matrix"][2],
-                     docs, counts)
+        copy_columns(order, owner, k, starts, lengths, indptr, shards[k]["matrix"][1], shards[k]["matrix"][2], docs,
+                     counts)
 
-    if threads <= 1 or len(shards) == 1:
-        for k in range(len(shards)):
-            copy(k)
-    else:
-        with ThreadPoolExecutor(min(threads, len(shards))) as pool:
-            list(pool.map(copy, range(len(shards))))
+    team = ThreadTeam(threads)
+    try:
+        team.map(copy, range(len(shards)))
+    finally:
+        team.close()
     return indptr, docs, counts
 
 
@@ -272,11 +277,9 @@ def frequency_order(F: Any) -> Tuple[numpy.ndarray, Any]:
 
 
 def _by_frequency(df: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    """The columns by decreasing document frequency `df` (ties: column order), and the inverse permutation."""
-    order = numpy.argsort(-df, kind="stable")
-    inverse = numpy.empty_like(order)
-    inverse[order] = numpy.arange(len(order))
-    return order, inverse
+    """The columns by decreasing document frequency `df` (ties: column order), and the inverse permutation
+    (`order_by_count`)."""
+    return order_by_count(numpy.ascontiguousarray(df, dtype=numpy.int64))
 
 
 def tfidf_columns(counts: Any, threads: int = 1) -> Tuple[Any, numpy.ndarray]:
@@ -540,7 +543,16 @@ class SubtreeLinearClassifier(RuleClassifier):
         if self.features == "tfidf":
             return tfidf_rows(counts.tocsr(copy=True), counts.shape[0])
         counts = counts.tocsc()
-        data = numpy.log1p(counts.data, dtype=numpy.float64) if self.features == "log1p" else numpy.ones(counts.nnz)
+        if self.features == "log1p":
+            data = numpy.log1p(counts.data, dtype=numpy.float64)
+        else:
+            data = numpy.empty(counts.nnz)
+            pieces = numpy.linspace(0, counts.nnz, N_BLOCKS + 1).astype(numpy.int64).tolist()
+            team = ThreadTeam(min(self.n_workers, os.cpu_count() or 1) if counts.nnz >= BLOCK_NNZ else 1)
+            try:
+                team.map(lambda k: data[pieces[k]:pieces[k + 1]].fill(1.0), range(N_BLOCKS))
+            finally:
+                team.close()
         return csc_matrix((data, counts.indices, counts.indptr), shape=counts.shape), None
 
     def fit(self, X: Forest, y: Sequence[Any]) -> "SubtreeLinearClassifier":
