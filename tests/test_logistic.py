@@ -542,7 +542,8 @@ def test_in_place_cg_steps_are_the_textbook_steps_bit_for_bit(seed, delta, block
     from scipy.sparse import csc_matrix
 
     from spacy_treeboost.learning import logistic
-    from spacy_treeboost.learning.logistic import _ColumnBlocks, _hessian_product, _pcg, ThreadTeam
+    from spacy_treeboost.learning.logistic import _ColumnBlocks, _hessian_product, _pcg
+    from spacy_treeboost.learning.threads import ThreadTeam
 
     rng = numpy.random.default_rng(seed)
     X, _ = random_problem(seed, n=int(rng.integers(1, 30)), d=int(rng.integers(1, 40)))

@@ -77,9 +77,9 @@ def built_by_add(n_heads, value, rules, intercepts):
     return rs
 
 
-def built_from_arrays(n_heads, value, rules, pool, intercepts, order):
-    """The same rules through `from_arrays`, with the patterns (and unused ones) in the order `order` of the pool, and
-    the label strings in reverse code-point order."""
+def built_from_arrays(n_heads, value, rules, pool, intercepts, order, threads=1):
+    """The same rules through `from_arrays` (on `threads` threads), with the patterns (and unused ones) in the order
+    `order` of the pool, and the label strings in reverse code-point order."""
     patterns = [pool[i] for i in order]
     strings = sorted({l for code in patterns for _, l in code}, reverse=True)
     depth = [d for code in patterns for d, _ in code]
@@ -94,7 +94,7 @@ def built_from_arrays(n_heads, value, rules, pool, intercepts, order):
     return RuleSet.from_arrays([f"h{h}" for h in range(n_heads)], algorithm="linear-nb", value=value,
                                strings=strings, depth=numpy.array(depth, dtype=numpy.int32),
                                label=numpy.array(label, dtype=numpy.int32), code_start=code_start, rules=columns,
-                               intercepts=intercepts)
+                               intercepts=intercepts, threads=threads)
 
 
 def assert_same(x, y, forest):
@@ -119,6 +119,7 @@ def test_from_arrays_equals_add(case, forest, rnd):
     by_add = built_by_add(n_heads, value, rules, intercepts)
     by_arrays = built_from_arrays(n_heads, value, rules, pool, intercepts, order)
     assert_same(by_add, by_arrays, forest)
+    assert_same(by_add, built_from_arrays(n_heads, value, rules, pool, intercepts, order, threads=3), forest)
     assert_same(by_add, RuleSet.from_bytes(by_arrays.to_bytes()), forest)
     if value == "stump":
         ref = reference_margins(by_add.rules(0), forest_docs(forest), forest.vocab.to_list(), allow_root=False)
@@ -492,20 +493,25 @@ def test_long_patterns_are_compared_node_by_node(same):
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.integers(1, 5), max_size=12), st.data())
 def test_codes_in_order_gathers_the_codes_as_a_node_index_does(lengths, data):
-    from spacy_treeboost.models._match import codes_in_order
+    from spacy_treeboost.learning.threads import ThreadTeam
+    from spacy_treeboost.models._match import all_distinct, codes_in_order
 
     code_start = numpy.concatenate([[0], numpy.cumsum(lengths)]).astype(numpy.int64)
     depth = numpy.arange(code_start[-1], dtype=numpy.int32)
     label = (depth * 7 % 5).astype(numpy.int32)
     order = numpy.array(data.draw(st.lists(st.integers(0, len(lengths) - 1), max_size=15)) if lengths else [],
                         dtype=numpy.int64)
-    got_depth, got_label, got_start = codes_in_order(depth, label, code_start, order)
     n = numpy.diff(code_start)[order]
     start = numpy.concatenate([[0], numpy.cumsum(n)]).astype(numpy.int64)
     nodes = numpy.repeat(code_start[:-1][order] - start[:-1], n) + numpy.arange(start[-1])
-    numpy.testing.assert_array_equal(got_start, start)
-    numpy.testing.assert_array_equal(got_depth, depth[nodes])
-    numpy.testing.assert_array_equal(got_label, label[nodes])
+    threads, pieces = data.draw(st.sampled_from([(1, 1), (1, 3), (2, 2), (3, 4)]))
+    with ThreadTeam(threads) as team:
+        for got_depth, got_label, got_start in (codes_in_order(depth, label, code_start, order),
+                                                codes_in_order(depth, label, code_start, order, team.map, pieces)):
+            numpy.testing.assert_array_equal(got_start, start)
+            numpy.testing.assert_array_equal(got_depth, depth[nodes])
+            numpy.testing.assert_array_equal(got_label, label[nodes])
+    assert all_distinct(order, len(lengths)) == (len(set(order.tolist())) == len(order))
     with pytest.raises(ValueError, match="outside the"):
         codes_in_order(depth, label, code_start, numpy.array([len(lengths)], dtype=numpy.int64))
     with pytest.raises(ValueError, match="must run from 0"):

@@ -380,7 +380,7 @@ def test_forked_tasks_run_the_first_here_and_lend_idle_cores_to_the_last_fit(mon
     import os
 
     from spacy_treeboost.learning import subtree_linear
-    from spacy_treeboost.learning.logistic import Threads
+    from spacy_treeboost.learning.threads import Threads
 
     monkeypatch.setattr(subtree_linear, "_run_task", sleeping_task)
     monkeypatch.setattr(subtree_linear.os, "cpu_count", lambda: 2)

@@ -14,16 +14,15 @@ elastic-net problems by FISTA with backtracking; both are deterministic. `tol` i
 relative: a solve stops when the gradient (FISTA: the gradient mapping) is `tol`
 times that at the start from zero weights, whatever the scale of the features.
 """
-import itertools
 import logging
 import math
-import os
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy
 
 from ..params import Interval, Items, Options, Rule, rule, validate_params
+from .threads import Threads, ThreadTeam
 from ._sparse import (cg_direction_range, cg_residual_range, cg_step_range, check_pattern, column_values, dot_range,
                       pattern_matvec, pattern_rmatvec, split_csc_rows, squared_rmatvec, take_columns)
 
@@ -185,58 +184,6 @@ class _SingletonReduction:
 
 BLOCK_NNZ = 1 << 23
 N_BLOCKS = 8
-
-
-class Threads:
-    """A number of threads for the products of the fits that run in this process, which may rise while they run:
-    a process whose other workers have run out of tasks lends their cores to its last fit (the products are the
-    same, bit for bit, for any number of threads)."""
-
-    def __init__(self, value: int = 1) -> None:
-        self.value = value
-
-    def __int__(self) -> int:
-        return self.value
-
-
-class ThreadTeam:
-    """Up to `threads` threads (an int, or a `Threads` that may rise) for fixed pieces of work: `map` runs a function
-    on each piece, the pieces taken in any order by any thread, and returns the results in the pieces' order, so
-    what is summed from them is the same, bit for bit, for any number of threads. Its threads live until `close`."""
-
-    def __init__(self, threads: Union[int, Threads] = 1) -> None:
-        self.threads = threads
-        self._pool: Any = None
-
-    def map(self, work: Callable[[Any], Any], pieces: Sequence[Any]) -> List[Any]:
-        n = min(int(self.threads), len(pieces))
-        if n <= 1:
-            return [work(piece) for piece in pieces]
-        if self._pool is None:
-            from concurrent.futures import ThreadPoolExecutor
-
-            self._pool = ThreadPoolExecutor(max(n, os.cpu_count() or 1) - 1)
-        out: List[Any] = [None] * len(pieces)
-        taken = itertools.count()
-
-        def run() -> None:
-            for i in taken:
-                if i >= len(pieces):
-                    return
-                out[i] = work(pieces[i])
-
-        helpers = [self._pool.submit(run) for _ in range(n - 1)]
-        try:
-            run()
-        finally:
-            for helper in helpers:
-                helper.result()
-        return out
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
 
 
 CG_PIECE = 1 << 16

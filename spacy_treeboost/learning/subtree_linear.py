@@ -52,10 +52,10 @@ from ._sparse import (copy_columns, divide_by_rows, fill_merged_shard, merge_lev
                       order_by_magnitude, pattern_codes, scale_columns_and_norms)
 from .classifier import RuleClassifier, _label_rank, encode_targets
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
-from .logistic import (BLOCK_NNZ, DEFAULT_CS, N_BLOCKS, SOLVER_CONSTRAINTS, HeadFit, Path, Threads, ThreadTeam,
-                       all_candidates, assemble_margins, candidate_costs, class_folds, cv_folds, final_fit, finish_head,
+from .logistic import (BLOCK_NNZ, DEFAULT_CS, N_BLOCKS, SOLVER_CONSTRAINTS, HeadFit, Path, all_candidates, assemble_margins, candidate_costs, class_folds, cv_folds, final_fit, finish_head,
                        fit_head, fold_margins, fold_split, make_path, needs_choice, one_blas_thread, path_scores, platt)
 from ..models.rules import RuleSet
+from .threads import Threads, ThreadTeam
 from ..params import Boolean, Interval, Options, Text, rule
 from ..trees.forest import DEPENDENCY_VIEW_PREFIX, Forest
 
@@ -218,11 +218,8 @@ def gather_columns(shards: Sequence[Dict[str, Any]], places: Tuple[numpy.ndarray
         copy_columns(order, owner, k, starts, lengths, indptr, shards[k]["matrix"][1], shards[k]["matrix"][2], docs,
                      counts)
 
-    team = ThreadTeam(threads)
-    try:
+    with ThreadTeam(threads) as team:
         team.map(copy, range(len(shards)))
-    finally:
-        team.close()
     return indptr, docs, counts
 
 
@@ -310,16 +307,13 @@ def tfidf_columns(counts: Any, threads: int = 1) -> Tuple[Any, numpy.ndarray]:
         a, b = int(counts.indptr[pieces[k][0]]), int(counts.indptr[pieces[k][1]])
         divide_by_rows(counts.indices[a:b], data[a:b], norms)
 
-    team = ThreadTeam(threads)
-    try:
+    with ThreadTeam(threads) as team:
         team.map(scaled, range(len(pieces)))
         total = sq_norms[0]
         for part in sq_norms[1:]:
             total += part
         norms = numpy.sqrt(total)
         team.map(normalized, range(len(pieces)))
-    finally:
-        team.close()
     return csc_matrix((data, counts.indices, counts.indptr), shape=counts.shape), idf
 
 
@@ -548,11 +542,8 @@ class SubtreeLinearClassifier(RuleClassifier):
         else:
             data = numpy.empty(counts.nnz)
             pieces = numpy.linspace(0, counts.nnz, N_BLOCKS + 1).astype(numpy.int64).tolist()
-            team = ThreadTeam(min(self.n_workers, os.cpu_count() or 1) if counts.nnz >= BLOCK_NNZ else 1)
-            try:
+            with ThreadTeam(self._threads if counts.nnz >= BLOCK_NNZ else 1) as team:
                 team.map(lambda k: data[pieces[k]:pieces[k + 1]].fill(1.0), range(N_BLOCKS))
-            finally:
-                team.close()
         return csc_matrix((data, counts.indices, counts.indptr), shape=counts.shape), None
 
     def fit(self, X: Forest, y: Sequence[Any]) -> "SubtreeLinearClassifier":
@@ -603,7 +594,7 @@ class SubtreeLinearClassifier(RuleClassifier):
             if self.features == "auto":
                 order, ordered = (mined[2], counts) if auto else frequency_order(counts.tocsc())
                 by_frequency = self._transform(ordered)[0]
-                T, idf_by_frequency = tfidf_columns(ordered, min(self.n_workers, os.cpu_count() or 1))
+                T, idf_by_frequency = tfidf_columns(ordered, self._threads)
                 del ordered
             else:
                 order, by_frequency = frequency_order(F)
@@ -641,24 +632,26 @@ class SubtreeLinearClassifier(RuleClassifier):
         mined order, its idf as the rule's b."""
         value = "tfidf" if idf is not None else ("log1p" if self.features == "log1p" else "stump")
         columns = []
-        for w, c, keep in fitted:
-            if idf is None:
-                nonzero = numpy.flatnonzero(w)
-                values = numpy.ascontiguousarray(w[nonzero], dtype=numpy.float64)
-                by_magnitude = order_by_magnitude(values)
-                if by_magnitude is None:  # a weight that is not finite: RuleSet.from_arrays names it
-                    by_magnitude = numpy.argsort(-numpy.abs(values), kind="stable")
-                order = nonzero[by_magnitude]
-                b = numpy.zeros(len(order))
-            else:
-                order = numpy.arange(len(codes)) if keep is None else numpy.asarray(keep)
-                b = idf[order]
-            columns.append((order.astype(numpy.int64), numpy.ones(len(order), dtype=numpy.int32), w[order] / 2.0, b))
+        with ThreadTeam(self._threads) as team:
+            for w, c, keep in fitted:
+                if idf is None:
+                    nonzero = numpy.flatnonzero(w)
+                    values = numpy.ascontiguousarray(w[nonzero], dtype=numpy.float64)
+                    by_magnitude = order_by_magnitude(values, team.map, self._threads)
+                    if by_magnitude is None:  # a weight that is not finite: RuleSet.from_arrays names it
+                        by_magnitude = numpy.argsort(-numpy.abs(values), kind="stable")
+                    order = nonzero[by_magnitude]
+                    b = numpy.zeros(len(order))
+                else:
+                    order = numpy.arange(len(codes)) if keep is None else numpy.asarray(keep)
+                    b = idf[order]
+                columns.append((order.astype(numpy.int64), numpy.ones(len(order), dtype=numpy.int32), w[order] / 2.0,
+                                b))
         return RuleSet.from_arrays([h.name for h in self.heads_], algorithm=f"linear-{self.features}",
                                    include_root_patterns=self.include_root_patterns, value=value,
                                    strings=codes.strings, depth=codes.depth, label=codes.label,
                                    code_start=codes.start, rules=columns, intercepts=[c / 2.0 for _, c, _ in fitted],
-                                   distinct=True)
+                                   distinct=True, threads=self._threads)
 
     def _views(self, codes: PatternCodes) -> List[numpy.ndarray]:
         """The columns of each view (word chains, then dependency trees) when views are fitted apart, else all."""
@@ -667,6 +660,11 @@ class SubtreeLinearClassifier(RuleClassifier):
         dep = codes.has_label_prefix(DEPENDENCY_VIEW_PREFIX)
         views = [numpy.flatnonzero(~dep), numpy.flatnonzero(dep)]
         return [v for v in views if len(v)]
+
+    @property
+    def _threads(self) -> int:
+        """Threads for this process's own large steps (the idle workers' cores)."""
+        return min(self.n_workers, os.cpu_count() or 1)
 
     @property
     def _criterion(self) -> str:

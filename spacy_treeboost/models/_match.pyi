@@ -1,4 +1,4 @@
-from typing import Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy
 
@@ -15,5 +15,7 @@ class PatternMatcher:
     ) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]: ...
 
 def codes_in_order(
-    depth: numpy.ndarray, label: numpy.ndarray, code_start: numpy.ndarray, order: numpy.ndarray
+    depth: numpy.ndarray, label: numpy.ndarray, code_start: numpy.ndarray, order: numpy.ndarray,
+    run: Optional[Callable[..., List[Any]]] = None, pieces: int = 1
 ) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]: ...
+def all_distinct(ids: numpy.ndarray, n: int) -> bool: ...

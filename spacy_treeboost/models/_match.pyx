@@ -348,38 +348,75 @@ def _matcher_from_arrays(depth, label, code_start, n_labels, match_roots):
 
 
 def codes_in_order(const int32_t[::1] depth, const int32_t[::1] label, const int64_t[::1] code_start,
-                   const int64_t[::1] order):
+                   const int64_t[::1] order, run=None, Py_ssize_t pieces=1):
     """The codes of patterns `order`, in that order, as flat tables: one pass that copies each code's nodes, where
     gathering them by a node index array would build and read that array (`rule_tables.numbered_by_first_use`).
 
     depth, label (numpy.ndarray): int32 per pattern node, the codes concatenated.
     code_start (numpy.ndarray): int64 offsets of the codes, one more than the patterns.
     order (numpy.ndarray): int64 pattern ids.
+    run (Optional[Callable]): `ThreadTeam.map`, to copy `pieces` contiguous runs of `order` on its threads (each
+        run's nodes counted first, so that it knows where its codes go): the same tables for any number.
+    pieces (int): The number of runs (1 without `run`).
     RETURNS (tuple): (depth, label, code_start) of the selected codes.
     """
-    cdef Py_ssize_t n_patterns = code_start.shape[0] - 1, m = order.shape[0], i
-    cdef int64_t total = 0, p, k, at = 0
+    cdef Py_ssize_t n_patterns = code_start.shape[0] - 1, m = order.shape[0]
     if n_patterns < 0 or code_start[0] != 0 or code_start[n_patterns] != depth.shape[0] \
             or label.shape[0] != depth.shape[0]:
         raise ValueError("code_start must run from 0 to the number of nodes of depth and label")
-    for i in range(m):
-        p = order[i]
-        if p < 0 or p >= n_patterns:
-            raise ValueError(f"pattern {p} lies outside the {n_patterns} patterns")
-        if code_start[p + 1] < code_start[p]:
-            raise ValueError("code_start must not decrease")
-        total += code_start[p + 1] - code_start[p]
+    if run is None:
+        run, pieces = (lambda work, items: [work(item) for item in items]), 1
+    n_pieces = int(max(1, min(pieces, m)))
+    bounds = [(m * piece // n_pieces, m * (piece + 1) // n_pieces) for piece in range(n_pieces)]
+    nodes = run(lambda b: _code_nodes(code_start, order, b[0], b[1]), bounds)
+    first_node, total = [], 0  # (no negative indexing: this module does not wrap around)
+    for count in nodes:
+        first_node.append(total)
+        total += int(count)
     depth_out = numpy.empty(total, dtype=numpy.int32)
     label_out = numpy.empty(total, dtype=numpy.int32)
     start_out = numpy.empty(m + 1, dtype=numpy.int64)
-    cdef int32_t[::1] d = depth_out, l = label_out
-    cdef int64_t[::1] s = start_out
+    run(lambda piece: _copy_codes(depth, label, code_start, order, bounds[piece][0], bounds[piece][1],
+                                  first_node[piece], depth_out, label_out, start_out), range(n_pieces))
+    start_out[m] = total
+    return depth_out, label_out, start_out
+
+
+def _code_nodes(const int64_t[::1] code_start, const int64_t[::1] order, Py_ssize_t lo, Py_ssize_t hi) -> int:
+    """The number of nodes of the codes of patterns order[lo:hi], after checking them."""
+    cdef Py_ssize_t n_patterns = code_start.shape[0] - 1, i, bad = -1
+    cdef int64_t total = 0, p
+    cdef bint decreasing = False
     with nogil:
-        for i in range(m):
+        for i in range(lo, hi):
+            p = order[i]
+            if p < 0 or p >= n_patterns:
+                bad = i
+                break
+            if code_start[p + 1] < code_start[p]:
+                decreasing = True
+                break
+            total += code_start[p + 1] - code_start[p]
+    if bad >= 0:
+        raise ValueError(f"pattern {order[bad]} lies outside the {n_patterns} patterns")
+    if decreasing:
+        raise ValueError("code_start must not decrease")
+    return total
+
+
+def _copy_codes(const int32_t[::1] depth, const int32_t[::1] label, const int64_t[::1] code_start,
+                const int64_t[::1] order, Py_ssize_t lo, Py_ssize_t hi, int64_t at, int32_t[::1] d, int32_t[::1] l,
+                int64_t[::1] s) -> None:
+    """Copy the codes of patterns order[lo:hi] to d and l from node `at` on, each one's first node in s (checked
+    by `_code_nodes`); the codes 16 and 32 rules ahead are fetched into the cache meanwhile."""
+    cdef Py_ssize_t i
+    cdef int64_t p, k
+    with nogil:
+        for i in range(lo, hi):
             s[i] = at
-            if i + 2 * PREFETCH_AHEAD < m:
+            if i + 2 * PREFETCH_AHEAD < hi:
                 __builtin_prefetch(&code_start[order[i + 2 * PREFETCH_AHEAD]])
-            if i + PREFETCH_AHEAD < m:
+            if i + PREFETCH_AHEAD < hi:
                 p = code_start[order[i + PREFETCH_AHEAD]]
                 __builtin_prefetch(&depth[p])
                 __builtin_prefetch(&label[p])
@@ -388,5 +425,21 @@ def codes_in_order(const int32_t[::1] depth, const int32_t[::1] label, const int
                 d[at] = depth[k]
                 l[at] = label[k]
                 at += 1
-        s[m] = at
-    return depth_out, label_out, start_out
+
+
+def all_distinct(const int64_t[::1] ids, int64_t n) -> bool:
+    """Whether the ids (each in range(n), as `codes_in_order` checks) are all different: one pass with a byte per
+    id."""
+    cdef Py_ssize_t i
+    cdef int64_t p
+    cdef bint distinct = True
+    seen_bytes = numpy.zeros(max(n, 0), dtype=numpy.uint8)
+    cdef unsigned char[::1] seen = seen_bytes
+    with nogil:
+        for i in range(ids.shape[0]):
+            p = ids[i]
+            if p < 0 or p >= n or seen[p]:
+                distinct = False
+                break
+            seen[p] = 1
+    return distinct

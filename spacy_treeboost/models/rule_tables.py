@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy
 
-from ._match import codes_in_order
+from ._match import all_distinct, codes_in_order
 
 Columns = Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]
 Tables = Tuple[List[str], numpy.ndarray, numpy.ndarray, numpy.ndarray, List[Columns]]
@@ -150,9 +150,12 @@ def _check_columns(h: int, cols: Sequence[Any], n_patterns: int, value: str) -> 
 
 
 def numbered_by_first_use(strings: List[str], depth: numpy.ndarray, label: numpy.ndarray, code_start: numpy.ndarray,
-                          columns: List[Columns]) -> Tables:
+                          columns: List[Columns], threads: int = 1) -> Tables:
     """The tables with the patterns no rule uses dropped, the others numbered by first use (heads in order, rules in
-    order) as `RuleSet.add` numbers them, and the strings no pattern uses dropped."""
+    order) as `RuleSet.add` numbers them, and the strings no pattern uses dropped; the codes copied on up to
+    `threads` threads (the same tables for any number)."""
+    from ..learning.threads import ThreadTeam
+
     n_patterns = len(code_start) - 1
     pids = numpy.concatenate([numpy.zeros(0, dtype=numpy.int64)] + [c[0] for c in columns])
     if len(pids) == n_patterns and bool((pids == numpy.arange(n_patterns)).all()):
@@ -160,15 +163,24 @@ def numbered_by_first_use(strings: List[str], depth: numpy.ndarray, label: numpy
         depth, start = depth.copy(), code_start.copy()
         columns = [(pid.copy(), z.copy(), a.copy(), b.copy()) for pid, z, a, b in columns]
     else:
-        if numpy.bincount(pids, minlength=n_patterns).max(initial=0) <= 1:
+        distinct = all_distinct(pids, n_patterns)
+        if distinct:
             order = pids
         else:
             used, first = numpy.unique(pids, return_index=True)
             order = used[numpy.argsort(first, kind="stable")]
-        remap = numpy.full(n_patterns, -1, dtype=numpy.int64)
-        remap[order] = numpy.arange(len(order))
-        depth, label, start = codes_in_order(depth, label, code_start, numpy.ascontiguousarray(order, numpy.int64))
-        columns = [(remap[pid], z.copy(), a.copy(), b.copy()) for pid, z, a, b in columns]
+        with ThreadTeam(threads) as team:
+            depth, label, start = codes_in_order(depth, label, code_start, numpy.ascontiguousarray(order, numpy.int64),
+                                                 team.map, threads)
+        if distinct:
+            # each rule's pattern is new: the rules are numbered in order
+            ends = numpy.cumsum([len(c[0]) for c in columns])
+            columns = [(numpy.arange(end - len(pid), end, dtype=numpy.int64), z.copy(), a.copy(), b.copy())
+                       for end, (pid, z, a, b) in zip(ends.tolist(), columns)]
+        else:
+            remap = numpy.full(n_patterns, -1, dtype=numpy.int64)
+            remap[order] = numpy.arange(len(order))
+            columns = [(remap[pid], z.copy(), a.copy(), b.copy()) for pid, z, a, b in columns]
     present = numpy.zeros(len(strings), dtype=bool)
     present[label] = True
     kept = numpy.flatnonzero(present)

@@ -90,7 +90,8 @@ class RuleSet:
                     value: str = "stump", strings: Sequence[str], depth: numpy.ndarray, label: numpy.ndarray,
                     code_start: numpy.ndarray,
                     rules: Sequence[Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]],
-                    intercepts: Optional[Sequence[float]] = None, distinct: bool = False) -> "RuleSet":
+                    intercepts: Optional[Sequence[float]] = None, distinct: bool = False,
+                    threads: int = 1) -> "RuleSet":
         """A rule set built from flat arrays, without a Python object per rule or per pattern.
 
         Pattern p's code is zip(depth[code_start[p]:code_start[p + 1]], strings[label[...]]).
@@ -109,6 +110,7 @@ class RuleSet:
         rules (Sequence[Tuple[numpy.ndarray, ...]]): Per head, the columns (pattern id, z, a, b) in rule order.
         intercepts (Optional[Sequence[float]]): Per head, the intercept (default 0).
         distinct (bool): The patterns are known to be distinct (a miner's enumeration), which spares that check.
+        threads (int): Threads for numbering a large table (the rule set is the same for any number).
         RETURNS (RuleSet): The rule set.
         RAISES (ValueError): When the arrays do not describe a valid rule set, naming what is wrong.
         """
@@ -124,7 +126,7 @@ class RuleSet:
                                   distinct=distinct)
         except ValueError as err:
             raise ValueError(f"RuleSet.from_arrays: {err}") from None
-        out._set_tables(*numbered_by_first_use(*tables))
+        out._set_tables(*numbered_by_first_use(*tables, threads=threads))
         return out
 
     def __len__(self) -> int:
