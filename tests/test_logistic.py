@@ -481,12 +481,14 @@ def test_fold_split_is_the_dense_rows_in_and_out_of_the_fold(seed, index_dtype, 
     fold = int(rng.integers(-1, 3))
     M = csc_matrix(X) if fmt == "csc" else csr_matrix(X)
     M.indices = M.indices.astype(index_dtype)
-    train, test = fold_split(M, folds, fold)
-    for part, rows in ((train, folds != fold), (test, folds == fold)):
-        assert part.format == fmt and part.shape == (int(rows.sum()), d)
-        numpy.testing.assert_array_equal(part.toarray(), X[rows])
-        if fmt == "csc":
-            assert part.has_sorted_indices and part.nnz == numpy.count_nonzero(X[rows])
+    for threads in (1, 2, 5):
+        train, test = fold_split(M, folds, fold, threads)
+        for part, rows in ((train, folds != fold), (test, folds == fold)):
+            assert part.format == fmt and part.shape == (int(rows.sum()), d)
+            numpy.testing.assert_array_equal(part.toarray(), X[rows])
+            if fmt == "csc":
+                assert part.has_sorted_indices and part.nnz == numpy.count_nonzero(X[rows])
+                assert part.indptr[-1] == part.nnz
 
 
 def piecewise_dot(a, b, piece):

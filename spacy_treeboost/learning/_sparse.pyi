@@ -3,7 +3,8 @@ from typing import Any, Callable, List, Optional, Tuple
 import numpy
 
 def split_csc_rows(
-    indptr: numpy.ndarray, indices: numpy.ndarray, data: numpy.ndarray, side: numpy.ndarray, rank: numpy.ndarray
+    indptr: numpy.ndarray, indices: numpy.ndarray, data: numpy.ndarray, side: numpy.ndarray, rank: numpy.ndarray,
+    run: Optional[Callable[..., List[Any]]] = None, pieces: int = 1
 ) -> Tuple[Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray], Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]]: ...
 
 def copy_columns(

@@ -15,21 +15,36 @@ ctypedef fused index_t:
 
 
 def split_csc_rows(const int64_t[::1] indptr, const index_t[::1] indices, const double[::1] data,
-                   const uint8_t[::1] side, const index_t[::1] rank):
+                   const uint8_t[::1] side, const index_t[::1] rank, run=None, Py_ssize_t pieces=1):
     """The rows of a CSC matrix with side 0 and those with side 1, as two CSC matrices, in one pass.
 
     indptr, indices, data: The CSC arrays (indptr as int64).
     side (numpy.ndarray): uint8 per row: 0 or 1.
     rank (numpy.ndarray): Per row, its index among the rows of its side.
+    run (Optional[Callable]): `ThreadTeam.map`, to split `pieces` runs of columns (of about equal entries) on its
+        threads, each run's side-1 entries counted first so that it knows where its entries go: the same matrices
+        for any number.
+    pieces (int): The number of runs (1 without `run`).
     RETURNS (tuple): (indptr, indices, data) of side 0, then of side 1 (indptr int64, indices of the input's
         dtype), columns in order, rows in the input's order within each column.
     """
-    cdef Py_ssize_t d = indptr.shape[0] - 1, j, k
-    cdef int64_t n0 = 0, n1 = 0, total = indptr[d] if d >= 0 else 0
-    cdef index_t r
-    for k in range(total):
-        n1 += side[indices[k]]
-    n0 = total - n1
+    cdef Py_ssize_t d = indptr.shape[0] - 1
+    cdef int64_t total = indptr[d] if d >= 0 else 0
+    if d < 0 or indices.shape[0] < total or data.shape[0] < total:
+        raise ValueError("indptr, indices and data do not describe one CSC matrix")
+    if run is None:
+        run, pieces = (lambda work, items: [work(item) for item in items]), 1
+    n_pieces = int(max(1, min(pieces, d)))
+    cuts = numpy.searchsorted(numpy.asarray(indptr), numpy.linspace(0, total, n_pieces + 1)[1:n_pieces])
+    edges = [0] + numpy.clip(cuts, 0, d).tolist() + [d]
+    bounds = [(edges[k], edges[k + 1]) for k in range(n_pieces)]  # (no negative indices: no wraparound here)
+    ones = run(lambda b: _side_ones(indptr, indices, side, b[0], b[1]), bounds)
+    at0, at1, n0, n1 = [], [], 0, 0
+    for (lo, hi), m in zip(bounds, ones):
+        at0.append(n0)
+        at1.append(n1)
+        n1 += m
+        n0 += (indptr[hi] - indptr[lo]) - m
     dtype = numpy.int32 if index_t is int32_t else numpy.int64
     ip0 = numpy.empty(d + 1, dtype=numpy.int64)
     ip1 = numpy.empty(d + 1, dtype=numpy.int64)
@@ -37,12 +52,40 @@ def split_csc_rows(const int64_t[::1] indptr, const index_t[::1] indices, const 
     ix1 = numpy.empty(n1, dtype=dtype)
     dt0 = numpy.empty(n0, dtype=numpy.float64)
     dt1 = numpy.empty(n1, dtype=numpy.float64)
-    cdef int64_t[::1] p0 = ip0, p1 = ip1
-    cdef index_t[::1] i0 = ix0, i1 = ix1
-    cdef double[::1] v0 = dt0, v1 = dt1
-    cdef int64_t a = 0, b = 0
+    run(lambda k: _split_columns(indptr, indices, data, side, rank, bounds[k][0], bounds[k][1], at0[k], at1[k], ip0,
+                                 ip1, ix0, ix1, dt0, dt1), range(n_pieces))
+    ip0[d] = n0
+    ip1[d] = n1
+    return (ip0, ix0, dt0), (ip1, ix1, dt1)
+
+
+def _side_ones(const int64_t[::1] indptr, const index_t[::1] indices, const uint8_t[::1] side, Py_ssize_t lo,
+               Py_ssize_t hi) -> int:
+    """The number of entries of columns lo:hi whose row has side 1, after checking their rows."""
+    cdef int64_t k, n1 = 0, bad = -1, n_rows = side.shape[0]
+    cdef index_t r
     with nogil:
-        for j in range(d):
+        for k in range(indptr[lo], indptr[hi]):
+            r = indices[k]
+            if r < 0 or r >= n_rows:
+                bad = k
+                break
+            n1 += side[r]
+    if bad >= 0:
+        raise ValueError(f"row {indices[bad]} lies outside the {n_rows} rows of side")
+    return n1
+
+
+def _split_columns(const int64_t[::1] indptr, const index_t[::1] indices, const double[::1] data,
+                   const uint8_t[::1] side, const index_t[::1] rank, Py_ssize_t lo, Py_ssize_t hi, int64_t a,
+                   int64_t b, int64_t[::1] p0, int64_t[::1] p1, index_t[::1] i0, index_t[::1] i1, double[::1] v0,
+                   double[::1] v1) -> None:
+    """Columns lo:hi of the split of `split_csc_rows`, their side-0 entries from a on, their side-1 ones from b."""
+    cdef Py_ssize_t j
+    cdef int64_t k
+    cdef index_t r
+    with nogil:
+        for j in range(lo, hi):
             p0[j] = a
             p1[j] = b
             for k in range(indptr[j], indptr[j + 1]):
@@ -55,9 +98,6 @@ def split_csc_rows(const int64_t[::1] indptr, const index_t[::1] indices, const 
                     i0[a] = rank[r]
                     v0[a] = data[k]
                     a += 1
-        p0[d] = a
-        p1[d] = b
-    return (ip0, ix0, dt0), (ip1, ix1, dt1)
 
 
 ctypedef fused count_t:

@@ -688,9 +688,11 @@ def _keep_scored(folds: numpy.ndarray, max_scored: Optional[int]) -> numpy.ndarr
     return folds
 
 
-def fold_split(X: "sp.spmatrix", folds: numpy.ndarray, fold: int) -> Tuple["sp.spmatrix", "sp.spmatrix"]:
+def fold_split(X: "sp.spmatrix", folds: numpy.ndarray, fold: int,
+               threads: int = 1) -> Tuple["sp.spmatrix", "sp.spmatrix"]:
     """The rows of X outside fold `fold` (its training samples) and in it, in the format of X; a CSC X of
-    float64 is split in one pass over its entries (`split_csc_rows`)."""
+    float64 is split in one pass over its entries (`split_csc_rows`), in runs of columns on up to `threads`
+    threads."""
     test = folds == fold
     if X.format != "csc" or X.dtype != numpy.float64:
         return _rows(X, numpy.flatnonzero(~test)), _rows(X, numpy.flatnonzero(test))
@@ -700,7 +702,9 @@ def fold_split(X: "sp.spmatrix", folds: numpy.ndarray, fold: int) -> Tuple["sp.s
     rank = numpy.empty(len(test), dtype=X.indices.dtype)
     rank[~test] = numpy.arange(len(test) - n_test, dtype=rank.dtype)
     rank[test] = numpy.arange(n_test, dtype=rank.dtype)
-    parts = split_csc_rows(X.indptr.astype(numpy.int64, copy=False), X.indices, X.data, test.view(numpy.uint8), rank)
+    with ThreadTeam(threads) as team:
+        parts = split_csc_rows(X.indptr.astype(numpy.int64, copy=False), X.indices, X.data, test.view(numpy.uint8),
+                               rank, team.map, threads)
     return tuple(csc_matrix((data, indices, indptr), shape=(rows, X.shape[1]))
                  for (indptr, indices, data), rows in zip(parts, (len(test) - n_test, n_test)))
 

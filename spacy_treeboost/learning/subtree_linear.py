@@ -861,6 +861,7 @@ def _run_tasks(n_workers: int, tasks: List[Tuple[Any, ...]], backend: Optional[s
             results = {task: _run_task(task) for task in tasks}
         else:
             _JOB["threads"] = Threads(1)
+            _split_first_fold(tasks[0], min(n_workers, os.cpu_count() or 1))
             results = _run_forked(min(n_workers, len(tasks)), tasks)
     finally:
         _JOB.clear()
@@ -981,6 +982,25 @@ def _run_ray_tasks(n_workers: int, tasks: List[Tuple[Any, ...]], address: Option
     return {task: results[task] for task in tasks}
 
 
+def _fold_split(task: Tuple[Any, ...], threads: int = 1) -> Tuple[Any, Any]:
+    """The training and held-out rows of a fold task's matrix (on `threads` threads): the paths of one fold and
+    matrix share them, so the last split is kept for the next task."""
+    _, h, (fold, p) = task
+    tfidf, folds = _JOB["paths"][p].tfidf, _JOB["folds"][h]
+    key, last = (tfidf, fold, folds.tobytes()), _JOB.setdefault("splits", {})
+    if last.get("key") != key:
+        last.clear()
+        last.update(key=key, split=fold_split(_JOB["T"] if tfidf else _JOB["F"], folds, fold, threads))
+    return last["split"]
+
+
+def _split_first_fold(task: Tuple[Any, ...], threads: int) -> None:
+    """Split the rows of the first task's fold before the workers fork, on `threads` threads (their cores are idle
+    until then): this process takes that task, the longest, and its split would be the first step of it."""
+    if task[0] == "fold" and _JOB.get("shards") is None:
+        _fold_split(task, threads)
+
+
 def _run_task(task: Tuple[Any, ...]) -> Any:
     kind, h, arg = task
     job = _JOB
@@ -1004,12 +1024,7 @@ def _run_task(task: Tuple[Any, ...]) -> Any:
         if kind == "fold":
             fold, p = arg
             folds = job["folds"][h]
-            # the paths of one fold and matrix share its rows: the last split is kept for the next task
-            key, last = (tfidf, fold, folds.tobytes()), job.setdefault("splits", {})
-            if last.get("key") != key:
-                last.clear()
-                last.update(key=key, split=fold_split(X, folds, fold))
-            return fold_margins(X, y, folds, fold, job["paths"][p:p + 1], split=last["split"], **fit)
+            return fold_margins(X, y, folds, fold, job["paths"][p:p + 1], split=_fold_split(task), **fit)
         logger.info("final fit of head %d on %d documents, C = %g (%s)", h + 1, len(y), arg.C,
                     "tf-idf" if tfidf else ("naive Bayes features" if arg.nb else "presence"))
         return final_fit(X, y, arg.C, nb=arg.nb, **fit)
