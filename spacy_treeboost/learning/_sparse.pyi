@@ -4,7 +4,7 @@ import numpy
 
 def split_csc_rows(
     indptr: numpy.ndarray, indices: numpy.ndarray, data: numpy.ndarray, side: numpy.ndarray, rank: numpy.ndarray,
-    run: Optional[Callable[..., List[Any]]] = None, pieces: int = 1
+    run: Optional[Callable[..., List[Any]]] = None, bounds: Optional[List[Tuple[int, int]]] = None
 ) -> Tuple[Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray], Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]]: ...
 
 def copy_columns(

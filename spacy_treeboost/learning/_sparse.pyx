@@ -5,8 +5,6 @@ products, the order of its rules."""
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.string cimport memcpy
 
-from spacy_treeboost.learning._radix cimport sort_keys
-
 import numpy
 
 ctypedef fused index_t:
@@ -14,17 +12,22 @@ ctypedef fused index_t:
     int64_t
 
 
+def _one_by_one(work, items):
+    """`ThreadTeam.map` on this thread: work on each item in turn."""
+    return [work(item) for item in items]
+
+
 def split_csc_rows(const int64_t[::1] indptr, const index_t[::1] indices, const double[::1] data,
-                   const uint8_t[::1] side, const index_t[::1] rank, run=None, Py_ssize_t pieces=1):
+                   const uint8_t[::1] side, const index_t[::1] rank, run=None, bounds=None):
     """The rows of a CSC matrix with side 0 and those with side 1, as two CSC matrices, in one pass.
 
     indptr, indices, data: The CSC arrays (indptr as int64).
     side (numpy.ndarray): uint8 per row: 0 or 1.
     rank (numpy.ndarray): Per row, its index among the rows of its side.
-    run (Optional[Callable]): `ThreadTeam.map`, to split `pieces` runs of columns (of about equal entries) on its
-        threads, each run's side-1 entries counted first so that it knows where its entries go: the same matrices
-        for any number.
-    pieces (int): The number of runs (1 without `run`).
+    run (Optional[Callable]): `ThreadTeam.map`, to split the runs of columns `bounds` on its threads, each run's
+        side-1 entries counted first so that it knows where its entries go: the same matrices for any runs.
+    bounds (Optional[List[Tuple[int, int]]]): Consecutive runs of columns (lo, hi) from 0 to the last column
+        (`logistic.column_pieces`); one run without `run`.
     RETURNS (tuple): (indptr, indices, data) of side 0, then of side 1 (indptr int64, indices of the input's
         dtype), columns in order, rows in the input's order within each column.
     """
@@ -32,12 +35,12 @@ def split_csc_rows(const int64_t[::1] indptr, const index_t[::1] indices, const 
     cdef int64_t total = indptr[d] if d >= 0 else 0
     if d < 0 or indices.shape[0] < total or data.shape[0] < total:
         raise ValueError("indptr, indices and data do not describe one CSC matrix")
-    if run is None:
-        run, pieces = (lambda work, items: [work(item) for item in items]), 1
-    n_pieces = int(max(1, min(pieces, d)))
-    cuts = numpy.searchsorted(numpy.asarray(indptr), numpy.linspace(0, total, n_pieces + 1)[1:n_pieces])
-    edges = [0] + numpy.clip(cuts, 0, d).tolist() + [d]
-    bounds = [(edges[k], edges[k + 1]) for k in range(n_pieces)]  # (no negative indices: no wraparound here)
+    if run is None or bounds is None:
+        run, bounds = _one_by_one, [(0, d)]
+    n_pieces = len(bounds)
+    if bounds[0][0] != 0 or bounds[n_pieces - 1][1] != d \
+            or any(bounds[k][1] != bounds[k + 1][0] for k in range(n_pieces - 1)):
+        raise ValueError(f"bounds must be consecutive runs of columns from 0 to {d}")
     ones = run(lambda b: _side_ones(indptr, indices, side, b[0], b[1]), bounds)
     at0, at1, n0, n1 = [], [], 0, 0
     for (lo, hi), m in zip(bounds, ones):
@@ -478,7 +481,7 @@ def order_by_magnitude(const double[::1] w, run=None, Py_ssize_t pieces=1):
     cdef int shift, digit
     cdef int64_t total, c
     if run is None or n < 2:
-        run, pieces = (lambda work, items: [work(item) for item in items]), 1
+        run, pieces = _one_by_one, 1
     pieces = max(1, min(pieces, n))
     bounds = [(n * k // pieces, n * (k + 1) // pieces) for k in range(pieces)]
     keys, other_keys = numpy.empty(n, dtype=numpy.uint64), numpy.empty(n, dtype=numpy.uint64)

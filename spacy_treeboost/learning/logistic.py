@@ -186,6 +186,15 @@ BLOCK_NNZ = 1 << 23
 N_BLOCKS = 8
 
 
+def column_pieces(indptr: numpy.ndarray, n_pieces: int) -> List[Tuple[int, int]]:
+    """`n_pieces` runs of consecutive columns (lo, hi) of a CSC matrix with `indptr`, of about equal entries (some
+    may be empty)."""
+    d = len(indptr) - 1
+    cuts = numpy.searchsorted(indptr, numpy.linspace(0, indptr[-1], n_pieces + 1)[1:-1])
+    edges = [0] + numpy.clip(cuts, 0, d).tolist() + [d]
+    return list(zip(edges[:-1], edges[1:]))
+
+
 CG_PIECE = 1 << 16
 
 
@@ -227,10 +236,8 @@ class _ColumnBlocks:
             check_pattern(X.indptr.astype(X.indices.dtype, copy=False), X.indices, n)
         if scale is not None and squared:
             scale = scale * scale
-        cuts = numpy.searchsorted(X.indptr, numpy.linspace(0, X.nnz, N_BLOCKS + 1)[1:-1])
-        bounds = numpy.concatenate([[0], numpy.clip(cuts, 0, d), [d]]).astype(numpy.int64)
         self.blocks = []
-        for a, b in zip(bounds[:-1], bounds[1:]):
+        for a, b in column_pieces(X.indptr, N_BLOCKS):
             lo, hi = int(X.indptr[a]), int(X.indptr[b])
             indptr = (X.indptr[a:b + 1] - lo).astype(X.indices.dtype)
             if scale is not None:
@@ -704,7 +711,7 @@ def fold_split(X: "sp.spmatrix", folds: numpy.ndarray, fold: int,
     rank[test] = numpy.arange(n_test, dtype=rank.dtype)
     with ThreadTeam(threads) as team:
         parts = split_csc_rows(X.indptr.astype(numpy.int64, copy=False), X.indices, X.data, test.view(numpy.uint8),
-                               rank, team.map, threads)
+                               rank, team.map, column_pieces(X.indptr, max(1, min(threads, X.shape[1]))))
     return tuple(csc_matrix((data, indices, indptr), shape=(rows, X.shape[1]))
                  for (indptr, indices, data), rows in zip(parts, (len(test) - n_test, n_test)))
 

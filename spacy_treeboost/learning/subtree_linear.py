@@ -52,7 +52,8 @@ from ._sparse import (copy_columns, divide_by_rows, fill_merged_shard, merge_lev
                       order_by_magnitude, pattern_codes, scale_columns_and_norms)
 from .classifier import RuleClassifier, _label_rank, encode_targets
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
-from .logistic import (BLOCK_NNZ, DEFAULT_CS, N_BLOCKS, SOLVER_CONSTRAINTS, HeadFit, Path, all_candidates, assemble_margins, candidate_costs, class_folds, cv_folds, final_fit, finish_head,
+from .logistic import (BLOCK_NNZ, DEFAULT_CS, N_BLOCKS, SOLVER_CONSTRAINTS, HeadFit, Path, all_candidates,
+                       assemble_margins, candidate_costs, class_folds, column_pieces, cv_folds, final_fit, finish_head,
                        fit_head, fold_margins, fold_split, make_path, needs_choice, one_blas_thread, path_scores, platt)
 from ..models.rules import RuleSet
 from .threads import Threads, ThreadTeam
@@ -289,10 +290,7 @@ def tfidf_columns(counts: Any, threads: int = 1) -> Tuple[Any, numpy.ndarray]:
     df = numpy.diff(counts.indptr)
     idf = numpy.log((1.0 + counts.shape[0]) / (1.0 + df)) + 1.0
     data = numpy.empty(counts.nnz)
-    n_pieces = N_BLOCKS if counts.nnz >= BLOCK_NNZ else 1
-    cuts = numpy.searchsorted(counts.indptr, numpy.linspace(0, counts.nnz, n_pieces + 1)[1:-1])
-    bounds = numpy.concatenate([[0], numpy.clip(cuts, 0, counts.shape[1]), [counts.shape[1]]]).tolist()
-    pieces = list(zip(bounds[:-1], bounds[1:]))
+    pieces = column_pieces(counts.indptr, N_BLOCKS if counts.nnz >= BLOCK_NNZ else 1)
     sq_norms = [numpy.zeros(counts.shape[0]) for _ in pieces]
 
     def scaled(k: int) -> None:
