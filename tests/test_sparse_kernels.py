@@ -297,3 +297,16 @@ def test_new_kernels_refuse_arrays_that_do_not_fit():
         take_columns(indptr, indices, data, numpy.array([1], dtype=numpy.int64), *no_tail)
     with pytest.raises(ValueError, match="the same length"):
         take_columns(indptr, indices, data, numpy.array([0], dtype=numpy.int64), no_tail[0], numpy.ones(1))
+
+
+def test_split_csc_rows_refuses_runs_that_do_not_cover_the_columns():
+    from spacy_treeboost.learning._sparse import split_csc_rows
+
+    indptr, indices = numpy.array([0, 1, 2], dtype=numpy.int64), numpy.array([0, 1], dtype=numpy.int32)
+    args = (indptr, indices, numpy.ones(2), numpy.array([0, 1], dtype=numpy.uint8), numpy.zeros(2, dtype=numpy.int32))
+    serial = lambda work, items: [work(item) for item in items]  # noqa: E731
+    for bounds in ([(0, 1)], [(0, 1), (0, 2)], [(1, 2)]):
+        with pytest.raises(ValueError, match="consecutive runs of columns"):
+            split_csc_rows(*args, serial, bounds)
+    (ip0, ix0, _), (ip1, ix1, _) = split_csc_rows(*args, serial, [(0, 1), (1, 2)])
+    assert ip0.tolist() == [0, 1, 1] and ip1.tolist() == [0, 0, 1] and ix0.tolist() == [0] and ix1.tolist() == [0]
