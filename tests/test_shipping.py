@@ -1,62 +1,73 @@
-"""Shipping a trained pipeline with the plugin: the plugin's wheel and a `spacy package` wheel that requires it
-install into a fresh environment from a folder, without a package index (docs/shipping.md)."""
+"""Shipping a trained pipeline with the plugin (docs/shipping.md): the page's commands, run as written, build a
+folder of wheels that installs the packaged pipeline into a fresh virtual environment with no site packages and
+no package index, and the installed pipeline classifies as the trained one does."""
 import json
 import os
+import re
+import shlex
+import shutil
 import subprocess
 import sys
-import venv
-import zipfile
 from pathlib import Path
+from typing import List
 
 import pytest
 import spacy
 
+from clone_env import fresh_clone
 from textcat_data import TRAIN, make_examples
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run(*args: str, cwd: Path, env=None) -> subprocess.CompletedProcess:
-    result = subprocess.run(list(args), cwd=cwd, env=env, capture_output=True, text=True, timeout=1200)
-    assert result.returncode == 0, " ".join(args) + "\n" + result.stdout[-3000:] + result.stderr[-3000:]
-    return result
+def page_blocks() -> List[List[str]]:
+    """The commands of each `bash` block of docs/shipping.md, in order."""
+    text = (ROOT / "docs" / "shipping.md").read_text(encoding="utf8")
+    blocks = re.findall(r"^```bash\n(.*?)^```", text, flags=re.S | re.M)
+    return [[line for line in block.splitlines() if line.strip()] for block in blocks]
+
+
+def run(command: str, cwd: Path, env: dict) -> str:
+    result = subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=1800)
+    assert result.returncode == 0, command + "\n" + result.stdout[-3000:] + result.stderr[-3000:]
+    return result.stdout
 
 
 @pytest.mark.slow
-def test_a_packaged_pipeline_and_the_plugin_wheel_install_without_an_index(tmp_path):
+def test_the_shipping_recipe_installs_the_pipeline_without_an_index(tmp_path):
     pytest.importorskip("build", reason="spacy package --build wheel needs the build package (the test extra)")
-    wheels = tmp_path / "wheels"
-    run(sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-w", str(wheels), cwd=tmp_path)
-    plugin = list(wheels.glob("spacy_treeboost-*.whl"))
-    assert len(plugin) == 1
+    build, target = page_blocks()
+    clone = fresh_clone(tmp_path / "clone")
     nlp = spacy.blank("en")
     nlp.add_pipe("treeboost_textcat", config={"learner": {"@learners": "spacy_treeboost.SubtreeLinear.v1",
                                                           "min_support": 1}})
-    examples = make_examples(nlp)
-    nlp.initialize(lambda: examples)
-    nlp.to_disk(tmp_path / "model")
-    expected = [nlp(text).cats for text, _ in TRAIN]
-    (tmp_path / "packages").mkdir()
-    run(sys.executable, "-m", "spacy", "package", str(tmp_path / "model"), str(tmp_path / "packages"), "--name",
-        "treeboost_ship", "--version", "0.0.1", "--build", "wheel", cwd=tmp_path)
-    pipeline = list((tmp_path / "packages").glob("*/dist/*.whl"))
-    assert len(pipeline) == 1
-    with zipfile.ZipFile(pipeline[0]) as wheel:
-        metadata = wheel.read(next(n for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))).decode()
-    assert "Requires-Dist: spacy-treeboost" in metadata
-    (wheels / pipeline[0].name).write_bytes(pipeline[0].read_bytes())
-    # spaCy and numpy come from this interpreter's site-packages; the plugin and the pipeline only from the folder
-    env_dir = tmp_path / "venv"
-    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
-    python = env_dir / "bin" / "python"
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSAFEPATH")}
-    run(str(python), "-m", "pip", "install", "--no-index", "--find-links", str(wheels), "--no-deps", "--ignore-installed",
-        plugin[0].name.split("-")[0].replace("_", "-"), cwd=tmp_path, env=env)
-    run(str(python), "-m", "pip", "install", "--no-index", "--find-links", str(wheels), "en_treeboost_ship", cwd=tmp_path,
-        env=env)
-    code = ("import json, spacy, spacy_treeboost; nlp = spacy.load('en_treeboost_ship'); "
-            f"print(spacy_treeboost.__file__); print(json.dumps([nlp(t).cats for t in {[t for t, _ in TRAIN]!r}]))")
-    result = run(str(python), "-c", code, cwd=tmp_path, env=env)
-    where, cats = result.stdout.splitlines()[-2:]
-    assert str(env_dir) in where, where
-    assert json.loads(cats) == expected
+    nlp.initialize(lambda: make_examples(nlp))
+    (clone / "training" / "chain").mkdir(parents=True)
+    nlp.to_disk(clone / "training" / "chain" / "model-best")
+    here = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]))
+    here.pop("PYTHONPATH", None)
+    here["PYTHONSAFEPATH"] = "1"  # the clone holds no compiled kernels: its commands import the installed plugin
+    for command in build:
+        run(command, clone, here)
+    wheels = sorted(p.name for p in (clone / "wheels").glob("*.whl"))
+    assert any(name.startswith("spacy_treeboost-") for name in wheels), wheels
+    assert any(name.startswith("en_treeboost_demo-") for name in wheels), wheels
+    # the target machine: no pip configuration, no index, no site packages, only the folder
+    target_env = {k: v for k, v in here.items() if not k.startswith(("PIP_", "PYTHON"))}
+    target_env["PIP_CONFIG_FILE"] = os.devnull
+    machine = tmp_path / "target"
+    shutil.copytree(clone / "wheels", machine / "wheels")
+    *install, classify = target
+    for command in install:
+        run(command, machine, target_env)
+    where = run("env/bin/python -c 'import spacy_treeboost; print(spacy_treeboost.__file__)'", machine, target_env)
+    assert str(machine / "env") in where, where
+    assert "include-system-site-packages = false" in (machine / "env" / "pyvenv.cfg").read_text()
+    assert "Not bad at all." in classify
+    cats = run(classify.replace("print(", "import json; print(json.dumps(", 1).replace(".cats)", ".cats))", 1),
+               machine, target_env)
+    assert json.loads(cats.splitlines()[-1]) == nlp("Not bad at all.").cats
+    texts = [t for t, _ in TRAIN]
+    code = f"import json, spacy; nlp = spacy.load('en_treeboost_demo'); print(json.dumps([nlp(t).cats for t in {texts!r}]))"
+    installed = run(f"env/bin/python -c {shlex.quote(code)}", machine, target_env)
+    assert json.loads(installed.splitlines()[-1]) == [nlp(t).cats for t in texts]
