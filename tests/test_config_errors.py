@@ -77,7 +77,7 @@ BAD_SETTINGS = [
     (BOOST, f"{TREEBOOST}.learner.backend", '"foo"', None,
      "backend='foo' is invalid: choose one of local, processes, ray"),
     (BOOST, f"{TREEBOOST}.rounds_per_update", "0", None,
-     "rounds_per_update=0 is invalid with initial_rounds = 0 and a boosting learner: no rule would ever be learned"),
+     "rounds_per_update=0 is invalid: with initial_rounds = 0 and a boosting learner no rule would ever be learned"),
     (SENTIMENT, f"{NMTF}.learner.alpha", "-1", None, "alpha=-1 is invalid: use a number >= 0"),
     (SENTIMENT, f"{NMTF}.learner.beta", "-1", None, "beta=-1 is invalid: use a number >= 0"),
     (SENTIMENT, f"{NMTF}.learner.offset", "0", None, "offset=0 is invalid: use a number > 0: a multiplicative update cannot move"),

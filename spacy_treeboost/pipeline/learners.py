@@ -16,13 +16,16 @@ estimator's own keyword arguments (declared, documented and validated once, in
 `LEGACY_SETTINGS` and `migrate_settings` translate the flat settings of spacy-treeboost 0.1
 into these blocks, for `python -m spacy_treeboost migrate-config`.
 """
+import functools
 from importlib import import_module
-from typing import Any, Dict, Optional, Tuple, Type
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple, Type
 
 import catalogue
+from spacy.language import Language
 from spacy.util import registry
 
-from ..config_errors import reporting
+from ..config_errors import config_error, non_json_value, reporting
+from ..params import shown
 from ..learning.calibration import CalibratedBoostClassifier
 from ..learning.corrective import CorrectiveBoostClassifier
 from ..learning.learner import TreeBoostClassifier, default_booster
@@ -43,8 +46,17 @@ class _LearnerRegistry(catalogue.Registry):
             nmtf_learners()
         return super().get(name)
 
-    def has(self, name: str) -> bool:
-        return name in NMTF_LEARNER_CLASSES or super().has(name)
+    def __contains__(self, name: str) -> bool:
+        return name in NMTF_LEARNER_CLASSES or super().__contains__(name)
+
+    def get_all(self) -> Dict[str, Any]:
+        nmtf_learners()
+        return super().get_all()
+
+    def find(self, name: str) -> Dict[str, Any]:
+        if name in NMTF_LEARNER_CLASSES:
+            nmtf_learners()
+        return super().find(name)
 
 
 def _learners() -> catalogue.Registry:
@@ -67,6 +79,58 @@ for _name, _cls in LEARNERS.items():
     _learners().register(_name, func=_cls)
 for _name, _cls in TREE_BUILDERS.items():
     getattr(registry, "tree_builders").register(_name, func=reporting(_cls, _name))
+
+FACTORIES = ("treeboost_textcat", "nmtf_sentiment")
+
+
+def refuse_non_json_settings(config: Mapping[str, Any], block: Sequence[str]) -> None:
+    """Refuse a value that a spaCy config cannot hold (NaN, an infinity, a whole number beyond 64 bits) in a
+    component's settings, as a config error located at the setting that says what the setting accepts (spaCy
+    itself would stop at it with a traceback, E961).
+
+    config (Mapping[str, Any]): The component's settings, as given to `nlp.add_pipe` or read from the config.
+    block (Sequence[str]): The component's location, e.g. ["components", "treeboost_textcat"].
+    RAISES (ConfigValidationError): At the first such value.
+    """
+    found = non_json_value(dict(config))
+    if found is None:
+        return
+    loc, value = found
+    parent: Any = config
+    for key in loc[:-1]:
+        parent = parent[key]
+    name = loc[-1]
+    entry = None
+    learner = parent.get("@learners") if isinstance(parent, Mapping) else None
+    if learner in {*LEARNERS, *NMTF_LEARNER_CLASSES}:
+        cls = _learners().get(learner)
+        if name not in cls._param_names():
+            raise config_error(f"{name} is not a setting of {learner}: remove it (its settings are "
+                               f"{', '.join(cls._param_names())})", [*block, *loc])
+        entry = cls._parameter_constraints.get(name)
+    fix = entry.fix() if entry is not None else (
+        "use a finite number (a config holds JSON values only)" if isinstance(value, float) else
+        "use a whole number that fits in 64 bits (a config holds JSON values only)")
+    raise config_error(f"{name}={shown(value)} is invalid: {fix}", [*block, *loc])
+
+
+def _checking_settings(create_pipe: Callable[..., Any]) -> Callable[..., Any]:
+    """spaCy's `Language.create_pipe`, which first refuses, for this package's factories, a setting that a config
+    cannot hold, located at the setting (`refuse_non_json_settings`); it is spaCy's own for other factories."""
+
+    @functools.wraps(create_pipe)
+    def create(self: Language, factory_name: str, name: Optional[str] = None, *args: Any, **kwargs: Any) -> Any:
+        config = kwargs.get("config")
+        if factory_name in FACTORIES and isinstance(config, Mapping):
+            refuse_non_json_settings(config, ["components", name or factory_name])
+        return create_pipe(self, factory_name, name, *args, **kwargs)
+
+    setattr(create, "checks_settings", True)
+    return create
+
+
+if not getattr(Language.create_pipe, "checks_settings", False):
+    setattr(Language, "create_pipe", _checking_settings(Language.create_pipe))
 
 BOOST_KEYS = ("criterion", "max_pattern_size", "min_support", "smoothing", "boosting", "include_root_patterns",
               "max_cache_mb")

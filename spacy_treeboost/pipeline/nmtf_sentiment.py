@@ -30,7 +30,7 @@ from .component_files import ComponentFiles
 from .nmtf_files import model_bytes, model_data, read_model
 from ..nmtf import MFLK, UNLABELLED, SSMFLK, SSMFLKSelfTrained, document_term_matrix, lexicon_prior, porter_stem
 from ..nmtf.calibration import Calibration, label_folds
-from ..params import Boolean, Interval, Options, rule, validate_params
+from ..params import Boolean, Interval, Options, invalid_setting, rule, shown, validate_params
 
 # Registered here as well as through entry points, so that the names resolve when the package is used from a
 # source checkout; lexicons.py itself stays spaCy-free, and errors become spaCy config errors here.
@@ -90,7 +90,7 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
                 f"got {positive_label!r} and {negative_label!r}.", [*block, "negative_label"])
         learner = SSMFLKSelfTrained() if learner is None else learner
         if type(learner) not in nmtf_learners().values():
-            raise config_error(f"learner={learner!r} is invalid: use one of the registered learners "
+            raise config_error(f"learner={shown(learner)} is invalid: use one of the registered learners "
                                f"{sorted(nmtf_learners())}", [*block, "learner"])
         self.vocab = vocab
         self.model = None
@@ -131,7 +131,7 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
     def _check_own_settings(self) -> None:
         cfg = self.cfg
         if not isinstance(cfg["labels"], list) or len(cfg["labels"]) != 2:
-            raise ValueError(f"labels={cfg['labels']!r} is invalid: use the positive and the negative label")
+            raise invalid_setting("labels", cfg["labels"], "use the positive and the negative label")
         validate_params(cfg, SETTING_CONSTRAINTS)
 
     @property

@@ -27,7 +27,7 @@ from ..learning.classifier import RuleClassifier
 from ..learning.learner import TreeBoostClassifier
 from ..learning.subtree_linear import SubtreeLinearClassifier
 from ..models.rules import ModelFormatError
-from ..params import Boolean, Interval, Options, rule, validate_params
+from ..params import Boolean, Interval, Options, invalid_setting, rule, shown, validate_params
 from ..trees.doc_trees import DocIndexer, TreeSpec, docs_to_forest
 from .component_files import ComponentFiles
 from ..config_errors import (check_learner, config_error, corpus_reader_hint, data_errors, reported_at,
@@ -142,7 +142,7 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         trees = TreeSpec() if trees is None else trees
         block = ("components", name)
         if type(learner) not in LEARNERS.values():
-            raise config_error(f"learner={learner!r} is invalid: use one of the registered learners "
+            raise config_error(f"learner={shown(learner)} is invalid: use one of the registered learners "
                                f"{sorted(LEARNERS)}", [*block, "learner"])
         check_learner(learner, [*block, "learner"])
         self.cfg: Dict[str, Any] = {
@@ -176,8 +176,8 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         cfg = self.cfg
         validate_params(cfg, SETTING_CONSTRAINTS)
         if cfg["rounds_per_update"] == 0 and cfg["initial_rounds"] == 0 and split_learner(self._template)[0]:
-            raise ValueError("rounds_per_update=0 is invalid with initial_rounds = 0 and a boosting learner: no rule "
-                             "would ever be learned; use rounds_per_update >= 1 (or initial_rounds >= 1)")
+            raise invalid_setting("rounds_per_update", 0, "with initial_rounds = 0 and a boosting learner no rule would "
+                                  "ever be learned; use rounds_per_update >= 1 (or initial_rounds >= 1)")
 
     @property
     def _max_rounds(self) -> int:
