@@ -7,6 +7,7 @@ can rebuild it. What each parameter accepts is declared once, in the class's
 `validate_params`, checks every estimator and component against its table and raises an
 `InvalidSettingError` that names the setting (as scikit-learn's `InvalidParameterError`).
 """
+import copy
 import inspect
 import math
 from typing import Any, ClassVar, Dict, List, Mapping, NamedTuple, Optional, Sequence, TypeVar
@@ -53,6 +54,18 @@ class Params:
             else:
                 setattr(self, name, value)
         return self
+
+
+def clone(estimator: P) -> P:
+    """An unfitted estimator with the same parameters, as scikit-learn's `sklearn.base.clone`: built from
+    `get_params(deep=False)`, a nested estimator cloned in turn, other values copied.
+
+    estimator (Params): The estimator, fitted or not.
+    RETURNS (Params): The new estimator.
+    """
+    params = estimator.get_params(deep=False)
+    return type(estimator)(**{name: clone(value) if isinstance(value, Params) else copy.deepcopy(value)
+                              for name, value in params.items()})
 
 
 def _number(value: float) -> str:

@@ -25,7 +25,7 @@ from spacy.language import Language
 from spacy.util import registry
 
 from ..config_errors import config_error, non_json_value, reporting
-from ..params import shown
+from ..params import clone, shown
 from ..learning.calibration import CalibratedBoostClassifier
 from ..learning.corrective import CorrectiveBoostClassifier
 from ..learning.learner import TreeBoostClassifier, default_booster
@@ -79,58 +79,6 @@ for _name, _cls in LEARNERS.items():
     _learners().register(_name, func=_cls)
 for _name, _cls in TREE_BUILDERS.items():
     getattr(registry, "tree_builders").register(_name, func=reporting(_cls, _name))
-
-FACTORIES = ("treeboost_textcat", "nmtf_sentiment")
-
-
-def refuse_non_json_settings(config: Mapping[str, Any], block: Sequence[str]) -> None:
-    """Refuse a value that a spaCy config cannot hold (NaN, an infinity, a whole number beyond 64 bits) in a
-    component's settings, as a config error located at the setting that says what the setting accepts (spaCy
-    itself would stop at it with a traceback, E961).
-
-    config (Mapping[str, Any]): The component's settings, as given to `nlp.add_pipe` or read from the config.
-    block (Sequence[str]): The component's location, e.g. ["components", "treeboost_textcat"].
-    RAISES (ConfigValidationError): At the first such value.
-    """
-    found = non_json_value(dict(config))
-    if found is None:
-        return
-    loc, value = found
-    parent: Any = config
-    for key in loc[:-1]:
-        parent = parent[key]
-    name = loc[-1]
-    entry = None
-    learner = parent.get("@learners") if isinstance(parent, Mapping) else None
-    if learner in {*LEARNERS, *NMTF_LEARNER_CLASSES}:
-        cls = _learners().get(learner)
-        if name not in cls._param_names():
-            raise config_error(f"{name} is not a setting of {learner}: remove it (its settings are "
-                               f"{', '.join(cls._param_names())})", [*block, *loc])
-        entry = cls._parameter_constraints.get(name)
-    fix = entry.fix() if entry is not None else (
-        "use a finite number (a config holds JSON values only)" if isinstance(value, float) else
-        "use a whole number that fits in 64 bits (a config holds JSON values only)")
-    raise config_error(f"{name}={shown(value)} is invalid: {fix}", [*block, *loc])
-
-
-def _checking_settings(create_pipe: Callable[..., Any]) -> Callable[..., Any]:
-    """spaCy's `Language.create_pipe`, which first refuses, for this package's factories, a setting that a config
-    cannot hold, located at the setting (`refuse_non_json_settings`); it is spaCy's own for other factories."""
-
-    @functools.wraps(create_pipe)
-    def create(self: Language, factory_name: str, name: Optional[str] = None, *args: Any, **kwargs: Any) -> Any:
-        config = kwargs.get("config")
-        if factory_name in FACTORIES and isinstance(config, Mapping):
-            refuse_non_json_settings(config, ["components", name or factory_name])
-        return create_pipe(self, factory_name, name, *args, **kwargs)
-
-    setattr(create, "checks_settings", True)
-    return create
-
-
-if not getattr(Language.create_pipe, "checks_settings", False):
-    setattr(Language, "create_pipe", _checking_settings(Language.create_pipe))
 
 BOOST_KEYS = ("criterion", "max_pattern_size", "min_support", "smoothing", "boosting", "include_root_patterns",
               "max_cache_mb")
@@ -208,24 +156,67 @@ def learner_from_settings(data: Dict[str, Any], registered: Dict[str, Any] = LEA
     return cls(**data)
 
 
-def copy_execution(source: Any, target: Any) -> Any:
-    """`target` with the settings of where `source` and its booster run (n_workers, backend, ray_address): settings
-    of the machine that trains, which a learner's cfg does not keep."""
-    from ..learning.learner import EXECUTION_PARAMS
-
-    for src, dst in ((source, target), (getattr(source, "estimator", None), getattr(target, "estimator", None))):
-        if src is not None and dst is not None:
-            dst.set_params(**{k: v for k, v in src.get_params(deep=False).items() if k in EXECUTION_PARAMS})
-    return target
-
-
 def unfitted_copy(learner: Any, positive_class: Optional[str] = None) -> Any:
-    """An unfitted copy of a learner, where it runs included; a positive class, if given, goes to the learner or its
-    booster."""
-    learner = copy_execution(learner, learner_from_settings(learner_settings(learner)))
+    """An unfitted copy of a learner (`clone`: the same settings, where it runs included); a positive class, if
+    given, goes to the learner or its booster."""
+    learner = clone(learner)
     if positive_class is not None:
-        target = learner if "positive_class" in learner.get_params(deep=False) else learner.estimator
-        if target is None:
-            target = learner.estimator = default_booster()
-        target.positive_class = positive_class
+        if "positive_class" in learner.get_params(deep=False):
+            learner.set_params(positive_class=positive_class)
+        else:
+            learner.set_params(estimator=learner.estimator or default_booster())
+            learner.estimator.set_params(positive_class=positive_class)
     return learner
+
+
+FACTORIES = ("treeboost_textcat", "nmtf_sentiment")
+
+
+def refuse_non_json_settings(config: Mapping[str, Any], block: Sequence[str]) -> None:
+    """Refuse a value that a spaCy config cannot hold (NaN, an infinity, a whole number beyond 64 bits) in a
+    component's settings, as a config error located at the setting that says what the setting accepts (spaCy
+    itself would stop at it with a traceback, E961).
+
+    config (Mapping[str, Any]): The component's settings, as given to `nlp.add_pipe` or read from the config.
+    block (Sequence[str]): The component's location, e.g. ["components", "treeboost_textcat"].
+    RAISES (ConfigValidationError): At the first such value.
+    """
+    found = non_json_value(dict(config))
+    if found is None:
+        return
+    loc, value = found
+    parent: Any = config
+    for key in loc[:-1]:
+        parent = parent[key]
+    name = loc[-1]
+    entry = None
+    learner = parent.get("@learners") if isinstance(parent, Mapping) else None
+    if learner in {*LEARNERS, *NMTF_LEARNER_CLASSES}:
+        cls = _learners().get(learner)
+        if name not in cls._param_names():
+            raise config_error(f"{name} is not a setting of {learner}: remove it (its settings are "
+                               f"{', '.join(cls._param_names())})", [*block, *loc])
+        entry = cls._parameter_constraints.get(name)
+    fix = entry.fix() if entry is not None else (
+        "use a finite number (a config holds JSON values only)" if isinstance(value, float) else
+        "use a whole number that fits in 64 bits (a config holds JSON values only)")
+    raise config_error(f"{name}={shown(value)} is invalid: {fix}", [*block, *loc])
+
+
+def _checking_settings(create_pipe: Callable[..., Any]) -> Callable[..., Any]:
+    """spaCy's `Language.create_pipe`, which first refuses, for this package's factories, a setting that a config
+    cannot hold, located at the setting (`refuse_non_json_settings`); it is spaCy's own for other factories."""
+
+    @functools.wraps(create_pipe)
+    def create(self: Language, factory_name: str, name: Optional[str] = None, *args: Any, **kwargs: Any) -> Any:
+        config = kwargs.get("config")
+        if factory_name in FACTORIES and isinstance(config, Mapping):
+            refuse_non_json_settings(config, ["components", name or factory_name])
+        return create_pipe(self, factory_name, name, *args, **kwargs)
+
+    setattr(create, "checks_settings", True)
+    return create
+
+
+if not getattr(Language.create_pipe, "checks_settings", False):
+    setattr(Language, "create_pipe", _checking_settings(Language.create_pipe))

@@ -27,13 +27,12 @@ from ..learning.classifier import RuleClassifier
 from ..learning.learner import TreeBoostClassifier
 from ..learning.subtree_linear import SubtreeLinearClassifier
 from ..models.rules import ModelFormatError
-from ..params import Boolean, Interval, Options, invalid_setting, rule, shown, validate_params
+from ..params import Boolean, Interval, Options, clone, invalid_setting, rule, shown, validate_params
 from ..trees.doc_trees import DocIndexer, TreeSpec, docs_to_forest
 from .component_files import ComponentFiles
 from ..config_errors import (check_learner, config_error, corpus_reader_hint, data_errors, reported_at,
                              training_corpus)
-from .learners import (LEARNERS, TREE_KEYS, copy_execution, learner_from_settings, learner_settings, split_learner,
-                       unfitted_copy)
+from .learners import LEARNERS, TREE_KEYS, learner_from_settings, learner_settings, split_learner, unfitted_copy
 from .scoring import cats_from_margins, score_treeboost_cats
 from .training_docs import check_labels, check_parser, check_positive_label, check_whole_corpus, targets
 from .training_docs import training_docs
@@ -154,7 +153,7 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
             "parse_source": parse_source,
         }
         self._validate_settings(block)
-        copy_execution(learner, self._template)
+        self._template = clone(learner)
         self._learner: Optional[RuleClassifier] = None
         self._train_forest: Any = None
         self._refit: Optional[Tuple[int, RuleClassifier]] = None
