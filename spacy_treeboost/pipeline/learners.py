@@ -17,10 +17,12 @@ estimator's own keyword arguments (declared, documented and validated once, in
 into these blocks, for `python -m spacy_treeboost migrate-config`.
 """
 import functools
+import warnings
 from importlib import import_module
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple, Type
 
 import catalogue
+import numpy
 from spacy.language import Language
 from spacy.util import registry
 
@@ -220,3 +222,51 @@ def _checking_settings(create_pipe: Callable[..., Any]) -> Callable[..., Any]:
 
 if not getattr(Language.create_pipe, "checks_settings", False):
     setattr(Language, "create_pipe", _checking_settings(Language.create_pipe))
+
+
+CONSTANT_SPREAD = 1e-6
+
+
+def likely_setting(learner: Any) -> str:
+    """The setting of a learner most likely to make its model give every training document the same score, as a
+    sentence that names it and says what to change."""
+    estimator = getattr(learner, "estimator", None)
+    params = learner.get_params(deep=False)
+    C = params.get("C")
+    if params.get("max_rules") is not None:
+        return (f"max_rules = {params['max_rules']} keeps too few subtrees to tell the documents apart; raise it or "
+                "set it to null")
+    if C is not None and C <= 0.01:
+        return f"C = {C:g} regularizes every weight to about 0; raise C, or set C = null to choose it by cross-validation"
+    lr_C = params.get("lr_C")
+    if lr_C is not None and not 1e-6 <= lr_C <= 1e6:
+        return f"lr_C = {lr_C:g} is extreme; use a value from 1e-06 to 1e+06 (1 is usual)"
+    if isinstance(learner, TreeBoostClassifier) or isinstance(estimator, TreeBoostClassifier):
+        booster = learner if isinstance(learner, TreeBoostClassifier) else estimator
+        if booster.smoothing is not None and booster.smoothing >= 1:
+            return (f"smoothing = {booster.smoothing:g} pulls every rule's confidence to about 0; set it to null "
+                    "(1/m) or to a small number")
+        return (f"min_support = {booster.min_support} or max_pattern_size = {booster.max_pattern_size} leaves too few "
+                "subtrees; lower min_support or raise max_pattern_size (or raise n_rounds)")
+    if "min_support" in params:
+        return (f"min_support = {params['min_support']} or max_pattern_size = {params['max_pattern_size']} leaves too "
+                "few subtrees; lower min_support, or raise C")
+    return ("alpha (the lexicon's weight) or beta (the labels' weight) is likely out of scale; use the defaults, or "
+            "check that the lexicon's words occur in the documents")
+
+
+def warn_if_constant(name: str, learner: Any, scores: Any) -> bool:
+    """Warn when a trained model gives every training document the same scores (its settings let it learn nothing),
+    naming the setting most likely responsible (`likely_setting`).
+
+    name (str): The component's name.
+    learner (Any): The component's learner (its settings).
+    scores (Any): The model's scores of the training documents, one row per document.
+    RETURNS (bool): Whether it warned.
+    """
+    scores = numpy.asarray(scores, dtype=float).reshape(len(scores), -1)
+    if len(scores) < 2 or (numpy.isfinite(scores).all() and float(numpy.ptp(scores, axis=0).max()) > CONSTANT_SPREAD):
+        return False
+    warnings.warn(f"'{name}' gives every training document the same scores: the trained model tells no document "
+                  f"apart. The likely cause is in its learner block: {likely_setting(learner)}.", stacklevel=2)
+    return True
