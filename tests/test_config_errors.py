@@ -94,9 +94,9 @@ BAD_SETTINGS = [
     (LINEAR, "paths.train", "nope.jsonl", "spacy_treeboost.JsonlCorpus.v1 -> path", "JSONL file not found: nope.jsonl"),
     (SENTIMENT, f"{NMTF}.learner.bogus", "1", "nmtf_sentiment.learner -> bogus", "unexpected argument: 'bogus'"),
     (SENTIMENT, f"{NMTF}.learner.random_state", "99999999999999999999", None,
-     "random_state=99999999999999999999 is invalid: use a whole number from 0 to 4294967295"),
-    (LINEAR, f"{TREEBOOST}.learner.C", "NaN", None, "C=nan is invalid: use a regularization strength from 1e-06"),
-    (SENTIMENT, f"{NMTF}.learner.lr_C", "NaN", None, "lr_C=nan is invalid: use a number > 0"),
+     "random_state='99999999999999999999' is invalid: use a whole number from 0 to 4294967295"),
+    (LINEAR, f"{TREEBOOST}.learner.C", "NaN", None, "C='NaN' is invalid: use a regularization strength from 1e-06"),
+    (SENTIMENT, f"{NMTF}.learner.lr_C", "NaN", None, "lr_C='NaN' is invalid: use a number > 0"),
 ]
 # run through `spacy train` as well: one per kind of location
 TRAINED = [0, 20, 29, 35, 43]
