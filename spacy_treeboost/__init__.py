@@ -7,7 +7,7 @@ checker reads the imports below; at run time `__getattr__` performs them.
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from .exceptions import NotFittedError
+from .exceptions import InvalidSettingError, NotFittedError
 
 if TYPE_CHECKING:
     from .datasets.corpora import CorpusFormatError
@@ -60,7 +60,7 @@ _LAZY = {
     "CorpusReadError": "spacy_treeboost.datasets.readers",
 }
 
-__all__ = ["__version__", "NotFittedError", *_LAZY]
+__all__ = ["__version__", "InvalidSettingError", "NotFittedError", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:

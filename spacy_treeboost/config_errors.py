@@ -8,14 +8,12 @@ code that catches `ValueError` keeps working.
 import contextlib
 import functools
 import inspect
-import re
-from typing import Any, Callable, Collection, Iterator, Optional, Sequence
+import math
+from typing import Any, Callable, Collection, Iterator, List, Optional, Sequence, Tuple
 
 from confection import ConfigValidationError
 
 from .params import Validated
-
-SETTING_NAME = re.compile(r"^'?(\w+)'?(?:=|:| must | is | and | cannot )")
 
 
 def config_error(message: str, loc: Sequence[str], title: Optional[str] = None) -> ConfigValidationError:
@@ -31,11 +29,12 @@ def config_error(message: str, loc: Sequence[str], title: Optional[str] = None) 
 
 
 def setting_error(err: Exception, block: Sequence[str], names: Collection[str] = ()) -> ConfigValidationError:
-    """The `ConfigValidationError` of a setting refused by `err`, located at the setting its message starts with.
+    """The `ConfigValidationError` of a setting refused by `err`, located at the setting an `InvalidSettingError`
+    carries (`err.setting`) when it is one of the block's, else at the block.
 
-    err (Exception): The error, whose message starts with the setting, e.g. "C=0 is invalid: ...".
+    err (Exception): The error.
     block (Sequence[str]): The location of the settings' block.
-    names (Collection[str]): The block's setting names; a message naming none of them is located at the block.
+    names (Collection[str]): The block's setting names.
     RETURNS (ConfigValidationError): The error, to raise.
     """
     if isinstance(err, ConfigValidationError):
@@ -43,9 +42,34 @@ def setting_error(err: Exception, block: Sequence[str], names: Collection[str] =
     message = str(err)
     if isinstance(err, TypeError):
         message = f"a setting has the wrong type ({message}); compare the block with its documented settings"
-    match = SETTING_NAME.match(message)
-    loc = list(block) + ([match.group(1)] if match and match.group(1) in names else [])
-    return config_error(message, loc)
+    setting = getattr(err, "setting", None)
+    return config_error(message, list(block) + ([setting] if setting in names else []))
+
+
+JSON_INTEGERS = (-(2 ** 63), 2 ** 64 - 1)
+
+
+def non_json_value(value: Any, loc: Sequence[str] = ()) -> Optional[Tuple[List[str], Any]]:
+    """The first value in a config block that spaCy cannot store in a config (JSON): NaN, an infinity or a whole
+    number beyond 64 bits, with its location (a list is located as a whole).
+
+    value (Any): The block, or one setting's value.
+    loc (Sequence[str]): Its location.
+    RETURNS (Optional[Tuple[List[str], Any]]): The location and the value, or None when every value is JSON.
+    """
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = non_json_value(item, [*loc, str(key)])
+            if found is not None:
+                return found
+    elif isinstance(value, (list, tuple)):
+        if any(non_json_value(item) is not None for item in value):
+            return list(loc), value
+    elif isinstance(value, float) and not math.isfinite(value):
+        return list(loc), value
+    elif isinstance(value, int) and not isinstance(value, bool) and not JSON_INTEGERS[0] <= value <= JSON_INTEGERS[1]:
+        return list(loc), value
+    return None
 
 
 def corpus_reader_hint(nlp: Any) -> str:
@@ -101,8 +125,8 @@ def check_learner(learner: Any, block: Optional[Sequence[str]]) -> None:
 
 def reporting(func: Callable[..., Any], name: str) -> Callable[..., Any]:
     """`func` (a registered function or class) with its errors reported as `ConfigValidationError`s located at
-    its registered `name`: a `ValueError` or `TypeError` at the setting its message starts with, an `OSError`
-    at `path`. The signature is `func`'s, so spaCy validates and fills the settings as before.
+    its registered `name`: an `InvalidSettingError` at its setting, another `ValueError` or a `TypeError` at the
+    block, an `OSError` at `path`. The signature is `func`'s, so spaCy validates and fills the settings as before.
 
     func (Callable[..., Any]): The function or class to register.
     name (str): Its registered name, e.g. "spacy_treeboost.DocTrees.v1".

@@ -4,13 +4,17 @@ An estimator's parameters are the arguments of its explicit `__init__` signature
 stores each unchanged under its own name (`self.name = name`), so `sklearn.base.clone`
 can rebuild it. What each parameter accepts is declared once, in the class's
 `_parameter_constraints` table (as scikit-learn's estimators do), and one validator,
-`validate_params`, checks every estimator and component against its table.
+`validate_params`, checks every estimator and component against its table and raises an
+`InvalidSettingError` that names the setting (as scikit-learn's `InvalidParameterError`).
 """
+import copy
 import inspect
 import math
-from typing import Any, Callable, ClassVar, Dict, List, Mapping, NamedTuple, Optional, Sequence, TypeVar
+from typing import Any, ClassVar, Dict, List, Mapping, NamedTuple, Optional, Sequence, TypeVar
 
 import numpy
+
+from .exceptions import InvalidSettingError
 
 P = TypeVar("P", bound="Params")
 
@@ -43,12 +47,25 @@ class Params:
         for key, value in params.items():
             name, _, sub = key.partition("__")
             if name not in names:
-                raise ValueError(f"{type(self).__name__} has no parameter {name!r}; it has {', '.join(names)}")
+                raise InvalidSettingError(f"{type(self).__name__} has no parameter {name!r}; it has "
+                                          f"{', '.join(names)}", setting=name, value=value)
             if sub:
                 getattr(self, name).set_params(**{sub: value})
             else:
                 setattr(self, name, value)
         return self
+
+
+def clone(estimator: P) -> P:
+    """An unfitted estimator with the same parameters, as scikit-learn's `sklearn.base.clone`: built from
+    `get_params(deep=False)`, a nested estimator cloned in turn, other values copied.
+
+    estimator (Params): The estimator, fitted or not.
+    RETURNS (Params): The new estimator.
+    """
+    params = estimator.get_params(deep=False)
+    return type(estimator)(**{name: clone(value) if isinstance(value, Params) else copy.deepcopy(value)
+                              for name, value in params.items()})
 
 
 def _number(value: float) -> str:
@@ -159,18 +176,32 @@ class Items(Constraint):
         return f"list one or more values ({self.item.describe().replace('use ', '', 1)})"
 
 
+class Instance(Constraint):
+    """An instance of a class (e.g. the booster of a corrective learner).
+
+    cls (type): The class.
+    what (str): How a user gives one, e.g. 'a "spacy_treeboost.SubtreeBoost.v1" block'.
+    """
+
+    def __init__(self, cls: type, what: str) -> None:
+        self.cls, self.what = cls, what
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        return isinstance(value, self.cls)
+
+    def describe(self) -> str:
+        return f"use {self.what}"
+
+
 class Rule(NamedTuple):
     """A parameter's entry in a `_parameter_constraints` table.
 
     accepts (Sequence[Optional[Constraint]]): The kinds of value accepted; None in it accepts None.
     hint (Optional[str]): How to fix a bad value; None derives it from `accepts`.
-    when (Optional[Callable[[Mapping[str, Any]], bool]]): Check the parameter only when this is true of all
-        the parameters (e.g. `cv` only when C is chosen by cross-validation).
     """
 
     accepts: Sequence[Optional[Constraint]]
     hint: Optional[str] = None
-    when: Optional[Callable[[Mapping[str, Any]], bool]] = None
 
     def allows(self, value: Any) -> bool:
         return any(value is None if c is None else c.is_satisfied_by(value) for c in self.accepts)
@@ -182,10 +213,27 @@ class Rule(NamedTuple):
         return ", or ".join(described) + (", or None" if None in self.accepts else "")
 
 
-def rule(*accepts: Optional[Constraint], hint: Optional[str] = None,
-         when: Optional[Callable[[Mapping[str, Any]], bool]] = None) -> Rule:
+def rule(*accepts: Optional[Constraint], hint: Optional[str] = None) -> Rule:
     """A `Rule` accepting any of `accepts`. RETURNS (Rule): The table entry."""
-    return Rule(accepts, hint, when)
+    return Rule(accepts, hint)
+
+
+def shown(value: Any) -> str:
+    """A value as a message shows it: an estimator by its class, anything else by its repr."""
+    if hasattr(value, "get_params") and not isinstance(value, type):
+        return f"{type(value).__name__}(...)"
+    return repr(value)
+
+
+def invalid_setting(name: str, value: Any, fix: str) -> InvalidSettingError:
+    """The error of a setting holding a value it does not accept: "name=value is invalid: fix".
+
+    name (str): The setting.
+    value (Any): Its value.
+    fix (str): How to fix it, e.g. "use a whole number >= 1".
+    RETURNS (InvalidSettingError): The error, to raise.
+    """
+    return InvalidSettingError(f"{name}={shown(value)} is invalid: {fix}", setting=name, value=value)
 
 
 def validate_params(params: Mapping[str, Any], constraints: Mapping[str, Rule]) -> None:
@@ -193,14 +241,11 @@ def validate_params(params: Mapping[str, Any], constraints: Mapping[str, Rule]) 
 
     params (Mapping[str, Any]): Parameter name to value.
     constraints (Mapping[str, Rule]): Parameter name to its rule.
-    RAISES (ValueError): "name=value is invalid: how to fix it", for the first parameter out of its rule.
+    RAISES (InvalidSettingError): "name=value is invalid: how to fix it", for the first parameter out of its rule.
     """
     for name, entry in constraints.items():
-        if name not in params or (entry.when is not None and not entry.when(params)):
-            continue
-        value = params[name]
-        if not entry.allows(value):
-            raise ValueError(f"{name}={value!r} is invalid: {entry.fix()}")
+        if name in params and not entry.allows(params[name]):
+            raise invalid_setting(name, params[name], entry.fix())
 
 
 class Validated(Params):
@@ -211,7 +256,7 @@ class Validated(Params):
     def validate_params(self) -> None:
         """Check the parameters: first against the class's constraint table, then how they combine.
 
-        RAISES (ValueError): Naming the first parameter that is invalid, with the accepted values.
+        RAISES (InvalidSettingError): Naming the first parameter that is invalid, with the accepted values.
         """
         validate_params(self.get_params(deep=False), self._parameter_constraints)
         self._validate_combination()

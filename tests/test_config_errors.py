@@ -77,7 +77,7 @@ BAD_SETTINGS = [
     (BOOST, f"{TREEBOOST}.learner.backend", '"foo"', None,
      "backend='foo' is invalid: choose one of local, processes, ray"),
     (BOOST, f"{TREEBOOST}.rounds_per_update", "0", None,
-     "rounds_per_update=0 is invalid with initial_rounds = 0 and a boosting learner: no rule would ever be learned"),
+     "rounds_per_update=0 is invalid: with initial_rounds = 0 and a boosting learner no rule would ever be learned"),
     (SENTIMENT, f"{NMTF}.learner.alpha", "-1", None, "alpha=-1 is invalid: use a number >= 0"),
     (SENTIMENT, f"{NMTF}.learner.beta", "-1", None, "beta=-1 is invalid: use a number >= 0"),
     (SENTIMENT, f"{NMTF}.learner.offset", "0", None, "offset=0 is invalid: use a number > 0: a multiplicative update cannot move"),
@@ -92,6 +92,11 @@ BAD_SETTINGS = [
     (LINEAR, "corpora.train.limit", "-1", "spacy_treeboost.JsonlCorpus.v1 -> limit",
      "limit=-1 is invalid: use a whole number of examples >= 0"),
     (LINEAR, "paths.train", "nope.jsonl", "spacy_treeboost.JsonlCorpus.v1 -> path", "JSONL file not found: nope.jsonl"),
+    (SENTIMENT, f"{NMTF}.learner.bogus", "1", "nmtf_sentiment.learner -> bogus", "unexpected argument: 'bogus'"),
+    (SENTIMENT, f"{NMTF}.learner.random_state", "99999999999999999999", None,
+     "random_state='99999999999999999999' is invalid: use a whole number from 0 to 4294967295"),
+    (LINEAR, f"{TREEBOOST}.learner.C", "NaN", None, "C='NaN' is invalid: use a regularization strength from 1e-06"),
+    (SENTIMENT, f"{NMTF}.learner.lr_C", "NaN", None, "lr_C='NaN' is invalid: use a number > 0"),
 ]
 # run through `spacy train` as well: one per kind of location
 TRAINED = [0, 20, 29, 35, 43]

@@ -12,6 +12,8 @@ from spacy.training import Example
 from spacy.util import registry
 
 from ..config_errors import DataError, reporting
+from ..exceptions import InvalidSettingError
+from ..params import invalid_setting
 from .corpora import CorpusFormatError, iter_jsonl
 
 Fold = Union[int, str]
@@ -67,11 +69,13 @@ class JsonlCorpus:
         unlabeled: bool = False,
     ) -> None:
         if path is None:
-            raise ValueError("spacy_treeboost.JsonlCorpus.v1 needs a path; set it in the [corpora] block.")
+            raise InvalidSettingError("spacy_treeboost.JsonlCorpus.v1 needs a path; set it in the [corpora] block.",
+                                      setting="path", value=path)
         if label_field is None and labels_field is None:
-            raise ValueError("label_field and labels_field cannot both be None: one must name the label field.")
+            raise InvalidSettingError("label_field and labels_field cannot both be None: one must name the label "
+                                      "field.", setting="label_field", value=label_field)
         if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
-            raise ValueError(f"limit={limit!r} is invalid: use a whole number of examples >= 0 (0 reads all)")
+            raise invalid_setting("limit", limit, "use a whole number of examples >= 0 (0 reads all)")
         self.path = Path(path)
         self.labels: Optional[List[str]] = list(labels) if labels is not None else None
         self.limit = limit
@@ -84,10 +88,12 @@ class JsonlCorpus:
         self.skip_unlabeled = skip_unlabeled
         self.unlabeled = unlabeled
         if skip_unlabeled and unlabeled:
-            raise ValueError("skip_unlabeled and unlabeled cannot both be true: unlabeled lines are either skipped or kept.")
+            raise InvalidSettingError("skip_unlabeled and unlabeled cannot both be true: unlabeled lines are either "
+                                      "skipped or kept.", setting="skip_unlabeled", value=skip_unlabeled)
         if self.labels is not None:
             if len(set(self.labels)) != len(self.labels):
-                raise ValueError(f"the labels given to spacy_treeboost.JsonlCorpus.v1 repeat a label: {self.labels}")
+                raise InvalidSettingError(f"the labels given to spacy_treeboost.JsonlCorpus.v1 repeat a label: "
+                                          f"{self.labels}", setting="labels", value=self.labels)
         if not self.path.exists():
             raise FileNotFoundError(f"JSONL file not found: {path}")
 

@@ -12,7 +12,7 @@ from typing import Any, List, Optional, Sequence
 import numpy
 
 from .classifier import RuleClassifier
-from .learner import TreeBoostClassifier
+from .learner import BOOSTER_RULE, TreeBoostClassifier
 from .logistic import fit_linear, stratified_folds
 from ..models.rules import RuleSet
 from ..params import Interval, rule
@@ -38,7 +38,10 @@ class CalibratedBoostClassifier(RuleClassifier):
     cv (int): Folds whose held-out margins fit the calibration.
     """
 
-    _parameter_constraints = {"cv": rule(Interval("int", 2, 20), hint="use a whole number of folds from 2 to 20")}
+    _parameter_constraints = {
+        "estimator": BOOSTER_RULE,
+        "cv": rule(Interval("int", 2, 20), hint="use a whole number of folds from 2 to 20"),
+    }
 
     def __init__(self, estimator: Optional[TreeBoostClassifier] = None, *, cv: int = 5) -> None:
         self.estimator = estimator

@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy
 
 from .classifier import RuleClassifier
-from .learner import TreeBoostClassifier, default_booster
+from .learner import BOOSTER_RULE, TreeBoostClassifier, default_booster
 from .logistic import SOLVER_CONSTRAINTS, fit_head
 from ..models.rules import RuleSet
 from ..params import Interval, Options, rule
@@ -146,6 +146,7 @@ class CorrectiveBoostClassifier(RuleClassifier):
     """
 
     _parameter_constraints = {
+        "estimator": BOOSTER_RULE,
         "refit_every": rule(Interval("int", 0, None), hint=(
             "use 0 (refit once) or a whole number of rounds between refits")),
         "features": rule(Options(*FEATURES)),

@@ -14,7 +14,7 @@ import numpy
 
 from ..exceptions import NotFittedError
 from ..models.rules import RuleSet
-from ..params import Boolean, Interval, Options, Text, rule
+from ..params import Boolean, Instance, Interval, Options, Text, invalid_setting, rule
 from ..trees.forest import Forest
 from .backends import boosting_weights
 from .classifier import RuleClassifier, _label_rank, encode_targets
@@ -63,19 +63,19 @@ def check_rounds(n_rounds: int, max_cache_mb: Optional[float], *, n_heads: int =
     max_cache_mb (Optional[float]): The memory cap in megabytes; None is `default_max_cache_mb()`.
     n_heads (int): The heads that each get one rule per round (1 for two classes, else one per class).
     name (str): The setting's name, for the message.
-    RAISES (ValueError): With the largest value that is accepted.
+    RAISES (InvalidSettingError): With the largest value that is accepted.
     """
     if n_rounds > MAX_ROUNDS_LIMIT:
-        raise ValueError(f"{name}={n_rounds} is invalid: boosting adds one rule per round and class, so use at most "
-                         f"{MAX_ROUNDS_LIMIT:,} rounds (a few hundred to a few thousand are usual).")
+        raise invalid_setting(name, n_rounds, f"boosting adds one rule per round and class, so use at most "
+                              f"{MAX_ROUNDS_LIMIT:,} rounds (a few hundred to a few thousand are usual).")
     if max_cache_mb is None:
         max_cache_mb = default_max_cache_mb()
     fits = int(max_cache_mb * (1 << 20)) // (BYTES_PER_RULE * max(1, n_heads))
     if n_rounds > fits:
         per = f" for {n_heads} classes" if n_heads > 1 else ""
-        raise ValueError(f"{name}={n_rounds} is invalid: the rules of {n_rounds} rounds{per} need more than the "
-                         f"memory cap max_cache_mb={max_cache_mb} ({BYTES_PER_RULE} bytes per rule); use at most "
-                         f"{fits} rounds or raise max_cache_mb.")
+        raise invalid_setting(name, n_rounds, f"the rules of {n_rounds} rounds{per} need more than the memory cap "
+                              f"max_cache_mb={max_cache_mb} ({BYTES_PER_RULE} bytes per rule); use at most {fits} "
+                              "rounds or raise max_cache_mb.")
 
 
 def resolve_min_support(algorithm: str, min_support: Optional[int]) -> int:
@@ -306,3 +306,7 @@ class TreeBoostClassifier(RuleClassifier):
         head.alpha_sum += alpha
         sign = best["sign"]
         return alpha * sign, -alpha * sign, 1
+
+
+BOOSTER_RULE = rule(Instance(TreeBoostClassifier, 'a "spacy_treeboost.SubtreeBoost.v1" block'), None, hint=(
+    'use a booster, a "spacy_treeboost.SubtreeBoost.v1" block, or leave the block out for the default booster'))

@@ -17,7 +17,7 @@ times that at the start from zero weights, whatever the scale of the features.
 import logging
 import math
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy
 
@@ -38,19 +38,14 @@ MAX_C = 1e6
 MIN_C = 1e-6
 
 
-def _chooses_C(params: Mapping[str, Any]) -> bool:
-    return params.get("C") is None
-
-
 SOLVER_CONSTRAINTS: Dict[str, Rule] = {
     "C": rule(Interval("real", MIN_C, MAX_C), None, hint=(
         f"use a regularization strength from {MIN_C:g} to {MAX_C:g} (larger means weaker regularization), or None "
         "to choose it by cross-validation")),
-    "Cs": rule(Items(Interval("real", MIN_C, MAX_C)), hint=f"list one or more values of C from {MIN_C:g} to {MAX_C:g}",
-               when=_chooses_C),
+    "Cs": rule(Items(Interval("real", MIN_C, MAX_C)), hint=f"list one or more values of C from {MIN_C:g} to {MAX_C:g}"),
     "l1_ratio": rule(Interval("real", 0.0, 1.0), hint="use a number from 0 (L2) to 1 (L1)"),
     "loss": rule(Options(*LOSSES)),
-    "cv": rule(Interval("int", 2, 20), hint="use a whole number of folds from 2 to 20", when=_chooses_C),
+    "cv": rule(Interval("int", 2, 20), hint="use a whole number of folds from 2 to 20"),
     "max_iter": rule(Interval("int", 1, 1_000_000)),
     "tol": rule(Interval("real", 0, 1, "neither"), hint="use a small positive number such as 1e-3"),
 }

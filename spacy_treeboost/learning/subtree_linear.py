@@ -57,6 +57,7 @@ from .logistic import (BLOCK_NNZ, DEFAULT_CS, N_BLOCKS, SOLVER_CONSTRAINTS, Head
                        fit_head, fold_margins, fold_split, make_path, needs_choice, one_blas_thread, path_scores, platt)
 from ..models.rules import RuleSet
 from .threads import Threads, ThreadTeam
+from ..exceptions import InvalidSettingError
 from ..params import Boolean, Interval, Options, Text, rule
 from ..trees.forest import DEPENDENCY_VIEW_PREFIX, Forest
 
@@ -454,8 +455,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         **SOLVER_CONSTRAINTS,
         "cv": rule(Interval("int", 2, 20), hint=(
             "use a whole number of folds from 2 to 20 (they choose C when C is None, and fit the calibration's "
-            "sigmoid on out-of-fold margins when calibrate=True)"),
-            when=lambda params: params.get("C") is None or bool(params.get("calibrate"))),
+            "sigmoid on out-of-fold margins when calibrate=True)")),
     }
 
     def __init__(
@@ -513,19 +513,22 @@ class SubtreeLinearClassifier(RuleClassifier):
 
     def _validate_combination(self) -> None:
         if self.ray_address is not None and self.backend != "ray":
-            raise ValueError(f"ray_address={self.ray_address!r} is only used with backend='ray', but backend="
-                             f"{self.backend!r}: set backend='ray' or drop ray_address")
+            raise InvalidSettingError(f"ray_address={self.ray_address!r} is only used with backend='ray', but "
+                                      f"backend={self.backend!r}: set backend='ray' or drop ray_address",
+                                      setting="ray_address", value=self.ray_address)
         if self.backend == "local" and self.n_workers > 1:
-            raise ValueError(f"backend='local' runs one worker, but n_workers={self.n_workers}: use backend "
-                             "'processes' (or None) for several")
+            raise InvalidSettingError(f"backend='local' runs one worker, but n_workers={self.n_workers}: use backend "
+                                      "'processes' (or None) for several", setting="backend", value=self.backend)
         if self.separate_views and (self.features == "tfidf" or self.max_rules is not None):
             setting = "features='tfidf'" if self.features == "tfidf" else f"max_rules={self.max_rules!r}"
-            raise ValueError(f"separate_views=True cannot be combined with {setting}: a tf-idf row is normalized "
-                             "over all subtrees, and max_rules ranks them jointly; use one of the two settings")
+            raise InvalidSettingError(f"separate_views=True cannot be combined with {setting}: a tf-idf row is "
+                                      "normalized over all subtrees, and max_rules ranks them jointly; use one of the "
+                                      "two settings", setting="separate_views", value=True)
         if self.shard_documents is not None and (self.separate_views or self.max_rules is not None):
             setting = "separate_views=True" if self.separate_views else f"max_rules={self.max_rules!r}"
-            raise ValueError(f"shard_documents={self.shard_documents!r} cannot be combined with {setting}, whose "
-                             "fits use whole matrices; drop shard_documents or that setting")
+            raise InvalidSettingError(f"shard_documents={self.shard_documents!r} cannot be combined with {setting}, "
+                                      "whose fits use whole matrices; drop shard_documents or that setting",
+                                      setting="shard_documents", value=self.shard_documents)
 
     def _transform(self, counts: Any) -> Tuple[Any, Optional[numpy.ndarray]]:
         """The feature matrix of a count matrix (CSC, its structure shared; CSR for "tfidf"), and the idf of each

@@ -58,6 +58,7 @@ PRIOR_SCALES = ("unit", "one")
 BETA_SCALES = ("fit", "one")
 START_WEIGHTS = ("uniform", "frequency")
 
+MAX_SEED = 2 ** 32 - 1
 _OFFSET_EPS = 1e-10
 _FLOOR = 1e-16
 
@@ -96,7 +97,7 @@ class MFLK(Validated):
     n_init (int): k-means restarts when k-means is used (lowest within-cluster
         sum of squares wins); each restart is a full k-means run over the dense
         matrix, so the cost grows linearly with n_init.
-    random_state (int): Seed of the k-means initialization.
+    random_state (int): Seed of the k-means initialization, from 0 to 2**32 - 1.
     """
 
     _parameter_constraints = {
@@ -109,6 +110,7 @@ class MFLK(Validated):
         "offset": rule(Interval("real", 0, None, "neither"), hint=(
             "use a number > 0: a multiplicative update cannot move a factor entry that starts at 0")),
         "tol": rule(Interval("real", 0, None)),
+        "random_state": rule(Interval("int", 0, MAX_SEED)),
     }
 
     def __init__(

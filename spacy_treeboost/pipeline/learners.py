@@ -16,13 +16,18 @@ estimator's own keyword arguments (declared, documented and validated once, in
 `LEGACY_SETTINGS` and `migrate_settings` translate the flat settings of spacy-treeboost 0.1
 into these blocks, for `python -m spacy_treeboost migrate-config`.
 """
+import functools
+import warnings
 from importlib import import_module
-from typing import Any, Dict, Optional, Tuple, Type
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple, Type
 
 import catalogue
+import numpy
+from spacy.language import Language
 from spacy.util import registry
 
-from ..config_errors import reporting
+from ..config_errors import config_error, non_json_value, reporting
+from ..params import clone, shown
 from ..learning.calibration import CalibratedBoostClassifier
 from ..learning.corrective import CorrectiveBoostClassifier
 from ..learning.learner import TreeBoostClassifier, default_booster
@@ -43,8 +48,17 @@ class _LearnerRegistry(catalogue.Registry):
             nmtf_learners()
         return super().get(name)
 
-    def has(self, name: str) -> bool:
-        return name in NMTF_LEARNER_CLASSES or super().has(name)
+    def __contains__(self, name: str) -> bool:
+        return name in NMTF_LEARNER_CLASSES or super().__contains__(name)
+
+    def get_all(self) -> Dict[str, Any]:
+        nmtf_learners()
+        return super().get_all()
+
+    def find(self, name: str) -> Dict[str, Any]:
+        if name in NMTF_LEARNER_CLASSES:
+            nmtf_learners()
+        return super().find(name)
 
 
 def _learners() -> catalogue.Registry:
@@ -144,24 +158,115 @@ def learner_from_settings(data: Dict[str, Any], registered: Dict[str, Any] = LEA
     return cls(**data)
 
 
-def copy_execution(source: Any, target: Any) -> Any:
-    """`target` with the settings of where `source` and its booster run (n_workers, backend, ray_address): settings
-    of the machine that trains, which a learner's cfg does not keep."""
-    from ..learning.learner import EXECUTION_PARAMS
-
-    for src, dst in ((source, target), (getattr(source, "estimator", None), getattr(target, "estimator", None))):
-        if src is not None and dst is not None:
-            dst.set_params(**{k: v for k, v in src.get_params(deep=False).items() if k in EXECUTION_PARAMS})
-    return target
-
-
 def unfitted_copy(learner: Any, positive_class: Optional[str] = None) -> Any:
-    """An unfitted copy of a learner, where it runs included; a positive class, if given, goes to the learner or its
-    booster."""
-    learner = copy_execution(learner, learner_from_settings(learner_settings(learner)))
+    """An unfitted copy of a learner (`clone`: the same settings, where it runs included); a positive class, if
+    given, goes to the learner or its booster."""
+    learner = clone(learner)
     if positive_class is not None:
-        target = learner if "positive_class" in learner.get_params(deep=False) else learner.estimator
-        if target is None:
-            target = learner.estimator = default_booster()
-        target.positive_class = positive_class
+        if "positive_class" in learner.get_params(deep=False):
+            learner.set_params(positive_class=positive_class)
+        else:
+            learner.set_params(estimator=learner.estimator or default_booster())
+            learner.estimator.set_params(positive_class=positive_class)
     return learner
+
+
+FACTORIES = ("treeboost_textcat", "nmtf_sentiment")
+
+
+def refuse_non_json_settings(config: Mapping[str, Any], block: Sequence[str]) -> None:
+    """Refuse a value that a spaCy config cannot hold (NaN, an infinity, a whole number beyond 64 bits) in a
+    component's settings, as a config error located at the setting that says what the setting accepts (spaCy
+    itself would stop at it with a traceback, E961).
+
+    config (Mapping[str, Any]): The component's settings, as given to `nlp.add_pipe` or read from the config.
+    block (Sequence[str]): The component's location, e.g. ["components", "treeboost_textcat"].
+    RAISES (ConfigValidationError): At the first such value.
+    """
+    found = non_json_value(dict(config))
+    if found is None:
+        return
+    loc, value = found
+    parent: Any = config
+    for key in loc[:-1]:
+        parent = parent[key]
+    name = loc[-1]
+    entry = None
+    learner = parent.get("@learners") if isinstance(parent, Mapping) else None
+    if learner in {*LEARNERS, *NMTF_LEARNER_CLASSES}:
+        cls = _learners().get(learner)
+        if name not in cls._param_names():
+            raise config_error(f"{name} is not a setting of {learner}: remove it (its settings are "
+                               f"{', '.join(cls._param_names())})", [*block, *loc])
+        entry = cls._parameter_constraints.get(name)
+    fix = entry.fix() if entry is not None else (
+        "use a finite number (a config holds JSON values only)" if isinstance(value, float) else
+        "use a whole number that fits in 64 bits (a config holds JSON values only)")
+    raise config_error(f"{name}={shown(value)} is invalid: {fix}", [*block, *loc])
+
+
+def _checking_settings(create_pipe: Callable[..., Any]) -> Callable[..., Any]:
+    """spaCy's `Language.create_pipe`, which first refuses, for this package's factories, a setting that a config
+    cannot hold, located at the setting (`refuse_non_json_settings`); it is spaCy's own for other factories."""
+
+    @functools.wraps(create_pipe)
+    def create(self: Language, factory_name: str, name: Optional[str] = None, *args: Any, **kwargs: Any) -> Any:
+        config = kwargs.get("config")
+        if factory_name in FACTORIES and isinstance(config, Mapping):
+            refuse_non_json_settings(config, ["components", name or factory_name])
+        return create_pipe(self, factory_name, name, *args, **kwargs)
+
+    setattr(create, "checks_settings", True)
+    return create
+
+
+if not getattr(Language.create_pipe, "checks_settings", False):
+    setattr(Language, "create_pipe", _checking_settings(Language.create_pipe))
+
+
+CONSTANT_SPREAD = 1e-6
+
+
+def likely_setting(learner: Any) -> str:
+    """The setting of a learner most likely to make its model give every training document the same score, as a
+    sentence that names it and says what to change."""
+    estimator = getattr(learner, "estimator", None)
+    params = learner.get_params(deep=False)
+    C = params.get("C")
+    if params.get("max_rules") is not None:
+        return (f"max_rules = {params['max_rules']} keeps too few subtrees to tell the documents apart; raise it or "
+                "set it to null")
+    if C is not None and C <= 0.01:
+        return f"C = {C:g} regularizes every weight to about 0; raise C, or set C = null to choose it by cross-validation"
+    lr_C = params.get("lr_C")
+    if lr_C is not None and not 1e-6 <= lr_C <= 1e6:
+        return f"lr_C = {lr_C:g} is extreme; use a value from 1e-06 to 1e+06 (1 is usual)"
+    if isinstance(learner, TreeBoostClassifier) or isinstance(estimator, TreeBoostClassifier):
+        booster = learner if isinstance(learner, TreeBoostClassifier) else estimator
+        if booster.smoothing is not None and booster.smoothing >= 1:
+            return (f"smoothing = {booster.smoothing:g} pulls every rule's confidence to about 0; set it to null "
+                    "(1/m) or to a small number")
+        return (f"min_support = {booster.min_support} or max_pattern_size = {booster.max_pattern_size} leaves too few "
+                "subtrees; lower min_support or raise max_pattern_size (or raise n_rounds)")
+    if "min_support" in params:
+        return (f"min_support = {params['min_support']} or max_pattern_size = {params['max_pattern_size']} leaves too "
+                "few subtrees; lower min_support, or raise C")
+    return ("alpha (the lexicon's weight) or beta (the labels' weight) is likely out of scale; use the defaults, or "
+            "check that the lexicon's words occur in the documents")
+
+
+def warn_if_constant(name: str, learner: Any, scores: Any) -> bool:
+    """Warn when a trained model gives every training document the same scores (its settings let it learn nothing),
+    naming the setting most likely responsible (`likely_setting`).
+
+    name (str): The component's name.
+    learner (Any): The component's learner (its settings).
+    scores (Any): The model's scores of the training documents, one row per document.
+    RETURNS (bool): Whether it warned.
+    """
+    scores = numpy.asarray(scores, dtype=float).reshape(len(scores), -1)
+    if len(scores) < 2 or (numpy.isfinite(scores).all() and float(numpy.ptp(scores, axis=0).max()) > CONSTANT_SPREAD):
+        return False
+    warnings.warn(f"'{name}' gives every training document the same scores: the trained model tells no document "
+                  f"apart. The likely cause is in its learner block: {likely_setting(learner)}.", stacklevel=2)
+    return True

@@ -24,13 +24,13 @@ from spacy.vocab import Vocab
 
 from ..config_errors import config_error, data_errors, reported_at, reporting, training_corpus
 from ..nmtf.lexicons import Lexicon, create_hu_liu_lexicon, create_jsonl_lexicon, create_lexicon
-from .learners import learner_from_settings, learner_settings, nmtf_learners
+from .learners import learner_from_settings, learner_settings, nmtf_learners, warn_if_constant
 from .nmtf_documents import as_doc, doc_words, gold_class, training_matrix
 from .component_files import ComponentFiles
 from .nmtf_files import model_bytes, model_data, read_model
 from ..nmtf import MFLK, UNLABELLED, SSMFLK, SSMFLKSelfTrained, document_term_matrix, lexicon_prior, porter_stem
 from ..nmtf.calibration import Calibration, label_folds
-from ..params import Boolean, Interval, Options, rule, validate_params
+from ..params import Boolean, Interval, Options, invalid_setting, rule, shown, validate_params
 
 # Registered here as well as through entry points, so that the names resolve when the package is used from a
 # source checkout; lexicons.py itself stays spaCy-free, and errors become spaCy config errors here.
@@ -90,7 +90,7 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
                 f"got {positive_label!r} and {negative_label!r}.", [*block, "negative_label"])
         learner = SSMFLKSelfTrained() if learner is None else learner
         if type(learner) not in nmtf_learners().values():
-            raise config_error(f"learner={learner!r} is invalid: use one of the registered learners "
+            raise config_error(f"learner={shown(learner)} is invalid: use one of the registered learners "
                                f"{sorted(nmtf_learners())}", [*block, "learner"])
         self.vocab = vocab
         self.model = None
@@ -119,6 +119,7 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         self._fold_estimators: List[MFLK] = []
         self._gold: Optional[np.ndarray] = None
         self._train_X: Any = None
+        self._checked_scores = True
 
     def _validate_settings(self, block: Optional[Sequence[str]] = None) -> None:
         """Check the settings in `cfg`; with the component's config `block`, errors are `ConfigValidationError`s
@@ -131,7 +132,7 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
     def _check_own_settings(self) -> None:
         cfg = self.cfg
         if not isinstance(cfg["labels"], list) or len(cfg["labels"]) != 2:
-            raise ValueError(f"labels={cfg['labels']!r} is invalid: use the positive and the negative label")
+            raise invalid_setting("labels", cfg["labels"], "use the positive and the negative label")
         validate_params(cfg, SETTING_CONSTRAINTS)
 
     @property
@@ -237,6 +238,7 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         self._word_weights = weights
         self._gold = y
         self._train_X = X
+        self._checked_scores = False
         self._calibrate()
 
     def update(
@@ -271,7 +273,10 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         if remaining > 0:
             for model in [estimator, *self._fold_estimators]:
                 model.iterate(min(self.cfg["iterations_per_update"], remaining))
-            self._calibrate()
+            score = self._calibrate()
+            if not self._checked_scores:
+                self._checked_scores = True
+                warn_if_constant(self.name, estimator, score)
         losses[self.name] = float(estimator.objective_[-1])
         return losses
 
@@ -342,14 +347,18 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         except ValueError:
             return UNLABELLED
 
-    def _calibrate(self) -> None:
-        """Fit the calibration to the current factors (cross-fitted scores of the labelled documents)."""
+    def _calibrate(self) -> np.ndarray:
+        """Fit the calibration to the current factors (cross-fitted scores of the labelled documents).
+
+        RETURNS (numpy.ndarray): The training documents' scores it was fitted on.
+        """
         estimator, y, X = self._estimator, self._gold, self._train_X
         score = estimator.decision_function(X)
         for fold, model in enumerate(self._fold_estimators):
             held = label_folds(y, CALIBRATION_FOLDS) == fold
             score[held] = model.decision_function(X[np.flatnonzero(held)])
         self._calibration = Calibration.fit(score, y)
+        return score
 
     def _warn_shared_keys(self, nlp: Optional[Language]) -> None:
         prefix = getattr(self.scorer, "keywords", {}).get("prefix")

@@ -6,6 +6,7 @@ from spacy.tokens import Doc
 from spacy.training import Example
 
 from ..datasets.convert import parser_install_hint
+from ..params import invalid_setting
 
 
 def check_whole_corpus(nlp: Optional[Language], name: str) -> None:
@@ -33,8 +34,8 @@ def check_labels(name: str, labels: Sequence[str], exclusive: bool, hint: str = 
 def check_positive_label(labels: Sequence[str], positive: Optional[str]) -> None:
     """Refuse a positive label that is not a label."""
     if positive is not None and positive not in labels:
-        raise ValueError(f"positive_label={positive!r} is invalid: it is not one of the labels {list(labels)}; "
-                         "use one of them, or null")
+        raise invalid_setting("positive_label", positive, f"it is not one of the labels {list(labels)}; use one of "
+                              "them, or null")
 
 
 def check_parser(nlp: Optional[Language], name: str, tree_mode: str, parse_source: str) -> None:

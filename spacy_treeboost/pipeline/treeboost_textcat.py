@@ -27,13 +27,13 @@ from ..learning.classifier import RuleClassifier
 from ..learning.learner import TreeBoostClassifier
 from ..learning.subtree_linear import SubtreeLinearClassifier
 from ..models.rules import ModelFormatError
-from ..params import Boolean, Interval, Options, rule, validate_params
+from ..params import Boolean, Interval, Options, clone, invalid_setting, rule, shown, validate_params
 from ..trees.doc_trees import DocIndexer, TreeSpec, docs_to_forest
 from .component_files import ComponentFiles
 from ..config_errors import (check_learner, config_error, corpus_reader_hint, data_errors, reported_at,
                              training_corpus)
-from .learners import (LEARNERS, TREE_KEYS, copy_execution, learner_from_settings, learner_settings, split_learner,
-                       unfitted_copy)
+from .learners import (LEARNERS, TREE_KEYS, learner_from_settings, learner_settings, split_learner, unfitted_copy,
+                       warn_if_constant)
 from .scoring import cats_from_margins, score_treeboost_cats
 from .training_docs import check_labels, check_parser, check_positive_label, check_whole_corpus, targets
 from .training_docs import training_docs
@@ -142,7 +142,7 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         trees = TreeSpec() if trees is None else trees
         block = ("components", name)
         if type(learner) not in LEARNERS.values():
-            raise config_error(f"learner={learner!r} is invalid: use one of the registered learners "
+            raise config_error(f"learner={shown(learner)} is invalid: use one of the registered learners "
                                f"{sorted(LEARNERS)}", [*block, "learner"])
         check_learner(learner, [*block, "learner"])
         self.cfg: Dict[str, Any] = {
@@ -154,12 +154,13 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
             "parse_source": parse_source,
         }
         self._validate_settings(block)
-        copy_execution(learner, self._template)
+        self._template = clone(learner)
         self._learner: Optional[RuleClassifier] = None
         self._train_forest: Any = None
         self._refit: Optional[Tuple[int, RuleClassifier]] = None
         self._indexer: Optional[Tuple[int, int, DocIndexer]] = None
         self._capped = False
+        self._checked_scores = True
 
     def _validate_settings(self, block: Optional[Sequence[str]] = None) -> None:
         """Check the settings in `cfg`; with the component's config `block`, errors are `ConfigValidationError`s
@@ -176,8 +177,8 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         cfg = self.cfg
         validate_params(cfg, SETTING_CONSTRAINTS)
         if cfg["rounds_per_update"] == 0 and cfg["initial_rounds"] == 0 and split_learner(self._template)[0]:
-            raise ValueError("rounds_per_update=0 is invalid with initial_rounds = 0 and a boosting learner: no rule "
-                             "would ever be learned; use rounds_per_update >= 1 (or initial_rounds >= 1)")
+            raise invalid_setting("rounds_per_update", 0, "with initial_rounds = 0 and a boosting learner no rule would "
+                                  "ever be learned; use rounds_per_update >= 1 (or initial_rounds >= 1)")
 
     @property
     def _max_rounds(self) -> int:
@@ -278,12 +279,14 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
                         learner.fit(forest, gold)
             except ValueError as err:
                 raise ValueError(f"'{self.name}' cannot train: {err}") from None
-        self._fit_loss = None if booster is not None else training_log_loss(learner, forest, gold)
+        self._fit_loss = None if booster is not None else training_log_loss(self.name, self._template, learner, forest,
+                                                                              gold)
         self._learner = learner
         self._train_forest = forest if refits else None
         self._refit = None
         self._indexer = None
         self._capped = False
+        self._checked_scores = booster is None
         self._boost(self.cfg["initial_rounds"])
 
     def update(
@@ -326,6 +329,12 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
             self._learner.boost(n)
             self._indexer = None
         self.cfg["n_rounds"] = self._learner.n_rounds_
+        if self._learner.n_rounds_ and not self._checked_scores:
+            self._checked_scores = True
+            predictor = self._predictor()
+            scores = (predictor.predict_proba(self._train_forest) if predictor is not self._learner
+                      else numpy.column_stack([head.scores for head in self._learner.heads_]))
+            warn_if_constant(self.name, self._template, scores)
         if n_rounds and self._learner.n_rounds_ >= self._max_rounds and not self._capped:
             self._capped = True
             util.logger.warning(
@@ -475,10 +484,14 @@ def fit_progress() -> Iterator[None]:
         log.setLevel(logging.NOTSET)
 
 
-def training_log_loss(learner: RuleClassifier, forest: Any, gold: Sequence[Any]) -> float:
+def training_log_loss(name: str, settings: RuleClassifier, learner: RuleClassifier, forest: Any,
+                      gold: Sequence[Any]) -> float:
     """The mean log-loss of a fitted learner's probabilities on its training documents (multi-label: the mean
-    over labels of each label's binary log-loss)."""
-    proba = numpy.clip(learner.predict_proba(forest), 1e-15, 1.0 - 1e-15)
+    over labels of each label's binary log-loss), with a warning when they are the same for every document
+    (`warn_if_constant`, naming one of the learner's `settings`)."""
+    proba = learner.predict_proba(forest)
+    warn_if_constant(name, settings, proba)
+    proba = numpy.clip(proba, 1e-15, 1.0 - 1e-15)
     classes = [str(c) for c in learner.classes_]
     if getattr(learner, "multilabel_", False):
         truth = numpy.array([[c in {str(g) for g in labels} for c in classes] for labels in gold], dtype=float)

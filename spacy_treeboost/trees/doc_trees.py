@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from spacy.strings import StringStore
     from spacy.tokens import Doc
 
+from ..exceptions import InvalidSettingError
 from .forest import DEPENDENCY_VIEW_PREFIX, ROOT_LABEL, Forest, ForestBuilder, LabelVocab, chain_arrays
 
 TREE_MODES = ("chain", "dependency", "chain+dependency")
@@ -76,15 +77,19 @@ class TreeSpec:
         from spacy.attrs import IDS
 
         if tree_mode not in TREE_MODES:
-            raise ValueError(f"tree_mode={tree_mode!r} is invalid: choose one of {', '.join(map(repr, TREE_MODES))}")
+            raise InvalidSettingError(f"tree_mode={tree_mode!r} is invalid: choose one of "
+                                      f"{', '.join(map(repr, TREE_MODES))}", setting="tree_mode", value=tree_mode)
         if not node_attrs:
-            raise ValueError("node_attrs is empty: name at least one token attribute, e.g. ['LOWER']")
+            raise InvalidSettingError("node_attrs is empty: name at least one token attribute, e.g. ['LOWER']",
+                                      setting="node_attrs", value=node_attrs)
         for name in node_attrs:
             if name.upper() not in NODE_ATTRS:
-                raise ValueError(f"node_attrs: {name!r} is not a string-valued token attribute; use any of {', '.join(NODE_ATTRS)}")
+                raise InvalidSettingError(f"node_attrs: {name!r} is not a string-valued token attribute; use any of "
+                                          f"{', '.join(NODE_ATTRS)}", setting="node_attrs", value=node_attrs)
         for name in skip_flags:
             if name.upper() not in IDS or not name.upper().startswith(("IS_", "LIKE_")):
-                raise ValueError(f"skip_flags: {name!r} is not a boolean token attribute (e.g. IS_PUNCT, IS_SPACE, IS_STOP, LIKE_NUM)")
+                raise InvalidSettingError(f"skip_flags: {name!r} is not a boolean token attribute (e.g. IS_PUNCT, "
+                                          "IS_SPACE, IS_STOP, LIKE_NUM)", setting="skip_flags", value=skip_flags)
         self.tree_mode = tree_mode
         self.node_attrs = [a.upper() for a in node_attrs]
         self.skip_flags = [a.upper() for a in skip_flags]
