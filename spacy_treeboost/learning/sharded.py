@@ -216,38 +216,24 @@ class RayShards(_Shards):
     in_process = False
 
     def __init__(self, shards: List[DocumentShard], n_workers: int, address: Optional[str] = None) -> None:
-        from ._ray_backend import connect_ray
+        from .tasks import RayWorkers
 
-        self.ray = ray = connect_ray(address)
         n = min(n_workers, len(shards))
-        cpus = ray.cluster_resources().get("CPU", 1.0)
-        holder = ray.remote(num_cpus=min(1.0, cpus / n), max_restarts=0)(_ShardHolder)
         cuts = numpy.linspace(0, len(shards), n + 1).round().astype(int)
-        self.actors = [holder.remote(ray.put(shards[a:b])) for a, b in zip(cuts[:-1], cuts[1:])]
-        self.node_ids: List[str] = self._get([actor.node.remote() for actor in self.actors])
+        self.workers = RayWorkers(n, lambda i, _: (_ShardHolder, (shards[cuts[i]:cuts[i + 1]],), {}), address,
+                                  name="Shard holder")
+        self.actors = self.workers.actors
+        self.node_ids: List[str] = self.workers.call_all("node")
+        self.workers.when = "during a fit"
         logger.info("%d shards on %d Ray actors on %d node(s)", len(shards), n, len(set(self.node_ids)))
 
     def map(self, method: str, *args: Any) -> List[Any]:
         """Every shard's `method(*args)`, in shard order."""
-        ref = self.ray.put(args)
-        parts = self._get([actor.map.remote(method, ref) for actor in self.actors])
+        parts = self.workers.call_all("map", (method, self.workers.put(args)))
         return [result for part in parts for result in part]
 
-    def _get(self, refs: List[Any]) -> List[Any]:
-        from ._ray_backend import WorkerDiedError
-
-        ray = self.ray
-        try:
-            return ray.get(refs)
-        except ray.exceptions.RayActorError as err:
-            raise WorkerDiedError(f"A shard holder (Ray actor) died during a fit ({type(err).__name__}); the "
-                                  "training stopped.") from None
-        except ray.exceptions.RayTaskError as err:
-            raise err.as_instanceof_cause() from None
-
     def close(self) -> None:
-        for actor in self.actors:
-            self.ray.kill(actor)
+        self.workers.close()
 
 
 def _add(parts: Sequence[Any]) -> Any:
