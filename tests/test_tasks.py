@@ -28,7 +28,7 @@ class Squares:
 
 
 def task_builder(i, forked):
-    return tasks.TaskWorker, (Squares,), {}
+    return Squares, (), {}
 
 
 @settings(max_examples=60, deadline=None)
@@ -37,7 +37,7 @@ def test_local_workers_give_every_task_its_result_in_task_order(items, n_workers
     workers = tasks.LocalWorkers(n_workers, task_builder)
     done = tasks.schedule(workers, items)
     assert list(done) == items and all(done[k][0] == k * k for k in items)
-    assert tasks.run_tasks(Squares, items, n_workers, backend="local") == done
+    assert tasks.run_tasks(Squares, (), items, n_workers, backend="local") == done
 
 
 class InProcessRemote(tasks.LocalWorkers):
@@ -85,7 +85,7 @@ class WaitsForCores:
 def test_the_first_task_runs_here_and_gets_the_idle_workers_cores_once_the_queue_is_empty(monkeypatch):
     monkeypatch.setattr(tasks.os, "cpu_count", lambda: 8)
     lent = Watched(3)
-    workers = InProcessRemote(3, lambda i, _: (tasks.TaskWorker, (WaitsForCores, lent if i == 0 else 1), {}))
+    workers = InProcessRemote(3, lambda i, _: (WaitsForCores, (lent if i == 0 else 1,), {}))
     done = tasks.schedule(workers, [0, 1, 2, 3, 4], lent=lent)
     assert done[0][2] == 3 and int(lent) == 1
     assert all(done[k][1:] == (1, 1) for k in range(1, 5))
@@ -148,7 +148,7 @@ def test_worker_processes_run_the_tasks_after_the_first_and_lend_their_cores(mon
     monkeypatch.setattr(tasks, "start_method", lambda: method)
     monkeypatch.setattr(tasks.os, "cpu_count", lambda: 8)
     lent = Watched(2)
-    workers = tasks.ProcessWorkers(2, lambda i, _: (tasks.TaskWorker, (WaitsForCores, lent if i == 0 else 1), {}))
+    workers = tasks.ProcessWorkers(2, lambda i, _: (WaitsForCores, (lent if i == 0 else 1,), {}))
     try:
         done = tasks.schedule(workers, [0, 1, 2], lent=lent)
     finally:
@@ -156,4 +156,4 @@ def test_worker_processes_run_the_tasks_after_the_first_and_lend_their_cores(mon
     assert done[0][0] == os.getpid() and done[0][2] == 2
     assert {done[1][0], done[2][0]} == {workers.pids[0]} != {os.getpid()}
     with pytest.raises(ValueError, match="task -2 fails"):
-        tasks.run_tasks(Squares, [1, -2, 3, 4], 2)
+        tasks.run_tasks(Squares, (), [1, -2, 3, 4], 2)

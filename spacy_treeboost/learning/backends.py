@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
-from .tasks import BACKENDS, Build, Workers, WorkerDiedError, make_workers
+from .tasks import Build, WorkerDiedError, Workers, make_workers
 
 # without shared best values (Ray), a worker's candidate comes with its search reply only when it occurs in at most
 # this many documents; the coordinator asks the winner for a larger one
@@ -229,11 +229,7 @@ class SearchBackend:
     def __init__(self, workers: Workers) -> None:
         self.workers, self.n_workers = workers, workers.n
         self.shared_best: Optional[numpy.ndarray] = workers.shared.get("shared_best")
-        try:
-            self.start_workers()
-        except BaseException:
-            self.close()
-            raise
+        self.start_workers()
 
     def _call_all(self, workers: Sequence[int], method: str, args: Sequence[Tuple[Any, ...]]) -> List[Any]:
         for i, a in zip(workers, args):
@@ -243,25 +239,11 @@ class SearchBackend:
     def close(self) -> None:
         self.workers.close()
 
-    @property
-    def start_method(self) -> Optional[str]:
-        """How the worker processes started ("fork" or "spawn"; None for other backends)."""
-        return getattr(self.workers, "start_method", None)
-
-    @property
-    def processes(self) -> List[Any]:
-        """The worker processes (workers 1 ... n - 1 of the processes backend)."""
-        return getattr(self.workers, "processes", [])
-
-    @property
-    def pids(self) -> List[int]:
-        """The process ids of workers 1 ... n - 1 (worker 0 is this process)."""
-        return [p.pid for p in self.processes]
-
-    @property
-    def actors(self) -> List[Any]:
-        """The Ray actors of the Ray backend."""
-        return getattr(self.workers, "actors", [])
+    def __getattr__(self, name: str) -> Any:
+        """The workers' `start_method`, `processes`, `pids` or `actors`, where their backend has them."""
+        if name in ("start_method", "processes", "pids", "actors"):
+            return getattr(self.__dict__["workers"], name, None if name == "start_method" else [])
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def start_workers(self) -> None:
         self._pending: List[Tuple[str, Tuple[Any, ...]]] = []

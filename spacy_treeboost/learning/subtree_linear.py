@@ -44,8 +44,7 @@ import logging
 import os
 import time
 from contextlib import contextmanager
-from functools import partial
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
 
@@ -124,8 +123,8 @@ def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include
     else:
         owners = assign_root_labels(X.labels, X.parents, len(vocab), n_workers, include_root_patterns)
         # the last shard sends the roots' documents: first, so that on processes this process mines it
-        done = _run(partial(_Miner, forest, settings, owners, n_workers),
-                    [("mine", s, None) for s in reversed(range(n_workers))], n_workers, backend, ray_address)
+        done = run_tasks(_Miner, (forest, settings, owners, n_workers), [("mine", s, None) for s in
+                         reversed(range(n_workers))], n_workers, backend, ray_address, "Mining worker", _describe)
         shards = [done[("mine", s, None)] for s in range(n_workers)]
     places, table = merged_columns(shards)
     codes = PatternCodes.from_tree(*table, vocab)
@@ -420,7 +419,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         final fit; a fit that runs alone multiplies its large matrices on `n_workers`
         threads); the model is the same, bit for bit, for any number and backend. One
         worker, and models with `separate_views`, fit in this process.
-    backend (Optional[str]): Where the workers run: None or "processes" (forked
+    backend (Optional[str]): Where the workers run: None or "processes" (worker
         processes on this machine), "ray" (Ray actors, each holding the feature
         matrix once) or "local" (one worker, in-process).
     ray_address (Optional[str]): For backend "ray": the cluster to connect to; None
@@ -773,14 +772,14 @@ class SubtreeLinearClassifier(RuleClassifier):
         task runs here on them. On processes this process takes the first (longest) task, and its fold is split
         first, on the cores that are idle until the workers start."""
         split = FoldSplit()
-        make = partial(_Fitter, job, split)
         n_workers = self.n_workers
         if job["shards"] is not None and not job["shards"].in_process:
             n_workers = 1
         elif n_workers > 1 and len(tasks) > 1 and self.backend != "ray" and tasks[0][0] == "fold" \
                 and job["shards"] is None:
-            make(1).fold_split(tasks[0], self._threads)
-        return _run(make, tasks, n_workers, self.backend, self.ray_address)
+            _Fitter(job, split).fold_split(tasks[0], self._threads)
+        return run_tasks(_Fitter, (job, split), tasks, n_workers, self.backend, self.ray_address, "Fit worker",
+                         _describe)
 
     @contextmanager
     def _shards(self, F: Any, T: Any) -> Iterator[Any]:
@@ -789,13 +788,11 @@ class SubtreeLinearClassifier(RuleClassifier):
         if self.shard_documents is None:
             yield None
             return
-        from .sharded import LocalShards, RayShards, make_shards
+        from .sharded import Shards, make_shards
 
         shards = make_shards({"F": F, "T": T}, self.shard_documents)
-        if self.backend != "ray" or self.n_workers == 1:
-            yield LocalShards(shards)
-            return
-        group = RayShards(shards, self.n_workers, self.ray_address)
+        on_ray = self.backend == "ray" and self.n_workers > 1
+        group = Shards(shards, self.n_workers if on_ray else 1, "ray" if on_ray else "local", self.ray_address)
         del shards
         self.shard_holders_ = group.node_ids
         try:
@@ -856,12 +853,6 @@ def _describe(task: Tuple[Any, ...]) -> str:
     return f"while mining shard {task[1]}" if task[0] == "mine" else f"during the {task[0]} fit of class {task[1]}"
 
 
-def _run(make: Callable[[Any], Any], tasks: List[Tuple[Any, ...]], n_workers: int, backend: Optional[str],
-         ray_address: Optional[str]) -> Dict[Tuple[Any, ...], Any]:
-    """`tasks.run_tasks` of the mining or fit tasks."""
-    return run_tasks(make, tasks, n_workers, backend, ray_address, name="Fit worker", describe=_describe)
-
-
 class _Miner:
     """A worker of the mining tasks ("mine", s, None): the patterns of the root labels that shard s `owners`; the
     last shard sends the roots' documents."""
@@ -871,17 +862,15 @@ class _Miner:
         self.forest, self.settings, self.owners, self.n_shards = forest, settings, owners, n_shards
 
     def run(self, task: Tuple[Any, ...]) -> Dict[str, Any]:
-        s = task[1]
-        return _mine_shard(self.forest, self.settings, self.owners == s, s == self.n_shards - 1)
+        return _mine_shard(self.forest, self.settings, self.owners == task[1], task[1] == self.n_shards - 1)
 
 
 class FoldSplit:
     """The last fold split of a fit worker, kept for its next tasks (the paths of one fold and matrix share it): a
     cache, so a copy sent to another process arrives empty."""
 
-    def __init__(self) -> None:
-        self.key: Optional[Tuple[Any, ...]] = None
-        self.split: Any = None
+    key: Optional[Tuple[Any, ...]] = None
+    split: Any = None
 
     def __reduce__(self) -> Tuple[Any, ...]:
         return FoldSplit, ()
@@ -902,9 +891,9 @@ class _Fitter:
         tfidf, job = self.job["paths"][p].tfidf, self.job
         key = (tfidf, fold, job["fold_sets"][h])
         if self.last.key != key:
-            self.last.key, self.last.split = None, None
-            self.last.split = fold_split(job["T"] if tfidf else job["F"], job["folds"][h], fold, threads)
-            self.last.key = key
+            self.last.split = None  # freed before the next is made
+            self.last.key, self.last.split = key, fold_split(job["T"] if tfidf else job["F"], job["folds"][h], fold,
+                                                             threads)
         return self.last.split
 
     def run(self, task: Tuple[Any, ...]) -> Any:

@@ -21,7 +21,6 @@ import numpy
 from .threads import Threads
 
 BACKENDS = ("local", "processes", "ray")
-RAY_EXTRA_HINT = 'install the extra: pip install "spacy-treeboost[ray]"'
 # (callable, args, kwargs) of a worker's object; a function of the worker's index and whether it is forked
 Build = Tuple[Callable[..., Any], Tuple[Any, ...], Dict[str, Any]]
 Builder = Callable[[int, bool], Build]
@@ -31,18 +30,14 @@ class WorkerDiedError(RuntimeError):
     """A worker stopped (killed, out of memory, or its node was lost) while training."""
 
 
-def import_ray() -> Any:
-    """Ray, or an ImportError that names the extra to install."""
+def connect_ray(address: Optional[str]) -> Any:
+    """Connect to the cluster at `address` (or RAY_ADDRESS), or start a local Ray; reuse a running connection. Without
+    Ray, an ImportError names the extra to install."""
     try:
         import ray
     except ImportError:
-        raise ImportError(f'backend="ray" needs Ray, which is not installed; {RAY_EXTRA_HINT}') from None
-    return ray
-
-
-def connect_ray(address: Optional[str]) -> Any:
-    """Connect to the cluster at `address` (or RAY_ADDRESS), or start a local Ray; reuse a running connection."""
-    ray = import_ray()
+        raise ImportError('backend="ray" needs Ray, which is not installed; install the extra: '
+                          'pip install "spacy-treeboost[ray]"') from None
     if not ray.is_initialized():
         ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
     return ray
@@ -60,10 +55,9 @@ def start_method() -> str:
 
 
 class Workers:
-    """n workers: `send(i, method, args)` calls a method of worker i's object and `receive(i)` returns its value (an
-    error in the call closes the workers and raises here); `post` calls without a reply (an error surfaces at the
-    next `receive`). `shared`: float64 arrays every worker reads and writes (given to each object by name).
-    `when` says, in an error, what the workers were doing; `doing[i]`, what worker i was."""
+    """n workers: `send(i, method, args)` calls a method of worker i's object, `receive(i)` returns its value (an error
+    closes the workers and raises here), `post` calls without a reply (its error comes with the next `receive`).
+    `shared`: float64 arrays given to every object by name. `when`, `doing[i]`: what they were doing, for errors."""
 
     n: int
     here: Sequence[int] = ()
@@ -73,30 +67,28 @@ class Workers:
     doing: Dict[int, str]
     objects: List[Any]  # those of the workers `here`, in this process
 
-    def send(self, i: int, method: str, args: Tuple[Any, ...]) -> None:
-        raise NotImplementedError
+    def send(self, i: int, method: str, args: Tuple[Any, ...]) -> None: ...
 
     def post(self, i: int, method: str, args: Tuple[Any, ...]) -> None:
-        raise NotImplementedError
+        self.send(i, method, args)
 
-    def receive(self, i: int) -> Any:
-        raise NotImplementedError
+    def receive(self, i: int) -> Any: ...
+
+    def close(self) -> None: ...
 
     def ready(self, workers: Sequence[int]) -> List[int]:
         """Those of `workers` (each with a call sent) whose reply can be received; waits for one at least."""
         return list(workers)
 
-    def close(self) -> None:
-        raise NotImplementedError
+    def put(self, value: Any) -> Any:
+        """`value` as sent to every worker (in Ray's object store for Ray)."""
+        return value
 
     def call_all(self, method: str, args: Tuple[Any, ...] = ()) -> List[Any]:
         """Every worker's `method(*args)`, in worker order."""
         for i in range(self.n):
             self.send(i, method, args)
         return [self.receive(i) for i in range(self.n)]
-
-    def _doing(self, i: int) -> str:
-        return self.doing.get(i, self.when)
 
 
 def _build(build: Build, shared: Dict[str, Any]) -> Any:
@@ -115,9 +107,6 @@ class LocalWorkers(Workers):
 
     def send(self, i: int, method: str, args: Tuple[Any, ...]) -> None:
         self._replies[i] = getattr(self.objects[i], method)(*args)
-
-    def post(self, i: int, method: str, args: Tuple[Any, ...]) -> None:
-        getattr(self.objects[i], method)(*args)
 
     def receive(self, i: int) -> Any:
         return self._replies.pop(i)
@@ -192,7 +181,7 @@ class ProcessWorkers(Workers):
         self.n, self.name, self.doing = n, name, {}
         self.start_method = start_method()
         forked = self.start_method == "fork"
-        context = multiprocessing.get_context(self.start_method)
+        context: Any = multiprocessing.get_context(self.start_method)
         raw = {key: context.RawArray("d", size) for key, size in shared}
         self.shared = {key: numpy.frombuffer(array, dtype=numpy.float64) for key, array in raw.items()}
         self.processes: List[Any] = []
@@ -214,13 +203,10 @@ class ProcessWorkers(Workers):
                 if not forked:
                     self._send(i, builder(i, False))
             self.local = _build(builder(0, forked), self.shared)
+            self.objects = [self.local]
         except BaseException:
             self.close()
             raise
-
-    @property
-    def objects(self) -> List[Any]:  # type: ignore[override]
-        return [self.local]
 
     @property
     def pids(self) -> List[int]:
@@ -288,7 +274,7 @@ class ProcessWorkers(Workers):
     def _died(self, i: int) -> None:
         proc = self.processes[i - 1]
         proc.join(timeout=1)
-        code, when = proc.exitcode, self._doing(i)
+        code, when = proc.exitcode, self.doing.get(i, self.when)
         self.close()
         how = f"exit code {code}" if code is None or code >= 0 else f"signal {-code}"
         if when == "while starting" and code is not None and code > 0 and self.start_method == "spawn":
@@ -299,7 +285,7 @@ class ProcessWorkers(Workers):
         raise WorkerDiedError(f"{self.name} {i} (process {proc.pid}) died ({how}) {when}; the training stopped. {hint}")
 
     def close(self) -> None:
-        self._calls, self.local = [], None
+        self._calls, self.local, self.objects = [], None, []
         self._finalizer()
 
 
@@ -311,20 +297,17 @@ class RayWorkers(Workers):
         self.ray = ray = connect_ray(address)
         self.n, self.name, self.doing, self.shared = n, name, {}, {}
         cpus = ray.cluster_resources().get("CPU", 1.0)
-        stored: Dict[int, Any] = {}
+        stored: Dict[int, Tuple[Any, Any]] = {}  # each argument (kept, so that its id is not reused) and its ref
         self.actors = []
         for i in range(n):
             make, args, kwargs = builder(i, False)
-            for a in args:
-                if a is not None and id(a) not in stored:
-                    stored[id(a)] = ray.put(a)
+            refs = [(stored.get(id(a)) or stored.setdefault(id(a), (a, ray.put(a))))[1] for a in args]
             actor = ray.remote(num_cpus=min(1.0, cpus / n), max_restarts=0)(make)
-            self.actors.append(actor.remote(*(None if a is None else stored[id(a)] for a in args), **kwargs))
+            self.actors.append(actor.remote(*refs, **kwargs))
         self._refs: Dict[int, Any] = {}
         self._posted: Dict[int, List[Any]] = {}
 
     def put(self, value: Any) -> Any:
-        """`value` in Ray's object store, for calls that send it to every worker."""
         return self.ray.put(value)
 
     def send(self, i: int, method: str, args: Tuple[Any, ...]) -> None:
@@ -343,12 +326,12 @@ class RayWorkers(Workers):
         try:
             return ray.get(self._posted.pop(i, []) + [self._refs.pop(i)])[-1]
         except ray.exceptions.RayActorError as err:
-            when = self._doing(i)
+            when = self.doing.get(i, self.when)
             self.close()
             lines = [line.strip() for line in str(err).splitlines() if line.strip()]
             cause = lines[-1] if when == "while starting" and lines else type(err).__name__
-            hint = (" Every Ray node must run the spacy-treeboost of this process: start each node (ray start) from the "
-                    "Python environment where this version is installed." if when == "while starting" else "")
+            hint = (" Every Ray node must run the spacy-treeboost of this process: start each node (ray start) from "
+                    "the Python environment where this version is installed." if when == "while starting" else "")
             raise WorkerDiedError(f"{self.name} {i} (Ray actor) died {when}; the training stopped ({cause}).{hint}"
                                   ) from None
         except ray.exceptions.RayTaskError as err:
@@ -376,29 +359,19 @@ def make_workers(backend: str, n: int, builder: Builder, shared: Sequence[Tuple[
     raise ValueError(f"backend={backend!r} is invalid: choose one of {', '.join(BACKENDS)}")
 
 
-class TaskWorker:
-    """A worker of `run_tasks`: the object `make(threads)` and its `run(task)`."""
-
-    def __init__(self, make: Callable[[Any], Any], threads: Any = 1) -> None:
-        self.runner = make(threads)
-
-    def run(self, task: Hashable) -> Any:
-        return self.runner.run(task)
-
-
-def run_tasks(make: Callable[[Any], Any], tasks: Sequence[Hashable], n_workers: int = 1, backend: Optional[str] = None,
-              ray_address: Optional[str] = None, name: str = "Worker",
+def run_tasks(worker: Callable[..., Any], args: Tuple[Any, ...], tasks: Sequence[Hashable], n_workers: int = 1,
+              backend: Optional[str] = None, ray_address: Optional[str] = None, name: str = "Worker",
               describe: Callable[[Hashable], str] = lambda task: f"during task {task!r}") -> Dict[Hashable, Any]:
-    """Every task's result, by task, from `make(threads).run(task)` on up to `n_workers` workers of `backend` (None:
-    processes). Alone, or with one task, it runs here, its large products on `n_workers` threads (`make` gets their
-    number); on processes this process is worker 0 and takes the first task, and once the queue is empty the idle
-    workers' cores go to its running task (`make` gets a `Threads`, whose value rises)."""
+    """Every task's result, by task, from `worker(*args, threads).run(task)` (`worker` a class) on up to `n_workers`
+    workers of `backend` (None: processes). Alone, or with one task, it runs here, its large products on `n_workers`
+    threads; on processes this process is worker 0 and takes the first task, and once the queue is empty the idle
+    workers' cores go to its running task (its `threads` a `Threads`, whose value rises)."""
     n = min(n_workers, len(tasks))
     if n <= 1 or backend == "local":
-        runner = make(min(n_workers, os.cpu_count() or 1))
+        runner = worker(*args, min(n_workers, os.cpu_count() or 1))
         return {task: runner.run(task) for task in tasks}
     lent = Threads(1) if backend != "ray" else None
-    workers = make_workers(backend or "processes", n, lambda i, _: (TaskWorker, (make, lent if i == 0 else 1), {}),
+    workers = make_workers(backend or "processes", n, lambda i, _: (worker, (*args, lent if i == 0 else 1), {}),
                            ray_address=ray_address, name=name)
     try:
         return schedule(workers, tasks, describe, lent)
@@ -408,7 +381,7 @@ def run_tasks(make: Callable[[Any], Any], tasks: Sequence[Hashable], n_workers: 
 
 def schedule(workers: Workers, tasks: Sequence[Hashable], describe: Callable[[Hashable], str] = repr,
              lent: Optional[Threads] = None) -> Dict[Hashable, Any]:
-    """`run_tasks` on started workers (each a `TaskWorker`): every free worker takes the next task in order, the
+    """`run_tasks` on started workers (whose objects `run` a task): every free worker takes the next task in order, the
     workers in this process in turn (on this thread), the others fed from a second thread while these run. `lent`:
     the threads of the task running here, raised to the idle workers' cores once the queue is empty."""
     queue, results, lock = deque(tasks), {}, threading.Lock()
