@@ -126,10 +126,9 @@ def _process_main(conn: Any, shared: Dict[str, Any], build: Optional[Build] = No
         other.close()
     try:
         build = conn.recv() if build is None else build
+        worker = _build(build, {key: numpy.frombuffer(raw, dtype=numpy.float64) for key, raw in shared.items()})
     except (EOFError, OSError):
         return
-    try:
-        worker = _build(build, {key: numpy.frombuffer(raw, dtype=numpy.float64) for key, raw in shared.items()})
     except Exception as err:
         conn.send(("error", err))
         return
