@@ -99,7 +99,7 @@ def _ray_records(model: str, path: Path, n_workers: int, batch_size: int, addres
                  timeout: float) -> Iterator[Dict[str, Any]]:
     """Records read here (the driver needs no cluster CPU for reading) and classified by `n_workers` Ray actors,
     batch by batch in input order, with at most two batches per actor in flight."""
-    from .learning._ray_backend import connect_ray
+    from .learning.tasks import connect_ray
 
     ray = connect_ray(address)
     cpus = ray.cluster_resources().get("CPU", 1.0)

@@ -322,10 +322,10 @@ def test_a_script_without_the_main_guard_trains_with_forked_workers_and_gets_an_
     (tmp_path / "train.tree").write_text(SYNTHETIC.read_text(encoding="utf8") * 40, encoding="utf8")
     script = tmp_path / "train.py"
     script.write_text(textwrap.dedent(f"""
-        from spacy_treeboost.learning import backends
+        from spacy_treeboost.learning import tasks
         from spacy_treeboost.learning.learner import TreeBoostClassifier
         from spacy_treeboost.trees import read_bact
-        backends._start_method = lambda: {start!r}
+        tasks.start_method = lambda: {start!r}
         forest, y = read_bact({str(tmp_path / "train.tree")!r})
         assert len(forest.labels) * 8 > 2 ** 20
         clf = TreeBoostClassifier("frequency", n_rounds=5, n_workers=2, backend="processes").fit(forest, y)

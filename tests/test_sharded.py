@@ -24,7 +24,7 @@ def random_problem(seed: int, n: int, d: int, binary: bool):
     return X.astype(numpy.float64), y
 
 
-class GroupedShards(sharded._Shards):
+class GroupedShards(sharded.Shards):
     """The shards in runs of consecutive shards, each run's calls made on a pickled copy of the call's arguments and
     answered through pickle, as Ray actors holding the runs are."""
 
@@ -56,7 +56,7 @@ def dense_smooth(x, X, y, loss, l2):
        st.sampled_from(["logistic", "squared_hinge"]), st.booleans())
 def test_shard_sums_are_the_dense_sums(seed, n, d, size, loss, keep_all):
     X, y = random_problem(seed, n, d, binary=False)
-    shards = sharded.LocalShards(sharded.make_shards({"F": csc_matrix(X)}, size))
+    shards = sharded.Shards(sharded.make_shards({"F": csc_matrix(X)}, size))
     assert shards.map("select", "F", y, None, None)[0] == d
     shards.map("scale", None)
     layout = sharded._Layout(shards, d, keep_all=keep_all)
@@ -90,7 +90,7 @@ def test_any_grouping_of_the_shards_fits_the_same_bits_at_the_whole_matrix_optim
     F = csc_matrix(X)
     fit = dict(l1_ratio=l1_ratio, loss=loss, max_iter=5000, tol=1e-8)
     shards = sharded.make_shards({"F": F}, size)
-    w, c, scale = sharded.final_fit(sharded.LocalShards(shards), "F", y, 1.0, nb=nb, **fit)
+    w, c, scale = sharded.final_fit(sharded.Shards(shards), "F", y, 1.0, nb=nb, **fit)
     w2, c2, scale2 = sharded.final_fit(GroupedShards(shards, groups), "F", y, 1.0, nb=nb, **fit)
     numpy.testing.assert_array_equal(w2, w)
     assert c2 == c
@@ -113,7 +113,7 @@ def test_fold_margins_on_shards_are_the_whole_matrix_margins_and_the_same_for_an
     fit = dict(l1_ratio=0.0, loss="logistic", max_iter=5000, tol=1e-10)
     shards = sharded.make_shards({"F": F}, size)
     for fold in range(int(folds.max()) + 1):
-        got = sharded.fold_margins(sharded.LocalShards(shards), "F", y, folds, fold, paths, **fit)
+        got = sharded.fold_margins(sharded.Shards(shards), "F", y, folds, fold, paths, **fit)
         grouped = sharded.fold_margins(GroupedShards(shards, groups), "F", y, folds, fold, paths, **fit)
         numpy.testing.assert_array_equal(grouped, got)
         want = logistic.fold_margins(F, y, folds, fold, paths, method="tron", **fit)
@@ -145,14 +145,14 @@ def test_ray_actors_hold_the_shards_and_fit_the_same_model_file(ray_session, mon
     from spacy_treeboost.learning.classifier_files import classifier_to_bytes
 
     holders = []
-    real = sharded.RayShards.__init__
+    real = sharded.Shards.__init__
 
-    def counted(self, shards, n_workers, address=None):
-        real(self, shards, n_workers, address)
+    def counted(self, shards, n_workers=1, backend="local", address=None):
+        real(self, shards, n_workers, backend, address)
         holders.append([len(ray_session.get(a.map.remote("select", ("F", numpy.ones(1000), None, None))))
                         for a in self.actors])
 
-    monkeypatch.setattr(sharded.RayShards, "__init__", counted)
+    monkeypatch.setattr(sharded.Shards, "__init__", counted)
     f, y = labelled_forest(5, n_docs=30, n_classes=3)
     opts = dict(max_pattern_size=2, min_support=1, C=1.0, nb_beta=None, cv=2, shard_documents=7)
     one = classifier_to_bytes(SubtreeLinearClassifier(**opts).fit(f, y))

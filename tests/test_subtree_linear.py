@@ -359,39 +359,3 @@ def test_mining_on_worker_processes_gives_the_one_miner_result():
         assert many_codes == codes
         for a in ("indptr", "indices", "data"):
             numpy.testing.assert_array_equal(getattr(many, a), getattr(one, a))
-
-
-def sleeping_task(task):
-    """A task of `_run_forked` that sleeps: where it ran, and its threads when it started and when it ended."""
-    import os
-    import time
-
-    from spacy_treeboost.learning import subtree_linear
-
-    threads = subtree_linear._JOB["threads"]
-    start = int(threads)
-    time.sleep(task[2])
-    return os.getpid(), start, int(threads)
-
-
-def test_forked_tasks_run_the_first_here_and_lend_idle_cores_to_the_last_fit(monkeypatch):
-    """`_run_forked`: this process takes the first (longest) task; once the queue is empty and the forked worker is
-    idle, this process's running fit may use its core (`Threads`), and the count drops back afterwards."""
-    import os
-
-    from spacy_treeboost.learning import subtree_linear
-    from spacy_treeboost.learning.threads import Threads
-
-    monkeypatch.setattr(subtree_linear, "_run_task", sleeping_task)
-    monkeypatch.setattr(subtree_linear.os, "cpu_count", lambda: 2)
-    tasks = [("fit", 0, 1.5), ("fit", 1, 0.1), ("fit", 2, 0.1)]
-    subtree_linear._JOB.update(threads=Threads(1))
-    try:
-        done = subtree_linear._run_forked(2, tasks)
-        assert int(subtree_linear._JOB["threads"]) == 1
-    finally:
-        subtree_linear._JOB.clear()
-    assert set(done) == set(tasks)
-    pid, start, end = done[tasks[0]]
-    assert pid == os.getpid() and (start, end) == (1, 2)
-    assert {done[t][0] for t in tasks[1:]} == {done[tasks[1]][0]} != {os.getpid()}

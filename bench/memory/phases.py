@@ -91,7 +91,7 @@ def main(argv=None) -> None:
     clf = TreeBoostClassifier("frequency", criterion="iwakura", n_rounds=a.rounds, max_pattern_size=a.max_pattern_size,
                               min_support=a.min_support, max_cache_mb=a.max_cache_mb)
     clf.start(forest, classes)
-    space = clf.space_.workers[0].space
+    space = clf.space_.workers.objects[0].space
     mark("start", space=space.memory_report(), cache_bytes=space.cache_bytes())
     del forest
     gc.collect()

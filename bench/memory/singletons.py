@@ -29,7 +29,7 @@ def main(argv=None) -> None:
                               max_cache_mb=8192)
     clf.start(forest, classes); del forest
     clf.boost(a.rounds)
-    sp = clf.space_.workers[0].space
+    sp = clf.space_.workers.objects[0].space
     n = sp.n_patterns
     single_doc = {}          # code -> doc, for single-document patterns
     best = {}                # doc -> (size, code key) of the best kept singleton so far

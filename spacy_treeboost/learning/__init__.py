@@ -3,11 +3,11 @@
 `learner` (TreeBoostClassifier: BACT, +FQ/-FQ boosting), `subtree_linear` (SubtreeLinearClassifier, the
 default), `corrective` (CorrectiveBoostClassifier: boosted rules refitted jointly), `calibration`
 (CalibratedBoostClassifier); beside them `classifier` (the contract they share), `logistic` (the linear
-solver), `_mine` (the compiled subtree miner), `backends` and `execution` (where the search runs) and
-`classifier_files` (fitted learners as data).
+solver), `_mine` (the compiled subtree miner), `backends` (the boosting search's workers), `tasks` (where work
+runs: in this process, local processes or Ray actors) and `classifier_files` (fitted learners as data).
 
-The names below load on first use, so that a search worker process, which needs `backends` and `_mine` alone,
-starts without importing the learners.
+The names below load on first use, so that a search worker process, which needs `backends`, `tasks` and `_mine`
+alone, starts without importing the learners.
 """
 from importlib import import_module
 from typing import TYPE_CHECKING, Any

@@ -10,16 +10,13 @@ rules bit for bit.
 """
 import hashlib
 import heapq
-import multiprocessing
 import time
-import weakref
-from multiprocessing.connection import wait
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
-BACKENDS = ("local", "processes", "ray")
-RAY_EXTRA_HINT = 'install the extra: pip install "spacy-treeboost[ray]"'
+from .tasks import Build, WorkerDiedError, Workers, make_workers
+
 # without shared best values (Ray), a worker's candidate comes with its search reply only when it occurs in at most
 # this many documents; the coordinator asks the winner for a larger one
 REPLY_DOCUMENTS = 1 << 16
@@ -30,10 +27,6 @@ def boosting_weights(scores: numpy.ndarray, y: numpy.ndarray) -> numpy.ndarray:
     e = -y * scores
     w = numpy.exp(e - e.max())
     return w / w.sum()
-
-
-class WorkerDiedError(RuntimeError):
-    """A search worker stopped (killed, out of memory, or its node was lost) while training."""
 
 
 def assign_root_labels(labels: numpy.ndarray, parents: numpy.ndarray, n_labels: int, n_workers: int,
@@ -228,32 +221,29 @@ def _merge(cands: List[Dict[str, Any]]) -> Tuple[int, Dict[str, Any]]:
 
 
 class SearchBackend:
-    """The coordinator's side: runs `SearchWorker`s and merges their candidates.
+    """The coordinator's side: runs `SearchWorker`s on `Workers` (`make_backend`) and merges their candidates."""
 
-    Subclasses implement `_send(i, method, args)`, `_receive(i)` and `close()`.
-    """
-
-    n_workers: int
     round: int = 0
-    shared_best: Optional[numpy.ndarray] = None
+    node_ids: List[str] = []  # the Ray node of each worker, on Ray
+
+    def __init__(self, workers: Workers) -> None:
+        self.workers, self.n_workers = workers, workers.n
+        self.shared_best: Optional[numpy.ndarray] = workers.shared.get("shared_best")
+        self.start_workers()
 
     def _call_all(self, workers: Sequence[int], method: str, args: Sequence[Tuple[Any, ...]]) -> List[Any]:
         for i, a in zip(workers, args):
-            self._send(i, method, a)
-        return [self._receive(i) for i in workers]
-
-    def _send(self, i: int, method: str, args: Tuple[Any, ...]) -> None:
-        raise NotImplementedError
-
-    def _post(self, i: int, method: str, args: Tuple[Any, ...]) -> None:
-        """Call a method on worker i without waiting for it (its errors surface at the next `_receive`)."""
-        raise NotImplementedError
-
-    def _receive(self, i: int) -> Any:
-        raise NotImplementedError
+            self.workers.send(i, method, a)
+        return [self.workers.receive(i) for i in workers]
 
     def close(self) -> None:
-        raise NotImplementedError
+        self.workers.close()
+
+    def __getattr__(self, name: str) -> Any:
+        """The workers' `start_method`, `processes`, `pids` or `actors`, where their backend has them."""
+        if name in ("start_method", "processes", "pids", "actors"):
+            return getattr(self.__dict__["workers"], name, None if name == "start_method" else [])
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def start_workers(self) -> None:
         self._pending: List[Tuple[str, Tuple[Any, ...]]] = []
@@ -264,6 +254,7 @@ class SearchBackend:
     def search(self, heads: Sequence[int], round_number: int) -> Dict[int, Dict[str, Any]]:
         """Each head's global best: value, z, sign, sums, docs, counts, code, search effort."""
         self.round = round_number
+        self.workers.when = f"in boosting round {round_number}"
         if self.shared_best is not None:
             self.shared_best[:] = -numpy.inf
         workers = range(self.n_workers)
@@ -300,7 +291,7 @@ class SearchBackend:
         next search) while the coordinator books the round."""
         args = (k, *pack_occurrences(docs, counts), z, a, b)
         for i in range(self.n_workers):
-            self._post(i, "update", args)
+            self.workers.post(i, "update", args)
 
     def sync_scores(self, scores: Sequence[numpy.ndarray]) -> None:
         """Send every worker the scores of heads that changed outside boosting (e.g. refitted margins)."""
@@ -317,224 +308,23 @@ class SearchBackend:
         return self._call_all(range(self.n_workers), "stats", [()] * self.n_workers)
 
 
-class LocalBackend(SearchBackend):
-    """Workers in this process, run one after the other (one worker: the single-process learner)."""
+def make_backend(backend: str, n_workers: int, init: Dict[str, Any], owners: Optional[numpy.ndarray],
+                 ray_address: Optional[str] = None) -> SearchBackend:
+    """Start the search workers of a backend ("local", "processes" or "ray"). Forked workers start from this
+    process's index of the forest, built once before they fork (a spawned one indexes it again)."""
+    built: List[Any] = []
 
-    def __init__(self, n_workers: int, init: Dict[str, Any], owners: Optional[numpy.ndarray]) -> None:
-        self.n_workers = n_workers
-        if n_workers > 1:
-            self.shared_best = numpy.full(len(init["targets"]), -numpy.inf)
-        self.workers = [SearchWorker(**init, owned=None if owners is None else owners == i,
-                                     shared_best=self.shared_best) for i in range(n_workers)]
-        self._replies: Dict[int, Any] = {}
-        self.start_workers()
+    def build(i: int, forked: bool) -> Build:
+        if forked and not built:
+            from ._mine import SearchSpace
 
-    def _send(self, i: int, method: str, args: Tuple[Any, ...]) -> None:
-        self._replies[i] = getattr(self.workers[i], method)(*args)
+            built.append(SearchSpace(*init["forest"], **init["space_settings"]))
+        args = (init["forest"], init["targets"], init["space_settings"], init["search_settings"],
+                None if owners is None else owners == i)
+        return SearchWorker, args, {"space": built[0]} if forked else {}
 
-    def _post(self, i: int, method: str, args: Tuple[Any, ...]) -> None:
-        getattr(self.workers[i], method)(*args)
-
-    def _receive(self, i: int) -> Any:
-        return self._replies.pop(i)
-
-    def close(self) -> None:
-        self.workers = []
-
-
-def _start_method() -> str:
-    """How the processes backend starts its workers: "fork" on Linux when this process runs a single thread (a
-    forked worker inherits the indexed forest, where a spawned one imports the main script, receives the forest and
-    indexes it again), else "spawn" (forking a process with other threads can deadlock the child)."""
-    import sys
-    import threading
-
-    if sys.platform.startswith("linux") and threading.active_count() == 1:
-        return "fork"
-    return "spawn"
-
-
-def _process_main(conn: Any, shared_best: Any = None, forked: Optional[Tuple[Any, ...]] = None) -> None:
-    """A worker process, then one reply per request until None or a closed pipe; an error in a request without a
-    reply comes back with the next one that has a reply. `shared_best`: the per-head best values the workers share
-    (a `RawArray`, small enough for the spawn arguments). A spawned worker receives the forest over the pipe (not as
-    spawn arguments, whose write would block forever if the child died while starting). A forked one gets `forked`:
-    (init, owned, space, inherited), its copy of the forest the parent indexed and the parent's ends of the workers'
-    pipes (this one's included), closed here so that each pipe ends when the training process goes."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if forked is None:
-        try:
-            _, (init, owned), _ = conn.recv()
-        except (EOFError, OSError):
-            return
-        space = None
-    else:
-        init, owned, space, inherited = forked
-        for other in inherited:
-            other.close()
-    try:
-        shared = None if shared_best is None else numpy.frombuffer(shared_best, dtype=numpy.float64)
-        worker = SearchWorker(**init, owned=owned, shared_best=shared, space=space)
-    except Exception as err:
-        conn.send(("error", err))
-        return
-    failed: Optional[Exception] = None
-    while True:
-        try:
-            message = conn.recv()
-        except (EOFError, OSError):
-            return
-        if message is None:
-            return
-        method, args, reply = message
-        if failed is not None:
-            if reply:
-                conn.send(("error", failed))
-                failed = None
-            continue
-        try:
-            value = getattr(worker, method)(*args)
-        except Exception as err:
-            if reply:
-                conn.send(("error", err))
-            else:
-                failed = err
-            continue
-        if reply:
-            conn.send(("ok", value))
-
-
-def _stop_processes(processes: List[Any], conns: List[Any]) -> None:
-    for conn in conns:
-        try:
-            conn.send(None)
-        except (OSError, ValueError):
-            pass
-    for proc in processes:
-        proc.join(timeout=2)
-        if proc.is_alive():
-            proc.terminate()
-            proc.join(timeout=2)
-        if proc.is_alive():
-            proc.kill()
-    for conn in conns:
-        conn.close()
-
-
-class ProcessBackend(SearchBackend):
-    """Worker 0 in this process, which also coordinates, and workers 1 ... n - 1 in local processes talking over
-    pipes (standard library), forked or spawned (`_start_method`). This process searches its share while the others
-    search theirs, so each round wakes and feeds one process fewer; one worker runs here alone. Worker 0's calls
-    wait until their reply is asked for (`_receive`), after the other workers have theirs, and a rule sent to it
-    without a reply is applied before its next call, as a worker process would. Forked workers start from this
-    process's index of the forest, built once before they fork."""
-
-    def __init__(self, n_workers: int, init: Dict[str, Any], owners: Optional[numpy.ndarray]) -> None:
-        self.n_workers = n_workers
-        self.start_method = _start_method()
-        context = multiprocessing.get_context(self.start_method)
-        shared = context.RawArray("d", len(init["targets"])) if n_workers > 1 else None
-        if shared is not None:
-            self.shared_best = numpy.frombuffer(shared, dtype=numpy.float64)
-        self.processes, self.conns = [], []
-        self._calls: List[Tuple[str, Tuple[Any, ...]]] = []
-        self._finalizer = weakref.finalize(self, _stop_processes, self.processes, self.conns)
-        try:
-            space = None
-            if self.start_method == "fork":
-                from ._mine import SearchSpace
-
-                space = SearchSpace(*init["forest"], **init["space_settings"])
-            for i in range(1, n_workers):
-                parent, child = context.Pipe()
-                name = f"spacy-treeboost search worker {i}"
-                forked = None if space is None else (init, owners == i, space, [*self.conns, parent])
-                proc = context.Process(target=_process_main, name=name, args=(child, shared, forked), daemon=True)
-                proc.start()
-                child.close()
-                self.processes.append(proc)
-                self.conns.append(parent)
-            if space is None:
-                for i in range(1, n_workers):
-                    self._send(i, "init", (init, owners == i))
-            self.local: Optional[SearchWorker] = SearchWorker(
-                **init, owned=None if owners is None else owners == 0, shared_best=self.shared_best, space=space)
-            self.start_workers()
-        except BaseException:
-            self.close()
-            raise
-
-    def _post(self, i: int, method: str, args: Tuple[Any, ...]) -> None:
-        self._send(i, method, args, reply=False)
-
-    @property
-    def pids(self) -> List[int]:
-        """The process ids of workers 1 ... n - 1 (worker 0 is this process)."""
-        return [p.pid for p in self.processes]
-
-    def _send(self, i: int, method: str, args: Tuple[Any, ...], reply: bool = True) -> None:
-        if i == 0:
-            self._calls.append((method, args))
-            return
-        try:
-            self.conns[i - 1].send((method, args, reply))
-        except (BrokenPipeError, ConnectionResetError, EOFError, OSError):
-            self._died(i)
-        except BaseException:
-            self.close()
-            raise
-
-    def _receive(self, i: int) -> Any:
-        if i == 0:
-            return self._run_here()
-        conn, proc = self.conns[i - 1], self.processes[i - 1]
-        try:
-            ready = wait([conn, proc.sentinel])
-            if conn not in ready and not conn.poll():
-                self._died(i)
-            status, value = conn.recv()
-        except (EOFError, ConnectionResetError, OSError):
-            self._died(i)
-        except BaseException:
-            self.close()
-            raise
-        if status == "error":
-            self.close()
-            raise value
-        return value
-
-    def _run_here(self) -> Any:
-        """Worker 0's waiting calls, in order, up to the one whose reply is asked for: its value. An error stops the
-        training (as a worker process's error does), raised with that reply."""
-        calls, self._calls = self._calls, []
-        if self.local is None:
-            raise RuntimeError("The search workers were stopped (the backend is closed): start the learner again (fit "
-                               "or start) to search.")
-        value = None
-        try:
-            for method, args in calls:
-                value = getattr(self.local, method)(*args)
-        except BaseException:
-            self.close()
-            raise
-        return value
-
-    def _died(self, i: int) -> None:
-        proc = self.processes[i - 1]
-        proc.join(timeout=1)
-        code = proc.exitcode
-        self.close()
-        how = f"exit code {code}" if code is None or code >= 0 else f"signal {-code}"
-        when = "while starting" if self.round == 0 else f"in boosting round {self.round}"
-        if self.round == 0 and code is not None and code > 0 and self.start_method == "spawn":
-            hint = ("Workers are spawned and import the main script: a script that trains when it is imported needs "
-                    'the guard `if __name__ == "__main__":` around its training code.')
-        else:
-            hint = "A worker killed by the system often ran out of memory: lower max_cache_mb or n_workers."
-        raise WorkerDiedError(f"Search worker {i} (process {proc.pid}) died ({how}) {when}; the training stopped. {hint}")
-
-    def close(self) -> None:
-        self._calls, self.local = [], None
-        self._finalizer()
+    shared = [("shared_best", len(init["targets"]))] if n_workers > 1 else []
+    search = SearchBackend(make_workers(backend, n_workers, build, shared, ray_address, name="Search worker"))
+    if backend == "ray":
+        search.node_ids = [where["ray_node"] for where in search.workers.call_all("location")]
+    return search

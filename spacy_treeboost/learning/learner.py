@@ -185,7 +185,7 @@ class TreeBoostClassifier(RuleClassifier):
     def start(self, X: Forest, y: Sequence[Any]) -> "TreeBoostClassifier":
         """Index the training trees, start the search workers and reset to zero rounds."""
         from .backends import assign_root_labels
-        from .execution import make_backend
+        from .backends import make_backend
 
         self.validate_params()
         if not isinstance(X, Forest):

@@ -6,8 +6,8 @@ that sums over documents: the loss and its gradient X^T u, the preconditioner's 
 products, the naive Bayes counts and the columns' document counts (which find the subtrees seen in one
 document, folded per document as `logistic._SingletonReduction` does). `fold_margins` and `final_fit` run
 the trust-region Newton method of `logistic.fit_linear` (FISTA for an L1 share) in this process and add the
-shards' parts in shard order, whether the shards are held here (`LocalShards`) or by Ray actors, a run of
-consecutive shards each (`RayShards`): the numbers, and so the model, are the same, bit for bit, for any
+shards' parts in shard order, whether the shards are held here or by Ray actors, a run of consecutive shards
+each (`Shards`): the numbers, and so the model, are the same, bit for bit, for any
 number of workers. They differ from the fits without shards in the last bits, since the sums are grouped
 otherwise.
 """
@@ -162,43 +162,48 @@ def make_shards(matrices: Dict[str, Any], size: int) -> List[DocumentShard]:
             for b, start in enumerate(range(0, n, size))]
 
 
-class _Shards:
-    """Shards held somewhere, in order: `map` asks each, `add` sums their answers; `in_process`: held here."""
+class Shards:
+    """The shards held by up to `n_workers` workers of `backend` ("local": this process), a run of consecutive shards
+    each: `map` asks every shard in shard order, `add` sums their answers in shard order, in this process. (Handing a
+    running sum on from Ray actor to actor, each adding its run's, gives the same bits, but was slower on 2 actors.)"""
 
-    in_process = True
+    def __init__(self, shards: List[DocumentShard], n_workers: int = 1, backend: str = "local",
+                 address: Optional[str] = None) -> None:
+        from .tasks import make_workers
 
-    def map(self, method: str, *args: Any) -> List[Any]:
-        raise NotImplementedError
-
-    def add(self, method: str, *args: Any) -> Tuple[Any, ...]:
-        """The shards' `method(*args)` (tuples) added in shard order, in this process. (Handing a running sum on
-        from Ray actor to actor, each adding its run's, gives the same bits, but was slower on 2 actors.)"""
-        return _add_tuples(self.map(method, *args))
-
-
-class LocalShards(_Shards):
-    """Shards held in this process."""
-
-    def __init__(self, shards: List[DocumentShard]) -> None:
-        self.shards = shards
+        n = min(n_workers, len(shards))
+        cuts = numpy.linspace(0, len(shards), n + 1).round().astype(int)
+        self.in_process = backend == "local"
+        self.workers = make_workers(backend, n, lambda i, _: (_ShardHolder, (shards[cuts[i]:cuts[i + 1]],
+                                                                             not self.in_process), {}),
+                                    ray_address=address, name="Shard holder")
+        self.actors = getattr(self.workers, "actors", [])
+        self.node_ids: List[str] = [] if self.in_process else self.workers.call_all("node")
+        self.workers.when = "during a fit"
+        logger.info("%d shards on %d workers on %d node(s)", len(shards), n, len(set(self.node_ids)) or 1)
 
     def map(self, method: str, *args: Any) -> List[Any]:
         """Every shard's `method(*args)`, in shard order."""
-        return [getattr(shard, method)(*args) for shard in self.shards]
+        parts = self.workers.call_all("map", (method, self.workers.put(args)))
+        return [result for part in parts for result in part]
+
+    def add(self, method: str, *args: Any) -> Tuple[Any, ...]:
+        """The shards' `method(*args)` (tuples) added in shard order."""
+        return _add_tuples(self.map(method, *args))
 
     def close(self) -> None:
-        pass
+        self.workers.close()
 
 
 class _ShardHolder:
-    """A Ray actor holding a run of consecutive shards, its BLAS on one thread (as the fits in the training process:
-    the same sums)."""
+    """A worker holding a run of consecutive shards; `one_blas_thread` (elsewhere than the training process) sets
+    its BLAS on one thread, as the fits in the training process are: the same sums."""
 
-    def __init__(self, shards: List[DocumentShard]) -> None:
+    def __init__(self, shards: List[DocumentShard], one_blas_thread: bool = False) -> None:
         from threadpoolctl import threadpool_limits
 
         self.shards = shards
-        self._blas = threadpool_limits(limits=1, user_api="blas")
+        self._blas = threadpool_limits(limits=1, user_api="blas") if one_blas_thread else None
 
     def map(self, method: str, args: Tuple[Any, ...]) -> List[Any]:
         return [getattr(shard, method)(*args) for shard in self.shards]
@@ -208,46 +213,6 @@ class _ShardHolder:
         import ray
 
         return str(ray.get_runtime_context().get_node_id())
-
-
-class RayShards(_Shards):
-    """Shards held by `n_workers` Ray actors (fewer when there are fewer shards), consecutive shards on each."""
-
-    in_process = False
-
-    def __init__(self, shards: List[DocumentShard], n_workers: int, address: Optional[str] = None) -> None:
-        from ._ray_backend import connect_ray
-
-        self.ray = ray = connect_ray(address)
-        n = min(n_workers, len(shards))
-        cpus = ray.cluster_resources().get("CPU", 1.0)
-        holder = ray.remote(num_cpus=min(1.0, cpus / n), max_restarts=0)(_ShardHolder)
-        cuts = numpy.linspace(0, len(shards), n + 1).round().astype(int)
-        self.actors = [holder.remote(ray.put(shards[a:b])) for a, b in zip(cuts[:-1], cuts[1:])]
-        self.node_ids: List[str] = self._get([actor.node.remote() for actor in self.actors])
-        logger.info("%d shards on %d Ray actors on %d node(s)", len(shards), n, len(set(self.node_ids)))
-
-    def map(self, method: str, *args: Any) -> List[Any]:
-        """Every shard's `method(*args)`, in shard order."""
-        ref = self.ray.put(args)
-        parts = self._get([actor.map.remote(method, ref) for actor in self.actors])
-        return [result for part in parts for result in part]
-
-    def _get(self, refs: List[Any]) -> List[Any]:
-        from ._ray_backend import WorkerDiedError
-
-        ray = self.ray
-        try:
-            return ray.get(refs)
-        except ray.exceptions.RayActorError as err:
-            raise WorkerDiedError(f"A shard holder (Ray actor) died during a fit ({type(err).__name__}); the "
-                                  "training stopped.") from None
-        except ray.exceptions.RayTaskError as err:
-            raise err.as_instanceof_cause() from None
-
-    def close(self) -> None:
-        for actor in self.actors:
-            self.ray.kill(actor)
 
 
 def _add(parts: Sequence[Any]) -> Any:

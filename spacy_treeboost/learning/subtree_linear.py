@@ -56,7 +56,8 @@ from .logistic import (BLOCK_NNZ, DEFAULT_CS, N_BLOCKS, SOLVER_CONSTRAINTS, Head
                        assemble_margins, candidate_costs, class_folds, column_pieces, cv_folds, final_fit, finish_head,
                        fit_head, fold_margins, fold_split, make_path, needs_choice, one_blas_thread, path_scores, platt)
 from ..models.rules import RuleSet
-from .threads import Threads, ThreadTeam
+from .tasks import run_tasks
+from .threads import ThreadTeam
 from ..exceptions import InvalidSettingError
 from ..params import Boolean, Interval, Options, Text, rule
 from ..trees.forest import DEPENDENCY_VIEW_PREFIX, Forest
@@ -123,8 +124,8 @@ def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include
     else:
         owners = assign_root_labels(X.labels, X.parents, len(vocab), n_workers, include_root_patterns)
         # the last shard sends the roots' documents: first, so that on processes this process mines it
-        done = _run_tasks(n_workers, [("mine", s, None) for s in reversed(range(n_workers))], backend=backend,
-                          ray_address=ray_address, forest=forest, owners=owners, mine=settings, n_shards=n_workers)
+        done = run_tasks(_Miner, (forest, settings, owners, n_workers), [("mine", s, None) for s in
+                         reversed(range(n_workers))], n_workers, backend, ray_address, "Mining worker", _describe)
         shards = [done[("mine", s, None)] for s in range(n_workers)]
     places, table = merged_columns(shards)
     codes = PatternCodes.from_tree(*table, vocab)
@@ -419,7 +420,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         final fit; a fit that runs alone multiplies its large matrices on `n_workers`
         threads); the model is the same, bit for bit, for any number and backend. One
         worker, and models with `separate_views`, fit in this process.
-    backend (Optional[str]): Where the workers run: None or "processes" (forked
+    backend (Optional[str]): Where the workers run: None or "processes" (worker
         processes on this machine), "ray" (Ray actors, each holding the feature
         matrix once) or "local" (one worker, in-process).
     ray_address (Optional[str]): For backend "ray": the cluster to connect to; None
@@ -698,7 +699,7 @@ class SubtreeLinearClassifier(RuleClassifier):
     def _fit_heads(self, F: Any, targets: Sequence[numpy.ndarray], T: Any = None,
                    shards: Any = None) -> Tuple[List[HeadFit], bool]:
         """Every target's head, and whether they are fitted on the tf-idf matrix T (CSC, the columns of F)
-        rather than on F: the fits of each fold's candidate paths and the final fits as tasks of `_run_tasks`.
+        rather than on F: the fits of each fold's candidate paths and the final fits as tasks of `_run_fits`.
         With T, the folds choose the feature family for all heads together, then each head's candidate within
         it. With `selection` "accuracy", the family whose heads' best candidates (by `candidate_costs`) make the
         task's decisions best on the out-of-fold margins (Platt-scaled when calibrating): for exclusive classes
@@ -709,9 +710,10 @@ class SubtreeLinearClassifier(RuleClassifier):
         cands = all_candidates(paths)
         exclusive = not self.multilabel_ and len(targets) > 1
         folds: List[Optional[numpy.ndarray]] = [None] * len(targets)
+        fold_sets = list(range(len(targets)))  # which heads share their folds (and so their fold splits)
         if needs_choice(paths, self.calibrate):
             if T is not None and exclusive:
-                folds = [class_folds(targets, self.cv, self.cv_documents)] * len(targets)
+                folds, fold_sets = [class_folds(targets, self.cv, self.cv_documents)] * len(targets), [0] * len(targets)
             else:
                 folds = [cv_folds(t, self.cv, self.cv_documents) for t in targets]
         fit = dict(l1_ratio=self.l1_ratio, loss=self.loss, max_iter=self.max_iter, tol=self.tol, method=SOLVER)
@@ -724,9 +726,8 @@ class SubtreeLinearClassifier(RuleClassifier):
             tasks += [("final", h, cands[0]) for h in range(len(targets))]
         logger.info("%d head(s), %d candidate(s), %d fit task(s) on %d worker(s)", len(targets), len(cands),
                     len(tasks), self.n_workers)
-        job = dict(backend=self.backend, ray_address=self.ray_address, F=F, T=T, targets=targets, folds=folds,
-                   paths=paths, fit=fit, shards=shards)
-        done = _run_tasks(self.n_workers, tasks, **job)
+        job = dict(F=F, T=T, targets=targets, folds=folds, fold_sets=fold_sets, paths=paths, fit=fit, shards=shards)
+        done = self._run_fits(tasks, job)
         if folds[0] is None:
             return [finish_head(*done[("final", h, cands[0])], cands[0], None, None, None, self.calibrate)
                     for h in range(len(targets))], cands[0].tfidf
@@ -766,8 +767,22 @@ class SubtreeLinearClassifier(RuleClassifier):
         chosen = [(cands[k], path_scores(paths, cands[k], accuracy), oof[k], y)
                   for (oof, y, _, accuracy), k in zip(scored, best[family])]
         if len(cands) > 1:
-            done.update(_run_tasks(self.n_workers, [("final", h, c[0]) for h, c in enumerate(chosen)], **job))
+            done.update(self._run_fits([("final", h, c[0]) for h, c in enumerate(chosen)], job))
         return [finish_head(*done[("final", h, c[0])], *c, self.calibrate) for h, c in enumerate(chosen)], family
+
+    def _run_fits(self, tasks: List[Tuple[Any, ...]], job: Dict[str, Any]) -> Dict[Tuple[Any, ...], Any]:
+        """The fit tasks' results on this model's workers (`tasks.run_tasks`). With shards held by Ray actors every
+        task runs here on them. On processes this process takes the first (longest) task, and its fold is split
+        first, on the cores that are idle until the workers start."""
+        split = FoldSplit()
+        n_workers = self.n_workers
+        if job["shards"] is not None and not job["shards"].in_process:
+            n_workers = 1
+        elif n_workers > 1 and len(tasks) > 1 and self.backend != "ray" and tasks[0][0] == "fold" \
+                and job["shards"] is None:
+            _Fitter(job, split).fold_split(tasks[0], self._threads)
+        return run_tasks(_Fitter, (job, split), tasks, n_workers, self.backend, self.ray_address, "Fit worker",
+                         _describe)
 
     @contextmanager
     def _shards(self, F: Any, T: Any) -> Iterator[Any]:
@@ -776,13 +791,11 @@ class SubtreeLinearClassifier(RuleClassifier):
         if self.shard_documents is None:
             yield None
             return
-        from .sharded import LocalShards, RayShards, make_shards
+        from .sharded import Shards, make_shards
 
         shards = make_shards({"F": F, "T": T}, self.shard_documents)
-        if self.backend != "ray" or self.n_workers == 1:
-            yield LocalShards(shards)
-            return
-        group = RayShards(shards, self.n_workers, self.ray_address)
+        on_ray = self.backend == "ray" and self.n_workers > 1
+        group = Shards(shards, self.n_workers if on_ray else 1, "ray" if on_ray else "local", self.ray_address)
         del shards
         self.shard_holders_ = group.node_ids
         try:
@@ -831,9 +844,6 @@ class SubtreeLinearClassifier(RuleClassifier):
         return out, c, keep
 
 
-_JOB: Dict[str, Any] = {}
-
-
 def _calibrated(f: numpy.ndarray, y: numpy.ndarray, calibrate: bool) -> numpy.ndarray:
     """Margins f as the head will output them: Platt-scaled when calibrating (and the fit rises with y)."""
     if not calibrate:
@@ -842,190 +852,74 @@ def _calibrated(f: numpy.ndarray, y: numpy.ndarray, calibrate: bool) -> numpy.nd
     return a * f + b if a > 0 else f
 
 
-def _run_tasks(n_workers: int, tasks: List[Tuple[Any, ...]], backend: Optional[str] = None,
-               ray_address: Optional[str] = None, **job: Any) -> Dict[Tuple[Any, ...], Any]:
-    """Every task's result by task, from this process and `n_workers` - 1 forked ones that inherit the job's arrays
-    (`_run_forked`), or from `n_workers` Ray actors that each receive the job once; a lone task runs here, its large
-    products on `n_workers` threads. With `shards` held by Ray actors, every task runs here on them."""
-    if job.get("shards") is not None and not job["shards"].in_process:
-        _JOB.update(job, threads=1)
-        try:
-            return {task: _run_task(task) for task in tasks}
-        finally:
-            _JOB.clear()
-    if backend == "ray" and n_workers > 1 and len(tasks) > 1:
-        return _run_ray_tasks(n_workers, tasks, ray_address, job)
-    _JOB.update(job, threads=1)
-    try:
-        if n_workers == 1 or len(tasks) <= 1:
-            _JOB["threads"] = min(n_workers, os.cpu_count() or 1)
-            results = {task: _run_task(task) for task in tasks}
-        else:
-            _JOB["threads"] = Threads(1)
-            _split_first_fold(tasks[0], min(n_workers, os.cpu_count() or 1))
-            results = _run_forked(min(n_workers, len(tasks)), tasks)
-    finally:
-        _JOB.clear()
-    return {task: results[task] for task in tasks}
+def _describe(task: Tuple[Any, ...]) -> str:
+    return f"while mining shard {task[1]}" if task[0] == "mine" else f"during the {task[0]} fit of class {task[1]}"
 
 
-def _run_forked(n: int, tasks: List[Tuple[Any, ...]]) -> Dict[Tuple[Any, ...], Any]:
-    """The tasks on this process and n - 1 forked ones: this process takes the first task (fit tasks come longest
-    first), then each process takes the next task in order whenever it is free. What this process computes (a
-    shard of subtrees, a fold's margins) is not copied back from another process, and once the queue is empty the
-    cores of the idle forked workers go to this process's fit (`_JOB["threads"]`, a `Threads`)."""
-    import multiprocessing
-    import threading
-    from collections import deque
+class _Miner:
+    """A worker of the mining tasks ("mine", s, None): the patterns of the root labels that shard s `owners`; the
+    last shard sends the roots' documents."""
 
-    queue, results, errors = deque(tasks), {}, []
-    running = [0]
-    changed = threading.Condition()
-    threads = _JOB.get("threads")
+    def __init__(self, forest: Tuple[numpy.ndarray, ...], settings: Dict[str, Any], owners: numpy.ndarray,
+                 n_shards: int, threads: Any = 1) -> None:
+        self.forest, self.settings, self.owners, self.n_shards = forest, settings, owners, n_shards
 
-    def lend() -> None:
-        if isinstance(threads, Threads) and not queue:
-            threads.value = min(n - running[0], os.cpu_count() or 1)
-
-    with multiprocessing.get_context("fork").Pool(n - 1) as pool:
-
-        def submit() -> None:
-            with changed:
-                if errors or not queue:
-                    lend()
-                    return
-                task = queue.popleft()
-                running[0] += 1
-            pool.apply_async(_run_task, (task,), callback=lambda result: done(task, result), error_callback=failed)
-
-        def done(task: Tuple[Any, ...], result: Any) -> None:
-            with changed:
-                results[task] = result
-                running[0] -= 1
-                changed.notify_all()
-            submit()
-
-        def failed(err: BaseException) -> None:
-            with changed:
-                errors.append(err)
-                running[0] -= 1
-                changed.notify_all()
-
-        first = queue.popleft()
-        for _ in range(n - 1):
-            submit()
-        task: Optional[Tuple[Any, ...]] = first
-        while task is not None:
-            results[task] = _run_task(task)
-            with changed:
-                task = queue.popleft() if queue and not errors else None
-                lend()
-        with changed:
-            changed.wait_for(lambda: running[0] == 0)
-    if isinstance(threads, Threads):
-        threads.value = 1
-    if errors:
-        raise errors[0]
-    return results
+    def run(self, task: Tuple[Any, ...]) -> Dict[str, Any]:
+        return _mine_shard(self.forest, self.settings, self.owners == task[1], task[1] == self.n_shards - 1)
 
 
-class _FitWorker:
-    """A Ray actor that holds one job (features, targets, folds, candidates) and runs its tasks."""
+class FoldSplit:
+    """The last fold split of a fit worker, kept for its next tasks (the paths of one fold and matrix share it): a
+    cache, so a copy sent to another process arrives empty."""
 
-    def __init__(self, job: Dict[str, Any]) -> None:
-        self.job = job
+    key: Optional[Tuple[Any, ...]] = None
+    split: Any = None
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        return FoldSplit, ()
+
+
+class _Fitter:
+    """A worker of the fit tasks: ("fold", h, (k, p)) the margins of head h's fold k under path p's fits on the
+    other folds, ("final", h, candidate) the final fit. `job`: F, T (None without tf-idf), targets, folds (per head;
+    `fold_sets[h]` numbers the distinct ones), paths, fit (the solver's settings) and shards (None: whole matrices).
+    `threads` (an int, or a `Threads` that may rise): for the large products of its fits."""
+
+    def __init__(self, job: Dict[str, Any], split: FoldSplit, threads: Any = 1) -> None:
+        self.job, self.last, self.threads = job, split, threads
+
+    def fold_split(self, task: Tuple[Any, ...], threads: int = 1) -> Tuple[Any, Any]:
+        """The training and held-out rows of a fold task's matrix, on `threads` threads (or as last split)."""
+        _, h, (fold, p) = task
+        tfidf, job = self.job["paths"][p].tfidf, self.job
+        key = (tfidf, fold, job["fold_sets"][h])
+        if self.last.key != key:
+            self.last.split = None  # freed before the next is made
+            self.last.key, self.last.split = key, fold_split(job["T"] if tfidf else job["F"], job["folds"][h], fold,
+                                                             threads)
+        return self.last.split
 
     def run(self, task: Tuple[Any, ...]) -> Any:
-        self.job.setdefault("splits", {})  # the last fold split, kept across this actor's tasks
-        _JOB.update(self.job)
-        try:
-            return _run_task(task)
-        finally:
-            _JOB.clear()
+        kind, h, arg = task
+        job = self.job
+        y, fit = job["targets"][h], dict(job["fit"], threads=self.threads)
+        tfidf = job["paths"][arg[1]].tfidf if kind == "fold" else arg.tfidf
+        if tfidf:
+            fit["loss"] = TFIDF_LOSS
+        with one_blas_thread():
+            if job["shards"] is not None:
+                from . import sharded
 
-
-def _run_ray_tasks(n_workers: int, tasks: List[Tuple[Any, ...]], address: Optional[str],
-                   job: Dict[str, Any]) -> Dict[Tuple[Any, ...], Any]:
-    """`_run_tasks` on Ray actors: each free actor takes the next task, so the results do not depend on which ran
-    where."""
-    from ._ray_backend import WorkerDiedError, connect_ray
-
-    ray = connect_ray(address)
-    cpus = ray.cluster_resources().get("CPU", 1.0)
-    n = min(n_workers, len(tasks))
-    actor = ray.remote(num_cpus=min(1.0, cpus / n), max_restarts=0)(_FitWorker)
-    job_ref = ray.put(job)
-    actors = [actor.remote(job_ref) for _ in range(n)]
-    results: Dict[Tuple[Any, ...], Any] = {}
-    running: Dict[Any, Tuple[int, Tuple[Any, ...]]] = {}
-    queue = list(tasks)
-    try:
-        free = list(range(n))
-        while queue or running:
-            while queue and free:
-                i = free.pop(0)
-                task = queue.pop(0)
-                running[actors[i].run.remote(task)] = (i, task)
-            ready, _ = ray.wait(list(running), num_returns=1)
-            for ref in ready:
-                i, task = running.pop(ref)
-                try:
-                    results[task] = ray.get(ref)
-                except ray.exceptions.RayActorError as err:
-                    raise WorkerDiedError(f"Fit worker {i} (Ray actor) died during the {task[0]} fit of class "
-                                          f"{task[1]}; the training stopped ({type(err).__name__}).") from None
-                except ray.exceptions.RayTaskError as err:
-                    raise err.as_instanceof_cause() from None
-                free.append(i)
-    finally:
-        for a in actors:
-            ray.kill(a)
-    return {task: results[task] for task in tasks}
-
-
-def _fold_split(task: Tuple[Any, ...], threads: int = 1) -> Tuple[Any, Any]:
-    """The training and held-out rows of a fold task's matrix (on `threads` threads): the paths of one fold and
-    matrix share them, so the last split is kept for the next task."""
-    _, h, (fold, p) = task
-    tfidf, folds = _JOB["paths"][p].tfidf, _JOB["folds"][h]
-    key, last = (tfidf, fold, folds.tobytes()), _JOB.setdefault("splits", {})
-    if last.get("key") != key:
-        last.clear()
-        last.update(key=key, split=fold_split(_JOB["T"] if tfidf else _JOB["F"], folds, fold, threads))
-    return last["split"]
-
-
-def _split_first_fold(task: Tuple[Any, ...], threads: int) -> None:
-    """Split the rows of the first task's fold before the workers fork, on `threads` threads (their cores are idle
-    until then): this process takes that task, the longest, and its split would be the first step of it."""
-    if task[0] == "fold" and _JOB.get("shards") is None:
-        _fold_split(task, threads)
-
-
-def _run_task(task: Tuple[Any, ...]) -> Any:
-    kind, h, arg = task
-    job = _JOB
-    if kind == "mine":
-        # the last shard sends the roots' documents (this process mines it on processes: `_run_forked`)
-        return _mine_shard(job["forest"], job["mine"], job["owners"] == h, h == job["n_shards"] - 1)
-    y, fit = job["targets"][h], dict(job["fit"], threads=job.get("threads", 1))
-    tfidf = job["paths"][arg[1]].tfidf if kind == "fold" else arg.tfidf
-    X = job["T"] if tfidf else job["F"]
-    if tfidf:
-        fit["loss"] = TFIDF_LOSS
-    with one_blas_thread():
-        if job.get("shards") is not None:
-            from . import sharded
-
-            name = "T" if tfidf else "F"
+                name = "T" if tfidf else "F"
+                if kind == "fold":
+                    return sharded.fold_margins(job["shards"], name, y, job["folds"][h], arg[0],
+                                                job["paths"][arg[1]:arg[1] + 1], **fit)
+                return sharded.final_fit(job["shards"], name, y, arg.C, nb=arg.nb, **fit)
+            X = job["T"] if tfidf else job["F"]
             if kind == "fold":
-                return sharded.fold_margins(job["shards"], name, y, job["folds"][h], arg[0],
-                                            job["paths"][arg[1]:arg[1] + 1], **fit)
-            return sharded.final_fit(job["shards"], name, y, arg.C, nb=arg.nb, **fit)
-        if kind == "fold":
-            fold, p = arg
-            folds = job["folds"][h]
-            return fold_margins(X, y, folds, fold, job["paths"][p:p + 1], split=_fold_split(task), **fit)
-        logger.info("final fit of head %d on %d documents, C = %g (%s)", h + 1, len(y), arg.C,
-                    "tf-idf" if tfidf else ("naive Bayes features" if arg.nb else "presence"))
-        return final_fit(X, y, arg.C, nb=arg.nb, **fit)
+                fold, p = arg
+                return fold_margins(X, y, job["folds"][h], fold, job["paths"][p:p + 1], split=self.fold_split(task),
+                                    **fit)
+            logger.info("final fit of head %d on %d documents, C = %g (%s)", h + 1, len(y), arg.C,
+                        "tf-idf" if tfidf else ("naive Bayes features" if arg.nb else "presence"))
+            return final_fit(X, y, arg.C, nb=arg.nb, **fit)

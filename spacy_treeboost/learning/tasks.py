@@ -1,0 +1,444 @@
+"""Where work runs: workers in this process, in local processes or as Ray actors, and a queue of tasks over them.
+
+A worker holds one object, built once from a callable and its arguments (`Build`), and answers calls of its
+methods. `LocalWorkers` run them all in this process; `ProcessWorkers` run worker 0 in this process and the others
+in local processes over pipes, forked where that is safe and spawned elsewhere (`start_method`); `RayWorkers` run
+Ray actors. `run_tasks` gives each free worker the next task of a list and returns every task's result by task, so
+that what is computed from the results does not depend on which worker ran a task or on how many there were: the
+one place where the model's "same bytes for any number of workers" is kept.
+"""
+import multiprocessing
+import os
+import signal
+import threading
+import weakref
+from collections import deque
+from multiprocessing.connection import wait
+from typing import Any, Callable, Dict, Hashable, List, Optional, Sequence, Tuple
+
+import numpy
+
+from .threads import Threads
+
+BACKENDS = ("local", "processes", "ray")
+# (callable, args, kwargs) of a worker's object; a function of the worker's index and whether it is forked
+Build = Tuple[Callable[..., Any], Tuple[Any, ...], Dict[str, Any]]
+Builder = Callable[[int, bool], Build]
+
+
+class WorkerDiedError(RuntimeError):
+    """A worker stopped (killed, out of memory, or its node was lost) while training."""
+
+
+def connect_ray(address: Optional[str]) -> Any:
+    """Connect to the cluster at `address` (or RAY_ADDRESS), or start a local Ray; reuse a running connection. Without
+    Ray, an ImportError names the extra to install."""
+    try:
+        import ray
+    except ImportError:
+        raise ImportError('backend="ray" needs Ray, which is not installed; install the extra: '
+                          'pip install "spacy-treeboost[ray]"') from None
+    if not ray.is_initialized():
+        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+    return ray
+
+
+def start_method() -> str:
+    """How worker processes start: "fork" on Linux when this process runs a single thread (a forked worker inherits
+    this process's arrays, where a spawned one imports the main script and receives them over its pipe), else
+    "spawn" (forking a process with other threads can deadlock the child; some platforms cannot fork)."""
+    import sys
+
+    if sys.platform.startswith("linux") and threading.active_count() == 1:
+        return "fork"
+    return "spawn"
+
+
+class Workers:
+    """n workers: `send(i, method, args)` calls a method of worker i's object, `receive(i)` returns its value (an error
+    closes the workers and raises here), `post` calls without a reply (its error comes with the next `receive`).
+    `shared`: float64 arrays given to every object by name. `when`, `doing[i]`: what they were doing, for errors."""
+
+    n: int
+    here: Sequence[int] = ()
+    name = "Worker"
+    when = "while starting"
+    shared: Dict[str, numpy.ndarray]
+    doing: Dict[int, str]
+    objects: List[Any]  # those of the workers `here`, in this process
+
+    def send(self, i: int, method: str, args: Tuple[Any, ...]) -> None: ...
+
+    def post(self, i: int, method: str, args: Tuple[Any, ...]) -> None:
+        self.send(i, method, args)
+
+    def receive(self, i: int) -> Any: ...
+
+    def close(self) -> None: ...
+
+    def ready(self, workers: Sequence[int]) -> List[int]:
+        """Those of `workers` (each with a call sent) whose reply can be received; waits for one at least."""
+        return list(workers)
+
+    def put(self, value: Any) -> Any:
+        """`value` as sent to every worker (in Ray's object store for Ray)."""
+        return value
+
+    def call_all(self, method: str, args: Tuple[Any, ...] = ()) -> List[Any]:
+        """Every worker's `method(*args)`, in worker order."""
+        for i in range(self.n):
+            self.send(i, method, args)
+        return [self.receive(i) for i in range(self.n)]
+
+
+def _build(build: Build, shared: Dict[str, Any]) -> Any:
+    make, args, kwargs = build
+    return make(*args, **kwargs, **shared)
+
+
+class LocalWorkers(Workers):
+    """Every worker in this process; a call runs when it is sent."""
+
+    def __init__(self, n: int, builder: Builder, shared: Sequence[Tuple[str, int]] = (), name: str = "Worker") -> None:
+        self.n, self.name, self.here, self.doing = n, name, range(n), {}
+        self.shared = {key: numpy.zeros(size) for key, size in shared}
+        self.objects = [_build(builder(i, False), self.shared) for i in range(n)]
+        self._replies: Dict[int, Any] = {}
+
+    def send(self, i: int, method: str, args: Tuple[Any, ...]) -> None:
+        self._replies[i] = getattr(self.objects[i], method)(*args)
+
+    def receive(self, i: int) -> Any:
+        return self._replies.pop(i)
+
+    def close(self) -> None:
+        self.objects = []
+
+
+def _process_main(conn: Any, shared: Dict[str, Any], build: Optional[Build] = None, inherited: Sequence[Any] = ()
+                  ) -> None:
+    """A worker process: its object, then one reply per request until None or a closed pipe; an error in a request
+    without a reply comes back with the next one that has a reply. A spawned worker receives its `Build` over the
+    pipe (not as spawn arguments, whose write would block forever if the child died while starting); a forked one
+    has it, and closes the parent's ends of the pipes it `inherited`, so that each pipe ends when the parent goes."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for other in inherited:
+        other.close()
+    try:
+        build = conn.recv() if build is None else build
+        worker = _build(build, {key: numpy.frombuffer(raw, dtype=numpy.float64) for key, raw in shared.items()})
+    except (EOFError, OSError):
+        return
+    except Exception as err:
+        conn.send(("error", err))
+        return
+    failed: Optional[Exception] = None
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return
+        if message is None:
+            return
+        method, args, reply = message
+        if failed is None:
+            try:
+                value = getattr(worker, method)(*args)
+            except Exception as err:
+                failed = err
+        if reply:
+            conn.send(("ok", value) if failed is None else ("error", failed))
+            failed = None
+
+
+def _stop_processes(processes: List[Any], conns: List[Any]) -> None:
+    for conn in conns:
+        try:
+            conn.send(None)
+        except (OSError, ValueError):
+            pass
+    for proc in processes:
+        proc.join(timeout=2)
+        if proc.is_alive():
+            proc.terminate()
+            proc.join(timeout=2)
+        if proc.is_alive():
+            proc.kill()
+    for conn in conns:
+        conn.close()
+
+
+class ProcessWorkers(Workers):
+    """Worker 0 in this process and workers 1 ... n - 1 in local processes (standard library), forked or spawned
+    (`start_method`; `builder` is told which). Worker 0's calls wait until their reply is asked for, after the other
+    workers have theirs, and one posted without a reply runs before its next call, as in a worker process. Worker 0
+    is built after the others start, so that a forked worker's copy of what the builder made is as it was made."""
+
+    here = (0,)
+
+    def __init__(self, n: int, builder: Builder, shared: Sequence[Tuple[str, int]] = (), name: str = "Worker") -> None:
+        self.n, self.name, self.doing = n, name, {}
+        self.start_method = start_method()
+        forked = self.start_method == "fork"
+        context: Any = multiprocessing.get_context(self.start_method)
+        raw = {key: context.RawArray("d", size) for key, size in shared}
+        self.shared = {key: numpy.frombuffer(array, dtype=numpy.float64) for key, array in raw.items()}
+        self.processes: List[Any] = []
+        self.conns: List[Any] = []
+        self._calls: List[Tuple[str, Tuple[Any, ...]]] = []
+        self.local: Any = None
+        self._finalizer = weakref.finalize(self, _stop_processes, self.processes, self.conns)
+        try:
+            for i in range(1, n):
+                parent, child = context.Pipe()
+                build = builder(i, True) if forked else None
+                args = (child, raw, build, [*self.conns, parent]) if forked else (child, raw)
+                proc = context.Process(target=_process_main, name=f"spacy-treeboost {name.lower()} {i}", args=args,
+                                       daemon=True)
+                proc.start()
+                child.close()
+                self.processes.append(proc)
+                self.conns.append(parent)
+                if not forked:
+                    self._send(i, builder(i, False))
+            self.local = _build(builder(0, forked), self.shared)
+            self.objects = [self.local]
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def pids(self) -> List[int]:
+        """The process ids of workers 1 ... n - 1 (worker 0 is this process)."""
+        return [p.pid for p in self.processes]
+
+    def send(self, i: int, method: str, args: Tuple[Any, ...], reply: bool = True) -> None:
+        if i == 0:
+            self._calls.append((method, args))
+        else:
+            self._send(i, (method, args, reply))
+
+    def post(self, i: int, method: str, args: Tuple[Any, ...]) -> None:
+        self.send(i, method, args, reply=False)
+
+    def _send(self, i: int, message: Any) -> None:
+        try:
+            self.conns[i - 1].send(message)
+        except (BrokenPipeError, ConnectionResetError, EOFError, OSError):
+            self._died(i)
+        except BaseException:
+            self.close()
+            raise
+
+    def ready(self, workers: Sequence[int]) -> List[int]:
+        if 0 in workers:
+            return [0]
+        by_conn = {self.conns[i - 1]: i for i in workers}
+        by_conn.update({self.processes[i - 1].sentinel: i for i in workers})
+        return sorted({by_conn[c] for c in wait(list(by_conn))})
+
+    def receive(self, i: int) -> Any:
+        if i == 0:
+            return self._run_here()
+        conn, proc = self.conns[i - 1], self.processes[i - 1]
+        try:
+            if conn not in wait([conn, proc.sentinel]) and not conn.poll():
+                self._died(i)
+            status, value = conn.recv()
+        except (EOFError, ConnectionResetError, OSError):
+            self._died(i)
+        except BaseException:
+            self.close()
+            raise
+        if status == "error":
+            self.close()
+            raise value
+        return value
+
+    def _run_here(self) -> Any:
+        """Worker 0's waiting calls, in order, up to the one whose reply is asked for: its value."""
+        calls, self._calls = self._calls, []
+        if self.local is None:
+            raise RuntimeError(f"The {self.name.lower()}s were stopped (closed): start them again (a learner: fit or "
+                               "start).")
+        value = None
+        try:
+            for method, args in calls:
+                value = getattr(self.local, method)(*args)
+        except BaseException:
+            self.close()
+            raise
+        return value
+
+    def _died(self, i: int) -> None:
+        proc = self.processes[i - 1]
+        proc.join(timeout=1)
+        code, when = proc.exitcode, self.doing.get(i, self.when)
+        self.close()
+        how = f"exit code {code}" if code is None or code >= 0 else f"signal {-code}"
+        if when == "while starting" and code is not None and code > 0 and self.start_method == "spawn":
+            hint = ("Workers are spawned and import the main script: a script that trains when it is imported needs "
+                    'the guard `if __name__ == "__main__":` around its training code.')
+        else:
+            hint = "A worker killed by the system often ran out of memory: lower max_cache_mb or n_workers."
+        raise WorkerDiedError(f"{self.name} {i} (process {proc.pid}) died ({how}) {when}; the training stopped. {hint}")
+
+    def close(self) -> None:
+        self._calls, self.local, self.objects = [], None, []
+        self._finalizer()
+
+
+class RayWorkers(Workers):
+    """Workers as Ray actors: one CPU each, or an equal share when there are more workers than CPUs. Each argument
+    of the builds goes to Ray's object store once, however many workers take it."""
+
+    def __init__(self, n: int, builder: Builder, address: Optional[str] = None, name: str = "Worker") -> None:
+        self.ray = ray = connect_ray(address)
+        self.n, self.name, self.doing, self.shared = n, name, {}, {}
+        cpus = ray.cluster_resources().get("CPU", 1.0)
+        stored: Dict[int, Tuple[Any, Any]] = {}  # each argument (kept, so that its id is not reused) and its ref
+        self.actors = []
+        for i in range(n):
+            make, args, kwargs = builder(i, False)
+            refs = [(stored.get(id(a)) or stored.setdefault(id(a), (a, ray.put(a))))[1] for a in args]
+            actor = ray.remote(num_cpus=min(1.0, cpus / n), max_restarts=0)(make)
+            self.actors.append(actor.remote(*refs, **kwargs))
+        self._refs: Dict[int, Any] = {}
+        self._posted: Dict[int, List[Any]] = {}
+
+    def put(self, value: Any) -> Any:
+        return self.ray.put(value)
+
+    def send(self, i: int, method: str, args: Tuple[Any, ...]) -> None:
+        self._refs[i] = getattr(self.actors[i], method).remote(*args)
+
+    def post(self, i: int, method: str, args: Tuple[Any, ...]) -> None:
+        self._posted.setdefault(i, []).append(getattr(self.actors[i], method).remote(*args))
+
+    def ready(self, workers: Sequence[int]) -> List[int]:
+        by_ref = {self._refs[i]: i for i in workers}
+        done, _ = self.ray.wait(list(by_ref), num_returns=1)
+        return sorted(by_ref[ref] for ref in done)
+
+    def receive(self, i: int) -> Any:
+        ray = self.ray
+        try:
+            return ray.get(self._posted.pop(i, []) + [self._refs.pop(i)])[-1]
+        except ray.exceptions.RayActorError as err:
+            when = self.doing.get(i, self.when)
+            self.close()
+            lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+            cause = lines[-1] if when == "while starting" and lines else type(err).__name__
+            hint = (" Every Ray node must run the spacy-treeboost of this process: start each node (ray start) from "
+                    "the Python environment where this version is installed." if when == "while starting" else "")
+            raise WorkerDiedError(f"{self.name} {i} (Ray actor) died {when}; the training stopped ({cause}).{hint}"
+                                  ) from None
+        except ray.exceptions.RayTaskError as err:
+            self.close()
+            raise err.as_instanceof_cause() from None
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        for actor in self.actors:
+            self.ray.kill(actor)
+        self.actors = []
+
+
+def make_workers(backend: str, n: int, builder: Builder, shared: Sequence[Tuple[str, int]] = (),
+                 ray_address: Optional[str] = None, name: str = "Worker") -> Workers:
+    """Start n workers of a backend ("local", "processes" or "ray"; Ray shares no arrays)."""
+    if backend == "local":
+        return LocalWorkers(n, builder, shared, name)
+    if backend == "processes":
+        return ProcessWorkers(n, builder, shared, name)
+    if backend == "ray":
+        return RayWorkers(n, builder, ray_address, name)
+    raise ValueError(f"backend={backend!r} is invalid: choose one of {', '.join(BACKENDS)}")
+
+
+def run_tasks(worker: Callable[..., Any], args: Tuple[Any, ...], tasks: Sequence[Hashable], n_workers: int = 1,
+              backend: Optional[str] = None, ray_address: Optional[str] = None, name: str = "Worker",
+              describe: Callable[[Hashable], str] = lambda task: f"during task {task!r}") -> Dict[Hashable, Any]:
+    """Every task's result, by task, from `worker(*args, threads).run(task)` (`worker` a class) on up to `n_workers`
+    workers of `backend` (None: processes). Alone, or with one task, it runs here, its large products on `n_workers`
+    threads; on processes this process is worker 0 and takes the first task, and once the queue is empty the idle
+    workers' cores go to its running task (its `threads` a `Threads`, whose value rises)."""
+    n = min(n_workers, len(tasks))
+    if n <= 1 or backend == "local":
+        runner = worker(*args, min(n_workers, os.cpu_count() or 1))
+        return {task: runner.run(task) for task in tasks}
+    lent = Threads(1) if backend != "ray" else None
+    workers = make_workers(backend or "processes", n, lambda i, _: (worker, (*args, lent if i == 0 else 1), {}),
+                           ray_address=ray_address, name=name)
+    try:
+        return schedule(workers, tasks, describe, lent)
+    finally:
+        workers.close()
+
+
+def schedule(workers: Workers, tasks: Sequence[Hashable], describe: Callable[[Hashable], str] = repr,
+             lent: Optional[Threads] = None) -> Dict[Hashable, Any]:
+    """`run_tasks` on started workers (whose objects `run` a task): every free worker takes the next task in order, the
+    workers in this process in turn (on this thread), the others fed from a second thread while these run. `lent`:
+    the threads of the task running here, raised to the idle workers' cores once the queue is empty."""
+    queue, results, lock = deque(tasks), {}, threading.Lock()
+    remote = [i for i in range(workers.n) if i not in workers.here]
+    running: Dict[int, Hashable] = {}
+    errors: List[BaseException] = []
+
+    def take(i: Optional[int] = None) -> Optional[Hashable]:
+        """The next task for worker i (None: one in this process), or None once the queue is empty."""
+        with lock:
+            if not queue or errors:
+                if lent is not None:
+                    lent.value = max(1, min(workers.n - len(running), os.cpu_count() or 1))
+                return None
+            task = queue.popleft()
+            if i is not None:
+                running[i] = task
+            return task
+
+    def start(i: int) -> None:
+        task = take(i)
+        if task is not None:
+            workers.doing[i] = describe(task)
+            workers.send(i, "run", (task,))
+
+    def feed() -> None:
+        try:
+            for i in remote:
+                start(i)
+            while running:
+                for i in workers.ready(list(running)):
+                    value = workers.receive(i)
+                    with lock:
+                        results[running.pop(i)] = value
+                    start(i)
+        except BaseException as err:
+            errors.append(err)
+
+    here = [workers.objects[i] for i in workers.here]
+    task = take() if here else None  # the first (longest) task runs here
+    feeder = threading.Thread(target=feed, daemon=True) if remote and here else None
+    if feeder is not None:
+        feeder.start()
+    elif remote:
+        feed()
+    k = 0
+    try:
+        while task is not None:
+            results[task] = here[k % len(here)].run(task)
+            task, k = take(), k + 1
+    except BaseException as err:
+        with lock:
+            errors.insert(0, err)
+        workers.close()
+    if feeder is not None:
+        feeder.join()
+    if lent is not None:
+        lent.value = 1
+    if errors:
+        raise errors[0]
+    return {task: results[task] for task in tasks}
