@@ -7,7 +7,7 @@ from reference import random_trees
 from spacy_treeboost.learning.calibration import CalibratedBoostClassifier, scaled_rules
 from spacy_treeboost.learning.learner import TreeBoostClassifier
 from spacy_treeboost.learning.classifier_files import classifier_from_dict, classifier_to_dict
-from spacy_treeboost.learning.logistic import stratified_folds
+from spacy_treeboost.learning.selection import stratified_folds
 from spacy_treeboost.trees.forest import Forest
 
 
