@@ -2,8 +2,9 @@
 
 `learner` (TreeBoostClassifier: BACT, +FQ/-FQ boosting), `subtree_linear` (SubtreeLinearClassifier, the
 default), `corrective` (CorrectiveBoostClassifier: boosted rules refitted jointly), `calibration`
-(CalibratedBoostClassifier); beside them `classifier` (the contract they share), `logistic` (the linear
-solver), `_mine` (the compiled subtree miner), `backends` and `execution` (where the search runs) and
+(CalibratedBoostClassifier); beside them `classifier` (the contract they share), `features`, `solver` and
+`selection` (the linear models' feature maps, solvers and model selection; `products`, their threaded sparse
+products), `_mine` (the compiled subtree miner), `backends` and `execution` (where the search runs) and
 `classifier_files` (fitted learners as data).
 
 The names below load on first use, so that a search worker process, which needs `backends` and `_mine` alone,

@@ -68,7 +68,7 @@ class ColumnBlocks:
             check_pattern(X.indptr.astype(X.indices.dtype, copy=False), X.indices, n)
         if scale is not None and squared:
             scale = scale * scale
-        self.blocks = []
+        self.blocks: List[Tuple[Any, ...]] = []
         for a, b in column_pieces(X.indptr, N_BLOCKS):
             lo, hi = int(X.indptr[a]), int(X.indptr[b])
             indptr = (X.indptr[a:b + 1] - lo).astype(X.indices.dtype)
@@ -106,7 +106,8 @@ class ColumnBlocks:
         if transposed is not None:
             return of @ v[a:b]
         out = numpy.zeros(self.n)
-        pattern_matvec(*of, numpy.ascontiguousarray(v[a:b], dtype=numpy.float64), out)
+        indptr, indices, values = of
+        pattern_matvec(indptr, indices, values, numpy.ascontiguousarray(v[a:b], dtype=numpy.float64), out)
         return out
 
     def rmatvec(self, u: numpy.ndarray, plus: Optional[Tuple[numpy.ndarray, float]] = None,
@@ -126,11 +127,10 @@ class ColumnBlocks:
 
     @staticmethod
     def _block_rmatvec(block: Tuple[Any, ...], u: numpy.ndarray, out: numpy.ndarray) -> None:
-        a, b, of, transposed = block
-        if transposed is None:
-            pattern_rmatvec(*of, u, out)
-        elif isinstance(transposed, str):
-            squared_rmatvec(*of, u, out)
+        of, transposed = block[2], block[3]
+        if transposed is None or isinstance(transposed, str):
+            indptr, indices, values = of
+            (pattern_rmatvec if transposed is None else squared_rmatvec)(indptr, indices, values, u, out)
         else:
             out[:] = transposed @ u
 

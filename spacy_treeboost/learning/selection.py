@@ -361,7 +361,7 @@ def fit_head(
     """
     if paths is None:
         paths = [make_path(nb, Cs if C is None else [C], nb_beta if nb else 1.0, nb_betas)]
-    solver = dict(l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol, method=method)
+    solver: Dict[str, Any] = dict(l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol, method=method)
     with one_blas_thread():
         oof, scored, scores = None, None, None
         chosen = all_candidates(paths)[0]
@@ -404,7 +404,7 @@ def finish_head(final: LinearFit, chosen: Candidate, scores: Optional[List[float
     """The head of `fit_head` from its final fit and its folds (`oof`: the chosen candidate's out-of-fold margins
     of the scored samples, labelled `y`): interpolated, unscaled and calibrated."""
     w, c = interpolate(final.weights, chosen.beta) * final.scale, final.intercept
-    ab = platt(oof, y) if calibrate else None
+    ab = platt(oof, y) if calibrate and oof is not None and y is not None else None
     if ab is not None and ab[0] > 0:
         w, c = w * ab[0], c * ab[0] + ab[1]
     else:

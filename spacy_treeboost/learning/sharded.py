@@ -328,7 +328,8 @@ def _fit(shards: Any, layout: _Layout, y: numpy.ndarray, C: float, *, l1_ratio: 
 
 def _nb_scale(shards: Any, alpha: float = NB_ALPHA) -> numpy.ndarray:
     """`features.nb_ratio` of the selected shards' training rows."""
-    return log_count_ratio(*shards.add("nb_counts"), alpha)
+    pos, neg = shards.add("nb_counts")
+    return log_count_ratio(pos, neg, alpha)
 
 
 def fold_margins(shards: Any, name: str, y: numpy.ndarray, folds: numpy.ndarray, fold: int, paths: Sequence[Path], *,

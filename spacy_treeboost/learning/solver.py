@@ -256,7 +256,7 @@ class LinearProblem:
         self.X, self.y, self.loss, self.threads = X, numpy.asarray(y, dtype=numpy.float64), loss, threads
         self._g_zero: Optional[numpy.ndarray] = None
         self._reduced: Optional[SingletonReduction] = None
-        self._blocks: Optional[Tuple[Any, Any]] = None
+        self._blocks: Tuple[Any, Any] = (None, None)
 
     def fit(self, *, C: float, l1_ratio: float = 0.0, max_iter: int = 1000, tol: float = 1e-3,
             init: Optional[numpy.ndarray] = None, method: str = "trust-ncg") -> Tuple[numpy.ndarray, float]:

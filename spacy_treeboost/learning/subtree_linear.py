@@ -24,7 +24,7 @@ learners) and fits a regularized linear model over them, one head per class:
   C its folds prefer. The family is one decision because a tf-idf model's rules
   carry idf and norm their document, which presence rules do not.
 
-The fits use LIBLINEAR's trust-region Newton method (`logistic.fit_linear`,
+The fits use LIBLINEAR's trust-region Newton method (`solver.fit_linear`,
 method "tron") on the columns renumbered by decreasing document frequency, with the
 subtrees of one training document folded into one feature per document, which
 leaves the optimum unchanged.
