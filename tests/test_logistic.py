@@ -5,8 +5,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.sparse import csr_matrix
 
-from spacy_treeboost.learning.selection import check_settings, choose_C, make_path, stratified_folds
-from spacy_treeboost.learning.solver import fit_linear, objective
+from reference import linear_objective as objective
+from spacy_treeboost.learning.selection import SOLVER_CONSTRAINTS, choose_C, make_path, stratified_folds
+from spacy_treeboost.learning.solver import fit_linear
+from spacy_treeboost.params import validate_params
 
 sklearn_linear = pytest.importorskip("sklearn.linear_model")
 
@@ -115,7 +117,7 @@ def test_bad_settings_name_the_setting(kwargs, name):
     settings_ = dict(C=1.0, Cs=[1.0], l1_ratio=0.0, loss="logistic", cv=5, max_iter=100, tol=1e-4)
     settings_.update(kwargs)
     with pytest.raises(ValueError, match=name.replace("(", r"\(")):
-        check_settings(**settings_)
+        validate_params(settings_, SOLVER_CONSTRAINTS)
 
 
 def test_solvers_run_on_one_blas_thread_and_restore_the_setting(monkeypatch):

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from scipy.sparse import csc_matrix
 
-from reference import random_trees
+from reference import linear_objective, random_trees
 from spacy_treeboost.learning import selection, sharded, solver
 from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
 from spacy_treeboost.trees.forest import Forest
@@ -98,8 +98,8 @@ def test_any_grouping_of_the_shards_fits_the_same_bits_at_the_whole_matrix_optim
     whole = selection.final_fit(F, y, 1.0, nb=nb, method="tron", **fit)
     numpy.testing.assert_allclose(one.scale, whole.scale, rtol=1e-12)
     Xs = X * one.scale
-    ours = solver.objective(one.weights, one.intercept, Xs, y, C=1.0, l1_ratio=l1_ratio, loss=loss)
-    theirs = solver.objective(whole.weights, whole.intercept, Xs, y, C=1.0, l1_ratio=l1_ratio, loss=loss)
+    ours = linear_objective(one.weights, one.intercept, Xs, y, C=1.0, l1_ratio=l1_ratio, loss=loss)
+    theirs = linear_objective(whole.weights, whole.intercept, Xs, y, C=1.0, l1_ratio=l1_ratio, loss=loss)
     assert ours == pytest.approx(theirs, rel=1e-6, abs=1e-6)
 
 

@@ -3,12 +3,13 @@
 Platt's calibration of a margin (also that of the boosted rule lists and of the NMTF models).
 """
 import logging
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 import numpy
 
-from ..params import Interval, Items, Options, Rule, rule, validate_params
+from ..params import Interval, Items, Options, Rule, rule
 from ._sparse import split_csc_rows
 from .features import interpolate, nb_ratio, scale_columns
 from .products import column_pieces
@@ -42,13 +43,6 @@ SOLVER_CONSTRAINTS: Dict[str, Rule] = {
     "max_iter": rule(Interval("int", 1, 1_000_000)),
     "tol": rule(Interval("real", 0, 1, "neither"), hint="use a small positive number such as 1e-3"),
 }
-
-
-def check_settings(*, C: Optional[float], Cs: Sequence[float], l1_ratio: float, loss: str, cv: int,
-                   max_iter: int, tol: float) -> None:
-    """Raise a ValueError naming the first setting out of range (`SOLVER_CONSTRAINTS`)."""
-    validate_params(dict(C=C, Cs=Cs, l1_ratio=l1_ratio, loss=loss, cv=cv, max_iter=max_iter, tol=tol),
-                    SOLVER_CONSTRAINTS)
 
 
 def stratified_folds(y: numpy.ndarray, k: int) -> numpy.ndarray:
@@ -133,7 +127,8 @@ def choose_C(
     blocks = [fold_margins(X, y, folds, fold, paths, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol,
                            method=method) for fold in range(int(folds.max()) + 1)]
     oof, scored = assemble_margins(blocks, folds), y[folds >= 0]
-    k, accuracy = select_candidate(oof, scored, criterion)
+    keys, accuracy = candidate_costs(oof, scored, criterion)
+    k = min(range(len(oof)), key=lambda k: (keys[k], k))
     return all_candidates(paths)[k], accuracy, oof[k], scored
 
 
@@ -227,16 +222,9 @@ def assemble_margins(blocks: Sequence[numpy.ndarray], folds: numpy.ndarray) -> n
     return oof
 
 
-def select_candidate(oof: numpy.ndarray, y: numpy.ndarray, criterion: str) -> Tuple[int, List[float]]:
-    """`choose_C`'s choice from the out-of-fold margins of every candidate (rows of `oof`): its index and the
-    accuracy of every candidate."""
-    keys, accuracy = candidate_costs(oof, y, criterion)
-    return min(range(len(oof)), key=lambda k: (keys[k], k)), accuracy
-
-
 def candidate_costs(oof: numpy.ndarray, y: numpy.ndarray,
                     criterion: str) -> Tuple[List[Tuple[float, ...]], List[float]]:
-    """What `select_candidate` minimizes for each candidate (rows of `oof`), a tuple that adds up over heads:
+    """What `choose_C` minimizes for each candidate (rows of `oof`), a tuple that adds up over heads:
     (-correct, log-loss) for "accuracy", (calibrated log-loss,) for "calibrated_log_loss"; and the accuracy of
     every candidate."""
     y = numpy.asarray(y, dtype=numpy.float64)
@@ -258,22 +246,35 @@ def _calibrated_log_loss(f: numpy.ndarray, y: numpy.ndarray) -> float:
 
 def platt(f: numpy.ndarray, y: numpy.ndarray, max_iter: int = 100) -> Tuple[float, float]:
     """Platt's sigmoid P(y = +1 | f) = sigmoid(a f + b) fitted to margins f by Newton's method, with the
-    smoothed targets (n+ + 1) / (n+ + 2) and 1 / (n- + 2) of Lin, Lin & Weng (2007).
+    smoothed targets (n+ + 1) / (n+ + 2) and 1 / (n- + 2) of Lin, Lin & Weng (2007). Newton's method starts at
+    a = 1, b = 0; where it stalls there (margins so large that the sigmoid saturates), again from a = 0 and the
+    prior's b, and the better of the two is kept.
 
     f (numpy.ndarray): Margins (e.g. out-of-fold decision values).
-    y (numpy.ndarray): Labels in {-1, +1}.
+    y (numpy.ndarray): Labels in {-1, +1} (or whether each sample is positive).
     RETURNS (Tuple[float, float]): a and b.
     """
     f = numpy.asarray(f, dtype=numpy.float64)
     pos = numpy.asarray(y) > 0
     n_pos, n_neg = int(pos.sum()), int((~pos).sum())
     t = numpy.where(pos, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
+    a, b, value, converged = _platt_newton(f, t, 1.0, 0.0, max_iter)
+    if not converged:
+        again = _platt_newton(f, t, 0.0, math.log((n_pos + 1.0) / (n_neg + 1.0)), max_iter)
+        if again[2] < value:
+            a, b = again[0], again[1]
+    return a, b
+
+
+def _platt_newton(f: numpy.ndarray, t: numpy.ndarray, a: float, b: float,
+                  max_iter: int) -> Tuple[float, float, float, bool]:
+    """Newton's method with a backtracking line search for `platt` from (a, b): the point reached, its loss, and
+    whether the gradient vanished there."""
 
     def value(a: float, b: float) -> float:
         z = a * f + b
         return float((numpy.logaddexp(0.0, z) - t * z).sum())
 
-    a, b = 1.0, 0.0
     current = value(a, b)
     for _ in range(max_iter):
         z = a * f + b
@@ -283,7 +284,7 @@ def platt(f: numpy.ndarray, y: numpy.ndarray, max_iter: int = 100) -> Tuple[floa
         H = numpy.array([[float((d * f * f).sum()) + 1e-12, float((d * f).sum())],
                          [float((d * f).sum()), float(d.sum()) + 1e-12]])
         if abs(g[0]) < 1e-10 * len(f) and abs(g[1]) < 1e-10 * len(f):
-            break
+            return a, b, current, True
         step = numpy.linalg.solve(H, g)
         s = 1.0
         while s > 1e-10:
@@ -294,7 +295,7 @@ def platt(f: numpy.ndarray, y: numpy.ndarray, max_iter: int = 100) -> Tuple[floa
         else:
             break
         a, b, current = a - s * float(step[0]), b - s * float(step[1]), cand
-    return a, b
+    return a, b, current, False
 
 
 @dataclass(frozen=True)

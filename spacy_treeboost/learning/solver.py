@@ -205,35 +205,21 @@ def gradient_tolerance(g_zero: numpy.ndarray, tol: float, l1_ratio: float) -> fl
 
 
 
-def fit_linear(
-    X: "sp.spmatrix",
-    y: numpy.ndarray,
-    *,
-    C: float,
-    l1_ratio: float = 0.0,
-    loss: str = "logistic",
-    max_iter: int = 1000,
-    tol: float = 1e-3,
-    init: Optional[numpy.ndarray] = None,
-    method: str = "trust-ncg",
-    threads: int = 1,
-) -> Tuple[numpy.ndarray, float]:
-    """Minimize the objective of the module docstring.
+def fit_linear(X: "sp.spmatrix", y: numpy.ndarray, *, C: float, l1_ratio: float = 0.0, loss: str = "logistic",
+               max_iter: int = 1000, tol: float = 1e-3, init: Optional[numpy.ndarray] = None, method: str = "trust-ncg",
+               threads: Union[int, Threads] = 1) -> Tuple[numpy.ndarray, float]:
+    """Minimize the objective of the module docstring: the weights and the intercept.
 
     X (scipy.sparse matrix or numpy.ndarray): Features, shape (n_samples, n_features).
     y (numpy.ndarray): Labels in {-1, +1}.
     C (float): Inverse regularization strength.
     l1_ratio (float): Share of L1 in the penalty (0 = L2).
     loss (str): "logistic" or "squared_hinge".
-    init (Optional[numpy.ndarray]): A starting point (weights then intercept), e.g. the
-        solution for a nearby C.
-    method (str): For L2 problems, "trust-ncg" (scipy's trust-region Newton-CG from a
-        unit radius) or "tron" (LIBLINEAR's trust-region Newton method with
-        preconditioned conjugate gradients: far fewer Hessian products on large
-        sparse problems).
-    threads (Union[int, Threads]): Threads for the products of a large problem with method
-        "tron" (the result is the same for any number); a `Threads` may rise during the fit.
-    RETURNS (Tuple[numpy.ndarray, float]): The weights and the intercept.
+    init (Optional[numpy.ndarray]): A start (weights then intercept), e.g. the solution at a nearby C.
+    method (str): For L2 problems, "trust-ncg" (scipy's trust-region Newton-CG from a unit radius) or "tron"
+        (`tron`: far fewer Hessian products on large sparse problems).
+    threads (Union[int, Threads]): Threads for the products of a large problem with method "tron" (the result is
+        the same for any number); a `Threads` may rise during the fit.
     """
     return LinearProblem(X, y, loss=loss, threads=threads).fit(C=C, l1_ratio=l1_ratio, max_iter=max_iter, tol=tol,
                                                                init=init, method=method)
@@ -290,10 +276,6 @@ class LinearProblem:
         return x[:-1].copy(), float(x[-1])
 
 
-def soft_threshold(v: numpy.ndarray, t: float) -> numpy.ndarray:
-    return numpy.sign(v) * numpy.maximum(numpy.abs(v) - t, 0.0)
-
-
 def fista(x0: numpy.ndarray, smooth: Callable[[numpy.ndarray], Tuple[float, numpy.ndarray]], l1: float,
           max_iter: int, gtol: float) -> numpy.ndarray:
     """FISTA with backtracking for the smooth part `smooth` (value and gradient) plus l1 times the weights' L1 norm
@@ -306,7 +288,7 @@ def fista(x0: numpy.ndarray, smooth: Callable[[numpy.ndarray], Tuple[float, nump
         fv, gv = smooth(v)
         while True:
             z = v - gv / L
-            z[:-1] = soft_threshold(z[:-1], l1 / L)
+            z[:-1] = numpy.sign(z[:-1]) * numpy.maximum(numpy.abs(z[:-1]) - l1 / L, 0.0)
             fz, _ = smooth(z)
             diff = z - v
             if fz <= fv + float(gv @ diff) + 0.5 * L * float(diff @ diff) + 1e-12 * max(1.0, abs(fv)):
@@ -320,15 +302,6 @@ def fista(x0: numpy.ndarray, smooth: Callable[[numpy.ndarray], Tuple[float, nump
             break
         L = max(L * 0.9, 1e-12)
     return x
-
-
-def objective(w: numpy.ndarray, c: float, X: "sp.spmatrix", y: numpy.ndarray, *, C: float, l1_ratio: float = 0.0,
-              loss: str = "logistic") -> float:
-    """The value of the objective of the module docstring at (w, c)."""
-    f = X @ w + c
-    value, _ = loss_terms(numpy.asarray(y, dtype=numpy.float64) * f, loss)
-    return value + (1.0 / C) * ((1 - l1_ratio) / 2 * float(w @ w) + l1_ratio * float(numpy.abs(w).sum()))
-
 
 
 @contextmanager
