@@ -31,8 +31,9 @@ CG_PIECE = 1 << 16
 
 
 class Pieces:
-    """A vector's entries in fixed pieces of `CG_PIECE`, for the compiled vector kernels of `solver.pcg` on a `ThreadTeam`: a
-    sum is each piece's sum (in index order) added in piece order, the same for any number of threads."""
+    """A vector's entries in fixed pieces of `CG_PIECE`, for the compiled vector kernels of `solver.pcg` on a
+    `ThreadTeam`: a sum is each piece's sum (in index order) added in piece order, the same for any number of
+    threads."""
 
     def __init__(self, n: int, team: Optional[ThreadTeam]) -> None:
         self.bounds = [(lo, min(lo + CG_PIECE, n)) for lo in range(0, n, CG_PIECE)]
