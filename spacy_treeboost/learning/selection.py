@@ -247,8 +247,8 @@ def _calibrated_log_loss(f: numpy.ndarray, y: numpy.ndarray) -> float:
 def platt(f: numpy.ndarray, y: numpy.ndarray, max_iter: int = 100) -> Tuple[float, float]:
     """Platt's sigmoid P(y = +1 | f) = sigmoid(a f + b) fitted to margins f by Newton's method, with the
     smoothed targets (n+ + 1) / (n+ + 2) and 1 / (n- + 2) of Lin, Lin & Weng (2007). Newton's method starts at
-    a = 1, b = 0; where it stalls there (margins so large that the sigmoid saturates), again from a = 0 and the
-    prior's b, and the better of the two is kept.
+    a = 1, b = 0; where it stops short of a vanishing gradient there (margins so large that the sigmoid
+    saturates), again from a = 0 and the prior's b, and the better of the two is kept.
 
     f (numpy.ndarray): Margins (e.g. out-of-fold decision values).
     y (numpy.ndarray): Labels in {-1, +1} (or whether each sample is positive).
@@ -258,44 +258,36 @@ def platt(f: numpy.ndarray, y: numpy.ndarray, max_iter: int = 100) -> Tuple[floa
     pos = numpy.asarray(y) > 0
     n_pos, n_neg = int(pos.sum()), int((~pos).sum())
     t = numpy.where(pos, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
-    a, b, value, converged = _platt_newton(f, t, 1.0, 0.0, max_iter)
-    if not converged:
-        again = _platt_newton(f, t, 0.0, math.log((n_pos + 1.0) / (n_neg + 1.0)), max_iter)
-        if again[2] < value:
-            a, b = again[0], again[1]
-    return a, b
-
-
-def _platt_newton(f: numpy.ndarray, t: numpy.ndarray, a: float, b: float,
-                  max_iter: int) -> Tuple[float, float, float, bool]:
-    """Newton's method with a backtracking line search for `platt` from (a, b): the point reached, its loss, and
-    whether the gradient vanished there."""
 
     def value(a: float, b: float) -> float:
         z = a * f + b
         return float((numpy.logaddexp(0.0, z) - t * z).sum())
 
-    current = value(a, b)
-    for _ in range(max_iter):
-        z = a * f + b
-        p = 0.5 * (1.0 + numpy.tanh(0.5 * z))
-        g = numpy.array([float(((p - t) * f).sum()), float((p - t).sum())])
-        d = p * (1.0 - p)
-        H = numpy.array([[float((d * f * f).sum()) + 1e-12, float((d * f).sum())],
-                         [float((d * f).sum()), float(d.sum()) + 1e-12]])
-        if abs(g[0]) < 1e-10 * len(f) and abs(g[1]) < 1e-10 * len(f):
-            return a, b, current, True
-        step = numpy.linalg.solve(H, g)
-        s = 1.0
-        while s > 1e-10:
-            cand = value(a - s * step[0], b - s * step[1])
-            if cand <= current + 1e-4 * s * float(g @ -step):
+    best = (1.0, 0.0, math.inf)
+    for a, b in ((1.0, 0.0), (0.0, math.log((n_pos + 1.0) / (n_neg + 1.0)))):
+        current = value(a, b)
+        for _ in range(max_iter):
+            z = a * f + b
+            p = 0.5 * (1.0 + numpy.tanh(0.5 * z))
+            g = numpy.array([float(((p - t) * f).sum()), float((p - t).sum())])
+            d = p * (1.0 - p)
+            H = numpy.array([[float((d * f * f).sum()) + 1e-12, float((d * f).sum())],
+                             [float((d * f).sum()), float(d.sum()) + 1e-12]])
+            if abs(g[0]) < 1e-10 * len(f) and abs(g[1]) < 1e-10 * len(f):
+                return a, b
+            step = numpy.linalg.solve(H, g)
+            s = 1.0
+            while s > 1e-10:
+                cand = value(a - s * step[0], b - s * step[1])
+                if cand <= current + 1e-4 * s * float(g @ -step):
+                    break
+                s /= 2.0
+            else:
                 break
-            s /= 2.0
-        else:
-            break
-        a, b, current = a - s * float(step[0]), b - s * float(step[1]), cand
-    return a, b, current, False
+            a, b, current = a - s * float(step[0]), b - s * float(step[1]), cand
+        if current < best[2]:
+            best = (a, b, current)
+    return best[0], best[1]
 
 
 @dataclass(frozen=True)
