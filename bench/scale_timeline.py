@@ -69,7 +69,7 @@ def timeline(train: str, n: int, workers: int) -> Dict[str, Any]:
             return out
         return wrapper
 
-    for name in ("mine_subtrees", "merged_columns", "gather_columns", "tfidf_columns"):
+    for name in ("mine_subtrees", "merged_columns", "gather_columns", "tfidf_matrix"):
         setattr(subtree_linear, name, timed(name, getattr(subtree_linear, name)))
     subtree_linear.PatternCodes.from_tree = classmethod(timed("pattern codes",
                                                               subtree_linear.PatternCodes.from_tree.__func__))
@@ -90,7 +90,8 @@ def products(train: str, n: int, repeats: int = 20) -> List[Tuple[str, int, floa
     """Milliseconds per pair of products (X v, X^T u) on the reduced presence matrix: (kernels, threads, ms)."""
     import numpy
 
-    from spacy_treeboost.learning import logistic
+    from spacy_treeboost.learning import products as kernels_module
+    from spacy_treeboost.learning.features import SingletonReduction
     from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier, mine_subtrees, pattern_size
 
     forest, _ = load_forest(train)
@@ -99,21 +100,21 @@ def products(train: str, n: int, repeats: int = 20) -> List[Tuple[str, int, floa
     counts = mine_subtrees(forest, max_pattern_size=pattern_size(forest), min_support=clf.min_support,
                            include_root_patterns=False, max_cache_mb=clf.max_cache_mb,
                            keep_rare_up_to=clf.keep_rare_up_to, by_frequency=True)[0]
-    X = logistic._SingletonReduction(clf._transform(counts)[0]).X
+    X = SingletonReduction(clf._transform(counts)[0]).X
     rng = numpy.random.default_rng(0)
     v, u = rng.normal(size=X.shape[1]), rng.normal(size=X.shape[0])
-    found = logistic._column_values
+    found = kernels_module.column_values
     out = []
     for kernels in ("pattern", "scipy"):
-        logistic._column_values = found if kernels == "pattern" else (lambda X: None)
+        kernels_module.column_values = found if kernels == "pattern" else (lambda X: None)
         for threads in (1, 2):
-            blocks = logistic._ColumnBlocks(X, threads)
+            blocks = kernels_module.ColumnBlocks(X, threads)
             blocks @ v, blocks.T @ u
             start = time.perf_counter()
             for _ in range(repeats):
                 blocks @ v, blocks.T @ u
             out.append((kernels, threads, (time.perf_counter() - start) / repeats * 1e3))
-    logistic._column_values = found
+    kernels_module.column_values = found
     return out
 
 

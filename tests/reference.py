@@ -642,3 +642,10 @@ def reference_tfidf(train, other, max_size: int, min_support: int):
                 X[i] /= norm
         return X
     return codes, idf, rows(train), rows(other)
+
+
+def linear_objective(w, c, X, y, *, C: float, l1_ratio: float = 0.0, loss: str = "logistic") -> float:
+    """The linear solver's objective at (w, c): the sum of the losses at the margins y (Xw + c) plus the penalty."""
+    m = numpy.asarray(y, dtype=numpy.float64) * (X @ w + c)
+    losses = numpy.logaddexp(0.0, -m) if loss == "logistic" else numpy.maximum(0.0, 1.0 - m) ** 2
+    return float(losses.sum()) + (1.0 / C) * ((1 - l1_ratio) / 2 * float(w @ w) + l1_ratio * float(numpy.abs(w).sum()))

@@ -7,7 +7,7 @@ from reference import random_trees
 from spacy_treeboost.learning.calibration import CalibratedBoostClassifier, scaled_rules
 from spacy_treeboost.learning.learner import TreeBoostClassifier
 from spacy_treeboost.learning.classifier_files import classifier_from_dict, classifier_to_dict
-from spacy_treeboost.learning.logistic import stratified_folds
+from spacy_treeboost.learning.selection import stratified_folds
 from spacy_treeboost.trees.forest import Forest
 
 
@@ -30,7 +30,8 @@ def test_scaled_rules_score_the_affine_map_of_the_margin():
 
 @pytest.mark.parametrize("seed", [2, 5])
 def test_calibration_is_platt_scaling_of_out_of_fold_margins(seed):
-    """Against scikit-learn's logistic regression on the out-of-fold margins; with seed 5 its slope
+    """Against scikit-learn's logistic regression on the out-of-fold margins with Platt's smoothed targets
+    (each margin once as a positive, weight t, and once as a negative, weight 1 - t); with seed 5 its slope
     is negative, so the slope is clipped at 0 and every probability is sigmoid(intercept)."""
     sklearn_linear = pytest.importorskip("sklearn.linear_model")
     f, y = data(seed, 30)
@@ -43,7 +44,11 @@ def test_calibration_is_platt_scaling_of_out_of_fold_margins(seed):
         tr, te = numpy.flatnonzero(folds != k), numpy.flatnonzero(folds == k)
         part = TreeBoostClassifier(**params).fit(f.subset(tr), [y[i] for i in tr])
         oof[te] = part.decision_function(f.subset(te))
-    ref = sklearn_linear.LogisticRegression(C=1e6, tol=1e-10, max_iter=10000).fit(oof[:, None], t)
+    n_pos, n_neg = int((t > 0).sum()), int((t < 0).sum())
+    target = numpy.where(t > 0, (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2))
+    ref = sklearn_linear.LogisticRegression(C=1e10, tol=1e-12, max_iter=10000).fit(
+        numpy.concatenate([oof, oof])[:, None], numpy.repeat([1, -1], len(oof)),
+        sample_weight=numpy.concatenate([target, 1 - target]))
     assert clf.scales_[0] == pytest.approx(max(ref.coef_[0, 0], 0.0), abs=1e-3)
     assert clf.offsets_[0] == pytest.approx(ref.intercept_[0], abs=1e-3)
     booster = TreeBoostClassifier(**params).fit(f, y)

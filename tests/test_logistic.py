@@ -5,7 +5,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.sparse import csr_matrix
 
-from spacy_treeboost.learning.logistic import check_settings, choose_C, fit_linear, make_path, objective, stratified_folds
+from reference import linear_objective as objective
+from spacy_treeboost.learning.selection import SOLVER_CONSTRAINTS, choose_C, make_path, stratified_folds
+from spacy_treeboost.learning.solver import fit_linear
+from spacy_treeboost.params import validate_params
 
 sklearn_linear = pytest.importorskip("sklearn.linear_model")
 
@@ -114,28 +117,28 @@ def test_bad_settings_name_the_setting(kwargs, name):
     settings_ = dict(C=1.0, Cs=[1.0], l1_ratio=0.0, loss="logistic", cv=5, max_iter=100, tol=1e-4)
     settings_.update(kwargs)
     with pytest.raises(ValueError, match=name.replace("(", r"\(")):
-        check_settings(**settings_)
+        validate_params(settings_, SOLVER_CONSTRAINTS)
 
 
 def test_solvers_run_on_one_blas_thread_and_restore_the_setting(monkeypatch):
     threadpoolctl = pytest.importorskip("threadpoolctl")
-    from spacy_treeboost.learning import logistic
+    from spacy_treeboost.learning import selection, solver
 
     def blas_threads():
         return {i["filepath"]: i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"}
 
     seen = []
-    real = logistic.LinearProblem.fit
+    real = solver.LinearProblem.fit
 
     def spy(self, **kwargs):
         seen.append(blas_threads())
         return real(self, **kwargs)
 
-    monkeypatch.setattr(logistic.LinearProblem, "fit", spy)
+    monkeypatch.setattr(solver.LinearProblem, "fit", spy)
     X, y = random_problem(3)
     with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
         before = blas_threads()
-        logistic.fit_head(csr_matrix(X), y, C=None, Cs=[0.1, 1.0], cv=2, nb=True)
+        selection.fit_head(csr_matrix(X), y, C=None, Cs=[0.1, 1.0], cv=2, nb=True)
         after = blas_threads()
     assert len(seen) == 5 and all(s and set(s.values()) == {1} for s in seen)
     assert after == before
@@ -178,12 +181,12 @@ def test_tron_matches_scikit_learn_with_once_seen_features(seed, C):
 @SETTINGS
 @given(st.integers(0, 10**6))
 def test_singleton_reduction_is_the_folded_matrix_and_maps_points_exactly(seed):
-    from spacy_treeboost.learning.logistic import _SingletonReduction
+    from spacy_treeboost.learning.features import SingletonReduction
 
     X, _ = problem_with_singletons(seed, n=25, d=6)
     rng = numpy.random.default_rng(seed)
     X = X * rng.normal(size=X.shape[1])
-    reduction = _SingletonReduction(csr_matrix(X))
+    reduction = SingletonReduction(csr_matrix(X))
     df = (X != 0).sum(axis=0)
     once = X[:, df == 1]
     norms = numpy.sqrt((once ** 2).sum(axis=1))
@@ -202,7 +205,7 @@ def test_singleton_reduction_is_the_folded_matrix_and_maps_points_exactly(seed):
 @SETTINGS
 @given(st.lists(st.sampled_from([-1, 1]), min_size=4, max_size=60), st.integers(2, 6), st.integers(1, 70))
 def test_cv_folds_keep_the_first_folds_that_hold_out_max_scored(labels, cv, max_scored):
-    from spacy_treeboost.learning.logistic import cv_folds
+    from spacy_treeboost.learning.selection import cv_folds
 
     y = numpy.array(labels)
     if len(set(labels)) == 1:
@@ -217,7 +220,8 @@ def test_cv_folds_keep_the_first_folds_that_hold_out_max_scored(labels, cv, max_
 @SETTINGS
 @given(st.integers(0, 10**6), st.sampled_from([None, 20]))
 def test_two_feature_maps_choose_the_best_out_of_fold_candidate(seed, max_scored):
-    from spacy_treeboost.learning.logistic import cv_folds, interpolate, nb_ratio
+    from spacy_treeboost.learning.features import interpolate, nb_ratio
+    from spacy_treeboost.learning.selection import cv_folds
 
     X, y = random_problem(seed, n=50, d=20)
     X = (X > 0).astype(float)
@@ -275,7 +279,7 @@ def _folded_by_concatenation(X):
 def test_singleton_reduction_builds_the_matrix_of_its_first_version_bit_for_bit(seed, frequency_order):
     from scipy.sparse import csc_matrix
 
-    from spacy_treeboost.learning.logistic import _SingletonReduction
+    from spacy_treeboost.learning.features import SingletonReduction
 
     X, _ = problem_with_singletons(seed, n=25, d=8)
     rng = numpy.random.default_rng(seed)
@@ -283,7 +287,7 @@ def test_singleton_reduction_builds_the_matrix_of_its_first_version_bit_for_bit(
     if frequency_order:  # the final fit's matrix: the kept columns first
         X = X[:, numpy.argsort(-(X != 0).sum(axis=0), kind="stable")]
     A = csc_matrix(X)
-    reduced, expected = _SingletonReduction(A).X, _folded_by_concatenation(A)
+    reduced, expected = SingletonReduction(A).X, _folded_by_concatenation(A)
     if reduced is A:
         assert (numpy.diff(A.indptr) != 1).all()
         return
@@ -300,7 +304,7 @@ def test_squared_column_blocks_multiply_as_the_squared_matrix_bit_for_bit(seed, 
     bit, as the blocks of the squared matrix (`_squared`), and so the same fit."""
     from scipy.sparse import csc_matrix
 
-    from spacy_treeboost.learning import logistic
+    from spacy_treeboost.learning import products
 
     rng = numpy.random.default_rng(seed)
     n, d = int(rng.integers(2, 30)), int(rng.integers(1, 40))
@@ -309,14 +313,14 @@ def test_squared_column_blocks_multiply_as_the_squared_matrix_bit_for_bit(seed, 
                    "ones": lambda: 1.0}[values]()
     A = csc_matrix(X)
     u = rng.normal(size=n)
-    saved = logistic.BLOCK_NNZ
-    logistic.BLOCK_NNZ = 1
+    saved = products.BLOCK_NNZ
+    products.BLOCK_NNZ = 1
     try:
-        blocks, squared = logistic._Newton.blocks(A, threads)
-        reference = logistic._ColumnBlocks(logistic._squared(A), threads)
+        blocks, squared = products.newton_blocks(A, threads)
+        reference = products.ColumnBlocks(products.squared_entries(A), threads)
     finally:
-        logistic.BLOCK_NNZ = saved
-    assert isinstance(squared, logistic._ColumnBlocks) and squared.squared
+        products.BLOCK_NNZ = saved
+    assert isinstance(squared, products.ColumnBlocks) and squared.squared
     assert (squared.T @ u).tobytes() == (reference.T @ u).tobytes()
     numpy.testing.assert_allclose(squared.T @ u, (X * X).T @ u, atol=1e-12)
     with pytest.raises(NotImplementedError):
@@ -327,14 +331,14 @@ def test_squared_column_blocks_multiply_as_the_squared_matrix_bit_for_bit(seed, 
 def test_column_blocks_multiply_like_the_matrix_whatever_the_threads(seed, threads):
     from scipy.sparse import csc_matrix
 
-    from spacy_treeboost.learning.logistic import _ColumnBlocks
+    from spacy_treeboost.learning.products import ColumnBlocks
 
     rng = numpy.random.default_rng(seed)
     X, _ = random_problem(seed, n=int(rng.integers(1, 30)), d=int(rng.integers(1, 40)))
     X[:, rng.random(X.shape[1]) < 0.2] = 0
     A = csc_matrix(X)
     v, u = rng.normal(size=X.shape[1]), rng.normal(size=X.shape[0])
-    one, many = _ColumnBlocks(A, 1), _ColumnBlocks(A, threads)
+    one, many = ColumnBlocks(A, 1), ColumnBlocks(A, threads)
     assert sum(b - a for a, b, _, _ in one.blocks) == X.shape[1]
     numpy.testing.assert_allclose(one @ v, X @ v, atol=1e-12)
     numpy.testing.assert_allclose(one.T @ u, X.T @ u, atol=1e-12)
@@ -350,7 +354,7 @@ def test_column_blocks_of_one_value_per_column_multiply_and_fit_as_scipy_does_bi
     bits as scipy's products on the same blocks, and so the same fit."""
     from scipy.sparse import csc_matrix
 
-    from spacy_treeboost.learning import logistic
+    from spacy_treeboost.learning import products
 
     rng = numpy.random.default_rng(seed)
     n, d = int(rng.integers(2, 30)), int(rng.integers(1, 40))
@@ -358,19 +362,19 @@ def test_column_blocks_of_one_value_per_column_multiply_and_fit_as_scipy_does_bi
     y = numpy.where(rng.random(n) < 0.5, 1.0, -1.0)
     y[:2] = (1.0, -1.0)
     A = csc_matrix(X)
-    assert logistic._column_values(A) is not None
+    assert products.column_values(A) is not None
     v, u = rng.normal(size=d), rng.normal(size=n)
-    fast = logistic._ColumnBlocks(A, threads)
+    fast = products.ColumnBlocks(A, threads)
     assert all(t is None for _, _, _, t in fast.blocks)
-    saved, saved_nnz = logistic._column_values, logistic.BLOCK_NNZ
-    logistic.BLOCK_NNZ = 1
+    saved, saved_nnz = products.column_values, products.BLOCK_NNZ
+    products.BLOCK_NNZ = 1
     try:
         fits = [fit_linear(A, y, C=1.0, loss=loss, tol=1e-9, max_iter=500, method="tron", threads=threads)]
-        logistic._column_values = lambda X: None
-        slow = logistic._ColumnBlocks(A, threads)
+        products.column_values = lambda X: None
+        slow = products.ColumnBlocks(A, threads)
         fits.append(fit_linear(A, y, C=1.0, loss=loss, tol=1e-9, max_iter=500, method="tron", threads=threads))
     finally:
-        logistic._column_values, logistic.BLOCK_NNZ = saved, saved_nnz
+        products.column_values, products.BLOCK_NNZ = saved, saved_nnz
     assert (fast @ v).tobytes() == (slow @ v).tobytes()
     assert (fast.T @ u).tobytes() == (slow.T @ u).tobytes()
     assert fits[0][0].tobytes() == fits[1][0].tobytes() and fits[0][1] == fits[1][1]
@@ -379,12 +383,12 @@ def test_column_blocks_of_one_value_per_column_multiply_and_fit_as_scipy_does_bi
 def test_column_values_are_found_only_where_each_column_holds_one_value():
     from scipy.sparse import csc_matrix
 
-    from spacy_treeboost.learning.logistic import _column_values
+    from spacy_treeboost.learning.products import column_values
 
-    numpy.testing.assert_array_equal(_column_values(csc_matrix([[2.0, 0, 1], [2.0, 0, 0]])), [2.0, 0.0, 1.0])
-    assert _column_values(csc_matrix([[2.0, 1], [3.0, 0]])) is None
-    assert _column_values(csc_matrix([[2.0, 1], [3.0, 0], [2.0, 0]])) is None  # first and last equal, not all
-    assert _column_values(csc_matrix([[2.0, 1], [2.0, 0]]).tocsr()) is None
+    numpy.testing.assert_array_equal(column_values(csc_matrix([[2.0, 0, 1], [2.0, 0, 0]])), [2.0, 0.0, 1.0])
+    assert column_values(csc_matrix([[2.0, 1], [3.0, 0]])) is None
+    assert column_values(csc_matrix([[2.0, 1], [3.0, 0], [2.0, 0]])) is None  # first and last equal, not all
+    assert column_values(csc_matrix([[2.0, 1], [2.0, 0]]).tocsr()) is None
 
 
 @SETTINGS
@@ -395,14 +399,14 @@ def test_a_linear_problem_fits_each_C_as_fit_linear_does(seed, loss, method, l1_
     """What a path's fits keep from X (gradient at zero, singleton reduction, column blocks) changes no bit."""
     from scipy.sparse import csc_matrix
 
-    from spacy_treeboost.learning import logistic
+    from spacy_treeboost.learning import products, solver
 
     X, y = problem_with_singletons(seed)
     X = csc_matrix(X)
-    saved = logistic.BLOCK_NNZ
-    logistic.BLOCK_NNZ = 1  # column blocks even for a small matrix
+    saved = products.BLOCK_NNZ
+    products.BLOCK_NNZ = 1  # column blocks even for a small matrix
     try:
-        problem, init = logistic.LinearProblem(X, y, loss=loss), None
+        problem, init = solver.LinearProblem(X, y, loss=loss), None
         for C in Cs:
             settings = dict(C=C, l1_ratio=l1_ratio, tol=1e-6, max_iter=200, method=method, init=init)
             w, c = problem.fit(**settings)
@@ -410,7 +414,7 @@ def test_a_linear_problem_fits_each_C_as_fit_linear_does(seed, loss, method, l1_
             assert w.tobytes() == ref_w.tobytes() and c == ref_c
             init = numpy.append(w, c) if warm else None
     finally:
-        logistic.BLOCK_NNZ = saved
+        products.BLOCK_NNZ = saved
 
 
 def test_pattern_structure_is_checked():
@@ -429,17 +433,17 @@ def test_pattern_structure_is_checked():
 def test_tron_on_column_blocks_is_the_same_for_any_threads_and_reaches_the_optimum(seed, loss):
     from scipy.sparse import csc_matrix
 
-    from spacy_treeboost.learning import logistic
+    from spacy_treeboost.learning import products
 
     X, y = problem_with_singletons(seed)
     ref_w, ref_c = fit_linear(csc_matrix(X), y, C=1.0, loss=loss, tol=1e-9, max_iter=5000, method="tron")
-    saved = logistic.BLOCK_NNZ
-    logistic.BLOCK_NNZ = 1
+    saved = products.BLOCK_NNZ
+    products.BLOCK_NNZ = 1
     try:
         fits = [fit_linear(csc_matrix(X), y, C=1.0, loss=loss, tol=1e-9, max_iter=5000, method="tron", threads=t)
                 for t in (1, 2, 5)]
     finally:
-        logistic.BLOCK_NNZ = saved
+        products.BLOCK_NNZ = saved
     for w, c in fits[1:]:
         numpy.testing.assert_array_equal(w, fits[0][0])
         assert c == fits[0][1]
@@ -452,19 +456,20 @@ def test_tron_on_column_blocks_is_the_same_for_any_threads_and_reaches_the_optim
 def test_rows_and_column_scaling_of_csc_match_the_dense_matrix(seed):
     from scipy.sparse import csc_matrix
 
-    from spacy_treeboost.learning.logistic import _rows, _scale_columns
+    from spacy_treeboost.learning.features import scale_columns
+    from spacy_treeboost.learning.selection import take_rows
 
     rng = numpy.random.default_rng(seed)
     X, _ = random_problem(seed, n=int(rng.integers(1, 30)), d=int(rng.integers(1, 20)))
     rows = numpy.flatnonzero(rng.random(len(X)) < 0.6)
     scale = rng.normal(size=X.shape[1])
-    picked = _rows(csc_matrix(X), rows)
+    picked = take_rows(csc_matrix(X), rows)
     assert picked.format == "csc"
     numpy.testing.assert_array_equal(picked.toarray(), X[rows])
-    scaled = _scale_columns(csc_matrix(X), scale)
+    scaled = scale_columns(csc_matrix(X), scale)
     assert scaled.format == "csc"
     numpy.testing.assert_array_equal(scaled.toarray(), X * scale)
-    numpy.testing.assert_array_equal(_scale_columns(csr_matrix(X), scale).toarray(), X * scale)
+    numpy.testing.assert_array_equal(scale_columns(csr_matrix(X), scale).toarray(), X * scale)
 
 
 @SETTINGS
@@ -472,7 +477,7 @@ def test_rows_and_column_scaling_of_csc_match_the_dense_matrix(seed):
 def test_fold_split_is_the_dense_rows_in_and_out_of_the_fold(seed, index_dtype, fmt):
     from scipy.sparse import csc_matrix
 
-    from spacy_treeboost.learning.logistic import fold_split
+    from spacy_treeboost.learning.selection import fold_split
 
     rng = numpy.random.default_rng(seed)
     n, d = int(rng.integers(1, 40)), int(rng.integers(1, 25))
@@ -500,7 +505,7 @@ def piecewise_dot(a, b, piece):
     return total
 
 
-def textbook_pcg(X, curvature, l2, g, M, delta, piece):
+def textbookpcg(X, curvature, l2, g, M, delta, piece):
     """Steihaug's preconditioned CG written with a new vector per operation and `piecewise_dot` as the dot
     product in its loop: the reference of `_pcg`."""
     import math
@@ -543,23 +548,24 @@ def textbook_pcg(X, curvature, l2, g, M, delta, piece):
 def test_in_place_cg_steps_are_the_textbook_steps_bit_for_bit(seed, delta, blocks, piece, threads):
     from scipy.sparse import csc_matrix
 
-    from spacy_treeboost.learning import logistic
-    from spacy_treeboost.learning.logistic import _ColumnBlocks, _hessian_product, _pcg
+    from spacy_treeboost.learning import products
+    from spacy_treeboost.learning.products import ColumnBlocks
+    from spacy_treeboost.learning.solver import hessian_product, pcg
     from spacy_treeboost.learning.threads import ThreadTeam
 
     rng = numpy.random.default_rng(seed)
     X, _ = random_problem(seed, n=int(rng.integers(1, 30)), d=int(rng.integers(1, 40)))
-    A = _ColumnBlocks(csc_matrix(X), 2) if blocks else csc_matrix(X)
+    A = ColumnBlocks(csc_matrix(X), 2) if blocks else csc_matrix(X)
     curvature, l2 = rng.random(X.shape[0]), float(rng.uniform(0.01, 10))
     g, M = rng.normal(size=X.shape[1] + 1), rng.uniform(0.5, 2.0, size=X.shape[1] + 1)
     team = ThreadTeam(threads)
-    saved, logistic.CG_PIECE = logistic.CG_PIECE, piece
+    saved, products.CG_PIECE = products.CG_PIECE, piece
     try:
-        step, residual = _pcg(lambda v: _hessian_product(A, curvature, l2, v), g, M, delta, team)
+        step, residual = pcg(lambda v: hessian_product(A, curvature, l2, v), g, M, delta, team)
     finally:
-        logistic.CG_PIECE = saved
+        products.CG_PIECE = saved
         team.close()
-    want_step, want_residual = textbook_pcg(A, curvature, l2, g, M, delta, piece)
+    want_step, want_residual = textbookpcg(A, curvature, l2, g, M, delta, piece)
     numpy.testing.assert_array_equal(step, want_step)
     numpy.testing.assert_array_equal(residual, want_residual)
 

@@ -660,7 +660,7 @@ def test_long_links_are_found_beyond_the_16_bit_distance():
 @SETTINGS
 @given(st.integers(0, 2**32 - 1), st.integers(1, 4), st.booleans(), st.integers(1, 3))
 def test_bulk_exports_give_every_pattern_its_code_documents_and_counts(seed, k, include_root, minsup):
-    from spacy_treeboost.learning.subtree_linear import PatternCodes
+    from spacy_treeboost.learning.features import PatternCodes
 
     f = Forest.from_trees(random_trees(seed)[0])
     sp = space(f, max_pattern_size=k, include_root=include_root, min_support=minsup)

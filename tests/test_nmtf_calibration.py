@@ -27,16 +27,18 @@ def smoothed_loss(params, s, positive):
 
 
 @settings(max_examples=60, deadline=None)
-@given(scores_and_labels)
-def test_platt_reaches_the_minimum_of_its_smoothed_loss(data):
+@given(scores_and_labels, st.sampled_from([1.0, 1e3, 1e6]))
+def test_platt_reaches_the_minimum_of_its_smoothed_loss_at_any_scale(data, scale):
+    """Scores a thousand or a million times larger (the sigmoid saturates at Newton's usual start) have the same
+    minimum, at the slope divided by the scale."""
     s, positive = np.array(data[0]), np.array(data[1])
     if positive.all() or not positive.any():
         positive[0] = not positive[0]
-    a, b = platt(s, positive)
+    a, b = platt(s * scale, positive)
     reference = minimize(smoothed_loss, x0=[0.0, 0.0], args=(s, positive), method="Nelder-Mead",
                          options={"xatol": 1e-10, "fatol": 1e-12, "maxiter": 20000, "maxfev": 40000})
     assert np.isfinite([a, b]).all()
-    assert smoothed_loss([a, b], s, positive) <= reference.fun + 1e-7
+    assert smoothed_loss([a * scale, b], s, positive) <= reference.fun + 1e-7
 
 
 def test_platt_recovers_a_known_logistic_model():

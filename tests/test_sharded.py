@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from scipy.sparse import csc_matrix
 
-from reference import random_trees
-from spacy_treeboost.learning import logistic, sharded
+from reference import linear_objective, random_trees
+from spacy_treeboost.learning import selection, sharded, solver
 from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
 from spacy_treeboost.trees.forest import Forest
 
@@ -73,7 +73,7 @@ def test_shard_sums_are_the_dense_sums(seed, n, d, size, loss, keep_all):
         numpy.testing.assert_allclose(grad, want_grad, atol=1e-10)
         M = problem.preconditioner(z)
         m = y * (X @ z[:-1] + z[-1])
-        curvature = logistic._curvature(m, loss)
+        curvature = solver.curvature(m, loss)
         numpy.testing.assert_allclose(M, 0.7 + 0.01 * numpy.append((X * X).T @ curvature, curvature.sum()),
                                       atol=1e-12)
         v = rng.normal(size=d + 1)
@@ -90,16 +90,16 @@ def test_any_grouping_of_the_shards_fits_the_same_bits_at_the_whole_matrix_optim
     F = csc_matrix(X)
     fit = dict(l1_ratio=l1_ratio, loss=loss, max_iter=5000, tol=1e-8)
     shards = sharded.make_shards({"F": F}, size)
-    w, c, scale = sharded.final_fit(sharded.Shards(shards), "F", y, 1.0, nb=nb, **fit)
-    w2, c2, scale2 = sharded.final_fit(GroupedShards(shards, groups), "F", y, 1.0, nb=nb, **fit)
-    numpy.testing.assert_array_equal(w2, w)
-    assert c2 == c
-    numpy.testing.assert_array_equal(scale2, scale)
-    w0, c0, scale0 = logistic.final_fit(F, y, 1.0, nb=nb, method="tron", **fit)
-    numpy.testing.assert_allclose(scale, scale0, rtol=1e-12)
-    Xs = X * scale
-    ours = logistic.objective(w, c, Xs, y, C=1.0, l1_ratio=l1_ratio, loss=loss)
-    theirs = logistic.objective(w0, c0, Xs, y, C=1.0, l1_ratio=l1_ratio, loss=loss)
+    one = sharded.final_fit(sharded.Shards(shards), "F", y, 1.0, nb=nb, **fit)
+    grouped = sharded.final_fit(GroupedShards(shards, groups), "F", y, 1.0, nb=nb, **fit)
+    numpy.testing.assert_array_equal(grouped.weights, one.weights)
+    assert grouped.intercept == one.intercept
+    numpy.testing.assert_array_equal(grouped.scale, one.scale)
+    whole = selection.final_fit(F, y, 1.0, nb=nb, method="tron", **fit)
+    numpy.testing.assert_allclose(one.scale, whole.scale, rtol=1e-12)
+    Xs = X * one.scale
+    ours = linear_objective(one.weights, one.intercept, Xs, y, C=1.0, l1_ratio=l1_ratio, loss=loss)
+    theirs = linear_objective(whole.weights, whole.intercept, Xs, y, C=1.0, l1_ratio=l1_ratio, loss=loss)
     assert ours == pytest.approx(theirs, rel=1e-6, abs=1e-6)
 
 
@@ -108,15 +108,15 @@ def test_any_grouping_of_the_shards_fits_the_same_bits_at_the_whole_matrix_optim
 def test_fold_margins_on_shards_are_the_whole_matrix_margins_and_the_same_for_any_grouping(seed, n, d, size, groups):
     X, y = random_problem(seed, n, d, binary=True)
     F = csc_matrix(X)
-    folds = logistic.cv_folds(y, 3)
-    paths = [logistic.make_path(True, [0.3, 3.0], None, (0.25, 1.0)), logistic.make_path(False, [1.0], None, (1.0,))]
+    folds = selection.cv_folds(y, 3)
+    paths = [selection.make_path(True, [0.3, 3.0], None, (0.25, 1.0)), selection.make_path(False, [1.0], None, (1.0,))]
     fit = dict(l1_ratio=0.0, loss="logistic", max_iter=5000, tol=1e-10)
     shards = sharded.make_shards({"F": F}, size)
     for fold in range(int(folds.max()) + 1):
         got = sharded.fold_margins(sharded.Shards(shards), "F", y, folds, fold, paths, **fit)
         grouped = sharded.fold_margins(GroupedShards(shards, groups), "F", y, folds, fold, paths, **fit)
         numpy.testing.assert_array_equal(grouped, got)
-        want = logistic.fold_margins(F, y, folds, fold, paths, method="tron", **fit)
+        want = selection.fold_margins(F, y, folds, fold, paths, method="tron", **fit)
         numpy.testing.assert_allclose(got, want, atol=1e-5 * max(1.0, numpy.abs(want).max()))
 
 

@@ -66,12 +66,12 @@ def test_copy_columns_refuses_to_narrow_wide_counts_and_places_outside():
 @given(st.lists(st.integers(1, 255), max_size=200), st.integers(0, 15))
 @settings(max_examples=60, deadline=None)
 def test_log_of_byte_counts_is_numpys_log_bit_for_bit(values, offset):
-    from spacy_treeboost.learning.subtree_linear import _log_counts
+    from spacy_treeboost.learning.features import log_counts
 
     counts = numpy.array([7] * offset + values, dtype=numpy.uint8)[offset:]  # any alignment
     want = numpy.log(counts.astype(numpy.float64))
-    assert _log_counts(counts).tobytes() == want.tobytes()
-    assert _log_counts(counts.astype(numpy.int32)).tobytes() == want.tobytes()
+    assert log_counts(counts).tobytes() == want.tobytes()
+    assert log_counts(counts.astype(numpy.int32)).tobytes() == want.tobytes()
 
 
 @given(csc_parts(), st.sampled_from([numpy.int32, numpy.int64]))

@@ -8,9 +8,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from reference import random_binary_classes, all_subtrees, forest_docs, forests, random_trees
-from spacy_treeboost.learning.logistic import fit_linear, nb_ratio
+from spacy_treeboost.learning.features import frequency_order, nb_ratio
+from spacy_treeboost.learning.solver import fit_linear
 from spacy_treeboost.models.rules import RuleSet
-from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier, frequency_order, mine_subtrees
+from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier, mine_subtrees
 from spacy_treeboost.trees.forest import Forest
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

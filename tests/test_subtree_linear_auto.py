@@ -7,12 +7,14 @@ from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
 from reference import forests, reference_tfidf
+from spacy_treeboost.learning import products
 from spacy_treeboost.learning.classifier_files import classifier_from_bytes, classifier_to_bytes
-from spacy_treeboost.learning.logistic import fit_linear, platt
+from spacy_treeboost.learning.features import tfidf_matrix
+from spacy_treeboost.learning.selection import platt
+from spacy_treeboost.learning.solver import fit_linear
 from spacy_treeboost.learning.subtree_linear import (PATTERN_SIZE, PRESENCE_C_RATIO, SHORT_DOCUMENT_NODES,
                                                      SHORT_PATTERN_SIZE, TFIDF_C_RATIOS, TFIDF_LOSS,
-                                                     SubtreeLinearClassifier, mine_subtrees, pattern_size,
-                                                     tfidf_columns, tfidf_rows)
+                                                     SubtreeLinearClassifier, mine_subtrees, pattern_size)
 from spacy_treeboost.trees.forest import Forest
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -170,26 +172,29 @@ def test_tfidf_chosen_by_auto_round_trips_and_honours_max_rules(max_rules):
 
 @SETTINGS
 @given(forests(st), st.integers(1, 3))
-def test_tfidf_columns_equal_tfidf_rows_in_one_piece_or_several_on_any_threads(data, k):
-    from spacy_treeboost.learning import subtree_linear
-
+def test_tfidf_matrix_is_the_dense_formula_in_one_piece_or_several_on_any_threads(data, k):
     f = Forest.from_trees(data[0])
     counts, codes = mine_subtrees(f, max_pattern_size=k, min_support=1, include_root_patterns=False, max_cache_mb=64)
     assume(codes)
-    by_rows, idf_rows = tfidf_rows(counts.tocsr(), counts.shape[0])
-    by_columns, idf_columns = tfidf_columns(counts.tocsc())
-    assert by_columns.format == "csc"
-    numpy.testing.assert_array_equal(idf_columns, idf_rows)
-    numpy.testing.assert_allclose(by_columns.toarray(), by_rows.toarray(), rtol=1e-12, atol=0)
-    saved, subtree_linear.BLOCK_NNZ = subtree_linear.BLOCK_NNZ, 1  # every matrix in 8 pieces
+    dense = counts.toarray()
+    want_idf = numpy.log((1.0 + len(dense)) / (1.0 + (dense > 0).sum(axis=0))) + 1.0
+    with numpy.errstate(divide="ignore"):
+        want = numpy.where(dense > 0, (1.0 + numpy.log(dense)) * want_idf, 0.0)
+    norms = numpy.linalg.norm(want, axis=1, keepdims=True)
+    want = numpy.divide(want, norms, out=numpy.zeros_like(want), where=norms > 0)
+    T, idf = tfidf_matrix(counts.tocsc())
+    assert T.format == "csc"
+    numpy.testing.assert_allclose(idf, want_idf, rtol=1e-15)
+    numpy.testing.assert_allclose(T.toarray(), want, rtol=1e-12, atol=0)
+    saved, products.BLOCK_NNZ = products.BLOCK_NNZ, 1  # every matrix in 8 pieces
     try:
-        pieces = [tfidf_columns(counts.tocsc(), threads) for threads in (1, 2, 3)]
+        pieces = [tfidf_matrix(counts.tocsc(), threads) for threads in (1, 2, 3)]
     finally:
-        subtree_linear.BLOCK_NNZ = saved
-    for T, idf in pieces:
-        numpy.testing.assert_array_equal(T.data, pieces[0][0].data)
-        numpy.testing.assert_array_equal(idf, idf_rows)
-    numpy.testing.assert_allclose(pieces[0][0].toarray(), by_rows.toarray(), rtol=1e-12, atol=0)
+        products.BLOCK_NNZ = saved
+    for T_k, idf_k in pieces:
+        numpy.testing.assert_array_equal(T_k.data, pieces[0][0].data)
+        numpy.testing.assert_array_equal(idf_k, idf)
+    numpy.testing.assert_allclose(pieces[0][0].toarray(), want, rtol=1e-12, atol=0)
 
 
 def _mean_nodes(trees) -> float:

@@ -2,8 +2,8 @@
 
 AdaBoost margins keep growing once the training error is 0, so sigmoid(2F) saturates.
 `CalibratedBoostClassifier` boosts on all training trees and, with the same settings, on
-`cv` stratified folds; the held-out margins of the fold models fit, per head, a logistic
-map P = sigmoid(s F + c) on data the rules were not fitted on. The map is folded into the
+`cv` stratified folds; the held-out margins of the fold models fit, per head, Platt's
+map P = sigmoid(s F + c) (`selection.platt`) on data the rules were not fitted on. The map is folded into the
 rule list (every confidence times s / 2, intercept c / 2), so the rules, their order and
 their subtrees are those of the uncalibrated learner and only their scale changes.
 """
@@ -13,7 +13,7 @@ import numpy
 
 from .classifier import RuleClassifier
 from .learner import BOOSTER_RULE, TreeBoostClassifier
-from .logistic import fit_linear, stratified_folds
+from .selection import platt, stratified_folds
 from ..models.rules import RuleSet
 from ..params import Interval, rule
 from ..trees.forest import Forest
@@ -74,9 +74,9 @@ class CalibratedBoostClassifier(RuleClassifier):
         self.scales_: List[float] = []
         self.offsets_: List[float] = []
         for h, t in enumerate(targets):
-            w, c = fit_linear(oof[:, [h]], t, C=1e6)
-            self.scales_.append(max(float(w[0]), 0.0))
-            self.offsets_.append(float(c))
+            a, b = platt(oof[:, h], t)
+            self.scales_.append(max(a, 0.0))
+            self.offsets_.append(b)
         self.classes_ = booster.classes_
         self.multilabel_ = booster.multilabel_
         self.heads_ = booster.heads_

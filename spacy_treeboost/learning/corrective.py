@@ -18,7 +18,7 @@ import numpy
 
 from .classifier import RuleClassifier
 from .learner import BOOSTER_RULE, TreeBoostClassifier, default_booster
-from .logistic import SOLVER_CONSTRAINTS, fit_head
+from .selection import SOLVER_CONSTRAINTS, fit_head
 from ..models.rules import RuleSet
 from ..params import Interval, Options, rule
 from ..trees.forest import Forest
@@ -117,10 +117,10 @@ def corrective_rules(
             out.intercepts[h] = 0.5 * float(numpy.log(p / (1 - p)))
             info.append({"head": rules.heads[h], "C": settings.C, "cv_accuracy": None, "features": 0})
             continue
-        w, c, chosen, scores = fit_head(X, y, C=settings.C, Cs=settings.Cs, cv=settings.cv, nb=settings.features == "nb",
-                                        l1_ratio=settings.l1_ratio, max_iter=settings.max_iter, tol=settings.tol)[:4]
-        weights_to_rules(rules, out, h, columns, w, c)
-        info.append({"head": rules.heads[h], "C": chosen, "cv_accuracy": scores, "features": len(columns)})
+        fit = fit_head(X, y, C=settings.C, Cs=settings.Cs, cv=settings.cv, nb=settings.features == "nb",
+                       l1_ratio=settings.l1_ratio, max_iter=settings.max_iter, tol=settings.tol)
+        weights_to_rules(rules, out, h, columns, fit.weights, fit.intercept)
+        info.append({"head": rules.heads[h], "C": fit.C, "cv_accuracy": fit.cv_accuracy, "features": len(columns)})
     return out, info
 
 

@@ -4,8 +4,8 @@ The training documents are cut, by index, into shards of `shard_documents` conse
 `DocumentShard` holds its rows of the feature matrices and computes, for one fit, its part of everything
 that sums over documents: the loss and its gradient X^T u, the preconditioner's diagonal, the Hessian-vector
 products, the naive Bayes counts and the columns' document counts (which find the subtrees seen in one
-document, folded per document as `logistic._SingletonReduction` does). `fold_margins` and `final_fit` run
-the trust-region Newton method of `logistic.fit_linear` (FISTA for an L1 share) in this process and add the
+document, folded per document as `features.SingletonReduction` does). `fold_margins` and `final_fit` run
+the trust-region Newton method of `solver.fit_linear` (FISTA for an L1 share) in this process and add the
 shards' parts in shard order, whether the shards are held here or by Ray actors, a run of consecutive shards
 each (`Shards`): the numbers, and so the model, are the same, bit for bit, for any
 number of workers. They differ from the fits without shards in the last bits, since the sums are grouped
@@ -16,8 +16,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
-from .logistic import (NB_ALPHA, Path, _curvature, _fista, _loss_terms, _scale_columns, _start, _tron, all_candidates,
-                       fold_split, interpolate)
+from .features import NB_ALPHA, find_singletons, interpolate, log_count_ratio, scale_columns
+from .selection import LinearFit, Path, all_candidates, fold_split
+from .solver import curvature, fista, gradient_tolerance, loss_terms, start_point, tron
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +57,7 @@ class DocumentShard:
         if scale is None:
             self.A, self.B = self.train, self.test
         else:
-            self.A, self.B = _scale_columns(self.train, scale), _scale_columns(self.test, scale)
+            self.A, self.B = scale_columns(self.train, scale), scale_columns(self.test, scale)
         if not bool(numpy.all(self.A.data != 0)):
             self.A = self.A.copy()
             self.A.eliminate_zeros()
@@ -69,24 +70,13 @@ class DocumentShard:
         """Lay out the reduced problem for the columns' document counts `df` over all shards: the columns in two or
         more documents, then one column per document with columns in no other (its samples); returns how many
         samples this shard has (none with `keep_all`, which keeps every column)."""
-        A = self.A
-        n, d = A.shape
         if keep_all:
-            self.keep, self.k, self.share, self.norms = None, d, numpy.zeros(0), numpy.zeros(0)
+            self.keep, self.k, self.share, self.norms = None, self.A.shape[1], numpy.zeros(0), numpy.zeros(0)
             self.cols = self.slot = self.samples = numpy.zeros(0, dtype=numpy.int64)
             return 0
-        self.keep = numpy.flatnonzero(df >= 2)
-        self.k = len(self.keep)
-        columns = numpy.repeat(numpy.arange(d), numpy.diff(A.indptr))
-        once = (df == 1)[columns]
-        self.cols, rows, values = columns[once], A.indices[once], A.data[once]
-        sq = numpy.bincount(rows, weights=values ** 2, minlength=n)
-        self.samples = numpy.flatnonzero(sq > 0)
-        norms = numpy.sqrt(sq)
-        self.share = values / norms[rows]
-        slot = numpy.full(n, -1, dtype=numpy.int64)
-        slot[self.samples] = numpy.arange(len(self.samples))
-        self.slot, self.norms = slot[rows], norms[self.samples]
+        s = find_singletons(self.A, df)
+        self.keep, self.k, self.cols, self.slot, self.share = s.keep, len(s.keep), s.cols, s.slot, s.share
+        self.samples, self.norms = s.samples, s.norms
         return len(self.samples)
 
     def place(self, offsets: numpy.ndarray, total: int) -> None:
@@ -127,12 +117,12 @@ class DocumentShard:
 
     def value_grad(self, x: numpy.ndarray, loss: str) -> Tuple[float, numpy.ndarray, float]:
         f = self.R @ x[:-1][self.local] + x[-1]
-        value, d = _loss_terms(self.y * f, loss)
+        value, d = loss_terms(self.y * f, loss)
         g_f = self.y * d
         return value, self._weights(self.RT @ g_f), float(g_f.sum())
 
     def preconditioner(self, x: numpy.ndarray, loss: str) -> Tuple[numpy.ndarray, float]:
-        self.curvature = _curvature(self.y * (self.R @ x[:-1][self.local] + x[-1]), loss)
+        self.curvature = curvature(self.y * (self.R @ x[:-1][self.local] + x[-1]), loss)
         return self._weights(self.R2T @ self.curvature), float(self.curvature.sum())
 
     def hessp(self, v: numpy.ndarray) -> Tuple[numpy.ndarray, float]:
@@ -257,7 +247,7 @@ class _Layout:
 
 
 class ShardedNewton:
-    """`logistic._Newton` over shards: each quantity that sums over documents is the shards' parts added in shard
+    """`solver.Newton` over shards: each quantity that sums over documents is the shards' parts added in shard
     order."""
 
     def __init__(self, shards: Any, loss: str, l2: float) -> None:
@@ -288,31 +278,28 @@ class ShardedNewton:
 
 def _fit(shards: Any, layout: _Layout, y: numpy.ndarray, C: float, *, l1_ratio: float, loss: str, max_iter: int,
          tol: float, init: Optional[numpy.ndarray]) -> Tuple[numpy.ndarray, float]:
-    """`logistic.fit_linear` on the selected, scaled and laid out shards (y: their training labels, in order)."""
+    """`solver.fit_linear` on the selected, scaled and laid out shards (y: their training labels, in order)."""
     l2 = (1.0 - l1_ratio) / C
     problem = ShardedNewton(shards, loss, l2)
-    zero = _start(y, layout.d, loss)
+    zero = start_point(y, layout.d, loss)
     x0 = zero if init is None else numpy.array(init, dtype=numpy.float64)
-    _, g_zero = problem.value_grad(layout.reduce(zero))
+    gtol = gradient_tolerance(problem.value_grad(layout.reduce(zero))[1], tol, l1_ratio)
     if l1_ratio == 0.0:
-        gtol = max(tol * float(numpy.linalg.norm(g_zero)), 1e-300)
-        x = layout.expand(_tron(problem, layout.reduce(x0), max_iter, gtol))
+        x = layout.expand(tron(problem, layout.reduce(x0), max_iter, gtol))
     else:
-        gtol = max(tol * float(numpy.abs(g_zero).max()), 1e-300)
-        x = _fista(x0, problem.value_grad, l1_ratio / C, max_iter, gtol)
+        x = fista(x0, problem.value_grad, l1_ratio / C, max_iter, gtol)
     return x[:-1].copy(), float(x[-1])
 
 
 def _nb_scale(shards: Any, alpha: float = NB_ALPHA) -> numpy.ndarray:
-    """`logistic.nb_ratio` of the selected shards' training rows."""
+    """`features.nb_ratio` of the selected shards' training rows."""
     pos, neg = shards.add("nb_counts")
-    pos, neg = pos + alpha, neg + alpha
-    return numpy.log(pos / pos.sum()) - numpy.log(neg / neg.sum())
+    return log_count_ratio(pos, neg, alpha)
 
 
 def fold_margins(shards: Any, name: str, y: numpy.ndarray, folds: numpy.ndarray, fold: int, paths: Sequence[Path], *,
                  l1_ratio: float, loss: str, max_iter: int, tol: float, **_: Any) -> numpy.ndarray:
-    """`logistic.fold_margins` of matrix `name` held by `shards`."""
+    """`selection.fold_margins` of matrix `name` held by `shards`."""
     y = numpy.asarray(y, dtype=numpy.float64)
     train = folds != fold
     d = shards.map("select", name, y, folds, fold)[0]
@@ -335,12 +322,12 @@ def fold_margins(shards: Any, name: str, y: numpy.ndarray, folds: numpy.ndarray,
 
 
 def final_fit(shards: Any, name: str, y: numpy.ndarray, C: float, *, nb: bool, l1_ratio: float, loss: str,
-              max_iter: int, tol: float, **_: Any) -> Tuple[numpy.ndarray, float, numpy.ndarray]:
-    """`logistic.final_fit` of matrix `name` held by `shards`."""
+              max_iter: int, tol: float, **_: Any) -> LinearFit:
+    """`selection.final_fit` of matrix `name` held by `shards`."""
     y = numpy.asarray(y, dtype=numpy.float64)
     d = shards.map("select", name, y, None, None)[0]
     scale = _nb_scale(shards) if nb else None
     shards.map("scale", scale)
     layout = _Layout(shards, d, keep_all=l1_ratio > 0)
     w, c = _fit(shards, layout, y, C, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol, init=None)
-    return w, c, numpy.ones(d) if scale is None else scale
+    return LinearFit(w, c, numpy.ones(d) if scale is None else scale)

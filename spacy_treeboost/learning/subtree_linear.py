@@ -24,7 +24,7 @@ learners) and fits a regularized linear model over them, one head per class:
   C its folds prefer. The family is one decision because a tf-idf model's rules
   carry idf and norm their document, which presence rules do not.
 
-The fits use LIBLINEAR's trust-region Newton method (`logistic.fit_linear`,
+The fits use LIBLINEAR's trust-region Newton method (`solver.fit_linear`,
 method "tron") on the columns renumbered by decreasing document frequency, with the
 subtrees of one training document folded into one feature per document, which
 leaves the optimum unchanged.
@@ -44,17 +44,19 @@ import logging
 import os
 import time
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
 
-from ._sparse import (copy_columns, divide_by_rows, fill_merged_shard, merge_levels, order_by_count,
-                      order_by_magnitude, pattern_codes, scale_columns_and_norms)
+from ._sparse import copy_columns, fill_merged_shard, merge_levels, order_by_magnitude
 from .classifier import RuleClassifier, _label_rank, encode_targets
+from .features import PatternCodes, frequency_order, order_by_frequency, presence, tfidf_matrix
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
-from .logistic import (BLOCK_NNZ, DEFAULT_CS, N_BLOCKS, SOLVER_CONSTRAINTS, HeadFit, Path, all_candidates,
-                       assemble_margins, candidate_costs, class_folds, column_pieces, cv_folds, final_fit, finish_head,
-                       fit_head, fold_margins, fold_split, make_path, needs_choice, one_blas_thread, path_scores, platt)
+from .selection import (DEFAULT_CS, SOLVER_CONSTRAINTS, HeadFit, Path, all_candidates, assemble_margins,
+                        candidate_costs, class_folds, cv_folds, final_fit, finish_head, fit_head, fold_margins,
+                        fold_split, make_path, needs_choice, path_scores, platt)
+from .solver import one_blas_thread
 from ..models.rules import RuleSet
 from .tasks import run_tasks
 from .threads import ThreadTeam
@@ -129,7 +131,7 @@ def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include
         shards = [done[("mine", s, None)] for s in range(n_workers)]
     places, table = merged_columns(shards)
     codes = PatternCodes.from_tree(*table, vocab)
-    order, inverse = _by_frequency(places[2]) if by_frequency else (numpy.arange(len(codes)), None)
+    order, inverse = order_by_frequency(places[2]) if by_frequency else (numpy.arange(len(codes)), None)
     dtype = numpy.float64
     if by_frequency:
         dtype = numpy.uint8 if all(s["matrix"][2].dtype == numpy.uint8 for s in shards) else numpy.int32
@@ -224,124 +226,6 @@ def gather_columns(shards: Sequence[Dict[str, Any]], places: Tuple[numpy.ndarray
     with ThreadTeam(threads) as team:
         team.map(copy, range(len(shards)))
     return indptr, docs, counts
-
-
-class PatternCodes:
-    """The codes of many patterns as flat arrays: pattern p is (depth[k], strings[label[k]]) for k in
-    start[p] .. start[p + 1] - 1, in preorder."""
-
-    def __init__(self, strings: List[str], depth: numpy.ndarray, label: numpy.ndarray, start: numpy.ndarray) -> None:
-        self.strings, self.depth, self.label, self.start = strings, depth, label, start
-
-    @classmethod
-    def from_tree(cls, parent: numpy.ndarray, depth: numpy.ndarray, label: numpy.ndarray, size: numpy.ndarray,
-                  strings: List[str]) -> "PatternCodes":
-        """The codes of the miner's enumeration tree (each pattern extends its parent by one rightmost node;
-        `size` is each pattern's number of nodes), by `pattern_codes`."""
-        start, flat_depth, flat_label = pattern_codes(*(numpy.ascontiguousarray(a, dtype=numpy.int32)
-                                                        for a in (parent, depth, label, size)))
-        return cls(list(strings), flat_depth, flat_label, start)
-
-    def __len__(self) -> int:
-        return len(self.start) - 1
-
-    def __getitem__(self, p: int) -> Tuple[Tuple[int, str], ...]:
-        lo, hi = int(self.start[p]), int(self.start[p + 1])
-        return tuple((int(d), self.strings[l]) for d, l in zip(self.depth[lo:hi], self.label[lo:hi]))
-
-    def __iter__(self) -> Iterator[Tuple[Tuple[int, str], ...]]:
-        return (self[p] for p in range(len(self)))
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, PatternCodes) and list(self) == list(other)
-
-    def has_label_prefix(self, prefix: str) -> numpy.ndarray:
-        """Whether each pattern has a node label starting with `prefix`."""
-        marked = numpy.array([s.startswith(prefix) for s in self.strings] + [False])
-        hit = marked[self.label].astype(numpy.int64)
-        return numpy.add.reduceat(hit, self.start[:-1]) > 0 if len(self) else numpy.zeros(0, dtype=bool)
-
-
-def frequency_order(F: Any) -> Tuple[numpy.ndarray, Any]:
-    """F (CSC or CSR, kept) with its columns renumbered by decreasing document frequency (ties: column order),
-    and `inverse` such that the weights w of the renumbered columns are w[inverse] for F's. The columns the
-    solvers' products touch most then lie together, and the features of one sample each at the end."""
-    from scipy.sparse import csr_matrix
-
-    df = numpy.diff(F.indptr) if F.format == "csc" else numpy.bincount(F.indices, minlength=F.shape[1])
-    order, inverse = _by_frequency(df)
-    if F.format == "csc":
-        return inverse, F[:, order]
-    renumbered = csr_matrix((F.data, inverse[F.indices].astype(F.indices.dtype), F.indptr), shape=F.shape)
-    return inverse, renumbered
-
-
-def _by_frequency(df: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    """The columns by decreasing document frequency `df` (ties: column order), and the inverse permutation
-    (`order_by_count`)."""
-    return order_by_count(numpy.ascontiguousarray(df, dtype=numpy.int64))
-
-
-def tfidf_columns(counts: Any, threads: int = 1) -> Tuple[Any, numpy.ndarray]:
-    """`tfidf_rows` of a CSC count matrix, computed column by column: the features (CSC, sharing the structure
-    of `counts`) and the idf of every column over the matrix's rows. A matrix of `BLOCK_NNZ` entries or more is
-    computed in `N_BLOCKS` fixed column pieces on up to `threads` threads, each row's squared norm the sum of the
-    pieces' sums in piece order: the same bits for any number of threads."""
-    from scipy.sparse import csc_matrix
-
-    df = numpy.diff(counts.indptr)
-    idf = numpy.log((1.0 + counts.shape[0]) / (1.0 + df)) + 1.0
-    data = numpy.empty(counts.nnz)
-    pieces = column_pieces(counts.indptr, N_BLOCKS if counts.nnz >= BLOCK_NNZ else 1)
-    sq_norms = [numpy.zeros(counts.shape[0]) for _ in pieces]
-
-    def scaled(k: int) -> None:
-        lo, hi = pieces[k]
-        a, b = int(counts.indptr[lo]), int(counts.indptr[hi])
-        _log_counts(counts.data[a:b], out=data[a:b])
-        data[a:b] += 1.0
-        indptr = (counts.indptr[lo:hi + 1] - a).astype(counts.indices.dtype)
-        scale_columns_and_norms(indptr, counts.indices[a:b], data[a:b], idf[lo:hi], sq_norms[k])
-
-    def normalized(k: int) -> None:
-        a, b = int(counts.indptr[pieces[k][0]]), int(counts.indptr[pieces[k][1]])
-        divide_by_rows(counts.indices[a:b], data[a:b], norms)
-
-    with ThreadTeam(threads) as team:
-        team.map(scaled, range(len(pieces)))
-        total = sq_norms[0]
-        for part in sq_norms[1:]:
-            total += part
-        norms = numpy.sqrt(total)
-        team.map(normalized, range(len(pieces)))
-    return csc_matrix((data, counts.indices, counts.indptr), shape=counts.shape), idf
-
-
-def _log_counts(counts: numpy.ndarray, out: Optional[numpy.ndarray] = None) -> numpy.ndarray:
-    """numpy.log of the counts as float64 (into `out` when given): for uint8 counts, looked up in the table of the
-    logs of 1 ... 255 (the same numpy.log, so the same bits) instead of converting every count."""
-    if counts.dtype == numpy.uint8:
-        table = numpy.zeros(256)
-        table[1:] = numpy.log(numpy.arange(1, 256, dtype=numpy.float64))
-        return numpy.take(table, counts, out=out)
-    return numpy.log(counts, out=out, dtype=numpy.float64)
-
-
-def tfidf_rows(counts: Any, n_docs: int) -> Tuple[Any, numpy.ndarray]:
-    """Sublinear tf-idf of a CSR count matrix, each row L2-normalized, and the idf of every column.
-
-    counts (scipy.sparse.csr_matrix): Counts, shape (n_docs, n_features), no explicit zeros.
-    n_docs (int): The number of documents the idf is computed over.
-    RETURNS (Tuple[scipy.sparse.csr_matrix, numpy.ndarray]): The features and the idf.
-    """
-    out = counts.tocsr(copy=True)
-    df = numpy.bincount(out.indices, minlength=out.shape[1])
-    idf = numpy.log((1.0 + n_docs) / (1.0 + df)) + 1.0
-    out.data = (1.0 + numpy.log(out.data)) * idf[out.indices]
-    lengths = numpy.diff(out.indptr)
-    rows = numpy.repeat(numpy.arange(out.shape[0]), lengths)
-    out.data /= numpy.sqrt(numpy.bincount(rows, weights=out.data ** 2, minlength=out.shape[0]))[rows]
-    return out, idf
 
 
 class SubtreeLinearClassifier(RuleClassifier):
@@ -536,16 +420,13 @@ class SubtreeLinearClassifier(RuleClassifier):
         column for "tfidf"."""
         from scipy.sparse import csc_matrix
 
-        if self.features == "tfidf":
-            return tfidf_rows(counts.tocsr(copy=True), counts.shape[0])
         counts = counts.tocsc()
-        if self.features == "log1p":
-            data = numpy.log1p(counts.data, dtype=numpy.float64)
-        else:
-            data = numpy.empty(counts.nnz)
-            pieces = numpy.linspace(0, counts.nnz, N_BLOCKS + 1).astype(numpy.int64).tolist()
-            with ThreadTeam(self._threads if counts.nnz >= BLOCK_NNZ else 1) as team:
-                team.map(lambda k: data[pieces[k]:pieces[k + 1]].fill(1.0), range(N_BLOCKS))
+        if self.features == "tfidf":
+            T, idf = tfidf_matrix(counts)
+            return T.tocsr(), idf
+        if self.features != "log1p":
+            return presence(counts, self._threads), None
+        data = numpy.log1p(counts.data, dtype=numpy.float64)
         return csc_matrix((data, counts.indices, counts.indptr), shape=counts.shape), None
 
     def fit(self, X: Forest, y: Sequence[Any]) -> "SubtreeLinearClassifier":
@@ -596,19 +477,19 @@ class SubtreeLinearClassifier(RuleClassifier):
             if self.features == "auto":
                 order, ordered = (mined[2], counts) if auto else frequency_order(counts.tocsc())
                 by_frequency = self._transform(ordered)[0]
-                T, idf_by_frequency = tfidf_columns(ordered, self._threads)
+                T, idf_by_frequency = tfidf_matrix(ordered, self._threads)
                 del ordered
             else:
                 order, by_frequency = frequency_order(F)
             with self._shards(by_frequency, T) as shards:
                 fits, on_T = self._fit_heads(by_frequency, targets, T, shards)
-            heads = [fit._replace(weights=fit.weights[order]) for fit in fits]
+            heads = [replace(fit, weights=fit.weights[order]) for fit in fits]
             del by_frequency, T
             tfidf = tfidf or on_T
             if on_T:
                 idf = idf_by_frequency[order]
-        for head, t, (w, c, chosen, scores, ab, beta, nb) in zip(self.heads_, targets, heads):
-            keep = None
+        for head, t, fit in zip(self.heads_, targets, heads):
+            w, c, chosen, nb, keep = fit.weights, fit.intercept, fit.C, fit.nb, None
             if self.max_rules is not None and numpy.count_nonzero(w) > self.max_rules:
                 if counts_by_frequency:
                     counts, counts_by_frequency = counts[:, order].astype(numpy.float64), False
@@ -617,8 +498,8 @@ class SubtreeLinearClassifier(RuleClassifier):
                 w, c, keep = self._refit_top(counts if tfidf else F, t, w, chosen, nb, tfidf)
             fitted.append((w, c, keep))
             self.fit_info_.append({"head": head.name, "features": self._chosen_features(nb, tfidf), "C": chosen,
-                                   "cv_accuracy": scores, "nonzero": int(numpy.count_nonzero(w)), "platt": ab,
-                                   "nb_beta": beta})
+                                   "cv_accuracy": fit.cv_accuracy, "nonzero": int(numpy.count_nonzero(w)),
+                                   "platt": fit.platt, "nb_beta": fit.nb_beta})
         del F, counts
         self.timings_["fit"] = time.process_time() - clock
         clock = time.process_time()
@@ -729,7 +610,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         job = dict(F=F, T=T, targets=targets, folds=folds, fold_sets=fold_sets, paths=paths, fit=fit, shards=shards)
         done = self._run_fits(tasks, job)
         if folds[0] is None:
-            return [finish_head(*done[("final", h, cands[0])], cands[0], None, None, None, self.calibrate)
+            return [finish_head(done[("final", h, cands[0])], cands[0], None, None, None, self.calibrate)
                     for h in range(len(targets))], cands[0].tfidf
         scored = []
         for h, t in enumerate(targets):
@@ -768,7 +649,7 @@ class SubtreeLinearClassifier(RuleClassifier):
                   for (oof, y, _, accuracy), k in zip(scored, best[family])]
         if len(cands) > 1:
             done.update(self._run_fits([("final", h, c[0]) for h, c in enumerate(chosen)], job))
-        return [finish_head(*done[("final", h, c[0])], *c, self.calibrate) for h, c in enumerate(chosen)], family
+        return [finish_head(done[("final", h, c[0])], *c, self.calibrate) for h, c in enumerate(chosen)], family
 
     def _run_fits(self, tasks: List[Tuple[Any, ...]], job: Dict[str, Any]) -> Dict[Tuple[Any, ...], Any]:
         """The fit tasks' results on this model's workers (`tasks.run_tasks`). With shards held by Ray actors every
@@ -811,20 +692,16 @@ class SubtreeLinearClassifier(RuleClassifier):
                         max_iter=self.max_iter, tol=self.tol, calibrate=self.calibrate, criterion=self._criterion,
                         paths=self._paths() if paths is None else paths, method=SOLVER, max_scored=self.cv_documents)
 
-    def _fit_views(self, F: Any, y: numpy.ndarray, views: List[numpy.ndarray]) -> Tuple[Any, ...]:
-        """One model per view's columns; weights and intercept averaged over the views."""
-        w = numpy.zeros(F.shape[1])
-        c, chosen, scores, platts, betas, nbs = 0.0, [], [], [], [], []
+    def _fit_views(self, F: Any, y: numpy.ndarray, views: List[numpy.ndarray]) -> HeadFit:
+        """One model per view's columns; weights and intercept averaged over the views, the rest listed by view."""
+        w, c, fits = numpy.zeros(F.shape[1]), 0.0, []
         for cols in views:
             fit = self._fit_head(F[:, cols].tocsr(), y)
             w[cols] = fit.weights / len(views)
             c += fit.intercept / len(views)
-            chosen.append(fit.C)
-            scores.append(fit.cv_accuracy)
-            platts.append(fit.platt)
-            betas.append(fit.nb_beta)
-            nbs.append(fit.nb)
-        return w, c, chosen, scores, platts, betas, nbs
+            fits.append(fit)
+        return HeadFit(w, c, *([getattr(fit, name) for fit in fits] for name in ("C", "cv_accuracy", "platt", "nb_beta",
+                                                                                   "nb")))
 
     def _refit_top(self, F: Any, y: numpy.ndarray, w: numpy.ndarray, C: float, nb: bool,
                    tfidf: bool) -> Tuple[numpy.ndarray, float, numpy.ndarray]:
@@ -836,12 +713,12 @@ class SubtreeLinearClassifier(RuleClassifier):
         keep = numpy.sort(numpy.argsort(-contribution, kind="stable")[: self.max_rules])
         X = F[:, keep].tocsr()
         if tfidf:
-            X = tfidf_rows(X, X.shape[0])[0]
+            X = tfidf_matrix(X.tocsc())[0].tocsr()
         loss = TFIDF_LOSS if tfidf and self.features == "auto" else self.loss
-        w_keep, c = self._fit_head(X, y, [make_path(nb, [C], self.nb_beta if nb else 1.0, NB_BETAS)], loss)[:2]
+        fit = self._fit_head(X, y, [make_path(nb, [C], self.nb_beta if nb else 1.0, NB_BETAS)], loss)
         out = numpy.zeros_like(w)
-        out[keep] = w_keep
-        return out, c, keep
+        out[keep] = fit.weights
+        return out, fit.intercept, keep
 
 
 def _calibrated(f: numpy.ndarray, y: numpy.ndarray, calibrate: bool) -> numpy.ndarray:

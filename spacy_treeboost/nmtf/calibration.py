@@ -7,7 +7,8 @@ document on one class only. `Calibration` maps the score to P(positive) = 1 / (1
 
 - with labelled training documents of both classes, a and b are Platt's (1999): the logistic fit of the
   labels on the scores of the labelled documents, with his smoothed targets (N+ + 1) / (N+ + 2) and
-  1 / (N- + 2), which keep a and b finite even when the scores separate the labels;
+  1 / (N- + 2), which keep a and b finite even when the scores separate the labels (`learning.selection.platt`,
+  the linear learners' calibration);
 - otherwise a temperature: a = 1 / sd(score) over the training documents and b = 0, so a document one
   standard deviation above 0 gets P(positive) = 0.73, and a document without any vocabulary word 0.5.
 
@@ -19,6 +20,7 @@ from typing import Any, Dict, NamedTuple, Optional
 
 import numpy as np
 
+from ..learning.selection import platt, stratified_folds
 from .common import NEGATIVE, POSITIVE
 
 P_MIN = 1e-12
@@ -90,47 +92,6 @@ class Calibration(NamedTuple):
         return cls(slope, intercept, method)
 
 
-def platt(score: np.ndarray, positive: np.ndarray, max_iter: int = 100) -> tuple:
-    """Platt's logistic fit of P(positive | score) with smoothed targets, by Newton's method with step halving.
-
-    score (numpy.ndarray): Scores of the labelled documents, shape (n,).
-    positive (numpy.ndarray): Whether each document is positive, shape (n,).
-    max_iter (int): Most Newton steps.
-    RETURNS (Tuple[float, float]): The slope a and the intercept b.
-    """
-    s = np.asarray(score, dtype=np.float64)
-    positive = np.asarray(positive, dtype=bool)
-    n_pos, n_neg = int(positive.sum()), int((~positive).sum())
-    t = np.where(positive, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
-
-    def loss(a: float, b: float) -> float:
-        z = a * s + b
-        return float(np.sum(np.logaddexp(0.0, z) - t * z))
-
-    a, b = 0.0, float(np.log((n_pos + 1.0) / (n_neg + 1.0)))
-    current = loss(a, b)
-    for _ in range(max_iter):
-        p = _sigmoid(a * s + b)
-        grad = np.array([np.sum((p - t) * s), np.sum(p - t)])
-        w = p * (1.0 - p)
-        hess = np.array([[np.sum(w * s * s), np.sum(w * s)], [np.sum(w * s), np.sum(w)]]) + 1e-12 * np.eye(2)
-        step = np.linalg.solve(hess, grad)
-        size = 1.0
-        while size > 1e-10:
-            a_new, b_new = a - size * step[0], b - size * step[1]
-            new = loss(a_new, b_new)
-            if new <= current:
-                break
-            size /= 2
-        else:
-            break
-        done = current - new <= 1e-12 * max(1.0, abs(current))
-        a, b, current = a_new, b_new, new
-        if done:
-            break
-    return float(a), float(b)
-
-
 def log_loss(p_positive: np.ndarray, positive: np.ndarray) -> float:
     """Mean negative log-likelihood of the true classes.
 
@@ -177,11 +138,7 @@ def label_folds(y: np.ndarray, n_folds: int) -> np.ndarray:
     RETURNS (numpy.ndarray): The fold of each document.
     """
     y = np.asarray(y)
-    folds = np.full(len(y), -1, dtype=np.int64)
-    for k in (POSITIVE, NEGATIVE):
-        members = np.flatnonzero(y == k)
-        folds[members] = np.arange(len(members)) % n_folds
-    return folds
+    return np.where((y == POSITIVE) | (y == NEGATIVE), stratified_folds(y, n_folds), -1)
 
 
 def cross_fitted_scores(fit_scores: Any, y: np.ndarray, n_folds: int = 2) -> np.ndarray:

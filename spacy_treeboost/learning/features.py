@@ -1,0 +1,242 @@
+"""Feature maps of the linear learners: presence, naive Bayes ratios (NBSVM), sublinear tf-idf, the columns by
+document frequency, the reduction of the features seen in one sample each, and the flat codes of mined patterns.
+"""
+from typing import TYPE_CHECKING, Any, Iterator, List, NamedTuple, Optional, Tuple
+
+import numpy
+
+from . import products
+from ._sparse import divide_by_rows, order_by_count, pattern_codes, scale_columns_and_norms, take_columns
+from .threads import ThreadTeam
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+
+NB_ALPHA = 1.0
+
+
+def presence(counts: "sp.spmatrix", threads: int = 1) -> "sp.spmatrix":
+    """x = [count >= 1] of a CSC count matrix without explicit zeros (its structure shared); a matrix of
+    `products.BLOCK_NNZ` entries or more is filled in `products.N_BLOCKS` pieces on up to `threads` threads."""
+    from scipy.sparse import csc_matrix
+
+    data = numpy.empty(counts.nnz)
+    pieces = numpy.linspace(0, counts.nnz, products.N_BLOCKS + 1).astype(numpy.int64).tolist()
+    with ThreadTeam(threads if counts.nnz >= products.BLOCK_NNZ else 1) as team:
+        team.map(lambda k: data[pieces[k]:pieces[k + 1]].fill(1.0), range(products.N_BLOCKS))
+    return csc_matrix((data, counts.indices, counts.indptr), shape=counts.shape)
+
+
+def nb_ratio(P: "sp.spmatrix", y: numpy.ndarray, alpha: float = NB_ALPHA) -> numpy.ndarray:
+    """Naive Bayes log-count ratios r = log((p / |p|_1) / (q / |q|_1)) of binary features P."""
+    return log_count_ratio(P.T @ (y > 0).astype(numpy.float64), P.T @ (y < 0).astype(numpy.float64), alpha)
+
+
+def log_count_ratio(pos: numpy.ndarray, neg: numpy.ndarray, alpha: float = NB_ALPHA) -> numpy.ndarray:
+    """`nb_ratio` from the column sums over the positive samples and over the negative ones."""
+    pos, neg = pos + alpha, neg + alpha
+    return numpy.log(pos / pos.sum()) - numpy.log(neg / neg.sum())
+
+
+def interpolate(w: numpy.ndarray, beta: float) -> numpy.ndarray:
+    """NBSVM's interpolation (Wang & Manning 2012) w' = (1 - beta) mean|w| + beta w; w itself when beta = 1."""
+    if beta == 1.0 or not len(w):
+        return w
+    return (1.0 - beta) * numpy.abs(w).mean() + beta * w
+
+
+def scale_columns(X: "sp.spmatrix", scale: numpy.ndarray) -> "sp.spmatrix":
+    """X with column j times scale[j], its structure kept (a zero factor leaves an explicit zero); CSC stays CSC,
+    anything else becomes CSR."""
+    from scipy.sparse import csc_matrix, csr_matrix
+
+    if X.format == "csc":
+        return csc_matrix((X.data * numpy.repeat(scale, numpy.diff(X.indptr)), X.indices, X.indptr), shape=X.shape)
+    X = X.tocsr()
+    return csr_matrix((X.data * scale[X.indices], X.indices, X.indptr), shape=X.shape)
+
+
+class Singletons(NamedTuple):
+    """The features of a CSC matrix seen in one sample each (see `SingletonReduction`): the columns kept (in two or
+    more samples), those seen once (`cols`, in order) with their sample (`rows`) and value over that sample's norm
+    (`share`), the samples holding such features, the place of each seen-once column's sample among them (`slot`),
+    and their norms."""
+    keep: numpy.ndarray
+    cols: numpy.ndarray
+    rows: numpy.ndarray
+    share: numpy.ndarray
+    samples: numpy.ndarray
+    slot: numpy.ndarray
+    norms: numpy.ndarray
+
+
+def find_singletons(X: "sp.spmatrix", df: Optional[numpy.ndarray] = None) -> Singletons:
+    """The `Singletons` of a CSC X without explicit zeros whose columns are in `df` samples (None: X's own counts;
+    for a shard of the samples, the counts over all shards, a column seen once being in this shard or not)."""
+    here = numpy.diff(X.indptr)
+    df = here if df is None else df
+    cols = numpy.flatnonzero(df == 1)
+    if df is not here:
+        cols = cols[here[cols] > 0]
+    once = X.indptr[cols]
+    rows = X.indices[once].astype(numpy.int64)
+    values = X.data[once]
+    sq = numpy.bincount(rows, weights=values ** 2, minlength=X.shape[0])
+    samples = numpy.flatnonzero(sq > 0)
+    norms = numpy.sqrt(sq)
+    slot = numpy.full(X.shape[0], -1, dtype=numpy.int64)
+    slot[samples] = numpy.arange(len(samples))
+    return Singletons(numpy.flatnonzero(df >= 2), cols, rows, values / norms[rows], samples, slot[rows],
+                      norms[samples])
+
+
+class SingletonReduction:
+    """An L2 problem with the features that occur in one sample each folded into one feature per sample.
+
+    The features j of sample i that no other sample has enter only its margin, through
+    u_i = sum_j x_ij w_j; for a given u_i their penalty sum_j w_j^2 is smallest, u_i^2 / n_i^2
+    with n_i^2 = sum_j x_ij^2, at w_j = u_i x_ij / n_i^2. So the problem is exactly the one
+    over the other features and one feature per such sample, of value n_i and weight
+    v_i = u_i / n_i, with w_j = v_i x_ij / n_i; the gradient has the same norm at matching
+    points. Features no sample has (explicit zeros only) get weight 0. Large subtree spaces are mostly such
+    features, so the solver works on far shorter vectors.
+    """
+
+    def __init__(self, X: "sp.spmatrix") -> None:
+        from scipy.sparse import csc_matrix
+
+        X = csc_matrix(X)
+        if not bool(numpy.all(X.data != 0)):
+            X = X.copy()
+            X.eliminate_zeros()
+        n, self.d = X.shape
+        s = find_singletons(X)
+        self.keep, self.cols, self.samples, self.share, self.slot = s.keep, s.cols, s.samples, s.share, s.slot
+        if len(self.keep) == self.d:
+            self.X = X
+            return
+        indptr, indices, data = take_columns(X.indptr.astype(X.indices.dtype, copy=False), X.indices, X.data,
+                                             self.keep.astype(numpy.int64, copy=False),
+                                             self.samples.astype(X.indices.dtype), s.norms)
+        self.X = csc_matrix((data, indices, indptr), shape=(n, len(self.keep) + len(self.samples)))
+
+    def reduce(self, x: numpy.ndarray) -> numpy.ndarray:
+        """The reduced problem's point (weights, then intercept) matching the full one's x."""
+        if len(self.keep) == self.d:
+            return x
+        v = numpy.bincount(self.slot, weights=self.share * x[self.cols], minlength=len(self.samples))
+        return numpy.concatenate([x[self.keep], v, x[-1:]])
+
+    def expand(self, z: numpy.ndarray) -> numpy.ndarray:
+        """The full problem's point of the reduced one's z."""
+        if len(self.keep) == self.d:
+            return z
+        x = numpy.zeros(self.d + 1)
+        x[self.keep] = z[: len(self.keep)]
+        x[self.cols] = z[len(self.keep) + self.slot] * self.share
+        x[-1] = z[-1]
+        return x
+
+
+class PatternCodes:
+    """The codes of many patterns as flat arrays: pattern p is (depth[k], strings[label[k]]) for k in
+    start[p] .. start[p + 1] - 1, in preorder."""
+
+    def __init__(self, strings: List[str], depth: numpy.ndarray, label: numpy.ndarray, start: numpy.ndarray) -> None:
+        self.strings, self.depth, self.label, self.start = strings, depth, label, start
+
+    @classmethod
+    def from_tree(cls, parent: numpy.ndarray, depth: numpy.ndarray, label: numpy.ndarray, size: numpy.ndarray,
+                  strings: List[str]) -> "PatternCodes":
+        """The codes of the miner's enumeration tree (each pattern extends its parent by one rightmost node;
+        `size` is each pattern's number of nodes), by `pattern_codes`."""
+        start, flat_depth, flat_label = pattern_codes(*(numpy.ascontiguousarray(a, dtype=numpy.int32)
+                                                        for a in (parent, depth, label, size)))
+        return cls(list(strings), flat_depth, flat_label, start)
+
+    def __len__(self) -> int:
+        return len(self.start) - 1
+
+    def __getitem__(self, p: int) -> Tuple[Tuple[int, str], ...]:
+        lo, hi = int(self.start[p]), int(self.start[p + 1])
+        return tuple((int(d), self.strings[l]) for d, l in zip(self.depth[lo:hi], self.label[lo:hi]))
+
+    def __iter__(self) -> Iterator[Tuple[Tuple[int, str], ...]]:
+        return (self[p] for p in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PatternCodes) and list(self) == list(other)
+
+    def has_label_prefix(self, prefix: str) -> numpy.ndarray:
+        """Whether each pattern has a node label starting with `prefix`."""
+        marked = numpy.array([s.startswith(prefix) for s in self.strings] + [False])
+        hit = marked[self.label].astype(numpy.int64)
+        return numpy.add.reduceat(hit, self.start[:-1]) > 0 if len(self) else numpy.zeros(0, dtype=bool)
+
+
+def frequency_order(F: Any) -> Tuple[numpy.ndarray, Any]:
+    """F (CSC or CSR, kept) with its columns renumbered by decreasing document frequency (ties: column order),
+    and `inverse` such that the weights w of the renumbered columns are w[inverse] for F's. The columns the
+    solvers' products touch most then lie together, and the features of one sample each at the end."""
+    from scipy.sparse import csr_matrix
+
+    df = numpy.diff(F.indptr) if F.format == "csc" else numpy.bincount(F.indices, minlength=F.shape[1])
+    order, inverse = order_by_frequency(df)
+    if F.format == "csc":
+        return inverse, F[:, order]
+    renumbered = csr_matrix((F.data, inverse[F.indices].astype(F.indices.dtype), F.indptr), shape=F.shape)
+    return inverse, renumbered
+
+
+def order_by_frequency(df: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """The columns by decreasing document frequency `df` (ties: column order), and the inverse permutation
+    (`order_by_count`)."""
+    return order_by_count(numpy.ascontiguousarray(df, dtype=numpy.int64))
+
+
+def tfidf_matrix(counts: Any, threads: int = 1) -> Tuple[Any, numpy.ndarray]:
+    """Sublinear tf-idf of a CSC count matrix (no explicit zeros), x = (1 + log count) idf / n with
+    idf = log((1 + N) / (1 + df)) + 1 over its N rows and n the Euclidean norm of the row (scikit-learn's
+    `TfidfVectorizer(sublinear_tf=True)`), computed column by column: the features (CSC, sharing the structure of
+    `counts`) and the idf of every column. A matrix of `products.BLOCK_NNZ` entries or more is computed in
+    `products.N_BLOCKS` fixed column pieces on up to `threads` threads, each row's squared norm the sum of the
+    pieces' sums in piece order: the same bits for any number of threads."""
+    from scipy.sparse import csc_matrix
+
+    df = numpy.diff(counts.indptr)
+    idf = numpy.log((1.0 + counts.shape[0]) / (1.0 + df)) + 1.0
+    data = numpy.empty(counts.nnz)
+    pieces = products.column_pieces(counts.indptr, products.N_BLOCKS if counts.nnz >= products.BLOCK_NNZ else 1)
+    sq_norms = [numpy.zeros(counts.shape[0]) for _ in pieces]
+
+    def scaled(k: int) -> None:
+        lo, hi = pieces[k]
+        a, b = int(counts.indptr[lo]), int(counts.indptr[hi])
+        log_counts(counts.data[a:b], out=data[a:b])
+        data[a:b] += 1.0
+        indptr = (counts.indptr[lo:hi + 1] - a).astype(counts.indices.dtype)
+        scale_columns_and_norms(indptr, counts.indices[a:b], data[a:b], idf[lo:hi], sq_norms[k])
+
+    def normalized(k: int) -> None:
+        a, b = int(counts.indptr[pieces[k][0]]), int(counts.indptr[pieces[k][1]])
+        divide_by_rows(counts.indices[a:b], data[a:b], norms)
+
+    with ThreadTeam(threads) as team:
+        team.map(scaled, range(len(pieces)))
+        total = sq_norms[0]
+        for part in sq_norms[1:]:
+            total += part
+        norms = numpy.sqrt(total)
+        team.map(normalized, range(len(pieces)))
+    return csc_matrix((data, counts.indices, counts.indptr), shape=counts.shape), idf
+
+
+def log_counts(counts: numpy.ndarray, out: Optional[numpy.ndarray] = None) -> numpy.ndarray:
+    """numpy.log of the counts as float64 (into `out` when given): for uint8 counts, looked up in the table of the
+    logs of 1 ... 255 (the same numpy.log, so the same bits) instead of converting every count."""
+    if counts.dtype == numpy.uint8:
+        table = numpy.zeros(256)
+        table[1:] = numpy.log(numpy.arange(1, 256, dtype=numpy.float64))
+        return numpy.take(table, counts, out=out)
+    return numpy.log(counts, out=out, dtype=numpy.float64)
+

@@ -1,0 +1,171 @@
+"""Products of large sparse matrices on several threads, the same bits for any number of threads.
+
+A CSC matrix of `BLOCK_NNZ` entries or more is multiplied in `N_BLOCKS` fixed runs of columns of about equal
+entries (`column_pieces`, `ColumnBlocks`), and the conjugate gradients' vector sums in fixed pieces of
+`CG_PIECE` entries (`Pieces`): a sum is each piece's sum added in piece order, whichever thread computed it.
+"""
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple, Union
+
+import numpy
+
+from ._sparse import check_pattern, column_values as _pattern_values, pattern_matvec, pattern_rmatvec, squared_rmatvec
+from .threads import Threads, ThreadTeam
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+
+BLOCK_NNZ = 1 << 23
+N_BLOCKS = 8
+
+
+def column_pieces(indptr: numpy.ndarray, n_pieces: int) -> List[Tuple[int, int]]:
+    """`n_pieces` runs of consecutive columns (lo, hi) of a CSC matrix with `indptr`, of about equal entries (some
+    may be empty)."""
+    d = len(indptr) - 1
+    cuts = numpy.searchsorted(indptr, numpy.linspace(0, indptr[-1], n_pieces + 1)[1:-1])
+    edges = [0] + numpy.clip(cuts, 0, d).tolist() + [d]
+    return list(zip(edges[:-1], edges[1:]))
+
+
+CG_PIECE = 1 << 16
+
+
+class Pieces:
+    """A vector's entries in fixed pieces of `CG_PIECE`, for the compiled vector kernels of `solver.pcg` on a
+    `ThreadTeam`: a sum is each piece's sum (in index order) added in piece order, the same for any number of
+    threads."""
+
+    def __init__(self, n: int, team: Optional[ThreadTeam]) -> None:
+        self.bounds = [(lo, min(lo + CG_PIECE, n)) for lo in range(0, n, CG_PIECE)]
+        self.team = team if team is not None else ThreadTeam(1)
+
+    def total(self, kernel: Callable[..., float], *args: Any) -> float:
+        total = 0.0
+        for part in self.team.map(lambda bounds: kernel(*args, *bounds), self.bounds):
+            total += part
+        return total
+
+    def each(self, kernel: Callable[..., None], *args: Any) -> None:
+        self.team.map(lambda bounds: kernel(*args, *bounds), self.bounds)
+
+
+class ColumnBlocks:
+    """The products of a large CSC matrix over `N_BLOCKS` fixed column blocks of equal nonzeros (views of its
+    arrays, and their transposes as CSR views: scipy's `.T` would copy them at every product), the blocks on up to
+    the threads of a `ThreadTeam` (scipy's products release the GIL). X v sums the blocks' partial products in block
+    order and X^T u concatenates them, so the result is the same, bit for bit, for any number of threads. When each
+    column holds one value (presence and naive Bayes features, and their squares), the blocks are multiplied by
+    `pattern_matvec` and `pattern_rmatvec`, which read that value once per column: the same sums as scipy's.
+    With `squared`, the blocks stand for X with its entries squared, multiplied by its transpose only
+    (`squared_rmatvec`, or the pattern kernels with the values squared): scipy's sums on that matrix, without it."""
+
+    def __init__(self, X: "sp.spmatrix", threads: Union[int, Threads, ThreadTeam], squared: bool = False) -> None:
+        from scipy.sparse import csc_matrix, csr_matrix
+
+        n, d = X.shape
+        self.n, self.d, self.squared = n, d, squared
+        scale = column_values(X)
+        if scale is not None or squared:
+            check_pattern(X.indptr.astype(X.indices.dtype, copy=False), X.indices, n)
+        if scale is not None and squared:
+            scale = scale * scale
+        self.blocks: List[Tuple[Any, ...]] = []
+        for a, b in column_pieces(X.indptr, N_BLOCKS):
+            lo, hi = int(X.indptr[a]), int(X.indptr[b])
+            indptr = (X.indptr[a:b + 1] - lo).astype(X.indices.dtype)
+            if scale is not None:
+                self.blocks.append((int(a), int(b), (indptr, X.indices[lo:hi], scale[a:b]), None))
+                continue
+            if squared:
+                self.blocks.append((int(a), int(b), (indptr, X.indices[lo:hi], X.data[lo:hi]), "squared"))
+                continue
+            block, transposed = csc_matrix((n, int(b - a)), dtype=X.dtype), csr_matrix((int(b - a), n), dtype=X.dtype)
+            block.data = transposed.data = X.data[lo:hi]
+            block.indices = transposed.indices = X.indices[lo:hi]
+            block.indptr = transposed.indptr = indptr
+            self.blocks.append((int(a), int(b), block, transposed))
+        self.team = threads if isinstance(threads, ThreadTeam) else ThreadTeam(threads)
+
+    @property
+    def T(self) -> "_Transposed":
+        return _Transposed(self)
+
+    def _map(self, product: Any) -> List[numpy.ndarray]:
+        return self.team.map(product, self.blocks)
+
+    def __matmul__(self, v: numpy.ndarray) -> numpy.ndarray:
+        if self.squared:
+            raise NotImplementedError("column blocks of squared entries multiply by their transpose only")
+        parts = self._map(lambda block: self._block_matvec(block, v))
+        out = parts[0]
+        for part in parts[1:]:
+            out += part
+        return out
+
+    def _block_matvec(self, block: Tuple[Any, ...], v: numpy.ndarray) -> numpy.ndarray:
+        a, b, of, transposed = block
+        if transposed is not None:
+            return of @ v[a:b]
+        out = numpy.zeros(self.n)
+        indptr, indices, values = of
+        pattern_matvec(indptr, indices, values, numpy.ascontiguousarray(v[a:b], dtype=numpy.float64), out)
+        return out
+
+    def rmatvec(self, u: numpy.ndarray, plus: Optional[Tuple[numpy.ndarray, float]] = None,
+                out: Optional[numpy.ndarray] = None) -> numpy.ndarray:
+        """X^T u, into `out` when given; with plus = (v, c), X^T u + v * c, added block by block."""
+        u = numpy.ascontiguousarray(u, dtype=numpy.float64)
+        result = numpy.empty(self.d) if out is None else out
+
+        def block(block: Tuple[Any, ...]) -> None:
+            a, b = block[0], block[1]
+            self._block_rmatvec(block, u, result[a:b])
+            if plus is not None:
+                result[a:b] += plus[0][a:b] * plus[1]
+
+        self._map(block)
+        return result
+
+    @staticmethod
+    def _block_rmatvec(block: Tuple[Any, ...], u: numpy.ndarray, out: numpy.ndarray) -> None:
+        of, transposed = block[2], block[3]
+        if transposed is None or isinstance(transposed, str):
+            indptr, indices, values = of
+            (pattern_rmatvec if transposed is None else squared_rmatvec)(indptr, indices, values, u, out)
+        else:
+            out[:] = transposed @ u
+
+
+def column_values(X: "sp.spmatrix") -> Optional[numpy.ndarray]:
+    """The value of each column of a float64 CSC X whose columns each hold one value (0 for empty columns), else
+    None (`_sparse.column_values`)."""
+    if X.format != "csc" or X.dtype != numpy.float64 or X.indices.dtype not in (numpy.int32, numpy.int64):
+        return None
+    return _pattern_values(X.indptr.astype(X.indices.dtype, copy=False), X.data)
+
+
+class _Transposed:
+    def __init__(self, of: ColumnBlocks) -> None:
+        self.of = of
+
+    def __matmul__(self, u: numpy.ndarray) -> numpy.ndarray:
+        return self.of.rmatvec(u)
+
+
+def squared_entries(X: "sp.spmatrix") -> "sp.spmatrix":
+    """X with its entries squared: X itself when they are all 1, a CSC X sharing its structure."""
+    if X.nnz == 0 or bool(numpy.all(X.data == 1.0)):
+        return X
+    if X.format != "csc":
+        return X.power(2)
+    from scipy.sparse import csc_matrix
+
+    return csc_matrix((X.data * X.data, X.indices, X.indptr), shape=X.shape)
+
+def newton_blocks(X: "sp.spmatrix", threads: Union[int, Threads]) -> Tuple[Any, Any]:
+    """X and its entries squared as the Newton solver multiplies them: as scipy matrices, or as `ColumnBlocks` of a
+    CSC X with at least `BLOCK_NNZ` nonzeros (whatever `threads`), the squares then never stored."""
+    if X.nnz < BLOCK_NNZ:
+        return X, squared_entries(X)
+    team = ThreadTeam(threads)
+    return ColumnBlocks(X, team), ColumnBlocks(X, team, squared=True)
