@@ -5,9 +5,7 @@
     python -m spacy_treeboost rules MODEL
     python -m spacy_treeboost convert INPUT.jsonl OUTPUT.spacy [--model en_core_web_sm]
     python -m spacy_treeboost apply MODEL INPUT.jsonl OUTPUT.jsonl [--n-workers N] [--backend processes|ray]
-    python -m spacy_treeboost migrate-config OLD.cfg NEW.cfg
     python -m spacy_treeboost init-config OUTPUT.cfg [--multilabel] [--lang en]
-    python -m spacy_treeboost reseal OLD_MODEL NEW_MODEL
     python -m spacy_treeboost explain PIPELINE --text "..." [--label L] --output view.html
     python -m spacy_treeboost report PIPELINE [--data dev.spacy] --output report.html
 """
@@ -45,15 +43,11 @@ def _refuse_own_input(output: Path, *inputs: Path) -> None:
 
 def _load(model: Path) -> Any:
     from .files import check_model_file
-    from .learning.classifier_files import UnsealedFileError, classifier_from_bytes
+    from .learning.classifier_files import classifier_from_bytes
 
     try:
         check_model_file(model, ModelFormatError, "spacy-treeboost model file")
         return classifier_from_bytes(model.read_bytes())
-    except UnsealedFileError:
-        _fail(f"{model} is an unsealed version-1 model file: it has no checksum, so damage or edits would change its "
-              f"predictions unnoticed. If you trust it, reseal it (python -m spacy_treeboost reseal {model} "
-              f"{model.with_name(model.stem + '.sealed' + model.suffix)}) and use the new file, or retrain the model.")
     except ModelFormatError as err:
         _fail(str(err) if str(err).startswith(("cannot read", str(model))) else f"{model}: {err}")
     except OSError as err:
@@ -432,34 +426,6 @@ def apply(
     typer.echo(f"classified {n} texts -> {output_path}", err=True)
 
 
-@app.command("migrate-config")
-def migrate_config(
-    old: Path = typer.Argument(..., help="A training config written for spacy-treeboost 0.1"),
-    new: Path = typer.Argument(..., help="Where to write the migrated config"),
-) -> None:
-    """Move treeboost_textcat's flat 0.1 settings into its learner and trees blocks (comments are not kept)."""
-    from thinc.api import Config
-
-    from .files import write_bytes_atomic
-    from .pipeline.learners import LEGACY_SETTINGS, migrate_settings
-
-    _refuse_own_input(new, old)
-    try:
-        config = Config().from_disk(old, interpolate=False)
-    except Exception as err:
-        _fail(f"{old} is not a readable config file: {err}")
-    moved = []
-    for name, block in config.get("components", {}).items():
-        if block.get("factory") == "treeboost_textcat" and any(k in block for k in LEGACY_SETTINGS):
-            config["components"][name] = migrate_settings(dict(block))
-            moved.append(name)
-    try:
-        write_bytes_atomic(new, config.to_str().encode("utf8"))
-    except OSError as err:
-        _fail(f"cannot write {new}: {err.strerror}; the previous file, if any, is unchanged")
-    typer.echo(f"migrated {', '.join(moved) or 'nothing (no flat treeboost_textcat settings)'} -> {new}", err=True)
-
-
 def _load_pipeline(pipeline: str) -> Any:
     import spacy
 
@@ -528,28 +494,6 @@ def report(
         _fail(str(err))
     _write_page(output, page)
     typer.echo(f"wrote the report -> {output}", err=True)
-
-
-@app.command()
-def reseal(
-    old: Path = typer.Argument(..., help="An unsealed version-1 model file written by 'learn'"),
-    new: Path = typer.Argument(..., help="Where to write the sealed model file"),
-) -> None:
-    """Seal a version-1 model file with a checksum, so that damage to it is refused on load (the rules are kept)."""
-    from .files import check_model_file
-    from .learning.classifier_files import reseal_classifier
-
-    _refuse_own_input(new, old)
-    _check_writable(new)
-    try:
-        check_model_file(old, ModelFormatError, "spacy-treeboost model file")
-        data = reseal_classifier(old.read_bytes())
-    except ModelFormatError as err:
-        _fail(str(err) if str(err).startswith(("cannot read", str(old))) else f"{old}: {err}")
-    except OSError as err:
-        _fail(f"cannot read {old}: {err.strerror}")
-    _write_model(new, data)
-    typer.echo(f"sealed {old} -> {new}", err=True)
 
 
 @app.command("init-config")

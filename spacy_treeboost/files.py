@@ -92,7 +92,7 @@ def seal(payload: Any, format_name: str, version: int, *, version_key: str = "ve
     payload (Any): The model data (msgpack-serializable).
     format_name (str): The file format's name, checked on load.
     version (int): The sealed format's version.
-    version_key (str): The name of the version entry (as older files of the format spell it).
+    version_key (str): The name of the version entry.
     RETURNS (bytes): The file's content.
     """
     body = srsly.msgpack_dumps(payload)
@@ -100,23 +100,19 @@ def seal(payload: Any, format_name: str, version: int, *, version_key: str = "ve
                                 CHECKSUM_KEY: hashlib.sha256(body).hexdigest(), PAYLOAD_KEY: body})
 
 
-def unseal(data: bytes, format_name: str, version: int, legacy_version: int, *, error: Type[Exception],
-           what: str, version_key: str = "version") -> Tuple[Any, bool]:
+def unseal(data: bytes, format_name: str, version: int, *, error: Type[Exception], what: str,
+           version_key: str = "version") -> Any:
     """The payload of a sealed model file, after checking its format, version and checksum.
-
-    A file of `legacy_version` (written before files were sealed) has no checksum: its content is returned as it
-    is, for the caller's own validation.
 
     data (bytes): The file's content.
     format_name (str): The expected format name.
-    version (int): The sealed format's version.
-    legacy_version (int): The version of unsealed files that are still read.
+    version (int): The format's version; a file of any other version is refused.
     error (Type[Exception]): The exception to raise for a file that is refused.
     what (str): What the file is, for messages, e.g. "classifier file".
     version_key (str): The name of the version entry.
-    RETURNS (Tuple[Any, bool]): The payload, and whether the file was sealed.
+    RETURNS (Any): The payload.
     """
-    return open_seal(parse_msgpack(data, error, what), format_name, version, legacy_version, error=error, what=what,
+    return open_seal(parse_msgpack(data, error, what), format_name, version, error=error, what=what,
                      version_key=version_key)
 
 
@@ -129,21 +125,18 @@ def parse_msgpack(data: bytes, error: Type[Exception], what: str) -> Any:
                     f"{type(err).__name__}); restore it from a copy or retrain the model.") from None
 
 
-def open_seal(outer: Any, format_name: str, version: int, legacy_version: Optional[int], *,
-              error: Type[Exception], what: str, version_key: str = "version") -> Tuple[Any, bool]:
-    """`unseal` for a file whose envelope is already unpacked; `legacy_version` None reads sealed files only."""
+def open_seal(outer: Any, format_name: str, version: int, *, error: Type[Exception], what: str,
+              version_key: str = "version") -> Any:
+    """`unseal` for a file whose envelope is already unpacked."""
     if not isinstance(outer, dict) or outer.get("format") != format_name:
         raise error(f"This is not a spacy-treeboost {what} (expected the format {format_name!r}).")
     found = outer.get(version_key)
-    if legacy_version is not None and found == legacy_version and PAYLOAD_KEY not in outer:
-        return outer, False
-    reads = f"version {version}" if legacy_version is None else f"versions {legacy_version} and {version}"
     if isinstance(found, int) and not isinstance(found, bool) and found > version:
         raise error(f"The {what}'s format version {found} was written by a newer spacy-treeboost (this one reads "
-                    f"{reads}); upgrade spacy-treeboost or retrain the model.")
-    if found != version:
-        raise error(f"The {what}'s format version {found!r} is not supported (this spacy-treeboost reads {reads}); "
-                    "retrain the model or install the spacy-treeboost that wrote it.")
+                    f"version {version}); upgrade spacy-treeboost or retrain the model.")
+    if found != version or isinstance(found, bool):
+        raise error(f"The {what}'s format version {found!r} is not supported (this spacy-treeboost reads version "
+                    f"{version}); retrain the model with this spacy-treeboost.")
     body, checksum = outer.get(PAYLOAD_KEY), outer.get(CHECKSUM_KEY)
     if not isinstance(body, bytes) or not isinstance(checksum, str) or set(outer) != {"format", version_key,
                                                                                       CHECKSUM_KEY, PAYLOAD_KEY}:
@@ -153,17 +146,16 @@ def open_seal(outer: Any, format_name: str, version: int, legacy_version: Option
         raise error(f"The {what} is damaged: its content does not match its SHA-256 checksum. Restore it from a "
                     "copy or retrain the model.")
     try:
-        return msgpack_loads_safe(body), True
+        return msgpack_loads_safe(body)
     except Exception as err:
         raise error(f"The {what}'s payload is not msgpack ({type(err).__name__}) although its checksum matches; "
                     "it was not written by spacy-treeboost.") from None
 
 
 def check_model_file(path: Union[str, Path], error: Type[Exception], what: str,
-                     max_bytes: Optional[int] = None, allow_nil: bool = False) -> None:
+                     max_bytes: Optional[int] = None) -> None:
     """Fail fast when `path` cannot be a model file: not a regular file, empty, larger than `max_bytes`, or not
-    starting as a msgpack map does (so that `/dev/zero` or a large text file is refused without reading it);
-    `allow_nil` also accepts msgpack's nil, an unfitted component's model before files were sealed.
+    starting as a msgpack map does (so that `/dev/zero` or a large text file is refused without reading it).
 
     RAISES (error): With a message naming the path.
     """
@@ -179,7 +171,7 @@ def check_model_file(path: Union[str, Path], error: Type[Exception], what: str,
         raise error(f"{path} is {size} bytes, more than any {what} this tool reads ({max_bytes} bytes).")
     with path.open("rb") as f:
         head = f.read(1)
-    if not head or not (0x80 <= head[0] <= 0x8F or head[0] in (0xDE, 0xDF) or (allow_nil and head == b"\xc0")):
+    if not head or not (0x80 <= head[0] <= 0x8F or head[0] in (0xDE, 0xDF)):
         raise error(f"{path} is not a {what} ({'it is empty' if not head else 'it does not start as one does'}).")
 
 
@@ -227,7 +219,7 @@ def read_model_file(path: Union[str, Path], component: str) -> bytes:
     """The bytes of a component's `model` file, after `check_model_file`; errors name the path."""
 
     try:
-        check_model_file(path, ModelFormatError, f"'{component}' model file", allow_nil=True)
+        check_model_file(path, ModelFormatError, f"'{component}' model file")
         return Path(path).read_bytes()
     except OSError as err:
         raise ModelFormatError(f"'{component}': cannot read {path}: {err.strerror}") from None
@@ -235,24 +227,18 @@ def read_model_file(path: Union[str, Path], component: str) -> bytes:
 
 COMPONENT_MODEL_FORMAT = "spacy-treeboost.treeboost_textcat"
 COMPONENT_MODEL_VERSION = 1
-LEGACY_CLASSIFIER_FORMAT = "spacy-treeboost.classifier"
 
 
-def unseal_component_model(data: bytes, component: str) -> Tuple[Any, bool]:
-    """The payload of a treeboost_textcat model file ({"classifier": dict or None, "cfg_sha256": str}), or, for a
-    file written before model files were sealed, the classifier dict or None it holds.
+def unseal_component_model(data: bytes, component: str) -> Dict[str, Any]:
+    """The payload of a treeboost_textcat model file: {"classifier": dict or None, "cfg_sha256": str}.
 
-    RAISES (ModelFormatError): For a damaged or foreign file.
+    RAISES (ModelFormatError): For a damaged or foreign file, or one of another format version.
     """
 
     what = f"'{component}' model file"
-    outer = parse_msgpack(data, ModelFormatError, what)
-    if outer is None or (isinstance(outer, dict) and outer.get("format") == LEGACY_CLASSIFIER_FORMAT):
-        return outer, False
-    payload, _ = open_seal(outer, COMPONENT_MODEL_FORMAT, COMPONENT_MODEL_VERSION, None, error=ModelFormatError,
-                           what=what)
+    payload = unseal(data, COMPONENT_MODEL_FORMAT, COMPONENT_MODEL_VERSION, error=ModelFormatError, what=what)
     if not (isinstance(payload, dict) and set(payload) == {"classifier", "cfg_sha256"}
             and isinstance(payload["cfg_sha256"], str) and (payload["classifier"] is None
                                                             or isinstance(payload["classifier"], dict))):
         raise ModelFormatError(f"The {what} does not hold a classifier and the digest of its settings.")
-    return payload, True
+    return payload

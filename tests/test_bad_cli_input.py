@@ -122,7 +122,7 @@ def sealed_model(edit) -> bytes:
     data = classifier_to_dict(TreeBoostClassifier("frequency", n_rounds=2, max_pattern_size=2).fit(
         f, ["NEG", "POS", "POS", "NEG"]))
     edit(data)
-    return seal(data, CLASSIFIER_FORMAT, 2)
+    return seal(data, CLASSIFIER_FORMAT, 1)
 
 
 @pytest.mark.parametrize("edit,expected", [
@@ -152,7 +152,7 @@ def test_a_future_model_names_the_installed_versions(tmp_path):
     path = tmp_path / "model.bin"
     path.write_bytes(seal({}, CLASSIFIER_FORMAT, 3))
     one_line_error(run("rules", path), f"{path}: The classifier file's format version 3 was written by a newer "
-                                       "spacy-treeboost (this one reads versions 1 and 2); upgrade spacy-treeboost "
+                                       "spacy-treeboost (this one reads version 1); upgrade spacy-treeboost "
                                        "or retrain the model.")
 
 
@@ -289,26 +289,6 @@ def test_the_line_limit_applies_to_pipes_only(tmp_path, monkeypatch):
     monkeypatch.setenv("SPACY_TREEBOOST_MAX_LINE_MB", "lots")
     with pytest.raises(BactFormatError, match="SPACY_TREEBOOST_MAX_LINE_MB='lots' is invalid: use a whole number"):
         read_through_fifo(tmp_path, long_line)
-
-
-@pytest.mark.slow
-def test_unsealed_version_1_model_is_refused_with_the_reseal_command(tmp_path):
-    f = Forest.from_sentences([[["not", "good"]], [["very", "good"]], [["not", "bad"]], [["so", "bad"]]])
-    clf = TreeBoostClassifier("frequency", n_rounds=2, max_pattern_size=2).fit(f, ["NEG", "POS", "POS", "NEG"])
-    old = tmp_path / "old.bin"
-    old.write_bytes(srsly.msgpack_dumps(classifier_to_dict(clf)))
-    one_line_error(run("rules", old), f"{old} is an unsealed version-1 model file: it has no checksum, so damage or "
-                   "edits would change its predictions unnoticed. If you trust it, reseal it (python -m "
-                   f"spacy_treeboost reseal {old} {tmp_path / 'old.sealed.bin'}) and use the new file, or retrain "
-                   "the model.")
-    result = run("reseal", old, tmp_path / "old.sealed.bin")
-    assert result.returncode == 0 and result.stderr == f"sealed {old} -> {tmp_path / 'old.sealed.bin'}\n"
-    assert run("rules", tmp_path / "old.sealed.bin").stdout == clf.rules_.listing() + "\n"
-    damaged = tmp_path / "damaged.bin"
-    damaged.write_bytes(srsly.msgpack_dumps({**classifier_to_dict(clf), "classes": ["NEG", "NEG"]}))
-    one_line_error(run("reseal", damaged, tmp_path / "x.bin"), f"{damaged}: The classifier file lists a class twice: "
-                                                               "['NEG', 'NEG']; the file is damaged.")
-    assert not (tmp_path / "x.bin").exists()
 
 
 def test_a_cfg_nested_too_deeply_is_a_format_error(tmp_path):
