@@ -1,32 +1,152 @@
-"""Writing and reading model files safely.
+"""Writing outputs and reading model files safely.
 
 Writes go to a temporary file that is renamed over the target, so a failure never leaves a half-written file or
-destroys the previous one. Model files are sealed: a msgpack envelope holds the format name, the version, the
-SHA-256 of the payload and the payload (the msgpack bytes of the model data), so that any damage to a file is
-refused on load instead of changing scores.
+destroys the previous one; an output path that is a device, a named pipe, a socket or a directory, or one of the
+command's inputs, is refused (`check_output`) instead of being replaced. Model files are sealed: a msgpack envelope
+holds the format name, the version (1), the SHA-256 of the payload and the payload (the msgpack bytes of the model
+data), so that any damage to a file is refused on load instead of changing scores.
 """
 import contextlib
+import errno
 import gc
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, Iterator, Optional, Tuple, Type, Union
+from typing import Any, Dict, Iterable, Iterator, Optional, Tuple, Type, Union
 
+import click
 import srsly
 
 
-class ModelFormatError(ValueError):
-    """A model or settings file that is not what it claims to be: corrupt, foreign, or from a newer release."""
+class ModelFormatError(ValueError, click.ClickException):
+    """A model or settings file that is not what it claims to be: corrupt, foreign, or of another format version.
+
+    It is a `ValueError`; it is also a click exception, so that a spaCy command that loads the pipeline (`spacy
+    evaluate`, `spacy train` with a damaged `--paths.init`) prints its message as one line, without a traceback.
+
+    message (str): What is wrong and how to fix it, naming the file.
+    """
+
+    exit_code = 1
+
+    def __init__(self, message: str = "") -> None:
+        ValueError.__init__(self, message)
+        self.message = message
+
+
+class OutputError(OSError):
+    """An output path that cannot or must not be written; `str()` is one line naming the path and the fix.
+
+    path (Union[str, Path]): The output path.
+    reason (str): Why, and what to do instead.
+    code (int): The errno value.
+    """
+
+    def __init__(self, path: Union[str, Path], reason: str, code: int = errno.EINVAL) -> None:
+        super().__init__(code, reason, str(path))
+
+    def __str__(self) -> str:
+        return f"cannot write {self.filename}: {self.strerror}"
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self.filename, self.strerror, self.errno))
 
 
 CHECKSUM_KEY = "sha256"
 PAYLOAD_KEY = "payload"
+MAX_LINE_ENV = "SPACY_TREEBOOST_MAX_LINE_MB"
+DEFAULT_MAX_LINE_MB = 64
+
+_KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"))
+
+
+def max_line_mb(error: Type[Exception] = ValueError) -> int:
+    """The longest line, in MiB, read where the input's size does not bound it (a pipe, a device, the inflated
+    bytes of a gzip file): `DEFAULT_MAX_LINE_MB`, or the environment variable SPACY_TREEBOOST_MAX_LINE_MB.
+
+    error (Type[Exception]): The exception to raise for an invalid value of the variable.
+    RETURNS (int): The limit in MiB.
+    """
+    value = os.environ.get(MAX_LINE_ENV, "").strip()
+    if not value:
+        return DEFAULT_MAX_LINE_MB
+    if not value.isdigit() or int(value) < 1:
+        raise error(f"{MAX_LINE_ENV}={value!r} is invalid: use a whole number of MiB >= 1")
+    return int(value)
+
+
+def _identity(path: Union[str, Path]) -> Optional[Tuple[int, int]]:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _inside(path: Path, directory: Path) -> bool:
+    """Whether `path` (resolved) lies in `directory`, by resolved path or by the identity of an ancestor."""
+    real, top = os.path.realpath(path), os.path.realpath(directory)
+    if os.path.commonpath([real, top]) == top:
+        return True
+    target = _identity(directory)
+    parent = Path(real).parent
+    for ancestor in (parent, *parent.parents):
+        if ancestor.exists():
+            if _identity(ancestor) == target:
+                return True
+    return False
+
+
+def check_output(path: Union[str, Path], inputs: Iterable[Union[str, Path, None]] = ()) -> None:
+    """Refuse an output path whose writing would destroy something: an existing node that is not a regular file (a
+    directory, a character or block device such as /dev/null, a named pipe, a socket), a symbolic link loop, one
+    of the `inputs` (compared by resolved path and by device and inode, so symbolic and hard links are caught), or a
+    path inside an input that is a directory (a pipeline the command reads).
+
+    path (Union[str, Path]): The output path; it need not exist.
+    inputs (Iterable[Union[str, Path, None]]): The files and directories the command reads; None is skipped.
+    RAISES (OutputError): Naming the path and what to give instead.
+    """
+    path = Path(path)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise OutputError(path, "it is a symbolic link loop; remove the link or give another path",
+                              errno.ELOOP) from None
+        mode = None
+    if mode is not None and stat.S_ISDIR(mode):
+        raise OutputError(path, "it is a directory; give the path of a file (e.g. a new file inside it)", errno.EISDIR)
+    if mode is not None and not stat.S_ISREG(mode):
+        kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+        raise OutputError(path, f"it is {kind}, not a regular file, and writing the output would replace it; give "
+                                "the path of a new or regular file", errno.EEXIST)
+    for source in inputs:
+        if source is None:
+            continue
+        source = Path(source)
+        if os.path.isdir(source):
+            if _inside(path, source):
+                raise OutputError(path, f"it lies in the directory {source} that this command reads (a pipeline), "
+                                        "and writing there would change it; give a path outside it")
+            continue
+        same = os.path.realpath(path) == os.path.realpath(source)
+        if not same and mode is not None:
+            same = _identity(path) is not None and _identity(path) == _identity(source)
+        if same:
+            raise OutputError(path, f"it is the input {source}, and writing it would destroy the input; give "
+                                    "another output path")
 
 
 def create_temp_beside(path: Union[str, Path]) -> Tuple[int, Path]:
-    """Create a new, empty temporary file in the directory of `path`, to be renamed over it.
+    """Create a new, empty temporary file in the directory of `path`, to be renamed over it, after `check_output`
+    has accepted `path`.
 
     The name is unpredictable and the file is created exclusively (`tempfile.mkstemp`: O_CREAT | O_EXCL,
     symbolic links not followed), so a file or link planted in the directory is never written through. Its
@@ -34,9 +154,24 @@ def create_temp_beside(path: Union[str, Path]) -> Tuple[int, Path]:
 
     path (Union[str, Path]): The file that the temporary file will replace.
     RETURNS (Tuple[int, Path]): The open file descriptor and the temporary file's path.
+    RAISES (OutputError): When `path` is refused or the directory cannot hold a new file (the message names the
+        directory, not the temporary file).
     """
     path = Path(path)
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    check_output(path)
+    try:
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as err:
+        parent = path.parent
+        if err.errno == errno.ENOENT:
+            reason = f"the directory {parent} does not exist (create it first)"
+        elif err.errno == errno.ENOTDIR:
+            reason = f"{parent} is not a directory"
+        else:
+            reason = f"{err.strerror or err} in the directory {parent}"
+            if err.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+                reason += " (make it writable or give a path in another directory)"
+        raise OutputError(path, reason, err.errno or errno.EIO) from None
     try:
         umask = os.umask(0o022)
         os.umask(umask)
