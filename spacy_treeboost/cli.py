@@ -30,15 +30,22 @@ def _fail(message: str) -> None:
     raise typer.Exit(2)
 
 
-def _refuse_own_input(output: Path, *inputs: Path) -> None:
-    """Fail when `output` is (or resolves to) one of the command's inputs, which writing it would destroy."""
-    for source in inputs:
-        try:
-            same = os.path.samefile(output, source) if output.exists() and source.exists() else False
-        except OSError:
-            same = False
-        if same or output.resolve() == source.resolve():
-            _fail(f"{output} is the input {source}: writing it would destroy the input; give another output path")
+def _check_output(output: Path, *inputs: Any) -> None:
+    """Fail when writing `output` would destroy something: a device, pipe, socket or directory there, one of the
+    command's `inputs`, or a file inside an input directory (`files.check_output`)."""
+    from .files import OutputError, check_output
+
+    try:
+        check_output(output, inputs)
+    except OutputError as err:
+        _fail(str(err))
+
+
+def _pipeline_input(pipeline: Optional[str]) -> Optional[Path]:
+    """The directory a pipeline named on the command line is read from, if any."""
+    from .streaming import pipeline_source
+
+    return None if pipeline is None else pipeline_source(pipeline)
 
 
 def _load(model: Path) -> Any:
@@ -67,13 +74,15 @@ def _check_writable(path: Path) -> None:
         _fail(f"cannot write {path}: permission denied")
 
 
-def _write_model(path: Path, data: bytes) -> None:
+def _write_file(path: Path, data: bytes) -> None:
     """Write atomically: a temporary file in the same directory renamed over the target, so a failed write
     never leaves a truncated model or destroys the previous one."""
-    from .files import write_bytes_atomic
+    from .files import OutputError, write_bytes_atomic
 
     try:
         write_bytes_atomic(path, data)
+    except OutputError as err:
+        _fail(str(err))
     except OSError as err:
         _fail(f"cannot write {path}: {err.strerror}; the previous file, if any, is unchanged")
 
@@ -134,6 +143,7 @@ def learn(
     ray_address: Optional[str] = typer.Option(None, help="For ray: the cluster address (default: start a local Ray)"),
 ) -> None:
     """Learn subtree rules from a BACT-format file."""
+    _check_output(model, train, learner_config)
     if learner_config is not None:
         _learn_from_config(ctx, train, model, learner_config)
         return
@@ -143,7 +153,6 @@ def learn(
 
     from .learning.classifier_files import classifier_to_bytes
 
-    _refuse_own_input(model, train)
     _check_writable(model)
     clock = time.process_time()
     forest, classes = _read(train)
@@ -196,7 +205,7 @@ def learn(
     finally:
         bar.close()
         clf.space_.close()
-    _write_model(model, classifier_to_bytes(clf))
+    _write_file(model, classifier_to_bytes(clf))
     last = clf.trace_[-1] if clf.trace_ else None
     summary = f"{clf.n_rounds_} rounds, {clf.rules_.n_patterns} distinct subtrees"
     if last:
@@ -241,7 +250,6 @@ def _learn_from_config(ctx: typer.Context, train: Path, model: Path, config_path
 
     if not isinstance(estimator, RuleClassifier):
         _fail(f"{config_path}: the learner block does not build a subtree learner (got {type(estimator).__name__})")
-    _refuse_own_input(model, train)
     _check_writable(model)
     clock = time.process_time()
     forest, classes = _read(train)
@@ -259,7 +267,7 @@ def _write_fitted(model: Path, clf: Any, read_seconds: float, summary: str) -> N
     from .learning.classifier_files import classifier_to_bytes
 
     clock = time.process_time()
-    _write_model(model, classifier_to_bytes(clf))
+    _write_file(model, classifier_to_bytes(clf))
     phases = {"read": read_seconds, **getattr(clf, "timings_", {}), "write": time.process_time() - clock}
     typer.echo(summary, err=True)
     typer.echo(f"phases (CPU s): {json.dumps({k: round(v, 3) for k, v in phases.items()})}", err=True)
@@ -377,7 +385,7 @@ def convert(
 
     if output_path.is_dir():
         _fail(f"{output_path} is a directory; give the DocBin a file name, e.g. {output_path / 'train.spacy'}")
-    _refuse_own_input(output_path, input_path)
+    _check_output(output_path, input_path, _pipeline_input(model))
     if n_process < 1 or batch_size < 1 or (max_length is not None and max_length < 1):
         _fail(f"--n-process, --batch-size and --max-length must be at least 1, got {n_process}, {batch_size} and "
               f"{max_length}")
@@ -417,7 +425,7 @@ def apply(
         _fail(f"--backend {backend!r} is invalid: choose processes or ray")
     if not timeout > 0:
         _fail(f"--timeout {timeout} is invalid: use a positive number of seconds")
-    _refuse_own_input(output_path, input_path)
+    _check_output(output_path, input_path, _pipeline_input(model))
     try:
         n = apply_stream(model, input_path, output_path, n_workers=n_workers, backend=backend, batch_size=batch_size,
                          ray_address=ray_address, progress=sys.stderr.isatty(), timeout=timeout)
@@ -427,26 +435,31 @@ def apply(
 
 
 def _load_pipeline(pipeline: str) -> Any:
-    import spacy
+    from .streaming import load_pipeline
 
     try:
-        return spacy.load(pipeline)
-    except OSError as err:
-        _fail(f"cannot load the pipeline {pipeline!r}: give a trained pipeline directory (e.g. "
-              f"training/chain/model-best) or an installed package ({err})")
+        return load_pipeline(pipeline)
+    except ValueError as err:
+        _fail(str(err))
 
 
 def _write_page(output: Path, page: str) -> None:
-    from .files import write_bytes_atomic
+    from .files import OutputError, write_bytes_atomic
 
+    try:
+        write_bytes_atomic(output, page.encode("utf8"))
+    except OutputError as err:
+        _fail(str(err))
+    except OSError as err:
+        _fail(f"cannot write {output}: {err.strerror}")
+
+
+def _check_page_output(output: Path, *inputs: Any) -> None:
     if output.is_dir():
         _fail(f"{output} is a directory; give the page a file name, e.g. {output / 'page.html'}")
     if not output.parent.is_dir():
         _fail(f"cannot write {output}: the directory {output.parent} does not exist (create it first)")
-    try:
-        write_bytes_atomic(output, page.encode("utf8"))
-    except OSError as err:
-        _fail(f"cannot write {output}: {err.strerror}")
+    _check_output(output, *inputs)
 
 
 @app.command()
@@ -463,6 +476,7 @@ def explain(
     """Write a page that draws the doc's sentence trees with the subtrees that fired for a label."""
     from .visualize.document import explanation_view, find_textcat
 
+    _check_page_output(output, _pipeline_input(pipeline))
     nlp = _load_pipeline(pipeline)
     try:
         textcat = find_textcat(nlp, component)
@@ -486,6 +500,7 @@ def report(
     """Write a report of a trained component: per label its top subtrees, where they fire, settings and scores."""
     from .visualize.report import read_examples, report_page
 
+    _check_page_output(output, _pipeline_input(pipeline), data)
     nlp = _load_pipeline(pipeline)
     try:
         examples = None if data is None else read_examples(nlp, data)
@@ -504,12 +519,20 @@ def init_config(
     lang: str = typer.Option("en", "--lang", help="The language of the blank pipeline"),
 ) -> None:
     """Write a complete training config: a sentencizer, treeboost_textcat, the JSONL reader and one training step."""
+    from spacy.util import get_lang_class
+
     from .pipeline.starter_config import starter_config
 
     if output.is_dir():
         _fail(f"{output} is a directory; give the config a file name, e.g. {output / 'config.cfg'}")
     if not output.parent.is_dir():
         _fail(f"cannot write {output}: the directory {output.parent} does not exist (create it first)")
+    _check_output(output)
+    try:
+        get_lang_class(lang)
+    except ImportError:
+        _fail(f"--lang {lang!r} is not a language of spaCy: give a code of spacy.lang, e.g. en, de, fr, or xx for "
+              "a multi-language pipeline")
     try:
         config = starter_config(lang, exclusive_classes=not multilabel)
     except (ImportError, ValueError) as err:
@@ -518,9 +541,7 @@ def init_config(
     header = ("# Written by python -m spacy_treeboost init-config. Train on JSON lines ({\"text\": ..., \"label\": ...}"
               " per line):\n"
               f"# python -m spacy train {output} --output training --paths.train train.jsonl --paths.dev dev.jsonl\n")
-    from .files import write_bytes_atomic
-
-    write_bytes_atomic(output, (header + text).encode("utf8"))
+    _write_file(output, (header + text).encode("utf8"))
     typer.echo(f"wrote the config -> {output}", err=True)
 
 
