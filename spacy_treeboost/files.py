@@ -17,15 +17,32 @@ import tempfile
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, Optional, Tuple, Type, Union
 
-import click
 import srsly
+import typer
 
 
-class ModelFormatError(ValueError, click.ClickException):
+CLICK_EXCEPTION: Type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
+class CommandLineError(CLICK_EXCEPTION):  # type: ignore[misc,valid-type]
+    """A base for exceptions that a command line built on typer (spaCy's, this package's) prints as one line,
+    `Error: <message>`, without a traceback. A subclass calls `_set_message` in its `__init__`."""
+
+    exit_code = 1
+
+    def _set_message(self, message: str) -> None:
+        self.message = message
+        self.show_color = None
+
+    def format_message(self) -> str:
+        return self.message
+
+
+class ModelFormatError(ValueError, CommandLineError):
     """A model or settings file that is not what it claims to be: corrupt, foreign, or of another format version.
 
-    It is a `ValueError`; it is also a click exception, so that a spaCy command that loads the pipeline (`spacy
-    evaluate`, `spacy train` with a damaged `--paths.init`) prints its message as one line, without a traceback.
+    It is a `ValueError`; it is also a `CommandLineError`, so that a spaCy command that loads the pipeline (`spacy
+    evaluate`, `spacy package`) prints its message as one line, without a traceback.
 
     message (str): What is wrong and how to fix it, naming the file.
     """
@@ -34,7 +51,7 @@ class ModelFormatError(ValueError, click.ClickException):
 
     def __init__(self, message: str = "") -> None:
         ValueError.__init__(self, message)
-        self.message = message
+        self._set_message(message)
 
 
 class OutputError(OSError):

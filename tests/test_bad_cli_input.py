@@ -175,32 +175,6 @@ def model_bytes() -> bytes:
     return sealed_model(lambda d: None)
 
 
-COMMANDS = {
-    "learn": lambda source, output: ["learn", source, output, "--algorithm", "frequency", "--rounds", "2"],
-    "convert": lambda source, output: ["convert", source, output],
-    "migrate-config": lambda source, output: ["migrate-config", source, output],
-    "reseal": lambda source, output: ["reseal", source, output],
-    "apply": lambda source, output: ["apply", "no_such_pipeline_xyz", source, output],
-}
-
-
-@pytest.mark.parametrize("name,alias", [(name, "same") for name in COMMANDS] + [
-    ("learn", "symlink"), ("convert", "dotted"), ("apply", "symlink"), ("migrate-config", "dotted")])
-@pytest.mark.slow
-def test_no_command_writes_over_its_input(tmp_path, name, alias):
-    command = COMMANDS[name]
-    source = tmp_path / "data"
-    content = b'{"text": "good fun", "label": "POS"}\n'
-    source.write_bytes(content)
-    (tmp_path / "sub").mkdir()
-    output = {"same": source, "symlink": tmp_path / "link", "dotted": tmp_path / "sub" / ".." / "data"}[alias]
-    if alias == "symlink":
-        output.symlink_to(source)
-    one_line_error(run(*command(source, output)), f"{output} is the input {source}: writing it would destroy the "
-                                                  "input; give another output path")
-    assert source.read_bytes() == content
-
-
 def test_a_planted_symlink_is_never_written_through(tmp_path):
     from spacy_treeboost.files import write_bytes_atomic
 
@@ -318,20 +292,3 @@ def test_convert_errors_are_one_line(tmp_path):
     result = run("convert", path, blocker / "o.spacy")
     assert result.returncode == 2 and result.stderr.startswith(f"error: cannot write {blocker / 'o.spacy'}: ")
     assert result.stderr.count("\n") == 1
-
-
-@pytest.mark.slow
-def test_migrate_config_write_failure_and_apply_of_a_package_that_is_no_pipeline(tmp_path):
-    old = tmp_path / "old.cfg"
-    old.write_text("[components]\n", encoding="utf8")
-    blocker = tmp_path / "file"
-    blocker.write_bytes(b"")
-    result = run("migrate-config", old, blocker / "new.cfg")
-    assert result.returncode == 2 and result.stderr.startswith(f"error: cannot write {blocker / 'new.cfg'}: ")
-    assert result.stderr.count("\n") == 1
-    source = tmp_path / "in.jsonl"
-    source.write_bytes(LINES[0] + b"\n")
-    result = run("apply", "numpy", source, tmp_path / "out.jsonl")
-    assert result.returncode == 2 and result.stderr.count("\n") == 1
-    assert result.stderr.startswith("error: cannot load the pipeline 'numpy' (")
-    assert not (tmp_path / "out.jsonl").exists()

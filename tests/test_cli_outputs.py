@@ -347,13 +347,13 @@ def test_reader_settings_are_checked_before_reading(tmp_path, settings, message)
 def test_an_empty_corpus_is_refused_in_training_as_one_line(tmp_path):
     """An empty dev (or train) corpus: the reader's error is a click error, which spaCy's command line prints as one
     line even where its training loop reads the corpus."""
-    import click
+    from spacy_treeboost.files import CLICK_EXCEPTION
 
     path = tmp_path / "dev.jsonl"
     path.write_bytes(b"")
     with pytest.raises(CorpusReadError) as err:
         list(JsonlCorpus(path)(spacy.blank("en")))
-    assert isinstance(err.value, click.ClickException)
+    assert isinstance(err.value, CLICK_EXCEPTION)
     assert err.value.format_message() == str(err.value) == (
         f"{path}: the corpus has no document to read (the file is empty or blank). Give a file with one JSON object "
         "per line, e.g. {\"text\": \"...\", \"label\": \"POS\"}.")
@@ -366,3 +366,24 @@ def test_learn_refuses_a_bact_label_with_a_stray_percent(tmp_path):
                    f"{path}: line 2: the label '50%' has a '%' not followed by two hex digits (at character 3); write "
                    "a literal % as %25")
     assert not (tmp_path / "m.bin").exists()
+
+
+def test_spacy_evaluate_on_a_damaged_model_file_is_one_line(tmp_path):
+    """spaCy's command line prints a `ModelFormatError` (a `CommandLineError`) as one line, without a traceback."""
+    from spacy.cli._util import app
+    from textcat_pipes import trained_nlp
+
+    nlp, pipe = trained_nlp()
+    nlp.to_disk(tmp_path / "p")
+    doc = nlp.make_doc("good fun")
+    doc.cats = {label: 0.0 for label in pipe.labels}
+    DocBin(docs=[doc]).to_disk(tmp_path / "dev.spacy")
+    model = tmp_path / "p" / "treeboost_textcat" / "model"
+    data = bytearray(model.read_bytes())
+    data[-3] ^= 1
+    model.write_bytes(bytes(data))
+    result = CliRunner().invoke(app, ["evaluate", str(tmp_path / "p"), str(tmp_path / "dev.spacy")])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
+    assert result.stderr == (f"Error: {tmp_path / 'p' / 'treeboost_textcat'}: The 'treeboost_textcat' model file is "
+                             "damaged: its content does not match its SHA-256 checksum. Restore it from a copy or "
+                             "retrain the model.\n")

@@ -10,11 +10,10 @@ from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
 import spacy
-import typer
 from spacy.tokens import DocBin
 from tqdm import tqdm
 
-from ..files import OutputError, write_bytes_atomic
+from ..files import CommandLineError, OutputError, write_bytes_atomic
 from .corpora import CorpusFormatError
 from .readers import JsonlCorpus
 
@@ -91,10 +90,7 @@ def convert_jsonl(
     return len(records)
 
 
-_CLICK_EXCEPTION = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
-
-
-class PipelineNotFoundError(OSError, _CLICK_EXCEPTION):
+class PipelineNotFoundError(OSError, CommandLineError):
     """A pipeline named for parsing cannot be loaded.
 
     It is an OSError for callers of `convert_jsonl`, and the command line
@@ -105,7 +101,7 @@ class PipelineNotFoundError(OSError, _CLICK_EXCEPTION):
 
     def __init__(self, message: str) -> None:
         OSError.__init__(self, message)
-        self.message = message
+        self._set_message(message)
 
     def __str__(self) -> str:
         return self.message

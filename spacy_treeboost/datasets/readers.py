@@ -7,34 +7,29 @@ label of the label set with 1.0 or 0.0; its `predicted` doc is tokenizer-only.
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
-import click
 from spacy.language import Language
 from spacy.training import Example
 from spacy.util import registry
 
 from ..config_errors import DataError, reporting
+from ..files import CommandLineError
 from .corpora import CorpusFormatError, check_input_file, iter_jsonl
 
 Fold = Union[int, str]
 
 
-class CorpusReadError(DataError, CorpusFormatError, click.ClickException):
+class CorpusReadError(DataError, CorpusFormatError, CommandLineError):
     """A corpus line that `spacy train` cannot read: a `CorpusFormatError` that spaCy prints without a
-    traceback (as a config error while it initializes the pipeline, and as one line, a click error, when the
-    training loop reads the dev corpus).
+    traceback (as a config error while it initializes the pipeline, and as one line, a `CommandLineError`, when
+    the training loop reads the dev corpus).
 
     message (str): The message, naming the file and line and the remedy.
     """
 
-    exit_code = 1
-
     def __init__(self, message: str = "", **kwargs: Any) -> None:
         kwargs.setdefault("title", "The corpus cannot be read")
         super().__init__(message, **kwargs)
-        self.message = message
-
-    def format_message(self) -> str:
-        return self.message
+        self._set_message(message)
 
 
 def _is_name(value: Any) -> bool:
