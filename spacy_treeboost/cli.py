@@ -76,7 +76,7 @@ def _check_writable(path: Path) -> None:
 
 def _write_file(path: Path, data: bytes) -> None:
     """Write atomically: a temporary file in the same directory renamed over the target, so a failed write
-    never leaves a truncated model or destroys the previous one."""
+    never leaves a truncated file or destroys the previous one."""
     from .files import OutputError, write_bytes_atomic
 
     try:
@@ -143,6 +143,7 @@ def learn(
     ray_address: Optional[str] = typer.Option(None, help="For ray: the cluster address (default: start a local Ray)"),
 ) -> None:
     """Learn subtree rules from a BACT-format file."""
+    _check_writable(model)
     _check_output(model, train, learner_config)
     if learner_config is not None:
         _learn_from_config(ctx, train, model, learner_config)
@@ -153,7 +154,6 @@ def learn(
 
     from .learning.classifier_files import classifier_to_bytes
 
-    _check_writable(model)
     clock = time.process_time()
     forest, classes = _read(train)
     read_seconds = time.process_time() - clock
@@ -250,7 +250,6 @@ def _learn_from_config(ctx: typer.Context, train: Path, model: Path, config_path
 
     if not isinstance(estimator, RuleClassifier):
         _fail(f"{config_path}: the learner block does not build a subtree learner (got {type(estimator).__name__})")
-    _check_writable(model)
     clock = time.process_time()
     forest, classes = _read(train)
     read_seconds = time.process_time() - clock
@@ -443,17 +442,6 @@ def _load_pipeline(pipeline: str) -> Any:
         _fail(str(err))
 
 
-def _write_page(output: Path, page: str) -> None:
-    from .files import OutputError, write_bytes_atomic
-
-    try:
-        write_bytes_atomic(output, page.encode("utf8"))
-    except OutputError as err:
-        _fail(str(err))
-    except OSError as err:
-        _fail(f"cannot write {output}: {err.strerror}")
-
-
 def _check_page_output(output: Path, *inputs: Any) -> None:
     if output.is_dir():
         _fail(f"{output} is a directory; give the page a file name, e.g. {output / 'page.html'}")
@@ -483,7 +471,7 @@ def explain(
         view = explanation_view(textcat, nlp(text), label, max_subtrees=max_subtrees, all_sentences=all_sentences)
     except ValueError as err:
         _fail(str(err))
-    _write_page(output, view.page())
+    _write_file(output, view.page().encode("utf8"))
     typer.echo(f"wrote the explanation -> {output}", err=True)
 
 
@@ -507,7 +495,7 @@ def report(
         page = report_page(nlp, examples, name=component, top=top)
     except (ValueError, FileNotFoundError) as err:
         _fail(str(err))
-    _write_page(output, page)
+    _write_file(output, page.encode("utf8"))
     typer.echo(f"wrote the report -> {output}", err=True)
 
 

@@ -24,7 +24,7 @@ import typer
 CLICK_EXCEPTION: Type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
 
 
-class CommandLineError(CLICK_EXCEPTION):  # type: ignore[misc,valid-type]
+class CommandLineError(CLICK_EXCEPTION):  # type: ignore[misc,valid-type]  # a class found at import
     """A base for exceptions that a command line built on typer (spaCy's, this package's) prints as one line,
     `Error: <message>`, without a traceback. A subclass calls `_set_message` in its `__init__`."""
 
