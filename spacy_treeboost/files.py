@@ -110,12 +110,7 @@ def _inside(path: Path, directory: Path) -> bool:
     if os.path.commonpath([real, top]) == top:
         return True
     target = _identity(directory)
-    parent = Path(real).parent
-    for ancestor in (parent, *parent.parents):
-        if ancestor.exists():
-            if _identity(ancestor) == target:
-                return True
-    return False
+    return target is not None and any(_identity(ancestor) == target for ancestor in Path(real).parents)
 
 
 def check_output(path: Union[str, Path], inputs: Iterable[Union[str, Path, None]] = ()) -> None:
