@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-import srsly
 from hypothesis import HealthCheck, given, settings, strategies as st
 import spacy
 from spacy.tokens import DocBin

@@ -5,7 +5,6 @@ import tracemalloc
 
 import numpy
 import pytest
-import srsly
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -11,7 +11,7 @@ from spacy_treeboost.trees.doc_trees import TreeSpec, docs_to_forest
 from spacy_treeboost.learning.learner import TreeBoostClassifier
 from spacy_treeboost.learning.classifier_files import classifier_to_dict
 from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
-from textcat_pipes import TEXTS, BOOST, learner_block, trained
+from textcat_pipes import TEXTS, learner_block, trained
 
 @pytest.mark.parametrize("algorithm", ["corrective", "linear"])
 def test_learns_the_training_data_and_round_trips(tmp_path, algorithm):
