@@ -5,9 +5,7 @@
     python -m spacy_treeboost rules MODEL
     python -m spacy_treeboost convert INPUT.jsonl OUTPUT.spacy [--model en_core_web_sm]
     python -m spacy_treeboost apply MODEL INPUT.jsonl OUTPUT.jsonl [--n-workers N] [--backend processes|ray]
-    python -m spacy_treeboost migrate-config OLD.cfg NEW.cfg
     python -m spacy_treeboost init-config OUTPUT.cfg [--multilabel] [--lang en]
-    python -m spacy_treeboost reseal OLD_MODEL NEW_MODEL
     python -m spacy_treeboost explain PIPELINE --text "..." [--label L] --output view.html
     python -m spacy_treeboost report PIPELINE [--data dev.spacy] --output report.html
 """
@@ -32,28 +30,31 @@ def _fail(message: str) -> None:
     raise typer.Exit(2)
 
 
-def _refuse_own_input(output: Path, *inputs: Path) -> None:
-    """Fail when `output` is (or resolves to) one of the command's inputs, which writing it would destroy."""
-    for source in inputs:
-        try:
-            same = os.path.samefile(output, source) if output.exists() and source.exists() else False
-        except OSError:
-            same = False
-        if same or output.resolve() == source.resolve():
-            _fail(f"{output} is the input {source}: writing it would destroy the input; give another output path")
+def _check_output(output: Path, *inputs: Any) -> None:
+    """Fail when writing `output` would destroy something: a device, pipe, socket or directory there, one of the
+    command's `inputs`, or a file inside an input directory (`files.check_output`)."""
+    from .files import OutputError, check_output
+
+    try:
+        check_output(output, inputs)
+    except OutputError as err:
+        _fail(str(err))
+
+
+def _pipeline_input(pipeline: Optional[str]) -> Optional[Path]:
+    """The directory a pipeline named on the command line is read from, if any."""
+    from .streaming import pipeline_source
+
+    return None if pipeline is None else pipeline_source(pipeline)
 
 
 def _load(model: Path) -> Any:
     from .files import check_model_file
-    from .learning.classifier_files import UnsealedFileError, classifier_from_bytes
+    from .learning.classifier_files import classifier_from_bytes
 
     try:
         check_model_file(model, ModelFormatError, "spacy-treeboost model file")
         return classifier_from_bytes(model.read_bytes())
-    except UnsealedFileError:
-        _fail(f"{model} is an unsealed version-1 model file: it has no checksum, so damage or edits would change its "
-              f"predictions unnoticed. If you trust it, reseal it (python -m spacy_treeboost reseal {model} "
-              f"{model.with_name(model.stem + '.sealed' + model.suffix)}) and use the new file, or retrain the model.")
     except ModelFormatError as err:
         _fail(str(err) if str(err).startswith(("cannot read", str(model))) else f"{model}: {err}")
     except OSError as err:
@@ -73,13 +74,15 @@ def _check_writable(path: Path) -> None:
         _fail(f"cannot write {path}: permission denied")
 
 
-def _write_model(path: Path, data: bytes) -> None:
+def _write_file(path: Path, data: bytes) -> None:
     """Write atomically: a temporary file in the same directory renamed over the target, so a failed write
-    never leaves a truncated model or destroys the previous one."""
-    from .files import write_bytes_atomic
+    never leaves a truncated file or destroys the previous one."""
+    from .files import OutputError, write_bytes_atomic
 
     try:
         write_bytes_atomic(path, data)
+    except OutputError as err:
+        _fail(str(err))
     except OSError as err:
         _fail(f"cannot write {path}: {err.strerror}; the previous file, if any, is unchanged")
 
@@ -140,6 +143,8 @@ def learn(
     ray_address: Optional[str] = typer.Option(None, help="For ray: the cluster address (default: start a local Ray)"),
 ) -> None:
     """Learn subtree rules from a BACT-format file."""
+    _check_writable(model)
+    _check_output(model, train, learner_config)
     if learner_config is not None:
         _learn_from_config(ctx, train, model, learner_config)
         return
@@ -149,8 +154,6 @@ def learn(
 
     from .learning.classifier_files import classifier_to_bytes
 
-    _refuse_own_input(model, train)
-    _check_writable(model)
     clock = time.process_time()
     forest, classes = _read(train)
     read_seconds = time.process_time() - clock
@@ -202,7 +205,7 @@ def learn(
     finally:
         bar.close()
         clf.space_.close()
-    _write_model(model, classifier_to_bytes(clf))
+    _write_file(model, classifier_to_bytes(clf))
     last = clf.trace_[-1] if clf.trace_ else None
     summary = f"{clf.n_rounds_} rounds, {clf.rules_.n_patterns} distinct subtrees"
     if last:
@@ -247,8 +250,6 @@ def _learn_from_config(ctx: typer.Context, train: Path, model: Path, config_path
 
     if not isinstance(estimator, RuleClassifier):
         _fail(f"{config_path}: the learner block does not build a subtree learner (got {type(estimator).__name__})")
-    _refuse_own_input(model, train)
-    _check_writable(model)
     clock = time.process_time()
     forest, classes = _read(train)
     read_seconds = time.process_time() - clock
@@ -265,7 +266,7 @@ def _write_fitted(model: Path, clf: Any, read_seconds: float, summary: str) -> N
     from .learning.classifier_files import classifier_to_bytes
 
     clock = time.process_time()
-    _write_model(model, classifier_to_bytes(clf))
+    _write_file(model, classifier_to_bytes(clf))
     phases = {"read": read_seconds, **getattr(clf, "timings_", {}), "write": time.process_time() - clock}
     typer.echo(summary, err=True)
     typer.echo(f"phases (CPU s): {json.dumps({k: round(v, 3) for k, v in phases.items()})}", err=True)
@@ -383,7 +384,7 @@ def convert(
 
     if output_path.is_dir():
         _fail(f"{output_path} is a directory; give the DocBin a file name, e.g. {output_path / 'train.spacy'}")
-    _refuse_own_input(output_path, input_path)
+    _check_output(output_path, input_path, _pipeline_input(model))
     if n_process < 1 or batch_size < 1 or (max_length is not None and max_length < 1):
         _fail(f"--n-process, --batch-size and --max-length must be at least 1, got {n_process}, {batch_size} and "
               f"{max_length}")
@@ -423,7 +424,7 @@ def apply(
         _fail(f"--backend {backend!r} is invalid: choose processes or ray")
     if not timeout > 0:
         _fail(f"--timeout {timeout} is invalid: use a positive number of seconds")
-    _refuse_own_input(output_path, input_path)
+    _check_output(output_path, input_path, _pipeline_input(model))
     try:
         n = apply_stream(model, input_path, output_path, n_workers=n_workers, backend=backend, batch_size=batch_size,
                          ray_address=ray_address, progress=sys.stderr.isatty(), timeout=timeout)
@@ -432,55 +433,21 @@ def apply(
     typer.echo(f"classified {n} texts -> {output_path}", err=True)
 
 
-@app.command("migrate-config")
-def migrate_config(
-    old: Path = typer.Argument(..., help="A training config written for spacy-treeboost 0.1"),
-    new: Path = typer.Argument(..., help="Where to write the migrated config"),
-) -> None:
-    """Move treeboost_textcat's flat 0.1 settings into its learner and trees blocks (comments are not kept)."""
-    from thinc.api import Config
-
-    from .files import write_bytes_atomic
-    from .pipeline.learners import LEGACY_SETTINGS, migrate_settings
-
-    _refuse_own_input(new, old)
-    try:
-        config = Config().from_disk(old, interpolate=False)
-    except Exception as err:
-        _fail(f"{old} is not a readable config file: {err}")
-    moved = []
-    for name, block in config.get("components", {}).items():
-        if block.get("factory") == "treeboost_textcat" and any(k in block for k in LEGACY_SETTINGS):
-            config["components"][name] = migrate_settings(dict(block))
-            moved.append(name)
-    try:
-        write_bytes_atomic(new, config.to_str().encode("utf8"))
-    except OSError as err:
-        _fail(f"cannot write {new}: {err.strerror}; the previous file, if any, is unchanged")
-    typer.echo(f"migrated {', '.join(moved) or 'nothing (no flat treeboost_textcat settings)'} -> {new}", err=True)
-
-
 def _load_pipeline(pipeline: str) -> Any:
-    import spacy
+    from .streaming import load_pipeline
 
     try:
-        return spacy.load(pipeline)
-    except OSError as err:
-        _fail(f"cannot load the pipeline {pipeline!r}: give a trained pipeline directory (e.g. "
-              f"training/chain/model-best) or an installed package ({err})")
+        return load_pipeline(pipeline)
+    except ValueError as err:
+        _fail(str(err))
 
 
-def _write_page(output: Path, page: str) -> None:
-    from .files import write_bytes_atomic
-
+def _check_page_output(output: Path, *inputs: Any) -> None:
     if output.is_dir():
         _fail(f"{output} is a directory; give the page a file name, e.g. {output / 'page.html'}")
     if not output.parent.is_dir():
         _fail(f"cannot write {output}: the directory {output.parent} does not exist (create it first)")
-    try:
-        write_bytes_atomic(output, page.encode("utf8"))
-    except OSError as err:
-        _fail(f"cannot write {output}: {err.strerror}")
+    _check_output(output, *inputs)
 
 
 @app.command()
@@ -497,13 +464,14 @@ def explain(
     """Write a page that draws the doc's sentence trees with the subtrees that fired for a label."""
     from .visualize.document import explanation_view, find_textcat
 
+    _check_page_output(output, _pipeline_input(pipeline))
     nlp = _load_pipeline(pipeline)
     try:
         textcat = find_textcat(nlp, component)
         view = explanation_view(textcat, nlp(text), label, max_subtrees=max_subtrees, all_sentences=all_sentences)
     except ValueError as err:
         _fail(str(err))
-    _write_page(output, view.page())
+    _write_file(output, view.page().encode("utf8"))
     typer.echo(f"wrote the explanation -> {output}", err=True)
 
 
@@ -520,36 +488,15 @@ def report(
     """Write a report of a trained component: per label its top subtrees, where they fire, settings and scores."""
     from .visualize.report import read_examples, report_page
 
+    _check_page_output(output, _pipeline_input(pipeline), data)
     nlp = _load_pipeline(pipeline)
     try:
         examples = None if data is None else read_examples(nlp, data)
         page = report_page(nlp, examples, name=component, top=top)
     except (ValueError, FileNotFoundError) as err:
         _fail(str(err))
-    _write_page(output, page)
+    _write_file(output, page.encode("utf8"))
     typer.echo(f"wrote the report -> {output}", err=True)
-
-
-@app.command()
-def reseal(
-    old: Path = typer.Argument(..., help="An unsealed version-1 model file written by 'learn'"),
-    new: Path = typer.Argument(..., help="Where to write the sealed model file"),
-) -> None:
-    """Seal a version-1 model file with a checksum, so that damage to it is refused on load (the rules are kept)."""
-    from .files import check_model_file
-    from .learning.classifier_files import reseal_classifier
-
-    _refuse_own_input(new, old)
-    _check_writable(new)
-    try:
-        check_model_file(old, ModelFormatError, "spacy-treeboost model file")
-        data = reseal_classifier(old.read_bytes())
-    except ModelFormatError as err:
-        _fail(str(err) if str(err).startswith(("cannot read", str(old))) else f"{old}: {err}")
-    except OSError as err:
-        _fail(f"cannot read {old}: {err.strerror}")
-    _write_model(new, data)
-    typer.echo(f"sealed {old} -> {new}", err=True)
 
 
 @app.command("init-config")
@@ -560,12 +507,20 @@ def init_config(
     lang: str = typer.Option("en", "--lang", help="The language of the blank pipeline"),
 ) -> None:
     """Write a complete training config: a sentencizer, treeboost_textcat, the JSONL reader and one training step."""
+    from spacy.util import get_lang_class
+
     from .pipeline.starter_config import starter_config
 
     if output.is_dir():
         _fail(f"{output} is a directory; give the config a file name, e.g. {output / 'config.cfg'}")
     if not output.parent.is_dir():
         _fail(f"cannot write {output}: the directory {output.parent} does not exist (create it first)")
+    _check_output(output)
+    try:
+        get_lang_class(lang)
+    except ImportError:
+        _fail(f"--lang {lang!r} is not a language of spaCy: give a code of spacy.lang, e.g. en, de, fr, or xx for "
+              "a multi-language pipeline")
     try:
         config = starter_config(lang, exclusive_classes=not multilabel)
     except (ImportError, ValueError) as err:
@@ -574,9 +529,7 @@ def init_config(
     header = ("# Written by python -m spacy_treeboost init-config. Train on JSON lines ({\"text\": ..., \"label\": ...}"
               " per line):\n"
               f"# python -m spacy train {output} --output training --paths.train train.jsonl --paths.dev dev.jsonl\n")
-    from .files import write_bytes_atomic
-
-    write_bytes_atomic(output, (header + text).encode("utf8"))
+    _write_file(output, (header + text).encode("utf8"))
     typer.echo(f"wrote the config -> {output}", err=True)
 
 

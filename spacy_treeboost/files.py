@@ -1,32 +1,164 @@
-"""Writing and reading model files safely.
+"""Writing outputs and reading model files safely.
 
 Writes go to a temporary file that is renamed over the target, so a failure never leaves a half-written file or
-destroys the previous one. Model files are sealed: a msgpack envelope holds the format name, the version, the
-SHA-256 of the payload and the payload (the msgpack bytes of the model data), so that any damage to a file is
-refused on load instead of changing scores.
+destroys the previous one; an output path that is a device, a named pipe, a socket or a directory, or one of the
+command's inputs, is refused (`check_output`) instead of being replaced. Model files are sealed: a msgpack envelope
+holds the format name, the version (1), the SHA-256 of the payload and the payload (the msgpack bytes of the model
+data), so that any damage to a file is refused on load instead of changing scores.
 """
 import contextlib
+import errno
 import gc
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, Iterator, Optional, Tuple, Type, Union
+from typing import Any, Dict, Iterable, Iterator, Optional, Tuple, Type, Union
 
 import srsly
+import typer
 
 
-class ModelFormatError(ValueError):
-    """A model or settings file that is not what it claims to be: corrupt, foreign, or from a newer release."""
+CLICK_EXCEPTION: Type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
+class CommandLineError(CLICK_EXCEPTION):  # type: ignore[misc,valid-type]  # a class found at import
+    """A base for exceptions that a command line built on typer (spaCy's, this package's) prints as one line,
+    `Error: <message>`, without a traceback. A subclass calls `_set_message` in its `__init__`."""
+
+    exit_code = 1
+
+    def _set_message(self, message: str) -> None:
+        self.message = message
+        self.show_color = None
+
+    def format_message(self) -> str:
+        return self.message
+
+
+class ModelFormatError(ValueError, CommandLineError):
+    """A model or settings file that is not what it claims to be: corrupt, foreign, or of another format version.
+
+    It is a `ValueError`; it is also a `CommandLineError`, so that a spaCy command that loads the pipeline (`spacy
+    evaluate`, `spacy package`) prints its message as one line, without a traceback.
+
+    message (str): What is wrong and how to fix it, naming the file.
+    """
+
+    exit_code = 1
+
+    def __init__(self, message: str = "") -> None:
+        ValueError.__init__(self, message)
+        self._set_message(message)
+
+
+class OutputError(OSError):
+    """An output path that cannot or must not be written; `str()` is one line naming the path and the fix.
+
+    path (Union[str, Path]): The output path.
+    reason (str): Why, and what to do instead.
+    code (int): The errno value.
+    """
+
+    def __init__(self, path: Union[str, Path], reason: str, code: int = errno.EINVAL) -> None:
+        super().__init__(code, reason, str(path))
+
+    def __str__(self) -> str:
+        return f"cannot write {self.filename}: {self.strerror}"
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self.filename, self.strerror, self.errno))
 
 
 CHECKSUM_KEY = "sha256"
 PAYLOAD_KEY = "payload"
+MAX_LINE_ENV = "SPACY_TREEBOOST_MAX_LINE_MB"
+DEFAULT_MAX_LINE_MB = 64
+
+_KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"))
+
+
+def max_line_mb(error: Type[Exception] = ValueError) -> int:
+    """The longest line, in MiB, read where the input's size does not bound it (a pipe, a device, the inflated
+    bytes of a gzip file): `DEFAULT_MAX_LINE_MB`, or the environment variable SPACY_TREEBOOST_MAX_LINE_MB.
+
+    error (Type[Exception]): The exception to raise for an invalid value of the variable.
+    RETURNS (int): The limit in MiB.
+    """
+    value = os.environ.get(MAX_LINE_ENV, "").strip()
+    if not value:
+        return DEFAULT_MAX_LINE_MB
+    if not value.isdigit() or int(value) < 1:
+        raise error(f"{MAX_LINE_ENV}={value!r} is invalid: use a whole number of MiB >= 1")
+    return int(value)
+
+
+def _identity(path: Union[str, Path]) -> Optional[Tuple[int, int]]:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _inside(path: Path, directory: Path) -> bool:
+    """Whether `path` (resolved) lies in `directory`, by resolved path or by the identity of an ancestor."""
+    real, top = os.path.realpath(path), os.path.realpath(directory)
+    if os.path.commonpath([real, top]) == top:
+        return True
+    target = _identity(directory)
+    return target is not None and any(_identity(ancestor) == target for ancestor in Path(real).parents)
+
+
+def check_output(path: Union[str, Path], inputs: Iterable[Union[str, Path, None]] = ()) -> None:
+    """Refuse an output path whose writing would destroy something: an existing node that is not a regular file (a
+    directory, a character or block device such as /dev/null, a named pipe, a socket), a symbolic link loop, one
+    of the `inputs` (compared by resolved path and by device and inode, so symbolic and hard links are caught), or a
+    path inside an input that is a directory (a pipeline the command reads).
+
+    path (Union[str, Path]): The output path; it need not exist.
+    inputs (Iterable[Union[str, Path, None]]): The files and directories the command reads; None is skipped.
+    RAISES (OutputError): Naming the path and what to give instead.
+    """
+    path = Path(path)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise OutputError(path, "it is a symbolic link loop; remove the link or give another path",
+                              errno.ELOOP) from None
+        mode = None
+    if mode is not None and stat.S_ISDIR(mode):
+        raise OutputError(path, "it is a directory; give the path of a file (e.g. a new file inside it)", errno.EISDIR)
+    if mode is not None and not stat.S_ISREG(mode):
+        kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+        raise OutputError(path, f"it is {kind}, not a regular file, and writing the output would replace it; give "
+                                "the path of a new or regular file", errno.EEXIST)
+    for source in inputs:
+        if source is None:
+            continue
+        source = Path(source)
+        if os.path.isdir(source):
+            if _inside(path, source):
+                raise OutputError(path, f"it lies in the directory {source} that this command reads (a pipeline), "
+                                        "and writing there would change it; give a path outside it")
+            continue
+        same = os.path.realpath(path) == os.path.realpath(source)
+        if not same and mode is not None:
+            same = _identity(path) is not None and _identity(path) == _identity(source)
+        if same:
+            raise OutputError(path, f"it is the input {source}, and writing it would destroy the input; give "
+                                    "another output path")
 
 
 def create_temp_beside(path: Union[str, Path]) -> Tuple[int, Path]:
-    """Create a new, empty temporary file in the directory of `path`, to be renamed over it.
+    """Create a new, empty temporary file in the directory of `path`, to be renamed over it, after `check_output`
+    has accepted `path`.
 
     The name is unpredictable and the file is created exclusively (`tempfile.mkstemp`: O_CREAT | O_EXCL,
     symbolic links not followed), so a file or link planted in the directory is never written through. Its
@@ -34,9 +166,24 @@ def create_temp_beside(path: Union[str, Path]) -> Tuple[int, Path]:
 
     path (Union[str, Path]): The file that the temporary file will replace.
     RETURNS (Tuple[int, Path]): The open file descriptor and the temporary file's path.
+    RAISES (OutputError): When `path` is refused or the directory cannot hold a new file (the message names the
+        directory, not the temporary file).
     """
     path = Path(path)
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    check_output(path)
+    try:
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as err:
+        parent = path.parent
+        if err.errno == errno.ENOENT:
+            reason = f"the directory {parent} does not exist (create it first)"
+        elif err.errno == errno.ENOTDIR:
+            reason = f"{parent} is not a directory"
+        else:
+            reason = f"{err.strerror or err} in the directory {parent}"
+            if err.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+                reason += " (make it writable or give a path in another directory)"
+        raise OutputError(path, reason, err.errno or errno.EIO) from None
     try:
         umask = os.umask(0o022)
         os.umask(umask)
@@ -92,7 +239,7 @@ def seal(payload: Any, format_name: str, version: int, *, version_key: str = "ve
     payload (Any): The model data (msgpack-serializable).
     format_name (str): The file format's name, checked on load.
     version (int): The sealed format's version.
-    version_key (str): The name of the version entry (as older files of the format spell it).
+    version_key (str): The name of the version entry.
     RETURNS (bytes): The file's content.
     """
     body = srsly.msgpack_dumps(payload)
@@ -100,23 +247,19 @@ def seal(payload: Any, format_name: str, version: int, *, version_key: str = "ve
                                 CHECKSUM_KEY: hashlib.sha256(body).hexdigest(), PAYLOAD_KEY: body})
 
 
-def unseal(data: bytes, format_name: str, version: int, legacy_version: int, *, error: Type[Exception],
-           what: str, version_key: str = "version") -> Tuple[Any, bool]:
+def unseal(data: bytes, format_name: str, version: int, *, error: Type[Exception], what: str,
+           version_key: str = "version") -> Any:
     """The payload of a sealed model file, after checking its format, version and checksum.
-
-    A file of `legacy_version` (written before files were sealed) has no checksum: its content is returned as it
-    is, for the caller's own validation.
 
     data (bytes): The file's content.
     format_name (str): The expected format name.
-    version (int): The sealed format's version.
-    legacy_version (int): The version of unsealed files that are still read.
+    version (int): The format's version; a file of any other version is refused.
     error (Type[Exception]): The exception to raise for a file that is refused.
     what (str): What the file is, for messages, e.g. "classifier file".
     version_key (str): The name of the version entry.
-    RETURNS (Tuple[Any, bool]): The payload, and whether the file was sealed.
+    RETURNS (Any): The payload.
     """
-    return open_seal(parse_msgpack(data, error, what), format_name, version, legacy_version, error=error, what=what,
+    return open_seal(parse_msgpack(data, error, what), format_name, version, error=error, what=what,
                      version_key=version_key)
 
 
@@ -129,21 +272,18 @@ def parse_msgpack(data: bytes, error: Type[Exception], what: str) -> Any:
                     f"{type(err).__name__}); restore it from a copy or retrain the model.") from None
 
 
-def open_seal(outer: Any, format_name: str, version: int, legacy_version: Optional[int], *,
-              error: Type[Exception], what: str, version_key: str = "version") -> Tuple[Any, bool]:
-    """`unseal` for a file whose envelope is already unpacked; `legacy_version` None reads sealed files only."""
+def open_seal(outer: Any, format_name: str, version: int, *, error: Type[Exception], what: str,
+              version_key: str = "version") -> Any:
+    """`unseal` for a file whose envelope is already unpacked."""
     if not isinstance(outer, dict) or outer.get("format") != format_name:
         raise error(f"This is not a spacy-treeboost {what} (expected the format {format_name!r}).")
     found = outer.get(version_key)
-    if legacy_version is not None and found == legacy_version and PAYLOAD_KEY not in outer:
-        return outer, False
-    reads = f"version {version}" if legacy_version is None else f"versions {legacy_version} and {version}"
     if isinstance(found, int) and not isinstance(found, bool) and found > version:
         raise error(f"The {what}'s format version {found} was written by a newer spacy-treeboost (this one reads "
-                    f"{reads}); upgrade spacy-treeboost or retrain the model.")
-    if found != version:
-        raise error(f"The {what}'s format version {found!r} is not supported (this spacy-treeboost reads {reads}); "
-                    "retrain the model or install the spacy-treeboost that wrote it.")
+                    f"version {version}); upgrade spacy-treeboost or retrain the model.")
+    if found != version or isinstance(found, bool):
+        raise error(f"The {what}'s format version {found!r} is not supported (this spacy-treeboost reads version "
+                    f"{version}); retrain the model with this spacy-treeboost.")
     body, checksum = outer.get(PAYLOAD_KEY), outer.get(CHECKSUM_KEY)
     if not isinstance(body, bytes) or not isinstance(checksum, str) or set(outer) != {"format", version_key,
                                                                                       CHECKSUM_KEY, PAYLOAD_KEY}:
@@ -153,17 +293,16 @@ def open_seal(outer: Any, format_name: str, version: int, legacy_version: Option
         raise error(f"The {what} is damaged: its content does not match its SHA-256 checksum. Restore it from a "
                     "copy or retrain the model.")
     try:
-        return msgpack_loads_safe(body), True
+        return msgpack_loads_safe(body)
     except Exception as err:
         raise error(f"The {what}'s payload is not msgpack ({type(err).__name__}) although its checksum matches; "
                     "it was not written by spacy-treeboost.") from None
 
 
 def check_model_file(path: Union[str, Path], error: Type[Exception], what: str,
-                     max_bytes: Optional[int] = None, allow_nil: bool = False) -> None:
+                     max_bytes: Optional[int] = None) -> None:
     """Fail fast when `path` cannot be a model file: not a regular file, empty, larger than `max_bytes`, or not
-    starting as a msgpack map does (so that `/dev/zero` or a large text file is refused without reading it);
-    `allow_nil` also accepts msgpack's nil, an unfitted component's model before files were sealed.
+    starting as a msgpack map does (so that `/dev/zero` or a large text file is refused without reading it).
 
     RAISES (error): With a message naming the path.
     """
@@ -179,7 +318,7 @@ def check_model_file(path: Union[str, Path], error: Type[Exception], what: str,
         raise error(f"{path} is {size} bytes, more than any {what} this tool reads ({max_bytes} bytes).")
     with path.open("rb") as f:
         head = f.read(1)
-    if not head or not (0x80 <= head[0] <= 0x8F or head[0] in (0xDE, 0xDF) or (allow_nil and head == b"\xc0")):
+    if not head or not (0x80 <= head[0] <= 0x8F or head[0] in (0xDE, 0xDF)):
         raise error(f"{path} is not a {what} ({'it is empty' if not head else 'it does not start as one does'}).")
 
 
@@ -227,7 +366,7 @@ def read_model_file(path: Union[str, Path], component: str) -> bytes:
     """The bytes of a component's `model` file, after `check_model_file`; errors name the path."""
 
     try:
-        check_model_file(path, ModelFormatError, f"'{component}' model file", allow_nil=True)
+        check_model_file(path, ModelFormatError, f"'{component}' model file")
         return Path(path).read_bytes()
     except OSError as err:
         raise ModelFormatError(f"'{component}': cannot read {path}: {err.strerror}") from None
@@ -235,24 +374,18 @@ def read_model_file(path: Union[str, Path], component: str) -> bytes:
 
 COMPONENT_MODEL_FORMAT = "spacy-treeboost.treeboost_textcat"
 COMPONENT_MODEL_VERSION = 1
-LEGACY_CLASSIFIER_FORMAT = "spacy-treeboost.classifier"
 
 
-def unseal_component_model(data: bytes, component: str) -> Tuple[Any, bool]:
-    """The payload of a treeboost_textcat model file ({"classifier": dict or None, "cfg_sha256": str}), or, for a
-    file written before model files were sealed, the classifier dict or None it holds.
+def unseal_component_model(data: bytes, component: str) -> Dict[str, Any]:
+    """The payload of a treeboost_textcat model file: {"classifier": dict or None, "cfg_sha256": str}.
 
-    RAISES (ModelFormatError): For a damaged or foreign file.
+    RAISES (ModelFormatError): For a damaged or foreign file, or one of another format version.
     """
 
     what = f"'{component}' model file"
-    outer = parse_msgpack(data, ModelFormatError, what)
-    if outer is None or (isinstance(outer, dict) and outer.get("format") == LEGACY_CLASSIFIER_FORMAT):
-        return outer, False
-    payload, _ = open_seal(outer, COMPONENT_MODEL_FORMAT, COMPONENT_MODEL_VERSION, None, error=ModelFormatError,
-                           what=what)
+    payload = unseal(data, COMPONENT_MODEL_FORMAT, COMPONENT_MODEL_VERSION, error=ModelFormatError, what=what)
     if not (isinstance(payload, dict) and set(payload) == {"classifier", "cfg_sha256"}
             and isinstance(payload["cfg_sha256"], str) and (payload["classifier"] is None
                                                             or isinstance(payload["classifier"], dict))):
         raise ModelFormatError(f"The {what} does not hold a classifier and the digest of its settings.")
-    return payload, True
+    return payload

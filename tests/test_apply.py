@@ -87,7 +87,7 @@ def test_apply_names_the_bad_line_and_keeps_no_partial_output(tmp_path, pipeline
 def test_apply_rejects_a_missing_input_and_a_bad_backend(tmp_path, pipeline):
     model, _ = pipeline
     result = run("apply", model, tmp_path / "missing.jsonl", tmp_path / "out.jsonl")
-    assert result.returncode == 2 and "is not a file" in result.stderr
+    assert result.returncode == 2 and "JSONL file not found" in result.stderr
     (tmp_path / "in.jsonl").write_text('{"text": "good"}\n', encoding="utf8")
     result = run("apply", model, tmp_path / "in.jsonl", tmp_path / "out.jsonl", "--backend", "threads")
     assert result.returncode == 2 and "choose processes or ray" in result.stderr

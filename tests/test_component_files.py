@@ -6,6 +6,7 @@ import spacy
 import srsly
 
 from textcat_pipes import trained_nlp
+from spacy_treeboost.files import seal
 from spacy_treeboost.learning.classifier_files import classifier_to_dict
 from spacy_treeboost.models.rules import ModelFormatError
 
@@ -129,14 +130,19 @@ def test_a_reformatted_cfg_loads(tmp_path, saved):
     assert cats(fresh().from_disk(path)) == saved[2]
 
 
-def test_a_model_written_before_sealing_still_loads(tmp_path, saved):
+@pytest.mark.parametrize("content", ["classifier", "nil", "version 2"])
+def test_a_model_file_of_another_format_version_is_refused(tmp_path, saved, content):
+    """The component's model file is format version 1, sealed; an unsealed or other-version file is refused."""
+    from spacy_treeboost.files import COMPONENT_MODEL_FORMAT
+
     pipe = saved[0]
-    legacy = srsly.msgpack_dumps(classifier_to_dict(pipe._predictor()))
-    path = copy_with(tmp_path, saved, "model", legacy)
-    assert cats(fresh().from_disk(path)) == saved[2]
-    (tmp_path / "u").mkdir()
-    unfitted = copy_with(tmp_path / "u", saved, "model", srsly.msgpack_dumps(None))
-    assert fresh().from_disk(unfitted)._predictor() is None
+    data = {"classifier": srsly.msgpack_dumps(classifier_to_dict(pipe._predictor())), "nil": srsly.msgpack_dumps(None),
+            "version 2": seal({"classifier": None, "cfg_sha256": ""}, COMPONENT_MODEL_FORMAT, 2)}[content]
+    path = copy_with(tmp_path, saved, "model", data)
+    with pytest.raises(ModelFormatError, match="not a 'treeboost_textcat' model file|not a spacy-treeboost "
+                                               "'treeboost_textcat' model file|format version 2 was written by a "
+                                               "newer spacy-treeboost \\(this one reads version 1\\)"):
+        fresh().from_disk(path)
 
 
 def test_a_model_from_bytes_is_checked_like_a_file(saved):

@@ -150,7 +150,10 @@ def lines(records) -> bytes:
 
 
 BAD_CORPORA = [
-    ("empty.jsonl", b"", "'treeboost_textcat' got no training examples: the training corpus is empty. Give it"),
+    ("empty.jsonl", b"", ": the corpus has no document to read (the file is empty or blank). Give a file with "
+     "one JSON object per line"),
+    ("blank.jsonl", b"\n \n", ": the corpus has no document to read (the file is empty or blank)."),
+    ("blank_label.jsonl", lines(GOOD[:3] + [{"text": "x", "label": ""}]), ", line 4: a label is empty or blank"),
     ("one_class.jsonl", lines([r for r in GOOD if r["label"] == "POS"]), "has only one label ('POS') but "
      "exclusive_classes = true needs at least two. Add the other class"),
     ("one_doc.jsonl", lines(GOOD[1:2]), "has only one label ('POS')"),
@@ -174,6 +177,20 @@ def test_spacy_train_names_the_bad_corpus_file(tmp_path, name, content, message)
     assert result.returncode == 1 and "Traceback" not in out, out[-3000:]
     last = out.strip().splitlines()[-1]
     assert last.startswith(str(path)) and message in last, last
+
+
+@pytest.mark.slow
+def test_spacy_train_with_an_empty_dev_corpus_stops_with_one_line(tmp_path):
+    """spaCy's training loop reads the dev corpus itself: the reader's error is printed as one line there too."""
+    train, dev = tmp_path / "train.jsonl", tmp_path / "dev.jsonl"
+    train.write_bytes(lines(GOOD))
+    dev.write_bytes(b"")
+    result = spacy_cli("train", f"configs/{LINEAR}", "--paths.train", str(train), "--paths.dev", str(dev),
+                       "--training.max_steps", "1")
+    assert result.returncode == 1 and "Traceback" not in result.stdout + result.stderr, result.stderr[-3000:]
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"Error: {dev}: the corpus has no document to read (the file is empty or blank). Give a file with one JSON "
+        "object per line, e.g. {\"text\": \"...\", \"label\": \"POS\"}.")
 
 
 def add_pipe(factory: str, **config):

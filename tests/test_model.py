@@ -204,13 +204,17 @@ def test_foreign_bytes(foreign):
 
 
 def corrupt(change):
+    """A sealed rule file (its checksum matches) whose content is changed by `change`."""
+    from spacy_treeboost.files import seal
+    from spacy_treeboost.models.rules import FORMAT_NAME, SEALED_VERSION
+
     _, d = model_bytes()
     change(d)
-    return srsly.msgpack_dumps(d)
+    return seal(d, FORMAT_NAME, SEALED_VERSION)
 
 
 @pytest.mark.parametrize("change,match", [
-    (lambda d: d.update(version=2), "version"),
+    (lambda d: d.update(version=3), "version"),
     (lambda d: d.pop("heads"), "corrupt"),
     (lambda d: d.pop("patterns"), "corrupt"),
     (lambda d: d.update(rules=[[[5], [1], [0.5], [0.5]], [[], [], [], []]]), "pattern"),

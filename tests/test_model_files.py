@@ -11,7 +11,7 @@ from textcat_pipes import trained_nlp
 from spacy_treeboost.files import seal, unseal
 from spacy_treeboost.learning.learner import TreeBoostClassifier
 from spacy_treeboost.learning.classifier_files import classifier_from_bytes, classifier_from_dict, classifier_to_bytes, classifier_to_dict
-from spacy_treeboost.learning.classifier_files import UnsealedFileError, reseal_classifier
+from spacy_treeboost.learning.classifier_files import CLASSIFIER_FORMAT
 from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
 from spacy_treeboost.models.rules import ModelFormatError, RuleSet
 from spacy_treeboost.trees.forest import Forest
@@ -43,7 +43,7 @@ def test_future_classifier_version_is_refused():
     ({"learner": {"@learners": "spacy_treeboost.SubtreeBoost.v1", "algorithm": "svm"}}, "algorithm='svm' is invalid"),
     ({"learner": {"@learners": "spacy_treeboost.Unknown.v1"}}, "Unknown"),
     ({"trees": {"tree_mode": "bag"}}, "tree_mode='bag' is invalid"),
-    ({"max_rounds": 10}, "unknown settings \\['max_rounds'\\].*migrate-config"),
+    ({"max_rounds": 10}, "unknown settings \\['max_rounds'\\].*retrain the pipeline"),
     ({"surprise": 1}, "unknown settings \\['surprise'\\]"),
     ({"labels": "POS"}, "labels='POS' is invalid"),
 ])
@@ -104,20 +104,24 @@ def test_every_bit_flip_of_a_small_classifier_file_is_refused_or_harmless():
     assert counts["changed"] == 0 and counts["rejected"] > 0.99 * len(data) * 8
 
 
-def test_unsealed_version_1_classifier_files_load_only_when_accepted_or_resealed():
-    clf = fitted()
-    f = Forest.from_sentences([[["not", "good"]], [["so", "bad"]]])
-    data = srsly.msgpack_dumps(classifier_to_dict(clf))
-    with pytest.raises(UnsealedFileError, match="unsealed version-1 .* reseal it"):
-        classifier_from_bytes(data)
-    legacy = classifier_from_bytes(data, unsealed=True)
-    assert legacy.decision_function(f).tolist() == clf.decision_function(f).tolist()
-    resealed = reseal_classifier(data)
-    assert resealed == classifier_to_bytes(clf)
-    assert classifier_from_bytes(resealed).decision_function(f).tolist() == clf.decision_function(f).tolist()
+@pytest.mark.parametrize("version", [0, 2, 99, "1", None, True])
+def test_a_classifier_file_of_any_other_version_is_refused(version):
+    """The model files are format version 1; a sealed file of another version, or an unsealed one, is refused."""
+    data = classifier_to_dict(fitted())
+    newer = isinstance(version, int) and not isinstance(version, bool) and version > 1
+    expected = (f"The classifier file's format version {version} was written by a newer spacy-treeboost (this one "
+                "reads version 1); upgrade spacy-treeboost or retrain the model." if newer else
+                f"The classifier file's format version {version!r} is not supported (this spacy-treeboost reads "
+                "version 1); retrain the model with this spacy-treeboost.")
+    with pytest.raises(ModelFormatError) as err:
+        classifier_from_bytes(seal(data, CLASSIFIER_FORMAT, version))
+    assert str(err.value) == expected
+    with pytest.raises(ModelFormatError, match="^The classifier file \\(format version 1\\) is damaged: its payload "
+                                               "or checksum entry is missing"):
+        classifier_from_bytes(srsly.msgpack_dumps(data))
 
 
-def test_no_bit_flip_of_an_unsealed_version_1_file_loads_by_default():
+def test_no_bit_flip_of_an_unsealed_classifier_dict_loads():
     data = srsly.msgpack_dumps(classifier_to_dict(fitted()))
     for bit in sample_bits(len(data) * 8, 300, seed=1):
         with pytest.raises(ModelFormatError):
@@ -226,12 +230,12 @@ payloads = st.recursive(
 @settings(max_examples=200, deadline=None)
 @given(payload=payloads, data=st.data())
 def test_sealed_payloads_round_trip_and_any_flip_is_refused_or_harmless(payload, data):
-    sealed = seal(payload, "test.format", 2)
-    assert unseal(sealed, "test.format", 2, 1, error=ModelFormatError, what="test file") == (payload, True)
+    sealed = seal(payload, "test.format", 1)
+    assert unseal(sealed, "test.format", 1, error=ModelFormatError, what="test file") == payload
     bit = data.draw(st.integers(0, len(sealed) * 8 - 1))
     try:
-        loaded = unseal(flipped(sealed, bit), "test.format", 2, 1, error=ModelFormatError, what="test file")
+        loaded = unseal(flipped(sealed, bit), "test.format", 1, error=ModelFormatError, what="test file")
     except ModelFormatError as err:
         assert str(err)
     else:
-        assert loaded == (payload, True)
+        assert loaded == payload

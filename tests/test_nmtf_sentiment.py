@@ -138,6 +138,8 @@ def test_stemming_maps_documents_and_lexicon_alike():
 
 
 def test_model_file_without_word_weights_loads():
+    from spacy_treeboost.pipeline.nmtf_files import model_bytes
+
     nlp = make_nlp()
     train(nlp)
     pipe = nlp.get_pipe("nmtf_sentiment")
@@ -145,11 +147,13 @@ def test_model_file_without_word_weights_loads():
     assert len(data["word_weights"]) == len(pipe.vocabulary)
     del data["word_weights"]
     other = make_nlp().get_pipe("nmtf_sentiment")
-    other._load_model_bytes(srsly.msgpack_dumps(data))
+    other._load_model_bytes(model_bytes(pipe.cfg, data), cfg_loaded=False)
     assert other.is_fitted and other._word_weights is None
     data["word_weights"] = [1.0]
     with pytest.raises(ValueError, match="word_weights"):
-        other._load_model_bytes(srsly.msgpack_dumps(data))
+        other._load_model_bytes(model_bytes(pipe.cfg, data), cfg_loaded=False)
+    with pytest.raises(ValueError, match="format version 1\\) is damaged: its payload or checksum entry is missing"):
+        other._load_model_bytes(srsly.msgpack_dumps(pipe._model_data()))
 
 
 def test_pickle_and_multiprocessing():

@@ -138,7 +138,7 @@ def test_bad_arguments(tmp_path, nlp):
         JsonlCorpus(None)
     with pytest.raises(ValueError, match="cannot both be None"):
         JsonlCorpus(tmp_path / "c.jsonl", label_field=None, labels_field=None)
-    with pytest.raises(ValueError, match="repeat a label"):
+    with pytest.raises(ValueError, match="a label is repeated"):
         JsonlCorpus(tmp_path / "c.jsonl", labels=["A", "A"])
     with pytest.raises(FileNotFoundError, match="nowhere.jsonl"):
         list(JsonlCorpus(tmp_path / "nowhere.jsonl")(nlp))

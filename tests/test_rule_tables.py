@@ -5,7 +5,6 @@ import tracemalloc
 
 import numpy
 import pytest
-import srsly
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -194,8 +193,8 @@ def random_rule_set(n_rules, seed, n_heads=2, vocab=300, heads=None):
 
 
 def test_classifier_files_carry_flat_rule_sets():
-    """A classifier whose rule set is written flat: saved and loaded with the same scores; damaged flat rules in an
-    unsealed (version 1) classifier file, which has no checksum, are refused by the rule checks."""
+    """A classifier whose rule set is written flat: saved and loaded with the same scores; damaged flat rules in
+    classifier data, which has no checksum, are refused by the rule checks."""
     from spacy_treeboost.learning.classifier_files import (classifier_from_bytes, classifier_from_dict,
                                                            classifier_to_bytes, classifier_to_dict)
     from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
@@ -212,7 +211,7 @@ def test_classifier_files_carry_flat_rule_sets():
     assert again.rules_.to_bytes() == clf.rules_.to_bytes()
     data["rules"]["patterns"]["label"] = data["rules"]["patterns"]["label"][:-2]
     with pytest.raises(ModelFormatError, match="whole number of 4-byte items"):
-        classifier_from_bytes(srsly.msgpack_dumps(data), unsealed=True)
+        classifier_from_dict(data)
     data = classifier_to_dict(clf)
     data["rules"]["rules"][0]["pattern"] = i64(*([clf.rules_.n_patterns] * clf.rules_.n_rules(0)))
     with pytest.raises(ModelFormatError, match=f"refers to pattern {clf.rules_.n_patterns}, which does not exist"):

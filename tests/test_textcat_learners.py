@@ -11,7 +11,7 @@ from spacy_treeboost.trees.doc_trees import TreeSpec, docs_to_forest
 from spacy_treeboost.learning.learner import TreeBoostClassifier
 from spacy_treeboost.learning.classifier_files import classifier_to_dict
 from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
-from textcat_pipes import TEXTS, BOOST, learner_block, trained
+from textcat_pipes import TEXTS, learner_block, trained
 
 @pytest.mark.parametrize("algorithm", ["corrective", "linear"])
 def test_learns_the_training_data_and_round_trips(tmp_path, algorithm):
@@ -59,34 +59,10 @@ def test_corrective_refits_as_rounds_grow():
     assert pipe._predictor().n_rounds_ == 4
 
 
-def test_flat_settings_of_0_1_migrate_to_the_same_model():
-    from spacy_treeboost.pipeline.learners import migrate_settings
-
-    old = {"algorithm": "frequency", "max_pattern_size": 2, "min_support": 1, "rounds_per_update": 20,
-           "tree_mode": "chain", "node_attrs": ["LOWER"], "max_rounds": 500}
-    new = migrate_settings(old)
-    assert new["learner"] == {"@learners": BOOST, "algorithm": "frequency", "n_rounds": 500, "max_pattern_size": 2,
-                              "min_support": 1}
-    assert new["trees"] == {"@tree_builders": "spacy_treeboost.DocTrees.v1", "tree_mode": "chain",
-                            "node_attrs": ["LOWER"]}
-    _, explicit = trained("frequency", n_rounds=500)
-    nlp = spacy.blank("en")
-    migrated = nlp.add_pipe("treeboost_textcat", config=new)
-    examples = make_examples(nlp)
-    nlp.initialize(lambda: examples)
-    nlp.update(examples)
-    assert classifier_to_dict(migrated._predictor()) == classifier_to_dict(explicit._predictor())
+def test_flat_settings_outside_the_learner_block_are_refused():
+    old = {"algorithm": "frequency", "max_pattern_size": 2, "min_support": 1, "max_rounds": 500}
     with pytest.raises(ValueError, match="algorithm"):
         spacy.blank("en").add_pipe("treeboost_textcat", config=old)
-
-
-def test_corrective_migration_nests_the_booster():
-    from spacy_treeboost.pipeline.learners import migrate_settings
-
-    new = migrate_settings({"algorithm": "corrective", "criterion": "z", "linear": {"booster": "frequency", "C": 1.0,
-                                                                                    "Cs": None, "cv": 3}})
-    assert new["learner"] == {"@learners": "spacy_treeboost.CorrectiveBoost.v1", "C": 1.0, "cv": 3,
-                              "estimator": {"@learners": BOOST, "algorithm": "frequency", "criterion": "z"}}
 
 
 @pytest.mark.parametrize("kind,params,message", [
@@ -114,29 +90,6 @@ def test_every_registered_sub_config_resolves_by_name():
     for name, cls in TREE_BUILDERS.items():
         resolved = registry.resolve(Config({"x": {"@tree_builders": name, "tree_mode": "dependency"}}))["x"]
         assert type(resolved) is cls and resolved.tree_mode == "dependency"
-
-
-@pytest.mark.slow
-def test_migrate_config_rewrites_a_0_1_config(tmp_path):
-    import subprocess
-    import sys
-
-    from spacy.util import load_config
-
-    old = tmp_path / "old.cfg"
-    old.write_text('[nlp]\nlang = "en"\npipeline = ["treeboost_textcat"]\n\n[components]\n\n'
-                   '[components.treeboost_textcat]\nfactory = "treeboost_textcat"\nalgorithm = "bact"\n'
-                   'boosting = "arcgv"\nmax_rounds = 300\ntree_mode = "chain"\nrounds_per_update = 7\n')
-    new = tmp_path / "new.cfg"
-    result = subprocess.run([sys.executable, "-m", "spacy_treeboost", "migrate-config", str(old), str(new)],
-                            capture_output=True, text=True, check=True)
-    assert "migrated treeboost_textcat" in result.stderr
-    block = load_config(new)["components"]["treeboost_textcat"]
-    assert block["rounds_per_update"] == 7
-    assert block["learner"] == {"@learners": BOOST, "algorithm": "bact", "n_rounds": 300, "boosting": "arcgv"}
-    nlp = spacy.util.load_model_from_config(load_config(new), auto_fill=True)
-    learner = nlp.get_pipe("treeboost_textcat")._template
-    assert (learner.algorithm, learner.boosting, learner.n_rounds) == ("bact", "arcgv", 300)
 
 
 def test_search_workers_in_the_learner_block_give_the_same_rules():

@@ -4,16 +4,16 @@
 a parser also lets the classifier take its training trees from the reference
 docs (`parse_source = "reference"`).
 """
+import errno
 import sys
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
 import spacy
-import typer
 from spacy.tokens import DocBin
 from tqdm import tqdm
 
-from ..files import write_bytes_atomic
+from ..files import CommandLineError, OutputError, write_bytes_atomic
 from .corpora import CorpusFormatError
 from .readers import JsonlCorpus
 
@@ -82,20 +82,15 @@ def convert_jsonl(
     try:
         output_path.parent.mkdir(parents=True, exist_ok=True)
         write_bytes_atomic(output_path, doc_bin.to_bytes())
+    except OutputError:
+        raise
     except OSError as err:
-        raise OutputError(f"cannot write {output_path}: {err.strerror}; the previous file, if any, is "
-                          "unchanged") from None
+        raise OutputError(output_path, f"{err.strerror}; the previous file, if any, is unchanged",
+                          err.errno or errno.EIO) from None
     return len(records)
 
 
-class OutputError(OSError):
-    """The DocBin cannot be written (the message names the output file)."""
-
-
-_CLICK_EXCEPTION = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
-
-
-class PipelineNotFoundError(OSError, _CLICK_EXCEPTION):
+class PipelineNotFoundError(OSError, CommandLineError):
     """A pipeline named for parsing cannot be loaded.
 
     It is an OSError for callers of `convert_jsonl`, and the command line
@@ -106,7 +101,7 @@ class PipelineNotFoundError(OSError, _CLICK_EXCEPTION):
 
     def __init__(self, message: str) -> None:
         OSError.__init__(self, message)
-        self.message = message
+        self._set_message(message)
 
     def __str__(self) -> str:
         return self.message
@@ -126,6 +121,10 @@ def _load_pipeline(model: Optional[str], lang: str, exclude: Sequence[str]) -> s
             f"cannot load the pipeline {model!r} to parse the docs: it is not an installed pipeline package or a "
             f"pipeline directory. {parser_install_hint('--model')}"
         ) from None
+    except Exception as err:
+        from ..streaming import pipeline_load_error
+
+        raise PipelineNotFoundError(f"{pipeline_load_error(model, err)} (to parse the docs)") from None
 
 
 def parser_install_hint(option: str) -> str:

@@ -10,7 +10,10 @@ import gzip
 import html
 import io
 import json
+import os
 import re
+import stat
+import sys
 import zlib
 from pathlib import Path
 from typing import IO, Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
@@ -47,22 +50,39 @@ def open_text(path: PathLike, encoding: str = "utf-8") -> IO[str]:
     return path.open("r", encoding=encoding)
 
 
+def check_input_file(path: PathLike) -> Path:
+    """`path` as a Path, after checking that it names a regular file that can be read.
+
+    RAISES (FileNotFoundError): When nothing is there.
+    RAISES (CorpusFormatError): For a directory, a device, a pipe or a symbolic link loop.
+    """
+    path = Path(path)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise FileNotFoundError(f"JSONL file not found: {path}") from None
+    except OSError as err:
+        raise CorpusFormatError(f"cannot read {path}: {err.strerror}; give the path of a .jsonl or .jsonl.gz "
+                                "file.") from None
+    if not stat.S_ISREG(mode):
+        raise CorpusFormatError(f"{path} is not a regular file; give the path of a .jsonl or .jsonl.gz file.")
+    return path
+
+
 def iter_jsonl(path: PathLike) -> Iterator[Tuple[int, Dict[str, Any]]]:
     """Read a JSONL file (plain or gzipped, UTF-8) one object at a time.
 
-    A UTF-8 byte order mark is skipped and CRLF line ends are accepted.
+    A UTF-8 byte order mark is skipped and CRLF line ends are accepted. A line of a gzipped file may inflate to at
+    most 64 MiB (the environment variable SPACY_TREEBOOST_MAX_LINE_MB sets another limit), so that a small file
+    cannot take the memory of a huge line.
 
     path (PathLike): The file.
     YIELDS (Tuple[int, Dict[str, Any]]): The 1-based line number and the object.
         Blank lines are skipped.
-    RAISES (CorpusFormatError): For bytes that are not UTF-8, a truncated gzip
-        file or a line that is not a JSON object, naming the file and line.
+    RAISES (CorpusFormatError): For bytes that are not UTF-8, a truncated gzip file, a spaCy DocBin, a line that is
+        too long or not a JSON object, naming the file and line.
     """
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"JSONL file not found: {path}")
-    if not path.is_file():
-        raise CorpusFormatError(f"{path} is not a regular file; give the path of a .jsonl or .jsonl.gz file.")
+    path = check_input_file(path)
     for line_no, raw in _binary_lines(path):
         try:
             line = raw.decode("utf-8-sig" if line_no == 1 else "utf-8")
@@ -85,6 +105,13 @@ def iter_jsonl(path: PathLike) -> Iterator[Tuple[int, Dict[str, Any]]]:
                 f"{path}, line {line_no}: the JSON nests lists or objects too deeply to be a record. "
                 "Each line must be one JSON object, e.g. {\"text\": \"...\", \"label\": \"POS\"}."
             ) from None
+        except ValueError as err:
+            digits = getattr(sys, "get_int_max_str_digits", lambda: 4300)()
+            raise CorpusFormatError(
+                f"{path}, line {line_no}: a number has more than {digits} digits, more than Python reads from JSON; "
+                "write it as a string (in quotes) or drop the field." if "digits" in str(err) else
+                f"{path}, line {line_no}: invalid JSON ({err}). Each line must be one JSON object."
+            ) from None
         if not isinstance(record, dict):
             raise CorpusFormatError(
                 f"{path}, line {line_no}: expected a JSON object, found {type(record).__name__}. "
@@ -93,15 +120,37 @@ def iter_jsonl(path: PathLike) -> Iterator[Tuple[int, Dict[str, Any]]]:
         yield line_no, record
 
 
+_ZLIB_HEADERS = (b"\x78\x01", b"\x78\x5e", b"\x78\x9c", b"\x78\xda")
+
+
 def _binary_lines(path: Path) -> Iterator[Tuple[int, bytes]]:
     """The lines of a plain or gzipped file as bytes, numbered from 1; a damaged gzip stream raises a
-    `CorpusFormatError` naming the file and the line it stopped at."""
+    `CorpusFormatError` naming the file and the line it stopped at, and so does an inflated line longer than
+    `max_line_mb`."""
+    from ..files import MAX_LINE_ENV, max_line_mb
+
     with path.open("rb") as probe:
-        gzipped = probe.read(2) == b"\x1f\x8b"
+        magic = probe.read(2)
+    if magic in _ZLIB_HEADERS:
+        raise CorpusFormatError(
+            f"{path} is a spaCy DocBin (a .spacy file), not JSON lines: read it with spaCy's reader "
+            "(@readers = \"spacy.Corpus.v1\") or give the .jsonl file it was made from.")
+    gzipped = magic == b"\x1f\x8b"
+    limit_mb = max_line_mb(CorpusFormatError) if gzipped else None
+    limit = None if limit_mb is None else limit_mb << 20
     line_no = 0
     try:
         with (gzip.open(path, "rb") if gzipped else path.open("rb")) as stream:
-            for line_no, raw in enumerate(stream, start=1):
+            while True:
+                raw = stream.readline() if limit is None else stream.readline(limit + 1)
+                if not raw:
+                    return
+                line_no += 1
+                if limit is not None and len(raw) > limit and raw[-1:] != b"\n":
+                    raise CorpusFormatError(
+                        f"{path}, line {line_no}: the line inflates to more than {limit_mb} MiB, longer than any "
+                        f"record this reader takes; split the record, or raise the limit by setting {MAX_LINE_ENV} "
+                        f"(now {limit_mb}).")
                 yield line_no, raw
     except (EOFError, gzip.BadGzipFile, zlib.error) as err:
         where = f"after line {line_no}" if line_no else "before its first complete line"

@@ -13,15 +13,17 @@ from spacy.util import registry
 
 from ..config_errors import DataError, reporting
 from ..exceptions import InvalidSettingError
+from ..files import CommandLineError
 from ..params import invalid_setting
-from .corpora import CorpusFormatError, iter_jsonl
+from .corpora import CorpusFormatError, check_input_file, iter_jsonl
 
 Fold = Union[int, str]
 
 
-class CorpusReadError(DataError, CorpusFormatError):
+class CorpusReadError(DataError, CorpusFormatError, CommandLineError):
     """A corpus line that `spacy train` cannot read: a `CorpusFormatError` that spaCy prints without a
-    traceback.
+    traceback (as a config error while it initializes the pipeline, and as one line, a `CommandLineError`, when
+    the training loop reads the dev corpus).
 
     message (str): The message, naming the file and line and the remedy.
     """
@@ -29,6 +31,46 @@ class CorpusReadError(DataError, CorpusFormatError):
     def __init__(self, message: str = "", **kwargs: Any) -> None:
         kwargs.setdefault("title", "The corpus cannot be read")
         super().__init__(message, **kwargs)
+        self._set_message(message)
+
+
+def _is_name(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _check_settings(labels: Any, limit: Any, text_field: Any, label_field: Any, labels_field: Any, fold_field: Any,
+                    folds: Any, label_map: Any, skip_unlabeled: Any, unlabeled: Any) -> None:
+    """Refuse settings of the wrong type or value, naming the setting, before any line is read."""
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
+        raise invalid_setting("limit", limit, "use a whole number of examples >= 0 (0 reads all)")
+    for name, value in (("text_field", text_field), ("fold_field", fold_field)):
+        if not _is_name(value):
+            raise invalid_setting(name, value, "use the name of a field, a non-empty string")
+    for name, value in (("label_field", label_field), ("labels_field", labels_field)):
+        if value is not None and not _is_name(value):
+            raise invalid_setting(name, value, "use the name of a field (a non-empty string) or null")
+    if label_field is None and labels_field is None:
+        raise InvalidSettingError("label_field and labels_field cannot both be None: one must name the label "
+                                  "field.", setting="label_field", value=label_field)
+    for name, value in (("skip_unlabeled", skip_unlabeled), ("unlabeled", unlabeled)):
+        if not isinstance(value, bool):
+            raise invalid_setting(name, value, "use true or false")
+    if skip_unlabeled and unlabeled:
+        raise InvalidSettingError("skip_unlabeled and unlabeled cannot both be true: unlabeled lines are either "
+                                  "skipped or kept.", setting="skip_unlabeled", value=skip_unlabeled)
+    if labels is not None:
+        if isinstance(labels, (str, bytes)) or not isinstance(labels, (list, tuple)) \
+                or not all(_is_name(label) for label in labels):
+            raise invalid_setting("labels", labels, "use a list of labels, each a non-empty string")
+        if len(set(labels)) != len(labels):
+            raise invalid_setting("labels", list(labels), "a label is repeated; list each label once")
+    if folds is not None and (isinstance(folds, (str, bytes)) or not isinstance(folds, (list, tuple, set))
+                              or not all(isinstance(f, (int, str)) and not isinstance(f, bool) for f in folds)):
+        raise invalid_setting("folds", folds, "use a list of fold values, each a whole number or a string")
+    if label_map is not None and (not isinstance(label_map, dict) or not all(
+            isinstance(k, str) and _is_name(v) for k, v in label_map.items())):
+        raise invalid_setting("label_map", label_map, "use a mapping from labels to new labels, each a non-empty "
+                              "string, e.g. {\"pos\": \"POS\"}")
 
 
 class JsonlCorpus:
@@ -71,11 +113,8 @@ class JsonlCorpus:
         if path is None:
             raise InvalidSettingError("spacy_treeboost.JsonlCorpus.v1 needs a path; set it in the [corpora] block.",
                                       setting="path", value=path)
-        if label_field is None and labels_field is None:
-            raise InvalidSettingError("label_field and labels_field cannot both be None: one must name the label "
-                                      "field.", setting="label_field", value=label_field)
-        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
-            raise invalid_setting("limit", limit, "use a whole number of examples >= 0 (0 reads all)")
+        _check_settings(labels, limit, text_field, label_field, labels_field, fold_field, folds, label_map,
+                        skip_unlabeled, unlabeled)
         self.path = Path(path)
         self.labels: Optional[List[str]] = list(labels) if labels is not None else None
         self.limit = limit
@@ -87,15 +126,7 @@ class JsonlCorpus:
         self.label_map = dict(label_map or {})
         self.skip_unlabeled = skip_unlabeled
         self.unlabeled = unlabeled
-        if skip_unlabeled and unlabeled:
-            raise InvalidSettingError("skip_unlabeled and unlabeled cannot both be true: unlabeled lines are either "
-                                      "skipped or kept.", setting="skip_unlabeled", value=skip_unlabeled)
-        if self.labels is not None:
-            if len(set(self.labels)) != len(self.labels):
-                raise InvalidSettingError(f"the labels given to spacy_treeboost.JsonlCorpus.v1 repeat a label: "
-                                          f"{self.labels}", setting="labels", value=self.labels)
-        if not self.path.exists():
-            raise FileNotFoundError(f"JSONL file not found: {path}")
+        check_input_file(self.path)
 
     def __call__(self, nlp: Language) -> Iterator[Example]:
         """Read the file and yield one example per selected line.
@@ -141,6 +172,12 @@ class JsonlCorpus:
             n += 1
             if self.limit and n >= self.limit:
                 break
+        if n == 0 and self.folds is None:
+            raise CorpusFormatError(
+                f"{self.path}: the corpus has no document to read (the file is empty or blank"
+                f"{', or every line is unlabeled and skip_unlabeled is set' if self.skip_unlabeled else ''}). "
+                "Give a file with one JSON object per line, e.g. {\"text\": \"...\", \"label\": \"POS\"}."
+            )
         if n == 0 and self.folds is not None:
             raise CorpusFormatError(
                 f"{self.path}: no line has {self.fold_field!r} in {sorted(self.folds, key=repr)}; "
@@ -187,6 +224,11 @@ class JsonlCorpus:
                 raise CorpusFormatError(
                     f"{where}: labels must be a string ({self.label_field!r}) or a list of strings "
                     f"({self.labels_field!r}), found {gold!r}."
+                )
+            if not all(label.strip() for label in gold):
+                raise CorpusFormatError(
+                    f"{where}: a label is empty or blank ({gold!r}); give every label a name, or drop the line "
+                    "(a document without a label needs skip_unlabeled or unlabeled)."
                 )
             gold = [self.label_map.get(label, label) for label in gold]
             yield line_no, text, gold, record.get(self.fold_field)

@@ -64,8 +64,8 @@ def classifier_from_dict(data: Any) -> RuleClassifier:
     from ..models.rules import ModelFormatError
 
     if isinstance(data, dict) and data.get("format") == CLASSIFIER_FORMAT and PAYLOAD_KEY in data:
-        data, _ = open_seal(data, CLASSIFIER_FORMAT, CLASSIFIER_FILE_VERSION, None, error=ModelFormatError,
-                            what="classifier file")
+        data = open_seal(data, CLASSIFIER_FORMAT, CLASSIFIER_FILE_VERSION, error=ModelFormatError,
+                         what="classifier file")
     if not isinstance(data, dict) or data.get("format") != CLASSIFIER_FORMAT:
         raise ModelFormatError("This is not a spacy-treeboost classifier file (its format marker is missing).")
     if data.get("version") != 1:
@@ -122,55 +122,23 @@ def _check_classes_and_heads(clf: RuleClassifier) -> None:
             "file is damaged or was edited; retrain the model.")
 
 
-CLASSIFIER_FILE_VERSION = 2
-
-
-class UnsealedFileError(ModelFormatError):
-    """An unsealed version-1 classifier file, refused unless the caller accepts such files."""
+CLASSIFIER_FILE_VERSION = 1
 
 
 def classifier_to_bytes(clf: RuleClassifier) -> bytes:
-    """The content of a classifier file: `classifier_to_dict` sealed with a SHA-256 checksum (format version 2)."""
+    """The content of a classifier file: `classifier_to_dict` sealed with a SHA-256 checksum (format version 1)."""
     from ..files import seal
 
     return seal(classifier_to_dict(clf), CLASSIFIER_FORMAT, CLASSIFIER_FILE_VERSION)
 
 
-def classifier_from_bytes(data: bytes, *, unsealed: bool = False) -> RuleClassifier:
-    """Load a classifier file: a sealed file (version 2) after its checksum is verified, or, with `unsealed`, an
-    unsealed version-1 file with the same validation of its content.
+def classifier_from_bytes(data: bytes) -> RuleClassifier:
+    """Load a classifier file after its checksum is verified.
 
     data (bytes): The file's content.
-    unsealed (bool): Accept an unsealed version-1 file, whose damage or edits no checksum can reveal.
-    RAISES (ModelFormatError): For a damaged, foreign or future file; `UnsealedFileError` for a version-1 file
-        without `unsealed`.
+    RAISES (ModelFormatError): For a damaged or foreign file, or one of another format version.
     """
-    return classifier_from_dict(sealed_payload(data, unsealed=unsealed))
-
-
-def sealed_payload(data: bytes, *, unsealed: bool = False) -> Dict[str, Any]:
-    """The classifier data of a classifier file (see `classifier_from_bytes`), its checksum verified."""
     from ..files import unseal
-    from ..models.rules import ModelFormatError
 
-    payload, sealed = unseal(data, CLASSIFIER_FORMAT, CLASSIFIER_FILE_VERSION, 1, error=ModelFormatError,
-                             what="classifier file")
-    if not sealed and not unsealed:
-        raise UnsealedFileError(
-            "This is an unsealed version-1 classifier file: it has no checksum, so damage or edits would change "
-            "its predictions unnoticed. If you trust it, reseal it (python -m spacy_treeboost reseal OLD NEW) and "
-            "use the new file, or retrain the model.")
-    return payload
-
-
-def reseal_classifier(data: bytes) -> bytes:
-    """The sealed (version 2) file of an unsealed version-1 classifier file, whose content is checked first.
-
-    data (bytes): The version-1 file's content.
-    RETURNS (bytes): The sealed file's content; it loads to the same classifier.
-    """
-    from ..files import seal
-
-    payload = sealed_payload(data, unsealed=True)
-    classifier_from_dict(payload)
-    return seal(payload, CLASSIFIER_FORMAT, CLASSIFIER_FILE_VERSION)
+    return classifier_from_dict(unseal(data, CLASSIFIER_FORMAT, CLASSIFIER_FILE_VERSION, error=ModelFormatError,
+                                       what="classifier file"))

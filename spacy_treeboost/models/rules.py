@@ -28,7 +28,7 @@ FORMAT_NAME = "spacy-treeboost.rules"
 FORMAT_VERSION = 1
 FLAT_VERSION = 2
 FLAT_MIN_RULES = 10_000
-SEALED_VERSION = 2
+SEALED_VERSION = 1
 VALUES = ("stump", "log1p", "tfidf")
 PUBLISHED = ("bact", "frequency", "presence")
 
@@ -491,19 +491,17 @@ class RuleSet:
         self._flush()
 
     def to_bytes(self) -> bytes:
-        """The rule file: `to_dict` sealed with a SHA-256 checksum (format version 2)."""
+        """The rule file: `to_dict` sealed with a SHA-256 checksum (format version 1)."""
         from ..files import seal
 
         return seal(self.to_dict(), FORMAT_NAME, SEALED_VERSION)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> "RuleSet":
-        """Load a rule file: sealed (version 2) after its checksum is verified, or unsealed (version 1)."""
+        """Load a rule file after its checksum is verified."""
         from ..files import unseal
 
-        payload, _ = unseal(data, FORMAT_NAME, SEALED_VERSION, FORMAT_VERSION, error=ModelFormatError,
-                            what="rule file")
-        return cls.from_dict(payload)
+        return cls.from_dict(unseal(data, FORMAT_NAME, SEALED_VERSION, error=ModelFormatError, what="rule file"))
 
     def to_disk(self, path: Union[str, Path]) -> None:
         from ..files import write_bytes_atomic

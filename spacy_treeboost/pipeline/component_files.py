@@ -50,9 +50,8 @@ class ComponentFiles:
         unknown = sorted(set(cfg) - set(self.cfg))
         if unknown:
             raise ModelFormatError(f"'{self.name}': the stored cfg has unknown settings {unknown}; it comes from "
-                                   "another component, a newer spacy-treeboost, or spacy-treeboost 0.1, whose flat "
-                                   "settings moved into sub-config blocks such as the learner block (retrain with a "
-                                   "migrated config: python -m spacy_treeboost migrate-config).")
+                                   "another component or another spacy-treeboost (a learner's settings belong in its learner "
+                                   "block): retrain the pipeline with this one.")
         previous = dict(self.cfg)
         self.cfg.update(cfg)
         try:

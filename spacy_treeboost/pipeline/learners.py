@@ -12,9 +12,6 @@ estimator's own keyword arguments (declared, documented and validated once, in
     @tree_builders = "spacy_treeboost.DocTrees.v1"
     tree_mode = "chain"
     node_attrs = ["LOWER"]
-
-`LEGACY_SETTINGS` and `migrate_settings` translate the flat settings of spacy-treeboost 0.1
-into these blocks, for `python -m spacy_treeboost migrate-config`.
 """
 import functools
 import warnings
@@ -82,42 +79,7 @@ for _name, _cls in LEARNERS.items():
 for _name, _cls in TREE_BUILDERS.items():
     getattr(registry, "tree_builders").register(_name, func=reporting(_cls, _name))
 
-BOOST_KEYS = ("criterion", "max_pattern_size", "min_support", "smoothing", "boosting", "include_root_patterns",
-              "max_cache_mb")
 TREE_KEYS = ("tree_mode", "node_attrs", "skip_flags")
-LEGACY_SETTINGS = ("algorithm", "max_rounds", "linear") + BOOST_KEYS + TREE_KEYS
-
-
-def migrate_settings(settings: Dict[str, Any]) -> Dict[str, Any]:
-    """The component settings of spacy-treeboost 0.1 (flat) in today's form (learner and trees blocks).
-
-    settings (Dict[str, Any]): A `[components.NAME]` block's settings.
-    RETURNS (Dict[str, Any]): The same block with `learner` and `trees` sub-configs.
-    """
-    out = {k: v for k, v in settings.items() if k not in LEGACY_SETTINGS}
-    old = {k: v for k, v in settings.items() if k in LEGACY_SETTINGS}
-    trees = {"@tree_builders": "spacy_treeboost.DocTrees.v1", **{k: old[k] for k in TREE_KEYS if k in old}}
-    algorithm = old.get("algorithm", "linear")
-    linear = dict(old.get("linear") or {})
-    boost = {k: old[k] for k in BOOST_KEYS if k in old and old[k] is not None}
-    rounds = {"n_rounds": old["max_rounds"]} if "max_rounds" in old else {}
-    if algorithm == "linear":
-        learner = {"@learners": "spacy_treeboost.SubtreeLinear.v1",
-                   **{k: boost[k] for k in ("max_pattern_size", "min_support", "include_root_patterns", "max_cache_mb")
-                      if k in boost},
-                   **{k: linear[k] for k in ("features", "loss", "C", "Cs", "l1_ratio", "cv")
-                      if linear.get(k) is not None}}
-    else:
-        booster = {"@learners": "spacy_treeboost.SubtreeBoost.v1",
-                   "algorithm": linear.get("booster", "presence") if algorithm == "corrective" else algorithm,
-                   **rounds, **boost}
-        if algorithm == "corrective":
-            learner = {"@learners": "spacy_treeboost.CorrectiveBoost.v1",
-                       **{k: linear[k] for k in ("C", "Cs", "l1_ratio", "cv") if linear.get(k) is not None},
-                       "estimator": booster}
-        else:
-            learner = booster
-    return {**out, "learner": learner, "trees": trees}
 
 
 def nmtf_learners() -> Dict[str, Type[Any]]:

@@ -11,14 +11,13 @@ from ..nmtf.calibration import Calibration
 
 MODEL_FORMAT = "spacy_treeboost.nmtf_sentiment"
 MODEL_FORMAT_VERSION = 1
-SEALED_MODEL_FORMAT_VERSION = 2
 
 Fitted = Tuple[Optional[MFLK], List[str], Optional[np.ndarray], Optional[Calibration]]
 
 
 def model_data(estimator: Optional[MFLK], vocabulary: List[str], word_weights: Optional[np.ndarray],
                calibration: Optional[Calibration] = None) -> Dict[str, Any]:
-    """A component's model as plain data (the unsealed form of format version 1).
+    """A component's model as plain data (the payload of a model file).
 
     estimator (Optional[MFLK]): The fitted factorization, or None before training.
     vocabulary (List[str]): The words of the matrix, in column order.
@@ -47,7 +46,7 @@ def model_bytes(cfg: Dict[str, Any], data: Dict[str, Any]) -> bytes:
     RETURNS (bytes): The file's content.
     """
     data = dict(data, cfg_sha256=settings_digest(cfg))
-    return seal(data, MODEL_FORMAT, SEALED_MODEL_FORMAT_VERSION, version_key="format_version")
+    return seal(data, MODEL_FORMAT, MODEL_FORMAT_VERSION, version_key="format_version")
 
 
 def read_model(raw: Any, source: str, name: str, cfg: Optional[Dict[str, Any]],
@@ -60,7 +59,7 @@ def read_model(raw: Any, source: str, name: str, cfg: Optional[Dict[str, Any]],
     cfg (Optional[Dict[str, Any]]): The loaded cfg the file must belong to, or None to skip that check.
     new_estimator (Callable[[], MFLK]): Makes the estimator that receives F and S.
     RETURNS (Tuple[Optional[MFLK], List[str], Optional[numpy.ndarray], Optional[Calibration]]): (None, [], None,
-        None) for an untrained model; the calibration is None in files saved before it existed.
+        None) for an untrained model; the calibration is None when the model has none.
     """
     foreign = f"Cannot load {name} from {source}: not an nmtf_sentiment model file"
     try:
@@ -69,24 +68,18 @@ def read_model(raw: Any, source: str, name: str, cfg: Optional[Dict[str, Any]],
         raise ModelFormatError(f"{foreign} (unreadable msgpack: {err}).") from None
     if not isinstance(outer, dict) or outer.get("format") != MODEL_FORMAT:
         raise ModelFormatError(f"{foreign} (expected format {MODEL_FORMAT!r}).")
-    version = outer.get("format_version")
-    if not isinstance(version, int) or version > SEALED_MODEL_FORMAT_VERSION:
-        raise ModelFormatError(
-            f"{foreign} version {SEALED_MODEL_FORMAT_VERSION} (found {version!r}); it was written by a newer "
-            f"spacy-treeboost: upgrade the package.")
     try:
-        data, sealed = open_seal(outer, MODEL_FORMAT, SEALED_MODEL_FORMAT_VERSION, MODEL_FORMAT_VERSION,
-                                 error=ModelFormatError, what="nmtf_sentiment model file", version_key="format_version")
+        data = open_seal(outer, MODEL_FORMAT, MODEL_FORMAT_VERSION, error=ModelFormatError,
+                         what="nmtf_sentiment model file", version_key="format_version")
     except ModelFormatError as err:
         raise ModelFormatError(f"Cannot load {name} from {source}: {err}") from None
-    if sealed:
-        if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT or not isinstance(data.get("cfg_sha256"), str):
-            raise ModelFormatError(f"{foreign} (its sealed content is not an nmtf_sentiment model).")
-        if cfg is not None and data["cfg_sha256"] != settings_digest(cfg):
-            raise ModelFormatError(
-                f"Cannot load {name} from {source}: the cfg does not hold the settings the model was saved "
-                "with (it was edited or damaged, or belongs to another model); restore both files from the same "
-                "save.")
+    if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT or not isinstance(data.get("cfg_sha256"), str):
+        raise ModelFormatError(f"{foreign} (its sealed content is not an nmtf_sentiment model).")
+    if cfg is not None and data["cfg_sha256"] != settings_digest(cfg):
+        raise ModelFormatError(
+            f"Cannot load {name} from {source}: the cfg does not hold the settings the model was saved "
+            "with (it was edited or damaged, or belongs to another model); restore both files from the same "
+            "save.")
     if not data.get("fitted"):
         return None, [], None, None
     try:

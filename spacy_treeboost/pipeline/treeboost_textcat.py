@@ -449,14 +449,14 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
                     COMPONENT_MODEL_VERSION)
 
     def _load_model_bytes(self, data: bytes, cfg_loaded: bool = True) -> None:
-        payload, sealed = unseal_component_model(data, self.name)
-        loaded = payload["classifier"] if sealed else payload
+        payload = unseal_component_model(data, self.name)
+        loaded = payload["classifier"]
         learner = None if loaded is None else classifier_from_dict(loaded)
         unknown = sorted({str(c) for c in learner.classes_} - set(self.labels)) if learner is not None and self.labels else []
         if unknown:
             raise ModelFormatError(f"'{self.name}': the model scores classes {unknown} that are not among the labels "
                                    f"{list(self.labels)} of its cfg; the cfg was edited or belongs to another model.")
-        if sealed and cfg_loaded and payload["cfg_sha256"] != settings_digest(self.cfg):
+        if cfg_loaded and payload["cfg_sha256"] != settings_digest(self.cfg):
             raise ModelFormatError(
                 f"'{self.name}': the cfg does not hold the settings the model was saved with (it was edited or "
                 "damaged, or belongs to another model); restore both files from the same save.")

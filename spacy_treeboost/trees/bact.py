@@ -13,6 +13,7 @@ import stat
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
+from ..files import MAX_LINE_ENV, max_line_mb as files_max_line_mb
 from .forest import ROOT_LABEL, ROOT_TEXT, Forest, LabelVocab
 
 if TYPE_CHECKING:
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 PathOrLines = Union[str, Path, Iterable[str]]
 
 _ESCAPE_RE = re.compile(r"[%()\s]")
+_BAD_ESCAPE_RE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 
 
 def encode_label(label: str) -> str:
@@ -31,11 +33,16 @@ def encode_label(label: str) -> str:
 
 
 def decode_label(text: str) -> str:
-    """Invert `encode_label`. Raises BactFormatError for escapes that are not UTF-8."""
+    """Invert `encode_label`. Raises BactFormatError for a `%` not followed by two hex digits, and for escapes that
+    are not UTF-8."""
     if "%" not in text:
         return text
     if text == "%":
         return ""
+    bad = _BAD_ESCAPE_RE.search(text)
+    if bad:
+        raise BactFormatError(f"the label {text!r} has a '%' not followed by two hex digits (at character "
+                              f"{bad.start() + 1}); write a literal % as %25")
     try:
         return re.sub(r"(?:%[0-9A-Fa-f]{2})+", lambda m: bytes.fromhex(m.group().replace("%", "")).decode("utf8"), text)
     except UnicodeDecodeError:
@@ -66,19 +73,12 @@ class BactFormatError(ValueError):
 
 _CHUNK_BYTES = 1 << 20
 _BOM = b"\xef\xbb\xbf"
-MAX_LINE_ENV = "SPACY_TREEBOOST_MAX_LINE_MB"
-DEFAULT_MAX_LINE_MB = 64
 
 
 def max_line_mb() -> int:
     """The longest line, in MiB, read from input that is not a regular file (a pipe or a device, whose end may
     never come): `DEFAULT_MAX_LINE_MB`, or the environment variable SPACY_TREEBOOST_MAX_LINE_MB."""
-    value = os.environ.get(MAX_LINE_ENV, "").strip()
-    if not value:
-        return DEFAULT_MAX_LINE_MB
-    if not value.isdigit() or int(value) < 1:
-        raise BactFormatError(f"{MAX_LINE_ENV}={value!r} is invalid: use a whole number of MiB >= 1")
-    return int(value)
+    return files_max_line_mb(BactFormatError)
 
 
 def _check_line_length(source: Union[str, Path], pending: int, lineno: int, limit_mb: Optional[int]) -> None:
