@@ -760,7 +760,25 @@ def select_candidate(oof: numpy.ndarray, y: numpy.ndarray, criterion: str) -> Tu
     """`choose_C`'s choice from the out-of-fold margins of every candidate (rows of `oof`): its index and the
     accuracy of every candidate."""
     keys, accuracy = candidate_costs(oof, y, criterion)
-    return min(range(len(oof)), key=lambda k: (keys[k], k)), accuracy
+    return first_lowest(keys), accuracy
+
+
+COST_TIE_REL = 1e-12
+
+
+def first_lowest(costs: Sequence[Tuple[float, ...]]) -> int:
+    """The index of the first of the lowest costs, compared entry by entry, where two values within
+    COST_TIE_REL of the lower one (relative, absolute below 1) are equal: among the candidates whose first
+    entries are within that of the lowest first entry, those whose second entries are within it of their lowest
+    second entry, and so on; then the earliest (on a path, the smallest C). Costs are sums over the scored
+    samples of out-of-fold fits, whose last bits differ between CPUs (numpy's and OpenBLAS's kernels); this
+    tolerance, far above that rounding and below any other difference between two candidates (counts, and F1
+    fractions of fewer than a million pairs, differ by more), keeps it from deciding."""
+    left = range(len(costs))
+    for entry in range(len(costs[0]) if len(costs) else 0):
+        low = min(costs[k][entry] for k in left)
+        left = [k for k in left if costs[k][entry] <= low + COST_TIE_REL * max(1.0, abs(low))]
+    return left[0]
 
 
 def candidate_costs(oof: numpy.ndarray, y: numpy.ndarray,
