@@ -294,6 +294,7 @@ def test_singleton_reduction_builds_the_matrix_of_its_first_version_bit_for_bit(
     assert reduced.data.tobytes() == expected.data.tobytes()
 
 
+@pytest.mark.determinism
 @SETTINGS
 @given(st.integers(0, 10**6), st.integers(1, 4), st.sampled_from(["general", "one value", "ones"]))
 def test_squared_column_blocks_multiply_as_the_squared_matrix_bit_for_bit(seed, threads, values):
@@ -324,6 +325,7 @@ def test_squared_column_blocks_multiply_as_the_squared_matrix_bit_for_bit(seed, 
         squared @ numpy.ones(d)
 
 
+@pytest.mark.determinism
 @given(st.integers(0, 10**6), st.integers(1, 9))
 def test_column_blocks_multiply_like_the_matrix_whatever_the_threads(seed, threads):
     from scipy.sparse import csc_matrix
@@ -344,6 +346,7 @@ def test_column_blocks_multiply_like_the_matrix_whatever_the_threads(seed, threa
     numpy.testing.assert_array_equal(many.T @ u, one.T @ u)
 
 
+@pytest.mark.determinism
 @SETTINGS
 @given(st.integers(0, 10**6), st.integers(1, 4), st.sampled_from(["logistic", "squared_hinge"]))
 def test_column_blocks_of_one_value_per_column_multiply_and_fit_as_scipy_does_bit_for_bit(seed, threads, loss):
@@ -425,6 +428,7 @@ def test_pattern_structure_is_checked():
         check_pattern(numpy.array([0, 2, 1, 2], dtype=numpy.int32), numpy.array([0, 1], dtype=numpy.int32), 3)
 
 
+@pytest.mark.determinism
 @SETTINGS
 @given(st.integers(0, 10**6), st.sampled_from(["logistic", "squared_hinge"]))
 def test_tron_on_column_blocks_is_the_same_for_any_threads_and_reaches_the_optimum(seed, loss):
@@ -623,6 +627,7 @@ def test_costs_within_the_tie_tolerance_count_as_equal_and_the_earlier_wins():
     assert first_lowest([(1e6,), (1e6 - 1e-7,)]) == 0
 
 
+@pytest.mark.determinism
 @settings(max_examples=20, deadline=None)
 @given(st.integers(0, 10**6), st.integers(1, 4), st.sampled_from([1, 3]), st.sampled_from(["logistic", "squared_hinge"]))
 def test_equal_columns_get_the_same_weight_bit_for_bit_wherever_they_are(seed, copies, threads, loss):

@@ -139,6 +139,7 @@ def test_migrate_config_rewrites_a_0_1_config(tmp_path):
     assert (learner.algorithm, learner.boosting, learner.n_rounds) == ("bact", "arcgv", 300)
 
 
+@pytest.mark.determinism
 def test_search_workers_in_the_learner_block_give_the_same_rules():
     _, one = trained("frequency", rounds=15)
     _, two = trained("frequency", rounds=15, n_workers=2, backend="processes")
