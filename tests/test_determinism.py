@@ -24,9 +24,14 @@ for case in sorted(CASES):
 @pytest.mark.slow
 @pytest.mark.determinism
 def test_every_reference_case_fits_the_same_model_file_under_any_hash_seed():
+    """The model file of every case of test_reference_rules, fitted in three processes of different hash seeds
+    (with the package this test imports)."""
+    import spacy_treeboost
+
+    code = str(Path(spacy_treeboost.__file__).resolve().parents[1])
     runs = []
     for seed in ("0", "1", "4242"):
-        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(ROOT)}
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": code}
         done = subprocess.run([sys.executable, "-c", FIT], cwd=ROOT, env=env, capture_output=True, text=True,
                               timeout=600)
         assert done.returncode == 0, done.stderr[-2000:]
