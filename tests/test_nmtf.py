@@ -517,6 +517,7 @@ def test_mflk_is_unchanged():
     assert unlabelled.objective_ == mflk.objective_
 
 
+@pytest.mark.reference
 def test_the_pinned_reference_is_the_output_of_the_earlier_code():
     """The committed factors hash to the sha256 of the earlier code's output (F, S, G as float64 bytes)."""
     for name in PINNED_FITS:
