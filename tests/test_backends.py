@@ -63,6 +63,7 @@ def fit_bytes(forest, y, n_workers, backend, **settings_):
         clf.space_.close()
 
 
+@pytest.mark.determinism
 @SETTINGS
 @given(st.one_of(forests(st, max_docs=8, max_nodes=9), st.integers(0, 2**32 - 1).map(lambda s: random_trees(s, max_docs=8))),
        st.sampled_from(LEARNERS), st.sampled_from(["binary", "multiclass", "multilabel"]), st.integers(1, 3),
@@ -192,6 +193,7 @@ def test_owned_root_labels_partition_the_search():
         SearchSpace(f.labels, f.parents, f.offsets, rank).own_root_labels(numpy.ones(n_labels + 1))
 
 
+@pytest.mark.determinism
 def test_corrective_learner_boosts_the_same_rules_on_any_number_of_workers():
     trees, _ = random_trees(21, min_docs=8, max_docs=8)
     f = Forest.from_trees(trees)
@@ -209,6 +211,7 @@ def synthetic():
     return read_bact(SYNTHETIC) + (SYNTHETIC,)
 
 
+@pytest.mark.determinism
 @pytest.mark.parametrize("task", ["binary", "multiclass"])
 def test_processes_learn_the_same_model_on_the_synthetic_corpus(synthetic, task):
     forest, y, _ = synthetic
@@ -341,6 +344,7 @@ def test_a_script_without_the_main_guard_trains_with_forked_workers_and_gets_an_
     assert 'if __name__ == "__main__":' in proc.stderr
 
 
+@pytest.mark.determinism
 @pytest.mark.slow
 def test_forked_workers_learn_the_rules_of_one_worker(synthetic):
     """A fresh single-threaded process on Linux forks its workers from its index of the forest: the same rules."""
@@ -474,6 +478,7 @@ def _kill_and_wait(ray, actor, timeout: float = 120.0) -> None:
     pytest.fail(f"the Ray actor was still alive {timeout:.0f} s after ray.kill")
 
 
+@pytest.mark.determinism
 def test_ray_learns_the_same_model_and_reports_a_lost_worker(synthetic, ray_session):
     forest, y, _ = synthetic
     y3 = [c if i % 3 else "other" for i, c in enumerate(y)]

@@ -93,6 +93,7 @@ def test_multiclass_and_multilabel_refit_one_head_per_class():
     assert all(set(p) <= {"a", "b"} for p in clf.predict(f))
 
 
+@pytest.mark.determinism
 def test_elastic_net_drops_rules_and_the_result_is_deterministic():
     f = Forest.from_trees(random_trees(12, min_docs=8, max_docs=8, max_nodes=10)[0])
     y = labels_for(f, 3)

@@ -300,6 +300,7 @@ def test_ten_thousand_token_sentence():
     assert numpy.allclose(F, clf.heads_[0].scores, atol=1e-9)
 
 
+@pytest.mark.determinism
 def test_same_data_and_settings_give_the_same_rules_bit_for_bit():
     trees, _ = random_trees(7, max_docs=8, max_nodes=10)
     y = ["+1", "-1"] * 4

@@ -211,6 +211,7 @@ def test_hybrid_model_file_needs_its_naive_bayes_values():
         pipe._load_model_bytes(model_bytes(pipe.cfg, data))
 
 
+@pytest.mark.determinism
 def test_training_twice_gives_the_same_probabilities_bit_for_bit():
     texts = ["great", "awful", "good fun", "dull boring", "the film"]
     runs = []

@@ -81,6 +81,7 @@ def test_shard_sums_are_the_dense_sums(seed, n, d, size, loss, keep_all):
         numpy.testing.assert_allclose(problem.hessp(v), numpy.append(0.7 * v[:-1] + X.T @ u, u.sum()), atol=1e-10)
 
 
+@pytest.mark.determinism
 @SETTINGS
 @given(st.integers(0, 10**6), st.integers(6, 40), st.integers(1, 20), st.integers(1, 15), st.integers(1, 5),
        st.sampled_from([0.0, 0.5]), st.booleans(), st.sampled_from(["logistic", "squared_hinge"]))
@@ -103,6 +104,7 @@ def test_any_grouping_of_the_shards_fits_the_same_bits_at_the_whole_matrix_optim
     assert ours == pytest.approx(theirs, rel=1e-6, abs=1e-6)
 
 
+@pytest.mark.determinism
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 10**6), st.integers(8, 40), st.integers(1, 15), st.integers(1, 15), st.integers(2, 4))
 def test_fold_margins_on_shards_are_the_whole_matrix_margins_and_the_same_for_any_grouping(seed, n, d, size, groups):
@@ -127,6 +129,7 @@ def labelled_forest(seed, n_docs=24, n_classes=2):
     return f, y
 
 
+@pytest.mark.determinism
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 10**6), st.integers(1, 9), st.sampled_from([2, 3, 40]), st.sampled_from(["nb", "auto"]),
        st.booleans())
@@ -141,6 +144,7 @@ def test_any_number_of_workers_fits_the_same_sharded_model(seed, size, workers, 
     assert classifier_to_bytes(SubtreeLinearClassifier(**opts, n_workers=workers).fit(f, y)) == one
 
 
+@pytest.mark.determinism
 def test_ray_actors_hold_the_shards_and_fit_the_same_model_file(ray_session, monkeypatch):
     from spacy_treeboost.learning.classifier_files import classifier_to_bytes
 

@@ -160,6 +160,7 @@ def test_separable_task_is_learned_and_probabilities_are_not_saturated():
     assert "(good)" in clf.rules_.listing() or "(good(film))" in clf.rules_.listing()
 
 
+@pytest.mark.determinism
 def test_multiclass_multilabel_determinism_clone_and_pickle():
     f = Forest.from_trees(random_trees(21, min_docs=9, max_docs=9)[0])
     y = ["a", "b", "c"] * 3
@@ -248,6 +249,7 @@ def test_rare_small_subtrees_are_kept_and_larger_ones_need_min_support(data, k, 
     assert got == ref
 
 
+@pytest.mark.determinism
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(forests(st, min_docs=6), st.integers(0, 10**6), st.sampled_from([1.0, None]), st.booleans(),
        st.sampled_from([None, 0.5]), st.sampled_from(["nb", "presence", "auto"]), st.sampled_from([2, 3, 40]),
@@ -275,6 +277,7 @@ def test_execution_settings_are_checked():
             SubtreeLinearClassifier(**kwargs).fit(f, ["x", "y"])
 
 
+@pytest.mark.determinism
 @pytest.mark.parametrize("seed", [0, 1])
 def test_ray_actors_fit_the_same_model_file_as_one_worker(seed, ray_session):
     from spacy_treeboost.learning.classifier_files import classifier_to_bytes
@@ -302,6 +305,7 @@ def test_the_ray_backend_without_ray_names_the_extra(monkeypatch):
         SubtreeLinearClassifier(max_pattern_size=2, min_support=1, cv=2, n_workers=2, backend="ray").fit(f, y)
 
 
+@pytest.mark.determinism
 @SETTINGS
 @given(forests(st), st.integers(1, 4), st.integers(1, 3), st.integers(0, 3), st.booleans(), st.integers(2, 5),
        st.integers(0, 10**6), st.integers(0, 4))
@@ -346,6 +350,7 @@ def test_mining_split_by_root_label_gives_the_one_miner_result(data, k, min_supp
         numpy.testing.assert_array_equal(getattr(got, a), getattr(want, a))
 
 
+@pytest.mark.determinism
 @pytest.mark.slow
 def test_mining_on_worker_processes_gives_the_one_miner_result():
     from spacy_treeboost.trees.bact import read_bact

@@ -510,6 +510,7 @@ def test_dependency_config_trains_on_docbins_that_store_parses(tmp_path):
     assert nlp.get_pipe("treeboost_textcat").n_rounds > 0
 
 
+@pytest.mark.determinism
 def test_training_is_deterministic():
     first = trained_nlp()[1].to_bytes()
     second = trained_nlp()[1].to_bytes()

@@ -123,8 +123,27 @@ def choose_C(
                            method=method) for fold in range(int(folds.max()) + 1)]
     oof, scored = assemble_margins(blocks, folds), y[folds >= 0]
     keys, accuracy = candidate_costs(oof, scored, criterion)
-    k = min(range(len(oof)), key=lambda k: (keys[k], k))
+    k = first_lowest(keys)
     return all_candidates(paths)[k], accuracy, oof[k], scored
+
+
+
+COST_TIE_REL = 1e-12
+
+
+def first_lowest(costs: Sequence[Tuple[float, ...]]) -> int:
+    """The index of the first of the lowest costs, compared entry by entry, where two values within
+    COST_TIE_REL of the lower one (relative, absolute below 1) are equal: among the candidates whose first
+    entries are within that of the lowest first entry, those whose second entries are within it of their lowest
+    second entry, and so on; then the earliest (on a path, the smallest C). Costs are sums over the scored
+    samples of out-of-fold fits, whose last bits differ between CPUs (numpy's and OpenBLAS's kernels); this
+    tolerance, far above that rounding and below any other difference between two candidates (counts, and F1
+    fractions of fewer than a million pairs, differ by more), keeps it from deciding."""
+    left: Sequence[int] = range(len(costs))
+    for entry in range(len(costs[0]) if len(costs) else 0):
+        low = min(costs[k][entry] for k in left)
+        left = [k for k in left if costs[k][entry] <= low + COST_TIE_REL * max(1.0, abs(low))]
+    return left[0]
 
 
 def cv_folds(y: numpy.ndarray, cv: int, max_scored: Optional[int] = None) -> numpy.ndarray:

@@ -54,8 +54,8 @@ from .classifier import RuleClassifier, _label_rank, encode_targets
 from .features import PatternCodes, frequency_order, order_by_frequency, presence, tfidf_matrix
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
 from .selection import (DEFAULT_CS, SOLVER_CONSTRAINTS, HeadFit, Path, all_candidates, assemble_margins,
-                        candidate_costs, class_folds, cv_folds, final_fit, finish_head, fit_head, fold_margins,
-                        fold_split, make_path, needs_choice, path_scores, platt)
+                        candidate_costs, class_folds, cv_folds, final_fit, finish_head, first_lowest, fit_head,
+                        fold_margins, fold_split, make_path, needs_choice, path_scores, platt)
 from .solver import one_blas_thread
 from ..models.rules import RuleSet
 from .tasks import run_tasks
@@ -622,8 +622,9 @@ class SubtreeLinearClassifier(RuleClassifier):
             scored.append((oof, t[f >= 0], *candidate_costs(oof, t[f >= 0], self._criterion)))
 
         families = sorted({c.tfidf for c in cands})
-        best = {family: [min((k for k, cand in enumerate(cands) if cand.tfidf == family),
-                             key=lambda k: (costs[k], k)) for _, _, costs, _ in scored] for family in families}
+        members = {family: [k for k, cand in enumerate(cands) if cand.tfidf == family] for family in families}
+        best = {family: [members[family][first_lowest([costs[k] for k in members[family]])]
+                         for _, _, costs, _ in scored] for family in families}
 
         def total(family: bool) -> Tuple[float, ...]:
             summed = tuple(map(sum, zip(*(costs[k] for (_, _, costs, _), k in zip(scored, best[family])))))
@@ -641,7 +642,7 @@ class SubtreeLinearClassifier(RuleClassifier):
             return (-2.0 * tp / max(2 * tp + fp + fn, 1), *summed)
 
         totals = {family: total(family) for family in families}
-        family = min(families, key=totals.__getitem__)
+        family = families[first_lowest([totals[family] for family in families])]
         if len(families) > 1:
             logger.info("feature families on the folds: presence %s, tf-idf %s: %s", totals[False], totals[True],
                         "tf-idf" if family else "presence")
