@@ -161,6 +161,53 @@ def test_selecting_and_hovering_highlight_every_place_of_one_subtree(quick_start
     assert hovered == [str(n_zero), str(n_zero)]
 
 
+LONG = ("The plot was dull and the acting was superb but I would not recommend this film to anyone because "
+        "the story was slow and the music was loud and the ending was not worth the money although the cast was "
+        "good and the director clearly tried hard to make something fresh so I would never watch it again and "
+        "I would not buy it")
+MEASURE = """<script>
+var outside = [], drawn = {};
+document.querySelectorAll(".tb-match").forEach(function (g) {
+  drawn[g.getAttribute("data-subtree")] = true;
+  g.querySelectorAll("rect, path").forEach(function (shape) {
+    var box = shape.getBoundingClientRect();
+    if (box.left < 0 || box.top < 0 || box.right > window.innerWidth || box.bottom > window.innerHeight) {
+      outside.push(g.getAttribute("data-subtree"));
+    }
+  });
+});
+document.body.setAttribute("data-outside", outside.join(" "));
+document.body.setAttribute("data-drawn", Object.keys(drawn).length);
+document.body.setAttribute("data-viewport", window.innerWidth + "x" + window.innerHeight);
+</script></body>"""
+
+
+def test_a_sixty_word_sentence_shows_every_fired_subtree_on_the_first_screen(quick_start, tmp_path):
+    """At 1,400 x 1,000 pixels, every mark (node bar, arc) of every drawn subtree is inside the window."""
+    assert len(LONG.split()) == 60
+    page = tmp_path / "long.html"
+    cli("explain", str(quick_start), "--text", LONG, "--output", str(page))
+    page.write_text(page.read_text(encoding="utf8").replace("</body>", MEASURE), encoding="utf8")
+    run = load_page(page, width=1400, height=1000)
+    assert run.console == []
+    body = [a for tag, a in Dom(run.dom).elements if tag == "body"][0]
+    assert body["data-viewport"] == "1400x1000"
+    assert int(body["data-drawn"]) == 12
+    assert body["data-outside"] == "", f"subtrees {body['data-outside']} are drawn outside the first screen"
+    png = tmp_path / "long.png"
+    assert screenshot(page, png, width=1400, height=1000) == []
+
+
+def test_explain_says_why_the_readme_example_is_negative(quick_start, tmp_path):
+    page = tmp_path / "readme.html"
+    text = "I would not recommend it to anyone."
+    assert max(spacy.load(quick_start)(text).cats.items(), key=lambda kv: kv[1])[0] == "NEG"
+    cli("explain", str(quick_start), "--text", text, "--output", str(page))
+    assert "Why <strong>NEG</strong>" in load_page(page).dom
+    cli("explain", str(quick_start), "--text", text, "--label", "POS", "--output", str(page))
+    assert "Why <strong>POS</strong>" in load_page(page).dom
+
+
 def test_report_page_lists_the_subtrees_of_rules_listing(quick_start, tmp_path):
     page = tmp_path / "report.html"
     cli("report", str(quick_start), "--data", str(REVIEWS / "dev.jsonl"), "--output", str(page))

@@ -214,25 +214,67 @@ def test_report_lists_the_top_subtrees_of_rules_listing_in_its_order(reviews_lin
         assert [row["rank"] for row in head["rows"]] == list(range(1, 41))
 
 
-def test_report_counts_and_snippets_agree_with_explain_on_every_doc(reviews_linear):
-    nlp, pipe = reviews_linear
+@pytest.fixture(scope="module")
+def reviews_tfidf():
+    """A tf-idf model of the embedded reviews."""
+    return trained({**LINEAR, "min_support": 2, "features": "tfidf", "loss": "squared_hinge"}, data=TRAIN)
+
+
+@pytest.mark.parametrize("model", ["reviews_linear", "reviews_tfidf"])
+def test_report_counts_and_snippets_agree_with_explain_on_every_doc(model, request):
+    nlp, pipe = request.getfixturevalue(model)
+    tfidf = pipe._predictor().rules_.value == "tfidf"
     examples = read_examples(nlp, REVIEWS / "dev.jsonl")[:40]
     page = report_page(nlp, examples, top=30)
     head = report_data(page)["heads"][0]
     docs = [nlp(eg.reference.text) for eg in examples]
     fired = [{g["pattern"]: g["contribution"] for g in pipe.explain(doc) if g["label"] == head["label"]}
              for doc in docs]
+    seen = 0
     for row in head["rows"]:
         in_docs = [d for d, f in enumerate(fired) if row["pattern"] in f]
         assert row["docs"] == len(in_docs)
         assert row["data_contribution"] == pytest.approx(sum(fired[d][row["pattern"]] for d in in_docs), abs=1e-9)
+        if tfidf and in_docs:
+            seen += 1
+            assert row["weight"] == pytest.approx(row["data_contribution"] / len(in_docs), abs=1e-9)
         assert [s["doc"] for s in row["snippets"]] == in_docs[:3]
         words = re.findall(r"\(([^()]+)", row["pattern"])
         for snippet in row["snippets"]:
             marked = " ".join(text for text, is_marked in snippet["segments"] if is_marked).lower().split()
             assert set(words) <= set(marked), (row["pattern"], snippet)
             assert snippet["gold"] == ", ".join(l for l, v in examples[snippet["doc"]].reference.cats.items() if v)
+    assert seen > 10 or not tfidf
     assert "Scores on the data (40 docs)" in page and "Scores of the training run" not in page
+
+
+def test_a_tfidf_report_is_on_the_scale_of_explain(reviews_tfidf):
+    """Every listed subtree's contribution when present is within the range explain gives it on the data (its
+    largest is no bigger than the largest explain gives any subtree), not the weight times idf."""
+    nlp, pipe = reviews_tfidf
+    examples = read_examples(nlp, REVIEWS / "dev.jsonl")
+    head = report_data(report_page(nlp, examples, top=50))["heads"][0]
+    explained = [abs(g["contribution"]) for eg in examples for g in pipe.explain(nlp(eg.reference.text))]
+    assert max(abs(row["weight"]) for row in head["rows"]) <= max(explained)
+    page = report_page(nlp, top=50)
+    assert "weight × idf" in page and "give data (--data) for the scale of explain" in page
+
+
+@pytest.mark.parametrize("learner", [BOOST, LINEAR, {**LINEAR, "features": "tfidf"}, {**LINEAR, "features": "log1p"}])
+def test_fired_rules_equal_the_contributions_of_each_document(learner):
+    nlp, pipe = trained(learner)
+    rules = pipe._predictor().rules_
+    docs = [nlp(t) for t, _ in TRAIN[160:200]]
+    from spacy_treeboost.trees.doc_trees import docs_to_forest
+
+    forest = docs_to_forest(docs, pipe._spec)
+    for h in range(len(rules.heads)):
+        doc, rule, _, contribution = rules.fired_rules(forest, h)
+        got = sorted(zip(doc.tolist(), rule.tolist(), contribution.tolist()))
+        expected = sorted((i, e["rule"], e["contribution"]) for i in range(len(docs))
+                          for e in rules.contributions(forest, i, h))
+        assert [g[:2] for g in got] == [e[:2] for e in expected]
+        numpy.testing.assert_allclose([g[2] for g in got], [e[2] for e in expected], rtol=1e-12, atol=1e-12)
 
 
 def random_rules(draw, n_patterns: int, n_rules: int, value: str) -> RuleSet:
