@@ -163,8 +163,8 @@ def test_selecting_and_hovering_highlight_every_place_of_one_subtree(quick_start
 
 LONG = ("The plot was dull and the acting was superb but I would not recommend this film to anyone because "
         "the story was slow and the music was loud and the ending was not worth the money although the cast was "
-        "good and the director clearly tried hard to make something fresh so I would never watch it again and "
-        "I would not buy it")
+        "good and the director tried hard to make something fresh so I would never watch it again or "
+        "not buy")
 MEASURE = """<script>
 var outside = [], drawn = {};
 document.querySelectorAll(".tb-match").forEach(function (g) {
@@ -183,7 +183,8 @@ document.body.setAttribute("data-viewport", window.innerWidth + "x" + window.inn
 
 
 def test_a_sixty_word_sentence_shows_every_fired_subtree_on_the_first_screen(quick_start, tmp_path):
-    """At 1,400 x 1,000 pixels, every mark (node bar, arc) of every drawn subtree is inside the window."""
+    """At 1,400 x 1,000 pixels, every mark (node bar, arc) of every drawn subtree is inside the window (the
+    page sees a little less height than asked for, which makes the check stricter)."""
     assert len(LONG.split()) == 60
     page = tmp_path / "long.html"
     cli("explain", str(quick_start), "--text", LONG, "--output", str(page))
@@ -191,7 +192,8 @@ def test_a_sixty_word_sentence_shows_every_fired_subtree_on_the_first_screen(qui
     run = load_page(page, width=1400, height=1000)
     assert run.console == []
     body = [a for tag, a in Dom(run.dom).elements if tag == "body"][0]
-    assert body["data-viewport"] == "1400x1000"
+    width, height = (int(v) for v in body["data-viewport"].split("x"))
+    assert width == 1400 and 800 <= height <= 1000, "headless Chromium's window keeps some of its height"
     assert int(body["data-drawn"]) == 12
     assert body["data-outside"] == "", f"subtrees {body['data-outside']} are drawn outside the first screen"
     png = tmp_path / "long.png"
