@@ -251,3 +251,10 @@ def test_training_twice_gives_the_same_probabilities_bit_for_bit():
         nlp, pipe = trained("spacy_treeboost.SSMFLKSelfTrained.v1")
         runs.append(([d.cats for d in nlp.pipe(texts)], pipe.calibration, pipe._model_bytes()))
     assert runs[0] == runs[1]
+
+
+def test_the_iteration_choice_ends_when_the_fold_models_converge():
+    nlp, pipe = trained("spacy_treeboost.SSMFLK.v1", tol=0.05, max_iter=1000)
+    checkpoints = pipe.fit_info_["checkpoints"]
+    assert checkpoints == list(range(0, 10 * len(checkpoints), 10)) and checkpoints[-1] < 1000
+    assert all(m.converged_ for m in pipe._fold_estimators)

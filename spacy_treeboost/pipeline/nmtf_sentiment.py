@@ -265,18 +265,20 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         labelled = folds >= 0
         checkpoints: List[int] = []
         scores: List[np.ndarray] = []
+        done = 0
         while True:
             score = np.zeros(len(folds))
             for fold, model in enumerate(self._fold_estimators):
                 held = np.flatnonzero(folds == fold)
                 score[held] = model.decision_function(self._train_X[held])
-            checkpoints.append(self._fold_estimators[0].n_iter_)
+            checkpoints.append(done)
             scores.append(score)
-            if checkpoints[-1] >= max_iter or all(model.converged_ for model in self._fold_estimators):
+            if done >= max_iter or all(model.converged_ for model in self._fold_estimators):
                 break
-            step = min(self.cfg["iterations_per_update"], max_iter - checkpoints[-1])
+            step = min(self.cfg["iterations_per_update"], max_iter - done)
             for model in self._fold_estimators:
                 model.iterate(step)
+            done += step
         truth = self._gold[labelled] == POSITIVE
         accuracy = np.array([np.mean((score[labelled] >= 0) == truth) for score in scores])
         best = float(accuracy.max())
