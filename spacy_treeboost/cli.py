@@ -455,7 +455,7 @@ def explain(
     pipeline: str = typer.Argument(..., help="A trained spaCy pipeline (directory or package) with treeboost_textcat"),
     text: str = typer.Option(..., "--text", help="The text to classify and explain"),
     output: Path = typer.Option(..., "--output", "-o", help="Where to write the HTML page"),
-    label: Optional[str] = typer.Option(None, "--label", help="The label to explain (default: the first scored)"),
+    label: Optional[str] = typer.Option(None, "--label", help="The label to explain (default: the predicted one)"),
     component: Optional[str] = typer.Option(None, "--component", help="The component's name (default: the first "
                                             "treeboost_textcat)"),
     max_subtrees: int = typer.Option(12, "--max-subtrees", help="How many fired subtrees to draw"),

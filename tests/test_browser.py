@@ -112,8 +112,12 @@ def test_explain_page_shows_the_top_subtrees_without_console_errors(pipeline, re
     assert any(tag == "div" and a.get("data-tb-ready") == "1" for tag, a in dom.elements), "the page's script did not run"
     nlp = spacy.load(model)
     textcat = nlp.get_pipe("treeboost_textcat")
-    label = textcat._predictor().rules_.heads[0]
-    top = [g for g in textcat.explain(nlp(TEXT)) if g["label"] == label][:5]
+    doc = nlp(TEXT)
+    label = max(doc.cats, key=doc.cats.get)
+    assert f"Why <strong>{label}</strong>" in run.dom
+    sign = 1.0 if label in textcat._predictor().rules_.heads else -1.0
+    top = [{**g, "contribution": sign * g["contribution"]} for g in textcat.explain(doc)
+           if g["label"] == textcat._predictor().rules_.heads[0]][:5]
     assert len(top) == 5
     drawn: Dict[str, set] = {}
     for tag, a in dom.elements:
@@ -155,6 +159,55 @@ def test_selecting_and_hovering_highlight_every_place_of_one_subtree(quick_start
     hovered = [a["data-hovered"] for t, a in dom.elements if t == "body"][0].split()
     n_zero = sum(a["data-subtree"] == "0" for items in marked.values() for a in items)
     assert hovered == [str(n_zero), str(n_zero)]
+
+
+LONG = ("The plot was dull and the acting was superb but I would not recommend this film to anyone because "
+        "the story was slow and the music was loud and the ending was not worth the money although the cast was "
+        "good and the director tried hard to make something fresh so I would never watch it again or "
+        "not buy")
+MEASURE = """<script>
+var outside = [], drawn = {};
+document.querySelectorAll(".tb-match").forEach(function (g) {
+  drawn[g.getAttribute("data-subtree")] = true;
+  g.querySelectorAll("rect, path").forEach(function (shape) {
+    var box = shape.getBoundingClientRect();
+    if (box.left < 0 || box.top < 0 || box.right > window.innerWidth || box.bottom > window.innerHeight) {
+      outside.push(g.getAttribute("data-subtree"));
+    }
+  });
+});
+document.body.setAttribute("data-outside", outside.join(" "));
+document.body.setAttribute("data-drawn", Object.keys(drawn).length);
+document.body.setAttribute("data-viewport", window.innerWidth + "x" + window.innerHeight);
+</script></body>"""
+
+
+def test_a_sixty_word_sentence_shows_every_fired_subtree_on_the_first_screen(quick_start, tmp_path):
+    """At 1,400 x 1,000 pixels, every mark (node bar, arc) of every drawn subtree is inside the window (the
+    page sees a little less height than asked for, which makes the check stricter)."""
+    assert len(LONG.split()) == 60
+    page = tmp_path / "long.html"
+    cli("explain", str(quick_start), "--text", LONG, "--output", str(page))
+    page.write_text(page.read_text(encoding="utf8").replace("</body>", MEASURE), encoding="utf8")
+    run = load_page(page, width=1400, height=1000)
+    assert run.console == []
+    body = [a for tag, a in Dom(run.dom).elements if tag == "body"][0]
+    width, height = (int(v) for v in body["data-viewport"].split("x"))
+    assert width == 1400 and 800 <= height <= 1000, "headless Chromium's window keeps some of its height"
+    assert int(body["data-drawn"]) == 12
+    assert body["data-outside"] == "", f"subtrees {body['data-outside']} are drawn outside the first screen"
+    png = tmp_path / "long.png"
+    assert screenshot(page, png, width=1400, height=1000) == []
+
+
+def test_explain_says_why_the_readme_example_is_negative(quick_start, tmp_path):
+    page = tmp_path / "readme.html"
+    text = "I would not recommend it to anyone."
+    assert max(spacy.load(quick_start)(text).cats.items(), key=lambda kv: kv[1])[0] == "NEG"
+    cli("explain", str(quick_start), "--text", text, "--output", str(page))
+    assert "Why <strong>NEG</strong>" in load_page(page).dom
+    cli("explain", str(quick_start), "--text", text, "--label", "POS", "--output", str(page))
+    assert "Why <strong>POS</strong>" in load_page(page).dom
 
 
 def test_report_page_lists_the_subtrees_of_rules_listing(quick_start, tmp_path):

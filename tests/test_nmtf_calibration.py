@@ -174,12 +174,50 @@ def test_component_probabilities_are_calibrated_scores_and_survive_saving(learne
     assert loaded.get_pipe("nmtf_sentiment").calibration == pipe.calibration
 
 
-def test_calibration_follows_the_factors_during_training():
-    nlp, pipe = trained("spacy_treeboost.SSMFLK.v1", tol=0.0)
-    before = pipe.calibration
-    pipe.update([])
-    assert pipe._estimator.n_iter_ == 40 and all(m.n_iter_ == 40 for m in pipe._fold_estimators)
-    assert pipe.calibration != before
+@pytest.mark.parametrize("learner", ["spacy_treeboost.SSMFLKSelfTrained.v1", "spacy_treeboost.SSMFLK.v1"])
+def test_initialize_runs_the_iterations_the_held_out_labels_choose(learner):
+    """By hand: fold models with half of the labels hidden, scored on those labels every iterations_per_update
+    iterations; the latest checkpoint within one standard error of the best is the model's iteration count."""
+    from spacy_treeboost.nmtf.calibration import label_folds
+
+    nlp, pipe = trained(learner, tol=0.0)
+    y, X = pipe._gold, pipe._train_X
+    folds = label_folds(y, 2)
+    labelled = folds >= 0
+    models = [type(m)(**m.get_params()).initialize(X, np.where(folds == k, -1, y))
+              for k, m in enumerate(pipe._fold_estimators)]
+    step, max_iter = pipe.cfg["iterations_per_update"], models[0].max_iter
+    checkpoints, accuracy = [], []
+    for n in range(0, max_iter + 1, step):
+        if n:
+            for m in models:
+                m.iterate(step)
+        score = np.zeros(len(y))
+        for k, m in enumerate(models):
+            score[folds == k] = m.decision_function(X[np.flatnonzero(folds == k)])
+        checkpoints.append(n)
+        accuracy.append(np.mean((score[labelled] >= 0) == (y[labelled] == 0)))
+    best = max(accuracy)
+    within = [n for n, a in zip(checkpoints, accuracy) if a >= best - np.sqrt(best * (1 - best) / labelled.sum())]
+    assert pipe.fit_info_["checkpoints"] == checkpoints
+    assert pipe.fit_info_["held_out_accuracy"] == pytest.approx(accuracy)
+    assert pipe._estimator.n_iter_ == pipe.fit_info_["iterations"] == within[-1]
+    reference = type(pipe._estimator)(**pipe._estimator.get_params()).initialize(X, y).iterate(within[-1])
+    np.testing.assert_allclose(reference.F_, pipe._estimator.F_)
+
+
+@pytest.mark.parametrize("learner", ["spacy_treeboost.SSMFLKSelfTrained.v1", "spacy_treeboost.MFLK.v1"])
+def test_training_steps_do_not_change_the_model(learner):
+    nlp, pipe = trained(learner)
+    texts = ["great", "awful", "good fun", "dull boring", "nothing known"]
+    before = ([d.cats for d in nlp.pipe(texts)], pipe.calibration, pipe._estimator.n_iter_)
+    losses = {}
+    for _ in range(3):
+        pipe.update([], losses=losses)
+    assert ([d.cats for d in nlp.pipe(texts)], pipe.calibration, pipe._estimator.n_iter_) == before
+    assert losses["nmtf_sentiment"] == pipe._estimator.objective_[-1]
+    if learner.endswith("MFLK.v1") and "SS" not in learner:
+        assert pipe._estimator.n_iter_ == pipe._estimator.max_iter or pipe._estimator.converged_
 
 
 def test_a_model_file_without_a_calibration_loads_with_the_plain_normalization():
@@ -219,3 +257,10 @@ def test_training_twice_gives_the_same_probabilities_bit_for_bit():
         nlp, pipe = trained("spacy_treeboost.SSMFLKSelfTrained.v1")
         runs.append(([d.cats for d in nlp.pipe(texts)], pipe.calibration, pipe._model_bytes()))
     assert runs[0] == runs[1]
+
+
+def test_the_iteration_choice_ends_when_the_fold_models_converge():
+    nlp, pipe = trained("spacy_treeboost.SSMFLK.v1", tol=0.05, max_iter=1000)
+    checkpoints = pipe.fit_info_["checkpoints"]
+    assert checkpoints == list(range(0, 10 * len(checkpoints), 10)) and checkpoints[-1] < 1000
+    assert all(m.converged_ for m in pipe._fold_estimators)

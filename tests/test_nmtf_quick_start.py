@@ -68,7 +68,9 @@ def test_shipped_config_trained_as_the_readme_says(config, tmp_path):
     dev = [json.loads(line)["text"] for line in (OPINIONS / "dev.jsonl").open(encoding="utf-8")]
     probabilities = [doc.cats["POS"] for doc in nlp.pipe(dev)]
     assert all(0.0 < p < 1.0 for p in probabilities)
-    assert srsly.read_json(out / "model-best" / "meta.json")["performance"]["cats_score"] >= 0.85
+    best = srsly.read_json(out / "model-best" / "meta.json")["performance"]["cats_score"]
+    assert best >= 0.85
+    assert srsly.read_json(out / "model-last" / "meta.json")["performance"]["cats_score"] == best
     spacy_file = tmp_path / "dev.spacy"
     converted = subprocess.run([sys.executable, "-m", "spacy_treeboost", "convert", str(OPINIONS / "dev.jsonl"),
                                 str(spacy_file)], cwd=ROOT, capture_output=True, text=True, timeout=300)
@@ -97,3 +99,46 @@ def test_every_learner_reads_the_lexicon_on_the_shipped_corpus(learner):
     check_reads_the_lexicon(nlp)
     dev = [json.loads(line)["text"] for line in (OPINIONS / "dev.jsonl").open(encoding="utf-8")]
     assert all(0.0 < doc.cats["POS"] < 1.0 for doc in nlp.pipe(dev))
+
+
+@pytest.fixture(scope="module")
+def quick_start_nlp():
+    """The quick-start config (configs/nmtf_sentiment.cfg) initialized in-process on its own data and lexicon."""
+    from spacy.training.initialize import init_nlp
+    from spacy.util import load_config
+
+    config = load_config(ROOT / "configs" / "nmtf_sentiment.cfg", overrides={
+        "paths.train": str(OPINIONS / "train.jsonl"), "paths.dev": str(OPINIONS / "dev.jsonl"),
+        "paths.lexicon": str(LEXICON)})
+    return init_nlp(config)
+
+
+def lexicon_pairs(words, n=200, seed=0):
+    """A seeded sample of n sentences made of two different words."""
+    import itertools
+    import random
+
+    pairs = list(itertools.combinations(sorted(words), 2))
+    return [f"{a} {b}" for a, b in random.Random(seed).sample(pairs, min(n, len(pairs)))]
+
+
+@pytest.mark.parametrize("polarity", ["positive", "negative"])
+def test_two_lexicon_words_of_one_polarity_read_as_that_polarity(quick_start_nlp, polarity):
+    """Sentences made only of two words of the shipped lexicon, most of which the training documents never
+    show, take the lexicon's polarity."""
+    lexicon = create_jsonl_lexicon(LEXICON)
+    words = getattr(lexicon, polarity)
+    pipe = quick_start_nlp.get_pipe("nmtf_sentiment")
+    assert len(words - set(pipe.vocabulary)) > len(words) / 2
+    wrong = [doc.text for doc in quick_start_nlp.pipe(lexicon_pairs(words))
+             if (doc.cats["POS"] > 0.5) != (polarity == "positive")]
+    assert wrong == []
+
+
+def test_the_quick_start_keeps_its_dev_accuracy_and_training_steps_change_nothing(quick_start_nlp):
+    dev = list(JsonlCorpus(OPINIONS / "dev.jsonl", labels=["POS", "NEG"])(quick_start_nlp))
+    scores = quick_start_nlp.evaluate(dev)
+    assert scores["cats_score"] >= 0.95
+    quick_start_nlp.get_pipe("nmtf_sentiment").update([])
+    assert quick_start_nlp.evaluate(dev)["cats_score"] == scores["cats_score"]
+    assert quick_start_nlp("Terrible, awful, a waste of money.").cats["POS"] < 0.5

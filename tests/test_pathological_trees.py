@@ -16,7 +16,7 @@ from match_strategies import codes, to_arrays
 from reference import all_subtrees, count_embeddings, forest_docs, random_tree_arrays
 from spacy_treeboost.models._match import PatternMatcher
 from spacy_treeboost.learning._mine import SearchSpace
-from spacy_treeboost.models.explain import DEFAULT_MAX_EMBEDDINGS, covered_nodes, embeddings, render_html
+from spacy_treeboost.models.explain import DEFAULT_MAX_EMBEDDINGS, EmbeddingTable, covered_nodes, embeddings
 from spacy_treeboost.models.explain import count_embeddings as explain_count
 from spacy_treeboost.learning.classifier import _label_rank
 from spacy_treeboost.trees import Forest, ForestBuilder
@@ -243,18 +243,13 @@ def test_explanations_equal_listing_every_embedding(args, limit):
     assert covered_nodes(code, labels, numpy.array(parents)) == {v for e in every for v in e}
 
 
-def test_html_marks_every_token_of_a_wide_node():
-    """The tokens marked for x(a a a) on "x a a a ... a" (x the head of every a) are all tokens."""
-    from spacy.tokens import Doc
-    from spacy.vocab import Vocab
-
+def test_the_view_marks_every_node_of_a_wide_node_without_listing_embeddings():
+    """The nodes and arcs drawn for x(a a a) on "x a a a ... a" (x the head of every a) are all of them,
+    found without listing the C(n, 3) embeddings."""
     n = 3_000
-    doc = Doc(Vocab(), words=["x"] + ["a"] * n)
     node_labels = ["\x00ROOT", "x"] + ["a"] * n
     parents = numpy.array([-1, 0] + [1] * n)
-    tokens = numpy.arange(-1, n + 1)
-    explanation = [{"label": "pos", "pattern": "(x(a)(a)(a))", "code": named(X_AAA), "count": CAP,
-                    "rule": 0, "z": 1, "score": 1.0, "contribution": 0.5}]
-    html = render_html(doc, explanation, tokens, node_labels, parents, "pos")
-    assert html.count("<mark ") == n + 1
-    assert f"<td>{CAP}</td>" in html
+    table = EmbeddingTable(named(X_AAA), node_labels, parents)
+    assert table.total == math.comb(n, 3)
+    assert table.covered_nodes() == set(range(1, n + 2))
+    assert table.covered_arcs() == {(1, v) for v in range(2, n + 2)}

@@ -189,10 +189,10 @@ def test_explain_and_html():
     assert abs(sum(g["contribution"] for g in grouped) - sum(e["contribution"] for e in fired)) < 1e-9
     assert [abs(g["contribution"]) for g in grouped] == sorted((abs(g["contribution"]) for g in grouped), reverse=True)
     html = pipe.explain_html(doc)
-    assert html.startswith('<div class="treeboost-explain"') and html.endswith("</div>")
-    assert "for the label <strong>POS</strong>" in html
-    assert html.count("<tr data-subtree=") == min(12, len(grouped))
-    assert "<mark" in html
+    assert html == pipe.explain_view(doc)._repr_html_() and html.startswith("<style>")
+    predicted = max(doc.cats, key=doc.cats.get)
+    assert f"Why <strong>{predicted}</strong>" in html
+    assert html.count('<tr class="tb-row"') == min(12, len(grouped))
     with pytest.raises(ValueError, match="by='word' is invalid"):
         pipe.explain(doc, by="word")
 
@@ -202,14 +202,27 @@ def test_explain_html_serves_every_label_of_a_binary_task():
     doc = nlp("not good at all")
     assert set(doc.cats) == {"POS", "NEG"} and pipe._learner.rules_.heads == ["POS"]
     positive, negative = pipe.explain_html(doc, "POS"), pipe.explain_html(doc, "NEG")
-    assert "for the label <strong>NEG</strong>" in negative
-    pos_rows = re.findall(r"<code>(.*?)</code></td><td>\d+</td><td>\d+</td><td>([-+][\d.]+)</td>", positive)
-    neg_rows = re.findall(r"<code>(.*?)</code></td><td>\d+</td><td>\d+</td><td>([-+][\d.]+)</td>", negative)
+    assert "Why <strong>NEG</strong>" in negative and "Why <strong>POS</strong>" in positive
+    rows = lambda page: re.findall(r'<tr class="tb-row"[^>]*data-pattern="([^"]*)" data-contribution="([^"]+)"', page)
+    pos_rows, neg_rows = rows(positive), rows(negative)
     assert pos_rows and [p for p, _ in pos_rows] == [p for p, _ in neg_rows]
     assert [float(c) for _, c in neg_rows] == [-float(c) for _, c in pos_rows]
-    assert negative.count("treeboost-neg") == positive.count("treeboost-pos")
     with pytest.raises(ValueError, match=r"no rules for label 'MAYBE': its labels are \['NEG', 'POS'\]"):
         pipe.explain_html(doc, "MAYBE")
+
+
+def test_the_explanation_is_of_the_predicted_label_unless_another_is_asked_for():
+    nlp, pipe = trained_nlp()
+    seen = set()
+    for text in ["not good at all", "good", "bad", "not bad", "I loved it", "awful and dull"]:
+        doc = nlp(text)
+        predicted = max(doc.cats, key=doc.cats.get)
+        seen.add(predicted)
+        for page in (pipe.explain_html(doc), pipe.explain_view(doc).page()):
+            assert f"Why <strong>{predicted}</strong>" in page, (text, doc.cats)
+        other = next(label for label in pipe.labels if label != predicted)
+        assert f"Why <strong>{other}</strong>" in pipe.explain_html(doc, other)
+    assert seen == {"POS", "NEG"}
 
 
 @pytest.mark.parametrize("mode", ["dependency", "chain+dependency"])

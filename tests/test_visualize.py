@@ -89,7 +89,7 @@ def test_view_marks_every_drawn_subtree_with_its_explain_values(learner, tree_mo
     label = pipe._predictor().rules_.heads[0]
     grouped = [g for g in pipe.explain(doc) if g["label"] == label]
     assert len(grouped) > 3
-    view = explanation_view(pipe, doc, max_subtrees=3)
+    view = explanation_view(pipe, doc, label, max_subtrees=3)
     found = Elements(view.fragment).with_attr("data-pattern")
     for k, g in enumerate(grouped[:3]):
         drawn = [(tag, a) for tag, a in found if a["data-pattern"] == g["pattern"]]
@@ -107,7 +107,7 @@ def test_margin_decomposition_adds_up_to_the_score_and_the_cats(learner):
     margin = float(pipe.predict([doc])[0, 0])
     contributions = sum(g["contribution"] for g in pipe.explain(doc) if g["label"] == label)
     assert abs(head_bias(rules, 0) + contributions - margin) < 1e-9
-    found = Elements(explanation_view(pipe, doc, max_subtrees=2).fragment).found
+    found = Elements(explanation_view(pipe, doc, label, max_subtrees=2).fragment).found
     score = [a for _, a in found if "data-score" in a]
     probability = [a for _, a in found if "data-probability" in a]
     assert float(score[0]["data-score"]) == margin
@@ -117,10 +117,12 @@ def test_margin_decomposition_adds_up_to_the_score_and_the_cats(learner):
 def test_dependency_view_draws_one_arc_per_parse_arc_and_the_matched_arcs():
     nlp, pipe = trained(LINEAR, "dependency")
     doc = nlp(TEXT)
-    view = explanation_view(pipe, doc, max_subtrees=50)
-    arcs = re.findall(r'<path class="tb-arc"', view.fragment)
+    view = explanation_view(pipe, doc, pipe._predictor().rules_.heads[0], max_subtrees=50)
+    arcs = set(re.findall(r'<path class="tb-arc" data-arc="([^"]+)"', view.fragment))
     assert len(arcs) == len([t for t in doc if not t.is_punct]) - 1
-    hits = re.findall(r'<path class="tb-hit-arc"', view.fragment)
+    assert view.fragment.count('<svg class="tb-tree"') == 2, "the sentence wraps into two rows"
+    hits = {(g, arc) for g, body in re.findall(r'<g class="tb-match" data-subtree="(\d+)"(.*?)</g>', view.fragment)
+            for arc in re.findall(r'<path class="tb-hit-arc" data-arc="([^"]+)"', body)}
     table_arcs = sum(len(EmbeddingTable(g["code"], *pipe._spec.node_labels(doc)[:2]).covered_arcs())
                      for g in pipe.explain(doc) if g["label"] == pipe._predictor().rules_.heads[0])
     assert len(hits) == table_arcs > 0
@@ -132,7 +134,7 @@ def test_the_other_label_of_a_binary_task_is_the_same_view_with_opposite_signs()
     heads = pipe._predictor().rules_.heads
     other = [label for label in pipe.labels if label not in heads]
     assert len(heads) == 1 and len(other) == 1
-    first, second = explanation_view(pipe, doc).fragment, explanation_view(pipe, doc, other[0]).fragment
+    first, second = explanation_view(pipe, doc, heads[0]).fragment, explanation_view(pipe, doc, other[0]).fragment
     contributions = lambda page: [float(c) for c in re.findall(r'data-contribution="([^"]+)"', page)]
     assert contributions(first) and contributions(second) == [-c for c in contributions(first)]
     score = lambda page: float(re.search(r'data-score="([^"]+)"', page).group(1))
@@ -212,25 +214,67 @@ def test_report_lists_the_top_subtrees_of_rules_listing_in_its_order(reviews_lin
         assert [row["rank"] for row in head["rows"]] == list(range(1, 41))
 
 
-def test_report_counts_and_snippets_agree_with_explain_on_every_doc(reviews_linear):
-    nlp, pipe = reviews_linear
+@pytest.fixture(scope="module")
+def reviews_tfidf():
+    """A tf-idf model of the embedded reviews."""
+    return trained({**LINEAR, "min_support": 2, "features": "tfidf", "loss": "squared_hinge"}, data=TRAIN)
+
+
+@pytest.mark.parametrize("model", ["reviews_linear", "reviews_tfidf"])
+def test_report_counts_and_snippets_agree_with_explain_on_every_doc(model, request):
+    nlp, pipe = request.getfixturevalue(model)
+    tfidf = pipe._predictor().rules_.value == "tfidf"
     examples = read_examples(nlp, REVIEWS / "dev.jsonl")[:40]
     page = report_page(nlp, examples, top=30)
     head = report_data(page)["heads"][0]
     docs = [nlp(eg.reference.text) for eg in examples]
     fired = [{g["pattern"]: g["contribution"] for g in pipe.explain(doc) if g["label"] == head["label"]}
              for doc in docs]
+    seen = 0
     for row in head["rows"]:
         in_docs = [d for d, f in enumerate(fired) if row["pattern"] in f]
         assert row["docs"] == len(in_docs)
         assert row["data_contribution"] == pytest.approx(sum(fired[d][row["pattern"]] for d in in_docs), abs=1e-9)
+        if tfidf and in_docs:
+            seen += 1
+            assert row["weight"] == pytest.approx(row["data_contribution"] / len(in_docs), abs=1e-9)
         assert [s["doc"] for s in row["snippets"]] == in_docs[:3]
         words = re.findall(r"\(([^()]+)", row["pattern"])
         for snippet in row["snippets"]:
             marked = " ".join(text for text, is_marked in snippet["segments"] if is_marked).lower().split()
             assert set(words) <= set(marked), (row["pattern"], snippet)
             assert snippet["gold"] == ", ".join(l for l, v in examples[snippet["doc"]].reference.cats.items() if v)
+    assert seen > 10 or not tfidf
     assert "Scores on the data (40 docs)" in page and "Scores of the training run" not in page
+
+
+def test_a_tfidf_report_is_on_the_scale_of_explain(reviews_tfidf):
+    """Every listed subtree's contribution when present is within the range explain gives it on the data (its
+    largest is no bigger than the largest explain gives any subtree), not the weight times idf."""
+    nlp, pipe = reviews_tfidf
+    examples = read_examples(nlp, REVIEWS / "dev.jsonl")
+    head = report_data(report_page(nlp, examples, top=50))["heads"][0]
+    explained = [abs(g["contribution"]) for eg in examples for g in pipe.explain(nlp(eg.reference.text))]
+    assert max(abs(row["weight"]) for row in head["rows"]) <= max(explained)
+    page = report_page(nlp, top=50)
+    assert "weight × idf" in page and "give data (--data) for the scale of explain" in page
+
+
+@pytest.mark.parametrize("learner", [BOOST, LINEAR, {**LINEAR, "features": "tfidf"}, {**LINEAR, "features": "log1p"}])
+def test_fired_rules_equal_the_contributions_of_each_document(learner):
+    nlp, pipe = trained(learner)
+    rules = pipe._predictor().rules_
+    docs = [nlp(t) for t, _ in TRAIN[160:200]]
+    from spacy_treeboost.trees.doc_trees import docs_to_forest
+
+    forest = docs_to_forest(docs, pipe._spec)
+    for h in range(len(rules.heads)):
+        doc, rule, _, contribution = rules.fired_rules(forest, h)
+        got = sorted(zip(doc.tolist(), rule.tolist(), contribution.tolist()))
+        expected = sorted((i, e["rule"], e["contribution"]) for i in range(len(docs))
+                          for e in rules.contributions(forest, i, h))
+        assert [g[:2] for g in got] == [e[:2] for e in expected]
+        numpy.testing.assert_allclose([g[2] for g in got], [e[2] for e in expected], rtol=1e-12, atol=1e-12)
 
 
 def random_rules(draw, n_patterns: int, n_rules: int, value: str) -> RuleSet:
@@ -395,3 +439,30 @@ def test_cli_bad_input_says_what_to_do(saved_pipeline, tmp_path, args, message):
     result = run_cli(*[a.format(model=saved_pipeline, tmp=tmp_path) for a in args])
     assert result.exit_code == 2
     assert re.search(message, result.output), result.output
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data(), st.lists(st.text(alphabet="ab", min_size=1, max_size=30), min_size=1, max_size=40),
+       st.integers(40, 900))
+def test_rows_hold_every_word_once_within_the_width_and_every_arc(data, texts, row_width):
+    from spacy_treeboost.visualize.trees import Overlay, Word, sentence_svg
+
+    n = len(texts)
+    edges = sorted({(data.draw(st.integers(0, n - 1)), i, data.draw(st.booleans())) for i in range(n)
+                    if n > 1} - {(i, i, b) for i in range(n) for b in (False, True)})
+    overlay = Overlay(0, "(a)", 1.0, 1.0, nodes=set(range(n)), edges=set(edges))
+    rows = re.findall(r"<svg .*?</svg>", sentence_svg([Word(t, t) for t in texts], edges, [overlay],
+                                                      row_width=row_width))
+    words = [re.findall(r'<text class="tb-word"[^>]*>([^<]*)</text>', row) for row in rows]
+    assert sum(words, []) == texts
+    for row, in_row in zip(rows, words):
+        width = float(re.search(r'width="([\d.]+)"', row).group(1))
+        assert len(in_row) == 1 or width <= row_width + 17
+        assert row.count('<rect class="tb-hit-node"') == len(in_row)
+    row_of = [r for r, in_row in enumerate(words) for _ in in_row]
+    for kind in ("tb-arc", "tb-hit-arc"):
+        pieces = [re.findall(rf'<path class="{kind}" data-arc="([^"]+)"', row) for row in rows]
+        for head, dep, _ in edges:
+            left, right = sorted((row_of[head], row_of[dep]))
+            where = [r for r, found in enumerate(pieces) for arc in found if arc == f"{head}-{dep}"]
+            assert where == ([left] if left == right else [left, right]), (head, dep, where)

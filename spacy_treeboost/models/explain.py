@@ -1,6 +1,5 @@
 """Explanations: which rules fired for a document, and where their subtrees occur in the text."""
 import bisect
-import html
 import itertools
 from typing import Any, Dict, Iterator, List, Sequence, Set, Tuple
 
@@ -214,46 +213,3 @@ def by_subtree(explanation: List[Dict[str, Any]], label: str) -> List[Dict[str, 
 def group_by_subtree(explanation: List[Dict[str, Any]], labels: Sequence[str]) -> List[Dict[str, Any]]:
     """Fired rules grouped by label and subtree, in the order of `labels`; see `by_subtree`."""
     return [{"label": label, **g} for label in labels for g in by_subtree(explanation, label)]
-
-
-def render_html(doc: Any, explanation: List[Dict[str, Any]], node_tokens: numpy.ndarray,
-                node_labels: Sequence[str], parents: numpy.ndarray, label: str, *, max_rows: int = 12) -> str:
-    """An HTML fragment that marks, in the text, the tokens of the subtrees of `label`'s fired rules.
-
-    Rules are grouped by subtree. Each marked token carries the subtrees that
-    cover it (`data-subtrees`); a net positive contribution is green, negative
-    red. A table lists the `max_rows` most influential subtrees.
-    """
-    rows = by_subtree(explanation, label)[:max_rows]
-    covering: Dict[int, Set[int]] = {}
-    for i, g in enumerate(rows):
-        for node in covered_nodes(g["code"], node_labels, parents):
-            tok = int(node_tokens[node])
-            if tok >= 0:
-                covering.setdefault(tok, set()).add(i)
-    parts = ['<div class="treeboost-explain" data-label="%s">' % html.escape(label),
-             '<p class="treeboost-label">Subtrees of the rules that fired for the label <strong>%s</strong>: green '
-             'pushes towards it, red away from it.</p>' % html.escape(label),
-             '<p class="treeboost-text">']
-    for tok in doc:
-        text = html.escape(tok.text)
-        if tok.i in covering:
-            ids = sorted(covering[tok.i])
-            total = sum(rows[i]["contribution"] for i in ids)
-            polarity = "pos" if total >= 0 else "neg"
-            color = "#c8f0c8" if total >= 0 else "#f6c6c6"
-            title = "; ".join(f"{rows[i]['pattern']} {rows[i]['contribution']:+.3f}" for i in ids)
-            parts.append(
-                f'<mark class="treeboost-{polarity}" data-subtrees="{",".join(map(str, ids))}" '
-                f'title="{html.escape(title)}" style="background:{color};padding:0 2px;border-radius:3px">{text}</mark>')
-        else:
-            parts.append(text)
-        parts.append(html.escape(tok.whitespace_))
-    parts.append("</p>")
-    parts.append('<table class="treeboost-rules"><tr><th>#</th><th>subtree</th><th>count</th><th>rules</th>'
-                 '<th>contribution</th></tr>')
-    for i, g in enumerate(rows):
-        parts.append(f'<tr data-subtree="{i}"><td>{i}</td><td><code>{html.escape(g["pattern"])}</code></td>'
-                     f'<td>{g["count"]}</td><td>{g["rules"]}</td><td>{g["contribution"]:+.4f}</td></tr>')
-    parts.append("</table></div>")
-    return "".join(parts)

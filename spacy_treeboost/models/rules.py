@@ -325,6 +325,35 @@ class RuleSet:
             out[:, h] += numpy.bincount(rows, weights=contrib, minlength=n_docs)
         return out
 
+    def fired_rules(self, forest: Forest, head: int) -> Tuple[numpy.ndarray, ...]:
+        """Every rule of `head` whose pattern occurs in a document of the forest, for all documents at once.
+
+        RETURNS (Tuple[numpy.ndarray, ...]): Per fired rule: the document, the rule's index (in `rule_arrays`
+            order), the value it scores (the count for stumps, log(1 + count) for "log1p", the document's
+            normalized tf-idf for "tfidf") and its contribution (score minus the absent score, as
+            `contributions` gives it).
+        """
+        n_docs = len(forest.offsets) - 1
+        rows, rule, value = (numpy.zeros(0, dtype=numpy.int64),) * 2 + (numpy.zeros(0),)
+        if self.n_patterns:
+            doc, pat, cnt = self.match_counts(forest)
+            starts = self._compile()[3][head][0]
+            n = starts[pat + 1] - starts[pat]
+            sorted_rule = numpy.repeat(starts[pat] - numpy.cumsum(n) + n, n) + numpy.arange(n.sum())
+            rule = numpy.argsort(self.rule_arrays(head)[0], kind="stable")[sorted_rule].astype(numpy.int64)
+            rows = numpy.repeat(doc, n).astype(numpy.int64)
+            value = numpy.repeat(cnt, n).astype(numpy.float64)
+        _, z, a, b = (numpy.asarray(column)[rule] for column in self.rule_arrays(head))
+        if self.value == "tfidf":
+            value = (1.0 + numpy.log(value)) * b
+            norm = numpy.sqrt(numpy.bincount(rows, weights=value * value, minlength=n_docs))
+            value = value / numpy.where(norm > 0, norm, 1.0)[rows]
+            return rows, rule, value, a * value
+        if self.value == "log1p":
+            value = numpy.log1p(value)
+            return rows, rule, value, a * value
+        return rows, rule, value, numpy.where(value >= z, a, -a) - b
+
     def contributions(self, forest: Forest, i: int, head: int) -> List[Dict[str, Any]]:
         """The rules of `head` whose pattern occurs in document i, with counts and scores."""
         _, pat, cnt = self.match_counts(forest.subset([i]))

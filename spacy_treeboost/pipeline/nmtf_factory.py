@@ -74,7 +74,8 @@ def make_nmtf_sentiment(
         lexicon and the labelled training documents) or
         "spacy_treeboost.MFLK.v1" (the lexicon only; labels serve only the calibration).
         Its max_iter caps the iterations of training.
-    iterations_per_update (int): Iterations run by each `update` call.
+    iterations_per_update (int): Iterations between the checkpoints at which `initialize` scores the held-out
+        labels to choose the number of iterations.
     n_words (int): Vocabulary size (most document-frequent words, stop words removed).
     norm (str): Per-document normalization of term frequencies, "l2" or "l1".
     word_norm (bool): Scale every word's row of the training matrix to unit norm

@@ -8,21 +8,24 @@ import numpy as np
 from ..files import ModelFormatError, msgpack_loads_safe, open_seal, seal, settings_digest
 from ..nmtf import MFLK
 from ..nmtf.calibration import Calibration
+from ..nmtf.lexicons import Lexicon
 
 MODEL_FORMAT = "spacy_treeboost.nmtf_sentiment"
 MODEL_FORMAT_VERSION = 1
 
-Fitted = Tuple[Optional[MFLK], List[str], Optional[np.ndarray], Optional[Calibration]]
+Fitted = Tuple[Optional[MFLK], List[str], Optional[np.ndarray], Optional[Calibration], Optional[Lexicon]]
 
 
 def model_data(estimator: Optional[MFLK], vocabulary: List[str], word_weights: Optional[np.ndarray],
-               calibration: Optional[Calibration] = None) -> Dict[str, Any]:
+               calibration: Optional[Calibration] = None, lexicon: Optional[Lexicon] = None) -> Dict[str, Any]:
     """A component's model as plain data (the payload of a model file).
 
     estimator (Optional[MFLK]): The fitted factorization, or None before training.
     vocabulary (List[str]): The words of the matrix, in column order.
     word_weights (Optional[numpy.ndarray]): The per-word factors, if any.
     calibration (Optional[Calibration]): The map from scores to probabilities, if any.
+    lexicon (Optional[Lexicon]): The lexicon the model was trained with (its words as the documents' tokens are
+        written), if any.
     RETURNS (Dict[str, Any]): The data.
     """
     data: Dict[str, Any] = {"format": MODEL_FORMAT, "format_version": MODEL_FORMAT_VERSION, "fitted": False}
@@ -35,6 +38,8 @@ def model_data(estimator: Optional[MFLK], vocabulary: List[str], word_weights: O
             data["learner_state"] = estimator.fitted_state()
         if calibration is not None:
             data["calibration"] = calibration.to_dict()
+        if lexicon is not None:
+            data["lexicon"] = {"positive": sorted(lexicon.positive), "negative": sorted(lexicon.negative)}
     return data
 
 
@@ -58,8 +63,9 @@ def read_model(raw: Any, source: str, name: str, cfg: Optional[Dict[str, Any]],
     name (str): The component's name, for messages.
     cfg (Optional[Dict[str, Any]]): The loaded cfg the file must belong to, or None to skip that check.
     new_estimator (Callable[[], MFLK]): Makes the estimator that receives F and S.
-    RETURNS (Tuple[Optional[MFLK], List[str], Optional[numpy.ndarray], Optional[Calibration]]): (None, [], None,
-        None) for an untrained model; the calibration is None when the model has none.
+    RETURNS (Tuple[Optional[MFLK], List[str], Optional[numpy.ndarray], Optional[Calibration], Optional[Lexicon]]):
+        (None, [], None, None, None) for an untrained model; the calibration and the lexicon are None when the
+        model has none.
     """
     foreign = f"Cannot load {name} from {source}: not an nmtf_sentiment model file"
     try:
@@ -81,7 +87,7 @@ def read_model(raw: Any, source: str, name: str, cfg: Optional[Dict[str, Any]],
             "with (it was edited or damaged, or belongs to another model); restore both files from the same "
             "save.")
     if not data.get("fitted"):
-        return None, [], None, None
+        return None, [], None, None, None
     try:
         vocabulary = [str(w) for w in data["vocabulary"]]
         F = np.asarray(data["F"], dtype=np.float64)
@@ -106,6 +112,12 @@ def read_model(raw: Any, source: str, name: str, cfg: Optional[Dict[str, Any]],
                 raise ValueError(f"the naive Bayes coefficients must hold {len(vocabulary)} numbers")
         if data.get("calibration") is not None:
             calibration = Calibration.from_dict(data["calibration"])
+        lexicon = None
+        if data.get("lexicon") is not None:
+            words = data["lexicon"]
+            if not all(isinstance(w, str) for side in ("positive", "negative") for w in words[side]):
+                raise ValueError("the lexicon must hold words")
+            lexicon = Lexicon(words["positive"], words["negative"])
     except (KeyError, TypeError, ValueError) as err:
         raise ModelFormatError(f"{foreign} (corrupt field: {err}).") from None
-    return estimator, vocabulary, weights, calibration
+    return estimator, vocabulary, weights, calibration, lexicon

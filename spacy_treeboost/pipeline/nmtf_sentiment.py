@@ -2,9 +2,10 @@
 
 `initialize` builds the document-term matrix of the training documents (plus
 optional unlabeled ones), the lexicon prior and, from labeled examples, the
-document prior. Each `update` runs a few multiplicative iterations over that
-whole matrix and ignores its batch, so spaCy's steps count iterations and the
-dev score picks the best checkpoint. New documents are folded in with F and S
+document prior, and fits the factorization: with labels, two fold models (each with half of the labels
+hidden) choose how many iterations to run by their held-out accuracy every `iterations_per_update`
+iterations; without, `max_iter` iterations run. `update` does not change the model, so spaCy's training
+steps only evaluate it, as for `treeboost_textcat`. New documents are folded in with F and S
 fixed, and their score (`decision_function`) becomes P(positive) by a calibration fitted on the training
 documents (`spacy_treeboost.nmtf.calibration`): Platt scaling on the labelled ones, whose scores come from
 models that did not see their labels when the learner uses labels (two fold models trained alongside), or a
@@ -30,6 +31,7 @@ from .component_files import ComponentFiles
 from .nmtf_files import model_bytes, model_data, read_model
 from ..nmtf import MFLK, UNLABELLED, SSMFLK, SSMFLKSelfTrained, document_term_matrix, lexicon_prior, porter_stem
 from ..nmtf.calibration import Calibration, label_folds
+from ..nmtf.common import POSITIVE
 from ..params import Boolean, Interval, Options, invalid_setting, rule, shown, validate_params
 
 # Registered here as well as through entry points, so that the names resolve when the package is used from a
@@ -119,7 +121,8 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         self._fold_estimators: List[MFLK] = []
         self._gold: Optional[np.ndarray] = None
         self._train_X: Any = None
-        self._checked_scores = True
+        self.fit_info_: Optional[Dict[str, Any]] = None
+        self._lexicon: Optional[Lexicon] = None
 
     def _validate_settings(self, block: Optional[Sequence[str]] = None) -> None:
         """Check the settings in `cfg`; with the component's config `block`, errors are `ConfigValidationError`s
@@ -233,13 +236,58 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
                 for fold in range(CALIBRATION_FOLDS):
                     fold_estimator = self._new_estimator().set_params(lexicon_prior=F0)
                     self._fold_estimators.append(fold_estimator.initialize(X, np.where(folds == fold, UNLABELLED, y)))
+            self._gold, self._train_X = y, X
+            held_out = self._fit(estimator)
         self._estimator = estimator
         self._vocabulary = vocabulary
         self._word_weights = weights
-        self._gold = y
-        self._train_X = X
-        self._checked_scores = False
-        self._calibrate()
+        self._lexicon = lexicon
+        self._calibrate(held_out)
+
+    def _fit(self, estimator: MFLK) -> Optional[np.ndarray]:
+        """Run the factorization's iterations, all in `initialize`.
+
+        Without fold models (no labels of both classes, or a learner that ignores labels) the estimator runs
+        `max_iter` iterations. With them, the fold models run `max_iter` iterations, and every
+        `iterations_per_update` iterations their scores of the labelled documents whose labels they did not
+        see are kept; the estimator then runs the number of iterations of the latest checkpoint whose
+        held-out accuracy is within one standard error of the best (more iterations than needed can drift
+        from the lexicon's and the labels' polarity on a small corpus).
+
+        RETURNS (Optional[numpy.ndarray]): The held-out scores of the labelled documents at the chosen
+            checkpoint (the others 0), or None without fold models.
+        """
+        max_iter = estimator.max_iter
+        if not self._fold_estimators:
+            estimator.iterate(max_iter)
+            return None
+        folds = label_folds(self._gold, CALIBRATION_FOLDS)
+        labelled = folds >= 0
+        checkpoints: List[int] = []
+        scores: List[np.ndarray] = []
+        done = 0
+        while True:
+            score = np.zeros(len(folds))
+            for fold, model in enumerate(self._fold_estimators):
+                held = np.flatnonzero(folds == fold)
+                score[held] = model.decision_function(self._train_X[held])
+            checkpoints.append(done)
+            scores.append(score)
+            if done >= max_iter or all(model.converged_ for model in self._fold_estimators):
+                break
+            step = min(self.cfg["iterations_per_update"], max_iter - done)
+            for model in self._fold_estimators:
+                model.iterate(step)
+            done += step
+        truth = self._gold[labelled] == POSITIVE
+        accuracy = np.array([np.mean((score[labelled] >= 0) == truth) for score in scores])
+        best = float(accuracy.max())
+        margin = np.sqrt(best * (1.0 - best) / int(labelled.sum()))
+        chosen = int(np.flatnonzero(accuracy >= best - margin)[-1])
+        estimator.iterate(checkpoints[chosen])
+        self.fit_info_ = {"iterations": checkpoints[chosen], "checkpoints": checkpoints,
+                          "held_out_accuracy": accuracy.tolist()}
+        return scores[chosen]
 
     def update(
         self,
@@ -249,14 +297,14 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         sgd: Optional[Callable] = None,
         losses: Optional[Dict[str, float]] = None,
     ) -> Dict[str, float]:
-        """Run `iterations_per_update` iterations over the whole training matrix.
+        """Report the factorization's objective; the model is fitted in `initialize` and training steps do
+        not change it (they only evaluate).
 
-        examples (Iterable[Example]): The batch; ignored, since every iteration uses
-            all training documents.
+        examples (Iterable[Example]): The batch; ignored.
         drop (float): Ignored.
         sgd (Optional[Callable]): Ignored.
         losses (Optional[Dict[str, float]]): Losses by component; this component's
-            entry becomes the current objective J.
+            entry becomes the fitted objective J.
         RETURNS (Dict[str, float]): The losses.
         """
         if losses is None:
@@ -269,14 +317,6 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
                 f"loaded component is not retrained). Add it to [training] frozen_components, or train it "
                 f"from scratch."
             )
-        remaining = estimator.max_iter - estimator.n_iter_
-        if remaining > 0:
-            for model in [estimator, *self._fold_estimators]:
-                model.iterate(min(self.cfg["iterations_per_update"], remaining))
-            score = self._calibrate()
-            if not self._checked_scores:
-                self._checked_scores = True
-                warn_if_constant(self.name, estimator, score)
         losses[self.name] = float(estimator.objective_[-1])
         return losses
 
@@ -292,9 +332,7 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
                              "or load a trained pipeline.")
         if not docs:
             return np.zeros((0, 2))
-        X = document_term_matrix(
-            [self._tokens(doc) for doc in docs], self._vocabulary, norm=self.cfg["norm"], word_weights=self._word_weights
-        )
+        X = self._document_matrix([self._tokens(doc) for doc in docs])
         if self._calibration is None:
             return self._estimator.predict_proba(X)
         p = self._calibration.positive_probability(self._estimator.decision_function(X))
@@ -324,8 +362,52 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         sgd (Optional[Callable]): Ignored.
         """
 
+    def _document_matrix(self, documents: List[List[str]]) -> Any:
+        """The rows of new documents, as the training documents' rows were made.
+
+        When every word of a document that the vocabulary knows is a lexicon word and the document holds
+        lexicon words the vocabulary does not know (the training documents never showed them), each of those
+        counts as the average known lexicon word of its polarity: one occurrence spread evenly over the known
+        lexicon words of that polarity. Such a document is then read by the lexicon, as the model reads the
+        lexicon words it knows, instead of by the few words it knows (or by nothing at all).
+        """
+        norm, weights = self.cfg["norm"], self._word_weights
+        X = document_term_matrix(documents, self._vocabulary, norm=norm, word_weights=weights)
+        lexicon = self._lexicon
+        if lexicon is None:
+            return X
+        index = {word: i for i, word in enumerate(self._vocabulary)}
+        known = {side: [index[w] for w in sorted(words) if w in index]
+                 for side, words in (("positive", lexicon.positive), ("negative", lexicon.negative))}
+        rows = X.tolil()
+        changed = False
+        for d, tokens in enumerate(documents):
+            unknown = {"positive": 0, "negative": 0}
+            for token in tokens:
+                if token in index:
+                    if token not in lexicon:
+                        break
+                elif token in lexicon.positive:
+                    unknown["positive"] += 1
+                elif token in lexicon.negative:
+                    unknown["negative"] += 1
+            else:
+                if not any(unknown[side] and known[side] for side in unknown):
+                    continue
+                row = np.zeros(len(self._vocabulary))
+                for token in tokens:
+                    if token in index:
+                        row[index[token]] += 1.0
+                for side, columns in known.items():
+                    if unknown[side] and columns:
+                        row[columns] += unknown[side] / len(columns)
+                row /= np.linalg.norm(row) if norm == "l2" else row.sum()
+                rows[d] = row if weights is None else row * weights
+                changed = True
+        return rows.tocsr() if changed else X
+
     def _model_data(self) -> Dict[str, Any]:
-        return model_data(self._estimator, self._vocabulary, self._word_weights, self._calibration)
+        return model_data(self._estimator, self._vocabulary, self._word_weights, self._calibration, self._lexicon)
 
     def _model_bytes(self) -> bytes:
         return model_bytes(self.cfg, self._model_data())
@@ -333,7 +415,7 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
     def _load_model_bytes(self, data: Any, cfg_loaded: bool = True) -> None:
         """Load a model file's bytes (or its unpacked content), checked against the cfg when that was loaded too."""
         fitted = read_model(data, "its model file", self.name, self.cfg if cfg_loaded else None, self._new_estimator)
-        self._estimator, self._vocabulary, self._word_weights, self._calibration = fitted
+        self._estimator, self._vocabulary, self._word_weights, self._calibration, self._lexicon = fitted
         self._fold_estimators, self._gold, self._train_X = [], None, None
 
     def _new_estimator(self) -> MFLK:
@@ -347,18 +429,15 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         except ValueError:
             return UNLABELLED
 
-    def _calibrate(self) -> np.ndarray:
-        """Fit the calibration to the current factors (cross-fitted scores of the labelled documents).
-
-        RETURNS (numpy.ndarray): The training documents' scores it was fitted on.
-        """
-        estimator, y, X = self._estimator, self._gold, self._train_X
-        score = estimator.decision_function(X)
-        for fold, model in enumerate(self._fold_estimators):
-            held = label_folds(y, CALIBRATION_FOLDS) == fold
-            score[held] = model.decision_function(X[np.flatnonzero(held)])
-        self._calibration = Calibration.fit(score, y)
-        return score
+    def _calibrate(self, held_out: Optional[np.ndarray]) -> None:
+        """Fit the calibration to the estimator's scores, those of the labelled documents replaced by the fold
+        models' held-out scores when there are fold models; warn when every training document gets one score."""
+        score = self._estimator.decision_function(self._train_X)
+        if held_out is not None:
+            labelled = label_folds(self._gold, CALIBRATION_FOLDS) >= 0
+            score[labelled] = held_out[labelled]
+        self._calibration = Calibration.fit(score, self._gold)
+        warn_if_constant(self.name, self._estimator, score)
 
     def _warn_shared_keys(self, nlp: Optional[Language]) -> None:
         prefix = getattr(self.scorer, "keywords", {}).get("prefix")

@@ -379,7 +379,7 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
 
         doc (Doc): A doc processed by the preceding components.
         by (str): "subtree" gives one entry per label and fired subtree, summing
-            the rules on that subtree (as `explain_html` shows them); "rule" gives
+            the rules on that subtree (as `explain_view` draws them); "rule" gives
             one entry per fired rule.
         RETURNS (List[Dict[str, Any]]): Entries with label, pattern, count and
             contribution (score minus the absent score), most influential first per
@@ -397,26 +397,15 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         return group_by_subtree(fired, predictor.rules_.heads) if by == "subtree" else fired
 
     def explain_html(self, doc: Doc, label: Optional[str] = None) -> str:
-        """An HTML fragment marking the subtrees of the rules that fired for `label` in the doc's text.
+        """The document view (`explain_view`) as an HTML fragment with its style and script, for a web page
+        or a notebook.
 
         doc (Doc): A doc processed by the preceding components.
-        label (Optional[str]): The label whose rules to show; by default the first
-            scored label (the positive label of a binary task). The other label of a
+        label (Optional[str]): The label to explain; by default the predicted one. The other label of a
             binary task shows the same subtrees with opposite contributions.
         RETURNS (str): The HTML.
         """
-        from ..models.explain import render_html
-
-        explanation = self.explain(doc, by="rule")
-        heads = list(self._predictor().rules_.heads)
-        label = heads[0] if label is None else label
-        if label not in heads:
-            if len(heads) != 1 or label not in self.labels:
-                raise ValueError(f"'{self.name}' has no rules for label {label!r}: its labels are {list(self.labels)}")
-            explanation = [{**e, "label": label, "contribution": -e["contribution"]}
-                           for e in explanation if e["label"] == heads[0]]
-        node_labels, parents, tokens = self._spec.node_labels(doc)
-        return render_html(doc, explanation, tokens, node_labels, parents, label)
+        return self.explain_view(doc, label)._repr_html_()
 
     def explain_view(self, doc: Doc, label: Optional[str] = None, *, max_subtrees: int = 12,
                      all_sentences: bool = False) -> Any:
@@ -424,7 +413,7 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         decomposition; the view shows itself in Jupyter, `.page()` is a standalone HTML page.
 
         doc (Doc): A doc processed by the preceding components.
-        label (Optional[str]): The label to explain; by default the first scored label.
+        label (Optional[str]): The label to explain; by default the predicted one (highest probability).
         max_subtrees (int): How many of the most influential fired subtrees to draw.
         all_sentences (bool): Draw every sentence's tree, also where no drawn subtree fired.
         RETURNS (ExplanationView): The view (see docs/visualize.md).

@@ -47,15 +47,17 @@ def _run(args: Sequence[str], page: Union[str, Path], timeout: float) -> Tuple[s
     return result.stdout, console
 
 
-def load_page(page: Union[str, Path], *, timeout: float = 120.0) -> PageRun:
+def load_page(page: Union[str, Path], *, width: int = 1200, height: int = 800, timeout: float = 120.0) -> PageRun:
     """Load an HTML file headless and offline.
 
     page (Union[str, Path]): The HTML file.
+    width (int): The window's width in pixels.
+    height (int): The window's height in pixels.
     timeout (float): Seconds before giving up.
     RETURNS (PageRun): The DOM after the page's scripts ran (`--dump-dom`) and every console message
         (errors, uncaught exceptions and failed loads among them).
     """
-    dom, console = _run(["--dump-dom"], page, timeout)
+    dom, console = _run(["--dump-dom", f"--window-size={width},{height}", "--hide-scrollbars"], page, timeout)
     return PageRun(dom, console)
 
 

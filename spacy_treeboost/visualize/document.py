@@ -59,8 +59,9 @@ def explanation_view(textcat: Any, doc: Doc, label: Optional[str] = None, *,
 
     textcat (TreeBoostTextCategorizer): A trained component.
     doc (Doc): A doc processed by the pipeline's components before `textcat`.
-    label (Optional[str]): The label to explain; by default the first scored label. The other label of a
-        binary task shows the same subtrees with opposite contributions.
+    label (Optional[str]): The label to explain; by default the predicted one (the label of highest
+        probability in `doc.cats`). The other label of a binary task shows the same subtrees with
+        opposite contributions.
     max_subtrees (int): How many of the most influential fired subtrees to draw.
     all_sentences (bool): Draw the trees of sentences in which no drawn subtree fired (else their text only).
     RETURNS (ExplanationView): The view.
@@ -72,8 +73,12 @@ def explanation_view(textcat: Any, doc: Doc, label: Optional[str] = None, *,
     if predictor is None:
         raise ValueError(f"'{textcat.name}' is not trained yet: there is nothing to explain. Train it "
                          "(spacy train) or load a trained pipeline.")
+    from ..pipeline.scoring import cats_from_margins
+
     rules = predictor.rules_
-    label = rules.heads[0] if label is None else label
+    margins = textcat.predict([doc])
+    cats = cats_from_margins(margins, predictor, textcat.labels)[0]
+    label = predicted_label(cats, textcat.labels) if label is None else label
     sign = 1.0
     if label not in rules.heads:
         if len(rules.heads) != 1 or label not in textcat.labels:
@@ -84,10 +89,7 @@ def explanation_view(textcat: Any, doc: Doc, label: Optional[str] = None, *,
     grouped = [{**g, "label": label, "contribution": sign * g["contribution"]}
                for g in textcat.explain(doc) if g["label"] == rules.heads[head]]
     shown = grouped[:max_subtrees]
-    margins = textcat.predict([doc])
-    from ..pipeline.scoring import cats_from_margins
-
-    probability = cats_from_margins(margins, predictor, textcat.labels)[0].get(label, 0.0)
+    probability = cats.get(label, 0.0)
     spec = textcat._spec
     node_labels, parents, tokens = spec.node_labels(doc)
     dep_view = spec.doc_parts(doc)[4]
@@ -177,6 +179,11 @@ def _margin_table(shown: List[Dict[str, Any]], grouped: List[Dict[str, Any]], bi
     return "".join(rows)
 
 
+def predicted_label(cats: Dict[str, float], labels: Sequence[str]) -> str:
+    """The label of highest probability (the first of `labels` among equals)."""
+    return max(labels, key=lambda label: cats.get(label, 0.0))
+
+
 def find_textcat(pipeline: Any, name: Optional[str] = None) -> Any:
     """The treeboost_textcat component of a pipeline (by name, or the first one), or the component itself."""
     if getattr(pipeline, "factory", None) == "treeboost_textcat":
@@ -199,7 +206,7 @@ def render(doc: Doc, textcat: Any, label: Optional[str] = None, *, page: bool = 
 
     doc (Doc): A doc processed by the pipeline.
     textcat (Union[Language, TreeBoostTextCategorizer]): The pipeline or its treeboost_textcat component.
-    label (Optional[str]): The label to explain; by default the first scored label.
+    label (Optional[str]): The label to explain; by default the predicted one.
     page (bool): A standalone HTML page instead of a fragment.
     jupyter (Optional[bool]): Display in Jupyter; by default when running in a notebook.
     max_subtrees (int): How many fired subtrees to draw.

@@ -6,6 +6,7 @@ Only the top `top` subtrees of each label are inlined (searched, sorted and page
 page's size does not grow with the number of rules; `rules_listing()` lists them all.
 """
 import html
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
@@ -22,30 +23,82 @@ SNIPPETS = 3
 SNIPPET_CONTEXT = 8
 
 
-def present_contributions(rules: RuleSet, head: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    """Each rule's pattern id and its contribution when its subtree occurs once.
+def present_contributions(rules: RuleSet, head: int,
+                          typical: Optional[numpy.ndarray] = None) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """Each rule's pattern id and its contribution when its subtree occurs once, on the scale of `explain`.
 
-    For stumps that is the present (or below-threshold) score minus the absent score, for "log1p"
-    a * log 2, for "tfidf" a * idf (the document's normalization divides it further).
+    For stumps that is the present (or below-threshold) score minus the absent score, for "log1p" a * log 2.
+    A "tfidf" rule scores a times its subtree's tf-idf in the document, normalized over the document's
+    subtrees, so its contribution is a times that value as it typically is when the subtree occurs:
+    `typical` (from `summarize_data`) holds it per rule; without data it is a * idf, the contribution in a
+    document of norm 1, which ranks the subtrees as a typical norm would but on another scale.
+
+    rules (RuleSet): The rules.
+    head (int): The head.
+    typical (Optional[numpy.ndarray]): "tfidf" only: each rule's typical value when its subtree occurs.
+    RETURNS (Tuple[numpy.ndarray, numpy.ndarray]): The pattern ids and contributions, in rule order.
     """
     pid, z, a, b = (numpy.asarray(column, dtype=numpy.float64) for column in rules.rule_arrays(head))
     if rules.value == "log1p":
         value = a * numpy.log(2.0)
     elif rules.value == "tfidf":
-        value = a * b
+        value = a * (b if typical is None else typical)
     else:
         value = numpy.where(z <= 1, a, -a) - b
     return pid.astype(numpy.int64), value
 
 
-def top_subtrees(rules: RuleSet, head: int, top: int) -> List[Tuple[int, float, List[int]]]:
+@dataclass
+class DataSummary:
+    """What a data set says about the rules: per pattern the documents it occurs in, per head the summed
+    contribution of each pattern's rules over the documents (as `explain` gives them) and, for "tfidf", each
+    rule's typical value when its subtree occurs, plus snippets of the top subtrees (`add_snippets`)."""
+
+    docs: Dict[int, int]
+    totals: List[Dict[int, float]]
+    typical: List[Optional[numpy.ndarray]]
+    snippets: Dict[int, List[Dict[str, Any]]] = field(default_factory=dict)
+
+
+def summarize_data(rules: RuleSet, forest: Any) -> DataSummary:
+    """Document frequencies, summed contributions and, for "tfidf", typical values of the rules in a forest.
+
+    A tf-idf rule's typical value is the mean of its normalized tf-idf over the documents its subtree occurs
+    in; for a subtree the data do not hold, its idf times the median of tf-idf / idf over every fired rule
+    (a single occurrence in a document of typical norm).
+    """
+    doc_i, pat_i, _ = rules.match_counts(forest)
+    patterns, frequency = numpy.unique(pat_i, return_counts=True) if len(pat_i) else ([], [])
+    totals: List[Dict[int, float]] = []
+    typical: List[Optional[numpy.ndarray]] = []
+    for h in range(len(rules.heads)):
+        pid, _, _, idf = rules.rule_arrays(h)
+        _, rule, value, contribution = rules.fired_rules(forest, h)
+        fired_pid = numpy.asarray(pid)[rule]
+        keys, inverse = numpy.unique(fired_pid, return_inverse=True)
+        sums = numpy.bincount(inverse.ravel(), weights=contribution, minlength=len(keys))
+        totals.append(dict(zip(keys.tolist(), sums.tolist())))
+        if rules.value != "tfidf":
+            typical.append(None)
+            continue
+        idf = numpy.asarray(idf, dtype=numpy.float64)
+        seen = numpy.bincount(rule, minlength=len(pid))
+        per_idf = float(numpy.median(value / idf[rule])) if len(rule) else 1.0
+        mean = numpy.bincount(rule, weights=value, minlength=len(pid)) / numpy.maximum(seen, 1)
+        typical.append(numpy.where(seen > 0, mean, idf * per_idf))
+    return DataSummary(dict(zip(numpy.asarray(patterns).tolist(), numpy.asarray(frequency).tolist())), totals,
+                       typical)
+
+
+def top_subtrees(rules: RuleSet, head: int, top: int,
+                 typical: Optional[numpy.ndarray] = None) -> List[Tuple[int, float, List[int]]]:
     """The `top` subtrees of a head by the absolute sum of their rules' contributions when present (ties:
     the subtree whose first rule comes first), as (pattern id, total, rule indices).
 
     For the linear learners (one rule per subtree, listed by decreasing |weight|) this is the order of
-    `rules_listing()`.
+    `rules_listing()` (for "tfidf" with data, `typical` from `summarize_data`, the typical values reorder them).
     """
-    return _rank(*present_contributions(rules, head), top)[0]
+    return _rank(*present_contributions(rules, head, typical), top)[0]
 
 
 def _rank(pid: numpy.ndarray, value: numpy.ndarray,
@@ -67,20 +120,19 @@ def _rank(pid: numpy.ndarray, value: numpy.ndarray,
 
 
 def rule_report_data(rules: RuleSet, *, top: int = DEFAULT_TOP,
-                     fired: Optional[Dict[int, Dict[str, Any]]] = None) -> List[Dict[str, Any]]:
+                     fired: Optional[DataSummary] = None) -> List[Dict[str, Any]]:
     """Per head: its summary and the rows of its top subtrees.
 
     rules (RuleSet): The rules.
     top (int): How many subtrees of each head to list.
-    fired (Optional[Dict[int, Dict[str, Any]]]): Per pattern id, what the data says (docs, per-head
-        contribution, snippets), from `fired_in_data`.
+    fired (Optional[DataSummary]): What the data say, from `summarize_data` and `add_snippets`.
     RETURNS (List[Dict[str, Any]]): One entry per head.
     """
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
         raise ValueError(f"top={top!r} is invalid: use a whole number >= 1 (default {DEFAULT_TOP}).")
     out = []
     for h, label in enumerate(rules.heads):
-        pid, value = present_contributions(rules, h)
+        pid, value = present_contributions(rules, h, None if fired is None else fired.typical[h])
         chosen, magnitude, n_subtrees = _rank(pid, value, top)
         rows = []
         for rank, (p, total, members) in enumerate(chosen, 1):
@@ -88,10 +140,9 @@ def rule_report_data(rules: RuleSet, *, top: int = DEFAULT_TOP,
                    "rules": [rules.describe(h, r) for r in members], "docs": None, "data_contribution": None,
                    "snippets": []}
             if fired is not None:
-                seen = fired.get(p, {})
-                row["docs"] = seen.get("docs", 0)
-                row["data_contribution"] = seen.get("contribution", {}).get(h, 0.0 if rules.value != "tfidf" else None)
-                row["snippets"] = seen.get("snippets", [])
+                row["docs"] = fired.docs.get(p, 0)
+                row["data_contribution"] = fired.totals[h].get(p, 0.0)
+                row["snippets"] = fired.snippets.get(p, [])
             rows.append(row)
         shown = sum(abs(r["weight"]) for r in rows)
         out.append({"label": label, "rules": int(len(pid)), "subtrees": n_subtrees, "bias": head_bias(rules, h),
@@ -99,51 +150,31 @@ def rule_report_data(rules: RuleSet, *, top: int = DEFAULT_TOP,
     return out
 
 
-def fired_in_data(rules: RuleSet, pattern_ids: Sequence[int], docs: Sequence[Any], spec: Any,
-                  gold: Sequence[str], *, snippets: int = SNIPPETS) -> Dict[int, Dict[str, Any]]:
-    """Where the given patterns fire in processed docs: their document frequency, each head's summed
-    contribution (not for "tfidf", whose contribution depends on every rule of the document), and the
-    first `snippets` documents as text segments with the matched tokens marked."""
+def add_snippets(summary: DataSummary, rules: RuleSet, pattern_ids: Sequence[int], docs: Sequence[Any], spec: Any,
+                 gold: Sequence[str], *, snippets: int = SNIPPETS) -> DataSummary:
+    """Add to `summary` the first `snippets` documents each of `pattern_ids` occurs in, as text segments with
+    the matched tokens marked."""
     from ..trees.doc_trees import docs_to_forest
 
     pattern_ids = sorted(set(pattern_ids))
     probe = RuleSet(["fired"], include_root_patterns=rules.include_root_patterns)
     for p in pattern_ids:
         probe.add(0, rules.pattern(p), 1, 0.0, 0.0)
-    doc_i, pat_i, counts = probe.match_counts(docs_to_forest(docs, spec))
-    by_pattern: Dict[int, List[Tuple[int, int]]] = {}
-    for d, q, c in zip(doc_i.tolist(), pat_i.tolist(), counts.tolist()):
-        by_pattern.setdefault(pattern_ids[q], []).append((d, c))
-    head_rules = [{} for _ in rules.heads]
-    for h in range(len(rules.heads)):
-        for r, (p, z, a, b) in enumerate(zip(*(column.tolist() for column in rules.rule_arrays(h)))):
-            if p in by_pattern:
-                head_rules[h].setdefault(p, []).append((z, a, b))
+    doc_i, pat_i, _ = probe.match_counts(docs_to_forest(docs, spec))
+    hits: Dict[int, List[int]] = {}
+    for d, q in sorted(zip(doc_i.tolist(), pat_i.tolist())):
+        hits.setdefault(pattern_ids[q], []).append(d)
     trees: Dict[int, Tuple[Any, ...]] = {}
-    out: Dict[int, Dict[str, Any]] = {}
-    for p, hits in by_pattern.items():
-        hits.sort()
-        contribution = {}
-        if rules.value != "tfidf":
-            for h, table in enumerate(head_rules):
-                if p in table:
-                    contribution[h] = float(sum(_fired_value(rules.value, z, a, b, c) for d, c in hits
-                                                for z, a, b in table[p]))
+    for p, in_docs in hits.items():
         shown = []
-        for d, _ in hits[:snippets]:
+        for d in in_docs[:snippets]:
             if d not in trees:
                 trees[d] = spec.node_labels(docs[d])
             node_labels, parents, tokens = trees[d]
             marked = sorted({int(tokens[v]) for v in covered_nodes(rules.pattern(p), node_labels, parents)} - {-1})
             shown.append({"doc": d, "gold": gold[d] if d < len(gold) else "", "segments": _snippet(docs[d], marked)})
-        out[p] = {"docs": len(hits), "contribution": contribution, "snippets": shown}
-    return out
-
-
-def _fired_value(value: str, z: int, a: float, b: float, count: int) -> float:
-    if value == "log1p":
-        return a * float(numpy.log1p(count))
-    return (a if count >= z else -a) - b
+        summary.snippets[p] = shown
+    return summary
 
 
 def _snippet(doc: Any, marked: List[int]) -> List[List[Any]]:
@@ -193,7 +224,7 @@ def _format(value: Any) -> str:
 
 def rule_report(rules: RuleSet, *, title: str, settings: Sequence[Tuple[str, Any]] = (),
                 scores: Sequence[Tuple[str, Sequence[Tuple[str, Any]]]] = (), top: int = DEFAULT_TOP,
-                fired: Optional[Dict[int, Dict[str, Any]]] = None) -> str:
+                fired: Optional[DataSummary] = None) -> str:
     """The report page of a rule set.
 
     rules (RuleSet): The rules.
@@ -201,7 +232,8 @@ def rule_report(rules: RuleSet, *, title: str, settings: Sequence[Tuple[str, Any
     settings (Sequence[Tuple[str, Any]]): The training settings to show.
     scores (Sequence[Tuple[str, Sequence[Tuple[str, Any]]]]): Score tables, each a title and (name, value) pairs.
     top (int): How many subtrees of each label to inline.
-    fired (Optional[Dict[int, Dict[str, Any]]]): Document frequency and snippets per pattern, see `fired_in_data`.
+    fired (Optional[DataSummary]): Document frequency, contributions and snippets from data, see
+        `summarize_data`.
     RETURNS (str): A standalone HTML page.
     """
     heads = rule_report_data(rules, top=top, fired=fired)
@@ -209,13 +241,22 @@ def rule_report(rules: RuleSet, *, title: str, settings: Sequence[Tuple[str, Any
     boxes += [_table(name, items) for name, items in scores if items]
     summary = (f"{len(rules)} rules over {rules.n_patterns} distinct subtrees ({rules.algorithm}, "
                f"{len(rules.heads)} label{'s' if len(rules.heads) != 1 else ''}). Each label lists its top "
-               f"{top} subtrees by contribution when present" +
-               ("; document frequency and snippets come from the data given." if fired is not None
-                else "; give data (--data) for document frequency and snippets."))
+               f"{top} subtrees by contribution when present" + _scale_note(rules, fired is not None) +
+               ("; document frequency, total contribution and snippets come from the data given." if fired is not None
+                else "; give data (--data) for document frequency, total contribution and snippets."))
     body = (f'<main class="tb-report"><h1>{html.escape(title)}</h1><p class="tb-summary">{html.escape(summary)}</p>'
             f'<div class="tb-boxes">{"".join(boxes)}</div><div id="tb-labels"></div></main>'
             f'{json_script("tb-report-data", {"heads": heads, "value": rules.value})}')
     return standalone(title, body, asset("report.css"), asset("report.js"))
+
+
+def _scale_note(rules: RuleSet, with_data: bool) -> str:
+    if rules.value != "tfidf":
+        return " (as explain gives it for one occurrence)"
+    if with_data:
+        return " (weight × the subtree's mean tf-idf where it occurs in the data, as explain gives it)"
+    return (" (weight × idf: tf-idf contributions are divided by each document's norm, so give data (--data) "
+            "for the scale of explain)")
 
 
 def read_examples(nlp: Any, path: Union[str, Path]) -> List[Any]:
@@ -247,6 +288,8 @@ def report_page(nlp: Any, examples: Optional[Iterable[Any]] = None, *, name: Opt
     """
     from spacy.training import Example
 
+    from ..trees.doc_trees import docs_to_forest
+
     textcat = find_textcat(nlp, name)
     predictor = textcat._predictor()
     if predictor is None:
@@ -267,8 +310,9 @@ def report_page(nlp: Any, examples: Optional[Iterable[Any]] = None, *, name: Opt
         examples = list(examples)
         docs = list(nlp.pipe(eg.predicted for eg in examples))
         gold = [_gold(eg.reference.cats) for eg in examples]
-        ids = {p for h in range(len(rules.heads)) for p, _, _ in top_subtrees(rules, h, top)}
-        fired = fired_in_data(rules, sorted(ids), docs, textcat._spec, gold)
+        fired = summarize_data(rules, docs_to_forest(docs, textcat._spec))
+        ids = {p for h in range(len(rules.heads)) for p, _, _ in top_subtrees(rules, h, top, fired.typical[h])}
+        add_snippets(fired, rules, sorted(ids), docs, textcat._spec, gold)
         if any(eg.reference.cats for eg in examples):
             scored = textcat.score([Example(d, eg.reference) for d, eg in zip(docs, examples)])
             scores.append((f"Scores on the data ({len(examples)} docs)", _score_items(scored)))

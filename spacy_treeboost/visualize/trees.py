@@ -1,9 +1,10 @@
-"""One sentence's tree as SVG: words in a row, arcs from heads to dependents, fired subtrees drawn over them.
+"""One sentence's tree as SVG: words in rows, arcs from heads to dependents, fired subtrees drawn over them.
 
 Arcs above the words are the dependency tree (or the word chain in chain mode); in
-"chain+dependency" mode the chain hangs below. Each fired subtree is one `<g>` with
-its matched nodes (a bar in the subtree's own lane under the words) and its matched
-arcs (the arc drawn again, thick, in the subtree's colour).
+"chain+dependency" mode the chain hangs below. A sentence wider than `ROW_WIDTH` pixels
+wraps into rows, each its own `<svg>`. A fired subtree is one `<g>` in every row it
+touches, with its matched nodes (a bar in the subtree's lane under the words) and its
+matched arcs (the arc drawn again, thick, in the subtree's colour).
 """
 import html
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ MIN_WORD = 36
 LEVEL_HEIGHT = 20
 BASE_HEIGHT = 22
 MAX_LEVELS = 12
+ROW_WIDTH = 860
 LANE_HEIGHT = 5
 LANE_GAP = 3
 POSITIVE = "#1a9850"
@@ -58,70 +60,125 @@ def _arc(x1: float, x2: float, y: float, height: float, below: bool) -> str:
     return f"M{x1:.1f},{y:.1f} C{x1:.1f},{y + sign * height:.1f} {x2:.1f},{y + sign * height:.1f} {x2:.1f},{y:.1f}"
 
 
-def sentence_svg(words: Sequence[Word], edges: Sequence[Edge], overlays: Sequence[Overlay]) -> str:
-    """The SVG of one sentence.
+def _rows(widths: Sequence[float], row_width: float) -> List[Tuple[int, int]]:
+    """The words of each row, [start, end), filled greedily up to `row_width` pixels (a wider word is a row)."""
+    rows, start, used = [], 0, 0.0
+    for i, width in enumerate(widths):
+        if i > start and used + width > row_width:
+            rows.append((start, i))
+            start, used = i, 0.0
+        used += width
+    if len(widths):
+        rows.append((start, len(widths)))
+    return rows
+
+
+def sentence_svg(words: Sequence[Word], edges: Sequence[Edge], overlays: Sequence[Overlay], *,
+                 row_width: float = ROW_WIDTH) -> str:
+    """The SVG of one sentence, one `<svg>` per row of words.
+
+    A sentence wider than `row_width` wraps. An arc between two rows is drawn as two halves: one from its
+    left word to the right edge of that word's row, one from the left edge of the other word's row to it
+    (an arc over a whole row is not drawn in that row). Every piece of one arc carries the same `data-arc`.
 
     words (Sequence[Word]): The sentence's tokens in order.
     edges (Sequence[Tuple[int, int, bool]]): (head, dependent, below) word positions of the tree's arcs.
     overlays (Sequence[Overlay]): The fired subtrees to draw, in lane order.
-    RETURNS (str): The `<svg>` element.
+    row_width (float): The widest row, in pixels (a word wider than that gets a row of its own).
+    RETURNS (str): The `<svg>` elements, one per row.
     """
     widths = [max(MIN_WORD, CHAR_WIDTH * max(len(w.text), len(_shown_label(w) or "")) + WORD_PAD) for w in words]
-    centers, x = [], 8.0
-    for width in widths:
-        centers.append(x + width / 2)
-        x += width
+    return "".join(_row_svg(words, widths, start, end, edges, overlays) for start, end in _rows(widths, row_width))
+
+
+def _row_svg(words: Sequence[Word], widths: Sequence[float], start: int, end: int, edges: Sequence[Edge],
+             overlays: Sequence[Overlay]) -> str:
+    """The `<svg>` of the words [start, end) of a sentence."""
+    centers, x = {}, 8.0
+    for i in range(start, end):
+        centers[i] = x + widths[i] / 2
+        x += widths[i]
     total_width = x + 8
+
+    def piece(head: int, dep: int) -> Optional[Tuple[float, float, int, str]]:
+        """Where the arc runs in this row: its left and right x, its length in words for the levels, and
+        whether it is whole, leaves to the right or comes from the left; None when it misses the row."""
+        left, right = sorted((head, dep))
+        if right < start or left >= end or (left < start and right >= end):
+            return None
+        if left >= start and right < end:
+            return centers[left], centers[right], right - left, "whole"
+        if left >= start:
+            return centers[left], total_width, end - left, "out"
+        return 0.0, centers[right], right - start + 1, "in"
+
+    pieces = {edge: piece(edge[0], edge[1]) for edge in edges}
+    pieces = {edge: p for edge, p in pieces.items() if p is not None}
     lengths: Dict[bool, List[int]] = {False: [], True: []}
-    for head, dep, below in edges:
-        lengths[below].append(abs(head - dep))
+    for (_, _, below), p in pieces.items():
+        lengths[below].append(p[2])
     levels = {side: {n: min(i + 1, MAX_LEVELS) for i, n in enumerate(sorted(set(ns)))} for side, ns in lengths.items()}
     above = max(levels[False].values(), default=0)
     below_levels = max(levels[True].values(), default=0)
 
-    def height(head: int, dep: int, below: bool) -> float:
-        return BASE_HEIGHT + LEVEL_HEIGHT * (levels[below][abs(head - dep)] - 1)
+    def height(edge: Edge) -> float:
+        return BASE_HEIGHT + LEVEL_HEIGHT * (levels[edge[2]][pieces[edge][2]] - 1)
 
+    shown = [o for o in overlays if any(start <= i < end for i in o.nodes) or any(e in pieces for e in o.edges)]
+    lanes = [o for o in shown if any(start <= i < end for i in o.nodes)]
     top = 8 + (0.75 * (BASE_HEIGHT + LEVEL_HEIGHT * (above - 1)) + 14 if above else 0)
     y_arc = top + 2
     y_word = top + 18
     y_label = y_word + 15
     y_lanes = y_label + 8
-    y_under = y_lanes + len(overlays) * (LANE_HEIGHT + LANE_GAP) + 4
+    y_under = y_lanes + len(lanes) * (LANE_HEIGHT + LANE_GAP) + 4
     bottom = y_under + (0.75 * (BASE_HEIGHT + LEVEL_HEIGHT * (below_levels - 1)) + 8 if below_levels else 0)
 
-    def arc_y(below: bool) -> float:
-        return y_under if below else y_arc
+    def path(edge: Edge) -> str:
+        x1, x2, _, kind = pieces[edge]
+        below = edge[2]
+        y, h = (y_under if below else y_arc), height(edge)
+        sign = 1 if below else -1
+        if kind == "whole":
+            return _arc(x1, x2, y, h, below)
+        peak = y + sign * 0.75 * h
+        if kind == "out":
+            return f"M{x1:.1f},{y:.1f} C{x1:.1f},{y + sign * h:.1f} {(x1 + x2) / 2:.1f},{peak:.1f} {x2:.1f},{peak:.1f}"
+        return f"M{x1:.1f},{peak:.1f} C{(x1 + x2) / 2:.1f},{peak:.1f} {x2:.1f},{y + sign * h:.1f} {x2:.1f},{y:.1f}"
 
     parts = [f'<svg class="tb-tree" xmlns="http://www.w3.org/2000/svg" width="{total_width:.0f}" '
              f'height="{bottom + 6:.0f}" viewBox="0 0 {total_width:.0f} {bottom + 6:.0f}">']
-    for head, dep, below in edges:
-        x1, x2 = sorted((centers[head], centers[dep]))
-        h = height(head, dep, below)
-        y = arc_y(below)
-        parts.append(f'<path class="tb-arc" d="{_arc(x1, x2, y, h, below)}"/>')
+    for edge in sorted(pieces):
+        head, dep, below = edge
+        x1, x2, _, kind = pieces[edge]
+        y, h = (y_under if below else y_arc), height(edge)
+        parts.append(f'<path class="tb-arc" data-arc="{head}-{dep}" d="{path(edge)}"/>')
+        if not start <= dep < end:
+            continue
         xd, wing = centers[dep], y + (7 if below else -7)
         parts.append(f'<path class="tb-arrow" d="M{xd - 3:.1f},{wing:.1f} L{xd:.1f},{y:.1f} L{xd + 3:.1f},{wing:.1f}"/>')
         if words[dep].dep:
             ly = y + (0.75 * h + 10 if below else -0.75 * h - 3)
-            parts.append(f'<text class="tb-dep" x="{(x1 + x2) / 2:.1f}" y="{ly:.1f}">{html.escape(words[dep].dep)}</text>')
-    for i, w in enumerate(words):
+            lx = (x1 + x2) / 2 if kind == "whole" else xd
+            parts.append(f'<text class="tb-dep" x="{lx:.1f}" y="{ly:.1f}">{html.escape(words[dep].dep)}</text>')
+    for i in range(start, end):
+        w = words[i]
         cls = "tb-word" if w.label is not None else "tb-word tb-skipped"
         parts.append(f'<text class="{cls}" x="{centers[i]:.1f}" y="{y_word:.1f}">{html.escape(w.text)}</text>')
-        shown = _shown_label(w)
-        if shown:
-            parts.append(f'<text class="tb-label" x="{centers[i]:.1f}" y="{y_label:.1f}">{html.escape(shown)}</text>')
-    for lane, overlay in enumerate(overlays):
+        label = _shown_label(w)
+        if label:
+            parts.append(f'<text class="tb-label" x="{centers[i]:.1f}" y="{y_label:.1f}">{html.escape(label)}</text>')
+    for overlay in shown:
         style = f'stroke:{overlay.color};fill:{overlay.color};opacity:{overlay.strength:.3f}'
         parts.append(f'<g class="tb-match" {_attrs(overlay)} style="{style}">'
                      f'<title>{html.escape(overlay.pattern)} {overlay.contribution:+.4f}</title>')
-        for head, dep, below in sorted(overlay.edges):
-            x1, x2 = sorted((centers[head], centers[dep]))
-            parts.append(f'<path class="tb-hit-arc" d="{_arc(x1, x2, arc_y(below), height(head, dep, below), below)}"/>')
-        y = y_lanes + lane * (LANE_HEIGHT + LANE_GAP)
-        for i in sorted(overlay.nodes):
-            parts.append(f'<rect class="tb-hit-node" x="{centers[i] - widths[i] / 2 + 3:.1f}" y="{y:.1f}" '
-                         f'width="{widths[i] - 6:.1f}" height="{LANE_HEIGHT}" rx="2"/>')
+        for edge in sorted(e for e in overlay.edges if e in pieces):
+            parts.append(f'<path class="tb-hit-arc" data-arc="{edge[0]}-{edge[1]}" d="{path(edge)}"/>')
+        if overlay in lanes:
+            y = y_lanes + lanes.index(overlay) * (LANE_HEIGHT + LANE_GAP)
+            for i in sorted(i for i in overlay.nodes if start <= i < end):
+                parts.append(f'<rect class="tb-hit-node" x="{centers[i] - widths[i] / 2 + 3:.1f}" y="{y:.1f}" '
+                             f'width="{widths[i] - 6:.1f}" height="{LANE_HEIGHT}" rx="2"/>')
         parts.append("</g>")
     parts.append("</svg>")
     return "".join(parts)
