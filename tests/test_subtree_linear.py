@@ -1,5 +1,7 @@
 """The subtree-linear learner: mined counts against the brute-force enumeration, rules against the linear model."""
+import os
 import pickle
+import threading
 from pathlib import Path
 
 import numpy
@@ -11,6 +13,7 @@ from reference import random_binary_classes, all_subtrees, forest_docs, forests,
 from spacy_treeboost.learning.logistic import fit_linear, nb_ratio
 from spacy_treeboost.models.rules import RuleSet
 from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier, frequency_order, mine_subtrees
+from spacy_treeboost.learning.threads import Threads
 from spacy_treeboost.trees.forest import Forest
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -247,6 +250,7 @@ def test_rare_small_subtrees_are_kept_and_larger_ones_need_min_support(data, k, 
     assert got == ref
 
 
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(forests(st, min_docs=6), st.integers(0, 10**6), st.sampled_from([1.0, None]), st.booleans(),
        st.sampled_from([None, 0.5]), st.sampled_from(["nb", "presence", "auto"]), st.sampled_from([2, 3, 40]),
@@ -274,6 +278,7 @@ def test_execution_settings_are_checked():
             SubtreeLinearClassifier(**kwargs).fit(f, ["x", "y"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_ray_actors_fit_the_same_model_file_as_one_worker(seed, ray_session):
     from spacy_treeboost.learning.classifier_files import classifier_to_bytes
@@ -361,37 +366,60 @@ def test_mining_on_worker_processes_gives_the_one_miner_result():
             numpy.testing.assert_array_equal(getattr(many, a), getattr(one, a))
 
 
-def sleeping_task(task):
-    """A task of `_run_forked` that sleeps: where it ran, and its threads when it started and when it ended."""
-    import os
-    import time
+class WatchedThreads(Threads):
+    """`Threads` whose changes can be waited for."""
 
+    def __init__(self, value: int = 1) -> None:
+        self.changed = threading.Condition()
+        super().__init__(value)
+
+    @property
+    def value(self) -> int:
+        return self._value
+
+    @value.setter
+    def value(self, value: int) -> None:
+        with self.changed:
+            self._value = value
+            self.changed.notify_all()
+
+
+def task_waiting_for_lent_cores(task):
+    """A task of `_run_forked`: where it ran, and its threads when it started and when it ended; a task marked
+    "wait" ends once its threads have risen above one (or after 60 s)."""
     from spacy_treeboost.learning import subtree_linear
 
     threads = subtree_linear._JOB["threads"]
     start = int(threads)
-    time.sleep(task[2])
-    return os.getpid(), start, int(threads)
+    if task[2] == "wait":
+        with threads.changed:
+            threads.changed.wait_for(lambda: int(threads) > 1, timeout=60)
+    return (os.getpid(), threading.get_ident()), start, int(threads)
 
 
-def test_forked_tasks_run_the_first_here_and_lend_idle_cores_to_the_last_fit(monkeypatch):
+@pytest.mark.parametrize("pool", ["threads", pytest.param("fork", marks=pytest.mark.slow)])
+def test_forked_tasks_run_the_first_here_and_lend_idle_cores_to_the_last_fit(monkeypatch, pool):
     """`_run_forked`: this process takes the first (longest) task; once the queue is empty and the forked worker is
-    idle, this process's running fit may use its core (`Threads`), and the count drops back afterwards."""
-    import os
+    idle, this process's running fit may use its core (`Threads`), and the count drops back afterwards. The
+    scheduling is the same on a pool of threads in this process."""
+    import multiprocessing
+    import multiprocessing.pool
 
     from spacy_treeboost.learning import subtree_linear
-    from spacy_treeboost.learning.threads import Threads
 
-    monkeypatch.setattr(subtree_linear, "_run_task", sleeping_task)
+    if pool == "threads":
+        in_process = type("InProcess", (), {"Pool": staticmethod(multiprocessing.pool.ThreadPool)})
+        monkeypatch.setattr(multiprocessing, "get_context", lambda method: in_process)
+    monkeypatch.setattr(subtree_linear, "_run_task", task_waiting_for_lent_cores)
     monkeypatch.setattr(subtree_linear.os, "cpu_count", lambda: 2)
-    tasks = [("fit", 0, 1.5), ("fit", 1, 0.1), ("fit", 2, 0.1)]
-    subtree_linear._JOB.update(threads=Threads(1))
+    tasks = [("fit", 0, "wait"), ("fit", 1, None), ("fit", 2, None)]
+    subtree_linear._JOB.update(threads=WatchedThreads(1))
     try:
         done = subtree_linear._run_forked(2, tasks)
         assert int(subtree_linear._JOB["threads"]) == 1
     finally:
         subtree_linear._JOB.clear()
     assert set(done) == set(tasks)
-    pid, start, end = done[tasks[0]]
-    assert pid == os.getpid() and (start, end) == (1, 2)
-    assert {done[t][0] for t in tasks[1:]} == {done[tasks[1]][0]} != {os.getpid()}
+    here, start, end = done[tasks[0]]
+    assert here == (os.getpid(), threading.get_ident()) and (start, end) == (1, 2)
+    assert {done[t][0] for t in tasks[1:]} == {done[tasks[1]][0]} != {here}
