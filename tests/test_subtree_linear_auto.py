@@ -133,6 +133,12 @@ def test_a_count_signal_is_learned_by_tfidf_and_matches_the_tfidf_model_at_the_c
     fixed = SubtreeLinearClassifier(max_pattern_size=1, min_support=1, features="tfidf", loss=TFIDF_LOSS, tol=1e-10,
                                     C=auto.fit_info_[0]["C"]).fit(f, y)
     numpy.testing.assert_allclose(auto.decision_function(f), fixed.decision_function(f), atol=1e-8)
+
+
+@pytest.mark.slow
+def test_the_tfidf_choice_is_the_same_on_worker_processes():
+    f, y = count_signal_forest(40, 0)
+    auto = SubtreeLinearClassifier(max_pattern_size=1, min_support=1, tol=1e-10).fit(f, y)
     for workers in (2, 3):
         many = SubtreeLinearClassifier(max_pattern_size=1, min_support=1, tol=1e-10, n_workers=workers).fit(f, y)
         assert classifier_to_bytes(many) == classifier_to_bytes(auto)
