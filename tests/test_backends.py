@@ -64,7 +64,7 @@ def fit_bytes(forest, y, n_workers, backend, **settings_):
         clf.space_.close()
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=40)
 @given(st.one_of(forests(st, max_docs=8, max_nodes=9), st.integers(0, 2**32 - 1).map(lambda s: random_trees(s, max_docs=8))),
        st.sampled_from(LEARNERS), st.sampled_from(["binary", "multiclass", "multilabel"]), st.integers(1, 3),
        st.sampled_from([1, 1, 2]), st.booleans(), st.sampled_from([2, 3, 4, 50]), st.integers(0, 2**32 - 1),

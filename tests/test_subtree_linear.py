@@ -118,7 +118,7 @@ def test_max_rules_keeps_the_largest_contributions_refitted(data, seed, k, featu
 
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=25)
 @given(forests(st, min_docs=6), st.integers(0, 10**6), st.sampled_from([None, 1, 3]), st.integers(0, 300))
 def test_auto_on_the_miners_integer_counts_is_the_fit_on_float_counts(data, seed, max_rules, repeats):
     """"auto" takes its counts from the miners as bytes (int32 when a count passes 255): the rules are those of
@@ -202,7 +202,7 @@ def _prefixed(tree, prefix="dep:"):
     return (prefix + label, [_prefixed(c, prefix) for c in children])
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=25)
 @given(forests(st, min_docs=4, labeled_roots=False), forests(st, min_docs=4, labeled_roots=False),
        st.integers(0, 10**6), st.sampled_from(["nb", "presence", "log1p"]), st.sampled_from([0.3, 3.0]))
 def test_separate_views_average_two_models_fitted_apart(chains, deps, seed, features, C):

@@ -52,7 +52,7 @@ def brute_costs(X: numpy.ndarray, t: numpy.ndarray, C: float, folds: numpy.ndarr
     return [(kind == "tfidf", (-float(n), float(l))) for (kind, _, _), n, l in zip(candidates, correct, logloss)], margins
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(forests(st, min_docs=6), st.integers(0, 10**6), st.sampled_from(["binary", "exclusive", "multilabel"]),
        st.sampled_from([0.1, 1.0]), st.booleans())
 def test_the_family_is_chosen_by_the_folds_as_a_brute_force_refit_chooses_it(data, seed, task, C, calibrate):
