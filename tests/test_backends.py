@@ -1,5 +1,6 @@
 """Search backends: every backend and number of workers learns byte-identical model files."""
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -64,7 +65,7 @@ def fit_bytes(forest, y, n_workers, backend, **settings_):
 
 
 @pytest.mark.determinism
-@SETTINGS
+@settings(SETTINGS, max_examples=40)
 @given(st.one_of(forests(st, max_docs=8, max_nodes=9), st.integers(0, 2**32 - 1).map(lambda s: random_trees(s, max_docs=8))),
        st.sampled_from(LEARNERS), st.sampled_from(["binary", "multiclass", "multilabel"]), st.integers(1, 3),
        st.sampled_from([1, 1, 2]), st.booleans(), st.sampled_from([2, 3, 4, 50]), st.integers(0, 2**32 - 1),
@@ -212,15 +213,16 @@ def synthetic():
 
 
 @pytest.mark.determinism
+@pytest.mark.parametrize("backend", ["local", pytest.param("processes", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("task", ["binary", "multiclass"])
-def test_processes_learn_the_same_model_on_the_synthetic_corpus(synthetic, task):
+def test_workers_learn_the_same_model_on_the_synthetic_corpus(synthetic, task, backend):
     forest, y, _ = synthetic
     if task == "multiclass":
         y = [c if i % 3 else "other" for i, c in enumerate(y)]
     settings_ = dict(algorithm="frequency", n_rounds=30, include_root_patterns=task == "multiclass")
     reference = fit_bytes(forest, y, 1, None, **settings_)
     for n_workers in (1, 2, 3):
-        assert fit_bytes(forest, y, n_workers, "processes", **settings_) == reference
+        assert fit_bytes(forest, y, n_workers, backend, **settings_) == reference
 
 
 def test_execution_settings_are_parameters_but_not_part_of_the_model(synthetic):
@@ -236,6 +238,7 @@ def test_execution_settings_are_parameters_but_not_part_of_the_model(synthetic):
             TreeBoostClassifier(**bad).fit(forest, y)
 
 
+@pytest.mark.slow
 def test_the_processes_backend_runs_worker_0_here_and_starts_the_others(synthetic):
     forest, y, _ = synthetic
     alone = TreeBoostClassifier("frequency", n_rounds=5, n_workers=1, backend="processes").fit(forest, y)
@@ -252,6 +255,7 @@ def test_the_processes_backend_runs_worker_0_here_and_starts_the_others(syntheti
         alone.space_.search([0], 6)
 
 
+@pytest.mark.slow
 def test_a_killed_worker_raises_an_error_naming_the_worker_and_round(synthetic):
     forest, y, _ = synthetic
     clf = TreeBoostClassifier("frequency", n_rounds=10, n_workers=2, backend="processes").start(forest, y)
@@ -265,8 +269,7 @@ def test_a_killed_worker_raises_an_error_naming_the_worker_and_round(synthetic):
     assert not any(p.is_alive() for p in clf.space_.processes)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("backend", ["local", "processes"])
+@pytest.mark.parametrize("backend", ["local", pytest.param("processes", marks=pytest.mark.slow)])
 def test_a_rule_a_worker_cannot_apply_stops_the_next_round_with_its_error(synthetic, backend):
     """Rules go to the workers without a reply; an error in applying one comes back with the next search."""
     forest, y, _ = synthetic
@@ -366,6 +369,7 @@ def test_forked_workers_learn_the_rules_of_one_worker(synthetic):
     assert proc.stdout.split() == ["fork", "fork", "True"]
 
 
+@pytest.mark.slow
 def test_workers_are_spawned_while_this_process_runs_other_threads(synthetic):
     """Forking a process with other threads can deadlock the child: the workers are spawned then, and learn the same
     rules."""
@@ -415,25 +419,26 @@ def test_forked_workers_stop_when_the_training_process_is_killed(tmp_path, synth
     try:
         pids = [int(p) for p in proc.stdout.readline().split()]
         assert len(pids) == 2
+        exits = [_exit_of(pid) for pid in pids]
         proc.kill()
         proc.wait(timeout=30)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and any(_alive(pid) for pid in pids):
-            time.sleep(0.1)
-        assert not any(_alive(pid) for pid in pids)
+        for pid, exit_ in zip(pids, exits):
+            if exit_ is not None:
+                exited = select.select([exit_], [], [], 30)[0]
+                os.close(exit_)
+                assert exited, f"worker {pid} still runs 30 s after the training process was killed"
     finally:
         if proc.poll() is None:
             proc.kill()
         proc.communicate()
 
 
-def _alive(pid):
-    """Whether process pid runs (a zombie whose parent died is reaped by init, so it goes too)."""
+def _exit_of(pid):
+    """A file descriptor that becomes readable when process pid exits, or None if it has exited already."""
     try:
-        with open(f"/proc/{pid}/stat", encoding="utf8") as f:
-            return f.read().split(") ")[-1][0] != "Z"
-    except FileNotFoundError:
-        return False
+        return os.pidfd_open(pid)
+    except ProcessLookupError:
+        return None
 
 
 @pytest.mark.slow
@@ -479,6 +484,7 @@ def _kill_and_wait(ray, actor, timeout: float = 120.0) -> None:
 
 
 @pytest.mark.determinism
+@pytest.mark.slow
 def test_ray_learns_the_same_model_and_reports_a_lost_worker(synthetic, ray_session):
     forest, y, _ = synthetic
     y3 = [c if i % 3 else "other" for i, c in enumerate(y)]

@@ -91,6 +91,7 @@ def test_parsed_with_an_installed_pipeline(tmp_path):
     assert len(list(docs[1].sents)) == 2
 
 
+@pytest.mark.slow
 def test_two_processes_write_the_same_file(tmp_path):
     source = _jsonl(tmp_path / "in.jsonl", RECORDS * 3)
     one, two = tmp_path / "one.spacy", tmp_path / "two.spacy"

@@ -25,7 +25,7 @@ def random_problem(seed: int, n: int = 40, d: int = 12, density: float = 0.3):
     return X.astype(numpy.float64), y
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=20)
 @given(st.integers(0, 10**6), st.sampled_from([0.01, 0.3, 1.0, 10.0]))
 def test_l2_logistic_matches_scikit_learn(seed, C):
     X, y = random_problem(seed)
@@ -38,7 +38,7 @@ def test_l2_logistic_matches_scikit_learn(seed, C):
 
 
 @pytest.mark.filterwarnings("ignore::FutureWarning")
-@SETTINGS
+@settings(SETTINGS, max_examples=20)
 @given(st.integers(0, 10**6), st.sampled_from([0.1, 1.0]), st.sampled_from([0.3, 0.7, 1.0]))
 def test_elastic_net_is_at_least_as_good_as_scikit_learn_saga(seed, C, l1_ratio):
     X, y = random_problem(seed)
@@ -167,7 +167,7 @@ def test_tron_reaches_the_optimum_of_scipy_trust_ncg(seed, C, loss):
     numpy.testing.assert_allclose(w, ref_w, atol=1e-4 * max(1.0, numpy.abs(ref_w).max()))
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=20)
 @given(st.integers(0, 10**6), st.sampled_from([0.3, 3.0]))
 def test_tron_matches_scikit_learn_with_once_seen_features(seed, C):
     X, y = problem_with_singletons(seed)
@@ -217,7 +217,7 @@ def test_cv_folds_keep_the_first_folds_that_hold_out_max_scored(labels, cv, max_
     numpy.testing.assert_array_equal(kept, numpy.where(every < m, every, -1))
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=20)
 @given(st.integers(0, 10**6), st.sampled_from([None, 20]))
 def test_two_feature_maps_choose_the_best_out_of_fold_candidate(seed, max_scored):
     from spacy_treeboost.learning.features import interpolate, nb_ratio
@@ -394,7 +394,7 @@ def test_column_values_are_found_only_where_each_column_holds_one_value():
     assert column_values(csc_matrix([[2.0, 1], [2.0, 0]]).tocsr()) is None
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=20)
 @given(seed=st.integers(0, 10_000), loss=st.sampled_from(["logistic", "squared_hinge"]),
        method=st.sampled_from(["tron", "trust-ncg"]), l1_ratio=st.sampled_from([0.0, 0.5]),
        Cs=st.lists(st.sampled_from([0.01, 0.1, 1.0, 10.0]), min_size=1, max_size=3), warm=st.booleans())
@@ -432,7 +432,7 @@ def test_pattern_structure_is_checked():
 
 
 @pytest.mark.determinism
-@SETTINGS
+@settings(SETTINGS, max_examples=20)
 @given(st.integers(0, 10**6), st.sampled_from(["logistic", "squared_hinge"]))
 def test_tron_on_column_blocks_is_the_same_for_any_threads_and_reaches_the_optimum(seed, loss):
     from scipy.sparse import csc_matrix

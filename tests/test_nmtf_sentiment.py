@@ -156,7 +156,7 @@ def test_model_file_without_word_weights_loads():
         other._load_model_bytes(srsly.msgpack_dumps(pipe._model_data()))
 
 
-def test_pickle_and_multiprocessing():
+def test_pickle():
     nlp = make_nlp()
     train(nlp)
     scorer = nlp.get_pipe("nmtf_sentiment").scorer
@@ -164,7 +164,14 @@ def test_pickle_and_multiprocessing():
     texts = ["great fun", "awful dull plot", "superb", "boring"]
     expected = [d.cats for d in nlp.pipe(texts)]
     assert [d.cats for d in pickle.loads(pickle.dumps(nlp)).pipe(texts)] == expected
-    assert [d.cats for d in nlp.pipe(texts, n_process=2, batch_size=2)] == expected
+
+
+@pytest.mark.slow
+def test_multiprocessing():
+    nlp = make_nlp()
+    train(nlp)
+    texts = ["great fun", "awful dull plot", "superb", "boring"]
+    assert [d.cats for d in nlp.pipe(texts, n_process=2, batch_size=2)] == [d.cats for d in nlp.pipe(texts)]
 
 
 def test_corrupt_or_foreign_files(tmp_path):

@@ -130,6 +130,7 @@ def labelled_forest(seed, n_docs=24, n_classes=2):
 
 
 @pytest.mark.determinism
+@pytest.mark.slow
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 10**6), st.integers(1, 9), st.sampled_from([2, 3, 40]), st.sampled_from(["nb", "auto"]),
        st.booleans())
@@ -145,6 +146,7 @@ def test_any_number_of_workers_fits_the_same_sharded_model(seed, size, workers, 
 
 
 @pytest.mark.determinism
+@pytest.mark.slow
 def test_ray_actors_hold_the_shards_and_fit_the_same_model_file(ray_session, monkeypatch):
     from spacy_treeboost.learning.classifier_files import classifier_to_bytes
 

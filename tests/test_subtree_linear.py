@@ -1,4 +1,5 @@
 """The subtree-linear learner: mined counts against the brute-force enumeration, rules against the linear model."""
+import os
 import pickle
 from pathlib import Path
 
@@ -116,7 +117,7 @@ def test_max_rules_keeps_the_largest_contributions_refitted(data, seed, k, featu
 
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=25)
 @given(forests(st, min_docs=6), st.integers(0, 10**6), st.sampled_from([None, 1, 3]), st.integers(0, 300))
 def test_auto_on_the_miners_integer_counts_is_the_fit_on_float_counts(data, seed, max_rules, repeats):
     """"auto" takes its counts from the miners as bytes (int32 when a count passes 255): the rules are those of
@@ -201,7 +202,7 @@ def _prefixed(tree, prefix="dep:"):
     return (prefix + label, [_prefixed(c, prefix) for c in children])
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=25)
 @given(forests(st, min_docs=4, labeled_roots=False), forests(st, min_docs=4, labeled_roots=False),
        st.integers(0, 10**6), st.sampled_from(["nb", "presence", "log1p"]), st.sampled_from([0.3, 3.0]))
 def test_separate_views_average_two_models_fitted_apart(chains, deps, seed, features, C):
@@ -250,6 +251,7 @@ def test_rare_small_subtrees_are_kept_and_larger_ones_need_min_support(data, k, 
 
 
 @pytest.mark.determinism
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(forests(st, min_docs=6), st.integers(0, 10**6), st.sampled_from([1.0, None]), st.booleans(),
        st.sampled_from([None, 0.5]), st.sampled_from(["nb", "presence", "auto"]), st.sampled_from([2, 3, 40]),
@@ -278,6 +280,7 @@ def test_execution_settings_are_checked():
 
 
 @pytest.mark.determinism
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_ray_actors_fit_the_same_model_file_as_one_worker(seed, ray_session):
     from spacy_treeboost.learning.classifier_files import classifier_to_bytes

@@ -54,7 +54,7 @@ def brute_costs(X: numpy.ndarray, t: numpy.ndarray, C: float, folds: numpy.ndarr
     return [(kind == "tfidf", (-float(n), float(l))) for (kind, _, _), n, l in zip(candidates, correct, logloss)], margins
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(forests(st, min_docs=6), st.integers(0, 10**6), st.sampled_from(["binary", "exclusive", "multilabel"]),
        st.sampled_from([0.1, 1.0]), st.booleans())
 def test_the_family_is_chosen_by_the_folds_as_a_brute_force_refit_chooses_it(data, seed, task, C, calibrate):
@@ -135,6 +135,12 @@ def test_a_count_signal_is_learned_by_tfidf_and_matches_the_tfidf_model_at_the_c
     fixed = SubtreeLinearClassifier(max_pattern_size=1, min_support=1, features="tfidf", loss=TFIDF_LOSS, tol=1e-10,
                                     C=auto.fit_info_[0]["C"]).fit(f, y)
     numpy.testing.assert_allclose(auto.decision_function(f), fixed.decision_function(f), atol=1e-8)
+
+
+@pytest.mark.slow
+def test_the_tfidf_choice_is_the_same_on_worker_processes():
+    f, y = count_signal_forest(40, 0)
+    auto = SubtreeLinearClassifier(max_pattern_size=1, min_support=1, tol=1e-10).fit(f, y)
     for workers in (2, 3):
         many = SubtreeLinearClassifier(max_pattern_size=1, min_support=1, tol=1e-10, n_workers=workers).fit(f, y)
         assert classifier_to_bytes(many) == classifier_to_bytes(auto)

@@ -92,25 +92,29 @@ def test_every_registered_sub_config_resolves_by_name():
         assert type(resolved) is cls and resolved.tree_mode == "dependency"
 
 
-def test_search_workers_in_the_learner_block_give_the_same_rules():
+@pytest.mark.determinism
+@pytest.mark.parametrize("backend", ["local", pytest.param("processes", marks=pytest.mark.slow)])
+def test_search_workers_in_the_learner_block_give_the_same_rules(backend):
     _, one = trained("frequency", rounds=15)
-    _, two = trained("frequency", rounds=15, n_workers=2, backend="processes")
+    _, two = trained("frequency", rounds=15, n_workers=2, backend=backend)
     assert two.rules_listing() == one.rules_listing()
     assert classifier_to_dict(two._predictor()) == classifier_to_dict(one._predictor())
 
 
-@pytest.mark.parametrize("kind", ["linear", "frequency", "corrective"])
-def test_execution_settings_reach_the_learner_and_change_nothing(kind):
+@pytest.mark.parametrize("kind, backend", [pytest.param("linear", None, marks=pytest.mark.slow), ("frequency", "local"),
+                                           ("corrective", "local"),
+                                           pytest.param("corrective", "processes", marks=pytest.mark.slow)])
+def test_execution_settings_reach_the_learner_and_change_nothing(kind, backend):
     block = learner_block(kind)
     target = block if kind != "corrective" else block["estimator"]
-    target.update({"n_workers": 2} if kind == "linear" else {"n_workers": 2, "backend": "processes"})
+    target.update({"n_workers": 2} if kind == "linear" else {"n_workers": 2, "backend": backend})
     nlp = spacy.blank("en")
     pipe = nlp.add_pipe("treeboost_textcat", config={"learner": block, "rounds_per_update": 20})
     examples = make_examples(nlp)
     nlp.initialize(lambda: examples)
     nlp.update(examples)
     booster = pipe._learner
-    assert booster.n_workers == 2 and (kind == "linear" or booster.backend == "processes")
+    assert booster.n_workers == 2 and (kind == "linear" or booster.backend == backend)
     assert pipe.rules_listing() == trained(kind)[1].rules_listing()
     assert "n_workers" not in str(pipe.cfg["learner"])
 

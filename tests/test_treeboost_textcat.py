@@ -67,13 +67,19 @@ def test_serialization_matrix(tmp_path, trained, medium):
     assert [d.cats for d in pipe.pipe([d.copy() for d in docs])] == [d.cats for d in other.pipe([d.copy() for d in docs])]
 
 
-def test_pickle_and_multiprocess():
+def test_pickle():
     nlp, _ = trained_nlp()
     texts = [t for t, _ in TRAIN] * 3
     one = [d.cats for d in nlp.pipe(texts)]
     clone = pickle.loads(pickle.dumps(nlp))
     assert [d.cats for d in clone.pipe(texts)] == one
-    assert [d.cats for d in nlp.pipe(texts, n_process=2, batch_size=4)] == one
+
+
+@pytest.mark.slow
+def test_multiprocess():
+    nlp, _ = trained_nlp()
+    texts = [t for t, _ in TRAIN] * 3
+    assert [d.cats for d in nlp.pipe(texts, n_process=2, batch_size=4)] == [d.cats for d in nlp.pipe(texts)]
 
 
 def test_every_label_in_cats_including_empty_docs():
