@@ -12,6 +12,7 @@ from spacy_treeboost.nmtf.lexicons import Lexicon, create_hu_liu_lexicon, create
 from spacy_treeboost.nmtf import MFLK, SSMFLK, build_vocabulary, lexicon_prior, document_term_matrix, word_weights
 from spacy_treeboost.files import ModelFormatError
 from spacy_treeboost.pipeline.nmtf_sentiment import NMTFSentiment
+from spacy_treeboost.pipeline.nmtf_files import model_bytes
 from spacy_treeboost.nmtf.calibration import Calibration
 from spacy_treeboost.pipeline.scoring import score_nmtf_cats
 from nmtf_pipes import LEXICON, TEXTS, make_examples, make_nlp, train
@@ -421,5 +422,5 @@ def test_unknown_lexicon_words_count_as_the_known_ones_when_the_lexicon_is_all_a
     data = pipe._model_data()
     del data["lexicon"]
     old = make_nlp()
-    old.get_pipe("nmtf_sentiment")._load_model_bytes(srsly.msgpack_dumps(data))
+    old.get_pipe("nmtf_sentiment")._load_model_bytes(model_bytes(pipe.cfg, data))
     assert old.get_pipe("nmtf_sentiment")._document_matrix([["horrid"]]).nnz == 0
