@@ -50,6 +50,8 @@ import numpy
 
 from spacy_treeboost.trees.forest import DEPENDENCY_VIEW_PREFIX
 
+from bench.harness import provenance
+
 from .data import CORPUS_TITLES, OUT, ROOT, SEED, Split, load_source
 from .linear_report import FULL_RUN_CORPORA
 from .run import cfg_hash, jsonable, fold_data, load_corpus, load_fit, log, train_missing
@@ -510,7 +512,7 @@ def main(argv=None) -> int:
         cfg = dict(settings[name], refit=True) if args.refit else settings[name]
         res = run_corpus(name, cfg, args.data, profile, max(1, args.jobs), args.systems, args.fit_cache)
         results = load()
-        results["corpora"][name] = res
+        results["corpora"][name] = dict(res, provenance=provenance())
         if args.systems:
             results["partial"] = sorted(set(results.get("partial", [])) | set(args.systems))
         results["corpora"] = {k: results["corpora"][k] for k in sorted(results["corpora"], key=_order)}

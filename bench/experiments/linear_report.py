@@ -2,6 +2,8 @@
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
+from bench.harness import stamp
+
 from .formatting import pct, pm, pval
 
 ALPHA = 0.01
@@ -33,6 +35,8 @@ def render(results: Dict[str, Any], docs: Path) -> None:
           f"{' '.join(pending)}` with the same `--docs` and `--refit` setting resumes the run).")
         w("")
     if corpora:
+        w(stamp([c["provenance"] for c in corpora.values() if c.get("provenance")]))
+        w("")
         w("\"Best subtree system\" below is the project's system with the best dev score, or on a corpus with one "
           "dev split, the best cross-validation score on train + dev (\"CV\"; the test splits choose nothing); a "
           "peer it is compared with is the best of its kind on the test splits.")
@@ -209,11 +213,16 @@ def _corpus(name: str, c: Dict[str, Any], w) -> None:
         w(f"| {n} | {pm(s['score'])} | {pct(pooled)} | {pct(s['dev']['mean'])} |{choice} {probs} | {rules} | "
           f"{_chosen(s['selected'])} | {s['cpu_fit']['mean']:.1f} | {s['cpu_total']['mean']:.1f} | {s['peak_rss_mb']:.0f} |")
     w("")
-    w(f"McNemar's exact test, every subtree system against every peer (pooled decisions; * p < {ALPHA}):")
+    peers = {t["b"]: t["acc_b"] for t in c["mcnemar"]}
+    if not peers:
+        return
+    top = max(peers, key=lambda p: peers[p])
+    w(f"McNemar's exact test, every subtree system against the best peer on the test splits, {top} (pooled "
+      f"decisions; * p < {ALPHA}; `docs/results_linear.json` holds the tests against every peer):")
     w("")
     w("| subtree system | peer | subtree | peer | only subtree right | only peer right | p |")
     w("|---|---|---|---|---|---|---|")
-    for t in c["mcnemar"]:
+    for t in (t for t in c["mcnemar"] if t["b"] == top):
         star = " *" if t["p"] < ALPHA else ""
         w(f"| {t['a']} | {t['b']} | {pct(t['acc_a'])} | {pct(t['acc_b'])} | {t['a_only']} | {t['b_only']} | "
           f"{pval(t['p'])}{star} |")
