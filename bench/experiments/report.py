@@ -98,8 +98,8 @@ def render(results: Dict[str, Any], docs: Path, plots: bool = True) -> None:
     if "movie_reviews" in corpora:
         _acceptance(corpora["movie_reviews"], w)
     _glance(corpora, w)
-    for name, c in corpora.items():
-        _corpus(name, c, w, plots or (docs / f"results_{name}_curves.png").exists())
+    for i, (name, c) in enumerate(corpora.items()):
+        _corpus(name, c, w, plots or (docs / f"results_{name}_curves.png").exists(), rules=i == 0)
         if plots:
             _plots(name, c, docs)
     (docs / "results.md").write_text("\n".join(lines) + "\n", encoding="utf8")
@@ -248,7 +248,9 @@ def _glance(corpora: Dict[str, Any], w) -> None:
     w("")
 
 
-def _corpus(name: str, c: Dict[str, Any], w, plots: bool) -> None:
+def _corpus(name: str, c: Dict[str, Any], w, plots: bool, rules: bool = True) -> None:
+    """The corpus's section; with `rules`, an example of the rules its best boosted list learned (one corpus's
+    examples are enough to show what thresholds and sign changes look like; every corpus's are in the JSON)."""
     summ = c["summary"]
     multi = c["multilabel"]
     classes = c["classes"]
@@ -301,7 +303,7 @@ def _corpus(name: str, c: Dict[str, Any], w, plots: bool) -> None:
         w("Score against pattern size: each size at its own dev-chosen number of rounds; dev is the mean over splits, "
           "test is pooled. Sizes that lost the probe on a split stopped after the probe rounds there.")
         w("")
-    ex = c.get("rule_examples", {})
+    ex = c.get("rule_examples", {}) if rules else {}
     shown = [n for n in (c["best_treeboost"], *ex) if n in ex and (ex[n].get("word_with_thresholds")
                                                                     or ex[n].get("polarity_flips"))][:1]
     if shown:
