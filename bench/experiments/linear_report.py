@@ -42,8 +42,9 @@ def render(results: Dict[str, Any], docs: Path) -> None:
           "peer it is compared with is the best of its kind on the test splits.")
         w("")
         _acceptance(corpora, w, bool(results.get("partial")), pending)
+    protocols = set()
     for name, c in corpora.items():
-        _corpus(name, c, w)
+        _corpus(name, c, w, protocols)
     (docs / "results_linear.md").write_text("\n".join(lines) + "\n", encoding="utf8")
 
 
@@ -181,21 +182,29 @@ def _chosen(selected: List[Dict[str, Any]]) -> str:
     return "; ".join(f"{k} ×{n}" if len(selected) > 1 else k for k, n in sorted(counts.items())) or "—"
 
 
-def _corpus(name: str, c: Dict[str, Any], w) -> None:
+def _corpus(name: str, c: Dict[str, Any], w, protocols: Optional[set] = None) -> None:
+    """The corpus's section; its protocol paragraph is written once for the corpora that share it (`protocols`
+    collects those written)."""
+    protocols = set() if protocols is None else protocols
     key = "micro F1" if c["multilabel"] else "accuracy"
     w(f"## {c['title']} — {c['run']} run")
     w("")
     w(f"{c['n_docs']} documents, {c['n_splits']} test split(s); score: {key} (mean ± sd over splits, and pooled). "
       "Log-loss, ECE and the smallest probability are pooled over the test documents of all splits.")
     w("")
-    if c["settings"].get("refit"):
-        w("Protocol: each system's settings are chosen on the dev split, then fitted again with those settings on "
-          "train + dev, and that fit is scored once on the test split (the 10-fold corpora thus train on 9 folds, as "
-          "10-fold cross-validation does). \"CPU s (chosen fit)\" is the final fit; \"all fits\" adds the selection.")
-    else:
-        w("Protocol: each system is fitted on the training split, its settings chosen on the dev split, and the "
-          "chosen fit is scored once on the test split (the 10-fold corpora thus train on 8 folds).")
-    w("")
+    refit = bool(c["settings"].get("refit"))
+    if refit not in protocols:
+        protocols.add(refit)
+        if refit:
+            w("Protocol (this corpus and the next ones): each system's settings are chosen on the dev split, then "
+              "fitted again with those settings on train + dev, and that fit is scored once on the test split (the "
+              "10-fold corpora thus train on 9 folds, as 10-fold cross-validation does). \"CPU s (chosen fit)\" is "
+              "the final fit; \"all fits\" adds the selection.")
+        else:
+            w("Protocol (this corpus and the next ones): each system is fitted on the training split, its settings "
+              "chosen on the dev split, and the chosen fit is scored once on the test split (the 10-fold corpora "
+              "thus train on 8 folds).")
+        w("")
     cv = "choice_folds" in c["settings"]
     if cv:
         w(f"The best subtree system is chosen by the CV column: {_choice_folds(c)}-fold cross-validation on train + "
