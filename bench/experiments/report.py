@@ -99,7 +99,7 @@ def render(results: Dict[str, Any], docs: Path, plots: bool = True) -> None:
         _acceptance(corpora["movie_reviews"], w)
     _glance(corpora, w)
     for i, (name, c) in enumerate(corpora.items()):
-        _corpus(name, c, w, plots or (docs / f"results_{name}_curves.png").exists(), rules=i == 0)
+        _corpus(name, c, w, plots or (docs / f"results_{name}_curves.png").exists(), first=i == 0)
         if plots:
             _plots(name, c, docs)
     (docs / "results.md").write_text("\n".join(lines) + "\n", encoding="utf8")
@@ -251,9 +251,9 @@ def _glance(corpora: Dict[str, Any], w) -> None:
     w("")
 
 
-def _corpus(name: str, c: Dict[str, Any], w, plots: bool, rules: bool = True) -> None:
-    """The corpus's section; with `rules`, an example of the rules its best boosted list learned (one corpus's
-    examples are enough to show what thresholds and sign changes look like; every corpus's are in the JSON)."""
+def _corpus(name: str, c: Dict[str, Any], w, plots: bool, first: bool = True) -> None:
+    """The corpus's section. The first corpus's also explains the columns and the plots, and shows an example of
+    the rules its best boosted list learned (every corpus's examples are in the JSON)."""
     summ = c["summary"]
     multi = c["multilabel"]
     classes = c["classes"]
@@ -281,12 +281,8 @@ def _corpus(name: str, c: Dict[str, Any], w, plots: bool, rules: bool = True) ->
         row += f" {_selected(s['selected'])} | {s['cpu_fit']['mean']:.1f} | {s['cpu_total']['mean']:.1f} | {s['rss_growth_mb']:.0f} |"
         w(row)
     w("")
-    w("CPU seconds are `time.process_time()` around the fitting calls in the child process that trains the "
-      "system, averaged over splits: the chosen model alone (start plus its rounds up to the chosen one; for peers "
-      "the chosen C or epochs) and everything run for the choice (all sizes, rounds past the chosen one, all C "
-      "values or epochs). Peak RSS growth is the child's ru_maxrss minus its resident size when the fit started "
-      "(the largest over splits).")
-    w("")
+    if first:
+        _columns(w)
     if not binary:
         w("F1 of each class (pooled over the test set):")
         w("")
@@ -298,15 +294,17 @@ def _corpus(name: str, c: Dict[str, Any], w, plots: bool, rules: bool = True) ->
     if plots:
         w(f"![dev score against boosting rounds, {name}](results_{name}_curves.png)")
         w("")
-        w(f"Dev {'micro F1' if multi else 'accuracy'} against rounds on the first split ({c['splits'][0]['split']}), "
-          "each boosting system at its chosen pattern size.")
-        w("")
+        if first:
+            w(f"Dev {'micro F1' if multi else 'accuracy'} against rounds on the first split ({c['splits'][0]['split']}), "
+              "each boosting system at its chosen pattern size.")
+            w("")
         w(f"![score against pattern size, {name}](results_{name}_sizes.png)")
         w("")
-        w("Score against pattern size: each size at its own dev-chosen number of rounds; dev is the mean over splits, "
-          "test is pooled. Sizes that lost the probe on a split stopped after the probe rounds there.")
-        w("")
-    ex = c.get("rule_examples", {}) if rules else {}
+        if first:
+            w("Score against pattern size: each size at its own dev-chosen number of rounds; dev is the mean over "
+              "splits, test is pooled. Sizes that lost the probe on a split stopped after the probe rounds there.")
+            w("")
+    ex = c.get("rule_examples", {}) if first else {}
     shown = [n for n in (c["best_treeboost"], *ex) if n in ex and (ex[n].get("word_with_thresholds")
                                                                     or ex[n].get("polarity_flips"))][:1]
     if shown:
@@ -334,6 +332,14 @@ def _corpus(name: str, c: Dict[str, Any], w, plots: bool, rules: bool = True) ->
               f"(the sign changes between 1 and {f['flip_at']} occurrences).")
             w("")
             _rule_table(f, w, pos)
+
+def _columns(w) -> None:
+    w("CPU seconds are `time.process_time()` around the fitting calls in the child process that trains the "
+      "system, averaged over splits: the chosen model alone (start plus its rounds up to the chosen one; for peers "
+      "the chosen C or epochs) and everything run for the choice (all sizes, rounds past the chosen one, all C "
+      "values or epochs). Peak RSS growth is the child's ru_maxrss minus its resident size when the fit started "
+      "(the largest over splits).")
+    w("")
 
 
 def _rule_table(e: Dict[str, Any], w, head: str = "") -> None:
