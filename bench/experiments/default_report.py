@@ -75,11 +75,12 @@ def render(summary: Dict[str, Any], dev_table: Dict[str, Any], variants: Dict[st
             d, n, l = (rows[k]["test"]["mean"] for k in ("default", "nbsvm", "linearsvc"))
             lines.append(f"| {CORPUS_TITLES[name]} | {protocol} ({rows['default']['n']}) | {d:.2f} | {n:.2f} | {l:.2f} | "
                          f"{_verdict(d, n)} | {_verdict(d, l)} |")
+    lines += ["", "Protocols: " + "; ".join(f"{p}: {t}" for p, t in PROTOCOL_TITLES.items()) + "."]
     for name, protocols in summary.items():
+        lines += ["", f"## {CORPUS_TITLES[name]}", "",
+                  "| protocol | system | test | dev | CPU s (median fit) | vs NBSVM: only this right / only NBSVM right, "
+                  "p | vs LinearSVC: only this / only LinearSVC, p |", "|---|---|---|---|---|---|---|"]
         for protocol, rows in protocols.items():
-            lines += ["", f"## {CORPUS_TITLES[name]}: {PROTOCOL_TITLES[protocol]}", "",
-                      "| system | test | dev | CPU s (median fit) | vs NBSVM: only this right / only NBSVM right, p | "
-                      "vs LinearSVC: only this / only LinearSVC, p |", "|---|---|---|---|---|---|"]
             for system, row in rows.items():
                 def test_of(peer: str) -> str:
                     m = row.get(f"mcnemar_{peer}")
@@ -88,7 +89,7 @@ def render(summary: Dict[str, Any], dev_table: Dict[str, Any], variants: Dict[st
                     return f"{m['a_only']} / {m['b_only']}, {m['p']:.3g}{' *' if m['p'] < 0.01 else ''}"
 
                 dev = f"{row['dev']['mean']:.2f}" if protocol == "small" else "—"
-                lines.append(f"| {SYSTEM_TITLES.get(system, system)} | {row['test']['mean']:.2f} ± {row['test']['std']:.2f} | "
+                lines.append(f"| {protocol} | {SYSTEM_TITLES.get(system, system)} | {row['test']['mean']:.2f} ± {row['test']['std']:.2f} | "
                              f"{dev} | {row['cpu']:.1f} | {test_of('nbsvm')} | {test_of('linearsvc')} |")
     if dev_table:
         corpora = sorted({c for v in dev_table.values() for c in v}, key=list(summary).index)
