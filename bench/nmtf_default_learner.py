@@ -147,9 +147,14 @@ def render(results: Dict[str, Any]) -> str:
     if results.get("partial"):
         lines += [f"**Partial**: {results['partial']}", ""]
     lines += ["## Selection (dev part, dev draws 101-108)", ""]
-    for name, rows in results["selection"].items():
-        lines += [f"### {name}", "", "| setting | mean | sd |", "|---|---|---|"]
-        lines += [f"| {k} | {100 * np.mean(v):.2f} | {100 * np.std(v, ddof=1):.2f} |" for k, v in rows.items()]
+    names = list(results["selection"])
+    if names:
+        lines += ["| setting | " + " | ".join(f"{n}: mean ± sd" for n in names) + " |", "|---|" + "---|" * len(names)]
+        settings = list(dict.fromkeys(k for rows in results["selection"].values() for k in rows))
+        for k in settings:
+            cells = [(f"{100 * np.mean(v):.2f} ± {100 * np.std(v, ddof=1):.2f}" if (v := results["selection"][n].get(k))
+                      else "—") for n in names]
+            lines.append(f"| {k} | " + " | ".join(cells) + " |")
         lines.append("")
     selection = results["selection"]
     if selection:
