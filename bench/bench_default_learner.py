@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from bench.bench_engine import ROOT, log, median, ok, run_child
+from bench.harness import provenance, stamp
 
 OUT = ROOT / "bench" / "_out" / "default_bench"
 GEN = ROOT.parent / "shared" / "bench" / "gen_synth_trees.py"
@@ -156,6 +157,7 @@ def render(results: List[Dict[str, Any]], args: argparse.Namespace) -> str:
              "the workloads and commands). Whole-process CPU seconds (user + sys) and peak RSS of each command, "
              f"medians of {args.repeats} runs taken in turn{_single(args)} (LogisticRegressionCV: one run, up to "
              f"{args.lrcv_max:,} documents); one core each.", "",
+             stamp([r["provenance"] for r in results if r.get("provenance")]), "",
              "| workload | n | default CPU s | LinearSVC CPU s | LRCV CPU s | default / LinearSVC CPU | default RSS MiB | "
              "LinearSVC RSS MiB | default / LinearSVC RSS | default acc | LinearSVC acc | LRCV acc |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -227,7 +229,8 @@ def main() -> None:
         if sizes:
             corpus = prepare(workload, max(sizes))
             for n in sorted(sizes):
-                results.append(run_size(workload, corpus, n, repeats_at(workload, n, args), args.timeout, args.lrcv_max))
+                results.append(dict(run_size(workload, corpus, n, repeats_at(workload, n, args), args.timeout,
+                                             args.lrcv_max), provenance=provenance()))
                 args.out.with_suffix(".json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     args.out.with_suffix(".json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     args.out.with_suffix(".md").write_text(render(results, args), encoding="utf-8")

@@ -120,28 +120,16 @@ def sha256(path: Path) -> str:
 # ---------------------------------------------------------------- facts
 
 
-def kernel_files() -> Dict[str, Dict[str, Any]]:
-    """The compiled kernels (by module path, e.g. `learning/_mine`): their hashes, and whether a .pyx is newer
-    than its .so."""
-    out = {}
+def stale_kernels() -> List[str]:
+    """The compiled kernels (by module path, e.g. `learning/_mine`) whose .pyx is newer than their .so, or
+    that have no .so."""
     package = ROOT / "spacy_treeboost"
+    stale = []
     for pyx in sorted(package.rglob("*.pyx")):
         sos = sorted(pyx.parent.glob(pyx.stem + ".*.so"))
-        so = sos[0] if sos else None
-        out[pyx.relative_to(package).with_suffix("").as_posix()] = {
-            "so": so.name if so else None,
-            "so_sha256": sha256(so)[:16] if so else None,
-            "stale": so is None or pyx.stat().st_mtime > so.stat().st_mtime,
-        }
-    return out
-
-
-def build_fingerprint() -> str:
-    """A short hash of the compiled kernels now on disk (changes when someone rebuilds them)."""
-    h = hashlib.sha256()
-    for name, k in sorted(kernel_files().items()):
-        h.update(f"{name}:{k['so_sha256']};".encode())
-    return h.hexdigest()[:12]
+        if not sos or pyx.stat().st_mtime > sos[0].stat().st_mtime:
+            stale.append(pyx.relative_to(package).with_suffix("").as_posix())
+    return stale
 
 
 def source_facts() -> Dict[str, Any]:
@@ -149,7 +137,7 @@ def source_facts() -> Dict[str, Any]:
         "commit": command_output(["git", "rev-parse", "HEAD"]),
         "uncommitted_product_files": command_output(
             ["git", "status", "--porcelain", "--", "spacy_treeboost", "setup.py"]).splitlines(),
-        "kernels": kernel_files(),
+        "stale_kernels": stale_kernels(),
     }
 
 
@@ -269,8 +257,7 @@ def bench_treeboost(args, w: Dict[str, Any], c: Dict[str, Any], out_dir: Path) -
                   "--criterion", c["criterion"], "--max-pattern-size", str(c["size"]),
                   "--min-support", str(args.min_support), "--rounds", str(args.rounds)]
     result: Dict[str, Any] = {**c, "rounds_requested": args.rounds, "min_support": args.min_support,
-                              "learn_command": shlex.join(["python"] + learn_argv[1:]),
-                              "build_start": build_fingerprint()}
+                              "learn_command": shlex.join(["python"] + learn_argv[1:])}
     learn, model_hashes, summaries = [], [], []
     for r in range(args.repeats):
         run = run_child(learn_argv, logs / f"learn{r}", args.timeout)
@@ -349,7 +336,6 @@ def bench_treeboost(args, w: Dict[str, Any], c: Dict[str, Any], out_dir: Path) -
     result["decision_function_seconds"] = median(cold)
     result["decision_function_seconds_all"] = cold
     result["decision_function_warm_seconds"] = median(warm)
-    result["build_end"] = build_fingerprint()
     log(f"  {name}: accuracy {result['accuracy']}, nodes/round {result.get('nodes_visited_mean')}, "
         f"decision_function {result['decision_function_seconds']} s")
     return result
@@ -470,28 +456,7 @@ def render(results: Dict[str, Any]) -> str:
            if src["start"]["uncommitted_product_files"] else "; no uncommitted changes in the product files")
         + ".",
     ]
-    end_kernels = src.get("end", {}).get("kernels", {})
-    so_changed = any(end_kernels.get(k, {}).get("so_sha256") != v["so_sha256"] for k, v in src["start"]["kernels"].items())
-    if src.get("kernels_changed_during_run") and (so_changed or not end_kernels):
-        lines.append("- **Warning**: the compiled kernels changed while the benchmark ran (another build); "
-                     "figures before and after the change may describe different code.")
-    elif src.get("kernels_changed_during_run"):
-        edited = [k for k, v in end_kernels.items() if v.get("stale")]
-        lines.append(f"- The compiled kernels were the same build from start to end; {', '.join(edited)}.pyx was "
-                     "edited during the run (not rebuilt), so the figures describe the code at the start commit.")
-    builds: Dict[str, List[str]] = {}
-    for r in results["treeboost"]:
-        for b in {r.get("build_start"), r.get("build_end")} - {None}:
-            builds.setdefault(b, []).append(config_name(r))
-    if len(builds) > 1:
-        lines.append("- Compiled-kernel builds seen per configuration: " + "; ".join(
-            f"`{b}`: {', '.join(names)}" for b, names in builds.items()) + ".")
-    elif builds and not src["start"]["kernels"]:
-        lines.append("- The compiled kernels were not fingerprinted in this run (the benchmark of that commit looked "
-                     "for them in the wrong folder).")
-    elif builds:
-        lines.append(f"- All configurations ran on one build of the compiled kernels (`{next(iter(builds))}`).")
-    if any(k["stale"] for k in src["start"]["kernels"].values()):
+    if src["start"].get("stale_kernels") or any(k["stale"] for k in src["start"].get("kernels", {}).values()):
         lines.append("- **Warning**: a .pyx was newer than its compiled .so when the run started.")
     lines += [
         "",
@@ -613,15 +578,9 @@ def render(results: Dict[str, Any]) -> str:
 
 
 def scale_out_section() -> List[str]:
-    """The scale-out report (`bench/bench_scale.py`, its own JSON), one heading level down."""
-    scale_json = ROOT / "docs" / "bench_scale.json"
-    if not scale_json.exists():
-        return ["## Scale-out", "", "Not measured yet: run `python -m bench.bench_scale`.", ""]
-    from bench.bench_scale import render as render_scale
-
-    body = render_scale(json.loads(scale_json.read_text(encoding="utf-8"))).splitlines()
-    body = [("#" + line if line.startswith("#") else line) for line in body[1:]]
-    return ["## Scale-out (search workers, cost growth, streaming inference)", ""] + body + [""]
+    """A pointer to the scale-out report, which `bench/bench_scale.py` writes from its own JSON."""
+    return ["## Scale-out", "", "Search workers, the default learner on several cores and streaming inference: "
+            "[bench_scale.md](bench_scale.md) (`python -m bench.bench_scale`).", ""]
 
 
 # ---------------------------------------------------------------- main
@@ -724,7 +683,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         print(md)
         return
     source_start = source_facts()
-    stale = [k for k, v in source_start["kernels"].items() if v["stale"]]
+    stale = source_start["stale_kernels"]
     if stale and not args.allow_stale_build:
         raise SystemExit(f"error: compiled kernels older than their .pyx: {', '.join(stale)}; rebuild with "
                          "`python setup.py build_ext --inplace` (or pass --allow-stale-build)")
@@ -781,9 +740,6 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                 checkpoint()
     if "scale" in args.sections:
         scale_section.run(args, sys.modules[__name__], results, checkpoint)
-    source_end = source_facts()
-    results["source"]["end"] = source_end
-    results["source"]["kernels_changed_during_run"] = source_end["kernels"] != source_start["kernels"]
     results["loadavg_end"] = " / ".join(f"{x:.2f}" for x in os.getloadavg())
     results["finished"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
     results["wall_seconds"] = time.perf_counter() - wall0

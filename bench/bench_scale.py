@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Sequence
 
-from bench.harness import ROOT, relative_paths, run_child as run_process
+from bench.harness import ROOT, provenance, relative_paths, run_child as run_process, stamp
 
 DEFAULT_GENERATOR = ROOT.parent / "shared" / "bench" / "gen_synth_trees.py"
 OUT_JSON = ROOT / "docs" / "bench_scale.json"
@@ -268,6 +268,7 @@ def main() -> None:
         results = dict(json.loads(OUT_JSON.read_text()), apply=[],
                        apply_command="python -m bench.bench_scale " + shlex.join(sys.argv[1:]))
         args.compare_sizes = args.growth_sizes = ""
+    results["provenance"] = results.get("provenance", []) + [provenance()]
     save(results)
     for n in [int(v) for v in args.compare_sizes.split(",") if v]:
         corpus = generate(args.generator, n, args.out_dir)
@@ -356,6 +357,7 @@ def render(results: Dict[str, Any]) -> str:
               + (f", load average {load:.2f} at the start" if load is not None else "")
               + (f" (then {', '.join(f'{x:.2f}' for x in appends)} at the appended runs)" if appends else "") +
               "; wall times rise with the load of other jobs during the run, CPU seconds much less.", "",
+              stamp(results.get("provenance")), "",
               f"Synthetic generator corpora (seed 13), algorithm frequency (iwakura), size 3, min support 1, "
               f"{results['rounds']} rounds.", "", "## 1 and 2 workers, processes and Ray", "",
               "| training docs | backend | workers | runs | fit wall s (median) | vs 1 worker (median of paired runs) | "

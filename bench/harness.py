@@ -193,6 +193,31 @@ def machine_facts() -> Dict[str, Any]:
     }
 
 
+def provenance() -> Dict[str, str]:
+    """The commit this checkout is at (with `+changes` when product files differ from it) and a one-line
+    description of this machine: what every generated report states about the run it shows."""
+    commit = command_output(["git", "rev-parse", "--short=7", "HEAD"]) or "unknown"
+    if command_output(["git", "status", "--porcelain", "--", "spacy_treeboost", "setup.py"]):
+        commit += "+changes"
+    facts = machine_facts()
+    cpu = f" ({facts['cpu_model']})" if facts.get("cpu_model") else ""
+    machine = f"{facts.get('nproc') or '?'} CPUs{cpu}, {facts['machine']}, Linux {facts['kernel']}, Python {facts['python']}"
+    return {"commit": commit, "machine": machine}
+
+
+def stamp(facts: Union[None, Mapping[str, Any], Sequence[Mapping[str, Any]]]) -> str:
+    """The report line naming the commit and machine of `facts` (from `provenance`, stored in a report's JSON;
+    a list when several invocations made one report)."""
+    runs = [facts] if isinstance(facts, Mapping) else list(facts or [])
+    if not runs:
+        return "Commit and machine: not recorded by this run."
+    commits = list(dict.fromkeys(str(f.get("commit", "unknown")) for f in runs))
+    machines = list(dict.fromkeys(str(f.get("machine", "an unrecorded machine")) for f in runs))
+    notes = [str(f["note"]) for f in runs if f.get("note")]
+    return (f"Measured at commit{'s' if len(commits) > 1 else ''} {', '.join(f'`{c}`' for c in commits)} "
+            f"on {'; '.join(machines)}" + "".join(f" ({n})" for n in dict.fromkeys(notes)) + ".")
+
+
 def relative_paths(x: Any) -> Any:
     """`x` (JSON-like) with paths under the checkout, or beside it, relative to the repository root, and this
     interpreter as `python`."""

@@ -29,6 +29,8 @@ from typing import Any, Callable, Dict, List
 
 import numpy
 
+from bench.harness import provenance
+
 from .data import OUT, ROOT, Split, load_source
 from .run import load_corpus
 from .stats import correctness, mcnemar, mean_std, selection_score
@@ -254,7 +256,7 @@ def _cached(path: Path, key: str, fn: Callable[[], Dict[str, Any]]) -> Dict[str,
             data = json.load(f)
         if data.get("settings_key") == key:
             return {k: (numpy.asarray(v) if k.endswith(("_pred", "_proba")) else v) for k, v in data.items()}
-    out = {**fn(), "settings_key": key}
+    out = {**fn(), "settings_key": key, "provenance": provenance()}
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     with open(tmp, "w", encoding="utf8") as f:
@@ -327,9 +329,13 @@ def write_report(args: argparse.Namespace) -> None:
                 cached_only=True)
     dev_table = variant_dev(tried, 5)
     command = "python -m bench.experiments.default_learner"
-    RESULTS.write_text(json.dumps({"summary": summary, "dev_table": dev_table, "variants": VARIANTS}, indent=1) + "\n",
-                       encoding="utf8")
-    RESULTS.with_suffix(".md").write_text(render(summary, dev_table, VARIANTS, command), encoding="utf8")
+    fits = [f for protocols in results.values() for per in protocols.values() for fs in per.values() for f in fs]
+    stamps = list({json.dumps(f["provenance"], sort_keys=True): f["provenance"] for f in fits if f.get("provenance")}.values())
+    if not stamps and RESULTS.is_file():   # fits cached before they recorded their commit: keep the report's record
+        stamps = json.loads(RESULTS.read_text(encoding="utf8")).get("provenance", [])
+    RESULTS.write_text(json.dumps({"summary": summary, "dev_table": dev_table, "variants": VARIANTS,
+                                   "provenance": stamps}, indent=1) + "\n", encoding="utf8")
+    RESULTS.with_suffix(".md").write_text(render(summary, dev_table, VARIANTS, command, stamps), encoding="utf8")
     print(RESULTS.with_suffix(".md").read_text(encoding="utf8"))
 
 

@@ -50,6 +50,8 @@ import numpy
 
 from spacy_treeboost.trees.forest import DEPENDENCY_VIEW_PREFIX
 
+from bench.harness import provenance
+
 from .data import CORPUS_TITLES, OUT, ROOT, SEED, Split, load_source
 from .linear_report import FULL_RUN_CORPORA
 from .run import cfg_hash, jsonable, fold_data, load_corpus, load_fit, log, train_missing
@@ -65,7 +67,7 @@ TOP_RULES = 5000
 TFIDF_OPTIONS = {"loss": "squared_hinge", "min_support": 1}
 TFIDF_CS = [1.0, 3.0, 10.0, 30.0, 100.0]
 # Corpora that also run the Linear NB systems with min_support 1 (every subtree of the training documents, as
-# NBSVM's vectorizer keeps every n-gram). Chosen on dev splits (python -m bench.experiments.linear_dev):
+# NBSVM's vectorizer keeps every n-gram). Chosen on dev splits:
 # on sentence polarity (one sentence per document) min_support 1 gains 0.3-0.6 dev points on word chains and
 # 0-0.2 over both views; on movie reviews it loses 0.5 (chains, size 3) at 3.3x the CPU, so it is not run there;
 # the Reuters floors are met without it and their two-view models are already the largest of the run.
@@ -510,7 +512,7 @@ def main(argv=None) -> int:
         cfg = dict(settings[name], refit=True) if args.refit else settings[name]
         res = run_corpus(name, cfg, args.data, profile, max(1, args.jobs), args.systems, args.fit_cache)
         results = load()
-        results["corpora"][name] = res
+        results["corpora"][name] = dict(res, provenance=provenance())
         if args.systems:
             results["partial"] = sorted(set(results.get("partial", [])) | set(args.systems))
         results["corpora"] = {k: results["corpora"][k] for k in sorted(results["corpora"], key=_order)}

@@ -2,6 +2,8 @@
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
+from bench.harness import stamp
+
 from .formatting import pct, pm, pval
 
 ALPHA = 0.01
@@ -33,13 +35,16 @@ def render(results: Dict[str, Any], docs: Path) -> None:
           f"{' '.join(pending)}` with the same `--docs` and `--refit` setting resumes the run).")
         w("")
     if corpora:
+        w(stamp([c["provenance"] for c in corpora.values() if c.get("provenance")]))
+        w("")
         w("\"Best subtree system\" below is the project's system with the best dev score, or on a corpus with one "
           "dev split, the best cross-validation score on train + dev (\"CV\"; the test splits choose nothing); a "
           "peer it is compared with is the best of its kind on the test splits.")
         w("")
         _acceptance(corpora, w, bool(results.get("partial")), pending)
+    protocols = set()
     for name, c in corpora.items():
-        _corpus(name, c, w)
+        _corpus(name, c, w, protocols)
     (docs / "results_linear.md").write_text("\n".join(lines) + "\n", encoding="utf8")
 
 
@@ -177,21 +182,29 @@ def _chosen(selected: List[Dict[str, Any]]) -> str:
     return "; ".join(f"{k} ×{n}" if len(selected) > 1 else k for k, n in sorted(counts.items())) or "—"
 
 
-def _corpus(name: str, c: Dict[str, Any], w) -> None:
+def _corpus(name: str, c: Dict[str, Any], w, protocols: Optional[set] = None) -> None:
+    """The corpus's section; its protocol paragraph is written once for the corpora that share it (`protocols`
+    collects those written)."""
+    protocols = set() if protocols is None else protocols
     key = "micro F1" if c["multilabel"] else "accuracy"
     w(f"## {c['title']} — {c['run']} run")
     w("")
     w(f"{c['n_docs']} documents, {c['n_splits']} test split(s); score: {key} (mean ± sd over splits, and pooled). "
       "Log-loss, ECE and the smallest probability are pooled over the test documents of all splits.")
     w("")
-    if c["settings"].get("refit"):
-        w("Protocol: each system's settings are chosen on the dev split, then fitted again with those settings on "
-          "train + dev, and that fit is scored once on the test split (the 10-fold corpora thus train on 9 folds, as "
-          "10-fold cross-validation does). \"CPU s (chosen fit)\" is the final fit; \"all fits\" adds the selection.")
-    else:
-        w("Protocol: each system is fitted on the training split, its settings chosen on the dev split, and the "
-          "chosen fit is scored once on the test split (the 10-fold corpora thus train on 8 folds).")
-    w("")
+    refit = bool(c["settings"].get("refit"))
+    if refit not in protocols:
+        protocols.add(refit)
+        if refit:
+            w("Protocol (this corpus and the next ones): each system's settings are chosen on the dev split, then "
+              "fitted again with those settings on train + dev, and that fit is scored once on the test split (the "
+              "10-fold corpora thus train on 9 folds, as 10-fold cross-validation does). \"CPU s (chosen fit)\" is "
+              "the final fit; \"all fits\" adds the selection.")
+        else:
+            w("Protocol (this corpus and the next ones): each system is fitted on the training split, its settings "
+              "chosen on the dev split, and the chosen fit is scored once on the test split (the 10-fold corpora "
+              "thus train on 8 folds).")
+        w("")
     cv = "choice_folds" in c["settings"]
     if cv:
         w(f"The best subtree system is chosen by the CV column: {_choice_folds(c)}-fold cross-validation on train + "
@@ -209,11 +222,16 @@ def _corpus(name: str, c: Dict[str, Any], w) -> None:
         w(f"| {n} | {pm(s['score'])} | {pct(pooled)} | {pct(s['dev']['mean'])} |{choice} {probs} | {rules} | "
           f"{_chosen(s['selected'])} | {s['cpu_fit']['mean']:.1f} | {s['cpu_total']['mean']:.1f} | {s['peak_rss_mb']:.0f} |")
     w("")
-    w(f"McNemar's exact test, every subtree system against every peer (pooled decisions; * p < {ALPHA}):")
+    peers = {t["b"]: t["acc_b"] for t in c["mcnemar"]}
+    if not peers:
+        return
+    top = max(peers, key=lambda p: peers[p])
+    w(f"McNemar's exact test, every subtree system against the best peer on the test splits, {top} (pooled "
+      f"decisions; * p < {ALPHA}; `docs/results_linear.json` holds the tests against every peer):")
     w("")
     w("| subtree system | peer | subtree | peer | only subtree right | only peer right | p |")
     w("|---|---|---|---|---|---|---|")
-    for t in c["mcnemar"]:
+    for t in (t for t in c["mcnemar"] if t["b"] == top):
         star = " *" if t["p"] < ALPHA else ""
         w(f"| {t['a']} | {t['b']} | {pct(t['acc_a'])} | {pct(t['acc_b'])} | {t['a_only']} | {t['b_only']} | "
           f"{pval(t['p'])}{star} |")

@@ -68,6 +68,11 @@ def render(results: Dict[str, Any], docs: Path, plots: bool = True) -> None:
         w(f"| {c['title']} | **{run}** | {c['finished']} | {c['commit']} | {c['wall_seconds'] / 60:.1f} min | {cpu} | "
           f"{len(c['splits'])} | {c['n_docs']} ({s0['n_train']} / {s0['n_dev']} / {s0['n_test']}) |")
     w("")
+    env = results.get("environment") or {}
+    if env:
+        w(f"Machine: {env.get('cpus')} CPUs, {env.get('machine')}, Python {env.get('python')}; the commit of each "
+          "corpus's run is in the table.")
+        w("")
     w("Wall time is elapsed time on a machine shared with other jobs: the fits (each counted at the time it took "
       "when it ran, also when a later pass read it from the cache) plus reading data and summarizing; CPU time is "
       "the runner's own process plus every child that trained a system. Parsing is cached and not included.")
@@ -93,8 +98,8 @@ def render(results: Dict[str, Any], docs: Path, plots: bool = True) -> None:
     if "movie_reviews" in corpora:
         _acceptance(corpora["movie_reviews"], w)
     _glance(corpora, w)
-    for name, c in corpora.items():
-        _corpus(name, c, w, plots)
+    for i, (name, c) in enumerate(corpora.items()):
+        _corpus(name, c, w, plots or (docs / f"results_{name}_curves.png").exists(), first=i == 0)
         if plots:
             _plots(name, c, docs)
     (docs / "results.md").write_text("\n".join(lines) + "\n", encoding="utf8")
@@ -223,27 +228,32 @@ def _why(c: Dict[str, Any], best: str, best_peer: str, w) -> None:
 def _glance(corpora: Dict[str, Any], w) -> None:
     if not corpora:
         return
-    w("## +FQ vs −FQ and N-gram vs BOW on every corpus")
+    w("## +FQ vs −FQ vs BACT, and BOW vs N-gram vs Tree, on every corpus")
     w("")
-    w("Pooled test scores (accuracy; micro F1 for R10) and McNemar's exact test on the discordant decisions "
-      f"(* p < {ALPHA}). +FQ is the published gain with learned thresholds, +FQ(z) the same stumps chosen by "
-      "real AdaBoost's Z, −FQ presence-only stumps.")
+    w("Pooled test scores (accuracy; micro F1 for R10) and McNemar's exact test (two-sided, exact binomial) on the "
+      f"discordant decisions, pooled over all test splits (per (document, class) pair for R10; * p < {ALPHA}). "
+      "+FQ is the published gain with learned thresholds, +FQ(z) the same stumps chosen by real AdaBoost's Z, "
+      "−FQ presence-only stumps; the representations are compared with +FQ. `docs/results.json` holds every "
+      "comparison.")
     w("")
-    w("| corpus | run | comparison | A | B | p |")
-    w("|---|---|---|---|---|---|")
+    w("| corpus | comparison | A | B | only A right | only B right | p |")
+    w("|---|---|---|---|---|---|---|")
     for name, c in corpora.items():
         key = "micro_f1" if c["multilabel"] else "accuracy"
         summ = c["summary"]
         for t in c["mcnemar"]:
-            if t["kind"] not in ("+FQ vs -FQ", "N-gram vs BOW"):
+            if t["kind"] not in ("+FQ vs -FQ", "+FQ vs BACT") and not t["a"].endswith(" +FQ"):
                 continue
             a, b = summ[t["a"]]["pooled"][key], summ[t["b"]]["pooled"][key]
             star = " *" if t["p"] < ALPHA else ""
-            w(f"| {name} | {_run(c)} | {t['a']} vs {t['b']} | {pct(a)} | {pct(b)} | {pval(t['p'])}{star} |")
+            w(f"| {name} | {t['a']} vs {t['b']} | {pct(a)} | {pct(b)} | {t['a_only']} | {t['b_only']} | "
+              f"{pval(t['p'])}{star} |")
     w("")
 
 
-def _corpus(name: str, c: Dict[str, Any], w, plots: bool) -> None:
+def _corpus(name: str, c: Dict[str, Any], w, plots: bool, first: bool = True) -> None:
+    """The corpus's section. The first corpus's also explains the columns and the plots, and shows an example of
+    the rules its best boosted list learned (every corpus's examples are in the JSON)."""
     summ = c["summary"]
     multi = c["multilabel"]
     classes = c["classes"]
@@ -271,12 +281,8 @@ def _corpus(name: str, c: Dict[str, Any], w, plots: bool) -> None:
         row += f" {_selected(s['selected'])} | {s['cpu_fit']['mean']:.1f} | {s['cpu_total']['mean']:.1f} | {s['rss_growth_mb']:.0f} |"
         w(row)
     w("")
-    w("CPU seconds are `time.process_time()` around the fitting calls in the child process that trains the "
-      "system, averaged over splits: the chosen model alone (start plus its rounds up to the chosen one; for peers "
-      "the chosen C or epochs) and everything run for the choice (all sizes, rounds past the chosen one, all C "
-      "values or epochs). Peak RSS growth is the child's ru_maxrss minus its resident size when the fit started "
-      "(the largest over splits).")
-    w("")
+    if first:
+        _columns(w)
     if not binary:
         w("F1 of each class (pooled over the test set):")
         w("")
@@ -285,61 +291,55 @@ def _corpus(name: str, c: Dict[str, Any], w, plots: bool) -> None:
         for n, s in summ.items():
             w(f"| {n} | " + " | ".join(pct(s["pooled"]["f1"][k], 1) for k in classes) + " |")
         w("")
-    w("McNemar's test (exact binomial test on the discordant " + ("(document, class) decisions" if multi else "documents")
-      + f", pooled over all test splits, two-sided; * marks p < {ALPHA}):")
-    w("")
-    w("| comparison | A | B | A correct % | B correct % | only A right | only B right | p |")
-    w("|---|---|---|---|---|---|---|---|")
-    for t in c["mcnemar"]:
-        star = " *" if t["p"] < ALPHA else ""
-        w(f"| {t['kind']} | {t['a']} | {t['b']} | {pct(t['acc_a'])} | {pct(t['acc_b'])} | {t['a_only']} | "
-          f"{t['b_only']} | {pval(t['p'])}{star} |")
-    w("")
-    w("(The A and B columns after the names are the pooled rates of correct decisions"
-      + (", i.e. per (document, class) pair." if multi else ".") + ")")
-    w("")
     if plots:
         w(f"![dev score against boosting rounds, {name}](results_{name}_curves.png)")
         w("")
-        w(f"Dev {'micro F1' if multi else 'accuracy'} against rounds on the first split ({c['splits'][0]['split']}), "
-          "each boosting system at its chosen pattern size.")
-        w("")
+        if first:
+            w(f"Dev {'micro F1' if multi else 'accuracy'} against rounds on the first split ({c['splits'][0]['split']}), "
+              "each boosting system at its chosen pattern size.")
+            w("")
         w(f"![score against pattern size, {name}](results_{name}_sizes.png)")
         w("")
-        w("Score against pattern size: each size at its own dev-chosen number of rounds; dev is the mean over splits, "
-          "test is pooled. Sizes that lost the probe on a split stopped after the probe rounds there.")
-        w("")
-    ex = c.get("rule_examples", {})
-    if ex:
-        w(f"### Learned rules ({c['splits'][0]['split']}, models at their chosen round)")
-        w("")
-        w("Found automatically in the rule lists (`bench/experiments/rules.py`). The score of a pattern is the sum of "
-          "its rules: b when it is absent, and a or −a by count for each rule with threshold z. The last row counts "
-          "the training documents with that many occurrences, in the head's class / in the other classes.")
-        w("")
-        for sname, e in ex.items():
-            pos = e["head"]
-            flipped = (f"{e['n_supported_flips']} patterns change sign with their count with at least "
-                       f"{e['min_docs']} training documents on each side" if e.get("min_docs") else
-                       f"{e.get('n_supported_flips', e.get('n_flipping_patterns'))} patterns change sign with their count")
-            w(f"**{sname}** — head `{pos}`: {e['n_rules']} rules over {e['n_patterns']} patterns, "
-              f"{e['n_patterns_with_thresholds']} of them with a threshold z > 1; {flipped}. "
-              f"Positive scores vote for `{pos}`.")
+        if first:
+            w("Score against pattern size: each size at its own dev-chosen number of rounds; dev is the mean over "
+              "splits, test is pooled. Sizes that lost the probe on a split stopped after the probe rounds there.")
             w("")
-            word = e.get("word_with_thresholds")
-            if word:
-                w(f"A word learned with several thresholds: {code(word['pattern'])}, z ∈ {word['thresholds']}.")
-                w("")
-                _rule_table(word, w, pos)
-            flips = e.get("polarity_flips") or []
-            for f in flips:
-                w(f"A {'phrase' if f['size'] > 1 else 'word'} whose repetition flips its polarity: {code(f['pattern'])} "
-                  f"(the sign changes between 1 and {f['flip_at']} occurrences).")
-                w("")
-                _rule_table(f, w, pos)
-            if not word and not flips:
-                w("No pattern with several thresholds or a supported sign change was learned.")
-                w("")
+    ex = c.get("rule_examples", {}) if first else {}
+    shown = [n for n in (c["best_treeboost"], *ex) if n in ex and (ex[n].get("word_with_thresholds")
+                                                                    or ex[n].get("polarity_flips"))][:1]
+    if shown:
+        sname = shown[0]
+        e = ex[sname]
+        pos = e["head"]
+        w(f"### Learned rules of {sname} ({c['splits'][0]['split']}, at its chosen round)")
+        w("")
+        flipped = (f"{e['n_supported_flips']} patterns change sign with their count with at least "
+                   f"{e['min_docs']} training documents on each side" if e.get("min_docs") else
+                   f"{e.get('n_supported_flips', e.get('n_flipping_patterns'))} patterns change sign with their count")
+        w(f"Head `{pos}`: {e['n_rules']} rules over {e['n_patterns']} patterns, {e['n_patterns_with_thresholds']} of "
+          f"them with a threshold z > 1; {flipped}. Positive scores vote for `{pos}`. The score of a pattern is the "
+          "sum of its rules: b when it is absent, and a or −a by count for each rule with threshold z; the last row "
+          "counts the training documents with that many occurrences, in the head's class / in the other classes "
+          "(found by `bench/experiments/rules.py`).")
+        w("")
+        word = e.get("word_with_thresholds")
+        if word:
+            w(f"A word learned with several thresholds: {code(word['pattern'])}, z ∈ {word['thresholds']}.")
+            w("")
+            _rule_table(word, w, pos)
+        for f in (e.get("polarity_flips") or [])[:1]:
+            w(f"A {'phrase' if f['size'] > 1 else 'word'} whose repetition flips its polarity: {code(f['pattern'])} "
+              f"(the sign changes between 1 and {f['flip_at']} occurrences).")
+            w("")
+            _rule_table(f, w, pos)
+
+def _columns(w) -> None:
+    w("CPU seconds are `time.process_time()` around the fitting calls in the child process that trains the "
+      "system, averaged over splits: the chosen model alone (start plus its rounds up to the chosen one; for peers "
+      "the chosen C or epochs) and everything run for the choice (all sizes, rounds past the chosen one, all C "
+      "values or epochs). Peak RSS growth is the child's ru_maxrss minus its resident size when the fit started "
+      "(the largest over splits).")
+    w("")
 
 
 def _rule_table(e: Dict[str, Any], w, head: str = "") -> None:

@@ -344,10 +344,17 @@ def test_relative_paths_leave_out_the_checkout_and_the_interpreter(module):
     assert got == {"argv": ["python", "bench/x.py", "../shared/d"], "cmd": "bench/x.py --out docs/a.json", "n": 3}
 
 
-def test_the_engine_benchmark_fingerprints_every_compiled_kernel():
+def test_the_engine_benchmark_finds_a_stale_compiled_kernel(tmp_path, monkeypatch):
     from bench import bench_engine
 
-    package = ROOT / "spacy_treeboost"
-    kernels = bench_engine.kernel_files()
-    assert set(kernels) == {p.relative_to(package).with_suffix("").as_posix() for p in package.rglob("*.pyx")}
-    assert len(kernels) >= 3 and all(k["so_sha256"] for k in kernels.values())
+    package = tmp_path / "spacy_treeboost"
+    (package / "learning").mkdir(parents=True)
+    for stem, pyx_newer in (("_fresh", False), ("_stale", True)):
+        pyx, so = package / "learning" / f"{stem}.pyx", package / "learning" / f"{stem}.cpython-311-x86_64-linux-gnu.so"
+        pyx.write_text("")
+        so.write_text("")
+        os.utime(pyx, (1000, 2000 if pyx_newer else 1000))
+        os.utime(so, (1000, 1500))
+    (package / "learning" / "_missing.pyx").write_text("")
+    monkeypatch.setattr(bench_engine, "ROOT", tmp_path)
+    assert bench_engine.stale_kernels() == ["learning/_missing", "learning/_stale"]

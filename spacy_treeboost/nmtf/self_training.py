@@ -4,7 +4,7 @@ model of all the documents' words.
 `SSMFLKNaiveBayes` classifies every training document (its transductive score); a logistic regression (L2,
 strength C) is then fitted on all training documents, the labelled ones with their labels and the others with
 those classes, and scores new documents directly on their words (no fold-in). It was chosen on the development
-parts of both corpora (bench/nmtf_label_candidates.py); the factorization is SSMFLK's, unchanged.
+parts of both corpora (docs/nmtf_sentiment.md); the factorization is SSMFLK's, unchanged.
 
 The teacher's naive Bayes weight follows the length of the training documents: a document of a few words
 gives naive Bayes little evidence, while on long documents (`long_document_words` distinct words or more on

@@ -1,1 +1,0 @@
-"""Memory studies of the learner: each script runs as `python -m bench.memory.NAME`."""
