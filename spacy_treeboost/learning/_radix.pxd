@@ -4,6 +4,7 @@ a stable least-significant-digit sort of 64-bit keys on 11-bit digits. A non-neg
 value does, so both sort doubles through their bits."""
 from libc.stdint cimport int64_t, uint64_t
 from libc.string cimport memcpy, memset
+from libcpp.vector cimport vector
 
 
 cdef inline void sort_keys(uint64_t* keys, uint64_t* spare, int64_t* order, int64_t* spare_order,
@@ -43,3 +44,19 @@ cdef inline void sort_keys(uint64_t* keys, uint64_t* spare, int64_t* order, int6
         memcpy(keys, src, n * sizeof(uint64_t))
         if order != NULL:
             memcpy(order, src_order, n * sizeof(int64_t))
+
+
+cdef inline void sort_decreasing(vector[double]& v, vector[uint64_t]& keys, vector[uint64_t]& scratch) noexcept nogil:
+    """The values of v (finite, not negative) in decreasing order, -0.0 as 0.0, by the radix sort `sort_keys` of their
+    bits; keys and scratch are reused across calls."""
+    cdef Py_ssize_t n = v.size(), i
+    cdef double x
+    keys.resize(n)
+    scratch.resize(n)
+    for i in range(n):
+        x = v[i] + 0.0
+        memcpy(&keys[i], &x, sizeof(double))
+    if n:
+        sort_keys(keys.data(), scratch.data(), NULL, NULL, n)
+    for i in range(n):
+        memcpy(&v[i], &keys[n - 1 - i], sizeof(double))
