@@ -7,7 +7,10 @@ MOD_NAMES = [
     "spacy_treeboost.learning._patterns",
     "spacy_treeboost.learning._extension",
     "spacy_treeboost.learning._mine",
-    "spacy_treeboost.learning._sparse",
+    "spacy_treeboost.learning._columns",
+    "spacy_treeboost.learning._vectors",
+    "spacy_treeboost.learning._order",
+    "spacy_treeboost.learning._merge",
     "spacy_treeboost.models._match",
 ]
 

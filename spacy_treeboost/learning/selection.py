@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequenc
 import numpy
 
 from ..params import Interval, Items, Options, Rule, rule
-from ._sparse import split_csc_rows
+from ._columns import split_csc_rows
 from .features import interpolate, nb_ratio, scale_columns
 from .products import column_pieces
 from .solver import LOSSES, LinearProblem, fit_linear, one_blas_thread

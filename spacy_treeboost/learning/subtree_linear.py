@@ -49,7 +49,8 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
 
-from ._sparse import copy_columns, fill_merged_shard, merge_levels, order_by_magnitude
+from ._merge import copy_columns, fill_merged_shard, merge_levels
+from ._order import order_by_magnitude
 from .classifier import RuleClassifier, _label_rank, encode_targets
 from .features import PatternCodes, frequency_order, order_by_frequency, presence, tfidf_matrix
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
