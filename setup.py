@@ -2,7 +2,9 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 MOD_NAMES = [
-    "spacy_treeboost.trees._forest",
+    "spacy_treeboost.trees._preorder",
+    "spacy_treeboost.trees._spelling",
+    "spacy_treeboost.trees._bact",
     "spacy_treeboost.learning._criteria",
     "spacy_treeboost.learning._patterns",
     "spacy_treeboost.learning._extension",

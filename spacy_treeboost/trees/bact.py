@@ -16,7 +16,7 @@ from typing import IO, TYPE_CHECKING, Iterable, Iterator, List, Optional, Sequen
 from .forest import ROOT_LABEL, ROOT_TEXT, Forest, LabelVocab
 
 if TYPE_CHECKING:
-    from ._forest import BactParser
+    from ._bact import BactParser
 
 PathOrLines = Union[str, Path, Iterable[str]]
 
@@ -90,7 +90,7 @@ def _check_line_length(source: Union[str, Path], pending: int, lineno: int, limi
 
 
 def _parser(vocab: Optional[LabelVocab], add_labels: bool) -> Tuple[LabelVocab, "BactParser"]:
-    from ._forest import BactParser
+    from ._bact import BactParser
 
     vocab = vocab if vocab is not None else LabelVocab()
     return vocab, BactParser(vocab, add_labels, decode_label, BactFormatError)
