@@ -45,6 +45,28 @@ cdef inline bint has_percent(const unsigned char* p, Py_ssize_t n) noexcept nogi
     return False
 
 
+cdef inline const unsigned char* _tree_start(const unsigned char* p, const unsigned char* end) noexcept nogil:
+    """Where the tree of the trimmed line p[:end - p] starts: just after the space that ends the class label; NULL
+    when no "(" follows (after any white space)."""
+    cdef const unsigned char* q = p
+    cdef const unsigned char* rest
+    cdef int s
+    while q < end and q[0] != 32:
+        q += 1
+    if q == end:
+        return NULL
+    rest = q + 1
+    q = rest
+    while q < end:
+        s = space_len(q, end)
+        if s == 0:
+            break
+        q += s
+    if q == end or q[0] != b"(":
+        return NULL
+    return rest
+
+
 cdef struct Pending:
     int64_t offset
     int64_t length
@@ -176,16 +198,11 @@ cdef class BactParser:
     cdef int _line(self, const unsigned char* p, Py_ssize_t n) except -1:
         """Parse one line; on a format error set err_pos/err_len and return the error code."""
         cdef const unsigned char* end = p + n
-        cdef const unsigned char* q
         cdef const unsigned char* rest
-        cdef const unsigned char* lab
-        cdef int s
-        cdef unsigned char stop
         cdef int64_t base = self.labels.size()
-        cdef int32_t local = 0, cls, label_id
-        cdef Slot* slot
-        cdef uint64_t h, prefix
-        cdef Pending* at
+        cdef int32_t local = 0, cls
+        cdef Py_ssize_t top = 0
+        cdef int s, code
         cdef Py_ssize_t bad = utf8_error_at(p, n)
         if bad >= 0:
             self.err_pos = bad
@@ -204,28 +221,49 @@ cdef class BactParser:
             return LINE_BLANK
         self.err_pos = 0
         self.err_len = end - p
-        q = p
-        while q < end and q[0] != 32:
-            q += 1
-        if q == end:
+        rest = _tree_start(p, end)
+        if rest == NULL:
             return ERR_NO_TREE_START
-        rest = q + 1
-        q = rest
-        while q < end:
-            s = space_len(q, end)
-            if s == 0:
-                break
-            q += s
-        if q == end or q[0] != b"(":
-            return ERR_NO_TREE_START
-        h = hash_bytes(p, rest - 1 - p)
-        slot = self.class_ids.find(p, rest - 1 - p, h)
+        cls = self._class_id(p, rest - 1 - p)
+        code = self._nodes(p, rest, end, base, &local, &top)
+        if code != LINE_OK:
+            return self._fail(base, local, code, p)
+        self._resolve(base, local, p)
+        if local == 0:
+            return self._undo(base, ERR_NO_TREE)
+        if top:
+            self.err_len = top
+            return self._undo(base, ERR_UNCLOSED)
+        self.labels.resize(base + local)
+        self.parents.resize(base + local)
+        self.offsets.push_back(base + local)
+        self.doc_class.push_back(cls)
+        return LINE_OK
+
+    cdef int32_t _class_id(self, const unsigned char* p, Py_ssize_t n) except -1:
+        """The id of the class spelled p[:n], a new one for a new spelling."""
+        cdef uint64_t h = hash_bytes(p, n)
+        cdef Slot* slot = self.class_ids.find(p, n, h)
+        cdef int32_t cls
         if slot.tag != 0:
-            cls = slot.value
-        else:
-            cls = len(self.class_strings)
-            self.class_strings.append(self._decoded(p, rest - 1 - p))
-            self.class_ids.insert(p, rest - 1 - p, h, cls)
+            return slot.value
+        cls = len(self.class_strings)
+        self.class_strings.append(self._decoded(p, n))
+        self.class_ids.insert(p, n, h, cls)
+        return cls
+
+    cdef int _nodes(self, const unsigned char* p, const unsigned char* rest, const unsigned char* end, int64_t base,
+                    int32_t* n_nodes, Py_ssize_t* n_open) except -1:
+        """Read the tree rest[:end - rest] of the line starting at p into the node arrays from `base`: each node's
+        parent, and its label's place and hash for `_resolve`. Returns LINE_OK or an error code (err_pos and
+        err_len set); `n_nodes` and `n_open` receive the nodes read and the nodes still open."""
+        cdef const unsigned char* q
+        cdef const unsigned char* lab
+        cdef int s, code = LINE_OK
+        cdef unsigned char stop
+        cdef int32_t local = 0
+        cdef uint64_t h, prefix
+        cdef Pending* at
         cdef Py_ssize_t cap = (end - rest) // 2 + 1, top = 0
         self.labels.resize(base + cap)
         self.parents.resize(base + cap)
@@ -246,7 +284,8 @@ cdef class BactParser:
             if q[0] == b")":
                 if top == 0:
                     self.err_pos = q - rest
-                    return self._fail(base, local, ERR_UNBALANCED, p)
+                    code = ERR_UNBALANCED
+                    break
                 top -= 1
                 q += 1
                 continue
@@ -255,7 +294,8 @@ cdef class BactParser:
                 self.err_len = 1
                 while q + self.err_len < end and (q[self.err_len] & 0xC0) == 0x80:
                     self.err_len += 1
-                return self._fail(base, local, ERR_JUNK, p)
+                code = ERR_JUNK
+                break
             q += 1
             lab = q
             while True:
@@ -268,11 +308,9 @@ cdef class BactParser:
                 q += 1
             if q == lab or (local and top == 0) or base + local >= INT32_LIMIT:
                 self.err_pos = lab - 1 - rest
-                if q == lab:
-                    return self._fail(base, local, ERR_EMPTY_LABEL, p)
-                if local and top == 0:
-                    return self._fail(base, local, ERR_SECOND_TREE, p)
-                return self._fail(base, local, ERR_TOO_MANY_NODES, p)
+                code = (ERR_EMPTY_LABEL if q == lab else ERR_SECOND_TREE if local and top == 0
+                        else ERR_TOO_MANY_NODES)
+                break
             h = hash_label(lab, q - lab, end, &prefix)
             self.label_ids.prefetch(h)
             at = &pending[local]
@@ -284,17 +322,9 @@ cdef class BactParser:
             stack[top] = local
             top += 1
             local += 1
-        self._resolve(base, local, p)
-        if local == 0:
-            return self._undo(base, ERR_NO_TREE)
-        if top:
-            self.err_len = top
-            return self._undo(base, ERR_UNCLOSED)
-        self.labels.resize(base + local)
-        self.parents.resize(base + local)
-        self.offsets.push_back(base + local)
-        self.doc_class.push_back(cls)
-        return LINE_OK
+        n_nodes[0] = local
+        n_open[0] = top
+        return code
 
     cdef int _resolve(self, int64_t base, int32_t n_nodes, const unsigned char* p) except -1:
         """Look up the labels of the line's first `n_nodes` nodes in order (their slots were prefetched)."""
