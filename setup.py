@@ -1,7 +1,20 @@
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-MOD_NAMES = ["spacy_treeboost.trees._forest", "spacy_treeboost.learning._mine", "spacy_treeboost.learning._sparse", "spacy_treeboost.models._match"]
+MOD_NAMES = [
+    "spacy_treeboost.trees._preorder",
+    "spacy_treeboost.trees._spelling",
+    "spacy_treeboost.trees._bact",
+    "spacy_treeboost.learning._criteria",
+    "spacy_treeboost.learning._patterns",
+    "spacy_treeboost.learning._extension",
+    "spacy_treeboost.learning._mine",
+    "spacy_treeboost.learning._columns",
+    "spacy_treeboost.learning._vectors",
+    "spacy_treeboost.learning._order",
+    "spacy_treeboost.learning._merge",
+    "spacy_treeboost.models._match",
+]
 
 # no fused multiply-add contraction: the compiled sums round as numpy's do, on every platform
 extensions = [

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from spacy.tokens import Doc
 
-from spacy_treeboost.trees._forest import dependency_preorder
+from spacy_treeboost.trees._preorder import dependency_preorder
 from spacy_treeboost.trees import doc_trees
 from spacy_treeboost.trees.doc_trees import DocIndexer, TreeSpec, _skip_tokens, docs_to_forest, join_label, split_label
 from spacy_treeboost.trees.forest import ROOT_LABEL

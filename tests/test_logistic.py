@@ -421,7 +421,7 @@ def test_a_linear_problem_fits_each_C_as_fit_linear_does(seed, loss, method, l1_
 
 
 def test_pattern_structure_is_checked():
-    from spacy_treeboost.learning._sparse import check_pattern
+    from spacy_treeboost.learning._vectors import check_pattern
 
     with pytest.raises(ValueError, match="outside"):
         check_pattern(numpy.array([0, 2], dtype=numpy.int32), numpy.array([0, 5], dtype=numpy.int32), 3)
@@ -577,7 +577,7 @@ def test_in_place_cg_steps_are_the_textbook_steps_bit_for_bit(seed, delta, block
 @SETTINGS
 @given(st.integers(0, 10**6), st.integers(0, 40), st.integers(0, 40), st.floats(-3, 3))
 def test_cg_vector_kernels_are_their_numpy_forms(seed, lo, length, alpha):
-    from spacy_treeboost.learning._sparse import cg_direction_range, cg_residual_range, cg_step_range, dot_range
+    from spacy_treeboost.learning._vectors import cg_direction_range, cg_residual_range, cg_step_range, dot_range
 
     rng = numpy.random.default_rng(seed)
     n = lo + length + int(rng.integers(0, 5))

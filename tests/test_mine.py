@@ -31,8 +31,8 @@ from reference import (
     weights_and_labels,
     z_low,
 )
-from spacy_treeboost.learning._mine import (SearchSpace, py_bound, py_sort_decreasing, py_value, py_weight_bound,
-                                             py_weight_cut)
+from spacy_treeboost.learning._criteria import py_bound, py_sort_decreasing, py_value, py_weight_bound, py_weight_cut
+from spacy_treeboost.learning._mine import SearchSpace
 from spacy_treeboost.learning.classifier import _label_rank
 from spacy_treeboost.trees.forest import Forest
 

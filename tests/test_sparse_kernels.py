@@ -4,10 +4,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spacy_treeboost.learning._sparse import (column_values, copy_columns, divide_by_rows, fill_merged_shard,
-                                              merge_levels, order_by_count,
-                                              order_by_magnitude, pattern_codes, scale_columns_and_norms,
-                                              squared_rmatvec, take_columns)
+from spacy_treeboost.learning._columns import divide_by_rows, scale_columns_and_norms, take_columns
+from spacy_treeboost.learning._merge import copy_columns, fill_merged_shard, merge_levels, pattern_codes
+from spacy_treeboost.learning._order import order_by_count, order_by_magnitude
+from spacy_treeboost.learning._vectors import column_values, squared_rmatvec
 
 
 @st.composite
@@ -300,7 +300,7 @@ def test_new_kernels_refuse_arrays_that_do_not_fit():
 
 
 def test_split_csc_rows_refuses_runs_that_do_not_cover_the_columns():
-    from spacy_treeboost.learning._sparse import split_csc_rows
+    from spacy_treeboost.learning._columns import split_csc_rows
 
     indptr, indices = numpy.array([0, 1, 2], dtype=numpy.int64), numpy.array([0, 1], dtype=numpy.int32)
     args = (indptr, indices, numpy.ones(2), numpy.array([0, 1], dtype=numpy.uint8), numpy.zeros(2, dtype=numpy.int32))

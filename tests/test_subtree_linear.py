@@ -122,7 +122,7 @@ def test_max_rules_keeps_the_largest_contributions_refitted(data, seed, k, featu
 def test_auto_on_the_miners_integer_counts_is_the_fit_on_float_counts(data, seed, max_rules, repeats):
     """"auto" takes its counts from the miners as bytes (int32 when a count passes 255): the rules are those of
     the same fit on float64 counts, bit for bit, with and without max_rules."""
-    from spacy_treeboost.learning import subtree_linear
+    from spacy_treeboost.learning import mining
 
     # one more document: a root with `repeats` children labeled "a" (a count past 255 from 256 on)
     f = Forest.from_trees(list(data[0]) + [("ROOT", [("a", [])] * repeats)])
@@ -131,13 +131,13 @@ def test_auto_on_the_miners_integer_counts_is_the_fit_on_float_counts(data, seed
     assume(len(set(y)) == 2)
     settings = dict(max_pattern_size=2, min_support=1, C=1.0, max_rules=max_rules, cv=2)
     got = SubtreeLinearClassifier(**settings).fit(f, y)
-    real = subtree_linear.gather_columns
+    real = mining.gather_columns
     try:
-        subtree_linear.gather_columns = lambda shards, places, order, threads=1, dtype=None: real(
+        mining.gather_columns = lambda shards, places, order, threads=1, dtype=None: real(
             shards, places, order, threads, numpy.float64)
         want = SubtreeLinearClassifier(**settings).fit(f, y)
     finally:
-        subtree_linear.gather_columns = real
+        mining.gather_columns = real
     assert got.rules_.to_bytes() == want.rules_.to_bytes()
 
 def test_nb_ratio_matches_the_formula():
@@ -318,7 +318,7 @@ def test_mining_split_by_root_label_gives_the_one_miner_result(data, k, min_supp
     from spacy_treeboost.learning.classifier import _label_rank
     from scipy.sparse import csc_matrix
 
-    from spacy_treeboost.learning.subtree_linear import _mine_shard, gather_columns, merged_columns
+    from spacy_treeboost.learning.mining import _mine_shard, gather_columns, merged_columns
 
     def merge_shards(shards):
         places, table = merged_columns(shards)

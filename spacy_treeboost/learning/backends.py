@@ -35,7 +35,7 @@ def assign_root_labels(labels: numpy.ndarray, parents: numpy.ndarray, n_labels: 
 
     RETURNS (numpy.ndarray): int32 owner per label id (labels that occur nowhere go to worker 0).
     """
-    from ._mine import label_sizes
+    from ._patterns import label_sizes
 
     size = label_sizes(labels, parents, n_labels, include_root)
     owner = numpy.zeros(n_labels, dtype=numpy.int32)
@@ -146,7 +146,7 @@ class SearchWorker:
         comes with its reply."""
         if self.shared_best is None:
             return True
-        from ._mine import tie_tolerance
+        from ._criteria import tie_tolerance
 
         found = float(self.shared_best[k])
         return value >= found - 2.0 * tie_tolerance(found)
@@ -200,7 +200,7 @@ def _digest(scores: numpy.ndarray) -> bytes:
 
 def _merge(cands: List[Dict[str, Any]]) -> Tuple[int, Dict[str, Any]]:
     """The global best and its worker, offered in the order a single search pops the root labels."""
-    from ._mine import tie_tolerance
+    from ._criteria import tie_tolerance
 
     order = sorted((i for i, c in enumerate(cands) if c["key"] is not None),
                    key=lambda i: (-cands[i]["root_bound"], cands[i]["root"]))

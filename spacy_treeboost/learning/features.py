@@ -6,7 +6,9 @@ from typing import TYPE_CHECKING, Any, Iterator, List, NamedTuple, Optional, Tup
 import numpy
 
 from . import products
-from ._sparse import divide_by_rows, order_by_count, pattern_codes, scale_columns_and_norms, take_columns
+from ._columns import divide_by_rows, scale_columns_and_norms, take_columns
+from ._merge import pattern_codes
+from ._order import order_by_count
 from .threads import ThreadTeam
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple, Union
 
 import numpy
 
-from ._sparse import check_pattern, column_values as _pattern_values, pattern_matvec, pattern_rmatvec, squared_rmatvec
+from ._vectors import check_pattern, column_values as _pattern_values, pattern_matvec, pattern_rmatvec, squared_rmatvec
 from .threads import Threads, ThreadTeam
 
 if TYPE_CHECKING:
@@ -138,7 +138,7 @@ class ColumnBlocks:
 
 def column_values(X: "sp.spmatrix") -> Optional[numpy.ndarray]:
     """The value of each column of a float64 CSC X whose columns each hold one value (0 for empty columns), else
-    None (`_sparse.column_values`)."""
+    None (`_vectors.column_values`)."""
     if X.format != "csc" or X.dtype != numpy.float64 or X.indices.dtype not in (numpy.int32, numpy.int64):
         return None
     return _pattern_values(X.indptr.astype(X.indices.dtype, copy=False), X.data)

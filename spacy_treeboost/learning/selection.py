@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequenc
 import numpy
 
 from ..params import Interval, Items, Options, Rule, rule
-from ._sparse import split_csc_rows
+from ._columns import split_csc_rows
 from .features import interpolate, nb_ratio, scale_columns
 from .products import column_pieces
 from .solver import LOSSES, LinearProblem, fit_linear, one_blas_thread
@@ -394,6 +394,54 @@ def path_scores(paths: Sequence[Path], chosen: Candidate, accuracy: Sequence[flo
         return None
     return [a for cand, a in zip(cands, accuracy)
             if (cand.nb, cand.beta, cand.tfidf) == (chosen.nb, chosen.beta, chosen.tfidf)]
+
+
+def choose_family(scored: Sequence[Tuple[Any, ...]], cands: Sequence[Candidate], criterion: str, exclusive: bool,
+                  multilabel: bool, calibrate: bool) -> Tuple[bool, List[int]]:
+    """The feature family for all heads together (True: tf-idf) and each head's best candidate (by
+    `candidate_costs`) within it. With criterion "accuracy", the family whose heads' best candidates make the task's
+    decisions best on the out-of-fold margins (Platt-scaled when calibrating): for `exclusive` classes the most
+    documents right by the largest margin, for several labels per document (`multilabel`) the highest micro-F1
+    over (document, class) pairs, for two classes the most right; then, and for "calibrated_log_loss", the lowest
+    total of the heads' costs; ties: presence.
+
+    scored (Sequence[Tuple]): Per head, its out-of-fold margins (one row per candidate), the scored samples' labels
+        and its `candidate_costs`.
+    """
+    families = sorted({c.tfidf for c in cands})
+    members = {family: [k for k, cand in enumerate(cands) if cand.tfidf == family] for family in families}
+    best = {family: [members[family][first_lowest([costs[k] for k in members[family]])]
+                     for _, _, costs, _ in scored] for family in families}
+
+    def total(family: bool) -> Tuple[float, ...]:
+        summed = tuple(map(sum, zip(*(costs[k] for (_, _, costs, _), k in zip(scored, best[family])))))
+        if criterion != "accuracy" or not (exclusive or multilabel):
+            return summed
+        margins = [_calibrated(oof[k], y, calibrate) for (oof, y, _, _), k in zip(scored, best[family])]
+        truth = [y > 0 for _, y, _, _ in scored]
+        if exclusive:
+            top = numpy.array(margins).argmax(axis=0)
+            return (-float(numpy.array(truth)[top, numpy.arange(len(top))].sum()), *summed)
+        decided = [m > 0 for m in margins]
+        tp = sum(int((d & t).sum()) for d, t in zip(decided, truth))
+        fp = sum(int((d & ~t).sum()) for d, t in zip(decided, truth))
+        fn = sum(int((~d & t).sum()) for d, t in zip(decided, truth))
+        return (-2.0 * tp / max(2 * tp + fp + fn, 1), *summed)
+
+    totals = {family: total(family) for family in families}
+    family = families[first_lowest([totals[family] for family in families])]
+    if len(families) > 1:
+        logger.info("feature families on the folds: presence %s, tf-idf %s: %s", totals[False], totals[True],
+                    "tf-idf" if family else "presence")
+    return family, best[family]
+
+
+def _calibrated(f: numpy.ndarray, y: numpy.ndarray, calibrate: bool) -> numpy.ndarray:
+    """Margins f as the head will output them: Platt-scaled when calibrating (and the fit rises with y)."""
+    if not calibrate:
+        return f
+    a, b = platt(f, y)
+    return a * f + b if a > 0 else f
 
 
 def final_fit(X: "sp.spmatrix", y: numpy.ndarray, C: float, *, nb: bool, l1_ratio: float, loss: str, max_iter: int,

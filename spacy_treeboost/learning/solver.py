@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Tuple, Unio
 
 import numpy
 
-from ._sparse import cg_direction_range, cg_residual_range, cg_step_range, dot_range
+from ._vectors import cg_direction_range, cg_residual_range, cg_step_range, dot_range
 from .features import SingletonReduction
 from .products import ColumnBlocks, Pieces, newton_blocks
 from .threads import Threads, ThreadTeam

@@ -49,16 +49,14 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
 
-from ._sparse import copy_columns, fill_merged_shard, merge_levels, order_by_magnitude
-from .classifier import RuleClassifier, _label_rank, encode_targets
-from .features import PatternCodes, frequency_order, order_by_frequency, presence, tfidf_matrix
+from ._order import order_by_magnitude
+from .classifier import RuleClassifier, encode_targets
+from .features import PatternCodes, frequency_order, presence, tfidf_matrix
+from .heads import SOLVER, TFIDF_LOSS, fit_heads
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
-from .selection import (DEFAULT_CS, SOLVER_CONSTRAINTS, HeadFit, Path, all_candidates, assemble_margins,
-                        candidate_costs, class_folds, cv_folds, final_fit, finish_head, first_lowest, fit_head,
-                        fold_margins, fold_split, make_path, needs_choice, path_scores, platt)
-from .solver import one_blas_thread
+from .mining import mine_subtrees
+from .selection import DEFAULT_CS, SOLVER_CONSTRAINTS, HeadFit, Path, fit_head, make_path
 from ..models.rules import RuleSet
-from .tasks import run_tasks
 from .threads import ThreadTeam
 from ..exceptions import InvalidSettingError
 from ..params import Boolean, Interval, Options, Text, rule
@@ -69,8 +67,6 @@ logger = logging.getLogger(__name__)
 FEATURES = ("auto", "nb", "presence", "log1p", "tfidf")
 PRESENCE_C_RATIO = 0.1
 TFIDF_C_RATIOS = (3.0, 10.0)
-TFIDF_LOSS = "squared_hinge"
-SOLVER = "tron"
 NB_BETAS = (0.25, 0.5, 1.0)
 SELECTIONS = ("accuracy", "log_loss")
 LINEAR_BACKENDS = (None, "local", "processes", "ray")
@@ -86,146 +82,6 @@ def pattern_size(X: Forest) -> int:
     """The largest subtree that `max_pattern_size=None` mines in the training trees X: `SHORT_PATTERN_SIZE` where
     they average at most `SHORT_DOCUMENT_NODES` nodes (their virtual roots included), else `PATTERN_SIZE`."""
     return SHORT_PATTERN_SIZE if X.n_nodes <= SHORT_DOCUMENT_NODES * len(X) else PATTERN_SIZE
-
-
-def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include_root_patterns: bool,
-                  max_cache_mb: int, keep_rare_up_to: int = 0, n_workers: int = 1, backend: Optional[str] = None,
-                  ray_address: Optional[str] = None, min_shard_documents: int = 2000,
-                  by_frequency: bool = False) -> Tuple[Any, ...]:
-    """Every subtree of X up to `max_pattern_size` nodes in >= `min_support` documents, and every subtree of
-    at most `keep_rare_up_to` nodes that occurs at all.
-
-    n_workers (int): Workers that mine the subtrees of separate root labels (balanced by
-        occurrences, as boosting splits its search); their patterns are put back in the
-        one miner's order, so the result is the same for any number of workers. The
-        split is by root label, not by document: a document shard cannot tell which of
-        its rare subtrees reach `min_support` overall, so it would have to keep them all.
-    backend (Optional[str]): Where the workers run (see `SubtreeLinearClassifier`).
-    ray_address (Optional[str]): For backend "ray", the cluster.
-    min_shard_documents (int): Use at most one worker per this many documents (a small
-        forest is mined here, faster than workers start).
-    by_frequency (bool): Give the count matrix's columns in `frequency_order` (copied from the
-        miners in that order, once), its counts as the miners' integers (uint8 when every count
-        fits, else int32), and the `inverse` of that order as well.
-    RETURNS (Tuple): The (n_docs, n_subtrees) count matrix (CSC, float64) and each subtree's pattern
-        code, in the miner's order; with `by_frequency` the matrix's columns in frequency order, and
-        `inverse` (the column of each mined subtree).
-    """
-    from scipy.sparse import csc_matrix
-
-    from .backends import assign_root_labels
-
-    rare = min(keep_rare_up_to, max_pattern_size) if min_support > 1 else 0
-    vocab = X.vocab.to_list()
-    settings = dict(max_pattern_size=max_pattern_size, min_support=min_support, rare_up_to=rare,
-                    include_root=include_root_patterns, max_cache_bytes=int(max_cache_mb) << 20)
-    forest = (X.labels, X.parents, X.offsets, _label_rank(vocab))
-    n_workers = min(n_workers, max(1, len(X) // max(1, min_shard_documents)))
-    if n_workers == 1:
-        shards = [_mine_shard(forest, settings, None)]
-    else:
-        owners = assign_root_labels(X.labels, X.parents, len(vocab), n_workers, include_root_patterns)
-        # the last shard sends the roots' documents: first, so that on processes this process mines it
-        done = run_tasks(_Miner, (forest, settings, owners, n_workers), [("mine", s, None) for s in
-                         reversed(range(n_workers))], n_workers, backend, ray_address, "Mining worker", _describe)
-        shards = [done[("mine", s, None)] for s in range(n_workers)]
-    places, table = merged_columns(shards)
-    codes = PatternCodes.from_tree(*table, vocab)
-    order, inverse = order_by_frequency(places[2]) if by_frequency else (numpy.arange(len(codes)), None)
-    dtype = numpy.float64
-    if by_frequency:
-        dtype = numpy.uint8 if all(s["matrix"][2].dtype == numpy.uint8 for s in shards) else numpy.int32
-    matrix = csc_matrix(gather_columns(shards, places, order, min(n_workers, os.cpu_count() or 1), dtype)[::-1],
-                        shape=(len(X), len(codes)))
-    return (matrix, codes) if inverse is None else (matrix, codes, inverse)
-
-
-def _mine_shard(forest: Tuple[numpy.ndarray, ...], settings: Dict[str, Any], owned: Optional[numpy.ndarray],
-                with_roots: bool = True) -> Dict[str, Any]:
-    """Every pattern of the root labels `owned` (None: of all), as `merged_columns` takes it; the roots' documents
-    only `with_roots` (every shard holds them; one sends them), counts narrowed to bytes when they fit."""
-    from ._mine import SearchSpace
-
-    space = SearchSpace(*forest, **settings)
-    if owned is not None:
-        space.own_root_labels(owned)
-    space.expand_all()
-    (indptr, docs, counts), table = space.pattern_matrix(), space.pattern_table()
-    del space
-    n_roots = int(numpy.count_nonzero(table[0] < 0))
-    if owned is not None and not with_roots:
-        end = int(indptr[n_roots])
-        indptr = numpy.concatenate([numpy.zeros(n_roots + 1, dtype=indptr.dtype), indptr[n_roots + 1:] - end])
-        docs, counts = docs[end:], counts[end:]
-    if len(counts) and int(counts.max()) < 256:
-        counts = counts.astype(numpy.uint8)
-    return {"matrix": (indptr, docs, counts), "table": table, "n_roots": n_roots, "with_roots": with_roots}
-
-
-def merged_columns(shards: Sequence[Dict[str, Any]]) -> Tuple[Tuple[numpy.ndarray, ...], Tuple[numpy.ndarray, ...]]:
-    """Where each pattern of the one-miner order lies among the shards, and the merged pattern table.
-
-    Every miner holds every root (single-node pattern) first, in the same order, and extends
-    patterns level by level: the patterns of n + 1 nodes follow those of n nodes, ordered by
-    their parent's place, siblings in the order of their miner. Each parent lives in one
-    miner, so the same rule orders the union (`merge_levels`, a k-way merge per level).
-
-    shards (Sequence[Dict[str, Any]]): `_mine_shard`'s results, one of them with the roots' documents.
-    RETURNS (Tuple[Tuple[numpy.ndarray, ...], Tuple[numpy.ndarray, ...]]): Per merged pattern, the shard that holds
-        its documents, where they start in that shard's arrays and how many there are (for `gather_columns`); and
-        the table (parent, depth, label, size).
-    """
-    if len(shards) == 1:
-        indptr = shards[0]["matrix"][0]
-        return (numpy.zeros(len(indptr) - 1, dtype=numpy.int64), indptr[:-1].astype(numpy.int64),
-                numpy.diff(indptr).astype(numpy.int64)), shards[0]["table"]
-    R = shards[0]["n_roots"]
-    with_roots = next(k for k, s in enumerate(shards) if s["with_roots"])
-    tables = [s["table"] for s in shards]
-    indptrs = [numpy.ascontiguousarray(s["matrix"][0], dtype=numpy.int64) for s in shards]
-    base = numpy.zeros(len(shards) + 1, dtype=numpy.int64)
-    numpy.cumsum([len(t[0]) - R for t in tables], out=base[1:])
-    # the parents and sizes of the patterns beyond the roots of every shard, one after the other: shard k's from base[k]
-    position, owner, merged_parent = merge_levels(
-        *(numpy.concatenate([t[c][R:] for t in tables]).astype(numpy.int32, copy=False) for c in (0, 3)), base, R)
-    total = R + int(base[-1])
-    table = tuple(numpy.empty(total, dtype=numpy.int32) for _ in range(4))
-    places = tuple(numpy.empty(total, dtype=numpy.int64) for _ in range(3))
-    for c in range(4):
-        table[c][:R] = tables[0][c][:R]
-    table[0][R:] = merged_parent
-    del merged_parent
-    roots = indptrs[with_roots][: R + 1]
-    places[0][:R] = with_roots
-    places[0][R:] = owner
-    places[1][:R] = roots[:-1]
-    places[2][:R] = numpy.diff(roots)
-    for k, t in enumerate(tables):
-        fill_merged_shard(owner, position, int(base[k]), k, R, *(numpy.ascontiguousarray(t[c], dtype=numpy.int32)
-                                                                 for c in (1, 2, 3)),
-                          indptrs[k], table[1], table[2], table[3], places[1], places[2])
-    return places, table
-
-
-def gather_columns(shards: Sequence[Dict[str, Any]], places: Tuple[numpy.ndarray, ...], order: numpy.ndarray,
-                   threads: int = 1, dtype: Any = numpy.float64) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
-    """The CSC arrays (indptr, docs, counts of `dtype`: float64, int32, or uint8 from uint8 shards) of the merged
-    patterns `order` (`merged_columns`' places), copied from the shards by `copy_columns`, a shard at a time on
-    `threads` threads."""
-    owner, starts, lengths = places
-    order = numpy.ascontiguousarray(order, dtype=numpy.int64)
-    indptr = numpy.zeros(len(order) + 1, dtype=numpy.int64)
-    numpy.cumsum(lengths[order], out=indptr[1:])
-    docs = numpy.empty(int(indptr[-1]), dtype=numpy.int32)
-    counts = numpy.empty(int(indptr[-1]), dtype=dtype)
-
-    def copy(k: int) -> None:
-        copy_columns(order, owner, k, starts, lengths, indptr, shards[k]["matrix"][1], shards[k]["matrix"][2], docs,
-                     counts)
-
-    with ThreadTeam(threads) as team:
-        team.map(copy, range(len(shards)))
-    return indptr, docs, counts
 
 
 class SubtreeLinearClassifier(RuleClassifier):
@@ -579,92 +435,8 @@ class SubtreeLinearClassifier(RuleClassifier):
 
     def _fit_heads(self, F: Any, targets: Sequence[numpy.ndarray], T: Any = None,
                    shards: Any = None) -> Tuple[List[HeadFit], bool]:
-        """Every target's head, and whether they are fitted on the tf-idf matrix T (CSC, the columns of F)
-        rather than on F: the fits of each fold's candidate paths and the final fits as tasks of `_run_fits`.
-        With T, the folds choose the feature family for all heads together, then each head's candidate within
-        it. With `selection` "accuracy", the family whose heads' best candidates (by `candidate_costs`) make the
-        task's decisions best on the out-of-fold margins (Platt-scaled when calibrating): for exclusive classes
-        the most documents right by the largest margin (the heads share `class_folds`), for several labels per
-        document the highest micro-F1 over (document, class) pairs, for two classes the most right; then, and
-        for "log_loss", the lowest total of the heads' costs; ties: presence."""
-        paths = self._paths(tfidf=T is not None)
-        cands = all_candidates(paths)
-        exclusive = not self.multilabel_ and len(targets) > 1
-        folds: List[Optional[numpy.ndarray]] = [None] * len(targets)
-        fold_sets = list(range(len(targets)))  # which heads share their folds (and so their fold splits)
-        if needs_choice(paths, self.calibrate):
-            if T is not None and exclusive:
-                folds, fold_sets = [class_folds(targets, self.cv, self.cv_documents)] * len(targets), [0] * len(targets)
-            else:
-                folds = [cv_folds(t, self.cv, self.cv_documents) for t in targets]
-        fit = dict(l1_ratio=self.l1_ratio, loss=self.loss, max_iter=self.max_iter, tol=self.tol, method=SOLVER)
-        tasks: List[Tuple[Any, ...]] = [("fold", h, (k, p)) for h, f in enumerate(folds) if f is not None
-                                        for k in range(int(f.max()) + 1) for p in range(len(paths))]
-        if self.n_workers > 1:
-            # the paths of most fits first, so that the workers' last tasks are short ones
-            tasks.sort(key=lambda t: -len(paths[t[2][1]].Cs))
-        if len(cands) == 1:
-            tasks += [("final", h, cands[0]) for h in range(len(targets))]
-        logger.info("%d head(s), %d candidate(s), %d fit task(s) on %d worker(s)", len(targets), len(cands),
-                    len(tasks), self.n_workers)
-        job = dict(F=F, T=T, targets=targets, folds=folds, fold_sets=fold_sets, paths=paths, fit=fit, shards=shards)
-        done = self._run_fits(tasks, job)
-        if folds[0] is None:
-            return [finish_head(done[("final", h, cands[0])], cands[0], None, None, None, self.calibrate)
-                    for h in range(len(targets))], cands[0].tfidf
-        scored = []
-        for h, t in enumerate(targets):
-            f = folds[h]
-            assert f is not None
-            blocks = [numpy.concatenate([done[("fold", h, (k, p))] for p in range(len(paths))])
-                      for k in range(int(f.max()) + 1)]
-            oof = assemble_margins(blocks, f)
-            scored.append((oof, t[f >= 0], *candidate_costs(oof, t[f >= 0], self._criterion)))
-
-        families = sorted({c.tfidf for c in cands})
-        members = {family: [k for k, cand in enumerate(cands) if cand.tfidf == family] for family in families}
-        best = {family: [members[family][first_lowest([costs[k] for k in members[family]])]
-                         for _, _, costs, _ in scored] for family in families}
-
-        def total(family: bool) -> Tuple[float, ...]:
-            summed = tuple(map(sum, zip(*(costs[k] for (_, _, costs, _), k in zip(scored, best[family])))))
-            if self._criterion != "accuracy" or not (exclusive or self.multilabel_):
-                return summed
-            margins = [_calibrated(oof[k], y, self.calibrate) for (oof, y, _, _), k in zip(scored, best[family])]
-            truth = [y > 0 for _, y, _, _ in scored]
-            if exclusive:
-                top = numpy.array(margins).argmax(axis=0)
-                return (-float(numpy.array(truth)[top, numpy.arange(len(top))].sum()), *summed)
-            decided = [m > 0 for m in margins]
-            tp = sum(int((d & t).sum()) for d, t in zip(decided, truth))
-            fp = sum(int((d & ~t).sum()) for d, t in zip(decided, truth))
-            fn = sum(int((~d & t).sum()) for d, t in zip(decided, truth))
-            return (-2.0 * tp / max(2 * tp + fp + fn, 1), *summed)
-
-        totals = {family: total(family) for family in families}
-        family = families[first_lowest([totals[family] for family in families])]
-        if len(families) > 1:
-            logger.info("feature families on the folds: presence %s, tf-idf %s: %s", totals[False], totals[True],
-                        "tf-idf" if family else "presence")
-        chosen = [(cands[k], path_scores(paths, cands[k], accuracy), oof[k], y)
-                  for (oof, y, _, accuracy), k in zip(scored, best[family])]
-        if len(cands) > 1:
-            done.update(self._run_fits([("final", h, c[0]) for h, c in enumerate(chosen)], job))
-        return [finish_head(done[("final", h, c[0])], *c, self.calibrate) for h, c in enumerate(chosen)], family
-
-    def _run_fits(self, tasks: List[Tuple[Any, ...]], job: Dict[str, Any]) -> Dict[Tuple[Any, ...], Any]:
-        """The fit tasks' results on this model's workers (`tasks.run_tasks`). With shards held by Ray actors every
-        task runs here on them. On processes this process takes the first (longest) task, and its fold is split
-        first, on the cores that are idle until the workers start."""
-        split = FoldSplit()
-        n_workers = self.n_workers
-        if job["shards"] is not None and not job["shards"].in_process:
-            n_workers = 1
-        elif n_workers > 1 and len(tasks) > 1 and self.backend != "ray" and tasks[0][0] == "fold" \
-                and job["shards"] is None:
-            _Fitter(job, split).fold_split(tasks[0], self._threads)
-        return run_tasks(_Fitter, (job, split), tasks, n_workers, self.backend, self.ray_address, "Fit worker",
-                         _describe)
+        """Every target's head (`heads.fit_heads`)."""
+        return fit_heads(self, F, targets, T, shards)
 
     @contextmanager
     def _shards(self, F: Any, T: Any) -> Iterator[Any]:
@@ -720,84 +492,3 @@ class SubtreeLinearClassifier(RuleClassifier):
         out = numpy.zeros_like(w)
         out[keep] = fit.weights
         return out, fit.intercept, keep
-
-
-def _calibrated(f: numpy.ndarray, y: numpy.ndarray, calibrate: bool) -> numpy.ndarray:
-    """Margins f as the head will output them: Platt-scaled when calibrating (and the fit rises with y)."""
-    if not calibrate:
-        return f
-    a, b = platt(f, y)
-    return a * f + b if a > 0 else f
-
-
-def _describe(task: Tuple[Any, ...]) -> str:
-    return f"while mining shard {task[1]}" if task[0] == "mine" else f"during the {task[0]} fit of class {task[1]}"
-
-
-class _Miner:
-    """A worker of the mining tasks ("mine", s, None): the patterns of the root labels that shard s `owners`; the
-    last shard sends the roots' documents."""
-
-    def __init__(self, forest: Tuple[numpy.ndarray, ...], settings: Dict[str, Any], owners: numpy.ndarray,
-                 n_shards: int, threads: Any = 1) -> None:
-        self.forest, self.settings, self.owners, self.n_shards = forest, settings, owners, n_shards
-
-    def run(self, task: Tuple[Any, ...]) -> Dict[str, Any]:
-        return _mine_shard(self.forest, self.settings, self.owners == task[1], task[1] == self.n_shards - 1)
-
-
-class FoldSplit:
-    """The last fold split of a fit worker, kept for its next tasks (the paths of one fold and matrix share it): a
-    cache, so a copy sent to another process arrives empty."""
-
-    key: Optional[Tuple[Any, ...]] = None
-    split: Any = None
-
-    def __reduce__(self) -> Tuple[Any, ...]:
-        return FoldSplit, ()
-
-
-class _Fitter:
-    """A worker of the fit tasks: ("fold", h, (k, p)) the margins of head h's fold k under path p's fits on the
-    other folds, ("final", h, candidate) the final fit. `job`: F, T (None without tf-idf), targets, folds (per head;
-    `fold_sets[h]` numbers the distinct ones), paths, fit (the solver's settings) and shards (None: whole matrices).
-    `threads` (an int, or a `Threads` that may rise): for the large products of its fits."""
-
-    def __init__(self, job: Dict[str, Any], split: FoldSplit, threads: Any = 1) -> None:
-        self.job, self.last, self.threads = job, split, threads
-
-    def fold_split(self, task: Tuple[Any, ...], threads: int = 1) -> Tuple[Any, Any]:
-        """The training and held-out rows of a fold task's matrix, on `threads` threads (or as last split)."""
-        _, h, (fold, p) = task
-        tfidf, job = self.job["paths"][p].tfidf, self.job
-        key = (tfidf, fold, job["fold_sets"][h])
-        if self.last.key != key:
-            self.last.split = None  # freed before the next is made
-            self.last.key, self.last.split = key, fold_split(job["T"] if tfidf else job["F"], job["folds"][h], fold,
-                                                             threads)
-        return self.last.split
-
-    def run(self, task: Tuple[Any, ...]) -> Any:
-        kind, h, arg = task
-        job = self.job
-        y, fit = job["targets"][h], dict(job["fit"], threads=self.threads)
-        tfidf = job["paths"][arg[1]].tfidf if kind == "fold" else arg.tfidf
-        if tfidf:
-            fit["loss"] = TFIDF_LOSS
-        with one_blas_thread():
-            if job["shards"] is not None:
-                from . import sharded
-
-                name = "T" if tfidf else "F"
-                if kind == "fold":
-                    return sharded.fold_margins(job["shards"], name, y, job["folds"][h], arg[0],
-                                                job["paths"][arg[1]:arg[1] + 1], **fit)
-                return sharded.final_fit(job["shards"], name, y, arg.C, nb=arg.nb, **fit)
-            X = job["T"] if tfidf else job["F"]
-            if kind == "fold":
-                fold, p = arg
-                return fold_margins(X, y, job["folds"][h], fold, job["paths"][p:p + 1], split=self.fold_split(task),
-                                    **fit)
-            logger.info("final fit of head %d on %d documents, C = %g (%s)", h + 1, len(y), arg.C,
-                        "tf-idf" if tfidf else ("naive Bayes features" if arg.nb else "presence"))
-            return final_fit(X, y, arg.C, nb=arg.nb, **fit)

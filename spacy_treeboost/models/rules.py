@@ -21,25 +21,12 @@ import numpy
 from ..files import ModelFormatError
 from ..trees.bact import code_to_sexpr as pattern_to_sexpr
 from ..trees.forest import Forest
-from .rule_tables import (INT32_MAX, Columns, check_tables, decode_flat, empty_columns, encode_flat, frozen,
-                          numbered_by_first_use)
+from .rule_files import FORMAT_NAME, FORMAT_VERSION, SEALED_VERSION, VALUES, Code, rules_from_dict, rules_to_dict
+from .rule_tables import Columns, check_tables, empty_columns, frozen, numbered_by_first_use
 
-FORMAT_NAME = "spacy-treeboost.rules"
-FORMAT_VERSION = 1
-FLAT_VERSION = 2
-FLAT_MIN_RULES = 10_000
-SEALED_VERSION = 1
-VALUES = ("stump", "log1p", "tfidf")
 PUBLISHED = ("bact", "frequency", "presence")
 
-Code = Tuple[Tuple[int, str], ...]
 Rule = Tuple[int, int, float, float]
-
-
-def _check_code(code: Code) -> None:
-    depths = [d for d, _ in code]
-    if not depths or depths[0] != 0 or any(not 1 <= d <= p + 1 for p, d in zip(depths, depths[1:])):
-        raise ModelFormatError(f"The rule file holds an invalid pattern code {code!r}.")
 
 
 class RuleSet:
@@ -77,7 +64,7 @@ class RuleSet:
         self._strings = strings
         self._string_ids: Optional[Dict[str, int]] = None
         self._depth, self._label, self._code_start = frozen(depth), frozen(label), frozen(code_start)
-        self._columns = [tuple(frozen(c) for c in cols) for cols in columns]
+        self._columns: List[Columns] = [(frozen(p), frozen(z), frozen(a), frozen(b)) for p, z, a, b in columns]
         self._codes = codes
         self._pattern_ids: Optional[Dict[Code, int]] = None
         self._new_codes: List[Code] = []
@@ -409,115 +396,13 @@ class RuleSet:
         return "\n".join(lines)
 
     def to_dict(self) -> Dict[str, Any]:
-        """The rules as plain data.
-
-        A rule set of at most FLAT_MIN_RULES rules is written as lists (format version 1):
-        "intercepts" and "value" are written only when they differ from the boosting learners'
-        (all 0, "stump"), so those files keep their published form. A larger one is written
-        flat (format version 2): the pattern and rule arrays as little-endian bytes (`rule_tables`).
-        """
-        self._flush()
-        data = {
-            "format": FORMAT_NAME,
-            "version": FORMAT_VERSION,
-            "algorithm": self.algorithm,
-            "include_root_patterns": self.include_root_patterns,
-            "heads": self.heads,
-        }
-        if len(self) > FLAT_MIN_RULES:
-            strings, _, labels = self._label_table()
-            data["version"] = FLAT_VERSION
-            data["patterns"], data["rules"] = encode_flat(strings, self._depth, labels, self._code_start,
-                                                          self._columns)
-            data["intercepts"] = list(self.intercepts)
-            data["value"] = self.value
-            return data
-        data["patterns"] = [[[d for d, _ in code], [l for _, l in code]] for code in self.patterns]
-        data["rules"] = [[c.tolist() for c in cols] for cols in self._columns]
-        if any(self.intercepts):
-            data["intercepts"] = list(self.intercepts)
-        if self.value != "stump":
-            data["value"] = self.value
-        return data
+        """The rules as plain data (`rule_files.rules_to_dict`)."""
+        return rules_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: Any) -> "RuleSet":
-        if not isinstance(data, dict) or data.get("format") != FORMAT_NAME:
-            raise ModelFormatError("This is not a spacy-treeboost rule file (its format marker is missing).")
-        if data.get("version") not in (FORMAT_VERSION, FLAT_VERSION):
-            raise ModelFormatError(
-                f"Rule file format version {data.get('version')!r} is not supported (this version reads "
-                f"{FORMAT_VERSION} and {FLAT_VERSION}); retrain the model or upgrade spacy-treeboost.")
-        try:
-            value = data.get("value", "stump")
-            if value not in VALUES:
-                raise ModelFormatError(f"The rule file has an unknown rule value {value!r} (this version reads "
-                                       f"{', '.join(VALUES)}); it was written by a newer spacy-treeboost: upgrade "
-                                       "to read it, or retrain the model.")
-            heads = data["heads"]
-            if not isinstance(heads, list) or not heads or not all(isinstance(h, str) for h in heads) \
-                    or len(set(heads)) != len(heads):
-                raise ModelFormatError(f"The rule file's heads must be a non-empty list of distinct strings, found "
-                                       f"{heads!r}.")
-            out = cls(heads, algorithm=data["algorithm"],
-                      include_root_patterns=bool(data.get("include_root_patterns", False)), value=value)
-            intercepts = [float(v) for v in data.get("intercepts", out.intercepts)]
-            if len(intercepts) != len(out.heads) or not all(numpy.isfinite(intercepts)):
-                raise ModelFormatError("The rule file's intercepts do not match its heads or are not finite.")
-            out.intercepts = intercepts
-            if data["version"] == FLAT_VERSION:
-                try:
-                    tables = check_tables(*decode_flat(data["patterns"], data["rules"]), n_heads=len(out.heads),
-                                          value=value)
-                except ModelFormatError:
-                    raise
-                except ValueError as err:
-                    raise ModelFormatError(f"The rule file is damaged: {err}; restore it from a copy or retrain "
-                                           "the model.") from None
-                out._set_tables(*tables)
-                return out
-            out._read_lists(data["patterns"], data["rules"], value)
-        except (KeyError, TypeError, ValueError) as err:
-            if isinstance(err, ModelFormatError):
-                raise
-            raise ModelFormatError(f"The rule file is corrupt: {err!r}") from None
-        return out
-
-    def _read_lists(self, patterns: Any, rules: Any, value: str) -> None:
-        """Read the "patterns" and "rules" entries of a rule file of format version 1."""
-        for ds, ls in patterns:
-            if len(ds) != len(ls) or not all(isinstance(d, int) for d in ds) or not all(isinstance(l, str) for l in ls):
-                raise ModelFormatError("A pattern's depths and labels differ in length or type; the file is "
-                                       "damaged.")
-        codes = [tuple(zip(map(int, ds), map(str, ls))) for ds, ls in patterns]
-        for code in codes:
-            _check_code(code)
-        if len(set(codes)) != len(codes):
-            raise ModelFormatError("The rule file lists a pattern twice.")
-        if len(rules) != len(self.heads):
-            raise ModelFormatError(f"The rule file has {len(rules)} rule lists for {len(self.heads)} heads.")
-        columns = []
-        for h, (pids, zs, as_, bs) in enumerate(rules):
-            if not len(pids) == len(zs) == len(as_) == len(bs):
-                raise ModelFormatError(f"The rule file's rule columns of head {h} have different lengths "
-                                       f"({len(pids)}, {len(zs)}, {len(as_)}, {len(bs)}); the file is damaged.")
-            if not all(isinstance(v, int) and not isinstance(v, bool) for v in (*pids, *zs)):
-                raise ModelFormatError("A rule's pattern id or threshold is not a whole number; the file is "
-                                       "damaged.")
-            if any(not 0 <= p < len(codes) for p in pids):
-                raise ModelFormatError("A rule refers to a pattern the file does not contain.")
-            head = [(int(p), int(z), float(a), float(b)) for p, z, a, b in zip(pids, zs, as_, bs)]
-            if not all(numpy.isfinite(a) and numpy.isfinite(b) and 1 <= z <= INT32_MAX for _, z, a, b in head):
-                raise ModelFormatError("The rule file holds a weight that is not a finite number or a threshold "
-                                       "below 1 (or beyond 2**31 - 1); the file is damaged, retrain the model.")
-            if value == "tfidf" and not all(b > 0 for _, _, _, b in head):
-                raise ModelFormatError("The rule file holds an idf that is not positive; the file is damaged, "
-                                       "retrain the model.")
-            columns.append(head)
-        self._codes = codes
-        self._new_codes = list(codes)
-        self._new_rules = columns
-        self._flush()
+        """The rule set of a rule file's data (`rule_files.rules_from_dict`)."""
+        return rules_from_dict(cls, data)
 
     def to_bytes(self) -> bytes:
         """The rule file: `to_dict` sealed with a SHA-256 checksum (format version 1)."""

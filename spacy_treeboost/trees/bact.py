@@ -17,7 +17,7 @@ from ..files import MAX_LINE_ENV, max_line_mb as files_max_line_mb
 from .forest import ROOT_LABEL, ROOT_TEXT, Forest, LabelVocab
 
 if TYPE_CHECKING:
-    from ._forest import BactParser
+    from ._bact import BactParser
 
 PathOrLines = Union[str, Path, Iterable[str]]
 
@@ -90,7 +90,7 @@ def _check_line_length(source: Union[str, Path], pending: int, lineno: int, limi
 
 
 def _parser(vocab: Optional[LabelVocab], add_labels: bool) -> Tuple[LabelVocab, "BactParser"]:
-    from ._forest import BactParser
+    from ._bact import BactParser
 
     vocab = vocab if vocab is not None else LabelVocab()
     return vocab, BactParser(vocab, add_labels, decode_label, BactFormatError)

@@ -188,7 +188,7 @@ class TreeSpec:
             parents, depths = chain_arrays(lengths)
             order = kept
         else:
-            from ._forest import dependency_preorder
+            from ._preorder import dependency_preorder
 
             heads = numpy.where(heads == numpy.arange(len(doc)), -1, heads)
             if not keep.all():

@@ -9,7 +9,7 @@ from typing import Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy
 
-from ._forest import preorder_depths as _compiled_depths
+from ._preorder import preorder_depths as _compiled_depths
 
 ROOT_LABEL = "\x00ROOT"
 ROOT_TEXT = "ROOT"

@@ -1,0 +1,199 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+# distutils: language = c++
+"""Column kernels of the subtree-linear learner's matrices: the folds' one-pass split of a matrix's rows, the
+columns taken for a refit, and the tf-idf scaling of columns and rows."""
+from libc.stdint cimport int32_t, int64_t, uint8_t
+
+import numpy
+
+ctypedef fused index_t:
+    int32_t
+    int64_t
+
+
+def _one_by_one(work, items):
+    """`ThreadTeam.map` on this thread: work on each item in turn."""
+    return [work(item) for item in items]
+
+
+def split_csc_rows(const int64_t[::1] indptr, const index_t[::1] indices, const double[::1] data,
+                   const uint8_t[::1] side, const index_t[::1] rank, run=None, bounds=None):
+    """The rows of a CSC matrix with side 0 and those with side 1, as two CSC matrices, in one pass.
+
+    indptr, indices, data: The CSC arrays (indptr as int64).
+    side (numpy.ndarray): uint8 per row: 0 or 1.
+    rank (numpy.ndarray): Per row, its index among the rows of its side.
+    run (Optional[Callable]): `ThreadTeam.map`, to split the runs of columns `bounds` on its threads, each run's
+        side-1 entries counted first so that it knows where its entries go: the same matrices for any runs.
+    bounds (Optional[List[Tuple[int, int]]]): Consecutive runs of columns (lo, hi) from 0 to the last column
+        (`logistic.column_pieces`); one run without `run`.
+    RETURNS (tuple): (indptr, indices, data) of side 0, then of side 1 (indptr int64, indices of the input's
+        dtype), columns in order, rows in the input's order within each column.
+    """
+    cdef Py_ssize_t d = indptr.shape[0] - 1
+    cdef int64_t total = indptr[d] if d >= 0 else 0
+    if d < 0 or indices.shape[0] < total or data.shape[0] < total:
+        raise ValueError("indptr, indices and data do not describe one CSC matrix")
+    if run is None or bounds is None:
+        run, bounds = _one_by_one, [(0, d)]
+    n_pieces = len(bounds)
+    if bounds[0][0] != 0 or bounds[n_pieces - 1][1] != d \
+            or any(bounds[k][1] != bounds[k + 1][0] for k in range(n_pieces - 1)):
+        raise ValueError(f"bounds must be consecutive runs of columns from 0 to {d}")
+    ones = run(lambda b: _side_ones(indptr, indices, side, b[0], b[1]), bounds)
+    at0, at1, n0, n1 = [], [], 0, 0
+    for (lo, hi), m in zip(bounds, ones):
+        at0.append(n0)
+        at1.append(n1)
+        n1 += m
+        n0 += (indptr[hi] - indptr[lo]) - m
+    dtype = numpy.int32 if index_t is int32_t else numpy.int64
+    ip0 = numpy.empty(d + 1, dtype=numpy.int64)
+    ip1 = numpy.empty(d + 1, dtype=numpy.int64)
+    ix0 = numpy.empty(n0, dtype=dtype)
+    ix1 = numpy.empty(n1, dtype=dtype)
+    dt0 = numpy.empty(n0, dtype=numpy.float64)
+    dt1 = numpy.empty(n1, dtype=numpy.float64)
+    run(lambda k: _split_columns(indptr, indices, data, side, rank, bounds[k][0], bounds[k][1], at0[k], at1[k], ip0,
+                                 ip1, ix0, ix1, dt0, dt1), range(n_pieces))
+    ip0[d] = n0
+    ip1[d] = n1
+    return (ip0, ix0, dt0), (ip1, ix1, dt1)
+
+
+def _side_ones(const int64_t[::1] indptr, const index_t[::1] indices, const uint8_t[::1] side, Py_ssize_t lo,
+               Py_ssize_t hi) -> int:
+    """The number of entries of columns lo:hi whose row has side 1, after checking their rows."""
+    cdef int64_t k, n1 = 0, bad = -1, n_rows = side.shape[0]
+    cdef index_t r
+    with nogil:
+        for k in range(indptr[lo], indptr[hi]):
+            r = indices[k]
+            if r < 0 or r >= n_rows:
+                bad = k
+                break
+            n1 += side[r]
+    if bad >= 0:
+        raise ValueError(f"row {indices[bad]} lies outside the {n_rows} rows of side")
+    return n1
+
+
+def _split_columns(const int64_t[::1] indptr, const index_t[::1] indices, const double[::1] data,
+                   const uint8_t[::1] side, const index_t[::1] rank, Py_ssize_t lo, Py_ssize_t hi, int64_t a,
+                   int64_t b, int64_t[::1] p0, int64_t[::1] p1, index_t[::1] i0, index_t[::1] i1, double[::1] v0,
+                   double[::1] v1) -> None:
+    """Columns lo:hi of the split of `split_csc_rows`, their side-0 entries from a on, their side-1 ones from b."""
+    cdef Py_ssize_t j
+    cdef int64_t k
+    cdef index_t r
+    with nogil:
+        for j in range(lo, hi):
+            p0[j] = a
+            p1[j] = b
+            for k in range(indptr[j], indptr[j + 1]):
+                r = indices[k]
+                if side[r]:
+                    i1[b] = rank[r]
+                    v1[b] = data[k]
+                    b += 1
+                else:
+                    i0[a] = rank[r]
+                    v0[a] = data[k]
+                    a += 1
+
+def scale_columns_and_norms(const index_t[::1] indptr, const index_t[::1] indices, double[::1] data,
+                            const double[::1] scale, double[::1] sq_norms):
+    """Multiply every entry of column j of a CSC matrix by scale[j], in place, and add the square of each
+    scaled entry to sq_norms at its row, entries in storage order (as numpy.bincount adds them). Runs without the
+    GIL, its checks included.
+
+    indptr, indices, data: The CSC arrays (indptr and indices of one integer type).
+    scale (numpy.ndarray): One factor per column.
+    sq_norms (numpy.ndarray): One sum per row, added to.
+    """
+    cdef Py_ssize_t n_cols = indptr.shape[0] - 1, j, k, bad = -1, n_rows = sq_norms.shape[0]
+    cdef double s, v
+    if scale.shape[0] != n_cols:
+        raise ValueError(f"scale needs one factor per column ({n_cols}), got {scale.shape[0]}")
+    if n_cols >= 0 and (indptr[n_cols] != data.shape[0] or indices.shape[0] != data.shape[0]):
+        raise ValueError("indptr, indices and data do not describe one CSC matrix")
+    with nogil:
+        for k in range(indices.shape[0]):
+            if indices[k] < 0 or indices[k] >= n_rows:
+                bad = k
+                break
+        if bad < 0:
+            for j in range(n_cols):
+                s = scale[j]
+                for k in range(indptr[j], indptr[j + 1]):
+                    v = data[k] * s
+                    data[k] = v
+                    sq_norms[indices[k]] += v * v
+    if bad >= 0:
+        raise ValueError(f"row {indices[bad]} lies outside sq_norms ({n_rows} rows)")
+
+
+def divide_by_rows(const index_t[::1] indices, double[::1] data, const double[::1] by):
+    """data[k] /= by[indices[k]] for every entry, in place, without the GIL."""
+    cdef Py_ssize_t k, bad = -1, n_rows = by.shape[0]
+    if indices.shape[0] != data.shape[0]:
+        raise ValueError("indices and data must have the same length")
+    with nogil:
+        for k in range(indices.shape[0]):
+            if indices[k] < 0 or indices[k] >= n_rows:
+                bad = k
+                break
+        if bad < 0:
+            for k in range(indices.shape[0]):
+                data[k] = data[k] / by[indices[k]]
+    if bad >= 0:
+        raise ValueError(f"row {indices[bad]} lies outside `by` ({n_rows} rows)")
+
+def take_columns(const index_t[::1] indptr, const index_t[::1] indices, const double[::1] data,
+                 const int64_t[::1] columns, const index_t[::1] tail_rows, const double[::1] tail_values):
+    """The CSC arrays of X's `columns` (in that order), followed by one column per entry of tail_rows holding
+    tail_values at that row: one allocation per array and one pass, where X[:, columns] and appending to it would
+    copy the entries twice.
+
+    indptr, indices, data: X's CSC arrays (indptr of the indices' type).
+    columns (numpy.ndarray): int64 column numbers of X.
+    tail_rows, tail_values (numpy.ndarray): The appended one-entry columns' rows and values.
+    RETURNS (tuple): (indptr, indices, data), indptr and indices of the input's index type.
+    """
+    cdef Py_ssize_t n_cols = indptr.shape[0] - 1, m = columns.shape[0], t = tail_rows.shape[0], j
+    cdef int64_t total = 0, c, k, at
+    if tail_values.shape[0] != t:
+        raise ValueError("tail_rows and tail_values must have the same length")
+    if n_cols < 0 or indptr[n_cols] > indices.shape[0] or indptr[n_cols] > data.shape[0]:
+        raise ValueError("indptr, indices and data do not describe one CSC matrix")
+    for j in range(m):
+        c = columns[j]
+        if c < 0 or c >= n_cols:
+            raise ValueError(f"column {c} lies outside the matrix's {n_cols} columns")
+        if indptr[c + 1] < indptr[c] or indptr[c] < 0:
+            raise ValueError("indptr must not decrease")
+        total += indptr[c + 1] - indptr[c]
+    dtype = numpy.int32 if index_t is int32_t else numpy.int64
+    if index_t is int32_t and total + t > 2147483647:
+        raise ValueError("the selected columns hold too many entries for int32 indices")
+    out_indptr = numpy.empty(m + t + 1, dtype=dtype)
+    out_indices = numpy.empty(total + t, dtype=dtype)
+    out_data = numpy.empty(total + t, dtype=numpy.float64)
+    cdef index_t[::1] op = out_indptr, oi = out_indices
+    cdef double[::1] od = out_data
+    with nogil:
+        at = 0
+        for j in range(m):
+            op[j] = <index_t>at
+            c = columns[j]
+            for k in range(indptr[c], indptr[c + 1]):
+                oi[at] = indices[k]
+                od[at] = data[k]
+                at += 1
+        for j in range(t):
+            op[m + j] = <index_t>at
+            oi[at] = tail_rows[j]
+            od[at] = tail_values[j]
+            at += 1
+        op[m + t] = <index_t>at
+    return out_indptr, out_indices, out_data

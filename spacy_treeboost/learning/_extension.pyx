@@ -1,0 +1,360 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+# distutils: language = c++
+"""Subtree mining by rightmost extension with a search space cached across rounds.
+
+The enumeration tree of patterns is kept in memory (`PatternStore`): each pattern stores its per-document counts
+(embeddings, saturated) sorted by count, and, until it is expanded, its occurrence list of (rightmost-node image,
+multiplicity). A pattern's children are materialized once, the first time a search (`SearchSpace.best_rule`) or
+`expand_all` reaches it.
+"""
+from libc.stdint cimport int32_t, int64_t, uint8_t
+from libcpp.vector cimport vector
+from libcpp.unordered_map cimport unordered_map
+from libcpp.algorithm cimport sort as std_sort
+from libcpp.pair cimport pair
+
+from spacy_treeboost.learning._cpu cimport prefetch
+from spacy_treeboost.learning._patterns cimport (PNode, OccRef, LINK_FAR, UNEXPANDED, EXPANDED)
+from spacy_treeboost.models._occurrences cimport COUNT_CAP, pack, occ_node, occ_mult, merge_occurrences
+
+import numpy
+
+
+cdef class PatternCache(PatternStore):
+    """The rightmost-extension enumeration tree over one training forest.
+
+    labels, parents, offsets: the forest's preorder arrays.
+    label_rank: rank of each label id in code-point order of the label strings.
+    max_pattern_size: largest pattern (number of nodes).
+    min_support: smallest number of documents a pattern must occur in.
+    rare_up_to: patterns of at most this many nodes need only occur (in one document or more).
+    include_root: allow patterns that contain the documents' root nodes.
+    max_cache_bytes: stop with MemoryError when the cache would grow past this.
+    single_document_dominance: for `best_rule` only: of the patterns that occur in one document d,
+        cache only those that come first in the tie order among the ones cached so far for d, and never
+        extend them. All patterns of one document tie bit for bit under any weights (one count group,
+        the same sums), and a supertree of one is a pattern of the same document, larger, so none of the
+        others can be chosen; `best_rule` gives the same answers with far fewer patterns cached.
+        `expand_all` then lists only the kept patterns.
+    _link_far, _compact_at, _doc_block_bits: for tests only. Parent and sibling links at this distance or more
+        are looked up in a side table (at most 65,535); the occurrence arena is compacted once its garbage reaches
+        this many words (and a quarter of the held ones); a node's document is looked up from its block of
+        2^_doc_block_bits nodes (1 to 30).
+    """
+
+    def __init__(self, labels, parents, offsets, label_rank, *, int max_pattern_size=3,
+                 int min_support=1, int rare_up_to=0, bint include_root=False, max_cache_bytes=2 << 30,
+                 bint single_document_dominance=False, int _link_far=LINK_FAR, int64_t _compact_at=1 << 18,
+                 int _doc_block_bits=12):
+        cdef const int32_t[::1] lab = numpy.ascontiguousarray(labels, dtype=numpy.int32)
+        cdef const int32_t[::1] par = numpy.ascontiguousarray(parents, dtype=numpy.int32)
+        cdef const int64_t[:] off = numpy.ascontiguousarray(offsets, dtype=numpy.int64)
+        cdef const int32_t[:] rank = numpy.ascontiguousarray(label_rank, dtype=numpy.int32)
+        if max_pattern_size < 1:
+            raise ValueError(f"max_pattern_size must be at least 1, got {max_pattern_size}")
+        if min_support < 1:
+            raise ValueError(f"min_support must be at least 1, got {min_support}")
+        if not 2 <= _link_far <= LINK_FAR:
+            raise ValueError(f"_link_far must be in [2, {LINK_FAR}], got {_link_far}")
+        if not 1 <= _doc_block_bits <= 30:
+            raise ValueError(f"_doc_block_bits must be in [1, 30], got {_doc_block_bits}")
+        if rare_up_to < 0:
+            raise ValueError(f"rare_up_to must be at least 0, got {rare_up_to}")
+        self.max_pattern_size = max_pattern_size
+        self.min_support = min_support
+        self.rare_up_to = rare_up_to
+        self.max_cache_bytes = max_cache_bytes
+        self.single_document_dominance = single_document_dominance
+        self._load_forest(lab, par, off, rank, _link_far, _compact_at, _doc_block_bits)
+        order = numpy.argsort(numpy.asarray(rank), kind="stable").astype(numpy.int32)
+        self._build_singles(rank.shape[0], include_root, order, &par[0] if lab.shape[0] else NULL)
+
+    cdef void _build_singles(self, int32_t n_labels, bint include_root, const int32_t[:] order,
+                             const int32_t* parents):
+        cdef Py_ssize_t n = self.n_nodes_forest, v, i
+        cdef vector[int32_t] lab_count, lab_docs, last_doc
+        cdef int32_t l, doc = 0
+        lab_count.assign(n_labels, 0)
+        lab_docs.assign(n_labels, 0)
+        last_doc.assign(n_labels, -1)
+        for v in range(n):
+            if parents[v] < 0 and not include_root:
+                continue
+            l = self.forest[v].label
+            lab_count[l] += 1
+            while self.doc_start[doc + 1] <= v:
+                doc += 1
+            if last_doc[l] != doc:
+                last_doc[l] = doc
+                lab_docs[l] += 1
+        self.label_ok.assign(n_labels, 0)
+        cdef vector[int32_t] slot
+        slot.assign(n_labels, -1)
+        cdef PNode p
+        for i in range(n_labels):
+            l = order[i]
+            if lab_docs[l] >= self._support_needed(1):
+                self.label_ok[l] = 1
+                slot[l] = self.n_nodes
+                p.parent = -1
+                p.label = l
+                p.depth = 0
+                p.size = 1
+                p.n_docs = 0
+                p.first_child = -1
+                p.n_children = 0
+                p.state = UNEXPANDED
+                p.occ_slot = -1
+                self._push(p)
+                self.roots.push_back(slot[l])
+        # the roots' occurrence lists, laid out one after the other in the arena (counting sort by root)
+        cdef int64_t total = 0
+        cdef vector[int64_t] fill
+        fill.resize(self.n_nodes)
+        for i in range(self.n_nodes):
+            fill[i] = total
+            self.occ.push_back(OccRef(total, lab_count[self.node(i)[0].label], 0))
+            self.node(i)[0].occ_slot = <int32_t>i
+            total += lab_count[self.node(i)[0].label]
+        self.arena.resize(total)
+        for v in range(n):
+            if parents[v] < 0 and not include_root:
+                continue
+            l = self.forest[v].label
+            if slot[l] >= 0:
+                self.arena[fill[slot[l]]] = <int32_t>v
+                fill[slot[l]] += 1
+        fill.clear()
+        fill.shrink_to_fit()
+        self.occ_words = total
+        cdef Kept none
+        none.node = -1
+        none.size = 0
+        if self.single_document_dominance:
+            self.single_keep.assign(self.n_docs, none)
+        cdef int32_t d
+        cdef vector[int64_t] unpacked
+        for i in range(self.n_nodes):
+            self._set_docs(i, self._occ_list(i, unpacked), self.occ[i].len)
+            if self.max_pattern_size == 1:
+                self._release_occ(i)
+            elif self._never_extended(i):
+                d = -self.scan[i].docs - 1
+                if self.single_keep[d].node < 0:
+                    self.single_keep[d].node = <int32_t>i
+                    self.single_keep[d].size = self.node(i).size
+                self._release_occ(i)
+        self._compact_occ()
+
+
+    cdef int _expand(self, int32_t i) except -1:
+        """Materialize every rightmost extension of pattern i (weight-independent)."""
+        cdef PNode p = self.node(i)[0]
+        cdef int32_t dk = p.depth, d, lab
+        cdef Py_ssize_t j, s
+        cdef unordered_map[int64_t, int32_t] slots
+        cdef vector[vector[int64_t]] bufs
+        cdef vector[int64_t] keys
+        cdef vector[int64_t]* buf
+        cdef int64_t n_labels = self.label_rank.size()
+        cdef vector[int64_t] unpacked
+        self._extensions(self._occ_list(p.occ_slot, unpacked), self.occ[p.occ_slot].len, dk, slots, bufs, keys)
+        unpacked.clear()
+        unpacked.shrink_to_fit()
+        # order children by code: (depth, label rank)
+        cdef vector[pair[int64_t, int32_t]] order
+        for s in range(keys.size()):
+            d = <int32_t>(keys[s] // n_labels)
+            lab = <int32_t>(keys[s] % n_labels)
+            order.push_back(pair[int64_t, int32_t](d * n_labels + self.label_rank[lab], <int32_t>s))
+        std_sort(order.begin(), order.end())
+        cdef bint keep_occ = p.size + 1 < self.max_pattern_size
+        cdef PNode child
+        cdef int32_t first = self.n_nodes, n_kids = 0
+        cdef int32_t support, first_doc
+        for j in range(order.size()):
+            s = order[j].second
+            buf = &bufs[s]
+            merge_occurrences(buf[0])
+            support = self._support_at_least(buf[0], self.min_support, &first_doc)
+            if support < self._support_needed(p.size + 1):
+                buf.clear()
+                buf.shrink_to_fit()
+                continue
+            child.parent = i
+            child.label = <int32_t>(keys[s] % n_labels)
+            child.depth = <int32_t>(keys[s] // n_labels)
+            child.size = p.size + 1
+            child.first_child = -1
+            child.n_children = 0
+            child.state = UNEXPANDED
+            child.occ_slot = -1
+            self._push(child)
+            if support == 1 and self.single_document_dominance and not self._keep_single(first_doc):
+                self.n_nodes -= 1
+                self.scan.pop_back()
+                buf.clear()
+                buf.shrink_to_fit()
+                continue
+            self._set_docs(self.n_nodes - 1, buf.data(), buf.size())
+            if support < self._support_needed(p.size + 2):
+                self.node(self.n_nodes - 1)[0].state = EXPANDED
+            elif keep_occ and not (support == 1 and self.single_document_dominance):
+                self._hold_occ(self.n_nodes - 1, buf.data(), buf.size())
+            buf.clear()
+            buf.shrink_to_fit()
+            n_kids += 1
+        self._release_occ(i)
+        self._compact_occ()
+        self.node(i)[0].first_child = first
+        self.node(i)[0].n_children = n_kids
+        self.node(i)[0].state = EXPANDED
+        if self.cache_bytes() > self.max_cache_bytes:
+            raise MemoryError(
+                f"The subtree search space needs more than max_cache_mb={self.max_cache_bytes >> 20} MB "
+                f"({self.n_nodes} patterns cached over {self.n_docs} documents). Raise max_cache_mb (if the "
+                f"machine has the memory), lower max_pattern_size (now {self.max_pattern_size}) or raise "
+                f"min_support (now {self.min_support}; 2 or more drops the subtrees of a single document).")
+        return 0
+
+    cdef bint _keep_single(self, int32_t d):
+        """Whether the pattern just pushed, which occurs in document d only, comes before the document's
+        kept one in the tie order (size, then code); if so it becomes the kept one."""
+        cdef Kept* kept = &self.single_keep[d]
+        cdef int32_t new = self.n_nodes - 1, size = self.node(new).size
+        if kept.node >= 0 and (size > kept.size or (size == kept.size and not self._code_precedes(new, kept.node))):
+            return False
+        kept.node = new
+        kept.size = size
+        return True
+
+    cdef bint _code_precedes(self, int32_t a, int32_t b):
+        """Whether pattern a comes before pattern b in the tie order: size ascending, then code ascending.
+
+        Codes are compared from the root, so two patterns of one size are ordered by their first nodes that
+        differ: walking both up in step to the first common parent (or to the roots) finds them.
+        """
+        cdef int32_t sa = self.node(a).size, sb = self.node(b).size, pa, pb
+        if sa != sb:
+            return sa < sb
+        if a == b:
+            return False
+        pa = self.node(a).parent
+        pb = self.node(b).parent
+        while pa != pb:
+            a = pa
+            b = pb
+            pa = self.node(a).parent
+            pb = self.node(b).parent
+        return self._node_code(a) < self._node_code(b)
+
+    cdef int _extensions(self, const int64_t* occ, Py_ssize_t n_occ, int32_t dk, unordered_map[int64_t, int32_t]& slots,
+                         vector[vector[int64_t]]& bufs, vector[int64_t]& keys) except -1:
+        """Every rightmost extension of the occurrences `occ` (distinct nodes, sorted) of a pattern
+        whose rightmost node is at depth dk, added to one buffer per (depth, label) key.
+
+        The children of each rightmost node are listed per occurrence. The later siblings of the
+        rightmost-path node at depth d are swept once per parent for all occurrences under it:
+        each sibling gets the summed multiplicities of the occurrences to its left, so a node
+        with n children costs O(n) per depth, not O(n^2), and no sibling is listed twice.
+        """
+        cdef int64_t n_labels = self.label_rank.size()
+        cdef Py_ssize_t k, g, e, ptr
+        cdef int32_t d, r, c, parent, lab
+        cdef int64_t acc
+        cdef bint ordered
+        cdef vector[int32_t] ancestor
+        cdef vector[pair[int64_t, int64_t]] siblings  # (pack(parent, node), multiplicity)
+        for k in range(n_occ):
+            if k + 8 < n_occ:
+                c = occ_node(occ[k + 8]) + 1
+                if c < self.n_nodes_forest:
+                    prefetch(self.forest + c)
+            r = occ_node(occ[k])
+            c = r + 1 if r + 1 < self.n_nodes_forest and self.parent_of(r + 1) == r else -1
+            while c >= 0:
+                lab = self.forest[c].label
+                if self.label_ok[lab]:
+                    self._add_extension((dk + 1) * n_labels + lab, pack(<int64_t>c, occ_mult(occ[k])), slots, bufs, keys)
+                c = self.next_of(c)
+        if dk == 0 or n_occ == 0:
+            return 0
+        ancestor.resize(n_occ)
+        siblings.resize(n_occ)
+        for k in range(n_occ):
+            ancestor[k] = occ_node(occ[k])
+        for d in range(dk, 0, -1):
+            ordered = True
+            for k in range(n_occ):
+                if d < dk:
+                    ancestor[k] = self.parent_of(ancestor[k])
+                siblings[k].first = pack(self.parent_of(ancestor[k]), ancestor[k])
+                siblings[k].second = occ_mult(occ[k])
+                if k and siblings[k].first < siblings[k - 1].first:
+                    ordered = False
+            if not ordered:
+                std_sort(siblings.begin(), siblings.end())
+            g = 0
+            while g < n_occ:
+                parent = occ_node(siblings[g].first)
+                e = g + 1
+                while e < n_occ and occ_node(siblings[e].first) == parent:
+                    e += 1
+                acc = 0
+                ptr = g
+                c = self.next_of(occ_mult(siblings[g].first))
+                while c >= 0:
+                    while ptr < e and occ_mult(siblings[ptr].first) < c:
+                        acc += siblings[ptr].second
+                        ptr += 1
+                    lab = self.forest[c].label
+                    if self.label_ok[lab]:
+                        self._add_extension(d * n_labels + lab, pack(<int64_t>c, COUNT_CAP if acc > COUNT_CAP else acc),
+                                            slots, bufs, keys)
+                    c = self.next_of(c)
+                g = e
+        return 0
+
+    def expand_all(self) -> int:
+        """Materialize every pattern up to max_pattern_size; return how many there are."""
+        cdef int32_t i = 0
+        while i < <int32_t>self.n_nodes:
+            if (self.node(i)[0].size < self.max_pattern_size and self.node(i)[0].state == UNEXPANDED
+                    and not self._never_extended(i)):
+                self._expand(i)
+            i += 1
+        return self.n_nodes
+
+    def own_root_labels(self, owned) -> int:
+        """Search only the patterns whose root label id has a true entry in `owned`; return how many roots remain.
+
+        The occurrence lists of the other roots are released: their subtrees are never expanded here.
+        """
+        cdef const uint8_t[:] mask = numpy.ascontiguousarray(owned, dtype=numpy.uint8)
+        if mask.shape[0] != self.label_rank.size():
+            raise ValueError(f"owned needs one entry per label id ({self.label_rank.size()}), got {mask.shape[0]}")
+        cdef Py_ssize_t r
+        cdef int32_t i, n_owned = 0
+        self.root_owned.assign(self.roots.size(), 1)
+        for r in range(self.roots.size()):
+            i = self.roots[r]
+            if mask[self.node(i).label]:
+                n_owned += 1
+                continue
+            self.root_owned[r] = 0
+            if self.node(i).state == UNEXPANDED and self.node(i).occ_slot >= 0:
+                self._release_occ(i)
+                self.node(i).state = EXPANDED
+        self._compact_occ()
+        return n_owned
+
+    def pattern_code_key(self, int32_t i):
+        """The tie-order key of pattern i: (size, ((depth, label rank), ...))."""
+        return (self.node(i)[0].size, self._code_key(i))
+
+    cdef tuple _code_key(self, int32_t i):
+        out = []
+        while i >= 0:
+            out.append((self.node(i)[0].depth, self.label_rank[self.node(i)[0].label]))
+            i = self.node(i)[0].parent
+        return tuple(reversed(out))

@@ -1,0 +1,175 @@
+"""Subtree mining for the linear learner: every subtree of the training trees up to a size, as a count matrix.
+
+Several workers mine the subtrees of separate root labels (`backends.assign_root_labels`); their patterns are merged
+back into the one miner's order (`merged_columns`), so the matrix is the same for any number of workers.
+"""
+import os
+from typing import Any, Dict, Optional, Sequence, Tuple
+
+import numpy
+
+from ._merge import copy_columns, fill_merged_shard, merge_levels
+from .classifier import _label_rank
+from .features import PatternCodes, order_by_frequency
+from .tasks import run_tasks
+from .threads import ThreadTeam
+from ..trees.forest import Forest
+
+
+def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include_root_patterns: bool,
+                  max_cache_mb: int, keep_rare_up_to: int = 0, n_workers: int = 1, backend: Optional[str] = None,
+                  ray_address: Optional[str] = None, min_shard_documents: int = 2000,
+                  by_frequency: bool = False) -> Tuple[Any, ...]:
+    """Every subtree of X up to `max_pattern_size` nodes in >= `min_support` documents, and every subtree of
+    at most `keep_rare_up_to` nodes that occurs at all.
+
+    n_workers (int): Workers that mine the subtrees of separate root labels (balanced by
+        occurrences, as boosting splits its search); their patterns are put back in the
+        one miner's order, so the result is the same for any number of workers. The
+        split is by root label, not by document: a document shard cannot tell which of
+        its rare subtrees reach `min_support` overall, so it would have to keep them all.
+    backend (Optional[str]): Where the workers run (see `SubtreeLinearClassifier`).
+    ray_address (Optional[str]): For backend "ray", the cluster.
+    min_shard_documents (int): Use at most one worker per this many documents (a small
+        forest is mined here, faster than workers start).
+    by_frequency (bool): Give the count matrix's columns in `frequency_order` (copied from the
+        miners in that order, once), its counts as the miners' integers (uint8 when every count
+        fits, else int32), and the `inverse` of that order as well.
+    RETURNS (Tuple): The (n_docs, n_subtrees) count matrix (CSC, float64) and each subtree's pattern
+        code, in the miner's order; with `by_frequency` the matrix's columns in frequency order, and
+        `inverse` (the column of each mined subtree).
+    """
+    from scipy.sparse import csc_matrix
+
+    from .backends import assign_root_labels
+
+    rare = min(keep_rare_up_to, max_pattern_size) if min_support > 1 else 0
+    vocab = X.vocab.to_list()
+    settings = dict(max_pattern_size=max_pattern_size, min_support=min_support, rare_up_to=rare,
+                    include_root=include_root_patterns, max_cache_bytes=int(max_cache_mb) << 20)
+    forest = (X.labels, X.parents, X.offsets, _label_rank(vocab))
+    n_workers = min(n_workers, max(1, len(X) // max(1, min_shard_documents)))
+    if n_workers == 1:
+        shards = [_mine_shard(forest, settings, None)]
+    else:
+        owners = assign_root_labels(X.labels, X.parents, len(vocab), n_workers, include_root_patterns)
+        # the last shard sends the roots' documents: first, so that on processes this process mines it
+        done = run_tasks(_Miner, (forest, settings, owners, n_workers), [("mine", s, None) for s in
+                         reversed(range(n_workers))], n_workers, backend, ray_address, "Mining worker", _describe)
+        shards = [done[("mine", s, None)] for s in range(n_workers)]
+    places, table = merged_columns(shards)
+    parent, depth, label, size = table
+    codes = PatternCodes.from_tree(parent, depth, label, size, vocab)
+    order, inverse = order_by_frequency(places[2]) if by_frequency else (numpy.arange(len(codes)), None)
+    dtype: Any = numpy.float64
+    if by_frequency:
+        dtype = numpy.uint8 if all(s["matrix"][2].dtype == numpy.uint8 for s in shards) else numpy.int32
+    matrix = csc_matrix(gather_columns(shards, places, order, min(n_workers, os.cpu_count() or 1), dtype)[::-1],
+                        shape=(len(X), len(codes)))
+    return (matrix, codes) if inverse is None else (matrix, codes, inverse)
+
+
+def _mine_shard(forest: Tuple[numpy.ndarray, ...], settings: Dict[str, Any], owned: Optional[numpy.ndarray],
+                with_roots: bool = True) -> Dict[str, Any]:
+    """Every pattern of the root labels `owned` (None: of all), as `merged_columns` takes it; the roots' documents
+    only `with_roots` (every shard holds them; one sends them), counts narrowed to bytes when they fit."""
+    from ._extension import PatternCache
+
+    space = PatternCache(*forest, **settings)
+    if owned is not None:
+        space.own_root_labels(owned)
+    space.expand_all()
+    (indptr, docs, counts), table = space.pattern_matrix(), space.pattern_table()
+    del space
+    n_roots = int(numpy.count_nonzero(table[0] < 0))
+    if owned is not None and not with_roots:
+        end = int(indptr[n_roots])
+        indptr = numpy.concatenate([numpy.zeros(n_roots + 1, dtype=indptr.dtype), indptr[n_roots + 1:] - end])
+        docs, counts = docs[end:], counts[end:]
+    if len(counts) and int(counts.max()) < 256:
+        counts = counts.astype(numpy.uint8)
+    return {"matrix": (indptr, docs, counts), "table": table, "n_roots": n_roots, "with_roots": with_roots}
+
+
+def merged_columns(shards: Sequence[Dict[str, Any]]) -> Tuple[Tuple[numpy.ndarray, ...], Tuple[numpy.ndarray, ...]]:
+    """Where each pattern of the one-miner order lies among the shards, and the merged pattern table.
+
+    Every miner holds every root (single-node pattern) first, in the same order, and extends
+    patterns level by level: the patterns of n + 1 nodes follow those of n nodes, ordered by
+    their parent's place, siblings in the order of their miner. Each parent lives in one
+    miner, so the same rule orders the union (`merge_levels`, a k-way merge per level).
+
+    shards (Sequence[Dict[str, Any]]): `_mine_shard`'s results, one of them with the roots' documents.
+    RETURNS (Tuple[Tuple[numpy.ndarray, ...], Tuple[numpy.ndarray, ...]]): Per merged pattern, the shard that holds
+        its documents, where they start in that shard's arrays and how many there are (for `gather_columns`); and
+        the table (parent, depth, label, size).
+    """
+    if len(shards) == 1:
+        indptr = shards[0]["matrix"][0]
+        return (numpy.zeros(len(indptr) - 1, dtype=numpy.int64), indptr[:-1].astype(numpy.int64),
+                numpy.diff(indptr).astype(numpy.int64)), shards[0]["table"]
+    R = shards[0]["n_roots"]
+    with_roots = next(k for k, s in enumerate(shards) if s["with_roots"])
+    tables = [s["table"] for s in shards]
+    indptrs = [numpy.ascontiguousarray(s["matrix"][0], dtype=numpy.int64) for s in shards]
+    base = numpy.zeros(len(shards) + 1, dtype=numpy.int64)
+    numpy.cumsum([len(t[0]) - R for t in tables], out=base[1:])
+    # the parents and sizes of the patterns beyond the roots of every shard, one after the other: shard k's from base[k]
+    parents, sizes = (numpy.concatenate([t[c][R:] for t in tables]).astype(numpy.int32, copy=False) for c in (0, 3))
+    position, owner, merged_parent = merge_levels(parents, sizes, base, R)
+    del parents, sizes
+    total = R + int(base[-1])
+    table = tuple(numpy.empty(total, dtype=numpy.int32) for _ in range(4))
+    places = tuple(numpy.empty(total, dtype=numpy.int64) for _ in range(3))
+    for c in range(4):
+        table[c][:R] = tables[0][c][:R]
+    table[0][R:] = merged_parent
+    del merged_parent
+    roots = indptrs[with_roots][: R + 1]
+    places[0][:R] = with_roots
+    places[0][R:] = owner
+    places[1][:R] = roots[:-1]
+    places[2][:R] = numpy.diff(roots)
+    for k, t in enumerate(tables):
+        depth, label, size = (numpy.ascontiguousarray(t[c], dtype=numpy.int32) for c in (1, 2, 3))
+        fill_merged_shard(owner, position, int(base[k]), k, R, depth, label, size, indptrs[k], table[1], table[2],
+                          table[3], places[1], places[2])
+    return places, table
+
+
+def gather_columns(shards: Sequence[Dict[str, Any]], places: Tuple[numpy.ndarray, ...], order: numpy.ndarray,
+                   threads: int = 1, dtype: Any = numpy.float64) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+    """The CSC arrays (indptr, docs, counts of `dtype`: float64, int32, or uint8 from uint8 shards) of the merged
+    patterns `order` (`merged_columns`' places), copied from the shards by `copy_columns`, a shard at a time on
+    `threads` threads."""
+    owner, starts, lengths = places
+    order = numpy.ascontiguousarray(order, dtype=numpy.int64)
+    indptr = numpy.zeros(len(order) + 1, dtype=numpy.int64)
+    numpy.cumsum(lengths[order], out=indptr[1:])
+    docs = numpy.empty(int(indptr[-1]), dtype=numpy.int32)
+    counts = numpy.empty(int(indptr[-1]), dtype=dtype)
+
+    def copy(k: int) -> None:
+        copy_columns(order, owner, k, starts, lengths, indptr, shards[k]["matrix"][1], shards[k]["matrix"][2], docs,
+                     counts)
+
+    with ThreadTeam(threads) as team:
+        team.map(copy, range(len(shards)))
+    return indptr, docs, counts
+
+
+class _Miner:
+    """A worker of the mining tasks ("mine", s, None): the patterns of the root labels that shard s `owners`; the
+    last shard sends the roots' documents."""
+
+    def __init__(self, forest: Tuple[numpy.ndarray, ...], settings: Dict[str, Any], owners: numpy.ndarray,
+                 n_shards: int, threads: Any = 1) -> None:
+        self.forest, self.settings, self.owners, self.n_shards = forest, settings, owners, n_shards
+
+    def run(self, task: Tuple[Any, ...]) -> Dict[str, Any]:
+        return _mine_shard(self.forest, self.settings, self.owners == task[1], task[1] == self.n_shards - 1)
+
+
+
+def _describe(task: Any) -> str:
+    return f"while mining shard {task[1]}"

@@ -1,0 +1,6 @@
+from typing import Tuple
+
+import numpy
+
+def preorder_depths(parents: numpy.ndarray) -> numpy.ndarray: ...
+def dependency_preorder(heads: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]: ...
