@@ -15,6 +15,8 @@ Then, in turn and `--repeats` times, one child process per solve:
 
 - `solve tron`: the learner's trust-region Newton method (`solver.tron` on `solver.Newton` over
   `products.newton_blocks`, BLAS limited to one thread as the learner does), at each of `--threads`;
+- `solve tron-numpy-cg`: the same with the conjugate gradients' vector operations in numpy (`numpy_pcg`), to
+  weigh the compiled CG kernels;
 - `solve liblinear`: LIBLINEAR (PyPI `liblinear-official`), `-s 0 -B 1 -R` (L2 logistic regression, a bias
   feature of value 1 that is not regularized), its `-c` the same C: LIBLINEAR's objective is C times the learner's;
 - `solve load`: reading the matrix alone, the floor under both.
@@ -26,6 +28,7 @@ tol (l / min(pos, neg)) |g(x_0)| / |g(0)| (`liblinear_eps`), the same gradient n
 objective (`objective`) at every solution and at a reference solve at tolerance 1e-9, and the relative gaps.
 """
 import argparse
+import hashlib
 import itertools
 import json
 import math
@@ -42,7 +45,7 @@ from bench.harness import ROOT, command_output, machine_facts, markdown_table, m
 GEN = ROOT.parent / "shared" / "bench" / "gen_synth_trees.py"
 WORDS60 = ["--words", "20", "--sents", "3"]
 REFERENCE_TOL = 1e-9
-SOLVERS = ("tron", "liblinear", "load")
+SOLVERS = ("tron", "tron-numpy-cg", "liblinear", "load")
 
 
 def log(msg: str) -> None:
@@ -134,7 +137,7 @@ def solve_tron(X: Any, y: numpy.ndarray, C: float, tol: float, threads: int = 1,
             counts["hessian_products"] += 1
             return hessp(v)
 
-        problem.preconditioner, problem.hessp = counted_preconditioner, counted_hessp  # type: ignore[method-assign]
+        problem.preconditioner, problem.hessp = counted_preconditioner, counted_hessp
         info.update(setup_cpu=time.process_time() - cpu, setup_wall=time.perf_counter() - wall)
         cpu, wall = time.process_time(), time.perf_counter()
         try:
@@ -144,6 +147,39 @@ def solve_tron(X: Any, y: numpy.ndarray, C: float, tol: float, threads: int = 1,
                 problem.team.close()
         info.update(solve_cpu=time.process_time() - cpu, solve_wall=time.perf_counter() - wall, **counts)
     return x[:-1], float(x[-1]), info
+
+
+def numpy_pcg(hessp: Any, g: numpy.ndarray, M: numpy.ndarray, delta: float,
+              team: Any = None) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """`solver.pcg`'s conjugate gradients with numpy's vector operations (BLAS dot products) instead of the
+    compiled kernels over fixed pieces: the same steps, sums in another order."""
+    s = numpy.zeros_like(g)
+    r = -g
+    z = r / M
+    d = z.copy()
+    zr = float(z @ r)
+    tol = 0.1 * math.sqrt(zr)
+    for _ in range(len(g)):
+        if math.sqrt(max(zr, 0.0)) <= tol:
+            break
+        Hd = hessp(d)
+        alpha = zr / float(d @ Hd)
+        s += alpha * d
+        if math.sqrt(float(s @ (M * s))) > delta:
+            s -= alpha * d
+            sMd, sMs, dMd = float(s @ (M * d)), float(s @ (M * s)), float(d @ (M * d))
+            rad = math.sqrt(max(sMd * sMd + dMd * (delta * delta - sMs), 0.0))
+            alpha = (delta * delta - sMs) / (sMd + rad) if sMd >= 0 else (rad - sMd) / dMd
+            s += alpha * d
+            r -= alpha * Hd
+            break
+        r -= alpha * Hd
+        numpy.divide(r, M, out=z)
+        zr_new = float(z @ r)
+        d *= zr_new / zr
+        d += z
+        zr = zr_new
+    return s, r
 
 
 def solve_liblinear(X: Any, y: numpy.ndarray, C: float, eps: float) -> Tuple[numpy.ndarray, float, Dict[str, Any]]:
@@ -179,7 +215,7 @@ def child_solve(args: argparse.Namespace) -> None:
     of its solve."""
     import resource
 
-    if args.solver == "tron":
+    if args.solver.startswith("tron"):
         import scipy.optimize  # noqa: F401  (`one_blas_thread` loads it)
         import threadpoolctl  # noqa: F401
 
@@ -193,6 +229,11 @@ def child_solve(args: argparse.Namespace) -> None:
     if args.solver == "load":
         w, c, info = numpy.zeros(0), 0.0, {}
     elif args.solver == "tron":
+        w, c, info = solve_tron(X, y, args.C, args.tol, args.threads)
+    elif args.solver == "tron-numpy-cg":
+        from spacy_treeboost.learning import solver
+
+        solver.pcg = numpy_pcg
         w, c, info = solve_tron(X, y, args.C, args.tol, args.threads)
     else:
         w, c, info = solve_liblinear(X, y, args.C, args.eps)
@@ -219,8 +260,9 @@ def child_evaluate(args: argparse.Namespace) -> None:
         with numpy.load(path) as f:
             value = objective(X, y, f["w"], float(f["c"]), args.C)
             gnorm = float(numpy.linalg.norm(gradient(X, y, f["w"], float(f["c"]), args.C)))
+            digest = hashlib.sha256(f["w"].tobytes() + f["c"].tobytes()).hexdigest()[:16]
         out["solutions"][Path(path).name] = {"objective": value, "gap": (value - out["reference"]) / out["reference"],
-                                             "gradient_norm": gnorm}
+                                             "gradient_norm": gnorm, "sha256": digest}
     print(json.dumps(out))
 
 
@@ -251,11 +293,11 @@ def run_size(args: argparse.Namespace, corpus: Path, n: int) -> Dict[str, Any]:
     eps = json.loads(run_child([*py, "evaluate", "--matrix", matrix, "--C", repr(args.C), "--tol", repr(args.tol)],
                                timeout=args.timeout).check(f"evaluate {n}").stdout)["eps"]
     result["eps"] = eps
-    configs = [("load", 1)] + [("tron", t) for t in args.threads] + [("liblinear", 1)]
+    configs = [("load", 1)] + [("tron", t) for t in args.threads] + [("tron-numpy-cg", 1), ("liblinear", 1)]
     runs: Dict[str, List[Dict[str, Any]]] = {}
     for r in range(args.repeats):
         for solver, threads in configs:
-            name = solver if solver != "tron" else f"tron{threads}"
+            name = f"tron{threads}" if solver == "tron" else solver
             out = work / f"{name}.npz"
             run = run_child([*py, "solve", solver, "--matrix", matrix, "--C", repr(args.C), "--tol", repr(args.tol),
                              "--eps", repr(eps), "--threads", str(threads), "--out", out],
@@ -274,6 +316,20 @@ def run_size(args: argparse.Namespace, corpus: Path, n: int) -> Dict[str, Any]:
                                                 repr(args.tol), "--solutions", *solutions],
                                                timeout=args.timeout).check(f"evaluate {n}").stdout)
     return result
+
+
+LABELS = {"load": ("load (reads the matrix only)", "1"), "tron1": ("tron", "1"), "tron2": ("tron", "2"),
+          "tron-numpy-cg": ("tron, numpy CG vectors", "1"), "liblinear": ("LIBLINEAR", "1")}
+
+
+def label(name: str) -> Tuple[str, str]:
+    """The solver and threads of a row's name."""
+    return LABELS.get(name, (name, "1"))
+
+
+def same_bits(result: Dict[str, Any]) -> bool:
+    digests = {v["sha256"] for k, v in result["objective"]["solutions"].items() if k in ("tron1.npz", "tron2.npz")}
+    return len(digests) == 1
 
 
 def render(report: Dict[str, Any]) -> str:
@@ -299,7 +355,7 @@ def render(report: Dict[str, Any]) -> str:
     for r in report["results"]:
         shape = f"{r['shape'][0]:,} × {r['shape'][1]:,}, {r['nnz']:,}"
         for name, m in r["medians"].items():
-            solver, threads = ("tron", name[4:]) if name.startswith("tron") else (name, "1")
+            solver, threads = label(name)
             sol = r["objective"]["solutions"].get(f"{name}.npz", {})
             rows.append([f"{r['n']:,}", shape, solver, threads, f"{m.get('solve_cpu', 0):.2f}",
                          f"{m.get('solve_wall', 0):.2f}", f"{m.get('setup_cpu', 0):.2f}", f"{m['cpu_seconds']:.2f}",
@@ -320,12 +376,14 @@ def render(report: Dict[str, Any]) -> str:
             continue
         for name in (k for k in med if k.startswith("tron")):
             m = med[name]
-            ratio_rows.append([f"{r['n']:,}", name[4:], f"{m['solve_cpu'] / lib['solve_cpu']:.2f}",
+            ratio_rows.append([f"{r['n']:,}", *label(name), f"{m['solve_cpu'] / lib['solve_cpu']:.2f}",
                                f"{(m['cpu_seconds'] - m['imports_cpu']) / (lib['cpu_seconds'] - lib['imports_cpu']):.2f}",
                                f"{m['solve_wall'] / lib['solve_wall']:.2f}", f"{m['peak_rss_mb'] / lib['peak_rss_mb']:.2f}",
                                f"{r['eps']:.4g}"])
-    lines += markdown_table(["n", "threads", "solve CPU", "whole CPU − imports", "solve wall", "peak RSS",
-                             "LIBLINEAR -e"], ratio_rows, "rrrrrrr")
+    lines += markdown_table(["n", "solver", "threads", "solve CPU", "whole CPU − imports", "solve wall", "peak RSS",
+                             "LIBLINEAR -e"], ratio_rows, "rlrrrrrr")
+    lines += ["", "The learner's solver gives the same bits on 1 and 2 threads (SHA-256 of the weights and intercept): "
+              + ", ".join(f"{r['n']:,}: " + ("yes" if same_bits(r) else "no") for r in report["results"]) + "."]
     return "\n".join(lines) + "\n"
 
 
