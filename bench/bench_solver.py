@@ -16,7 +16,9 @@ Then, in turn and `--repeats` times, one child process per solve:
 - `solve tron`: the learner's trust-region Newton method (`solver.tron` on `solver.Newton` over
   `products.newton_blocks`, BLAS limited to one thread as the learner does), at each of `--threads`;
 - `solve tron-numpy-cg`: the same with the conjugate gradients' vector operations in numpy (`numpy_pcg`), to
-  weigh the compiled CG kernels;
+  weigh the compiled CG kernels; and `solve tron-scipy-products` (a matrix of `products.BLOCK_NNZ` nonzeros or
+  more) or `tron-column-blocks` (a smaller one): the other kind of products, scipy's or `products.ColumnBlocks`
+  with its compiled kernels, to weigh those;
 - `solve liblinear`: LIBLINEAR (PyPI `liblinear-official`), `-s 0 -B 1 -R` (L2 logistic regression, a bias
   feature of value 1 that is not regularized), its `-c` the same C: LIBLINEAR's objective is C times the learner's;
 - `solve load`: reading the matrix alone, the floor under both.
@@ -45,7 +47,7 @@ from bench.harness import ROOT, command_output, machine_facts, markdown_table, m
 GEN = ROOT.parent / "shared" / "bench" / "gen_synth_trees.py"
 WORDS60 = ["--words", "20", "--sents", "3"]
 REFERENCE_TOL = 1e-9
-SOLVERS = ("tron", "tron-numpy-cg", "liblinear", "load")
+SOLVERS = ("tron", "tron-numpy-cg", "tron-scipy-products", "tron-column-blocks", "liblinear", "load")
 
 
 def log(msg: str) -> None:
@@ -230,10 +232,13 @@ def child_solve(args: argparse.Namespace) -> None:
         w, c, info = numpy.zeros(0), 0.0, {}
     elif args.solver == "tron":
         w, c, info = solve_tron(X, y, args.C, args.tol, args.threads)
-    elif args.solver == "tron-numpy-cg":
-        from spacy_treeboost.learning import solver
+    elif args.solver.startswith("tron-"):
+        from spacy_treeboost.learning import products, solver
 
-        solver.pcg = numpy_pcg
+        if args.solver == "tron-numpy-cg":
+            solver.pcg = numpy_pcg
+        else:
+            products.BLOCK_NNZ = 0 if args.solver == "tron-column-blocks" else 1 << 62
         w, c, info = solve_tron(X, y, args.C, args.tol, args.threads)
     else:
         w, c, info = solve_liblinear(X, y, args.C, args.eps)
@@ -252,10 +257,15 @@ def child_prepare(args: argparse.Namespace) -> None:
 
 def child_evaluate(args: argparse.Namespace) -> None:
     """`evaluate`: the objective at each solution and at a tight reference solve, and LIBLINEAR's eps."""
+    from spacy_treeboost.learning.products import BLOCK_NNZ
+
     X, y = load_matrix(args.matrix)
+    out: Dict[str, Any] = {"eps": liblinear_eps(X, y, args.C, args.tol), "block_nnz": BLOCK_NNZ, "solutions": {}}
+    if not args.solutions:
+        print(json.dumps(out))
+        return
     w_ref, c_ref, ref = solve_tron(X, y, args.C, REFERENCE_TOL, 1)
-    out: Dict[str, Any] = {"reference": objective(X, y, w_ref, c_ref, args.C), "reference_info": ref,
-                           "eps": liblinear_eps(X, y, args.C, args.tol), "solutions": {}}
+    out.update(reference=objective(X, y, w_ref, c_ref, args.C), reference_info=ref)
     for path in args.solutions:
         with numpy.load(path) as f:
             value = objective(X, y, f["w"], float(f["c"]), args.C)
@@ -290,10 +300,11 @@ def run_size(args: argparse.Namespace, corpus: Path, n: int) -> Dict[str, Any]:
     with numpy.load(matrix) as f:
         result.update(shape=[int(v) for v in f["shape"]], nnz=int(len(f["indices"])),
                       positive=int((f["y"] > 0).sum()))
-    eps = json.loads(run_child([*py, "evaluate", "--matrix", matrix, "--C", repr(args.C), "--tol", repr(args.tol)],
-                               timeout=args.timeout).check(f"evaluate {n}").stdout)["eps"]
-    result["eps"] = eps
-    configs = [("load", 1)] + [("tron", t) for t in args.threads] + [("tron-numpy-cg", 1), ("liblinear", 1)]
+    start = json.loads(run_child([*py, "evaluate", "--matrix", matrix, "--C", repr(args.C), "--tol", repr(args.tol)],
+                                 timeout=args.timeout).check(f"evaluate {n}").stdout)
+    eps = result["eps"] = start["eps"]
+    other = "tron-scipy-products" if result["nnz"] >= start["block_nnz"] else "tron-column-blocks"
+    configs = [("load", 1)] + [("tron", t) for t in args.threads] + [("tron-numpy-cg", 1), (other, 1), ("liblinear", 1)]
     runs: Dict[str, List[Dict[str, Any]]] = {}
     for r in range(args.repeats):
         for solver, threads in configs:
@@ -319,7 +330,8 @@ def run_size(args: argparse.Namespace, corpus: Path, n: int) -> Dict[str, Any]:
 
 
 LABELS = {"load": ("load (reads the matrix only)", "1"), "tron1": ("tron", "1"), "tron2": ("tron", "2"),
-          "tron-numpy-cg": ("tron, numpy CG vectors", "1"), "liblinear": ("LIBLINEAR", "1")}
+          "tron-numpy-cg": ("tron, numpy CG vectors", "1"), "tron-scipy-products": ("tron, scipy products", "1"),
+          "tron-column-blocks": ("tron, column blocks", "1"), "liblinear": ("LIBLINEAR", "1")}
 
 
 def label(name: str) -> Tuple[str, str]:
