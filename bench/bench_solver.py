@@ -288,7 +288,7 @@ def prepare_corpus(data_dir: Path, n_max: int) -> Path:
 
 def run_size(args: argparse.Namespace, corpus: Path, n: int) -> Dict[str, Any]:
     py = [sys.executable, "-m", "bench.bench_solver"]
-    work = args.data_dir / f"{args.features}_{n}"
+    work = args.data_dir / f"{args.features}_{n}_of_{corpus.parent.name}"
     work.mkdir(parents=True, exist_ok=True)
     matrix = work / "matrix.npz"
     result: Dict[str, Any] = {"n": n}
@@ -398,7 +398,7 @@ def conclusion(report: Dict[str, Any]) -> List[str]:
              all(ratio(r, n) < 1.0 for r, n in other if n == "tron-column-blocks") else "keep above `BLOCK_NNZ`"],
             ["`solver.pcg`'s CG kernels (`dot_range`, `cg_*_range`) and `products.Pieces`",
              f"numpy vector operations: {cg} at {sizes}",
-             f"keep: {100 * (cg_big - 1):.0f} % of the solve at {big['n'] // 1000}k" if cg_big >= 1.05 else
+             f"keep: numpy's cost {100 * (cg_big - 1):.0f} % more at {big['n'] // 1000}k" if cg_big >= 1.05 else
              "replace by numpy's vector operations (one thread: the same bits for any number of threads)"]]
     return lines + markdown_table(["piece", "measured", "recommendation"], rows)
 
@@ -510,6 +510,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         "settings": {"C": args.C, "tol": args.tol, "features": args.features, "repeats": args.repeats,
                      "threads": args.threads}, "load": [f"{os.getloadavg()[0]:.1f}", None], "results": []}
     args.data_dir.mkdir(parents=True, exist_ok=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     corpus = prepare_corpus(args.data_dir, max(args.sizes))
     for n in sorted(args.sizes):
         report["results"].append(run_size(args, corpus, n))
