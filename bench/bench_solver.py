@@ -260,7 +260,8 @@ def child_evaluate(args: argparse.Namespace) -> None:
     from spacy_treeboost.learning.products import BLOCK_NNZ
 
     X, y = load_matrix(args.matrix)
-    out: Dict[str, Any] = {"eps": liblinear_eps(X, y, args.C, args.tol), "block_nnz": BLOCK_NNZ, "solutions": {}}
+    out: Dict[str, Any] = {"shape": list(X.shape), "nnz": int(X.nnz), "positive": int((y > 0).sum()),
+                           "eps": liblinear_eps(X, y, args.C, args.tol), "block_nnz": BLOCK_NNZ, "solutions": {}}
     if not args.solutions:
         print(json.dumps(out))
         return
@@ -297,11 +298,9 @@ def run_size(args: argparse.Namespace, corpus: Path, n: int) -> Dict[str, Any]:
         run = run_child([*py, "prepare", "--corpus", corpus, "--n", str(n), "--features", args.features,
                          "--out", matrix], timeout=args.timeout).check(f"prepare {n}")
         result["prepare"] = {"cpu_seconds": run.cpu_seconds, "peak_rss_mb": run.peak_rss_mb}
-    with numpy.load(matrix) as f:
-        result.update(shape=[int(v) for v in f["shape"]], nnz=int(len(f["indices"])),
-                      positive=int((f["y"] > 0).sum()))
     start = json.loads(run_child([*py, "evaluate", "--matrix", matrix, "--C", repr(args.C), "--tol", repr(args.tol)],
                                  timeout=args.timeout).check(f"evaluate {n}").stdout)
+    result.update(shape=start["shape"], nnz=start["nnz"], positive=start["positive"])
     eps = result["eps"] = start["eps"]
     other = "tron-scipy-products" if result["nnz"] >= start["block_nnz"] else "tron-column-blocks"
     configs = [("load", 1)] + [("tron", t) for t in args.threads] + [("tron-numpy-cg", 1), (other, 1), ("liblinear", 1)]
