@@ -20,7 +20,7 @@ from clone_env import fresh_clone, installed_env
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-PAGES = ["docs/training.md", "docs/parser.md", "docs/cli.md", "docs/nmtf.md", "docs/scale_out.md", "docs/shipping.md"]
+PAGES = ["docs/training.md", "docs/parser.md", "docs/cli.md", "docs/nmtf.md", "docs/scale_out.md"]  # docs/shipping.md: tests/test_shipping.py
 NOT_RUN = ("pip install ", "pip wheel ", "python -m spacy download ", "python -m pytest")
 CHECKS: Dict[str, List[str]] = {
     "python -m spacy train configs/nmtf_sentiment.cfg ": [r"✔ Saved pipeline to output directory", r"LOSS NMTF_\.\.\. "],
@@ -28,7 +28,6 @@ CHECKS: Dict[str, List[str]] = {
     "python -m spacy debug config ": [r"Config is valid"],
     "python -m spacy evaluate ": [r"TEXTCAT \(macro F\)\s+\d+\.\d\d", r"NEG", r"POS"],
     "python -m spacy init config ": [r"✔ Saved config"],
-    "python -m spacy package ": [r"✔ Successfully created binary wheel"],
     "python -m spacy_treeboost convert ": [r"wrote \d+ docs -> "],
     "python -m spacy_treeboost init-config ": [r"wrote the config -> "],
     "python -m spacy_treeboost learn ": [r"learned \d+ rounds, \d+ distinct subtrees"],
@@ -36,7 +35,6 @@ CHECKS: Dict[str, List[str]] = {
         r"learned \d+ rules over \d+ distinct subtrees with TreeBoostClassifier"],
     "python -m spacy_treeboost classify ": [r"accuracy 1\.0000 \(2/2\)"],
     "python -m spacy_treeboost rules ": [r"# \+1: \d+ rules", r"present →"],
-    "mkdir -p packages && python -m spacy package ": [r"✔ Successfully created binary wheel"],
 }
 
 
@@ -103,12 +101,10 @@ def test_every_readme_command_runs_and_prints_what_the_readme_shows(tmp_path):
             assert "".join(outputs) == expected, body
     assert (clone / "training" / "chain" / "model-best").is_dir()
     assert (clone / "predictions.txt").read_text().splitlines()[0].startswith("+1 ")
-    assert list((clone / "packages").glob("*/dist/*.whl"))
     reference = spacy.load(clone / "training" / "dep_reference" / "model-best")
     assert reference.get_pipe("treeboost_textcat").cfg["parse_source"] == "reference"
     lemma = spacy.load(clone / "training" / "lemma" / "model-best")
     assert "|VERB" in lemma.get_pipe("treeboost_textcat").rules_listing()
     assert skipped == ["pip install -e \".[test]\"", "pip install -e \".[test]\"", "python -m pytest", "python -m pytest",
-                       "python -m pytest -m slow", "python -m spacy download en_core_web_sm",
-                       "pip wheel . --no-deps -w wheels"]
+                       "python -m pytest -m slow", "python -m spacy download en_core_web_sm"]
     assert len(ran) >= 20
