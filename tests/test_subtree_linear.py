@@ -252,9 +252,9 @@ def test_rare_small_subtrees_are_kept_and_larger_ones_need_min_support(data, k, 
 
 @pytest.mark.determinism
 @pytest.mark.slow
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(forests(st, min_docs=6), st.integers(0, 10**6), st.sampled_from([1.0, None]), st.booleans(),
-       st.sampled_from([None, 0.5]), st.sampled_from(["nb", "presence", "auto"]), st.sampled_from([2, 3, 40]),
+       st.sampled_from([None, 0.5]), st.sampled_from(["nb", "presence", "auto"]), st.sampled_from([2, 3]),
        st.booleans())
 def test_any_number_of_workers_gives_the_same_model(data, seed, C, calibrate, beta, features, workers, multi):
     f = Forest.from_trees(data[0])
@@ -281,8 +281,9 @@ def test_execution_settings_are_checked():
 
 @pytest.mark.determinism
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", [0, 1])
-def test_ray_actors_fit_the_same_model_file_as_one_worker(seed, ray_session):
+def test_ray_actors_fit_the_same_model_file_as_one_worker(ray_session):
+    """On Ray actors, as on processes: the scheduling itself is tested in this process (tests/test_tasks.py)."""
+    seed = 0
     from spacy_treeboost.learning.classifier_files import classifier_to_bytes
 
     trees, _ = random_trees(seed, min_docs=30, max_docs=30, max_labels=6)
@@ -292,7 +293,7 @@ def test_ray_actors_fit_the_same_model_file_as_one_worker(seed, ray_session):
     for opts in (dict(C=None, Cs=[0.3, 3.0]), dict(C=1.0, nb_beta=None)):
         opts.update(max_pattern_size=2, min_support=1, cv=2)
         one = classifier_to_bytes(SubtreeLinearClassifier(**opts).fit(f, y))
-        for workers in (2, 3, 40):
+        for workers in (2, 3):
             many = SubtreeLinearClassifier(**opts, n_workers=workers, backend="ray").fit(f, y)
             assert classifier_to_bytes(many) == one
 
