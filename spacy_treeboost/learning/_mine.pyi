@@ -43,7 +43,7 @@ class SearchSpace:
     def prepare(self, weights: numpy.ndarray, y: numpy.ndarray, criterion: str = ...) -> None: ...
     def best_rule(
         self,
-        weights: numpy.ndarray,
+        weights: Optional[numpy.ndarray],
         y: numpy.ndarray,
         criterion: str = ...,
         presence: bool = ...,

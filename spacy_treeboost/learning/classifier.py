@@ -61,12 +61,17 @@ class RuleClassifier(Validated):
     and `rules_` in `fit`. Parameters are the keyword arguments of `__init__`.
     """
 
-    positive_class: Optional[Any] = None
     _estimator_type = "classifier"
     classes_: List[Any]
     multilabel_: bool
     heads_: List[Any]
     rules_: RuleSet
+
+    @property
+    def positive_class(self) -> Optional[Any]:
+        """For two classes, the one whose margin is positive; None chooses it from the classes. Learners with a
+        `positive_class` setting replace this with the setting; the others take their booster's."""
+        return None
 
     def __sklearn_tags__(self) -> Any:
         """scikit-learn's tags (called by scikit-learn only): a classifier of forests, not of arrays."""
@@ -84,6 +89,11 @@ class RuleClassifier(Validated):
             if c is True or (not isinstance(c, bool) and str(c) in BINARY_POSITIVE):
                 return c
         return classes[1]
+
+    def fit(self, X: Forest, y: Sequence[Any]) -> "RuleClassifier":
+        """Learn the rules of X's documents and their classes y (one class per document, or a collection of
+        classes per document for multi-label data). RETURNS: self."""
+        raise NotImplementedError
 
     def is_fitted(self) -> bool:
         """RETURNS (bool): Whether the classifier holds fitted rules (after `fit`, or loaded from a file)."""

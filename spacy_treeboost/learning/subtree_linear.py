@@ -311,6 +311,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         starts a local Ray (or uses RAY_ADDRESS / a running connection).
     """
 
+    positive_class: Optional[Any] = None
     _parameter_constraints = {
         "max_rules": rule(Interval("int", 1, None), None, hint=(
             "use a whole number of rules >= 1, or None to keep every subtree")),
