@@ -43,7 +43,7 @@ def _check_output(output: Path, *inputs: Any) -> None:
 
 def _pipeline_input(pipeline: Optional[str]) -> Optional[Path]:
     """The directory a pipeline named on the command line is read from, if any."""
-    from .streaming import pipeline_source
+    from .datasets.convert import pipeline_source
 
     return None if pipeline is None else pipeline_source(pipeline)
 
@@ -436,7 +436,7 @@ def apply(
 
 
 def _load_pipeline(pipeline: str) -> Any:
-    from .streaming import load_pipeline
+    from .datasets.convert import load_pipeline
 
     try:
         return load_pipeline(pipeline)

@@ -4,7 +4,7 @@ Two exclusive classes make one head (the positive class's margin); more make
 one head per class (one-vs-rest), as do multi-label targets. Probabilities are
 sigmoid(2F) per head, or softmax(2F) over exclusive classes.
 """
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
@@ -146,3 +146,11 @@ def margins_to_proba(F: numpy.ndarray, classes: Sequence[Any], positive: Any, *,
         return 1.0 / (1.0 + numpy.exp(-2.0 * F))
     e = numpy.exp(2.0 * (F - F.max(axis=1, keepdims=True)))
     return e / e.sum(axis=1, keepdims=True)
+
+
+def cats_from_margins(margins: numpy.ndarray, learner: RuleClassifier, labels: Sequence[str]) -> List[Dict[str, float]]:
+    """Each doc's `cats`: every label's probability from the learner's margins (0 for a label it does not score)."""
+    F = margins[:, 0] if margins.shape[1] == 1 and not learner.multilabel_ else margins
+    proba = margins_to_proba(F, learner.classes_, learner.heads_[0].name, multilabel=learner.multilabel_)
+    cols = {str(c): j for j, c in enumerate(learner.classes_)}
+    return [{l: float(row[cols[l]]) if l in cols else 0.0 for l in labels} for row in proba]

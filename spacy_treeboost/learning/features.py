@@ -7,7 +7,7 @@ import numpy
 
 from . import products
 from ._sparse import divide_by_rows, order_by_count, pattern_codes, scale_columns_and_norms, take_columns
-from .threads import ThreadTeam
+from ..threads import ThreadTeam
 
 if TYPE_CHECKING:
     import scipy.sparse as sp

@@ -59,7 +59,7 @@ from .selection import (DEFAULT_CS, SOLVER_CONSTRAINTS, HeadFit, Path, all_candi
 from .solver import one_blas_thread
 from ..models.rules import RuleSet
 from .tasks import run_tasks
-from .threads import ThreadTeam
+from ..threads import ThreadTeam
 from ..exceptions import InvalidSettingError
 from ..params import Boolean, Interval, Options, Text, rule
 from ..trees.forest import DEPENDENCY_VIEW_PREFIX, Forest

@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, Hashable, List, Optional, Sequence, Tupl
 
 import numpy
 
-from .threads import Threads
+from ..threads import Threads
 
 BACKENDS = ("local", "processes", "ray")
 # (callable, args, kwargs) of a worker's object; a function of the worker's index and whether it is forked

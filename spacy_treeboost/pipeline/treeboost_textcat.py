@@ -23,7 +23,7 @@ from spacy.vocab import Vocab
 from ..files import COMPONENT_MODEL_FORMAT, COMPONENT_MODEL_VERSION, seal, settings_digest
 from ..files import unseal_component_model
 from ..learning.classifier_files import classifier_from_dict, classifier_to_dict
-from ..learning.classifier import RuleClassifier
+from ..learning.classifier import RuleClassifier, cats_from_margins
 from ..learning.learner import TreeBoostClassifier
 from ..learning.subtree_linear import SubtreeLinearClassifier
 from ..models.rules import ModelFormatError
@@ -34,7 +34,7 @@ from ..config_errors import (check_learner, config_error, corpus_reader_hint, da
                              training_corpus)
 from .learners import (LEARNERS, TREE_KEYS, learner_from_settings, learner_settings, split_learner, unfitted_copy,
                        warn_if_constant)
-from .scoring import cats_from_margins, score_treeboost_cats
+from .scoring import score_treeboost_cats
 from .training_docs import check_labels, check_parser, check_positive_label, check_whole_corpus, targets
 from .training_docs import training_docs
 
