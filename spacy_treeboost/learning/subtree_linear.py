@@ -45,7 +45,7 @@ import os
 import time
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Type
 
 import numpy
 
@@ -74,6 +74,9 @@ SOLVER = "tron"
 NB_BETAS = (0.25, 0.5, 1.0)
 SELECTIONS = ("accuracy", "log_loss")
 LINEAR_BACKENDS = (None, "local", "processes", "ray")
+# the merged pattern table (parent, depth, label, size), and where each pattern's documents lie (shard, start, length)
+PatternTable = Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]
+Places = Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]
 # max_pattern_size=None: subtrees of PATTERN_SIZE nodes, or of SHORT_PATTERN_SIZE in training trees of at most
 # SHORT_DOCUMENT_NODES nodes on average (a sentence as a word chain), whose three-node subtrees recur too rarely to
 # help (docs/results_default.md)
@@ -132,7 +135,7 @@ def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include
     places, table = merged_columns(shards)
     codes = PatternCodes.from_tree(*table, vocab)
     order, inverse = order_by_frequency(places[2]) if by_frequency else (numpy.arange(len(codes)), None)
-    dtype = numpy.float64
+    dtype: Type[numpy.generic] = numpy.float64
     if by_frequency:
         dtype = numpy.uint8 if all(s["matrix"][2].dtype == numpy.uint8 for s in shards) else numpy.int32
     matrix = csc_matrix(gather_columns(shards, places, order, min(n_workers, os.cpu_count() or 1), dtype)[::-1],
@@ -162,7 +165,7 @@ def _mine_shard(forest: Tuple[numpy.ndarray, ...], settings: Dict[str, Any], own
     return {"matrix": (indptr, docs, counts), "table": table, "n_roots": n_roots, "with_roots": with_roots}
 
 
-def merged_columns(shards: Sequence[Dict[str, Any]]) -> Tuple[Tuple[numpy.ndarray, ...], Tuple[numpy.ndarray, ...]]:
+def merged_columns(shards: Sequence[Dict[str, Any]]) -> Tuple[Places, PatternTable]:
     """Where each pattern of the one-miner order lies among the shards, and the merged pattern table.
 
     Every miner holds every root (single-node pattern) first, in the same order, and extends
@@ -171,7 +174,7 @@ def merged_columns(shards: Sequence[Dict[str, Any]]) -> Tuple[Tuple[numpy.ndarra
     miner, so the same rule orders the union (`merge_levels`, a k-way merge per level).
 
     shards (Sequence[Dict[str, Any]]): `_mine_shard`'s results, one of them with the roots' documents.
-    RETURNS (Tuple[Tuple[numpy.ndarray, ...], Tuple[numpy.ndarray, ...]]): Per merged pattern, the shard that holds
+    RETURNS (Tuple[Places, PatternTable]): Per merged pattern, the shard that holds
         its documents, where they start in that shard's arrays and how many there are (for `gather_columns`); and
         the table (parent, depth, label, size).
     """
@@ -186,11 +189,14 @@ def merged_columns(shards: Sequence[Dict[str, Any]]) -> Tuple[Tuple[numpy.ndarra
     base = numpy.zeros(len(shards) + 1, dtype=numpy.int64)
     numpy.cumsum([len(t[0]) - R for t in tables], out=base[1:])
     # the parents and sizes of the patterns beyond the roots of every shard, one after the other: shard k's from base[k]
-    position, owner, merged_parent = merge_levels(
-        *(numpy.concatenate([t[c][R:] for t in tables]).astype(numpy.int32, copy=False) for c in (0, 3)), base, R)
+    parents, sizes = (numpy.concatenate([t[c][R:] for t in tables]).astype(numpy.int32, copy=False) for c in (0, 3))
+    position, owner, merged_parent = merge_levels(parents, sizes, base, R)
+    del parents, sizes
     total = R + int(base[-1])
-    table = tuple(numpy.empty(total, dtype=numpy.int32) for _ in range(4))
-    places = tuple(numpy.empty(total, dtype=numpy.int64) for _ in range(3))
+    parent, depth, label, size = (numpy.empty(total, dtype=numpy.int32) for _ in range(4))
+    table = (parent, depth, label, size)
+    shard, start, length = (numpy.empty(total, dtype=numpy.int64) for _ in range(3))
+    places = (shard, start, length)
     for c in range(4):
         table[c][:R] = tables[0][c][:R]
     table[0][R:] = merged_parent
@@ -201,9 +207,9 @@ def merged_columns(shards: Sequence[Dict[str, Any]]) -> Tuple[Tuple[numpy.ndarra
     places[1][:R] = roots[:-1]
     places[2][:R] = numpy.diff(roots)
     for k, t in enumerate(tables):
-        fill_merged_shard(owner, position, int(base[k]), k, R, *(numpy.ascontiguousarray(t[c], dtype=numpy.int32)
-                                                                 for c in (1, 2, 3)),
-                          indptrs[k], table[1], table[2], table[3], places[1], places[2])
+        depth_k, label_k, size_k = (numpy.ascontiguousarray(t[c], dtype=numpy.int32) for c in (1, 2, 3))
+        fill_merged_shard(owner, position, int(base[k]), k, R, depth_k, label_k, size_k, indptrs[k], depth, label,
+                          size, start, length)
     return places, table
 
 
