@@ -15,7 +15,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, NoReturn, Optional
 
 import typer
 
@@ -25,7 +25,7 @@ from .trees.bact import BactFormatError, encode_label
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.split("\n")[0])
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(2)
 
@@ -43,7 +43,7 @@ def _check_output(output: Path, *inputs: Any) -> None:
 
 def _pipeline_input(pipeline: Optional[str]) -> Optional[Path]:
     """The directory a pipeline named on the command line is read from, if any."""
-    from .streaming import pipeline_source
+    from .datasets.convert import pipeline_source
 
     return None if pipeline is None else pipeline_source(pipeline)
 
@@ -274,6 +274,7 @@ def _write_fitted(model: Path, clf: Any, read_seconds: float, summary: str) -> N
 
 def _learn_linear(forest: Any, classes: List[Any], model: Path, algorithm: str, booster: Any, opts: Dict[str, Any], read_seconds: float) -> None:
     """Fit the subtree-linear model, or refit the rules of `booster` (whose settings are the shared ones)."""
+    from .learning.classifier import RuleClassifier
     from .learning.corrective import CorrectiveBoostClassifier
     from .learning.subtree_linear import SubtreeLinearClassifier
 
@@ -284,19 +285,20 @@ def _learn_linear(forest: Any, classes: List[Any], model: Path, algorithm: str, 
             given.update(n_workers=booster.n_workers, backend=booster.backend, ray_address=booster.ray_address)
             if opts["choose_C"]:
                 given["C"] = None
-            clf = SubtreeLinearClassifier(features=opts["features"], loss=opts["loss"], l1_ratio=opts["l1_ratio"],
-                                          **common, **given)
+            linear = SubtreeLinearClassifier(features=opts["features"], loss=opts["loss"], l1_ratio=opts["l1_ratio"],
+                                             **common, **given).fit(forest, classes)
+            clf: RuleClassifier = linear
+            info = linear.fit_info_
         else:
-            clf = CorrectiveBoostClassifier(booster, C=opts["C"], l1_ratio=opts["l1_ratio"],
-                                            cv=5 if opts["cv"] is None else opts["cv"])
-        clf.fit(forest, classes)
+            corrective = CorrectiveBoostClassifier(booster, C=opts["C"], l1_ratio=opts["l1_ratio"],
+                                                   cv=5 if opts["cv"] is None else opts["cv"]).fit(forest, classes)
+            clf, info = corrective, corrective.refit_info_
     except (ValueError, MemoryError, ImportError, RuntimeError) as err:
         _fail(str(err))
     holders = getattr(clf, "shard_holders_", None)
     if holders:
         typer.echo(f"{len(holders)} shard holders on {len(set(holders))} Ray node(s): "
                    f"{', '.join(sorted(set(n[:12] for n in holders)))}", err=True)
-    info = getattr(clf, "fit_info_", None) or clf.refit_info_
     chosen = ", ".join(f"{i['head']}: " + (f"{i['features']}, " if "features" in i else "") + f"C={i['C']}"
                        for i in info)
     _write_fitted(model, clf, read_seconds,
@@ -434,7 +436,7 @@ def apply(
 
 
 def _load_pipeline(pipeline: str) -> Any:
-    from .streaming import load_pipeline
+    from .datasets.convert import load_pipeline
 
     try:
         return load_pipeline(pipeline)

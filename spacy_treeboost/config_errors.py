@@ -24,8 +24,10 @@ def config_error(message: str, loc: Sequence[str], title: Optional[str] = None) 
     title (Optional[str]): The headline; by default spaCy's "Config validation error".
     RETURNS (ConfigValidationError): The error, to raise.
     """
-    kwargs = {} if title is None else {"title": title}
-    return ConfigValidationError(errors=[{"loc": list(loc), "msg": message}], **kwargs)
+    errors = [{"loc": list(loc), "msg": message}]
+    if title is None:
+        return ConfigValidationError(errors=errors)
+    return ConfigValidationError(errors=errors, title=title)
 
 
 def setting_error(err: Exception, block: Sequence[str], names: Collection[str] = ()) -> ConfigValidationError:
@@ -43,7 +45,7 @@ def setting_error(err: Exception, block: Sequence[str], names: Collection[str] =
     if isinstance(err, TypeError):
         message = f"a setting has the wrong type ({message}); compare the block with its documented settings"
     setting = getattr(err, "setting", None)
-    return config_error(message, list(block) + ([setting] if setting in names else []))
+    return config_error(message, list(block) + ([setting] if isinstance(setting, str) and setting in names else []))
 
 
 JSON_INTEGERS = (-(2 ** 63), 2 ** 64 - 1)
@@ -143,7 +145,6 @@ def reporting(func: Callable[..., Any], name: str) -> Callable[..., Any]:
             raise setting_error(err, [name], names) from None
 
     functools.update_wrapper(build, func, updated=())
-    build.registered_name = name
     return build
 
 

@@ -14,6 +14,7 @@ from typing import IO, Any, Deque, Dict, Iterator, List, Optional, Tuple
 
 import numpy
 
+from .datasets.convert import load_pipeline
 from .datasets.corpora import CorpusFormatError, check_input_file, iter_jsonl
 from .files import create_temp_beside
 
@@ -23,40 +24,6 @@ def open_output(raw: IO[bytes], gz: bool) -> IO[str]:
     time stamp in the header, so the same records give the same bytes)."""
     return io.TextIOWrapper(gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) if gz else raw,
                             encoding="utf8")
-
-
-def load_pipeline(model: str) -> Any:
-    """`spacy.load(model)`, with any failure (also of a package that is not a pipeline) as one ValueError."""
-    import spacy
-
-    try:
-        return spacy.load(model)
-    except Exception as err:
-        raise ValueError(pipeline_load_error(model, err)) from None
-
-
-def pipeline_source(model: str) -> Optional[Path]:
-    """The directory a pipeline is read from: `model` itself when it is a path, else the directory of the installed
-    package of that name (found without importing it), or None."""
-    import importlib.util
-
-    if Path(model).exists():
-        return Path(model)
-    try:
-        spec = importlib.util.find_spec(model) if model.isidentifier() else None
-    except (ImportError, ValueError):
-        return None
-    locations = list(spec.submodule_search_locations or []) if spec is not None else []
-    return Path(locations[0]) if locations else None
-
-
-def pipeline_load_error(model: str, err: Exception) -> str:
-    """The one-line message for a pipeline that `spacy.load` could not load."""
-    fix = "pass a pipeline directory written by spacy train or nlp.to_disk, or an installed pipeline package"
-    if not Path(model).exists() and pipeline_source(model) is not None and not isinstance(err, OSError):
-        return (f"cannot load the pipeline {model!r}: it is an installed Python package but not a spaCy pipeline "
-                f"({type(err).__name__}: {err}); {fix}")
-    return f"cannot load the pipeline {model!r} ({type(err).__name__}: {err}); {fix}"
 
 
 def read_records(path: Path) -> Iterator[Dict[str, Any]]:

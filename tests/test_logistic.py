@@ -555,7 +555,7 @@ def test_in_place_cg_steps_are_the_textbook_steps_bit_for_bit(seed, delta, block
     from spacy_treeboost.learning import products
     from spacy_treeboost.learning.products import ColumnBlocks
     from spacy_treeboost.learning.solver import hessian_product, pcg
-    from spacy_treeboost.learning.threads import ThreadTeam
+    from spacy_treeboost.threads import ThreadTeam
 
     rng = numpy.random.default_rng(seed)
     X, _ = random_problem(seed, n=int(rng.integers(1, 30)), d=int(rng.integers(1, 40)))

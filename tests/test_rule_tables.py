@@ -492,7 +492,7 @@ def test_long_patterns_are_compared_node_by_node(same):
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.integers(1, 5), max_size=12), st.data())
 def test_codes_in_order_gathers_the_codes_as_a_node_index_does(lengths, data):
-    from spacy_treeboost.learning.threads import ThreadTeam
+    from spacy_treeboost.threads import ThreadTeam
     from spacy_treeboost.models._match import all_distinct, codes_in_order
 
     code_start = numpy.concatenate([[0], numpy.cumsum(lengths)]).astype(numpy.int64)

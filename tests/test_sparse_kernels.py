@@ -112,7 +112,7 @@ def test_kernels_refuse_arrays_that_do_not_fit():
 @given(st.lists(st.one_of(st.floats(allow_nan=False, allow_infinity=False),
                           st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5, 5e-324, -5e-324, 1.7e308])), max_size=300))
 def test_order_by_magnitude_is_numpy_stable_argsort_of_minus_abs(values):
-    from spacy_treeboost.learning.threads import ThreadTeam
+    from spacy_treeboost.threads import ThreadTeam
 
     w = numpy.array(values, dtype=numpy.float64)
     want = numpy.argsort(-numpy.abs(w), kind="stable")

@@ -11,7 +11,7 @@ from reference import random_trees
 from spacy_treeboost.learning import tasks
 from spacy_treeboost.learning.classifier_files import classifier_to_bytes
 from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
-from spacy_treeboost.learning.threads import Threads
+from spacy_treeboost.threads import Threads
 from spacy_treeboost.trees import Forest
 
 

@@ -5,6 +5,7 @@ a parser also lets the classifier take its training trees from the reference
 docs (`parse_source = "reference"`).
 """
 import errno
+import importlib.util
 import sys
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
@@ -122,9 +123,37 @@ def _load_pipeline(model: Optional[str], lang: str, exclude: Sequence[str]) -> s
             f"pipeline directory. {parser_install_hint('--model')}"
         ) from None
     except Exception as err:
-        from ..streaming import pipeline_load_error
-
         raise PipelineNotFoundError(f"{pipeline_load_error(model, err)} (to parse the docs)") from None
+
+
+def load_pipeline(model: str) -> Any:
+    """`spacy.load(model)`, with any failure (also of a package that is not a pipeline) as one ValueError."""
+    try:
+        return spacy.load(model)
+    except Exception as err:
+        raise ValueError(pipeline_load_error(model, err)) from None
+
+
+def pipeline_source(model: str) -> Optional[Path]:
+    """The directory a pipeline is read from: `model` itself when it is a path, else the directory of the installed
+    package of that name (found without importing it), or None."""
+    if Path(model).exists():
+        return Path(model)
+    try:
+        spec = importlib.util.find_spec(model) if model.isidentifier() else None
+    except (ImportError, ValueError):
+        return None
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    return Path(locations[0]) if locations else None
+
+
+def pipeline_load_error(model: str, err: Exception) -> str:
+    """The one-line message for a pipeline that `spacy.load` could not load."""
+    fix = "pass a pipeline directory written by spacy train or nlp.to_disk, or an installed pipeline package"
+    if not Path(model).exists() and pipeline_source(model) is not None and not isinstance(err, OSError):
+        return (f"cannot load the pipeline {model!r}: it is an installed Python package but not a spaCy pipeline "
+                f"({type(err).__name__}: {err}); {fix}")
+    return f"cannot load the pipeline {model!r} ({type(err).__name__}: {err}); {fix}"
 
 
 def parser_install_hint(option: str) -> str:

@@ -5,7 +5,7 @@ A line holds `text` and either `label` (one label, exclusive classes) or
 label of the label set with 1.0 or 0.0; its `predicted` doc is tokenizer-only.
 """
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 from spacy.language import Language
 from spacy.training import Example
@@ -150,7 +150,7 @@ class JsonlCorpus:
             self.labels = sorted({label for _, _, gold, _ in self._read() for label in gold or ()})
         label_set = set(self.labels)
         n = 0
-        seen_folds = set()
+        seen_folds: Set[Union[int, str]] = set()
         for line_no, text, gold, fold in self._read():
             if self.folds is not None and fold not in self.folds:
                 if len(seen_folds) < 20 and isinstance(fold, (int, str)):
@@ -185,7 +185,7 @@ class JsonlCorpus:
                 "(JSON numbers and strings differ: 0 is not \"0\")."
             )
 
-    def _read(self) -> Iterator[Tuple[int, str, List[str], Any]]:
+    def _read(self) -> Iterator[Tuple[int, str, Optional[List[str]], Any]]:
         kind: Optional[str] = None
         for line_no, record in iter_jsonl(self.path):
             where = f"{self.path}, line {line_no}"

@@ -11,7 +11,7 @@ class SearchSpace(PatternCache):
     def prepare(self, weights: numpy.ndarray, y: numpy.ndarray, criterion: str = ...) -> None: ...
     def best_rule(
         self,
-        weights: numpy.ndarray,
+        weights: Optional[numpy.ndarray],
         y: numpy.ndarray,
         criterion: str = ...,
         presence: bool = ...,

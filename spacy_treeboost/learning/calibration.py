@@ -65,7 +65,7 @@ class CalibratedBoostClassifier(RuleClassifier):
             if not len(held):
                 continue
             part = TreeBoostClassifier(**{**params, "n_rounds": booster.n_rounds_})
-            part.fit(X.subset(train), [y[i] for i in train])
+            part.fit(X.subset(train), [y[i] for i in train.tolist()])
             F = part.rules_.margins(X.subset(held))
             names = part.rules_.heads
             for h, head in enumerate(booster.heads_):

@@ -4,7 +4,7 @@ Two exclusive classes make one head (the positive class's margin); more make
 one head per class (one-vs-rest), as do multi-label targets. Probabilities are
 sigmoid(2F) per head, or softmax(2F) over exclusive classes.
 """
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
@@ -61,12 +61,17 @@ class RuleClassifier(Validated):
     and `rules_` in `fit`. Parameters are the keyword arguments of `__init__`.
     """
 
-    positive_class: Optional[Any] = None
     _estimator_type = "classifier"
     classes_: List[Any]
     multilabel_: bool
     heads_: List[Any]
     rules_: RuleSet
+
+    @property
+    def positive_class(self) -> Optional[Any]:
+        """For two classes, the one whose margin is positive; None chooses it from the classes. Learners with a
+        `positive_class` setting replace this with the setting; the others take their booster's."""
+        return None
 
     def __sklearn_tags__(self) -> Any:
         """scikit-learn's tags (called by scikit-learn only): a classifier of forests, not of arrays."""
@@ -84,6 +89,11 @@ class RuleClassifier(Validated):
             if c is True or (not isinstance(c, bool) and str(c) in BINARY_POSITIVE):
                 return c
         return classes[1]
+
+    def fit(self, X: Forest, y: Sequence[Any]) -> "RuleClassifier":
+        """Learn the rules of X's documents and their classes y (one class per document, or a collection of
+        classes per document for multi-label data). RETURNS: self."""
+        raise NotImplementedError
 
     def is_fitted(self) -> bool:
         """RETURNS (bool): Whether the classifier holds fitted rules (after `fit`, or loaded from a file)."""
@@ -136,3 +146,11 @@ def margins_to_proba(F: numpy.ndarray, classes: Sequence[Any], positive: Any, *,
         return 1.0 / (1.0 + numpy.exp(-2.0 * F))
     e = numpy.exp(2.0 * (F - F.max(axis=1, keepdims=True)))
     return e / e.sum(axis=1, keepdims=True)
+
+
+def cats_from_margins(margins: numpy.ndarray, learner: RuleClassifier, labels: Sequence[str]) -> List[Dict[str, float]]:
+    """Each doc's `cats`: every label's probability from the learner's margins (0 for a label it does not score)."""
+    F = margins[:, 0] if margins.shape[1] == 1 and not learner.multilabel_ else margins
+    proba = margins_to_proba(F, learner.classes_, learner.heads_[0].name, multilabel=learner.multilabel_)
+    cols = {str(c): j for j, c in enumerate(learner.classes_)}
+    return [{l: float(row[cols[l]]) if l in cols else 0.0 for l in labels} for row in proba]

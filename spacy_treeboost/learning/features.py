@@ -9,7 +9,7 @@ from . import products
 from ._columns import divide_by_rows, scale_columns_and_norms, take_columns
 from ._merge import pattern_codes
 from ._order import order_by_count
-from .threads import ThreadTeam
+from ..threads import ThreadTeam
 
 if TYPE_CHECKING:
     import scipy.sparse as sp

@@ -16,7 +16,7 @@ from ..exceptions import NotFittedError
 from ..models.rules import RuleSet
 from ..params import Boolean, Instance, Interval, Options, Text, invalid_setting, rule
 from ..trees.forest import Forest
-from .backends import boosting_weights
+from .backends import SearchBackend, boosting_weights
 from .classifier import RuleClassifier, _label_rank, encode_targets
 
 ALGORITHMS = ("bact", "frequency", "presence")
@@ -129,6 +129,8 @@ class TreeBoostClassifier(RuleClassifier):
             "choose one of local, processes, ray (or None: local for one worker, else processes)")),
         "ray_address": rule(Text(), None, hint="use a Ray cluster address such as 'ray://host:10001', or None"),
     }
+    positive_class: Optional[Any] = None
+    space_: SearchBackend
 
     def __init__(
         self,

@@ -12,8 +12,12 @@ from ._merge import copy_columns, fill_merged_shard, merge_levels
 from .classifier import _label_rank
 from .features import PatternCodes, order_by_frequency
 from .tasks import run_tasks
-from .threads import ThreadTeam
+from ..threads import ThreadTeam
 from ..trees.forest import Forest
+
+# the merged pattern table (parent, depth, label, size), and where each pattern's documents lie (shard, start, length)
+PatternTable = Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]
+Places = Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]
 
 
 def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include_root_patterns: bool,

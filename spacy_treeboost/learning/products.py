@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple, Union
 import numpy
 
 from ._vectors import check_pattern, column_values as _pattern_values, pattern_matvec, pattern_rmatvec, squared_rmatvec
-from .threads import Threads, ThreadTeam
+from ..threads import Threads, ThreadTeam
 
 if TYPE_CHECKING:
     import scipy.sparse as sp

@@ -14,7 +14,7 @@ from ._columns import split_csc_rows
 from .features import interpolate, nb_ratio, scale_columns
 from .products import column_pieces
 from .solver import LOSSES, LinearProblem, fit_linear, one_blas_thread
-from .threads import ThreadTeam
+from ..threads import ThreadTeam
 
 if TYPE_CHECKING:
     import scipy.sparse as sp

@@ -24,7 +24,7 @@ import numpy
 from ._vectors import cg_direction_range, cg_residual_range, cg_step_range, dot_range
 from .features import SingletonReduction
 from .products import ColumnBlocks, Pieces, newton_blocks
-from .threads import Threads, ThreadTeam
+from ..threads import Threads, ThreadTeam
 
 if TYPE_CHECKING:
     import scipy.sparse as sp

@@ -45,7 +45,7 @@ import os
 import time
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Type
 
 import numpy
 
@@ -57,7 +57,7 @@ from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
 from .mining import mine_subtrees
 from .selection import DEFAULT_CS, SOLVER_CONSTRAINTS, HeadFit, Path, fit_head, make_path
 from ..models.rules import RuleSet
-from .threads import ThreadTeam
+from ..threads import ThreadTeam
 from ..exceptions import InvalidSettingError
 from ..params import Boolean, Interval, Options, Text, rule
 from ..trees.forest import DEPENDENCY_VIEW_PREFIX, Forest
@@ -167,6 +167,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         starts a local Ray (or uses RAY_ADDRESS / a running connection).
     """
 
+    positive_class: Optional[Any] = None
     _parameter_constraints = {
         "max_rules": rule(Interval("int", 1, None), None, hint=(
             "use a whole number of rules >= 1, or None to keep every subtree")),

@@ -14,16 +14,17 @@ import threading
 import weakref
 from collections import deque
 from multiprocessing.connection import wait
-from typing import Any, Callable, Dict, Hashable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Hashable, List, Optional, Sequence, Tuple, TypeVar
 
 import numpy
 
-from .threads import Threads
+from ..threads import Threads
 
 BACKENDS = ("local", "processes", "ray")
 # (callable, args, kwargs) of a worker's object; a function of the worker's index and whether it is forked
 Build = Tuple[Callable[..., Any], Tuple[Any, ...], Dict[str, Any]]
 Builder = Callable[[int, bool], Build]
+Task = TypeVar("Task", bound=Hashable)
 
 
 class WorkerDiedError(RuntimeError):
@@ -358,9 +359,9 @@ def make_workers(backend: str, n: int, builder: Builder, shared: Sequence[Tuple[
     raise ValueError(f"backend={backend!r} is invalid: choose one of {', '.join(BACKENDS)}")
 
 
-def run_tasks(worker: Callable[..., Any], args: Tuple[Any, ...], tasks: Sequence[Hashable], n_workers: int = 1,
+def run_tasks(worker: Callable[..., Any], args: Tuple[Any, ...], tasks: Sequence[Task], n_workers: int = 1,
               backend: Optional[str] = None, ray_address: Optional[str] = None, name: str = "Worker",
-              describe: Callable[[Hashable], str] = lambda task: f"during task {task!r}") -> Dict[Hashable, Any]:
+              describe: Callable[[Task], str] = lambda task: f"during task {task!r}") -> Dict[Task, Any]:
     """Every task's result, by task, from `worker(*args, threads).run(task)` (`worker` a class) on up to `n_workers`
     workers of `backend` (None: processes). Alone, or with one task, it runs here, its large products on `n_workers`
     threads; on processes this process is worker 0 and takes the first task, and once the queue is empty the idle
@@ -378,17 +379,18 @@ def run_tasks(worker: Callable[..., Any], args: Tuple[Any, ...], tasks: Sequence
         workers.close()
 
 
-def schedule(workers: Workers, tasks: Sequence[Hashable], describe: Callable[[Hashable], str] = repr,
-             lent: Optional[Threads] = None) -> Dict[Hashable, Any]:
+def schedule(workers: Workers, tasks: Sequence[Task], describe: Callable[[Task], str] = repr,
+             lent: Optional[Threads] = None) -> Dict[Task, Any]:
     """`run_tasks` on started workers (whose objects `run` a task): every free worker takes the next task in order, the
     workers in this process in turn (on this thread), the others fed from a second thread while these run. `lent`:
     the threads of the task running here, raised to the idle workers' cores once the queue is empty."""
-    queue, results, lock = deque(tasks), {}, threading.Lock()
+    queue, lock = deque(tasks), threading.Lock()
+    results: Dict[Task, Any] = {}
     remote = [i for i in range(workers.n) if i not in workers.here]
-    running: Dict[int, Hashable] = {}
+    running: Dict[int, Task] = {}
     errors: List[BaseException] = []
 
-    def take(i: Optional[int] = None) -> Optional[Hashable]:
+    def take(i: Optional[int] = None) -> Optional[Task]:
         """The next task for worker i (None: one in this process), or None once the queue is empty."""
         with lock:
             if not queue or errors:

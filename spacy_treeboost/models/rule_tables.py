@@ -11,6 +11,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy
 
+from ..threads import ThreadTeam
 from ._match import all_distinct, codes_in_order
 
 Columns = Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]
@@ -154,8 +155,6 @@ def numbered_by_first_use(strings: List[str], depth: numpy.ndarray, label: numpy
     """The tables with the patterns no rule uses dropped, the others numbered by first use (heads in order, rules in
     order) as `RuleSet.add` numbers them, and the strings no pattern uses dropped; the codes copied on up to
     `threads` threads (the same tables for any number)."""
-    from ..learning.threads import ThreadTeam
-
     n_patterns = len(code_start) - 1
     pids = numpy.concatenate([numpy.zeros(0, dtype=numpy.int64)] + [c[0] for c in columns])
     if len(pids) == n_patterns and bool((pids == numpy.arange(n_patterns)).all()):

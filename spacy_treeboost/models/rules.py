@@ -64,7 +64,7 @@ class RuleSet:
         self._strings = strings
         self._string_ids: Optional[Dict[str, int]] = None
         self._depth, self._label, self._code_start = frozen(depth), frozen(label), frozen(code_start)
-        self._columns: List[Columns] = [(frozen(p), frozen(z), frozen(a), frozen(b)) for p, z, a, b in columns]
+        self._columns: List[Columns] = [(frozen(pid), frozen(z), frozen(a), frozen(b)) for pid, z, a, b in columns]
         self._codes = codes
         self._pattern_ids: Optional[Dict[Code, int]] = None
         self._new_codes: List[Code] = []
@@ -180,8 +180,9 @@ class RuleSet:
             self._new_codes = []
         for h, new in enumerate(self._new_rules):
             if new:
-                self._columns[h] = tuple(frozen(numpy.concatenate([col, numpy.asarray(values, dtype=col.dtype)]))
-                                         for col, values in zip(self._columns[h], zip(*new)))
+                pid, z, a, b = (frozen(numpy.concatenate([col, numpy.asarray(values, dtype=col.dtype)]))
+                                for col, values in zip(self._columns[h], zip(*new)))
+                self._columns[h] = (pid, z, a, b)
                 self._new_rules[h] = []
 
     def rule_arrays(self, head: int) -> Columns:
@@ -209,7 +210,7 @@ class RuleSet:
         """A copy that keeps the first `n_rules` rules of every head."""
         self._flush()
         out = self.empty_copy()
-        columns = [tuple(c[:n_rules] for c in cols) for cols in self._columns]
+        columns = [(pid[:n_rules], z[:n_rules], a[:n_rules], b[:n_rules]) for pid, z, a, b in self._columns]
         out._set_tables(*numbered_by_first_use(list(self._strings), self._depth, self._label, self._code_start,
                                                columns))
         return out
@@ -354,17 +355,17 @@ class RuleSet:
         out = []
         norm = 1.0
         if self.value == "tfidf":
-            norm = float(numpy.sqrt(sum(((1.0 + numpy.log(c)) * b) ** 2 for _, _, c, _, _, b in rules))) or 1.0
-        for r, p, c, z, a, b in rules:
+            norm = float(numpy.sqrt(sum(((1.0 + numpy.log(c)) * idf) ** 2 for _, _, c, _, _, idf in rules))) or 1.0
+        for r, p, c, rz, ra, rb in rules:
             if self.value == "tfidf":
-                score, b = a * float((1.0 + numpy.log(c)) * b) / norm, 0.0
+                score, rb = ra * float((1.0 + numpy.log(c)) * rb) / norm, 0.0
             elif self.value == "log1p":
-                score, b = a * float(numpy.log1p(c)), 0.0
+                score, rb = ra * float(numpy.log1p(c)), 0.0
             else:
-                score = a if c >= z else -a
+                score = ra if c >= rz else -ra
             code = self.pattern(p)
-            out.append({"rule": r, "pattern": pattern_to_sexpr(code), "code": code, "count": c, "z": z,
-                        "score": score, "contribution": score - b})
+            out.append({"rule": r, "pattern": pattern_to_sexpr(code), "code": code, "count": c, "z": rz,
+                        "score": score, "contribution": score - rb})
         return out
 
     def describe(self, head: int, rule: int) -> str:

@@ -56,7 +56,7 @@ class Calibration(NamedTuple):
             labelled = (y == POSITIVE) | (y == NEGATIVE)
             if rows is not None:
                 labelled &= np.asarray(rows, dtype=bool)
-        if labelled.any() and (y[labelled] == POSITIVE).any() and (y[labelled] == NEGATIVE).any():
+        if y is not None and labelled.any() and (y[labelled] == POSITIVE).any() and (y[labelled] == NEGATIVE).any():
             slope, intercept = platt(score[labelled], y[labelled] == POSITIVE)
             return cls(slope, intercept, "platt")
         sd = float(np.std(score)) if len(score) else 0.0

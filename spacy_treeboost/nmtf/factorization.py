@@ -199,7 +199,7 @@ class MFLK(Validated):
             # columns equal forever, so start from a clustering of the words.
             F = one_hot(kmeans_clusters(X, self.random_state)) + self.offset
         label_start = labels.label_start if labels is not None and c2.any() else 0.0
-        if label_start > 0:
+        if labels is not None and label_start > 0:
             # SSMFLK's labelled start: F also leans towards the words of the labelled
             # documents of each class (their class sums X_L G0_L over the words found in
             # at least `label_min_docs` labelled documents, each column given

@@ -74,7 +74,8 @@ class ComponentFiles:
         RETURNS (bytes): The serialized component.
         """
         serialize = {"cfg": lambda: cfg_json(self.cfg), "model": self._model_bytes}
-        return util.to_bytes(serialize, exclude)
+        # spaCy types the getters as returning bytes, but it msgpack-packs any value: the cfg is stored as a string.
+        return util.to_bytes(serialize, exclude)  # type: ignore[arg-type]
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> Any:
         """Load from bytes written by `to_bytes`; on failure the component is left as it was.

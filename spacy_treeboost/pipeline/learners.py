@@ -203,8 +203,8 @@ def likely_setting(learner: Any) -> str:
     lr_C = params.get("lr_C")
     if lr_C is not None and not 1e-6 <= lr_C <= 1e6:
         return f"lr_C = {lr_C:g} is extreme; use a value from 1e-06 to 1e+06 (1 is usual)"
-    if isinstance(learner, TreeBoostClassifier) or isinstance(estimator, TreeBoostClassifier):
-        booster = learner if isinstance(learner, TreeBoostClassifier) else estimator
+    booster = learner if isinstance(learner, TreeBoostClassifier) else estimator
+    if isinstance(booster, TreeBoostClassifier):
         if booster.smoothing is not None and booster.smoothing >= 1:
             return (f"smoothing = {booster.smoothing:g} pulls every rule's confidence to about 0; set it to null "
                     "(1/m) or to a small number")

@@ -6,7 +6,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import numpy as np
 
 from ..files import ModelFormatError, msgpack_loads_safe, open_seal, seal, settings_digest
-from ..nmtf import MFLK
+from ..nmtf import MFLK, SSMFLKNaiveBayes
 from ..nmtf.calibration import Calibration
 from ..nmtf.lexicons import Lexicon
 
@@ -104,7 +104,7 @@ def read_model(raw: Any, source: str, name: str, cfg: Optional[Dict[str, Any]],
     estimator.n_iter_ = int(data.get("n_iter", 0))
     calibration = None
     try:
-        if hasattr(estimator, "load_fitted_state"):
+        if isinstance(estimator, SSMFLKNaiveBayes):
             if not isinstance(data.get("learner_state"), dict):
                 raise ValueError("the learner's fitted values are missing")
             estimator.load_fitted_state(data["learner_state"])

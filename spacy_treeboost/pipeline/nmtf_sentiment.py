@@ -31,7 +31,7 @@ from .component_files import ComponentFiles
 from .nmtf_files import model_bytes, model_data, read_model
 from ..nmtf import MFLK, UNLABELLED, SSMFLK, SSMFLKSelfTrained, document_term_matrix, lexicon_prior, porter_stem
 from ..nmtf.calibration import Calibration, label_folds
-from ..nmtf.common import POSITIVE
+from ..nmtf.common import POSITIVE, sp
 from ..params import Boolean, Interval, Options, invalid_setting, rule, shown, validate_params
 
 # Registered here as well as through entry points, so that the names resolve when the package is used from a
@@ -39,8 +39,10 @@ from ..params import Boolean, Interval, Options, invalid_setting, rule, shown, v
 read_hu_liu_lexicon = reporting(create_hu_liu_lexicon, "spacy_treeboost.HuLiuLexicon.v1")
 read_jsonl_lexicon = reporting(create_jsonl_lexicon, "spacy_treeboost.JsonlLexicon.v1")
 read_lexicon = reporting(create_lexicon, "spacy_treeboost.Lexicon.v1")
-for _func in (read_hu_liu_lexicon, read_jsonl_lexicon, read_lexicon):
-    util.registry.readers.register(_func.registered_name, func=_func)
+for _name, _func in (("spacy_treeboost.HuLiuLexicon.v1", read_hu_liu_lexicon),
+                     ("spacy_treeboost.JsonlLexicon.v1", read_jsonl_lexicon),
+                     ("spacy_treeboost.Lexicon.v1", read_lexicon)):
+    util.registry.readers.register(_name, func=_func)
 
 CALIBRATION_FOLDS = 2
 SETTING_CONSTRAINTS = {
@@ -215,6 +217,8 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
                 docs.append(eg.predicted)
                 gold.append(self._gold_class(eg.reference.cats, i))
             if unlabeled is not None:
+                if nlp is None:
+                    raise ValueError(f"{self.name}: an unlabeled reader needs the pipeline; pass nlp to initialize.")
                 for item in unlabeled(nlp) if callable(unlabeled) else unlabeled:
                     docs.append(as_doc(item, nlp))
                     gold.append(UNLABELLED)
@@ -237,14 +241,14 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
                     fold_estimator = self._new_estimator().set_params(lexicon_prior=F0)
                     self._fold_estimators.append(fold_estimator.initialize(X, np.where(folds == fold, UNLABELLED, y)))
             self._gold, self._train_X = y, X
-            held_out = self._fit(estimator)
+            held_out = self._fit(estimator, X, y)
         self._estimator = estimator
         self._vocabulary = vocabulary
         self._word_weights = weights
         self._lexicon = lexicon
-        self._calibrate(held_out)
+        self._calibrate(estimator, X, y, held_out)
 
-    def _fit(self, estimator: MFLK) -> Optional[np.ndarray]:
+    def _fit(self, estimator: MFLK, X: "sp.csr_matrix", y: np.ndarray) -> Optional[np.ndarray]:
         """Run the factorization's iterations, all in `initialize`.
 
         Without fold models (no labels of both classes, or a learner that ignores labels) the estimator runs
@@ -261,7 +265,7 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         if not self._fold_estimators:
             estimator.iterate(max_iter)
             return None
-        folds = label_folds(self._gold, CALIBRATION_FOLDS)
+        folds = label_folds(y, CALIBRATION_FOLDS)
         labelled = folds >= 0
         checkpoints: List[int] = []
         scores: List[np.ndarray] = []
@@ -270,7 +274,7 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
             score = np.zeros(len(folds))
             for fold, model in enumerate(self._fold_estimators):
                 held = np.flatnonzero(folds == fold)
-                score[held] = model.decision_function(self._train_X[held])
+                score[held] = model.decision_function(X[held])
             checkpoints.append(done)
             scores.append(score)
             if done >= max_iter or all(model.converged_ for model in self._fold_estimators):
@@ -279,7 +283,7 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
             for model in self._fold_estimators:
                 model.iterate(step)
             done += step
-        truth = self._gold[labelled] == POSITIVE
+        truth = y[labelled] == POSITIVE
         accuracy = np.array([np.mean((score[labelled] >= 0) == truth) for score in scores])
         best = float(accuracy.max())
         margin = np.sqrt(best * (1.0 - best) / int(labelled.sum()))
@@ -429,15 +433,16 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         except ValueError:
             return UNLABELLED
 
-    def _calibrate(self, held_out: Optional[np.ndarray]) -> None:
-        """Fit the calibration to the estimator's scores, those of the labelled documents replaced by the fold
-        models' held-out scores when there are fold models; warn when every training document gets one score."""
-        score = self._estimator.decision_function(self._train_X)
+    def _calibrate(self, estimator: MFLK, X: "sp.csr_matrix", y: np.ndarray, held_out: Optional[np.ndarray]) -> None:
+        """Fit the calibration to the estimator's scores of the training documents `X` (gold classes `y`), those
+        of the labelled documents replaced by the fold models' held-out scores when there are fold models; warn
+        when every training document gets one score."""
+        score = estimator.decision_function(X)
         if held_out is not None:
-            labelled = label_folds(self._gold, CALIBRATION_FOLDS) >= 0
+            labelled = label_folds(y, CALIBRATION_FOLDS) >= 0
             score[labelled] = held_out[labelled]
-        self._calibration = Calibration.fit(score, self._gold)
-        warn_if_constant(self.name, self._estimator, score)
+        self._calibration = Calibration.fit(score, y)
+        warn_if_constant(self.name, estimator, score)
 
     def _warn_shared_keys(self, nlp: Optional[Language]) -> None:
         prefix = getattr(self.scorer, "keywords", {}).get("prefix")

@@ -1,13 +1,11 @@
-"""Scorers for the cats-writing components, registered for `spacy train`, and cats from margins."""
+"""Scorers for the cats-writing components, registered for `spacy train`."""
 from functools import partial
-from typing import Any, Callable, Dict, Iterable, List, Sequence
+from typing import Any, Callable, Dict, Iterable
 
 import numpy
 from spacy.scorer import Scorer
 from spacy.training import Example
 from spacy.util import registry
-
-from ..learning.classifier import RuleClassifier, margins_to_proba
 
 
 def score_treeboost_cats(examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
@@ -83,11 +81,3 @@ def make_nmtf_scorer_v2(prefix: str = "") -> Callable[..., Dict[str, Any]]:
     RETURNS (Callable): The scorer.
     """
     return partial(score_nmtf_cats, prefix=prefix)
-
-
-def cats_from_margins(margins: numpy.ndarray, learner: RuleClassifier, labels: Sequence[str]) -> List[Dict[str, float]]:
-    """Each doc's `cats`: every label's probability from the learner's margins (0 for a label it does not score)."""
-    F = margins[:, 0] if margins.shape[1] == 1 and not learner.multilabel_ else margins
-    proba = margins_to_proba(F, learner.classes_, learner.heads_[0].name, multilabel=learner.multilabel_)
-    cols = {str(c): j for j, c in enumerate(learner.classes_)}
-    return [{l: float(row[cols[l]]) if l in cols else 0.0 for l in labels} for row in proba]

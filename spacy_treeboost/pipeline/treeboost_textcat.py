@@ -23,7 +23,7 @@ from spacy.vocab import Vocab
 from ..files import COMPONENT_MODEL_FORMAT, COMPONENT_MODEL_VERSION, seal, settings_digest
 from ..files import unseal_component_model
 from ..learning.classifier_files import classifier_from_dict, classifier_to_dict
-from ..learning.classifier import RuleClassifier
+from ..learning.classifier import RuleClassifier, cats_from_margins
 from ..learning.learner import TreeBoostClassifier
 from ..learning.subtree_linear import SubtreeLinearClassifier
 from ..models.rules import ModelFormatError
@@ -34,7 +34,7 @@ from ..config_errors import (check_learner, config_error, corpus_reader_hint, da
                              training_corpus)
 from .learners import (LEARNERS, TREE_KEYS, learner_from_settings, learner_settings, split_learner, unfitted_copy,
                        warn_if_constant)
-from .scoring import cats_from_margins, score_treeboost_cats
+from .scoring import score_treeboost_cats
 from .training_docs import check_labels, check_parser, check_positive_label, check_whole_corpus, targets
 from .training_docs import training_docs
 
@@ -158,6 +158,7 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         self._learner: Optional[RuleClassifier] = None
         self._train_forest: Any = None
         self._refit: Optional[Tuple[int, RuleClassifier]] = None
+        self._fit_loss: Optional[float] = None
         self._indexer: Optional[Tuple[int, int, DocIndexer]] = None
         self._capped = False
         self._checked_scores = True
@@ -305,7 +306,7 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
             losses = {}
         losses.setdefault(self.name, 0.0)
         if self._learner is not None and not isinstance(self._learner, TreeBoostClassifier):
-            if getattr(self, "_fit_loss", None) is not None:
+            if self._fit_loss is not None:
                 losses[self.name] = self._fit_loss
             return losses
         if self._learner is None or not (isinstance(self._learner, TreeBoostClassifier) and self._learner.can_boost()):
@@ -332,6 +333,7 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         if self._learner.n_rounds_ and not self._checked_scores:
             self._checked_scores = True
             predictor = self._predictor()
+            assert predictor is not None, "a learner with rounds is fitted"
             scores = (predictor.predict_proba(self._train_forest) if predictor is not self._learner
                       else numpy.column_stack([head.scores for head in self._learner.heads_]))
             warn_if_constant(self.name, self._template, scores)

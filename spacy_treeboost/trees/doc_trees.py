@@ -178,7 +178,7 @@ class TreeSpec:
         arr = doc.to_array(self._attr_ids + self._head_ids + self._flag_ids)
         values = arr[:, :n_attrs]
         heads = arr[:, n_attrs].view(numpy.int64) + numpy.arange(len(doc))
-        keep = ~arr[:, n_attrs + 2:].astype(bool).any(axis=1) if self._flag_ids else numpy.ones(len(doc), bool)
+        keep = numpy.logical_not(arr[:, n_attrs + 2:].any(axis=1)) if self._flag_ids else numpy.ones(len(doc), bool)
         if tree_mode == "chain":
             starts = arr[:, n_attrs + 1].view(numpy.int64) == 1
             starts[0] = True
@@ -247,7 +247,7 @@ def docs_to_forest(docs: Iterable, spec: TreeSpec, vocab: Optional[LabelVocab] =
     if not parts:
         return builder.build()
     values = numpy.concatenate([p[0][1:] for p in parts])
-    dep_view = None if parts[0][4] is None else numpy.concatenate([p[4][1:] for p in parts])
+    dep_view = None if parts[0][4] is None else numpy.concatenate([p[4][1:] for p in parts if p[4] is not None])
     node_ids = numpy.zeros(0, numpy.int32)
     if len(values):
         strings, inverse = label_strings(values, docs[0].vocab.strings, dep_view)

@@ -117,7 +117,7 @@ class Forest:
     def doc_sizes(self) -> numpy.ndarray:
         return numpy.diff(self.offsets)
 
-    def subset(self, indices: Sequence[int]) -> "Forest":
+    def subset(self, indices: Union[Sequence[int], numpy.ndarray]) -> "Forest":
         """Return a forest of the documents at `indices`, in that order."""
         builder = ForestBuilder(self.vocab)
         for i in indices:
@@ -234,7 +234,8 @@ class ForestBuilder:
         """Add one document given preorder label strings and local parent indices."""
         root = 0 if labels[0] in (ROOT_TEXT, ROOT_LABEL) else self._ids(labels[:1])[0]
         ids = numpy.concatenate(([root], self._ids(labels[1:]))).astype(numpy.int32)
-        self.add_arrays(ids, numpy.asarray(parents, dtype=numpy.int64), depths)
+        self.add_arrays(ids, numpy.asarray(parents, dtype=numpy.int64),
+                        None if depths is None else numpy.asarray(depths, dtype=numpy.int32))
 
     def add_chains(self, sents: Sequence[Sequence[str]]) -> None:
         """Add one document whose sentences are word chains under the virtual root."""
@@ -251,14 +252,16 @@ class ForestBuilder:
         """Concatenate the documents into a Forest; the builder is emptied to free memory early."""
         offsets = numpy.zeros(len(self._sizes) + 1, dtype=numpy.int64)
         numpy.cumsum(self._sizes, out=offsets[1:])
-        arrays = []
-        for name in ("_labels", "_parents", "_depths"):
-            parts = getattr(self, name)
-            setattr(self, name, [])
-            arrays.append(numpy.concatenate(parts) if parts else numpy.zeros(0, numpy.int32))
-            del parts
+        labels, parents, depths = _joined(self._labels), _joined(self._parents), _joined(self._depths)
         self._sizes, self._n = [], 0
-        return Forest(*arrays, offsets, self.vocab)
+        return Forest(labels, parents, depths, offsets, self.vocab)
+
+
+def _joined(parts: List[numpy.ndarray]) -> numpy.ndarray:
+    """The arrays of `parts` concatenated; `parts` is emptied, so that each part is freed as soon as it is copied."""
+    joined = numpy.concatenate(parts) if parts else numpy.zeros(0, numpy.int32)
+    parts.clear()
+    return joined
 
 
 def chain_arrays(lengths: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:

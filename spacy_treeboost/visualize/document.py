@@ -7,6 +7,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy
 from spacy.tokens import Doc
 
+from ..learning.classifier import cats_from_margins
 from ..models.explain import EmbeddingTable
 from ..trees.forest import DEPENDENCY_VIEW_PREFIX
 from .page import asset, standalone
@@ -73,8 +74,6 @@ def explanation_view(textcat: Any, doc: Doc, label: Optional[str] = None, *,
     if predictor is None:
         raise ValueError(f"'{textcat.name}' is not trained yet: there is nothing to explain. Train it "
                          "(spacy train) or load a trained pipeline.")
-    from ..pipeline.scoring import cats_from_margins
-
     rules = predictor.rules_
     margins = textcat.predict([doc])
     cats = cats_from_margins(margins, predictor, textcat.labels)[0]

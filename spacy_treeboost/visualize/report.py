@@ -134,9 +134,9 @@ def rule_report_data(rules: RuleSet, *, top: int = DEFAULT_TOP,
     for h, label in enumerate(rules.heads):
         pid, value = present_contributions(rules, h, None if fired is None else fired.typical[h])
         chosen, magnitude, n_subtrees = _rank(pid, value, top)
-        rows = []
+        rows: List[Dict[str, Any]] = []
         for rank, (p, total, members) in enumerate(chosen, 1):
-            row = {"rank": rank, "pattern": code_to_sexpr(rules.pattern(p)), "weight": total,
+            row: Dict[str, Any] = {"rank": rank, "pattern": code_to_sexpr(rules.pattern(p)), "weight": total,
                    "rules": [rules.describe(h, r) for r in members], "docs": None, "data_contribution": None,
                    "snippets": []}
             if fired is not None:
@@ -191,13 +191,13 @@ def _snippet(doc: Any, marked: List[int]) -> List[List[Any]]:
     for token in doc[start:end]:
         space = token.whitespace_ if token.i < end - 1 else ""
         pieces = [(token.text, token.i in chosen), (space, token.i in chosen and token.i + 1 in chosen)]
-        for text, marked in pieces:
+        for text, is_marked in pieces:
             if not text:
                 continue
-            if segments and segments[-1][1] == marked and segments[-1][0] != "… ":
+            if segments and segments[-1][1] == is_marked and segments[-1][0] != "… ":
                 segments[-1][0] += text
             else:
-                segments.append([text, marked])
+                segments.append([text, is_marked])
     if end < sent.end:
         segments.append([" …", False])
     return segments

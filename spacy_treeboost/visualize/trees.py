@@ -112,8 +112,11 @@ def _row_svg(words: Sequence[Word], widths: Sequence[float], start: int, end: in
             return centers[left], total_width, end - left, "out"
         return 0.0, centers[right], right - start + 1, "in"
 
-    pieces = {edge: piece(edge[0], edge[1]) for edge in edges}
-    pieces = {edge: p for edge, p in pieces.items() if p is not None}
+    pieces: Dict[Edge, Tuple[float, float, int, str]] = {}
+    for edge in edges:
+        found = piece(edge[0], edge[1])
+        if found is not None:
+            pieces[edge] = found
     lengths: Dict[bool, List[int]] = {False: [], True: []}
     for (_, _, below), p in pieces.items():
         lengths[below].append(p[2])
