@@ -172,7 +172,7 @@ def learn(
             boosting_settings.validate_params()
         except ValueError as err:
             _fail(str(err))
-        _learn_linear(forest, classes, model, algorithm, boosting_settings,
+        _learn_linear(forest, classes, train, model, algorithm, boosting_settings,
                       dict(features=features, loss=loss, C=C, choose_C=choose_C, l1_ratio=l1_ratio, cv=cv,
                            max_pattern_size=max_pattern_size, shard_documents=shard_documents),
                       read_seconds)
@@ -211,6 +211,7 @@ def learn(
     if last:
         summary += f", training error {last['error']:.4f}, loss {last['loss']:.4f}"
     typer.echo(f"learned {summary} -> {model}", err=True)
+    typer.echo(_model_size(model, len(clf.rules_), train), err=True)
     for head in clf.heads_:
         if head.stopped:
             typer.echo(f"stopped early ({head.name}): {head.stopped}", err=True)
@@ -258,21 +259,31 @@ def _learn_from_config(ctx: typer.Context, train: Path, model: Path, config_path
     except (ValueError, MemoryError, ImportError, RuntimeError) as err:
         _fail(str(err))
     _write_fitted(model, estimator, read_seconds, f"learned {len(estimator.rules_)} rules over "
-                  f"{estimator.rules_.n_patterns} distinct subtrees with {type(estimator).__name__} -> {model}")
+                  f"{estimator.rules_.n_patterns} distinct subtrees with {type(estimator).__name__} -> {model}", train)
 
 
-def _write_fitted(model: Path, clf: Any, read_seconds: float, summary: str) -> None:
-    """Write a fitted learner's model file, then its summary line and the CPU seconds of each phase."""
+def _model_size(model: Path, n_rules: int, train: Path) -> str:
+    """The line that gives a written model's number of rules and its file's size, also as a share of the training
+    file's."""
+    size, train_size = model.stat().st_size, train.stat().st_size
+    share = f" ({100.0 * size / train_size:.1f} % of the training file)" if train_size else ""
+    return f"model: {n_rules:,} rules, {size / 1e6:.2f} MB{share}"
+
+
+def _write_fitted(model: Path, clf: Any, read_seconds: float, summary: str, train: Path) -> None:
+    """Write a fitted learner's model file, then its summary line, its number of rules and size, and the CPU
+    seconds of each phase."""
     from .learning.classifier_files import classifier_to_bytes
 
     clock = time.process_time()
     _write_file(model, classifier_to_bytes(clf))
     phases = {"read": read_seconds, **getattr(clf, "timings_", {}), "write": time.process_time() - clock}
     typer.echo(summary, err=True)
+    typer.echo(_model_size(model, len(clf.rules_), train), err=True)
     typer.echo(f"phases (CPU s): {json.dumps({k: round(v, 3) for k, v in phases.items()})}", err=True)
 
 
-def _learn_linear(forest: Any, classes: List[Any], model: Path, algorithm: str, booster: Any, opts: Dict[str, Any], read_seconds: float) -> None:
+def _learn_linear(forest: Any, classes: List[Any], train: Path, model: Path, algorithm: str, booster: Any, opts: Dict[str, Any], read_seconds: float) -> None:
     """Fit the subtree-linear model, or refit the rules of `booster` (whose settings are the shared ones)."""
     from .learning.classifier import RuleClassifier
     from .learning.corrective import CorrectiveBoostClassifier
@@ -302,7 +313,8 @@ def _learn_linear(forest: Any, classes: List[Any], model: Path, algorithm: str, 
     chosen = ", ".join(f"{i['head']}: " + (f"{i['features']}, " if "features" in i else "") + f"C={i['C']}"
                        for i in info)
     _write_fitted(model, clf, read_seconds,
-                  f"learned {len(clf.rules_)} rules over {clf.rules_.n_patterns} distinct subtrees ({chosen}) -> {model}")
+                  f"learned {len(clf.rules_)} rules over {clf.rules_.n_patterns} distinct subtrees ({chosen}) -> {model}",
+                  train)
 
 
 # Documents per batch of `classify`: small enough that the allocator reuses a batch's arrays for the next batch

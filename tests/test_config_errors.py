@@ -46,7 +46,7 @@ BAD_SETTINGS = [
     (LINEAR, f"{TREEBOOST}.learner.tol", "0", None, "tol=0 is invalid: use a small positive number"),
     (LINEAR, f"{TREEBOOST}.learner.nb_beta", "2", None, "nb_beta=2 is invalid: use a number from 0 to 1"),
     (LINEAR, f"{TREEBOOST}.learner.max_rules", "0", None,
-     "max_rules=0 is invalid: use a whole number of rules >= 1, or None"),
+     "max_rules=0 is invalid: use 'auto' (prune on the cross-validation folds), a whole number of rules >= 1, or None"),
     (LINEAR, f"{TREEBOOST}.threshold", "2", None, "threshold=2 is invalid: use a probability between 0 and 1"),
     (LINEAR, f"{TREEBOOST}.rounds_per_update", "-1", None, "rounds_per_update=-1 is invalid: use a whole number >= 0"),
     (LINEAR, f"{TREEBOOST}.initial_rounds", "-1", None, "initial_rounds=-1 is invalid: use a whole number >= 0"),

@@ -50,7 +50,7 @@ def test_mined_counts_are_the_brute_force_counts(data, k, min_support, include_r
 
 
 # the model as fitted: no interpolation of its weights, no calibration of its margin
-RAW = {"nb_beta": 1.0, "calibrate": False}
+RAW = {"nb_beta": 1.0, "calibrate": False, "max_rules": None}
 
 
 def reference_features(f: Forest, codes, features: str, y):
@@ -109,8 +109,8 @@ def test_max_rules_keeps_the_largest_contributions_refitted(data, seed, k, featu
     else:
         Xk = Xk[:, keep]
     wk, ck = fit_linear(Xk, t, C=1.0, method="tron")
-    clf = SubtreeLinearClassifier(max_pattern_size=2, min_support=1, features=features, C=1.0, max_rules=k,
-                                  **RAW).fit(f, y)
+    clf = SubtreeLinearClassifier(max_pattern_size=2, min_support=1, features=features, C=1.0,
+                                  **{**RAW, "max_rules": k}).fit(f, y)
     assert len(clf.rules_) <= k
     assert {code for code, *_ in clf.rules_.rules(0)} <= {codes[j] for j in keep}
     numpy.testing.assert_allclose(clf.decision_function(f), (Xk @ wk + ck) / 2, atol=1e-7)
@@ -212,7 +212,7 @@ def test_separate_views_average_two_models_fitted_apart(chains, deps, seed, feat
     fa, fb = Forest.from_trees(a), Forest.from_trees([("ROOT", [_prefixed(c) for c in t[1]]) for t in b])
     assume(fa.n_nodes > n and fb.n_nodes > n)
     y = labels_for(both, seed)
-    opts = dict(max_pattern_size=2, min_support=1, features=features, C=C, tol=1e-10, max_iter=5000)
+    opts = dict(max_pattern_size=2, min_support=1, features=features, C=C, tol=1e-10, max_iter=5000, max_rules=None)
     joint = SubtreeLinearClassifier(**opts, separate_views=True).fit(both, y)
     ref_a = SubtreeLinearClassifier(**opts).fit(fa, y)
     ref_b = SubtreeLinearClassifier(**opts).fit(fb, y)

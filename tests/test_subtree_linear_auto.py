@@ -71,7 +71,7 @@ def test_the_family_is_chosen_by_the_folds_as_a_brute_force_refit_chooses_it(dat
         assume(len(set(y)) == (2 if task == "binary" else 3))
     codes, _, X, _ = reference_tfidf(f, f, 2, 1)
     assume(codes)
-    clf = SubtreeLinearClassifier(max_pattern_size=2, min_support=1, keep_rare_up_to=0, C=C, cv=2, tol=1e-10,
+    clf = SubtreeLinearClassifier(max_rules=None, max_pattern_size=2, min_support=1, keep_rare_up_to=0, C=C, cv=2, tol=1e-10,
                                   max_iter=5000, cv_documents=None, calibrate=calibrate).fit(f, y)
     def has(v, name):
         return name in v if task == "multilabel" else v == name
@@ -127,12 +127,12 @@ def count_signal_forest(n: int, seed: int) -> tuple:
 
 def test_a_count_signal_is_learned_by_tfidf_and_matches_the_tfidf_model_at_the_chosen_C():
     f, y = count_signal_forest(40, 0)
-    auto = SubtreeLinearClassifier(max_pattern_size=1, min_support=1, tol=1e-10).fit(f, y)
+    auto = SubtreeLinearClassifier(max_rules=None, max_pattern_size=1, min_support=1, tol=1e-10).fit(f, y)
     assert [i["features"] for i in auto.fit_info_] == ["tfidf"]
     assert auto.rules_.value == "tfidf"
-    presence = SubtreeLinearClassifier(max_pattern_size=1, min_support=1, features="presence").fit(f, y)
+    presence = SubtreeLinearClassifier(max_rules=None, max_pattern_size=1, min_support=1, features="presence").fit(f, y)
     assert (auto.predict(f) == numpy.array(y)).mean() > (presence.predict(f) == numpy.array(y)).mean() + 0.2
-    fixed = SubtreeLinearClassifier(max_pattern_size=1, min_support=1, features="tfidf", loss=TFIDF_LOSS, tol=1e-10,
+    fixed = SubtreeLinearClassifier(max_rules=None, max_pattern_size=1, min_support=1, features="tfidf", loss=TFIDF_LOSS, tol=1e-10,
                                     C=auto.fit_info_[0]["C"]).fit(f, y)
     numpy.testing.assert_allclose(auto.decision_function(f), fixed.decision_function(f), atol=1e-8)
 
@@ -142,7 +142,7 @@ def test_the_tfidf_choice_is_the_same_on_worker_processes():
     f, y = count_signal_forest(40, 0)
     auto = SubtreeLinearClassifier(max_pattern_size=1, min_support=1, tol=1e-10).fit(f, y)
     for workers in (2, 3):
-        many = SubtreeLinearClassifier(max_pattern_size=1, min_support=1, tol=1e-10, n_workers=workers).fit(f, y)
+        many = SubtreeLinearClassifier(max_rules=None, max_pattern_size=1, min_support=1, tol=1e-10, n_workers=workers).fit(f, y)
         assert classifier_to_bytes(many) == classifier_to_bytes(auto)
 
 
@@ -157,7 +157,7 @@ def test_a_noisy_presence_signal_among_many_words_keeps_the_presence_family(seed
         noise = list(rng.choice(list("bcdefghijk"), size=int(rng.integers(1, 40))))
         trees.append(("ROOT", tuple((w, ()) for w in [signal] + noise)))
         y.append("pos" if positive else "neg")
-    clf = SubtreeLinearClassifier(max_pattern_size=1, min_support=1).fit(Forest.from_trees(trees), y)
+    clf = SubtreeLinearClassifier(max_rules=None, max_pattern_size=1, min_support=1).fit(Forest.from_trees(trees), y)
     assert clf.fit_info_[0]["features"] in ("nb", "presence")
     assert clf.rules_.value == "stump"
 
@@ -236,10 +236,10 @@ def test_the_default_pattern_size_is_the_one_mined_and_saved(length, expected):
         y.append("pos" if i % 2 else "neg")
     f = Forest.from_trees(trees)
     assert _mean_nodes(trees) == int(length)
-    chosen = SubtreeLinearClassifier().fit(f, y)
+    chosen = SubtreeLinearClassifier(max_rules=None).fit(f, y)
     assert chosen.max_pattern_size_ == expected
     assert max(len(p) for p in chosen.rules_.patterns) == expected
-    fixed = SubtreeLinearClassifier(max_pattern_size=expected).fit(f, y)
+    fixed = SubtreeLinearClassifier(max_rules=None, max_pattern_size=expected).fit(f, y)
     assert fixed.max_pattern_size_ == expected
     assert chosen.rules_.to_dict() == fixed.rules_.to_dict()
     assert classifier_from_bytes(classifier_to_bytes(chosen)).get_params()["max_pattern_size"] is None

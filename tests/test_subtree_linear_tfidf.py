@@ -28,7 +28,7 @@ def test_tfidf_rules_score_exactly_the_brute_force_model(data, other, seed, k, m
     t = numpy.array([1 if v == "pos" else -1 for v in y])
     codes, idf, X, Xg = reference_tfidf(f, g, k, min_support)
     assume(codes)
-    clf = SubtreeLinearClassifier(calibrate=False, keep_rare_up_to=0, max_pattern_size=k, min_support=min_support, features="tfidf", loss=loss,
+    clf = SubtreeLinearClassifier(max_rules=None, calibrate=False, keep_rare_up_to=0, max_pattern_size=k, min_support=min_support, features="tfidf", loss=loss,
                                   C=1.0).fit(f, y)
     rules = clf.rules_.rules(0)
     assert sorted(code for code, *_ in rules) == codes
@@ -54,7 +54,7 @@ def test_tfidf_max_rules_renormalizes_over_the_kept_subtrees(data, seed, keep):
     assume(f.n_nodes > len(f))
     y = random_binary_classes(len(f), seed, ("pos", "neg"))
     t = numpy.array([1 if v == "pos" else -1 for v in y])
-    full = SubtreeLinearClassifier(calibrate=False, keep_rare_up_to=0, max_pattern_size=2, min_support=1, features="tfidf", C=1.0).fit(f, y)
+    full = SubtreeLinearClassifier(max_rules=None, calibrate=False, keep_rare_up_to=0, max_pattern_size=2, min_support=1, features="tfidf", C=1.0).fit(f, y)
     assume(len(full.rules_) > keep)
     clf = SubtreeLinearClassifier(calibrate=False, keep_rare_up_to=0, max_pattern_size=2, min_support=1, features="tfidf", C=1.0, max_rules=keep).fit(f, y)
     assert clf.rules_.n_rules(0) == keep
@@ -109,7 +109,7 @@ def test_tfidf_chains_of_two_give_sklearns_logistic_regression(seed):
     X = vec.fit_transform(docs)
     ref = LogisticRegression(C=3.0, tol=1e-10, max_iter=10000).fit(X, y)
     f = chain_forest(docs)
-    clf = SubtreeLinearClassifier(calibrate=False, keep_rare_up_to=0, max_pattern_size=2, min_support=1, features="tfidf", C=3.0, tol=1e-8).fit(f, y)
+    clf = SubtreeLinearClassifier(max_rules=None, calibrate=False, keep_rare_up_to=0, max_pattern_size=2, min_support=1, features="tfidf", C=3.0, tol=1e-8).fit(f, y)
     assert clf.n_features_ == len(vec.vocabulary_)
     numpy.testing.assert_allclose(2 * clf.decision_function(f), ref.decision_function(X), atol=1e-4)
     test_docs, _ = random_corpus(seed + 100, 20)
@@ -126,7 +126,7 @@ def test_tfidf_chains_of_two_give_sklearns_linear_svc(seed):
     vec = sklearn_text.TfidfVectorizer(analyzer=bigrams, sublinear_tf=True)
     X = vec.fit_transform(docs)
     ref = LinearSVC(C=1.0, dual=False, intercept_scaling=1000.0, tol=1e-12, max_iter=100000).fit(X, y)
-    clf = SubtreeLinearClassifier(calibrate=False, keep_rare_up_to=0, max_pattern_size=2, min_support=1, features="tfidf", loss="squared_hinge", C=1.0,
+    clf = SubtreeLinearClassifier(max_rules=None, calibrate=False, keep_rare_up_to=0, max_pattern_size=2, min_support=1, features="tfidf", loss="squared_hinge", C=1.0,
                                   tol=1e-9).fit(chain_forest(docs), y)
     test_docs, _ = random_corpus(seed + 100, 20)
     numpy.testing.assert_allclose(2 * clf.decision_function(chain_forest(test_docs)),
@@ -135,7 +135,7 @@ def test_tfidf_chains_of_two_give_sklearns_linear_svc(seed):
 
 def test_tfidf_rules_list_and_explain_by_their_idf():
     docs, y = random_corpus(0, 20)
-    clf = SubtreeLinearClassifier(calibrate=False, keep_rare_up_to=0, max_pattern_size=2, min_support=2, features="tfidf", C=1.0).fit(chain_forest(docs), y)
+    clf = SubtreeLinearClassifier(max_rules=None, calibrate=False, keep_rare_up_to=0, max_pattern_size=2, min_support=2, features="tfidf", C=1.0).fit(chain_forest(docs), y)
     assert "× tf-idf (idf " in clf.rules_.listing()
     data = clf.rules_.to_dict()
     assert data["value"] == "tfidf"

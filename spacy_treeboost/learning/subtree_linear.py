@@ -45,17 +45,19 @@ import os
 import time
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Type
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Type, Union
 
 import numpy
 
 from ._order import order_by_magnitude
 from .classifier import RuleClassifier, encode_targets
-from .features import PatternCodes, frequency_order, presence, tfidf_matrix
+from .features import PatternCodes, frequency_order, interpolate, nb_ratio, presence, scale_columns, tfidf_matrix
 from .heads import SOLVER, TFIDF_LOSS, fit_heads
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
 from .mining import mine_subtrees
-from .selection import DEFAULT_CS, SOLVER_CONSTRAINTS, HeadFit, Path, fit_head, make_path
+from .selection import (DEFAULT_CS, SOLVER_CONSTRAINTS, HeadFit, Path, assemble_margins, class_folds, cv_folds,
+                        fit_head, fold_split, make_path, platt)
+from .solver import fit_linear, one_blas_thread
 from ..models.rules import RuleSet
 from ..threads import ThreadTeam
 from ..exceptions import InvalidSettingError
@@ -76,12 +78,81 @@ LINEAR_BACKENDS = (None, "local", "processes", "ray")
 PATTERN_SIZE = 3
 SHORT_PATTERN_SIZE = 2
 SHORT_DOCUMENT_NODES = 32.0
+# max_rules="auto": the shares of the total contribution (the sum of |w_t| x_t over the training documents) that the
+# folds try, from the whole model down until the held-out accuracy falls more than PRUNE_TOLERANCE below the whole
+# model's; the folds' fits stop at PRUNE_FIT_TOL_RATIO times the solver's tolerance (a ranking needs less)
+PRUNE_SHARES = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.93, 0.95, 0.96, 0.97, 0.98, 0.99, 0.995, 0.998, 0.999, 1.0)
+PRUNE_TOLERANCE = 0.002
+PRUNE_FIT_TOL_RATIO = 10.0
+# ... and only where the folds score this many documents: on fewer, one document outweighs the tolerance
+PRUNE_MIN_SCORED = 1000
 
 
 def pattern_size(X: Forest) -> int:
     """The largest subtree that `max_pattern_size=None` mines in the training trees X: `SHORT_PATTERN_SIZE` where
     they average at most `SHORT_DOCUMENT_NODES` nodes (their virtual roots included), else `PATTERN_SIZE`."""
     return SHORT_PATTERN_SIZE if X.n_nodes <= SHORT_DOCUMENT_NODES * len(X) else PATTERN_SIZE
+
+
+def column_sums(X: Any) -> numpy.ndarray:
+    """The sum of each column of a sparse matrix of nonnegative entries (CSC or CSR), without a copy of its entries."""
+    if X.format != "csc":
+        return numpy.bincount(X.indices, weights=X.data, minlength=X.shape[1])
+    out = numpy.zeros(X.shape[1])
+    full = numpy.diff(X.indptr) > 0
+    if X.nnz:
+        out[full] = numpy.add.reduceat(X.data, X.indptr[:-1][full])
+    return out
+
+
+def share_levels(contribution: numpy.ndarray, shares: Sequence[float]) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """For each column, the first of the increasing `shares` whose kept columns hold it, and how many each keeps.
+
+    At share s < 1 the kept columns are the fewest of largest `contribution` (ties: the first column) whose
+    contributions add up to at least s times their total; at share 1 every column is kept.
+
+    contribution (numpy.ndarray): Each column's nonnegative contribution.
+    shares (Sequence[float]): Increasing shares in (0, 1], the last 1.
+    RETURNS (Tuple[numpy.ndarray, numpy.ndarray]): The level of every column (an index into `shares`) and the
+        number of columns kept at each share.
+    """
+    n = len(contribution)
+    order = order_by_magnitude(numpy.ascontiguousarray(contribution, dtype=numpy.float64))
+    if order is None:
+        raise ValueError("a subtree's contribution is not finite: the fit diverged")
+    total = numpy.cumsum(contribution[order])
+    kept = numpy.array([n if s >= 1.0 or not n else min(int(numpy.searchsorted(total, s * total[-1])) + 1, n)
+                        for s in shares], dtype=numpy.int64)
+    level = numpy.empty(n, dtype=numpy.int64)
+    level[order] = numpy.searchsorted(kept, numpy.arange(n), side="right")
+    return level, kept
+
+
+def level_margins(X: Any, w: numpy.ndarray, c: float, level: numpy.ndarray, n_levels: int,
+                  tfidf: bool = False) -> numpy.ndarray:
+    """The margins c + X w of the rows of X restricted to the columns of level <= L, for every level L.
+
+    With `tfidf` the rows of X are L2-normalized tf-idf, and each restricted row is normalized again over its
+    kept columns (as a tf-idf rule list normalizes a document over its own rules; a row with none scores c).
+
+    X (scipy.sparse matrix): The rows, nonnegative (CSC or CSR).
+    w (numpy.ndarray): The weight of each column.
+    c (float): The intercept.
+    level (numpy.ndarray): Each column's level (`share_levels`).
+    n_levels (int): The number of levels.
+    tfidf (bool): Normalize each restricted row.
+    RETURNS (numpy.ndarray): Shape (n_levels, rows).
+    """
+    X = X.tocsc()
+    n = X.shape[0]
+    bucket = numpy.repeat(level, numpy.diff(X.indptr)) * n + X.indices
+    score = numpy.bincount(bucket, weights=X.data * w.repeat(numpy.diff(X.indptr)), minlength=n_levels * n)
+    score = numpy.cumsum(score.reshape(n_levels, n), axis=0)
+    if tfidf:
+        norm = numpy.sqrt(numpy.cumsum(numpy.bincount(bucket, weights=X.data ** 2, minlength=n_levels * n)
+                                       .reshape(n_levels, n), axis=0))
+        score = numpy.divide(score, norm, out=numpy.zeros_like(score), where=norm > 0)
+    return score + c
 
 
 class SubtreeLinearClassifier(RuleClassifier):
@@ -123,10 +194,18 @@ class SubtreeLinearClassifier(RuleClassifier):
     max_cache_mb (int): Memory cap for mining.
     max_iter (int): Solver iterations.
     tol (float): Solver tolerance, relative to the gradient at zero weights.
-    max_rules (Optional[int]): Keep at most this many rules per class: after the fit
-        over all subtrees, the subtrees with the largest total contribution on the
-        training trees (|w_t| times the number of documents containing t) are kept
-        and their weights refitted jointly with the same C. None keeps every subtree.
+    max_rules (Union[str, int, None]): "auto" (the default) keeps, per class, the
+        subtrees of largest total contribution on the training trees (|w_t| times the
+        sum of feature t over them: the number of documents containing t for presence)
+        that make up the share of the total chosen on the cross-validation folds (the
+        smallest of `PRUNE_SHARES` down to which the held-out accuracy stays within
+        `PRUNE_TOLERANCE` of the whole model's, each fold's candidate fitted again from
+        the final weights): the weights restricted to them, the calibration refitted on
+        the restricted folds' margins (not with `separate_views` or `shard_documents`,
+        nor where the folds score fewer than `PRUNE_MIN_SCORED` documents: these keep
+        every subtree). A whole number k keeps the k subtrees of largest total
+        contribution and refits their weights jointly with the same C. None keeps every
+        subtree.
     nb_beta (Optional[float]): For "nb", the NBSVM interpolation w = (1 - beta) mean|w|
         + beta w of the fitted weights (1 keeps them as fitted); None chooses it among
         0.25, 0.5 and 1 on the folds that choose C (it costs no fit).
@@ -154,7 +233,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         on their sums, so the fits use the cluster's memory and cores. The model is the same, bit
         for bit, for any number of workers and backend, and differs from that of None (whole
         matrices, sums grouped otherwise) in the last bits. Not with `separate_views` or
-        `max_rules`.
+        a whole number of `max_rules`.
     n_workers (int): Workers that share the mining (by root label, from 2,000 training
         documents per worker) and the fits (each class's cross-validation folds and
         final fit; a fit that runs alone multiplies its large matrices on `n_workers`
@@ -169,8 +248,9 @@ class SubtreeLinearClassifier(RuleClassifier):
 
     positive_class: Optional[Any] = None
     _parameter_constraints = {
-        "max_rules": rule(Interval("int", 1, None), None, hint=(
-            "use a whole number of rules >= 1, or None to keep every subtree")),
+        "max_rules": rule(Options("auto"), Interval("int", 1, None), None, hint=(
+            "use 'auto' (prune on the cross-validation folds), a whole number of rules >= 1, or None to keep every "
+            "subtree")),
         "nb_beta": rule(Interval("real", 0.0, 1.0), None, hint=(
             f"use a number from 0 to 1 (1 keeps the fitted weights; NBSVM uses 0.25), or None to choose it among "
             f"{list(NB_BETAS)} by cross-validation")),
@@ -216,7 +296,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         max_cache_mb: int = 4096,
         max_iter: int = 1000,
         tol: float = 1e-3,
-        max_rules: Optional[int] = None,
+        max_rules: Union[str, int, None] = "auto",
         nb_beta: Optional[float] = None,
         separate_views: bool = False,
         calibrate: bool = True,
@@ -261,12 +341,12 @@ class SubtreeLinearClassifier(RuleClassifier):
         if self.backend == "local" and self.n_workers > 1:
             raise InvalidSettingError(f"backend='local' runs one worker, but n_workers={self.n_workers}: use backend "
                                       "'processes' (or None) for several", setting="backend", value=self.backend)
-        if self.separate_views and (self.features == "tfidf" or self.max_rules is not None):
+        if self.separate_views and (self.features == "tfidf" or isinstance(self.max_rules, int)):
             setting = "features='tfidf'" if self.features == "tfidf" else f"max_rules={self.max_rules!r}"
             raise InvalidSettingError(f"separate_views=True cannot be combined with {setting}: a tf-idf row is "
                                       "normalized over all subtrees, and max_rules ranks them jointly; use one of the "
                                       "two settings", setting="separate_views", value=True)
-        if self.shard_documents is not None and (self.separate_views or self.max_rules is not None):
+        if self.shard_documents is not None and (self.separate_views or isinstance(self.max_rules, int)):
             setting = "separate_views=True" if self.separate_views else f"max_rules={self.max_rules!r}"
             raise InvalidSettingError(f"shard_documents={self.shard_documents!r} cannot be combined with {setting}, "
                                       "whose fits use whole matrices; drop shard_documents or that setting",
@@ -327,6 +407,8 @@ class SubtreeLinearClassifier(RuleClassifier):
         clock = time.process_time()
         self.fit_info_: List[Dict[str, Any]] = []
         fitted, tfidf = [], self.features == "tfidf"
+        kept: List[Optional[numpy.ndarray]] = [None] * len(targets)
+        pruning: List[Optional[Dict[str, Any]]] = [None] * len(targets)
         if len(views) > 1:
             heads = [self._fit_views(F, t, views) for t in targets]
         else:
@@ -340,14 +422,17 @@ class SubtreeLinearClassifier(RuleClassifier):
                 order, by_frequency = frequency_order(F)
             with self._shards(by_frequency, T) as shards:
                 fits, on_T = self._fit_heads(by_frequency, targets, T, shards)
+            if self.max_rules == "auto" and self.shard_documents is None:
+                fits, pruned, pruning = self._prune(T if on_T else by_frequency, targets, fits, on_T, tfidf or on_T)
+                kept = [None if k is None else numpy.flatnonzero(k[order]) for k in pruned]
             heads = [replace(fit, weights=fit.weights[order]) for fit in fits]
             del by_frequency, T
             tfidf = tfidf or on_T
             if on_T:
                 idf = idf_by_frequency[order]
-        for head, t, fit in zip(self.heads_, targets, heads):
-            w, c, chosen, nb, keep = fit.weights, fit.intercept, fit.C, fit.nb, None
-            if self.max_rules is not None and numpy.count_nonzero(w) > self.max_rules:
+        for head, t, fit, keep, pruned in zip(self.heads_, targets, heads, kept, pruning):
+            w, c, chosen, nb = fit.weights, fit.intercept, fit.C, fit.nb
+            if isinstance(self.max_rules, int) and numpy.count_nonzero(w) > self.max_rules:
                 if counts_by_frequency:
                     counts, counts_by_frequency = counts[:, order].astype(numpy.float64), False
                 if F is None and not tfidf:
@@ -357,6 +442,8 @@ class SubtreeLinearClassifier(RuleClassifier):
             self.fit_info_.append({"head": head.name, "features": self._chosen_features(nb, tfidf), "C": chosen,
                                    "cv_accuracy": fit.cv_accuracy, "nonzero": int(numpy.count_nonzero(w)),
                                    "platt": fit.platt, "nb_beta": fit.nb_beta})
+            if pruned is not None:
+                self.fit_info_[-1]["pruned"] = pruned
         del F, counts
         self.timings_["fit"] = time.process_time() - clock
         clock = time.process_time()
@@ -493,3 +580,88 @@ class SubtreeLinearClassifier(RuleClassifier):
         out = numpy.zeros_like(w)
         out[keep] = fit.weights
         return out, fit.intercept, keep
+
+    def _prune(self, X: Any, targets: Sequence[numpy.ndarray], fits: List[HeadFit], on_T: bool,
+               tfidf: bool) -> Tuple[List[HeadFit], List[Optional[numpy.ndarray]], List[Dict[str, Any]]]:
+        """`max_rules="auto"`: each head restricted to the subtrees that make up the share of its total contribution
+        chosen on the cross-validation folds, with its calibration refitted on the restricted folds' margins.
+
+        On each scored fold the head's candidate is fitted again on the other folds (started from the final
+        weights), its columns ranked by contribution (|w_t| times the sum of column t over those documents), and the
+        held-out margins computed at every share of `PRUNE_SHARES` (`level_margins`). Going down from the whole
+        model, the last share before the held-out accuracy (of the calibrated margins) falls more than
+        `PRUNE_TOLERANCE` below the whole model's is kept for the final weights, ranked the same way over all
+        training documents. A head whose folds score fewer than `PRUNE_MIN_SCORED` documents keeps every
+        subtree.
+
+        X (scipy.sparse matrix): The matrix the heads were fitted on (columns in the fits' order).
+        targets (Sequence[numpy.ndarray]): Each head's {-1, +1} labels.
+        fits (List[HeadFit]): The heads' fits.
+        on_T (bool): Whether the fits are the tf-idf family's of "auto".
+        tfidf (bool): Whether the rules are tf-idf rules (each document normalized over the kept subtrees).
+        RETURNS (Tuple[List[HeadFit], List[Optional[numpy.ndarray]], List[Dict[str, Any]]]): The restricted fits,
+            each one's kept columns (None: all), and what each pruning chose.
+        """
+        exclusive = not self.multilabel_ and len(targets) > 1
+        if self.features == "auto" and exclusive:
+            folds = [class_folds(targets, self.cv, self.cv_documents)] * len(targets)
+        else:
+            folds = [cv_folds(t, self.cv, self.cv_documents) for t in targets]
+        loss = TFIDF_LOSS if on_T else self.loss
+        sums = column_sums(X)
+        out, kept, info = [], [], []
+        for y, f, fit in zip(targets, folds, fits):
+            if numpy.count_nonzero(f >= 0) < PRUNE_MIN_SCORED:
+                out.append(fit)
+                kept.append(None)
+                info.append({"share": 1.0, "rules": int(numpy.count_nonzero(fit.weights)), "cv_accuracy": None})
+                continue
+            a, b = fit.platt if fit.platt is not None else (1.0, 0.0)
+            blocks = []
+            for k in range(int(f.max()) + 1):
+                Xtr, Xte = fold_split(X, f, k, self._threads)
+                ytr = y[f != k]
+                scale = nb_ratio(Xtr, ytr) if fit.nb else numpy.ones(X.shape[1])
+                start = numpy.divide(fit.weights / a, scale, out=numpy.zeros(X.shape[1]), where=scale != 0)
+                with one_blas_thread():
+                    w, c = fit_linear(scale_columns(Xtr, scale) if fit.nb else Xtr, ytr, C=fit.C,
+                                      l1_ratio=self.l1_ratio, loss=loss, max_iter=self.max_iter, tol=PRUNE_FIT_TOL_RATIO * self.tol,
+                                      init=numpy.append(start, (fit.intercept - b) / a), method=SOLVER,
+                                      threads=self._threads)
+                if fit.nb:
+                    w = interpolate(w, fit.nb_beta) * scale
+                level, _ = share_levels(numpy.abs(w) * column_sums(Xtr), PRUNE_SHARES)
+                del Xtr
+                blocks.append(level_margins(Xte, w, c, level, len(PRUNE_SHARES), tfidf))
+            oof, scored = assemble_margins(blocks, f), y[f >= 0]
+            accuracy = [float(numpy.mean((_decided(m, scored, self.calibrate) > 0) == (scored > 0))) for m in oof]
+            chosen = len(accuracy) - 1
+            while chosen > 0 and accuracy[chosen - 1] >= accuracy[-1] - PRUNE_TOLERANCE:
+                chosen -= 1
+            level, counts = share_levels(numpy.abs(fit.weights) * sums, PRUNE_SHARES)
+            keep = level <= chosen
+            logger.info("pruning on the folds: shares %s keep %s subtrees, held-out accuracy %s: share %g",
+                        list(PRUNE_SHARES), counts.tolist(), [round(v, 4) for v in accuracy], PRUNE_SHARES[chosen])
+            info.append({"share": PRUNE_SHARES[chosen], "rules": int(numpy.count_nonzero(keep & (fit.weights != 0))),
+                         "cv_accuracy": accuracy[chosen]})
+            if PRUNE_SHARES[chosen] >= 1.0:
+                out.append(fit)
+                kept.append(None)
+                continue
+            w, c = numpy.where(keep, fit.weights / a, 0.0), (fit.intercept - b) / a
+            ab = platt(oof[chosen], scored) if self.calibrate else None
+            if ab is not None and ab[0] > 0:
+                w, c = w * ab[0], c * ab[0] + ab[1]
+            else:
+                ab = None
+            out.append(replace(fit, weights=w, intercept=c, platt=ab))
+            kept.append(keep)
+        return out, kept, info
+
+
+def _decided(f: numpy.ndarray, y: numpy.ndarray, calibrate: bool) -> numpy.ndarray:
+    """Margins f as a head decides by them: Platt-scaled on (f, y) when calibrating and the fit rises with y."""
+    if not calibrate:
+        return f
+    a, b = platt(f, y)
+    return a * f + b if a > 0 else f

@@ -195,7 +195,7 @@ def likely_setting(learner: Any) -> str:
     estimator = getattr(learner, "estimator", None)
     params = learner.get_params(deep=False)
     C = params.get("C")
-    if params.get("max_rules") is not None:
+    if isinstance(params.get("max_rules"), int):
         return (f"max_rules = {params['max_rules']} keeps too few subtrees to tell the documents apart; raise it or "
                 "set it to null")
     if C is not None and C <= 0.01:

@@ -239,7 +239,8 @@ def rule_report(rules: RuleSet, *, title: str, settings: Sequence[Tuple[str, Any
     heads = rule_report_data(rules, top=top, fired=fired)
     boxes = [_table("Training settings", settings, folded=True)] if settings else []
     boxes += [_table(name, items) for name, items in scores if items]
-    summary = (f"{len(rules)} rules over {rules.n_patterns} distinct subtrees ({rules.algorithm}, "
+    summary = (f"{len(rules)} rules over {rules.n_patterns} distinct subtrees, {len(rules.to_bytes()) / 1e6:.2f} MB "
+               f"as a file ({rules.algorithm}, "
                f"{len(rules.heads)} label{'s' if len(rules.heads) != 1 else ''}). Each label lists its top "
                f"{top} subtrees by contribution when present" + _scale_note(rules, fired is not None) +
                ("; document frequency, total contribution and snippets come from the data given." if fired is not None
