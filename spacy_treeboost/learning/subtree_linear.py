@@ -423,8 +423,10 @@ class SubtreeLinearClassifier(RuleClassifier):
             with self._shards(by_frequency, T) as shards:
                 fits, on_T = self._fit_heads(by_frequency, targets, T, shards)
             if self.max_rules == "auto" and self.shard_documents is None:
-                fits, pruned, pruning = self._prune(T if on_T else by_frequency, targets, fits, on_T, tfidf or on_T)
-                kept = [None if k is None else numpy.flatnonzero(k[order]) for k in pruned]
+                fits, masks, chosen_shares = self._prune(T if on_T else by_frequency, targets, fits, on_T,
+                                                         tfidf or on_T)
+                kept = [None if k is None else numpy.flatnonzero(k[order]) for k in masks]
+                pruning = list(chosen_shares)
             heads = [replace(fit, weights=fit.weights[order]) for fit in fits]
             del by_frequency, T
             tfidf = tfidf or on_T
@@ -609,7 +611,9 @@ class SubtreeLinearClassifier(RuleClassifier):
             folds = [cv_folds(t, self.cv, self.cv_documents) for t in targets]
         loss = TFIDF_LOSS if on_T else self.loss
         sums = column_sums(X)
-        out, kept, info = [], [], []
+        out: List[HeadFit] = []
+        kept: List[Optional[numpy.ndarray]] = []
+        info: List[Dict[str, Any]] = []
         for y, f, fit in zip(targets, folds, fits):
             if numpy.count_nonzero(f >= 0) < PRUNE_MIN_SCORED:
                 out.append(fit)
