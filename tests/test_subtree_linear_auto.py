@@ -12,8 +12,9 @@ from spacy_treeboost.learning.classifier_files import classifier_from_bytes, cla
 from spacy_treeboost.learning.features import tfidf_matrix
 from spacy_treeboost.learning.selection import platt
 from spacy_treeboost.learning.solver import fit_linear
-from spacy_treeboost.learning.subtree_linear import (PATTERN_SIZE, PRESENCE_C_RATIO, SHORT_DOCUMENT_NODES,
-                                                     SHORT_PATTERN_SIZE, TFIDF_C_RATIOS, TFIDF_LOSS,
+from spacy_treeboost.learning.mining import PATTERN_SIZE, SHORT_DOCUMENT_NODES, SHORT_PATTERN_SIZE
+from spacy_treeboost.learning.subtree_linear import (PRESENCE_C_RATIO,
+                                                     TFIDF_C_RATIOS, TFIDF_LOSS,
                                                      SubtreeLinearClassifier, mine_subtrees, pattern_size)
 from spacy_treeboost.trees.forest import Forest
 

@@ -8,9 +8,9 @@ from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
 from reference import forests, random_binary_classes
-from spacy_treeboost.learning import subtree_linear
-from spacy_treeboost.learning.subtree_linear import (PRUNE_SHARES, SubtreeLinearClassifier, column_sums,
-                                                     level_margins, share_levels)
+from spacy_treeboost.learning import pruning
+from spacy_treeboost.learning.pruning import PRUNE_SHARES, column_sums, level_margins, share_levels
+from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
 from spacy_treeboost.trees.forest import Forest
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
@@ -100,7 +100,7 @@ def test_pruned_model_is_the_whole_model_restricted_to_its_share(data, seed, fea
     y = random_binary_classes(len(f), seed)
     settings = dict(max_pattern_size=2, min_support=1, features=features, C=1.0, nb_beta=1.0, calibrate=False, cv=2)
     whole = SubtreeLinearClassifier(max_rules=None, **settings).fit(f, y)
-    with mock.patch.object(subtree_linear, "PRUNE_MIN_SCORED", 0):
+    with mock.patch.object(pruning, "PRUNE_MIN_SCORED", 0):
         pruned = SubtreeLinearClassifier(max_rules="auto", **settings).fit(f, y)
     info = pruned.fit_info_[0]["pruned"]
     assert info["share"] in PRUNE_SHARES

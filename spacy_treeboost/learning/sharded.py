@@ -12,7 +12,8 @@ number of workers. They differ from the fits without shards in the last bits, si
 otherwise.
 """
 import logging
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from contextlib import contextmanager
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
 
@@ -331,3 +332,24 @@ def final_fit(shards: Any, name: str, y: numpy.ndarray, C: float, *, nb: bool, l
     layout = _Layout(shards, d, keep_all=l1_ratio > 0)
     w, c = _fit(shards, layout, y, C, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol, init=None)
     return LinearFit(w, c, numpy.ones(d) if scale is None else scale)
+
+
+@contextmanager
+def held_shards(F: Any, T: Any, shard_documents: Optional[int], n_workers: int, backend: Optional[str],
+                ray_address: Optional[str]) -> Iterator[Optional["Shards"]]:
+    """The shards of F and T of `shard_documents` documents each for every fit: held by Ray actors with backend
+    "ray" and several workers, else here; None when `shard_documents` is None.
+
+    RETURNS (Iterator[Optional[Shards]]): A context holding the shards, released on exit.
+    """
+    if shard_documents is None:
+        yield None
+        return
+    shards = make_shards({"F": F, "T": T}, shard_documents)
+    on_ray = backend == "ray" and n_workers > 1
+    group = Shards(shards, n_workers if on_ray else 1, "ray" if on_ray else "local", ray_address)
+    del shards
+    try:
+        yield group
+    finally:
+        group.close()

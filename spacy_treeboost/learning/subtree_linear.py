@@ -24,40 +24,36 @@ learners) and fits a regularized linear model over them, one head per class:
   C its folds prefer. The family is one decision because a tf-idf model's rules
   carry idf and norm their document, which presence rules do not.
 
-The fits use LIBLINEAR's trust-region Newton method (`solver.fit_linear`,
-method "tron") on the columns renumbered by decreasing document frequency, with the
-subtrees of one training document folded into one feature per document, which
-leaves the optimum unchanged.
+The fits use LIBLINEAR's trust-region Newton method (`solver.fit_linear`, "tron") on the columns
+by decreasing document frequency, the subtrees of one training document folded into one feature.
 
 With `separate_views`, the subtrees of a "chain+dependency" forest are split by view
 (labels with the prefix "dep:" or without) and each view gets its own model (its own
 naive Bayes ratios and cross-validated C); the rule list holds both, every weight and
 intercept halved, so its margin is the mean of the two views' margins.
 
-The model is a `RuleSet` (presence, log1p or tfidf rules) with an intercept per
-head, matched and explained like boosted rules. Weights are stored halved so
-that sigmoid(2F) is the logistic model's probability. A tfidf model keeps every
-mined subtree as a rule (a zero weight included), since the document norm runs
-over all of them; its idf is stored in each rule.
+The model is a `RuleSet` (presence, log1p or tfidf rules, each tfidf rule with its idf) with an
+intercept per head, weights halved so that sigmoid(2F) is the logistic model's probability. By default
+(`max_rules="auto"`, `pruning.py`) it keeps the subtrees of the share of the total contribution that
+the folds choose; a tf-idf document is normalized over the kept subtrees.
 """
 import logging
 import os
 import time
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Type, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy
 
 from ._order import order_by_magnitude
 from .classifier import RuleClassifier, encode_targets
-from .features import PatternCodes, frequency_order, interpolate, nb_ratio, presence, scale_columns, tfidf_matrix
+from .features import PatternCodes, frequency_order, presence, tfidf_matrix
 from .heads import SOLVER, TFIDF_LOSS, fit_heads
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
-from .mining import mine_subtrees
-from .selection import (DEFAULT_CS, SOLVER_CONSTRAINTS, HeadFit, Path, assemble_margins, class_folds, cv_folds,
-                        fit_head, fold_split, make_path, platt)
-from .solver import fit_linear, one_blas_thread
+from .mining import mine_subtrees, pattern_size
+from .pruning import prune
+from .selection import DEFAULT_CS, SOLVER_CONSTRAINTS, HeadFit, Path, class_folds, cv_folds, fit_head, make_path
 from ..models.rules import RuleSet
 from ..threads import ThreadTeam
 from ..exceptions import InvalidSettingError
@@ -72,89 +68,6 @@ TFIDF_C_RATIOS = (3.0, 10.0)
 NB_BETAS = (0.25, 0.5, 1.0)
 SELECTIONS = ("accuracy", "log_loss")
 LINEAR_BACKENDS = (None, "local", "processes", "ray")
-# max_pattern_size=None: subtrees of PATTERN_SIZE nodes, or of SHORT_PATTERN_SIZE in training trees of at most
-# SHORT_DOCUMENT_NODES nodes on average (a sentence as a word chain), whose three-node subtrees recur too rarely to
-# help (docs/results_default.md)
-PATTERN_SIZE = 3
-SHORT_PATTERN_SIZE = 2
-SHORT_DOCUMENT_NODES = 32.0
-# max_rules="auto": the shares of the total contribution (the sum of |w_t| x_t over the training documents) that the
-# folds try, from the whole model down until the held-out accuracy falls more than PRUNE_TOLERANCE below the whole
-# model's; the folds' fits stop at PRUNE_FIT_TOL_RATIO times the solver's tolerance (a ranking needs less)
-PRUNE_SHARES = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.93, 0.95, 0.96, 0.97, 0.98, 0.99, 0.995, 0.998, 0.999, 1.0)
-PRUNE_TOLERANCE = 0.002
-PRUNE_FIT_TOL_RATIO = 10.0
-# ... and only where the folds score this many documents: on fewer, one document outweighs the tolerance
-PRUNE_MIN_SCORED = 1000
-
-
-def pattern_size(X: Forest) -> int:
-    """The largest subtree that `max_pattern_size=None` mines in the training trees X: `SHORT_PATTERN_SIZE` where
-    they average at most `SHORT_DOCUMENT_NODES` nodes (their virtual roots included), else `PATTERN_SIZE`."""
-    return SHORT_PATTERN_SIZE if X.n_nodes <= SHORT_DOCUMENT_NODES * len(X) else PATTERN_SIZE
-
-
-def column_sums(X: Any) -> numpy.ndarray:
-    """The sum of each column of a sparse matrix of nonnegative entries (CSC or CSR), without a copy of its entries."""
-    if X.format != "csc":
-        return numpy.bincount(X.indices, weights=X.data, minlength=X.shape[1])
-    out = numpy.zeros(X.shape[1])
-    full = numpy.diff(X.indptr) > 0
-    if X.nnz:
-        out[full] = numpy.add.reduceat(X.data, X.indptr[:-1][full])
-    return out
-
-
-def share_levels(contribution: numpy.ndarray, shares: Sequence[float]) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    """For each column, the first of the increasing `shares` whose kept columns hold it, and how many each keeps.
-
-    At share s < 1 the kept columns are the fewest of largest `contribution` (ties: the first column) whose
-    contributions add up to at least s times their total; at share 1 every column is kept.
-
-    contribution (numpy.ndarray): Each column's nonnegative contribution.
-    shares (Sequence[float]): Increasing shares in (0, 1], the last 1.
-    RETURNS (Tuple[numpy.ndarray, numpy.ndarray]): The level of every column (an index into `shares`) and the
-        number of columns kept at each share.
-    """
-    n = len(contribution)
-    order = order_by_magnitude(numpy.ascontiguousarray(contribution, dtype=numpy.float64))
-    if order is None:
-        raise ValueError("a subtree's contribution is not finite: the fit diverged")
-    total = numpy.cumsum(contribution[order])
-    kept = numpy.array([n if s >= 1.0 or not n else min(int(numpy.searchsorted(total, s * total[-1])) + 1, n)
-                        for s in shares], dtype=numpy.int64)
-    level = numpy.empty(n, dtype=numpy.int64)
-    level[order] = numpy.searchsorted(kept, numpy.arange(n), side="right")
-    return level, kept
-
-
-def level_margins(X: Any, w: numpy.ndarray, c: float, level: numpy.ndarray, n_levels: int,
-                  tfidf: bool = False) -> numpy.ndarray:
-    """The margins c + X w of the rows of X restricted to the columns of level <= L, for every level L.
-
-    With `tfidf` the rows of X are L2-normalized tf-idf, and each restricted row is normalized again over its
-    kept columns (as a tf-idf rule list normalizes a document over its own rules; a row with none scores c).
-
-    X (scipy.sparse matrix): The rows, nonnegative (CSC or CSR).
-    w (numpy.ndarray): The weight of each column.
-    c (float): The intercept.
-    level (numpy.ndarray): Each column's level (`share_levels`).
-    n_levels (int): The number of levels.
-    tfidf (bool): Normalize each restricted row.
-    RETURNS (numpy.ndarray): Shape (n_levels, rows).
-    """
-    X = X.tocsc()
-    n = X.shape[0]
-    bucket = numpy.repeat(level, numpy.diff(X.indptr)) * n + X.indices
-    score = numpy.bincount(bucket, weights=X.data * w.repeat(numpy.diff(X.indptr)), minlength=n_levels * n)
-    score = numpy.cumsum(score.reshape(n_levels, n), axis=0)
-    if tfidf:
-        norm = numpy.sqrt(numpy.cumsum(numpy.bincount(bucket, weights=X.data ** 2, minlength=n_levels * n)
-                                       .reshape(n_levels, n), axis=0))
-        score = numpy.divide(score, norm, out=numpy.zeros_like(score), where=norm > 0)
-    return score + c
-
-
 class SubtreeLinearClassifier(RuleClassifier):
     """A regularized linear model over all frequent subtrees (NBSVM-style by default).
 
@@ -172,9 +85,8 @@ class SubtreeLinearClassifier(RuleClassifier):
     documents each, and the shared generator's synthetic corpora
     (docs/results_default.md, docs/bench_default_learner.md).
 
-    max_pattern_size (Optional[int]): Largest subtree, in nodes; None chooses it from the
-        training trees: `SHORT_PATTERN_SIZE` (2) where they average at most
-        `SHORT_DOCUMENT_NODES` (32) nodes, as single sentences do, else `PATTERN_SIZE` (3).
+    max_pattern_size (Optional[int]): Largest subtree, in nodes; None: `mining.pattern_size` (2 in trees of
+        at most 32 nodes on average, as single sentences, else 3).
     min_support (int): Smallest number of training documents a subtree of more than
         `keep_rare_up_to` nodes occurs in.
     features (str): "auto" (on the cross-validation folds, the presence family, per
@@ -530,22 +442,14 @@ class SubtreeLinearClassifier(RuleClassifier):
 
     @contextmanager
     def _shards(self, F: Any, T: Any) -> Iterator[Any]:
-        """With `shard_documents`, the shards of F and T for every fit (`learning.sharded`): held by Ray actors with
-        backend "ray" and several workers (their nodes in `shard_holders_`), else here; None without it."""
-        if self.shard_documents is None:
-            yield None
-            return
-        from .sharded import Shards, make_shards
+        """With `shard_documents`, the shards of F and T for every fit (`sharded.held_shards`; their nodes in
+        `shard_holders_`); None without it."""
+        from .sharded import held_shards
 
-        shards = make_shards({"F": F, "T": T}, self.shard_documents)
-        on_ray = self.backend == "ray" and self.n_workers > 1
-        group = Shards(shards, self.n_workers if on_ray else 1, "ray" if on_ray else "local", self.ray_address)
-        del shards
-        self.shard_holders_ = group.node_ids
-        try:
+        with held_shards(F, T, self.shard_documents, self.n_workers, self.backend, self.ray_address) as group:
+            if group is not None:
+                self.shard_holders_ = group.node_ids
             yield group
-        finally:
-            group.close()
 
     def _fit_head(self, F: Any, y: numpy.ndarray, paths: Optional[List[Path]] = None,
                   loss: Optional[str] = None) -> HeadFit:
@@ -585,87 +489,12 @@ class SubtreeLinearClassifier(RuleClassifier):
 
     def _prune(self, X: Any, targets: Sequence[numpy.ndarray], fits: List[HeadFit], on_T: bool,
                tfidf: bool) -> Tuple[List[HeadFit], List[Optional[numpy.ndarray]], List[Dict[str, Any]]]:
-        """`max_rules="auto"`: each head restricted to the subtrees that make up the share of its total contribution
-        chosen on the cross-validation folds, with its calibration refitted on the restricted folds' margins.
-
-        On each scored fold the head's candidate is fitted again on the other folds (started from the final
-        weights), its columns ranked by contribution (|w_t| times the sum of column t over those documents), and the
-        held-out margins computed at every share of `PRUNE_SHARES` (`level_margins`). Going down from the whole
-        model, the last share before the held-out accuracy (of the calibrated margins) falls more than
-        `PRUNE_TOLERANCE` below the whole model's is kept for the final weights, ranked the same way over all
-        training documents. A head whose folds score fewer than `PRUNE_MIN_SCORED` documents keeps every
-        subtree.
-
-        X (scipy.sparse matrix): The matrix the heads were fitted on (columns in the fits' order).
-        targets (Sequence[numpy.ndarray]): Each head's {-1, +1} labels.
-        fits (List[HeadFit]): The heads' fits.
-        on_T (bool): Whether the fits are the tf-idf family's of "auto".
-        tfidf (bool): Whether the rules are tf-idf rules (each document normalized over the kept subtrees).
-        RETURNS (Tuple[List[HeadFit], List[Optional[numpy.ndarray]], List[Dict[str, Any]]]): The restricted fits,
-            each one's kept columns (None: all), and what each pruning chose.
-        """
+        """`max_rules="auto"` (`pruning.prune`) on this model's folds and settings."""
         exclusive = not self.multilabel_ and len(targets) > 1
         if self.features == "auto" and exclusive:
             folds = [class_folds(targets, self.cv, self.cv_documents)] * len(targets)
         else:
             folds = [cv_folds(t, self.cv, self.cv_documents) for t in targets]
-        loss = TFIDF_LOSS if on_T else self.loss
-        sums = column_sums(X)
-        out: List[HeadFit] = []
-        kept: List[Optional[numpy.ndarray]] = []
-        info: List[Dict[str, Any]] = []
-        for y, f, fit in zip(targets, folds, fits):
-            if numpy.count_nonzero(f >= 0) < PRUNE_MIN_SCORED:
-                out.append(fit)
-                kept.append(None)
-                info.append({"share": 1.0, "rules": int(numpy.count_nonzero(fit.weights)), "cv_accuracy": None})
-                continue
-            a, b = fit.platt if fit.platt is not None else (1.0, 0.0)
-            blocks = []
-            for k in range(int(f.max()) + 1):
-                Xtr, Xte = fold_split(X, f, k, self._threads)
-                ytr = y[f != k]
-                scale = nb_ratio(Xtr, ytr) if fit.nb else numpy.ones(X.shape[1])
-                start = numpy.divide(fit.weights / a, scale, out=numpy.zeros(X.shape[1]), where=scale != 0)
-                with one_blas_thread():
-                    w, c = fit_linear(scale_columns(Xtr, scale) if fit.nb else Xtr, ytr, C=fit.C,
-                                      l1_ratio=self.l1_ratio, loss=loss, max_iter=self.max_iter, tol=PRUNE_FIT_TOL_RATIO * self.tol,
-                                      init=numpy.append(start, (fit.intercept - b) / a), method=SOLVER,
-                                      threads=self._threads)
-                if fit.nb:
-                    w = interpolate(w, fit.nb_beta) * scale
-                level, _ = share_levels(numpy.abs(w) * column_sums(Xtr), PRUNE_SHARES)
-                del Xtr
-                blocks.append(level_margins(Xte, w, c, level, len(PRUNE_SHARES), tfidf))
-            oof, scored = assemble_margins(blocks, f), y[f >= 0]
-            accuracy = [float(numpy.mean((_decided(m, scored, self.calibrate) > 0) == (scored > 0))) for m in oof]
-            chosen = len(accuracy) - 1
-            while chosen > 0 and accuracy[chosen - 1] >= accuracy[-1] - PRUNE_TOLERANCE:
-                chosen -= 1
-            level, counts = share_levels(numpy.abs(fit.weights) * sums, PRUNE_SHARES)
-            keep = level <= chosen
-            logger.info("pruning on the folds: shares %s keep %s subtrees, held-out accuracy %s: share %g",
-                        list(PRUNE_SHARES), counts.tolist(), [round(v, 4) for v in accuracy], PRUNE_SHARES[chosen])
-            info.append({"share": PRUNE_SHARES[chosen], "rules": int(numpy.count_nonzero(keep & (fit.weights != 0))),
-                         "cv_accuracy": accuracy[chosen]})
-            if PRUNE_SHARES[chosen] >= 1.0:
-                out.append(fit)
-                kept.append(None)
-                continue
-            w, c = numpy.where(keep, fit.weights / a, 0.0), (fit.intercept - b) / a
-            ab = platt(oof[chosen], scored) if self.calibrate else None
-            if ab is not None and ab[0] > 0:
-                w, c = w * ab[0], c * ab[0] + ab[1]
-            else:
-                ab = None
-            out.append(replace(fit, weights=w, intercept=c, platt=ab))
-            kept.append(keep)
-        return out, kept, info
-
-
-def _decided(f: numpy.ndarray, y: numpy.ndarray, calibrate: bool) -> numpy.ndarray:
-    """Margins f as a head decides by them: Platt-scaled on (f, y) when calibrating and the fit rises with y."""
-    if not calibrate:
-        return f
-    a, b = platt(f, y)
-    return a * f + b if a > 0 else f
+        settings = dict(l1_ratio=self.l1_ratio, loss=TFIDF_LOSS if on_T else self.loss, max_iter=self.max_iter,
+                        tol=self.tol, threads=self._threads)
+        return prune(X, targets, folds, fits, tfidf, self.calibrate, settings)
