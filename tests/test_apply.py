@@ -60,6 +60,7 @@ def test_apply_writes_each_line_with_its_cats_in_order(tmp_path, pipeline, suffi
     assert not list(tmp_path.glob(".*.tmp"))
 
 
+@pytest.mark.slow
 def test_apply_on_two_processes_gives_the_same_output(tmp_path, pipeline):
     model, _ = pipeline
     source = tmp_path / "in.jsonl"
