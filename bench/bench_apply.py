@@ -162,7 +162,9 @@ def render(result: Dict[str, Any]) -> str:
         "of the same repeat.",
         "",
         f"Wall time: {top} workers take **{ratio:.2f}x** the wall time of {workers[0]} (target ≤ {TARGET}x: "
-        f"{'met' if ratio <= TARGET else 'not met'}); critical path: **{critical:.2f}x**.",
+        f"{'met' if ratio <= TARGET else 'not met'}); critical path: **{critical:.2f}x**. A pair whose wall ratio is "
+        "near the CPU ratio ran while the other jobs left no second core free: Linux shares the CPU between "
+        "sessions (autogroup scheduling), so the processes of one command then get no more CPU than one process.",
         "",
     ]
     return "\n".join(lines)
