@@ -16,7 +16,8 @@ import sys
 from collections import deque
 from multiprocessing.connection import wait
 from pathlib import Path
-from typing import IO, Any, Callable, Deque, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, TypeVar
+from typing import (IO, Any, Callable, Deque, Dict, Generator, Iterable, Iterator, List, Optional, Sequence, Tuple,
+                    TypeVar)
 
 import numpy
 
@@ -214,7 +215,8 @@ def _batch_worker(conn: Any, parent: int, build: Any, inherited: Sequence[Any]) 
     `build` is the classifier (forked) or its (model, batch_size) to load (spawned); a forked worker closes the
     parent's ends of the pipes it `inherited`, so that each pipe ends when the parent goes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     _end_with_parent(parent)
     for other in inherited:
         other.close()
@@ -258,7 +260,8 @@ class BatchProcesses:
         context: Any = multiprocessing.get_context(self.start_method)
         self.conns: List[Any] = []
         self.processes: List[Any] = []
-        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        masking = hasattr(signal, "pthread_sigmask")  # a worker must not see Ctrl-C before it ignores it
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if masking else set()
         try:
             for i in range(n):
                 parent, child = context.Pipe()
@@ -273,7 +276,8 @@ class BatchProcesses:
             self.close(kill=True)
             raise
         finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            if masking:
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
     def __enter__(self) -> "BatchProcesses":
         return self
@@ -340,7 +344,7 @@ class BatchProcesses:
 
 
 def _ray_records(model: str, path: Path, n_workers: int, batch_size: int, address: Optional[str],
-                 timeout: float) -> Iterator[Dict[str, Any]]:
+                 timeout: float) -> Generator[Dict[str, Any], None, None]:
     """Records read here (the driver needs no cluster CPU for reading) and classified by `n_workers` Ray actors,
     batch by batch in input order, with at most two batches per actor in flight."""
     from .learning.tasks import connect_ray
@@ -410,6 +414,7 @@ def apply_stream(model: str, input_path: Path, output_path: Path, *, n_workers: 
     from tqdm import tqdm
 
     input_path, output_path = check_input_file(input_path), Path(output_path)
+    records: Generator[Dict[str, Any], None, None]
     with contextlib.ExitStack() as stack:
         if backend == "ray":
             if not timeout > 0:

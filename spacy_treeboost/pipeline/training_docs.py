@@ -2,6 +2,7 @@
 says about the training run (`warn_idle_steps`, `label_statistics` under `spacy debug data`)."""
 import sys
 import warnings
+from types import FrameType
 from typing import Any, List, Optional, Sequence
 
 from spacy.language import Language
@@ -52,7 +53,7 @@ class IdleStepsWarning(UserWarning):
 
 def under_debug_data() -> bool:
     """Whether spaCy's `debug data` command is initializing the pipeline (to check the data, not to train it)."""
-    frame = sys._getframe(1)
+    frame: Optional[FrameType] = sys._getframe(1)
     while frame is not None:
         if frame.f_code.co_name == "debug_data" and frame.f_globals.get("__name__") == "spacy.cli.debug_data":
             return True
