@@ -5,8 +5,8 @@
     python -m bench.bench_apply --render-only        # rebuild docs/bench_apply.md from docs/bench_apply.json
 
 A small pipeline (what `init-config` describes: a blank English tokenizer, a sentencizer and
-`treeboost_textcat` with the default learner, trained on 2,000 seeded texts; not measured) classifies --docs seeded short texts (5-40 words,
-`bench.bench_scale.write_apply_input`). Each measurement is one whole `python -m spacy_treeboost apply`
+`treeboost_textcat` with the default learner, trained on 2,000 seeded texts; not measured) classifies
+--docs seeded short texts (5-40 words, `bench.bench_scale.write_apply_input`). Each measurement is one whole `python -m spacy_treeboost apply`
 process, started and reaped by `bench.harness.run_child`: wall seconds, CPU seconds (user + sys of the
 process and of the worker processes it waited for) and peak RSS, imports and pipeline loading included.
 The runs are paired: each repeat runs every worker count once, in an order that alternates between
@@ -71,7 +71,8 @@ def measure(model: Path, source: Path, workers: Sequence[int], repeats: int, bat
                          "peak_rss_mb": run.peak_rss_mb, "load_1min_before": load,
                          "output_bytes": target.stat().st_size})
             print(f"repeat {r}, {n} workers: wall {run.wall_seconds:.2f} s, CPU {run.cpu_seconds:.2f} s (this "
-                  f"process {split['self']:.2f} s, {split['at_start']:.2f} s of it before the workers; load {load:.1f})", file=sys.stderr)
+                  f"process {split['self']:.2f} s, {split['at_start']:.2f} s of it before the workers; "
+                  f"load {load:.1f})", file=sys.stderr)
         outputs = {(OUT / f"out_{n}.jsonl").read_bytes() for n in workers}
         if len(outputs) != 1:
             raise RuntimeError(f"repeat {r}: the outputs of {list(workers)} workers differ")

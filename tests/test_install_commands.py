@@ -103,7 +103,8 @@ def test_every_install_command_works_in_a_fresh_venv(tmp_path):
                                    text=True)
             assert where.returncode == 0, where.stderr[-3000:]
             path, name = where.stdout.splitlines()
-            assert Path(path).is_relative_to(clone if " -e " in f" {command} " else venv) and name == "treeboost_textcat"
+            assert Path(path).is_relative_to(clone if " -e " in f" {command} " else venv), path
+            assert name == "treeboost_textcat"
             listed = subprocess.run([venv / "bin" / "python", "-m", "pip", "list", "--format", "json"], env=env,
                                     capture_output=True, text=True, check=True)
             present = {p["name"].lower().replace("_", "-") for p in json.loads(listed.stdout)}
