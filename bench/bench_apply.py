@@ -6,12 +6,14 @@
 
 A small pipeline (what `init-config` describes: a blank English tokenizer, a sentencizer and
 `treeboost_textcat` with the default learner, trained on 2,000 seeded texts; not measured) classifies
---docs seeded short texts (5-40 words, `bench.bench_scale.write_apply_input`). Each measurement is one whole `python -m spacy_treeboost apply`
-process, started and reaped by `bench.harness.run_child`: wall seconds, CPU seconds (user + sys of the
-process and of the worker processes it waited for) and peak RSS, imports and pipeline loading included.
-The runs are paired: each repeat runs every worker count once, in an order that alternates between
-repeats, so that the ratios compare runs made under the same load; the report gives each pair's ratio
-and the medians. The outputs of every worker count must be byte for byte the same.
+--docs seeded short texts (5-40 words, `bench.bench_scale.write_apply_input`). Each measurement is one
+whole `python -m spacy_treeboost apply` process, started and reaped by `bench.harness.run_child`: wall
+seconds, CPU seconds (user + sys of the process and of the worker processes it waited for) and peak RSS,
+imports and pipeline loading included; the command also reports its own CPU seconds, those of its
+workers, and its own when the workers started. The runs are paired: each repeat runs every worker count
+once, in an order that alternates between repeats, so that the ratios compare runs made under the same
+load; the report gives each pair's ratio and the medians. The outputs of every worker count must be byte
+for byte the same.
 """
 import argparse
 import json
