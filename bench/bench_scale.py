@@ -150,7 +150,9 @@ def train_apply_pipeline(path: Path) -> Path:
         return path
     rng = random.Random(7)
     nlp = spacy.blank("en")
-    nlp.add_pipe("treeboost_textcat", config={"algorithm": "frequency", "rounds_per_update": 100})
+    nlp.add_pipe("treeboost_textcat", config={
+        "learner": {"@learners": "spacy_treeboost.SubtreeBoost.v1", "algorithm": "frequency"},
+        "rounds_per_update": 100})
     examples = []
     for _ in range(2000):
         pos = rng.random() < 0.5

@@ -421,9 +421,10 @@ def apply(
     model: str = typer.Argument(..., help="A spaCy pipeline (directory or package) with a text classifier"),
     input_path: Path = typer.Argument(..., help="JSONL (or .jsonl.gz) with a 'text' per line"),
     output_path: Path = typer.Argument(..., help="Where to write each input line with its 'cats' (.gz compresses)"),
-    n_workers: int = typer.Option(1, "--n-workers", help="Processes (or Ray workers) that run the pipeline"),
-    backend: str = typer.Option("processes", help="processes (spaCy's nlp.pipe(n_process=...)) | ray (Ray actors; "
-                                "this process reads the input)"),
+    n_workers: int = typer.Option(1, "--n-workers", help="Processes that run the pipeline (this one and N - 1 "
+                                  "worker processes), or Ray workers"),
+    backend: str = typer.Option("processes", help="processes (local worker processes, each running the pipeline) | "
+                                "ray (Ray actors); either way this process reads the input and writes the output"),
     batch_size: int = typer.Option(256, "--batch-size", help="Texts per batch"),
     ray_address: Optional[str] = typer.Option(None, help="For ray: the cluster address (default: start a local Ray)"),
     timeout: float = typer.Option(300.0, "--timeout", help="For ray: seconds to wait for the workers to start or for "
@@ -438,12 +439,22 @@ def apply(
         _fail(f"--backend {backend!r} is invalid: choose processes or ray")
     if not timeout > 0:
         _fail(f"--timeout {timeout} is invalid: use a positive number of seconds")
+    from .learning.tasks import WorkerDiedError
+
     _check_output(output_path, input_path, _pipeline_input(model))
+
+    def started(pids: List[int]) -> None:
+        typer.echo(f"classifying in this process and {len(pids)} worker process{'es' if len(pids) > 1 else ''} "
+                   f"({', '.join(map(str, pids))})", err=True)
+
     try:
         n = apply_stream(model, input_path, output_path, n_workers=n_workers, backend=backend, batch_size=batch_size,
-                         ray_address=ray_address, progress=sys.stderr.isatty(), timeout=timeout)
-    except (OSError, ValueError, ImportError) as err:
+                         ray_address=ray_address, progress=sys.stderr.isatty(), timeout=timeout, on_start=started)
+    except (OSError, ValueError, ImportError, WorkerDiedError) as err:
         _fail(str(err))
+    except KeyboardInterrupt:
+        typer.echo(f"interrupted: the workers were stopped and {output_path} was not written", err=True)
+        raise typer.Exit(130)
     typer.echo(f"classified {n} texts -> {output_path}", err=True)
 
 

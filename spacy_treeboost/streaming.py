@@ -1,16 +1,23 @@
 """Classify streams of texts with a trained pipeline: JSONL in, JSONL with "cats" out, in bounded memory.
 
-`apply_stream` backs the `apply` command; `PipelineBatchClassifier` loads the pipeline once per Ray
-worker: `apply --backend ray` sends it batches read on the driver, and it is the class to give Ray Data's
-`map_batches`.
+`apply_stream` backs the `apply` command. This process reads the input and writes the output in order; batches are
+classified here and, with several workers, in local worker processes (`BatchProcesses`, each running the pipeline
+loaded once, forked from this process where that is safe) or by Ray actors. `PipelineBatchClassifier` is the object each
+worker holds, and the class to give Ray Data's `map_batches`.
 """
+import contextlib
 import gzip
 import io
 import json
+import multiprocessing
 import os
+import signal
+import sys
 from collections import deque
+from multiprocessing.connection import wait
 from pathlib import Path
-from typing import IO, Any, Deque, Dict, Iterator, List, Optional, Tuple
+from typing import (IO, Any, Callable, Deque, Dict, Generator, Iterable, Iterator, List, Optional, Sequence, Tuple,
+                    TypeVar)
 
 import numpy
 
@@ -48,12 +55,13 @@ class PipelineBatchClassifier:
 
     model (str): A spaCy pipeline directory or package name.
     batch_size (int): Texts per `nlp.pipe` batch.
+    nlp (Optional[Language]): The pipeline `model` names, already loaded (then it is not loaded again).
     """
 
-    def __init__(self, model: str, batch_size: int = 256) -> None:
+    def __init__(self, model: str, batch_size: int = 256, nlp: Any = None) -> None:
         import spacy
 
-        self.nlp = spacy.load(model)
+        self.nlp = spacy.load(model) if nlp is None else nlp
         self.batch_size = batch_size
 
     def __call__(self, batch: Dict[str, Any]) -> Dict[str, Any]:
@@ -74,6 +82,9 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"cannot write {type(value).__name__} as JSON")
 
 
+Batch = TypeVar("Batch")
+
+
 def _batches(records: Iterator[Dict[str, Any]], size: int) -> Iterator[List[Dict[str, Any]]]:
     batch: List[Dict[str, Any]] = []
     for record in records:
@@ -85,8 +96,222 @@ def _batches(records: Iterator[Dict[str, Any]], size: int) -> Iterator[List[Dict
         yield batch
 
 
+def in_input_order(batches: Iterable[Batch], n_workers: int, send: Callable[[int, Batch], None],
+                   receive: Callable[[bool], Optional[Tuple[int, Any]]], local: Optional[Callable[[Batch], Any]] = None,
+                   depth: int = 2) -> Iterator[Tuple[Batch, Any]]:
+    """Each batch with its reply, in input order, whatever order the workers' replies come in.
+
+    A batch goes to the worker with the fewest batches in flight, at most `depth` each. With `local`, this process
+    takes the next batch itself whenever the reply it must yield next has not come and every worker is full, so
+    that it works instead of waiting. At most `depth` batches per worker (and `depth` for this process) are read and
+    not yet yielded, so that a slow batch holds up a bounded number of others.
+
+    batches (Iterable[Batch]): The batches, read as they are sent.
+    n_workers (int): The workers 0 ... n_workers - 1 (0: every batch runs here, with `local`).
+    send (Callable[[int, Batch], None]): Gives a batch to a worker.
+    receive (Callable[[bool], Optional[Tuple[int, Any]]]): The next reply of any worker with a batch in flight (the
+        worker and its reply), waiting for one if its argument is true, else None when none has come. A worker
+        replies to its batches in the order it got them.
+    local (Optional[Callable[[Batch], Any]]): A batch's reply, computed in this process.
+    depth (int): The batches in flight per worker.
+    YIELDS (Tuple[Batch, Any]): Each batch and its reply, in the order of `batches`.
+    """
+    if n_workers < 1 and local is None:
+        raise ValueError("in_input_order needs a worker or a local function")
+    source = iter(batches)
+    queues: List[Deque[int]] = [deque() for _ in range(n_workers)]
+    held: Dict[int, Batch] = {}
+    replies: Dict[int, Any] = {}
+    limit = depth * (n_workers + (local is not None))
+    sent = done = 0
+    more = True
+
+    def take() -> Optional[Batch]:
+        nonlocal more, sent
+        try:
+            batch = next(source)
+        except StopIteration:
+            more = False
+            return None
+        held[sent] = batch
+        sent += 1
+        return batch
+
+    while True:
+        while more and n_workers and sent - done < limit:
+            worker = min(range(n_workers), key=lambda w: len(queues[w]))
+            if len(queues[worker]) >= depth:
+                break
+            index = sent
+            batch = take()
+            if batch is None:
+                break
+            send(worker, batch)
+            queues[worker].append(index)
+        if done == sent and not more:
+            return
+        if done not in replies:
+            work_here = local is not None and more and sent - done < limit
+            got = receive(not work_here) if sent > done + len(replies) else None
+            if got is not None:
+                worker, reply = got
+                replies[queues[worker].popleft()] = reply
+            elif work_here:
+                index = sent
+                batch = take()
+                if batch is not None:
+                    replies[index] = local(batch)  # type: ignore[misc]
+            continue
+        yield held.pop(done), replies.pop(done)
+        done += 1
+
+
+def _end_with_parent(parent: int) -> None:
+    """Have the kernel kill this process when its parent dies (Linux), and end now if it already has."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(0)
+
+
+def _batch_worker(conn: Any, parent: int, build: Any, inherited: Sequence[Any]) -> None:
+    """A worker process of `BatchProcesses`: the categories of each batch of texts it receives, until its pipe ends.
+    `build` is the classifier (forked) or its (model, batch_size) to load (spawned); a forked worker closes the
+    parent's ends of the pipes it `inherited`, so that each pipe ends when the parent goes."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    _end_with_parent(parent)
+    for other in inherited:
+        other.close()
+    try:
+        classifier = build if isinstance(build, PipelineBatchClassifier) else PipelineBatchClassifier(*build)
+        while True:
+            texts = conn.recv()
+            conn.send(("ok", classifier.classify(texts)))
+    except (EOFError, OSError):
+        return
+    except Exception as err:
+        for reply in (err, RuntimeError(f"{type(err).__name__}: {err}")):
+            try:
+                conn.send(("error", reply))
+                return
+            except OSError:
+                return
+            except Exception:
+                continue
+
+
+class BatchProcesses:
+    """Local worker processes that classify batches of texts, each with the pipeline loaded once; a context manager.
+
+    The workers are forked from this process, which has loaded the pipeline, where that is safe (Linux, one thread:
+    `learning.tasks.start_method`); elsewhere they are spawned and load it. A worker ignores Ctrl-C (this process
+    stops it), is killed by the kernel when this process dies (Linux) and ends when its pipe from this process ends.
+    Leaving the context ends the workers: they finish at the end of their pipes, or are killed when an error or an
+    interrupt left it.
+
+    classifier (PipelineBatchClassifier): The loaded pipeline.
+    model (str): The name it was loaded from (for spawned workers).
+    n (int): The number of processes.
+    """
+
+    def __init__(self, classifier: PipelineBatchClassifier, model: str, n: int) -> None:
+        from .learning.tasks import start_method
+
+        self.start_method = start_method()
+        forked = self.start_method == "fork"
+        context: Any = multiprocessing.get_context(self.start_method)
+        self.conns: List[Any] = []
+        self.processes: List[Any] = []
+        masking = hasattr(signal, "pthread_sigmask")  # a worker must not see Ctrl-C before it ignores it
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if masking else set()
+        try:
+            for i in range(n):
+                parent, child = context.Pipe()
+                build = classifier if forked else (model, classifier.batch_size)
+                proc = context.Process(target=_batch_worker, name=f"spacy-treeboost apply {i + 1}", daemon=True,
+                                       args=(child, os.getpid(), build, [*self.conns, parent] if forked else []))
+                proc.start()
+                child.close()
+                self.conns.append(parent)
+                self.processes.append(proc)
+        except BaseException:
+            self.close(kill=True)
+            raise
+        finally:
+            if masking:
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+    def __enter__(self) -> "BatchProcesses":
+        return self
+
+    def __exit__(self, kind: Any, value: Any, traceback: Any) -> None:
+        self.close(kill=kind is not None)
+
+    @property
+    def pids(self) -> List[int]:
+        """The workers' process ids."""
+        return [proc.pid for proc in self.processes]
+
+    def send(self, i: int, texts: List[str]) -> None:
+        """Give worker i a batch of texts."""
+        try:
+            self.conns[i].send(texts)
+        except OSError:
+            self._died(i)
+
+    def receive(self, block: bool = True) -> Optional[Tuple[int, List[Dict[str, float]]]]:
+        """The next reply of any worker: its index and the categories of its oldest batch in flight; None if none
+        has come and `block` is false.
+
+        RAISES (WorkerDiedError): When a worker died (killed, out of memory).
+        """
+        ready = wait([*self.conns, *(proc.sentinel for proc in self.processes)], timeout=None if block else 0)
+        if not ready:
+            return None
+        for i, conn in enumerate(self.conns):
+            if conn in ready:
+                try:
+                    status, value = conn.recv()
+                except (EOFError, OSError):
+                    self._died(i)
+                if status == "error":
+                    raise value
+                return i, value
+        self._died(next(i for i, proc in enumerate(self.processes) if proc.sentinel in ready))
+        raise AssertionError("unreachable")
+
+    def _died(self, i: int) -> None:
+        from .learning.tasks import WorkerDiedError
+
+        proc = self.processes[i]
+        proc.join(timeout=1)
+        code = proc.exitcode
+        how = f"exit code {code}" if code is None or code >= 0 else f"signal {-code}"
+        raise WorkerDiedError(f"apply worker {i + 1} (process {proc.pid}) died ({how}) while classifying; no output "
+                              "was written. A worker killed by the system often ran out of memory: lower --n-workers "
+                              "or --batch-size.")
+
+    def close(self, kill: bool = False) -> None:
+        """End the workers: at the end of their pipes, or killed now."""
+        for conn in self.conns:
+            conn.close()
+        for proc in self.processes:
+            if kill:
+                proc.kill()
+            proc.join(timeout=None if kill else 10)
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+        self.conns, self.processes = [], []
+
+
 def _ray_records(model: str, path: Path, n_workers: int, batch_size: int, address: Optional[str],
-                 timeout: float) -> Iterator[Dict[str, Any]]:
+                 timeout: float) -> Generator[Dict[str, Any], None, None]:
     """Records read here (the driver needs no cluster CPU for reading) and classified by `n_workers` Ray actors,
     batch by batch in input order, with at most two batches per actor in flight."""
     from .learning.tasks import connect_ray
@@ -136,43 +361,53 @@ def _ray_records(model: str, path: Path, n_workers: int, batch_size: int, addres
 
 def apply_stream(model: str, input_path: Path, output_path: Path, *, n_workers: int = 1, backend: str = "processes",
                  batch_size: int = 256, ray_address: Optional[str] = None, progress: bool = False,
-                 timeout: float = 300.0) -> int:
+                 timeout: float = 300.0, on_start: Optional[Callable[[List[int]], None]] = None) -> int:
     """Write every input record with its "cats", in input order; the output appears whole when done.
 
     model (str): A spaCy pipeline directory or package name.
     input_path (Path): JSONL (or .jsonl.gz) with a "text" per line.
     output_path (Path): Where to write the records with their "cats" (.gz: compressed).
-    n_workers (int): Processes (`nlp.pipe(n_process=...)`) or Ray actors.
+    n_workers (int): The processes that classify (this one and `n_workers - 1` `BatchProcesses`) or Ray actors.
     backend (str): "processes" or "ray" (the input is read here and batches go to the actors).
     batch_size (int): Texts per batch.
     ray_address (Optional[str]): For "ray": the cluster address; None starts a local Ray.
     progress (bool): Show a progress bar of the texts written.
     timeout (float): For "ray": the longest wait, in seconds, for the workers to start or for a batch to come
         back, after which a TimeoutError says what to change.
+    on_start (Optional[Callable[[List[int]], None]]): For "processes" with several workers: called with the
+        process ids of the worker processes once they have started, before the input is read.
     RETURNS (int): The number of texts classified.
     """
     from tqdm import tqdm
 
     input_path, output_path = check_input_file(input_path), Path(output_path)
-    if backend == "ray":
-        if not timeout > 0:
-            raise ValueError(f"timeout={timeout!r} is invalid: use a positive number of seconds")
-        records = _ray_records(model, input_path, n_workers, batch_size, ray_address, timeout)
-    else:
-        nlp = load_pipeline(model)
-        pairs = nlp.pipe(((r["text"], r) for r in read_records(input_path)), as_tuples=True, batch_size=batch_size,
-                         n_process=n_workers)
-        records = (dict(record, cats=doc.cats) for doc, record in pairs)
-    fd, partial = create_temp_beside(output_path)
-    n = 0
-    try:
-        with open(fd, "wb") as raw, open_output(raw, output_path.suffix == ".gz") as out, \
-                tqdm(total=count_records(input_path) if progress else None, unit="doc", disable=not progress) as bar:
-            for record in records:
-                out.write(json.dumps(record, default=_plain) + "\n")
-                n += 1
-                bar.update(1)
-        os.replace(partial, output_path)
-    finally:
-        partial.unlink(missing_ok=True)
+    records: Generator[Dict[str, Any], None, None]
+    with contextlib.ExitStack() as stack:
+        if backend == "ray":
+            if not timeout > 0:
+                raise ValueError(f"timeout={timeout!r} is invalid: use a positive number of seconds")
+            records = _ray_records(model, input_path, n_workers, batch_size, ray_address, timeout)
+        else:
+            classifier = PipelineBatchClassifier(model, batch_size, nlp=load_pipeline(model))
+            workers = stack.enter_context(BatchProcesses(classifier, model, n_workers - 1))
+            if on_start is not None and n_workers > 1:
+                on_start(workers.pids)
+            pairs = in_input_order(_batches(read_records(input_path), batch_size), n_workers - 1,
+                                   lambda i, batch: workers.send(i, [r["text"] for r in batch]), workers.receive,
+                                   local=lambda batch: classifier.classify([r["text"] for r in batch]))
+            records = (dict(record, cats=c) for batch, cats in pairs for record, c in zip(batch, cats))
+        records = stack.enter_context(contextlib.closing(records))
+        fd, partial = create_temp_beside(output_path)
+        n = 0
+        try:
+            with open(fd, "wb") as raw, open_output(raw, output_path.suffix == ".gz") as out, \
+                    tqdm(total=count_records(input_path) if progress else None, unit="doc",
+                         disable=not progress) as bar:
+                for record in records:
+                    out.write(json.dumps(record, default=_plain) + "\n")
+                    n += 1
+                    bar.update(1)
+            os.replace(partial, output_path)
+        finally:
+            partial.unlink(missing_ok=True)
     return n

@@ -460,7 +460,7 @@ def test_learn_command_takes_the_worker_settings(tmp_path, synthetic):
 def test_missing_ray_names_the_extra(monkeypatch, synthetic):
     forest, y, _ = synthetic
     monkeypatch.setitem(sys.modules, "ray", None)
-    with pytest.raises(ImportError, match=r'pip install "spacy-treeboost\[ray\]"'):
+    with pytest.raises(ImportError, match=r'from a clone of the repository: pip install "\.\[ray\]"'):
         TreeBoostClassifier(n_workers=2, backend="ray").fit(forest, y)
 
 

@@ -305,7 +305,7 @@ def test_the_ray_backend_without_ray_names_the_extra(monkeypatch):
     f = Forest.from_trees(trees)
     y = ["a", "b"] * 6
     monkeypatch.setitem(sys.modules, "ray", None)
-    with pytest.raises(ImportError, match=r'pip install "spacy-treeboost\[ray\]"'):
+    with pytest.raises(ImportError, match=r'from a clone of the repository: pip install "\.\[ray\]"'):
         SubtreeLinearClassifier(max_pattern_size=2, min_support=1, cv=2, n_workers=2, backend="ray").fit(f, y)
 
 

@@ -155,7 +155,7 @@ def test_tfidf_in_the_component_predicts_like_the_estimator_and_round_trips(tmp_
     from spacy_treeboost.trees.doc_trees import TreeSpec, docs_to_forest
 
     nlp, pipe = trained("linear", C=3.0, features="tfidf", loss="squared_hinge")
-    forest = docs_to_forest([nlp.make_doc(t) for t in TEXTS], TreeSpec("chain", ["LOWER"], ["IS_SPACE"]))
+    forest = docs_to_forest([nlp.make_doc(t) for t in TEXTS], TreeSpec("chain", ["LOWER"], ["IS_SPACE", "IS_PUNCT"]))
     y = [label for _, label in TRAIN]
     ref = SubtreeLinearClassifier(max_pattern_size=2, min_support=1, C=3.0, features="tfidf", loss="squared_hinge",
                                   cv=2).fit(forest, y)

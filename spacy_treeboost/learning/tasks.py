@@ -37,8 +37,8 @@ def connect_ray(address: Optional[str]) -> Any:
     try:
         import ray
     except ImportError:
-        raise ImportError('backend="ray" needs Ray, which is not installed; install the extra: '
-                          'pip install "spacy-treeboost[ray]"') from None
+        raise ImportError('backend="ray" needs Ray, which is not installed; install the extra (Python >= 3.10) '
+                          'from a clone of the repository: pip install ".[ray]"') from None
     if not ray.is_initialized():
         ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
     return ray

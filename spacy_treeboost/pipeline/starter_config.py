@@ -25,11 +25,7 @@ def starter_config(lang: str = "en", exclusive_classes: bool = True) -> Config:
 
     nlp = spacy.blank(lang)
     nlp.add_pipe("sentencizer")
-    nlp.add_pipe("treeboost_textcat", config={
-        "exclusive_classes": exclusive_classes,
-        "trees": {"@tree_builders": "spacy_treeboost.DocTrees.v1", "tree_mode": "chain", "node_attrs": ["LOWER"],
-                  "skip_flags": ["IS_SPACE", "IS_PUNCT"]},
-    })
+    nlp.add_pipe("treeboost_textcat", config={"exclusive_classes": exclusive_classes})
     config = nlp.config.copy()
     for name in ("train", "dev"):
         config["corpora"][name] = {"@readers": "spacy_treeboost.JsonlCorpus.v1", "path": f"${{paths.{name}}}"}

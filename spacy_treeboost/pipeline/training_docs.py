@@ -1,4 +1,8 @@
-"""What `treeboost_textcat` checks and prepares in `initialize`: labels, parser, targets, training docs."""
+"""What `treeboost_textcat` checks and prepares in `initialize`: labels, parser, targets, training docs, and what it
+says about the training run (`warn_idle_steps`, `label_statistics` under `spacy debug data`)."""
+import sys
+import warnings
+from types import FrameType
 from typing import Any, List, Optional, Sequence
 
 from spacy.language import Language
@@ -16,6 +20,64 @@ def check_whole_corpus(nlp: Optional[Language], name: str) -> None:
             f"'{name}' learns from the whole training corpus at once, but [training] max_epochs = -1 "
             "streams it, and initialize then sees only 100 examples. Set max_epochs = 0 (boosting rounds are "
             "controlled by max_steps, eval_frequency and patience).")
+
+
+def warn_idle_steps(nlp: Optional[Language], name: str) -> bool:
+    """Warn when `spacy train` would run more than one step after a model fitted in `initialize`: each later step
+    only evaluates the same model again, and spaCy's loop ends only at `max_steps`, after `patience` steps without a
+    better score, or at the end of `max_epochs`. Only for a pipeline whose config names a training corpus (a run of
+    `spacy train`, not `nlp.initialize` from Python).
+
+    RETURNS (bool): Whether it warned.
+    """
+    from ..config_errors import training_corpus
+
+    if nlp is None or training_corpus(nlp) is None:
+        return False
+    training = nlp.config.get("training", {})
+    max_steps, patience = training.get("max_steps"), training.get("patience")
+    limits = [v for v in (max_steps, patience) if isinstance(v, int) and not isinstance(v, bool) and v > 0]
+    if limits and min(limits) <= 1:
+        return False
+    steps = f"up to {min(limits):,} steps" if limits else "until the epochs end"
+    warnings.warn(f"'{name}' is fitted in initialize, and every training step after that only evaluates the same "
+                  f"model, but [training] runs {steps} (max_steps = {max_steps}, patience = {patience}): set "
+                  "[training] max_steps = 1 (e.g. --training.max_steps 1), as python -m spacy_treeboost init-config "
+                  "does.", IdleStepsWarning, stacklevel=3)
+    return True
+
+
+class IdleStepsWarning(UserWarning):
+    """`spacy train` would run training steps that change nothing (`warn_idle_steps`)."""
+
+
+def under_debug_data() -> bool:
+    """Whether spaCy's `debug data` command is initializing the pipeline (to check the data, not to train it)."""
+    frame: Optional[FrameType] = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "debug_data" and frame.f_globals.get("__name__") == "spacy.cli.debug_data":
+            return True
+        frame = frame.f_back
+    return False
+
+
+def label_statistics(name: str, examples: Sequence[Example], labels: Sequence[str]) -> List[str]:
+    """The lines `spacy debug data` shows for the component: each label's training documents (those whose cats give
+    it 0.5 or more), and the documents with no label or several."""
+    counts = {label: 0 for label in labels}
+    none = several = 0
+    for eg in examples:
+        positive = [label for label, value in eg.reference.cats.items() if value >= 0.5 and label in counts]
+        for label in positive:
+            counts[label] += 1
+        none += not positive
+        several += len(positive) > 1
+    width = max(len(label) for label in labels)
+    lines = [f"'{name}': {len(labels)} labels in {len(examples):,} training documents (the model is not fitted "
+             "under spacy debug data; spacy train fits it in initialize)"]
+    lines += [f"  {label:<{width}}  {n:>8,} documents" for label, n in counts.items()]
+    lines.append(f"  documents with no label: {none:,}, with several: {several:,}")
+    return lines
 
 
 def check_labels(name: str, labels: Sequence[str], exclusive: bool, hint: str = "") -> None:

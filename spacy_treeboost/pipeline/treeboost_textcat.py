@@ -36,11 +36,12 @@ from .learners import (LEARNERS, TREE_KEYS, learner_from_settings, learner_setti
                        warn_if_constant)
 from .scoring import score_treeboost_cats
 from .training_docs import check_labels, check_parser, check_positive_label, check_whole_corpus, targets
-from .training_docs import training_docs
+from .training_docs import label_statistics, training_docs, under_debug_data, warn_idle_steps
 
 DEFAULT_CONFIG: Dict[str, Any] = {
     "learner": {"@learners": "spacy_treeboost.SubtreeLinear.v1"},
-    "trees": {"@tree_builders": "spacy_treeboost.DocTrees.v1"},
+    "trees": {"@tree_builders": "spacy_treeboost.DocTrees.v1", "tree_mode": "chain", "node_attrs": ["LOWER"],
+              "skip_flags": ["IS_SPACE", "IS_PUNCT"]},
     "rounds_per_update": 5,
     "initial_rounds": 0,
     "exclusive_classes": True,
@@ -261,6 +262,9 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
             self.cfg["positive_label"] = positive_label
         with reported_at(block, self.cfg):
             check_positive_label(self.labels, self.cfg["positive_label"])
+        if under_debug_data():
+            print("\n".join(label_statistics(self.name, examples, self.labels)))
+            return
         with data_errors(corpus):
             docs = training_docs(examples, nlp, self.name, self.cfg["parse_source"])
             self._spec.check_docs(docs, self.name, self.cfg["parse_source"])
@@ -289,6 +293,8 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         self._capped = False
         self._checked_scores = booster is None
         self._boost(self.cfg["initial_rounds"])
+        if booster is None:
+            warn_idle_steps(nlp, self.name)
 
     def update(
         self,
