@@ -16,6 +16,15 @@ def _one_by_one(work, items):
     return [work(item) for item in items]
 
 
+cdef inline Py_ssize_t _first_row_outside(const index_t[::1] indices, Py_ssize_t n_rows) noexcept nogil:
+    """The first entry whose row lies outside 0..n_rows - 1, or -1."""
+    cdef Py_ssize_t k
+    for k in range(indices.shape[0]):
+        if indices[k] < 0 or indices[k] >= n_rows:
+            return k
+    return -1
+
+
 def split_csc_rows(const int64_t[::1] indptr, const index_t[::1] indices, const double[::1] data,
                    const uint8_t[::1] side, const index_t[::1] rank, run=None, bounds=None):
     """The rows of a CSC matrix with side 0 and those with side 1, as two CSC matrices, in one pass.
@@ -118,10 +127,7 @@ def scale_columns_and_norms(const index_t[::1] indptr, const index_t[::1] indice
     if n_cols >= 0 and (indptr[n_cols] != data.shape[0] or indices.shape[0] != data.shape[0]):
         raise ValueError("indptr, indices and data do not describe one CSC matrix")
     with nogil:
-        for k in range(indices.shape[0]):
-            if indices[k] < 0 or indices[k] >= n_rows:
-                bad = k
-                break
+        bad = _first_row_outside(indices, n_rows)
         if bad < 0:
             for j in range(n_cols):
                 s = scale[j]
@@ -139,10 +145,7 @@ def divide_by_rows(const index_t[::1] indices, double[::1] data, const double[::
     if indices.shape[0] != data.shape[0]:
         raise ValueError("indices and data must have the same length")
     with nogil:
-        for k in range(indices.shape[0]):
-            if indices[k] < 0 or indices[k] >= n_rows:
-                bad = k
-                break
+        bad = _first_row_outside(indices, n_rows)
         if bad < 0:
             for k in range(indices.shape[0]):
                 data[k] = data[k] / by[indices[k]]
