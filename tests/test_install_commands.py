@@ -2,15 +2,14 @@
 virtual environment without the system's site packages.
 
 The fenced commands that run `pip install` are collected from README.md and docs/*.md (docs/shipping.md's are run
-by test_shipping.py), each once. The first is installed for real (the package itself is built and imported from the
-new environment); the others are resolved with `pip install --dry-run`, which builds the package's metadata and
-finds every requirement of the extras named, without installing them. A command that fails while the package
+by test_shipping.py), each once, and resolved with `pip install --dry-run`, which builds the package's metadata and
+finds every requirement of the extras named, without installing them (CI's own `pip install -e ".[test,ray,docs]"`
+builds and installs the package, and test_shipping.py installs its wheel into a fresh environment and imports it). A command that fails while the package
 index it needs cannot be reached is skipped with the reason.
 """
 import json
 import os
 import re
-import shlex
 import subprocess
 import sys
 import urllib.request
@@ -87,7 +86,7 @@ def test_every_install_command_works_in_a_fresh_venv(tmp_path):
     unreachable = []
     for i, command in enumerate(commands):
         report = tmp_path / f"report{i}.json"
-        run = command if i == 0 else command.replace("pip install ", f"pip install --dry-run --report {report} ", 1)
+        run = command.replace("pip install ", f"pip install --dry-run --report {report} ", 1)
         result = subprocess.run(["bash", "-c", run], cwd=clone, env=env, capture_output=True, text=True, timeout=1800)
         if result.returncode != 0 and not index_reachable(env):
             unreachable.append(command)
@@ -96,21 +95,8 @@ def test_every_install_command_works_in_a_fresh_venv(tmp_path):
                                        f"{(result.stdout + result.stderr)[-3000:]}"
         extras = re.findall(r"\[([\w,-]+)\]", command)
         wanted = extra_requirements([e for group in extras for e in group.split(",")])
-        if i == 0:
-            where = subprocess.run([venv / "bin" / "python", "-c", "import spacy_treeboost, spacy; "
-                                    "print(spacy_treeboost.__file__); print(spacy.blank('en').add_pipe("
-                                    "'treeboost_textcat').name)"], cwd=tmp_path, env=env, capture_output=True,
-                                   text=True)
-            assert where.returncode == 0, where.stderr[-3000:]
-            path, name = where.stdout.splitlines()
-            assert Path(path).is_relative_to(clone if " -e " in f" {command} " else venv), path
-            assert name == "treeboost_textcat"
-            listed = subprocess.run([venv / "bin" / "python", "-m", "pip", "list", "--format", "json"], env=env,
-                                    capture_output=True, text=True, check=True)
-            present = {p["name"].lower().replace("_", "-") for p in json.loads(listed.stdout)}
-        else:
-            present |= {p["metadata"]["name"].lower().replace("_", "-")
-                        for p in json.loads(report.read_text())["install"]}
-        assert set(wanted) <= present, f"{command} does not install {sorted(set(wanted) - present)}"
+        resolved = {p["metadata"]["name"].lower().replace("_", "-") for p in json.loads(report.read_text())["install"]}
+        assert "spacy-treeboost" in resolved, f"{command} does not install the package"
+        assert set(wanted) <= resolved, f"{command} does not install {sorted(set(wanted) - resolved)}"
     if unreachable:
         pytest.skip(f"the package index could not be reached, so these commands were not checked: {unreachable}")
