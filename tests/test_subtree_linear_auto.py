@@ -141,7 +141,7 @@ def test_a_count_signal_is_learned_by_tfidf_and_matches_the_tfidf_model_at_the_c
 @pytest.mark.slow
 def test_the_tfidf_choice_is_the_same_on_worker_processes():
     f, y = count_signal_forest(40, 0)
-    auto = SubtreeLinearClassifier(max_pattern_size=1, min_support=1, tol=1e-10).fit(f, y)
+    auto = SubtreeLinearClassifier(max_rules=None, max_pattern_size=1, min_support=1, tol=1e-10).fit(f, y)
     for workers in (2, 3):
         many = SubtreeLinearClassifier(max_rules=None, max_pattern_size=1, min_support=1, tol=1e-10, n_workers=workers).fit(f, y)
         assert classifier_to_bytes(many) == classifier_to_bytes(auto)
