@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Sequence
 
-from bench.harness import ROOT, machine_facts, markdown_table, relative_paths, run_child
+from bench.harness import ROOT, machine_facts, markdown_table, relative_paths, run_child, seeded_review_examples
 
 OUT = ROOT / "bench" / "_out" / "apply"
 DEFAULT_OUTPUT = ROOT / "docs" / "bench_apply"
@@ -176,10 +176,7 @@ def render(result: Dict[str, Any]) -> str:
 def train(model: Path) -> None:
     """Train the pipeline `init-config` describes (a sentencizer and `treeboost_textcat` with the default learner)
     on 2,000 seeded texts and save it to `model` (not measured)."""
-    import random
-
     import spacy
-    from spacy.training import Example
 
     from spacy_treeboost.pipeline.starter_config import starter_config
 
@@ -187,15 +184,7 @@ def train(model: Path) -> None:
     nlp = spacy.blank("en")
     nlp.add_pipe("sentencizer")
     nlp.add_pipe("treeboost_textcat", config=component)
-    rng = random.Random(7)
-    examples = []
-    for _ in range(2000):
-        pos = rng.random() < 0.5
-        words = rng.choices(["good", "fun", "great"] if pos else ["bad", "boring", "dull"], k=2)
-        words += [f"w{rng.randrange(20000):05d}" for _ in range(rng.randint(3, 20))]
-        rng.shuffle(words)
-        examples.append(Example.from_dict(nlp.make_doc(" ".join(words)),
-                                          {"cats": {"POS": float(pos), "NEG": float(not pos)}}))
+    examples = seeded_review_examples(nlp)
     nlp.initialize(lambda: examples)
     nlp.to_disk(model)
 

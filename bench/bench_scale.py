@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Sequence
 
-from bench.harness import ROOT, provenance, relative_paths, run_child as run_process, stamp
+from bench.harness import ROOT, provenance, relative_paths, run_child as run_process, seeded_review_examples, stamp
 
 DEFAULT_GENERATOR = ROOT.parent / "shared" / "bench" / "gen_synth_trees.py"
 OUT_JSON = ROOT / "docs" / "bench_scale.json"
@@ -141,25 +141,15 @@ def write_apply_input(path: Path, n: int) -> None:
 
 def train_apply_pipeline(path: Path) -> Path:
     """A blank English pipeline with treeboost_textcat (frequency, 100 rounds) trained on 2,000 seeded texts."""
-    import random
-
     import spacy
-    from spacy.training import Example
 
     if path.exists():
         return path
-    rng = random.Random(7)
     nlp = spacy.blank("en")
     nlp.add_pipe("treeboost_textcat", config={
         "learner": {"@learners": "spacy_treeboost.SubtreeBoost.v1", "algorithm": "frequency"},
         "rounds_per_update": 100})
-    examples = []
-    for _ in range(2000):
-        pos = rng.random() < 0.5
-        words = rng.choices(["good", "fun", "great"] if pos else ["bad", "boring", "dull"], k=2)
-        words += [f"w{rng.randrange(20000):05d}" for _ in range(rng.randint(3, 20))]
-        rng.shuffle(words)
-        examples.append(Example.from_dict(nlp.make_doc(" ".join(words)), {"cats": {"POS": float(pos), "NEG": float(not pos)}}))
+    examples = seeded_review_examples(nlp)
     nlp.initialize(lambda: examples)
     nlp.update(examples)
     nlp.to_disk(path)

@@ -249,3 +249,22 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]], align: 
 def read_template(name: str) -> str:
     """The text of the Markdown template `bench/templates/NAME`."""
     return (ROOT / "bench" / "templates" / name).read_text(encoding="utf-8")
+
+
+def seeded_review_examples(nlp: Any, n: int = 2000, seed: int = 7) -> List[Any]:
+    """`n` seeded training examples for a pipeline that classifies streams: two class words ("good", "fun",
+    "great" for POS; "bad", "boring", "dull" for NEG) among 3 to 20 filler words of 20,000, shuffled."""
+    import random
+
+    from spacy.training import Example
+
+    rng = random.Random(seed)
+    examples = []
+    for _ in range(n):
+        pos = rng.random() < 0.5
+        words = rng.choices(["good", "fun", "great"] if pos else ["bad", "boring", "dull"], k=2)
+        words += [f"w{rng.randrange(20000):05d}" for _ in range(rng.randint(3, 20))]
+        rng.shuffle(words)
+        examples.append(Example.from_dict(nlp.make_doc(" ".join(words)),
+                                          {"cats": {"POS": float(pos), "NEG": float(not pos)}}))
+    return examples

@@ -5,26 +5,17 @@ import subprocess
 import sys
 
 import pytest
-import spacy
-from spacy.training import Example
 
 from spacy_treeboost.streaming import PipelineBatchClassifier, apply_stream, count_records
-from textcat_data import TRAIN
+from textcat_pipes import saved_boosting_pipeline
 
 TEXTS = ["good fun", "boring plot", "", "not good , not fun", "a film — with “quotes” and ünïcode"] * 7
 
 
 @pytest.fixture(scope="module")
 def pipeline(tmp_path_factory):
-    nlp = spacy.blank("en")
-    learner = {"@learners": "spacy_treeboost.SubtreeBoost.v1", "algorithm": "frequency"}
-    nlp.add_pipe("treeboost_textcat", config={"learner": learner, "rounds_per_update": 10})
-    examples = [Example.from_dict(nlp.make_doc(t), {"cats": {"NEG": float(c == "NEG"), "POS": float(c == "POS")}})
-                for t, c in TRAIN]
-    nlp.initialize(lambda: examples)
-    nlp.update(examples)
     path = tmp_path_factory.mktemp("pipeline") / "model"
-    nlp.to_disk(path)
+    nlp = saved_boosting_pipeline(path)
     return path, {t: nlp(t).cats for t in TEXTS}
 
 

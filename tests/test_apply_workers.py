@@ -11,13 +11,11 @@ from collections import deque
 from pathlib import Path
 
 import pytest
-import spacy
 from hypothesis import given
 from hypothesis import strategies as st
-from spacy.training import Example
 
 from spacy_treeboost.streaming import in_input_order
-from textcat_data import TRAIN
+from textcat_pipes import saved_boosting_pipeline
 
 TEXTS = ["good fun", "boring plot", "", "not good , not fun", "a film — with “quotes” and ünïcode"]
 
@@ -78,15 +76,8 @@ def test_in_input_order_needs_a_worker():
 
 @pytest.fixture(scope="module")
 def pipeline(tmp_path_factory):
-    nlp = spacy.blank("en")
-    learner = {"@learners": "spacy_treeboost.SubtreeBoost.v1", "algorithm": "frequency"}
-    nlp.add_pipe("treeboost_textcat", config={"learner": learner, "rounds_per_update": 10})
-    examples = [Example.from_dict(nlp.make_doc(t), {"cats": {"NEG": float(c == "NEG"), "POS": float(c == "POS")}})
-                for t, c in TRAIN]
-    nlp.initialize(lambda: examples)
-    nlp.update(examples)
     path = tmp_path_factory.mktemp("pipeline") / "model"
-    nlp.to_disk(path)
+    saved_boosting_pipeline(path)
     return path
 
 

@@ -41,3 +41,10 @@ def trained(kind, rounds=20, **params):
     nlp.initialize(lambda: examples)
     nlp.update(examples)
     return nlp, pipe
+
+
+def saved_boosting_pipeline(path):
+    """A +FQ pipeline trained for 10 rounds on TRAIN and saved to `path`; RETURNS the trained pipeline."""
+    nlp, _ = trained_nlp(rounds=10)
+    nlp.to_disk(path)
+    return nlp
