@@ -78,7 +78,7 @@ def measure(args: List[str], repeats: int) -> Dict[str, object]:
 INNER = r"""
 import json, statistics, sys, time
 from pathlib import Path
-from spacy_treeboost.cli import _load
+from spacy_treeboost.cli.bact import _load
 from spacy_treeboost.trees import read_bact
 clf = _load(Path(sys.argv[2]))
 read, score = [], []

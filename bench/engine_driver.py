@@ -105,7 +105,7 @@ def cmd_classify_split(a: argparse.Namespace) -> dict:
 
     import srsly
 
-    from spacy_treeboost.cli import CLASSIFY_BATCH
+    from spacy_treeboost.cli.bact import CLASSIFY_BATCH
     from spacy_treeboost.learning.classifier_files import classifier_from_dict
     from spacy_treeboost.trees import LabelVocab, encode_label, iter_bact
 

@@ -34,7 +34,7 @@ def test_batches_give_the_scores_of_one_pass(tmp_path, monkeypatch, batch):
     forest, classes, model = _train(tmp_path)
     test = tmp_path / "test.tree"
     write_bact(test, forest, classes)
-    monkeypatch.setattr(cli, "CLASSIFY_BATCH", batch)
+    monkeypatch.setattr(cli.bact, "CLASSIFY_BATCH", batch)
     result = invoke("classify", test, model)
     assert result.exit_code == 0, result.stderr
     clf = classifier_from_dict(srsly.msgpack_loads(model.read_bytes()))
@@ -50,7 +50,7 @@ def test_labels_that_are_not_model_classes_warn_once_with_counts(tmp_path, monke
     forest, classes, model = _train(tmp_path)
     test = tmp_path / "test.tree"
     write_bact(test, forest, ["1" if c == "+1" else "0" for c in classes])
-    monkeypatch.setattr(cli, "CLASSIFY_BATCH", 7)
+    monkeypatch.setattr(cli.bact, "CLASSIFY_BATCH", 7)
     result = invoke("classify", test, model)
     assert result.exit_code == 0
     n_pos, n = classes.count("+1"), len(classes)
@@ -66,7 +66,7 @@ def test_malformed_line_after_a_batch_is_an_error_naming_the_line(tmp_path, monk
     write_bact(test, forest, classes)
     with open(test, "a", encoding="utf8") as f:
         f.write("+1 (ROOT(a)\n")
-    monkeypatch.setattr(cli, "CLASSIFY_BATCH", 5)
+    monkeypatch.setattr(cli.bact, "CLASSIFY_BATCH", 5)
     result = invoke("classify", test, model)
     assert result.exit_code == 2
     assert f"line {len(classes) + 1}: 1 unclosed" in result.stderr

@@ -1,56 +1,22 @@
-"""Command line: the classic learn / classify / rules workflow on BACT files, and corpus conversion.
-
-    python -m spacy_treeboost learn TRAIN MODEL [--algorithm ...]
-    python -m spacy_treeboost classify TEST MODEL
-    python -m spacy_treeboost rules MODEL
-    python -m spacy_treeboost convert INPUT.jsonl OUTPUT.spacy [--model en_core_web_sm]
-    python -m spacy_treeboost apply MODEL INPUT.jsonl OUTPUT.jsonl [--n-workers N] [--backend processes|ray]
-    python -m spacy_treeboost init-config OUTPUT.cfg [--multilabel] [--lang en]
-    python -m spacy_treeboost explain PIPELINE --text "..." [--label L] --output view.html
-    python -m spacy_treeboost report PIPELINE [--data dev.spacy] --output report.html
-"""
+"""The classic workflow on BACT files: learn, classify, rules."""
 import json
 import os
 import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, NoReturn, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 import typer
 
-from .models.rules import ModelFormatError
-from .trees.bact import BactFormatError, encode_label
-
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.split("\n")[0])
-
-
-def _fail(message: str) -> NoReturn:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(2)
-
-
-def _check_output(output: Path, *inputs: Any) -> None:
-    """Fail when writing `output` would destroy something: a device, pipe, socket or directory there, one of the
-    command's `inputs`, or a file inside an input directory (`files.check_output`)."""
-    from .files import OutputError, check_output
-
-    try:
-        check_output(output, inputs)
-    except OutputError as err:
-        _fail(str(err))
-
-
-def _pipeline_input(pipeline: Optional[str]) -> Optional[Path]:
-    """The directory a pipeline named on the command line is read from, if any."""
-    from .datasets.convert import pipeline_source
-
-    return None if pipeline is None else pipeline_source(pipeline)
+from .common import _check_output, _check_place, _fail, _write_file, app
+from ..models.rules import ModelFormatError
+from ..trees.bact import BactFormatError, encode_label
 
 
 def _load(model: Path) -> Any:
-    from .files import check_model_file
-    from .learning.classifier_files import classifier_from_bytes
+    from ..files import check_model_file
+    from ..learning.classifier_files import classifier_from_bytes
 
     try:
         check_model_file(model, ModelFormatError, "spacy-treeboost model file")
@@ -65,30 +31,14 @@ def _load(model: Path) -> Any:
 
 def _check_writable(path: Path) -> None:
     """Fail before training when the model could not be written."""
-    if path.is_dir():
-        _fail(f"{path} is a directory; give the model a file name, e.g. {path / 'model.bin'}")
+    _check_place(path, "the model", "model.bin")
     parent = path.parent
-    if not parent.is_dir():
-        _fail(f"cannot write {path}: the directory {parent} does not exist (create it first)")
     if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
         _fail(f"cannot write {path}: permission denied")
 
 
-def _write_file(path: Path, data: bytes) -> None:
-    """Write atomically: a temporary file in the same directory renamed over the target, so a failed write
-    never leaves a truncated file or destroys the previous one."""
-    from .files import OutputError, write_bytes_atomic
-
-    try:
-        write_bytes_atomic(path, data)
-    except OutputError as err:
-        _fail(str(err))
-    except OSError as err:
-        _fail(f"cannot write {path}: {err.strerror}; the previous file, if any, is unchanged")
-
-
 def _read(path: Path, vocab: Any = None) -> Any:
-    from .trees.bact import read_bact
+    from ..trees.bact import read_bact
 
     try:
         return read_bact(path, vocab, add_labels=vocab is None)
@@ -150,9 +100,9 @@ def learn(
         return
     from tqdm import tqdm
 
-    from .learning.learner import TreeBoostClassifier, default_max_cache_mb, resolve_min_support
+    from ..learning.learner import TreeBoostClassifier, default_max_cache_mb, resolve_min_support
 
-    from .learning.classifier_files import classifier_to_bytes
+    from ..learning.classifier_files import classifier_to_bytes
 
     clock = time.process_time()
     forest, classes = _read(train)
@@ -233,7 +183,7 @@ def _learn_from_config(ctx: typer.Context, train: Path, model: Path, config_path
     from thinc.api import Config
     from spacy.util import registry
 
-    from .pipeline import learners  # noqa: F401  (registers the learners)
+    from ..pipeline import learners  # noqa: F401  (registers the learners)
 
     given = [name for name in ctx.params if name not in ("train", "model", "learner_config")
              and getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"]
@@ -247,7 +197,7 @@ def _learn_from_config(ctx: typer.Context, train: Path, model: Path, config_path
         _fail(f"cannot read {config_path}: {err.strerror or err}")
     except Exception as err:  # a config error: name the file and what spaCy's registry said
         _fail(f"{config_path}: the learner block cannot be built: {err}")
-    from .learning.classifier import RuleClassifier
+    from ..learning.classifier import RuleClassifier
 
     if not isinstance(estimator, RuleClassifier):
         _fail(f"{config_path}: the learner block does not build a subtree learner (got {type(estimator).__name__})")
@@ -273,7 +223,7 @@ def _model_size(model: Path, n_rules: int, train: Path) -> str:
 def _write_fitted(model: Path, clf: Any, read_seconds: float, summary: str, train: Path) -> None:
     """Write a fitted learner's model file, then its summary line, its number of rules and size, and the CPU
     seconds of each phase."""
-    from .learning.classifier_files import classifier_to_bytes
+    from ..learning.classifier_files import classifier_to_bytes
 
     clock = time.process_time()
     _write_file(model, classifier_to_bytes(clf))
@@ -285,9 +235,9 @@ def _write_fitted(model: Path, clf: Any, read_seconds: float, summary: str, trai
 
 def _learn_linear(forest: Any, classes: List[Any], train: Path, model: Path, algorithm: str, booster: Any, opts: Dict[str, Any], read_seconds: float) -> None:
     """Fit the subtree-linear model, or refit the rules of `booster` (whose settings are the shared ones)."""
-    from .learning.classifier import RuleClassifier
-    from .learning.corrective import CorrectiveBoostClassifier
-    from .learning.subtree_linear import SubtreeLinearClassifier
+    from ..learning.classifier import RuleClassifier
+    from ..learning.corrective import CorrectiveBoostClassifier
+    from ..learning.subtree_linear import SubtreeLinearClassifier
 
     try:
         if algorithm == "linear":
@@ -324,7 +274,7 @@ CLASSIFY_BATCH = 100
 
 def _stream(path: Path, vocab: Any, add_labels: bool) -> Iterator[Any]:
     """Batches of (forest, gold labels) read from `path`, failing with a message as `_read` does."""
-    from .trees import iter_bact
+    from ..trees import iter_bact
 
     try:
         yield from iter_bact(path, vocab, add_labels=add_labels, batch_size=CLASSIFY_BATCH)
@@ -353,7 +303,7 @@ def classify(
     The input is read and classified in batches, so memory does not grow with its size.
     """
 
-    from .trees import LabelVocab
+    from ..trees import LabelVocab
 
     clf = _load(model)
     rules = getattr(clf, "rules_", None)
@@ -380,183 +330,3 @@ def classify(
 def rules(model: Path = typer.Argument(..., help="A model written by 'learn'")) -> None:
     """List the learned rules in order."""
     typer.echo(_load(model).rules_.listing())
-
-
-@app.command()
-def convert(
-    input_path: Path = typer.Argument(..., help="JSONL with 'text' and 'label' or 'labels'"),
-    output_path: Path = typer.Argument(..., help="Where to write the .spacy DocBin"),
-    model: Optional[str] = typer.Option(None, help="A spaCy pipeline to parse the texts with"),
-    n_process: int = typer.Option(1, help="Processes for parsing"),
-    batch_size: int = typer.Option(64, help="Docs per batch"),
-    max_length: Optional[int] = typer.Option(None, help="The longest text in characters (default: the pipeline's "
-                                             "nlp.max_length, 1,000,000 for spaCy's pipelines)"),
-) -> None:
-    """Convert a JSONL corpus to a spaCy DocBin, optionally parsed."""
-    from .datasets.convert import OutputError, PipelineNotFoundError, convert_jsonl
-    from .datasets.corpora import CorpusFormatError
-
-    if output_path.is_dir():
-        _fail(f"{output_path} is a directory; give the DocBin a file name, e.g. {output_path / 'train.spacy'}")
-    _check_output(output_path, input_path, _pipeline_input(model))
-    if n_process < 1 or batch_size < 1 or (max_length is not None and max_length < 1):
-        _fail(f"--n-process, --batch-size and --max-length must be at least 1, got {n_process}, {batch_size} and "
-              f"{max_length}")
-    try:
-        n = convert_jsonl(input_path, output_path, model=model, n_process=n_process, batch_size=batch_size,
-                          max_length=max_length)
-    except PipelineNotFoundError as err:
-        _fail(str(err))
-    except CorpusFormatError as err:
-        _fail(str(err))
-    except OutputError as err:
-        _fail(str(err))
-    except OSError as err:
-        _fail(str(err) if err.filename is None else f"cannot read {err.filename}: {err.strerror}")
-    typer.echo(f"wrote {n} docs -> {output_path}", err=True)
-
-
-@app.command()
-def apply(
-    model: str = typer.Argument(..., help="A spaCy pipeline (directory or package) with a text classifier"),
-    input_path: Path = typer.Argument(..., help="JSONL (or .jsonl.gz) with a 'text' per line"),
-    output_path: Path = typer.Argument(..., help="Where to write each input line with its 'cats' (.gz compresses)"),
-    n_workers: int = typer.Option(1, "--n-workers", help="Processes that run the pipeline (this one and N - 1 "
-                                  "worker processes), or Ray workers"),
-    backend: str = typer.Option("processes", help="processes (local worker processes, each running the pipeline) | "
-                                "ray (Ray actors); either way this process reads the input and writes the output"),
-    batch_size: int = typer.Option(256, "--batch-size", help="Texts per batch"),
-    ray_address: Optional[str] = typer.Option(None, help="For ray: the cluster address (default: start a local Ray)"),
-    timeout: float = typer.Option(300.0, "--timeout", help="For ray: seconds to wait for the workers to start or for "
-                                  "a batch, before stopping with an error"),
-) -> None:
-    """Classify a stream of texts: one output line per input line, in order, with the pipeline's 'cats'."""
-    from .streaming import apply_stream
-
-    if n_workers < 1 or batch_size < 1:
-        _fail("--n-workers and --batch-size must be at least 1")
-    if backend not in ("processes", "ray"):
-        _fail(f"--backend {backend!r} is invalid: choose processes or ray")
-    if not timeout > 0:
-        _fail(f"--timeout {timeout} is invalid: use a positive number of seconds")
-    from .learning.tasks import WorkerDiedError
-
-    _check_output(output_path, input_path, _pipeline_input(model))
-
-    def started(pids: List[int]) -> None:
-        typer.echo(f"classifying in this process and {len(pids)} worker process{'es' if len(pids) > 1 else ''} "
-                   f"({', '.join(map(str, pids))})", err=True)
-
-    try:
-        n = apply_stream(model, input_path, output_path, n_workers=n_workers, backend=backend, batch_size=batch_size,
-                         ray_address=ray_address, progress=sys.stderr.isatty(), timeout=timeout, on_start=started)
-    except (OSError, ValueError, ImportError, WorkerDiedError) as err:
-        _fail(str(err))
-    except KeyboardInterrupt:
-        typer.echo(f"interrupted: the workers were stopped and {output_path} was not written", err=True)
-        raise typer.Exit(130)
-    typer.echo(f"classified {n} texts -> {output_path}", err=True)
-
-
-def _load_pipeline(pipeline: str) -> Any:
-    from .datasets.convert import load_pipeline
-
-    try:
-        return load_pipeline(pipeline)
-    except ValueError as err:
-        _fail(str(err))
-
-
-def _check_page_output(output: Path, *inputs: Any) -> None:
-    if output.is_dir():
-        _fail(f"{output} is a directory; give the page a file name, e.g. {output / 'page.html'}")
-    if not output.parent.is_dir():
-        _fail(f"cannot write {output}: the directory {output.parent} does not exist (create it first)")
-    _check_output(output, *inputs)
-
-
-@app.command()
-def explain(
-    pipeline: str = typer.Argument(..., help="A trained spaCy pipeline (directory or package) with treeboost_textcat"),
-    text: str = typer.Option(..., "--text", help="The text to classify and explain"),
-    output: Path = typer.Option(..., "--output", "-o", help="Where to write the HTML page"),
-    label: Optional[str] = typer.Option(None, "--label", help="The label to explain (default: the predicted one)"),
-    component: Optional[str] = typer.Option(None, "--component", help="The component's name (default: the first "
-                                            "treeboost_textcat)"),
-    max_subtrees: int = typer.Option(12, "--max-subtrees", help="How many fired subtrees to draw"),
-    all_sentences: bool = typer.Option(False, "--all-sentences", help="Draw every sentence's tree"),
-) -> None:
-    """Write a page that draws the doc's sentence trees with the subtrees that fired for a label."""
-    from .visualize.document import explanation_view, find_textcat
-
-    _check_page_output(output, _pipeline_input(pipeline))
-    nlp = _load_pipeline(pipeline)
-    try:
-        textcat = find_textcat(nlp, component)
-        view = explanation_view(textcat, nlp(text), label, max_subtrees=max_subtrees, all_sentences=all_sentences)
-    except ValueError as err:
-        _fail(str(err))
-    _write_file(output, view.page().encode("utf8"))
-    typer.echo(f"wrote the explanation -> {output}", err=True)
-
-
-@app.command()
-def report(
-    pipeline: str = typer.Argument(..., help="A trained spaCy pipeline (directory or package) with treeboost_textcat"),
-    output: Path = typer.Option(..., "--output", "-o", help="Where to write the HTML page"),
-    data: Optional[Path] = typer.Option(None, "--data", help="Training or dev data (.spacy or .jsonl) for document "
-                                        "frequencies, snippets and scores"),
-    component: Optional[str] = typer.Option(None, "--component", help="The component's name (default: the first "
-                                            "treeboost_textcat)"),
-    top: int = typer.Option(300, "--top", help="How many subtrees of each label to list"),
-) -> None:
-    """Write a report of a trained component: per label its top subtrees, where they fire, settings and scores."""
-    from .visualize.report import read_examples, report_page
-
-    _check_page_output(output, _pipeline_input(pipeline), data)
-    nlp = _load_pipeline(pipeline)
-    try:
-        examples = None if data is None else read_examples(nlp, data)
-        page = report_page(nlp, examples, name=component, top=top)
-    except (ValueError, FileNotFoundError) as err:
-        _fail(str(err))
-    _write_file(output, page.encode("utf8"))
-    typer.echo(f"wrote the report -> {output}", err=True)
-
-
-@app.command("init-config")
-def init_config(
-    output: Path = typer.Argument(..., help="Where to write the config"),
-    multilabel: bool = typer.Option(False, "--multilabel", help="Several labels per document (exclusive_classes = "
-                                    "false, model-best selected by macro F)"),
-    lang: str = typer.Option("en", "--lang", help="The language of the blank pipeline"),
-) -> None:
-    """Write a complete training config: a sentencizer, treeboost_textcat, the JSONL reader and one training step."""
-    from spacy.util import get_lang_class
-
-    from .pipeline.starter_config import starter_config
-
-    if output.is_dir():
-        _fail(f"{output} is a directory; give the config a file name, e.g. {output / 'config.cfg'}")
-    if not output.parent.is_dir():
-        _fail(f"cannot write {output}: the directory {output.parent} does not exist (create it first)")
-    _check_output(output)
-    try:
-        get_lang_class(lang)
-    except ImportError:
-        _fail(f"--lang {lang!r} is not a language of spaCy: give a code of spacy.lang, e.g. en, de, fr, or xx for "
-              "a multi-language pipeline")
-    try:
-        config = starter_config(lang, exclusive_classes=not multilabel)
-    except (ImportError, ValueError) as err:
-        _fail(f"cannot make a config for --lang {lang!r}: {err}")
-    text = config.to_str()
-    header = ("# Written by python -m spacy_treeboost init-config. Train on JSON lines ({\"text\": ..., \"label\": ...}"
-              " per line):\n"
-              f"# python -m spacy train {output} --output training --paths.train train.jsonl --paths.dev dev.jsonl\n")
-    _write_file(output, (header + text).encode("utf8"))
-    typer.echo(f"wrote the config -> {output}", err=True)
-
-
-def main() -> None:
-    app()

@@ -1,0 +1,63 @@
+"""What every command shares: the Typer app, one-line failures and the checks and atomic writes of outputs."""
+from pathlib import Path
+from typing import Any, NoReturn, Optional
+
+import typer
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Command line: the classic learn / classify / rules workflow on BACT files, and corpus conversion.")
+
+
+def _fail(message: str) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def _check_output(output: Path, *inputs: Any) -> None:
+    """Fail when writing `output` would destroy something: a device, pipe, socket or directory there, one of the
+    command's `inputs`, or a file inside an input directory (`files.check_output`)."""
+    from ..files import OutputError, check_output
+
+    try:
+        check_output(output, inputs)
+    except OutputError as err:
+        _fail(str(err))
+
+
+def _pipeline_input(pipeline: Optional[str]) -> Optional[Path]:
+    """The directory a pipeline named on the command line is read from, if any."""
+    from ..datasets.convert import pipeline_source
+
+    return None if pipeline is None else pipeline_source(pipeline)
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    """Write atomically: a temporary file in the same directory renamed over the target, so a failed write
+    never leaves a truncated file or destroys the previous one."""
+    from ..files import OutputError, write_bytes_atomic
+
+    try:
+        write_bytes_atomic(path, data)
+    except OutputError as err:
+        _fail(str(err))
+    except OSError as err:
+        _fail(f"cannot write {path}: {err.strerror}; the previous file, if any, is unchanged")
+
+
+def _check_place(path: Path, what: str, example: str) -> None:
+    """Fail when `path` is a directory or its directory does not exist (`what`: e.g. "the model", `example`: a file
+    name to suggest)."""
+    if path.is_dir():
+        _fail(f"{path} is a directory; give {what} a file name, e.g. {path / example}")
+    if not path.parent.is_dir():
+        _fail(f"cannot write {path}: the directory {path.parent} does not exist (create it first)")
+
+
+def _check_new_file(output: Path, what: str, example: str, *inputs: Any) -> None:
+    """`_check_place`, then `_check_output`."""
+    _check_place(output, what, example)
+    _check_output(output, *inputs)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,172 @@
+"""Commands on spaCy pipelines and corpora: convert, apply, explain, report, init-config."""
+import sys
+from pathlib import Path
+from typing import Any, List, Optional
+
+import typer
+
+from .common import _check_new_file, _check_output, _fail, _pipeline_input, _write_file, app
+
+
+@app.command()
+def convert(
+    input_path: Path = typer.Argument(..., help="JSONL with 'text' and 'label' or 'labels'"),
+    output_path: Path = typer.Argument(..., help="Where to write the .spacy DocBin"),
+    model: Optional[str] = typer.Option(None, help="A spaCy pipeline to parse the texts with"),
+    n_process: int = typer.Option(1, help="Processes for parsing"),
+    batch_size: int = typer.Option(64, help="Docs per batch"),
+    max_length: Optional[int] = typer.Option(None, help="The longest text in characters (default: the pipeline's "
+                                             "nlp.max_length, 1,000,000 for spaCy's pipelines)"),
+) -> None:
+    """Convert a JSONL corpus to a spaCy DocBin, optionally parsed."""
+    from ..datasets.convert import OutputError, PipelineNotFoundError, convert_jsonl
+    from ..datasets.corpora import CorpusFormatError
+
+    if output_path.is_dir():
+        _fail(f"{output_path} is a directory; give the DocBin a file name, e.g. {output_path / 'train.spacy'}")
+    _check_output(output_path, input_path, _pipeline_input(model))
+    if n_process < 1 or batch_size < 1 or (max_length is not None and max_length < 1):
+        _fail(f"--n-process, --batch-size and --max-length must be at least 1, got {n_process}, {batch_size} and "
+              f"{max_length}")
+    try:
+        n = convert_jsonl(input_path, output_path, model=model, n_process=n_process, batch_size=batch_size,
+                          max_length=max_length)
+    except PipelineNotFoundError as err:
+        _fail(str(err))
+    except CorpusFormatError as err:
+        _fail(str(err))
+    except OutputError as err:
+        _fail(str(err))
+    except OSError as err:
+        _fail(str(err) if err.filename is None else f"cannot read {err.filename}: {err.strerror}")
+    typer.echo(f"wrote {n} docs -> {output_path}", err=True)
+
+
+@app.command()
+def apply(
+    model: str = typer.Argument(..., help="A spaCy pipeline (directory or package) with a text classifier"),
+    input_path: Path = typer.Argument(..., help="JSONL (or .jsonl.gz) with a 'text' per line"),
+    output_path: Path = typer.Argument(..., help="Where to write each input line with its 'cats' (.gz compresses)"),
+    n_workers: int = typer.Option(1, "--n-workers", help="Processes that run the pipeline (this one and N - 1 "
+                                  "worker processes), or Ray workers"),
+    backend: str = typer.Option("processes", help="processes (local worker processes, each running the pipeline) | "
+                                "ray (Ray actors); either way this process reads the input and writes the output"),
+    batch_size: int = typer.Option(256, "--batch-size", help="Texts per batch"),
+    ray_address: Optional[str] = typer.Option(None, help="For ray: the cluster address (default: start a local Ray)"),
+    timeout: float = typer.Option(300.0, "--timeout", help="For ray: seconds to wait for the workers to start or for "
+                                  "a batch, before stopping with an error"),
+) -> None:
+    """Classify a stream of texts: one output line per input line, in order, with the pipeline's 'cats'."""
+    from ..streaming import apply_stream
+
+    if n_workers < 1 or batch_size < 1:
+        _fail("--n-workers and --batch-size must be at least 1")
+    if backend not in ("processes", "ray"):
+        _fail(f"--backend {backend!r} is invalid: choose processes or ray")
+    if not timeout > 0:
+        _fail(f"--timeout {timeout} is invalid: use a positive number of seconds")
+    from ..learning.tasks import WorkerDiedError
+
+    _check_output(output_path, input_path, _pipeline_input(model))
+
+    def started(pids: List[int]) -> None:
+        typer.echo(f"classifying in this process and {len(pids)} worker process{'es' if len(pids) > 1 else ''} "
+                   f"({', '.join(map(str, pids))})", err=True)
+
+    try:
+        n = apply_stream(model, input_path, output_path, n_workers=n_workers, backend=backend, batch_size=batch_size,
+                         ray_address=ray_address, progress=sys.stderr.isatty(), timeout=timeout, on_start=started)
+    except (OSError, ValueError, ImportError, WorkerDiedError) as err:
+        _fail(str(err))
+    except KeyboardInterrupt:
+        typer.echo(f"interrupted: the workers were stopped and {output_path} was not written", err=True)
+        raise typer.Exit(130)
+    typer.echo(f"classified {n} texts -> {output_path}", err=True)
+
+
+def _load_pipeline(pipeline: str) -> Any:
+    from ..datasets.convert import load_pipeline
+
+    try:
+        return load_pipeline(pipeline)
+    except ValueError as err:
+        _fail(str(err))
+
+
+@app.command()
+def explain(
+    pipeline: str = typer.Argument(..., help="A trained spaCy pipeline (directory or package) with treeboost_textcat"),
+    text: str = typer.Option(..., "--text", help="The text to classify and explain"),
+    output: Path = typer.Option(..., "--output", "-o", help="Where to write the HTML page"),
+    label: Optional[str] = typer.Option(None, "--label", help="The label to explain (default: the predicted one)"),
+    component: Optional[str] = typer.Option(None, "--component", help="The component's name (default: the first "
+                                            "treeboost_textcat)"),
+    max_subtrees: int = typer.Option(12, "--max-subtrees", help="How many fired subtrees to draw"),
+    all_sentences: bool = typer.Option(False, "--all-sentences", help="Draw every sentence's tree"),
+) -> None:
+    """Write a page that draws the doc's sentence trees with the subtrees that fired for a label."""
+    from ..visualize.document import explanation_view, find_textcat
+
+    _check_new_file(output, "the page", "page.html", _pipeline_input(pipeline))
+    nlp = _load_pipeline(pipeline)
+    try:
+        textcat = find_textcat(nlp, component)
+        view = explanation_view(textcat, nlp(text), label, max_subtrees=max_subtrees, all_sentences=all_sentences)
+    except ValueError as err:
+        _fail(str(err))
+    _write_file(output, view.page().encode("utf8"))
+    typer.echo(f"wrote the explanation -> {output}", err=True)
+
+
+@app.command()
+def report(
+    pipeline: str = typer.Argument(..., help="A trained spaCy pipeline (directory or package) with treeboost_textcat"),
+    output: Path = typer.Option(..., "--output", "-o", help="Where to write the HTML page"),
+    data: Optional[Path] = typer.Option(None, "--data", help="Training or dev data (.spacy or .jsonl) for document "
+                                        "frequencies, snippets and scores"),
+    component: Optional[str] = typer.Option(None, "--component", help="The component's name (default: the first "
+                                            "treeboost_textcat)"),
+    top: int = typer.Option(300, "--top", help="How many subtrees of each label to list"),
+) -> None:
+    """Write a report of a trained component: per label its top subtrees, where they fire, settings and scores."""
+    from ..visualize.report import read_examples, report_page
+
+    _check_new_file(output, "the page", "page.html", _pipeline_input(pipeline), data)
+    nlp = _load_pipeline(pipeline)
+    try:
+        examples = None if data is None else read_examples(nlp, data)
+        page = report_page(nlp, examples, name=component, top=top)
+    except (ValueError, FileNotFoundError) as err:
+        _fail(str(err))
+    _write_file(output, page.encode("utf8"))
+    typer.echo(f"wrote the report -> {output}", err=True)
+
+
+@app.command("init-config")
+def init_config(
+    output: Path = typer.Argument(..., help="Where to write the config"),
+    multilabel: bool = typer.Option(False, "--multilabel", help="Several labels per document (exclusive_classes = "
+                                    "false, model-best selected by macro F)"),
+    lang: str = typer.Option("en", "--lang", help="The language of the blank pipeline"),
+) -> None:
+    """Write a complete training config: a sentencizer, treeboost_textcat, the JSONL reader and one training step."""
+    from spacy.util import get_lang_class
+
+    from ..pipeline.starter_config import starter_config
+
+    _check_new_file(output, "the config", "config.cfg")
+    try:
+        get_lang_class(lang)
+    except ImportError:
+        _fail(f"--lang {lang!r} is not a language of spaCy: give a code of spacy.lang, e.g. en, de, fr, or xx for "
+              "a multi-language pipeline")
+    try:
+        config = starter_config(lang, exclusive_classes=not multilabel)
+    except (ImportError, ValueError) as err:
+        _fail(f"cannot make a config for --lang {lang!r}: {err}")
+    text = config.to_str()
+    header = ("# Written by python -m spacy_treeboost init-config. Train on JSON lines ({\"text\": ..., \"label\": ...}"
+              " per line):\n"
+              f"# python -m spacy train {output} --output training --paths.train train.jsonl --paths.dev dev.jsonl\n")
+    _write_file(output, (header + text).encode("utf8"))
+    typer.echo(f"wrote the config -> {output}", err=True)
