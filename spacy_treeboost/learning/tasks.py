@@ -171,14 +171,16 @@ def _stop_processes(processes: List[Any], conns: List[Any]) -> None:
 
 class ProcessWorkers(Workers):
     """Worker 0 in this process and workers 1 ... n - 1 in local processes (standard library), forked or spawned
-    (`start_method`; `builder` is told which). Worker 0's calls wait until their reply is asked for, after the other
-    workers have theirs, and one posted without a reply runs before its next call, as in a worker process. Worker 0
-    is built after the others start, so that a forked worker's copy of what the builder made is as it was made."""
+    (`start_method`; `builder` is told which); with `worker0_here=False` every worker is a process, this one holding
+    none. Worker 0's calls here wait until their reply is asked for, after the other workers have theirs, and one
+    posted without a reply runs before its next call, as in a worker process. Worker 0 is built after the others
+    start, so that a forked worker's copy of what the builder made is as it was made."""
 
-    here = (0,)
-
-    def __init__(self, n: int, builder: Builder, shared: Sequence[Tuple[str, int]] = (), name: str = "Worker") -> None:
+    def __init__(self, n: int, builder: Builder, shared: Sequence[Tuple[str, int]] = (), name: str = "Worker",
+                 worker0_here: bool = True) -> None:
         self.n, self.name, self.doing = n, name, {}
+        self.first = 1 if worker0_here else 0  # the first worker in a process
+        self.here = (0,) if worker0_here else ()
         self.start_method = start_method()
         forked = self.start_method == "fork"
         context: Any = multiprocessing.get_context(self.start_method)
@@ -190,7 +192,7 @@ class ProcessWorkers(Workers):
         self.local: Any = None
         self._finalizer = weakref.finalize(self, _stop_processes, self.processes, self.conns)
         try:
-            for i in range(1, n):
+            for i in range(self.first, n):
                 parent, child = context.Pipe()
                 build = builder(i, True) if forked else None
                 args = (child, raw, build, [*self.conns, parent]) if forked else (child, raw)
@@ -202,19 +204,21 @@ class ProcessWorkers(Workers):
                 self.conns.append(parent)
                 if not forked:
                     self._send(i, builder(i, False))
-            self.local = _build(builder(0, forked), self.shared)
-            self.objects = [self.local]
+            self.objects = []
+            if worker0_here:
+                self.local = _build(builder(0, forked), self.shared)
+                self.objects = [self.local]
         except BaseException:
             self.close()
             raise
 
     @property
     def pids(self) -> List[int]:
-        """The process ids of workers 1 ... n - 1 (worker 0 is this process)."""
+        """The process ids of the workers in processes (1 ... n - 1, or all with `worker0_here=False`)."""
         return [p.pid for p in self.processes]
 
     def send(self, i: int, method: str, args: Tuple[Any, ...], reply: bool = True) -> None:
-        if i == 0:
+        if i < self.first:
             self._calls.append((method, args))
         else:
             self._send(i, (method, args, reply))
@@ -224,7 +228,7 @@ class ProcessWorkers(Workers):
 
     def _send(self, i: int, message: Any) -> None:
         try:
-            self.conns[i - 1].send(message)
+            self.conns[i - self.first].send(message)
         except (BrokenPipeError, ConnectionResetError, EOFError, OSError):
             self._died(i)
         except BaseException:
@@ -232,16 +236,16 @@ class ProcessWorkers(Workers):
             raise
 
     def ready(self, workers: Sequence[int]) -> List[int]:
-        if 0 in workers:
+        if self.first and 0 in workers:
             return [0]
-        by_conn = {self.conns[i - 1]: i for i in workers}
-        by_conn.update({self.processes[i - 1].sentinel: i for i in workers})
+        by_conn = {self.conns[i - self.first]: i for i in workers}
+        by_conn.update({self.processes[i - self.first].sentinel: i for i in workers})
         return sorted({by_conn[c] for c in wait(list(by_conn))})
 
     def receive(self, i: int) -> Any:
-        if i == 0:
+        if i < self.first:
             return self._run_here()
-        conn, proc = self.conns[i - 1], self.processes[i - 1]
+        conn, proc = self.conns[i - self.first], self.processes[i - self.first]
         try:
             if conn not in wait([conn, proc.sentinel]) and not conn.poll():
                 self._died(i)
@@ -272,7 +276,7 @@ class ProcessWorkers(Workers):
         return value
 
     def _died(self, i: int) -> None:
-        proc = self.processes[i - 1]
+        proc = self.processes[i - self.first]
         proc.join(timeout=1)
         code, when = proc.exitcode, self.doing.get(i, self.when)
         self.close()
@@ -348,12 +352,13 @@ class RayWorkers(Workers):
 
 
 def make_workers(backend: str, n: int, builder: Builder, shared: Sequence[Tuple[str, int]] = (),
-                 ray_address: Optional[str] = None, name: str = "Worker") -> Workers:
-    """Start n workers of a backend ("local", "processes" or "ray"; Ray shares no arrays)."""
+                 ray_address: Optional[str] = None, name: str = "Worker", worker0_here: bool = True) -> Workers:
+    """Start n workers of a backend ("local", "processes" or "ray"; Ray shares no arrays); on processes worker 0
+    runs in this process unless `worker0_here` is False."""
     if backend == "local":
         return LocalWorkers(n, builder, shared, name)
     if backend == "processes":
-        return ProcessWorkers(n, builder, shared, name)
+        return ProcessWorkers(n, builder, shared, name, worker0_here)
     if backend == "ray":
         return RayWorkers(n, builder, ray_address, name)
     raise ValueError(f"backend={backend!r} is invalid: choose one of {', '.join(BACKENDS)}")
