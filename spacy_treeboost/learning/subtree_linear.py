@@ -42,7 +42,7 @@ import os
 import time
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy
 
@@ -59,6 +59,9 @@ from ..threads import ThreadTeam
 from ..exceptions import InvalidSettingError
 from ..params import Boolean, Interval, Options, Text, rule
 from ..trees.forest import DEPENDENCY_VIEW_PREFIX, Forest
+
+if TYPE_CHECKING:
+    from .shard_files import TreeShards
 
 logger = logging.getLogger(__name__)
 
@@ -278,16 +281,24 @@ class SubtreeLinearClassifier(RuleClassifier):
         data = numpy.log1p(counts.data, dtype=numpy.float64)
         return csc_matrix((data, counts.indices, counts.indptr), shape=counts.shape), None
 
-    def fit(self, X: Forest, y: Sequence[Any]) -> "SubtreeLinearClassifier":
+    def fit(self, X: Union[Forest, "TreeShards"], y: Optional[Sequence[Any]] = None) -> "SubtreeLinearClassifier":
         """Mine the subtrees of X and fit one linear model per head.
 
-        X (Forest): The training trees.
-        y (Sequence): One class per tree, or a collection of classes per tree.
+        X (Union[Forest, TreeShards]): The training trees, or shard files that the workers read
+            (`learning.shard_files`; their classes are y).
+        y (Optional[Sequence]): One class per tree, or a collection of classes per tree (None for shard files).
         RETURNS (SubtreeLinearClassifier): self.
         """
+        from .shard_files import TreeShards, fit_files
+
+        if isinstance(X, TreeShards):
+            return fit_files(self, X, y)
         self.validate_params()
         if not isinstance(X, Forest):
-            raise TypeError(f"X must be a Forest, got {type(X).__name__}; build one with Forest.from_trees or read_bact")
+            raise TypeError(f"X must be a Forest or TreeShards, got {type(X).__name__}; build one with "
+                            "Forest.from_trees or read_bact, or name BACT files with TreeShards(paths)")
+        if y is None:
+            raise ValueError("y is None: give one class per tree of the Forest (only TreeShards carry their classes)")
         if len(X) == 0:
             raise ValueError("Cannot train on an empty set of trees.")
         if len(y) != len(X):

@@ -1,0 +1,409 @@
+"""The subtree-linear learner trained where its documents live: an ordered list of BACT files, each file one shard.
+
+Each worker (`tasks.make_workers`: in this process, in local processes or as Ray actors) holds a run of
+consecutive files and reads, converts and mines them itself; the training process holds what is O(subtrees):
+
+1. Every worker reads its files and sends its node labels, its documents' classes and its sizes. The labels are
+   numbered canonically (the virtual root, then the others sorted), whatever the grouping of the files.
+2. Every worker mines every subtree of up to `max_pattern_size` nodes of its documents (support >= 1: a shard
+   cannot tell which of its rare subtrees reach `min_support` overall). Level by level, the training process merges
+   the workers' patterns, one worker at a time, into the one miner's order (by parent, then the new node's depth
+   and label rank: `mining.mine_subtrees` on the files' documents in one forest gives the same patterns in the same
+   order), adds their document counts, and applies `min_support` and `keep_rare_up_to` to the sums.
+3. The kept subtrees become columns by decreasing document frequency (ties: the miner's order), as in one process;
+   every worker builds its files' `sharded.DocumentShard`s (tf-idf from the global idf) and the fits of
+   `sharded` run on them, the training process holding the labels, folds, weights and margins.
+
+The model is the same, bit for bit, for any number of workers and any backend, for a given list of files.
+"""
+import gzip
+import logging
+import resource
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy
+
+from .classifier import _label_rank, encode_targets
+from .features import PatternCodes, order_by_frequency, presence
+from .learner import _Head
+from .mining import PATTERN_SIZE, SHORT_DOCUMENT_NODES, SHORT_PATTERN_SIZE
+from .sharded import DocumentShard, Shards, _ShardHolder
+from .tasks import Workers, make_workers
+from ..exceptions import InvalidSettingError
+from ..trees.bact import BactFormatError, read_bact
+from ..trees.forest import ROOT_LABEL, Forest, LabelVocab
+
+if TYPE_CHECKING:
+    from .subtree_linear import SubtreeLinearClassifier
+
+logger = logging.getLogger(__name__)
+
+# a level's patterns: the merged index of each one's parent (-1 for single nodes), its new node's depth and label id
+Keys = Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]
+
+
+class TreeShards:
+    """Training documents as an ordered list of BACT files (`LABEL (tree)` per line, `.gz` allowed), each file one
+    shard, for `SubtreeLinearClassifier.fit(TreeShards(paths))`: the workers read the files, the class labels
+    come from them, and the file order is the document order.
+
+    paths (Sequence[Union[str, Path]]): The files, in order; every worker must reach them by these paths.
+    """
+
+    def __init__(self, paths: Sequence[Union[str, Path]]) -> None:
+        if isinstance(paths, (str, Path)):
+            paths = [paths]
+        self.paths = [str(p) for p in paths]
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def __repr__(self) -> str:
+        return f"TreeShards({self.paths!r})"
+
+
+def read_shard_file(path: str, vocab: LabelVocab) -> Tuple[Forest, List[str]]:
+    """One shard file's trees (their labels added to `vocab`) and classes; a clear error for a file that cannot
+    be read or holds no documents."""
+    try:
+        if path.endswith(".gz"):
+            with gzip.open(path, "rt", encoding="utf8") as lines:
+                forest, classes = read_bact(lines, vocab)
+        else:
+            forest, classes = read_bact(path, vocab)
+    except OSError as err:
+        raise ValueError(f"cannot read the shard file {path}: {err.strerror or err}") from None
+    except BactFormatError as err:
+        raise BactFormatError(str(err) if str(err).startswith(path) else f"{path}: {err}") from None
+    except UnicodeDecodeError as err:
+        raise BactFormatError(f"{path}: not UTF-8 ({err.reason})") from None
+    if not len(forest):
+        raise ValueError(f"the shard file {path} holds no documents: give every shard file at least one "
+                         "'LABEL (tree)' line, or leave it out")
+    return forest, classes
+
+
+def peak_rss_bytes() -> int:
+    """This process's peak resident set size, in bytes (Linux reports KiB, macOS bytes)."""
+    import sys
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak if sys.platform == "darwin" else peak * 1024)
+
+
+class ShardFileWorker(_ShardHolder):
+    """A worker holding the consecutive shard files `paths`, the first being file `first` of the list: it reads
+    them (`read`), mines them (`mine`), places its patterns among the merged ones (`level`, `place`), then holds
+    their `DocumentShard`s (`build`) for the fits, as `sharded._ShardHolder` does."""
+
+    def __init__(self, paths: Sequence[str], first: int, one_blas_thread: bool = False) -> None:
+        super().__init__([], one_blas_thread)
+        self.paths, self.first = list(paths), first
+
+    def read(self) -> Dict[str, Any]:
+        """Read the files: their label strings, classes (the distinct ones, and each document's index among them),
+        documents per file and nodes."""
+        vocab = LabelVocab()
+        labels, parents, offsets, classes, docs = [], [], [numpy.zeros(1, dtype=numpy.int64)], [], []
+        nodes = 0
+        for path in self.paths:
+            forest, cls = read_shard_file(path, vocab)
+            labels.append(forest.labels)
+            parents.append(numpy.where(forest.parents >= 0, forest.parents + nodes, -1).astype(numpy.int32))
+            offsets.append(forest.offsets[1:] + nodes)
+            classes.extend(cls)
+            docs.append(len(forest))
+            nodes += forest.n_nodes
+        self.docs = docs
+        self.labels, self.parents = numpy.concatenate(labels), numpy.concatenate(parents)
+        self.offsets, self.strings = numpy.concatenate(offsets), vocab.to_list()
+        distinct, codes = numpy.unique(numpy.array(classes, dtype=object), return_inverse=True)
+        return {"strings": self.strings, "classes": list(distinct), "codes": codes.astype(numpy.int32), "docs": docs,
+                "nodes": nodes}
+
+    def mine(self, strings: List[str], settings: Dict[str, Any]) -> int:
+        """Relabel the trees to the merged labels `strings` and mine every subtree (support >= 1); returns how
+        many."""
+        from ._extension import PatternCache
+
+        index = {s: i for i, s in enumerate(strings)}
+        relabel = numpy.array([index[s] for s in self.strings], dtype=numpy.int32)
+        self.rank = _label_rank(strings)
+        space = PatternCache(relabel[self.labels], self.parents, self.offsets, self.rank, min_support=1, rare_up_to=0,
+                             **settings)
+        del self.labels, self.parents, relabel
+        space.expand_all()
+        self.matrix, self.table = space.pattern_matrix(), space.pattern_table()
+        del space
+        self.merged = numpy.full(len(self.table[0]), -1, dtype=numpy.int64)
+        return len(self.merged)
+
+    def level(self, size: int) -> Tuple[numpy.ndarray, ...]:
+        """The keys of this worker's patterns of `size` nodes (parents as merged indices) and their documents."""
+        parent, depth, label, sizes = self.table
+        mine = numpy.flatnonzero(sizes == size)
+        parents = numpy.full(len(mine), -1, dtype=numpy.int64)
+        inner = parent[mine] >= 0
+        parents[inner] = self.merged[parent[mine][inner]]
+        return parents, depth[mine], label[mine], numpy.diff(self.matrix[0])[mine]
+
+    def place(self, size: int, keys: Keys, base: int) -> None:
+        """Number this worker's patterns of `size` nodes as among the merged ones of that size `keys` (sorted), the
+        first of which is merged pattern `base`."""
+        mine = numpy.flatnonzero(self.table[3] == size)
+        self.merged[mine] = base + positions(keys, self.level(size)[:3], self.rank)
+
+    def build(self, columns: numpy.ndarray, idf: numpy.ndarray, features: str, starts: List[int]) -> int:
+        """Hold the files' `DocumentShard`s: the counts of the merged patterns that are `columns` (-1: left out), as
+        the matrices of `features` ("auto": presence "F" and tf-idf "T"), `idf` the columns' idf; file k's documents
+        start at starts[k]. Returns the documents held."""
+        from scipy.sparse import csc_matrix
+
+        d = len(idf)
+        col = columns[self.merged]
+        held = numpy.flatnonzero(col >= 0)
+        held = held[numpy.argsort(col[held], kind="stable")]
+        indptr, docs, counts = self.matrix
+        n = len(self.offsets) - 1
+        local = csc_matrix((counts, docs, indptr), shape=(n, len(indptr) - 1))[:, held]
+        lengths = numpy.zeros(d, dtype=numpy.int64)
+        lengths[col[held]] = numpy.diff(local.indptr)
+        full = numpy.concatenate([[0], numpy.cumsum(lengths)])
+        counts_matrix = csc_matrix((local.data, local.indices, full), shape=(n, d))
+        del self.matrix, self.table, self.merged, local
+        matrices = feature_matrices(counts_matrix, features, idf)
+        del counts_matrix
+        lo = 0
+        for k, path in enumerate(self.paths):
+            hi = lo + self.docs[k]
+            self.shards.append(DocumentShard(self.first + k, starts[self.first + k],
+                                             {name: X[lo:hi] for name, X in matrices.items()}))
+            lo = hi
+        return n
+
+    def peak_rss(self) -> int:
+        return peak_rss_bytes()
+
+
+def feature_matrices(counts: Any, features: str, idf: numpy.ndarray) -> Dict[str, Any]:
+    """The CSC float64 matrices the fits of `features` read (by name, as `sharded.held_shards` names them) from a count
+    matrix whose columns are in frequency order; the tf-idf of each row computed over its own columns in column
+    order, so that it does not depend on the other rows."""
+    from scipy.sparse import csc_matrix
+
+    def tfidf() -> Any:
+        rows = counts.indices
+        data = (numpy.log(counts.data, dtype=numpy.float64) + 1.0) * numpy.repeat(idf, numpy.diff(counts.indptr))
+        norms = numpy.sqrt(numpy.bincount(rows, weights=data * data, minlength=counts.shape[0]))
+        return csc_matrix((data / norms[rows], rows, counts.indptr), shape=counts.shape)
+
+    if features == "auto":
+        return {"F": presence(counts), "T": tfidf()}
+    if features == "tfidf":
+        return {"F": tfidf()}
+    if features == "log1p":
+        return {"F": csc_matrix((numpy.log1p(counts.data, dtype=numpy.float64), counts.indices, counts.indptr),
+                                shape=counts.shape)}
+    return {"F": presence(counts)}
+
+
+def positions(keys: Keys, mine: Keys, rank: numpy.ndarray) -> numpy.ndarray:
+    """Where each of the patterns `mine` lies among the sorted distinct `keys` (it is among them)."""
+    m = len(keys[0])
+    parent, depth, label = (numpy.concatenate([a, b]) for a, b in zip(keys, mine))
+    order = numpy.lexsort((rank[label], depth, parent))  # stable: an equal merged key comes first
+    merged = order < m
+    last = numpy.maximum.accumulate(numpy.where(merged, order, -1))
+    out = numpy.empty(len(mine[0]), dtype=numpy.int64)
+    out[order[~merged] - m] = last[~merged]
+    return out
+
+
+def merge_level(merged: Tuple[numpy.ndarray, ...], part: Tuple[numpy.ndarray, ...],
+                rank: numpy.ndarray) -> Tuple[numpy.ndarray, ...]:
+    """The union of two sets of one level's patterns (parent, depth, label, documents), sorted by parent, depth and
+    label rank, the documents of a pattern in both added."""
+    parent, depth, label, docs = (numpy.concatenate([a, b]) for a, b in zip(merged, part))
+    order = numpy.lexsort((rank[label], depth, parent))
+    parent, depth, label, docs = parent[order], depth[order], label[order], docs[order].astype(numpy.int64)
+    new = numpy.ones(len(parent), dtype=bool)
+    new[1:] = (parent[1:] != parent[:-1]) | (depth[1:] != depth[:-1]) | (label[1:] != label[:-1])
+    starts = numpy.flatnonzero(new)
+    return parent[starts], depth[starts], label[starts], numpy.add.reduceat(docs, starts) if len(starts) else docs
+
+
+def merged_strings(parts: Sequence[Sequence[str]]) -> List[str]:
+    """The workers' label strings numbered canonically: the virtual root, then the others sorted."""
+    seen = set()
+    for strings in parts:
+        seen.update(strings)
+    seen.discard(ROOT_LABEL)
+    return [ROOT_LABEL, *sorted(seen)]
+
+
+class MergedPatterns:
+    """Every pattern of the workers, merged level by level (`merge_level`, one worker's patterns at a time):
+    parent (merged index), depth, label, size and documents, in the one miner's order."""
+
+    def __init__(self, workers: Workers, max_pattern_size: int, rank: numpy.ndarray) -> None:
+        columns: List[List[numpy.ndarray]] = [[], [], [], [], []]
+        base = 0
+        for size in range(1, max_pattern_size + 1):
+            empty = numpy.zeros(0, dtype=numpy.int64)
+            level: Tuple[numpy.ndarray, ...] = (empty, empty.astype(numpy.int32), empty.astype(numpy.int32), empty)
+            for i in range(workers.n):
+                workers.send(i, "level", (size,))
+                level = merge_level(level, workers.receive(i), rank)
+            if not len(level[0]):
+                break
+            keys = workers.put(level[:3])
+            for i in range(workers.n):
+                workers.send(i, "place", (size, keys, base))
+            for i in range(workers.n):
+                workers.receive(i)
+            for c, values in enumerate(level[:3]):
+                columns[c].append(values)
+            columns[3].append(numpy.full(len(level[0]), size, dtype=numpy.int32))
+            columns[4].append(level[3])
+            base += len(level[0])
+        self.parent, self.depth, self.label, self.size, self.docs = (numpy.concatenate(c) if c else
+                                                                     numpy.zeros(0, dtype=numpy.int64)
+                                                                     for c in columns)
+
+    def kept(self, min_support: int, rare_up_to: int) -> numpy.ndarray:
+        """The patterns in `min_support` documents or more, or of at most `rare_up_to` nodes; closed under parents
+        (a pattern's documents hold its parent), checked."""
+        keep = (self.docs >= min_support) | (self.size <= rare_up_to)
+        inner = keep & (self.parent >= 0)
+        if not bool(numpy.all(keep[self.parent[inner]])):
+            raise RuntimeError("the merged subtrees kept are not closed under parents: a worker's document counts "
+                               "disagree with its subtrees")
+        return numpy.flatnonzero(keep)
+
+    def codes(self, kept: numpy.ndarray, strings: List[str]) -> PatternCodes:
+        """The codes of the patterns `kept` (closed under parents), in order."""
+        renumber = numpy.full(len(self.parent) + 1, -1, dtype=numpy.int64)
+        renumber[kept] = numpy.arange(len(kept))
+        return PatternCodes.from_tree(renumber[self.parent[kept]], self.depth[kept], self.label[kept], self.size[kept],
+                                      strings)
+
+
+class FileShards(Shards):
+    """`sharded.Shards` whose `DocumentShard`s the started workers built themselves (`ShardFileWorker.build`)."""
+
+    def __init__(self, workers: Workers, n_shards: int, in_process: bool) -> None:
+        self.workers, self.in_process = workers, in_process
+        self.actors = getattr(workers, "actors", [])
+        self.node_ids: List[str] = self.workers.call_all("node") if self.actors else []
+        self.workers.when = "during a fit"
+        logger.info("%d shard files on %d workers on %d node(s)", n_shards, workers.n, len(set(self.node_ids)) or 1)
+
+
+def check_files(model: "SubtreeLinearClassifier", X: TreeShards, y: Any) -> None:
+    """Clear errors for what training from shard files does not take."""
+    if y is not None:
+        raise ValueError("fit(TreeShards(...), y): the class labels come from the shard files; pass y=None")
+    if not X.paths:
+        raise ValueError("TreeShards names no file: give one BACT file per shard, at least one")
+    if model.separate_views or isinstance(model.max_rules, int):
+        setting = "separate_views=True" if model.separate_views else f"max_rules={model.max_rules!r}"
+        raise InvalidSettingError(f"training from shard files cannot be combined with {setting}, whose fits use "
+                                  "whole matrices; drop that setting", setting="separate_views" if model.separate_views
+                                  else "max_rules", value=True if model.separate_views else model.max_rules)
+    if model.shard_documents is not None:
+        raise InvalidSettingError(f"shard_documents={model.shard_documents!r} is for a Forest; with shard files each "
+                                  "file is a shard: drop shard_documents", setting="shard_documents",
+                                  value=model.shard_documents)
+
+
+def start_workers(model: "SubtreeLinearClassifier", paths: List[str]) -> Tuple[Workers, bool]:
+    """Up to `n_workers` workers of the model's backend (None: this process for one worker, else processes, all
+    outside this process), a run of consecutive files each; and whether they run in this process."""
+    backend = model.backend or ("local" if model.n_workers == 1 else "processes")
+    n = min(model.n_workers, len(paths))
+    cuts = numpy.linspace(0, len(paths), n + 1).round().astype(int)
+    here = backend == "local"
+
+    def builder(i: int, _: bool) -> Tuple[Any, Tuple[Any, ...], Dict[str, Any]]:
+        return ShardFileWorker, (paths[cuts[i]:cuts[i + 1]], int(cuts[i]), not here), {}
+
+    workers = make_workers(backend, n, builder, ray_address=model.ray_address, name="Shard file worker",
+                           worker0_here=False)
+    return workers, here
+
+
+def read_files(workers: Workers) -> Tuple[List[str], numpy.ndarray, List[int], int]:
+    """Round 1: the merged label strings, every document's class (in file order), documents per file, and nodes."""
+    parts = workers.call_all("read")
+    strings = merged_strings([p["strings"] for p in parts])
+    y = numpy.concatenate([numpy.array(p["classes"], dtype=object)[p["codes"]] for p in parts])
+    return strings, y, [n for p in parts for n in p["docs"]], sum(p["nodes"] for p in parts)
+
+
+def fit_files(model: "SubtreeLinearClassifier", X: TreeShards, y: Any = None) -> "SubtreeLinearClassifier":
+    """`SubtreeLinearClassifier.fit` on shard files read by the model's workers (see the module's docstring)."""
+    model.validate_params()
+    check_files(model, X, y)
+    clock = time.process_time()
+    workers, here = start_workers(model, X.paths)
+    try:
+        strings, classes, docs, nodes = read_files(workers)
+        model.classes_, model.multilabel_, heads, targets = encode_targets(classes, model._positive)
+        del classes
+        model.heads_ = [_Head(str(h), numpy.zeros(0)) for h in heads]
+        n_docs = sum(docs)
+        if model.max_pattern_size is None:
+            model.max_pattern_size_ = SHORT_PATTERN_SIZE if nodes <= SHORT_DOCUMENT_NODES * n_docs else PATTERN_SIZE
+        else:
+            model.max_pattern_size_ = model.max_pattern_size
+        logger.info("mining the subtrees of up to %d nodes in %d trees of %d files on %d worker(s)",
+                    model.max_pattern_size_, n_docs, len(docs), workers.n)
+        rank = _label_rank(strings)
+        settings = dict(max_pattern_size=model.max_pattern_size_, include_root=model.include_root_patterns,
+                        max_cache_bytes=int(model.max_cache_mb) << 20)
+        workers.call_all("mine", (workers.put(strings), settings))
+        merged = MergedPatterns(workers, model.max_pattern_size_, rank)
+        rare = min(model.keep_rare_up_to, model.max_pattern_size_) if model.min_support > 1 else 0
+        kept = merged.kept(model.min_support, rare)
+        if not len(kept):
+            raise ValueError("The training trees contain no subtree to learn from (are the documents empty, or is "
+                             "min_support larger than the number of documents?).")
+        codes, df, total = merged.codes(kept, strings), merged.docs[kept], len(merged.docs)
+        del merged
+        order, inverse = order_by_frequency(df)
+        columns = numpy.full(total, -1, dtype=numpy.int64)
+        columns[kept] = inverse
+        idf = numpy.log((1.0 + n_docs) / (1.0 + df)) + 1.0
+        auto = model.features == "auto"
+        starts = numpy.concatenate([[0], numpy.cumsum(docs)[:-1]]).astype(int).tolist()
+        model.timings_ = {"mine": time.process_time() - clock}
+        logger.info("kept %d subtrees of %d documents; building the shards", len(codes), n_docs)
+        workers.call_all("build", (workers.put(columns), workers.put(idf[order]), model.features, starts))
+        del columns
+        shards = FileShards(workers, len(docs), here)
+        model.shard_holders_ = shards.node_ids
+        clock = time.process_time()
+        fits, on_T = model._fit_heads("F", targets, "T" if auto else None, shards)
+        model.peak_rss_ = {"training": peak_rss_bytes(), "workers": [] if here else workers.call_all("peak_rss")}
+    finally:
+        workers.close()
+    logger.info("peak RSS (MB): training process %.1f, workers %s", model.peak_rss_["training"] / 1e6,
+                ", ".join(f"{r / 1e6:.1f}" for r in model.peak_rss_["workers"]) or "in this process")
+    tfidf = model.features == "tfidf" or on_T
+    model.fit_info_ = []
+    fitted: List[Tuple[numpy.ndarray, float, Optional[numpy.ndarray]]] = []
+    for head, fit in zip(model.heads_, fits):
+        fit = replace(fit, weights=fit.weights[inverse])
+        fitted.append((fit.weights, fit.intercept, None))
+        model.fit_info_.append({"head": head.name, "features": model._chosen_features(fit.nb, tfidf), "C": fit.C,
+                                "cv_accuracy": fit.cv_accuracy, "nonzero": int(numpy.count_nonzero(fit.weights)),
+                                "platt": fit.platt, "nb_beta": fit.nb_beta})
+    model.timings_["fit"] = time.process_time() - clock
+    clock = time.process_time()
+    model.rules_ = model._rules(codes, fitted, idf if tfidf else None)
+    model.timings_["rules"] = time.process_time() - clock
+    model.n_features_ = len(codes)
+    return model
