@@ -22,7 +22,7 @@ import resource
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy
 
@@ -343,6 +343,36 @@ def read_files(workers: Workers) -> Tuple[List[str], numpy.ndarray, List[int], i
     return strings, y, [n for p in parts for n in p["docs"]], sum(p["nodes"] for p in parts)
 
 
+class Mined(NamedTuple):
+    """The merged subtrees kept (`PatternCodes`, in the one miner's order) and their documents, and the column of
+    every merged subtree (-1: left out; by decreasing documents, ties in the miner's order) with `inverse`, the
+    column of each kept one."""
+    codes: PatternCodes
+    docs: numpy.ndarray
+    columns: numpy.ndarray
+    inverse: numpy.ndarray
+
+
+def mine_files(workers: Workers, strings: List[str], max_pattern_size: int, min_support: int, keep_rare_up_to: int,
+               include_root_patterns: bool, max_cache_mb: float) -> Mined:
+    """Round 2: the workers mine their documents (labels numbered as `strings`), and the subtrees merged over them
+    are kept by `min_support` and `keep_rare_up_to` (as `mining.mine_subtrees` keeps them)."""
+    settings = dict(max_pattern_size=max_pattern_size, include_root=include_root_patterns,
+                    max_cache_bytes=int(max_cache_mb) << 20)
+    workers.call_all("mine", (workers.put(strings), settings))
+    merged = MergedPatterns(workers, max_pattern_size, _label_rank(strings))
+    rare = min(keep_rare_up_to, max_pattern_size) if min_support > 1 else 0
+    kept = merged.kept(min_support, rare)
+    if not len(kept):
+        raise ValueError("The training trees contain no subtree to learn from (are the documents empty, or is "
+                         "min_support larger than the number of documents?).")
+    docs = merged.docs[kept]
+    inverse = order_by_frequency(docs)[1]
+    columns = numpy.full(len(merged.docs), -1, dtype=numpy.int64)
+    columns[kept] = inverse
+    return Mined(merged.codes(kept, strings), docs, columns, inverse)
+
+
 def fit_files(model: "SubtreeLinearClassifier", X: TreeShards, y: Any = None) -> "SubtreeLinearClassifier":
     """`SubtreeLinearClassifier.fit` on shard files read by the model's workers (see the module's docstring)."""
     model.validate_params()
@@ -355,55 +385,47 @@ def fit_files(model: "SubtreeLinearClassifier", X: TreeShards, y: Any = None) ->
         del classes
         model.heads_ = [_Head(str(h), numpy.zeros(0)) for h in heads]
         n_docs = sum(docs)
-        if model.max_pattern_size is None:
-            model.max_pattern_size_ = SHORT_PATTERN_SIZE if nodes <= SHORT_DOCUMENT_NODES * n_docs else PATTERN_SIZE
-        else:
-            model.max_pattern_size_ = model.max_pattern_size
+        model.max_pattern_size_ = model.max_pattern_size or (SHORT_PATTERN_SIZE if nodes <= SHORT_DOCUMENT_NODES
+                                                             * n_docs else PATTERN_SIZE)
         logger.info("mining the subtrees of up to %d nodes in %d trees of %d files on %d worker(s)",
                     model.max_pattern_size_, n_docs, len(docs), workers.n)
-        rank = _label_rank(strings)
-        settings = dict(max_pattern_size=model.max_pattern_size_, include_root=model.include_root_patterns,
-                        max_cache_bytes=int(model.max_cache_mb) << 20)
-        workers.call_all("mine", (workers.put(strings), settings))
-        merged = MergedPatterns(workers, model.max_pattern_size_, rank)
-        rare = min(model.keep_rare_up_to, model.max_pattern_size_) if model.min_support > 1 else 0
-        kept = merged.kept(model.min_support, rare)
-        if not len(kept):
-            raise ValueError("The training trees contain no subtree to learn from (are the documents empty, or is "
-                             "min_support larger than the number of documents?).")
-        codes, df, total = merged.codes(kept, strings), merged.docs[kept], len(merged.docs)
-        del merged
-        order, inverse = order_by_frequency(df)
-        columns = numpy.full(total, -1, dtype=numpy.int64)
-        columns[kept] = inverse
-        idf = numpy.log((1.0 + n_docs) / (1.0 + df)) + 1.0
-        auto = model.features == "auto"
+        mined = mine_files(workers, strings, model.max_pattern_size_, model.min_support, model.keep_rare_up_to,
+                           model.include_root_patterns, model.max_cache_mb)
+        idf = numpy.log((1.0 + n_docs) / (1.0 + mined.docs)) + 1.0
+        by_column = numpy.empty_like(idf)
+        by_column[mined.inverse] = idf
         starts = numpy.concatenate([[0], numpy.cumsum(docs)[:-1]]).astype(int).tolist()
         model.timings_ = {"mine": time.process_time() - clock}
-        logger.info("kept %d subtrees of %d documents; building the shards", len(codes), n_docs)
-        workers.call_all("build", (workers.put(columns), workers.put(idf[order]), model.features, starts))
-        del columns
+        logger.info("kept %d subtrees of %d documents; building the shards", len(mined.codes), n_docs)
+        workers.call_all("build", (workers.put(mined.columns), workers.put(by_column), model.features, starts))
+        del by_column
         shards = FileShards(workers, len(docs), here)
         model.shard_holders_ = shards.node_ids
         clock = time.process_time()
-        fits, on_T = model._fit_heads("F", targets, "T" if auto else None, shards)
+        fits, on_T = model._fit_heads("F", targets, "T" if model.features == "auto" else None, shards)
         model.peak_rss_ = {"training": peak_rss_bytes(), "workers": [] if here else workers.call_all("peak_rss")}
     finally:
         workers.close()
     logger.info("peak RSS (MB): training process %.1f, workers %s", model.peak_rss_["training"] / 1e6,
                 ", ".join(f"{r / 1e6:.1f}" for r in model.peak_rss_["workers"]) or "in this process")
+    _finish(model, fits, on_T, mined, idf, clock)
+    return model
+
+
+def _finish(model: "SubtreeLinearClassifier", fits: List[Any], on_T: bool, mined: Mined, idf: numpy.ndarray,
+            clock: float) -> None:
+    """The fitted heads' weights in the miner's order, `fit_info_`, the rules and the timings."""
     tfidf = model.features == "tfidf" or on_T
     model.fit_info_ = []
     fitted: List[Tuple[numpy.ndarray, float, Optional[numpy.ndarray]]] = []
     for head, fit in zip(model.heads_, fits):
-        fit = replace(fit, weights=fit.weights[inverse])
+        fit = replace(fit, weights=fit.weights[mined.inverse])
         fitted.append((fit.weights, fit.intercept, None))
         model.fit_info_.append({"head": head.name, "features": model._chosen_features(fit.nb, tfidf), "C": fit.C,
                                 "cv_accuracy": fit.cv_accuracy, "nonzero": int(numpy.count_nonzero(fit.weights)),
                                 "platt": fit.platt, "nb_beta": fit.nb_beta})
     model.timings_["fit"] = time.process_time() - clock
     clock = time.process_time()
-    model.rules_ = model._rules(codes, fitted, idf if tfidf else None)
+    model.rules_ = model._rules(mined.codes, fitted, idf if tfidf else None)
     model.timings_["rules"] = time.process_time() - clock
-    model.n_features_ = len(codes)
-    return model
+    model.n_features_ = len(mined.codes)

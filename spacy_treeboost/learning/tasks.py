@@ -358,7 +358,7 @@ def make_workers(backend: str, n: int, builder: Builder, shared: Sequence[Tuple[
     if backend == "local":
         return LocalWorkers(n, builder, shared, name)
     if backend == "processes":
-        return ProcessWorkers(n, builder, shared, name, worker0_here)
+        return ProcessWorkers(n, builder, shared, name, **({} if worker0_here else {"worker0_here": False}))
     if backend == "ray":
         return RayWorkers(n, builder, ray_address, name)
     raise ValueError(f"backend={backend!r} is invalid: choose one of {', '.join(BACKENDS)}")
