@@ -171,3 +171,21 @@ def test_worker_processes_fit_the_same_model_and_this_process_reads_no_shard(tmp
         assert len(model.peak_rss_["workers"]) == n_workers and all(r > 0 for r in model.peak_rss_["workers"])
         models.add(classifier_to_bytes(model))
     assert len(models) == 1
+
+
+def test_learn_takes_several_files_or_a_glob_and_trains_from_them_as_shards(tmp_path):
+    from typer.testing import CliRunner
+
+    from spacy_treeboost import cli
+    from spacy_treeboost.learning.classifier_files import classifier_from_bytes
+
+    forest, y = labelled(4, 24)
+    paths = write_shards(tmp_path, forest, y, [6, 12, 18])
+    result = CliRunner().invoke(cli.app, ["learn", str(tmp_path / "shard*.tree"), str(tmp_path / "m.bin"),
+                                          "--max-pattern-size", "2"])
+    assert result.exit_code == 0, result.output
+    assert "of the training files" in result.output and "rules over" in result.output
+    expected = SubtreeLinearClassifier(max_pattern_size=2).fit(TreeShards(paths))
+    assert classifier_from_bytes((tmp_path / "m.bin").read_bytes()).rules_.listing() == expected.rules_.listing()
+    result = CliRunner().invoke(cli.app, ["learn", str(tmp_path / "none*.tree"), str(tmp_path / "m.bin")])
+    assert result.exit_code == 2 and "no file matches" in result.output

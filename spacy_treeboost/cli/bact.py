@@ -48,10 +48,46 @@ def _read(path: Path, vocab: Any = None) -> Any:
         _fail(str(err))
 
 
+def _training_files(train: List[Path]) -> List[Path]:
+    """The training files named: each name, or the files a quoted glob matches (sorted)."""
+    import glob
+
+    paths: List[Path] = []
+    for name in train:
+        if not name.exists() and glob.has_magic(str(name)):
+            matched = sorted(glob.glob(str(name)))
+            if not matched:
+                _fail(f"no file matches {name}: check the pattern and the directory")
+            paths.extend(Path(m) for m in matched)
+        else:
+            paths.append(name)
+    return paths
+
+
+def _read_all(paths: List[Path]) -> Any:
+    """The trees and classes of the files, in order, as one forest."""
+    from ..learning.shard_files import read_shard_files
+
+    if len(paths) == 1:
+        return _read(paths[0])
+    try:
+        return read_shard_files([str(p) for p in paths])[:2]
+    except ValueError as err:
+        _fail(str(err))
+
+
+def _shards(paths: List[Path]) -> Any:
+    """The files as the shards of one training set, read by the learner's workers."""
+    from ..learning.shard_files import TreeShards
+
+    return TreeShards([str(p) for p in paths])
+
+
 @app.command()
 def learn(
     ctx: typer.Context,
-    train: Path = typer.Argument(..., help="Training examples, one 'LABEL (tree)' per line"),
+    train: List[Path] = typer.Argument(..., help="Training examples, one 'LABEL (tree)' per line: one file, or several "
+                                       "(or a quoted glob), each a shard read by a worker for linear"),
     model: Path = typer.Argument(..., help="Where to write the model"),
     learner_config: Optional[Path] = typer.Option(
         None, "--learner-config", help="A config file with a registered learner block, as in a training config "
@@ -92,46 +128,47 @@ def learn(
                                           "local for one worker, else processes)"),
     ray_address: Optional[str] = typer.Option(None, help="For ray: the cluster address (default: start a local Ray)"),
 ) -> None:
-    """Learn subtree rules from a BACT-format file."""
+    """Learn subtree rules from BACT-format files: one, or several (or a quoted glob) read as one training set, by
+    the workers themselves for the linear learner (each file a shard)."""
+    paths = _training_files(train)
     _check_writable(model)
-    _check_output(model, train, learner_config)
+    _check_output(model, *paths, learner_config)
     if learner_config is not None:
-        _learn_from_config(ctx, train, model, learner_config)
+        _learn_from_config(ctx, paths, model, learner_config)
         return
-    from tqdm import tqdm
-
     from ..learning.learner import TreeBoostClassifier, default_max_cache_mb, resolve_min_support
 
-    from ..learning.classifier_files import classifier_to_bytes
-
-    clock = time.process_time()
-    forest, classes = _read(train)
-    read_seconds = time.process_time() - clock
     min_support = resolve_min_support(algorithm, min_support)
     size = {} if max_pattern_size is None else {"max_pattern_size": max_pattern_size}
     if max_cache_mb is None:
         max_cache_mb = default_max_cache_mb()
     if shard_documents is not None and algorithm != "linear":
         _fail(f"--shard-documents is a setting of --algorithm linear, not of {algorithm}: drop it")
+    if shard_documents is not None and len(paths) > 1:
+        _fail("--shard-documents cuts one training file into shards; with several files each file is a shard: drop it")
+    settings = TreeBoostClassifier(
+        booster if algorithm in ("linear", "corrective") else algorithm, criterion=criterion, n_rounds=rounds, **size,
+        min_support=min_support, smoothing=smoothing, boosting=boosting, include_root_patterns=include_root_patterns,
+        max_cache_mb=max_cache_mb, n_workers=n_workers, backend=backend, ray_address=ray_address)
     if algorithm in ("linear", "corrective"):
-        boosting_settings = TreeBoostClassifier(
-            booster, criterion=criterion, n_rounds=rounds, **size, min_support=min_support,
-            smoothing=smoothing, boosting=boosting, include_root_patterns=include_root_patterns,
-            max_cache_mb=max_cache_mb, n_workers=n_workers, backend=backend, ray_address=ray_address)
         try:
-            boosting_settings.validate_params()
+            settings.validate_params()
         except ValueError as err:
             _fail(str(err))
-        _learn_linear(forest, classes, train, model, algorithm, boosting_settings,
+        _learn_linear(paths, model, algorithm, settings,
                       dict(features=features, loss=loss, C=C, choose_C=choose_C, l1_ratio=l1_ratio, cv=cv,
-                           max_pattern_size=max_pattern_size, shard_documents=shard_documents),
-                      read_seconds)
+                           max_pattern_size=max_pattern_size, shard_documents=shard_documents))
         return
-    clf = TreeBoostClassifier(
-        algorithm, criterion=criterion, n_rounds=rounds, **size,
-        min_support=min_support, smoothing=smoothing, boosting=boosting,
-        include_root_patterns=include_root_patterns, max_cache_mb=max_cache_mb, n_workers=n_workers, backend=backend,
-        ray_address=ray_address)
+    _learn_boosting(settings, paths, model, rounds)
+
+
+def _learn_boosting(clf: Any, paths: List[Path], model: Path, rounds: int) -> None:
+    """Boost `clf` (a `TreeBoostClassifier`) for `rounds` rounds on the files, with a progress bar, and write it."""
+    from tqdm import tqdm
+
+    from ..learning.classifier_files import classifier_to_bytes
+
+    forest, classes = _read_all(paths)
     try:
         clf.start(forest, classes)
     except (ValueError, ImportError) as err:
@@ -161,7 +198,7 @@ def learn(
     if last:
         summary += f", training error {last['error']:.4f}, loss {last['loss']:.4f}"
     typer.echo(f"learned {summary} -> {model}", err=True)
-    typer.echo(_model_size(model, len(clf.rules_), train), err=True)
+    typer.echo(_model_size(model, len(clf.rules_), paths), err=True)
     for head in clf.heads_:
         if head.stopped:
             typer.echo(f"stopped early ({head.name}): {head.stopped}", err=True)
@@ -178,7 +215,7 @@ def learner_block(config: Any) -> Dict[str, Any]:
                      "[learner]\n@learners = \"spacy_treeboost.SubtreeLinear.v1\"")
 
 
-def _learn_from_config(ctx: typer.Context, train: Path, model: Path, config_path: Path) -> None:
+def _learn_from_config(ctx: typer.Context, train: List[Path], model: Path, config_path: Path) -> None:
     """`learn` with the estimator of a config's registered learner block (the settings of a training config)."""
     from thinc.api import Config
     from spacy.util import registry
@@ -201,26 +238,30 @@ def _learn_from_config(ctx: typer.Context, train: Path, model: Path, config_path
 
     if not isinstance(estimator, RuleClassifier):
         _fail(f"{config_path}: the learner block does not build a subtree learner (got {type(estimator).__name__})")
+    from ..learning.subtree_linear import SubtreeLinearClassifier
+
     clock = time.process_time()
-    forest, classes = _read(train)
+    data = (_shards(train), None) if len(train) > 1 and isinstance(estimator, SubtreeLinearClassifier) \
+        else _read_all(train)
     read_seconds = time.process_time() - clock
     try:
-        estimator.fit(forest, classes)
+        estimator.fit(*data)
     except (ValueError, MemoryError, ImportError, RuntimeError) as err:
         _fail(str(err))
     _write_fitted(model, estimator, read_seconds, f"learned {len(estimator.rules_)} rules over "
                   f"{estimator.rules_.n_patterns} distinct subtrees with {type(estimator).__name__} -> {model}", train)
 
 
-def _model_size(model: Path, n_rules: int, train: Path) -> str:
+def _model_size(model: Path, n_rules: int, train: List[Path]) -> str:
     """The line that gives a written model's number of rules and its file's size, also as a share of the training
-    file's."""
-    size, train_size = model.stat().st_size, train.stat().st_size
-    share = f" ({100.0 * size / train_size:.1f} % of the training file)" if train_size else ""
+    files'."""
+    size, train_size = model.stat().st_size, sum(p.stat().st_size for p in train)
+    share = f" ({100.0 * size / train_size:.1f} % of the training file{'s' if len(train) > 1 else ''})" \
+        if train_size else ""
     return f"model: {n_rules:,} rules, {size / 1e6:.2f} MB{share}"
 
 
-def _write_fitted(model: Path, clf: Any, read_seconds: float, summary: str, train: Path) -> None:
+def _write_fitted(model: Path, clf: Any, read_seconds: float, summary: str, train: List[Path]) -> None:
     """Write a fitted learner's model file, then its summary line, its number of rules and size, and the CPU
     seconds of each phase."""
     from ..learning.classifier_files import classifier_to_bytes
@@ -233,12 +274,16 @@ def _write_fitted(model: Path, clf: Any, read_seconds: float, summary: str, trai
     typer.echo(f"phases (CPU s): {json.dumps({k: round(v, 3) for k, v in phases.items()})}", err=True)
 
 
-def _learn_linear(forest: Any, classes: List[Any], train: Path, model: Path, algorithm: str, booster: Any, opts: Dict[str, Any], read_seconds: float) -> None:
-    """Fit the subtree-linear model, or refit the rules of `booster` (whose settings are the shared ones)."""
+def _learn_linear(train: List[Path], model: Path, algorithm: str, booster: Any, opts: Dict[str, Any]) -> None:
+    """Fit the subtree-linear model (on several files, read by its workers), or refit the rules of `booster` (whose
+    settings are the shared ones)."""
     from ..learning.classifier import RuleClassifier
     from ..learning.corrective import CorrectiveBoostClassifier
     from ..learning.subtree_linear import SubtreeLinearClassifier
 
+    clock = time.process_time()
+    forest, classes = (_shards(train), None) if algorithm == "linear" and len(train) > 1 else _read_all(train)
+    read_seconds = time.process_time() - clock
     try:
         if algorithm == "linear":
             common = {k: getattr(booster, k) for k in ("min_support", "include_root_patterns", "max_cache_mb")}

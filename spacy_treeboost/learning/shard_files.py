@@ -86,6 +86,23 @@ def read_shard_file(path: str, vocab: LabelVocab) -> Tuple[Forest, List[str]]:
     return forest, classes
 
 
+def read_shard_files(paths: Sequence[str]) -> Tuple[Forest, List[str], List[int]]:
+    """The files' trees as one forest (one vocabulary), their classes, and the documents of each file."""
+    vocab = LabelVocab()
+    labels, parents, offsets, classes, docs = [], [], [numpy.zeros(1, dtype=numpy.int64)], [], []
+    nodes = 0
+    for path in paths:
+        forest, part = read_shard_file(path, vocab)
+        labels.append(forest.labels)
+        parents.append(numpy.where(forest.parents >= 0, forest.parents + nodes, -1).astype(numpy.int32))
+        offsets.append(forest.offsets[1:] + nodes)
+        classes.extend(part)
+        docs.append(len(forest))
+        nodes += forest.n_nodes
+    return Forest(numpy.concatenate(labels), numpy.concatenate(parents), None, numpy.concatenate(offsets),
+                  vocab), classes, docs
+
+
 def peak_rss_bytes() -> int:
     """This process's peak resident set size, in bytes (Linux reports KiB, macOS bytes)."""
     import sys
@@ -106,23 +123,12 @@ class ShardFileWorker(_ShardHolder):
     def read(self) -> Dict[str, Any]:
         """Read the files: their label strings, classes (the distinct ones, and each document's index among them),
         documents per file and nodes."""
-        vocab = LabelVocab()
-        labels, parents, offsets, classes, docs = [], [], [numpy.zeros(1, dtype=numpy.int64)], [], []
-        nodes = 0
-        for path in self.paths:
-            forest, cls = read_shard_file(path, vocab)
-            labels.append(forest.labels)
-            parents.append(numpy.where(forest.parents >= 0, forest.parents + nodes, -1).astype(numpy.int32))
-            offsets.append(forest.offsets[1:] + nodes)
-            classes.extend(cls)
-            docs.append(len(forest))
-            nodes += forest.n_nodes
-        self.docs = docs
-        self.labels, self.parents = numpy.concatenate(labels), numpy.concatenate(parents)
-        self.offsets, self.strings = numpy.concatenate(offsets), vocab.to_list()
+        forest, classes, self.docs = read_shard_files(self.paths)
+        self.labels, self.parents, self.offsets = forest.labels, forest.parents, forest.offsets
+        self.strings = forest.vocab.to_list()
         distinct, codes = numpy.unique(numpy.array(classes, dtype=object), return_inverse=True)
-        return {"strings": self.strings, "classes": list(distinct), "codes": codes.astype(numpy.int32), "docs": docs,
-                "nodes": nodes}
+        return {"strings": self.strings, "classes": list(distinct), "codes": codes.astype(numpy.int32),
+                "docs": self.docs, "nodes": forest.n_nodes}
 
     def mine(self, strings: List[str], settings: Dict[str, Any]) -> int:
         """Relabel the trees to the merged labels `strings` and mine every subtree (support >= 1); returns how
