@@ -106,3 +106,46 @@ def test_learn_on_a_two_node_cluster_writes_the_one_worker_models(tmp_path, two_
     report = learn(TRAIN, tmp_path / "sharded_ray.bin", env, *sharded, *ray)
     assert "2 shard holders on 2 Ray node(s)" in report, report[-3000:]
     assert (tmp_path / "sharded_ray.bin").read_bytes() == (tmp_path / "sharded_one.bin").read_bytes()
+    files_on_the_cluster(tmp_path, address, env)
+
+
+# a driver that fails on opening a shard file itself (its Ray actors, other processes, read them)
+GUARDED_FIT = """
+import hashlib, os, sys
+shards = {os.path.realpath(p) for p in sys.argv[2:]}
+
+def guard(event, args):
+    if event == "open" and isinstance(args[0], str) and os.path.realpath(args[0]) in shards:
+        raise PermissionError("the training process opened " + args[0])
+
+sys.addaudithook(guard)
+from spacy_treeboost.learning.classifier_files import classifier_to_bytes
+from spacy_treeboost.learning.shard_files import TreeShards
+from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
+model = SubtreeLinearClassifier(max_pattern_size=2, n_workers=2, backend="ray", ray_address=sys.argv[1])
+model.fit(TreeShards(sys.argv[2:]))
+print(len(set(model.shard_holders_)), hashlib.sha256(classifier_to_bytes(model)).hexdigest())
+"""
+
+
+def files_on_the_cluster(tmp_path, address, env):
+    """Shard files read by Ray actors on both nodes: `learn` on a glob writes the model of one worker in this
+    process, and a driver that may not open the files trains the same model."""
+    import hashlib
+
+    lines = TRAIN.read_text(encoding="utf8").splitlines(keepends=True)
+    paths = []
+    for k, lo in enumerate(range(0, len(lines), 40)):
+        paths.append(tmp_path / f"part{k}.tree")
+        paths[-1].write_text("".join(lines[lo:lo + 40]), encoding="utf8")
+    files = ("--max-pattern-size", 2)
+    learn(tmp_path / "part*.tree", tmp_path / "files_one.bin", env, *files)
+    report = learn(tmp_path / "part*.tree", tmp_path / "files_ray.bin", env, *files, "--n-workers", 2, "--backend",
+                   "ray", "--ray-address", address)
+    assert "2 shard holders on 2 Ray node(s)" in report, report[-3000:]
+    assert (tmp_path / "files_ray.bin").read_bytes() == (tmp_path / "files_one.bin").read_bytes()
+    result = subprocess.run([sys.executable, "-c", GUARDED_FIT, address, *map(str, paths)], env=env,
+                            capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    nodes, digest = result.stdout.split()
+    assert nodes == "2" and digest == hashlib.sha256((tmp_path / "files_one.bin").read_bytes()).hexdigest()
