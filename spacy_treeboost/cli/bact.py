@@ -5,7 +5,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, cast
 
 import typer
 
@@ -283,6 +283,7 @@ def _learn_linear(train: List[Path], model: Path, algorithm: str, booster: Any, 
 
     clock = time.process_time()
     forest, classes = (_shards(train), None) if algorithm == "linear" and len(train) > 1 else _read_all(train)
+    classes = cast(List[Any], classes)
     read_seconds = time.process_time() - clock
     try:
         if algorithm == "linear":

@@ -22,7 +22,7 @@ import resource
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple, Union, cast
 
 import numpy
 
@@ -147,7 +147,7 @@ class ShardFileWorker(_ShardHolder):
         self.merged = numpy.full(len(self.table[0]), -1, dtype=numpy.int64)
         return len(self.merged)
 
-    def level(self, size: int) -> Tuple[numpy.ndarray, ...]:
+    def level(self, size: int) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]:
         """The keys of this worker's patterns of `size` nodes (parents as merged indices) and their documents."""
         parent, depth, label, sizes = self.table
         mine = numpy.flatnonzero(sizes == size)
@@ -243,7 +243,7 @@ def merge_level(merged: Tuple[numpy.ndarray, ...], part: Tuple[numpy.ndarray, ..
 
 def merged_strings(parts: Sequence[Sequence[str]]) -> List[str]:
     """The workers' label strings numbered canonically: the virtual root, then the others sorted."""
-    seen = set()
+    seen: Set[str] = set()
     for strings in parts:
         seen.update(strings)
     seen.discard(ROOT_LABEL)
@@ -387,7 +387,8 @@ def fit_files(model: "SubtreeLinearClassifier", X: TreeShards, y: Any = None) ->
     workers, here = start_workers(model, X.paths)
     try:
         strings, classes, docs, nodes = read_files(workers)
-        model.classes_, model.multilabel_, heads, targets = encode_targets(classes, model._positive)
+        model.classes_, model.multilabel_, heads, targets = encode_targets(cast(Sequence[Any], classes),
+                                                                           model._positive)
         del classes
         model.heads_ = [_Head(str(h), numpy.zeros(0)) for h in heads]
         n_docs = sum(docs)

@@ -162,6 +162,7 @@ class SubtreeLinearClassifier(RuleClassifier):
     """
 
     positive_class: Optional[Any] = None
+    peak_rss_: Dict[str, Any]  # fitted from shard files: the peak RSS of the training process and of each worker
     _parameter_constraints = {
         "max_rules": rule(Options("auto"), Interval("int", 1, None), None, hint=(
             "use 'auto' (prune on the cross-validation folds), a whole number of rules >= 1, or None to keep every "
