@@ -5,7 +5,8 @@ default), `corrective` (CorrectiveBoostClassifier: boosted rules refitted jointl
 (CalibratedBoostClassifier); beside them `classifier` (the contract they share), `features`, `solver` and
 `selection` (the linear models' feature maps, solvers and model selection; `products`, their threaded sparse
 products), `_mine` (the compiled subtree miner), `backends` (the boosting search's workers), `tasks` (where work
-runs: in this process, local processes or Ray actors) and `classifier_files` (fitted learners as data).
+runs: in this process, local processes or Ray actors), `shard_files` (the default learner trained from shard files
+that its workers read: TreeShards) and `classifier_files` (fitted learners as data).
 
 The names below load on first use, so that a search worker process, which needs `backends`, `tasks` and `_mine`
 alone, starts without importing the learners.
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from .classifier import RuleClassifier
     from .corrective import CorrectiveBoostClassifier
     from .learner import TreeBoostClassifier, default_booster
+    from .shard_files import TreeShards
     from .subtree_linear import SubtreeLinearClassifier
 
 _LAZY = {
@@ -26,6 +28,7 @@ _LAZY = {
     "RuleClassifier": "classifier",
     "SubtreeLinearClassifier": "subtree_linear",
     "TreeBoostClassifier": "learner",
+    "TreeShards": "shard_files",
     "default_booster": "learner",
 }
 
