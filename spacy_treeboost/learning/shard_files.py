@@ -403,7 +403,8 @@ def fit_files(model: "SubtreeLinearClassifier", X: TreeShards, y: Any = None) ->
         by_column[mined.inverse] = idf
         starts = numpy.concatenate([[0], numpy.cumsum(docs)[:-1]]).astype(int).tolist()
         model.timings_ = {"mine": time.process_time() - clock}
-        logger.info("kept %d subtrees of %d documents; building the shards", len(mined.codes), n_docs)
+        logger.info("kept %d subtrees of %d documents (training process's peak RSS %.1f MB); building the shards",
+                    len(mined.codes), n_docs, peak_rss_bytes() / 1e6)
         workers.call_all("build", (workers.put(mined.columns), workers.put(by_column), model.features, starts))
         del by_column
         shards = FileShards(workers, len(docs), here)
