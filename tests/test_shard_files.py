@@ -59,9 +59,10 @@ def mined_by_workers(paths, n_workers, **opts):
 
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 10**6), st.integers(1, 4), st.integers(1, 4), st.integers(1, 3), st.integers(1, 3),
-       st.integers(0, 3), st.booleans())
+       st.integers(0, 3), st.booleans(), st.sampled_from([1, 3, 10, shard_files.MAX_CANDIDATES]))
 def test_the_merged_subtrees_and_their_documents_are_those_of_one_miner(tmp_path_factory, seed, n_files, n_workers,
-                                                                          size, min_support, rare, root):
+                                                                          size, min_support, rare, root, partition):
+    """Also when a level is merged in hash partitions of at most `partition` candidates."""
     trees, _ = random_trees(seed, min_docs=n_files, max_docs=12)
     forest = Forest.from_trees(trees)
     cuts = sorted(numpy.random.default_rng(seed).choice(numpy.arange(1, len(forest)), n_files - 1, replace=False))
@@ -74,7 +75,8 @@ def test_the_merged_subtrees_and_their_documents_are_those_of_one_miner(tmp_path
         return
     expected = {code_to_sexpr(c): int(n) for c, n in zip(codes, numpy.diff(counts.tocsc().indptr))}
     try:
-        mined = mined_by_workers(paths, min(n_workers, n_files), **opts, max_cache_mb=64)
+        mined = mined_by_workers(paths, min(n_workers, n_files), **opts, max_cache_mb=64,
+                                 max_candidates=partition)
     except ValueError as err:
         assert not expected and "no subtree" in str(err)
         return

@@ -9,7 +9,9 @@ consecutive files and reads, converts and mines them itself; the training proces
    cannot tell which of its rare subtrees reach `min_support` overall). Level by level, the training process merges
    the workers' patterns, one worker at a time, into the one miner's order (by parent, then the new node's depth
    and label rank: `mining.mine_subtrees` on the files' documents in one forest gives the same patterns in the same
-   order), adds their document counts, and applies `min_support` and `keep_rare_up_to` to the sums.
+   order), adds their document counts, and applies `min_support` and `keep_rare_up_to` to the sums; only the
+   extensions of kept subtrees are sent on, and a large level is merged in hash partitions (`MergedPatterns`), so
+   this process holds the kept subtrees and one partition's candidates.
 3. The kept subtrees become columns by decreasing document frequency (ties: the miner's order), as in one process;
    every worker builds its files' `sharded.DocumentShard`s (tf-idf from the global idf) and the fits of
    `sharded` run on them, the training process holding the labels, folds, weights and margins.
@@ -43,6 +45,8 @@ logger = logging.getLogger(__name__)
 
 # a level's patterns: the merged index of each one's parent (-1 for single nodes), its new node's depth and label id
 Keys = Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]
+# candidates of one level merged at once in this process; more are merged in hash partitions
+MAX_CANDIDATES = 4_000_000
 
 
 class TreeShards:
@@ -147,29 +151,44 @@ class ShardFileWorker(_ShardHolder):
         self.merged = numpy.full(len(self.table[0]), -1, dtype=numpy.int64)
         return len(self.merged)
 
-    def level(self, size: int) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]:
-        """The keys of this worker's patterns of `size` nodes (parents as merged indices) and their documents."""
+    def level(self, size: int, part: int = 0, parts: int = 1) -> Tuple[numpy.ndarray, ...]:
+        """The keys of this worker's patterns of `size` nodes whose parent is kept (as merged indices) and their
+        documents; with `parts` > 1 only those of partition `part` (`partition`)."""
         parent, depth, label, sizes = self.table
         mine = numpy.flatnonzero(sizes == size)
         parents = numpy.full(len(mine), -1, dtype=numpy.int64)
         inner = parent[mine] >= 0
         parents[inner] = self.merged[parent[mine][inner]]
-        return parents, depth[mine], label[mine], numpy.diff(self.matrix[0])[mine]
+        take = ~inner | (parents >= 0)
+        if parts > 1:
+            take &= partition(parents, depth[mine], label[mine], parts) == part
+        mine = mine[take]
+        return parents[take], depth[mine], label[mine], numpy.diff(self.matrix[0])[mine]
+
+    def count(self, size: int) -> int:
+        """How many of this worker's patterns of `size` nodes `level` would send."""
+        return len(self.level(size)[0])
 
     def place(self, size: int, keys: Keys, base: int) -> None:
-        """Number this worker's patterns of `size` nodes as among the merged ones of that size `keys` (sorted), the
-        first of which is merged pattern `base`."""
-        mine = numpy.flatnonzero(self.table[3] == size)
-        self.merged[mine] = base + positions(keys, self.level(size)[:3], self.rank)
+        """Number this worker's patterns of `size` nodes as among the kept merged ones of that size `keys` (sorted),
+        the first of which is merged pattern `base` (-1: not kept)."""
+        parent, depth, label, sizes = self.table
+        mine = numpy.flatnonzero(sizes == size)
+        parents = numpy.full(len(mine), -1, dtype=numpy.int64)
+        inner = parent[mine] >= 0
+        parents[inner] = self.merged[parent[mine][inner]]
+        found = positions(keys, (parents, depth[mine], label[mine]), self.rank)
+        self.merged[mine] = numpy.where(found >= 0, base + found, -1)
 
     def build(self, columns: numpy.ndarray, idf: numpy.ndarray, features: str, starts: List[int]) -> int:
-        """Hold the files' `DocumentShard`s: the counts of the merged patterns that are `columns` (-1: left out), as
+        """Hold the files' `DocumentShard`s: the counts of the kept merged patterns, merged pattern k as column
+        `columns[k]` (this worker's patterns not kept are left out), as
         the matrices of `features` ("auto": presence "F" and tf-idf "T"), `idf` the columns' idf; file k's documents
         start at starts[k]. Returns the documents held."""
         from scipy.sparse import csc_matrix
 
         d = len(idf)
-        col = columns[self.merged]
+        col = numpy.where(self.merged >= 0, columns[numpy.maximum(self.merged, 0)], -1)
         held = numpy.flatnonzero(col >= 0)
         held = held[numpy.argsort(col[held], kind="stable")]
         indptr, docs, counts = self.matrix
@@ -217,7 +236,7 @@ def feature_matrices(counts: Any, features: str, idf: numpy.ndarray) -> Dict[str
 
 
 def positions(keys: Keys, mine: Keys, rank: numpy.ndarray) -> numpy.ndarray:
-    """Where each of the patterns `mine` lies among the sorted distinct `keys` (it is among them)."""
+    """Where each of the patterns `mine` lies among the sorted distinct `keys` (-1: not among them)."""
     m = len(keys[0])
     parent, depth, label = (numpy.concatenate([a, b]) for a, b in zip(keys, mine))
     order = numpy.lexsort((rank[label], depth, parent))  # stable: an equal merged key comes first
@@ -225,7 +244,20 @@ def positions(keys: Keys, mine: Keys, rank: numpy.ndarray) -> numpy.ndarray:
     last = numpy.maximum.accumulate(numpy.where(merged, order, -1))
     out = numpy.empty(len(mine[0]), dtype=numpy.int64)
     out[order[~merged] - m] = last[~merged]
-    return out
+    found = out >= 0
+    hit = found.copy()
+    hit[found] = ((keys[0][out[found]] == mine[0][found]) & (keys[1][out[found]] == mine[1][found])
+                  & (keys[2][out[found]] == mine[2][found]))
+    return numpy.where(hit, out, -1)
+
+
+def partition(parent: numpy.ndarray, depth: numpy.ndarray, label: numpy.ndarray, parts: int) -> numpy.ndarray:
+    """The partition of each pattern key among `parts` (a hash of the key: of the merged labels, so the same in
+    every worker)."""
+    h = (parent.astype(numpy.uint64) * numpy.uint64(0x9E3779B97F4A7C15)
+         + depth.astype(numpy.uint64) * numpy.uint64(0xC2B2AE3D27D4EB4F) + label.astype(numpy.uint64))
+    h ^= h >> numpy.uint64(29)
+    return (h % numpy.uint64(parts)).astype(numpy.int64)
 
 
 def merge_level(merged: Tuple[numpy.ndarray, ...], part: Tuple[numpy.ndarray, ...],
@@ -251,18 +283,23 @@ def merged_strings(parts: Sequence[Sequence[str]]) -> List[str]:
 
 
 class MergedPatterns:
-    """Every pattern of the workers, merged level by level (`merge_level`, one worker's patterns at a time):
-    parent (merged index), depth, label, size and documents, in the one miner's order."""
+    """The kept patterns of the workers, merged level by level (`merge_level`, one worker's patterns at a time):
+    parent (merged index), depth, label, size and documents, in the one miner's order. A level's patterns beyond
+    `rare_up_to` nodes are kept in `min_support` documents or more; only the extensions of kept patterns are
+    candidates (a pattern's documents hold its parent, so no other can be kept). A level of more than
+    `max_candidates` candidates over the workers is merged in hash partitions (`partition`), one after the other:
+    this process holds the kept patterns and one partition's candidates."""
 
-    def __init__(self, workers: Workers, max_pattern_size: int, rank: numpy.ndarray) -> None:
+    def __init__(self, workers: Workers, max_pattern_size: int, rank: numpy.ndarray, min_support: int,
+                 rare_up_to: int, max_candidates: int = MAX_CANDIDATES) -> None:
         columns: List[List[numpy.ndarray]] = [[], [], [], [], []]
         base = 0
         for size in range(1, max_pattern_size + 1):
-            empty = numpy.zeros(0, dtype=numpy.int64)
-            level: Tuple[numpy.ndarray, ...] = (empty, empty.astype(numpy.int32), empty.astype(numpy.int32), empty)
-            for i in range(workers.n):
-                workers.send(i, "level", (size,))
-                level = merge_level(level, workers.receive(i), rank)
+            candidates = sum(workers.call_all("count", (size,)))
+            parts = max(1, -(-candidates // max_candidates))
+            kept = [self._merge(workers, size, part, parts, rank, 1 if size <= rare_up_to else min_support)
+                    for part in range(parts)]
+            level = merge_level(*kept, rank) if parts == 2 else (kept[0] if parts == 1 else _sorted(kept, rank))
             if not len(level[0]):
                 break
             keys = workers.put(level[:3])
@@ -275,26 +312,35 @@ class MergedPatterns:
             columns[3].append(numpy.full(len(level[0]), size, dtype=numpy.int32))
             columns[4].append(level[3])
             base += len(level[0])
+            logger.info("%d subtrees of %d nodes kept of %d candidates (%d partition(s))", len(level[0]), size,
+                        candidates, parts)
         self.parent, self.depth, self.label, self.size, self.docs = (numpy.concatenate(c) if c else
                                                                      numpy.zeros(0, dtype=numpy.int64)
                                                                      for c in columns)
 
-    def kept(self, min_support: int, rare_up_to: int) -> numpy.ndarray:
-        """The patterns in `min_support` documents or more, or of at most `rare_up_to` nodes; closed under parents
-        (a pattern's documents hold its parent), checked."""
-        keep = (self.docs >= min_support) | (self.size <= rare_up_to)
-        inner = keep & (self.parent >= 0)
-        if not bool(numpy.all(keep[self.parent[inner]])):
-            raise RuntimeError("the merged subtrees kept are not closed under parents: a worker's document counts "
-                               "disagree with its subtrees")
-        return numpy.flatnonzero(keep)
+    @staticmethod
+    def _merge(workers: Workers, size: int, part: int, parts: int, rank: numpy.ndarray,
+               min_support: int) -> Tuple[numpy.ndarray, ...]:
+        """Partition `part`'s patterns of `size` nodes merged over the workers, those in `min_support` documents or
+        more."""
+        empty = numpy.zeros(0, dtype=numpy.int64)
+        level: Tuple[numpy.ndarray, ...] = (empty, empty.astype(numpy.int32), empty.astype(numpy.int32), empty)
+        for i in range(workers.n):
+            workers.send(i, "level", (size, part, parts))
+            level = merge_level(level, workers.receive(i), rank)
+        keep = level[3] >= min_support
+        return tuple(values[keep] for values in level)
 
-    def codes(self, kept: numpy.ndarray, strings: List[str]) -> PatternCodes:
-        """The codes of the patterns `kept` (closed under parents), in order."""
-        renumber = numpy.full(len(self.parent) + 1, -1, dtype=numpy.int64)
-        renumber[kept] = numpy.arange(len(kept))
-        return PatternCodes.from_tree(renumber[self.parent[kept]], self.depth[kept], self.label[kept], self.size[kept],
-                                      strings)
+    def codes(self, strings: List[str]) -> PatternCodes:
+        """The codes of the kept patterns, in order."""
+        return PatternCodes.from_tree(self.parent, self.depth, self.label, self.size, strings)
+
+
+def _sorted(parts: Sequence[Tuple[numpy.ndarray, ...]], rank: numpy.ndarray) -> Tuple[numpy.ndarray, ...]:
+    """Disjoint sets of one level's patterns as one, sorted as `merge_level` sorts."""
+    parent, depth, label, docs = (numpy.concatenate(c) for c in zip(*parts))
+    order = numpy.lexsort((rank[label], depth, parent))
+    return parent[order], depth[order], label[order], docs[order]
 
 
 class FileShards(Shards):
@@ -350,33 +396,29 @@ def read_files(workers: Workers) -> Tuple[List[str], numpy.ndarray, List[int], i
 
 
 class Mined(NamedTuple):
-    """The merged subtrees kept (`PatternCodes`, in the one miner's order) and their documents, and the column of
-    every merged subtree (-1: left out; by decreasing documents, ties in the miner's order) with `inverse`, the
-    column of each kept one."""
+    """The merged subtrees kept (`PatternCodes`, in the one miner's order), their documents, and `inverse`, the
+    column of each (by decreasing documents, ties in the miner's order)."""
     codes: PatternCodes
     docs: numpy.ndarray
-    columns: numpy.ndarray
     inverse: numpy.ndarray
 
 
 def mine_files(workers: Workers, strings: List[str], max_pattern_size: int, min_support: int, keep_rare_up_to: int,
-               include_root_patterns: bool, max_cache_mb: float) -> Mined:
+               include_root_patterns: bool, max_cache_mb: float, max_candidates: int = MAX_CANDIDATES) -> Mined:
     """Round 2: the workers mine their documents (labels numbered as `strings`), and the subtrees merged over them
-    are kept by `min_support` and `keep_rare_up_to` (as `mining.mine_subtrees` keeps them)."""
+    are kept by `min_support` and `keep_rare_up_to` (as `mining.mine_subtrees` keeps them); `max_candidates`: see
+    `MergedPatterns`."""
     settings = dict(max_pattern_size=max_pattern_size, include_root=include_root_patterns,
                     max_cache_bytes=int(max_cache_mb) << 20)
     workers.call_all("mine", (workers.put(strings), settings))
-    merged = MergedPatterns(workers, max_pattern_size, _label_rank(strings))
     rare = min(keep_rare_up_to, max_pattern_size) if min_support > 1 else 0
-    kept = merged.kept(min_support, rare)
-    if not len(kept):
+    merged = MergedPatterns(workers, max_pattern_size, _label_rank(strings), min_support, rare, max_candidates)
+    if not len(merged.docs):
         raise ValueError("The training trees contain no subtree to learn from (are the documents empty, or is "
                          "min_support larger than the number of documents?).")
-    docs = merged.docs[kept]
+    docs = merged.docs
     inverse = order_by_frequency(docs)[1]
-    columns = numpy.full(len(merged.docs), -1, dtype=numpy.int64)
-    columns[kept] = inverse
-    return Mined(merged.codes(kept, strings), docs, columns, inverse)
+    return Mined(merged.codes(strings), docs, inverse)
 
 
 def fit_files(model: "SubtreeLinearClassifier", X: TreeShards, y: Any = None) -> "SubtreeLinearClassifier":
@@ -405,7 +447,7 @@ def fit_files(model: "SubtreeLinearClassifier", X: TreeShards, y: Any = None) ->
         model.timings_ = {"mine": time.process_time() - clock}
         logger.info("kept %d subtrees of %d documents (training process's peak RSS %.1f MB); building the shards",
                     len(mined.codes), n_docs, peak_rss_bytes() / 1e6)
-        workers.call_all("build", (workers.put(mined.columns), workers.put(by_column), model.features, starts))
+        workers.call_all("build", (workers.put(mined.inverse), workers.put(by_column), model.features, starts))
         del by_column
         shards = FileShards(workers, len(docs), here)
         model.shard_holders_ = shards.node_ids
