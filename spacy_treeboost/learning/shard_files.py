@@ -299,7 +299,7 @@ class MergedPatterns:
             parts = max(1, -(-candidates // max_candidates))
             kept = [self._merge(workers, size, part, parts, rank, 1 if size <= rare_up_to else min_support)
                     for part in range(parts)]
-            level = merge_level(*kept, rank) if parts == 2 else (kept[0] if parts == 1 else _sorted(kept, rank))
+            level = kept[0] if parts == 1 else _sorted(kept, rank)
             if not len(level[0]):
                 break
             keys = workers.put(level[:3])
