@@ -50,7 +50,7 @@ def in_process(monkeypatch):
 
 
 def mined_by_workers(paths, n_workers, **opts):
-    builder = lambda i, _: (shard_files.ShardFileWorker, (paths[cuts[i]:cuts[i + 1]], int(cuts[i])), {})  # noqa: E731
+    builder = lambda i, _: (shard_files.ShardFileWorker, (TreeShards(paths), paths[cuts[i]:cuts[i + 1]], int(cuts[i])), {})  # noqa: E731
     cuts = numpy.linspace(0, len(paths), n_workers + 1).round().astype(int)
     workers = tasks.LocalWorkers(n_workers, builder)
     strings = shard_files.read_files(workers)[0]
@@ -106,6 +106,63 @@ def test_equal_files_give_the_rules_of_the_sharded_fit_in_one_process(tmp_path):
     assert from_files.rules_.listing() == whole.rules_.listing()
     assert from_files.classes_ == whole.classes_
     numpy.testing.assert_array_equal(from_files.decision_function(forest), whole.decision_function(forest))
+
+
+def docbin_shards(directory: Path, n_docs=24, n_files=3, multilabel=False):
+    """Random labeled docs as DocBin files (one per run of docs) and as BACT files of their word chains."""
+    import spacy
+    from spacy.tokens import DocBin
+
+    from spacy_treeboost.trees.doc_trees import TreeSpec, docs_to_forest
+
+    nlp, rng = spacy.blank("en"), numpy.random.default_rng(11)
+    words = ["good", "bad", "film", "plot", "not", "very", "dull", "fine"]
+    docs = []
+    for i in range(n_docs):
+        doc = nlp(" ".join(rng.choice(words, size=int(rng.integers(2, 9)))) + ". " + " ".join(rng.choice(words, 4)))
+        pos = i % 2 == 0
+        doc.cats = {"POS": float(pos), "NEG": float(not pos), **({"FUN": float(i % 3 == 0)} if multilabel else {})}
+        docs.append(doc)
+    cuts = numpy.linspace(0, n_docs, n_files + 1).round().astype(int)
+    spacy_paths = []
+    for k in range(n_files):
+        path = directory / f"part{k}.spacy"
+        DocBin(docs=docs[cuts[k]:cuts[k + 1]], store_user_data=True).to_disk(path)
+        spacy_paths.append(str(path))
+    forest = docs_to_forest(docs, TreeSpec())
+    classes = ["POS" if i % 2 == 0 else "NEG" for i in range(n_docs)]
+    return spacy_paths, write_shards(directory, forest, classes, [int(c) for c in cuts[1:-1]])
+
+
+def test_docbin_shards_train_the_model_of_their_trees_in_bact_files(tmp_path):
+    spacy_paths, bact_paths = docbin_shards(tmp_path)
+    from_docs = SubtreeLinearClassifier(**FIT).fit(TreeShards(spacy_paths))
+    from_trees = SubtreeLinearClassifier(**FIT).fit(TreeShards(bact_paths))
+    assert classifier_to_bytes(from_docs) == classifier_to_bytes(from_trees)
+
+
+def test_docbin_shards_take_several_labels_per_doc_unless_the_classes_are_exclusive(tmp_path):
+    spacy_paths, _ = docbin_shards(tmp_path, multilabel=True)
+    with pytest.raises(ValueError, match="exactly one") as err:
+        SubtreeLinearClassifier(**FIT).fit(TreeShards(spacy_paths))
+    assert "\n" not in str(err.value)
+    model = SubtreeLinearClassifier(**FIT).fit(TreeShards(spacy_paths, exclusive_classes=False))
+    assert model.multilabel_ and model.classes_ == ["FUN", "NEG", "POS"]
+    only = SubtreeLinearClassifier(**FIT).fit(TreeShards(spacy_paths, labels=["POS", "NEG"]))
+    assert only.classes_ == ["NEG", "POS"]
+
+
+def test_docbin_shards_get_one_line_errors(tmp_path):
+    from spacy_treeboost.trees.doc_trees import TreeSpec
+
+    spacy_paths, _ = docbin_shards(tmp_path)
+    bad = tmp_path / "bad.spacy"
+    bad.write_bytes(b"not a docbin")
+    for X, match in [(TreeShards([spacy_paths[0], str(bad)]), "not a spaCy DocBin"),
+                     (TreeShards(spacy_paths, spec=TreeSpec(tree_mode="dependency")), "needs parsed docs")]:
+        with pytest.raises(ValueError, match=match) as err:
+            SubtreeLinearClassifier(**FIT).fit(X)
+        assert "\n" not in str(err.value)
 
 
 def test_bad_shard_files_get_one_line_errors(tmp_path):

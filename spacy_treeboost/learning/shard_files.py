@@ -36,6 +36,7 @@ from .sharded import DocumentShard, Shards, _ShardHolder
 from .tasks import Workers, make_workers
 from ..exceptions import InvalidSettingError
 from ..trees.bact import BactFormatError, read_bact
+from ..trees.doc_trees import TreeSpec, docs_to_forest
 from ..trees.forest import ROOT_LABEL, Forest, LabelVocab
 
 if TYPE_CHECKING:
@@ -50,17 +51,27 @@ MAX_CANDIDATES = 4_000_000
 
 
 class TreeShards:
-    """Training documents as an ordered list of BACT files (`LABEL (tree)` per line, `.gz` allowed), each file one
-    shard, for `SubtreeLinearClassifier.fit(TreeShards(paths))`: the workers read the files, the class labels
-    come from them, and the file order is the document order.
+    """Training documents as an ordered list of shard files, for `SubtreeLinearClassifier.fit(TreeShards(paths))`:
+    the workers read the files, the class labels come from them, and the file order is the document order. A file
+    is a BACT file (`LABEL (tree)` per line, `.gz` allowed) or a spaCy DocBin (`.spacy`, as `convert` writes it,
+    parsed when `spec` builds dependency trees), whose docs become trees by `spec` and whose classes are the
+    `doc.cats` labels of score >= 0.5 (of `labels`, when given): exactly one per doc with `exclusive_classes`, else
+    a list.
 
     paths (Sequence[Union[str, Path]]): The files, in order; every worker must reach them by these paths.
+    spec (Optional[TreeSpec]): How DocBin docs become trees (default: `TreeSpec()`, word chains).
+    labels (Optional[Sequence[str]]): The DocBin docs' labels to train on (default: every label of their cats).
+    exclusive_classes (bool): Whether every DocBin doc has exactly one label.
+    lang (str): The language whose lexical attributes (LOWER, NORM, ...) DocBin tokens get: the pipeline's
+        `nlp.lang` ("xx": the language-neutral ones).
     """
 
-    def __init__(self, paths: Sequence[Union[str, Path]]) -> None:
+    def __init__(self, paths: Sequence[Union[str, Path]], *, spec: Optional[TreeSpec] = None,
+                 labels: Optional[Sequence[str]] = None, exclusive_classes: bool = True, lang: str = "xx") -> None:
         if isinstance(paths, (str, Path)):
             paths = [paths]
         self.paths = [str(p) for p in paths]
+        self.spec, self.labels, self.exclusive_classes, self.lang = spec, labels, exclusive_classes, lang
 
     def __len__(self) -> int:
         return len(self.paths)
@@ -68,35 +79,58 @@ class TreeShards:
     def __repr__(self) -> str:
         return f"TreeShards({self.paths!r})"
 
+    def read(self, path: str, vocab: LabelVocab) -> Tuple[Forest, List[Any]]:
+        """One shard file's trees (their labels added to `vocab`) and classes; a clear error for a file that cannot
+        be read or holds no documents."""
+        try:
+            if path.endswith(".spacy"):
+                forest, classes = self._read_docbin(path, vocab)
+            elif path.endswith(".gz"):
+                with gzip.open(path, "rt", encoding="utf8") as lines:
+                    forest, classes = read_bact(lines, vocab)
+            else:
+                forest, classes = read_bact(path, vocab)
+        except OSError as err:
+            raise ValueError(f"cannot read the shard file {path}: {err.strerror or err}") from None
+        except BactFormatError as err:
+            raise BactFormatError(str(err) if str(err).startswith(path) else f"{path}: {err}") from None
+        except UnicodeDecodeError as err:
+            raise BactFormatError(f"{path}: not UTF-8 ({err.reason})") from None
+        if not len(forest):
+            raise ValueError(f"the shard file {path} holds no documents: give every shard file at least one "
+                             "document, or leave it out")
+        return forest, classes
 
-def read_shard_file(path: str, vocab: LabelVocab) -> Tuple[Forest, List[str]]:
-    """One shard file's trees (their labels added to `vocab`) and classes; a clear error for a file that cannot
-    be read or holds no documents."""
-    try:
-        if path.endswith(".gz"):
-            with gzip.open(path, "rt", encoding="utf8") as lines:
-                forest, classes = read_bact(lines, vocab)
-        else:
-            forest, classes = read_bact(path, vocab)
-    except OSError as err:
-        raise ValueError(f"cannot read the shard file {path}: {err.strerror or err}") from None
-    except BactFormatError as err:
-        raise BactFormatError(str(err) if str(err).startswith(path) else f"{path}: {err}") from None
-    except UnicodeDecodeError as err:
-        raise BactFormatError(f"{path}: not UTF-8 ({err.reason})") from None
-    if not len(forest):
-        raise ValueError(f"the shard file {path} holds no documents: give every shard file at least one "
-                         "'LABEL (tree)' line, or leave it out")
-    return forest, classes
+    def _read_docbin(self, path: str, vocab: LabelVocab) -> Tuple[Forest, List[Any]]:
+        import spacy
+        from spacy.tokens import DocBin
+
+        try:
+            docs = list(DocBin().from_disk(path).get_docs(spacy.blank(self.lang).vocab))
+        except (ValueError, KeyError, TypeError) as err:
+            raise ValueError(f"{path} is not a spaCy DocBin ({err}): write shards with `convert`") from None
+        spec = self.spec or TreeSpec()
+        if spec.tree_mode != "chain" and docs and not any(doc.has_annotation("DEP") for doc in docs):
+            raise ValueError(f"{path}: tree_mode={spec.tree_mode!r} needs parsed docs, and these have no dependency "
+                             "parse: write the shards with `convert --model` (a pipeline with a parser)")
+        classes: List[Any] = []
+        for i, doc in enumerate(docs):
+            gold = sorted(label for label, score in doc.cats.items()
+                          if score >= 0.5 and (self.labels is None or label in self.labels))
+            if self.exclusive_classes and len(gold) != 1:
+                raise ValueError(f"{path}: doc {i} has {len(gold)} labels of score >= 0.5 ({gold}) but the classes "
+                                 "are exclusive: give each doc exactly one (or set exclusive_classes = false)")
+            classes.append(gold[0] if self.exclusive_classes else tuple(gold))
+        return docs_to_forest(docs, spec, vocab), classes
 
 
-def read_shard_files(paths: Sequence[str]) -> Tuple[Forest, List[str], List[int]]:
+def read_shard_files(shards: TreeShards, paths: Sequence[str]) -> Tuple[Forest, List[Any], List[int]]:
     """The files' trees as one forest (one vocabulary), their classes, and the documents of each file."""
     vocab = LabelVocab()
     labels, parents, offsets, classes, docs = [], [], [numpy.zeros(1, dtype=numpy.int64)], [], []
     nodes = 0
     for path in paths:
-        forest, part = read_shard_file(path, vocab)
+        forest, part = shards.read(path, vocab)
         labels.append(forest.labels)
         parents.append(numpy.where(forest.parents >= 0, forest.parents + nodes, -1).astype(numpy.int32))
         offsets.append(forest.offsets[1:] + nodes)
@@ -120,18 +154,20 @@ class ShardFileWorker(_ShardHolder):
     them (`read`), mines them (`mine`), places its patterns among the merged ones (`level`, `place`), then holds
     their `DocumentShard`s (`build`) for the fits, as `sharded._ShardHolder` does."""
 
-    def __init__(self, paths: Sequence[str], first: int, one_blas_thread: bool = False) -> None:
+    def __init__(self, source: TreeShards, paths: Sequence[str], first: int, one_blas_thread: bool = False) -> None:
         super().__init__([], one_blas_thread)
-        self.paths, self.first = list(paths), first
+        self.source, self.paths, self.first = source, list(paths), first
 
     def read(self) -> Dict[str, Any]:
         """Read the files: their label strings, classes (the distinct ones, and each document's index among them),
         documents per file and nodes."""
-        forest, classes, self.docs = read_shard_files(self.paths)
+        forest, classes, self.docs = read_shard_files(self.source, self.paths)
         self.labels, self.parents, self.offsets = forest.labels, forest.parents, forest.offsets
         self.strings = forest.vocab.to_list()
-        distinct, codes = numpy.unique(numpy.array(classes, dtype=object), return_inverse=True)
-        return {"strings": self.strings, "classes": list(distinct), "codes": codes.astype(numpy.int32),
+        index: Dict[Any, int] = {}
+        codes = numpy.array([index.setdefault(c, len(index)) for c in classes], dtype=numpy.int32)
+        distinct = list(index)
+        return {"strings": self.strings, "classes": distinct, "codes": codes,
                 "docs": self.docs, "nodes": forest.n_nodes}
 
     def mine(self, strings: List[str], settings: Dict[str, Any]) -> int:
@@ -371,27 +407,28 @@ def check_files(model: "SubtreeLinearClassifier", X: TreeShards, y: Any) -> None
                                   value=model.shard_documents)
 
 
-def start_workers(model: "SubtreeLinearClassifier", paths: List[str]) -> Tuple[Workers, bool]:
+def start_workers(model: "SubtreeLinearClassifier", X: TreeShards) -> Tuple[Workers, bool]:
     """Up to `n_workers` workers of the model's backend (None: this process for one worker, else processes, all
     outside this process), a run of consecutive files each; and whether they run in this process."""
     backend = model.backend or ("local" if model.n_workers == 1 else "processes")
+    paths = X.paths
     n = min(model.n_workers, len(paths))
     cuts = numpy.linspace(0, len(paths), n + 1).round().astype(int)
     here = backend == "local"
 
     def builder(i: int, _: bool) -> Tuple[Any, Tuple[Any, ...], Dict[str, Any]]:
-        return ShardFileWorker, (paths[cuts[i]:cuts[i + 1]], int(cuts[i]), not here), {}
+        return ShardFileWorker, (X, paths[cuts[i]:cuts[i + 1]], int(cuts[i]), not here), {}
 
     workers = make_workers(backend, n, builder, ray_address=model.ray_address, name="Shard file worker",
                            worker0_here=False)
     return workers, here
 
 
-def read_files(workers: Workers) -> Tuple[List[str], numpy.ndarray, List[int], int]:
+def read_files(workers: Workers) -> Tuple[List[str], List[Any], List[int], int]:
     """Round 1: the merged label strings, every document's class (in file order), documents per file, and nodes."""
     parts = workers.call_all("read")
     strings = merged_strings([p["strings"] for p in parts])
-    y = numpy.concatenate([numpy.array(p["classes"], dtype=object)[p["codes"]] for p in parts])
+    y = [p["classes"][c] for p in parts for c in p["codes"].tolist()]
     return strings, y, [n for p in parts for n in p["docs"]], sum(p["nodes"] for p in parts)
 
 
@@ -426,7 +463,7 @@ def fit_files(model: "SubtreeLinearClassifier", X: TreeShards, y: Any = None) ->
     model.validate_params()
     check_files(model, X, y)
     clock = time.process_time()
-    workers, here = start_workers(model, X.paths)
+    workers, here = start_workers(model, X)
     try:
         strings, classes, docs, nodes = read_files(workers)
         model.classes_, model.multilabel_, heads, targets = encode_targets(cast(Sequence[Any], classes),
