@@ -50,28 +50,23 @@ def _read(path: Path, vocab: Any = None) -> Any:
 
 def _training_files(train: List[Path]) -> List[Path]:
     """The training files named: each name, or the files a quoted glob matches (sorted)."""
-    import glob
+    from ..learning.shard_files import shard_paths
 
-    paths: List[Path] = []
-    for name in train:
-        if not name.exists() and glob.has_magic(str(name)):
-            matched = sorted(glob.glob(str(name)))
-            if not matched:
-                _fail(f"no file matches {name}: check the pattern and the directory")
-            paths.extend(Path(m) for m in matched)
-        else:
-            paths.append(name)
-    return paths
+    try:
+        return [Path(p) for p in shard_paths(train)]
+    except ValueError as err:
+        _fail(str(err))
 
 
 def _read_all(paths: List[Path]) -> Any:
     """The trees and classes of the files, in order, as one forest."""
-    from ..learning.shard_files import read_shard_files
+    from ..learning.shard_files import TreeShards, read_shard_files
 
     if len(paths) == 1:
         return _read(paths[0])
     try:
-        return read_shard_files([str(p) for p in paths])[:2]
+        names = [str(p) for p in paths]
+        return read_shard_files(TreeShards(names), names)[:2]
     except ValueError as err:
         _fail(str(err))
 

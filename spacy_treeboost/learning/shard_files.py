@@ -124,6 +124,23 @@ class TreeShards:
         return docs_to_forest(docs, spec, vocab), classes
 
 
+def shard_paths(names: Union[str, Path, Sequence[Union[str, Path]]]) -> List[str]:
+    """The files named, in order: each name, or the files a glob pattern matches (sorted); a clear error for a
+    pattern that matches nothing."""
+    import glob
+
+    paths: List[str] = []
+    for name in [names] if isinstance(names, (str, Path)) else names:
+        if not Path(name).exists() and glob.has_magic(str(name)):
+            matched = sorted(glob.glob(str(name)))
+            if not matched:
+                raise ValueError(f"no file matches {name}: check the pattern and the directory")
+            paths.extend(matched)
+        else:
+            paths.append(str(name))
+    return paths
+
+
 def read_shard_files(shards: TreeShards, paths: Sequence[str]) -> Tuple[Forest, List[Any], List[int]]:
     """The files' trees as one forest (one vocabulary), their classes, and the documents of each file."""
     vocab = LabelVocab()

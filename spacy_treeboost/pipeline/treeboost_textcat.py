@@ -10,7 +10,7 @@ The learner and the tree builder are registered sub-configs (`learners.py`).
 """
 import logging
 from contextlib import contextmanager
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Literal, Optional, Sequence, Tuple, get_args
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Literal, Optional, Sequence, Tuple, Union, get_args
 
 import numpy
 from spacy import util
@@ -233,6 +233,7 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         nlp: Optional[Language] = None,
         labels: Optional[Iterable[str]] = None,
         positive_label: Optional[str] = None,
+        shards: Optional[Union[str, Sequence[str]]] = None,
     ) -> None:
         """Build the training trees from every training example and reset to 0 rounds.
 
@@ -241,7 +242,13 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
             when parse_source is "pipeline".
         labels (Optional[Iterable[str]]): The labels; by default those in the examples' cats.
         positive_label (Optional[str]): The positive label of a binary task.
+        shards (Optional[Union[str, Sequence[str]]]): Shard files or glob patterns (DocBins written by `convert`,
+            parsed for dependency trees, or BACT tree files) that the subtree-linear learner's workers read and fit
+            on instead of the training examples, so that this process never holds the corpus.
         """
+        if shards is not None:
+            self._initialize_from_shards(shards, nlp, labels, positive_label)
+            return
         block = ("components", self.name)
         with reported_at(block, self.cfg):
             check_whole_corpus(nlp, self.name)
@@ -284,16 +291,49 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
                         learner.fit(forest, gold)
             except ValueError as err:
                 raise ValueError(f"'{self.name}' cannot train: {err}") from None
-        self._fit_loss = None if booster is not None else training_log_loss(self.name, self._template, learner, forest,
-                                                                              gold)
+        fit_loss = None if booster is not None else training_log_loss(self.name, self._template, learner, forest, gold)
+        self._start(learner, forest if refits else None, fit_loss, booster is None, nlp)
+
+    def _initialize_from_shards(self, shards: Union[str, Sequence[str]], nlp: Optional[Language],
+                                labels: Optional[Iterable[str]], positive_label: Optional[str]) -> None:
+        """`initialize` on shard files read by the subtree-linear learner's workers (`learning.shard_files`)."""
+        from ..learning.shard_files import TreeShards, shard_paths
+
+        if not isinstance(self._template, SubtreeLinearClassifier):
+            raise ValueError(f"'{self.name}': shards (in [initialize.components.{self.name}]) are read by the "
+                             f"subtree-linear learner's workers, but the learner is {type(self._template).__name__}, "
+                             "which needs every training document in this process: use "
+                             "spacy_treeboost.SubtreeLinear.v1 or drop shards")
+        if positive_label is not None:
+            self.cfg["positive_label"] = positive_label
+        given = None if labels is None else list(labels)
+        learner = unfitted_copy(self._template, self.cfg["positive_label"])
+        try:
+            source = TreeShards(shard_paths(shards), spec=self._spec, labels=given,
+                                exclusive_classes=self.cfg["exclusive_classes"],
+                                lang=(nlp.lang if nlp is not None else None) or "xx")
+            with fit_progress():
+                logger.info("'%s': fitting %s on %d shard files", self.name, type(learner).__name__, len(source))
+                learner.fit(source)
+        except ValueError as err:
+            raise ValueError(f"'{self.name}' cannot train: {err}") from None
+        self.cfg["labels"] = given if given is not None else [str(c) for c in learner.classes_]
+        with reported_at(("components", self.name), self.cfg):
+            check_positive_label(self.labels, self.cfg["positive_label"])
+        self._start(learner, None, None, True, nlp)
+
+    def _start(self, learner: RuleClassifier, forest: Any, fit_loss: Optional[float], fitted: bool,
+               nlp: Optional[Language]) -> None:
+        """Hold a learner started in `initialize` (fitted, or a booster at 0 rounds) at `initial_rounds`."""
+        self._fit_loss = fit_loss
         self._learner = learner
-        self._train_forest = forest if refits else None
+        self._train_forest = forest
         self._refit = None
         self._indexer = None
         self._capped = False
-        self._checked_scores = booster is None
+        self._checked_scores = fitted
         self._boost(self.cfg["initial_rounds"])
-        if booster is None:
+        if fitted:
             warn_idle_steps(nlp, self.name)
 
     def update(
