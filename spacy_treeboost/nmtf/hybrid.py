@@ -16,7 +16,7 @@ from typing import Any, Dict, Optional
 import numpy as np
 
 from ..params import Interval, Options, rule
-from .checks import check_matrix
+from .common import check_matrix
 from .common import NEGATIVE, POSITIVE, UNLABELLED, sp
 from .semi_supervised import SSMFLK
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..exceptions import NotFittedError
 from ..params import Interval, rule
-from .checks import check_matrix
+from .common import check_matrix
 from .common import NEGATIVE, POSITIVE, UNLABELLED, sp
 from .hybrid import SSMFLKNaiveBayes
 
