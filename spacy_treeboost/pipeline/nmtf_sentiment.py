@@ -24,7 +24,8 @@ from spacy.training import Example, validate_get_examples
 from spacy.vocab import Vocab
 
 from ..config_errors import config_error, data_errors, reported_at, reporting, training_corpus
-from ..nmtf.lexicons import Lexicon, create_hu_liu_lexicon, create_jsonl_lexicon, create_lexicon
+from ..nmtf import lexicons
+from ..nmtf.lexicons import Lexicon
 from .learners import learner_from_settings, learner_settings, nmtf_learners, warn_if_constant
 from .nmtf_documents import as_doc, doc_words, gold_class, training_matrix
 from .component_files import ComponentFiles
@@ -36,9 +37,9 @@ from ..params import Boolean, Interval, Options, invalid_setting, rule, shown, v
 
 # Registered here as well as through entry points, so that the names resolve when the package is used from a
 # source checkout; lexicons.py itself stays spaCy-free, and errors become spaCy config errors here.
-read_hu_liu_lexicon = reporting(create_hu_liu_lexicon, "spacy_treeboost.HuLiuLexicon.v1")
-read_jsonl_lexicon = reporting(create_jsonl_lexicon, "spacy_treeboost.JsonlLexicon.v1")
-read_lexicon = reporting(create_lexicon, "spacy_treeboost.Lexicon.v1")
+read_hu_liu_lexicon = reporting(lexicons.read_hu_liu_lexicon, "spacy_treeboost.HuLiuLexicon.v1")
+read_jsonl_lexicon = reporting(lexicons.read_jsonl_lexicon, "spacy_treeboost.JsonlLexicon.v1")
+read_lexicon = reporting(lexicons.read_lexicon, "spacy_treeboost.Lexicon.v1")
 for _name, _func in (("spacy_treeboost.HuLiuLexicon.v1", read_hu_liu_lexicon),
                      ("spacy_treeboost.JsonlLexicon.v1", read_jsonl_lexicon),
                      ("spacy_treeboost.Lexicon.v1", read_lexicon)):
