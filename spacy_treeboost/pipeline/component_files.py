@@ -18,6 +18,7 @@ from ..files import (
     msgpack_loads_safe,
     read_cfg_file,
     read_model_file,
+    settings_digest,
     write_bytes_atomic,
 )
 
@@ -61,6 +62,13 @@ class ComponentFiles:
         except (ValueError, TypeError, KeyError) as err:
             self._put_back(previous)
             raise ModelFormatError(f"'{self.name}': the stored cfg is invalid: {err}") from None
+
+    def _check_cfg_digest(self, digest: str) -> None:
+        """Refuse a model file saved with other settings than the cfg (the SHA-256 of its JSON)."""
+        if digest != settings_digest(self.cfg):
+            raise ModelFormatError(
+                f"'{self.name}': the cfg does not hold the settings the model was saved with (it was edited or "
+                "damaged, or belongs to another model); restore both files from the same save.")
 
     def _put_back(self, cfg: Dict[str, Any]) -> None:
         """Restore settings that were valid (and what they define) after a refused load."""

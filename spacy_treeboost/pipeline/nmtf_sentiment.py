@@ -1,19 +1,12 @@
-"""The `nmtf_sentiment` component: lexicon-guided NMTF sentiment (MFLK / SSMFLK).
+"""The `nmtf_sentiment` component: lexicon-guided NMTF sentiment (MFLK, SSMFLK and their hybrids).
 
-`initialize` builds the document-term matrix of the training documents (plus
-optional unlabeled ones), the lexicon prior and, from labeled examples, the
-document prior, and fits the factorization: with labels, two fold models (each with half of the labels
-hidden) choose how many iterations to run by their held-out accuracy every `iterations_per_update`
-iterations; without, `max_iter` iterations run. `update` does not change the model, so spaCy's training
-steps only evaluate it, as for `treeboost_textcat`. New documents are folded in with F and S
-fixed, and their score (`decision_function`) becomes P(positive) by a calibration fitted on the training
-documents (`spacy_treeboost.nmtf.calibration`): Platt scaling on the labelled ones, whose scores come from
-models that did not see their labels when the learner uses labels (two fold models trained alongside), or a
-temperature without labels. Only the vocabulary, the word weights, F, S, the learner's other fitted values
-and the calibration are saved.
+`initialize` builds the document-term matrix of the training documents (and of optional unlabelled ones), the
+lexicon prior and the labels' prior, and fits the factorization; `update` only reports its objective, so spaCy's
+training steps evaluate it. New documents are folded in with F and S fixed, and their score becomes P(positive)
+by a calibration fitted on the training documents (`spacy_treeboost.nmtf.calibration`).
 """
 import warnings
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Literal, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 from spacy import util
@@ -27,16 +20,14 @@ from ..config_errors import config_error, data_errors, reported_at, reporting, t
 from ..nmtf import lexicons
 from ..nmtf.lexicons import Lexicon
 from .learners import learner_from_settings, learner_settings, nmtf_learners, warn_if_constant
-from .nmtf_documents import as_doc, doc_words, gold_class, training_matrix
 from .component_files import ComponentFiles
-from .nmtf_files import model_bytes, model_data, read_model
+from .nmtf_data import as_doc, doc_words, gold_class, model_bytes, model_data, open_model, read_model, training_matrix
 from ..nmtf import MFLK, UNLABELLED, SSMFLK, SSMFLKSelfTrained, document_term_matrix, lexicon_prior, porter_stem
 from ..nmtf.calibration import Calibration, label_folds
 from ..nmtf.common import POSITIVE, sp
 from ..params import Boolean, Interval, Options, invalid_setting, rule, shown, validate_params
 
-# Registered here as well as through entry points, so that the names resolve when the package is used from a
-# source checkout; lexicons.py itself stays spaCy-free, and errors become spaCy config errors here.
+# Registered here as well as by entry points (for a source checkout); errors become spaCy config errors.
 read_hu_liu_lexicon = reporting(lexicons.read_hu_liu_lexicon, "spacy_treeboost.HuLiuLexicon.v1")
 read_jsonl_lexicon = reporting(lexicons.read_jsonl_lexicon, "spacy_treeboost.JsonlLexicon.v1")
 read_lexicon = reporting(lexicons.read_lexicon, "spacy_treeboost.Lexicon.v1")
@@ -59,8 +50,7 @@ SETTING_CONSTRAINTS = {
 class NMTFSentiment(ComponentFiles, TrainablePipe):
     """Document polarity from a lexicon-guided non-negative matrix tri-factorization.
 
-    DOCS: docs/algorithms.md, section 4 (MFLK and SSMFLK, Li, Zhang & Sindhwani 2009); docs/nmtf_sentiment.md
-    (probabilities, scores, the default learner).
+    DOCS: docs/nmtf.md, docs/nmtf_sentiment.md; docs/algorithms.md, section 4 (Li, Zhang & Sindhwani 2009).
     """
 
     factory = "nmtf_sentiment"
@@ -82,12 +72,7 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         stem: bool = False,
         scorer: Optional[Callable] = None,
     ) -> None:
-        """Initialize the component. See `make_nmtf_sentiment` for the settings.
-
-        vocab (Vocab): The shared vocabulary.
-        model (None): Unused; the factorization is not a thinc model.
-        name (str): The component instance name, used to add entries to the losses during training.
-        """
+        """Initialize the component. See `make_nmtf_sentiment` for the settings; `model` is unused."""
         block = ("components", name)
         if not positive_label or not negative_label or positive_label == negative_label:
             raise config_error(
@@ -121,25 +106,21 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         self._vocabulary: List[str] = []
         self._word_weights: Optional[np.ndarray] = None
         self._calibration: Optional[Calibration] = None
+        self._lexicon: Optional[Lexicon] = None
         self._fold_estimators: List[MFLK] = []
         self._gold: Optional[np.ndarray] = None
         self._train_X: Any = None
         self.fit_info_: Optional[Dict[str, Any]] = None
-        self._lexicon: Optional[Lexicon] = None
 
     def _validate_settings(self, block: Optional[Sequence[str]] = None) -> None:
         """Check the settings in `cfg`; with the component's config `block`, errors are `ConfigValidationError`s
         located at the setting."""
         with reported_at(block, self.cfg):
-            self._check_own_settings()
+            if not isinstance(self.cfg["labels"], list) or len(self.cfg["labels"]) != 2:
+                raise invalid_setting("labels", self.cfg["labels"], "use the positive and the negative label")
+            validate_params(self.cfg, SETTING_CONSTRAINTS)
         with reported_at(None if block is None else [*block, "learner"], self.cfg["learner"]):
             self._new_estimator().validate_params()
-
-    def _check_own_settings(self) -> None:
-        cfg = self.cfg
-        if not isinstance(cfg["labels"], list) or len(cfg["labels"]) != 2:
-            raise invalid_setting("labels", cfg["labels"], "use the positive and the negative label")
-        validate_params(cfg, SETTING_CONSTRAINTS)
 
     @property
     def _uses_labels(self) -> bool:
@@ -171,11 +152,7 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         return self._estimator is not None
 
     def add_label(self, label: str) -> int:
-        """Labels are fixed by `positive_label` and `negative_label`; this only checks one.
-
-        label (str): The label.
-        RETURNS (int): 0, since the label is already known.
-        """
+        """Check a label: they are fixed by `positive_label` and `negative_label`. RETURNS (int): 0."""
         if label not in self.labels:
             raise ValueError(
                 f"{self.name} has exactly two labels, {self.labels}; set positive_label and "
@@ -191,15 +168,15 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         lexicon: Optional[Lexicon] = None,
         unlabeled: Optional[Callable[[Language], Iterable[Any]]] = None,
     ) -> None:
-        """Build the training matrix and the priors, and start the factorization.
+        """Build the training matrix and the priors, and fit the factorization.
 
-        get_examples (Callable[[], Iterable[Example]]): The training examples; those
-            with empty `reference.cats` count as unlabeled documents.
+        get_examples (Callable[[], Iterable[Example]]): The training examples; those with empty `reference.cats`
+            count as unlabeled documents.
         nlp (Optional[Language]): The pipeline.
-        lexicon (Optional[Lexicon]): The sentiment lexicon, e.g. from the reader
-            `spacy_treeboost.HuLiuLexicon.v1`. Required unless alpha is 0.
-        unlabeled (Optional[Callable[[Language], Iterable[Any]]]): A corpus reader of
-            extra unlabeled documents (Examples, Docs or texts).
+        lexicon (Optional[Lexicon]): The sentiment lexicon, e.g. from `spacy_treeboost.HuLiuLexicon.v1`; required
+            unless alpha is 0.
+        unlabeled (Optional[Callable[[Language], Iterable[Any]]]): A reader of extra unlabeled documents
+            (Examples, Docs or texts).
         """
         if lexicon is None and self.cfg["learner"]["alpha"] > 0:
             raise config_error(
@@ -212,20 +189,7 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
             if examples:
                 validate_get_examples(lambda: examples, f"{self.name}.initialize")
             self._warn_shared_keys(nlp)
-            docs: List[Doc] = []
-            gold: List[int] = []
-            for i, eg in enumerate(examples):
-                docs.append(eg.predicted)
-                gold.append(self._gold_class(eg.reference.cats, i))
-            if unlabeled is not None:
-                if nlp is None:
-                    raise ValueError(f"{self.name}: an unlabeled reader needs the pipeline; pass nlp to initialize.")
-                for item in unlabeled(nlp) if callable(unlabeled) else unlabeled:
-                    docs.append(as_doc(item, nlp))
-                    gold.append(UNLABELLED)
-            if not docs:
-                raise ValueError(f"{self.name} got no training documents: the training corpus is empty (and no "
-                                 "unlabeled reader is set). Give it documents.")
+            docs, gold = self._training_documents(examples, nlp, unlabeled)
             vocabulary, X, weights = training_matrix([self._tokens(doc) for doc in docs], self.cfg["n_words"],
                                                      self.cfg["norm"], self.cfg.get("word_norm", False))
             F0 = None
@@ -248,6 +212,21 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         self._word_weights = weights
         self._lexicon = lexicon
         self._calibrate(estimator, X, y, held_out)
+
+    def _training_documents(self, examples: List[Example], nlp: Optional[Language],
+                            unlabeled: Optional[Callable[[Language], Iterable[Any]]]) -> Tuple[List[Doc], List[int]]:
+        docs = [eg.predicted for eg in examples]
+        gold = [self._gold_class(eg.reference.cats, i) for i, eg in enumerate(examples)]
+        if unlabeled is not None:
+            if nlp is None:
+                raise ValueError(f"{self.name}: an unlabeled reader needs the pipeline; pass nlp to initialize.")
+            for item in unlabeled(nlp) if callable(unlabeled) else unlabeled:
+                docs.append(as_doc(item, nlp))
+                gold.append(UNLABELLED)
+        if not docs:
+            raise ValueError(f"{self.name} got no training documents: the training corpus is empty (and no "
+                             "unlabeled reader is set). Give it documents.")
+        return docs, gold
 
     def _fit(self, estimator: MFLK, X: "sp.csr_matrix", y: np.ndarray) -> Optional[np.ndarray]:
         """Run the factorization's iterations, all in `initialize`.
@@ -302,14 +281,9 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         sgd: Optional[Callable] = None,
         losses: Optional[Dict[str, float]] = None,
     ) -> Dict[str, float]:
-        """Report the factorization's objective; the model is fitted in `initialize` and training steps do
-        not change it (they only evaluate).
+        """Report the factorization's objective J as this component's loss; the model is fitted in `initialize`,
+        and the batch, `drop` and `sgd` are ignored.
 
-        examples (Iterable[Example]): The batch; ignored.
-        drop (float): Ignored.
-        sgd (Optional[Callable]): Ignored.
-        losses (Optional[Dict[str, float]]): Losses by component; this component's
-            entry becomes the fitted objective J.
         RETURNS (Dict[str, float]): The losses.
         """
         if losses is None:
@@ -355,17 +329,11 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
             doc.cats[negative] = float(p_neg)
 
     def use_params(self, params: dict) -> Iterator[None]:
-        """Parameter averaging does not apply: the factors are used as they are.
-
-        params (dict): Ignored.
-        """
+        """Parameter averaging does not apply: the factors are used as they are."""
         yield
 
     def finish_update(self, sgd: Optional[Callable] = None) -> None:
-        """Nothing to do: `update` changes the factors directly.
-
-        sgd (Optional[Callable]): Ignored.
-        """
+        """Nothing to do: the factors are fitted in `initialize`."""
 
     def _document_matrix(self, documents: List[List[str]]) -> Any:
         """The rows of new documents, as the training documents' rows were made.
@@ -419,7 +387,10 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
 
     def _load_model_bytes(self, data: Any, cfg_loaded: bool = True) -> None:
         """Load a model file's bytes (or its unpacked content), checked against the cfg when that was loaded too."""
-        fitted = read_model(data, "its model file", self.name, self.cfg if cfg_loaded else None, self._new_estimator)
+        content = open_model(data, self.name)
+        if cfg_loaded:
+            self._check_cfg_digest(content["cfg_sha256"])
+        fitted = read_model(content, self.name, self._new_estimator)
         self._estimator, self._vocabulary, self._word_weights, self._calibration, self._lexicon = fitted
         self._fold_estimators, self._gold, self._train_X = [], None, None
 
@@ -427,11 +398,11 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         return learner_from_settings(self.cfg["learner"], nmtf_learners())
 
     def _gold_class(self, cats: Dict[str, float], index: int) -> int:
-        if self._uses_labels:
-            return gold_class(cats, self.labels, index, self.name)
         try:
             return gold_class(cats, self.labels, index, self.name)
         except ValueError:
+            if self._uses_labels:
+                raise
             return UNLABELLED
 
     def _calibrate(self, estimator: MFLK, X: "sp.csr_matrix", y: np.ndarray, held_out: Optional[np.ndarray]) -> None:

@@ -453,10 +453,8 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         if unknown:
             raise ModelFormatError(f"'{self.name}': the model scores classes {unknown} that are not among the labels "
                                    f"{list(self.labels)} of its cfg; the cfg was edited or belongs to another model.")
-        if cfg_loaded and payload["cfg_sha256"] != settings_digest(self.cfg):
-            raise ModelFormatError(
-                f"'{self.name}': the cfg does not hold the settings the model was saved with (it was edited or "
-                "damaged, or belongs to another model); restore both files from the same save.")
+        if cfg_loaded:
+            self._check_cfg_digest(payload["cfg_sha256"])
         self._learner = learner
         self._train_forest = None
         self._refit = None
