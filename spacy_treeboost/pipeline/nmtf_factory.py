@@ -9,23 +9,7 @@ from . import scoring  # noqa: F401  (registers the spacy_treeboost.nmtf_scorer 
 if TYPE_CHECKING:
     from .nmtf_sentiment import NMTFSentiment
 
-DEFAULT_NMTF_SCORE_WEIGHTS = {
-    "cats_score": 1.0,
-    "cats_score_desc": None,
-    "cats_micro_p": None,
-    "cats_micro_r": None,
-    "cats_micro_f": None,
-    "cats_macro_p": None,
-    "cats_macro_r": None,
-    "cats_macro_f": None,
-    "cats_macro_auc": None,
-    "cats_f_per_type": None,
-    "cats_auc_per_type": None,
-    "cats_log_loss": None,
-    "cats_ece": None,
-}
-
-
+DEFAULT_NMTF_SCORE_WEIGHTS = {**scoring.CATS_SCORE_WEIGHTS, "cats_log_loss": None, "cats_ece": None}
 DEFAULT_CONFIG: Dict[str, Any] = {
     "positive_label": "positive",
     "negative_label": "negative",

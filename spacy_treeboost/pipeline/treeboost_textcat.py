@@ -34,7 +34,7 @@ from ..config_errors import (check_learner, config_error, corpus_reader_hint, da
                              training_corpus)
 from .learners import (LEARNERS, TREE_KEYS, learner_from_settings, learner_settings, split_learner, unfitted_copy,
                        warn_if_constant)
-from .scoring import score_treeboost_cats
+from .scoring import CATS_SCORE_WEIGHTS, score_treeboost_cats
 from .training_docs import check_labels, check_parser, check_positive_label, check_whole_corpus, targets
 from .training_docs import label_statistics, training_docs, under_debug_data, warn_idle_steps
 
@@ -60,18 +60,13 @@ SETTING_CONSTRAINTS = {
     "threshold": rule(Interval("real", 0.0, 1.0), hint="use a probability between 0 and 1"),
 }
 logger = logging.getLogger(__name__)
-SCORE_WEIGHTS = {
-    "cats_score": 1.0, "cats_score_desc": None, "cats_micro_p": None, "cats_micro_r": None,
-    "cats_micro_f": None, "cats_macro_p": None, "cats_macro_r": None, "cats_macro_f": None,
-    "cats_macro_auc": None, "cats_f_per_type": None, "cats_auc_per_type": None,
-}
 
 
 @Language.factory(
     "treeboost_textcat",
     assigns=["doc.cats"],
     default_config=DEFAULT_CONFIG,
-    default_score_weights=SCORE_WEIGHTS,
+    default_score_weights=CATS_SCORE_WEIGHTS,
 )
 def make_treeboost_textcat(
     nlp: Language,
