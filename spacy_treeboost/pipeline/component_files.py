@@ -1,10 +1,6 @@
-"""Saving and loading the components: `cfg` (JSON, floats exact) and `model` (sealed msgpack), through spaCy's
-utilities.
-
-Both components keep their settings in `cfg` and their fitted state in a model
-file sealed with a SHA-256 checksum and the digest of the `cfg` it belongs to.
-A load that fails raises `ModelFormatError` and leaves the component as it was.
-"""
+"""Saving and loading the components through spaCy's utilities: `cfg` (JSON, floats exact) and `model` (msgpack
+sealed with a SHA-256 checksum and the digest of its `cfg`). A failed load raises `ModelFormatError` and leaves the
+component as it was."""
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Optional, Union
 
