@@ -47,10 +47,8 @@ def one_hot(labels: np.ndarray) -> np.ndarray:
 
 
 def align_clusters(X: sp.spmatrix, F0: np.ndarray, clusters: np.ndarray) -> np.ndarray:
-    """Swap two cluster ids if the swap agrees better with the lexicon.
-
-    The permutation P maximizing trace(F0^T X G P) is kept, where G is the
-    one-hot cluster matrix; for two clusters compare M11 + M22 with M12 + M21.
+    """Swap the two cluster ids if the swap agrees better with the lexicon: the permutation P maximizing
+    trace(F0^T X G P) is kept, G the one-hot cluster matrix.
 
     X (scipy.sparse.spmatrix): Document-term matrix, shape (n_documents, n_words).
     F0 (numpy.ndarray): Lexicon prior, shape (n_words, 2).
@@ -65,11 +63,8 @@ def align_clusters(X: sp.spmatrix, F0: np.ndarray, clusters: np.ndarray) -> np.n
 
 
 def lexicon_classes(X: sp.spmatrix, F0: np.ndarray) -> np.ndarray:
-    """Class of each document under the prior alone: argmax_k (X^T F0)_jk.
-
-    Negative when the document's negative lexicon words carry more of its
-    (normalized) term weight than its positive ones, positive otherwise; ties,
-    e.g. documents without lexicon words, go to positive, as in `MFLK.predict`.
+    """Class of each document under the prior alone, argmax_k (X^T F0)_jk: the polarity whose lexicon words carry
+    more of its weight; ties (e.g. no lexicon word) go to positive, as in `MFLK.predict`.
 
     X (scipy.sparse.spmatrix): Document-term matrix, shape (n_documents, n_words).
     F0 (numpy.ndarray): Lexicon prior, shape (n_words, 2).
@@ -80,11 +75,8 @@ def lexicon_classes(X: sp.spmatrix, F0: np.ndarray) -> np.ndarray:
 
 
 def label_word_prior(X: sp.csr_matrix, G0: np.ndarray, labelled: np.ndarray, min_docs: int) -> np.ndarray:
-    """Each word's class distribution in the labelled documents (SSMFLK's `label_prior`).
-
-    Row i is the share of word i's weight X[i, j] over the labelled documents j of each
-    class, (sum_j X_ij G0_j) / sum_j X_ij; zeros for words found in fewer than `min_docs`
-    labelled documents.
+    """Each word's class distribution in the labelled documents (SSMFLK's `label_prior`): row i is
+    (sum_j X_ij G0_j) / sum_j X_ij over the labelled j, zeros for words in fewer than `min_docs` of them.
 
     X (scipy.sparse.csr_matrix): Term-document matrix, shape (n_words, n_documents).
     G0 (numpy.ndarray): One-hot labels, shape (n_documents, 2), zero rows when unlabelled.
@@ -112,14 +104,9 @@ def unit_columns(M: np.ndarray) -> np.ndarray:
 def kmeans_clusters(
     X: sp.spmatrix, seed: int, max_dense: int = 20_000_000, n_components: int = 100, n_init: int = 1
 ) -> np.ndarray:
-    """Two-means clustering of the documents (rows of X) with scipy's kmeans2.
-
-    kmeans2 needs dense data. When the dense document matrix would exceed
-    `max_dense` entries, the documents are first projected on their leading
-    `n_components` singular vectors, which keeps the distances within that
-    subspace, so memory stays bounded on large corpora. With `n_init` > 1 the
-    clustering with the smallest within-cluster sum of squares is kept; the
-    first restart is the one `n_init = 1` runs.
+    """Two-means clustering of the documents (rows of X) with scipy's kmeans2, which needs dense data: beyond
+    `max_dense` entries the documents are first projected on their leading `n_components` singular vectors.
+    With `n_init` > 1 the clustering with the smallest within-cluster sum of squares is kept.
 
     X (scipy.sparse.spmatrix): Document-term matrix, shape (n_documents, n_words).
     seed (int): Seed of the k-means++ initializations.
@@ -155,12 +142,9 @@ def kmeans_clusters(
 
 
 def fold_in(B: np.ndarray, X_new: sp.spmatrix) -> np.ndarray:
-    """Solve min_{g >= 0} ||x - B g||^2 for every row x of X_new, with k = 2.
-
-    The optimum of a two-variable non-negative least-squares problem is one of
-    its active-set candidates: the unconstrained solution (if non-negative),
-    each single-column solution clipped at 0, or 0. All are computed for all
-    documents at once and the feasible one with the smallest residual wins.
+    """Solve min_{g >= 0} ||x - B g||^2 for every row x of X_new, with k = 2: the optimum is one of the active-set
+    candidates (unconstrained if non-negative, each single column clipped at 0, or 0), the feasible one with the
+    smallest residual, computed for all documents at once.
 
     B (numpy.ndarray): The fixed basis F S, shape (m, 2).
     X_new (scipy.sparse.spmatrix): Documents, shape (n_new, n_words).

@@ -47,26 +47,19 @@ class LabelSettings(NamedTuple):
 class MFLK(Validated):
     """Matrix factorization with lexical knowledge (unsupervised, lexicon prior only).
 
-    lexicon_prior (Optional[numpy.ndarray]): F0, shape (n_words, 2): row (1, 0) for a
-        positive lexicon word, (0, 1) for a negative one, zeros for other words (see
-        `lexicon_prior`). None: no lexicon, allowed only with alpha = 0.
+    lexicon_prior (Optional[numpy.ndarray]): F0, shape (n_words, 2): (1, 0) for a positive lexicon word, (0, 1)
+        for a negative one, zeros otherwise (see `lexicon_prior`); None only with alpha = 0.
     alpha (float): Weight of the lexicon prior; 0 gives plain tri-factor NMF (TNMF).
-    update (str): "monotone" (default; square-root damped multiplicative rules of
-        the stated objective, J never increases), "sqrt" (the printed orthogonal
-        rules, square-root damped) or "as_printed" (the paper's rules, which can
-        oscillate).
-    init (str): Start of G: "lexicon" (default; each document's lexicon class,
-        see `lexicon_classes`) or "kmeans" (the paper's Algorithm 1: 2-means
-        clusters, aligned to the lexicon).
-    prior_scale (str): "unit" (default): F0, G0 and the initial F and G get
-        unit-norm columns, the scale of orthogonal factors; "one": 0/1 priors and
-        starts as printed.
+    update (str): "monotone" (default; square-root damped rules of the stated objective, J never increases),
+        "sqrt" (the printed orthogonal rules, square-root damped) or "as_printed" (can oscillate).
+    init (str): Start of G: "lexicon" (default; each document's lexicon class, `lexicon_classes`) or "kmeans"
+        (Algorithm 1: 2-means clusters aligned to the lexicon).
+    prior_scale (str): "unit" (default; priors and starts with unit-norm columns, the scale of orthogonal
+        factors) or "one" (0/1, as printed).
     max_iter (int): Largest number of iterations run by `fit`.
     tol (float): Stop when ||G_t - G_{t-1}||_F <= tol * ||G_{t-1}||_F.
     offset (float): Added to the initial F0 and one-hot G (before any scaling).
-    n_init (int): k-means restarts when k-means is used (lowest within-cluster
-        sum of squares wins); each restart is a full k-means run over the dense
-        matrix, so the cost grows linearly with n_init.
+    n_init (int): k-means restarts when k-means is used (lowest within-cluster sum of squares wins).
     random_state (int): Seed of the k-means initialization, from 0 to 2**32 - 1.
     """
 

@@ -24,13 +24,11 @@ class LexiconFormatError(ValueError):
 
 
 class Lexicon:
-    """A set of positive and a set of negative words, disjoint.
+    """A set of positive and a set of negative words; words given with both are left out, listed in `ambiguous`.
 
     positive (Iterable[str]): The positive words.
     negative (Iterable[str]): The negative words.
     lowercase (bool): Lower-case every word.
-
-    Words given with both polarities are left out and listed in `ambiguous`.
     """
 
     __slots__ = ("positive", "negative", "ambiguous")
@@ -76,12 +74,8 @@ class Lexicon:
         return {w: self.polarity(w) for w in sorted(self.positive | self.negative)}  # type: ignore[misc]
 
     def map(self, func: Callable[[str], str]) -> "Lexicon":
-        """The lexicon of the words' images under `func`, e.g. a stemmer or lemmatizer.
-
-        Map the lexicon with the function that maps the documents' tokens, so that
-        both meet in the same vocabulary (the paper stems corpus and lexicon alike).
-        An image reached from words of both polarities is dropped (listed in
-        `ambiguous`), like a word listed with both.
+        """The lexicon of the words' images under `func` (e.g. the stemmer applied to the documents); an image of
+        words of both polarities is dropped, like a word listed with both.
 
         func (Callable[[str], str]): The word mapping.
         RETURNS (Lexicon): The mapped lexicon.
