@@ -6,6 +6,7 @@ training steps evaluate it. New documents are folded in with F and S fixed, and 
 by a calibration fitted on the training documents (`spacy_treeboost.nmtf.calibration`).
 """
 import warnings
+from collections import Counter
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -229,14 +230,9 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         return docs, gold
 
     def _fit(self, estimator: MFLK, X: "sp.csr_matrix", y: np.ndarray) -> Optional[np.ndarray]:
-        """Run the factorization's iterations, all in `initialize`.
-
-        Without fold models (no labels of both classes, or a learner that ignores labels) the estimator runs
-        `max_iter` iterations. With them, the fold models run `max_iter` iterations, and every
-        `iterations_per_update` iterations their scores of the labelled documents whose labels they did not
-        see are kept; the estimator then runs the number of iterations of the latest checkpoint whose
-        held-out accuracy is within one standard error of the best (more iterations than needed can drift
-        from the lexicon's and the labels' polarity on a small corpus).
+        """Run the factorization's iterations: `max_iter` without fold models; with them, the number of the latest
+        checkpoint (every `iterations_per_update` iterations of the fold models) whose held-out accuracy is within
+        one standard error of the best (more iterations can drift from the polarity on a small corpus).
 
         RETURNS (Optional[numpy.ndarray]): The held-out scores of the labelled documents at the chosen
             checkpoint (the others 0), or None without fold models.
@@ -336,14 +332,9 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         """Nothing to do: the factors are fitted in `initialize`."""
 
     def _document_matrix(self, documents: List[List[str]]) -> Any:
-        """The rows of new documents, as the training documents' rows were made.
-
-        When every word of a document that the vocabulary knows is a lexicon word and the document holds
-        lexicon words the vocabulary does not know (the training documents never showed them), each of those
-        counts as the average known lexicon word of its polarity: one occurrence spread evenly over the known
-        lexicon words of that polarity. Such a document is then read by the lexicon, as the model reads the
-        lexicon words it knows, instead of by the few words it knows (or by nothing at all).
-        """
+        """The rows of new documents, as the training documents' rows were made. In a document whose known words
+        are all lexicon words, each lexicon word the vocabulary does not know counts as one occurrence spread evenly
+        over the known lexicon words of its polarity, so the lexicon reads it (not the few words it knows)."""
         norm, weights = self.cfg["norm"], self._word_weights
         X = document_term_matrix(documents, self._vocabulary, norm=norm, word_weights=weights)
         lexicon = self._lexicon
@@ -355,28 +346,18 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         rows = X.tolil()
         changed = False
         for d, tokens in enumerate(documents):
-            unknown = {"positive": 0, "negative": 0}
-            for token in tokens:
-                if token in index:
-                    if token not in lexicon:
-                        break
-                elif token in lexicon.positive:
-                    unknown["positive"] += 1
-                elif token in lexicon.negative:
-                    unknown["negative"] += 1
-            else:
-                if not any(unknown[side] and known[side] for side in unknown):
-                    continue
-                row = np.zeros(len(self._vocabulary))
-                for token in tokens:
-                    if token in index:
-                        row[index[token]] += 1.0
-                for side, columns in known.items():
-                    if unknown[side] and columns:
-                        row[columns] += unknown[side] / len(columns)
-                row /= np.linalg.norm(row) if norm == "l2" else row.sum()
-                rows[d] = row if weights is None else row * weights
-                changed = True
+            if any(token in index and token not in lexicon for token in tokens):
+                continue
+            unknown = Counter(lexicon.polarity(token) for token in tokens if token not in index)
+            if not any(unknown[side] and columns for side, columns in known.items()):
+                continue
+            row = np.bincount([index[t] for t in tokens if t in index], minlength=len(index)).astype(np.float64)
+            for side, columns in known.items():
+                if unknown[side] and columns:
+                    row[columns] += unknown[side] / len(columns)
+            row /= np.linalg.norm(row) if norm == "l2" else row.sum()
+            rows[d] = row if weights is None else row * weights
+            changed = True
         return rows.tocsr() if changed else X
 
     def _model_data(self) -> Dict[str, Any]:
