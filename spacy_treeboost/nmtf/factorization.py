@@ -78,16 +78,9 @@ class MFLK(Validated):
 
     def __init__(
         self,
-        lexicon_prior: Optional[np.ndarray] = None,
-        alpha: float = 0.5,
-        update: str = "monotone",
-        init: str = "lexicon",
-        prior_scale: str = "unit",
-        max_iter: int = 100,
-        tol: float = 1e-4,
-        offset: float = 0.2,
-        n_init: int = 1,
-        random_state: int = 0,
+        lexicon_prior: Optional[np.ndarray] = None, alpha: float = 0.5, update: str = "monotone",
+        init: str = "lexicon", prior_scale: str = "unit", max_iter: int = 100, tol: float = 1e-4, offset: float = 0.2,
+        n_init: int = 1, random_state: int = 0,
     ) -> None:
         self.lexicon_prior = lexicon_prior
         self.alpha = alpha
@@ -297,7 +290,7 @@ class MFLK(Validated):
         X (scipy.sparse.spmatrix): Documents, shape (n_new, n_words).
         RETURNS (numpy.ndarray): Shape (n_new,).
         """
-        return np.argmax(self.fold_in(X), axis=1)
+        return np.where(self.decision_function(X) >= 0, POSITIVE, NEGATIVE)
 
     def fold_in(self, X: sp.spmatrix) -> np.ndarray:
         """Non-negative coefficients g of new documents on the basis F S.

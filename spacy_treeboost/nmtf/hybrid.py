@@ -64,26 +64,12 @@ class SSMFLKNaiveBayes(SSMFLK):
 
     def __init__(
         self,
-        nb_weight: float = 0.1,
-        nb_smoothing: float = 1.0,
-        nb_features: str = "binary",
-        beta: float = 1.0,
-        beta_scale: str = "fit",
-        label_start: float = 0.05,
-        label_min_docs: int = 2,
-        start_weights: str = "uniform",
-        label_prior: float = 0.0,
-        *,
-        lexicon_prior: Optional[np.ndarray] = None,
-        alpha: float = 0.5,
-        update: str = "monotone",
-        init: str = "lexicon",
-        prior_scale: str = "unit",
-        max_iter: int = 100,
-        tol: float = 1e-4,
-        offset: float = 0.2,
-        n_init: int = 1,
-        random_state: int = 0,
+        nb_weight: float = 0.1, nb_smoothing: float = 1.0, nb_features: str = "binary",
+        beta: float = 1.0, beta_scale: str = "fit", label_start: float = 0.05, label_min_docs: int = 2,
+        start_weights: str = "uniform", label_prior: float = 0.0,
+        *, lexicon_prior: Optional[np.ndarray] = None, alpha: float = 0.5, update: str = "monotone",
+        init: str = "lexicon", prior_scale: str = "unit", max_iter: int = 100, tol: float = 1e-4, offset: float = 0.2,
+        n_init: int = 1, random_state: int = 0,
     ) -> None:
         super().__init__(beta=beta, beta_scale=beta_scale, label_start=label_start, label_min_docs=label_min_docs,
                          start_weights=start_weights, label_prior=label_prior,
@@ -148,14 +134,6 @@ class SSMFLKNaiveBayes(SSMFLK):
         s = g[:, POSITIVE] - g[:, NEGATIVE]
         t = self._nb_score(check_matrix(X, allow_empty=True))
         return s / self.scales_[1] + self._nb_weight() * t / self.scales_[2]
-
-    def predict(self, X: sp.spmatrix) -> np.ndarray:
-        """Class of each new document: 0 (positive) or 1 (negative); ties go to positive.
-
-        X (scipy.sparse.spmatrix): Documents, shape (n_new, n_words).
-        RETURNS (numpy.ndarray): Shape (n_new,).
-        """
-        return np.where(self.decision_function(X) >= 0, POSITIVE, NEGATIVE)
 
     def predict_proba(self, X: sp.spmatrix) -> np.ndarray:
         """Logistic of the combined score (uncalibrated; the component calibrates it).
@@ -275,30 +253,13 @@ class SSMFLKSelfTrained(SSMFLKNaiveBayes):
 
     def __init__(
         self,
-        lr_C: float = 1.0,
-        lr_label_weight: float = 1.0,
-        long_nb_weight: float = 0.3,
-        long_document_words: float = 50.0,
-        nb_weight: float = 0.1,
-        nb_smoothing: float = 1.0,
-        nb_features: str = "binary",
-        beta: float = 1.0,
-        beta_scale: str = "fit",
-        label_start: float = 0.05,
-        label_min_docs: int = 2,
-        start_weights: str = "uniform",
-        label_prior: float = 0.0,
-        *,
-        lexicon_prior: Optional[np.ndarray] = None,
-        alpha: float = 0.5,
-        update: str = "monotone",
-        init: str = "lexicon",
-        prior_scale: str = "unit",
-        max_iter: int = 100,
-        tol: float = 1e-4,
-        offset: float = 0.2,
-        n_init: int = 1,
-        random_state: int = 0,
+        lr_C: float = 1.0, lr_label_weight: float = 1.0, long_nb_weight: float = 0.3, long_document_words: float = 50.0,
+        nb_weight: float = 0.1, nb_smoothing: float = 1.0, nb_features: str = "binary",
+        beta: float = 1.0, beta_scale: str = "fit", label_start: float = 0.05, label_min_docs: int = 2,
+        start_weights: str = "uniform", label_prior: float = 0.0,
+        *, lexicon_prior: Optional[np.ndarray] = None, alpha: float = 0.5, update: str = "monotone",
+        init: str = "lexicon", prior_scale: str = "unit", max_iter: int = 100, tol: float = 1e-4, offset: float = 0.2,
+        n_init: int = 1, random_state: int = 0,
     ) -> None:
         super().__init__(nb_weight=nb_weight, nb_smoothing=nb_smoothing, nb_features=nb_features, beta=beta,
                          beta_scale=beta_scale, label_start=label_start, label_min_docs=label_min_docs,

@@ -339,9 +339,6 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
     def use_params(self, params: dict) -> Iterator[None]:
         yield
 
-    def get_loss(self, examples: Iterable[Example], scores: Any) -> Tuple[float, Any]:
-        raise NotImplementedError(f"'{self.name}' is not trained by gradients; its loss comes from update.")
-
     def _doc_indexer(self, rules: Any) -> DocIndexer:
         if self._indexer is None or self._indexer[:2] != (id(rules), len(rules)):
             self._indexer = (id(rules), len(rules), DocIndexer(self._spec, rules.label_strings, self.vocab.strings))
