@@ -1,8 +1,9 @@
 """Saving and loading the components through spaCy's utilities: `cfg` (JSON, floats exact) and `model` (msgpack
 sealed with a SHA-256 checksum and the digest of its `cfg`). A failed load raises `ModelFormatError` and leaves the
-component as it was."""
+component as it was. The components share their labels and their training hooks (fitted in `initialize`, not by
+gradients) here too."""
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Optional, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 from spacy import util
 from spacy.vocab import Vocab
@@ -34,6 +35,27 @@ class ComponentFiles:
 
     def _validate_settings(self) -> None:
         raise NotImplementedError
+
+    @property
+    def labels(self) -> Tuple[str, ...]:
+        """RETURNS (Tuple[str, ...]): The labels the component assigns."""
+        return tuple(self.cfg["labels"])
+
+    @property
+    def label_data(self) -> List[str]:
+        """RETURNS (List[str]): The labels, as `spacy init labels` stores them."""
+        return list(self.cfg["labels"])
+
+    def use_params(self, params: dict) -> Iterator[None]:
+        """Parameter averaging does not apply: the model is used as it is."""
+        yield
+
+    def finish_update(self, sgd: Any = None) -> None:
+        """Nothing to do: the model is not trained by gradients."""
+
+    def _not_trained(self) -> ValueError:
+        return ValueError(f"'{self.name}' is not trained: run `nlp.initialize` and train it (spacy train does both), "
+                          "or load a trained pipeline.")
 
     def _model_bytes(self) -> bytes:
         raise NotImplementedError

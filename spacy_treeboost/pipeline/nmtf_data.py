@@ -44,11 +44,11 @@ def doc_words(doc: Doc, token_attr: str, stem: bool, name: str) -> List[str]:
     return [_stem(w) for w in words] if stem else words
 
 
-def gold_class(cats: Dict[str, float], labels: Tuple[str, str], index: int, name: str) -> int:
+def gold_class(cats: Dict[str, float], labels: Sequence[str], index: int, name: str) -> int:
     """POSITIVE or NEGATIVE for a labelled example's cats, UNLABELLED for empty cats.
 
     cats (Dict[str, float]): The reference doc's cats.
-    labels (Tuple[str, str]): The positive and the negative label.
+    labels (Sequence[str]): The positive and the negative label.
     index (int): The example's position, for messages.
     name (str): The component's name, for messages.
     RETURNS (int): The class.

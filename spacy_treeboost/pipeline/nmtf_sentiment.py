@@ -7,7 +7,7 @@ by a calibration fitted on the training documents (`spacy_treeboost.nmtf.calibra
 """
 import warnings
 from collections import Counter
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 from spacy import util
@@ -131,16 +131,6 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
     def calibration(self) -> Optional[Calibration]:
         """RETURNS (Optional[Calibration]): The map from scores to P(positive), None before training."""
         return self._calibration
-
-    @property
-    def labels(self) -> tuple:
-        """RETURNS (Tuple[str, str]): The positive and the negative label."""
-        return tuple(self.cfg["labels"])
-
-    @property
-    def label_data(self) -> List[str]:
-        """RETURNS (List[str]): The labels, as `spacy init labels` stores them."""
-        return list(self.cfg["labels"])
 
     @property
     def vocabulary(self) -> List[str]:
@@ -303,8 +293,7 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         """
         docs = list(docs)
         if self._estimator is None:
-            raise ValueError(f"'{self.name}' is not trained: run `nlp.initialize` and train it (spacy train does both), "
-                             "or load a trained pipeline.")
+            raise self._not_trained()
         if not docs:
             return np.zeros((0, 2))
         X = self._document_matrix([self._tokens(doc) for doc in docs])
@@ -323,13 +312,6 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         for doc, (p_pos, p_neg) in zip(docs, scores):
             doc.cats[positive] = float(p_pos)
             doc.cats[negative] = float(p_neg)
-
-    def use_params(self, params: dict) -> Iterator[None]:
-        """Parameter averaging does not apply: the factors are used as they are."""
-        yield
-
-    def finish_update(self, sgd: Optional[Callable] = None) -> None:
-        """Nothing to do: the factors are fitted in `initialize`."""
 
     def _document_matrix(self, documents: List[List[str]]) -> Any:
         """The rows of new documents, as the training documents' rows were made. In a document whose known words

@@ -186,15 +186,6 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         return learner
 
     @property
-    def labels(self) -> Tuple[str, ...]:
-        """RETURNS (Tuple[str]): The labels the component assigns."""
-        return tuple(self.cfg["labels"])
-
-    @property
-    def label_data(self) -> List[str]:
-        return list(self.labels)
-
-    @property
     def n_rounds(self) -> int:
         """RETURNS (int): The boosting rounds learned so far."""
         return getattr(self._learner, "n_rounds_", 0) if self._learner is not None and self._learner.is_fitted() else 0
@@ -333,12 +324,6 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
                 "rules, so the scores stay as they are until patience or max_steps ends training. Raise n_rounds "
                 "in the learner block to learn more rules, or lower max_steps.")
 
-    def finish_update(self, sgd: Any) -> None:
-        pass
-
-    def use_params(self, params: dict) -> Iterator[None]:
-        yield
-
     def _doc_indexer(self, rules: Any) -> DocIndexer:
         if self._indexer is None or self._indexer[:2] != (id(rules), len(rules)):
             self._indexer = (id(rules), len(rules), DocIndexer(self._spec, rules.label_strings, self.vocab.strings))
@@ -349,8 +334,7 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         docs = list(docs)
         predictor = self._predictor()
         if predictor is None:
-            raise ValueError(f"'{self.name}' is not trained: run `nlp.initialize` and train it (spacy train does "
-                             "both), or load a trained pipeline.")
+            raise self._not_trained()
         rules = predictor.rules_
         labels, parents, offsets = self._doc_indexer(rules).arrays(docs)
         return rules.margins_from_arrays(labels, parents, offsets)
