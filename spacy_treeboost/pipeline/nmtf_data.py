@@ -23,14 +23,8 @@ Fitted = Tuple[Optional[MFLK], List[str], Optional[np.ndarray], Optional[Calibra
 
 
 def doc_words(doc: Doc, token_attr: str, stem: bool, name: str) -> List[str]:
-    """The words of a document as the component counts them (no whitespace tokens).
-
-    doc (Doc): The document.
-    token_attr (str): LOWER, NORM or LEMMA (lower-cased).
-    stem (bool): Porter-stem the words.
-    name (str): The component's name, for messages.
-    RETURNS (List[str]): The words, in order.
-    """
+    """The words of a document as the component counts them: the `token_attr` (LOWER, NORM or LEMMA, lower-cased)
+    of its non-space tokens, Porter-stemmed with `stem`; `name` is for messages."""
     if token_attr == "LEMMA":
         if len(doc) and not doc.has_annotation("LEMMA"):
             raise ValueError(
@@ -45,14 +39,8 @@ def doc_words(doc: Doc, token_attr: str, stem: bool, name: str) -> List[str]:
 
 
 def gold_class(cats: Dict[str, float], labels: Sequence[str], index: int, name: str) -> int:
-    """POSITIVE or NEGATIVE for a labelled example's cats, UNLABELLED for empty cats.
-
-    cats (Dict[str, float]): The reference doc's cats.
-    labels (Sequence[str]): The positive and the negative label.
-    index (int): The example's position, for messages.
-    name (str): The component's name, for messages.
-    RETURNS (int): The class.
-    """
+    """POSITIVE or NEGATIVE for a labelled example's cats (`labels`: the positive and the negative label),
+    UNLABELLED for empty cats; `index` and `name` are for messages."""
     if not cats:
         return UNLABELLED
     positive, negative = labels
@@ -83,14 +71,8 @@ def as_doc(item: Any, nlp: Optional[Language]) -> Doc:
 
 def training_matrix(tokens: Sequence[Sequence[str]], n_words: int, norm: str,
                     word_norm: bool) -> Tuple[List[str], "sp.csr_matrix", Optional[np.ndarray]]:
-    """The vocabulary, the document-term matrix of the training documents and its word weights.
-
-    tokens (Sequence[Sequence[str]]): The words of each training document.
-    n_words (int): Vocabulary size (most document-frequent words, stop words removed).
-    norm (str): Per-document normalization, "l2" or "l1".
-    word_norm (bool): Scale every word's column to unit norm (the weights are kept for new documents).
-    RETURNS (Tuple[List[str], scipy.sparse.csr_matrix, Optional[numpy.ndarray]]): Vocabulary, X and weights.
-    """
+    """The vocabulary (`n_words` words), the document-term matrix of the training documents (`norm` per document)
+    and, with `word_norm`, the word weights that give every word unit norm (kept for new documents)."""
     vocabulary = build_vocabulary(tokens, max_words=n_words)
     X = document_term_matrix(tokens, vocabulary, norm=norm)
     weights = word_weights(X) if word_norm else None
@@ -106,16 +88,9 @@ def _stem(word: str) -> str:
 
 def model_data(estimator: Optional[MFLK], vocabulary: List[str], word_weights: Optional[np.ndarray],
                calibration: Optional[Calibration] = None, lexicon: Optional[Lexicon] = None) -> Dict[str, Any]:
-    """A component's model as plain data (the payload of a model file).
-
-    estimator (Optional[MFLK]): The fitted factorization, or None before training.
-    vocabulary (List[str]): The words of the matrix, in column order.
-    word_weights (Optional[numpy.ndarray]): The per-word factors, if any.
-    calibration (Optional[Calibration]): The map from scores to probabilities, if any.
-    lexicon (Optional[Lexicon]): The lexicon the model was trained with (its words as the documents' tokens are
-        written), if any.
-    RETURNS (Dict[str, Any]): The data.
-    """
+    """A component's model as plain data (the payload of a model file): the fitted factorization (None before
+    training), the vocabulary in column order, and the word weights, calibration and lexicon (as the documents'
+    tokens are written) if any."""
     data: Dict[str, Any] = {"format": MODEL_FORMAT, "format_version": MODEL_FORMAT_VERSION, "fitted": False}
     if estimator is not None:
         data.update(fitted=True, vocabulary=list(vocabulary), F=estimator.F_.tolist(), S=estimator.S_.tolist(),
@@ -132,12 +107,7 @@ def model_data(estimator: Optional[MFLK], vocabulary: List[str], word_weights: O
 
 
 def model_bytes(cfg: Dict[str, Any], data: Dict[str, Any]) -> bytes:
-    """The sealed model file: `model_data` with the digest of the cfg it belongs to.
-
-    cfg (Dict[str, Any]): The component's settings.
-    data (Dict[str, Any]): The output of `model_data`.
-    RETURNS (bytes): The file's content.
-    """
+    """The sealed model file: `model_data` with the digest of the `cfg` it belongs to."""
     data = dict(data, cfg_sha256=settings_digest(cfg))
     return seal(data, MODEL_FORMAT, MODEL_FORMAT_VERSION, version_key="format_version")
 
