@@ -82,13 +82,7 @@ class SSMFLKNaiveBayes(SSMFLK):
 
     def initialize(self, X: sp.spmatrix, y: Optional[np.ndarray] = None, *,
                    init_clusters: Optional[np.ndarray] = None) -> "SSMFLKNaiveBayes":
-        """SSMFLK's start, plus naive Bayes on the labelled documents.
-
-        X (scipy.sparse.spmatrix): Document-term matrix, shape (n_documents, n_words).
-        y (Optional[numpy.ndarray]): 0 (positive), 1 (negative) or -1 (unlabelled) per document.
-        init_clusters (Optional[numpy.ndarray]): As in `MFLK.fit`.
-        RETURNS (SSMFLKNaiveBayes): self.
-        """
+        """SSMFLK's start (see `MFLK.initialize`), plus naive Bayes on the labelled documents. RETURNS: self."""
         super().initialize(X, y, init_clusters=init_clusters)
         y = np.full(self._X.shape[1], UNLABELLED) if y is None else np.asarray(y)
         both = (y == POSITIVE).any() and (y == NEGATIVE).any()
@@ -102,11 +96,7 @@ class SSMFLKNaiveBayes(SSMFLK):
         return self
 
     def iterate(self, n_iter: int) -> "SSMFLKNaiveBayes":
-        """SSMFLK's iterations; the scales of both scores then follow the new factors.
-
-        n_iter (int): Number of iterations.
-        RETURNS (SSMFLKNaiveBayes): self.
-        """
+        """Up to `n_iter` of SSMFLK's iterations, the scales of both scores following the factors. RETURNS: self."""
         super().iterate(n_iter)
         self._set_scales()
         return self
@@ -121,8 +111,7 @@ class SSMFLKNaiveBayes(SSMFLK):
 
         RETURNS (numpy.ndarray): Shape (n_documents,); >= 0 means positive.
         """
-        s = np.log(np.maximum(self.G_[:, POSITIVE], _TINY)) - np.log(np.maximum(self.G_[:, NEGATIVE], _TINY))
-        return s / self.scales_[0] + self._nb_weight() * self._nb_score(self._Xt) / self.scales_[2]
+        return _log_ratio(self.G_) / self.scales_[0] + self._nb_weight() * self._nb_score(self._Xt) / self.scales_[2]
 
     def decision_function(self, X: sp.spmatrix) -> np.ndarray:
         """The combined score of new documents, with SSMFLK's fold-in g_pos - g_neg.
@@ -145,18 +134,12 @@ class SSMFLKNaiveBayes(SSMFLK):
         return np.stack([p, 1.0 - p], axis=1)
 
     def fitted_state(self) -> Dict[str, Any]:
-        """What prediction needs beyond F and S, as plain data (for model files).
-
-        RETURNS (Dict[str, Any]): The naive Bayes coefficients and the three scales.
-        """
+        """RETURNS (Dict[str, Any]): What prediction needs beyond F and S, as plain data (for model files)."""
         return {"nb_coef": self.nb_coef_.tolist(), "nb_intercept": float(self.nb_intercept_),
                 "scales": [float(s) for s in self.scales_]}
 
     def load_fitted_state(self, state: Dict[str, Any]) -> None:
-        """Restore `fitted_state` (F and S are set separately).
-
-        state (Dict[str, Any]): The output of `fitted_state`.
-        """
+        """Restore the output of `fitted_state` (F and S are set separately)."""
         coef = np.asarray(state["nb_coef"], dtype=np.float64)
         scales = np.asarray(state["scales"], dtype=np.float64)
         if coef.ndim != 1 or scales.shape != (3,) or not (np.isfinite(coef).all() and np.isfinite(scales).all()) \
@@ -176,11 +159,14 @@ class SSMFLKNaiveBayes(SSMFLK):
 
     def _set_scales(self) -> None:
         rows = self._scale_rows
-        G = self.G_[rows]
-        log_ratio = np.log(np.maximum(G[:, POSITIVE], _TINY)) - np.log(np.maximum(G[:, NEGATIVE], _TINY))
         g = self.fold_in(self._Xt[np.flatnonzero(rows)])
-        sds = [np.std(log_ratio), np.std(g[:, POSITIVE] - g[:, NEGATIVE]), np.std(self._nb_score(self._Xt[rows]))]
+        sds = [np.std(_log_ratio(self.G_[rows])), np.std(g[:, POSITIVE] - g[:, NEGATIVE]),
+               np.std(self._nb_score(self._Xt[rows]))]
         self.scales_ = np.array([sd if sd > 0 and np.isfinite(sd) else 1.0 for sd in sds])
+
+
+def _log_ratio(G: np.ndarray) -> np.ndarray:
+    return np.log(np.maximum(G[:, POSITIVE], _TINY)) - np.log(np.maximum(G[:, NEGATIVE], _TINY))
 
 
 def logistic_regression(X: sp.spmatrix, positive: np.ndarray, C: float, sample_weight: Optional[np.ndarray] = None,
@@ -274,14 +260,8 @@ class SSMFLKSelfTrained(SSMFLKNaiveBayes):
 
     def initialize(self, X: sp.spmatrix, y: Optional[np.ndarray] = None, *,
                    init_clusters: Optional[np.ndarray] = None) -> "SSMFLKSelfTrained":
-        """The teacher's start with the naive Bayes weight of the documents' length, and the logistic regression
-        on its first classes.
-
-        X (scipy.sparse.spmatrix): Document-term matrix, shape (n_documents, n_words).
-        y (Optional[numpy.ndarray]): 0 (positive), 1 (negative) or -1 (unlabelled) per document.
-        init_clusters (Optional[numpy.ndarray]): As in `MFLK.fit`.
-        RETURNS (SSMFLKSelfTrained): self.
-        """
+        """The teacher's start (see `MFLK.initialize`) with the naive Bayes weight of the documents' length, and
+        the logistic regression on its first classes. RETURNS: self."""
         self.validate_params()
         X = check_matrix(X)
         self._y = np.full(X.shape[0], UNLABELLED) if y is None else np.asarray(y)
@@ -333,18 +313,12 @@ class SSMFLKSelfTrained(SSMFLKNaiveBayes):
         return np.asarray(X @ self.lr_coef_).ravel() + self.lr_intercept_
 
     def fitted_state(self) -> Dict[str, Any]:
-        """The teacher's fitted values and the logistic regression's, as plain data.
-
-        RETURNS (Dict[str, Any]): The state.
-        """
+        """RETURNS (Dict[str, Any]): The teacher's fitted values and the logistic regression's, as plain data."""
         return {**super().fitted_state(), "lr_coef": self.lr_coef_.tolist(), "lr_intercept": float(self.lr_intercept_),
                 "nb_weight": float(self.nb_weight_)}
 
     def load_fitted_state(self, state: Dict[str, Any]) -> None:
-        """Restore `fitted_state`.
-
-        state (Dict[str, Any]): The output of `fitted_state`.
-        """
+        """Restore the output of `fitted_state`."""
         super().load_fitted_state(state)
         coef = np.asarray(state["lr_coef"], dtype=np.float64)
         intercept = float(state["lr_intercept"])
