@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 from bench import nmtf_experiments as ne
 from bench.harness import provenance, stamp
 from spacy_treeboost.nmtf import MFLK, SSMFLK, SSMFLKNaiveBayes, SSMFLKSelfTrained, lexicon_prior
-from spacy_treeboost.nmtf.self_training import mean_distinct_words
+from spacy_treeboost.nmtf.hybrid import mean_distinct_words
 from spacy_treeboost.nmtf.calibration import (
     Calibration, cross_fitted_scores, expected_calibration_error, log_loss)
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .nmtf.factorization import MFLK
     from .nmtf.hybrid import SSMFLKNaiveBayes
     from .nmtf.lexicons import Lexicon, LexiconFormatError
-    from .nmtf.self_training import SSMFLKSelfTrained
+    from .nmtf.hybrid import SSMFLKSelfTrained
     from .nmtf.semi_supervised import SSMFLK
     from .pipeline.nmtf_sentiment import NMTFSentiment
     from .pipeline.treeboost_textcat import TreeBoostTextCategorizer
@@ -50,7 +50,7 @@ _LAZY = {
     "MFLK": "spacy_treeboost.nmtf.factorization",
     "SSMFLK": "spacy_treeboost.nmtf.semi_supervised",
     "SSMFLKNaiveBayes": "spacy_treeboost.nmtf.hybrid",
-    "SSMFLKSelfTrained": "spacy_treeboost.nmtf.self_training",
+    "SSMFLKSelfTrained": "spacy_treeboost.nmtf.hybrid",
     "Lexicon": "spacy_treeboost.nmtf.lexicons",
     "LexiconFormatError": "spacy_treeboost.nmtf.lexicons",
     "TreeBoostTextCategorizer": "spacy_treeboost.pipeline.treeboost_textcat",

@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from hypothesis import strategies as st
 
 from spacy_treeboost.nmtf import normalize_columns
-from spacy_treeboost.nmtf.checks import check_matrix
+from spacy_treeboost.nmtf.common import check_matrix
 
 
 T8_WORDS = ["good", "bad", "great", "movie"]

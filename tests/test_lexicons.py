@@ -8,14 +8,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from spacy_treeboost.nmtf.lexicons import (
-    Lexicon,
-    LexiconFormatError,
-    create_hu_liu_lexicon,
-    create_jsonl_lexicon,
-    read_hu_liu_lexicon,
-    read_jsonl_lexicon,
-)
+from spacy_treeboost.nmtf.lexicons import Lexicon, LexiconFormatError, read_hu_liu_lexicon, read_jsonl_lexicon
 
 HEADER = ";;;;;;\n; Opinion Lexicon: Positive\n;\n;;;;;;\n\n"
 
@@ -44,7 +37,6 @@ def test_jsonl_reader_matches_hu_liu_reader(tmp_path):
     path = tmp_path / "lex.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in records) + "\n\n", encoding="utf-8")
     assert read_jsonl_lexicon(path) == read_hu_liu_lexicon(folder)
-    assert create_jsonl_lexicon(path) == create_hu_liu_lexicon(folder)
 
 
 @settings(max_examples=40, deadline=None)
@@ -184,7 +176,7 @@ def test_lexicon_with_only_ambiguous_words():
 
 def test_read_lexicon_tells_the_formats_apart(tmp_path):
     """`spacy_treeboost.Lexicon.v1` (the NMTF config's reader): a folder is Hu & Liu, a file JSON lines."""
-    from spacy_treeboost.nmtf.lexicons import create_lexicon, read_lexicon
+    from spacy_treeboost.nmtf.lexicons import read_lexicon
 
     folder = tmp_path / "hu_liu"
     folder.mkdir()
@@ -192,7 +184,7 @@ def test_read_lexicon_tells_the_formats_apart(tmp_path):
     jsonl = tmp_path / "lexicon.jsonl"
     jsonl.write_text("".join(json.dumps({"word": w, "polarity": p}) + "\n"
                              for w, p in (("good", "positive"), ("great", "positive"), ("bad", "negative"))))
-    assert read_lexicon(folder) == read_hu_liu_lexicon(folder) == read_lexicon(jsonl) == create_lexicon(jsonl)
+    assert read_lexicon(folder) == read_hu_liu_lexicon(folder) == read_lexicon(jsonl)
     with pytest.raises(FileNotFoundError, match="Hu & Liu folder .* or a .jsonl file"):
         read_lexicon(tmp_path / "missing")
 

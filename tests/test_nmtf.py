@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from scipy.optimize import nnls
 
 from spacy_treeboost.nmtf import stemming
-from spacy_treeboost.nmtf.checks import check_matrix
+from spacy_treeboost.nmtf.common import check_matrix
 from spacy_treeboost.exceptions import NotFittedError
 from spacy_treeboost.nmtf import (
     ENGLISH_STOP_WORDS,

@@ -221,7 +221,7 @@ def test_training_steps_do_not_change_the_model(learner):
 
 
 def test_a_model_file_without_a_calibration_loads_with_the_plain_normalization():
-    from spacy_treeboost.pipeline.nmtf_files import model_bytes
+    from spacy_treeboost.pipeline.nmtf_data import model_bytes
 
     nlp, pipe = trained("spacy_treeboost.SSMFLK.v1")
     data = pipe._model_data()
@@ -240,7 +240,7 @@ def test_a_model_file_without_a_calibration_loads_with_the_plain_normalization()
 
 
 def test_hybrid_model_file_needs_its_naive_bayes_values():
-    from spacy_treeboost.pipeline.nmtf_files import model_bytes
+    from spacy_treeboost.pipeline.nmtf_data import model_bytes
 
     nlp, pipe = trained("spacy_treeboost.SSMFLKNaiveBayes.v1")
     data = pipe._model_data()

@@ -7,7 +7,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from spacy_treeboost.nmtf import SSMFLK, align_clusters, lexicon_classes, one_hot
-from spacy_treeboost.nmtf.start import label_word_prior
+from spacy_treeboost.nmtf.common import label_word_prior
 from differences import first_difference
 from nmtf_problems import PINNED_RTOL, fitted_factors, pinned_fit, pinned_reference
 from nmtf_problems import (T8_F0, _pinned_problem, dense_objective, problems, random_problem, start_classes,  # noqa: F401

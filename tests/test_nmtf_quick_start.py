@@ -10,7 +10,7 @@ import spacy
 import srsly
 
 from spacy_treeboost.datasets.readers import JsonlCorpus
-from spacy_treeboost.nmtf.lexicons import create_jsonl_lexicon
+from spacy_treeboost.nmtf.lexicons import read_jsonl_lexicon
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = sorted((ROOT / "configs").glob("nmtf*.cfg"))
@@ -39,7 +39,7 @@ LEARNERS = {
 
 
 def test_the_sentences_are_unnegated_lexicon_opinions():
-    lexicon = create_jsonl_lexicon(LEXICON)
+    lexicon = read_jsonl_lexicon(LEXICON)
     for texts, own, other in ((POSITIVE, lexicon.positive, lexicon.negative),
                               (NEGATIVE, lexicon.negative, lexicon.positive)):
         for text in texts:
@@ -92,7 +92,7 @@ def test_every_learner_reads_the_lexicon_on_the_shipped_corpus(learner):
     pipe = nlp.add_pipe("nmtf_sentiment", config={"positive_label": "POS", "negative_label": "NEG",
                                                   "learner": {"@learners": learner, **LEARNERS[learner]}})
     examples = list(JsonlCorpus(OPINIONS / "train.jsonl", labels=["POS", "NEG"], unlabeled=True)(nlp))
-    pipe.initialize(lambda: examples, nlp=nlp, lexicon=create_jsonl_lexicon(LEXICON))
+    pipe.initialize(lambda: examples, nlp=nlp, lexicon=read_jsonl_lexicon(LEXICON))
     for _ in range(10):
         nlp.update(examples[:8])
     assert pipe._estimator.n_iter_ > 0
@@ -126,7 +126,7 @@ def lexicon_pairs(words, n=200, seed=0):
 def test_two_lexicon_words_of_one_polarity_read_as_that_polarity(quick_start_nlp, polarity):
     """Sentences made only of two words of the shipped lexicon, most of which the training documents never
     show, take the lexicon's polarity."""
-    lexicon = create_jsonl_lexicon(LEXICON)
+    lexicon = read_jsonl_lexicon(LEXICON)
     words = getattr(lexicon, polarity)
     pipe = quick_start_nlp.get_pipe("nmtf_sentiment")
     assert len(words - set(pipe.vocabulary)) > len(words) / 2

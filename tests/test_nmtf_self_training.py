@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from spacy.util import registry
 
 from spacy_treeboost.nmtf import SSMFLK, SSMFLKNaiveBayes, SSMFLKSelfTrained
-from spacy_treeboost.nmtf.self_training import logistic_regression, mean_distinct_words
+from spacy_treeboost.nmtf.hybrid import logistic_regression, mean_distinct_words
 from spacy_treeboost.pipeline.learners import nmtf_learners
 from spacy_treeboost.exceptions import NotFittedError
 

@@ -8,11 +8,11 @@ import srsly
 from spacy.training import Example
 from spacy.util import registry
 
-from spacy_treeboost.nmtf.lexicons import Lexicon, create_hu_liu_lexicon, create_jsonl_lexicon
+from spacy_treeboost.nmtf.lexicons import Lexicon, read_hu_liu_lexicon, read_jsonl_lexicon
 from spacy_treeboost.nmtf import MFLK, SSMFLK, build_vocabulary, lexicon_prior, document_term_matrix, word_weights
 from spacy_treeboost.files import ModelFormatError
 from spacy_treeboost.pipeline.nmtf_sentiment import NMTFSentiment
-from spacy_treeboost.pipeline.nmtf_files import model_bytes
+from spacy_treeboost.pipeline.nmtf_data import model_bytes
 from spacy_treeboost.nmtf.calibration import Calibration
 from spacy_treeboost.pipeline.scoring import score_nmtf_cats
 from nmtf_pipes import LEXICON, TEXTS, make_examples, make_nlp, train
@@ -71,8 +71,8 @@ def test_initialize_through_config_readers(tmp_path):
     folder.mkdir()
     (folder / "positive-words.txt").write_text(";header\n" + "\n".join(sorted(LEXICON.positive)) + "\n", encoding="utf-8")
     (folder / "negative-words.txt").write_text(";header\n" + "\n".join(sorted(LEXICON.negative)) + "\n", encoding="utf-8")
-    assert registry.readers.get("spacy_treeboost.HuLiuLexicon.v1").__wrapped__ is create_hu_liu_lexicon
-    assert registry.readers.get("spacy_treeboost.JsonlLexicon.v1").__wrapped__ is create_jsonl_lexicon
+    assert registry.readers.get("spacy_treeboost.HuLiuLexicon.v1").__wrapped__ is read_hu_liu_lexicon
+    assert registry.readers.get("spacy_treeboost.JsonlLexicon.v1").__wrapped__ is read_jsonl_lexicon
     nlp = make_nlp()
     nlp.config["initialize"]["components"]["nmtf_sentiment"] = {
         "lexicon": {"@readers": "spacy_treeboost.HuLiuLexicon.v1", "path": str(folder)}
@@ -139,7 +139,7 @@ def test_stemming_maps_documents_and_lexicon_alike():
 
 
 def test_model_file_without_word_weights_loads():
-    from spacy_treeboost.pipeline.nmtf_files import model_bytes
+    from spacy_treeboost.pipeline.nmtf_data import model_bytes
 
     nlp = make_nlp()
     train(nlp)
@@ -292,7 +292,7 @@ def test_config_labels_match_the_shipped_corpus():
 
 
 def test_shipped_lexicon_is_documented_jsonl():
-    lexicon = create_jsonl_lexicon(ROOT / "corpora" / "lexicons" / "sentiment_small.jsonl")
+    lexicon = read_jsonl_lexicon(ROOT / "corpora" / "lexicons" / "sentiment_small.jsonl")
     assert len(lexicon.positive) >= 50 and len(lexicon.negative) >= 50
     section = (ROOT / "docs" / "nmtf.md").read_text(encoding="utf-8")
     for needle in ('{"word": "good", "polarity": "positive"}', "spacy_treeboost.JsonlLexicon.v1",

@@ -4,7 +4,7 @@ import importlib.util
 import json
 from pathlib import Path
 
-from spacy_treeboost.nmtf.lexicons import create_jsonl_lexicon
+from spacy_treeboost.nmtf.lexicons import read_jsonl_lexicon
 
 CORPORA = Path(__file__).resolve().parents[1] / "corpora"
 
@@ -39,7 +39,7 @@ def test_splits_sizes_labels_and_no_shared_text():
 
 def test_opinions_are_plain_and_half_of_their_words_are_in_the_lexicon():
     module = _generator()
-    lexicon = create_jsonl_lexicon(CORPORA / "lexicons" / "sentiment_small.jsonl")
+    lexicon = read_jsonl_lexicon(CORPORA / "lexicons" / "sentiment_small.jsonl")
     sides = (("POS", lexicon.positive, lexicon.negative), ("NEG", lexicon.negative, lexicon.positive))
     for polarity, own, other in sides:
         assert set(module.LEXICON_WORDS[polarity]) <= set(own)

@@ -11,7 +11,7 @@ from spacy_treeboost.learning.learner import TreeBoostClassifier
 from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
 from spacy_treeboost.nmtf.factorization import MFLK
 from spacy_treeboost.nmtf.hybrid import SSMFLKNaiveBayes
-from spacy_treeboost.nmtf.self_training import SSMFLKSelfTrained
+from spacy_treeboost.nmtf.hybrid import SSMFLKSelfTrained
 from spacy_treeboost.nmtf.semi_supervised import SSMFLK
 from spacy_treeboost.exceptions import InvalidSettingError
 from spacy_treeboost.params import Boolean, Instance, Interval, Items, Options, Text, Validated, rule, validate_params

@@ -8,8 +8,8 @@ from .common import N_CLASSES, NEGATIVE, POSITIVE, UNLABELLED
 from .factorization import BETA_SCALES, INITS, PRIOR_SCALES, UPDATES, MFLK
 from .semi_supervised import SSMFLK
 from .hybrid import SSMFLKNaiveBayes
-from .self_training import SSMFLKSelfTrained
-from .start import align_clusters, fold_in, kmeans_clusters, lexicon_classes, one_hot, unit_columns
+from .hybrid import SSMFLKSelfTrained
+from .common import align_clusters, fold_in, kmeans_clusters, lexicon_classes, one_hot, unit_columns
 from .stemming import porter_stem
 from .text import ENGLISH_STOP_WORDS, build_vocabulary, lexicon_prior, normalize_columns, document_term_matrix, word_weights
 

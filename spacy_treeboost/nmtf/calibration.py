@@ -1,18 +1,8 @@
-"""Probabilities from the NMTF models' scores: Platt scaling on the labelled training documents, a temperature
-without them, and the measures of a probability's quality (log-loss, expected calibration error).
+"""Probabilities from the NMTF models' scores, and measures of their quality (log-loss, expected calibration error).
 
-A model's score (its `decision_function`, for MFLK and SSMFLK the fold-in g_pos - g_neg) is finite but has no
-probability scale, and the old normalization g / sum(g) gives exactly 0 or 1 whenever the fold-in puts a
-document on one class only. `Calibration` maps the score to P(positive) = 1 / (1 + exp(-(a * score + b))):
-
-- with labelled training documents of both classes, a and b are Platt's (1999): the logistic fit of the
-  labels on the scores of the labelled documents, with his smoothed targets (N+ + 1) / (N+ + 2) and
-  1 / (N- + 2), which keep a and b finite even when the scores separate the labels (`learning.selection.platt`,
-  the linear learners' calibration);
-- otherwise a temperature: a = 1 / sd(score) over the training documents and b = 0, so a document one
-  standard deviation above 0 gets P(positive) = 0.73, and a document without any vocabulary word 0.5.
-
-Probabilities are kept within [1e-12, 1 - 1e-12], so no finite score gives exactly 0 or 1.
+`Calibration` maps a score (`decision_function`, > 0 leaning positive) to P(positive) = sigmoid(a * score + b):
+with labelled documents of both classes a and b are Platt's (`learning.selection.platt`, with his smoothed
+targets); otherwise a temperature, a = 1 / sd(score) and b = 0. Probabilities stay within [1e-12, 1 - 1e-12].
 """
 from __future__ import annotations
 
@@ -105,10 +95,8 @@ def log_loss(p_positive: np.ndarray, positive: np.ndarray) -> float:
 
 
 def expected_calibration_error(p_positive: np.ndarray, positive: np.ndarray, n_bins: int = 10) -> float:
-    """Expected calibration error of the predicted class's probability, in `n_bins` equal-width bins.
-
-    Each document's confidence is the probability of its predicted class (max(p, 1 - p)); the ECE is the
-    document-weighted mean over the bins of |accuracy - mean confidence|.
+    """Expected calibration error: the document-weighted mean over `n_bins` equal-width bins of the confidence
+    max(p, 1 - p) of |accuracy - mean confidence|.
 
     p_positive (numpy.ndarray): P(positive) per document.
     positive (numpy.ndarray): 1 for a positive document, 0 for a negative one.
@@ -142,12 +130,8 @@ def label_folds(y: np.ndarray, n_folds: int) -> np.ndarray:
 
 
 def cross_fitted_scores(fit_scores: Any, y: np.ndarray, n_folds: int = 2) -> np.ndarray:
-    """Scores of the labelled documents from models that did not see their labels.
-
-    A model that holds its labelled documents at their labels scores them far more confidently than new
-    documents, so Platt scaling on its own scores would be overconfident. Here the labelled documents are
-    dealt into `n_folds` folds; for each fold a model is fitted with that fold's labels hidden (the documents
-    stay, unlabelled) and scores them.
+    """Scores of the labelled documents from models fitted with their fold's labels hidden (the documents stay,
+    unlabelled): Platt scaling on a model's own scores of its labelled documents would be overconfident.
 
     fit_scores (Callable[[numpy.ndarray], numpy.ndarray]): Fits a model on labels y' (with -1 for hidden ones)
         and returns the scores of all training documents.

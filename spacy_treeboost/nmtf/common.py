@@ -1,6 +1,15 @@
-"""What the NMTF modules share: the class ids, and scipy.sparse imported on first use."""
+"""What the NMTF models share: the class ids, scipy.sparse imported on first use, the input checks, the
+starting points and priors (lexicon classes, labelled word shares, k-means clusters) and the NNLS fold-in.
+
+The estimators' parameters are checked by `spacy_treeboost.params.validate_params` against each estimator's
+`_parameter_constraints`; the checks here are of the data.
+"""
+from __future__ import annotations
+
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Optional, Tuple
+
+import numpy as np
 
 
 class _Lazy:
@@ -22,3 +31,179 @@ else:
 N_CLASSES = 2
 POSITIVE, NEGATIVE = 0, 1
 UNLABELLED = -1
+
+
+def one_hot(labels: np.ndarray) -> np.ndarray:
+    """Rows (1, 0) for class 0, (0, 1) for class 1 and zeros for UNLABELLED (-1).
+
+    labels (numpy.ndarray): Class indices in {-1, 0, 1}.
+    RETURNS (numpy.ndarray): Shape (len(labels), 2).
+    """
+    labels = np.asarray(labels)
+    out = np.zeros((len(labels), N_CLASSES))
+    known = labels != UNLABELLED
+    out[np.flatnonzero(known), labels[known].astype(np.int64)] = 1.0
+    return out
+
+
+def align_clusters(X: sp.spmatrix, F0: np.ndarray, clusters: np.ndarray) -> np.ndarray:
+    """Swap the two cluster ids if the swap agrees better with the lexicon: the permutation P maximizing
+    trace(F0^T X G P) is kept, G the one-hot cluster matrix.
+
+    X (scipy.sparse.spmatrix): Document-term matrix, shape (n_documents, n_words).
+    F0 (numpy.ndarray): Lexicon prior, shape (n_words, 2).
+    clusters (numpy.ndarray): Cluster id (0 or 1) per document.
+    RETURNS (numpy.ndarray): The cluster ids, swapped or not.
+    """
+    clusters = np.asarray(clusters, dtype=np.int64)
+    M = F0.T @ np.asarray(X.T @ one_hot(clusters))
+    if M[0, 1] + M[1, 0] > M[0, 0] + M[1, 1]:
+        return 1 - clusters
+    return clusters
+
+
+def lexicon_classes(X: sp.spmatrix, F0: np.ndarray) -> np.ndarray:
+    """Class of each document under the prior alone, argmax_k (X^T F0)_jk: the polarity whose lexicon words carry
+    more of its weight; ties (e.g. no lexicon word) go to positive, as in `MFLK.predict`.
+
+    X (scipy.sparse.spmatrix): Document-term matrix, shape (n_documents, n_words).
+    F0 (numpy.ndarray): Lexicon prior, shape (n_words, 2).
+    RETURNS (numpy.ndarray): 0 or 1 per document.
+    """
+    score = np.asarray(sp.csr_matrix(X) @ np.asarray(F0, dtype=np.float64))
+    return np.argmax(score, axis=1).astype(np.int64)
+
+
+def label_word_prior(X: sp.csr_matrix, G0: np.ndarray, labelled: np.ndarray, min_docs: int) -> np.ndarray:
+    """Each word's class distribution in the labelled documents (SSMFLK's `label_prior`): row i is
+    (sum_j X_ij G0_j) / sum_j X_ij over the labelled j, zeros for words in fewer than `min_docs` of them.
+
+    X (scipy.sparse.csr_matrix): Term-document matrix, shape (n_words, n_documents).
+    G0 (numpy.ndarray): One-hot labels, shape (n_documents, 2), zero rows when unlabelled.
+    labelled (numpy.ndarray): Mask of the labelled documents, shape (n_documents,).
+    min_docs (int): Fewest labelled documents a word must occur in.
+    RETURNS (numpy.ndarray): Shape (n_words, 2); rows sum to 1 or 0.
+    """
+    sums = np.asarray(X[:, labelled] @ G0[labelled])
+    totals = sums.sum(axis=1, keepdims=True)
+    shares = sums / np.where(totals > 0, totals, 1.0)
+    shares[np.asarray((X[:, labelled] > 0).sum(axis=1)).ravel() < min_docs] = 0.0
+    return shares
+
+
+def unit_columns(M: np.ndarray) -> np.ndarray:
+    """Scale every non-zero column of a dense matrix to unit L2 norm.
+
+    M (numpy.ndarray): The matrix.
+    RETURNS (numpy.ndarray): The scaled copy.
+    """
+    sizes = np.linalg.norm(M, axis=0)
+    return M / np.where(sizes > 0, sizes, 1.0)
+
+
+def kmeans_clusters(
+    X: sp.spmatrix, seed: int, max_dense: int = 20_000_000, n_components: int = 100, n_init: int = 1
+) -> np.ndarray:
+    """Two-means clustering of the documents (rows of X) with scipy's kmeans2, which needs dense data: beyond
+    `max_dense` entries the documents are first projected on their leading `n_components` singular vectors.
+    With `n_init` > 1 the clustering with the smallest within-cluster sum of squares is kept.
+
+    X (scipy.sparse.spmatrix): Document-term matrix, shape (n_documents, n_words).
+    seed (int): Seed of the k-means++ initializations.
+    max_dense (int): Largest number of dense entries clustered directly.
+    n_components (int): Rank of the projection for larger inputs.
+    n_init (int): Number of k-means++ restarts.
+    RETURNS (numpy.ndarray): Cluster id (0 or 1) per document.
+    """
+    n, m = X.shape
+    if n < N_CLASSES:
+        raise ValueError(f"k-means needs at least {N_CLASSES} documents, got {n}.")
+    if n_init < 1:
+        raise ValueError(f"n_init must be at least 1, got {n_init}.")
+    if m * n <= max_dense:
+        data = np.asarray(X.todense(), dtype=np.float64)
+    else:
+        rank = min(n_components, min(m, n) - 1)
+        v0 = np.random.default_rng(seed).uniform(size=min(m, n))
+        from scipy.sparse.linalg import svds
+
+        u, s, vt = svds(sp.csr_matrix(X), k=rank, v0=v0, random_state=seed)
+        data = u * s
+    from scipy.cluster.vq import kmeans2
+
+    rng = np.random.default_rng(seed)
+    best, best_cost = None, np.inf
+    for _ in range(n_init):
+        centroids, clusters = kmeans2(data, N_CLASSES, iter=30, minit="++", seed=rng)
+        cost = float(np.sum((data - centroids[clusters]) ** 2))
+        if cost < best_cost:
+            best, best_cost = clusters, cost
+    return np.asarray(best, dtype=np.int64)
+
+
+def fold_in(B: np.ndarray, X_new: sp.spmatrix) -> np.ndarray:
+    """Solve min_{g >= 0} ||x - B g||^2 for every row x of X_new, with k = 2: the optimum is one of the active-set
+    candidates (unconstrained if non-negative, each single column clipped at 0, or 0), the feasible one with the
+    smallest residual, computed for all documents at once.
+
+    B (numpy.ndarray): The fixed basis F S, shape (m, 2).
+    X_new (scipy.sparse.spmatrix): Documents, shape (n_new, n_words).
+    RETURNS (numpy.ndarray): g per document, shape (n_new, 2).
+    """
+    BtB = B.T @ B
+    Btx = np.asarray(sp.csr_matrix(X_new) @ B)
+    n_new = Btx.shape[0]
+    candidates = [np.zeros((n_new, 2))]
+    for k in range(N_CLASSES):
+        single = np.zeros((n_new, 2))
+        if BtB[k, k] > 0:
+            single[:, k] = np.maximum(Btx[:, k] / BtB[k, k], 0.0)
+        candidates.append(single)
+    det = BtB[0, 0] * BtB[1, 1] - BtB[0, 1] * BtB[1, 0]
+    if det > 1e-12 * max(BtB[0, 0] * BtB[1, 1], 1e-300):
+        both = np.linalg.solve(BtB, Btx.T).T
+        both[(both < 0).any(axis=1)] = 0.0
+        candidates.append(both)
+    # residual up to the constant ||x||^2: g^T BtB g - 2 g^T Btx
+    costs = np.stack([np.einsum("ij,jk,ik->i", g, BtB, g) - 2 * np.einsum("ij,ij->i", g, Btx) for g in candidates])
+    best = np.argmin(costs, axis=0)
+    return np.stack(candidates)[best, np.arange(n_new)]
+
+
+def check_matrix(X: Any, allow_empty: bool = False) -> sp.csr_matrix:
+    """X as a float64 CSR matrix of shape (n_documents, n_words), checked to be finite and non-negative.
+
+    X (Any): A scipy.sparse matrix or a numpy array.
+    allow_empty (bool): Accept no documents, or documents without any vocabulary word.
+    RETURNS (scipy.sparse.csr_matrix): The checked matrix.
+    """
+    if not (sp.issparse(X) or isinstance(X, np.ndarray)):
+        raise TypeError(f"X must be a scipy.sparse matrix or numpy array, got {type(X).__name__}.")
+    if X.ndim != 2:
+        raise ValueError(f"X must be two-dimensional (documents x words), got {X.ndim} dimensions.")
+    X = sp.csr_matrix(X, dtype=np.float64)
+    if not allow_empty and (X.shape[0] == 0 or X.shape[1] == 0):
+        raise ValueError(f"X is empty (shape {X.shape}): pass at least one document and one word.")
+    if not allow_empty and X.nnz == 0:
+        raise ValueError("X has no non-zero entry: no document contains a vocabulary word.")
+    if X.nnz and ((X.data < 0).any() or not np.isfinite(X.data).all()):
+        raise ValueError("X must be finite and non-negative (a document-term matrix of counts or frequencies).")
+    return X
+
+
+def document_prior(y: Optional[np.ndarray], n: int) -> Tuple[np.ndarray, np.ndarray]:
+    """G0 (one-hot rows of the labelled documents) and the mask of labelled documents.
+
+    y (Optional[numpy.ndarray]): 0 (positive), 1 (negative) or -1 (unlabelled) per document.
+    n (int): The number of documents.
+    RETURNS (Tuple[numpy.ndarray, numpy.ndarray]): G0, shape (n, 2), and the mask, shape (n,).
+    """
+    if y is None:
+        return np.zeros((n, N_CLASSES)), np.zeros(n, dtype=bool)
+    y = np.asarray(y)
+    if y.shape != (n,):
+        raise ValueError(f"y must hold one label per document ({n}), got shape {y.shape}.")
+    if not np.isin(y, (UNLABELLED, POSITIVE, NEGATIVE)).all():
+        bad = sorted(set(np.unique(y).tolist()) - {UNLABELLED, POSITIVE, NEGATIVE})
+        raise ValueError(f"y must hold 0 (positive), 1 (negative) or -1 (unlabelled); found {bad[:5]}.")
+    return one_hot(y), y != UNLABELLED

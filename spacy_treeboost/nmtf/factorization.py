@@ -1,44 +1,14 @@
-"""Lexicon-guided non-negative matrix tri-factorization for sentiment.
+"""MFLK: lexicon-guided non-negative matrix tri-factorization for sentiment (Li, Zhang & Sindhwani, ACL 2009).
 
-MFLK and SSMFLK (Li, Zhang & Sindhwani, ACL 2009) factorize the term-document
-matrix X (words x documents) as X ~ F S G^T with F, S, G >= 0 and two classes:
-column 0 is the positive polarity, column 1 the negative one. A lexicon prior
-F0 pulls the rows of F for known words towards their polarity (weight alpha);
-SSMFLK also pulls the rows of G for labelled documents towards their labels
-(weight beta).
+X (words x documents) ~ F S G^T with F, S, G >= 0 and two classes (column 0 positive, column 1 negative); a
+lexicon prior F0 pulls the rows of F for known words towards their polarity (weight alpha). The estimators take
+X as scikit-learn does, (n_documents, n_words), and factorize its transpose, with thin products only (G G^T and
+F F^T are never formed): an iteration costs O(z k + (m + n) k^2) for z non-zeros.
 
-The estimators take X as scikit-learn does, one row per document and one column
-per vocabulary word (n_documents, n_words), and factorize its transpose, the
-paper's words x documents matrix, so F is (n_words, 2) and G (n_documents, 2).
-Everything is computed with thin products, so the
-n x n matrix G G^T and the m x m matrix F F^T are never formed; an iteration
-costs O(z k + (m + n) k^2) for z non-zeros.
-
-The printed algorithm (docs/algorithms.md, section 4, test vector T8) stays
-reachable with `update="sqrt"` or `"as_printed"`, `init="kmeans"` and
-`prior_scale="one"`. The defaults deviate from it on four documented points
-(docs/nmtf_results.md, "Deviations from the printed algorithm"):
-
-- `update="monotone"`: multiplicative rules whose fixed points are exactly the
-  KKT conditions the paper states for its objective (its eq. 10, with
-  F S G^T G S^T rather than F F^T X G S^T in the denominator), square-root
-  damped. They never increase J, unlike the printed orthogonal rules.
-- `prior_scale="unit"`: F0 and G0 are put on the scale of the factors: their
-  columns, like the initial F and G, have unit L2 norm (F^T F = I, the
-  paper's orthogonality motivation). With 0/1 entries the prior asks for
-  lexicon rows of F about 20 times larger than unit-norm columns allow.
-- `init="lexicon"`: G starts at the documents' lexicon classes (the class of
-  F0 whose words carry more of the document's weight) instead of k-means
-  clusters, which carry no polarity and which multiplicative updates barely
-  leave.
-- terms on a common scale: `word_weights` (applied by `document_term_matrix`)
-  give every vocabulary word a unit-norm row, so that the fit weighs each word
-  as equally as the prior does. This belongs to the representation, not to
-  the estimator.
-
-SSMFLK's defaults differ on two more points, beta relative to the fit and a labelled
-start (see `SSMFLK`); `beta_scale="one"`, `label_start=0` restore the printed ones. Its options
-`start_weights="frequency"` and `label_prior > 0` (labelled words in F0) were tried and are off by default.
+The printed algorithm (docs/algorithms.md, section 4, test vector T8) is `update="sqrt"` or `"as_printed"`,
+`init="kmeans"`, `prior_scale="one"`; the defaults' deviations from it (monotone rules, priors on the factors'
+scale, a lexicon start) are described and measured in docs/nmtf_results.md, "Deviations from the printed
+algorithm".
 """
 from __future__ import annotations
 
@@ -48,9 +18,9 @@ import numpy as np
 
 from ..exceptions import NotFittedError
 from ..params import Interval, Options, Validated, rule
-from .checks import check_matrix, document_prior
+from .common import check_matrix, document_prior
 from .common import N_CLASSES, NEGATIVE, POSITIVE, sp
-from .start import align_clusters, fold_in, kmeans_clusters, label_word_prior, lexicon_classes, one_hot, unit_columns
+from .common import align_clusters, fold_in, kmeans_clusters, label_word_prior, lexicon_classes, one_hot, unit_columns
 
 UPDATES = ("monotone", "sqrt", "as_printed")
 INITS = ("lexicon", "kmeans")
@@ -77,26 +47,19 @@ class LabelSettings(NamedTuple):
 class MFLK(Validated):
     """Matrix factorization with lexical knowledge (unsupervised, lexicon prior only).
 
-    lexicon_prior (Optional[numpy.ndarray]): F0, shape (n_words, 2): row (1, 0) for a
-        positive lexicon word, (0, 1) for a negative one, zeros for other words (see
-        `lexicon_prior`). None: no lexicon, allowed only with alpha = 0.
+    lexicon_prior (Optional[numpy.ndarray]): F0, shape (n_words, 2): (1, 0) for a positive lexicon word, (0, 1)
+        for a negative one, zeros otherwise (see `lexicon_prior`); None only with alpha = 0.
     alpha (float): Weight of the lexicon prior; 0 gives plain tri-factor NMF (TNMF).
-    update (str): "monotone" (default; square-root damped multiplicative rules of
-        the stated objective, J never increases), "sqrt" (the printed orthogonal
-        rules, square-root damped) or "as_printed" (the paper's rules, which can
-        oscillate).
-    init (str): Start of G: "lexicon" (default; each document's lexicon class,
-        see `lexicon_classes`) or "kmeans" (the paper's Algorithm 1: 2-means
-        clusters, aligned to the lexicon).
-    prior_scale (str): "unit" (default): F0, G0 and the initial F and G get
-        unit-norm columns, the scale of orthogonal factors; "one": 0/1 priors and
-        starts as printed.
+    update (str): "monotone" (default; square-root damped rules of the stated objective, J never increases),
+        "sqrt" (the printed orthogonal rules, square-root damped) or "as_printed" (can oscillate).
+    init (str): Start of G: "lexicon" (default; each document's lexicon class, `lexicon_classes`) or "kmeans"
+        (Algorithm 1: 2-means clusters aligned to the lexicon).
+    prior_scale (str): "unit" (default; priors and starts with unit-norm columns, the scale of orthogonal
+        factors) or "one" (0/1, as printed).
     max_iter (int): Largest number of iterations run by `fit`.
     tol (float): Stop when ||G_t - G_{t-1}||_F <= tol * ||G_{t-1}||_F.
     offset (float): Added to the initial F0 and one-hot G (before any scaling).
-    n_init (int): k-means restarts when k-means is used (lowest within-cluster
-        sum of squares wins); each restart is a full k-means run over the dense
-        matrix, so the cost grows linearly with n_init.
+    n_init (int): k-means restarts when k-means is used (lowest within-cluster sum of squares wins).
     random_state (int): Seed of the k-means initialization, from 0 to 2**32 - 1.
     """
 
@@ -115,16 +78,9 @@ class MFLK(Validated):
 
     def __init__(
         self,
-        lexicon_prior: Optional[np.ndarray] = None,
-        alpha: float = 0.5,
-        update: str = "monotone",
-        init: str = "lexicon",
-        prior_scale: str = "unit",
-        max_iter: int = 100,
-        tol: float = 1e-4,
-        offset: float = 0.2,
-        n_init: int = 1,
-        random_state: int = 0,
+        lexicon_prior: Optional[np.ndarray] = None, alpha: float = 0.5, update: str = "monotone",
+        init: str = "lexicon", prior_scale: str = "unit", max_iter: int = 100, tol: float = 1e-4, offset: float = 0.2,
+        n_init: int = 1, random_state: int = 0,
     ) -> None:
         self.lexicon_prior = lexicon_prior
         self.alpha = alpha
@@ -172,94 +128,80 @@ class MFLK(Validated):
         RETURNS (MFLK): self.
         """
         self.validate_params()
-        # The factorization runs on the paper's words x documents matrix, in canonical CSR form.
         X = check_matrix(X).T.tocsr()
         Xt = X.T.tocsr()
         m, n = X.shape
         F0 = self._checked_lexicon_prior(m)
-        c1 = F0.sum(axis=1) > 0
-        if self.alpha > 0 and not c1.any():
-            raise ValueError(
-                "No lexicon word is in the vocabulary, so the lexicon prior is empty. Check that the "
-                "lexicon and the documents use the same tokens (lower case, lemmas, stems), or use alpha=0."
-            )
         labels = self._label_settings()
         G0, c2 = document_prior(y if labels is not None else None, n)
         if labels is not None and labels.label_prior > 0 and c2.any():
             F0 = F0 + labels.label_prior * label_word_prior(X, G0, c2, labels.label_min_docs)
-            c1 = F0.sum(axis=1) > 0
         if init_clusters is not None:
             init_clusters = np.asarray(init_clusters, dtype=np.int64)
             if init_clusters.shape != (n,) or not np.isin(init_clusters, (0, 1)).all():
                 raise ValueError(f"init_clusters must hold 0 or 1 for each of the {n} documents.")
-        if c1.any():
-            F = F0 + self.offset
-        else:
-            # No lexicon (alpha = 0, plain TNMF): a constant F would keep its two
-            # columns equal forever, so start from a clustering of the words.
-            F = one_hot(kmeans_clusters(X, self.random_state)) + self.offset
         label_start = labels.label_start if labels is not None and c2.any() else 0.0
-        if labels is not None and label_start > 0:
-            # SSMFLK's labelled start: F also leans towards the words of the labelled
-            # documents of each class (their class sums X_L G0_L over the words found in
-            # at least `label_min_docs` labelled documents, each column given
-            # `label_start` times the norm of F's column), and the unlabelled rows of
-            # G start at the classes this F implies (argmax X^T F) instead of the
-            # lexicon's.
-            sums = np.asarray(X[:, c2] @ G0[c2])
-            # With unit-norm word rows a word seen once weighs as much as a frequent one, so
-            # the words of a single labelled document would dominate the sums: they count
-            # from `label_min_docs` labelled documents on.
-            labelled_docs = np.asarray((X[:, c2] > 0).sum(axis=1)).ravel()
-            sums[labelled_docs < labels.label_min_docs] = 0.0
-            if labels.start_weights == "frequency":
-                sums = label_word_prior(X, G0, c2, labels.label_min_docs) * labelled_docs[:, None]
-            F = F + label_start * unit_columns(sums) * np.linalg.norm(F, axis=0)
-        if init_clusters is not None:
-            clusters = init_clusters
-        elif self.init == "lexicon" and c1.any():
-            if label_start > 0:
-                clusters = np.argmax(np.asarray(X.T @ unit_columns(F)), axis=1).astype(np.int64)
-            else:
-                clusters = lexicon_classes(Xt, F0)
-        else:
-            clusters = kmeans_clusters(Xt, self.random_state, n_init=self.n_init)
-        if c1.any():
-            clusters = align_clusters(Xt, F0, clusters)
-        elif c2.any():
-            agree = (one_hot(clusters) * G0).sum()
-            if agree < (one_hot(1 - clusters) * G0).sum():
-                clusters = 1 - clusters
+        F = self._start_F(X, F0, G0, c2, labels, label_start)
+        clusters = self._start_clusters(X, Xt, F, F0, G0, c2, label_start, init_clusters)
         G = one_hot(clusters) + self.offset
         G[c2] = G0[c2] + self.offset
-        F0_target, G0_target = F0, G0
+        c1 = F0.sum(axis=1) > 0
         if self.prior_scale == "unit":
-            # Orthogonal factors (F^T F = I, G^T G = I) have unit-norm columns, so
-            # entries of about 1/sqrt(column support). The priors and the starts
-            # are put on that scale: F0's columns to unit norm; G0's rows to
-            # 1/sqrt(n_k), with the class sizes n_k estimated from the label
-            # proportions.
-            F0_target = unit_columns(F0)
+            # Orthogonal factors have unit-norm columns, entries of about 1/sqrt(column support): F0's columns go
+            # to unit norm, G0's rows to 1/sqrt(n_k), the class sizes n_k estimated from the label proportions.
+            F0 = unit_columns(F0)
             if c2.any():
-                share = G0[c2].mean(axis=0)
-                G0_target = G0 / np.sqrt(np.maximum(share * n, 1.0))
+                G0 = G0 / np.sqrt(np.maximum(G0[c2].mean(axis=0) * n, 1.0))
             F, G = unit_columns(F), unit_columns(G)
-        S = np.maximum(_least_squares_S(X, F, G), 1e-9)
-        self._X = X
-        self._Xt = Xt
+        self._X, self._Xt = X, Xt
         self._sq_norm_X = float(X.multiply(X).sum())
-        # The weight of the document-label term actually used (beta_ in J).
         self.beta_ = labels.beta if labels is not None else 0.0
         if labels is not None and labels.beta_scale == "fit" and c2.any():
-            # beta = 1: each labelled document's label term, with its row of G at 0,
-            # costs as much as an average document's share of the fit at F S G^T = 0.
-            self.beta_ = labels.beta * (self._sq_norm_X / n) / float(np.mean(np.sum(G0_target[c2] ** 2, axis=1)))
-        self._F0, self._c1, self._G0, self._c2 = F0_target, c1, G0_target, c2
-        self.F_, self.S_, self.G_ = F, S, G
+            # beta = 1: a labelled document's label term, its row of G at 0, costs an average document's share
+            # of the fit at F S G^T = 0.
+            self.beta_ = labels.beta * (self._sq_norm_X / n) / float(np.mean(np.sum(G0[c2] ** 2, axis=1)))
+        self._F0, self._c1, self._G0, self._c2 = F0, c1, G0, c2
+        self.F_, self.S_, self.G_ = F, np.maximum(_least_squares_S(X, F, G), 1e-9), G
         self.objective_ = [self._objective()]
         self.n_iter_ = 0
         self.converged_ = False
         return self
+
+    def _start_F(self, X: sp.csr_matrix, F0: np.ndarray, G0: np.ndarray, c2: np.ndarray,
+                 labels: Optional[LabelSettings], label_start: float) -> np.ndarray:
+        if (F0.sum(axis=1) > 0).any():
+            F = F0 + self.offset
+        else:
+            # No lexicon (alpha = 0, plain TNMF): a constant F would keep its two columns equal forever.
+            F = one_hot(kmeans_clusters(X, self.random_state)) + self.offset
+        if labels is None or label_start <= 0:
+            return F
+        # SSMFLK's labelled start: F leans towards the class sums X_L G0_L of the labelled documents over the words
+        # of at least `label_min_docs` of them (with unit-norm word rows, the words of one document would dominate).
+        labelled_docs = np.asarray((X[:, c2] > 0).sum(axis=1)).ravel()
+        if labels.start_weights == "frequency":
+            sums = label_word_prior(X, G0, c2, labels.label_min_docs) * labelled_docs[:, None]
+        else:
+            sums = np.asarray(X[:, c2] @ G0[c2])
+            sums[labelled_docs < labels.label_min_docs] = 0.0
+        return F + label_start * unit_columns(sums) * np.linalg.norm(F, axis=0)
+
+    def _start_clusters(self, X: sp.csr_matrix, Xt: sp.csr_matrix, F: np.ndarray, F0: np.ndarray, G0: np.ndarray,
+                        c2: np.ndarray, label_start: float, init_clusters: Optional[np.ndarray]) -> np.ndarray:
+        lexicon = (F0.sum(axis=1) > 0).any()
+        if init_clusters is not None:
+            clusters = init_clusters
+        elif self.init == "lexicon" and lexicon:
+            # with a labelled start, the classes argmax X^T F of the started F
+            clusters = (np.argmax(np.asarray(X.T @ unit_columns(F)), axis=1).astype(np.int64) if label_start > 0
+                        else lexicon_classes(Xt, F0))
+        else:
+            clusters = kmeans_clusters(Xt, self.random_state, n_init=self.n_init)
+        if lexicon:
+            return align_clusters(Xt, F0, clusters)
+        if c2.any() and (one_hot(clusters) * G0).sum() < (one_hot(1 - clusters) * G0).sum():
+            return 1 - clusters
+        return clusters
 
     def can_iterate(self) -> bool:
         """RETURNS (bool): Whether the estimator holds its training matrix (after `initialize` or `fit` in this
@@ -348,7 +290,7 @@ class MFLK(Validated):
         X (scipy.sparse.spmatrix): Documents, shape (n_new, n_words).
         RETURNS (numpy.ndarray): Shape (n_new,).
         """
-        return np.argmax(self.fold_in(X), axis=1)
+        return np.where(self.decision_function(X) >= 0, POSITIVE, NEGATIVE)
 
     def fold_in(self, X: sp.spmatrix) -> np.ndarray:
         """Non-negative coefficients g of new documents on the basis F S.
@@ -362,13 +304,6 @@ class MFLK(Validated):
         if X.shape[1] != self.F_.shape[0]:
             raise ValueError(f"X must have one column per vocabulary word ({self.F_.shape[0]}), got {X.shape[1]}.")
         return fold_in(self.F_ @ self.S_, X)
-
-    def word_polarity(self) -> np.ndarray:
-        """Learned class of each vocabulary word: argmax of its row of F.
-
-        RETURNS (numpy.ndarray): 0 (positive) or 1 (negative) per word.
-        """
-        return np.argmax(self.F_, axis=1)
 
     def __sklearn_tags__(self) -> Any:
         """scikit-learn's estimator tags (read by scikit-learn only, so it is imported here): sparse,
@@ -396,6 +331,10 @@ class MFLK(Validated):
                              f"got {F0.shape}.")
         if (F0 < 0).any() or not np.isfinite(F0).all():
             raise ValueError("lexicon_prior must be finite and non-negative.")
+        if self.alpha > 0 and not F0.any():
+            raise ValueError(
+                "No lexicon word is in the vocabulary, so the lexicon prior is empty. Check that the "
+                "lexicon and the documents use the same tokens (lower case, lemmas, stems), or use alpha=0.")
         return F0
 
     def _objective(self) -> float:

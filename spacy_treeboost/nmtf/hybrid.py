@@ -1,13 +1,9 @@
-"""SSMFLK plus naive Bayes: the paper's semi-supervised factorization and a supervised word model of the same
-labels, added on a common scale.
+"""SSMFLK plus naive Bayes (`SSMFLKNaiveBayes`), and a logistic regression taught by it (`SSMFLKSelfTrained`,
+the component's default learner); the factorization is SSMFLK's, unchanged.
 
-SSMFLK uses its labelled documents mostly as a start of the factorization (docs/nmtf_results.md), so at a few
-per cent of labels it stays close to MFLK. A multinomial naive Bayes model fitted on the same labelled
-documents reads the labels directly, but alone it is far worse than the lexicon model. Their sum, each score
-divided by its standard deviation over the unlabelled training documents and the naive Bayes score weighted
-by `nb_weight`, with naive Bayes on word presence (binarized, as Wang & Manning 2012 found better for
-sentiment), was chosen on the development parts of both corpora (bench/nmtf_default_learner.py,
-docs/nmtf_default_learner.md). The factorization is SSMFLK's, unchanged.
+At a few per cent of labels SSMFLK stays close to MFLK, and naive Bayes on the labelled documents alone is far
+worse than the lexicon model; their sum on a common scale, then a logistic regression on all documents' words
+trained on its classes, were chosen on the development parts of both corpora (docs/nmtf_default_learner.md).
 """
 from __future__ import annotations
 
@@ -15,9 +11,9 @@ from typing import Any, Dict, Optional
 
 import numpy as np
 
+from ..exceptions import NotFittedError
 from ..params import Interval, Options, rule
-from .checks import check_matrix
-from .common import NEGATIVE, POSITIVE, UNLABELLED, sp
+from .common import NEGATIVE, POSITIVE, UNLABELLED, check_matrix, sp
 from .semi_supervised import SSMFLK
 
 _TINY = 1e-300
@@ -68,26 +64,12 @@ class SSMFLKNaiveBayes(SSMFLK):
 
     def __init__(
         self,
-        nb_weight: float = 0.1,
-        nb_smoothing: float = 1.0,
-        nb_features: str = "binary",
-        beta: float = 1.0,
-        beta_scale: str = "fit",
-        label_start: float = 0.05,
-        label_min_docs: int = 2,
-        start_weights: str = "uniform",
-        label_prior: float = 0.0,
-        *,
-        lexicon_prior: Optional[np.ndarray] = None,
-        alpha: float = 0.5,
-        update: str = "monotone",
-        init: str = "lexicon",
-        prior_scale: str = "unit",
-        max_iter: int = 100,
-        tol: float = 1e-4,
-        offset: float = 0.2,
-        n_init: int = 1,
-        random_state: int = 0,
+        nb_weight: float = 0.1, nb_smoothing: float = 1.0, nb_features: str = "binary",
+        beta: float = 1.0, beta_scale: str = "fit", label_start: float = 0.05, label_min_docs: int = 2,
+        start_weights: str = "uniform", label_prior: float = 0.0,
+        *, lexicon_prior: Optional[np.ndarray] = None, alpha: float = 0.5, update: str = "monotone",
+        init: str = "lexicon", prior_scale: str = "unit", max_iter: int = 100, tol: float = 1e-4, offset: float = 0.2,
+        n_init: int = 1, random_state: int = 0,
     ) -> None:
         super().__init__(beta=beta, beta_scale=beta_scale, label_start=label_start, label_min_docs=label_min_docs,
                          start_weights=start_weights, label_prior=label_prior,
@@ -100,13 +82,7 @@ class SSMFLKNaiveBayes(SSMFLK):
 
     def initialize(self, X: sp.spmatrix, y: Optional[np.ndarray] = None, *,
                    init_clusters: Optional[np.ndarray] = None) -> "SSMFLKNaiveBayes":
-        """SSMFLK's start, plus naive Bayes on the labelled documents.
-
-        X (scipy.sparse.spmatrix): Document-term matrix, shape (n_documents, n_words).
-        y (Optional[numpy.ndarray]): 0 (positive), 1 (negative) or -1 (unlabelled) per document.
-        init_clusters (Optional[numpy.ndarray]): As in `MFLK.fit`.
-        RETURNS (SSMFLKNaiveBayes): self.
-        """
+        """SSMFLK's start (see `MFLK.initialize`), plus naive Bayes on the labelled documents. RETURNS: self."""
         super().initialize(X, y, init_clusters=init_clusters)
         y = np.full(self._X.shape[1], UNLABELLED) if y is None else np.asarray(y)
         both = (y == POSITIVE).any() and (y == NEGATIVE).any()
@@ -120,11 +96,7 @@ class SSMFLKNaiveBayes(SSMFLK):
         return self
 
     def iterate(self, n_iter: int) -> "SSMFLKNaiveBayes":
-        """SSMFLK's iterations; the scales of both scores then follow the new factors.
-
-        n_iter (int): Number of iterations.
-        RETURNS (SSMFLKNaiveBayes): self.
-        """
+        """Up to `n_iter` of SSMFLK's iterations, the scales of both scores following the factors. RETURNS: self."""
         super().iterate(n_iter)
         self._set_scales()
         return self
@@ -139,8 +111,7 @@ class SSMFLKNaiveBayes(SSMFLK):
 
         RETURNS (numpy.ndarray): Shape (n_documents,); >= 0 means positive.
         """
-        s = np.log(np.maximum(self.G_[:, POSITIVE], _TINY)) - np.log(np.maximum(self.G_[:, NEGATIVE], _TINY))
-        return s / self.scales_[0] + self._nb_weight() * self._nb_score(self._Xt) / self.scales_[2]
+        return _log_ratio(self.G_) / self.scales_[0] + self._nb_weight() * self._nb_score(self._Xt) / self.scales_[2]
 
     def decision_function(self, X: sp.spmatrix) -> np.ndarray:
         """The combined score of new documents, with SSMFLK's fold-in g_pos - g_neg.
@@ -153,14 +124,6 @@ class SSMFLKNaiveBayes(SSMFLK):
         t = self._nb_score(check_matrix(X, allow_empty=True))
         return s / self.scales_[1] + self._nb_weight() * t / self.scales_[2]
 
-    def predict(self, X: sp.spmatrix) -> np.ndarray:
-        """Class of each new document: 0 (positive) or 1 (negative); ties go to positive.
-
-        X (scipy.sparse.spmatrix): Documents, shape (n_new, n_words).
-        RETURNS (numpy.ndarray): Shape (n_new,).
-        """
-        return np.where(self.decision_function(X) >= 0, POSITIVE, NEGATIVE)
-
     def predict_proba(self, X: sp.spmatrix) -> np.ndarray:
         """Logistic of the combined score (uncalibrated; the component calibrates it).
 
@@ -171,18 +134,12 @@ class SSMFLKNaiveBayes(SSMFLK):
         return np.stack([p, 1.0 - p], axis=1)
 
     def fitted_state(self) -> Dict[str, Any]:
-        """What prediction needs beyond F and S, as plain data (for model files).
-
-        RETURNS (Dict[str, Any]): The naive Bayes coefficients and the three scales.
-        """
+        """RETURNS (Dict[str, Any]): What prediction needs beyond F and S, as plain data (for model files)."""
         return {"nb_coef": self.nb_coef_.tolist(), "nb_intercept": float(self.nb_intercept_),
                 "scales": [float(s) for s in self.scales_]}
 
     def load_fitted_state(self, state: Dict[str, Any]) -> None:
-        """Restore `fitted_state` (F and S are set separately).
-
-        state (Dict[str, Any]): The output of `fitted_state`.
-        """
+        """Restore the output of `fitted_state` (F and S are set separately)."""
         coef = np.asarray(state["nb_coef"], dtype=np.float64)
         scales = np.asarray(state["scales"], dtype=np.float64)
         if coef.ndim != 1 or scales.shape != (3,) or not (np.isfinite(coef).all() and np.isfinite(scales).all()) \
@@ -202,8 +159,172 @@ class SSMFLKNaiveBayes(SSMFLK):
 
     def _set_scales(self) -> None:
         rows = self._scale_rows
-        G = self.G_[rows]
-        log_ratio = np.log(np.maximum(G[:, POSITIVE], _TINY)) - np.log(np.maximum(G[:, NEGATIVE], _TINY))
         g = self.fold_in(self._Xt[np.flatnonzero(rows)])
-        sds = [np.std(log_ratio), np.std(g[:, POSITIVE] - g[:, NEGATIVE]), np.std(self._nb_score(self._Xt[rows]))]
+        sds = [np.std(_log_ratio(self.G_[rows])), np.std(g[:, POSITIVE] - g[:, NEGATIVE]),
+               np.std(self._nb_score(self._Xt[rows]))]
         self.scales_ = np.array([sd if sd > 0 and np.isfinite(sd) else 1.0 for sd in sds])
+
+
+def _log_ratio(G: np.ndarray) -> np.ndarray:
+    return np.log(np.maximum(G[:, POSITIVE], _TINY)) - np.log(np.maximum(G[:, NEGATIVE], _TINY))
+
+
+def logistic_regression(X: sp.spmatrix, positive: np.ndarray, C: float, sample_weight: Optional[np.ndarray] = None,
+                        max_iter: int = 1000) -> tuple:
+    """L2-regularized logistic regression: minimize C * sum_i s_i log(1 + exp(-t_i (x_i w + b))) + ||w||^2 / 2.
+
+    t_i is +1 for a positive document, -1 otherwise; b is not penalized (scikit-learn's objective). Solved by
+    scipy's L-BFGS-B from zero, deterministically: the linear learners' solver has no sample weights s_i.
+
+    X (scipy.sparse.spmatrix): Documents, shape (n, m).
+    positive (numpy.ndarray): Whether each document is positive, shape (n,).
+    C (float): Inverse regularization strength, > 0.
+    sample_weight (Optional[numpy.ndarray]): s_i, default 1.
+    max_iter (int): Most L-BFGS iterations.
+    RETURNS (Tuple[numpy.ndarray, float]): w and b; x w + b > 0 leans positive.
+    """
+    from scipy.optimize import minimize
+
+    X = sp.csr_matrix(X)
+    t = np.where(np.asarray(positive, dtype=bool), 1.0, -1.0)
+    s = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+
+    def loss_and_grad(theta: np.ndarray) -> tuple:
+        w, b = theta[:-1], theta[-1]
+        z = t * (X @ w + b)
+        loss = C * np.sum(s * np.logaddexp(0.0, -z)) + 0.5 * (w @ w)
+        d = -C * s * t * np.exp(-np.logaddexp(0.0, z))
+        return loss, np.concatenate([X.T @ d + w, [d.sum()]])
+
+    theta = minimize(loss_and_grad, np.zeros(X.shape[1] + 1), jac=True, method="L-BFGS-B",
+                     options={"maxiter": max_iter, "gtol": 1e-6}).x
+    return theta[:-1], float(theta[-1])
+
+
+def mean_distinct_words(X: sp.spmatrix) -> float:
+    """Mean number of distinct words per document: the nonzero entries of each row of X.
+
+    X (scipy.sparse.spmatrix): Documents, shape (n_documents, n_words), n_documents > 0.
+    RETURNS (float): The mean.
+    """
+    X = sp.csr_matrix(X)
+    X.eliminate_zeros()
+    return float(np.mean(np.diff(X.indptr)))
+
+
+class SSMFLKSelfTrained(SSMFLKNaiveBayes):
+    """A logistic regression (the student) on the labelled documents and on SSMFLK + naive Bayes's classes of the
+    others (the teacher); it scores new documents on their words, without fold-in. On long documents naive Bayes
+    reads many words per document and gets the larger weight `long_nb_weight`.
+
+    lr_C (float): Inverse regularization strength of the logistic regression (default 1).
+    lr_label_weight (float): Weight of a labelled document against one classified by the teacher (default 1).
+    long_nb_weight (float): The teacher's naive Bayes weight on long training documents (default 0.3);
+        `nb_weight` applies to shorter ones.
+    long_document_words (float): Mean number of distinct words per training document (nonzero entries of a
+        row of X) from which the documents count as long (default 50).
+    nb_weight, ..., random_state: The parameters of SSMFLKNaiveBayes (the teacher), SSMFLK and MFLK, with
+        their defaults.
+    """
+
+    _parameter_constraints = {
+        **SSMFLKNaiveBayes._parameter_constraints,
+        "lr_C": rule(Interval("real", 0, None, "neither"), hint=(
+            "use a number > 0: it is the inverse of the regularization strength")),
+        "lr_label_weight": rule(Interval("real", 0, None)),
+        "long_nb_weight": rule(Interval("real", 0, None)),
+        "long_document_words": rule(Interval("real", 0, None, "neither"), hint=(
+            "use a number > 0: the mean number of distinct words per document from which documents are long")),
+    }
+
+    def __init__(
+        self,
+        lr_C: float = 1.0, lr_label_weight: float = 1.0, long_nb_weight: float = 0.3, long_document_words: float = 50.0,
+        nb_weight: float = 0.1, nb_smoothing: float = 1.0, nb_features: str = "binary",
+        beta: float = 1.0, beta_scale: str = "fit", label_start: float = 0.05, label_min_docs: int = 2,
+        start_weights: str = "uniform", label_prior: float = 0.0,
+        *, lexicon_prior: Optional[np.ndarray] = None, alpha: float = 0.5, update: str = "monotone",
+        init: str = "lexicon", prior_scale: str = "unit", max_iter: int = 100, tol: float = 1e-4, offset: float = 0.2,
+        n_init: int = 1, random_state: int = 0,
+    ) -> None:
+        super().__init__(nb_weight=nb_weight, nb_smoothing=nb_smoothing, nb_features=nb_features, beta=beta,
+                         beta_scale=beta_scale, label_start=label_start, label_min_docs=label_min_docs,
+                         start_weights=start_weights, label_prior=label_prior,
+                         lexicon_prior=lexicon_prior, alpha=alpha, update=update, init=init,
+                         prior_scale=prior_scale, max_iter=max_iter, tol=tol, offset=offset, n_init=n_init,
+                         random_state=random_state)
+        self.lr_C = lr_C
+        self.lr_label_weight = lr_label_weight
+        self.long_nb_weight = long_nb_weight
+        self.long_document_words = long_document_words
+
+    def initialize(self, X: sp.spmatrix, y: Optional[np.ndarray] = None, *,
+                   init_clusters: Optional[np.ndarray] = None) -> "SSMFLKSelfTrained":
+        """The teacher's start (see `MFLK.initialize`) with the naive Bayes weight of the documents' length, and
+        the logistic regression on its first classes. RETURNS: self."""
+        self.validate_params()
+        X = check_matrix(X)
+        self._y = np.full(X.shape[0], UNLABELLED) if y is None else np.asarray(y)
+        long = mean_distinct_words(X) >= self.long_document_words
+        self.nb_weight_ = self.long_nb_weight if long else self.nb_weight
+        super().initialize(X, y, init_clusters=init_clusters)
+        return self
+
+    def _set_scales(self) -> None:
+        super()._set_scales()
+        if hasattr(self, "_y"):
+            self._fit_student()
+
+    def _nb_weight(self) -> float:
+        return self.nb_weight_
+
+    def _fit_student(self) -> None:
+        teacher = super().transductive_score()
+        labelled = (self._y == POSITIVE) | (self._y == NEGATIVE)
+        positive = np.where(labelled, self._y == POSITIVE, teacher >= 0)
+        weight = np.where(labelled, self.lr_label_weight, 1.0)
+        self.lr_coef_, self.lr_intercept_ = logistic_regression(self._Xt, positive, self.lr_C, weight)
+
+    def transductive_score(self) -> np.ndarray:
+        """The logistic regression's margin on each training document.
+
+        RETURNS (numpy.ndarray): Shape (n_documents,); >= 0 means positive.
+        """
+        return np.asarray(self._Xt @ self.lr_coef_).ravel() + self.lr_intercept_
+
+    def teacher_score(self) -> np.ndarray:
+        """SSMFLK + naive Bayes's score of each training document (the classes the logistic regression learns).
+
+        RETURNS (numpy.ndarray): Shape (n_documents,); >= 0 means positive.
+        """
+        return super().transductive_score()
+
+    def decision_function(self, X: sp.spmatrix) -> np.ndarray:
+        """The logistic regression's margin on new documents.
+
+        X (scipy.sparse.spmatrix): Documents, shape (n_new, n_words), normalized like the training matrix.
+        RETURNS (numpy.ndarray): Shape (n_new,); >= 0 means positive.
+        """
+        if not hasattr(self, "lr_coef_"):
+            raise NotFittedError("This model is not fitted yet: call `fit` first.")
+        X = check_matrix(X, allow_empty=True)
+        if X.shape[1] != len(self.lr_coef_):
+            raise ValueError(f"X must have one column per vocabulary word ({len(self.lr_coef_)}), got {X.shape[1]}.")
+        return np.asarray(X @ self.lr_coef_).ravel() + self.lr_intercept_
+
+    def fitted_state(self) -> Dict[str, Any]:
+        """RETURNS (Dict[str, Any]): The teacher's fitted values and the logistic regression's, as plain data."""
+        return {**super().fitted_state(), "lr_coef": self.lr_coef_.tolist(), "lr_intercept": float(self.lr_intercept_),
+                "nb_weight": float(self.nb_weight_)}
+
+    def load_fitted_state(self, state: Dict[str, Any]) -> None:
+        """Restore the output of `fitted_state`."""
+        super().load_fitted_state(state)
+        coef = np.asarray(state["lr_coef"], dtype=np.float64)
+        intercept = float(state["lr_intercept"])
+        if coef.shape != self.nb_coef_.shape or not (np.isfinite(coef).all() and np.isfinite(intercept)):
+            raise ValueError("the logistic regression state must hold one finite coefficient per word")
+        nb_weight = float(state.get("nb_weight", self.nb_weight))
+        if not (np.isfinite(nb_weight) and nb_weight >= 0):
+            raise ValueError(f"the naive Bayes weight of the state must be a finite number >= 0, got {nb_weight}")
+        self.lr_coef_, self.lr_intercept_, self.nb_weight_ = coef, intercept, nb_weight

@@ -5,12 +5,9 @@ Two formats are read:
   one word per line after a header of comment lines starting with ";";
 - JSON lines: `{"word": "good", "polarity": "positive"}`, one object per line.
 
-Words listed with both polarities are dropped, because they carry no prior.
-This module does not import spaCy; `create_hu_liu_lexicon` and
-`create_jsonl_lexicon` are the functions behind the `spacy_readers` entry
-points `spacy_treeboost.HuLiuLexicon.v1` and `spacy_treeboost.JsonlLexicon.v1`;
-`create_lexicon` (either format: a folder or a file) is registered as
-`spacy_treeboost.Lexicon.v1` by the `nmtf_sentiment` component's module.
+Words listed with both polarities are dropped, because they carry no prior. `read_hu_liu_lexicon`,
+`read_jsonl_lexicon` and `read_lexicon` (either format) are the readers `spacy_treeboost.HuLiuLexicon.v1`,
+`spacy_treeboost.JsonlLexicon.v1` and `spacy_treeboost.Lexicon.v1` (registered by `pipeline.nmtf_sentiment`).
 """
 import json
 import random
@@ -27,13 +24,11 @@ class LexiconFormatError(ValueError):
 
 
 class Lexicon:
-    """A set of positive and a set of negative words, disjoint.
+    """A set of positive and a set of negative words; words given with both are left out, listed in `ambiguous`.
 
     positive (Iterable[str]): The positive words.
     negative (Iterable[str]): The negative words.
     lowercase (bool): Lower-case every word.
-
-    Words given with both polarities are left out and listed in `ambiguous`.
     """
 
     __slots__ = ("positive", "negative", "ambiguous")
@@ -79,12 +74,8 @@ class Lexicon:
         return {w: self.polarity(w) for w in sorted(self.positive | self.negative)}  # type: ignore[misc]
 
     def map(self, func: Callable[[str], str]) -> "Lexicon":
-        """The lexicon of the words' images under `func`, e.g. a stemmer or lemmatizer.
-
-        Map the lexicon with the function that maps the documents' tokens, so that
-        both meet in the same vocabulary (the paper stems corpus and lexicon alike).
-        An image reached from words of both polarities is dropped (listed in
-        `ambiguous`), like a word listed with both.
+        """The lexicon of the words' images under `func` (e.g. the stemmer applied to the documents); an image of
+        words of both polarities is dropped, like a word listed with both.
 
         func (Callable[[str], str]): The word mapping.
         RETURNS (Lexicon): The mapped lexicon.
@@ -195,27 +186,6 @@ def read_jsonl_lexicon(path: Union[str, Path], lowercase: bool = True) -> Lexico
     return Lexicon(words["positive"], words["negative"], lowercase=lowercase)
 
 
-def create_hu_liu_lexicon(path: Path, encoding: str = "utf-8", lowercase: bool = True) -> Lexicon:
-    """Registered reader `spacy_treeboost.HuLiuLexicon.v1`.
-
-    path (Path): Folder with `positive-words.txt` and `negative-words.txt`.
-    encoding (str): The files' encoding.
-    lowercase (bool): Lower-case the words.
-    RETURNS (Lexicon): The lexicon.
-    """
-    return read_hu_liu_lexicon(path, encoding=encoding, lowercase=lowercase)
-
-
-def create_jsonl_lexicon(path: Path, lowercase: bool = True) -> Lexicon:
-    """Registered reader `spacy_treeboost.JsonlLexicon.v1`.
-
-    path (Path): The `.jsonl` file of `{"word", "polarity"}` records.
-    lowercase (bool): Lower-case the words.
-    RETURNS (Lexicon): The lexicon.
-    """
-    return read_jsonl_lexicon(path, lowercase=lowercase)
-
-
 def read_lexicon(path: Union[str, Path], encoding: str = "utf-8", lowercase: bool = True) -> Lexicon:
     """Read either format: a folder is a Hu & Liu lexicon, a file a JSON-lines lexicon.
 
@@ -233,17 +203,6 @@ def read_lexicon(path: Union[str, Path], encoding: str = "utf-8", lowercase: boo
         f"Lexicon not found: {path} (expected a Hu & Liu folder with {HU_LIU_POSITIVE_FILE} and "
         f"{HU_LIU_NEGATIVE_FILE}, or a .jsonl file)."
     )
-
-
-def create_lexicon(path: Path, encoding: str = "utf-8", lowercase: bool = True) -> Lexicon:
-    """Registered reader `spacy_treeboost.Lexicon.v1`: either format, see `read_lexicon`.
-
-    path (Path): A Hu & Liu folder or a `.jsonl` file.
-    encoding (str): The Hu & Liu files' encoding.
-    lowercase (bool): Lower-case the words.
-    RETURNS (Lexicon): The lexicon.
-    """
-    return read_lexicon(path, encoding=encoding, lowercase=lowercase)
 
 
 def _numbered_lines(path: Path, encoding: str) -> Iterator[Tuple[int, str]]:

@@ -8,8 +8,7 @@ import numpy as np
 
 from .common import N_CLASSES, NEGATIVE, POSITIVE, sp
 
-# NLTK's English stop list; negations ("not", "no", "nor") are stop words too,
-# as in the usual bag-of-words setting of the paper.
+# NLTK's English stop list (negations included, as in the paper's bag-of-words setting).
 ENGLISH_STOP_WORDS = frozenset(
     """
     i me my myself we our ours ourselves you you're you've you'll you'd your yours
@@ -38,14 +37,12 @@ def build_vocabulary(
 ) -> List[str]:
     """Choose the words with the highest document frequency.
 
-    documents (Iterable[Sequence[str]]): One token list per document (lower-cased
-        words, lemmas, or whatever the caller chooses).
+    documents (Iterable[Sequence[str]]): One token list per document.
     max_words (int): The vocabulary size m.
     stop_words (Optional[Iterable[str]]): Words to leave out.
     min_df (int): Leave out words found in fewer documents.
     alphabetic_only (bool): Leave out tokens without any letter (punctuation, numbers).
-    RETURNS (List[str]): The words, most document-frequent first; ties in
-        alphabetical order.
+    RETURNS (List[str]): The words, most document-frequent first; ties in alphabetical order.
     """
     if max_words < 1:
         raise ValueError(f"max_words must be at least 1, got {max_words}.")
@@ -82,13 +79,10 @@ def document_term_matrix(
     """Count the vocabulary words of each document, one row per document, one column per word.
 
     documents (Iterable[Sequence[str]]): One token list per document.
-    vocabulary (Sequence[str]): The words, in row order.
-    norm (Optional[str]): "l2" (default) or "l1" scales every non-empty document to
-        unit norm; None keeps raw counts.
-    word_weights (Optional[numpy.ndarray]): One factor per vocabulary word,
-        applied to its column after the document normalization, e.g. the
-        `word_weights` of the training matrix, so that new documents are
-        represented like the training documents.
+    vocabulary (Sequence[str]): The words, in column order.
+    norm (Optional[str]): "l2" (default) or "l1" scales every non-empty document to unit norm; None keeps counts.
+    word_weights (Optional[numpy.ndarray]): One factor per word, applied after the document normalization (e.g.
+        the training matrix's `word_weights`, so that new documents are represented like the training ones).
     RETURNS (scipy.sparse.csr_matrix): X, shape (n_documents, len(vocabulary)).
     """
     if norm not in ("l1", "l2", None):
@@ -125,14 +119,8 @@ def document_term_matrix(
 
 
 def word_weights(X: sp.spmatrix) -> np.ndarray:
-    """Factors that give every non-empty column (word) of X unit L2 norm.
-
-    The lexicon prior treats every lexicon word alike (a 0/1 row of F0), while
-    the squared loss weighs a word by the squared norm of its row, so frequent
-    words dominate the fit and the ~1,000 lexicon words of a 5,000-word
-    vocabulary carry a few percent of it. Unit-norm word rows put the fit on
-    the prior's per-word scale. Computed once on the training matrix and
-    reused for new documents.
+    """Factors that give every non-empty column (word) of X unit L2 norm, so that the fit weighs each word as
+    equally as the lexicon prior does (the squared loss would let frequent words dominate).
 
     X (scipy.sparse.spmatrix): Document-term matrix, shape (n_documents, n_words).
     RETURNS (numpy.ndarray): Shape (n_words,); 1 for words without any occurrence.

@@ -1,12 +1,9 @@
-"""Saving and loading the components: `cfg` (JSON, floats exact) and `model` (sealed msgpack), through spaCy's
-utilities.
-
-Both components keep their settings in `cfg` and their fitted state in a model
-file sealed with a SHA-256 checksum and the digest of the `cfg` it belongs to.
-A load that fails raises `ModelFormatError` and leaves the component as it was.
-"""
+"""Saving and loading the components through spaCy's utilities: `cfg` (JSON, floats exact) and `model` (msgpack
+sealed with a SHA-256 checksum and the digest of its `cfg`). A failed load raises `ModelFormatError` and leaves the
+component as it was. The components share their labels and their training hooks (fitted in `initialize`, not by
+gradients) here too."""
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Optional, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 from spacy import util
 from spacy.vocab import Vocab
@@ -18,6 +15,7 @@ from ..files import (
     msgpack_loads_safe,
     read_cfg_file,
     read_model_file,
+    settings_digest,
     write_bytes_atomic,
 )
 
@@ -37,6 +35,27 @@ class ComponentFiles:
 
     def _validate_settings(self) -> None:
         raise NotImplementedError
+
+    @property
+    def labels(self) -> Tuple[str, ...]:
+        """RETURNS (Tuple[str, ...]): The labels the component assigns."""
+        return tuple(self.cfg["labels"])
+
+    @property
+    def label_data(self) -> List[str]:
+        """RETURNS (List[str]): The labels, as `spacy init labels` stores them."""
+        return list(self.cfg["labels"])
+
+    def use_params(self, params: dict) -> Iterator[None]:
+        """Parameter averaging does not apply: the model is used as it is."""
+        yield
+
+    def finish_update(self, sgd: Any = None) -> None:
+        """Nothing to do: the model is not trained by gradients."""
+
+    def _not_trained(self) -> ValueError:
+        return ValueError(f"'{self.name}' is not trained: run `nlp.initialize` and train it (spacy train does both), "
+                          "or load a trained pipeline.")
 
     def _model_bytes(self) -> bytes:
         raise NotImplementedError
@@ -61,6 +80,13 @@ class ComponentFiles:
         except (ValueError, TypeError, KeyError) as err:
             self._put_back(previous)
             raise ModelFormatError(f"'{self.name}': the stored cfg is invalid: {err}") from None
+
+    def _check_cfg_digest(self, digest: str) -> None:
+        """Refuse a model file saved with other settings than the cfg (the SHA-256 of its JSON)."""
+        if digest != settings_digest(self.cfg):
+            raise ModelFormatError(
+                f"'{self.name}': the cfg does not hold the settings the model was saved with (it was edited or "
+                "damaged, or belongs to another model); restore both files from the same save.")
 
     def _put_back(self, cfg: Dict[str, Any]) -> None:
         """Restore settings that were valid (and what they define) after a refused load."""

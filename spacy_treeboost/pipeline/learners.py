@@ -1,18 +1,6 @@
-"""The registered sub-configs of the components: their learners and the tree builder.
-
-Each learner is registered as its estimator class, so a config block's settings are the
-estimator's own keyword arguments (declared, documented and validated once, in
-`spacy_treeboost.learning`):
-
-    [components.treeboost_textcat.learner]
-    @learners = "spacy_treeboost.SubtreeLinear.v1"
-    max_pattern_size = 3
-
-    [components.treeboost_textcat.trees]
-    @tree_builders = "spacy_treeboost.DocTrees.v1"
-    tree_mode = "chain"
-    node_attrs = ["LOWER"]
-"""
+"""The registered sub-configs of the components (their learners and the tree builder), and the checks and warnings
+about a learner's settings. Each learner is registered as its estimator class, so a config block's settings are the
+estimator's own keyword arguments, declared, documented and validated once."""
 import functools
 import warnings
 from importlib import import_module
@@ -138,8 +126,7 @@ FACTORIES = ("treeboost_textcat", "nmtf_sentiment")
 
 def refuse_non_json_settings(config: Mapping[str, Any], block: Sequence[str]) -> None:
     """Refuse a value that a spaCy config cannot hold (NaN, an infinity, a whole number beyond 64 bits) in a
-    component's settings, as a config error located at the setting that says what the setting accepts (spaCy
-    itself would stop at it with a traceback, E961).
+    component's settings, as a config error located at the setting (spaCy would stop with a traceback, E961).
 
     config (Mapping[str, Any]): The component's settings, as given to `nlp.add_pipe` or read from the config.
     block (Sequence[str]): The component's location, e.g. ["components", "treeboost_textcat"].
@@ -168,8 +155,7 @@ def refuse_non_json_settings(config: Mapping[str, Any], block: Sequence[str]) ->
 
 
 def _checking_settings(create_pipe: Callable[..., Any]) -> Callable[..., Any]:
-    """spaCy's `Language.create_pipe`, which first refuses, for this package's factories, a setting that a config
-    cannot hold, located at the setting (`refuse_non_json_settings`); it is spaCy's own for other factories."""
+    """spaCy's `Language.create_pipe`, which first applies `refuse_non_json_settings` to this package's factories."""
 
     @functools.wraps(create_pipe)
     def create(self: Language, factory_name: str, name: Optional[str] = None, *args: Any, **kwargs: Any) -> Any:
@@ -190,8 +176,7 @@ CONSTANT_SPREAD = 1e-6
 
 
 def likely_setting(learner: Any) -> str:
-    """The setting of a learner most likely to make its model give every training document the same score, as a
-    sentence that names it and says what to change."""
+    """The setting most likely to make a learner's model score every training document alike, and what to change."""
     estimator = getattr(learner, "estimator", None)
     params = learner.get_params(deep=False)
     C = params.get("C")
@@ -218,8 +203,7 @@ def likely_setting(learner: Any) -> str:
 
 
 def warn_if_constant(name: str, learner: Any, scores: Any) -> bool:
-    """Warn when a trained model gives every training document the same scores (its settings let it learn nothing),
-    naming the setting most likely responsible (`likely_setting`).
+    """Warn when a trained model gives every training document the same scores, naming the likely setting.
 
     name (str): The component's name.
     learner (Any): The component's learner (its settings).

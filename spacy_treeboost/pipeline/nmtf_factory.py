@@ -1,5 +1,5 @@
 """The `nmtf_sentiment` factory, apart from the component so that creating a `Language` (which imports every
-plugin's factories) imports neither the NMTF package nor scipy: the component loads when a pipeline adds it."""
+plugin's factories) imports neither the NMTF package nor scipy."""
 from typing import TYPE_CHECKING, Any, Callable, Dict, Literal, Optional
 
 from spacy.language import Language
@@ -9,23 +9,7 @@ from . import scoring  # noqa: F401  (registers the spacy_treeboost.nmtf_scorer 
 if TYPE_CHECKING:
     from .nmtf_sentiment import NMTFSentiment
 
-DEFAULT_NMTF_SCORE_WEIGHTS = {
-    "cats_score": 1.0,
-    "cats_score_desc": None,
-    "cats_micro_p": None,
-    "cats_micro_r": None,
-    "cats_micro_f": None,
-    "cats_macro_p": None,
-    "cats_macro_r": None,
-    "cats_macro_f": None,
-    "cats_macro_auc": None,
-    "cats_f_per_type": None,
-    "cats_auc_per_type": None,
-    "cats_log_loss": None,
-    "cats_ece": None,
-}
-
-
+DEFAULT_NMTF_SCORE_WEIGHTS = {**scoring.CATS_SCORE_WEIGHTS, "cats_log_loss": None, "cats_ece": None}
 DEFAULT_CONFIG: Dict[str, Any] = {
     "positive_label": "positive",
     "negative_label": "negative",
@@ -60,30 +44,23 @@ def make_nmtf_sentiment(
     stem: bool,
     scorer: Optional[Callable],
 ) -> "NMTFSentiment":
-    """Create an NMTFSentiment component.
+    """Create an NMTFSentiment component (docs/nmtf.md).
 
-    nlp (Language): The pipeline.
-    name (str): The component instance name.
     positive_label (str): The label written for positive polarity.
     negative_label (str): The label written for negative polarity.
-    learner (MFLK): The factorization (an MFLK or one of its subclasses), a registered sub-config whose settings are the
-        estimator's keyword arguments: "spacy_treeboost.SSMFLKSelfTrained.v1" (the default:
-        a logistic regression trained on the labels and on the classes that SSMFLK plus naive
-        Bayes gives the other documents), "spacy_treeboost.SSMFLKNaiveBayes.v1" (SSMFLK plus naive
-        Bayes on the labelled documents), "spacy_treeboost.SSMFLK.v1" (the paper's model: the
-        lexicon and the labelled training documents) or
-        "spacy_treeboost.MFLK.v1" (the lexicon only; labels serve only the calibration).
-        Its max_iter caps the iterations of training.
-    iterations_per_update (int): Iterations between the checkpoints at which `initialize` scores the held-out
-        labels to choose the number of iterations.
+    learner (MFLK): A registered learner whose settings are its keyword arguments:
+        "spacy_treeboost.SSMFLKSelfTrained.v1" (default: a logistic regression taught by SSMFLK plus naive Bayes),
+        "spacy_treeboost.SSMFLKNaiveBayes.v1", "spacy_treeboost.SSMFLK.v1" (the paper's, lexicon and labels) or
+        "spacy_treeboost.MFLK.v1" (the lexicon only). Its max_iter caps the iterations.
+    iterations_per_update (int): Iterations between the checkpoints at which held-out labels choose the number of
+        iterations.
     n_words (int): Vocabulary size (most document-frequent words, stop words removed).
     norm (str): Per-document normalization of term frequencies, "l2" or "l1".
-    word_norm (bool): Scale every word's row of the training matrix to unit norm
-        (the same factors are applied to new documents).
+    word_norm (bool): Scale every word of the training matrix to unit norm (the factors apply to new documents).
     token_attr (str): Token attribute used as the word: LOWER, NORM or LEMMA.
     stem (bool): Porter-stem the words and the lexicon alike.
-    scorer (Optional[Callable]): The scoring method; "spacy_treeboost.nmtf_scorer.v2" gives spaCy's
-        `cats_*` keys (its `prefix` renames them when another component writes doc.cats).
+    scorer (Optional[Callable]): The scoring method; "spacy_treeboost.nmtf_scorer.v2" gives spaCy's `cats_*` keys
+        (its `prefix` renames them when another component writes doc.cats).
     RETURNS (NMTFSentiment): The component.
     """
     from .nmtf_sentiment import NMTFSentiment

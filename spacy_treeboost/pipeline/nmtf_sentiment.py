@@ -1,19 +1,13 @@
-"""The `nmtf_sentiment` component: lexicon-guided NMTF sentiment (MFLK / SSMFLK).
+"""The `nmtf_sentiment` component: lexicon-guided NMTF sentiment (MFLK, SSMFLK and their hybrids).
 
-`initialize` builds the document-term matrix of the training documents (plus
-optional unlabeled ones), the lexicon prior and, from labeled examples, the
-document prior, and fits the factorization: with labels, two fold models (each with half of the labels
-hidden) choose how many iterations to run by their held-out accuracy every `iterations_per_update`
-iterations; without, `max_iter` iterations run. `update` does not change the model, so spaCy's training
-steps only evaluate it, as for `treeboost_textcat`. New documents are folded in with F and S
-fixed, and their score (`decision_function`) becomes P(positive) by a calibration fitted on the training
-documents (`spacy_treeboost.nmtf.calibration`): Platt scaling on the labelled ones, whose scores come from
-models that did not see their labels when the learner uses labels (two fold models trained alongside), or a
-temperature without labels. Only the vocabulary, the word weights, F, S, the learner's other fitted values
-and the calibration are saved.
+`initialize` builds the document-term matrix of the training documents (and of optional unlabelled ones), the
+lexicon prior and the labels' prior, and fits the factorization; `update` only reports its objective, so spaCy's
+training steps evaluate it. New documents are folded in with F and S fixed, and their score becomes P(positive)
+by a calibration fitted on the training documents (`spacy_treeboost.nmtf.calibration`).
 """
 import warnings
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Literal, Optional, Sequence
+from collections import Counter
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 from spacy import util
@@ -24,21 +18,20 @@ from spacy.training import Example, validate_get_examples
 from spacy.vocab import Vocab
 
 from ..config_errors import config_error, data_errors, reported_at, reporting, training_corpus
-from ..nmtf.lexicons import Lexicon, create_hu_liu_lexicon, create_jsonl_lexicon, create_lexicon
+from ..nmtf import lexicons
+from ..nmtf.lexicons import Lexicon
 from .learners import learner_from_settings, learner_settings, nmtf_learners, warn_if_constant
-from .nmtf_documents import as_doc, doc_words, gold_class, training_matrix
 from .component_files import ComponentFiles
-from .nmtf_files import model_bytes, model_data, read_model
+from .nmtf_data import as_doc, doc_words, gold_class, model_bytes, model_data, open_model, read_model, training_matrix
 from ..nmtf import MFLK, UNLABELLED, SSMFLK, SSMFLKSelfTrained, document_term_matrix, lexicon_prior, porter_stem
 from ..nmtf.calibration import Calibration, label_folds
 from ..nmtf.common import POSITIVE, sp
 from ..params import Boolean, Interval, Options, invalid_setting, rule, shown, validate_params
 
-# Registered here as well as through entry points, so that the names resolve when the package is used from a
-# source checkout; lexicons.py itself stays spaCy-free, and errors become spaCy config errors here.
-read_hu_liu_lexicon = reporting(create_hu_liu_lexicon, "spacy_treeboost.HuLiuLexicon.v1")
-read_jsonl_lexicon = reporting(create_jsonl_lexicon, "spacy_treeboost.JsonlLexicon.v1")
-read_lexicon = reporting(create_lexicon, "spacy_treeboost.Lexicon.v1")
+# Registered here as well as by entry points (for a source checkout); errors become spaCy config errors.
+read_hu_liu_lexicon = reporting(lexicons.read_hu_liu_lexicon, "spacy_treeboost.HuLiuLexicon.v1")
+read_jsonl_lexicon = reporting(lexicons.read_jsonl_lexicon, "spacy_treeboost.JsonlLexicon.v1")
+read_lexicon = reporting(lexicons.read_lexicon, "spacy_treeboost.Lexicon.v1")
 for _name, _func in (("spacy_treeboost.HuLiuLexicon.v1", read_hu_liu_lexicon),
                      ("spacy_treeboost.JsonlLexicon.v1", read_jsonl_lexicon),
                      ("spacy_treeboost.Lexicon.v1", read_lexicon)):
@@ -58,8 +51,7 @@ SETTING_CONSTRAINTS = {
 class NMTFSentiment(ComponentFiles, TrainablePipe):
     """Document polarity from a lexicon-guided non-negative matrix tri-factorization.
 
-    DOCS: docs/algorithms.md, section 4 (MFLK and SSMFLK, Li, Zhang & Sindhwani 2009); docs/nmtf_sentiment.md
-    (probabilities, scores, the default learner).
+    DOCS: docs/nmtf.md, docs/nmtf_sentiment.md; docs/algorithms.md, section 4 (Li, Zhang & Sindhwani 2009).
     """
 
     factory = "nmtf_sentiment"
@@ -81,12 +73,7 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         stem: bool = False,
         scorer: Optional[Callable] = None,
     ) -> None:
-        """Initialize the component. See `make_nmtf_sentiment` for the settings.
-
-        vocab (Vocab): The shared vocabulary.
-        model (None): Unused; the factorization is not a thinc model.
-        name (str): The component instance name, used to add entries to the losses during training.
-        """
+        """Initialize the component. See `make_nmtf_sentiment` for the settings; `model` is unused."""
         block = ("components", name)
         if not positive_label or not negative_label or positive_label == negative_label:
             raise config_error(
@@ -120,25 +107,21 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         self._vocabulary: List[str] = []
         self._word_weights: Optional[np.ndarray] = None
         self._calibration: Optional[Calibration] = None
+        self._lexicon: Optional[Lexicon] = None
         self._fold_estimators: List[MFLK] = []
         self._gold: Optional[np.ndarray] = None
         self._train_X: Any = None
         self.fit_info_: Optional[Dict[str, Any]] = None
-        self._lexicon: Optional[Lexicon] = None
 
     def _validate_settings(self, block: Optional[Sequence[str]] = None) -> None:
         """Check the settings in `cfg`; with the component's config `block`, errors are `ConfigValidationError`s
         located at the setting."""
         with reported_at(block, self.cfg):
-            self._check_own_settings()
+            if not isinstance(self.cfg["labels"], list) or len(self.cfg["labels"]) != 2:
+                raise invalid_setting("labels", self.cfg["labels"], "use the positive and the negative label")
+            validate_params(self.cfg, SETTING_CONSTRAINTS)
         with reported_at(None if block is None else [*block, "learner"], self.cfg["learner"]):
             self._new_estimator().validate_params()
-
-    def _check_own_settings(self) -> None:
-        cfg = self.cfg
-        if not isinstance(cfg["labels"], list) or len(cfg["labels"]) != 2:
-            raise invalid_setting("labels", cfg["labels"], "use the positive and the negative label")
-        validate_params(cfg, SETTING_CONSTRAINTS)
 
     @property
     def _uses_labels(self) -> bool:
@@ -148,16 +131,6 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
     def calibration(self) -> Optional[Calibration]:
         """RETURNS (Optional[Calibration]): The map from scores to P(positive), None before training."""
         return self._calibration
-
-    @property
-    def labels(self) -> tuple:
-        """RETURNS (Tuple[str, str]): The positive and the negative label."""
-        return tuple(self.cfg["labels"])
-
-    @property
-    def label_data(self) -> List[str]:
-        """RETURNS (List[str]): The labels, as `spacy init labels` stores them."""
-        return list(self.cfg["labels"])
 
     @property
     def vocabulary(self) -> List[str]:
@@ -170,11 +143,7 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         return self._estimator is not None
 
     def add_label(self, label: str) -> int:
-        """Labels are fixed by `positive_label` and `negative_label`; this only checks one.
-
-        label (str): The label.
-        RETURNS (int): 0, since the label is already known.
-        """
+        """Check a label: they are fixed by `positive_label` and `negative_label`. RETURNS (int): 0."""
         if label not in self.labels:
             raise ValueError(
                 f"{self.name} has exactly two labels, {self.labels}; set positive_label and "
@@ -190,15 +159,15 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         lexicon: Optional[Lexicon] = None,
         unlabeled: Optional[Callable[[Language], Iterable[Any]]] = None,
     ) -> None:
-        """Build the training matrix and the priors, and start the factorization.
+        """Build the training matrix and the priors, and fit the factorization.
 
-        get_examples (Callable[[], Iterable[Example]]): The training examples; those
-            with empty `reference.cats` count as unlabeled documents.
+        get_examples (Callable[[], Iterable[Example]]): The training examples; those with empty `reference.cats`
+            count as unlabeled documents.
         nlp (Optional[Language]): The pipeline.
-        lexicon (Optional[Lexicon]): The sentiment lexicon, e.g. from the reader
-            `spacy_treeboost.HuLiuLexicon.v1`. Required unless alpha is 0.
-        unlabeled (Optional[Callable[[Language], Iterable[Any]]]): A corpus reader of
-            extra unlabeled documents (Examples, Docs or texts).
+        lexicon (Optional[Lexicon]): The sentiment lexicon, e.g. from `spacy_treeboost.HuLiuLexicon.v1`; required
+            unless alpha is 0.
+        unlabeled (Optional[Callable[[Language], Iterable[Any]]]): A reader of extra unlabeled documents
+            (Examples, Docs or texts).
         """
         if lexicon is None and self.cfg["learner"]["alpha"] > 0:
             raise config_error(
@@ -211,20 +180,7 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
             if examples:
                 validate_get_examples(lambda: examples, f"{self.name}.initialize")
             self._warn_shared_keys(nlp)
-            docs: List[Doc] = []
-            gold: List[int] = []
-            for i, eg in enumerate(examples):
-                docs.append(eg.predicted)
-                gold.append(self._gold_class(eg.reference.cats, i))
-            if unlabeled is not None:
-                if nlp is None:
-                    raise ValueError(f"{self.name}: an unlabeled reader needs the pipeline; pass nlp to initialize.")
-                for item in unlabeled(nlp) if callable(unlabeled) else unlabeled:
-                    docs.append(as_doc(item, nlp))
-                    gold.append(UNLABELLED)
-            if not docs:
-                raise ValueError(f"{self.name} got no training documents: the training corpus is empty (and no "
-                                 "unlabeled reader is set). Give it documents.")
+            docs, gold = self._training_documents(examples, nlp, unlabeled)
             vocabulary, X, weights = training_matrix([self._tokens(doc) for doc in docs], self.cfg["n_words"],
                                                      self.cfg["norm"], self.cfg.get("word_norm", False))
             F0 = None
@@ -248,15 +204,25 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         self._lexicon = lexicon
         self._calibrate(estimator, X, y, held_out)
 
-    def _fit(self, estimator: MFLK, X: "sp.csr_matrix", y: np.ndarray) -> Optional[np.ndarray]:
-        """Run the factorization's iterations, all in `initialize`.
+    def _training_documents(self, examples: List[Example], nlp: Optional[Language],
+                            unlabeled: Optional[Callable[[Language], Iterable[Any]]]) -> Tuple[List[Doc], List[int]]:
+        docs = [eg.predicted for eg in examples]
+        gold = [self._gold_class(eg.reference.cats, i) for i, eg in enumerate(examples)]
+        if unlabeled is not None:
+            if nlp is None:
+                raise ValueError(f"{self.name}: an unlabeled reader needs the pipeline; pass nlp to initialize.")
+            for item in unlabeled(nlp) if callable(unlabeled) else unlabeled:
+                docs.append(as_doc(item, nlp))
+                gold.append(UNLABELLED)
+        if not docs:
+            raise ValueError(f"{self.name} got no training documents: the training corpus is empty (and no "
+                             "unlabeled reader is set). Give it documents.")
+        return docs, gold
 
-        Without fold models (no labels of both classes, or a learner that ignores labels) the estimator runs
-        `max_iter` iterations. With them, the fold models run `max_iter` iterations, and every
-        `iterations_per_update` iterations their scores of the labelled documents whose labels they did not
-        see are kept; the estimator then runs the number of iterations of the latest checkpoint whose
-        held-out accuracy is within one standard error of the best (more iterations than needed can drift
-        from the lexicon's and the labels' polarity on a small corpus).
+    def _fit(self, estimator: MFLK, X: "sp.csr_matrix", y: np.ndarray) -> Optional[np.ndarray]:
+        """Run the factorization's iterations: `max_iter` without fold models; with them, the number of the latest
+        checkpoint (every `iterations_per_update` iterations of the fold models) whose held-out accuracy is within
+        one standard error of the best (more iterations can drift from the polarity on a small corpus).
 
         RETURNS (Optional[numpy.ndarray]): The held-out scores of the labelled documents at the chosen
             checkpoint (the others 0), or None without fold models.
@@ -301,14 +267,9 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         sgd: Optional[Callable] = None,
         losses: Optional[Dict[str, float]] = None,
     ) -> Dict[str, float]:
-        """Report the factorization's objective; the model is fitted in `initialize` and training steps do
-        not change it (they only evaluate).
+        """Report the factorization's objective J as this component's loss; the model is fitted in `initialize`,
+        and the batch, `drop` and `sgd` are ignored.
 
-        examples (Iterable[Example]): The batch; ignored.
-        drop (float): Ignored.
-        sgd (Optional[Callable]): Ignored.
-        losses (Optional[Dict[str, float]]): Losses by component; this component's
-            entry becomes the fitted objective J.
         RETURNS (Dict[str, float]): The losses.
         """
         if losses is None:
@@ -332,8 +293,7 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         """
         docs = list(docs)
         if self._estimator is None:
-            raise ValueError(f"'{self.name}' is not trained: run `nlp.initialize` and train it (spacy train does both), "
-                             "or load a trained pipeline.")
+            raise self._not_trained()
         if not docs:
             return np.zeros((0, 2))
         X = self._document_matrix([self._tokens(doc) for doc in docs])
@@ -353,28 +313,10 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
             doc.cats[positive] = float(p_pos)
             doc.cats[negative] = float(p_neg)
 
-    def use_params(self, params: dict) -> Iterator[None]:
-        """Parameter averaging does not apply: the factors are used as they are.
-
-        params (dict): Ignored.
-        """
-        yield
-
-    def finish_update(self, sgd: Optional[Callable] = None) -> None:
-        """Nothing to do: `update` changes the factors directly.
-
-        sgd (Optional[Callable]): Ignored.
-        """
-
     def _document_matrix(self, documents: List[List[str]]) -> Any:
-        """The rows of new documents, as the training documents' rows were made.
-
-        When every word of a document that the vocabulary knows is a lexicon word and the document holds
-        lexicon words the vocabulary does not know (the training documents never showed them), each of those
-        counts as the average known lexicon word of its polarity: one occurrence spread evenly over the known
-        lexicon words of that polarity. Such a document is then read by the lexicon, as the model reads the
-        lexicon words it knows, instead of by the few words it knows (or by nothing at all).
-        """
+        """The rows of new documents, as the training documents' rows were made. In a document whose known words
+        are all lexicon words, each lexicon word the vocabulary does not know counts as one occurrence spread evenly
+        over the known lexicon words of its polarity, so the lexicon reads it (not the few words it knows)."""
         norm, weights = self.cfg["norm"], self._word_weights
         X = document_term_matrix(documents, self._vocabulary, norm=norm, word_weights=weights)
         lexicon = self._lexicon
@@ -386,28 +328,18 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         rows = X.tolil()
         changed = False
         for d, tokens in enumerate(documents):
-            unknown = {"positive": 0, "negative": 0}
-            for token in tokens:
-                if token in index:
-                    if token not in lexicon:
-                        break
-                elif token in lexicon.positive:
-                    unknown["positive"] += 1
-                elif token in lexicon.negative:
-                    unknown["negative"] += 1
-            else:
-                if not any(unknown[side] and known[side] for side in unknown):
-                    continue
-                row = np.zeros(len(self._vocabulary))
-                for token in tokens:
-                    if token in index:
-                        row[index[token]] += 1.0
-                for side, columns in known.items():
-                    if unknown[side] and columns:
-                        row[columns] += unknown[side] / len(columns)
-                row /= np.linalg.norm(row) if norm == "l2" else row.sum()
-                rows[d] = row if weights is None else row * weights
-                changed = True
+            if any(token in index and token not in lexicon for token in tokens):
+                continue
+            unknown = Counter(lexicon.polarity(token) for token in tokens if token not in index)
+            if not any(unknown[side] and columns for side, columns in known.items()):
+                continue
+            row = np.bincount([index[t] for t in tokens if t in index], minlength=len(index)).astype(np.float64)
+            for side, columns in known.items():
+                if unknown[side] and columns:
+                    row[columns] += unknown[side] / len(columns)
+            row /= np.linalg.norm(row) if norm == "l2" else row.sum()
+            rows[d] = row if weights is None else row * weights
+            changed = True
         return rows.tocsr() if changed else X
 
     def _model_data(self) -> Dict[str, Any]:
@@ -418,7 +350,10 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
 
     def _load_model_bytes(self, data: Any, cfg_loaded: bool = True) -> None:
         """Load a model file's bytes (or its unpacked content), checked against the cfg when that was loaded too."""
-        fitted = read_model(data, "its model file", self.name, self.cfg if cfg_loaded else None, self._new_estimator)
+        content = open_model(data, self.name)
+        if cfg_loaded:
+            self._check_cfg_digest(content["cfg_sha256"])
+        fitted = read_model(content, self.name, self._new_estimator)
         self._estimator, self._vocabulary, self._word_weights, self._calibration, self._lexicon = fitted
         self._fold_estimators, self._gold, self._train_X = [], None, None
 
@@ -426,11 +361,11 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         return learner_from_settings(self.cfg["learner"], nmtf_learners())
 
     def _gold_class(self, cats: Dict[str, float], index: int) -> int:
-        if self._uses_labels:
-            return gold_class(cats, self.labels, index, self.name)
         try:
             return gold_class(cats, self.labels, index, self.name)
         except ValueError:
+            if self._uses_labels:
+                raise
             return UNLABELLED
 
     def _calibrate(self, estimator: MFLK, X: "sp.csr_matrix", y: np.ndarray, held_out: Optional[np.ndarray]) -> None:

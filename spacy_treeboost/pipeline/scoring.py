@@ -7,6 +7,11 @@ from spacy.scorer import Scorer
 from spacy.training import Example
 from spacy.util import registry
 
+CATS_SCORE_WEIGHTS: Dict[str, Any] = {
+    "cats_score": 1.0, "cats_score_desc": None, "cats_micro_p": None, "cats_micro_r": None, "cats_micro_f": None,
+    "cats_macro_p": None, "cats_macro_r": None, "cats_macro_f": None, "cats_macro_auc": None,
+    "cats_f_per_type": None, "cats_auc_per_type": None,
+}
 
 def score_treeboost_cats(examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
     """Score `doc.cats` with spaCy's standard `cats_*` keys.
@@ -30,18 +35,9 @@ def score_prefixed_cats(examples: Iterable[Example], *, prefix: str, **kwargs: A
     return {prefix + key: value for key, value in score_treeboost_cats(examples, **kwargs).items()}
 
 
-def prefixed_cats_scorer(prefix: str) -> Callable[..., Dict[str, Any]]:
-    """Return a (picklable) cats scorer whose keys start with `prefix` instead of `cats_`.
-
-    prefix (str): The key prefix, e.g. "nmtf_" gives `nmtf_cats_score`.
-    RETURNS (Callable): The scorer.
-    """
-    return partial(score_prefixed_cats, prefix=prefix)
-
-
 @registry.scorers("spacy_treeboost.nmtf_scorer.v1")
 def make_nmtf_scorer(prefix: str = "nmtf_") -> Callable[..., Dict[str, Any]]:
-    return prefixed_cats_scorer(prefix)
+    return partial(score_prefixed_cats, prefix=prefix)
 
 
 def score_nmtf_cats(examples: Iterable[Example], *, prefix: str = "", **kwargs: Any) -> Dict[str, Any]:

@@ -1,13 +1,11 @@
 """A complete `spacy train` config for `treeboost_textcat`, as `python -m spacy_treeboost init-config` writes it."""
-from typing import Any, Dict, Optional
+from typing import Dict, Optional
 
 from thinc.api import Config
 
-MULTILABEL_SCORE_WEIGHTS: Dict[str, Any] = {
-    "cats_score": None, "cats_score_desc": None, "cats_micro_p": None, "cats_micro_r": None, "cats_micro_f": 0.0,
-    "cats_macro_p": None, "cats_macro_r": None, "cats_macro_f": 1.0, "cats_macro_auc": None,
-    "cats_f_per_type": None, "cats_auc_per_type": None,
-}
+from .scoring import CATS_SCORE_WEIGHTS
+
+MULTILABEL_SCORE_WEIGHTS = {**CATS_SCORE_WEIGHTS, "cats_score": None, "cats_micro_f": 0.0, "cats_macro_f": 1.0}
 
 
 def starter_config(lang: str = "en", exclusive_classes: bool = True) -> Config:
@@ -31,7 +29,6 @@ def starter_config(lang: str = "en", exclusive_classes: bool = True) -> Config:
         config["corpora"][name] = {"@readers": "spacy_treeboost.JsonlCorpus.v1", "path": f"${{paths.{name}}}"}
     config["training"].update(max_epochs=0, max_steps=1, eval_frequency=1, patience=1)
     weights: Dict[str, Optional[float]] = {"sents_f": None, "sents_p": None, "sents_r": None}
-    weights.update(MULTILABEL_SCORE_WEIGHTS if not exclusive_classes else
-                   {**MULTILABEL_SCORE_WEIGHTS, "cats_score": 1.0, "cats_micro_f": None, "cats_macro_f": None})
+    weights.update(CATS_SCORE_WEIGHTS if exclusive_classes else MULTILABEL_SCORE_WEIGHTS)
     config["training"]["score_weights"] = weights
     return config

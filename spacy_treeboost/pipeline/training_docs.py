@@ -23,10 +23,8 @@ def check_whole_corpus(nlp: Optional[Language], name: str) -> None:
 
 
 def warn_idle_steps(nlp: Optional[Language], name: str) -> bool:
-    """Warn when `spacy train` would run more than one step after a model fitted in `initialize`: each later step
-    only evaluates the same model again, and spaCy's loop ends only at `max_steps`, after `patience` steps without a
-    better score, or at the end of `max_epochs`. Only for a pipeline whose config names a training corpus (a run of
-    `spacy train`, not `nlp.initialize` from Python).
+    """Warn when `spacy train` (a config with a training corpus) would run more than one step after a model fitted
+    in `initialize`: each later step only evaluates the same model again.
 
     RETURNS (bool): Whether it warned.
     """
@@ -62,8 +60,7 @@ def under_debug_data() -> bool:
 
 
 def label_statistics(name: str, examples: Sequence[Example], labels: Sequence[str]) -> List[str]:
-    """The lines `spacy debug data` shows for the component: each label's training documents (those whose cats give
-    it 0.5 or more), and the documents with no label or several."""
+    """The lines `spacy debug data` shows: each label's training documents (cats >= 0.5), those with none or several."""
     counts = {label: 0 for label in labels}
     none = several = 0
     for eg in examples:

@@ -1,12 +1,8 @@
 """`treeboost_textcat`: text classification by subtree rules, trained by `spacy train`.
 
-The training trees are built once in `initialize`; every `update` runs a few
-more boosting rounds over all of them (the batch is ignored), so training
-steps count rounds and `spacy train`'s evaluation, patience and `model-best`
-select the number of rounds on the dev set. With the corrective learner the
-boosted rules' weights are refitted jointly before each evaluation; the linear
-and calibrated learners are fitted in `initialize`, and updates do nothing.
-The learner and the tree builder are registered sub-configs (`learners.py`).
+The training trees are built once in `initialize`. A boosting learner runs a few more rounds over all of them at
+every `update` (the batch is ignored), so `spacy train`'s evaluation, patience and `model-best` choose the number
+of rounds on the dev set; the linear and calibrated learners are fitted in `initialize`.
 """
 import logging
 from contextlib import contextmanager
@@ -34,7 +30,7 @@ from ..config_errors import (check_learner, config_error, corpus_reader_hint, da
                              training_corpus)
 from .learners import (LEARNERS, TREE_KEYS, learner_from_settings, learner_settings, split_learner, unfitted_copy,
                        warn_if_constant)
-from .scoring import score_treeboost_cats
+from .scoring import CATS_SCORE_WEIGHTS, score_treeboost_cats
 from .training_docs import check_labels, check_parser, check_positive_label, check_whole_corpus, targets
 from .training_docs import label_statistics, training_docs, under_debug_data, warn_idle_steps
 
@@ -60,18 +56,13 @@ SETTING_CONSTRAINTS = {
     "threshold": rule(Interval("real", 0.0, 1.0), hint="use a probability between 0 and 1"),
 }
 logger = logging.getLogger(__name__)
-SCORE_WEIGHTS = {
-    "cats_score": 1.0, "cats_score_desc": None, "cats_micro_p": None, "cats_micro_r": None,
-    "cats_micro_f": None, "cats_macro_p": None, "cats_macro_r": None, "cats_macro_f": None,
-    "cats_macro_auc": None, "cats_f_per_type": None, "cats_auc_per_type": None,
-}
 
 
 @Language.factory(
     "treeboost_textcat",
     assigns=["doc.cats"],
     default_config=DEFAULT_CONFIG,
-    default_score_weights=SCORE_WEIGHTS,
+    default_score_weights=CATS_SCORE_WEIGHTS,
 )
 def make_treeboost_textcat(
     nlp: Language,
@@ -88,23 +79,18 @@ def make_treeboost_textcat(
 ) -> "TreeBoostTextCategorizer":
     """Create a TreeBoostTextCategorizer.
 
-    learner (RuleClassifier): The estimator, a registered sub-config whose settings are
-        its keyword arguments: "spacy_treeboost.SubtreeBoost.v1" (BACT, +FQ or -FQ
-        boosting; its n_rounds caps training), "spacy_treeboost.SubtreeLinear.v1" (a
-        regularized linear model over all subtrees), "spacy_treeboost.CorrectiveBoost.v1"
-        (boosted rules whose weights are refitted jointly; its `estimator` block is the
-        booster) or "spacy_treeboost.CalibratedBoost.v1".
-    trees (TreeSpec): How docs become trees, "spacy_treeboost.DocTrees.v1": tree_mode
-        ("chain" or "dependency"), node_attrs (e.g. ["LOWER"] or ["LEMMA", "POS"]) and
-        skip_flags (e.g. ["IS_PUNCT"]).
+    learner (RuleClassifier): A registered learner whose settings are its keyword arguments:
+        "spacy_treeboost.SubtreeLinear.v1" (a linear model over all subtrees), "spacy_treeboost.SubtreeBoost.v1"
+        (BACT, +FQ or -FQ boosting; n_rounds caps training), "spacy_treeboost.CorrectiveBoost.v1" (boosted rules
+        refitted jointly) or "spacy_treeboost.CalibratedBoost.v1".
+    trees (TreeSpec): "spacy_treeboost.DocTrees.v1": tree_mode ("chain" or "dependency"), node_attrs, skip_flags.
     rounds_per_update (int): Boosting rounds per training step.
     initial_rounds (int): Rounds run at the end of `initialize`.
     exclusive_classes (bool): One label per doc (softmax) or several (per-label sigmoid).
     positive_label (Optional[str]): The positive label of a binary task, for scoring and margins.
     threshold (float): Cutoff for multi-label scoring.
-    parse_source (str): Where training docs get their annotations: "pipeline"
-        (run the preceding components in initialize), "reference" (the corpus'
-        stored annotations) or "predicted" (tokenizer-only docs).
+    parse_source (str): Where training docs get their annotations: "pipeline" (the preceding components),
+        "reference" (the corpus) or "predicted" (tokenizer only).
     scorer (Optional[Callable]): The scoring method.
     """
     return TreeBoostTextCategorizer(
@@ -188,10 +174,8 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         return booster.n_rounds if booster is not None else 0
 
     def _predictor(self) -> Optional[RuleClassifier]:
-        """The fitted classifier that scores docs, or None before training.
-
-        For a corrective learner during training, the boosted rules refitted (once per number of rounds).
-        """
+        """The fitted classifier that scores docs (during training, a corrective learner's boosted rules refitted
+        once per number of rounds), or None before training."""
         learner = self._learner
         if learner is None or not learner.is_fitted():
             return None
@@ -200,15 +184,6 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
                 self._refit = (learner.n_rounds_, unfitted_copy(self._template, self.cfg["positive_label"]).refit(learner, self._train_forest))
             return self._refit[1]
         return learner
-
-    @property
-    def labels(self) -> Tuple[str, ...]:
-        """RETURNS (Tuple[str]): The labels the component assigns."""
-        return tuple(self.cfg["labels"])
-
-    @property
-    def label_data(self) -> List[str]:
-        return list(self.labels)
 
     @property
     def n_rounds(self) -> int:
@@ -235,11 +210,10 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         positive_label: Optional[str] = None,
         shards: Optional[Union[str, Sequence[str]]] = None,
     ) -> None:
-        """Build the training trees from every training example and reset to 0 rounds.
+        """Build the training trees from every training example and fit the learner (a booster: 0 rounds).
 
         get_examples (Callable[[], Iterable[Example]]): The training examples.
-        nlp (Language): The pipeline, whose preceding components parse the docs
-            when parse_source is "pipeline".
+        nlp (Language): The pipeline, whose preceding components parse the docs when parse_source is "pipeline".
         labels (Optional[Iterable[str]]): The labels; by default those in the examples' cats.
         positive_label (Optional[str]): The positive label of a binary task.
         shards (Optional[Union[str, Sequence[str]]]): Shard files or glob patterns (DocBins written by `convert`,
@@ -390,15 +364,6 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
                 "rules, so the scores stay as they are until patience or max_steps ends training. Raise n_rounds "
                 "in the learner block to learn more rules, or lower max_steps.")
 
-    def finish_update(self, sgd: Any) -> None:
-        pass
-
-    def use_params(self, params: dict) -> Iterator[None]:
-        yield
-
-    def get_loss(self, examples: Iterable[Example], scores: Any) -> Tuple[float, Any]:
-        raise NotImplementedError(f"'{self.name}' is not trained by gradients; its loss comes from update.")
-
     def _doc_indexer(self, rules: Any) -> DocIndexer:
         if self._indexer is None or self._indexer[:2] != (id(rules), len(rules)):
             self._indexer = (id(rules), len(rules), DocIndexer(self._spec, rules.label_strings, self.vocab.strings))
@@ -409,8 +374,7 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         docs = list(docs)
         predictor = self._predictor()
         if predictor is None:
-            raise ValueError(f"'{self.name}' is not trained: run `nlp.initialize` and train it (spacy train does "
-                             "both), or load a trained pipeline.")
+            raise self._not_trained()
         rules = predictor.rules_
         labels, parents, offsets = self._doc_indexer(rules).arrays(docs)
         return rules.margins_from_arrays(labels, parents, offsets)
@@ -426,13 +390,9 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         """The rules that fired for a doc and their contributions to each label's margin.
 
         doc (Doc): A doc processed by the preceding components.
-        by (str): "subtree" gives one entry per label and fired subtree, summing
-            the rules on that subtree (as `explain_view` draws them); "rule" gives
-            one entry per fired rule.
-        RETURNS (List[Dict[str, Any]]): Entries with label, pattern, count and
-            contribution (score minus the absent score), most influential first per
-            label; per subtree also the number of rules, per rule also the rule
-            index, threshold z and score.
+        by (str): "subtree" (one entry per label and fired subtree, its rules summed) or "rule" (one per rule).
+        RETURNS (List[Dict[str, Any]]): Entries with label, pattern, count and contribution, most influential first
+            per label; per subtree also the number of rules, per rule its index, threshold z and score.
         """
         from ..models.explain import fired_rules, group_by_subtree
 
@@ -445,20 +405,18 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         return group_by_subtree(fired, predictor.rules_.heads) if by == "subtree" else fired
 
     def explain_html(self, doc: Doc, label: Optional[str] = None) -> str:
-        """The document view (`explain_view`) as an HTML fragment with its style and script, for a web page
-        or a notebook.
+        """`explain_view` as an HTML fragment with its style and script.
 
         doc (Doc): A doc processed by the preceding components.
-        label (Optional[str]): The label to explain; by default the predicted one. The other label of a
-            binary task shows the same subtrees with opposite contributions.
+        label (Optional[str]): The label to explain; by default the predicted one.
         RETURNS (str): The HTML.
         """
         return self.explain_view(doc, label)._repr_html_()
 
     def explain_view(self, doc: Doc, label: Optional[str] = None, *, max_subtrees: int = 12,
                      all_sentences: bool = False) -> Any:
-        """The doc's sentence trees with the subtrees that fired for `label` drawn on them, and the margin's
-        decomposition; the view shows itself in Jupyter, `.page()` is a standalone HTML page.
+        """The doc's sentence trees with the subtrees that fired for `label`, and the margin's decomposition; it
+        shows itself in Jupyter, `.page()` is a standalone HTML page.
 
         doc (Doc): A doc processed by the preceding components.
         label (Optional[str]): The label to explain; by default the predicted one (highest probability).
@@ -478,8 +436,6 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         return predictor.rules_.listing()
 
     def _model_bytes(self) -> bytes:
-        """The model file: the learner (or None) and the digest of the cfg it belongs to, sealed with a SHA-256
-        checksum."""
         predictor = self._predictor()
         classifier = None if predictor is None else classifier_to_dict(predictor)
         return seal({"classifier": classifier, "cfg_sha256": settings_digest(self.cfg)}, COMPONENT_MODEL_FORMAT,
@@ -493,10 +449,8 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         if unknown:
             raise ModelFormatError(f"'{self.name}': the model scores classes {unknown} that are not among the labels "
                                    f"{list(self.labels)} of its cfg; the cfg was edited or belongs to another model.")
-        if cfg_loaded and payload["cfg_sha256"] != settings_digest(self.cfg):
-            raise ModelFormatError(
-                f"'{self.name}': the cfg does not hold the settings the model was saved with (it was edited or "
-                "damaged, or belongs to another model); restore both files from the same save.")
+        if cfg_loaded:
+            self._check_cfg_digest(payload["cfg_sha256"])
         self._learner = learner
         self._train_forest = None
         self._refit = None
@@ -505,9 +459,8 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
 
 @contextmanager
 def fit_progress() -> Iterator[None]:
-    """Show the learners' progress lines (INFO records of the "spacy_treeboost" loggers: mining, each
-    cross-validation fold, each head) with spaCy's log handler while a model is fitted, unless logging is
-    configured: by a handler or level on the "spacy_treeboost" logger, or a handler on the root logger."""
+    """Show the learners' progress (INFO records of the "spacy_treeboost" loggers) with spaCy's log handler while a
+    model is fitted, unless logging is configured (a handler or level on that logger, or a root handler)."""
     log = logging.getLogger("spacy_treeboost")
     if log.handlers or log.level != logging.NOTSET or logging.getLogger().handlers:
         yield
@@ -523,9 +476,8 @@ def fit_progress() -> Iterator[None]:
 
 def training_log_loss(name: str, settings: RuleClassifier, learner: RuleClassifier, forest: Any,
                       gold: Sequence[Any]) -> float:
-    """The mean log-loss of a fitted learner's probabilities on its training documents (multi-label: the mean
-    over labels of each label's binary log-loss), with a warning when they are the same for every document
-    (`warn_if_constant`, naming one of the learner's `settings`)."""
+    """The mean log-loss of a fitted learner on its training documents (multi-label: of each label's binary one),
+    with a warning when every document gets the same probabilities (`warn_if_constant`)."""
     proba = learner.predict_proba(forest)
     warn_if_constant(name, settings, proba)
     proba = numpy.clip(proba, 1e-15, 1.0 - 1e-15)
