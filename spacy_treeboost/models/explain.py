@@ -103,8 +103,9 @@ class EmbeddingTable:
             earliest[i] = bound = options[i][bisect.bisect_right(options[i], bound)]
         return earliest
 
-    def first(self, limit: int) -> List[List[int]]:
-        """The first `limit` embeddings in lexicographic order, as lists of tree nodes in pattern preorder."""
+    def first(self, limit: int = DEFAULT_MAX_EMBEDDINGS) -> List[List[int]]:
+        """The first `limit` embeddings in lexicographic order, as lists of tree nodes in pattern preorder (a node
+        with n same-label children has C(n, k) embeddings of a k-child pattern: `total` counts them)."""
         every = itertools.chain.from_iterable(self._subtree(0, v) for v in sorted(self.counts[0]))
         return list(itertools.islice(every, limit))
 
@@ -156,60 +157,17 @@ class EmbeddingTable:
         return images
 
 
-def count_embeddings(code: Sequence, labels: Sequence[str], parents: numpy.ndarray) -> int:
-    """The number of embeddings of a pattern code in one tree, computed without listing them.
-
-    code (Sequence[Tuple[int, str]]): The pattern's (depth, label) pairs.
-    labels (Sequence[str]): The tree's node labels in preorder.
-    parents (numpy.ndarray): The tree's local parent indices.
-    RETURNS (int): The exact count (not saturated).
-    """
-    return EmbeddingTable(code, labels, parents).total
-
-
-def embeddings(code: Sequence, labels: Sequence[str], parents: numpy.ndarray, *,
-               max_embeddings: int = DEFAULT_MAX_EMBEDDINGS) -> List[List[int]]:
-    """Embeddings of a pattern code in one tree, as lists of node indices in pattern preorder.
-
-    Lists the first `max_embeddings` in lexicographic order; a node with n
-    same-label children has C(n, k) embeddings of a k-child pattern, so use
-    `count_embeddings` for their number and `covered_nodes` for the nodes they use.
-
-    code (Sequence[Tuple[int, str]]): The pattern's (depth, label) pairs.
-    labels (Sequence[str]): The tree's node labels in preorder.
-    parents (numpy.ndarray): The tree's local parent indices.
-    max_embeddings (int): The most embeddings to list.
-    """
-    if isinstance(max_embeddings, bool) or not isinstance(max_embeddings, int) or max_embeddings < 0:
-        raise ValueError(f"max_embeddings={max_embeddings!r} is invalid: use a whole number >= 0 "
-                         f"(default {DEFAULT_MAX_EMBEDDINGS}).")
-    return EmbeddingTable(code, labels, parents).first(max_embeddings)
-
-
-def covered_nodes(code: Sequence, labels: Sequence[str], parents: numpy.ndarray) -> Set[int]:
-    """The nodes of one tree that some embedding of a pattern code uses, found without listing the embeddings."""
-    return EmbeddingTable(code, labels, parents).covered_nodes()
-
-
-def covered_arcs(code: Sequence, labels: Sequence[str], parents: numpy.ndarray) -> Set[Tuple[int, int]]:
-    """The arcs (parent, child) of one tree that some embedding of a pattern code uses, found without listing
-    the embeddings."""
-    return EmbeddingTable(code, labels, parents).covered_arcs()
-
-
-def by_subtree(explanation: List[Dict[str, Any]], label: str) -> List[Dict[str, Any]]:
-    """Fired rules of one label grouped by subtree: total contribution and number of rules."""
-    groups: Dict[str, Dict[str, Any]] = {}
-    for e in explanation:
-        if e["label"] != label:
-            continue
-        g = groups.setdefault(e["pattern"], {"pattern": e["pattern"], "code": e["code"], "count": e["count"],
-                                             "rules": 0, "contribution": 0.0})
-        g["rules"] += 1
-        g["contribution"] += e["contribution"]
-    return sorted(groups.values(), key=lambda g: -abs(g["contribution"]))
-
-
 def group_by_subtree(explanation: List[Dict[str, Any]], labels: Sequence[str]) -> List[Dict[str, Any]]:
-    """Fired rules grouped by label and subtree, in the order of `labels`; see `by_subtree`."""
-    return [{"label": label, **g} for label in labels for g in by_subtree(explanation, label)]
+    """Fired rules grouped by label and subtree, in the order of `labels`, each label's subtrees by decreasing
+    |contribution|: per subtree its pattern, code, count, number of rules and total contribution."""
+    out = []
+    for label in labels:
+        groups: Dict[str, Dict[str, Any]] = {}
+        for e in explanation:
+            if e["label"] == label:
+                g = groups.setdefault(e["pattern"], {"label": label, "pattern": e["pattern"], "code": e["code"],
+                                                     "count": e["count"], "rules": 0, "contribution": 0.0})
+                g["rules"] += 1
+                g["contribution"] += e["contribution"]
+        out += sorted(groups.values(), key=lambda g: -abs(g["contribution"]))
+    return out

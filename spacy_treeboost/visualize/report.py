@@ -12,7 +12,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy
 
-from ..models.explain import covered_nodes
+from ..models.explain import EmbeddingTable
 from ..models.rules import RuleSet
 from ..trees.bact import code_to_sexpr
 from .document import find_textcat, head_bias
@@ -171,7 +171,8 @@ def add_snippets(summary: DataSummary, rules: RuleSet, pattern_ids: Sequence[int
             if d not in trees:
                 trees[d] = spec.node_labels(docs[d])
             node_labels, parents, tokens = trees[d]
-            marked = sorted({int(tokens[v]) for v in covered_nodes(rules.pattern(p), node_labels, parents)} - {-1})
+            nodes = EmbeddingTable(rules.pattern(p), node_labels, parents).covered_nodes()
+            marked = sorted({int(tokens[v]) for v in nodes} - {-1})
             shown.append({"doc": d, "gold": gold[d] if d < len(gold) else "", "segments": _snippet(docs[d], marked)})
         summary.snippets[p] = shown
     return summary
