@@ -9,7 +9,7 @@ import contextlib
 import functools
 import inspect
 import math
-from typing import Any, Callable, Collection, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Collection, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from confection import ConfigValidationError
 
@@ -74,27 +74,29 @@ def non_json_value(value: Any, loc: Sequence[str] = ()) -> Optional[Tuple[List[s
     return None
 
 
-def corpus_reader_hint(nlp: Any) -> str:
-    """A sentence naming the reader to use when the training corpus is JSON lines read by spaCy's own reader
-    (which reads only .spacy files and finds nothing in them), else "".
-
-    nlp (Optional[Language]): The pipeline.
-    RETURNS (str): The sentence, with a leading space.
-    """
-    if nlp is None:
-        return ""
+def _train_corpus_reader(nlp: Any) -> Optional[Tuple[str, Dict[str, Any]]]:
+    """The name and the block of the reader that `[training] train_corpus` names in the pipeline's config."""
     try:
         config = nlp.config.interpolate()
-        block = config
-        for part in config["training"]["train_corpus"].split("."):
-            block = block[part]
-        reader, path = block.get("@readers"), str(block.get("path"))
+        name = config["training"]["train_corpus"]
+        block = functools.reduce(lambda b, part: b[part], name.split("."), config)
     except (KeyError, AttributeError, TypeError, ValueError):
+        return None
+    return (name, block) if isinstance(block, dict) else None
+
+
+def corpus_reader_hint(nlp: Any) -> str:
+    """A sentence (with a leading space) naming the reader to use when the training corpus is JSON lines read by
+    spaCy's own reader, which reads only .spacy files; else ""."""
+    found = None if nlp is None else _train_corpus_reader(nlp)
+    if found is None:
         return ""
+    name, block = found
+    reader, path = block.get("@readers"), str(block.get("path"))
     if reader == "spacy_treeboost.JsonlCorpus.v1" or not path.endswith((".jsonl", ".jsonl.gz", ".json")):
         return ""
     return (f" The training corpus {path} is JSON lines, but its reader {reader} reads only .spacy files: set "
-            f"@readers = \"spacy_treeboost.JsonlCorpus.v1\" in [{config['training']['train_corpus']}] "
+            f"@readers = \"spacy_treeboost.JsonlCorpus.v1\" in [{name}] "
             "(as the configs in configs/ do), or convert the file with python -m spacy_treeboost convert.")
 
 
@@ -165,22 +167,9 @@ class DataError(ConfigValidationError):
 
 
 def training_corpus(nlp: Any) -> Optional[str]:
-    """The path of the training corpus, from the reader block that `[training] train_corpus` names in the
-    pipeline's config, or None when there is none.
-
-    nlp (Optional[Language]): The pipeline.
-    RETURNS (Optional[str]): The path.
-    """
-    if nlp is None:
-        return None
-    try:
-        config = nlp.config.interpolate()
-        block = config
-        for part in config["training"]["train_corpus"].split("."):
-            block = block[part]
-        path = block.get("path")
-    except (KeyError, AttributeError, TypeError, ValueError):
-        return None
+    """The path of the training corpus of a pipeline (`[training] train_corpus`), or None."""
+    found = None if nlp is None else _train_corpus_reader(nlp)
+    path = None if found is None else found[1].get("path")
     return None if path is None else str(path)
 
 
