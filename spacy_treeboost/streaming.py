@@ -20,6 +20,7 @@ from typing import (IO, Any, Callable, Deque, Dict, Generator, Iterable, Iterato
                     TypeVar)
 
 import numpy
+from spacy.util import minibatch
 
 from .datasets.convert import load_pipeline
 from .datasets.corpora import CorpusFormatError, check_input_file, iter_jsonl
@@ -83,17 +84,6 @@ def _plain(value: Any) -> Any:
 
 
 Batch = TypeVar("Batch")
-
-
-def _batches(records: Iterator[Dict[str, Any]], size: int) -> Iterator[List[Dict[str, Any]]]:
-    batch: List[Dict[str, Any]] = []
-    for record in records:
-        batch.append(record)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
 
 
 def in_input_order(batches: Iterable[Batch], n_workers: int, send: Callable[[int, Batch], None],
@@ -335,7 +325,7 @@ def _ray_records(model: str, path: Path, n_workers: int, batch_size: int, addres
                 raise ValueError(f"a Ray worker could not load the pipeline {model!r} (it must be a path or "
                                  f"package that exists on every node): {err}") from None
         pending: Deque[Tuple[List[Dict[str, Any]], Any]] = deque()
-        batches = _batches(read_records(path), batch_size)
+        batches = minibatch(read_records(path), batch_size)
         turn = 0
         while True:
             while len(pending) < 2 * n_workers:
@@ -392,7 +382,7 @@ def apply_stream(model: str, input_path: Path, output_path: Path, *, n_workers: 
             workers = stack.enter_context(BatchProcesses(classifier, model, n_workers - 1))
             if on_start is not None and n_workers > 1:
                 on_start(workers.pids)
-            pairs = in_input_order(_batches(read_records(input_path), batch_size), n_workers - 1,
+            pairs = in_input_order(minibatch(read_records(input_path), batch_size), n_workers - 1,
                                    lambda i, batch: workers.send(i, [r["text"] for r in batch]), workers.receive,
                                    local=lambda batch: classifier.classify([r["text"] for r in batch]))
             records = (dict(record, cats=c) for batch, cats in pairs for record, c in zip(batch, cats))

@@ -8,7 +8,6 @@ spaCy.
 """
 import gzip
 import html
-import io
 import json
 import os
 import re
@@ -16,7 +15,7 @@ import stat
 import sys
 import zlib
 from pathlib import Path
-from typing import IO, Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 PathLike = Union[str, Path]
 
@@ -31,23 +30,6 @@ _SIGN_OFF = re.compile(r"\s*reuter\s*$", re.IGNORECASE)
 
 class CorpusFormatError(ValueError):
     """A corpus file does not have the expected format."""
-
-
-def open_text(path: PathLike, encoding: str = "utf-8") -> IO[str]:
-    """Open a text file for reading, decompressing it if it is gzipped.
-
-    path (PathLike): The file; gzip is detected from its first bytes.
-    encoding (str): The text encoding; for UTF-8 a byte order mark is skipped.
-    RETURNS (IO[str]): The open text stream.
-    """
-    path = Path(path)
-    with path.open("rb") as probe:
-        magic = probe.read(2)
-    if encoding.lower().replace("_", "-") in ("utf-8", "utf8"):
-        encoding = "utf-8-sig"
-    if magic == b"\x1f\x8b":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding=encoding)
-    return path.open("r", encoding=encoding)
 
 
 def check_input_file(path: PathLike) -> Path:

@@ -21,7 +21,7 @@ import numpy
 from ..files import ModelFormatError
 from ..trees.bact import code_to_sexpr as pattern_to_sexpr
 from ..trees.forest import Forest
-from .rule_files import FORMAT_NAME, FORMAT_VERSION, SEALED_VERSION, VALUES, Code, rules_from_dict, rules_to_dict
+from .rule_files import FORMAT_NAME, SEALED_VERSION, VALUES, Code, rules_from_dict, rules_to_dict
 from .rule_tables import Columns, check_tables, empty_columns, frozen, numbered_by_first_use
 
 PUBLISHED = ("bact", "frequency", "presence")

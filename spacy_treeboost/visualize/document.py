@@ -4,7 +4,6 @@ import html
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-import numpy
 from spacy.tokens import Doc
 
 from ..learning.classifier import cats_from_margins
