@@ -14,7 +14,7 @@ from spacy.util import registry
 from ..config_errors import DataError, reporting
 from ..exceptions import InvalidSettingError
 from ..files import CommandLineError
-from ..params import invalid_setting
+from ..params import Boolean, Constraint, Interval, invalid_setting, rule, validate_params
 from .corpora import CorpusFormatError, check_input_file, iter_jsonl
 
 Fold = Union[int, str]
@@ -38,39 +38,37 @@ def _is_name(value: Any) -> bool:
     return isinstance(value, str) and bool(value.strip())
 
 
-def _check_settings(labels: Any, limit: Any, text_field: Any, label_field: Any, labels_field: Any, fold_field: Any,
-                    folds: Any, label_map: Any, skip_unlabeled: Any, unlabeled: Any) -> None:
+FIELD = Constraint(_is_name, "use the name of a field, a non-empty string")
+OR_NULL = "use the name of a field (a non-empty string) or null"
+SETTINGS = {
+    "limit": rule(Interval("int", 0, None), hint="use a whole number of examples >= 0 (0 reads all)"),
+    "text_field": rule(FIELD), "fold_field": rule(FIELD),
+    "label_field": rule(None, FIELD, hint=OR_NULL), "labels_field": rule(None, FIELD, hint=OR_NULL),
+    "skip_unlabeled": rule(Boolean()),
+    "unlabeled": rule(Boolean()),
+    "labels": rule(None, Constraint(lambda v: isinstance(v, (list, tuple)) and all(_is_name(label) for label in v),
+                                    "use a list of labels, each a non-empty string")),
+    "folds": rule(None, Constraint(lambda v: isinstance(v, (list, tuple, set)) and all(
+        isinstance(f, (int, str)) and not isinstance(f, bool) for f in v),
+        "use a list of fold values, each a whole number or a string")),
+    "label_map": rule(None, Constraint(lambda v: isinstance(v, dict) and all(
+        isinstance(k, str) and _is_name(x) for k, x in v.items()),
+        "use a mapping from labels to new labels, each a non-empty string, e.g. {\"pos\": \"POS\"}")),
+}
+
+
+def _check_settings(settings: Dict[str, Any]) -> None:
     """Refuse settings of the wrong type or value, naming the setting, before any line is read."""
-    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
-        raise invalid_setting("limit", limit, "use a whole number of examples >= 0 (0 reads all)")
-    for name, value in (("text_field", text_field), ("fold_field", fold_field)):
-        if not _is_name(value):
-            raise invalid_setting(name, value, "use the name of a field, a non-empty string")
-    for name, value in (("label_field", label_field), ("labels_field", labels_field)):
-        if value is not None and not _is_name(value):
-            raise invalid_setting(name, value, "use the name of a field (a non-empty string) or null")
-    if label_field is None and labels_field is None:
+    validate_params(settings, SETTINGS)
+    if settings["label_field"] is None and settings["labels_field"] is None:
         raise InvalidSettingError("label_field and labels_field cannot both be None: one must name the label "
-                                  "field.", setting="label_field", value=label_field)
-    for name, value in (("skip_unlabeled", skip_unlabeled), ("unlabeled", unlabeled)):
-        if not isinstance(value, bool):
-            raise invalid_setting(name, value, "use true or false")
-    if skip_unlabeled and unlabeled:
+                                  "field.", setting="label_field", value=None)
+    if settings["skip_unlabeled"] and settings["unlabeled"]:
         raise InvalidSettingError("skip_unlabeled and unlabeled cannot both be true: unlabeled lines are either "
-                                  "skipped or kept.", setting="skip_unlabeled", value=skip_unlabeled)
-    if labels is not None:
-        if isinstance(labels, (str, bytes)) or not isinstance(labels, (list, tuple)) \
-                or not all(_is_name(label) for label in labels):
-            raise invalid_setting("labels", labels, "use a list of labels, each a non-empty string")
-        if len(set(labels)) != len(labels):
-            raise invalid_setting("labels", list(labels), "a label is repeated; list each label once")
-    if folds is not None and (isinstance(folds, (str, bytes)) or not isinstance(folds, (list, tuple, set))
-                              or not all(isinstance(f, (int, str)) and not isinstance(f, bool) for f in folds)):
-        raise invalid_setting("folds", folds, "use a list of fold values, each a whole number or a string")
-    if label_map is not None and (not isinstance(label_map, dict) or not all(
-            isinstance(k, str) and _is_name(v) for k, v in label_map.items())):
-        raise invalid_setting("label_map", label_map, "use a mapping from labels to new labels, each a non-empty "
-                              "string, e.g. {\"pos\": \"POS\"}")
+                                  "skipped or kept.", setting="skip_unlabeled", value=True)
+    labels = settings["labels"]
+    if labels is not None and len(set(labels)) != len(labels):
+        raise invalid_setting("labels", list(labels), "a label is repeated; list each label once")
 
 
 class JsonlCorpus:
@@ -113,8 +111,9 @@ class JsonlCorpus:
         if path is None:
             raise InvalidSettingError("spacy_treeboost.JsonlCorpus.v1 needs a path; set it in the [corpora] block.",
                                       setting="path", value=path)
-        _check_settings(labels, limit, text_field, label_field, labels_field, fold_field, folds, label_map,
-                        skip_unlabeled, unlabeled)
+        _check_settings(dict(labels=labels, limit=limit, text_field=text_field, label_field=label_field,
+                             labels_field=labels_field, fold_field=fold_field, folds=folds, label_map=label_map,
+                             skip_unlabeled=skip_unlabeled, unlabeled=unlabeled))
         self.path = Path(path)
         self.labels: Optional[List[str]] = list(labels) if labels is not None else None
         self.limit = limit
