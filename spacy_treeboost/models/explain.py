@@ -10,11 +10,8 @@ from ..trees.forest import Forest
 
 
 def fired_rules(rules: RuleSet, forest: Forest, doc_index: int = 0) -> List[Dict[str, Any]]:
-    """The rules of every head whose subtree occurs in one document of `forest`.
-
-    RETURNS (List[Dict[str, Any]]): Entries with label, rule index, pattern, code,
-        count, threshold z, score and contribution, most influential first per label.
-    """
+    """The rules of every head whose subtree occurs in one document of `forest`: label, rule index, pattern, code,
+    count, threshold z, score and contribution, most influential first per label."""
     out = []
     for head, label in enumerate(rules.heads):
         entries = rules.contributions(forest, doc_index, head)
@@ -27,11 +24,9 @@ DEFAULT_MAX_EMBEDDINGS = 1000
 
 
 class EmbeddingTable:
-    """The embeddings of one pattern in one tree, counted without listing them.
-
-    For every pattern node q and tree node v it holds the number of embeddings of
-    q's subtree that map q to v, and which children of v can take each child of q
-    in some complete embedding. Building it costs O(pattern size x tree size).
+    """The embeddings of one pattern in one tree, counted without listing them: for every pattern node q and tree
+    node v, the number of embeddings of q's subtree that map q to v, and which children of v can take each child of
+    q in some complete embedding. Building it costs O(pattern size x tree size).
 
     code (Sequence[Tuple[int, str]]): The pattern's (depth, label) pairs in preorder.
     labels (Sequence[str]): The tree's node labels in preorder.

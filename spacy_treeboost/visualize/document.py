@@ -16,8 +16,8 @@ DEFAULT_MAX_SUBTREES = 12
 
 
 def head_bias(rules: Any, head: int) -> float:
-    """The part of a head's margin that does not depend on which subtrees occur: its intercept, plus for
-    stump rules the absent score of every rule (the contributions are measured from it)."""
+    """The part of a head's margin that no subtree changes: its intercept, plus for stumps every rule's absent
+    score (from which contributions are measured)."""
     bias = float(rules.intercepts[head])
     if rules.value == "stump":
         bias += float(rules.rule_arrays(head)[3].sum())
@@ -31,11 +31,8 @@ def _sentences(doc: Doc) -> List[Tuple[int, int]]:
 
 
 class ExplanationView:
-    """A rendered explanation of one doc for one label; shows itself in Jupyter (`_repr_html_`).
-
-    fragment (str): The view's HTML without style and script.
-    title (str): The page title.
-    """
+    """A rendered explanation of one doc for one label (`fragment`: its HTML without style and script), shown in
+    Jupyter by `_repr_html_`."""
 
     def __init__(self, fragment: str, title: str) -> None:
         self.fragment = fragment

@@ -1,11 +1,6 @@
-"""One sentence's tree as SVG: words in rows, arcs from heads to dependents, fired subtrees drawn over them.
-
-Arcs above the words are the dependency tree (or the word chain in chain mode); in
-"chain+dependency" mode the chain hangs below. A sentence wider than `ROW_WIDTH` pixels
-wraps into rows, each its own `<svg>`. A fired subtree is one `<g>` in every row it
-touches, with its matched nodes (a bar in the subtree's lane under the words) and its
-matched arcs (the arc drawn again, thick, in the subtree's colour).
-"""
+"""One sentence's tree as SVG: words in rows (each its own `<svg>`), arcs from heads to dependents above them (in
+"chain+dependency" mode the chain hangs below), and each fired subtree as a `<g>` in every row it touches: its
+matched nodes a bar in its lane under the words, its matched arcs drawn again, thick, in its colour."""
 import html
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Set, Tuple
@@ -27,7 +22,7 @@ Edge = Tuple[int, int, bool]
 
 @dataclass
 class Word:
-    """A token of the sentence: its text and its node label (None when the tree skips the token)."""
+    """A token: its text, its node label (None when the tree skips it) and its dependency label."""
 
     text: str
     label: Optional[str]
