@@ -1,7 +1,6 @@
 """Explanations: which rules fired for a document, and where their subtrees occur in the text."""
 import bisect
-import itertools
-from typing import Any, Dict, Iterator, List, Sequence, Set, Tuple
+from typing import Any, Dict, List, Sequence, Set, Tuple
 
 import numpy
 
@@ -18,9 +17,6 @@ def fired_rules(rules: RuleSet, forest: Forest, doc_index: int = 0) -> List[Dict
         for e in sorted(entries, key=lambda e: -abs(e["contribution"])):
             out.append({"label": label, **e})
     return out
-
-
-DEFAULT_MAX_EMBEDDINGS = 1000
 
 
 class EmbeddingTable:
@@ -97,33 +93,6 @@ class EmbeddingTable:
         for i in range(len(options)):
             earliest[i] = bound = options[i][bisect.bisect_right(options[i], bound)]
         return earliest
-
-    def first(self, limit: int = DEFAULT_MAX_EMBEDDINGS) -> List[List[int]]:
-        """The first `limit` embeddings in lexicographic order, as lists of tree nodes in pattern preorder (a node
-        with n same-label children has C(n, k) embeddings of a k-child pattern: `total` counts them)."""
-        every = itertools.chain.from_iterable(self._subtree(0, v) for v in sorted(self.counts[0]))
-        return list(itertools.islice(every, limit))
-
-    def _place(self, q: int, v: int, i: int, after: int, latest: List[int]) -> Iterator[List[int]]:
-        kids = self.pattern_children[q]
-        if i == len(kids):
-            yield []
-            return
-        options = self.options[(q, v)][i]
-        for k in range(bisect.bisect_right(options, after), len(options)):
-            c = options[k]
-            if c > latest[i]:
-                break
-            for sub in self._subtree(kids[i], c):
-                for rest in self._place(q, v, i + 1, c, latest):
-                    yield sub + rest
-
-    def _subtree(self, q: int, v: int) -> Iterator[List[int]]:
-        if not self.pattern_children[q]:
-            yield [v]
-            return
-        for rest in self._place(q, v, 0, -1, self._latest(q, v)):
-            yield [v] + rest
 
     def covered_nodes(self) -> Set[int]:
         """The tree nodes that at least one embedding uses."""
