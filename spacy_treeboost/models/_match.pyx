@@ -425,21 +425,3 @@ def _copy_codes(const int32_t[::1] depth, const int32_t[::1] label, const int64_
                 d[at] = depth[k]
                 l[at] = label[k]
                 at += 1
-
-
-def all_distinct(const int64_t[::1] ids, int64_t n) -> bool:
-    """Whether the ids (each in range(n), as `codes_in_order` checks) are all different: one pass with a byte per
-    id."""
-    cdef Py_ssize_t i
-    cdef int64_t p
-    cdef bint distinct = True
-    seen_bytes = numpy.zeros(max(n, 0), dtype=numpy.uint8)
-    cdef unsigned char[::1] seen = seen_bytes
-    with nogil:
-        for i in range(ids.shape[0]):
-            p = ids[i]
-            if p < 0 or p >= n or seen[p]:
-                distinct = False
-                break
-            seen[p] = 1
-    return distinct

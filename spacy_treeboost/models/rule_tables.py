@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 import numpy
 
 from ..threads import ThreadTeam
-from ._match import all_distinct, codes_in_order
+from ._match import codes_in_order
 
 Columns = Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]
 Tables = Tuple[List[str], numpy.ndarray, numpy.ndarray, numpy.ndarray, List[Columns]]
@@ -155,7 +155,7 @@ def numbered_by_first_use(strings: List[str], depth: numpy.ndarray, label: numpy
         depth, start = depth.copy(), code_start.copy()
         columns = [(pid.copy(), z.copy(), a.copy(), b.copy()) for pid, z, a, b in columns]
     else:
-        distinct = all_distinct(pids, n_patterns)
+        distinct = bool((numpy.bincount(pids, minlength=n_patterns) <= 1).all())
         if distinct:
             order = pids
         else:
