@@ -261,8 +261,15 @@ cdef class PatternMatcher:
                                 self._hit(deref(eit).second, c, acc, kmin * self.max_depth + (self.max_depth - d), track, track)
                         c = next_sib[c - lo]
                     g = e
-        if n_occ == 1 or self.touched.size() == 1:
-            # one occurrence: the children were first hit in the scan's order already
+        self._push_touched(stack, n_occ == 1)
+        return 0
+
+    cdef int _push_touched(self, vector[int32_t]& stack, bint one_occurrence) except -1:
+        """Push the trie nodes that `_extend` hit, in the order of their first hits."""
+        cdef Py_ssize_t k
+        cdef int32_t c
+        if one_occurrence or self.touched.size() == 1:
+            # the children were first hit in the scan's order already
             for k in range(self.touched.size()):
                 stack.push_back(self.touched[k])
             return 0
