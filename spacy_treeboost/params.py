@@ -109,8 +109,8 @@ class Interval(Constraint):
                 return False
             if not isinstance(value, (int, float, numpy.integer, numpy.floating)) or not math.isfinite(value):
                 return False
-            return ((low is None or value > low or (value == low and low_in))
-                    and (high is None or value < high or (value == high and high_in)))
+            return bool((low is None or value > low or (value == low and low_in))
+                        and (high is None or value < high or (value == high and high_in)))
 
         what = "a whole number" if kind == "int" else "a number"
         if low is not None and high is not None and low_in and high_in:
