@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 from spacy_treeboost.models.rules import RuleSet
-from spacy_treeboost.visualize.browser import find_chromium, load_page
+from bench.browser import find_chromium, load_page
 from spacy_treeboost.visualize.report import DEFAULT_TOP, rule_report
 
 VOCABULARY = 5_000

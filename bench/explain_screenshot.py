@@ -13,7 +13,7 @@ from pathlib import Path
 import spacy
 
 from spacy_treeboost.visualize import explanation_view, find_textcat
-from spacy_treeboost.visualize.browser import screenshot
+from bench.browser import screenshot
 
 
 def main() -> None:

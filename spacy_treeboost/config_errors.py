@@ -1,15 +1,10 @@
-"""Settings and training-data errors as spaCy reports them.
-
-A `ConfigValidationError` raised while spaCy builds or initializes a pipeline is
-printed by `spacy train` and `spacy debug config` as a short table, the setting's
-location and the message, without a Python traceback. It is a `ValueError`, so
-code that catches `ValueError` keeps working.
-"""
+"""Settings and training-data errors as `ConfigValidationError`s (`ValueError`s), which `spacy train` and `spacy
+debug config` print as the setting's location and the message, without a traceback."""
 import contextlib
 import functools
 import inspect
 import math
-from typing import Any, Callable, Collection, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Collection, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from confection import ConfigValidationError
 
@@ -17,28 +12,15 @@ from .params import Validated
 
 
 def config_error(message: str, loc: Sequence[str], title: Optional[str] = None) -> ConfigValidationError:
-    """A `ConfigValidationError` with one entry.
-
-    message (str): What is wrong and how to fix it.
-    loc (Sequence[str]): Where, e.g. ["components", "treeboost_textcat", "learner", "C"].
-    title (Optional[str]): The headline; by default spaCy's "Config validation error".
-    RETURNS (ConfigValidationError): The error, to raise.
-    """
+    """A `ConfigValidationError` with one entry: `message` at `loc` (e.g. ["components", "textcat", "learner", "C"]),
+    under `title` (by default spaCy's "Config validation error")."""
     errors = [{"loc": list(loc), "msg": message}]
-    if title is None:
-        return ConfigValidationError(errors=errors)
-    return ConfigValidationError(errors=errors, title=title)
+    return ConfigValidationError(errors=errors) if title is None else ConfigValidationError(errors=errors, title=title)
 
 
 def setting_error(err: Exception, block: Sequence[str], names: Collection[str] = ()) -> ConfigValidationError:
     """The `ConfigValidationError` of a setting refused by `err`, located at the setting an `InvalidSettingError`
-    carries (`err.setting`) when it is one of the block's, else at the block.
-
-    err (Exception): The error.
-    block (Sequence[str]): The location of the settings' block.
-    names (Collection[str]): The block's setting names.
-    RETURNS (ConfigValidationError): The error, to raise.
-    """
+    carries when it is one of the block's setting `names`, else at the `block`."""
     if isinstance(err, ConfigValidationError):
         return err
     message = str(err)
@@ -52,13 +34,8 @@ JSON_INTEGERS = (-(2 ** 63), 2 ** 64 - 1)
 
 
 def non_json_value(value: Any, loc: Sequence[str] = ()) -> Optional[Tuple[List[str], Any]]:
-    """The first value in a config block that spaCy cannot store in a config (JSON): NaN, an infinity or a whole
-    number beyond 64 bits, with its location (a list is located as a whole).
-
-    value (Any): The block, or one setting's value.
-    loc (Sequence[str]): Its location.
-    RETURNS (Optional[Tuple[List[str], Any]]): The location and the value, or None when every value is JSON.
-    """
+    """The location and value of the first value in a config block (at `loc`) that a config cannot store as JSON:
+    NaN, an infinity or a whole number beyond 64 bits (a list is located as a whole); None when there is none."""
     if isinstance(value, dict):
         for key, item in value.items():
             found = non_json_value(item, [*loc, str(key)])
@@ -74,37 +51,36 @@ def non_json_value(value: Any, loc: Sequence[str] = ()) -> Optional[Tuple[List[s
     return None
 
 
-def corpus_reader_hint(nlp: Any) -> str:
-    """A sentence naming the reader to use when the training corpus is JSON lines read by spaCy's own reader
-    (which reads only .spacy files and finds nothing in them), else "".
-
-    nlp (Optional[Language]): The pipeline.
-    RETURNS (str): The sentence, with a leading space.
-    """
-    if nlp is None:
-        return ""
+def _train_corpus_reader(nlp: Any) -> Optional[Tuple[str, Dict[str, Any]]]:
+    """The name and the block of the reader that `[training] train_corpus` names in the pipeline's config."""
     try:
         config = nlp.config.interpolate()
-        block = config
-        for part in config["training"]["train_corpus"].split("."):
-            block = block[part]
-        reader, path = block.get("@readers"), str(block.get("path"))
+        name = config["training"]["train_corpus"]
+        block = functools.reduce(lambda b, part: b[part], name.split("."), config)
     except (KeyError, AttributeError, TypeError, ValueError):
+        return None
+    return (name, block) if isinstance(block, dict) else None
+
+
+def corpus_reader_hint(nlp: Any) -> str:
+    """A sentence (with a leading space) naming the reader to use when the training corpus is JSON lines read by
+    spaCy's own reader, which reads only .spacy files; else ""."""
+    found = None if nlp is None else _train_corpus_reader(nlp)
+    if found is None:
         return ""
+    name, block = found
+    reader, path = block.get("@readers"), str(block.get("path"))
     if reader == "spacy_treeboost.JsonlCorpus.v1" or not path.endswith((".jsonl", ".jsonl.gz", ".json")):
         return ""
     return (f" The training corpus {path} is JSON lines, but its reader {reader} reads only .spacy files: set "
-            f"@readers = \"spacy_treeboost.JsonlCorpus.v1\" in [{config['training']['train_corpus']}] "
+            f"@readers = \"spacy_treeboost.JsonlCorpus.v1\" in [{name}] "
             "(as the configs in configs/ do), or convert the file with python -m spacy_treeboost convert.")
 
 
 @contextlib.contextmanager
 def reported_at(block: Optional[Sequence[str]], names: Collection[str] = ()) -> Iterator[None]:
-    """Raise a `ValueError` or `TypeError` from the settings of `block` as a `ConfigValidationError`.
-
-    block (Optional[Sequence[str]]): The location of the settings' block; None lets errors pass unchanged.
-    names (Collection[str]): The block's setting names.
-    """
+    """Raise a `ValueError` or `TypeError` from the settings of `block` (None: unchanged) as a
+    `ConfigValidationError` (`setting_error`)."""
     try:
         yield
     except (ValueError, TypeError) as err:
@@ -114,11 +90,7 @@ def reported_at(block: Optional[Sequence[str]], names: Collection[str] = ()) -> 
 
 
 def check_learner(learner: Any, block: Optional[Sequence[str]]) -> None:
-    """Validate a learner's settings and those of the booster in its `estimator` block.
-
-    learner (Any): A learner of `spacy_treeboost.learning`.
-    block (Optional[Sequence[str]]): The learner block's location, or None to raise plain `ValueError`s.
-    """
+    """Validate a learner's settings and its `estimator`'s, reported at `block` (None: plain `ValueError`s)."""
     for sub, part in ((), learner), (("estimator",), getattr(learner, "estimator", None)):
         if isinstance(part, Validated):
             with reported_at(None if block is None else [*block, *sub], part.get_params(deep=False)):
@@ -126,14 +98,9 @@ def check_learner(learner: Any, block: Optional[Sequence[str]]) -> None:
 
 
 def reporting(func: Callable[..., Any], name: str) -> Callable[..., Any]:
-    """`func` (a registered function or class) with its errors reported as `ConfigValidationError`s located at
-    its registered `name`: an `InvalidSettingError` at its setting, another `ValueError` or a `TypeError` at the
-    block, an `OSError` at `path`. The signature is `func`'s, so spaCy validates and fills the settings as before.
-
-    func (Callable[..., Any]): The function or class to register.
-    name (str): Its registered name, e.g. "spacy_treeboost.DocTrees.v1".
-    RETURNS (Callable[..., Any]): The function to register.
-    """
+    """`func` (a function or class to register as `name`, with its signature) with its errors reported as
+    `ConfigValidationError`s at `name`: an `InvalidSettingError` at its setting, another `ValueError` or a
+    `TypeError` at the block, an `OSError` at `path`."""
     names = list(inspect.signature(func).parameters)
 
     def build(*args: Any, **kwargs: Any) -> Any:
@@ -149,11 +116,8 @@ def reporting(func: Callable[..., Any], name: str) -> Callable[..., Any]:
 
 
 class DataError(ConfigValidationError):
-    """Training data that a component cannot learn from, or a corpus file that cannot be read: a `ValueError`
-    whose message names the file (and line) and the remedy, which `spacy train` prints without a traceback.
-
-    message (str): The message.
-    """
+    """Training data that a component cannot learn from, or a corpus that cannot be read: a `ValueError` naming the
+    file (and line) and the remedy, which `spacy train` prints without a traceback."""
 
     def __init__(self, message: str = "", **kwargs: Any) -> None:
         kwargs.setdefault("title", "The training data cannot be used")
@@ -165,31 +129,15 @@ class DataError(ConfigValidationError):
 
 
 def training_corpus(nlp: Any) -> Optional[str]:
-    """The path of the training corpus, from the reader block that `[training] train_corpus` names in the
-    pipeline's config, or None when there is none.
-
-    nlp (Optional[Language]): The pipeline.
-    RETURNS (Optional[str]): The path.
-    """
-    if nlp is None:
-        return None
-    try:
-        config = nlp.config.interpolate()
-        block = config
-        for part in config["training"]["train_corpus"].split("."):
-            block = block[part]
-        path = block.get("path")
-    except (KeyError, AttributeError, TypeError, ValueError):
-        return None
+    """The path of the training corpus of a pipeline (`[training] train_corpus`), or None."""
+    found = None if nlp is None else _train_corpus_reader(nlp)
+    path = None if found is None else found[1].get("path")
     return None if path is None else str(path)
 
 
 @contextlib.contextmanager
 def data_errors(corpus: Optional[str]) -> Iterator[None]:
-    """Raise a `ValueError` about the training data as a `DataError` whose message starts with the corpus file.
-
-    corpus (Optional[str]): The training corpus file, from `training_corpus`.
-    """
+    """Raise a `ValueError` about the training data as a `DataError` whose message starts with the `corpus` file."""
     try:
         yield
     except ConfigValidationError:

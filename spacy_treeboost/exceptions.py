@@ -3,18 +3,12 @@ from typing import Any, Tuple
 
 
 class NotFittedError(ValueError, AttributeError):
-    """An estimator was used before `fit`: it has nothing to predict with.
-
-    As scikit-learn's `sklearn.exceptions.NotFittedError`, it is both a `ValueError` and an `AttributeError`, so
-    code that catches either (or scikit-learn's own checks) handles it.
-    """
+    """An estimator was used before `fit`: a `ValueError` and an `AttributeError`, as scikit-learn's."""
 
 
 class InvalidSettingError(ValueError):
-    """A setting (a hyperparameter or a component setting) holds a value it does not accept.
-
-    As scikit-learn's `InvalidParameterError`, it is a `ValueError`; it also carries which setting failed, so
-    that a config error can be located at the setting without reading the message.
+    """A setting holds a value it does not accept: a `ValueError` (as scikit-learn's `InvalidParameterError`) that
+    carries the setting, so that a config error is located at it.
 
     message (str): What is wrong and how to fix it, e.g. "C=0 is invalid: use a number from 1e-06 to 1e+06".
     setting (str): The setting's name, e.g. "C".

@@ -1,12 +1,7 @@
-"""Writing outputs and reading model files safely.
-
-Writes go to a temporary file that is renamed over the target, so a failure never leaves a half-written file or
-destroys the previous one; an output path that is a device, a named pipe, a socket or a directory, or one of the
-command's inputs, is refused (`check_output`) instead of being replaced. Model files are sealed: a msgpack envelope
-holds the format name, the version (1), the SHA-256 of the payload and the payload (the msgpack bytes of the model
-data), so that any damage to a file is refused on load instead of changing scores.
+"""Writing outputs atomically (a temporary file renamed over the target), refusing outputs that would destroy
+something (`check_output`), and sealed model files: a msgpack envelope of format name, version, the payload's
+SHA-256 and the payload, so that a damaged file is refused on load instead of changing scores.
 """
-import contextlib
 import errno
 import gc
 import hashlib
@@ -15,7 +10,7 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, Optional, Tuple, Type, Union
+from typing import Any, Dict, Iterable, Optional, Tuple, Type, Union
 
 import srsly
 import typer
@@ -25,8 +20,8 @@ CLICK_EXCEPTION: Type[Exception] = next(c for c in typer.BadParameter.__mro__ if
 
 
 class CommandLineError(CLICK_EXCEPTION):  # type: ignore[misc,valid-type]  # a class found at import
-    """A base for exceptions that a command line built on typer (spaCy's, this package's) prints as one line,
-    `Error: <message>`, without a traceback. A subclass calls `_set_message` in its `__init__`."""
+    """An exception that a typer command line (spaCy's, this package's) prints as one line, `Error: <message>`. A
+    subclass calls `_set_message` in its `__init__`."""
 
     exit_code = 1
 
@@ -39,10 +34,8 @@ class CommandLineError(CLICK_EXCEPTION):  # type: ignore[misc,valid-type]  # a c
 
 
 class ModelFormatError(ValueError, CommandLineError):
-    """A model or settings file that is not what it claims to be: corrupt, foreign, or of another format version.
-
-    It is a `ValueError`; it is also a `CommandLineError`, so that a spaCy command that loads the pipeline (`spacy
-    evaluate`, `spacy package`) prints its message as one line, without a traceback.
+    """A model or settings file that is corrupt, foreign, or of another format version: a `ValueError`, and a
+    `CommandLineError` so that `spacy evaluate` or `spacy package` prints it as one line.
 
     message (str): What is wrong and how to fix it, naming the file.
     """
@@ -82,12 +75,8 @@ _KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")
 
 
 def max_line_mb(error: Type[Exception] = ValueError) -> int:
-    """The longest line, in MiB, read where the input's size does not bound it (a pipe, a device, the inflated
-    bytes of a gzip file): `DEFAULT_MAX_LINE_MB`, or the environment variable SPACY_TREEBOOST_MAX_LINE_MB.
-
-    error (Type[Exception]): The exception to raise for an invalid value of the variable.
-    RETURNS (int): The limit in MiB.
-    """
+    """The longest line, in MiB, read where the input's size does not bound it (a pipe, a gzip file's inflated
+    bytes): `DEFAULT_MAX_LINE_MB`, or SPACY_TREEBOOST_MAX_LINE_MB; an invalid value raises `error`."""
     value = os.environ.get(MAX_LINE_ENV, "").strip()
     if not value:
         return DEFAULT_MAX_LINE_MB
@@ -114,10 +103,9 @@ def _inside(path: Path, directory: Path) -> bool:
 
 
 def check_output(path: Union[str, Path], inputs: Iterable[Union[str, Path, None]] = ()) -> None:
-    """Refuse an output path whose writing would destroy something: an existing node that is not a regular file (a
-    directory, a character or block device such as /dev/null, a named pipe, a socket), a symbolic link loop, one
-    of the `inputs` (compared by resolved path and by device and inode, so symbolic and hard links are caught), or a
-    path inside an input that is a directory (a pipeline the command reads).
+    """Refuse an output path whose writing would destroy something: an existing node that is not a regular file
+    (a directory, a device such as /dev/null, a pipe, a socket), a link loop, one of the `inputs` (also through a
+    symbolic or hard link), or a path inside an input directory (a pipeline the command reads).
 
     path (Union[str, Path]): The output path; it need not exist.
     inputs (Iterable[Union[str, Path, None]]): The files and directories the command reads; None is skipped.
@@ -157,17 +145,11 @@ def check_output(path: Union[str, Path], inputs: Iterable[Union[str, Path, None]
 
 
 def create_temp_beside(path: Union[str, Path]) -> Tuple[int, Path]:
-    """Create a new, empty temporary file in the directory of `path`, to be renamed over it, after `check_output`
-    has accepted `path`.
+    """A new, empty temporary file beside `path` (after `check_output`), to be renamed over it: created exclusively
+    under an unpredictable name (`tempfile.mkstemp`), with the permissions of a new file (0666 less the umask).
 
-    The name is unpredictable and the file is created exclusively (`tempfile.mkstemp`: O_CREAT | O_EXCL,
-    symbolic links not followed), so a file or link planted in the directory is never written through. Its
-    permissions are those a new file gets (0666 less the umask), not mkstemp's 0600.
-
-    path (Union[str, Path]): The file that the temporary file will replace.
     RETURNS (Tuple[int, Path]): The open file descriptor and the temporary file's path.
-    RAISES (OutputError): When `path` is refused or the directory cannot hold a new file (the message names the
-        directory, not the temporary file).
+    RAISES (OutputError): When `path` is refused or its directory cannot hold a new file.
     """
     path = Path(path)
     check_output(path)
@@ -196,11 +178,8 @@ def create_temp_beside(path: Union[str, Path]) -> Tuple[int, Path]:
 
 
 def write_bytes_atomic(path: Union[str, Path], data: bytes) -> None:
-    """Write `data` to a new temporary file beside `path` (`create_temp_beside`), flush it to disk, and rename it
-    over `path`.
-
-    RAISES (OSError): When the write fails; `path` is then as it was.
-    """
+    """Write `data` to a temporary file beside `path`, flush it to disk and rename it over `path` (left as it was
+    when the write fails)."""
     fd, tmp = create_temp_beside(path)
     try:
         with open(fd, "wb") as f:
@@ -213,35 +192,18 @@ def write_bytes_atomic(path: Union[str, Path], data: bytes) -> None:
         raise
 
 
-@contextlib.contextmanager
-def gc_state_kept() -> Iterator[None]:
-    """Restore the garbage collector's state on leaving, also after an error (srsly's msgpack loader disables
-    it while unpacking and does not enable it again when unpacking fails)."""
+def msgpack_loads_safe(data: bytes) -> Any:
+    """`srsly.msgpack_loads` that leaves the garbage collector as it found it, also when `data` is damaged (srsly
+    disables it while unpacking and does not enable it again when unpacking fails)."""
     enabled = gc.isenabled()
     try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-        else:
-            gc.disable()
-
-
-def msgpack_loads_safe(data: bytes) -> Any:
-    """`srsly.msgpack_loads` that leaves the garbage collector as it found it, also when `data` is damaged."""
-    with gc_state_kept():
         return srsly.msgpack_loads(data)
+    finally:
+        (gc.enable if enabled else gc.disable)()
 
 
 def seal(payload: Any, format_name: str, version: int, *, version_key: str = "version") -> bytes:
-    """The msgpack bytes of a sealed model file: format name, version, SHA-256 of the payload, payload.
-
-    payload (Any): The model data (msgpack-serializable).
-    format_name (str): The file format's name, checked on load.
-    version (int): The sealed format's version.
-    version_key (str): The name of the version entry.
-    RETURNS (bytes): The file's content.
-    """
+    """The msgpack bytes of a sealed model file holding `payload` (msgpack-serializable)."""
     body = srsly.msgpack_dumps(payload)
     return srsly.msgpack_dumps({"format": format_name, version_key: version,
                                 CHECKSUM_KEY: hashlib.sha256(body).hexdigest(), PAYLOAD_KEY: body})
@@ -259,17 +221,12 @@ def unseal(data: bytes, format_name: str, version: int, *, error: Type[Exception
     version_key (str): The name of the version entry.
     RETURNS (Any): The payload.
     """
-    return open_seal(parse_msgpack(data, error, what), format_name, version, error=error, what=what,
-                     version_key=version_key)
-
-
-def parse_msgpack(data: bytes, error: Type[Exception], what: str) -> Any:
-    """Unpack msgpack bytes, keeping the garbage collector's state; damaged data raises `error`."""
     try:
-        return msgpack_loads_safe(data)
+        outer = msgpack_loads_safe(data)
     except Exception as err:
         raise error(f"The {what} is unreadable msgpack (truncated, damaged, or not a spacy-treeboost model: "
                     f"{type(err).__name__}); restore it from a copy or retrain the model.") from None
+    return open_seal(outer, format_name, version, error=error, what=what, version_key=version_key)
 
 
 def open_seal(outer: Any, format_name: str, version: int, *, error: Type[Exception], what: str,
@@ -301,11 +258,8 @@ def open_seal(outer: Any, format_name: str, version: int, *, error: Type[Excepti
 
 def check_model_file(path: Union[str, Path], error: Type[Exception], what: str,
                      max_bytes: Optional[int] = None) -> None:
-    """Fail fast when `path` cannot be a model file: not a regular file, empty, larger than `max_bytes`, or not
-    starting as a msgpack map does (so that `/dev/zero` or a large text file is refused without reading it).
-
-    RAISES (error): With a message naming the path.
-    """
+    """Raise `error`, naming the path, when `path` cannot be a model file: not a regular file, empty, larger than
+    `max_bytes`, or not starting as a msgpack map does (so that `/dev/zero` is refused without reading it)."""
     path = Path(path)
     if not path.exists():
         raise error(f"cannot read {path}: it does not exist.")
@@ -328,15 +282,13 @@ def cfg_json(cfg: Dict[str, Any], indent: Optional[int] = None) -> str:
 
 
 def settings_digest(cfg: Dict[str, Any]) -> str:
-    """The SHA-256 of settings in a canonical JSON form (sorted keys, floats exact), which ties a component's model
-    file to the cfg it was saved with."""
+    """The SHA-256 of settings as canonical JSON, which ties a component's model file to the cfg it was saved
+    with."""
     return hashlib.sha256(json.dumps(cfg, sort_keys=True, separators=(",", ":")).encode("utf8")).hexdigest()
 
 
 def read_cfg_file(path: Union[str, Path], component: str) -> Any:
-    """Read a component's `cfg` (JSON); a missing, undecodable or truncated file raises a `ModelFormatError`
-    naming the path."""
-
+    """A component's `cfg` (JSON); a missing or damaged file raises a `ModelFormatError` naming the path."""
     try:
         data = Path(path).read_bytes()
     except OSError as err:
@@ -346,7 +298,6 @@ def read_cfg_file(path: Union[str, Path], component: str) -> Any:
 
 def load_cfg_json(data: bytes, source: str) -> Any:
     """Parse a component's cfg (UTF-8 JSON, a BOM allowed) from `source`, raising a `ModelFormatError` naming it."""
-
     try:
         text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
         return json.loads(text)
@@ -364,7 +315,6 @@ def load_cfg_json(data: bytes, source: str) -> Any:
 
 def read_model_file(path: Union[str, Path], component: str) -> bytes:
     """The bytes of a component's `model` file, after `check_model_file`; errors name the path."""
-
     try:
         check_model_file(path, ModelFormatError, f"'{component}' model file")
         return Path(path).read_bytes()
@@ -377,11 +327,7 @@ COMPONENT_MODEL_VERSION = 1
 
 
 def unseal_component_model(data: bytes, component: str) -> Dict[str, Any]:
-    """The payload of a treeboost_textcat model file: {"classifier": dict or None, "cfg_sha256": str}.
-
-    RAISES (ModelFormatError): For a damaged or foreign file, or one of another format version.
-    """
-
+    """The payload of a treeboost_textcat model file: {"classifier": dict or None, "cfg_sha256": str}."""
     what = f"'{component}' model file"
     payload = unseal(data, COMPONENT_MODEL_FORMAT, COMPONENT_MODEL_VERSION, error=ModelFormatError, what=what)
     if not (isinstance(payload, dict) and set(payload) == {"classifier", "cfg_sha256"}

@@ -1,16 +1,11 @@
-"""Hyperparameters as scikit-learn reads them: `get_params(deep)` and `set_params`, and their checks.
-
-An estimator's parameters are the arguments of its explicit `__init__` signature, which
-stores each unchanged under its own name (`self.name = name`), so `sklearn.base.clone`
-can rebuild it. What each parameter accepts is declared once, in the class's
-`_parameter_constraints` table (as scikit-learn's estimators do), and one validator,
-`validate_params`, checks every estimator and component against its table and raises an
-`InvalidSettingError` that names the setting (as scikit-learn's `InvalidParameterError`).
+"""Hyperparameters as scikit-learn reads them (`get_params`, `set_params`, `clone`) and their checks: each class
+declares what its parameters accept in a `_parameter_constraints` table, and `validate_params` raises an
+`InvalidSettingError` naming the first setting out of its table (as scikit-learn's `InvalidParameterError`).
 """
 import copy
 import inspect
 import math
-from typing import Any, ClassVar, Dict, List, Mapping, NamedTuple, Optional, Sequence, TypeVar
+from typing import Any, Callable, ClassVar, Dict, List, Mapping, NamedTuple, Optional, Sequence, TypeVar
 
 import numpy
 
@@ -73,124 +68,90 @@ def _number(value: float) -> str:
 
 
 class Constraint:
-    """One kind of value a parameter accepts, as an entry of a `_parameter_constraints` table."""
+    """One kind of value a parameter accepts, an entry of a `_parameter_constraints` table.
+
+    test (Callable[[Any], bool]): Whether a value is of this kind.
+    text (str): The accepted values, phrased as a fix ("use ...", "choose one of ...").
+    """
+
+    def __init__(self, test: Callable[[Any], bool], text: str) -> None:
+        self.test, self.text = test, text
 
     def is_satisfied_by(self, value: Any) -> bool:
-        raise NotImplementedError
+        return bool(self.test(value))
 
     def describe(self) -> str:
-        """RETURNS (str): The accepted values, phrased as a fix ("use ...", "choose one of ...")."""
-        raise NotImplementedError
+        return self.text
 
 
 class Options(Constraint):
-    """One of a fixed set of values (strings, or None).
-
-    values (Any): The accepted values.
-    """
+    """One of a fixed set of values (strings, or None)."""
 
     def __init__(self, *values: Any) -> None:
         self.values = values
-
-    def is_satisfied_by(self, value: Any) -> bool:
-        return any(value is v or (type(value) is type(v) and value == v) for v in self.values)
-
-    def describe(self) -> str:
-        return f"choose one of {', '.join(str(v) for v in self.values)}"
+        super().__init__(lambda value: any(value is v or (type(value) is type(v) and value == v) for v in values),
+                         f"choose one of {', '.join(str(v) for v in values)}")
 
 
 class Interval(Constraint):
-    """A whole number ("int") or finite real number ("real") in a range.
-
-    kind (str): "int" or "real" (a real parameter accepts whole numbers too).
-    low (Optional[float]): The lower bound, or None.
-    high (Optional[float]): The upper bound, or None.
-    closed (str): Which bounds belong to the range: "both", "left", "right" or "neither".
-    """
+    """A whole number ("int") or finite real number ("real", whole numbers too) in a range whose bounds (None: none)
+    belong to it as `closed` says: "both", "left", "right" or "neither"."""
 
     def __init__(self, kind: str, low: Optional[float], high: Optional[float], closed: str = "both") -> None:
         if kind not in ("int", "real") or closed not in ("both", "left", "right", "neither"):
             raise ValueError(f"Interval({kind!r}, closed={closed!r}): use kind 'int' or 'real' and closed 'both', "
                              "'left', 'right' or 'neither'")
         self.kind, self.low, self.high, self.closed = kind, low, high, closed
+        low_in, high_in = closed in ("both", "left"), closed in ("both", "right")
 
-    def is_satisfied_by(self, value: Any) -> bool:
-        if isinstance(value, (bool, numpy.bool_)):
-            return False
-        if self.kind == "int" and not isinstance(value, (int, numpy.integer)):
-            return False
-        if not isinstance(value, (int, float, numpy.integer, numpy.floating)) or not math.isfinite(value):
-            return False
-        if self.low is not None and (value < self.low or (value == self.low and self.closed in ("right", "neither"))):
-            return False
-        if self.high is not None and (value > self.high or (value == self.high and self.closed in ("left", "neither"))):
-            return False
-        return True
+        def test(value: Any) -> bool:
+            if isinstance(value, (bool, numpy.bool_)) or (kind == "int" and not isinstance(value, (int, numpy.integer))):
+                return False
+            if not isinstance(value, (int, float, numpy.integer, numpy.floating)) or not math.isfinite(value):
+                return False
+            return bool((low is None or value > low or (value == low and low_in))
+                        and (high is None or value < high or (value == high and high_in)))
 
-    def describe(self) -> str:
-        what = "a whole number" if self.kind == "int" else "a number"
-        low_in, high_in = self.closed in ("both", "left"), self.closed in ("both", "right")
-        if self.low is not None and self.high is not None and low_in and high_in:
-            return f"use {what} from {_number(self.low)} to {_number(self.high)}"
-        parts = []
-        if self.low is not None:
-            parts.append(f"{'>=' if low_in else '>'} {_number(self.low)}")
-        if self.high is not None:
-            parts.append(f"{'<=' if high_in else '<'} {_number(self.high)}")
-        return f"use {what} {' and '.join(parts)}".rstrip()
+        what = "a whole number" if kind == "int" else "a number"
+        if low is not None and high is not None and low_in and high_in:
+            text = f"use {what} from {_number(low)} to {_number(high)}"
+        else:
+            bounds = ([f"{'>=' if low_in else '>'} {_number(low)}"] if low is not None else []) + \
+                     ([f"{'<=' if high_in else '<'} {_number(high)}"] if high is not None else [])
+            text = f"use {what} {' and '.join(bounds)}".rstrip()
+        super().__init__(test, text)
 
 
 class Boolean(Constraint):
     """True or False."""
 
-    def is_satisfied_by(self, value: Any) -> bool:
-        return isinstance(value, (bool, numpy.bool_))
-
-    def describe(self) -> str:
-        return "use true or false"
+    def __init__(self) -> None:
+        super().__init__(lambda value: isinstance(value, (bool, numpy.bool_)), "use true or false")
 
 
 class Text(Constraint):
     """A non-empty string."""
 
-    def is_satisfied_by(self, value: Any) -> bool:
-        return isinstance(value, str) and bool(value)
-
-    def describe(self) -> str:
-        return "use a non-empty string"
+    def __init__(self) -> None:
+        super().__init__(lambda value: isinstance(value, str) and bool(value), "use a non-empty string")
 
 
 class Items(Constraint):
-    """A non-empty list or tuple whose every item satisfies `item`.
-
-    item (Constraint): The constraint on each item.
-    """
+    """A non-empty list or tuple whose every item satisfies `item`."""
 
     def __init__(self, item: Constraint) -> None:
         self.item = item
-
-    def is_satisfied_by(self, value: Any) -> bool:
-        return isinstance(value, (list, tuple)) and len(value) > 0 and all(self.item.is_satisfied_by(v) for v in value)
-
-    def describe(self) -> str:
-        return f"list one or more values ({self.item.describe().replace('use ', '', 1)})"
+        super().__init__(lambda value: isinstance(value, (list, tuple)) and len(value) > 0
+                         and all(item.is_satisfied_by(v) for v in value),
+                         f"list one or more values ({item.describe().replace('use ', '', 1)})")
 
 
 class Instance(Constraint):
-    """An instance of a class (e.g. the booster of a corrective learner).
-
-    cls (type): The class.
-    what (str): How a user gives one, e.g. 'a "spacy_treeboost.SubtreeBoost.v1" block'.
-    """
+    """An instance of `cls`, which a user gives as `what` (e.g. 'a "spacy_treeboost.SubtreeBoost.v1" block')."""
 
     def __init__(self, cls: type, what: str) -> None:
         self.cls, self.what = cls, what
-
-    def is_satisfied_by(self, value: Any) -> bool:
-        return isinstance(value, self.cls)
-
-    def describe(self) -> str:
-        return f"use {self.what}"
+        super().__init__(lambda value: isinstance(value, cls), f"use {what}")
 
 
 class Rule(NamedTuple):

@@ -1,9 +1,6 @@
-"""Classify streams of texts with a trained pipeline: JSONL in, JSONL with "cats" out, in bounded memory.
-
-`apply_stream` backs the `apply` command. This process reads the input and writes the output in order; batches are
-classified here and, with several workers, in local worker processes (`BatchProcesses`, each running the pipeline
-loaded once, forked from this process where that is safe) or by Ray actors. `PipelineBatchClassifier` is the object each
-worker holds, and the class to give Ray Data's `map_batches`.
+"""Classify streams of texts with a trained pipeline, JSONL in and JSONL with "cats" out, in bounded memory
+(`apply_stream`, the `apply` command): this process reads and writes in order, batches are classified here and in
+worker processes (`BatchProcesses`) or Ray actors, each holding a `PipelineBatchClassifier`.
 """
 import contextlib
 import gzip
@@ -20,6 +17,7 @@ from typing import (IO, Any, Callable, Deque, Dict, Generator, Iterable, Iterato
                     TypeVar)
 
 import numpy
+from spacy.util import minibatch
 
 from .datasets.convert import load_pipeline
 from .datasets.corpora import CorpusFormatError, check_input_file, iter_jsonl
@@ -27,8 +25,7 @@ from .files import create_temp_beside
 
 
 def open_output(raw: IO[bytes], gz: bool) -> IO[str]:
-    """A UTF-8 text stream writing to the binary file `raw`, gzip-compressed when `gz` is true (with no name or
-    time stamp in the header, so the same records give the same bytes)."""
+    """A UTF-8 text stream writing to `raw`, gzip-compressed (without name or time stamp) when `gz` is true."""
     return io.TextIOWrapper(gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) if gz else raw,
                             encoding="utf8")
 
@@ -42,8 +39,7 @@ def read_records(path: Path) -> Iterator[Dict[str, Any]]:
 
 
 def count_records(path: Path) -> Optional[int]:
-    """The number of non-blank lines of an uncompressed JSONL file, read in one quick pass; None for a
-    compressed file, whose size is not known without decompressing it."""
+    """The number of non-blank lines of an uncompressed JSONL file; None for a compressed one."""
     if Path(path).suffix == ".gz":
         return None
     with open(path, "rb") as f:
@@ -85,33 +81,20 @@ def _plain(value: Any) -> Any:
 Batch = TypeVar("Batch")
 
 
-def _batches(records: Iterator[Dict[str, Any]], size: int) -> Iterator[List[Dict[str, Any]]]:
-    batch: List[Dict[str, Any]] = []
-    for record in records:
-        batch.append(record)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
 def in_input_order(batches: Iterable[Batch], n_workers: int, send: Callable[[int, Batch], None],
                    receive: Callable[[bool], Optional[Tuple[int, Any]]], local: Optional[Callable[[Batch], Any]] = None,
                    depth: int = 2) -> Iterator[Tuple[Batch, Any]]:
     """Each batch with its reply, in input order, whatever order the workers' replies come in.
 
-    A batch goes to the worker with the fewest batches in flight, at most `depth` each. With `local`, this process
-    takes the next batch itself whenever the reply it must yield next has not come and every worker is full, so
-    that it works instead of waiting. At most `depth` batches per worker (and `depth` for this process) are read and
-    not yet yielded, so that a slow batch holds up a bounded number of others.
+    A batch goes to the worker with the fewest batches in flight, at most `depth` each; with `local`, this process
+    computes the next batch itself while the reply due next has not come and every worker is full. At most `depth`
+    batches per worker (and for this process) are read and not yet yielded.
 
     batches (Iterable[Batch]): The batches, read as they are sent.
     n_workers (int): The workers 0 ... n_workers - 1 (0: every batch runs here, with `local`).
     send (Callable[[int, Batch], None]): Gives a batch to a worker.
-    receive (Callable[[bool], Optional[Tuple[int, Any]]]): The next reply of any worker with a batch in flight (the
-        worker and its reply), waiting for one if its argument is true, else None when none has come. A worker
-        replies to its batches in the order it got them.
+    receive (Callable[[bool], Optional[Tuple[int, Any]]]): The next (worker, reply) of any worker with a batch in
+        flight, waiting if its argument is true, else None when none has come; a worker replies in order.
     local (Optional[Callable[[Batch], Any]]): A batch's reply, computed in this process.
     depth (int): The batches in flight per worker.
     YIELDS (Tuple[Batch, Any]): Each batch and its reply, in the order of `batches`.
@@ -178,9 +161,8 @@ def _end_with_parent(parent: int) -> None:
 
 
 def _batch_worker(conn: Any, parent: int, build: Any, inherited: Sequence[Any]) -> None:
-    """A worker process of `BatchProcesses`: the categories of each batch of texts it receives, until its pipe ends.
-    `build` is the classifier (forked) or its (model, batch_size) to load (spawned); a forked worker closes the
-    parent's ends of the pipes it `inherited`, so that each pipe ends when the parent goes."""
+    """A worker of `BatchProcesses`: the categories of each batch it receives, until its pipe ends. `build` is the
+    classifier (forked) or its (model, batch_size) (spawned); a forked worker closes the pipes it `inherited`."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
@@ -206,13 +188,9 @@ def _batch_worker(conn: Any, parent: int, build: Any, inherited: Sequence[Any]) 
 
 
 class BatchProcesses:
-    """Local worker processes that classify batches of texts, each with the pipeline loaded once; a context manager.
-
-    The workers are forked from this process, which has loaded the pipeline, where that is safe (Linux, one thread:
-    `learning.tasks.start_method`); elsewhere they are spawned and load it. A worker ignores Ctrl-C (this process
-    stops it), is killed by the kernel when this process dies (Linux) and ends when its pipe from this process ends.
-    Leaving the context ends the workers: they finish at the end of their pipes, or are killed when an error or an
-    interrupt left it.
+    """Local worker processes that classify batches of texts; a context manager that ends them (killed after an
+    error). They are forked where that is safe (`learning.tasks.start_method`), else spawned and load the pipeline;
+    they ignore Ctrl-C and die with this process (Linux).
 
     classifier (PipelineBatchClassifier): The loaded pipeline.
     model (str): The name it was loaded from (for spawned workers).
@@ -265,11 +243,8 @@ class BatchProcesses:
             self._died(i)
 
     def receive(self, block: bool = True) -> Optional[Tuple[int, List[Dict[str, float]]]]:
-        """The next reply of any worker: its index and the categories of its oldest batch in flight; None if none
-        has come and `block` is false.
-
-        RAISES (WorkerDiedError): When a worker died (killed, out of memory).
-        """
+        """The next (worker, categories of its oldest batch in flight), or None if none has come and `block` is
+        false; a WorkerDiedError when a worker died."""
         ready = wait([*self.conns, *(proc.sentinel for proc in self.processes)], timeout=None if block else 0)
         if not ready:
             return None
@@ -312,8 +287,8 @@ class BatchProcesses:
 
 def _ray_records(model: str, path: Path, n_workers: int, batch_size: int, address: Optional[str],
                  timeout: float) -> Generator[Dict[str, Any], None, None]:
-    """Records read here (the driver needs no cluster CPU for reading) and classified by `n_workers` Ray actors,
-    batch by batch in input order, with at most two batches per actor in flight."""
+    """The records, read here and classified by `n_workers` Ray actors in input order (two batches per actor in
+    flight)."""
     from .learning.tasks import connect_ray
 
     ray = connect_ray(address)
@@ -335,7 +310,7 @@ def _ray_records(model: str, path: Path, n_workers: int, batch_size: int, addres
                 raise ValueError(f"a Ray worker could not load the pipeline {model!r} (it must be a path or "
                                  f"package that exists on every node): {err}") from None
         pending: Deque[Tuple[List[Dict[str, Any]], Any]] = deque()
-        batches = _batches(read_records(path), batch_size)
+        batches = minibatch(read_records(path), batch_size)
         turn = 0
         while True:
             while len(pending) < 2 * n_workers:
@@ -372,10 +347,9 @@ def apply_stream(model: str, input_path: Path, output_path: Path, *, n_workers: 
     batch_size (int): Texts per batch.
     ray_address (Optional[str]): For "ray": the cluster address; None starts a local Ray.
     progress (bool): Show a progress bar of the texts written.
-    timeout (float): For "ray": the longest wait, in seconds, for the workers to start or for a batch to come
-        back, after which a TimeoutError says what to change.
-    on_start (Optional[Callable[[List[int]], None]]): For "processes" with several workers: called with the
-        process ids of the worker processes once they have started, before the input is read.
+    timeout (float): For "ray": the longest wait, in seconds, for the workers to start or a batch to come back.
+    on_start (Optional[Callable[[List[int]], None]]): For "processes": called with the worker processes' ids once
+        they have started.
     RETURNS (int): The number of texts classified.
     """
     from tqdm import tqdm
@@ -392,7 +366,7 @@ def apply_stream(model: str, input_path: Path, output_path: Path, *, n_workers: 
             workers = stack.enter_context(BatchProcesses(classifier, model, n_workers - 1))
             if on_start is not None and n_workers > 1:
                 on_start(workers.pids)
-            pairs = in_input_order(_batches(read_records(input_path), batch_size), n_workers - 1,
+            pairs = in_input_order(minibatch(read_records(input_path), batch_size), n_workers - 1,
                                    lambda i, batch: workers.send(i, [r["text"] for r in batch]), workers.receive,
                                    local=lambda batch: classifier.classify([r["text"] for r in batch]))
             records = (dict(record, cats=c) for batch, cats in pairs for record, c in zip(batch, cats))

@@ -5,9 +5,8 @@ from typing import Any, Callable, List, Sequence, Union
 
 
 class Threads:
-    """A number of threads for the products of the fits that run in this process, which may rise while they run:
-    a process whose other workers have run out of tasks lends their cores to its last fit (the products are the
-    same, bit for bit, for any number of threads)."""
+    """A number of threads for this process's fits that may rise while they run (a process whose other workers ran
+    out of tasks lends their cores to its last fit)."""
 
     def __init__(self, value: int = 1) -> None:
         self.value = value
@@ -17,9 +16,8 @@ class Threads:
 
 
 class ThreadTeam:
-    """Up to `threads` threads (an int, or a `Threads` that may rise) for fixed pieces of work: `map` runs a function
-    on each piece, the pieces taken in any order by any thread, and returns the results in the pieces' order, so
-    what is summed from them is the same, bit for bit, for any number of threads. Its threads live until `close`."""
+    """Up to `threads` threads (an int or a `Threads`) for fixed pieces of work, until `close`: `map` returns the
+    results in the pieces' order, so that what is summed from them is the same for any number of threads."""
 
     def __init__(self, threads: Union[int, Threads] = 1) -> None:
         self.threads = threads

@@ -14,7 +14,7 @@ from typing import Dict, List, Tuple
 import pytest
 import spacy
 
-from spacy_treeboost.visualize.browser import find_chromium, load_page, screenshot
+from bench.browser import find_chromium, load_page, screenshot
 
 ROOT = Path(__file__).resolve().parents[1]
 REVIEWS = ROOT / "corpora" / "reviews"

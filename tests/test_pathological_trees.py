@@ -4,7 +4,6 @@ A node x with n children labelled a has C(n, k) embeddings of x(a ... a) with k
 children. Matching, mining and explaining such a node must give the exact
 (saturated) counts of the definition without listing the embeddings.
 """
-import itertools
 import math
 
 import numpy
@@ -16,8 +15,7 @@ from match_strategies import codes, to_arrays
 from reference import all_subtrees, count_embeddings, forest_docs, random_tree_arrays
 from spacy_treeboost.models._match import PatternMatcher
 from spacy_treeboost.learning._mine import SearchSpace
-from spacy_treeboost.models.explain import DEFAULT_MAX_EMBEDDINGS, EmbeddingTable, covered_nodes, embeddings
-from spacy_treeboost.models.explain import count_embeddings as explain_count
+from spacy_treeboost.models.explain import EmbeddingTable
 from spacy_treeboost.learning.classifier import _label_rank
 from spacy_treeboost.trees import Forest, ForestBuilder
 
@@ -194,6 +192,14 @@ def all_embeddings(code, labels, parents):
     return partial
 
 
+def explain_count(code, labels, parents):
+    return EmbeddingTable(code, labels, parents).total
+
+
+def covered_nodes(code, labels, parents):
+    return EmbeddingTable(code, labels, parents).covered_nodes()
+
+
 def named(code):
     return [(d, "xab"[l]) for d, l in code]
 
@@ -204,11 +210,6 @@ def test_explanations_on_a_wide_node_are_bounded_and_exact():
     parents = numpy.array([-1] + [0] * n)
     code = named(X_AAA)
     assert explain_count(code, labels, parents) == math.comb(n, 3)
-    listed = embeddings(code, labels, parents)
-    assert len(listed) == DEFAULT_MAX_EMBEDDINGS
-    assert listed == [[0, *c] for c in itertools.islice(itertools.combinations(range(1, n + 1), 3), DEFAULT_MAX_EMBEDDINGS)]
-    assert embeddings(code, labels, parents, max_embeddings=3) == [[0, 1, 2, 3], [0, 1, 2, 4], [0, 1, 2, 5]]
-    assert embeddings(code, labels, parents, max_embeddings=0) == []
     assert covered_nodes(code, labels, parents) == set(range(n + 1))
     assert covered_nodes(named(((0, X), (1, A), (1, B))), labels, parents) == set()
 
@@ -219,27 +220,18 @@ def test_explanations_skip_children_that_no_complete_embedding_uses():
     parents = numpy.array([-1, 0, 0, 0, 0, 0])
     code = [(0, "x"), (1, "a"), (1, "b")]
     assert covered_nodes(code, labels, parents) == {0, 2, 3, 4}
-    assert embeddings(code, labels, parents) == [[0, 2, 4], [0, 3, 4]]
     assert explain_count(code, labels, parents) == 2
 
 
-@pytest.mark.parametrize("bad", [-1, 2.5, None, True])
-def test_invalid_max_embeddings(bad):
-    with pytest.raises(ValueError, match="max_embeddings"):
-        embeddings([(0, "x")], ["x"], numpy.array([-1]), max_embeddings=bad)
-
-
 @SETTINGS
-@given(st.integers(1, 3).flatmap(lambda n: st.tuples(codes(n, max_size=5), wide_documents(n, max_docs=1))),
-       st.integers(0, 40))
-def test_explanations_equal_listing_every_embedding(args, limit):
+@given(st.integers(1, 3).flatmap(lambda n: st.tuples(codes(n, max_size=5), wide_documents(n, max_docs=1))))
+def test_explanations_equal_listing_every_embedding(args):
     code, docs = args
     labels = ["xab"[l] for l in docs[0][0]]
     parents = docs[0][1]
     code = named(code)
     every = all_embeddings(code, labels, parents)
     assert explain_count(code, labels, numpy.array(parents)) == len(every) == count_embeddings(code, labels, parents)
-    assert embeddings(code, labels, numpy.array(parents), max_embeddings=limit) == every[:limit]
     assert covered_nodes(code, labels, numpy.array(parents)) == {v for e in every for v in e}
 
 

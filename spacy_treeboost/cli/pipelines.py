@@ -31,11 +31,7 @@ def convert(
     try:
         n = convert_jsonl(input_path, output_path, model=model, n_process=n_process, batch_size=batch_size,
                           max_length=max_length)
-    except PipelineNotFoundError as err:
-        _fail(str(err))
-    except CorpusFormatError as err:
-        _fail(str(err))
-    except OutputError as err:
+    except (PipelineNotFoundError, CorpusFormatError, OutputError) as err:
         _fail(str(err))
     except OSError as err:
         _fail(str(err) if err.filename is None else f"cannot read {err.filename}: {err.strerror}")

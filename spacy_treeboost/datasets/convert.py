@@ -1,9 +1,6 @@
-"""Convert labeled JSONL to a `.spacy` DocBin, optionally parsed by a pipeline.
-
-`spacy evaluate` and `spacy.Corpus.v1` read only DocBins; a DocBin made with
-a parser also lets the classifier take its training trees from the reference
-docs (`parse_source = "reference"`).
-"""
+"""Convert labeled JSONL to a `.spacy` DocBin (what `spacy evaluate` and `spacy.Corpus.v1` read), optionally
+parsed by a pipeline so that training can take its trees from the reference docs (`parse_source = "reference"`),
+and load pipelines with one-line errors."""
 import errno
 import importlib.util
 import sys
@@ -23,26 +20,12 @@ DOCBIN_ATTRS = ("ORTH", "NORM", "TAG", "HEAD", "DEP", "POS", "MORPH", "LEMMA",
                 "SENT_START", "ENT_IOB", "ENT_TYPE", "ENT_KB_ID", "ENT_ID")
 
 
-def convert_jsonl(
-    input_path: Union[str, Path],
-    output_path: Union[str, Path],
-    *,
-    model: Optional[str] = None,
-    lang: str = "en",
-    n_process: int = 1,
-    batch_size: int = 64,
-    exclude: Sequence[str] = (),
-    progress: Optional[bool] = None,
-    max_length: Optional[int] = None,
-    **reader_options: Any,
-) -> int:
-    """Write the labeled documents of a JSONL file to a `.spacy` DocBin.
-
-    Each doc's cats hold every label of the label set (see
-    `spacy_treeboost.JsonlCorpus.v1`, whose field and filter options are
-    accepted here). With `model`, the docs are processed by that pipeline and
-    its annotation (HEAD, DEP, POS, TAG, LEMMA, MORPH, SENT_START, entities)
-    is stored; without it they are tokenizer-only docs of `spacy.blank(lang)`.
+def convert_jsonl(input_path: Union[str, Path], output_path: Union[str, Path], *, model: Optional[str] = None,
+                  lang: str = "en", n_process: int = 1, batch_size: int = 64, exclude: Sequence[str] = (),
+                  progress: Optional[bool] = None, max_length: Optional[int] = None, **reader_options: Any) -> int:
+    """Write the labeled documents of a JSONL file to a `.spacy` DocBin, each doc's cats over the whole label set.
+    With `model` the docs are processed by that pipeline and its annotation (HEAD, DEP, POS, TAG, LEMMA, MORPH,
+    SENT_START, entities) is stored; without it they are tokenizer-only docs of `spacy.blank(lang)`.
 
     input_path (Union[str, Path]): The JSONL file (plain or gzipped).
     output_path (Union[str, Path]): The `.spacy` file to write.
@@ -52,10 +35,8 @@ def convert_jsonl(
     batch_size (int): Docs per batch for `nlp.pipe`.
     exclude (Sequence[str]): Components of `model` not to load (e.g. ["ner"]).
     progress (Optional[bool]): Show a progress bar; None shows it only on a terminal.
-    max_length (Optional[int]): The longest text in characters; None keeps the pipeline's
-        `nlp.max_length` (spaCy's default is 1,000,000).
-    reader_options: The options of `JsonlCorpus` (labels, limit, text_field, label_field,
-        labels_field, fold_field, folds, label_map, skip_unlabeled).
+    max_length (Optional[int]): The longest text in characters; None keeps the pipeline's `nlp.max_length`.
+    reader_options: The settings of `JsonlCorpus` (labels, limit, text_field, label_field, ...).
     RETURNS (int): The number of docs written.
     RAISES (CorpusFormatError): For a text longer than the pipeline's max_length, before any parsing.
     RAISES (OutputError): When the DocBin cannot be written.
@@ -92,11 +73,7 @@ def convert_jsonl(
 
 
 class PipelineNotFoundError(OSError, CommandLineError):
-    """A pipeline named for parsing cannot be loaded.
-
-    It is an OSError for callers of `convert_jsonl`, and the command line
-    prints its message without a traceback.
-    """
+    """A pipeline named for parsing cannot be loaded: an OSError that the command line prints as one line."""
 
     exit_code = 2
 
@@ -120,8 +97,7 @@ def _load_pipeline(model: Optional[str], lang: str, exclude: Sequence[str]) -> s
                 "by `nlp.to_disk` (it holds config.cfg and meta.json) or an installed pipeline package.") from None
         raise PipelineNotFoundError(
             f"cannot load the pipeline {model!r} to parse the docs: it is not an installed pipeline package or a "
-            f"pipeline directory. {parser_install_hint('--model')}"
-        ) from None
+            f"pipeline directory. {parser_install_hint('--model')}") from None
     except Exception as err:
         raise PipelineNotFoundError(f"{pipeline_load_error(model, err)} (to parse the docs)") from None
 
@@ -135,8 +111,8 @@ def load_pipeline(model: str) -> Any:
 
 
 def pipeline_source(model: str) -> Optional[Path]:
-    """The directory a pipeline is read from: `model` itself when it is a path, else the directory of the installed
-    package of that name (found without importing it), or None."""
+    """The directory a pipeline is read from: `model` when it is a path, else its installed package's (found
+    without importing it), or None."""
     if Path(model).exists():
         return Path(model)
     try:

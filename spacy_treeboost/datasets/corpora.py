@@ -1,14 +1,8 @@
-"""Readers for public text-classification corpora in their original formats,
-and JSONL input/output.
-
-Every reader yields plain dicts with `text` and `label` (one label) or
-`labels` (a list), plus the corpus' own identifiers, ready for `write_jsonl`
-and the `spacy_treeboost.JsonlCorpus.v1` reader. This module does not import
-spaCy.
-"""
+"""Readers of public text-classification corpora in their original formats, and JSONL input and output (without
+spaCy). Every reader yields dicts with `text` and `label` (one label) or `labels` (a list), plus the corpus' own
+identifiers, ready for `write_jsonl` and the `spacy_treeboost.JsonlCorpus.v1` reader."""
 import gzip
 import html
-import io
 import json
 import os
 import re
@@ -16,7 +10,7 @@ import stat
 import sys
 import zlib
 from pathlib import Path
-from typing import IO, Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 PathLike = Union[str, Path]
 
@@ -33,29 +27,9 @@ class CorpusFormatError(ValueError):
     """A corpus file does not have the expected format."""
 
 
-def open_text(path: PathLike, encoding: str = "utf-8") -> IO[str]:
-    """Open a text file for reading, decompressing it if it is gzipped.
-
-    path (PathLike): The file; gzip is detected from its first bytes.
-    encoding (str): The text encoding; for UTF-8 a byte order mark is skipped.
-    RETURNS (IO[str]): The open text stream.
-    """
-    path = Path(path)
-    with path.open("rb") as probe:
-        magic = probe.read(2)
-    if encoding.lower().replace("_", "-") in ("utf-8", "utf8"):
-        encoding = "utf-8-sig"
-    if magic == b"\x1f\x8b":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding=encoding)
-    return path.open("r", encoding=encoding)
-
-
 def check_input_file(path: PathLike) -> Path:
-    """`path` as a Path, after checking that it names a regular file that can be read.
-
-    RAISES (FileNotFoundError): When nothing is there.
-    RAISES (CorpusFormatError): For a directory, a device, a pipe or a symbolic link loop.
-    """
+    """`path` as a Path, after checking that it is a regular file: a FileNotFoundError when nothing is there, a
+    CorpusFormatError for a directory, a device, a pipe or a link loop."""
     path = Path(path)
     try:
         mode = os.stat(path).st_mode
@@ -70,53 +44,41 @@ def check_input_file(path: PathLike) -> Path:
 
 
 def iter_jsonl(path: PathLike) -> Iterator[Tuple[int, Dict[str, Any]]]:
-    """Read a JSONL file (plain or gzipped, UTF-8) one object at a time.
-
-    A UTF-8 byte order mark is skipped and CRLF line ends are accepted. A line of a gzipped file may inflate to at
-    most 64 MiB (the environment variable SPACY_TREEBOOST_MAX_LINE_MB sets another limit), so that a small file
-    cannot take the memory of a huge line.
+    """The objects of a JSONL file (plain or gzipped, UTF-8, a BOM and CRLF accepted), blank lines skipped. A line
+    of a gzipped file may inflate to at most 64 MiB (SPACY_TREEBOOST_MAX_LINE_MB sets another limit).
 
     path (PathLike): The file.
     YIELDS (Tuple[int, Dict[str, Any]]): The 1-based line number and the object.
-        Blank lines are skipped.
-    RAISES (CorpusFormatError): For bytes that are not UTF-8, a truncated gzip file, a spaCy DocBin, a line that is
-        too long or not a JSON object, naming the file and line.
+    RAISES (CorpusFormatError): For bytes that are not UTF-8, a damaged gzip file, a spaCy DocBin, a line too long
+        or not a JSON object, naming the file and line.
     """
     path = check_input_file(path)
+    one_object = "Each line must be one JSON object, e.g. {\"text\": \"...\", \"label\": \"POS\"}."
     for line_no, raw in _binary_lines(path):
+        where = f"{path}, line {line_no}"
         try:
             line = raw.decode("utf-8-sig" if line_no == 1 else "utf-8")
         except UnicodeDecodeError as err:
-            raise CorpusFormatError(
-                f"{path}, line {line_no}: the bytes are not UTF-8 ({err.reason} at byte {err.start} of the line). "
-                "Save the file as UTF-8."
-            ) from None
+            raise CorpusFormatError(f"{where}: the bytes are not UTF-8 ({err.reason} at byte {err.start} of the "
+                                    "line). Save the file as UTF-8.") from None
         if not line.strip():
             continue
         try:
             record = json.loads(line)
         except json.JSONDecodeError as err:
-            raise CorpusFormatError(
-                f"{path}, line {line_no}: invalid JSON ({err.msg} at column {err.colno}). "
-                "Each line must be one JSON object, e.g. {\"text\": \"...\", \"label\": \"POS\"}."
-            ) from None
+            raise CorpusFormatError(f"{where}: invalid JSON ({err.msg} at column {err.colno}). {one_object}") from None
         except RecursionError:
-            raise CorpusFormatError(
-                f"{path}, line {line_no}: the JSON nests lists or objects too deeply to be a record. "
-                "Each line must be one JSON object, e.g. {\"text\": \"...\", \"label\": \"POS\"}."
-            ) from None
+            raise CorpusFormatError(f"{where}: the JSON nests lists or objects too deeply to be a record. "
+                                    f"{one_object}") from None
         except ValueError as err:
             digits = getattr(sys, "get_int_max_str_digits", lambda: 4300)()
             raise CorpusFormatError(
-                f"{path}, line {line_no}: a number has more than {digits} digits, more than Python reads from JSON; "
-                "write it as a string (in quotes) or drop the field." if "digits" in str(err) else
-                f"{path}, line {line_no}: invalid JSON ({err}). Each line must be one JSON object."
-            ) from None
+                f"{where}: a number has more than {digits} digits, more than Python reads from JSON; write it as a "
+                "string (in quotes) or drop the field." if "digits" in str(err) else
+                f"{where}: invalid JSON ({err}). Each line must be one JSON object.") from None
         if not isinstance(record, dict):
-            raise CorpusFormatError(
-                f"{path}, line {line_no}: expected a JSON object, found {type(record).__name__}. "
-                "Each line must be one JSON object with a \"text\" field."
-            )
+            raise CorpusFormatError(f"{where}: expected a JSON object, found {type(record).__name__}. Each line must "
+                                    "be one JSON object with a \"text\" field.")
         yield line_no, record
 
 
@@ -124,9 +86,8 @@ _ZLIB_HEADERS = (b"\x78\x01", b"\x78\x5e", b"\x78\x9c", b"\x78\xda")
 
 
 def _binary_lines(path: Path) -> Iterator[Tuple[int, bytes]]:
-    """The lines of a plain or gzipped file as bytes, numbered from 1; a damaged gzip stream raises a
-    `CorpusFormatError` naming the file and the line it stopped at, and so does an inflated line longer than
-    `max_line_mb`."""
+    """The lines of a plain or gzipped file as bytes, numbered from 1; a damaged gzip stream or an inflated line
+    longer than `max_line_mb` raises a `CorpusFormatError` naming the line."""
     from ..files import MAX_LINE_ENV, max_line_mb
 
     with path.open("rb") as probe:
@@ -154,22 +115,13 @@ def _binary_lines(path: Path) -> Iterator[Tuple[int, bytes]]:
                 yield line_no, raw
     except (EOFError, gzip.BadGzipFile, zlib.error) as err:
         where = f"after line {line_no}" if line_no else "before its first complete line"
-        raise CorpusFormatError(
-            f"{path}: the gzip file is truncated or damaged {where} ({type(err).__name__}: {err}). "
-            "Copy or download it again."
-        ) from None
+        raise CorpusFormatError(f"{path}: the gzip file is truncated or damaged {where} ({type(err).__name__}: "
+                                f"{err}). Copy or download it again.") from None
 
 
 def write_jsonl(records: Iterable[Dict[str, Any]], path: PathLike) -> int:
-    """Write records as JSONL, one object per line, gzipped if the name ends in `.gz`.
-
-    The output depends only on the records: keys keep their order, non-ASCII
-    text is written as UTF-8 and the gzip header carries no time stamp.
-
-    records (Iterable[Dict[str, Any]]): The records.
-    path (PathLike): The output file; parent directories are created.
-    RETURNS (int): The number of records written.
-    """
+    """Write records as JSONL (UTF-8, keys in order), gzipped without a time stamp if the name ends in `.gz`;
+    parent directories are created. RETURNS (int): The number of records written."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     lines = [json.dumps(record, ensure_ascii=False) + "\n" for record in records]
@@ -185,11 +137,10 @@ def write_jsonl(records: Iterable[Dict[str, Any]], path: PathLike) -> int:
 def read_movie_review_polarity(path: PathLike, *, encoding: str = "utf-8") -> Iterator[Dict[str, Any]]:
     """Read the movie review polarity dataset v2.0 (Pang & Lee 2004).
 
-    path (PathLike): The `txt_sentoken` folder (with `pos/` and `neg/`), or the
-        folder that contains it.
+    path (PathLike): The `txt_sentoken` folder (with `pos/` and `neg/`), or the folder that contains it.
     encoding (str): The files' encoding (they are ASCII).
-    YIELDS (Dict[str, Any]): `{"text", "label": "pos"|"neg", "id", "fold"}`, negative
-        files first, each folder sorted by name; `fold` is 0-9 from `cvNNN_` (NNN // 100).
+    YIELDS (Dict[str, Any]): `{"text", "label": "pos"|"neg", "id", "fold"}`, negative files first, each folder
+        sorted by name; `fold` is 0-9 from `cvNNN_` (NNN // 100).
     """
     root = Path(path)
     if not (root / "pos").is_dir() and (root / "txt_sentoken").is_dir():
@@ -197,42 +148,32 @@ def read_movie_review_polarity(path: PathLike, *, encoding: str = "utf-8") -> It
     for label in ("neg", "pos"):
         folder = root / label
         if not folder.is_dir():
-            raise FileNotFoundError(
-                f"{folder} not found: pass the txt_sentoken folder of review_polarity.tar.gz, "
-                "which holds the pos/ and neg/ folders."
-            )
+            raise FileNotFoundError(f"{folder} not found: pass the txt_sentoken folder of review_polarity.tar.gz, "
+                                    "which holds the pos/ and neg/ folders.")
         for file in sorted(folder.iterdir()):
             if file.suffix != ".txt":
                 continue
             match = _POLARITY_NAME.match(file.name)
             if match is None:
-                raise CorpusFormatError(
-                    f"{file}: file name does not match cvNNN_NNNNN.txt, so its fold is unknown. "
-                    "Keep the original file names of review_polarity.tar.gz."
-                )
+                raise CorpusFormatError(f"{file}: file name does not match cvNNN_NNNNN.txt, so its fold is unknown. "
+                                        "Keep the original file names of review_polarity.tar.gz.")
             text = file.read_bytes().decode(encoding)
             yield {"text": text, "label": label, "id": file.name, "fold": int(match.group(1)) // 100}
 
 
 def read_sentence_polarity(path: PathLike, *, encoding: str = "latin-1") -> Iterator[Dict[str, Any]]:
-    """Read the sentence polarity dataset v1.0 (`rt-polarity.pos` / `rt-polarity.neg`).
-
-    The original files are latin-1 with DOS line endings. Lines are split on
-    newlines only, trailing whitespace is stripped, and a NEL character (byte
-    0x85) becomes a space, as in NLTK's copy.
+    """Read the sentence polarity dataset v1.0 (`rt-polarity.pos` / `rt-polarity.neg`, latin-1): lines split on
+    newlines only, trailing whitespace stripped, a NEL character (0x85) made a space, as in NLTK's copy.
 
     path (PathLike): The folder holding both files (`rt-polaritydata`).
     encoding (str): The files' encoding.
-    YIELDS (Dict[str, Any]): `{"text", "label": "pos"|"neg", "id": "rt-polarity.neg:LINE"}`,
-        negative lines first.
+    YIELDS (Dict[str, Any]): `{"text", "label": "pos"|"neg", "id": "rt-polarity.neg:LINE"}`, negative lines first.
     """
     root = Path(path)
     for label in ("neg", "pos"):
         file = root / f"rt-polarity.{label}"
         if not file.is_file():
-            raise FileNotFoundError(
-                f"{file} not found: pass the rt-polaritydata folder of rt-polaritydata.tar.gz."
-            )
+            raise FileNotFoundError(f"{file} not found: pass the rt-polaritydata folder of rt-polaritydata.tar.gz.")
         text = file.read_bytes().decode(encoding)
         for line_no, line in enumerate(text.split("\n"), start=1):
             line = line.replace("\x85", " ").rstrip()
@@ -245,39 +186,28 @@ def _review_field(block: str, name: str) -> Optional[str]:
     return html.unescape(match.group(1).strip()) if match else None
 
 
-def read_multi_domain_reviews(
-    path: PathLike,
-    *,
-    include_title: bool = False,
-    skip_unlabeled: bool = True,
-    encoding: str = "latin-1",
-) -> Iterator[Dict[str, Any]]:
-    """Read the multi-domain sentiment dataset (Blitzer et al. 2007), unprocessed `.review` files.
+def read_multi_domain_reviews(path: PathLike, *, include_title: bool = False, skip_unlabeled: bool = True,
+                              encoding: str = "latin-1") -> Iterator[Dict[str, Any]]:
+    """Read the multi-domain sentiment dataset (Blitzer et al. 2007), unprocessed `.review` files (XML-like, with
+    bare `&` and `<`; each `<review>` block is read on its own). The label comes from the file name
+    (`positive.review`, `negative.review`), for `unlabeled.review` from `<rating>` as in the paper (above 3 "pos",
+    below 3 "neg").
 
-    The files look like XML but are not: text holds bare `&` and `<`, and some
-    files end inside a review. Each `<review>` block is read on its own and its
-    fields are taken from their tags. The label comes from the file name
-    (`positive.review`, `negative.review`); for `unlabeled.review` it comes from
-    `<rating>` as in the paper: above 3 is "pos", below 3 is "neg".
-
-    path (PathLike): A `.review` file, or a domain folder (e.g. `sorted_data/books`)
-        whose `positive.review`, `negative.review` and `unlabeled.review` are read.
+    path (PathLike): A `.review` file, or a domain folder (e.g. `sorted_data/books`) whose `positive.review`,
+        `negative.review` and `unlabeled.review` are read.
     include_title (bool): Put the review title and a newline before the text.
-    skip_unlabeled (bool): Skip reviews without a label (rating 3 or no rating in
-        `unlabeled.review`); if False they are yielded without a `label` key.
+    skip_unlabeled (bool): Skip reviews without a label; if False they are yielded without a `label` key.
     encoding (str): The files' encoding.
-    YIELDS (Dict[str, Any]): `{"text", "label": "pos"|"neg", "id", "domain", "rating",
-        "title", "source"}`, where `source` is the file name.
+    YIELDS (Dict[str, Any]): `{"text", "label": "pos"|"neg", "id", "domain", "rating", "title", "source"}`, where
+        `source` is the file name.
     """
     path = Path(path)
     if path.is_dir():
         names = ("negative.review", "positive.review", "unlabeled.review")
         files = [path / name for name in names if (path / name).is_file()]
         if not files:
-            raise FileNotFoundError(
-                f"no positive.review, negative.review or unlabeled.review in {path}: pass a "
-                "domain folder of the unprocessed dataset, e.g. sorted_data/books."
-            )
+            raise FileNotFoundError(f"no positive.review, negative.review or unlabeled.review in {path}: pass a "
+                                    "domain folder of the unprocessed dataset, e.g. sorted_data/books.")
     elif path.is_file():
         files = [path]
     else:
@@ -286,9 +216,7 @@ def read_multi_domain_reviews(
         yield from _read_review_file(file, include_title, skip_unlabeled, encoding)
 
 
-def _read_review_file(
-    file: Path, include_title: bool, skip_unlabeled: bool, encoding: str
-) -> Iterator[Dict[str, Any]]:
+def _read_review_file(file: Path, include_title: bool, skip_unlabeled: bool, encoding: str) -> Iterator[Dict[str, Any]]:
     fixed_label = {"positive": "pos", "negative": "neg"}.get(file.name.split(".")[0])
     data = file.read_bytes().decode(encoding)
     if "<review>" not in data:
@@ -298,9 +226,7 @@ def _read_review_file(
         text = _review_field(block, "review_text")
         if text is None:
             line_no = data.count("\n", 0, match.start()) + 1
-            raise CorpusFormatError(
-                f"{file}, line {line_no}: <review> without a closed <review_text> element."
-            )
+            raise CorpusFormatError(f"{file}, line {line_no}: <review> without a closed <review_text> element.")
         rating_text = _review_field(block, "rating")
         try:
             rating: Optional[float] = float(rating_text) if rating_text else None
@@ -315,12 +241,8 @@ def _read_review_file(
         record: Dict[str, Any] = {"text": f"{title}\n{text}" if include_title and title else text}
         if label is not None:
             record["label"] = label
-        record["id"] = _review_field(block, "unique_id") or ""
-        record["domain"] = file.parent.name
-        record["rating"] = rating
-        record["title"] = title
-        record["source"] = file.name
-        yield record
+        yield {**record, "id": _review_field(block, "unique_id") or "", "domain": file.parent.name, "rating": rating,
+               "title": title, "source": file.name}
 
 
 def _reuters_list(block: str, tag: str) -> List[str]:
@@ -338,22 +260,18 @@ def _reuters_element(block: str, tag: str) -> str:
     return _reuters_text(match.group(1)) if match else ""
 
 
-def read_reuters21578(
-    path: PathLike, *, split: Optional[str] = None, require_topics: bool = False
-) -> Iterator[Dict[str, Any]]:
-    """Read Reuters-21578 Distribution 1.0 SGML (`reut2-NNN.sgm`).
-
-    `text` is the title, a newline and the body, with the final "Reuter"
-    sign-off removed; for `<TEXT TYPE="UNPROC">` the whole TEXT content is the
-    body. `&lt;`/`&amp;` are decoded and control-character entities dropped.
-    The ModApte split is train for LEWISSPLIT="TRAIN" with TOPICS="YES", test
-    for LEWISSPLIT="TEST" with TOPICS="YES", and unused otherwise.
+def read_reuters21578(path: PathLike, *, split: Optional[str] = None,
+                      require_topics: bool = False) -> Iterator[Dict[str, Any]]:
+    """Read Reuters-21578 Distribution 1.0 SGML (`reut2-NNN.sgm`). `text` is the title, a newline and the body
+    without the final "Reuter" sign-off (for `<TEXT TYPE="UNPROC">` the whole TEXT is the body), `&lt;`/`&amp;`
+    decoded and control-character entities dropped. The ModApte split is train for LEWISSPLIT="TRAIN" with
+    TOPICS="YES", test for LEWISSPLIT="TEST" with TOPICS="YES", and unused otherwise.
 
     path (PathLike): A `.sgm` file or the folder with the `reut2-*.sgm` files.
     split (Optional[str]): Keep only this ModApte part ("train", "test" or "unused").
     require_topics (bool): Skip documents without TOPICS categories.
-    YIELDS (Dict[str, Any]): `{"text", "labels": [topics], "id": NEWID, "title", "body",
-        "places", "lewissplit", "topics_attr", "modapte"}`.
+    YIELDS (Dict[str, Any]): `{"text", "labels": [topics], "id": NEWID, "title", "body", "places", "lewissplit",
+        "topics_attr", "modapte"}`.
     """
     if split not in (None, "train", "test", "unused"):
         raise ValueError(f"split must be 'train', 'test', 'unused' or None, not {split!r}")
@@ -390,24 +308,11 @@ def _read_reuters_file(file: Path) -> Iterator[Dict[str, Any]]:
         else:
             title, body = _reuters_element(inner, "TITLE"), _reuters_element(inner, "BODY")
         text = _SIGN_OFF.sub("", "\n".join(part for part in (title, body) if part))
-        topics_attr = attrs.get("TOPICS", "")
-        lewissplit = attrs.get("LEWISSPLIT", "")
-        modapte = "unused"
-        if topics_attr == "YES" and lewissplit in ("TRAIN", "TEST"):
-            modapte = lewissplit.lower()
-        yield {
-            "text": text,
-            "labels": _reuters_list(block, "TOPICS"),
-            "id": attrs["NEWID"],
-            "title": title,
-            "body": body,
-            "places": _reuters_list(block, "PLACES"),
-            "lewissplit": lewissplit,
-            "topics_attr": topics_attr,
-            "modapte": modapte,
-        }
+        topics_attr, lewissplit = attrs.get("TOPICS", ""), attrs.get("LEWISSPLIT", "")
+        modapte = lewissplit.lower() if topics_attr == "YES" and lewissplit in ("TRAIN", "TEST") else "unused"
+        yield {"text": text, "labels": _reuters_list(block, "TOPICS"), "id": attrs["NEWID"], "title": title,
+               "body": body, "places": _reuters_list(block, "PLACES"), "lewissplit": lewissplit,
+               "topics_attr": topics_attr, "modapte": modapte}
     if n_read != n_open:
-        raise CorpusFormatError(
-            f"{file}: {n_open} <REUTERS> tags but {n_read} complete elements; "
-            "the file is truncated or a </REUTERS> tag is missing."
-        )
+        raise CorpusFormatError(f"{file}: {n_open} <REUTERS> tags but {n_read} complete elements; the file is "
+                                "truncated or a </REUTERS> tag is missing.")

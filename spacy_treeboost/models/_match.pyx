@@ -261,8 +261,15 @@ cdef class PatternMatcher:
                                 self._hit(deref(eit).second, c, acc, kmin * self.max_depth + (self.max_depth - d), track, track)
                         c = next_sib[c - lo]
                     g = e
-        if n_occ == 1 or self.touched.size() == 1:
-            # one occurrence: the children were first hit in the scan's order already
+        self._push_touched(stack, n_occ == 1)
+        return 0
+
+    cdef int _push_touched(self, vector[int32_t]& stack, bint one_occurrence) except -1:
+        """Push the trie nodes that `_extend` hit, in the order of their first hits."""
+        cdef Py_ssize_t k
+        cdef int32_t c
+        if one_occurrence or self.touched.size() == 1:
+            # the children were first hit in the scan's order already
             for k in range(self.touched.size()):
                 stack.push_back(self.touched[k])
             return 0
@@ -425,21 +432,3 @@ def _copy_codes(const int32_t[::1] depth, const int32_t[::1] label, const int64_
                 d[at] = depth[k]
                 l[at] = label[k]
                 at += 1
-
-
-def all_distinct(const int64_t[::1] ids, int64_t n) -> bool:
-    """Whether the ids (each in range(n), as `codes_in_order` checks) are all different: one pass with a byte per
-    id."""
-    cdef Py_ssize_t i
-    cdef int64_t p
-    cdef bint distinct = True
-    seen_bytes = numpy.zeros(max(n, 0), dtype=numpy.uint8)
-    cdef unsigned char[::1] seen = seen_bytes
-    with nogil:
-        for i in range(ids.shape[0]):
-            p = ids[i]
-            if p < 0 or p >= n or seen[p]:
-                distinct = False
-                break
-            seen[p] = 1
-    return distinct

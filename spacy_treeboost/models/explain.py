@@ -1,7 +1,6 @@
 """Explanations: which rules fired for a document, and where their subtrees occur in the text."""
 import bisect
-import itertools
-from typing import Any, Dict, Iterator, List, Sequence, Set, Tuple
+from typing import Any, Dict, List, Sequence, Set, Tuple
 
 import numpy
 
@@ -10,11 +9,8 @@ from ..trees.forest import Forest
 
 
 def fired_rules(rules: RuleSet, forest: Forest, doc_index: int = 0) -> List[Dict[str, Any]]:
-    """The rules of every head whose subtree occurs in one document of `forest`.
-
-    RETURNS (List[Dict[str, Any]]): Entries with label, rule index, pattern, code,
-        count, threshold z, score and contribution, most influential first per label.
-    """
+    """The rules of every head whose subtree occurs in one document of `forest`: label, rule index, pattern, code,
+    count, threshold z, score and contribution, most influential first per label."""
     out = []
     for head, label in enumerate(rules.heads):
         entries = rules.contributions(forest, doc_index, head)
@@ -23,15 +19,10 @@ def fired_rules(rules: RuleSet, forest: Forest, doc_index: int = 0) -> List[Dict
     return out
 
 
-DEFAULT_MAX_EMBEDDINGS = 1000
-
-
 class EmbeddingTable:
-    """The embeddings of one pattern in one tree, counted without listing them.
-
-    For every pattern node q and tree node v it holds the number of embeddings of
-    q's subtree that map q to v, and which children of v can take each child of q
-    in some complete embedding. Building it costs O(pattern size x tree size).
+    """The embeddings of one pattern in one tree, counted without listing them: for every pattern node q and tree
+    node v, the number of embeddings of q's subtree that map q to v, and which children of v can take each child of
+    q in some complete embedding. Building it costs O(pattern size x tree size).
 
     code (Sequence[Tuple[int, str]]): The pattern's (depth, label) pairs in preorder.
     labels (Sequence[str]): The tree's node labels in preorder.
@@ -103,32 +94,6 @@ class EmbeddingTable:
             earliest[i] = bound = options[i][bisect.bisect_right(options[i], bound)]
         return earliest
 
-    def first(self, limit: int) -> List[List[int]]:
-        """The first `limit` embeddings in lexicographic order, as lists of tree nodes in pattern preorder."""
-        every = itertools.chain.from_iterable(self._subtree(0, v) for v in sorted(self.counts[0]))
-        return list(itertools.islice(every, limit))
-
-    def _place(self, q: int, v: int, i: int, after: int, latest: List[int]) -> Iterator[List[int]]:
-        kids = self.pattern_children[q]
-        if i == len(kids):
-            yield []
-            return
-        options = self.options[(q, v)][i]
-        for k in range(bisect.bisect_right(options, after), len(options)):
-            c = options[k]
-            if c > latest[i]:
-                break
-            for sub in self._subtree(kids[i], c):
-                for rest in self._place(q, v, i + 1, c, latest):
-                    yield sub + rest
-
-    def _subtree(self, q: int, v: int) -> Iterator[List[int]]:
-        if not self.pattern_children[q]:
-            yield [v]
-            return
-        for rest in self._place(q, v, 0, -1, self._latest(q, v)):
-            yield [v] + rest
-
     def covered_nodes(self) -> Set[int]:
         """The tree nodes that at least one embedding uses."""
         return set().union(*self.images())
@@ -156,60 +121,17 @@ class EmbeddingTable:
         return images
 
 
-def count_embeddings(code: Sequence, labels: Sequence[str], parents: numpy.ndarray) -> int:
-    """The number of embeddings of a pattern code in one tree, computed without listing them.
-
-    code (Sequence[Tuple[int, str]]): The pattern's (depth, label) pairs.
-    labels (Sequence[str]): The tree's node labels in preorder.
-    parents (numpy.ndarray): The tree's local parent indices.
-    RETURNS (int): The exact count (not saturated).
-    """
-    return EmbeddingTable(code, labels, parents).total
-
-
-def embeddings(code: Sequence, labels: Sequence[str], parents: numpy.ndarray, *,
-               max_embeddings: int = DEFAULT_MAX_EMBEDDINGS) -> List[List[int]]:
-    """Embeddings of a pattern code in one tree, as lists of node indices in pattern preorder.
-
-    Lists the first `max_embeddings` in lexicographic order; a node with n
-    same-label children has C(n, k) embeddings of a k-child pattern, so use
-    `count_embeddings` for their number and `covered_nodes` for the nodes they use.
-
-    code (Sequence[Tuple[int, str]]): The pattern's (depth, label) pairs.
-    labels (Sequence[str]): The tree's node labels in preorder.
-    parents (numpy.ndarray): The tree's local parent indices.
-    max_embeddings (int): The most embeddings to list.
-    """
-    if isinstance(max_embeddings, bool) or not isinstance(max_embeddings, int) or max_embeddings < 0:
-        raise ValueError(f"max_embeddings={max_embeddings!r} is invalid: use a whole number >= 0 "
-                         f"(default {DEFAULT_MAX_EMBEDDINGS}).")
-    return EmbeddingTable(code, labels, parents).first(max_embeddings)
-
-
-def covered_nodes(code: Sequence, labels: Sequence[str], parents: numpy.ndarray) -> Set[int]:
-    """The nodes of one tree that some embedding of a pattern code uses, found without listing the embeddings."""
-    return EmbeddingTable(code, labels, parents).covered_nodes()
-
-
-def covered_arcs(code: Sequence, labels: Sequence[str], parents: numpy.ndarray) -> Set[Tuple[int, int]]:
-    """The arcs (parent, child) of one tree that some embedding of a pattern code uses, found without listing
-    the embeddings."""
-    return EmbeddingTable(code, labels, parents).covered_arcs()
-
-
-def by_subtree(explanation: List[Dict[str, Any]], label: str) -> List[Dict[str, Any]]:
-    """Fired rules of one label grouped by subtree: total contribution and number of rules."""
-    groups: Dict[str, Dict[str, Any]] = {}
-    for e in explanation:
-        if e["label"] != label:
-            continue
-        g = groups.setdefault(e["pattern"], {"pattern": e["pattern"], "code": e["code"], "count": e["count"],
-                                             "rules": 0, "contribution": 0.0})
-        g["rules"] += 1
-        g["contribution"] += e["contribution"]
-    return sorted(groups.values(), key=lambda g: -abs(g["contribution"]))
-
-
 def group_by_subtree(explanation: List[Dict[str, Any]], labels: Sequence[str]) -> List[Dict[str, Any]]:
-    """Fired rules grouped by label and subtree, in the order of `labels`; see `by_subtree`."""
-    return [{"label": label, **g} for label in labels for g in by_subtree(explanation, label)]
+    """Fired rules grouped by label and subtree, in the order of `labels`, each label's subtrees by decreasing
+    |contribution|: per subtree its pattern, code, count, number of rules and total contribution."""
+    out = []
+    for label in labels:
+        groups: Dict[str, Dict[str, Any]] = {}
+        for e in explanation:
+            if e["label"] == label:
+                g = groups.setdefault(e["pattern"], {"label": label, "pattern": e["pattern"], "code": e["code"],
+                                                     "count": e["count"], "rules": 0, "contribution": 0.0})
+                g["rules"] += 1
+                g["contribution"] += e["contribution"]
+        out += sorted(groups.values(), key=lambda g: -abs(g["contribution"]))
+    return out

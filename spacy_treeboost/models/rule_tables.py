@@ -1,18 +1,15 @@
-"""Rule tables as flat arrays: checking them, numbering their patterns, and their layout in rule files.
+"""Rule tables as flat arrays: checking them (vectorized), numbering their patterns, and their layout in rule files.
 
-A rule set's patterns are three arrays: the depth and the label id of every pattern node,
-the patterns' codes concatenated, and int64 offsets `code_start` (pattern p is nodes
-code_start[p] .. code_start[p + 1] - 1), with the label strings the ids refer to. Every
-head's rules are four columns: pattern id (int64), threshold z (int32) and the confidences
-a and b (float64). All checks here are vectorized, so that millions of rules are checked
-without a Python object per rule or per pattern.
+The patterns are the depth and label id (into a list of strings) of every pattern node, the codes concatenated,
+and int64 offsets `code_start` (pattern p is nodes code_start[p] .. code_start[p + 1] - 1). Every head's rules are
+four columns: pattern id (int64), threshold z (int32) and the confidences a and b (float64).
 """
 from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy
 
 from ..threads import ThreadTeam
-from ._match import all_distinct, codes_in_order
+from ._match import codes_in_order
 
 Columns = Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]
 Tables = Tuple[List[str], numpy.ndarray, numpy.ndarray, numpy.ndarray, List[Columns]]
@@ -54,12 +51,9 @@ def _array(values: Any, name: str, integer: bool) -> numpy.ndarray:
 
 def check_tables(strings: Sequence[str], depth: Any, label: Any, code_start: Any, rules: Sequence[Sequence[Any]],
                  *, n_heads: int, value: str, distinct: bool = False) -> Tables:
-    """The tables as arrays of their dtypes, after checking that they describe a valid rule set (that the patterns
-    are distinct only when not known to be: `distinct`).
-
-    RETURNS (Tables): (strings, depth, label, code_start, columns per head).
-    RAISES (ValueError): Naming what is wrong.
-    """
+    """(strings, depth, label, code_start, columns per head) as arrays of their dtypes, after checking that they
+    describe a valid rule set (the patterns' distinctness only when not known: `distinct`); a ValueError names
+    what is wrong."""
     if isinstance(strings, (str, bytes)) or not all(isinstance(s, str) for s in strings):
         raise ValueError("strings must be a sequence of label strings")
     strings = list(strings)
@@ -152,9 +146,8 @@ def _check_columns(h: int, cols: Sequence[Any], n_patterns: int, value: str) -> 
 
 def numbered_by_first_use(strings: List[str], depth: numpy.ndarray, label: numpy.ndarray, code_start: numpy.ndarray,
                           columns: List[Columns], threads: int = 1) -> Tables:
-    """The tables with the patterns no rule uses dropped, the others numbered by first use (heads in order, rules in
-    order) as `RuleSet.add` numbers them, and the strings no pattern uses dropped; the codes copied on up to
-    `threads` threads (the same tables for any number)."""
+    """The tables without the patterns no rule uses and the strings no pattern uses, the patterns numbered by first
+    use as `RuleSet.add` numbers them; the codes copied on up to `threads` threads (the same tables for any number)."""
     n_patterns = len(code_start) - 1
     pids = numpy.concatenate([numpy.zeros(0, dtype=numpy.int64)] + [c[0] for c in columns])
     if len(pids) == n_patterns and bool((pids == numpy.arange(n_patterns)).all()):
@@ -162,7 +155,7 @@ def numbered_by_first_use(strings: List[str], depth: numpy.ndarray, label: numpy
         depth, start = depth.copy(), code_start.copy()
         columns = [(pid.copy(), z.copy(), a.copy(), b.copy()) for pid, z, a, b in columns]
     else:
-        distinct = all_distinct(pids, n_patterns)
+        distinct = bool((numpy.bincount(pids, minlength=n_patterns) <= 1).all())
         if distinct:
             order = pids
         else:
@@ -200,10 +193,8 @@ def encode_flat(strings: List[str], depth: numpy.ndarray, label: numpy.ndarray, 
 
 def decode_flat(patterns: Any, rules: Any) -> Tuple[List[str], numpy.ndarray, numpy.ndarray, numpy.ndarray,
                                                     List[List[numpy.ndarray]]]:
-    """The arrays of a flat rule file's "patterns" and "rules" entries (not yet checked by `check_tables`).
-
-    RAISES (ValueError): When an entry is missing, of the wrong type, or of a size that is not whole items.
-    """
+    """The arrays of a flat rule file's "patterns" and "rules" entries, for `check_tables`; a ValueError when an
+    entry is missing, of the wrong type, or not whole items."""
     def column(entry: Dict[str, Any], key: str, where: str) -> numpy.ndarray:
         buf = entry[key]
         if not isinstance(buf, bytes):

@@ -1,27 +1,20 @@
-"""Boosted rule tables: classification by trie-guided matching, serialization, listing.
+"""Rule sets: rules over subtree patterns, one list per class ("head"), matched by a trie (`_match`).
 
-A rule is a stump over one subtree pattern t with threshold z and confidences
-a, b: it scores a when t occurs at least z times, -a when it occurs fewer
-times, and b when it does not occur. BACT's stumps are the case z = 1,
-a = alpha * y, b = -alpha * y. A `RuleSet` holds one rule list per class
-("head"); the margin of a document for a head is its intercept (0 for the
-boosting learners) plus the sum of its rules.
-
-The linear learners may instead score every pattern by a weight times
-log(1 + count) (`value = "log1p"`): rules (t, 1, a, 0) then add a * log(1 + c).
-With `value = "tfidf"` a rule (t, 1, a, idf) adds a * x_t, x_t = (1 + log c) * idf / n,
-where n is the Euclidean norm of the document's (1 + log c) * idf over all rules of
-the head (sublinear tf-idf, each document's row L2-normalized).
+A rule (t, z, a, b) is a stump over pattern t: it scores a when t occurs at least z times, -a when fewer, b when
+not at all (BACT's stumps: z = 1, a = alpha * y, b = -alpha * y). A document's margin for a head is its intercept
+plus the sum of its rules. With `value = "log1p"` a rule (t, 1, a, 0) scores a * log(1 + count); with "tfidf" a
+rule (t, 1, a, idf) scores a * (1 + log count) * idf / n, n the L2 norm of the document's (1 + log count) * idf over
+the head's rules.
 """
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy
 
-from ..files import ModelFormatError
+from ..files import ModelFormatError, check_model_file, seal, unseal, write_bytes_atomic
 from ..trees.bact import code_to_sexpr as pattern_to_sexpr
 from ..trees.forest import Forest
-from .rule_files import FORMAT_NAME, FORMAT_VERSION, SEALED_VERSION, VALUES, Code, rules_from_dict, rules_to_dict
+from .rule_files import FORMAT_NAME, SEALED_VERSION, VALUES, Code, rules_from_dict, rules_to_dict
 from .rule_tables import Columns, check_tables, empty_columns, frozen, numbered_by_first_use
 
 PUBLISHED = ("bact", "frequency", "presence")
@@ -30,21 +23,13 @@ Rule = Tuple[int, int, float, float]
 
 
 class RuleSet:
-    """Rule lists over shared subtree patterns, one list per head.
-
-    The patterns and rules are stored as flat arrays (see `rule_tables`), so that a rule set
-    of millions of rules holds no Python object per rule or per pattern: `from_arrays` builds
-    one from arrays, and `margins`, `to_bytes` and `from_bytes` work on the arrays. `add`
-    appends to a buffer that is moved into the arrays when they are next read; `patterns`
-    and `rules` build Python tuples on demand.
+    """Rule lists over shared subtree patterns, one list per head, stored as flat arrays (`rule_tables`) so that
+    millions of rules hold no Python object each; `add` appends to a buffer moved into the arrays when next read.
 
     heads (Sequence[str]): The names of the heads (classes scored one-vs-rest).
     algorithm (str): The learner that produced the rules, for the record.
-    include_root_patterns (bool): Whether patterns may contain the document root;
-        if not, root nodes never match, as in training.
-    value (str): "stump" (a rule scores a / -a / b by count) or "log1p" (a rule
-        scores a * log(1 + count)) or "tfidf" (a rule (t, 1, a, idf) scores a times
-        t's normalized sublinear tf-idf).
+    include_root_patterns (bool): Whether patterns may contain the document root (else root nodes never match).
+    value (str): "stump", "log1p" or "tfidf": how a rule scores (see the module).
     """
 
     def __init__(self, heads: Sequence[str], *, algorithm: str = "frequency", include_root_patterns: bool = False,
@@ -79,17 +64,11 @@ class RuleSet:
                     rules: Sequence[Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]],
                     intercepts: Optional[Sequence[float]] = None, distinct: bool = False,
                     threads: int = 1) -> "RuleSet":
-        """A rule set built from flat arrays, without a Python object per rule or per pattern.
+        """A rule set built from flat arrays; pattern p's code is zip(depth[code_start[p]:code_start[p + 1]],
+        strings[label[...]]). Patterns no rule uses are dropped and the others numbered by first use, as `add`
+        numbers them, so that either way gives the same rule set and file.
 
-        Pattern p's code is zip(depth[code_start[p]:code_start[p + 1]], strings[label[...]]).
-        Patterns that no rule uses are dropped, and the others are numbered by first use
-        (heads in order, rules in order), as `add` numbers the rules added head by head:
-        those give the same rule set, and the same file, whichever way they were built.
-
-        heads (Sequence[str]): The names of the heads.
-        algorithm (str): The learner that produced the rules, for the record.
-        include_root_patterns (bool): Whether patterns may contain the document root.
-        value (str): "stump", "log1p" or "tfidf", as for `RuleSet`.
+        heads, algorithm, include_root_patterns, value: As for `RuleSet`.
         strings (Sequence[str]): The distinct node-label strings that `label` refers to.
         depth (numpy.ndarray): The depth of every pattern node, the codes concatenated.
         label (numpy.ndarray): The label id (into `strings`) of every pattern node.
@@ -97,8 +76,7 @@ class RuleSet:
         rules (Sequence[Tuple[numpy.ndarray, ...]]): Per head, the columns (pattern id, z, a, b) in rule order.
         intercepts (Optional[Sequence[float]]): Per head, the intercept (default 0).
         distinct (bool): The patterns are known to be distinct (a miner's enumeration), which spares that check.
-        threads (int): Threads for numbering a large table (the rule set is the same for any number).
-        RETURNS (RuleSet): The rule set.
+        threads (int): Threads for numbering a large table (the same rule set for any number).
         RAISES (ValueError): When the arrays do not describe a valid rule set, naming what is wrong.
         """
         out = cls(heads, algorithm=algorithm, include_root_patterns=include_root_patterns, value=value)
@@ -314,13 +292,9 @@ class RuleSet:
         return out
 
     def fired_rules(self, forest: Forest, head: int) -> Tuple[numpy.ndarray, ...]:
-        """Every rule of `head` whose pattern occurs in a document of the forest, for all documents at once.
-
-        RETURNS (Tuple[numpy.ndarray, ...]): Per fired rule: the document, the rule's index (in `rule_arrays`
-            order), the value it scores (the count for stumps, log(1 + count) for "log1p", the document's
-            normalized tf-idf for "tfidf") and its contribution (score minus the absent score, as
-            `contributions` gives it).
-        """
+        """Every rule of `head` whose pattern occurs in a document of the forest: per fired rule the document, the
+        rule's index, the value it scores (the count; log(1 + count) for "log1p"; the normalized tf-idf for
+        "tfidf") and its contribution (score minus the absent score, as `contributions` gives it)."""
         n_docs = len(forest.offsets) - 1
         rows, rule, value = (numpy.zeros(0, dtype=numpy.int64),) * 2 + (numpy.zeros(0),)
         if self.n_patterns:
@@ -407,33 +381,24 @@ class RuleSet:
 
     def to_bytes(self) -> bytes:
         """The rule file: `to_dict` sealed with a SHA-256 checksum (format version 1)."""
-        from ..files import seal
-
         return seal(self.to_dict(), FORMAT_NAME, SEALED_VERSION)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> "RuleSet":
         """Load a rule file after its checksum is verified."""
-        from ..files import unseal
-
         return cls.from_dict(unseal(data, FORMAT_NAME, SEALED_VERSION, error=ModelFormatError, what="rule file"))
 
     def to_disk(self, path: Union[str, Path]) -> None:
-        from ..files import write_bytes_atomic
-
         write_bytes_atomic(path, self.to_bytes())
 
     @classmethod
     def from_disk(cls, path: Union[str, Path]) -> "RuleSet":
-        from ..files import check_model_file
-
         try:
             check_model_file(path, ModelFormatError, "rule file")
+            data = Path(path).read_bytes()
         except OSError as err:
             raise ModelFormatError(f"cannot read {path}: {err.strerror}") from None
         try:
-            return cls.from_bytes(Path(path).read_bytes())
+            return cls.from_bytes(data)
         except ModelFormatError as err:
             raise ModelFormatError(f"{path}: {err}") from None
-        except OSError as err:
-            raise ModelFormatError(f"cannot read {path}: {err.strerror}") from None

@@ -4,7 +4,6 @@ import html
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-import numpy
 from spacy.tokens import Doc
 
 from ..learning.classifier import cats_from_margins
@@ -17,8 +16,8 @@ DEFAULT_MAX_SUBTREES = 12
 
 
 def head_bias(rules: Any, head: int) -> float:
-    """The part of a head's margin that does not depend on which subtrees occur: its intercept, plus for
-    stump rules the absent score of every rule (the contributions are measured from it)."""
+    """The part of a head's margin that no subtree changes: its intercept, plus for stumps every rule's absent
+    score (from which contributions are measured)."""
     bias = float(rules.intercepts[head])
     if rules.value == "stump":
         bias += float(rules.rule_arrays(head)[3].sum())
@@ -32,11 +31,8 @@ def _sentences(doc: Doc) -> List[Tuple[int, int]]:
 
 
 class ExplanationView:
-    """A rendered explanation of one doc for one label; shows itself in Jupyter (`_repr_html_`).
-
-    fragment (str): The view's HTML without style and script.
-    title (str): The page title.
-    """
+    """A rendered explanation of one doc for one label (`fragment`: its HTML without style and script), shown in
+    Jupyter by `_repr_html_`."""
 
     def __init__(self, fragment: str, title: str) -> None:
         self.fragment = fragment
@@ -60,9 +56,8 @@ def explanation_view(textcat: Any, doc: Doc, label: Optional[str] = None, *,
 
     textcat (TreeBoostTextCategorizer): A trained component.
     doc (Doc): A doc processed by the pipeline's components before `textcat`.
-    label (Optional[str]): The label to explain; by default the predicted one (the label of highest
-        probability in `doc.cats`). The other label of a binary task shows the same subtrees with
-        opposite contributions.
+    label (Optional[str]): The label to explain; by default the predicted one. The other label of a binary task
+        shows the same subtrees with opposite contributions.
     max_subtrees (int): How many of the most influential fired subtrees to draw.
     all_sentences (bool): Draw the trees of sentences in which no drawn subtree fired (else their text only).
     RETURNS (ExplanationView): The view.
@@ -88,71 +83,79 @@ def explanation_view(textcat: Any, doc: Doc, label: Optional[str] = None, *,
     grouped = [{**g, "label": label, "contribution": sign * g["contribution"]}
                for g in textcat.explain(doc) if g["label"] == rules.heads[head]]
     shown = grouped[:max_subtrees]
-    probability = cats.get(label, 0.0)
-    spec = textcat._spec
-    node_labels, parents, tokens = spec.node_labels(doc)
-    dep_view = spec.doc_parts(doc)[4]
-    below_view = spec.tree_mode == "chain+dependency"
-    sentences = _sentences(doc)
-    where = {}
-    for s, (start, end) in enumerate(sentences):
-        for t in range(start, end):
-            where[t] = (s, t - start)
-    words: List[List[Word]] = [[Word(doc[t].text, None) for t in range(a, b)] for a, b in sentences]
-    edges: List[set] = [set() for _ in sentences]
-    has_dep = spec.tree_mode != "chain" and doc.has_annotation("DEP")
-
-    def edge_of(parent: int, child: int) -> Optional[Tuple[int, Tuple[int, int, bool]]]:
-        tp, tc = int(tokens[parent]), int(tokens[child])
-        if tp < 0 or tc < 0 or where[tp][0] != where[tc][0]:
-            return None
-        below = below_view and not bool(dep_view[child])
-        return where[tc][0], (where[tp][1], where[tc][1], below)
-
-    for v in range(1, len(node_labels)):
-        t = int(tokens[v])
-        s, i = where[t]
-        in_dep_view = dep_view is not None and bool(dep_view[v])
-        if words[s][i].label is None or not in_dep_view:
-            text = node_labels[v]
-            words[s][i].label = text[len(DEPENDENCY_VIEW_PREFIX):] if in_dep_view else text
-        if has_dep and (dep_view is None or in_dep_view):
-            words[s][i].dep = doc[t].dep_
-        e = edge_of(int(parents[v]), v) if parents[v] >= 0 else None
-        if e is not None:
-            edges[e[0]].add(e[1])
-    largest = max((abs(g["contribution"]) for g in shown), default=0.0) or 1.0
-    overlays: List[Dict[int, Overlay]] = [{} for _ in sentences]
-    for k, g in enumerate(shown):
-        table = EmbeddingTable(g["code"], node_labels, parents)
-        strength = 0.35 + 0.65 * abs(g["contribution"]) / largest
-
-        def overlay(s: int) -> Overlay:
-            return overlays[s].setdefault(k, Overlay(k, g["pattern"], g["contribution"], strength))
-
-        for v in table.covered_nodes():
-            t = int(tokens[v])
-            if t >= 0:
-                overlay(where[t][0]).nodes.add(where[t][1])
-        for parent, child in table.covered_arcs():
-            e = edge_of(parent, child)
-            if e is not None:
-                overlay(e[0]).edges.add(e[1])
-    parts = [f'<div class="tb-view" data-label="{html.escape(label)}" data-mode="{spec.tree_mode}">',
+    trees = _DocTrees(doc, textcat._spec)
+    overlays = trees.overlays(shown)
+    parts = [f'<div class="tb-view" data-label="{html.escape(label)}" data-mode="{textcat._spec.tree_mode}">',
              f'<div class="tb-title">Why <strong>{html.escape(label)}</strong>: the subtrees that fired, '
              '<span class="tb-pos">green</span> towards the label, <span class="tb-neg">red</span> away from it. '
              'Hover or select a subtree to see every place it matched.</div><div class="tb-body"><div class="tb-trees">']
-    for s, (start, end) in enumerate(sentences):
+    for s, (start, end) in enumerate(trees.sentences):
         drawn = [overlays[s][k] for k in sorted(overlays[s])]
         if drawn or all_sentences:
-            parts.append(f'<div class="tb-sentence">{sentence_svg(words[s], sorted(edges[s]), drawn)}</div>')
+            parts.append(f'<div class="tb-sentence">{sentence_svg(trees.words[s], sorted(trees.edges[s]), drawn)}</div>')
         else:
             parts.append(f'<p class="tb-plain">{html.escape(doc[start:end].text)}</p>')
     parts.append("</div>")
-    parts.append(_margin_table(shown, grouped, sign * head_bias(rules, head), sign * float(margins[0, head]), probability,
-                                label))
+    parts.append(_margin_table(shown, grouped, sign * head_bias(rules, head), sign * float(margins[0, head]),
+                               cats.get(label, 0.0), label))
     parts.append("</div></div>")
     return ExplanationView("".join(parts), f"Why {label}: {doc.text[:60]}")
+
+
+class _DocTrees:
+    """A doc's sentence trees as drawn: each sentence's words (with node labels and dependency labels) and arcs,
+    and where each token and tree node is drawn."""
+
+    def __init__(self, doc: Doc, spec: Any) -> None:
+        self.node_labels, self.parents, self.tokens = spec.node_labels(doc)
+        self.dep_view = spec.doc_parts(doc)[4]
+        self.below_view = spec.tree_mode == "chain+dependency"
+        self.sentences = _sentences(doc)
+        self.where = {t: (s, t - start) for s, (start, end) in enumerate(self.sentences) for t in range(start, end)}
+        self.words: List[List[Word]] = [[Word(doc[t].text, None) for t in range(a, b)] for a, b in self.sentences]
+        self.edges: List[set] = [set() for _ in self.sentences]
+        has_dep = spec.tree_mode != "chain" and doc.has_annotation("DEP")
+        for v in range(1, len(self.node_labels)):
+            t = int(self.tokens[v])
+            s, i = self.where[t]
+            in_dep_view = self.dep_view is not None and bool(self.dep_view[v])
+            if self.words[s][i].label is None or not in_dep_view:
+                text = self.node_labels[v]
+                self.words[s][i].label = text[len(DEPENDENCY_VIEW_PREFIX):] if in_dep_view else text
+            if has_dep and (self.dep_view is None or in_dep_view):
+                self.words[s][i].dep = doc[t].dep_
+            e = self.edge(int(self.parents[v]), v) if self.parents[v] >= 0 else None
+            if e is not None:
+                self.edges[e[0]].add(e[1])
+
+    def edge(self, parent: int, child: int) -> Optional[Tuple[int, Tuple[int, int, bool]]]:
+        """The sentence and the drawn arc (head, dependent, below) of a tree arc; None across sentences."""
+        tp, tc = int(self.tokens[parent]), int(self.tokens[child])
+        if tp < 0 or tc < 0 or self.where[tp][0] != self.where[tc][0]:
+            return None
+        below = self.below_view and not bool(self.dep_view[child])
+        return self.where[tc][0], (self.where[tp][1], self.where[tc][1], below)
+
+    def overlays(self, shown: List[Dict[str, Any]]) -> List[Dict[int, Overlay]]:
+        """Per sentence, the matches of each shown subtree that touches it, by the subtree's rank."""
+        largest = max((abs(g["contribution"]) for g in shown), default=0.0) or 1.0
+        overlays: List[Dict[int, Overlay]] = [{} for _ in self.sentences]
+        for k, g in enumerate(shown):
+            table = EmbeddingTable(g["code"], self.node_labels, self.parents)
+            strength = 0.35 + 0.65 * abs(g["contribution"]) / largest
+
+            def overlay(s: int) -> Overlay:
+                return overlays[s].setdefault(k, Overlay(k, g["pattern"], g["contribution"], strength))
+
+            for v in table.covered_nodes():
+                t = int(self.tokens[v])
+                if t >= 0:
+                    overlay(self.where[t][0]).nodes.add(self.where[t][1])
+            for parent, child in table.covered_arcs():
+                e = self.edge(parent, child)
+                if e is not None:
+                    overlay(e[0]).edges.add(e[1])
+        return overlays
 
 
 def _margin_table(shown: List[Dict[str, Any]], grouped: List[Dict[str, Any]], bias: float, score: float,

@@ -1,10 +1,6 @@
-"""The model report: one page per trained component with, per label, its top subtrees by contribution,
-their rules, document frequency and snippets of the documents they fired in, plus the training settings
-and the run's scores.
-
-Only the top `top` subtrees of each label are inlined (searched, sorted and paged in the page), so the
-page's size does not grow with the number of rules; `rules_listing()` lists them all.
-"""
+"""The model report: a page per trained component with, per label, its top `top` subtrees by contribution (their
+rules, document frequency and snippets of the documents they fired in; the page's size does not grow with the
+number of rules), the training settings and the run's scores."""
 import html
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,7 +8,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy
 
-from ..models.explain import covered_nodes
+from ..models.explain import EmbeddingTable
 from ..models.rules import RuleSet
 from ..trees.bact import code_to_sexpr
 from .document import find_textcat, head_bias
@@ -25,19 +21,9 @@ SNIPPET_CONTEXT = 8
 
 def present_contributions(rules: RuleSet, head: int,
                           typical: Optional[numpy.ndarray] = None) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    """Each rule's pattern id and its contribution when its subtree occurs once, on the scale of `explain`.
-
-    For stumps that is the present (or below-threshold) score minus the absent score, for "log1p" a * log 2.
-    A "tfidf" rule scores a times its subtree's tf-idf in the document, normalized over the document's
-    subtrees, so its contribution is a times that value as it typically is when the subtree occurs:
-    `typical` (from `summarize_data`) holds it per rule; without data it is a * idf, the contribution in a
-    document of norm 1, which ranks the subtrees as a typical norm would but on another scale.
-
-    rules (RuleSet): The rules.
-    head (int): The head.
-    typical (Optional[numpy.ndarray]): "tfidf" only: each rule's typical value when its subtree occurs.
-    RETURNS (Tuple[numpy.ndarray, numpy.ndarray]): The pattern ids and contributions, in rule order.
-    """
+    """Each rule's pattern id and its contribution when its subtree occurs once, on the scale of `explain`: for
+    stumps the present (or below-threshold) score minus the absent score, for "log1p" a * log 2, for "tfidf" a times
+    the rule's `typical` value (from `summarize_data`), or without data a * idf (the contribution at norm 1)."""
     pid, z, a, b = (numpy.asarray(column, dtype=numpy.float64) for column in rules.rule_arrays(head))
     if rules.value == "log1p":
         value = a * numpy.log(2.0)
@@ -50,9 +36,8 @@ def present_contributions(rules: RuleSet, head: int,
 
 @dataclass
 class DataSummary:
-    """What a data set says about the rules: per pattern the documents it occurs in, per head the summed
-    contribution of each pattern's rules over the documents (as `explain` gives them) and, for "tfidf", each
-    rule's typical value when its subtree occurs, plus snippets of the top subtrees (`add_snippets`)."""
+    """What a data set says about the rules: per pattern its document frequency, per head each pattern's summed
+    contribution (as `explain` gives it) and, for "tfidf", each rule's typical value; snippets from `add_snippets`."""
 
     docs: Dict[int, int]
     totals: List[Dict[int, float]]
@@ -61,12 +46,8 @@ class DataSummary:
 
 
 def summarize_data(rules: RuleSet, forest: Any) -> DataSummary:
-    """Document frequencies, summed contributions and, for "tfidf", typical values of the rules in a forest.
-
-    A tf-idf rule's typical value is the mean of its normalized tf-idf over the documents its subtree occurs
-    in; for a subtree the data do not hold, its idf times the median of tf-idf / idf over every fired rule
-    (a single occurrence in a document of typical norm).
-    """
+    """The `DataSummary` of a forest. A tf-idf rule's typical value is the mean of its normalized tf-idf where its
+    subtree occurs, else its idf times the median tf-idf / idf of the fired rules."""
     doc_i, pat_i, _ = rules.match_counts(forest)
     patterns, frequency = numpy.unique(pat_i, return_counts=True) if len(pat_i) else ([], [])
     totals: List[Dict[int, float]] = []
@@ -92,12 +73,8 @@ def summarize_data(rules: RuleSet, forest: Any) -> DataSummary:
 
 def top_subtrees(rules: RuleSet, head: int, top: int,
                  typical: Optional[numpy.ndarray] = None) -> List[Tuple[int, float, List[int]]]:
-    """The `top` subtrees of a head by the absolute sum of their rules' contributions when present (ties:
-    the subtree whose first rule comes first), as (pattern id, total, rule indices).
-
-    For the linear learners (one rule per subtree, listed by decreasing |weight|) this is the order of
-    `rules_listing()` (for "tfidf" with data, `typical` from `summarize_data`, the typical values reorder them).
-    """
+    """The `top` subtrees of a head by the absolute sum of their rules' present contributions (ties: the first
+    rule first), as (pattern id, total, rule indices)."""
     return _rank(*present_contributions(rules, head, typical), top)[0]
 
 
@@ -121,13 +98,7 @@ def _rank(pid: numpy.ndarray, value: numpy.ndarray,
 
 def rule_report_data(rules: RuleSet, *, top: int = DEFAULT_TOP,
                      fired: Optional[DataSummary] = None) -> List[Dict[str, Any]]:
-    """Per head: its summary and the rows of its top subtrees.
-
-    rules (RuleSet): The rules.
-    top (int): How many subtrees of each head to list.
-    fired (Optional[DataSummary]): What the data say, from `summarize_data` and `add_snippets`.
-    RETURNS (List[Dict[str, Any]]): One entry per head.
-    """
+    """Per head, its summary and the rows of its `top` subtrees (with what the data say, `fired`)."""
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
         raise ValueError(f"top={top!r} is invalid: use a whole number >= 1 (default {DEFAULT_TOP}).")
     out = []
@@ -152,8 +123,7 @@ def rule_report_data(rules: RuleSet, *, top: int = DEFAULT_TOP,
 
 def add_snippets(summary: DataSummary, rules: RuleSet, pattern_ids: Sequence[int], docs: Sequence[Any], spec: Any,
                  gold: Sequence[str], *, snippets: int = SNIPPETS) -> DataSummary:
-    """Add to `summary` the first `snippets` documents each of `pattern_ids` occurs in, as text segments with
-    the matched tokens marked."""
+    """Add to `summary` the first `snippets` documents each pattern occurs in, as segments with the matches marked."""
     from ..trees.doc_trees import docs_to_forest
 
     pattern_ids = sorted(set(pattern_ids))
@@ -171,7 +141,8 @@ def add_snippets(summary: DataSummary, rules: RuleSet, pattern_ids: Sequence[int
             if d not in trees:
                 trees[d] = spec.node_labels(docs[d])
             node_labels, parents, tokens = trees[d]
-            marked = sorted({int(tokens[v]) for v in covered_nodes(rules.pattern(p), node_labels, parents)} - {-1})
+            nodes = EmbeddingTable(rules.pattern(p), node_labels, parents).covered_nodes()
+            marked = sorted({int(tokens[v]) for v in nodes} - {-1})
             shown.append({"doc": d, "gold": gold[d] if d < len(gold) else "", "segments": _snippet(docs[d], marked)})
         summary.snippets[p] = shown
     return summary

@@ -1,11 +1,6 @@
-"""One sentence's tree as SVG: words in rows, arcs from heads to dependents, fired subtrees drawn over them.
-
-Arcs above the words are the dependency tree (or the word chain in chain mode); in
-"chain+dependency" mode the chain hangs below. A sentence wider than `ROW_WIDTH` pixels
-wraps into rows, each its own `<svg>`. A fired subtree is one `<g>` in every row it
-touches, with its matched nodes (a bar in the subtree's lane under the words) and its
-matched arcs (the arc drawn again, thick, in the subtree's colour).
-"""
+"""One sentence's tree as SVG: words in rows (each its own `<svg>`), arcs from heads to dependents above them (in
+"chain+dependency" mode the chain hangs below), and each fired subtree as a `<g>` in every row it touches: its
+matched nodes a bar in its lane under the words, its matched arcs drawn again, thick, in its colour."""
 import html
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Set, Tuple
@@ -27,7 +22,7 @@ Edge = Tuple[int, int, bool]
 
 @dataclass
 class Word:
-    """A token of the sentence: its text and its node label (None when the tree skips the token)."""
+    """A token: its text, its node label (None when the tree skips it) and its dependency label."""
 
     text: str
     label: Optional[str]
@@ -77,70 +72,72 @@ def sentence_svg(words: Sequence[Word], edges: Sequence[Edge], overlays: Sequenc
                  row_width: float = ROW_WIDTH) -> str:
     """The SVG of one sentence, one `<svg>` per row of words.
 
-    A sentence wider than `row_width` wraps. An arc between two rows is drawn as two halves: one from its
-    left word to the right edge of that word's row, one from the left edge of the other word's row to it
-    (an arc over a whole row is not drawn in that row). Every piece of one arc carries the same `data-arc`.
+    An arc between two rows is drawn as two halves: from its left word to the right edge of that row, and from
+    the left edge of the other word's row to it (an arc over a whole row is not drawn in that row). Every piece of
+    one arc carries the same `data-arc`.
 
     words (Sequence[Word]): The sentence's tokens in order.
     edges (Sequence[Tuple[int, int, bool]]): (head, dependent, below) word positions of the tree's arcs.
     overlays (Sequence[Overlay]): The fired subtrees to draw, in lane order.
-    row_width (float): The widest row, in pixels (a word wider than that gets a row of its own).
+    row_width (float): The widest row, in pixels (a wider word gets a row of its own).
     RETURNS (str): The `<svg>` elements, one per row.
     """
     widths = [max(MIN_WORD, CHAR_WIDTH * max(len(w.text), len(_shown_label(w) or "")) + WORD_PAD) for w in words]
-    return "".join(_row_svg(words, widths, start, end, edges, overlays) for start, end in _rows(widths, row_width))
+    return "".join(_Row(words, widths, start, end, edges, overlays).svg() for start, end in _rows(widths, row_width))
 
 
-def _row_svg(words: Sequence[Word], widths: Sequence[float], start: int, end: int, edges: Sequence[Edge],
-             overlays: Sequence[Overlay]) -> str:
-    """The `<svg>` of the words [start, end) of a sentence."""
-    centers, x = {}, 8.0
-    for i in range(start, end):
-        centers[i] = x + widths[i] / 2
-        x += widths[i]
-    total_width = x + 8
+class _Row:
+    """The words [start, end) of a sentence: where its arcs, words, labels and lanes go, and its `<svg>`."""
 
-    def piece(head: int, dep: int) -> Optional[Tuple[float, float, int, str]]:
-        """Where the arc runs in this row: its left and right x, its length in words for the levels, and
-        whether it is whole, leaves to the right or comes from the left; None when it misses the row."""
+    def __init__(self, words: Sequence[Word], widths: Sequence[float], start: int, end: int, edges: Sequence[Edge],
+                 overlays: Sequence[Overlay]) -> None:
+        self.words, self.widths, self.start, self.end = words, widths, start, end
+        self.centers, x = {}, 8.0
+        for i in range(start, end):
+            self.centers[i] = x + widths[i] / 2
+            x += widths[i]
+        self.width = x + 8
+        self.pieces: Dict[Edge, Tuple[float, float, int, str]] = {}
+        for edge in edges:
+            found = self._piece(edge[0], edge[1])
+            if found is not None:
+                self.pieces[edge] = found
+        lengths: Dict[bool, List[int]] = {False: [], True: []}
+        for (_, _, below), p in self.pieces.items():
+            lengths[below].append(p[2])
+        self.levels = {side: {n: min(i + 1, MAX_LEVELS) for i, n in enumerate(sorted(set(ns)))}
+                       for side, ns in lengths.items()}
+        above = max(self.levels[False].values(), default=0)
+        below_levels = max(self.levels[True].values(), default=0)
+        self.shown = [o for o in overlays if any(start <= i < end for i in o.nodes) or any(e in self.pieces for e in o.edges)]
+        self.lanes = [o for o in self.shown if any(start <= i < end for i in o.nodes)]
+        top = 8 + (0.75 * (BASE_HEIGHT + LEVEL_HEIGHT * (above - 1)) + 14 if above else 0)
+        self.y_arc, self.y_word = top + 2, top + 18
+        self.y_label = self.y_word + 15
+        self.y_lanes = self.y_label + 8
+        self.y_under = self.y_lanes + len(self.lanes) * (LANE_HEIGHT + LANE_GAP) + 4
+        self.bottom = self.y_under + (0.75 * (BASE_HEIGHT + LEVEL_HEIGHT * (below_levels - 1)) + 8 if below_levels
+                                      else 0)
+
+    def _piece(self, head: int, dep: int) -> Optional[Tuple[float, float, int, str]]:
+        """Where the arc runs in this row: its left and right x, its length in words for the levels, and whether it
+        is "whole", leaves to the right ("out") or comes from the left ("in"); None when it misses the row."""
         left, right = sorted((head, dep))
-        if right < start or left >= end or (left < start and right >= end):
+        if right < self.start or left >= self.end or (left < self.start and right >= self.end):
             return None
-        if left >= start and right < end:
-            return centers[left], centers[right], right - left, "whole"
-        if left >= start:
-            return centers[left], total_width, end - left, "out"
-        return 0.0, centers[right], right - start + 1, "in"
+        if left >= self.start and right < self.end:
+            return self.centers[left], self.centers[right], right - left, "whole"
+        if left >= self.start:
+            return self.centers[left], self.width, self.end - left, "out"
+        return 0.0, self.centers[right], right - self.start + 1, "in"
 
-    pieces: Dict[Edge, Tuple[float, float, int, str]] = {}
-    for edge in edges:
-        found = piece(edge[0], edge[1])
-        if found is not None:
-            pieces[edge] = found
-    lengths: Dict[bool, List[int]] = {False: [], True: []}
-    for (_, _, below), p in pieces.items():
-        lengths[below].append(p[2])
-    levels = {side: {n: min(i + 1, MAX_LEVELS) for i, n in enumerate(sorted(set(ns)))} for side, ns in lengths.items()}
-    above = max(levels[False].values(), default=0)
-    below_levels = max(levels[True].values(), default=0)
+    def _height(self, edge: Edge) -> float:
+        return BASE_HEIGHT + LEVEL_HEIGHT * (self.levels[edge[2]][self.pieces[edge][2]] - 1)
 
-    def height(edge: Edge) -> float:
-        return BASE_HEIGHT + LEVEL_HEIGHT * (levels[edge[2]][pieces[edge][2]] - 1)
-
-    shown = [o for o in overlays if any(start <= i < end for i in o.nodes) or any(e in pieces for e in o.edges)]
-    lanes = [o for o in shown if any(start <= i < end for i in o.nodes)]
-    top = 8 + (0.75 * (BASE_HEIGHT + LEVEL_HEIGHT * (above - 1)) + 14 if above else 0)
-    y_arc = top + 2
-    y_word = top + 18
-    y_label = y_word + 15
-    y_lanes = y_label + 8
-    y_under = y_lanes + len(lanes) * (LANE_HEIGHT + LANE_GAP) + 4
-    bottom = y_under + (0.75 * (BASE_HEIGHT + LEVEL_HEIGHT * (below_levels - 1)) + 8 if below_levels else 0)
-
-    def path(edge: Edge) -> str:
-        x1, x2, _, kind = pieces[edge]
+    def _path(self, edge: Edge) -> str:
+        x1, x2, _, kind = self.pieces[edge]
         below = edge[2]
-        y, h = (y_under if below else y_arc), height(edge)
+        y, h = (self.y_under if below else self.y_arc), self._height(edge)
         sign = 1 if below else -1
         if kind == "whole":
             return _arc(x1, x2, y, h, below)
@@ -149,42 +146,59 @@ def _row_svg(words: Sequence[Word], widths: Sequence[float], start: int, end: in
             return f"M{x1:.1f},{y:.1f} C{x1:.1f},{y + sign * h:.1f} {(x1 + x2) / 2:.1f},{peak:.1f} {x2:.1f},{peak:.1f}"
         return f"M{x1:.1f},{peak:.1f} C{(x1 + x2) / 2:.1f},{peak:.1f} {x2:.1f},{y + sign * h:.1f} {x2:.1f},{y:.1f}"
 
-    parts = [f'<svg class="tb-tree" xmlns="http://www.w3.org/2000/svg" width="{total_width:.0f}" '
-             f'height="{bottom + 6:.0f}" viewBox="0 0 {total_width:.0f} {bottom + 6:.0f}">']
-    for edge in sorted(pieces):
-        head, dep, below = edge
-        x1, x2, _, kind = pieces[edge]
-        y, h = (y_under if below else y_arc), height(edge)
-        parts.append(f'<path class="tb-arc" data-arc="{head}-{dep}" d="{path(edge)}"/>')
-        if not start <= dep < end:
-            continue
-        xd, wing = centers[dep], y + (7 if below else -7)
-        parts.append(f'<path class="tb-arrow" d="M{xd - 3:.1f},{wing:.1f} L{xd:.1f},{y:.1f} L{xd + 3:.1f},{wing:.1f}"/>')
-        if words[dep].dep:
-            ly = y + (0.75 * h + 10 if below else -0.75 * h - 3)
-            lx = (x1 + x2) / 2 if kind == "whole" else xd
-            parts.append(f'<text class="tb-dep" x="{lx:.1f}" y="{ly:.1f}">{html.escape(words[dep].dep)}</text>')
-    for i in range(start, end):
-        w = words[i]
-        cls = "tb-word" if w.label is not None else "tb-word tb-skipped"
-        parts.append(f'<text class="{cls}" x="{centers[i]:.1f}" y="{y_word:.1f}">{html.escape(w.text)}</text>')
-        label = _shown_label(w)
-        if label:
-            parts.append(f'<text class="tb-label" x="{centers[i]:.1f}" y="{y_label:.1f}">{html.escape(label)}</text>')
-    for overlay in shown:
-        style = f'stroke:{overlay.color};fill:{overlay.color};opacity:{overlay.strength:.3f}'
-        parts.append(f'<g class="tb-match" {_attrs(overlay)} style="{style}">'
-                     f'<title>{html.escape(overlay.pattern)} {overlay.contribution:+.4f}</title>')
-        for edge in sorted(e for e in overlay.edges if e in pieces):
-            parts.append(f'<path class="tb-hit-arc" data-arc="{edge[0]}-{edge[1]}" d="{path(edge)}"/>')
-        if overlay in lanes:
-            y = y_lanes + lanes.index(overlay) * (LANE_HEIGHT + LANE_GAP)
-            for i in sorted(i for i in overlay.nodes if start <= i < end):
-                parts.append(f'<rect class="tb-hit-node" x="{centers[i] - widths[i] / 2 + 3:.1f}" y="{y:.1f}" '
-                             f'width="{widths[i] - 6:.1f}" height="{LANE_HEIGHT}" rx="2"/>')
-        parts.append("</g>")
-    parts.append("</svg>")
-    return "".join(parts)
+    def svg(self) -> str:
+        """RETURNS (str): The row's `<svg>` element."""
+        height = self.bottom + 6
+        parts = [f'<svg class="tb-tree" xmlns="http://www.w3.org/2000/svg" width="{self.width:.0f}" '
+                 f'height="{height:.0f}" viewBox="0 0 {self.width:.0f} {height:.0f}">']
+        parts += self._arcs() + self._words() + self._matches()
+        parts.append("</svg>")
+        return "".join(parts)
+
+    def _arcs(self) -> List[str]:
+        parts = []
+        for edge in sorted(self.pieces):
+            head, dep, below = edge
+            x1, x2, _, kind = self.pieces[edge]
+            y, h = (self.y_under if below else self.y_arc), self._height(edge)
+            parts.append(f'<path class="tb-arc" data-arc="{head}-{dep}" d="{self._path(edge)}"/>')
+            if not self.start <= dep < self.end:
+                continue
+            xd, wing = self.centers[dep], y + (7 if below else -7)
+            parts.append(f'<path class="tb-arrow" d="M{xd - 3:.1f},{wing:.1f} L{xd:.1f},{y:.1f} '
+                         f'L{xd + 3:.1f},{wing:.1f}"/>')
+            if self.words[dep].dep:
+                ly = y + (0.75 * h + 10 if below else -0.75 * h - 3)
+                lx = (x1 + x2) / 2 if kind == "whole" else xd
+                parts.append(f'<text class="tb-dep" x="{lx:.1f}" y="{ly:.1f}">{html.escape(self.words[dep].dep)}</text>')
+        return parts
+
+    def _words(self) -> List[str]:
+        parts = []
+        for i in range(self.start, self.end):
+            w, x = self.words[i], self.centers[i]
+            cls = "tb-word" if w.label is not None else "tb-word tb-skipped"
+            parts.append(f'<text class="{cls}" x="{x:.1f}" y="{self.y_word:.1f}">{html.escape(w.text)}</text>')
+            label = _shown_label(w)
+            if label:
+                parts.append(f'<text class="tb-label" x="{x:.1f}" y="{self.y_label:.1f}">{html.escape(label)}</text>')
+        return parts
+
+    def _matches(self) -> List[str]:
+        parts = []
+        for overlay in self.shown:
+            style = f'stroke:{overlay.color};fill:{overlay.color};opacity:{overlay.strength:.3f}'
+            parts.append(f'<g class="tb-match" {_attrs(overlay)} style="{style}">'
+                         f'<title>{html.escape(overlay.pattern)} {overlay.contribution:+.4f}</title>')
+            for edge in sorted(e for e in overlay.edges if e in self.pieces):
+                parts.append(f'<path class="tb-hit-arc" data-arc="{edge[0]}-{edge[1]}" d="{self._path(edge)}"/>')
+            if overlay in self.lanes:
+                y = self.y_lanes + self.lanes.index(overlay) * (LANE_HEIGHT + LANE_GAP)
+                for i in sorted(i for i in overlay.nodes if self.start <= i < self.end):
+                    parts.append(f'<rect class="tb-hit-node" x="{self.centers[i] - self.widths[i] / 2 + 3:.1f}" '
+                                 f'y="{y:.1f}" width="{self.widths[i] - 6:.1f}" height="{LANE_HEIGHT}" rx="2"/>')
+            parts.append("</g>")
+        return parts
 
 
 def _shown_label(word: Word) -> Optional[str]:
