@@ -42,6 +42,20 @@ def test_tokenizer_only_round_trip(tmp_path):
     assert out.read_bytes() == first
 
 
+@pytest.mark.parametrize("size", [1, 2, 3, 5])
+def test_shards_hold_the_docs_in_order(tmp_path, size):
+    source = _jsonl(tmp_path / "in.jsonl", RECORDS)
+    out = tmp_path / "train.spacy"
+    assert convert_jsonl(source, out, progress=False, shard_documents=size) == 3
+    nlp = spacy.blank("en")
+    shards = sorted(tmp_path.glob("train-*.spacy"))
+    assert [p.name for p in shards] == [f"train-{k:05d}.spacy" for k in range(-(-3 // size))]
+    docs = [doc for path in shards for doc in _read(path, nlp)]
+    assert [doc.text for doc in docs] == [r["text"] for r in RECORDS]
+    assert [len(_read(p, nlp)) for p in shards][:-1] == [size] * (len(shards) - 1)
+    assert not out.exists()
+
+
 def test_filters_and_labels_pass_through(tmp_path):
     source = _jsonl(tmp_path / "in.jsonl", RECORDS)
     out = tmp_path / "out.spacy"

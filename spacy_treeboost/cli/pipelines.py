@@ -17,25 +17,35 @@ def convert(
     batch_size: int = typer.Option(64, help="Docs per batch"),
     max_length: Optional[int] = typer.Option(None, help="The longest text in characters (default: the pipeline's "
                                              "nlp.max_length, 1,000,000 for spaCy's pipelines)"),
+    shard_documents: Optional[int] = typer.Option(
+        None, "--shard-documents", help="Write DocBins of at most N docs: OUTPUT-00000.spacy, OUTPUT-00001.spacy, ... "
+        "(shard files for training where the data lives, docs/ray_cluster.md)"),
 ) -> None:
-    """Convert a JSONL corpus to a spaCy DocBin, optionally parsed."""
+    """Convert a JSONL corpus to a spaCy DocBin (or to DocBin shards), optionally parsed."""
     from ..datasets.convert import OutputError, PipelineNotFoundError, convert_jsonl
     from ..datasets.corpora import CorpusFormatError
 
     if output_path.is_dir():
         _fail(f"{output_path} is a directory; give the DocBin a file name, e.g. {output_path / 'train.spacy'}")
     _check_output(output_path, input_path, _pipeline_input(model))
-    if n_process < 1 or batch_size < 1 or (max_length is not None and max_length < 1):
-        _fail(f"--n-process, --batch-size and --max-length must be at least 1, got {n_process}, {batch_size} and "
-              f"{max_length}")
+    if min(n_process, batch_size, max_length or 1, shard_documents or 1) < 1:
+        _fail(f"--n-process, --batch-size, --max-length and --shard-documents must be at least 1, got {n_process}, "
+              f"{batch_size}, {max_length} and {shard_documents}")
     try:
         n = convert_jsonl(input_path, output_path, model=model, n_process=n_process, batch_size=batch_size,
-                          max_length=max_length)
+                          max_length=max_length, shard_documents=shard_documents)
     except (PipelineNotFoundError, CorpusFormatError, OutputError) as err:
         _fail(str(err))
     except OSError as err:
         _fail(str(err) if err.filename is None else f"cannot read {err.filename}: {err.strerror}")
-    typer.echo(f"wrote {n} docs -> {output_path}", err=True)
+    if shard_documents is None:
+        typer.echo(f"wrote {n} docs -> {output_path}", err=True)
+    else:
+        from ..datasets.convert import shard_path
+
+        shards = max(1, -(-n // shard_documents))
+        typer.echo(f"wrote {n} docs -> {shards} shards, {shard_path(output_path, 0)} to "
+                   f"{shard_path(output_path, shards - 1).name}", err=True)
 
 
 @app.command()

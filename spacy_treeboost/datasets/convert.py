@@ -22,7 +22,8 @@ DOCBIN_ATTRS = ("ORTH", "NORM", "TAG", "HEAD", "DEP", "POS", "MORPH", "LEMMA",
 
 def convert_jsonl(input_path: Union[str, Path], output_path: Union[str, Path], *, model: Optional[str] = None,
                   lang: str = "en", n_process: int = 1, batch_size: int = 64, exclude: Sequence[str] = (),
-                  progress: Optional[bool] = None, max_length: Optional[int] = None, **reader_options: Any) -> int:
+                  progress: Optional[bool] = None, max_length: Optional[int] = None,
+                  shard_documents: Optional[int] = None, **reader_options: Any) -> int:
     """Write the labeled documents of a JSONL file to a `.spacy` DocBin, each doc's cats over the whole label set.
     With `model` the docs are processed by that pipeline and its annotation (HEAD, DEP, POS, TAG, LEMMA, MORPH,
     SENT_START, entities) is stored; without it they are tokenizer-only docs of `spacy.blank(lang)`.
@@ -36,6 +37,8 @@ def convert_jsonl(input_path: Union[str, Path], output_path: Union[str, Path], *
     exclude (Sequence[str]): Components of `model` not to load (e.g. ["ner"]).
     progress (Optional[bool]): Show a progress bar; None shows it only on a terminal.
     max_length (Optional[int]): The longest text in characters; None keeps the pipeline's `nlp.max_length`.
+    shard_documents (Optional[int]): Write DocBins of at most this many docs, in order (`shard_path`): the shard
+        files that the subtree-linear learner's workers read (`learning.shard_files.TreeShards`).
     reader_options: The settings of `JsonlCorpus` (labels, limit, text_field, label_field, ...).
     RETURNS (int): The number of docs written.
     RAISES (CorpusFormatError): For a text longer than the pipeline's max_length, before any parsing.
@@ -54,22 +57,37 @@ def convert_jsonl(input_path: Union[str, Path], output_path: Union[str, Path], *
                 "the limit with max_length (--max-length); a parser needs about 1 GB of memory per 100,000 "
                 "characters.")
     show = sys.stderr.isatty() if progress is None else progress
-    doc_bin = DocBin(attrs=list(DOCBIN_ATTRS), store_user_data=False)
+    doc_bin, written = DocBin(attrs=list(DOCBIN_ATTRS), store_user_data=False), 0
     docs = nlp.pipe(records, as_tuples=True, n_process=n_process, batch_size=batch_size)
     for doc, cats in tqdm(docs, total=len(records), unit="doc", disable=not show,
                           desc=f"Converting {Path(input_path).name}"):
         doc.cats = cats
         doc_bin.add(doc)
-    output_path = Path(output_path)
+        if shard_documents is not None and len(doc_bin) == shard_documents:
+            _write_docbin(shard_path(output_path, written), doc_bin)
+            doc_bin, written = DocBin(attrs=list(DOCBIN_ATTRS), store_user_data=False), written + 1
+    if shard_documents is None:
+        _write_docbin(Path(output_path), doc_bin)
+    elif len(doc_bin) or not written:
+        _write_docbin(shard_path(output_path, written), doc_bin)
+    return len(records)
+
+
+def shard_path(output_path: Union[str, Path], index: int) -> Path:
+    """The path of shard `index` of a DocBin written in shards: train.spacy -> train-00000.spacy, ..."""
+    path = Path(output_path)
+    return path.with_name(f"{path.stem}-{index:05d}{path.suffix or '.spacy'}")
+
+
+def _write_docbin(path: Path, doc_bin: DocBin) -> None:
     try:
-        output_path.parent.mkdir(parents=True, exist_ok=True)
-        write_bytes_atomic(output_path, doc_bin.to_bytes())
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_bytes_atomic(path, doc_bin.to_bytes())
     except OutputError:
         raise
     except OSError as err:
-        raise OutputError(output_path, f"{err.strerror}; the previous file, if any, is unchanged",
+        raise OutputError(path, f"{err.strerror}; the previous file, if any, is unchanged",
                           err.errno or errno.EIO) from None
-    return len(records)
 
 
 class PipelineNotFoundError(OSError, CommandLineError):
