@@ -371,8 +371,9 @@ def test_forked_workers_learn_the_rules_of_one_worker(synthetic):
 
 @pytest.mark.slow
 def test_a_forked_worker_does_not_keep_a_second_copy_of_the_forest_arrays():
-    """A forked worker searches its inherited index of the forest and gives back the pages of the forest's arrays,
-    which the training process keeps: in the worker, none of their whole pages is resident."""
+    """A forked worker searches its inherited index of the forest, which reads the training process's label array
+    (shared, resident in both) and gives back the pages of the parents and offsets: in the worker, none of their
+    whole pages is resident."""
     if not sys.platform.startswith("linux"):
         pytest.skip("workers are forked on Linux only")
     code = textwrap.dedent("""
@@ -412,7 +413,8 @@ def test_a_forked_worker_does_not_keep_a_second_copy_of_the_forest_arrays():
     here, worker, sizes = (list(map(int, pages[k:k + 3])) for k in (0, 3, 6))
     assert method == "fork"
     assert all(h >= s for h, s in zip(here, sizes))
-    assert all(w <= 2 for w in worker)
+    assert worker[0] >= sizes[0]
+    assert worker[1] <= 2 and worker[2] <= 2
 
 
 @pytest.mark.slow

@@ -80,7 +80,7 @@ cdef class PatternCache(PatternStore):
         for v in range(n):
             if parents[v] < 0 and not include_root:
                 continue
-            l = self.forest[v].label
+            l = self.labels[v]
             lab_count[l] += 1
             while self.doc_start[doc + 1] <= v:
                 doc += 1
@@ -120,7 +120,7 @@ cdef class PatternCache(PatternStore):
         for v in range(n):
             if parents[v] < 0 and not include_root:
                 continue
-            l = self.forest[v].label
+            l = self.labels[v]
             if slot[l] >= 0:
                 self.arena[fill[slot[l]]] = <int32_t>v
                 fill[slot[l]] += 1
@@ -270,10 +270,11 @@ cdef class PatternCache(PatternStore):
                 c = occ_node(occ[k + 8]) + 1
                 if c < self.n_nodes_forest:
                     prefetch(self.forest + c)
+                    prefetch(self.labels + c)
             r = occ_node(occ[k])
             c = r + 1 if r + 1 < self.n_nodes_forest and self.parent_of(r + 1) == r else -1
             while c >= 0:
-                lab = self.forest[c].label
+                lab = self.labels[c]
                 if self.label_ok[lab]:
                     self._add_extension((dk + 1) * n_labels + lab, pack(<int64_t>c, occ_mult(occ[k])), slots, bufs, keys)
                 c = self.next_of(c)
@@ -307,7 +308,7 @@ cdef class PatternCache(PatternStore):
                     while ptr < e and occ_mult(siblings[ptr].first) < c:
                         acc += siblings[ptr].second
                         ptr += 1
-                    lab = self.forest[c].label
+                    lab = self.labels[c]
                     if self.label_ok[lab]:
                         self._add_extension(d * n_labels + lab, pack(<int64_t>c, COUNT_CAP if acc > COUNT_CAP else acc),
                                             slots, bufs, keys)

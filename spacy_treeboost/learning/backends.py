@@ -93,8 +93,9 @@ class SearchWorker:
         the workers share (`SearchSpace.best_rule`); the coordinator resets it before each round.
     space (Optional[SearchSpace]): The forest already indexed by `SearchSpace(*forest, **space_settings)`, owning
         every root label (a forked worker's copy of the one its parent built); None builds it.
-    inherited (bool): This is a forked process, whose `forest` arrays are its parent's: the search space holds what
-        it needs of them, so their pages are given back (`release_pages`) instead of being kept a second time.
+    inherited (bool): This is a forked process, whose `forest` arrays are its parent's: the search space shares the
+        labels with the parent and holds its own links, so the pages of the parents and offsets are given back
+        (`release_pages`) instead of being kept a second time.
     """
 
     def __init__(self, forest: Tuple[numpy.ndarray, ...], targets: List[numpy.ndarray], space_settings: Dict[str, Any],
@@ -104,7 +105,7 @@ class SearchWorker:
 
         self.space = SearchSpace(*forest, **space_settings) if space is None else space
         if inherited and space is not None:
-            release_pages(*forest[:3])
+            release_pages(forest[1], forest[2])
         if owned is not None:
             self.space.own_root_labels(owned)
         self.targets = targets
