@@ -370,6 +370,54 @@ def test_forked_workers_learn_the_rules_of_one_worker(synthetic):
 
 
 @pytest.mark.slow
+def test_a_forked_worker_does_not_keep_a_second_copy_of_the_forest_arrays():
+    """A forked worker searches its inherited index of the forest, which reads the training process's label array
+    (shared, resident in both) and gives back the pages of the parents and offsets: in the worker, none of their
+    whole pages is resident."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("workers are forked on Linux only")
+    code = textwrap.dedent("""
+        import mmap
+        import numpy
+        from spacy_treeboost.learning.learner import TreeBoostClassifier
+        from spacy_treeboost.trees.forest import Forest, LabelVocab
+
+        def resident_pages(pid, array):
+            first, last = array.ctypes.data // mmap.PAGESIZE, (array.ctypes.data + array.nbytes) // mmap.PAGESIZE
+            with open(f"/proc/{pid}/pagemap", "rb") as f:
+                f.seek(8 * first)
+                entries = numpy.frombuffer(f.read(8 * (last - first + 1)), dtype=numpy.uint64)
+            return int((entries >> numpy.uint64(63)).sum())
+
+        rng = numpy.random.default_rng(0)
+        n_docs, size = 5000, 101
+        parents = numpy.arange(-1, n_docs * size - 1, dtype=numpy.int32)
+        parents[::size] = -1
+        labels = rng.integers(1, 500, n_docs * size).astype(numpy.int32)
+        labels[::size] = 0
+        forest = Forest(labels, parents, None, numpy.arange(n_docs + 1) * size,
+                        LabelVocab(f"w{i}" for i in range(1, 500)))
+        y = ["+1" if v else "-1" for v in rng.integers(0, 2, n_docs)]
+        clf = TreeBoostClassifier("frequency", n_rounds=1, n_workers=2, backend="processes", max_pattern_size=1)
+        clf.start(forest, y)
+        worker = clf.space_.workers.pids[0]
+        arrays = (forest.labels, forest.parents, forest.offsets)
+        print(clf.space_.workers.start_method, *(resident_pages("self", a) for a in arrays),
+              *(resident_pages(worker, a) for a in arrays), *(a.nbytes // mmap.PAGESIZE for a in arrays))
+        clf.space_.close()
+    """)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    method, *pages = proc.stdout.split()
+    here, worker, sizes = (list(map(int, pages[k:k + 3])) for k in (0, 3, 6))
+    assert method == "fork"
+    assert all(h >= s for h, s in zip(here, sizes))
+    assert worker[0] >= sizes[0]
+    assert worker[1] <= 2 and worker[2] <= 2
+
+
+@pytest.mark.slow
 def test_workers_are_spawned_while_this_process_runs_other_threads(synthetic):
     """Forking a process with other threads can deadlock the child: the workers are spawned then, and learn the same
     rules."""

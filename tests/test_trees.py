@@ -1,6 +1,7 @@
 """Forests in preorder arrays and the BACT file format."""
 import io
 import os
+import sys
 import tempfile
 
 import numpy
@@ -9,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reference import arrays_to_nested, depths_of, forest_docs, forests, nested_to_arrays
-from spacy_treeboost.trees.forest import ROOT_LABEL, Forest, ForestBuilder, LabelVocab
+from spacy_treeboost.trees.forest import ROOT_LABEL, Forest, ForestBuilder, LabelVocab, release_pages
 from spacy_treeboost.trees.bact import BactFormatError, decode_label, encode_label, read_bact, write_bact
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -31,6 +32,24 @@ def assert_same_documents(f1, f2):
     assert label_strings(f1) == label_strings(f2)
     assert numpy.array_equal(f1.parents, f2.parents)
     assert numpy.array_equal(f1.depths, f2.depths)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pages are given back on Linux only")
+def test_release_pages_zeroes_the_whole_pages_inside_an_array_and_nothing_else():
+    import mmap
+
+    page = mmap.PAGESIZE
+    whole = numpy.arange(8 * page, dtype=numpy.int64)
+    view = whole[page // 2 + 3:6 * page]
+    base = whole.ctypes.data
+    start = -(-view.ctypes.data // page) * page
+    end = (view.ctypes.data + view.nbytes) // page * page
+    assert release_pages(view) == end - start > 0
+    released = numpy.zeros(len(whole), dtype=bool)
+    released[(start - base) // 8:(end - base) // 8] = True
+    assert not whole[released].any()
+    assert numpy.array_equal(whole[~released], numpy.arange(8 * page)[~released])
+    assert release_pages(numpy.arange(10)) == 0
 
 
 def test_from_trees_arrays():

@@ -15,6 +15,7 @@ cdef class PatternCache(PatternStore):
     cdef vector[Kept] single_keep
     cdef public int32_t max_pattern_size, min_support, rare_up_to
     cdef public bint single_document_dominance
+    cdef bint include_root_nodes
     cdef public int64_t max_cache_bytes
 
     cdef inline int32_t _support_needed(self, int32_t size) noexcept:
@@ -24,6 +25,11 @@ cdef class PatternCache(PatternStore):
     cdef inline bint _never_extended(self, int32_t i) noexcept:
         """Pattern i occurs in one document and single-document dominance is on: its supertrees never win."""
         return self.single_document_dominance and self.scan[i].docs < 0
+
+    cdef inline bint _extendable(self, int32_t i) noexcept:
+        """Pattern i is a root whose occurrences `_expand` lists from its documents (it holds no occurrence list)."""
+        return (self.node(i).parent < 0 and self.node(i).size < self.max_pattern_size
+                and not self._never_extended(i))
 
     cdef inline int64_t _node_code(self, int32_t i):
         """The code of pattern i's last node: depth, then label rank."""
@@ -40,8 +46,11 @@ cdef class PatternCache(PatternStore):
             bufs[deref(it).second].push_back(occurrence)
         return 0
 
-    cdef void _build_singles(self, int32_t n_labels, bint include_root, const int32_t[:] order,
-                             const int32_t* parents)
+    cdef int _build_singles(self, int32_t n_labels, bint include_root, const int32_t[:] order,
+                            const int32_t* parents) except -1
+    cdef int _root_documents(self, int32_t n_labels, bint include_root, vector[int32_t]& slot,
+                             vector[int32_t]& lab_docs, const int32_t* parents) except -1
+    cdef int _root_occurrences(self, int32_t i, vector[int64_t]& out) except -1
     cdef int _expand(self, int32_t i) except -1
     cdef bint _keep_single(self, int32_t d)
     cdef bint _code_precedes(self, int32_t a, int32_t b)

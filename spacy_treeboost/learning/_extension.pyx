@@ -10,12 +10,12 @@ multiplicity). A pattern's children are materialized once, the first time a sear
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from libcpp.vector cimport vector
 from libcpp.unordered_map cimport unordered_map
-from libcpp.algorithm cimport sort as std_sort
+from libcpp.algorithm cimport sort as std_sort, is_sorted
 from libcpp.pair cimport pair
 
 from spacy_treeboost.learning._cpu cimport prefetch
-from spacy_treeboost.learning._patterns cimport (PNode, OccRef, LINK_FAR, UNEXPANDED, EXPANDED)
-from spacy_treeboost.models._occurrences cimport COUNT_CAP, pack, occ_node, occ_mult, merge_occurrences
+from spacy_treeboost.learning._patterns cimport (PNode, OccRef, LINK_FAR, UNEXPANDED, EXPANDED, BIG_COUNT)
+from spacy_treeboost.models._occurrences cimport COUNT_CAP, pack, occ_node, occ_mult, merge_occurrences, sat_add
 
 import numpy
 
@@ -69,19 +69,17 @@ cdef class PatternCache(PatternStore):
         order = numpy.argsort(numpy.asarray(rank), kind="stable").astype(numpy.int32)
         self._build_singles(rank.shape[0], include_root, order, &par[0] if lab.shape[0] else NULL)
 
-    cdef void _build_singles(self, int32_t n_labels, bint include_root, const int32_t[:] order,
-                             const int32_t* parents):
+    cdef int _build_singles(self, int32_t n_labels, bint include_root, const int32_t[:] order,
+                            const int32_t* parents) except -1:
         cdef Py_ssize_t n = self.n_nodes_forest, v, i
-        cdef vector[int32_t] lab_count, lab_docs, last_doc
+        cdef vector[int32_t] lab_docs, last_doc
         cdef int32_t l, doc = 0
-        lab_count.assign(n_labels, 0)
         lab_docs.assign(n_labels, 0)
         last_doc.assign(n_labels, -1)
         for v in range(n):
             if parents[v] < 0 and not include_root:
                 continue
-            l = self.forest[v].label
-            lab_count[l] += 1
+            l = self.labels[v]
             while self.doc_start[doc + 1] <= v:
                 doc += 1
             if last_doc[l] != doc:
@@ -107,44 +105,104 @@ cdef class PatternCache(PatternStore):
                 p.occ_slot = -1
                 self._push(p)
                 self.roots.push_back(slot[l])
-        # the roots' occurrence lists, laid out one after the other in the arena (counting sort by root)
-        cdef int64_t total = 0
-        cdef vector[int64_t] fill
-        fill.resize(self.n_nodes)
-        for i in range(self.n_nodes):
-            fill[i] = total
-            self.occ.push_back(OccRef(total, lab_count[self.node(i)[0].label], 0))
-            self.node(i)[0].occ_slot = <int32_t>i
-            total += lab_count[self.node(i)[0].label]
-        self.arena.resize(total)
-        for v in range(n):
-            if parents[v] < 0 and not include_root:
-                continue
-            l = self.forest[v].label
-            if slot[l] >= 0:
-                self.arena[fill[slot[l]]] = <int32_t>v
-                fill[slot[l]] += 1
-        fill.clear()
-        fill.shrink_to_fit()
-        self.occ_words = total
+        self._root_documents(n_labels, include_root, slot, lab_docs, parents)
         cdef Kept none
         none.node = -1
         none.size = 0
         if self.single_document_dominance:
             self.single_keep.assign(self.n_docs, none)
         cdef int32_t d
-        cdef vector[int64_t] unpacked
         for i in range(self.n_nodes):
-            self._set_docs(i, self._occ_list(i, unpacked), self.occ[i].len)
-            if self.max_pattern_size == 1:
-                self._release_occ(i)
-            elif self._never_extended(i):
+            if self.max_pattern_size > 1 and self._never_extended(i):
                 d = -self.scan[i].docs - 1
                 if self.single_keep[d].node < 0:
                     self.single_keep[d].node = <int32_t>i
                     self.single_keep[d].size = self.node(i).size
-                self._release_occ(i)
-        self._compact_occ()
+        return 0
+
+    cdef int _root_documents(self, int32_t n_labels, bint include_root, vector[int32_t]& slot,
+                             vector[int32_t]& lab_docs, const int32_t* parents) except -1:
+        """Each root pattern's documents and counts, counted document by document into its place in the pool, then
+        ordered by count (as `_set_docs` orders them). The roots' occurrence lists are not kept: `_expand` lists a
+        root's occurrences from its documents when it is first extended (`_root_occurrences`)."""
+        cdef Py_ssize_t i, k, m
+        cdef int64_t v, total = 0, at
+        cdef int32_t l, d, c
+        cdef vector[int64_t] fill
+        cdef vector[int32_t] in_doc, touched
+        cdef unordered_map[int64_t, int32_t] big
+        cdef vector[pair[int64_t, int32_t]] pd
+        self.include_root_nodes = include_root
+        fill.resize(self.n_nodes)
+        for i in range(self.n_nodes):
+            fill[i] = total
+            total += lab_docs[self.node(i)[0].label]
+        self.pool_docs.resize(total)
+        self.pool_counts.resize(total)
+        in_doc.assign(n_labels, 0)
+        for d in range(self.n_docs):
+            for v in range(self.doc_start[d], self.doc_start[d + 1]):
+                if parents[v] < 0 and not include_root:
+                    continue
+                l = self.labels[v]
+                if slot[l] < 0:
+                    continue
+                if in_doc[l] == 0:
+                    touched.push_back(l)
+                in_doc[l] = sat_add(in_doc[l], 1)
+            for k in range(touched.size()):
+                l = touched[k]
+                at = fill[slot[l]]
+                fill[slot[l]] += 1
+                self.pool_docs[at] = d
+                if in_doc[l] >= BIG_COUNT:
+                    big[at] = in_doc[l]
+                    self.pool_counts[at] = BIG_COUNT
+                else:
+                    self.pool_counts[at] = <uint8_t>in_doc[l]
+                in_doc[l] = 0
+            touched.clear()
+        at = 0
+        for i in range(self.n_nodes):
+            m = lab_docs[self.node(i)[0].label]
+            pd.resize(m)
+            for k in range(m):
+                c = self.pool_counts[at + k]
+                pd[k] = pair[int64_t, int32_t](-<int64_t>(c if c < BIG_COUNT else big[at + k]), self.pool_docs[at + k])
+            if not is_sorted(pd.begin(), pd.end()):
+                std_sort(pd.begin(), pd.end())
+            for k in range(m):
+                self.pool_docs[at + k] = pd[k].second
+                c = <int32_t>(-pd[k].first)
+                if c >= BIG_COUNT:
+                    self.big_counts[at + k] = c
+                    self.pool_counts[at + k] = BIG_COUNT
+                else:
+                    self.pool_counts[at + k] = <uint8_t>c
+            self.scan[i].doc_off = at
+            self.node(i)[0].n_docs = <int32_t>m
+            self.scan[i].docs = -(pd[0].second + 1) if m == 1 else <int32_t>m
+            at += m
+        return 0
+
+    cdef int _root_occurrences(self, int32_t i, vector[int64_t]& out) except -1:
+        """Root pattern i's occurrence list (packed, multiplicity 1, by node), from the nodes of its documents."""
+        cdef int32_t l = self.node(i)[0].label, m = self.node(i)[0].n_docs
+        cdef int64_t off = self.scan[i].doc_off, v
+        cdef vector[int32_t] docs
+        cdef Py_ssize_t k
+        cdef int64_t total = 0
+        docs.assign(self.pool_docs.data() + off, self.pool_docs.data() + off + m)
+        std_sort(docs.begin(), docs.end())
+        for k in range(m):
+            total += self._count(off + k)
+        out.clear()
+        out.reserve(total)
+        for k in range(m):
+            for v in range(self.doc_start[docs[k]], self.doc_start[docs[k] + 1]):
+                if self.labels[v] == l and (self.include_root_nodes or self.forest[v].up != 0):
+                    out.push_back(pack(v, 1))
+        return 0
 
 
     cdef int _expand(self, int32_t i) except -1:
@@ -158,7 +216,11 @@ cdef class PatternCache(PatternStore):
         cdef vector[int64_t]* buf
         cdef int64_t n_labels = self.label_rank.size()
         cdef vector[int64_t] unpacked
-        self._extensions(self._occ_list(p.occ_slot, unpacked), self.occ[p.occ_slot].len, dk, slots, bufs, keys)
+        if p.occ_slot >= 0:
+            self._extensions(self._occ_list(p.occ_slot, unpacked), self.occ[p.occ_slot].len, dk, slots, bufs, keys)
+        else:
+            self._root_occurrences(i, unpacked)
+            self._extensions(unpacked.data(), unpacked.size(), dk, slots, bufs, keys)
         unpacked.clear()
         unpacked.shrink_to_fit()
         # order children by code: (depth, label rank)
@@ -270,10 +332,11 @@ cdef class PatternCache(PatternStore):
                 c = occ_node(occ[k + 8]) + 1
                 if c < self.n_nodes_forest:
                     prefetch(self.forest + c)
+                    prefetch(self.labels + c)
             r = occ_node(occ[k])
             c = r + 1 if r + 1 < self.n_nodes_forest and self.parent_of(r + 1) == r else -1
             while c >= 0:
-                lab = self.forest[c].label
+                lab = self.labels[c]
                 if self.label_ok[lab]:
                     self._add_extension((dk + 1) * n_labels + lab, pack(<int64_t>c, occ_mult(occ[k])), slots, bufs, keys)
                 c = self.next_of(c)
@@ -307,7 +370,7 @@ cdef class PatternCache(PatternStore):
                     while ptr < e and occ_mult(siblings[ptr].first) < c:
                         acc += siblings[ptr].second
                         ptr += 1
-                    lab = self.forest[c].label
+                    lab = self.labels[c]
                     if self.label_ok[lab]:
                         self._add_extension(d * n_labels + lab, pack(<int64_t>c, COUNT_CAP if acc > COUNT_CAP else acc),
                                             slots, bufs, keys)
@@ -342,7 +405,7 @@ cdef class PatternCache(PatternStore):
                 n_owned += 1
                 continue
             self.root_owned[r] = 0
-            if self.node(i).state == UNEXPANDED and self.node(i).occ_slot >= 0:
+            if self.node(i).state == UNEXPANDED and (self.node(i).occ_slot >= 0 or self._extendable(i)):
                 self._release_occ(i)
                 self.node(i).state = EXPANDED
         self._compact_occ()

@@ -37,9 +37,9 @@ cdef struct PNode:
     uint8_t state
 
 cdef struct FNode:
-    # a forest node: its label and its parent and next-sibling links as distances (0: none; link_far: looked up in
-    # a side table), side by side, so that the extensions of an occurrence read one record, not three arrays
-    int32_t label
+    # a forest node's parent and next-sibling links as distances (0: none; link_far: looked up in a side table),
+    # side by side, so that the extensions of an occurrence read one record for both; its label is read from the
+    # caller's label array, which the store keeps instead of a copy
     uint16_t up
     uint16_t right
 
@@ -82,6 +82,10 @@ cdef inline int32_t _far_link(const vector[pair[int32_t, int32_t]]& far, int32_t
 
 cdef class PatternStore:
     cdef FNode* forest
+    # the forest's int32 label ids: the caller's array (`labels_owner` keeps it alive), not a copy, so that a forked
+    # worker shares the pages with its parent and the training process holds the labels once
+    cdef const int32_t* labels
+    cdef object labels_owner
     cdef vector[int32_t] label_rank
     cdef vector[pair[int32_t, int32_t]] up_far, right_far
     cdef uint16_t link_far

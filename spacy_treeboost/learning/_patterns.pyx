@@ -35,8 +35,8 @@ cdef class PatternStore:
 
     cdef int _load_forest(self, const int32_t[::1] lab, const int32_t[::1] par, const int64_t[:] off,
                           const int32_t[:] rank, int link_far, int64_t compact_at, int doc_block_bits) except -1:
-        """The forest's node records, their links and the documents' first nodes (the caller's arrays are not
-        kept)."""
+        """The forest's node links and the documents' first nodes; the caller's labels are kept (not copied), its
+        other arrays are not kept."""
         cdef Py_ssize_t n = lab.shape[0], v, d
         cdef int32_t n_labels = rank.shape[0]
         self.doc_block_bits = doc_block_bits
@@ -64,7 +64,9 @@ cdef class PatternStore:
         for v in range(n):
             if lab[v] < 0 or lab[v] >= n_labels:
                 raise ValueError(f"node {v} has label id {lab[v]} outside the vocabulary of {n_labels}")
-            self.forest[v] = FNode(lab[v], 0, 0)
+            self.forest[v] = FNode(0, 0)
+        self.labels_owner = lab
+        self.labels = &lab[0] if n else NULL
         self._link(&par[0] if n else NULL)
         return 0
 
@@ -230,7 +232,7 @@ cdef class PatternStore:
             "occurrence_headers": self.occ.capacity() * sizeof(OccRef),
             "occurrence_lists_held": unexpanded,
             "forest_labels": 4 * self.n_nodes_forest,
-            "forest_links": 4 * self.n_nodes_forest + 8 * (
+            "forest_links": sizeof(FNode) * self.n_nodes_forest + 8 * (
                 self.up_far.capacity() + self.right_far.capacity() + self.doc_start.capacity())
                 + 4 * self.block_doc.capacity(),
         }

@@ -15,6 +15,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
+from ..trees.forest import release_pages
 from .tasks import Build, WorkerDiedError, Workers, make_workers
 
 # without shared best values (Ray), a worker's candidate comes with its search reply only when it occurs in at most
@@ -92,14 +93,19 @@ class SearchWorker:
         the workers share (`SearchSpace.best_rule`); the coordinator resets it before each round.
     space (Optional[SearchSpace]): The forest already indexed by `SearchSpace(*forest, **space_settings)`, owning
         every root label (a forked worker's copy of the one its parent built); None builds it.
+    inherited (bool): This is a forked process, whose `forest` arrays are its parent's: the search space shares the
+        labels with the parent and holds its own links, so the pages of the parents and offsets are given back
+        (`release_pages`) instead of being kept a second time.
     """
 
     def __init__(self, forest: Tuple[numpy.ndarray, ...], targets: List[numpy.ndarray], space_settings: Dict[str, Any],
                  search_settings: Dict[str, Any], owned: Optional[numpy.ndarray] = None,
-                 shared_best: Optional[numpy.ndarray] = None, space: Any = None) -> None:
+                 shared_best: Optional[numpy.ndarray] = None, space: Any = None, inherited: bool = False) -> None:
         from ._mine import SearchSpace
 
         self.space = SearchSpace(*forest, **space_settings) if space is None else space
+        if inherited and space is not None:
+            release_pages(forest[1], forest[2])
         if owned is not None:
             self.space.own_root_labels(owned)
         self.targets = targets
@@ -321,7 +327,7 @@ def make_backend(backend: str, n_workers: int, init: Dict[str, Any], owners: Opt
             built.append(SearchSpace(*init["forest"], **init["space_settings"]))
         args = (init["forest"], init["targets"], init["space_settings"], init["search_settings"],
                 None if owners is None else owners == i)
-        return SearchWorker, args, {"space": built[0]} if forked else {}
+        return SearchWorker, args, {"space": built[0], "inherited": i > 0} if forked else {}
 
     shared = [("shared_best", len(init["targets"]))] if n_workers > 1 else []
     search = SearchBackend(make_workers(backend, n_workers, build, shared, ray_address, name="Search worker"))
