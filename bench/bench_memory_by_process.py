@@ -46,6 +46,7 @@ GEN = ROOT.parent / "shared" / "bench" / "gen_synth_trees.py"
 OUT = ROOT / "bench" / "_out"
 MARK = "bench-memory:"
 MB = 1e6
+LIMIT_ENV = "BENCH_MEMORY_AS_BYTES"
 # (workers, bound on each worker's peak, bound on the training process's peak), as shares of the one-process peak
 ACCEPTANCE = ((4, 0.35, 0.25), (2, 0.6, 0.3))
 _PEAKS_RE = re.compile(r"peak RSS \(MB\): training process ([0-9.]+), workers (.*)$", re.M)
@@ -84,9 +85,15 @@ def _after(method: Callable[..., Any], name: str) -> Callable[..., Any]:
 def child_main(argv: List[str]) -> None:
     """Run `python -m spacy_treeboost ARGV` with the product's INFO log on stderr, the shard-file workers' peaks
     after each phase (a worker forked from this process inherits the wrapped methods; a missing one is skipped),
-    and this process's own peak RSS at its exit."""
+    and this process's own peak RSS at its exit. With $BENCH_MEMORY_AS_BYTES set, this process and its forked
+    workers have that address-space limit (a run past it fails with a MemoryError instead of crowding the
+    machine)."""
     import logging
+    import resource
 
+    limit = int(os.environ.get(LIMIT_ENV) or 0)
+    if limit:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     logging.getLogger("spacy_treeboost").setLevel(logging.INFO)
     try:
@@ -310,20 +317,23 @@ def run_size(n: int, args: argparse.Namespace, save: Callable[[Dict[str, Any]], 
                               "argv": relative_paths(sys.argv[1:]),
                               "partial": True}
     accuracy_of: Dict[str, Optional[float]] = {}
-    plan: List[Tuple[str, str, int]] = [("one", "one process", 1)]
-    plan += [("processes", f"processes {w}", w) for w in args.workers]
-    plan += [("ray", f"ray {w}", w) for w in ([] if args.no_ray else args.ray_workers)]
+    # the acceptance cells first, the largest workers (one of them) last
+    plan = [("one", 1)] + [("processes", w) for w in sorted(args.workers, reverse=True) if w > 1]
+    plan += [("ray", w) for w in ([] if args.no_ray else args.ray_workers)]
+    plan += [("processes", w) for w in args.workers if w == 1]
+    limited = dict(os.environ, **{LIMIT_ENV: str(int(args.max_process_gb * 1e9))}) if args.max_process_gb else None
+    record["max_process_gb"] = args.max_process_gb
     cluster: Optional[TwoNodeRay] = None
     try:
-        for backend, _, w in plan:
+        for backend, w in plan:
             for r in range(args.repeats):
                 label = f"{backend}{w}_{r}" if backend != "one" else f"one_{r}"
                 if backend == "one":
-                    row = run_learn(label, [str(corpus / "train.tree")], work, [], corpus, args.timeout, None,
+                    row = run_learn(label, [str(corpus / "train.tree")], work, [], corpus, args.timeout, limited,
                                     accuracy_of)
                 else:
                     extra = ["--n-workers", str(w), "--backend", backend]
-                    env = None
+                    env = limited
                     if backend == "ray":
                         if cluster is None:
                             cluster = TwoNodeRay()
@@ -538,6 +548,8 @@ def main() -> None:
     p.add_argument("--no-ray", action="store_true")
     p.add_argument("--repeats", type=int, default=1)
     p.add_argument("--timeout", type=float, default=4 * 3600, help="seconds per child")
+    p.add_argument("--max-process-gb", type=float, default=16.0,
+                   help="address-space limit of the training process and its local workers (0: none; Ray actors: none)")
     p.add_argument("--target-docs", type=int, default=2_300_000)
     p.add_argument("--node-factor", type=float, default=2.5, help="nodes of a target document / a 60-word one")
     p.add_argument("--nodes", type=int, default=8)
