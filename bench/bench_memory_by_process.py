@@ -402,7 +402,8 @@ def acceptance(record: Dict[str, Any]) -> List[Dict[str, Any]]:
             c = by.get((backend, w))
             if c is None or c.get("driver_ratio") is None or c.get("worker_ratio") is None:
                 continue
-            out.append({"backend": backend, "workers": w, "worker_ratio": c["worker_ratio"], "worker_bound": worker_bound,
+            out.append({"backend": backend, "workers": w, "worker_ratio": c["worker_ratio"],
+                        "worker_bound": worker_bound,
                         "worker_met": c["worker_ratio"] <= worker_bound, "driver_ratio": c["driver_ratio"],
                         "driver_bound": driver_bound, "driver_met": c["driver_ratio"] <= driver_bound})
     return out
@@ -478,7 +479,8 @@ def render(results: Dict[str, Any]) -> str:
                 rows.append([f"{record['n']:,}", what, f"failed: {c['error'][:80]}"] + [""] * 7)
                 continue
             driver = _mb(c["driver"]) + (f" / {_mb(c['merge'])} / {_mb(c['fits'])}" if c["backend"] != "one" else "")
-            rows.append([f"{record['n']:,}", what, driver, " / ".join(_mb(w) for w in c.get("worker_peaks", [])) or "—",
+            workers = " / ".join(_mb(w) for w in c.get("worker_peaks", [])) or "—"
+            rows.append([f"{record['n']:,}", what, driver, workers,
                          _ratio(c.get("driver_ratio")), _ratio(c.get("worker_ratio")),
                          f"{c['cpu']:,.0f} / {c['wall']:,.0f}", f"{c['model_bytes'] / MB:,.1f} ({c['rules']:,})",
                          f"`{c['sha256'][:10]}`", f"{100 * c['accuracy']:.2f}" if c.get("accuracy") else "—"])
@@ -512,7 +514,9 @@ def where_memory_goes(records: Sequence[Dict[str, Any]]) -> List[str]:
                        f"{_mb(c['driver'])} at the end (rules, model); busiest worker "
                        + (", ".join(f"{k} {_mb(v)}" for k, v in ph.items()) + f", fits {_mb(c['worker_max'])} MB"
                           if ph else f"{_mb(c['worker_max'])} MB (no phase figures)"))
-    return ["", "Where the memory goes (peaks after each phase, processes backend): " + "; ".join(out) + "."] if out else []
+    if not out:
+        return []
+    return ["", "Where the memory goes (peaks after each phase, processes backend): " + "; ".join(out) + "."]
 
 
 def extrapolation_lines(ext: Dict[str, Any]) -> List[str]:
@@ -559,8 +563,7 @@ def main() -> None:
     args = p.parse_args()
     json_path, md_path = args.out.with_suffix(".json"), args.out.with_suffix(".md")
     if args.render_only:
-        results = json.loads(json_path.read_text(encoding="utf-8"))
-        md_path.write_text(render(results), encoding="utf-8")
+        md_path.write_text(render(json.loads(json_path.read_text(encoding="utf-8"))), encoding="utf-8")
         print(md_path.read_text(encoding="utf-8"))
         return
     results: Dict[str, Any] = {"command": "python -m bench.bench_memory_by_process", "sizes": []}

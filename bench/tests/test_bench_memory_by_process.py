@@ -4,12 +4,12 @@ import pytest
 
 from bench import bench_memory_by_process as bench
 
-SHARD_LOG = """INFO spacy_treeboost.learning.shard_files: mining the subtrees of up to 3 nodes in 1000 trees of 4 files on 2 worker(s)
+SHARD_LOG = """INFO spacy_treeboost.learning.shard_files: mining the subtrees of up to 3 nodes in 1000 trees ...
 bench-memory: worker 101 after read peak_kib 50000 rss_kib 40000
 bench-memory: worker 102 after read peak_kib 60000 rss_kib 40000
 bench-memory: worker 101 after mine peak_kib 150000 rss_kib 90000
 bench-memory: worker 102 after mine peak_kib 140000 rss_kib 90000
-INFO spacy_treeboost.learning.shard_files: kept 5000 subtrees of 1000 documents (training process's peak RSS 180.5 MB); building the shards
+INFO shard_files: kept 5000 subtrees of 1000 documents (training process's peak RSS 180.5 MB); building the shards
 bench-memory: worker 101 after build peak_kib 200000 rss_kib 190000
 bench-memory: worker 102 after build peak_kib 210000 rss_kib 190000
 INFO spacy_treeboost.learning.shard_files: 4 shard files on 2 workers on 1 node(s)
@@ -68,7 +68,8 @@ def run(backend, workers, driver, worker_peaks=(), sha="s", tree=None):
            "tree_peak_bytes": tree if tree is not None else driver, "driver_end_bytes": driver,
            "model_bytes": 1000, "model_sha256": sha, "rules": 10, "accuracy": 0.8}
     if backend != "one":
-        row.update(workers_bytes=list(worker_peaks), driver_after_fits_bytes=driver, driver_after_merge_bytes=driver // 2,
+        row.update(workers_bytes=list(worker_peaks), driver_after_fits_bytes=driver,
+                   driver_after_merge_bytes=driver // 2,
                    worker_phases_bytes=[{"read": 1, "mine": 2, "build": 3}])
     return row
 
@@ -108,7 +109,8 @@ def test_the_extrapolation_separates_the_fixed_part_and_the_part_per_document():
                                         for w in (1, 2)])
     ext = bench.extrapolate([small, large], 2_300_000, 2.5, 8)
     assert ext["equivalent_docs"] == 5_750_000
-    assert ext["worker"]["fixed_bytes"] == pytest.approx(100e6) and ext["worker"]["bytes_per_doc"] == pytest.approx(1000)
+    assert ext["worker"]["fixed_bytes"] == pytest.approx(100e6)
+    assert ext["worker"]["bytes_per_doc"] == pytest.approx(1000)
     assert ext["worker"]["bytes"] == pytest.approx(100e6 + 1000 * 5_750_000 / 8)
     assert ext["driver"]["bytes"] == pytest.approx(50e6 + 100 * 5_750_000)
     assert ext["one"]["bytes_per_doc"] == pytest.approx(10_000)
