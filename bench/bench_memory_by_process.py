@@ -239,7 +239,7 @@ def run_learn(label: str, train: Sequence[str], work: Path, extra: Sequence[str]
     row["model_bytes"], row["model_sha256"] = model.stat().st_size, sha256(model)
     if row["model_sha256"] not in accuracy_of:
         cls = run_child([sys.executable, "-m", "spacy_treeboost", "classify", str(corpus / "test.tree"), str(model)],
-                        timeout=timeout, log_stem=work / f"{label}.classify")
+                        timeout=timeout, log_stem=work / f"{label}_classify")
         accuracy_of[row["model_sha256"]] = parse_accuracy(cls.stderr_tail) if cls.ok else None
     row["accuracy"] = accuracy_of[row["model_sha256"]]
     return row
