@@ -220,17 +220,78 @@ def sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def descendants_rss(root: int) -> Tuple[int, List[int]]:
+    """The summed RSS (bytes) of every process below `root`, and their ids, from /proc."""
+    parent, rss = {}, {}
+    page = os.sysconf("SC_PAGE_SIZE")
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parent[int(entry)], rss[int(entry)] = int(fields[1]), int(fields[21]) * page
+    below, frontier = [], [root]
+    while frontier:
+        kids = [pid for pid, ppid in parent.items() if ppid in frontier]
+        below += kids
+        frontier = kids
+    return sum(rss[p] for p in below), below
+
+
+class TotalRssGuard:
+    """While open, samples every `every` seconds the summed RSS of all the processes this one started (the `learn`
+    child, its workers, the Ray nodes and their actors): its peak, and, past `limit` bytes, SIGKILL to them all so
+    that a run too large for the machine fails instead of crowding out other work."""
+
+    def __init__(self, limit: Optional[float], every: float = 2.0) -> None:
+        import threading
+
+        self.limit, self.every, self.peak, self.stopped_at = limit, every, 0, 0
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def __enter__(self) -> "TotalRssGuard":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._done.set()
+        self._thread.join()
+
+    def _watch(self) -> None:
+        while not self._done.wait(self.every):
+            total, pids = descendants_rss(os.getpid())
+            self.peak = max(self.peak, total)
+            if self.limit and total > self.limit:
+                self.stopped_at = total
+                for pid in pids:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                return
+
+
 def run_learn(label: str, train: Sequence[str], work: Path, extra: Sequence[str], corpus: Path, timeout: float,
-              env: Optional[Dict[str, str]], accuracy_of: Dict[str, Optional[float]]) -> Dict[str, Any]:
+              env: Optional[Dict[str, str]], accuracy_of: Dict[str, Optional[float]],
+              max_total: Optional[float] = None) -> Dict[str, Any]:
     """One `learn` child and, for a model not classified yet, `classify` on the test split."""
     work.mkdir(parents=True, exist_ok=True)
     model = work / f"{label}.bin"
     argv = [sys.executable, "-m", "bench.bench_memory_by_process", "child", "learn", *train, str(model), *extra]
-    run = run_child(argv, timeout=timeout, log_stem=work / label, env=env)
+    with TotalRssGuard(max_total) as guard:
+        run = run_child(argv, timeout=timeout, log_stem=work / label, env=env)
     row: Dict[str, Any] = {"label": label, "argv": relative_paths(run.argv), "exit": run.exit,
                            "timed_out": run.timed_out, "cpu_seconds": run.cpu_seconds, "wall_seconds": run.wall_seconds,
-                           "tree_peak_bytes": run.maxrss_kib * 1024,
+                           "tree_peak_bytes": run.maxrss_kib * 1024, "total_rss_sampled_bytes": guard.peak,
                            "parent_peak_bytes_at_spawn": run.parent_peak_kib_at_spawn * 1024}
+    if guard.stopped_at:
+        row["error"] = (f"stopped: the processes' summed RSS reached {guard.stopped_at / 1e9:.1f} GB "
+                        f"(--max-total-gb {(max_total or 0) / 1e9:.0f})")
+        return row
     if not run.ok:
         row["error"] = run.describe_failure()
         return row
@@ -323,6 +384,8 @@ def run_size(n: int, args: argparse.Namespace, save: Callable[[Dict[str, Any]], 
     plan += [("processes", w) for w in args.workers if w == 1]
     limited = dict(os.environ, **{LIMIT_ENV: str(int(args.max_process_gb * 1e9))}) if args.max_process_gb else None
     record["max_process_gb"] = args.max_process_gb
+    max_total = args.max_total_gb * 1e9 if args.max_total_gb else None
+    record["max_total_gb"] = args.max_total_gb
     cluster: Optional[TwoNodeRay] = None
     try:
         for backend, w in plan:
@@ -330,7 +393,7 @@ def run_size(n: int, args: argparse.Namespace, save: Callable[[Dict[str, Any]], 
                 label = f"{backend}{w}_{r}" if backend != "one" else f"one_{r}"
                 if backend == "one":
                     row = run_learn(label, [str(corpus / "train.tree")], work, [], corpus, args.timeout, limited,
-                                    accuracy_of)
+                                    accuracy_of, max_total)
                 else:
                     extra = ["--n-workers", str(w), "--backend", backend]
                     env = limited
@@ -339,7 +402,7 @@ def run_size(n: int, args: argparse.Namespace, save: Callable[[Dict[str, Any]], 
                             cluster = TwoNodeRay()
                         extra += ["--ray-address", cluster.address]
                         env = cluster.env
-                    row = run_learn(label, shards, work, extra, corpus, args.timeout, env, accuracy_of)
+                    row = run_learn(label, shards, work, extra, corpus, args.timeout, env, accuracy_of, max_total)
                 row.update(backend=backend, workers=w, repeat=r)
                 record["runs"].append(row)
                 print(f"{n:,} {label}: " + (row.get("error") or
@@ -378,7 +441,8 @@ def cells(record: Dict[str, Any]) -> List[Dict[str, Any]]:
         cell.update(driver=driver, cpu=med("cpu_seconds"), wall=med("wall_seconds"), model_bytes=good[0]["model_bytes"],
                     sha256=good[0]["model_sha256"], rules=good[0]["rules"], accuracy=good[0].get("accuracy"),
                     merge=med("driver_after_merge_bytes"), fits=med("driver_after_fits_bytes"),
-                    kept=good[0].get("kept_subtrees"), nodes=good[0].get("ray_nodes"))
+                    kept=good[0].get("kept_subtrees"), nodes=good[0].get("ray_nodes"),
+                    total=med("total_rss_sampled_bytes"))
         if backend != "one":
             per = [sorted(r["workers_bytes"], reverse=True) for r in good]
             cell["worker_peaks"] = [statistics.median(p[k] for p in per) for k in range(min(map(len, per)))]
@@ -466,8 +530,9 @@ def render(results: Dict[str, Any]) -> str:
              f"Generated by `{results['command']}` (the full run; `--render-only` rebuilds this page from "
              "`docs/bench_memory_by_process.json`; module docstring: the workload and what is measured). "
              + stamp([r["provenance"] for r in records]) + " MB = 10^6 bytes; peak RSS of each process (training "
-             "process: end / once merged / after the fits); ratios to the one-process peak; CPU includes the local "
-             "worker processes, not Ray actors.", ""]
+             "process: end / once merged / after the fits); all: the summed RSS of every process started, "
+             "Ray nodes included, sampled every 2 s; ratios to the one-process peak; CPU includes the local worker "
+             "processes, not Ray actors.", ""]
     if any(r.get("partial") for r in records) or results.get("partial_note"):
         lines += ["**Partial**: " + (results.get("partial_note") or "a size did not finish; its rows are those that "
                   "did."), ""]
@@ -476,16 +541,17 @@ def render(results: Dict[str, Any]) -> str:
         for c in sorted(cells(record), key=lambda c: (c["backend"] != "one", c["backend"], c["workers"])):
             what = "one process" if c["backend"] == "one" else f"{c['backend']} {c['workers']}"
             if c.get("error"):
-                rows.append([f"{record['n']:,}", what, f"failed: {c['error'][:80]}"] + [""] * 7)
+                rows.append([f"{record['n']:,}", what, f"failed: {c['error'][:80]}"] + [""] * 8)
                 continue
             driver = _mb(c["driver"]) + (f" / {_mb(c['merge'])} / {_mb(c['fits'])}" if c["backend"] != "one" else "")
             workers = " / ".join(_mb(w) for w in c.get("worker_peaks", [])) or "—"
-            rows.append([f"{record['n']:,}", what, driver, workers,
+            rows.append([f"{record['n']:,}", what, driver, workers, _mb(c.get("total")),
                          _ratio(c.get("driver_ratio")), _ratio(c.get("worker_ratio")),
                          f"{c['cpu']:,.0f} / {c['wall']:,.0f}", f"{c['model_bytes'] / MB:,.1f} ({c['rules']:,})",
                          f"`{c['sha256'][:10]}`", f"{100 * c['accuracy']:.2f}" if c.get("accuracy") else "—"])
-    lines += markdown_table(["docs", "run", "training process MB", "workers MB", "train / one", "worker / one",
-                             "CPU / wall s", "model MB (rules)", "sha256", "acc %"], rows, align="llrrrrrrlr")
+    lines += markdown_table(["docs", "run", "training process MB", "workers MB", "all MB", "train / one",
+                             "worker / one", "CPU / wall s", "model MB (rules)", "sha256", "acc %"], rows,
+                            align="llrrrrrrrlr")
     if largest is not None:
         verdicts = [f"{a['backend']} {a['workers']}: worker {a['worker_ratio']:.2f} <= {a['worker_bound']} "
                     f"**{'met' if a['worker_met'] else 'not met'}**, training {a['driver_ratio']:.2f} <= "
@@ -554,6 +620,8 @@ def main() -> None:
     p.add_argument("--timeout", type=float, default=4 * 3600, help="seconds per child")
     p.add_argument("--max-process-gb", type=float, default=16.0,
                    help="address-space limit of the training process and its local workers (0: none; Ray actors: none)")
+    p.add_argument("--max-total-gb", type=float, default=16.0,
+                   help="stop a run whose processes (training, workers, Ray nodes) sum past this RSS (0: never)")
     p.add_argument("--target-docs", type=int, default=2_300_000)
     p.add_argument("--node-factor", type=float, default=2.5, help="nodes of a target document / a 60-word one")
     p.add_argument("--nodes", type=int, default=8)
