@@ -158,6 +158,18 @@ def parse_learn_log(text: str, sharded: bool) -> Dict[str, Any]:
     return out
 
 
+def partial_figures(text: str) -> Dict[str, Any]:
+    """What a run that did not finish logged: the training process's peak once merged, the workers' peaks after
+    their phases (bytes)."""
+    out: Dict[str, Any] = {}
+    m = _MERGED_RE.search(text)
+    if m:
+        out["kept_subtrees"], out["driver_after_merge_bytes"] = int(m.group(1)), round(float(m.group(3)) * MB)
+    for _, phase, peak, _ in _PHASE_RE.findall(text):
+        out[f"worker_after_{phase}_bytes"] = max(out.get(f"worker_after_{phase}_bytes", 0), int(peak) * 1024)
+    return out
+
+
 def parse_accuracy(text: str) -> Optional[float]:
     m = _ACCURACY_RE.search(text)
     return float(m.group(1)) if m else None
@@ -288,12 +300,12 @@ def run_learn(label: str, train: Sequence[str], work: Path, extra: Sequence[str]
                            "timed_out": run.timed_out, "cpu_seconds": run.cpu_seconds, "wall_seconds": run.wall_seconds,
                            "tree_peak_bytes": run.maxrss_kib * 1024, "total_rss_sampled_bytes": guard.peak,
                            "parent_peak_bytes_at_spawn": run.parent_peak_kib_at_spawn * 1024}
-    if guard.stopped_at:
+    if guard.stopped_at or not run.ok:
         row["error"] = (f"stopped: the processes' summed RSS reached {guard.stopped_at / 1e9:.1f} GB "
-                        f"(--max-total-gb {(max_total or 0) / 1e9:.0f})")
-        return row
-    if not run.ok:
-        row["error"] = run.describe_failure()
+                        f"(--max-total-gb {(max_total or 0) / 1e9:.0f})" if guard.stopped_at
+                        else run.describe_failure())
+        row["before_the_end"] = partial_figures((work / f"{label}.stderr").read_text(encoding="utf-8",
+                                                                                      errors="replace"))
         return row
     row.update(parse_learn_log((work / f"{label}.stderr").read_text(encoding="utf-8", errors="replace"),
                                sharded=len(train) > 1))
@@ -434,6 +446,7 @@ def cells(record: Dict[str, Any]) -> List[Dict[str, Any]]:
         cell: Dict[str, Any] = {"backend": backend, "workers": w, "runs": len(good)}
         if not good:
             cell["error"] = rows[-1].get("error", "failed")
+            cell["before_the_end"] = rows[-1].get("before_the_end") or {}
             out.append(cell)
             continue
         med = lambda key: statistics.median(r[key] for r in good) if all(key in r for r in good) else None  # noqa
@@ -541,7 +554,10 @@ def render(results: Dict[str, Any]) -> str:
         for c in sorted(cells(record), key=lambda c: (c["backend"] != "one", c["backend"], c["workers"])):
             what = "one process" if c["backend"] == "one" else f"{c['backend']} {c['workers']}"
             if c.get("error"):
-                rows.append([f"{record['n']:,}", what, f"failed: {c['error'][:80]}"] + [""] * 8)
+                seen = ", ".join(f"{k.replace('_bytes', '').replace('_', ' ')} {_mb(v)} MB"
+                                 for k, v in c["before_the_end"].items() if k.endswith("_bytes"))
+                rows.append([f"{record['n']:,}", what, f"failed: {c['error'][:90]}" + (f" ({seen})" if seen else "")]
+                            + [""] * 8)
                 continue
             driver = _mb(c["driver"]) + (f" / {_mb(c['merge'])} / {_mb(c['fits'])}" if c["backend"] != "one" else "")
             workers = " / ".join(_mb(w) for w in c.get("worker_peaks", [])) or "—"

@@ -95,10 +95,16 @@ def test_ratios_acceptance_and_model_bytes():
 
 def test_a_failed_run_is_a_cell_with_its_error():
     rec = record(1000, 1000, [("processes", 2, 400, [500, 700])])
-    rec["runs"].append({"backend": "processes", "workers": 1, "repeat": 0, "error": "exit 1: MemoryError"})
+    figures = bench.partial_figures("\n".join(SHARD_LOG.splitlines()[:6]))
+    assert figures == {"kept_subtrees": 5000, "driver_after_merge_bytes": 180_500_000,
+                       "worker_after_read_bytes": 60000 * 1024, "worker_after_mine_bytes": 150000 * 1024}
+    rec["runs"].append({"backend": "processes", "workers": 1, "repeat": 0, "error": "exit 1: MemoryError",
+                        "before_the_end": figures})
     by = {(c["backend"], c["workers"]): c for c in bench.cells(rec)}
     assert by[("processes", 1)]["error"] == "exit 1: MemoryError"
-    assert "failed: exit 1: MemoryError" in bench.render({"command": "c", "sizes": [rec]})
+    assert "failed: exit 1: MemoryError (kept subtrees" not in bench.render({"command": "c", "sizes": [rec]})
+    assert "failed: exit 1: MemoryError (driver after merge 180 MB, worker after read 61 MB" in bench.render(
+        {"command": "c", "sizes": [rec]})
 
 
 def test_the_extrapolation_separates_the_fixed_part_and_the_part_per_document():
