@@ -4,6 +4,7 @@ worker, against the one-process fit: docs/bench_memory_by_process.{json,md}.
     python -m bench.bench_memory_by_process                  # 128k and 512k (long: run it niced, in the background)
     python -m bench.bench_memory_by_process --sizes 16000 --no-ray --out bench/_out/memory_quick
     python -m bench.bench_memory_by_process --render-only    # rebuild the page from the JSON
+    python -m bench.bench_memory_by_process --merge A.json B.json   # sizes run apart, into one page
 
 Workload: the shared generator (`../shared/bench/gen_synth_trees.py --n-train N --n-test 4000 --words 20 --sents 3`,
 its default seed) into `bench/_out/words60_N/`, the training file cut into `--shards` files of consecutive lines. At
@@ -644,9 +645,24 @@ def main() -> None:
     p.add_argument("--keep", action="store_true", help="keep the other sizes already in the JSON")
     p.add_argument("--out", type=Path, default=ROOT / "docs" / "bench_memory_by_process")
     p.add_argument("--render-only", action="store_true", help="rewrite the page from the JSON")
+    p.add_argument("--merge", type=lambda x: json.loads(Path(x).read_text(encoding="utf-8")), nargs="+",
+                   help="JSON results of runs at different sizes, into --out (a later file's size replaces an "
+                   "earlier one's), then the page")
+    p.add_argument("--note", help="a note on what did not run, shown as partial on the page (with --render-only)")
     args = p.parse_args()
     json_path, md_path = args.out.with_suffix(".json"), args.out.with_suffix(".md")
-    if args.render_only:
+    if args.merge:
+        merged: Dict[str, Any] = {"command": "python -m bench.bench_memory_by_process", "sizes": []}
+        for path in args.merge:
+            merged["sizes"] = [r for r in merged["sizes"] if r["n"] not in {s["n"] for s in path["sizes"]}]
+            merged["sizes"] = sorted(merged["sizes"] + path["sizes"], key=lambda r: r["n"])
+        merged["extrapolation"] = extrapolate(merged["sizes"], args.target_docs, args.node_factor, args.nodes)
+        json_path.write_text(json.dumps(merged, indent=1) + "\n", encoding="utf-8")
+    if args.note is not None:
+        noted = json.loads(json_path.read_text(encoding="utf-8"))
+        noted["partial_note"] = args.note
+        json_path.write_text(json.dumps(noted, indent=1) + "\n", encoding="utf-8")
+    if args.render_only or args.merge or args.note is not None:
         md_path.write_text(render(json.loads(json_path.read_text(encoding="utf-8"))), encoding="utf-8")
         print(md_path.read_text(encoding="utf-8"))
         return
