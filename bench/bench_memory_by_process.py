@@ -478,7 +478,10 @@ def acceptance(record: Dict[str, Any]) -> List[Dict[str, Any]]:
     for w, worker_bound, driver_bound in ACCEPTANCE:
         for backend in ("processes", "ray"):
             c = by.get((backend, w))
-            if c is None or c.get("driver_ratio") is None or c.get("worker_ratio") is None:
+            if c is None:
+                continue
+            if c.get("driver_ratio") is None or c.get("worker_ratio") is None:
+                out.append({"backend": backend, "workers": w, "error": c.get("error", "no ratio")})
                 continue
             out.append({"backend": backend, "workers": w, "worker_ratio": c["worker_ratio"],
                         "worker_bound": worker_bound,
@@ -569,20 +572,32 @@ def render(results: Dict[str, Any]) -> str:
     lines += markdown_table(["docs", "run", "training process MB", "workers MB", "all MB", "train / one",
                              "worker / one", "CPU / wall s", "model MB (rules)", "sha256", "acc %"], rows,
                             align="llrrrrrrrlr")
-    if largest is not None:
-        verdicts = [f"{a['backend']} {a['workers']}: worker {a['worker_ratio']:.2f} <= {a['worker_bound']} "
-                    f"**{'met' if a['worker_met'] else 'not met'}**, training {a['driver_ratio']:.2f} <= "
-                    f"{a['driver_bound']} **{'met' if a['driver_met'] else 'not met'}**" for a in acceptance(largest)]
-        same = same_models(largest)
-        verdicts.append("same model bytes for every count and backend: " + (
-            "**met**" if len(same["shard_digests"]) == 1 else f"**not met** ({len(same['shard_digests'])} digests)")
-            + ("" if same["one_process_same"] else " (the one-process model differs)"))
-        lines += ["", f"Acceptance at {largest['n']:,} documents: " + "; ".join(verdicts) + "."]
+    for record in records:
+        lines += ["", f"Acceptance bounds at {record['n']:,} documents"
+                  + (" (the acceptance size)" if record["n"] == 512000 else "") + ": " + verdicts(record) + "."]
     lines += where_memory_goes(records)
     ext = results.get("extrapolation")
     if ext:
         lines += extrapolation_lines(ext)
     return "\n".join(lines) + "\n"
+
+
+def verdicts(record: Dict[str, Any]) -> str:
+    """Each acceptance bound at one size, met, not met or not measured, and whether the models are the same."""
+    out = []
+    for a in acceptance(record):
+        if "error" in a:
+            out.append(f"{a['backend']} {a['workers']}: **not measured** ({a['error'][:70]})")
+            continue
+        out.append(f"{a['backend']} {a['workers']}: worker {a['worker_ratio']:.2f} <= {a['worker_bound']} "
+                   f"**{'met' if a['worker_met'] else 'not met'}**, training {a['driver_ratio']:.2f} <= "
+                   f"{a['driver_bound']} **{'met' if a['driver_met'] else 'not met'}**")
+    digests = same_models(record)["shard_digests"]
+    out.append("same model bytes for every count and backend: " + (
+        "**not measured**" if not digests else "**met**" if len(digests) == 1
+        else f"**not met** ({len(digests)} digests)")
+        + ("" if same_models(record)["one_process_same"] else "; the one-process model differs"))
+    return "; ".join(out)
 
 
 def where_memory_goes(records: Sequence[Dict[str, Any]]) -> List[str]:
@@ -616,7 +631,7 @@ def extrapolation_lines(ext: Dict[str, Any]) -> List[str]:
             f"document, least squares over the processes runs at {sizes} (worker: against the documents it holds; "
             f"distinct subtrees grow more slowly than documents, so a straight line overstates the training "
             f"process). ")
-    text += "; ".join([part("worker", f"each worker ({ext['equivalent_docs']:,.0f} / {ext['nodes']})"),
+    text += "; ".join([part("worker", f"Each worker ({ext['equivalent_docs']:,.0f} / {ext['nodes']})"),
                        part("driver", "training process")] + ([part("one", "one process, for comparison")]
                                                               if "one" in ext else []))
     text += f"; the head node (training process + a worker) **{ext['head_node_bytes'] / 1e9:,.1f} GB**."

@@ -100,8 +100,10 @@ def test_a_failed_run_is_a_cell_with_its_error():
                        "worker_after_read_bytes": 60000 * 1024, "worker_after_mine_bytes": 150000 * 1024}
     rec["runs"].append({"backend": "processes", "workers": 1, "repeat": 0, "error": "exit 1: MemoryError",
                         "before_the_end": figures})
+    rec["runs"].append({"backend": "processes", "workers": 4, "repeat": 0, "error": "stopped: 10.1 GB"})
     by = {(c["backend"], c["workers"]): c for c in bench.cells(rec)}
     assert by[("processes", 1)]["error"] == "exit 1: MemoryError"
+    assert bench.verdicts(rec).startswith("processes 4: **not measured** (stopped: 10.1 GB); processes 2: worker 0.70")
     assert "failed: exit 1: MemoryError (kept subtrees" not in bench.render({"command": "c", "sizes": [rec]})
     assert "failed: exit 1: MemoryError (driver after merge 180 MB, worker after read 61 MB" in bench.render(
         {"command": "c", "sizes": [rec]})
