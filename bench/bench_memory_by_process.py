@@ -402,6 +402,9 @@ def run_size(n: int, args: argparse.Namespace, save: Callable[[Dict[str, Any]], 
     cluster: Optional[TwoNodeRay] = None
     try:
         for backend, w in plan:
+            if cluster is not None and backend != "ray":
+                cluster.stop()
+                cluster = None
             for r in range(args.repeats):
                 label = f"{backend}{w}_{r}" if backend != "one" else f"one_{r}"
                 if backend == "one":
