@@ -575,9 +575,9 @@ def render(results: Dict[str, Any]) -> str:
     lines += markdown_table(["docs", "run", "training process MB", "workers MB", "all MB", "train / one",
                              "worker / one", "CPU / wall s", "model MB (rules)", "sha256", "acc %"], rows,
                             align="llrrrrrrrlr")
-    for record in records:
-        lines += ["", f"Acceptance bounds at {record['n']:,} documents"
-                  + (" (the acceptance size)" if record["n"] == 512000 else "") + ": " + verdicts(record) + "."]
+    if records:
+        lines += ["", "Acceptance bounds (ratios to the one-process peak; they apply at 512,000 documents): "
+                  + " — ".join(f"at {r['n']:,}: {verdicts(r)}" for r in records) + "."]
     lines += where_memory_goes(records)
     ext = results.get("extrapolation")
     if ext:
