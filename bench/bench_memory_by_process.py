@@ -506,7 +506,9 @@ def extrapolate(records: Sequence[Dict[str, Any]], target_docs: int, node_factor
     """Fixed part + bytes per 60-word document of a worker (against the documents it holds), of the training
     process and of the one-process fit (against all documents), fitted over the processes runs of every size, and
     their values for `target_docs` documents of `node_factor` times the nodes on `nodes` nodes, one worker each."""
-    worker, driver, one = [], [], []
+    worker: List[Tuple[float, float]] = []
+    driver: List[Tuple[float, float]] = []
+    one: List[Tuple[float, float]] = []
     for record in records:
         for c in cells(record):
             if c.get("error") or c.get("driver") is None:
@@ -521,13 +523,14 @@ def extrapolate(records: Sequence[Dict[str, Any]], target_docs: int, node_factor
         return None
     equivalent = target_docs * node_factor
     out: Dict[str, Any] = {"target_docs": target_docs, "node_factor": node_factor, "nodes": nodes,
-                           "equivalent_docs": equivalent, "sizes": sorted({r["n"] for r in records})}
+                           "equivalent_docs": equivalent}
     for name, points, docs in (("worker", worker, equivalent / nodes), ("driver", driver, equivalent),
                                ("one", one, equivalent)):
         if points:
             a, b = fit_line(points)
             out[name] = {"fixed_bytes": a, "bytes_per_doc": b, "docs": docs, "bytes": a + b * docs,
                          "points": len(points)}
+    out["sizes"] = sorted({int(n) for n, _ in driver})
     out["head_node_bytes"] = out["driver"]["bytes"] + out["worker"]["bytes"]
     return out
 

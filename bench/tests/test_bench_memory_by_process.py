@@ -116,7 +116,7 @@ def test_the_extrapolation_separates_the_fixed_part_and_the_part_per_document():
     large = record(400_000, 4 * 10**9, [("processes", w, 50e6 + 100 * 400_000, [100e6 + 1000 * 400_000 / w] * w)
                                         for w in (1, 2)])
     ext = bench.extrapolate([small, large], 2_300_000, 2.5, 8)
-    assert ext["equivalent_docs"] == 5_750_000
+    assert ext["equivalent_docs"] == 5_750_000 and ext["sizes"] == [100_000, 400_000]
     assert ext["worker"]["fixed_bytes"] == pytest.approx(100e6)
     assert ext["worker"]["bytes_per_doc"] == pytest.approx(1000)
     assert ext["worker"]["bytes"] == pytest.approx(100e6 + 1000 * 5_750_000 / 8)
