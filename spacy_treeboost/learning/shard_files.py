@@ -246,19 +246,20 @@ class ShardFileWorker(_ShardHolder):
         held = held[numpy.argsort(col[held], kind="stable")]
         indptr, docs, counts = self.matrix
         n = len(self.offsets) - 1
-        local = csc_matrix((counts, docs, indptr), shape=(n, len(indptr) - 1))[:, held]
-        lengths = numpy.zeros(d, dtype=numpy.int64)
-        lengths[col[held]] = numpy.diff(local.indptr)
-        full = numpy.concatenate([[0], numpy.cumsum(lengths)])
-        counts_matrix = csc_matrix((local.data, local.indices, full), shape=(n, d))
-        del self.matrix, self.table, self.merged, local
-        matrices = feature_matrices(counts_matrix, features, idf)
-        del counts_matrix
-        lo = 0
-        for k, path in enumerate(self.paths):
+        rows = csc_matrix((counts, docs, indptr), shape=(n, len(indptr) - 1))[:, held].tocsr()
+        del self.matrix, self.table, self.merged
+        target, lo = col[held], 0
+        for k in range(len(self.paths)):
             hi = lo + self.docs[k]
+            part = rows[lo:hi].tocsc()
+            lengths = numpy.zeros(d, dtype=numpy.int64)
+            lengths[target] = numpy.diff(part.indptr)
+            index = numpy.int32 if part.nnz < 2 ** 31 else numpy.int64
+            wide = numpy.concatenate([[0], numpy.cumsum(lengths)]).astype(index)
+            counts_k = csc_matrix((part.data, part.indices.astype(index), wide), shape=(hi - lo, d))
+            del part, lengths, wide
             self.shards.append(DocumentShard(self.first + k, starts[self.first + k],
-                                             {name: X[lo:hi] for name, X in matrices.items()}))
+                                             feature_matrices(counts_k, features, idf)))
             lo = hi
         return n
 
