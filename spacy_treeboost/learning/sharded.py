@@ -271,7 +271,7 @@ def final_fit(shards: Any, name: str, y: numpy.ndarray, C: float, *, nb: bool, l
 
 
 def fit_linear(X: Any, y: numpy.ndarray, *, C: float, l1_ratio: float = 0.0, loss: str = "logistic",
-               max_iter: int = 1000, tol: float = 1e-3, init: Optional[numpy.ndarray] = None, method: str = "tron",
+               max_iter: int = 1000, tol: float = 1e-3, init: Optional[numpy.ndarray] = None, method: str = "trust-ncg",
                threads: Union[int, Threads] = 1) -> Tuple[numpy.ndarray, float]:
     """Minimize the objective of `solver` on the matrix X (one shard of its rows): the weights and the intercept.
 
