@@ -61,7 +61,7 @@ class DocumentShard:
         team = getattr(getattr(self, "X", None), "team", None)
         if team is not None:
             team.close()
-        self.A = self.B = self.X = self.squared = None
+        self.A = self.B = self.R = self.X = self.squared = None
         self.found: Optional[Singletons] = None
 
     def select(self, name: str, y: numpy.ndarray, folds: Optional[numpy.ndarray], fold: Optional[int],
@@ -142,7 +142,12 @@ class DocumentShard:
             indptr, indices, data = take_columns(A.indptr.astype(A.indices.dtype, copy=False), A.indices, A.data,
                                                  columns.astype(numpy.int64), rows.astype(A.indices.dtype), values)
             R = csc_matrix((data, indices, indptr), shape=(A.shape[0], len(columns) + len(rows)))
+        self.R = R
         self.X, self.squared = newton_blocks(R, threads)
+
+    def reduced(self) -> Tuple[Any, numpy.ndarray]:
+        """The reduced rows (CSC, this shard's columns) and their labels."""
+        return self.R, self.y
 
     def _part(self, v: numpy.ndarray) -> numpy.ndarray:
         return v if self.local is None else v[self.local]
