@@ -75,11 +75,12 @@ class Singletons(NamedTuple):
 def find_singletons(X: "sp.spmatrix", df: Optional[numpy.ndarray] = None) -> Singletons:
     """The `Singletons` of a CSC X without explicit zeros whose columns are in `df` samples (None: X's own counts;
     for a shard of the samples, the counts over all shards, a column seen once being in this shard or not)."""
-    here = numpy.diff(X.indptr)
-    df = here if df is None else df
-    cols = numpy.flatnonzero(df == 1)
-    if df is not here:
-        cols = cols[here[cols] > 0]
+    if df is None:
+        df = numpy.diff(X.indptr)
+        cols = numpy.flatnonzero(df == 1)
+    else:
+        cols = numpy.flatnonzero(df == 1)
+        cols = cols[X.indptr[cols + 1] > X.indptr[cols]]
     once = X.indptr[cols]
     rows = X.indices[once].astype(numpy.int64)
     values = X.data[once]

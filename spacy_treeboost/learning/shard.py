@@ -67,7 +67,7 @@ class DocumentShard:
     def select(self, name: str, y: numpy.ndarray, folds: Optional[numpy.ndarray], fold: Optional[int],
                threads: Union[int, Threads] = 1) -> int:
         """Take matrix `name`'s rows outside fold `fold` (all rows when `folds` is None) as the training rows, the
-        others as the held-out rows, and their labels from `y` (all documents'); returns the columns. The split is
+        others (if any) as the held-out rows, and their labels from `y` (all documents'); returns the columns. The split is
         kept while the matrix and folds stay the same."""
         X = self.matrices[name]
         stop = self.start + X.shape[0]
@@ -77,7 +77,7 @@ class DocumentShard:
         key = self._selected
         if key is None or key[0] != name or key[1] != fold or not _same(key[2], part):
             self.train = self.test = None  # freed before the next split is made
-            self.train, self.test = (X, X[:0]) if part is None else fold_split(X, part, fold, threads)  # type: ignore
+            self.train, self.test = (X, None) if part is None else fold_split(X, part, fold, threads)  # type: ignore
             self._selected = (name, fold, part)
         self.y = labels if part is None else labels[part != fold]
         self.A, self.B = self.train, self.test
@@ -93,7 +93,9 @@ class DocumentShard:
 
     def level_margins(self, w: numpy.ndarray, c: float, level: numpy.ndarray, n_levels: int,
                       tfidf: bool) -> numpy.ndarray:
-        """The held-out rows' margins at every level (`features.level_margins`), unscaled."""
+        """The held-out rows' margins at every level (`features.level_margins`), unscaled; the training rows are
+        dropped first (the split is not kept)."""
+        self.train = self._selected = None
         return level_margins(self.test, w, c, level, n_levels, tfidf)
 
     def scale(self, scale: Optional[numpy.ndarray]) -> None:
@@ -102,21 +104,24 @@ class DocumentShard:
         if scale is None:
             self.A, self.B = self.train, self.test
         else:
-            self.A, self.B = scale_columns(self.train, scale), scale_columns(self.test, scale)
+            self.A = scale_columns(self.train, scale)
+            self.B = None if self.test is None else scale_columns(self.test, scale)
         if not bool(numpy.all(self.A.data != 0)):
             self.A = self.A.copy()
             self.A.eliminate_zeros()
 
     def column_counts(self) -> Tuple[numpy.ndarray]:
         """How many training rows of this shard have each column."""
-        return (numpy.diff(self.A.indptr).astype(numpy.int64),)
+        return (numpy.diff(self.A.indptr),)
 
-    def reduce(self, df: numpy.ndarray, keep_all: bool) -> int:
-        """Find the columns seen in one document of all shards (`df`: the columns' document counts over them) and
-        this shard's documents that hold them; returns how many documents (none with `keep_all`, which keeps every
-        column)."""
+    def reduce(self, df: Optional[numpy.ndarray], keep_all: bool) -> Tuple[int, Optional[numpy.ndarray]]:
+        """Find the columns seen in one document of all shards (`df`: the columns' document counts over them; None:
+        this shard is all of them) and this shard's documents that hold them: how many documents (none with
+        `keep_all`, which keeps every column), and with `df` None the columns kept (in two or more documents)."""
         self.found = None if keep_all else find_singletons(self.A, df)
-        return 0 if self.found is None else len(self.found.samples)
+        if self.found is None:
+            return 0, None
+        return len(self.found.samples), self.found.keep if df is None else None
 
     def place(self, offsets: numpy.ndarray, total: int, threads: Union[int, Threads] = 1) -> None:
         """Build the reduced rows: the kept columns, then `total` document columns, this shard's from
@@ -126,21 +131,23 @@ class DocumentShard:
         from scipy.sparse import csc_matrix
 
         A, s = self.A, self.found
-        here = numpy.diff(A.indptr) > 0
         if s is None:
-            columns, rows, values = numpy.flatnonzero(here), numpy.zeros(0, numpy.int64), numpy.zeros(0)
+            columns, rows, values = numpy.flatnonzero(numpy.diff(A.indptr)), numpy.zeros(0, numpy.int64), numpy.zeros(0)
             local, self.d = columns, A.shape[1]
         else:
-            kept = numpy.flatnonzero(here[s.keep])
-            columns, rows, values = s.keep[kept], s.samples, s.norms
+            kept = A.indptr[s.keep + 1] > A.indptr[s.keep]
+            columns, rows, values = s.keep, s.samples, s.norms
             self.offset, self.k, self.d = int(offsets[self.index]), len(s.keep), len(s.keep) + total
-            local = numpy.concatenate([kept, self.k + self.offset + numpy.arange(len(rows))])
-        self.local = None if len(local) == self.d else local
+            local = None
+            if not kept.all() or len(rows) != total:
+                kept = numpy.flatnonzero(kept)
+                columns, local = s.keep[kept], numpy.concatenate([kept, self.k + self.offset + numpy.arange(len(rows))])
+        self.local = None if local is None or len(local) == self.d else local
         if self.local is None and s is None:
             R = A
         else:
             indptr, indices, data = take_columns(A.indptr.astype(A.indices.dtype, copy=False), A.indices, A.data,
-                                                 columns.astype(numpy.int64), rows.astype(A.indices.dtype), values)
+                                                 columns.astype(numpy.int64, copy=False), rows.astype(A.indices.dtype), values)
             R = csc_matrix((data, indices, indptr), shape=(A.shape[0], len(columns) + len(rows)))
         self.R = R
         self.X, self.squared = newton_blocks(R, threads)

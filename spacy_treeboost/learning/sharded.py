@@ -46,12 +46,13 @@ class Shards:
     running sum on from Ray actor to actor, each adding its run's, gives the same bits, but was slower on 2 actors.)"""
 
     in_process = True
+    n_shards = 0  # 0: not known
 
     def __init__(self, shards: List[DocumentShard], n_workers: int = 1, backend: str = "local",
                  address: Optional[str] = None) -> None:
         from .tasks import make_workers
 
-        n = min(n_workers, len(shards))
+        n, self.n_shards = min(n_workers, len(shards)), len(shards)
         cuts = numpy.linspace(0, len(shards), n + 1).round().astype(int)
         self.in_process = backend == "local"
         self.workers = make_workers(backend, n, lambda i, _: (_ShardHolder, (shards[cuts[i]:cuts[i + 1]],
@@ -117,11 +118,12 @@ class _Layout:
 
     def __init__(self, shards: Any, d: int, keep_all: bool, threads: Union[int, Threads] = 1) -> None:
         self.shards, self.d, self.keep_all = shards, d, keep_all
-        df = shards.add("column_counts")[0]
-        counts = numpy.array(shards.map("reduce", df, keep_all), dtype=numpy.int64)
+        df = None if getattr(shards, "n_shards", 0) == 1 else shards.add("column_counts")[0]
+        found = shards.map("reduce", df, keep_all)
+        counts = numpy.array([n for n, _ in found], dtype=numpy.int64)
         offsets = numpy.concatenate([[0], numpy.cumsum(counts)[:-1]]).astype(numpy.int64)
         shards.map("place", offsets, int(counts.sum()), _threads(shards, threads))
-        self.keep = None if keep_all else numpy.flatnonzero(df >= 2)
+        self.keep = None if keep_all else found[0][1] if df is None else numpy.flatnonzero(df >= 2)
         self.g_zero: Optional[numpy.ndarray] = None
 
     def reduce(self, x: numpy.ndarray) -> numpy.ndarray:
