@@ -8,8 +8,8 @@ corpus of the largest size, the first N training documents at each size. `prepar
 size) builds the matrix the default learner's final fit hands its solver: the subtrees mined as the learner mines
 them (`mine_subtrees` with the learner's defaults, columns in frequency order), presence features (or, with
 `--features nb`, naive Bayes scaled presence), then the reduction of the features seen in one document each
-(`shard.DocumentShard.place` on one shard); it saves that reduced matrix (CSC) and the {-1, +1} labels once as `.npz`, so both solvers
-read the same bytes. The default candidate is the one the folds choose on this workload: presence at C = 0.1.
+(`shard.DocumentShard.place` on one shard); it saves that reduced matrix (CSC) and the {-1, +1} labels once as
+`.npz`, so both solvers read the same bytes. The default candidate is the one the folds choose on this workload: presence at C = 0.1.
 
 Then, in turn and `--repeats` times, one child process per solve:
 

@@ -59,8 +59,8 @@ def scale_columns(X: "sp.spmatrix", scale: numpy.ndarray) -> "sp.spmatrix":
 
 
 class Singletons(NamedTuple):
-    """The features of a CSC matrix seen in one sample each (see `shard.DocumentShard.reduce`): the columns kept (in two or
-    more samples), those seen once (`cols`, in order) with their sample (`rows`) and value over that sample's norm
+    """The features of a CSC matrix seen in one sample each (see `shard.DocumentShard.reduce`): the columns kept (in
+    two or more samples), those seen once (`cols`, in order) with their sample (`rows`) and value over that sample's norm
     (`share`), the samples holding such features, the place of each seen-once column's sample among them (`slot`),
     and their norms."""
     keep: numpy.ndarray

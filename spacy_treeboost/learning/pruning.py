@@ -57,8 +57,8 @@ def prune(shards: Any, name: str, targets: Sequence[numpy.ndarray], folds: Seque
 
     On each scored fold the head's candidate is fitted again on the other folds (started from the final weights),
     its columns ranked by contribution (|w_t| times the sum of column t over those documents), and the held-out
-    margins computed at every share of `PRUNE_SHARES` (`features.level_margins`). Going down from the whole model, the last
-    share before the held-out accuracy (of the calibrated margins) falls more than `PRUNE_TOLERANCE` below the
+    margins computed at every share of `PRUNE_SHARES` (`features.level_margins`). Going down from the whole model,
+    the last share before the held-out accuracy (of the calibrated margins) falls more than `PRUNE_TOLERANCE` below the
     whole model's is kept for the final weights, ranked the same way over all training documents. A head whose
     folds score fewer than `PRUNE_MIN_SCORED` documents keeps every subtree.
 

@@ -42,6 +42,12 @@ class DocumentShard:
     """Rows `start` to `start + n` of the feature matrices (CSC, by name), and one fit's state on them. A copy sent
     elsewhere (pickled) holds the rows alone."""
 
+    A: Any  # the training rows, scaled
+    B: Any  # the held-out rows, scaled
+    R: Any  # the reduced training rows
+    X: Any  # ... as multiplied (`products.newton_blocks`), and their squares
+    squared: Any
+
     def __init__(self, index: int, start: int, matrices: Dict[str, Any]) -> None:
         self.index, self.start, self.matrices = index, start, matrices
         self._selected: Optional[Tuple[Any, ...]] = None
@@ -67,8 +73,8 @@ class DocumentShard:
     def select(self, name: str, y: numpy.ndarray, folds: Optional[numpy.ndarray], fold: Optional[int],
                threads: Union[int, Threads] = 1) -> int:
         """Take matrix `name`'s rows outside fold `fold` (all rows when `folds` is None) as the training rows, the
-        others (if any) as the held-out rows, and their labels from `y` (all documents'); returns the columns. The split is
-        kept while the matrix and folds stay the same."""
+        others (if any) as the held-out rows, and their labels from `y` (all documents'); returns the columns. The
+        split is kept while the matrix and folds stay the same."""
         X = self.matrices[name]
         stop = self.start + X.shape[0]
         part = None if folds is None or fold is None else folds[self.start:stop]
@@ -146,8 +152,9 @@ class DocumentShard:
         if self.local is None and s is None:
             R = A
         else:
-            indptr, indices, data = take_columns(A.indptr.astype(A.indices.dtype, copy=False), A.indices, A.data,
-                                                 columns.astype(numpy.int64, copy=False), rows.astype(A.indices.dtype), values)
+            index = A.indices.dtype
+            indptr, indices, data = take_columns(A.indptr.astype(index, copy=False), A.indices, A.data,
+                                                 columns.astype(numpy.int64, copy=False), rows.astype(index), values)
             R = csc_matrix((data, indices, indptr), shape=(A.shape[0], len(columns) + len(rows)))
         self.R = R
         self.X, self.squared = newton_blocks(R, threads)

@@ -115,8 +115,8 @@ class SubtreeLinearClassifier(RuleClassifier):
         smallest of `PRUNE_SHARES` down to which the held-out accuracy stays within
         `PRUNE_TOLERANCE` of the whole model's, each fold's candidate fitted again from
         the final weights): the weights restricted to them, the calibration refitted on
-        the restricted folds' margins (not with `separate_views`, nor where the folds score fewer than `PRUNE_MIN_SCORED` documents: these keep
-        every subtree). A whole number k keeps the k subtrees of largest total
+        the restricted folds' margins (not with `separate_views`, nor where the folds
+        score fewer than `PRUNE_MIN_SCORED` documents: these keep every subtree). A whole number k keeps the k subtrees of largest total
         contribution and refits their weights jointly with the same C. None keeps every
         subtree.
     nb_beta (Optional[float]): For "nb", the NBSVM interpolation w = (1 - beta) mean|w|
@@ -312,8 +312,8 @@ class SubtreeLinearClassifier(RuleClassifier):
         clock = time.process_time()
         if len(views) > 1:
             fits, order, tfidf = [self._fit_views(F, t, views) for t in targets], None, self.features == "tfidf"
-            kept: List[Optional[numpy.ndarray]] = [None] * len(targets)
-            pruning: List[Optional[Dict[str, Any]]] = [None] * len(targets)
+            kept: List[Any] = [None] * len(targets)
+            pruning = kept
         else:
             fits, kept, pruning, tfidf, idf, order = self._fit_one_view(counts, F, idf, targets, mined[2] if auto else None)
         fitted = self._finish_heads(targets, fits, kept, pruning, counts, F, tfidf, order if auto else None)
@@ -329,7 +329,7 @@ class SubtreeLinearClassifier(RuleClassifier):
                       mined_order: Optional[numpy.ndarray]) -> Tuple[List[HeadFit], List[Any], List[Any], bool,
                                                                      Optional[numpy.ndarray], numpy.ndarray]:
         """Every head on the columns in frequency order (`mined_order`: the mined columns' order when they were mined
-        so), pruned with max_rules="auto": the heads (weights in mined order), each one's kept columns and pruning,
+        so, else None), pruned with max_rules="auto": the heads (weights in mined order), each one's kept columns and pruning,
         whether they are tf-idf models, the idf of the columns and the order."""
         T = None
         if self.features == "auto":
@@ -340,7 +340,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         else:
             order, by_frequency = frequency_order(F)
         kept: List[Any] = [None] * len(targets)
-        pruning: List[Any] = [None] * len(targets)
+        pruning = kept
         with self._shards({"F": by_frequency, "T": T}) as shards:
             del by_frequency
             fits, on_T = fit_heads(self, shards, targets, T is not None)
@@ -456,8 +456,7 @@ class SubtreeLinearClassifier(RuleClassifier):
 
     def _fit_head(self, X: Any, y: numpy.ndarray, paths: Optional[List[Path]] = None,
                   loss: Optional[str] = None) -> HeadFit:
-        """`heads.fit_head` on the shards of X with this model's settings (paths: candidates instead of the
-        model's; loss: instead of the model's)."""
+        """`heads.fit_head` on the shards of X with this model's settings (or `paths` and `loss`)."""
         with self._shards({"F": X}) as shards:
             return fit_head(shards, y, self._paths() if paths is None else paths, cv=self.cv,
                             calibrate=self.calibrate, criterion=self._criterion, max_scored=self.cv_documents,
@@ -480,12 +479,9 @@ class SubtreeLinearClassifier(RuleClassifier):
         """The weights refitted on the `max_rules` columns of largest total contribution (ties: first column),
         and those columns. For "tfidf" F holds the counts, and the kept columns' tf-idf is recomputed (each
         row normalized over the kept subtrees), fitted with the tf-idf family's loss when "auto" chose it."""
-        df = numpy.diff(F.tocsc().indptr)
-        contribution = numpy.abs(w) * df
+        contribution = numpy.abs(w) * numpy.diff(F.tocsc().indptr)
         keep = numpy.sort(numpy.argsort(-contribution, kind="stable")[: self.max_rules])
-        X = F[:, keep]
-        if tfidf:
-            X = tfidf_matrix(X.tocsc())[0]
+        X = tfidf_matrix(F[:, keep].tocsc())[0] if tfidf else F[:, keep]
         loss = TFIDF_LOSS if tfidf and self.features == "auto" else self.loss
         fit = self._fit_head(X, y, [make_path(nb, [C], self.nb_beta if nb else 1.0, NB_BETAS)], loss)
         out = numpy.zeros_like(w)
@@ -496,10 +492,9 @@ class SubtreeLinearClassifier(RuleClassifier):
                tfidf: bool) -> Tuple[List[HeadFit], List[Optional[numpy.ndarray]], List[Dict[str, Any]]]:
         """`max_rules="auto"` (`pruning.prune`) on this model's shards, folds and settings."""
         exclusive = not self.multilabel_ and len(targets) > 1
-        if self.features == "auto" and exclusive:
-            folds = [class_folds(targets, self.cv, self.cv_documents)] * len(targets)
-        else:
-            folds = [cv_folds(t, self.cv, self.cv_documents) for t in targets]
+        shared = self.features == "auto" and exclusive
+        folds = ([class_folds(targets, self.cv, self.cv_documents)] * len(targets) if shared
+                 else [cv_folds(t, self.cv, self.cv_documents) for t in targets])
         settings = dict(l1_ratio=self.l1_ratio, loss=TFIDF_LOSS if on_T else self.loss, max_iter=self.max_iter,
                         tol=self.tol, threads=self._threads)
         return prune(shards, "T" if on_T else "F", targets, folds, fits, tfidf, self.calibrate, settings)
