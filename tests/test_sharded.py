@@ -184,6 +184,17 @@ def test_the_whole_matrices_are_one_shard_not_copied():
     assert len(sharded.make_shards({"F": F}, 4)) == 1 and len(sharded.make_shards({"F": F}, 3)) == 2
 
 
+def test_a_shard_sent_elsewhere_holds_its_rows_alone():
+    X, y = random_problem(4, 12, 6, binary=True)
+    (shard,) = sharded.make_shards({"F": csc_matrix(X)}, None)
+    shards = sharded.Shards([shard])
+    sharded.final_fit(shards, "F", y, 1.0, nb=True, l1_ratio=0.0, loss="logistic", max_iter=100, tol=1e-6)
+    assert shard.train is not None
+    copy = pickle.loads(pickle.dumps(shard))
+    assert copy.train is None and copy.A is None and copy.index == 0 and copy.start == 0
+    assert (copy.matrices["F"] != shard.matrices["F"]).nnz == 0
+
+
 @pytest.mark.parametrize("max_rules", ["auto", 4])
 def test_pruning_and_the_refits_of_max_rules_run_on_shards_and_fit_the_model_of_one_shard(monkeypatch, max_rules):
     """max_rules="auto" (its folds' refits and held-out margins) and a whole number of rules (its refit of the kept
