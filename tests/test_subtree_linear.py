@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from reference import random_binary_classes, all_subtrees, forest_docs, forests, random_trees
 from spacy_treeboost.learning.features import frequency_order, nb_ratio
-from spacy_treeboost.learning.sharded import fit_linear
+from one_shard import fit_linear
 from spacy_treeboost.models.rules import RuleSet
 from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier, mine_subtrees
 from spacy_treeboost.trees.forest import Forest

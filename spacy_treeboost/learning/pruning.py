@@ -10,7 +10,7 @@ import numpy
 from ._order import order_by_magnitude
 from .features import interpolate
 from .heads import SOLVER
-from .selection import HeadFit, assemble_margins, platt
+from .selection import HeadFit, assemble_margins, calibrate_weights, calibrated
 from .sharded import final_fit
 from .solver import one_blas_thread
 
@@ -86,7 +86,7 @@ def prune(shards: Any, name: str, targets: Sequence[numpy.ndarray], folds: Seque
             continue
         oof = _fold_level_margins(shards, name, y, f, fit, tfidf, settings)
         scored = y[f >= 0]
-        accuracy = [float(numpy.mean((_decided(m, scored, calibrate) > 0) == (scored > 0))) for m in oof]
+        accuracy = [float(numpy.mean((calibrated(m, scored, calibrate) > 0) == (scored > 0))) for m in oof]
         chosen = len(accuracy) - 1
         while chosen > 0 and accuracy[chosen - 1] >= accuracy[-1] - PRUNE_TOLERANCE:
             chosen -= 1
@@ -129,18 +129,6 @@ def _restricted(fit: HeadFit, keep: numpy.ndarray, oof: numpy.ndarray, scored: n
                 calibrate: bool) -> HeadFit:
     """The fit's weights cut to the columns `keep`, its calibration refitted on the restricted out-of-fold margins."""
     a, b = fit.platt if fit.platt is not None else (1.0, 0.0)
-    w, c = numpy.where(keep, fit.weights / a, 0.0), (fit.intercept - b) / a
-    ab = platt(oof, scored) if calibrate else None
-    if ab is not None and ab[0] > 0:
-        w, c = w * ab[0], c * ab[0] + ab[1]
-    else:
-        ab = None
+    w, c, ab = calibrate_weights(numpy.where(keep, fit.weights / a, 0.0), (fit.intercept - b) / a,
+                                 oof if calibrate else None, scored)
     return replace(fit, weights=w, intercept=c, platt=ab)
-
-
-def _decided(f: numpy.ndarray, y: numpy.ndarray, calibrate: bool) -> numpy.ndarray:
-    """Margins f as a head decides by them: Platt-scaled on (f, y) when calibrating and the fit rises with y."""
-    if not calibrate:
-        return f
-    a, b = platt(f, y)
-    return a * f + b if a > 0 else f

@@ -266,7 +266,7 @@ def choose_family(scored: Sequence[Tuple[Any, ...]], cands: Sequence[Candidate],
         summed = tuple(map(sum, zip(*(costs[k] for (_, _, costs, _), k in zip(scored, best[family])))))
         if criterion != "accuracy" or not (exclusive or multilabel):
             return summed
-        margins = [_calibrated(oof[k], y, calibrate) for (oof, y, _, _), k in zip(scored, best[family])]
+        margins = [calibrated(oof[k], y, calibrate) for (oof, y, _, _), k in zip(scored, best[family])]
         truth = [y > 0 for _, y, _, _ in scored]
         if exclusive:
             top = numpy.array(margins).argmax(axis=0)
@@ -285,7 +285,7 @@ def choose_family(scored: Sequence[Tuple[Any, ...]], cands: Sequence[Candidate],
     return family, best[family]
 
 
-def _calibrated(f: numpy.ndarray, y: numpy.ndarray, calibrate: bool) -> numpy.ndarray:
+def calibrated(f: numpy.ndarray, y: numpy.ndarray, calibrate: bool) -> numpy.ndarray:
     """Margins f as the head will output them: Platt-scaled when calibrating (and the fit rises with y)."""
     if not calibrate:
         return f
@@ -293,14 +293,20 @@ def _calibrated(f: numpy.ndarray, y: numpy.ndarray, calibrate: bool) -> numpy.nd
     return a * f + b if a > 0 else f
 
 
+def calibrate_weights(w: numpy.ndarray, c: float, oof: Optional[numpy.ndarray],
+                      y: Optional[numpy.ndarray]) -> Tuple[numpy.ndarray, float, Optional[Tuple[float, float]]]:
+    """The weights and intercept mapped by `platt` fitted on the out-of-fold margins `oof` of samples labelled `y`,
+    and Platt's (a, b); as they are, and None, without margins or where they do not rise with y (a <= 0)."""
+    ab = platt(oof, y) if oof is not None and y is not None else None
+    if ab is None or ab[0] <= 0:
+        return w, c, None
+    return w * ab[0], c * ab[0] + ab[1], ab
+
+
 def finish_head(final: LinearFit, chosen: Candidate, scores: Optional[List[float]], oof: Optional[numpy.ndarray],
                 y: Optional[numpy.ndarray], calibrate: bool) -> HeadFit:
     """The head of `heads.fit_head` from its final fit and its folds (`oof`: the chosen candidate's out-of-fold margins
     of the scored samples, labelled `y`): interpolated, unscaled and calibrated."""
-    w, c = interpolate(final.weights, chosen.beta) * final.scale, final.intercept
-    ab = platt(oof, y) if calibrate and oof is not None and y is not None else None
-    if ab is not None and ab[0] > 0:
-        w, c = w * ab[0], c * ab[0] + ab[1]
-    else:
-        ab = None
+    w, c, ab = calibrate_weights(interpolate(final.weights, chosen.beta) * final.scale, final.intercept,
+                                 oof if calibrate else None, y)
     return HeadFit(w, c, chosen.C, scores, ab, chosen.beta, chosen.nb)

@@ -21,8 +21,7 @@ from .shard import DocumentShard, fold_split
 from .solver import fista, gradient_tolerance, start_point, tron
 from ..threads import Threads, ThreadTeam
 
-__all__ = ["DocumentShard", "Shards", "final_fit", "fit_linear", "fold_margins", "fold_split", "held_shards",
-           "make_shards"]
+__all__ = ["DocumentShard", "Shards", "final_fit", "fold_margins", "fold_split", "held_shards", "make_shards"]
 
 logger = logging.getLogger(__name__)
 
@@ -270,28 +269,6 @@ def final_fit(shards: Any, name: str, y: numpy.ndarray, C: float, *, nb: bool, l
                 max_iter=max_iter, tol=tol, init=init, method=method, threads=threads)
     shards.map("release")
     return LinearFit(w, c, numpy.ones(d) if scale is None else scale)
-
-
-def fit_linear(X: Any, y: numpy.ndarray, *, C: float, l1_ratio: float = 0.0, loss: str = "logistic",
-               max_iter: int = 1000, tol: float = 1e-3, init: Optional[numpy.ndarray] = None, method: str = "trust-ncg",
-               threads: Union[int, Threads] = 1) -> Tuple[numpy.ndarray, float]:
-    """Minimize the objective of `solver` on the matrix X (one shard of its rows): the weights and the intercept.
-
-    X (scipy.sparse matrix or numpy.ndarray): Features, shape (n_samples, n_features).
-    y (numpy.ndarray): Labels in {-1, +1}.
-    C (float): Inverse regularization strength.
-    l1_ratio (float): Share of L1 in the penalty (0 = L2).
-    loss (str): "logistic" or "squared_hinge".
-    init (Optional[numpy.ndarray]): A start (weights then intercept), e.g. the solution at a nearby C.
-    method (str): For L2 problems, "tron" (`solver.tron`) or "trust-ncg" (scipy's trust-region Newton-CG from a
-        unit radius).
-    threads (Union[int, Threads]): Threads for the products of a large problem (the result is the same for any
-        number).
-    """
-    with held_shards({"F": X}, None) as shards:
-        fit = final_fit(shards, "F", y, C, nb=False, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol,
-                        method=method, threads=threads, init=init)
-    return fit.weights, fit.intercept
 
 
 @contextmanager

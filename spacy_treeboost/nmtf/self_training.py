@@ -32,7 +32,7 @@ def logistic_regression(X: sp.spmatrix, positive: np.ndarray, C: float, sample_w
 
     t_i is +1 for a positive document and -1 otherwise; the intercept b is not penalized (scikit-learn's
     objective with its lbfgs solver). Solved by scipy's L-BFGS-B from w = 0, b = 0, so the result is
-    deterministic. Not by the linear learners' solver (`learning.solver.fit_linear`): its objective has no sample
+    deterministic. Not by the linear learners' solver (`learning.solver.tron`): its objective has no sample
     weights s_i, which weigh the labelled documents against the teacher's classes here, and its stopping rule is
     relative to the gradient at zero weights, so the fitted models (and the NMTF figures) would change.
 
