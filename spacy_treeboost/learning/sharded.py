@@ -60,7 +60,8 @@ class Shards:
         self.actors = getattr(self.workers, "actors", [])
         self.node_ids: List[str] = [] if self.in_process else self.workers.call_all("node")
         self.workers.when = "during a fit"
-        logger.info("%d shards on %d workers on %d node(s)", len(shards), n, len(set(self.node_ids)) or 1)
+        if len(shards) > 1:
+            logger.info("%d shards on %d workers on %d node(s)", len(shards), n, len(set(self.node_ids)) or 1)
 
     def map(self, method: str, *args: Any) -> List[Any]:
         """Every shard's `method(*args)`, in shard order."""
