@@ -40,18 +40,19 @@ def make_shards(matrices: Dict[str, Any], size: Optional[int]) -> List[DocumentS
 
 
 class Shards:
-    """The shards held by up to `n_workers` workers of `backend` ("local": this process), a run of consecutive shards
-    each: `map` asks every shard in shard order, `add` sums their answers in shard order, in this process. (Handing a
+    """The shards (of the matrices `names`) held by up to `n_workers` workers of `backend` ("local": this process), a
+    run of consecutive shards each: `map` asks every shard in shard order, `add` sums their answers in shard order, in this process. (Handing a
     running sum on from Ray actor to actor, each adding its run's, gives the same bits, but was slower on 2 actors.)"""
 
     in_process = True
     n_shards = 0  # 0: not known
+    names: List[str] = []  # the matrices' names
 
     def __init__(self, shards: List[DocumentShard], n_workers: int = 1, backend: str = "local",
                  address: Optional[str] = None) -> None:
         from .tasks import make_workers
 
-        n, self.n_shards = min(n_workers, len(shards)), len(shards)
+        n, self.n_shards, self.names = min(n_workers, len(shards)), len(shards), sorted(shards[0].matrices)
         cuts = numpy.linspace(0, len(shards), n + 1).round().astype(int)
         self.in_process = backend == "local"
         self.workers = make_workers(backend, n, lambda i, _: (_ShardHolder, (shards[cuts[i]:cuts[i + 1]],

@@ -342,8 +342,8 @@ class SubtreeLinearClassifier(RuleClassifier):
         kept: List[Any] = [None] * len(targets)
         pruning = kept
         with self._shards({"F": by_frequency, "T": T}) as shards:
-            del by_frequency
-            fits, on_T = fit_heads(self, shards, targets, T is not None)
+            del by_frequency, T  # the shards hold them (or their rows)
+            fits, on_T = fit_heads(self, shards, targets, "T" in shards.names)
             tfidf = self.features == "tfidf" or on_T
             if self.max_rules == "auto":
                 fits, masks, pruning = self._prune(shards, targets, fits, on_T, tfidf)
