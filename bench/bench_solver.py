@@ -8,13 +8,14 @@ corpus of the largest size, the first N training documents at each size. `prepar
 size) builds the matrix the default learner's final fit hands its solver: the subtrees mined as the learner mines
 them (`mine_subtrees` with the learner's defaults, columns in frequency order), presence features (or, with
 `--features nb`, naive Bayes scaled presence), then the reduction of the features seen in one document each
-(`SingletonReduction`); it saves that reduced matrix (CSC) and the {-1, +1} labels once as `.npz`, so both solvers
-read the same bytes. The default candidate is the one the folds choose on this workload: presence at C = 0.1.
+(`shard.DocumentShard.place` on one shard); it saves that reduced matrix (CSC) and the {-1, +1} labels once as
+`.npz`, so both solvers read the same bytes. The default candidate is the one the folds choose on this workload: presence at C = 0.1.
 
 Then, in turn and `--repeats` times, one child process per solve:
 
-- `solve tron`: the learner's trust-region Newton method (`solver.tron` on `solver.Newton` over
-  `products.newton_blocks`, BLAS limited to one thread as the learner does), at each of `--threads`;
+- `solve tron`: the learner's trust-region Newton method (`solver.tron` on `sharded.ShardedNewton` over one
+  shard, its products `products.newton_blocks`', BLAS limited to one thread as the learner does), at each of
+  `--threads`;
 - `solve tron-numpy-cg`: the same with the conjugate gradients' vector operations in numpy (`numpy_pcg`), to
   weigh the compiled CG kernels; and `solve tron-scipy-products` (a matrix of `products.BLOCK_NNZ` nonzeros or
   more) or `tron-column-blocks` (a smaller one): the other kind of products, scipy's or `products.ColumnBlocks`
@@ -58,7 +59,8 @@ def reduced_matrix(lines: Sequence[str], features: str = "presence") -> Tuple[An
     """The reduced matrix (CSC) and the {-1, +1} labels the default learner's final fit hands its solver, for the
     BACT `lines` of a two-class corpus: features "presence" or "nb" (naive Bayes scaled presence)."""
     from spacy_treeboost.learning.classifier import encode_targets
-    from spacy_treeboost.learning.features import SingletonReduction, nb_ratio, presence, scale_columns
+    from spacy_treeboost.learning import sharded
+    from spacy_treeboost.learning.features import nb_ratio, presence, scale_columns
     from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier, mine_subtrees, pattern_size
     from spacy_treeboost.trees.bact import read_bact
 
@@ -76,7 +78,22 @@ def reduced_matrix(lines: Sequence[str], features: str = "presence") -> Tuple[An
         X = scale_columns(X, nb_ratio(X, y))
     elif features != "presence":
         raise ValueError(f"features={features!r}: use 'presence' or 'nb'")
-    return SingletonReduction(X).X, y
+    with sharded.held_shards({"F": X}, None) as shards:
+        d = shards.map("select", "F", y, None, None)[0]
+        sharded._prepare(shards, False, 0.0, "tron", d, 1)
+        return shards.map("reduced")[0][0], y
+
+
+def one_shard_problem(X: Any, y: numpy.ndarray, C: float, threads: int = 1) -> Any:
+    """The learner's problem on a reduced matrix, one shard of it laid out as is (the trust-region fits' products
+    on `threads` threads): a `sharded.ShardedNewton`."""
+    from spacy_treeboost.learning import sharded
+
+    shards = sharded.Shards(sharded.make_shards({"F": X}, None))
+    d = shards.map("select", "F", y, None, None)[0]
+    shards.map("scale", None)
+    sharded._Layout(shards, d, keep_all=True, threads=threads)
+    return sharded.ShardedNewton(shards, "logistic", 1.0 / C, threads)
 
 
 def save_matrix(path: Path, X: Any, y: numpy.ndarray) -> None:
@@ -117,17 +134,16 @@ def liblinear_eps(X: Any, y: numpy.ndarray, C: float, tol: float) -> float:
 
 def solve_tron(X: Any, y: numpy.ndarray, C: float, tol: float, threads: int = 1,
                max_iter: int = 1000) -> Tuple[numpy.ndarray, float, Dict[str, Any]]:
-    """The learner's solve of a reduced matrix (the "tron" branch of `LinearProblem.fit`): the weights, the
-    intercept, and the setup and solve CPU and wall seconds, Newton steps and Hessian products."""
-    from spacy_treeboost.learning.products import newton_blocks
-    from spacy_treeboost.learning.solver import Newton, gradient_tolerance, one_blas_thread, start_point, tron
+    """The learner's solve of a reduced matrix (the "tron" branch of `sharded._fit`): the weights, the intercept,
+    and the setup and solve CPU and wall seconds, Newton steps and Hessian products."""
+    from spacy_treeboost.learning.solver import gradient_tolerance, one_blas_thread, start_point, tron
 
     info: Dict[str, Any] = {}
     with one_blas_thread():
         cpu, wall = time.process_time(), time.perf_counter()
         x0 = start_point(y, X.shape[1], "logistic")
-        gtol = gradient_tolerance(Newton((X, None), y, "logistic", 1.0 / C).value_grad(x0)[1], tol, 0.0)
-        problem = Newton(newton_blocks(X, threads), y, "logistic", 1.0 / C)
+        problem = one_shard_problem(X, y, C, threads)
+        gtol = gradient_tolerance(problem.value_grad(x0)[1], tol, 0.0)
         counts = {"newton_steps": 0, "hessian_products": 0}
         preconditioner, hessp = problem.preconditioner, problem.hessp
 
@@ -145,8 +161,8 @@ def solve_tron(X: Any, y: numpy.ndarray, C: float, tol: float, threads: int = 1,
         try:
             x = tron(problem, x0, max_iter, gtol)
         finally:
-            if problem.team is not None:
-                problem.team.close()
+            problem.team.close()
+            problem.shards.map("release")
         info.update(solve_cpu=time.process_time() - cpu, solve_wall=time.perf_counter() - wall, **counts)
     return x[:-1], float(x[-1]), info
 
@@ -390,7 +406,7 @@ def conclusion(report: Dict[str, Any]) -> List[str]:
              "Ray actors on other machines; LIBLINEAR's Python interface takes one whole matrix in this process.", "",
              "Per piece (figures: solve CPU over the learner's as it is):", ""]
     lib = ", ".join(f"{ratio(r, 'liblinear'):.2f}×" for r in res)
-    rows = [["`solver.tron`, `solver.Newton`", f"LIBLINEAR: {lib} at {sizes}; needed for shards", "keep" if level or ratio(big, "liblinear") >= 1.0 else "call LIBLINEAR"],
+    rows = [["`solver.tron`, `sharded.ShardedNewton`", f"LIBLINEAR: {lib} at {sizes}; needed for shards", "keep" if level or ratio(big, "liblinear") >= 1.0 else "call LIBLINEAR"],
             ["`products.ColumnBlocks` and the pattern kernels of `_sparse.pyx`", blocks,
              "keep, and use them at every size (the scipy branch of `products.newton_blocks` goes)"
              if all(ratio(r, n) >= 1.0 for r, n in other if n == "tron-scipy-products") and

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from reference import random_binary_classes, count_embeddings, forest_docs, forests, random_trees
 from spacy_treeboost.learning.corrective import CorrectiveBoostClassifier, corrective_rules
 from spacy_treeboost.learning.learner import TreeBoostClassifier
-from spacy_treeboost.learning.solver import fit_linear
+from one_shard import fit_linear
 from spacy_treeboost.trees.forest import Forest
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -6,8 +6,9 @@ from hypothesis import strategies as st
 from scipy.sparse import csr_matrix
 
 from reference import linear_objective as objective
-from spacy_treeboost.learning.selection import SOLVER_CONSTRAINTS, choose_C, first_lowest, make_path, stratified_folds
-from spacy_treeboost.learning.solver import fit_linear
+from spacy_treeboost.learning.heads import fit_matrix_head
+from spacy_treeboost.learning.selection import SOLVER_CONSTRAINTS, first_lowest, make_path, stratified_folds
+from one_shard import fit_linear
 from spacy_treeboost.params import validate_params
 
 sklearn_linear = pytest.importorskip("sklearn.linear_model")
@@ -93,8 +94,9 @@ def test_folds_are_stratified_and_deterministic():
 def test_choose_C_returns_the_best_cross_validated_candidate():
     X, y = random_problem(11, n=60, d=40)
     Cs = [1e-3, 0.1, 10.0]
-    chosen, scores, _, _ = choose_C(csr_matrix(X), y, [make_path(False, Cs, 1.0, ())], cv=4)
-    C = chosen.C
+    fit = fit_matrix_head(csr_matrix(X), y, [make_path(False, Cs, 1.0, ())], cv=4, l1_ratio=0.0, loss="logistic",
+                          max_iter=1000, tol=1e-3, method="trust-ncg")
+    C, scores = fit.C, fit.cv_accuracy
     folds = stratified_folds(y, 4)
     manual = []
     for Cv in Cs:
@@ -122,23 +124,24 @@ def test_bad_settings_name_the_setting(kwargs, name):
 
 def test_solvers_run_on_one_blas_thread_and_restore_the_setting(monkeypatch):
     threadpoolctl = pytest.importorskip("threadpoolctl")
-    from spacy_treeboost.learning import selection, solver
+    from spacy_treeboost.learning import sharded
 
     def blas_threads():
         return {i["filepath"]: i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"}
 
     seen = []
-    real = solver.LinearProblem.fit
+    real = sharded._fit
 
-    def spy(self, **kwargs):
+    def spy(*args, **kwargs):
         seen.append(blas_threads())
-        return real(self, **kwargs)
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr(solver.LinearProblem, "fit", spy)
+    monkeypatch.setattr(sharded, "_fit", spy)
     X, y = random_problem(3)
     with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
         before = blas_threads()
-        selection.fit_head(csr_matrix(X), y, C=None, Cs=[0.1, 1.0], cv=2, nb=True)
+        fit_matrix_head(csr_matrix(X), y, [make_path(True, [0.1, 1.0], 1.0, ())], cv=2, l1_ratio=0.0, loss="logistic",
+                        max_iter=1000, tol=1e-3)
         after = blas_threads()
     assert len(seen) == 5 and all(s and set(s.values()) == {1} for s in seen)
     assert after == before
@@ -181,12 +184,10 @@ def test_tron_matches_scikit_learn_with_once_seen_features(seed, C):
 @SETTINGS
 @given(st.integers(0, 10**6))
 def test_singleton_reduction_is_the_folded_matrix_and_maps_points_exactly(seed):
-    from spacy_treeboost.learning.features import SingletonReduction
-
-    X, _ = problem_with_singletons(seed, n=25, d=6)
+    X, y = problem_with_singletons(seed, n=25, d=6)
     rng = numpy.random.default_rng(seed)
     X = X * rng.normal(size=X.shape[1])
-    reduction = SingletonReduction(csr_matrix(X))
+    reduction = reduced_problem(csr_matrix(X), y)
     df = (X != 0).sum(axis=0)
     once = X[:, df == 1]
     norms = numpy.sqrt((once ** 2).sum(axis=1))
@@ -226,9 +227,17 @@ def test_two_feature_maps_choose_the_best_out_of_fold_candidate(seed, max_scored
     X, y = random_problem(seed, n=50, d=20)
     X = (X > 0).astype(float)
     paths = [make_path(True, [1.0], None, [0.25, 1.0]), make_path(False, [0.1, 1.0], 1.0, ())]
-    chosen, accuracy, oof, scored = choose_C(csr_matrix(X), y, paths, cv=3, max_scored=max_scored, method="tron",
-                                              tol=1e-10)
+    from spacy_treeboost.learning import sharded
+    from spacy_treeboost.learning.selection import assemble_margins, candidate_costs
+
+    settings = dict(l1_ratio=0.0, loss="logistic", max_iter=1000, tol=1e-10)
     folds = cv_folds(y, 3, max_scored)
+    with sharded.held_shards({"F": csr_matrix(X)}, None) as shards:
+        blocks = [sharded.fold_margins(shards, "F", y, folds, k, paths, **settings) for k in range(folds.max() + 1)]
+    scored = y[folds >= 0]
+    margins_of_all, (_, accuracy) = assemble_margins(blocks, folds), candidate_costs(assemble_margins(blocks, folds),
+                                                                                       scored, "accuracy")
+    chosen = fit_matrix_head(csr_matrix(X), y, paths, cv=3, max_scored=max_scored, **settings)
     manual, margins = [], []
     for nb, C, beta in [(True, 1.0, 1.0), (True, 1.0, 0.25), (False, 0.1, 1.0), (False, 1.0, 1.0)]:
         f = numpy.zeros(len(y))
@@ -245,12 +254,25 @@ def test_two_feature_maps_choose_the_best_out_of_fold_candidate(seed, max_scored
     ties = [k for k, a in enumerate(manual) if a == best]
     losses = [numpy.logaddexp(0, -scored * margins[k]).sum() for k in ties]
     k = ties[int(numpy.argmin(losses))]
-    assert (chosen.nb, chosen.C, chosen.beta) == [(True, 1.0, 1.0), (True, 1.0, 0.25), (False, 0.1, 1.0),
-                                                   (False, 1.0, 1.0)][k]
-    numpy.testing.assert_allclose(oof, margins[k], atol=1e-6)
+    assert (chosen.nb, chosen.C, chosen.nb_beta) == [(True, 1.0, 1.0), (True, 1.0, 0.25), (False, 0.1, 1.0),
+                                                      (False, 1.0, 1.0)][k]
+    numpy.testing.assert_allclose(margins_of_all, margins, atol=1e-6)
 
 
-@SETTINGS
+def reduced_problem(X, y):
+    """The one-shard problem of X laid out by the trust-region fits: its reduced matrix `X` (of the shard) and its
+    `reduce` and `expand` maps (of the layout)."""
+    from types import SimpleNamespace
+
+    from spacy_treeboost.learning import sharded
+
+    shards = sharded.Shards(sharded.make_shards({"F": X}, None))
+    d = shards.map("select", "F", numpy.asarray(y, dtype=float), None, None)[0]
+    shards.map("scale", None)
+    layout = sharded._Layout(shards, d, keep_all=False)
+    return SimpleNamespace(X=shards.workers.objects[0].shards[0].X, reduce=layout.reduce, expand=layout.expand)
+
+
 def _folded_by_concatenation(X):
     """The reduced matrix of `_SingletonReduction` built as its first version did (X[:, keep], then the folded
     columns appended by concatenation): the reference for the one-pass `take_columns`."""
@@ -279,18 +301,13 @@ def _folded_by_concatenation(X):
 def test_singleton_reduction_builds_the_matrix_of_its_first_version_bit_for_bit(seed, frequency_order):
     from scipy.sparse import csc_matrix
 
-    from spacy_treeboost.learning.features import SingletonReduction
-
-    X, _ = problem_with_singletons(seed, n=25, d=8)
+    X, y = problem_with_singletons(seed, n=25, d=8)
     rng = numpy.random.default_rng(seed)
     X = X * rng.normal(size=X.shape[1])
     if frequency_order:  # the final fit's matrix: the kept columns first
         X = X[:, numpy.argsort(-(X != 0).sum(axis=0), kind="stable")]
     A = csc_matrix(X)
-    reduced, expected = SingletonReduction(A).X, _folded_by_concatenation(A)
-    if reduced is A:
-        assert (numpy.diff(A.indptr) != 1).all()
-        return
+    reduced, expected = reduced_problem(A, y).X, _folded_by_concatenation(A)
     assert reduced.shape == expected.shape and reduced.indices.dtype == expected.indices.dtype
     numpy.testing.assert_array_equal(reduced.indptr, expected.indptr)
     numpy.testing.assert_array_equal(reduced.indices, expected.indices)
@@ -398,22 +415,25 @@ def test_column_values_are_found_only_where_each_column_holds_one_value():
 @given(seed=st.integers(0, 10_000), loss=st.sampled_from(["logistic", "squared_hinge"]),
        method=st.sampled_from(["tron", "trust-ncg"]), l1_ratio=st.sampled_from([0.0, 0.5]),
        Cs=st.lists(st.sampled_from([0.01, 0.1, 1.0, 10.0]), min_size=1, max_size=3), warm=st.booleans())
-def test_a_linear_problem_fits_each_C_as_fit_linear_does(seed, loss, method, l1_ratio, Cs, warm):
-    """What a path's fits keep from X (gradient at zero, singleton reduction, column blocks) changes no bit."""
+def test_the_fits_of_a_path_on_one_layout_are_those_of_fit_linear(seed, loss, method, l1_ratio, Cs, warm):
+    """What a path's fits keep from its shards' layout (the gradient at zero, the reduction, column blocks) changes
+    no bit."""
     from scipy.sparse import csc_matrix
 
-    from spacy_treeboost.learning import products, solver
+    from spacy_treeboost.learning import products, sharded
 
     X, y = problem_with_singletons(seed)
     X = csc_matrix(X)
     saved = products.BLOCK_NNZ
     products.BLOCK_NNZ = 1  # column blocks even for a small matrix
     try:
-        problem, init = solver.LinearProblem(X, y, loss=loss), None
+        shards, init = sharded.Shards(sharded.make_shards({"F": X}, None)), None
+        d = shards.map("select", "F", y, None, None)[0]
+        _, layout = sharded._prepare(shards, False, l1_ratio, method, d, 1)
         for C in Cs:
-            settings = dict(C=C, l1_ratio=l1_ratio, tol=1e-6, max_iter=200, method=method, init=init)
-            w, c = problem.fit(**settings)
-            ref_w, ref_c = fit_linear(X, y, loss=loss, **settings)
+            settings = dict(l1_ratio=l1_ratio, tol=1e-6, max_iter=200, method=method, init=init)
+            w, c = sharded._fit(shards, layout, y, C, loss=loss, **settings)
+            ref_w, ref_c = fit_linear(X, y, C=C, loss=loss, **settings)
             assert w.tobytes() == ref_w.tobytes() and c == ref_c
             init = numpy.append(w, c) if warm else None
     finally:
@@ -457,19 +477,14 @@ def test_tron_on_column_blocks_is_the_same_for_any_threads_and_reaches_the_optim
 
 @SETTINGS
 @given(st.integers(0, 10**6))
-def test_rows_and_column_scaling_of_csc_match_the_dense_matrix(seed):
+def test_column_scaling_of_csc_and_csr_matches_the_dense_matrix(seed):
     from scipy.sparse import csc_matrix
 
     from spacy_treeboost.learning.features import scale_columns
-    from spacy_treeboost.learning.selection import take_rows
 
     rng = numpy.random.default_rng(seed)
     X, _ = random_problem(seed, n=int(rng.integers(1, 30)), d=int(rng.integers(1, 20)))
-    rows = numpy.flatnonzero(rng.random(len(X)) < 0.6)
     scale = rng.normal(size=X.shape[1])
-    picked = take_rows(csc_matrix(X), rows)
-    assert picked.format == "csc"
-    numpy.testing.assert_array_equal(picked.toarray(), X[rows])
     scaled = scale_columns(csc_matrix(X), scale)
     assert scaled.format == "csc"
     numpy.testing.assert_array_equal(scaled.toarray(), X * scale)
@@ -481,7 +496,7 @@ def test_rows_and_column_scaling_of_csc_match_the_dense_matrix(seed):
 def test_fold_split_is_the_dense_rows_in_and_out_of_the_fold(seed, index_dtype, fmt):
     from scipy.sparse import csc_matrix
 
-    from spacy_treeboost.learning.selection import fold_split
+    from spacy_treeboost.learning.sharded import fold_split
 
     rng = numpy.random.default_rng(seed)
     n, d = int(rng.integers(1, 40)), int(rng.integers(1, 25))
@@ -493,11 +508,10 @@ def test_fold_split_is_the_dense_rows_in_and_out_of_the_fold(seed, index_dtype, 
     for threads in (1, 2, 5):
         train, test = fold_split(M, folds, fold, threads)
         for part, rows in ((train, folds != fold), (test, folds == fold)):
-            assert part.format == fmt and part.shape == (int(rows.sum()), d)
+            assert part.format == "csc" and part.shape == (int(rows.sum()), d)
             numpy.testing.assert_array_equal(part.toarray(), X[rows])
-            if fmt == "csc":
-                assert part.has_sorted_indices and part.nnz == numpy.count_nonzero(X[rows])
-                assert part.indptr[-1] == part.nnz
+            assert part.has_sorted_indices and part.nnz == numpy.count_nonzero(X[rows])
+            assert part.indptr[-1] == part.nnz
 
 
 def piecewise_dot(a, b, piece):
@@ -509,14 +523,21 @@ def piecewise_dot(a, b, piece):
     return total
 
 
+def hessian_product(X, curvature, l2):
+    """v -> H v for the Hessian of the weights and the unpenalized intercept at the loss's `curvature`."""
+    def hessian(v):
+        u = curvature * (X @ v[:-1] + v[-1])
+        return numpy.concatenate([X.T @ u + l2 * v[:-1], [u.sum()]])
+
+    return hessian
+
+
 def textbookpcg(X, curvature, l2, g, M, delta, piece):
     """Steihaug's preconditioned CG written with a new vector per operation and `piecewise_dot` as the dot
     product in its loop: the reference of `_pcg`."""
     import math
 
-    def hessian(v):
-        u = curvature * (X @ v[:-1] + v[-1])
-        return numpy.concatenate([X.T @ u + l2 * v[:-1], [u.sum()]])
+    hessian = hessian_product(X, curvature, l2)
 
     def dot(a, b):
         return piecewise_dot(a, b, piece)
@@ -554,7 +575,7 @@ def test_in_place_cg_steps_are_the_textbook_steps_bit_for_bit(seed, delta, block
 
     from spacy_treeboost.learning import products
     from spacy_treeboost.learning.products import ColumnBlocks
-    from spacy_treeboost.learning.solver import hessian_product, pcg
+    from spacy_treeboost.learning.solver import pcg
     from spacy_treeboost.threads import ThreadTeam
 
     rng = numpy.random.default_rng(seed)
@@ -565,7 +586,7 @@ def test_in_place_cg_steps_are_the_textbook_steps_bit_for_bit(seed, delta, block
     team = ThreadTeam(threads)
     saved, products.CG_PIECE = products.CG_PIECE, piece
     try:
-        step, residual = pcg(lambda v: hessian_product(A, curvature, l2, v), g, M, delta, team)
+        step, residual = pcg(hessian_product(A, curvature, l2), g, M, delta, team)
     finally:
         products.CG_PIECE = saved
         team.close()

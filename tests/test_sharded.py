@@ -96,7 +96,7 @@ def test_any_grouping_of_the_shards_fits_the_same_bits_at_the_whole_matrix_optim
     numpy.testing.assert_array_equal(grouped.weights, one.weights)
     assert grouped.intercept == one.intercept
     numpy.testing.assert_array_equal(grouped.scale, one.scale)
-    whole = selection.final_fit(F, y, 1.0, nb=nb, method="tron", **fit)
+    whole = sharded.final_fit(sharded.Shards(sharded.make_shards({"F": F}, None)), "F", y, 1.0, nb=nb, **fit)
     numpy.testing.assert_allclose(one.scale, whole.scale, rtol=1e-12)
     Xs = X * one.scale
     ours = linear_objective(one.weights, one.intercept, Xs, y, C=1.0, l1_ratio=l1_ratio, loss=loss)
@@ -118,7 +118,8 @@ def test_fold_margins_on_shards_are_the_whole_matrix_margins_and_the_same_for_an
         got = sharded.fold_margins(sharded.Shards(shards), "F", y, folds, fold, paths, **fit)
         grouped = sharded.fold_margins(GroupedShards(shards, groups), "F", y, folds, fold, paths, **fit)
         numpy.testing.assert_array_equal(grouped, got)
-        want = selection.fold_margins(F, y, folds, fold, paths, method="tron", **fit)
+        want = sharded.fold_margins(sharded.Shards(sharded.make_shards({"F": F}, None)), "F", y, folds, fold, paths,
+                                    **fit)
         numpy.testing.assert_allclose(got, want, atol=1e-5 * max(1.0, numpy.abs(want).max()))
 
 
@@ -172,11 +173,49 @@ def test_ray_actors_hold_the_shards_and_fit_the_same_model_file(ray_session, mon
 
 def test_shard_settings_are_checked():
     f = Forest.from_trees([("ROOT", (("a", ()),)), ("ROOT", (("b", ()),))])
-    for kwargs, message in (({"shard_documents": 0}, "shard_documents=0 is invalid"),
-                            ({"shard_documents": 10, "separate_views": True}, "cannot be combined with separate_views"),
-                            ({"shard_documents": 10, "max_rules": 5}, "cannot be combined with max_rules=5")):
-        with pytest.raises(ValueError, match=message):
-            SubtreeLinearClassifier(**kwargs).fit(f, ["x", "y"])
+    with pytest.raises(ValueError, match="shard_documents=0 is invalid"):
+        SubtreeLinearClassifier(shard_documents=0).fit(f, ["x", "y"])
+
+
+def test_the_whole_matrices_are_one_shard_not_copied():
+    F = csc_matrix(numpy.eye(4))
+    (shard,) = sharded.make_shards({"F": F, "T": None}, None)
+    assert list(shard.matrices) == ["F"] and numpy.shares_memory(shard.matrices["F"].data, F.data)
+    assert len(sharded.make_shards({"F": F}, 4)) == 1 and len(sharded.make_shards({"F": F}, 3)) == 2
+
+
+def test_a_shard_sent_elsewhere_holds_its_rows_alone():
+    X, y = random_problem(4, 12, 6, binary=True)
+    (shard,) = sharded.make_shards({"F": csc_matrix(X)}, None)
+    shards = sharded.Shards([shard])
+    sharded.final_fit(shards, "F", y, 1.0, nb=True, l1_ratio=0.0, loss="logistic", max_iter=100, tol=1e-6)
+    assert shard.train is not None
+    copy = pickle.loads(pickle.dumps(shard))
+    assert copy.train is None and copy.A is None and copy.index == 0 and copy.start == 0
+    assert (copy.matrices["F"] != shard.matrices["F"]).nnz == 0
+
+
+@pytest.mark.parametrize("max_rules", ["auto", 4])
+def test_pruning_and_the_refits_of_max_rules_run_on_shards_and_fit_the_model_of_one_shard(monkeypatch, max_rules):
+    """max_rules="auto" (its folds' refits and held-out margins) and a whole number of rules (its refit of the kept
+    subtrees) with shard_documents: the shards answer, and the model is that of one shard but for the last bits."""
+    from spacy_treeboost.learning import pruning
+
+    monkeypatch.setattr(pruning, "PRUNE_MIN_SCORED", 0)
+    f, y = labelled_forest(3, n_docs=40)
+    opts = dict(max_pattern_size=2, min_support=1, C=1.0, cv=2, features="nb", max_rules=max_rules)
+    calls = []
+    real = sharded.DocumentShard.select
+    monkeypatch.setattr(sharded.DocumentShard, "select", lambda self, *a: calls.append(self.index) or real(self, *a))
+    one = SubtreeLinearClassifier(**opts).fit(f, y)
+    assert set(calls) == {0}
+    calls.clear()
+    many = SubtreeLinearClassifier(**opts, shard_documents=7).fit(f, y)
+    assert set(calls) == set(range(6))
+    if max_rules == "auto":
+        assert many.fit_info_[0]["pruned"] == one.fit_info_[0]["pruned"]
+    assert [r[0] for r in many.rules_.rule_arrays(0)[:2]] == [r[0] for r in one.rules_.rule_arrays(0)[:2]]
+    numpy.testing.assert_allclose(many.rules_.rule_arrays(0)[2], one.rules_.rule_arrays(0)[2], rtol=1e-6)
 
 
 def test_the_fits_run_on_shards_when_shard_documents_is_set(monkeypatch):

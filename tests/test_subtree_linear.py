@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from reference import random_binary_classes, all_subtrees, forest_docs, forests, random_trees
 from spacy_treeboost.learning.features import frequency_order, nb_ratio
-from spacy_treeboost.learning.solver import fit_linear
+from one_shard import fit_linear
 from spacy_treeboost.models.rules import RuleSet
 from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier, mine_subtrees
 from spacy_treeboost.trees.forest import Forest
@@ -204,8 +204,10 @@ def _prefixed(tree, prefix="dep:"):
 
 @settings(SETTINGS, max_examples=25)
 @given(forests(st, min_docs=4, labeled_roots=False), forests(st, min_docs=4, labeled_roots=False),
-       st.integers(0, 10**6), st.sampled_from(["nb", "presence", "log1p"]), st.sampled_from([0.3, 3.0]))
-def test_separate_views_average_two_models_fitted_apart(chains, deps, seed, features, C):
+       st.integers(0, 10**6), st.sampled_from(["nb", "presence", "log1p"]), st.sampled_from([0.3, 3.0]),
+       st.sampled_from([None, 3]))
+def test_separate_views_average_two_models_fitted_apart(chains, deps, seed, features, C, shard_documents):
+    """Also on shards of `shard_documents` documents, each view's fits on its own shards."""
     n = min(len(chains[0]), len(deps[0]))
     a, b = chains[0][:n], deps[0][:n]
     both = Forest.from_trees([("ROOT", list(ta[1]) + [_prefixed(c) for c in tb[1]]) for ta, tb in zip(a, b)])
@@ -213,7 +215,7 @@ def test_separate_views_average_two_models_fitted_apart(chains, deps, seed, feat
     assume(fa.n_nodes > n and fb.n_nodes > n)
     y = labels_for(both, seed)
     opts = dict(max_pattern_size=2, min_support=1, features=features, C=C, tol=1e-10, max_iter=5000, max_rules=None)
-    joint = SubtreeLinearClassifier(**opts, separate_views=True).fit(both, y)
+    joint = SubtreeLinearClassifier(**opts, separate_views=True, shard_documents=shard_documents).fit(both, y)
     ref_a = SubtreeLinearClassifier(**opts).fit(fa, y)
     ref_b = SubtreeLinearClassifier(**opts).fit(fb, y)
     expected = (ref_a.rules_.margins(fa) + ref_b.rules_.margins(fb)) / 2

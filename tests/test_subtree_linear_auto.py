@@ -11,7 +11,7 @@ from spacy_treeboost.learning import products
 from spacy_treeboost.learning.classifier_files import classifier_from_bytes, classifier_to_bytes
 from spacy_treeboost.learning.features import tfidf_matrix
 from spacy_treeboost.learning.selection import platt
-from spacy_treeboost.learning.solver import fit_linear
+from one_shard import fit_linear
 from spacy_treeboost.learning.mining import PATTERN_SIZE, SHORT_DOCUMENT_NODES, SHORT_PATTERN_SIZE
 from spacy_treeboost.learning.subtree_linear import (PRESENCE_C_RATIO,
                                                      TFIDF_C_RATIOS, TFIDF_LOSS,

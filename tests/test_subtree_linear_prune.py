@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from reference import forests, random_binary_classes
 from spacy_treeboost.learning import pruning
-from spacy_treeboost.learning.pruning import PRUNE_SHARES, column_sums, level_margins, share_levels
+from spacy_treeboost.learning.features import column_sums, level_margins
+from spacy_treeboost.learning.pruning import PRUNE_SHARES, share_levels
 from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
 from spacy_treeboost.trees.forest import Forest
 

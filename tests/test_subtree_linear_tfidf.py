@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from reference import all_subtrees, forest_docs, forests, random_binary_classes, reference_tfidf
 from spacy_treeboost.files import ModelFormatError
-from spacy_treeboost.learning.solver import fit_linear
+from one_shard import fit_linear
 from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
 from spacy_treeboost.models.explain import fired_rules
 from spacy_treeboost.models.rules import RuleSet

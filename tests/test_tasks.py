@@ -125,10 +125,12 @@ def test_the_fit_tasks_on_several_workers_in_this_process_give_the_model_of_one(
 
 
 @pytest.mark.slow
-def test_spawned_workers_fit_the_model_of_one_worker(monkeypatch):
-    """Spawned workers (where a fork is unsafe, or on a platform without fork) receive the job over their pipes."""
+@pytest.mark.parametrize("shard_documents", [None, 9])
+def test_spawned_workers_fit_the_model_of_one_worker(monkeypatch, shard_documents):
+    """Spawned workers (where a fork is unsafe, or on a platform without fork) receive the job, its shards (one of
+    the whole matrices by default) included, over their pipes: the same model file as one worker's."""
     f, y = labelled_forest(7)
-    one = classifier_to_bytes(SubtreeLinearClassifier(**FIT).fit(f, y))
+    one = classifier_to_bytes(SubtreeLinearClassifier(**FIT, shard_documents=shard_documents).fit(f, y))
     started = []
     real = tasks.ProcessWorkers.__init__
 
@@ -138,7 +140,8 @@ def test_spawned_workers_fit_the_model_of_one_worker(monkeypatch):
 
     monkeypatch.setattr(tasks, "start_method", lambda: "spawn")
     monkeypatch.setattr(tasks.ProcessWorkers, "__init__", recorded)
-    assert classifier_to_bytes(SubtreeLinearClassifier(**FIT, n_workers=2).fit(f, y)) == one
+    many = SubtreeLinearClassifier(**FIT, shard_documents=shard_documents, n_workers=2).fit(f, y)
+    assert classifier_to_bytes(many) == one
     assert started and set(started) == {"spawn"}
 
 

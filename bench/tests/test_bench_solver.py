@@ -3,7 +3,7 @@ import numpy
 import pytest
 
 from bench import bench_solver
-from spacy_treeboost.learning import solver
+from spacy_treeboost.learning import sharded, solver
 from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
 from spacy_treeboost.trees.bact import read_bact
 
@@ -28,18 +28,19 @@ def learner_fit():
     """The matrix, labels and gradient tolerance of the default learner's final fit at C (presence), as the
     solver receives them."""
     seen = []
-    tron = solver.tron
+    tron = sharded.tron
 
     def spy(problem, x0, max_iter, gtol):
-        seen.append((problem.X.copy(), problem.y.copy(), problem.l2, gtol))
+        X, y = problem.shards.map("reduced")[0]
+        seen.append((X.copy(), y.copy(), problem.l2, gtol))
         return tron(problem, x0, max_iter, gtol)
 
-    solver.tron = spy
+    sharded.tron = spy
     try:
         forest, labels = read_bact(corpus())
         SubtreeLinearClassifier(C=C, features="presence", calibrate=False).fit(forest, labels)
     finally:
-        solver.tron = tron
+        sharded.tron = tron
     assert len(seen) == 1
     return seen[0]
 
@@ -61,7 +62,7 @@ def test_objective_and_gradient_are_the_solvers():
     X, y = bench_solver.reduced_matrix(corpus(120, seed=5))
     rng = numpy.random.default_rng(0)
     x = rng.normal(size=X.shape[1] + 1)
-    value, grad = solver.Newton((X, None), y, "logistic", 1.0 / C).value_grad(x)
+    value, grad = bench_solver.one_shard_problem(X, y, C).value_grad(x)
     assert bench_solver.objective(X, y, x[:-1], x[-1], C) == pytest.approx(value, rel=1e-12)
     numpy.testing.assert_allclose(bench_solver.gradient(X, y, x[:-1], x[-1], C), grad, rtol=1e-10, atol=1e-12)
 

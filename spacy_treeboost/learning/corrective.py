@@ -18,7 +18,8 @@ import numpy
 
 from .classifier import RuleClassifier
 from .learner import BOOSTER_RULE, TreeBoostClassifier, default_booster
-from .selection import SOLVER_CONSTRAINTS, fit_head
+from .heads import fit_matrix_head
+from .selection import SOLVER_CONSTRAINTS, make_path
 from ..models.rules import RuleSet
 from ..params import Interval, Options, rule
 from ..trees.forest import Forest
@@ -117,8 +118,9 @@ def corrective_rules(
             out.intercepts[h] = 0.5 * float(numpy.log(p / (1 - p)))
             info.append({"head": rules.heads[h], "C": settings.C, "cv_accuracy": None, "features": 0})
             continue
-        fit = fit_head(X, y, C=settings.C, Cs=settings.Cs, cv=settings.cv, nb=settings.features == "nb",
-                       l1_ratio=settings.l1_ratio, max_iter=settings.max_iter, tol=settings.tol)
+        path = make_path(settings.features == "nb", settings.Cs if settings.C is None else [settings.C], 1.0, (1.0,))
+        fit = fit_matrix_head(X, y, [path], cv=settings.cv, l1_ratio=settings.l1_ratio, loss="logistic",
+                              max_iter=settings.max_iter, tol=settings.tol, method="trust-ncg")
         weights_to_rules(rules, out, h, columns, fit.weights, fit.intercept)
         info.append({"head": rules.heads[h], "C": fit.C, "cv_accuracy": fit.cv_accuracy, "features": len(columns)})
     return out, info

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, Iterator, List, NamedTuple, Optional, Tup
 import numpy
 
 from . import products
-from ._columns import divide_by_rows, scale_columns_and_norms, take_columns
+from ._columns import divide_by_rows, scale_columns_and_norms
 from ._merge import pattern_codes
 from ._order import order_by_count
 from ..threads import ThreadTeam
@@ -59,8 +59,8 @@ def scale_columns(X: "sp.spmatrix", scale: numpy.ndarray) -> "sp.spmatrix":
 
 
 class Singletons(NamedTuple):
-    """The features of a CSC matrix seen in one sample each (see `SingletonReduction`): the columns kept (in two or
-    more samples), those seen once (`cols`, in order) with their sample (`rows`) and value over that sample's norm
+    """The features of a CSC matrix seen in one sample each (see `shard.DocumentShard.reduce`): the columns kept (in
+    two or more samples), those seen once (`cols`, in order) with their sample (`rows`) and value over that sample's norm
     (`share`), the samples holding such features, the place of each seen-once column's sample among them (`slot`),
     and their norms."""
     keep: numpy.ndarray
@@ -75,11 +75,12 @@ class Singletons(NamedTuple):
 def find_singletons(X: "sp.spmatrix", df: Optional[numpy.ndarray] = None) -> Singletons:
     """The `Singletons` of a CSC X without explicit zeros whose columns are in `df` samples (None: X's own counts;
     for a shard of the samples, the counts over all shards, a column seen once being in this shard or not)."""
-    here = numpy.diff(X.indptr)
-    df = here if df is None else df
-    cols = numpy.flatnonzero(df == 1)
-    if df is not here:
-        cols = cols[here[cols] > 0]
+    if df is None:
+        df = numpy.diff(X.indptr)
+        cols = numpy.flatnonzero(df == 1)
+    else:
+        cols = numpy.flatnonzero(df == 1)
+        cols = cols[X.indptr[cols + 1] > X.indptr[cols]]
     once = X.indptr[cols]
     rows = X.indices[once].astype(numpy.int64)
     values = X.data[once]
@@ -92,52 +93,42 @@ def find_singletons(X: "sp.spmatrix", df: Optional[numpy.ndarray] = None) -> Sin
                       norms[samples])
 
 
-class SingletonReduction:
-    """An L2 problem with the features that occur in one sample each folded into one feature per sample.
+def column_sums(X: Any) -> numpy.ndarray:
+    """The sum of each column of a sparse matrix of nonnegative entries (CSC or CSR), without a copy of its entries."""
+    if X.format != "csc":
+        return numpy.bincount(X.indices, weights=X.data, minlength=X.shape[1])
+    out = numpy.zeros(X.shape[1])
+    full = numpy.diff(X.indptr) > 0
+    if X.nnz:
+        out[full] = numpy.add.reduceat(X.data, X.indptr[:-1][full])
+    return out
 
-    The features j of sample i that no other sample has enter only its margin, through
-    u_i = sum_j x_ij w_j; for a given u_i their penalty sum_j w_j^2 is smallest, u_i^2 / n_i^2
-    with n_i^2 = sum_j x_ij^2, at w_j = u_i x_ij / n_i^2. So the problem is exactly the one
-    over the other features and one feature per such sample, of value n_i and weight
-    v_i = u_i / n_i, with w_j = v_i x_ij / n_i; the gradient has the same norm at matching
-    points. Features no sample has (explicit zeros only) get weight 0. Large subtree spaces are mostly such
-    features, so the solver works on far shorter vectors.
+
+def level_margins(X: Any, w: numpy.ndarray, c: float, level: numpy.ndarray, n_levels: int,
+                  tfidf: bool = False) -> numpy.ndarray:
+    """The margins c + X w of the rows of X restricted to the columns of level <= L, for every level L.
+
+    With `tfidf` the rows of X are L2-normalized tf-idf, and each restricted row is normalized again over its
+    kept columns (as a tf-idf rule list normalizes a document over its own rules; a row with none scores c).
+
+    X (scipy.sparse matrix): The rows, nonnegative (CSC or CSR).
+    w (numpy.ndarray): The weight of each column.
+    c (float): The intercept.
+    level (numpy.ndarray): Each column's level (`share_levels`).
+    n_levels (int): The number of levels.
+    tfidf (bool): Normalize each restricted row.
+    RETURNS (numpy.ndarray): Shape (n_levels, rows).
     """
-
-    def __init__(self, X: "sp.spmatrix") -> None:
-        from scipy.sparse import csc_matrix
-
-        X = csc_matrix(X)
-        if not bool(numpy.all(X.data != 0)):
-            X = X.copy()
-            X.eliminate_zeros()
-        n, self.d = X.shape
-        s = find_singletons(X)
-        self.keep, self.cols, self.samples, self.share, self.slot = s.keep, s.cols, s.samples, s.share, s.slot
-        if len(self.keep) == self.d:
-            self.X = X
-            return
-        indptr, indices, data = take_columns(X.indptr.astype(X.indices.dtype, copy=False), X.indices, X.data,
-                                             self.keep.astype(numpy.int64, copy=False),
-                                             self.samples.astype(X.indices.dtype), s.norms)
-        self.X = csc_matrix((data, indices, indptr), shape=(n, len(self.keep) + len(self.samples)))
-
-    def reduce(self, x: numpy.ndarray) -> numpy.ndarray:
-        """The reduced problem's point (weights, then intercept) matching the full one's x."""
-        if len(self.keep) == self.d:
-            return x
-        v = numpy.bincount(self.slot, weights=self.share * x[self.cols], minlength=len(self.samples))
-        return numpy.concatenate([x[self.keep], v, x[-1:]])
-
-    def expand(self, z: numpy.ndarray) -> numpy.ndarray:
-        """The full problem's point of the reduced one's z."""
-        if len(self.keep) == self.d:
-            return z
-        x = numpy.zeros(self.d + 1)
-        x[self.keep] = z[: len(self.keep)]
-        x[self.cols] = z[len(self.keep) + self.slot] * self.share
-        x[-1] = z[-1]
-        return x
+    X = X.tocsc()
+    n = X.shape[0]
+    bucket = numpy.repeat(level, numpy.diff(X.indptr)) * n + X.indices
+    score = numpy.bincount(bucket, weights=X.data * w.repeat(numpy.diff(X.indptr)), minlength=n_levels * n)
+    score = numpy.cumsum(score.reshape(n_levels, n), axis=0)
+    if tfidf:
+        norm = numpy.sqrt(numpy.cumsum(numpy.bincount(bucket, weights=X.data ** 2, minlength=n_levels * n)
+                                       .reshape(n_levels, n), axis=0))
+        score = numpy.divide(score, norm, out=numpy.zeros_like(score), where=norm > 0)
+    return score + c
 
 
 class PatternCodes:

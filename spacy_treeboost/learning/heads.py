@@ -6,8 +6,9 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
-from .selection import (HeadFit, all_candidates, assemble_margins, candidate_costs, choose_family, class_folds,
-                        cv_folds, final_fit, finish_head, fold_margins, fold_split, needs_choice, path_scores)
+from . import sharded
+from .selection import (HeadFit, Path, all_candidates, assemble_margins, candidate_costs, choose_family, class_folds,
+                        cv_folds, finish_head, first_lowest, needs_choice, path_scores)
 from .solver import one_blas_thread
 from .tasks import run_tasks
 
@@ -20,20 +21,20 @@ SOLVER = "tron"
 TFIDF_LOSS = "squared_hinge"
 
 
-def fit_heads(model: "SubtreeLinearClassifier", F: Any, targets: Sequence[numpy.ndarray], T: Any = None,
-              shards: Any = None) -> Tuple[List[HeadFit], bool]:
-    """Every target's head of `model`, and whether they are fitted on the tf-idf matrix T (CSC, the columns of F)
-    rather than on F: the fits of each fold's candidate paths and the final fits as tasks of `run_fits`. With T,
-    the folds choose the feature family for all heads together (`choose_family`; for exclusive classes the heads
-    share `class_folds`), then each head's candidate within it."""
-    paths = model._paths(tfidf=T is not None)
+def fit_heads(model: "SubtreeLinearClassifier", shards: Any, targets: Sequence[numpy.ndarray],
+              tfidf: bool = False) -> Tuple[List[HeadFit], bool]:
+    """Every target's head of `model` on the matrix "F" of `shards` (`sharded.Shards`) and, with `tfidf`, its
+    tf-idf matrix "T" (the same columns), and whether the heads are fitted on T: the fits of each fold's candidate
+    paths and the final fits as tasks of `run_fits`. With T, the folds choose the feature family for all heads
+    together (`choose_family`; for exclusive classes the heads share `class_folds`), then each head's candidate
+    within it."""
+    paths = model._paths(tfidf=tfidf)
     cands = all_candidates(paths)
     exclusive = not model.multilabel_ and len(targets) > 1
     folds: List[Optional[numpy.ndarray]] = [None] * len(targets)
-    fold_sets = list(range(len(targets)))  # which heads share their folds (and so their fold splits)
     if needs_choice(paths, model.calibrate):
-        if T is not None and exclusive:
-            folds, fold_sets = [class_folds(targets, model.cv, model.cv_documents)] * len(targets), [0] * len(targets)
+        if tfidf and exclusive:
+            folds = [class_folds(targets, model.cv, model.cv_documents)] * len(targets)
         else:
             folds = [cv_folds(t, model.cv, model.cv_documents) for t in targets]
     fit = dict(l1_ratio=model.l1_ratio, loss=model.loss, max_iter=model.max_iter, tol=model.tol, method=SOLVER)
@@ -46,7 +47,7 @@ def fit_heads(model: "SubtreeLinearClassifier", F: Any, targets: Sequence[numpy.
         tasks += [("final", h, cands[0]) for h in range(len(targets))]
     logger.info("%d head(s), %d candidate(s), %d fit task(s) on %d worker(s)", len(targets), len(cands),
                 len(tasks), model.n_workers)
-    job = dict(F=F, T=T, targets=targets, folds=folds, fold_sets=fold_sets, paths=paths, fit=fit, shards=shards)
+    job = dict(targets=targets, folds=folds, paths=paths, fit=fit, shards=shards)
     done = run_fits(model, tasks, job)
     if folds[0] is None:
         return [finish_head(done[("final", h, cands[0])], cands[0], None, None, None, model.calibrate)
@@ -70,54 +71,34 @@ def fit_heads(model: "SubtreeLinearClassifier", F: Any, targets: Sequence[numpy.
 
 def run_fits(model: "SubtreeLinearClassifier", tasks: List[Tuple[Any, ...]],
              job: Dict[str, Any]) -> Dict[Any, Any]:
-    """The fit tasks' results on the model's workers (`tasks.run_tasks`). With shards held by Ray actors every task
-    runs here on them. On processes this process takes the first (longest) task, and its fold is split first, on
-    the cores that are idle until the workers start."""
-    split = FoldSplit()
-    n_workers = model.n_workers
-    if job["shards"] is not None and not job["shards"].in_process:
-        n_workers = 1
-    elif n_workers > 1 and len(tasks) > 1 and model.backend != "ray" and tasks[0][0] == "fold" \
-            and job["shards"] is None:
-        FitWorker(job, split).fold_split(tasks[0], model._threads)
-    return run_tasks(FitWorker, (job, split), tasks, n_workers, model.backend, model.ray_address, "Fit worker",
-                     _describe)
+    """The fit tasks' results on the model's workers (`tasks.run_tasks`), each worker's tasks on its copy of the
+    shards held in this process; with shards held by Ray actors every task runs here on them. On processes this
+    process takes the first (longest) task, and its fold is split first, on the cores that are idle until the
+    workers start."""
+    n_workers = model.n_workers if job["shards"].in_process else 1
+    if n_workers > 1 and len(tasks) > 1 and model.backend != "ray" and tasks[0][0] == "fold":
+        _, h, (fold, p) = tasks[0]
+        job["shards"].map("select", _matrix(job["paths"][p].tfidf), job["targets"][h], job["folds"][h], fold,
+                          model._threads)
+    return run_tasks(FitWorker, (job,), tasks, n_workers, model.backend, model.ray_address, "Fit worker", _describe)
 
 
 def _describe(task: Any) -> str:
     return f"during the {task[0]} fit of class {task[1]}"
 
 
-class FoldSplit:
-    """The last fold split of a fit worker, kept for its next tasks (the paths of one fold and matrix share it): a
-    cache, so a copy sent to another process arrives empty."""
-
-    key: Optional[Tuple[Any, ...]] = None
-    split: Any = None
-
-    def __reduce__(self) -> Tuple[Any, ...]:
-        return FoldSplit, ()
+def _matrix(tfidf: bool) -> str:
+    return "T" if tfidf else "F"
 
 
 class FitWorker:
     """A worker of the fit tasks: ("fold", h, (k, p)) the margins of head h's fold k under path p's fits on the
-    other folds, ("final", h, candidate) the final fit. `job`: F, T (None without tf-idf), targets, folds (per head;
-    `fold_sets[h]` numbers the distinct ones), paths, fit (the solver's settings) and shards (None: whole matrices).
-    `threads` (an int, or a `Threads` that may rise): for the large products of its fits."""
+    other folds, ("final", h, candidate) the final fit. `job`: targets, folds (per head), paths, fit (the solver's
+    settings) and shards (`sharded.Shards` of the matrices "F" and, with tf-idf, "T"). `threads` (an int, or a
+    `Threads` that may rise): for the large products of its fits."""
 
-    def __init__(self, job: Dict[str, Any], split: FoldSplit, threads: Any = 1) -> None:
-        self.job, self.last, self.threads = job, split, threads
-
-    def fold_split(self, task: Tuple[Any, ...], threads: int = 1) -> Tuple[Any, Any]:
-        """The training and held-out rows of a fold task's matrix, on `threads` threads (or as last split)."""
-        _, h, (fold, p) = task
-        tfidf, job = self.job["paths"][p].tfidf, self.job
-        key = (tfidf, fold, job["fold_sets"][h])
-        if self.last.key != key:
-            self.last.split = None  # freed before the next is made
-            self.last.key, self.last.split = key, fold_split(job["T"] if tfidf else job["F"], job["folds"][h], fold,
-                                                             threads)
-        return self.last.split
+    def __init__(self, job: Dict[str, Any], threads: Any = 1) -> None:
+        self.job, self.threads = job, threads
 
     def run(self, task: Tuple[Any, ...]) -> Any:
         kind, h, arg = task
@@ -127,19 +108,50 @@ class FitWorker:
         if tfidf:
             fit["loss"] = TFIDF_LOSS
         with one_blas_thread():
-            if job["shards"] is not None:
-                from . import sharded
-
-                name = "T" if tfidf else "F"
-                if kind == "fold":
-                    return sharded.fold_margins(job["shards"], name, y, job["folds"][h], arg[0],
-                                                job["paths"][arg[1]:arg[1] + 1], **fit)
-                return sharded.final_fit(job["shards"], name, y, arg.C, nb=arg.nb, **fit)
-            X = job["T"] if tfidf else job["F"]
             if kind == "fold":
-                fold, p = arg
-                return fold_margins(X, y, job["folds"][h], fold, job["paths"][p:p + 1], split=self.fold_split(task),
-                                    **fit)
+                return sharded.fold_margins(job["shards"], _matrix(tfidf), y, job["folds"][h], arg[0],
+                                            job["paths"][arg[1]:arg[1] + 1], **fit)
             logger.info("final fit of head %d on %d documents, C = %g (%s)", h + 1, len(y), arg.C,
                         "tf-idf" if tfidf else ("naive Bayes features" if arg.nb else "presence"))
-            return final_fit(X, y, arg.C, nb=arg.nb, **fit)
+            return sharded.final_fit(job["shards"], _matrix(tfidf), y, arg.C, nb=arg.nb, **fit)
+
+
+def fit_head(shards: Any, y: numpy.ndarray, paths: Sequence[Path], *, cv: int, calibrate: bool = False,
+             criterion: str = "accuracy", max_scored: Optional[int] = None, **solver: Any) -> HeadFit:
+    """One head on the matrix "F" of `shards`, in this process: the candidate of `paths` that `cv` stratified folds
+    choose (see `cv_folds`), fitted on every document, interpolated (NBSVM), unscaled and calibrated.
+
+    paths (Sequence[Path]): The candidates, path by path; a path with naive Bayes scaling scales each fold's
+        features by the ratios of its training rows only.
+    calibrate (bool): Map the margin f to a f + b by `platt` fitted on the out-of-fold margins (unless they do not
+        rise with the labels, a <= 0, as on a handful of documents).
+    criterion (str): "accuracy" (the best mean accuracy; ties: lower log-loss, then the earlier candidate) or
+        "calibrated_log_loss" (the lowest log-loss of the out-of-fold margins after `platt` scaling; ties: the
+        earlier candidate).
+    max_scored (Optional[int]): Fit only the first folds that hold out this many documents together.
+    solver: l1_ratio, loss, max_iter, tol, method and threads of `sharded.final_fit`.
+    RETURNS (HeadFit): The head, with the cross-validated accuracy of every C of the chosen path at the chosen
+        interpolation (None when nothing was chosen).
+    """
+    y = numpy.asarray(y, dtype=numpy.float64)
+    oof, scored, scores = None, None, None
+    chosen = all_candidates(paths)[0]
+    with one_blas_thread():
+        if needs_choice(paths, calibrate):
+            folds = cv_folds(y, cv, max_scored)
+            blocks = [sharded.fold_margins(shards, "F", y, folds, k, paths, **solver)
+                      for k in range(int(folds.max()) + 1)]
+            margins, scored = assemble_margins(blocks, folds), y[folds >= 0]
+            keys, accuracy = candidate_costs(margins, scored, criterion)
+            best = first_lowest(keys)
+            chosen, oof = all_candidates(paths)[best], margins[best]
+            scores = path_scores(paths, chosen, accuracy)
+        logger.info("final fit on %d documents, C = %g", len(y), chosen.C)
+        final = sharded.final_fit(shards, "F", y, chosen.C, nb=chosen.nb, **solver)
+    return finish_head(final, chosen, scores, oof, scored, calibrate)
+
+
+def fit_matrix_head(X: Any, y: numpy.ndarray, paths: Sequence[Path], **settings: Any) -> HeadFit:
+    """`fit_head` on the matrix X, one shard of its rows."""
+    with sharded.held_shards({"F": X}, None) as shards:
+        return fit_head(shards, y, paths, **settings)

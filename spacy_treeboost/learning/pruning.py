@@ -8,10 +8,11 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy
 
 from ._order import order_by_magnitude
-from .features import interpolate, nb_ratio, scale_columns
+from .features import interpolate
 from .heads import SOLVER
-from .selection import HeadFit, assemble_margins, fold_split, platt
-from .solver import fit_linear, one_blas_thread
+from .selection import HeadFit, assemble_margins, calibrate_weights, calibrated
+from .sharded import final_fit
+from .solver import one_blas_thread
 
 logger = logging.getLogger(__name__)
 
@@ -23,17 +24,6 @@ PRUNE_TOLERANCE = 0.002
 PRUNE_FIT_TOL_RATIO = 10.0
 # ... and only where the folds score this many documents: on fewer, one document outweighs the tolerance
 PRUNE_MIN_SCORED = 1000
-
-
-def column_sums(X: Any) -> numpy.ndarray:
-    """The sum of each column of a sparse matrix of nonnegative entries (CSC or CSR), without a copy of its entries."""
-    if X.format != "csc":
-        return numpy.bincount(X.indices, weights=X.data, minlength=X.shape[1])
-    out = numpy.zeros(X.shape[1])
-    full = numpy.diff(X.indptr) > 0
-    if X.nnz:
-        out[full] = numpy.add.reduceat(X.data, X.indptr[:-1][full])
-    return out
 
 
 def share_levels(contribution: numpy.ndarray, shares: Sequence[float]) -> Tuple[numpy.ndarray, numpy.ndarray]:
@@ -59,47 +49,21 @@ def share_levels(contribution: numpy.ndarray, shares: Sequence[float]) -> Tuple[
     return level, kept
 
 
-def level_margins(X: Any, w: numpy.ndarray, c: float, level: numpy.ndarray, n_levels: int,
-                  tfidf: bool = False) -> numpy.ndarray:
-    """The margins c + X w of the rows of X restricted to the columns of level <= L, for every level L.
-
-    With `tfidf` the rows of X are L2-normalized tf-idf, and each restricted row is normalized again over its
-    kept columns (as a tf-idf rule list normalizes a document over its own rules; a row with none scores c).
-
-    X (scipy.sparse matrix): The rows, nonnegative (CSC or CSR).
-    w (numpy.ndarray): The weight of each column.
-    c (float): The intercept.
-    level (numpy.ndarray): Each column's level (`share_levels`).
-    n_levels (int): The number of levels.
-    tfidf (bool): Normalize each restricted row.
-    RETURNS (numpy.ndarray): Shape (n_levels, rows).
-    """
-    X = X.tocsc()
-    n = X.shape[0]
-    bucket = numpy.repeat(level, numpy.diff(X.indptr)) * n + X.indices
-    score = numpy.bincount(bucket, weights=X.data * w.repeat(numpy.diff(X.indptr)), minlength=n_levels * n)
-    score = numpy.cumsum(score.reshape(n_levels, n), axis=0)
-    if tfidf:
-        norm = numpy.sqrt(numpy.cumsum(numpy.bincount(bucket, weights=X.data ** 2, minlength=n_levels * n)
-                                       .reshape(n_levels, n), axis=0))
-        score = numpy.divide(score, norm, out=numpy.zeros_like(score), where=norm > 0)
-    return score + c
-
-
-def prune(X: Any, targets: Sequence[numpy.ndarray], folds: Sequence[numpy.ndarray], fits: List[HeadFit], tfidf: bool,
-          calibrate: bool, settings: Dict[str, Any]) -> Tuple[List[HeadFit], List[Optional[numpy.ndarray]],
-                                                             List[Dict[str, Any]]]:
+def prune(shards: Any, name: str, targets: Sequence[numpy.ndarray], folds: Sequence[numpy.ndarray],
+          fits: List[HeadFit], tfidf: bool, calibrate: bool,
+          settings: Dict[str, Any]) -> Tuple[List[HeadFit], List[Optional[numpy.ndarray]], List[Dict[str, Any]]]:
     """Each head restricted to the subtrees that make up the share of its total contribution chosen on the folds,
     with its calibration refitted on the restricted folds' margins.
 
     On each scored fold the head's candidate is fitted again on the other folds (started from the final weights),
     its columns ranked by contribution (|w_t| times the sum of column t over those documents), and the held-out
-    margins computed at every share of `PRUNE_SHARES` (`level_margins`). Going down from the whole model, the last
-    share before the held-out accuracy (of the calibrated margins) falls more than `PRUNE_TOLERANCE` below the
+    margins computed at every share of `PRUNE_SHARES` (`features.level_margins`). Going down from the whole model,
+    the last share before the held-out accuracy (of the calibrated margins) falls more than `PRUNE_TOLERANCE` below the
     whole model's is kept for the final weights, ranked the same way over all training documents. A head whose
     folds score fewer than `PRUNE_MIN_SCORED` documents keeps every subtree.
 
-    X (scipy.sparse matrix): The matrix the heads were fitted on (columns in the fits' order).
+    shards (sharded.Shards): The shards of the matrix the heads were fitted on (columns in the fits' order).
+    name (str): That matrix's name.
     targets (Sequence[numpy.ndarray]): Each head's {-1, +1} labels.
     folds (Sequence[numpy.ndarray]): Each head's fold of every document (-1: never scored).
     fits (List[HeadFit]): The heads' fits.
@@ -109,7 +73,8 @@ def prune(X: Any, targets: Sequence[numpy.ndarray], folds: Sequence[numpy.ndarra
     RETURNS (Tuple[List[HeadFit], List[Optional[numpy.ndarray]], List[Dict[str, Any]]]): The restricted fits,
         each one's kept columns (None: all), and what each pruning chose.
     """
-    sums = column_sums(X)
+    shards.map("select", name, targets[0], None, None)
+    sums = shards.add("column_sums")[0]
     out: List[HeadFit] = []
     kept: List[Optional[numpy.ndarray]] = []
     info: List[Dict[str, Any]] = []
@@ -119,9 +84,9 @@ def prune(X: Any, targets: Sequence[numpy.ndarray], folds: Sequence[numpy.ndarra
             kept.append(None)
             info.append({"share": 1.0, "rules": int(numpy.count_nonzero(fit.weights)), "cv_accuracy": None})
             continue
-        oof = _fold_level_margins(X, y, f, fit, tfidf, settings)
+        oof = _fold_level_margins(shards, name, y, f, fit, tfidf, settings)
         scored = y[f >= 0]
-        accuracy = [float(numpy.mean((_decided(m, scored, calibrate) > 0) == (scored > 0))) for m in oof]
+        accuracy = [float(numpy.mean((calibrated(m, scored, calibrate) > 0) == (scored > 0))) for m in oof]
         chosen = len(accuracy) - 1
         while chosen > 0 and accuracy[chosen - 1] >= accuracy[-1] - PRUNE_TOLERANCE:
             chosen -= 1
@@ -140,29 +105,23 @@ def prune(X: Any, targets: Sequence[numpy.ndarray], folds: Sequence[numpy.ndarra
     return out, kept, info
 
 
-def _fold_level_margins(X: Any, y: numpy.ndarray, f: numpy.ndarray, fit: HeadFit, tfidf: bool,
+def _fold_level_margins(shards: Any, name: str, y: numpy.ndarray, f: numpy.ndarray, fit: HeadFit, tfidf: bool,
                         settings: Dict[str, Any]) -> numpy.ndarray:
     """The out-of-fold margins of the scored documents at every share (shape (len(PRUNE_SHARES), scored)): the
     head's candidate refitted on each fold's training documents from the final weights, at PRUNE_FIT_TOL_RATIO
     times the solver's tolerance."""
     a, b = fit.platt if fit.platt is not None else (1.0, 0.0)
-    threads = settings["threads"]
+    start = numpy.append(fit.weights / a, (fit.intercept - b) / a)
     blocks = []
     for k in range(int(f.max()) + 1):
-        Xtr, Xte = fold_split(X, f, k, threads)
-        ytr = y[f != k]
-        scale = nb_ratio(Xtr, ytr) if fit.nb else numpy.ones(X.shape[1])
-        start = numpy.divide(fit.weights / a, scale, out=numpy.zeros(X.shape[1]), where=scale != 0)
         with one_blas_thread():
-            w, c = fit_linear(scale_columns(Xtr, scale) if fit.nb else Xtr, ytr, C=fit.C,
-                              l1_ratio=settings["l1_ratio"], loss=settings["loss"], max_iter=settings["max_iter"],
-                              tol=PRUNE_FIT_TOL_RATIO * settings["tol"], init=numpy.append(start, (fit.intercept - b) / a),
-                              method=SOLVER, threads=threads)
-        if fit.nb:
-            w = interpolate(w, fit.nb_beta) * scale
-        level, _ = share_levels(numpy.abs(w) * column_sums(Xtr), PRUNE_SHARES)
-        del Xtr
-        blocks.append(level_margins(Xte, w, c, level, len(PRUNE_SHARES), tfidf))
+            refit = final_fit(shards, name, y, fit.C, nb=fit.nb, l1_ratio=settings["l1_ratio"], loss=settings["loss"],
+                              max_iter=settings["max_iter"], tol=PRUNE_FIT_TOL_RATIO * settings["tol"], method=SOLVER,
+                              threads=settings["threads"], init=start, folds=f, fold=k)
+        w = interpolate(refit.weights, fit.nb_beta) * refit.scale if fit.nb else refit.weights
+        level, _ = share_levels(numpy.abs(w) * shards.add("column_sums")[0], PRUNE_SHARES)
+        margins = shards.map("level_margins", w, refit.intercept, level, len(PRUNE_SHARES), tfidf)
+        blocks.append(numpy.concatenate(margins, axis=1))
     return assemble_margins(blocks, f)
 
 
@@ -170,18 +129,6 @@ def _restricted(fit: HeadFit, keep: numpy.ndarray, oof: numpy.ndarray, scored: n
                 calibrate: bool) -> HeadFit:
     """The fit's weights cut to the columns `keep`, its calibration refitted on the restricted out-of-fold margins."""
     a, b = fit.platt if fit.platt is not None else (1.0, 0.0)
-    w, c = numpy.where(keep, fit.weights / a, 0.0), (fit.intercept - b) / a
-    ab = platt(oof, scored) if calibrate else None
-    if ab is not None and ab[0] > 0:
-        w, c = w * ab[0], c * ab[0] + ab[1]
-    else:
-        ab = None
+    w, c, ab = calibrate_weights(numpy.where(keep, fit.weights / a, 0.0), (fit.intercept - b) / a,
+                                 oof if calibrate else None, scored)
     return replace(fit, weights=w, intercept=c, platt=ab)
-
-
-def _decided(f: numpy.ndarray, y: numpy.ndarray, calibrate: bool) -> numpy.ndarray:
-    """Margins f as a head decides by them: Platt-scaled on (f, y) when calibrating and the fit rises with y."""
-    if not calibrate:
-        return f
-    a, b = platt(f, y)
-    return a * f + b if a > 0 else f

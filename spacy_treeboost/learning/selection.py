@@ -5,19 +5,13 @@ Platt's calibration of a margin (also that of the boosted rule lists and of the 
 import logging
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy
 
 from ..params import Interval, Items, Options, Rule, rule
-from ._columns import split_csc_rows
-from .features import interpolate, nb_ratio, scale_columns
-from .products import column_pieces
-from .solver import LOSSES, LinearProblem, fit_linear, one_blas_thread
-from ..threads import ThreadTeam
-
-if TYPE_CHECKING:
-    import scipy.sparse as sp
+from .features import interpolate
+from .solver import LOSSES
 
 logger = logging.getLogger(__name__)
 
@@ -90,44 +84,6 @@ def all_candidates(paths: Sequence[Path]) -> List[Candidate]:
     return [c for path in paths for c in path.candidates]
 
 
-def choose_C(
-    X: "sp.spmatrix",
-    y: numpy.ndarray,
-    paths: Sequence[Path],
-    *,
-    cv: int,
-    l1_ratio: float = 0.0,
-    loss: str = "logistic",
-    max_iter: int = 1000,
-    tol: float = 1e-3,
-    criterion: str = "accuracy",
-    method: str = "trust-ncg",
-    max_scored: Optional[int] = None,
-) -> Tuple[Candidate, List[float], numpy.ndarray, numpy.ndarray]:
-    """The candidate chosen by `cv` stratified folds.
-
-    paths (Sequence[Path]): The candidates, path by path; a path with naive Bayes
-        scaling scales each fold's features by the ratios of its training rows only.
-    criterion (str): "accuracy" (the best mean accuracy; ties: lower log-loss, then
-        the earlier candidate) or "calibrated_log_loss" (the lowest log-loss of the
-        out-of-fold margins after `platt` scaling; ties: the earlier candidate).
-    max_scored (Optional[int]): Fit only the first folds that hold out this many
-        samples together (see `cv_folds`).
-    RETURNS (Tuple[Candidate, List[float], numpy.ndarray, numpy.ndarray]): The chosen
-        candidate, the mean accuracy of every candidate, and the out-of-fold margin of
-        every scored sample under the chosen one and their labels.
-    """
-    y = numpy.asarray(y, dtype=numpy.float64)
-    folds = cv_folds(y, cv, max_scored)
-    blocks = [fold_margins(X, y, folds, fold, paths, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol,
-                           method=method) for fold in range(int(folds.max()) + 1)]
-    oof, scored = assemble_margins(blocks, folds), y[folds >= 0]
-    keys, accuracy = candidate_costs(oof, scored, criterion)
-    k = first_lowest(keys)
-    return all_candidates(paths)[k], accuracy, oof[k], scored
-
-
-
 COST_TIE_REL = 1e-12
 
 
@@ -147,7 +103,7 @@ def first_lowest(costs: Sequence[Tuple[float, ...]]) -> int:
 
 
 def cv_folds(y: numpy.ndarray, cv: int, max_scored: Optional[int] = None) -> numpy.ndarray:
-    """The stratified folds of `choose_C`: `cv` of them, fewer when a class has fewer samples (at least 2).
+    """The stratified folds of `heads.fit_head`: `cv` of them, fewer when a class has fewer samples (at least 2).
 
     max_scored (Optional[int]): Keep only the first folds whose samples number at least
         this many together; the samples of the others get fold -1, always trained on
@@ -175,59 +131,8 @@ def _keep_scored(folds: numpy.ndarray, max_scored: Optional[int]) -> numpy.ndarr
     return folds
 
 
-def fold_split(X: "sp.spmatrix", folds: numpy.ndarray, fold: int,
-               threads: int = 1) -> Tuple["sp.spmatrix", "sp.spmatrix"]:
-    """The rows of X outside fold `fold` (its training samples) and in it, in the format of X; a CSC X of
-    float64 is split in one pass over its entries (`split_csc_rows`), in runs of columns on up to `threads`
-    threads."""
-    test = folds == fold
-    if X.format != "csc" or X.dtype != numpy.float64:
-        return take_rows(X, numpy.flatnonzero(~test)), take_rows(X, numpy.flatnonzero(test))
-    from scipy.sparse import csc_matrix
-
-    n_test = int(test.sum())
-    rank = numpy.empty(len(test), dtype=X.indices.dtype)
-    rank[~test] = numpy.arange(len(test) - n_test, dtype=rank.dtype)
-    rank[test] = numpy.arange(n_test, dtype=rank.dtype)
-    with ThreadTeam(threads) as team:
-        parts = split_csc_rows(X.indptr.astype(numpy.int64, copy=False), X.indices, X.data, test.view(numpy.uint8),
-                               rank, team.map, column_pieces(X.indptr, max(1, min(threads, X.shape[1]))))
-    return tuple(csc_matrix((data, indices, indptr), shape=(rows, X.shape[1]))
-                 for (indptr, indices, data), rows in zip(parts, (len(test) - n_test, n_test)))
-
-
-def fold_margins(X: "sp.spmatrix", y: numpy.ndarray, folds: numpy.ndarray, fold: int, paths: Sequence[Path], *,
-                 l1_ratio: float, loss: str, max_iter: int, tol: float, method: str = "trust-ncg",
-                 threads: int = 1, split: Optional[Tuple["sp.spmatrix", "sp.spmatrix"]] = None) -> numpy.ndarray:
-    """The margins of fold `fold`'s samples under the fits on the other folds, for every candidate of
-    `all_candidates(paths)`: shape (candidates, samples in the fold). split: `fold_split(X, folds, fold)`, when
-    it was made already."""
-    y = numpy.asarray(y, dtype=numpy.float64)
-    train, test = folds != fold, folds == fold
-    Xtr, Xte = fold_split(X, folds, fold) if split is None else split
-    out = numpy.zeros((len(all_candidates(paths)), int(test.sum())))
-    k = 0
-    logger.info("cross-validation fold %d of %d: %d candidate(s) on %d documents", fold + 1, int(folds.max()) + 1,
-                len(out), int(train.sum()))
-    for path in paths:
-        A, B = Xtr, Xte
-        if path.nb:
-            scale = nb_ratio(Xtr, y[train])
-            A, B = scale_columns(Xtr, scale), scale_columns(Xte, scale)
-        init = None
-        problem = LinearProblem(A, y[train], loss=loss, threads=threads)
-        for C in path.Cs:
-            logger.debug("fold %d: fitting C = %g%s", fold + 1, C, " (naive Bayes features)" if path.nb else "")
-            w, c = problem.fit(C=C, l1_ratio=l1_ratio, max_iter=max_iter, tol=tol, init=init, method=method)
-            init = numpy.append(w, c)
-            for beta in path.betas:
-                out[k] = B @ interpolate(w, beta) + c
-                k += 1
-    return out
-
-
 def assemble_margins(blocks: Sequence[numpy.ndarray], folds: numpy.ndarray) -> numpy.ndarray:
-    """The out-of-fold margins of every scored sample (fold >= 0, in order) from `fold_margins` of each fold in
+    """The out-of-fold margins of every scored sample (fold >= 0, in order) from `sharded.fold_margins` of each fold in
     order."""
     scored = folds[folds >= 0]
     oof = numpy.zeros((blocks[0].shape[0], len(scored)))
@@ -238,7 +143,7 @@ def assemble_margins(blocks: Sequence[numpy.ndarray], folds: numpy.ndarray) -> n
 
 def candidate_costs(oof: numpy.ndarray, y: numpy.ndarray,
                     criterion: str) -> Tuple[List[Tuple[float, ...]], List[float]]:
-    """What `choose_C` minimizes for each candidate (rows of `oof`), a tuple that adds up over heads:
+    """What `heads.fit_head` minimizes for each candidate (rows of `oof`), a tuple that adds up over heads:
     (-correct, log-loss) for "accuracy", (calibrated log-loss,) for "calibrated_log_loss"; and the accuracy of
     every candidate."""
     y = numpy.asarray(y, dtype=numpy.float64)
@@ -315,7 +220,7 @@ class LinearFit:
 
 @dataclass(frozen=True)
 class HeadFit:
-    """One head's fitted linear model (see `fit_head`); a model of several views (`SubtreeLinearClassifier`'s
+    """One head's fitted linear model (see `heads.fit_head`); a model of several views (`SubtreeLinearClassifier`'s
     `separate_views`) holds one C, accuracy list, calibration, interpolation and feature map per view."""
     weights: numpy.ndarray
     intercept: float
@@ -325,64 +230,8 @@ class HeadFit:
     nb_beta: Any
     nb: Any
 
-def fit_head(
-    X: "sp.spmatrix",
-    y: numpy.ndarray,
-    *,
-    C: Optional[float],
-    Cs: Sequence[float],
-    cv: int,
-    nb: bool = False,
-    l1_ratio: float = 0.0,
-    loss: str = "logistic",
-    max_iter: int = 1000,
-    tol: float = 1e-3,
-    nb_beta: Optional[float] = 1.0,
-    nb_betas: Sequence[float] = (1.0,),
-    calibrate: bool = False,
-    criterion: str = "accuracy",
-    paths: Optional[Sequence[Path]] = None,
-    method: str = "trust-ncg",
-    max_scored: Optional[int] = None,
-) -> HeadFit:
-    """One head's linear model, C cross-validated when None, on features optionally scaled by `nb_ratio`,
-    its weights interpolated by `interpolate` with `nb_beta` (NBSVM) when `nb` is set.
-
-    nb_beta (Optional[float]): The interpolation; None chooses it among `nb_betas` on
-        the folds that choose C (with C given, folds run for this).
-    calibrate (bool): Map the margin f to a f + b by `platt` fitted on the out-of-fold
-        margins of `cv`-fold cross-validation (the folds that chose C, or, with C given,
-        folds run for this), so that sigmoid(margin) is a calibrated probability; unless
-        the out-of-fold margins do not rise with the labels (a <= 0, as on a handful of
-        documents), when the margin is kept as fitted.
-    criterion (str): How the folds choose, see `choose_C`.
-    paths (Optional[Sequence[Path]]): Candidates to choose among instead of those of
-        `nb`, `C`, `Cs`, `nb_beta` and `nb_betas` (e.g. both feature maps).
-    method (str): The L2 solver, see `fit_linear`.
-    max_scored (Optional[int]): Fit only the first folds that hold out this many
-        samples together (see `cv_folds`).
-    RETURNS (HeadFit): The weights of the unscaled features, the intercept, the C used,
-        the cross-validated accuracy of every C of the chosen path at the chosen
-        interpolation (None when nothing was chosen), Platt's (a, b) (None without
-        calibration), the interpolation used and whether the features were scaled.
-    """
-    if paths is None:
-        paths = [make_path(nb, Cs if C is None else [C], nb_beta if nb else 1.0, nb_betas)]
-    solver: Dict[str, Any] = dict(l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol, method=method)
-    with one_blas_thread():
-        oof, scored, scores = None, None, None
-        chosen = all_candidates(paths)[0]
-        if needs_choice(paths, calibrate):
-            chosen, accuracy, oof, scored = choose_C(X, y, paths, cv=cv, criterion=criterion, max_scored=max_scored,
-                                                     **solver)
-            scores = path_scores(paths, chosen, accuracy)
-        logger.info("final fit on %d documents, C = %g", X.shape[0], chosen.C)
-        final = final_fit(X, y, chosen.C, nb=chosen.nb, **solver)
-    return finish_head(final, chosen, scores, oof, scored, calibrate)
-
-
 def needs_choice(paths: Sequence[Path], calibrate: bool) -> bool:
-    """Whether `fit_head` cross-validates: to choose among several candidates, or to calibrate."""
+    """Whether `heads.fit_head` cross-validates: to choose among several candidates, or to calibrate."""
     return calibrate or len(all_candidates(paths)) > 1
 
 
@@ -417,7 +266,7 @@ def choose_family(scored: Sequence[Tuple[Any, ...]], cands: Sequence[Candidate],
         summed = tuple(map(sum, zip(*(costs[k] for (_, _, costs, _), k in zip(scored, best[family])))))
         if criterion != "accuracy" or not (exclusive or multilabel):
             return summed
-        margins = [_calibrated(oof[k], y, calibrate) for (oof, y, _, _), k in zip(scored, best[family])]
+        margins = [calibrated(oof[k], y, calibrate) for (oof, y, _, _), k in zip(scored, best[family])]
         truth = [y > 0 for _, y, _, _ in scored]
         if exclusive:
             top = numpy.array(margins).argmax(axis=0)
@@ -436,7 +285,7 @@ def choose_family(scored: Sequence[Tuple[Any, ...]], cands: Sequence[Candidate],
     return family, best[family]
 
 
-def _calibrated(f: numpy.ndarray, y: numpy.ndarray, calibrate: bool) -> numpy.ndarray:
+def calibrated(f: numpy.ndarray, y: numpy.ndarray, calibrate: bool) -> numpy.ndarray:
     """Margins f as the head will output them: Platt-scaled when calibrating (and the fit rises with y)."""
     if not calibrate:
         return f
@@ -444,40 +293,20 @@ def _calibrated(f: numpy.ndarray, y: numpy.ndarray, calibrate: bool) -> numpy.nd
     return a * f + b if a > 0 else f
 
 
-def final_fit(X: "sp.spmatrix", y: numpy.ndarray, C: float, *, nb: bool, l1_ratio: float, loss: str, max_iter: int,
-              tol: float, method: str = "trust-ncg", threads: int = 1) -> LinearFit:
-    """`fit_head`'s fit on all samples."""
-    scale = nb_ratio(X, y) if nb else numpy.ones(X.shape[1])
-    Xs = scale_columns(X, scale) if nb else X
-    w, c = fit_linear(Xs, y, C=C, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol, method=method,
-                      threads=threads)
-    return LinearFit(w, c, scale)
+def calibrate_weights(w: numpy.ndarray, c: float, oof: Optional[numpy.ndarray],
+                      y: Optional[numpy.ndarray]) -> Tuple[numpy.ndarray, float, Optional[Tuple[float, float]]]:
+    """The weights and intercept mapped by `platt` fitted on the out-of-fold margins `oof` of samples labelled `y`,
+    and Platt's (a, b); as they are, and None, without margins or where they do not rise with y (a <= 0)."""
+    ab = platt(oof, y) if oof is not None and y is not None else None
+    if ab is None or ab[0] <= 0:
+        return w, c, None
+    return w * ab[0], c * ab[0] + ab[1], ab
 
 
 def finish_head(final: LinearFit, chosen: Candidate, scores: Optional[List[float]], oof: Optional[numpy.ndarray],
                 y: Optional[numpy.ndarray], calibrate: bool) -> HeadFit:
-    """The head of `fit_head` from its final fit and its folds (`oof`: the chosen candidate's out-of-fold margins
+    """The head of `heads.fit_head` from its final fit and its folds (`oof`: the chosen candidate's out-of-fold margins
     of the scored samples, labelled `y`): interpolated, unscaled and calibrated."""
-    w, c = interpolate(final.weights, chosen.beta) * final.scale, final.intercept
-    ab = platt(oof, y) if calibrate and oof is not None and y is not None else None
-    if ab is not None and ab[0] > 0:
-        w, c = w * ab[0], c * ab[0] + ab[1]
-    else:
-        ab = None
+    w, c, ab = calibrate_weights(interpolate(final.weights, chosen.beta) * final.scale, final.intercept,
+                                 oof if calibrate else None, y)
     return HeadFit(w, c, chosen.C, scores, ab, chosen.beta, chosen.nb)
-
-
-def take_rows(X: "sp.spmatrix", rows: numpy.ndarray) -> "sp.spmatrix":
-    """The rows `rows` (increasing) of X, in the format of X; a CSC matrix is filtered entry by entry, without
-    a conversion."""
-    from scipy.sparse import csc_matrix
-
-    if X.format != "csc":
-        return X[rows]
-    rank = numpy.full(X.shape[0], -1, dtype=X.indices.dtype)
-    rank[rows] = numpy.arange(len(rows), dtype=X.indices.dtype)
-    new = rank[X.indices]
-    kept = new >= 0
-    ends = numpy.zeros(len(kept) + 1, dtype=numpy.int64)
-    numpy.cumsum(kept, out=ends[1:])
-    return csc_matrix((X.data[kept], new[kept], ends[X.indptr]), shape=(len(rows), X.shape[1]))

@@ -24,8 +24,9 @@ learners) and fits a regularized linear model over them, one head per class:
   C its folds prefer. The family is one decision because a tf-idf model's rules
   carry idf and norm their document, which presence rules do not.
 
-The fits use LIBLINEAR's trust-region Newton method (`solver.fit_linear`, "tron") on the columns
-by decreasing document frequency, the subtrees of one training document folded into one feature.
+The fits use LIBLINEAR's trust-region Newton method (`solver.tron`) on the columns by decreasing
+document frequency, the subtrees of one training document folded into one feature, as sums over
+document shards (`sharded`; one shard of the whole matrices unless `shard_documents` is set).
 
 With `separate_views`, the subtrees of a "chain+dependency" forest are split by view
 (labels with the prefix "dep:" or without) and each view gets its own model (its own
@@ -49,11 +50,12 @@ import numpy
 from ._order import order_by_magnitude
 from .classifier import RuleClassifier, encode_targets
 from .features import PatternCodes, frequency_order, presence, tfidf_matrix
-from .heads import SOLVER, TFIDF_LOSS, fit_heads
+from .heads import SOLVER, TFIDF_LOSS, fit_head, fit_heads
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
 from .mining import mine_subtrees, pattern_size
 from .pruning import prune
-from .selection import DEFAULT_CS, SOLVER_CONSTRAINTS, HeadFit, Path, class_folds, cv_folds, fit_head, make_path
+from .selection import DEFAULT_CS, SOLVER_CONSTRAINTS, HeadFit, Path, class_folds, cv_folds, make_path
+from .sharded import Shards, held_shards
 from ..models.rules import RuleSet
 from ..threads import ThreadTeam
 from ..exceptions import InvalidSettingError
@@ -116,9 +118,8 @@ class SubtreeLinearClassifier(RuleClassifier):
         smallest of `PRUNE_SHARES` down to which the held-out accuracy stays within
         `PRUNE_TOLERANCE` of the whole model's, each fold's candidate fitted again from
         the final weights): the weights restricted to them, the calibration refitted on
-        the restricted folds' margins (not with `separate_views` or `shard_documents`,
-        nor where the folds score fewer than `PRUNE_MIN_SCORED` documents: these keep
-        every subtree). A whole number k keeps the k subtrees of largest total
+        the restricted folds' margins (not with `separate_views`, nor where the folds
+        score fewer than `PRUNE_MIN_SCORED` documents: these keep every subtree). A whole number k keeps the k subtrees of largest total
         contribution and refits their weights jointly with the same C. None keeps every
         subtree.
     nb_beta (Optional[float]): For "nb", the NBSVM interpolation w = (1 - beta) mean|w|
@@ -146,9 +147,8 @@ class SubtreeLinearClassifier(RuleClassifier):
         shard order (`learning.sharded`); with backend "ray" and several workers the shards are
         held by Ray actors (a run of consecutive shards each) and every fit runs in this process
         on their sums, so the fits use the cluster's memory and cores. The model is the same, bit
-        for bit, for any number of workers and backend, and differs from that of None (whole
-        matrices, sums grouped otherwise) in the last bits. Not with `separate_views` or
-        a whole number of `max_rules`.
+        for bit, for any number of workers and backend, and differs from that of None (one
+        shard of the whole matrices, sums grouped otherwise) in the last bits.
     n_workers (int): Workers that share the mining (by root label, from 2,000 training
         documents per worker) and the fits (each class's cross-validation folds and
         final fit; a fit that runs alone multiplies its large matrices on `n_workers`
@@ -262,21 +262,15 @@ class SubtreeLinearClassifier(RuleClassifier):
             raise InvalidSettingError(f"separate_views=True cannot be combined with {setting}: a tf-idf row is "
                                       "normalized over all subtrees, and max_rules ranks them jointly; use one of the "
                                       "two settings", setting="separate_views", value=True)
-        if self.shard_documents is not None and (self.separate_views or isinstance(self.max_rules, int)):
-            setting = "separate_views=True" if self.separate_views else f"max_rules={self.max_rules!r}"
-            raise InvalidSettingError(f"shard_documents={self.shard_documents!r} cannot be combined with {setting}, "
-                                      "whose fits use whole matrices; drop shard_documents or that setting",
-                                      setting="shard_documents", value=self.shard_documents)
 
     def _transform(self, counts: Any) -> Tuple[Any, Optional[numpy.ndarray]]:
-        """The feature matrix of a count matrix (CSC, its structure shared; CSR for "tfidf"), and the idf of each
-        column for "tfidf"."""
+        """The feature matrix of a count matrix (CSC, its structure shared), and the idf of each column for
+        "tfidf"."""
         from scipy.sparse import csc_matrix
 
         counts = counts.tocsc()
         if self.features == "tfidf":
-            T, idf = tfidf_matrix(counts)
-            return T.tocsr(), idf
+            return tfidf_matrix(counts)
         if self.features != "log1p":
             return presence(counts, self._threads), None
         data = numpy.log1p(counts.data, dtype=numpy.float64)
@@ -317,7 +311,6 @@ class SubtreeLinearClassifier(RuleClassifier):
                               keep_rare_up_to=self.keep_rare_up_to, n_workers=self.n_workers, backend=self.backend,
                               ray_address=self.ray_address, by_frequency=auto)
         counts, codes = mined[:2]
-        counts_by_frequency = auto
         if not codes:
             raise ValueError("The training trees contain no subtree to learn from (are the documents empty, or is "
                              "min_support larger than the number of documents?).")
@@ -329,38 +322,61 @@ class SubtreeLinearClassifier(RuleClassifier):
         F, idf = (None, None) if self.features == "auto" and len(views) == 1 else self._transform(counts)
         self.timings_["features"] = time.process_time() - clock
         clock = time.process_time()
-        self.fit_info_: List[Dict[str, Any]] = []
-        fitted, tfidf = [], self.features == "tfidf"
-        kept: List[Optional[numpy.ndarray]] = [None] * len(targets)
-        pruning: List[Optional[Dict[str, Any]]] = [None] * len(targets)
         if len(views) > 1:
-            heads = [self._fit_views(F, t, views) for t in targets]
+            fits, order, tfidf = [self._fit_views(F, t, views) for t in targets], None, self.features == "tfidf"
+            kept: List[Any] = [None] * len(targets)
+            pruning = kept
         else:
-            T = None
-            if self.features == "auto":
-                order, ordered = (mined[2], counts) if auto else frequency_order(counts.tocsc())
-                by_frequency = self._transform(ordered)[0]
-                T, idf_by_frequency = tfidf_matrix(ordered, self._threads)
-                del ordered
-            else:
-                order, by_frequency = frequency_order(F)
-            with self._shards(by_frequency, T) as shards:
-                fits, on_T = self._fit_heads(by_frequency, targets, T, shards)
-            if self.max_rules == "auto" and self.shard_documents is None:
-                fits, masks, chosen_shares = self._prune(T if on_T else by_frequency, targets, fits, on_T,
-                                                         tfidf or on_T)
+            fits, kept, pruning, tfidf, idf, order = self._fit_one_view(counts, F, idf, targets, mined[2] if auto else None)
+        fitted = self._finish_heads(targets, fits, kept, pruning, counts, F, tfidf, order if auto else None)
+        del F, counts
+        self.timings_["fit"] = time.process_time() - clock
+        clock = time.process_time()
+        self.rules_ = self._rules(codes, fitted, idf if tfidf else None)
+        self.timings_["rules"] = time.process_time() - clock
+        self.n_features_ = len(codes)
+        return self
+
+    def _fit_one_view(self, counts: Any, F: Any, idf: Optional[numpy.ndarray], targets: Sequence[numpy.ndarray],
+                      mined_order: Optional[numpy.ndarray]) -> Tuple[List[HeadFit], List[Any], List[Any], bool,
+                                                                     Optional[numpy.ndarray], numpy.ndarray]:
+        """Every head on the columns in frequency order (`mined_order`: the mined columns' order when they were mined
+        so, else None), pruned with max_rules="auto": the heads (weights in mined order), each one's kept columns and pruning,
+        whether they are tf-idf models, the idf of the columns and the order."""
+        T = None
+        if self.features == "auto":
+            order, ordered = (mined_order, counts) if mined_order is not None else frequency_order(counts.tocsc())
+            by_frequency = self._transform(ordered)[0]
+            T, idf_by_frequency = tfidf_matrix(ordered, self._threads)
+            del ordered
+        else:
+            order, by_frequency = frequency_order(F)
+        kept: List[Any] = [None] * len(targets)
+        pruning = kept
+        with self._shards({"F": by_frequency, "T": T}) as shards:
+            del by_frequency, T  # the shards hold them (or their rows)
+            fits, on_T = fit_heads(self, shards, targets, "T" in shards.names)
+            tfidf = self.features == "tfidf" or on_T
+            if self.max_rules == "auto":
+                fits, masks, pruning = self._prune(shards, targets, fits, on_T, tfidf)
                 kept = [None if k is None else numpy.flatnonzero(k[order]) for k in masks]
-                pruning = list(chosen_shares)
-            heads = [replace(fit, weights=fit.weights[order]) for fit in fits]
-            del by_frequency, T
-            tfidf = tfidf or on_T
-            if on_T:
-                idf = idf_by_frequency[order]
-        for head, t, fit, keep, pruned in zip(self.heads_, targets, heads, kept, pruning):
+        if on_T:
+            idf = idf_by_frequency[order]
+        return [replace(fit, weights=fit.weights[order]) for fit in fits], kept, list(pruning), tfidf, idf, order
+
+    def _finish_heads(self, targets: Sequence[numpy.ndarray], fits: List[HeadFit], kept: List[Any],
+                      pruning: List[Any], counts: Any, F: Any, tfidf: bool,
+                      order: Optional[numpy.ndarray]) -> List[Tuple[numpy.ndarray, float, Optional[numpy.ndarray]]]:
+        """Each head's weights, intercept and kept columns (refitted on the `max_rules` columns of largest
+        contribution with a whole number of rules), its `fit_info_` entry written. `order`: the columns of `counts`
+        in mined order, when they are in frequency order."""
+        self.fit_info_: List[Dict[str, Any]] = []
+        fitted = []
+        for head, t, fit, keep, pruned in zip(self.heads_, targets, fits, kept, pruning):
             w, c, chosen, nb = fit.weights, fit.intercept, fit.C, fit.nb
             if isinstance(self.max_rules, int) and numpy.count_nonzero(w) > self.max_rules:
-                if counts_by_frequency:
-                    counts, counts_by_frequency = counts[:, order].astype(numpy.float64), False
+                if order is not None:
+                    counts, order = counts[:, order].astype(numpy.float64), None
                 if F is None and not tfidf:
                     F = self._transform(counts)[0]
                 w, c, keep = self._refit_top(counts if tfidf else F, t, w, chosen, nb, tfidf)
@@ -370,13 +386,7 @@ class SubtreeLinearClassifier(RuleClassifier):
                                    "platt": fit.platt, "nb_beta": fit.nb_beta})
             if pruned is not None:
                 self.fit_info_[-1]["pruned"] = pruned
-        del F, counts
-        self.timings_["fit"] = time.process_time() - clock
-        clock = time.process_time()
-        self.rules_ = self._rules(codes, fitted, idf if tfidf else None)
-        self.timings_["rules"] = time.process_time() - clock
-        self.n_features_ = len(codes)
-        return self
+        return fitted
 
     def _rules(self, codes: "PatternCodes", fitted: List[Tuple[numpy.ndarray, float, Optional[numpy.ndarray]]],
                idf: Optional[numpy.ndarray]) -> RuleSet:
@@ -447,35 +457,29 @@ class SubtreeLinearClassifier(RuleClassifier):
             paths.append(make_path(False, tfidf_Cs, 1.0, NB_BETAS)._replace(tfidf=True))
         return paths
 
-    def _fit_heads(self, F: Any, targets: Sequence[numpy.ndarray], T: Any = None,
-                   shards: Any = None) -> Tuple[List[HeadFit], bool]:
-        """Every target's head (`heads.fit_heads`)."""
-        return fit_heads(self, F, targets, T, shards)
-
     @contextmanager
-    def _shards(self, F: Any, T: Any) -> Iterator[Any]:
-        """With `shard_documents`, the shards of F and T for every fit (`sharded.held_shards`; their nodes in
-        `shard_holders_`); None without it."""
-        from .sharded import held_shards
-
-        with held_shards(F, T, self.shard_documents, self.n_workers, self.backend, self.ray_address) as group:
-            if group is not None:
+    def _shards(self, matrices: Dict[str, Any]) -> Iterator[Shards]:
+        """The shards of the matrices for every fit (`sharded.held_shards`: one of the whole matrices without
+        `shard_documents`; the nodes of those held by Ray actors in `shard_holders_`)."""
+        with held_shards(matrices, self.shard_documents, self.n_workers, self.backend, self.ray_address) as group:
+            if not group.in_process:
                 self.shard_holders_ = group.node_ids
             yield group
 
-    def _fit_head(self, F: Any, y: numpy.ndarray, paths: Optional[List[Path]] = None,
+    def _fit_head(self, X: Any, y: numpy.ndarray, paths: Optional[List[Path]] = None,
                   loss: Optional[str] = None) -> HeadFit:
-        """`fit_head` with this model's settings (paths: candidates instead of the model's; loss: instead of the
-        model's)."""
-        return fit_head(F, y, C=None, Cs=(), cv=self.cv, l1_ratio=self.l1_ratio, loss=loss or self.loss,
-                        max_iter=self.max_iter, tol=self.tol, calibrate=self.calibrate, criterion=self._criterion,
-                        paths=self._paths() if paths is None else paths, method=SOLVER, max_scored=self.cv_documents)
+        """`heads.fit_head` on the shards of X with this model's settings (or `paths` and `loss`)."""
+        with self._shards({"F": X}) as shards:
+            return fit_head(shards, y, self._paths() if paths is None else paths, cv=self.cv,
+                            calibrate=self.calibrate, criterion=self._criterion, max_scored=self.cv_documents,
+                            l1_ratio=self.l1_ratio, loss=loss or self.loss, max_iter=self.max_iter, tol=self.tol,
+                            method=SOLVER, threads=self._threads)
 
     def _fit_views(self, F: Any, y: numpy.ndarray, views: List[numpy.ndarray]) -> HeadFit:
         """One model per view's columns; weights and intercept averaged over the views, the rest listed by view."""
         w, c, fits = numpy.zeros(F.shape[1]), 0.0, []
         for cols in views:
-            fit = self._fit_head(F[:, cols].tocsr(), y)
+            fit = self._fit_head(F[:, cols], y)
             w[cols] = fit.weights / len(views)
             c += fit.intercept / len(views)
             fits.append(fit)
@@ -487,26 +491,22 @@ class SubtreeLinearClassifier(RuleClassifier):
         """The weights refitted on the `max_rules` columns of largest total contribution (ties: first column),
         and those columns. For "tfidf" F holds the counts, and the kept columns' tf-idf is recomputed (each
         row normalized over the kept subtrees), fitted with the tf-idf family's loss when "auto" chose it."""
-        df = numpy.diff(F.tocsc().indptr)
-        contribution = numpy.abs(w) * df
+        contribution = numpy.abs(w) * numpy.diff(F.tocsc().indptr)
         keep = numpy.sort(numpy.argsort(-contribution, kind="stable")[: self.max_rules])
-        X = F[:, keep].tocsr()
-        if tfidf:
-            X = tfidf_matrix(X.tocsc())[0].tocsr()
+        X = tfidf_matrix(F[:, keep].tocsc())[0] if tfidf else F[:, keep]
         loss = TFIDF_LOSS if tfidf and self.features == "auto" else self.loss
         fit = self._fit_head(X, y, [make_path(nb, [C], self.nb_beta if nb else 1.0, NB_BETAS)], loss)
         out = numpy.zeros_like(w)
         out[keep] = fit.weights
         return out, fit.intercept, keep
 
-    def _prune(self, X: Any, targets: Sequence[numpy.ndarray], fits: List[HeadFit], on_T: bool,
+    def _prune(self, shards: Shards, targets: Sequence[numpy.ndarray], fits: List[HeadFit], on_T: bool,
                tfidf: bool) -> Tuple[List[HeadFit], List[Optional[numpy.ndarray]], List[Dict[str, Any]]]:
-        """`max_rules="auto"` (`pruning.prune`) on this model's folds and settings."""
+        """`max_rules="auto"` (`pruning.prune`) on this model's shards, folds and settings."""
         exclusive = not self.multilabel_ and len(targets) > 1
-        if self.features == "auto" and exclusive:
-            folds = [class_folds(targets, self.cv, self.cv_documents)] * len(targets)
-        else:
-            folds = [cv_folds(t, self.cv, self.cv_documents) for t in targets]
+        shared = self.features == "auto" and exclusive
+        folds = ([class_folds(targets, self.cv, self.cv_documents)] * len(targets) if shared
+                 else [cv_folds(t, self.cv, self.cv_documents) for t in targets])
         settings = dict(l1_ratio=self.l1_ratio, loss=TFIDF_LOSS if on_T else self.loss, max_iter=self.max_iter,
                         tol=self.tol, threads=self._threads)
-        return prune(X, targets, folds, fits, tfidf, self.calibrate, settings)
+        return prune(shards, "T" if on_T else "F", targets, folds, fits, tfidf, self.calibrate, settings)

@@ -1,0 +1,220 @@
+"""One shard of the training documents: its rows of the feature matrices, and its part of every sum of a fit.
+
+A `DocumentShard` holds rows `start` to `start + n` of the feature matrices (CSC, by name). For one fit it selects
+a matrix's training and held-out rows (a fold's, split in one pass by `split_csc_rows`), scales their columns
+(naive Bayes), lays out its rows of the reduced problem (`place`: the columns in two or more documents of all
+shards, then one column per document for the columns seen in that document alone, as `find_singletons` finds them)
+and returns its part of the loss, the gradient, the preconditioner's diagonal and the Hessian-vector products. The
+products are `products.newton_blocks`': scipy's on a small shard, on a large one fixed column blocks with compiled
+kernels on up to `threads` threads, the same bits for any number. The whole-matrix fit is one shard of every row.
+"""
+from typing import Any, Dict, Optional, Tuple, Union
+
+import numpy
+
+from ._columns import split_csc_rows, take_columns
+from .features import Singletons, column_sums, find_singletons, level_margins, scale_columns
+from .products import column_pieces, newton_blocks
+from .solver import curvature, loss_terms
+from ..threads import Threads, ThreadTeam
+
+
+def fold_split(X: Any, folds: numpy.ndarray, fold: int, threads: Union[int, Threads] = 1) -> Tuple[Any, Any]:
+    """The rows of X outside fold `fold` (its training samples) and in it, as two CSC matrices of X's index type,
+    split in one pass over X's entries (`split_csc_rows`), in runs of columns on up to `threads` threads."""
+    from scipy.sparse import csc_matrix
+
+    X = csc_matrix(X, dtype=numpy.float64)
+    test = folds == fold
+    n_test = int(test.sum())
+    rank = numpy.empty(len(test), dtype=X.indices.dtype)
+    rank[~test] = numpy.arange(len(test) - n_test, dtype=rank.dtype)
+    rank[test] = numpy.arange(n_test, dtype=rank.dtype)
+    n = max(1, min(int(threads), X.shape[1]))
+    with ThreadTeam(threads) as team:
+        parts = split_csc_rows(X.indptr.astype(numpy.int64, copy=False), X.indices, X.data, test.view(numpy.uint8),
+                               rank, team.map, column_pieces(X.indptr, n))
+    return tuple(csc_matrix((data, indices, indptr), shape=(rows, X.shape[1]))
+                 for (indptr, indices, data), rows in zip(parts, (len(test) - n_test, n_test)))
+
+
+class DocumentShard:
+    """Rows `start` to `start + n` of the feature matrices (CSC, by name), and one fit's state on them. A copy sent
+    elsewhere (pickled) holds the rows alone."""
+
+    A: Any  # the training rows, scaled
+    B: Any  # the held-out rows, scaled
+    R: Any  # the reduced training rows
+    X: Any  # ... as multiplied (`products.newton_blocks`), and their squares
+    squared: Any
+
+    def __init__(self, index: int, start: int, matrices: Dict[str, Any]) -> None:
+        self.index, self.start, self.matrices = index, start, matrices
+        self._selected: Optional[Tuple[Any, ...]] = None
+        self.train: Any = None
+        self.test: Any = None
+        self.release()
+
+    def __getstate__(self) -> Dict[str, Any]:
+        return {"index": self.index, "start": self.start, "matrices": self.matrices}
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self.__init__(**state)  # type: ignore[misc]
+
+    def release(self) -> None:
+        """Drop the fit's scaled rows, its reduced rows and their threads (the selected rows stay, for the next fit
+        on the same fold)."""
+        team = getattr(getattr(self, "X", None), "team", None)
+        if team is not None:
+            team.close()
+        self.A = self.B = self.R = self.X = self.squared = None
+        self.found: Optional[Singletons] = None
+
+    def select(self, name: str, y: numpy.ndarray, folds: Optional[numpy.ndarray], fold: Optional[int],
+               threads: Union[int, Threads] = 1) -> int:
+        """Take matrix `name`'s rows outside fold `fold` (all rows when `folds` is None) as the training rows, the
+        others (if any) as the held-out rows, and their labels from `y` (all documents'); returns the columns. The
+        split is kept while the matrix and folds stay the same."""
+        X = self.matrices[name]
+        stop = self.start + X.shape[0]
+        part = None if folds is None or fold is None else folds[self.start:stop]
+        labels = y[self.start:stop]
+        self.release()
+        key = self._selected
+        if key is None or key[0] != name or key[1] != fold or not _same(key[2], part):
+            self.train = self.test = None  # freed before the next split is made
+            self.train, self.test = (X, None) if part is None else fold_split(X, part, fold, threads)  # type: ignore
+            self._selected = (name, fold, part)
+        self.y = labels if part is None else labels[part != fold]
+        self.A, self.B = self.train, self.test
+        return int(X.shape[1])
+
+    def nb_counts(self) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """The training rows' column sums over positive and over negative documents."""
+        return (self.train.T @ (self.y > 0).astype(numpy.float64), self.train.T @ (self.y < 0).astype(numpy.float64))
+
+    def column_sums(self) -> Tuple[numpy.ndarray]:
+        """The training rows' column sums (`features.column_sums`)."""
+        return (column_sums(self.train),)
+
+    def level_margins(self, w: numpy.ndarray, c: float, level: numpy.ndarray, n_levels: int,
+                      tfidf: bool) -> numpy.ndarray:
+        """The held-out rows' margins at every level (`features.level_margins`), unscaled; the training rows are
+        dropped first (the split is not kept)."""
+        self.train = self._selected = None
+        return level_margins(self.test, w, c, level, n_levels, tfidf)
+
+    def scale(self, scale: Optional[numpy.ndarray]) -> None:
+        """Scale the columns of the training and held-out rows (None: as selected)."""
+        self.release()
+        if scale is None:
+            self.A, self.B = self.train, self.test
+        else:
+            self.A = scale_columns(self.train, scale)
+            self.B = None if self.test is None else scale_columns(self.test, scale)
+        if not bool(numpy.all(self.A.data != 0)):
+            self.A = self.A.copy()
+            self.A.eliminate_zeros()
+
+    def column_counts(self) -> Tuple[numpy.ndarray]:
+        """How many training rows of this shard have each column."""
+        return (numpy.diff(self.A.indptr),)
+
+    def reduce(self, df: Optional[numpy.ndarray], keep_all: bool) -> Tuple[int, Optional[numpy.ndarray]]:
+        """Find the columns seen in one document of all shards (`df`: the columns' document counts over them; None:
+        this shard is all of them) and this shard's documents that hold them: how many documents (none with
+        `keep_all`, which keeps every column), and with `df` None the columns kept (in two or more documents)."""
+        self.found = None if keep_all else find_singletons(self.A, df)
+        if self.found is None:
+            return 0, None
+        return len(self.found.samples), self.found.keep if df is None else None
+
+    def place(self, offsets: numpy.ndarray, total: int, threads: Union[int, Threads] = 1) -> None:
+        """Build the reduced rows: the kept columns, then `total` document columns, this shard's from
+        k + offsets[index] (k kept columns). Only the columns this shard has are stored (`local`; None: all), copied
+        once (`take_columns`): column by column, the products read and write the weights in order and only this
+        shard's documents at random, and skip the columns of other shards."""
+        from scipy.sparse import csc_matrix
+
+        A, s = self.A, self.found
+        if s is None:
+            columns, rows, values = numpy.flatnonzero(numpy.diff(A.indptr)), numpy.zeros(0, numpy.int64), numpy.zeros(0)
+            local, self.d = columns, A.shape[1]
+        else:
+            kept = A.indptr[s.keep + 1] > A.indptr[s.keep]
+            columns, rows, values = s.keep, s.samples, s.norms
+            self.offset, self.k, self.d = int(offsets[self.index]), len(s.keep), len(s.keep) + total
+            local = None
+            if not kept.all() or len(rows) != total:
+                kept = numpy.flatnonzero(kept)
+                columns, local = s.keep[kept], numpy.concatenate([kept, self.k + self.offset + numpy.arange(len(rows))])
+        self.local = None if local is None or len(local) == self.d else local
+        if self.local is None and s is None:
+            R = A
+        else:
+            index = A.indices.dtype
+            indptr, indices, data = take_columns(A.indptr.astype(index, copy=False), A.indices, A.data,
+                                                 columns.astype(numpy.int64, copy=False), rows.astype(index), values)
+            R = csc_matrix((data, indices, indptr), shape=(A.shape[0], len(columns) + len(rows)))
+        self.R = R
+        self.X, self.squared = newton_blocks(R, threads)
+
+    def reduced(self) -> Tuple[Any, numpy.ndarray]:
+        """The reduced rows (CSC, this shard's columns) and their labels."""
+        return self.R, self.y
+
+    def _part(self, v: numpy.ndarray) -> numpy.ndarray:
+        return v if self.local is None else v[self.local]
+
+    def _whole(self, part: numpy.ndarray) -> numpy.ndarray:
+        """A vector over all the reduced problem's columns, zero but at this shard's."""
+        if self.local is None:
+            return part
+        out = numpy.zeros(self.d)
+        out[self.local] = part
+        return out
+
+    def reduce_point(self, x: numpy.ndarray) -> numpy.ndarray:
+        """This shard's documents' coordinates of the reduced point matching the full one x."""
+        s = self.found
+        assert s is not None
+        return numpy.bincount(s.slot, weights=s.share * x[s.cols], minlength=len(s.samples))
+
+    def expand(self, z: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """The weights of this shard's columns seen in one document, at the reduced point z."""
+        s = self.found
+        assert s is not None
+        return s.cols, z[self.k + self.offset + s.slot] * s.share
+
+    def value_grad(self, x: numpy.ndarray, loss: str) -> Tuple[float, numpy.ndarray, float]:
+        f = self.X @ self._part(x[:-1])
+        f += x[-1]
+        value, d = loss_terms(self.y * f, loss)
+        g_f = self.y * d
+        return value, self._whole(self.X.T @ g_f), float(g_f.sum())
+
+    def at(self, x: numpy.ndarray, loss: str) -> None:
+        """Keep the loss's curvature at x for `hessp`."""
+        f = self.X @ self._part(x[:-1])
+        f += x[-1]
+        self.curvature = curvature(self.y * f, loss)
+
+    def preconditioner(self, x: numpy.ndarray, loss: str) -> Tuple[numpy.ndarray, float]:
+        self.at(x, loss)
+        return self._whole(self.squared.T @ self.curvature), float(self.curvature.sum())
+
+    def hessp(self, v: numpy.ndarray) -> Tuple[numpy.ndarray, float]:
+        u = self.X @ self._part(v[:-1])
+        u += v[-1]
+        u *= self.curvature
+        return self._whole(self.X.T @ u), float(u.sum())
+
+    def margins(self, w: numpy.ndarray, c: float) -> numpy.ndarray:
+        """The held-out rows' margins."""
+        return self.B @ w + c
+
+
+def _same(a: Optional[numpy.ndarray], b: Optional[numpy.ndarray]) -> bool:
+    if a is None or b is None:
+        return a is b
+    return numpy.array_equal(a, b)
