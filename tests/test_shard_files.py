@@ -108,6 +108,32 @@ def test_equal_files_give_the_rules_of_the_sharded_fit_in_one_process(tmp_path):
     numpy.testing.assert_array_equal(from_files.decision_function(forest), whole.decision_function(forest))
 
 
+def planted(n_docs, seed=0):
+    """Word chains of 8 words, the positive ones holding "good" more often."""
+    rng = numpy.random.default_rng(seed)
+    y = rng.integers(0, 2, size=n_docs)
+    trees = []
+    for label in y:
+        words = [f"w{v}" for v in rng.integers(0, 40, size=8)]
+        if rng.random() < (0.7 if label else 0.3):
+            words[int(rng.integers(0, 8))] = "good"
+        chain = ()
+        for word in reversed(words):
+            chain = ((word, chain),)
+        trees.append(("\x00ROOT", chain))
+    return Forest.from_trees(trees), ["POS" if v else "NEG" for v in y]
+
+
+def test_files_are_pruned_as_the_sharded_fit_in_one_process(tmp_path):
+    whole, y = planted(2400)
+    paths = write_shards(tmp_path, whole, y, [600, 1200, 1800])
+    from_files = SubtreeLinearClassifier(cv=2).fit(TreeShards(paths))
+    sharded = SubtreeLinearClassifier(cv=2, shard_documents=600).fit(whole, y)
+    assert from_files.fit_info_[0]["pruned"]["share"] < 1.0
+    assert from_files.fit_info_ == sharded.fit_info_
+    assert from_files.rules_.listing() == sharded.rules_.listing()
+
+
 def docbin_shards(directory: Path, n_docs=24, n_files=3, multilabel=False):
     """Random labeled docs as DocBin files (one per run of docs) and as BACT files of their word chains."""
     import spacy

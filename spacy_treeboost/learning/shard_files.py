@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequenc
 import numpy
 
 from .classifier import _label_rank, encode_targets
+from .heads import fit_heads
 from .features import PatternCodes, order_by_frequency, presence
 from .learner import _Head
 from .mining import PATTERN_SIZE, SHORT_DOCUMENT_NODES, SHORT_PATTERN_SIZE
@@ -400,8 +401,8 @@ def _sorted(parts: Sequence[Tuple[numpy.ndarray, ...]], rank: numpy.ndarray) -> 
 class FileShards(Shards):
     """`sharded.Shards` whose `DocumentShard`s the started workers built themselves (`ShardFileWorker.build`)."""
 
-    def __init__(self, workers: Workers, n_shards: int, in_process: bool) -> None:
-        self.workers, self.in_process = workers, in_process
+    def __init__(self, workers: Workers, n_shards: int, in_process: bool, names: List[str]) -> None:
+        self.workers, self.in_process, self.n_shards, self.names = workers, in_process, n_shards, names
         self.actors = getattr(workers, "actors", [])
         self.node_ids: List[str] = self.workers.call_all("node") if self.actors else []
         self.workers.when = "during a fit"
@@ -504,33 +505,26 @@ def fit_files(model: "SubtreeLinearClassifier", X: TreeShards, y: Any = None) ->
                     len(mined.codes), n_docs, peak_rss_bytes() / 1e6)
         workers.call_all("build", (workers.put(mined.inverse), workers.put(by_column), model.features, starts))
         del by_column
-        shards = FileShards(workers, len(docs), here)
+        shards = FileShards(workers, len(docs), here, ["F", "T"] if model.features == "auto" else ["F"])
         model.shard_holders_ = shards.node_ids
         clock = time.process_time()
-        fits, on_T = model._fit_heads("F", targets, "T" if model.features == "auto" else None, shards)
+        fits, on_T = fit_heads(model, shards, targets, "T" in shards.names)
+        tfidf = model.features == "tfidf" or on_T
+        kept: List[Any] = [None] * len(targets)
+        pruning = kept
+        if model.max_rules == "auto":
+            fits, masks, pruning = model._prune(shards, targets, fits, on_T, tfidf)
+            kept = [None if k is None else numpy.flatnonzero(k[mined.inverse]) for k in masks]
         model.peak_rss_ = {"training": peak_rss_bytes(), "workers": [] if here else workers.call_all("peak_rss")}
     finally:
         workers.close()
     logger.info("peak RSS (MB): training process %.1f, workers %s", model.peak_rss_["training"] / 1e6,
                 ", ".join(f"{r / 1e6:.1f}" for r in model.peak_rss_["workers"]) or "in this process")
-    _finish(model, fits, on_T, mined, idf, clock)
-    return model
-
-
-def _finish(model: "SubtreeLinearClassifier", fits: List[Any], on_T: bool, mined: Mined, idf: numpy.ndarray,
-            clock: float) -> None:
-    """The fitted heads' weights in the miner's order, `fit_info_`, the rules and the timings."""
-    tfidf = model.features == "tfidf" or on_T
-    model.fit_info_ = []
-    fitted: List[Tuple[numpy.ndarray, float, Optional[numpy.ndarray]]] = []
-    for head, fit in zip(model.heads_, fits):
-        fit = replace(fit, weights=fit.weights[mined.inverse])
-        fitted.append((fit.weights, fit.intercept, None))
-        model.fit_info_.append({"head": head.name, "features": model._chosen_features(fit.nb, tfidf), "C": fit.C,
-                                "cv_accuracy": fit.cv_accuracy, "nonzero": int(numpy.count_nonzero(fit.weights)),
-                                "platt": fit.platt, "nb_beta": fit.nb_beta})
+    fits = [replace(fit, weights=fit.weights[mined.inverse]) for fit in fits]
+    fitted = model._finish_heads(targets, fits, kept, list(pruning), None, None, tfidf, None)
     model.timings_["fit"] = time.process_time() - clock
     clock = time.process_time()
     model.rules_ = model._rules(mined.codes, fitted, idf if tfidf else None)
     model.timings_["rules"] = time.process_time() - clock
     model.n_features_ = len(mined.codes)
+    return model
