@@ -30,14 +30,12 @@ class GroupedShards(sharded.Shards):
 
     def __init__(self, shards, n_groups):
         cuts = numpy.linspace(0, len(shards), min(n_groups, len(shards)) + 1).round().astype(int)
-        self.runs = [pickle.loads(pickle.dumps(shards[a:b])) for a, b in zip(cuts[:-1], cuts[1:])]
+        self.groups = [pickle.loads(pickle.dumps(shards[a:b])) for a, b in zip(cuts[:-1], cuts[1:])]
 
-    def map(self, method, *args):
-        out = []
-        for run in self.runs:
+    def runs(self, method, *args):
+        for run in self.groups:
             sent = pickle.loads(pickle.dumps(args))
-            out += pickle.loads(pickle.dumps([getattr(shard, method)(*sent) for shard in run]))
-        return out
+            yield pickle.loads(pickle.dumps([getattr(shard, method)(*sent) for shard in run]))
 
 
 def dense_smooth(x, X, y, loss, l2):

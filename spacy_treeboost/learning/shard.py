@@ -8,7 +8,7 @@ and returns its part of the loss, the gradient, the preconditioner's diagonal an
 products are `products.newton_blocks`': scipy's on a small shard, on a large one fixed column blocks with compiled
 kernels on up to `threads` threads, the same bits for any number. The whole-matrix fit is one shard of every row.
 """
-from typing import Any, Dict, Optional, Tuple, Union
+from typing import Any, Dict, NamedTuple, Optional, Tuple, Union
 
 import numpy
 
@@ -17,6 +17,26 @@ from .features import Singletons, column_sums, find_singletons, level_margins, s
 from .products import column_pieces, newton_blocks
 from .solver import curvature, loss_terms
 from ..threads import Threads, ThreadTeam
+
+
+class Part(NamedTuple):
+    """A shard's part of a vector of `size` entries that sums over shards: its entries at `columns` (None: all), the others
+    zero. A shard sends only the columns it has, and `sharded.Shards.add` adds the parts in shard order."""
+
+    columns: Optional[numpy.ndarray]
+    values: numpy.ndarray
+    size: int
+
+
+def add_part(total: Optional[numpy.ndarray], part: Part) -> numpy.ndarray:
+    """`total` (None: zeros) plus the part, in place when the part has columns (a part's values are a fresh array,
+    so a first whole part becomes the total)."""
+    if part.columns is None:
+        return part.values if total is None else total + part.values
+    if total is None:
+        total = numpy.zeros(part.size, dtype=part.values.dtype)
+    total[part.columns] += part.values
+    return total
 
 
 def fold_split(X: Any, folds: numpy.ndarray, fold: int, threads: Union[int, Threads] = 1) -> Tuple[Any, Any]:
@@ -89,13 +109,22 @@ class DocumentShard:
         self.A, self.B = self.train, self.test
         return int(X.shape[1])
 
-    def nb_counts(self) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    def nb_counts(self) -> Tuple[Part, Part]:
         """The training rows' column sums over positive and over negative documents."""
-        return (self.train.T @ (self.y > 0).astype(numpy.float64), self.train.T @ (self.y < 0).astype(numpy.float64))
+        return (self._present(self.train.T @ (self.y > 0).astype(numpy.float64), self.train),
+                self._present(self.train.T @ (self.y < 0).astype(numpy.float64), self.train))
 
-    def column_sums(self) -> Tuple[numpy.ndarray]:
+    def column_sums(self) -> Tuple[Part]:
         """The training rows' column sums (`features.column_sums`)."""
-        return (column_sums(self.train),)
+        return (self._present(column_sums(self.train), self.train),)
+
+    @staticmethod
+    def _present(values: numpy.ndarray, X: Any) -> Part:
+        """The part of a vector over X's columns at the columns X has (all: the whole vector)."""
+        present = numpy.flatnonzero(X.indptr[1:] != X.indptr[:-1])
+        if len(present) == len(values):
+            return Part(None, values, len(values))
+        return Part(present, values[present], len(values))
 
     def level_margins(self, w: numpy.ndarray, c: float, level: numpy.ndarray, n_levels: int,
                       tfidf: bool) -> numpy.ndarray:
@@ -116,9 +145,9 @@ class DocumentShard:
             self.A = self.A.copy()
             self.A.eliminate_zeros()
 
-    def column_counts(self) -> Tuple[numpy.ndarray]:
+    def column_counts(self) -> Tuple[Part]:
         """How many training rows of this shard have each column."""
-        return (numpy.diff(self.A.indptr),)
+        return (self._present(numpy.diff(self.A.indptr), self.A),)
 
     def reduce(self, df: Optional[numpy.ndarray], keep_all: bool) -> Tuple[int, Optional[numpy.ndarray]]:
         """Find the columns seen in one document of all shards (`df`: the columns' document counts over them; None:
@@ -166,13 +195,9 @@ class DocumentShard:
     def _part(self, v: numpy.ndarray) -> numpy.ndarray:
         return v if self.local is None else v[self.local]
 
-    def _whole(self, part: numpy.ndarray) -> numpy.ndarray:
-        """A vector over all the reduced problem's columns, zero but at this shard's."""
-        if self.local is None:
-            return part
-        out = numpy.zeros(self.d)
-        out[self.local] = part
-        return out
+    def _whole(self, part: numpy.ndarray) -> Part:
+        """The part of a vector over all the reduced problem's columns at this shard's."""
+        return Part(self.local, part, self.d)
 
     def reduce_point(self, x: numpy.ndarray) -> numpy.ndarray:
         """This shard's documents' coordinates of the reduced point matching the full one x."""
@@ -186,7 +211,7 @@ class DocumentShard:
         assert s is not None
         return s.cols, z[self.k + self.offset + s.slot] * s.share
 
-    def value_grad(self, x: numpy.ndarray, loss: str) -> Tuple[float, numpy.ndarray, float]:
+    def value_grad(self, x: numpy.ndarray, loss: str) -> Tuple[float, Part, float]:
         f = self.X @ self._part(x[:-1])
         f += x[-1]
         value, d = loss_terms(self.y * f, loss)
@@ -199,11 +224,11 @@ class DocumentShard:
         f += x[-1]
         self.curvature = curvature(self.y * f, loss)
 
-    def preconditioner(self, x: numpy.ndarray, loss: str) -> Tuple[numpy.ndarray, float]:
+    def preconditioner(self, x: numpy.ndarray, loss: str) -> Tuple[Part, float]:
         self.at(x, loss)
         return self._whole(self.squared.T @ self.curvature), float(self.curvature.sum())
 
-    def hessp(self, v: numpy.ndarray) -> Tuple[numpy.ndarray, float]:
+    def hessp(self, v: numpy.ndarray) -> Tuple[Part, float]:
         u = self.X @ self._part(v[:-1])
         u += v[-1]
         u *= self.curvature

@@ -17,7 +17,7 @@ import numpy
 
 from .features import NB_ALPHA, interpolate, log_count_ratio
 from .selection import LinearFit, Path, all_candidates
-from .shard import DocumentShard, fold_split
+from .shard import DocumentShard, Part, add_part, fold_split
 from .solver import fista, gradient_tolerance, start_point, tron
 from ..threads import Threads, ThreadTeam
 
@@ -64,15 +64,26 @@ class Shards:
         if len(shards) > 1:
             logger.info("%d shards on %d workers on %d node(s)", len(shards), n, len(set(self.node_ids)) or 1)
 
+    def runs(self, method: str, *args: Any) -> Iterator[List[Any]]:
+        """Every worker's answers to `method(*args)` (its run of shards'), in worker order, as they come."""
+        args = self.workers.put(args)
+        for i in range(self.workers.n):
+            self.workers.send(i, "map", (method, args))
+        for i in range(self.workers.n):
+            yield self.workers.receive(i)
+
     def map(self, method: str, *args: Any) -> List[Any]:
         """Every shard's `method(*args)`, in shard order."""
-        parts = self.workers.call_all("map", (method, self.workers.put(args)))
-        return [result for part in parts for result in part]
+        return [result for run in self.runs(method, *args) for result in run]
 
     def add(self, method: str, *args: Any) -> Tuple[Any, ...]:
-        """The shards' `method(*args)` (tuples) added in shard order."""
-        parts = self.map(method, *args)
-        return tuple(_add(items) for items in zip(*parts))
+        """The shards' `method(*args)` (tuples of numbers, arrays and `Part`s) added in shard order, each worker's
+        answers as they come (this process holds the sums and one worker's parts)."""
+        total: List[Any] = []
+        for run in self.runs(method, *args):
+            for part in run:
+                total = [_add(t, p) for t, p in zip(total, part)] if total else [_add(None, p) for p in part]
+        return tuple(total)
 
     def close(self) -> None:
         self.workers.close()
@@ -98,14 +109,11 @@ class _ShardHolder:
         return str(ray.get_runtime_context().get_node_id())
 
 
-def _add(parts: Sequence[Any]) -> Any:
-    """The parts added in order (a lone part as it is)."""
-    if len(parts) == 1:
-        return parts[0]
-    total = parts[0].copy() if isinstance(parts[0], numpy.ndarray) else parts[0]
-    for part in parts[1:]:
-        total += part
-    return total
+def _add(total: Any, part: Any) -> Any:
+    """`total` (None: nothing yet) plus `part`: a number, an array or a `Part`."""
+    if isinstance(part, Part):
+        return add_part(total, part)
+    return part if total is None else total + part
 
 
 def _threads(shards: Any, threads: Union[int, Threads]) -> Union[int, Threads]:
