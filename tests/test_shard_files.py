@@ -62,7 +62,7 @@ def mined_by_workers(paths, n_workers, **opts):
        st.integers(0, 3), st.booleans(), st.sampled_from([1, 3, 10, shard_files.MAX_CANDIDATES]))
 def test_the_merged_subtrees_and_their_documents_are_those_of_one_miner(tmp_path_factory, seed, n_files, n_workers,
                                                                           size, min_support, rare, root, partition):
-    """Also when a level is merged in hash partitions of at most `partition` candidates."""
+    """Also when a level is merged in parts of about `partition` candidates."""
     trees, _ = random_trees(seed, min_docs=n_files, max_docs=12)
     forest = Forest.from_trees(trees)
     cuts = sorted(numpy.random.default_rng(seed).choice(numpy.arange(1, len(forest)), n_files - 1, replace=False))

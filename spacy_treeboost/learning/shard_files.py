@@ -10,8 +10,8 @@ consecutive files and reads, converts and mines them itself; the training proces
    the workers' patterns, one worker at a time, into the one miner's order (by parent, then the new node's depth
    and label rank: `mining.mine_subtrees` on the files' documents in one forest gives the same patterns in the same
    order), adds their document counts, and applies `min_support` and `keep_rare_up_to` to the sums; only the
-   extensions of kept subtrees are sent on, and a large level is merged in hash partitions (`MergedPatterns`), so
-   this process holds the kept subtrees and one partition's candidates.
+   extensions of kept subtrees are sent on, and a large level is merged in parts (`MergedPatterns`), so this
+   process holds the kept subtrees and one part's candidates.
 3. The kept subtrees become columns by decreasing document frequency (ties: the miner's order), as in one process;
    every worker builds its files' `sharded.DocumentShard`s (tf-idf from the global idf) and the fits of
    `sharded` run on them, the training process holding the labels, folds, weights and margins.
@@ -47,8 +47,8 @@ logger = logging.getLogger(__name__)
 
 # a level's patterns: the merged index of each one's parent (-1 for single nodes), its new node's depth and label id
 Keys = Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]
-# candidates of one level merged at once in this process; more are merged in hash partitions
-MAX_CANDIDATES = 4_000_000
+# candidates of one level merged at once in this process; more are merged in parts
+MAX_CANDIDATES = 1_000_000
 
 
 class TreeShards:
@@ -205,33 +205,32 @@ class ShardFileWorker(_ShardHolder):
         self.merged = numpy.full(len(self.table[0]), -1, dtype=numpy.int64)
         return len(self.merged)
 
-    def level(self, size: int, part: int = 0, parts: int = 1) -> Tuple[numpy.ndarray, ...]:
-        """The keys of this worker's patterns of `size` nodes whose parent is kept (as merged indices) and their
-        documents; with `parts` > 1 only those of partition `part` (`partition`)."""
-        parent, depth, label, sizes = self.table
+    def _level(self, size: int, lo: int, hi: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """This worker's patterns of `size` nodes whose parent is kept and among merged patterns lo to hi - 1 (all
+        for single nodes), and their parents as merged indices."""
+        parent, _, _, sizes = self.table
         mine = numpy.flatnonzero(sizes == size)
-        parents = numpy.full(len(mine), -1, dtype=numpy.int64)
-        inner = parent[mine] >= 0
-        parents[inner] = self.merged[parent[mine][inner]]
-        take = ~inner | (parents >= 0)
-        if parts > 1:
-            take &= partition(parents, depth[mine], label[mine], parts) == part
-        mine = mine[take]
-        return parents[take], depth[mine], label[mine], numpy.diff(self.matrix[0])[mine]
+        if size == 1:
+            return mine, numpy.full(len(mine), -1, dtype=numpy.int64)
+        parents = self.merged[parent[mine]]
+        take = (parents >= lo) & (parents < hi)
+        return mine[take], parents[take]
+
+    def level(self, size: int, lo: int = 0, hi: int = 2 ** 62) -> Tuple[numpy.ndarray, ...]:
+        """The keys of this worker's patterns of `size` nodes whose parent is a kept merged pattern from lo to hi - 1
+        (the parents as merged indices), and their documents."""
+        mine, parents = self._level(size, lo, hi)
+        return parents, self.table[1][mine], self.table[2][mine], numpy.diff(self.matrix[0])[mine]
 
     def count(self, size: int) -> int:
-        """How many of this worker's patterns of `size` nodes `level` would send."""
-        return len(self.level(size)[0])
+        """How many of this worker's patterns of `size` nodes extend a kept pattern."""
+        return len(self._level(size, 0, 2 ** 62)[0])
 
-    def place(self, size: int, keys: Keys, base: int) -> None:
-        """Number this worker's patterns of `size` nodes as among the kept merged ones of that size `keys` (sorted),
-        the first of which is merged pattern `base` (-1: not kept)."""
-        parent, depth, label, sizes = self.table
-        mine = numpy.flatnonzero(sizes == size)
-        parents = numpy.full(len(mine), -1, dtype=numpy.int64)
-        inner = parent[mine] >= 0
-        parents[inner] = self.merged[parent[mine][inner]]
-        found = positions(keys, (parents, depth[mine], label[mine]), self.rank)
+    def place(self, size: int, keys: Keys, base: int, lo: int = 0, hi: int = 2 ** 62) -> None:
+        """Number this worker's patterns of `size` nodes with parents lo to hi - 1 as among the kept merged ones
+        `keys` (sorted), the first of which is merged pattern `base` (-1: not kept)."""
+        mine, parents = self._level(size, lo, hi)
+        found = positions(keys, (parents, self.table[1][mine], self.table[2][mine]), self.rank)
         self.merged[mine] = numpy.where(found >= 0, base + found, -1)
 
     def build(self, columns: numpy.ndarray, idf: numpy.ndarray, features: str, starts: List[int]) -> int:
@@ -306,15 +305,6 @@ def positions(keys: Keys, mine: Keys, rank: numpy.ndarray) -> numpy.ndarray:
     return numpy.where(hit, out, -1)
 
 
-def partition(parent: numpy.ndarray, depth: numpy.ndarray, label: numpy.ndarray, parts: int) -> numpy.ndarray:
-    """The partition of each pattern key among `parts` (a hash of the key: of the merged labels, so the same in
-    every worker)."""
-    h = (parent.astype(numpy.uint64) * numpy.uint64(0x9E3779B97F4A7C15)
-         + depth.astype(numpy.uint64) * numpy.uint64(0xC2B2AE3D27D4EB4F) + label.astype(numpy.uint64))
-    h ^= h >> numpy.uint64(29)
-    return (h % numpy.uint64(parts)).astype(numpy.int64)
-
-
 def merge_level(merged: Tuple[numpy.ndarray, ...], part: Tuple[numpy.ndarray, ...],
                 rank: numpy.ndarray) -> Tuple[numpy.ndarray, ...]:
     """The union of two sets of one level's patterns (parent, depth, label, documents), sorted by parent, depth and
@@ -342,46 +332,49 @@ class MergedPatterns:
     parent (merged index), depth, label, size and documents, in the one miner's order. A level's patterns beyond
     `rare_up_to` nodes are kept in `min_support` documents or more; only the extensions of kept patterns are
     candidates (a pattern's documents hold its parent, so no other can be kept). A level of more than
-    `max_candidates` candidates over the workers is merged in hash partitions (`partition`), one after the other:
-    this process holds the kept patterns and one partition's candidates."""
+    `max_candidates` candidates over the workers is merged in parts, each the extensions of a range of the previous
+    level's patterns (parents come first in the order, so the parts follow each other): this process holds the kept
+    patterns and one part's candidates."""
 
     def __init__(self, workers: Workers, max_pattern_size: int, rank: numpy.ndarray, min_support: int,
                  rare_up_to: int, max_candidates: int = MAX_CANDIDATES) -> None:
         columns: List[List[numpy.ndarray]] = [[], [], [], [], []]
-        base = 0
+        base, previous = 0, (0, 0)
         for size in range(1, max_pattern_size + 1):
             candidates = sum(workers.call_all("count", (size,)))
-            parts = max(1, -(-candidates // max_candidates))
-            kept = [self._merge(workers, size, part, parts, rank, 1 if size <= rare_up_to else min_support)
-                    for part in range(parts)]
-            level = kept[0] if parts == 1 else _sorted(kept, rank)
-            if not len(level[0]):
+            parts = 1 if size == 1 else max(1, min(previous[1] - previous[0], -(-candidates // max_candidates)))
+            bounds = numpy.linspace(previous[0], previous[1], parts + 1).round().astype(numpy.int64)
+            start = base
+            for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+                level = self._merge(workers, size, lo, hi, rank, 1 if size <= rare_up_to else min_support)
+                keys = workers.put(level[:3])
+                for i in range(workers.n):
+                    workers.send(i, "place", (size, keys, base, lo, hi))
+                for i in range(workers.n):
+                    workers.receive(i)
+                for c, values in enumerate(level[:3]):
+                    columns[c].append(values)
+                columns[3].append(numpy.full(len(level[0]), size, dtype=numpy.int32))
+                columns[4].append(level[3])
+                base += len(level[0])
+            logger.info("%d subtrees of %d nodes kept of %d candidates (%d part(s))", base - start, size, candidates,
+                        parts)
+            if base == start:
                 break
-            keys = workers.put(level[:3])
-            for i in range(workers.n):
-                workers.send(i, "place", (size, keys, base))
-            for i in range(workers.n):
-                workers.receive(i)
-            for c, values in enumerate(level[:3]):
-                columns[c].append(values)
-            columns[3].append(numpy.full(len(level[0]), size, dtype=numpy.int32))
-            columns[4].append(level[3])
-            base += len(level[0])
-            logger.info("%d subtrees of %d nodes kept of %d candidates (%d partition(s))", len(level[0]), size,
-                        candidates, parts)
+            previous = (start, base)
         self.parent, self.depth, self.label, self.size, self.docs = (numpy.concatenate(c) if c else
                                                                      numpy.zeros(0, dtype=numpy.int64)
                                                                      for c in columns)
 
     @staticmethod
-    def _merge(workers: Workers, size: int, part: int, parts: int, rank: numpy.ndarray,
+    def _merge(workers: Workers, size: int, lo: int, hi: int, rank: numpy.ndarray,
                min_support: int) -> Tuple[numpy.ndarray, ...]:
-        """Partition `part`'s patterns of `size` nodes merged over the workers, those in `min_support` documents or
-        more."""
+        """The patterns of `size` nodes extending merged patterns lo to hi - 1, merged over the workers, those in
+        `min_support` documents or more."""
         empty = numpy.zeros(0, dtype=numpy.int64)
         level: Tuple[numpy.ndarray, ...] = (empty, empty.astype(numpy.int32), empty.astype(numpy.int32), empty)
         for i in range(workers.n):
-            workers.send(i, "level", (size, part, parts))
+            workers.send(i, "level", (size, lo, hi))
             level = merge_level(level, workers.receive(i), rank)
         keep = level[3] >= min_support
         return tuple(values[keep] for values in level)
@@ -389,13 +382,6 @@ class MergedPatterns:
     def codes(self, strings: List[str]) -> PatternCodes:
         """The codes of the kept patterns, in order."""
         return PatternCodes.from_tree(self.parent, self.depth, self.label, self.size, strings)
-
-
-def _sorted(parts: Sequence[Tuple[numpy.ndarray, ...]], rank: numpy.ndarray) -> Tuple[numpy.ndarray, ...]:
-    """Disjoint sets of one level's patterns as one, sorted as `merge_level` sorts."""
-    parent, depth, label, docs = (numpy.concatenate(c) for c in zip(*parts))
-    order = numpy.lexsort((rank[label], depth, parent))
-    return parent[order], depth[order], label[order], docs[order]
 
 
 class FileShards(Shards):
