@@ -200,9 +200,12 @@ class ShardFileWorker(_ShardHolder):
                              **settings)
         del self.labels, self.parents, relabel
         space.expand_all()
-        self.matrix, self.table = space.pattern_matrix(), space.pattern_table()
+        (indptr, docs, counts), self.table = space.pattern_matrix(), space.pattern_table()
         del space
-        self.merged = numpy.full(len(self.table[0]), -1, dtype=numpy.int64)
+        if len(counts) and int(counts.max()) < 256:
+            counts = counts.astype(numpy.uint8)
+        self.matrix = (indptr, docs, counts)
+        self.merged = numpy.full(len(self.table[0]), -1, dtype=numpy.int32)
         return len(self.merged)
 
     def _level(self, size: int, lo: int, hi: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
@@ -231,7 +234,7 @@ class ShardFileWorker(_ShardHolder):
         `keys` (sorted), the first of which is merged pattern `base` (-1: not kept)."""
         mine, parents = self._level(size, lo, hi)
         found = positions(keys, (parents, self.table[1][mine], self.table[2][mine]), self.rank)
-        self.merged[mine] = numpy.where(found >= 0, base + found, -1)
+        self.merged[mine] = numpy.where(found >= 0, base + found, -1).astype(numpy.int32)
 
     def build(self, columns: numpy.ndarray, idf: numpy.ndarray, features: str, starts: List[int]) -> int:
         """Hold the files' `DocumentShard`s: the counts of the kept merged patterns, merged pattern k as column
