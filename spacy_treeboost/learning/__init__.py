@@ -6,7 +6,7 @@ default), `corrective` (CorrectiveBoostClassifier: boosted rules refitted jointl
 `selection` and `sharded` (the linear models' feature maps, solvers, model selection and fits over document shards,
 the whole matrices being one; `products`, their threaded sparse products), `_mine` (the compiled subtree miner),
 `backends` (the boosting search's workers), `tasks` (where work runs: in this process, local processes or Ray
-actors), `shard_files` (the default learner trained from shard files that its workers read: TreeShards) and
+actors), `shard_files` and `shard_merge` (the default learner trained from shard files that its workers read: TreeShards) and
 `classifier_files` (fitted learners as data).
 
 The names below load on first use, so that a search worker process, which needs `backends`, `tasks` and `_mine`
