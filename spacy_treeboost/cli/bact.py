@@ -4,6 +4,7 @@ import os
 import sys
 import time
 from collections import Counter
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, cast
 
@@ -37,11 +38,11 @@ def _check_writable(path: Path) -> None:
         _fail(f"cannot write {path}: permission denied")
 
 
-def _read(path: Path, vocab: Any = None) -> Any:
-    from ..trees.bact import read_bact
-
+@contextmanager
+def _reading(path: Path) -> Iterator[None]:
+    """Fail with one line when `path` cannot be read or is not in the BACT format."""
     try:
-        return read_bact(path, vocab, add_labels=vocab is None)
+        yield
     except OSError as err:
         _fail(f"cannot read {path}: {err.strerror}")
     except BactFormatError as err:
@@ -61,9 +62,11 @@ def _training_files(train: List[Path]) -> List[Path]:
 def _read_all(paths: List[Path]) -> Any:
     """The trees and classes of the files, in order, as one forest."""
     from ..learning.shard_files import TreeShards, read_shard_files
+    from ..trees.bact import read_bact
 
     if len(paths) == 1:
-        return _read(paths[0])
+        with _reading(paths[0]):
+            return read_bact(paths[0])
     try:
         names = [str(p) for p in paths]
         return read_shard_files(TreeShards(names), names)[:2]
@@ -157,6 +160,13 @@ def learn(
     _learn_boosting(settings, paths, model, rounds)
 
 
+def _say_nodes(what: str, nodes: Optional[List[str]]) -> None:
+    """The line that says on how many Ray nodes the workers run."""
+    if nodes:
+        typer.echo(f"{len(nodes)} {what} on {len(set(nodes))} Ray node(s): "
+                   f"{', '.join(sorted(set(n[:12] for n in nodes)))}", err=True)
+
+
 def _learn_boosting(clf: Any, paths: List[Path], model: Path, rounds: int) -> None:
     """Boost `clf` (a `TreeBoostClassifier`) for `rounds` rounds on the files, with a progress bar, and write it."""
     from tqdm import tqdm
@@ -169,10 +179,7 @@ def _learn_boosting(clf: Any, paths: List[Path], model: Path, rounds: int) -> No
     except (ValueError, ImportError) as err:
         _fail(str(err))
     del forest
-    nodes = getattr(clf.space_, "node_ids", None)
-    if nodes:
-        typer.echo(f"{len(nodes)} search workers on {len(set(nodes))} Ray node(s): "
-                   f"{', '.join(sorted(set(n[:12] for n in nodes)))}", err=True)
+    _say_nodes("search workers", getattr(clf.space_, "node_ids", None))
     bar = tqdm(total=rounds, unit="round", disable=not sys.stderr.isatty(), file=sys.stderr)
 
     def progress(entry: Dict[str, Any]) -> None:
@@ -297,10 +304,7 @@ def _learn_linear(train: List[Path], model: Path, algorithm: str, booster: Any, 
             clf, info = corrective, corrective.refit_info_
     except (ValueError, MemoryError, ImportError, RuntimeError) as err:
         _fail(str(err))
-    holders = getattr(clf, "shard_holders_", None)
-    if holders:
-        typer.echo(f"{len(holders)} shard holders on {len(set(holders))} Ray node(s): "
-                   f"{', '.join(sorted(set(n[:12] for n in holders)))}", err=True)
+    _say_nodes("shard holders", getattr(clf, "shard_holders_", None))
     chosen = ", ".join(f"{i['head']}: " + (f"{i['features']}, " if "features" in i else "") + f"C={i['C']}"
                        for i in info)
     _write_fitted(model, clf, read_seconds,
@@ -314,15 +318,11 @@ CLASSIFY_BATCH = 100
 
 
 def _stream(path: Path, vocab: Any, add_labels: bool) -> Iterator[Any]:
-    """Batches of (forest, gold labels) read from `path`, failing with a message as `_read` does."""
+    """Batches of (forest, gold labels) read from `path`."""
     from ..trees import iter_bact
 
-    try:
+    with _reading(path):
         yield from iter_bact(path, vocab, add_labels=add_labels, batch_size=CLASSIFY_BATCH)
-    except OSError as err:
-        _fail(f"cannot read {path}: {err.strerror}")
-    except BactFormatError as err:
-        _fail(str(err))
 
 
 def _warn_unknown_gold(unknown: "Counter[str]", n_docs: int, classes: Any) -> None:
