@@ -240,27 +240,20 @@ def docs_to_forest(docs: Iterable, spec: TreeSpec, vocab: Optional[LabelVocab] =
 
 
 def _row_keys(values: numpy.ndarray) -> numpy.ndarray:
-    """One uint64 key per row of attribute values (the value itself for a single attribute)."""
+    """One key per row of attribute values: the value itself for one attribute, else the row's bytes."""
+    values = numpy.ascontiguousarray(values, dtype=numpy.uint64)
     if values.shape[1] == 1:
         return values[:, 0]
-    keys = values[:, 0].copy()
-    for j in range(1, values.shape[1]):
-        keys = keys * numpy.uint64(0x100000001B3) ^ values[:, j]
-    return keys
+    return values.view(numpy.dtype((numpy.void, 8 * values.shape[1]))).ravel()
 
 
 class _LabelTable:
-    """Label ids of attribute-value rows: found by key (a hash for several attributes), then compared exactly."""
+    """Label ids of attribute-value rows, found by binary search."""
 
     def __init__(self, rows: numpy.ndarray, ids: Sequence[int]) -> None:
         keys = _row_keys(rows)
         order = numpy.argsort(keys, kind="stable")
-        self._keys = keys[order]
-        self._rows = rows[order]
-        self._ids = numpy.asarray(ids, dtype=numpy.int32)[order]
-        shared = numpy.isin(self._keys, self._keys[1:][self._keys[1:] == self._keys[:-1]])
-        self._shared_keys = numpy.unique(self._keys[shared])
-        self._by_row = {tuple(r): i for r, i in zip(self._rows[shared].tolist(), self._ids[shared].tolist())}
+        self._keys, self._ids = keys[order], numpy.asarray(ids, dtype=numpy.int32)[order]
 
     def __call__(self, values: numpy.ndarray) -> numpy.ndarray:
         """Each row's label id, or -1."""
@@ -268,14 +261,7 @@ class _LabelTable:
         if not len(self._keys):
             return numpy.full(len(keys), -1, dtype=numpy.int32)
         pos = numpy.minimum(numpy.searchsorted(self._keys, keys), len(self._keys) - 1)
-        hit = self._keys[pos] == keys
-        if values.shape[1] > 1:
-            hit &= (self._rows[pos] == values).all(axis=1)
-        out = numpy.where(hit, self._ids[pos], -1).astype(numpy.int32)
-        if len(self._shared_keys):
-            for j in numpy.flatnonzero(numpy.isin(keys, self._shared_keys)).tolist():
-                out[j] = self._by_row.get(tuple(values[j].tolist()), -1)
-        return out
+        return numpy.where(self._keys[pos] == keys, self._ids[pos], -1).astype(numpy.int32)
 
 
 class DocIndexer:
