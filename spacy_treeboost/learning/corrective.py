@@ -74,12 +74,8 @@ def weights_to_rules(rules: RuleSet, out: RuleSet, head: int, columns: Sequence[
     out.intercepts[head] = bias
 
 
-def corrective_rules(
-    rules: RuleSet,
-    forest: Forest,
-    targets: Sequence[numpy.ndarray],
-    settings: Optional["CorrectiveBoostClassifier"] = None,
-) -> Tuple[RuleSet, List[Dict[str, Any]]]:
+def corrective_rules(rules: RuleSet, forest: Forest, targets: Sequence[numpy.ndarray],
+                     settings: Optional["CorrectiveBoostClassifier"] = None) -> Tuple[RuleSet, List[Dict[str, Any]]]:
     """Refit the weights of every head's rules jointly on the training trees.
 
     rules (RuleSet): Boosted rules (any algorithm).
@@ -131,19 +127,9 @@ class CorrectiveBoostClassifier(RuleClassifier):
         **{name: entry for name, entry in SOLVER_CONSTRAINTS.items() if name != "loss"},
     }
 
-    def __init__(
-        self,
-        estimator: Optional[TreeBoostClassifier] = None,
-        *,
-        C: Optional[float] = None,
-        Cs: Sequence[float] = CORRECTIVE_CS,
-        l1_ratio: float = 0.0,
-        cv: int = 5,
-        features: str = "presence",
-        refit_every: int = 0,
-        max_iter: int = 1000,
-        tol: float = 1e-3,
-    ) -> None:
+    def __init__(self, estimator: Optional[TreeBoostClassifier] = None, *, C: Optional[float] = None,
+                 Cs: Sequence[float] = CORRECTIVE_CS, l1_ratio: float = 0.0, cv: int = 5, features: str = "presence",
+                 refit_every: int = 0, max_iter: int = 1000, tol: float = 1e-3) -> None:
         self.estimator = estimator
         self.C = C
         self.Cs = Cs

@@ -116,23 +116,11 @@ class TreeBoostClassifier(RuleClassifier):
     positive_class: Optional[Any] = None
     space_: SearchBackend
 
-    def __init__(
-        self,
-        algorithm: str = "frequency",
-        *,
-        criterion: str = "iwakura",
-        n_rounds: int = 100,
-        max_pattern_size: int = 3,
-        min_support: int = 1,
-        smoothing: Optional[float] = None,
-        boosting: str = "adaboost",
-        include_root_patterns: bool = False,
-        positive_class: Optional[Any] = None,
-        max_cache_mb: Optional[int] = None,
-        n_workers: int = 1,
-        backend: Optional[str] = None,
-        ray_address: Optional[str] = None,
-    ) -> None:
+    def __init__(self, algorithm: str = "frequency", *, criterion: str = "iwakura", n_rounds: int = 100,
+                 max_pattern_size: int = 3, min_support: int = 1, smoothing: Optional[float] = None,
+                 boosting: str = "adaboost", include_root_patterns: bool = False, positive_class: Optional[Any] = None,
+                 max_cache_mb: Optional[int] = None, n_workers: int = 1, backend: Optional[str] = None,
+                 ray_address: Optional[str] = None) -> None:
         self.algorithm = algorithm
         self.criterion = criterion
         self.n_rounds = n_rounds
