@@ -6,7 +6,6 @@ Probabilities are sigmoid(2F) per head, or softmax(2F) over exclusive classes.
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy
-from scipy.special import expit, softmax
 
 from ..exceptions import NotFittedError
 from ..params import Validated
@@ -127,10 +126,11 @@ class RuleClassifier(Validated):
 
 def margins_to_proba(F: numpy.ndarray, classes: Sequence[Any], positive: Any, *, multilabel: bool) -> numpy.ndarray:
     """Probabilities from margins: sigmoid(2F) for binary and multi-label, softmax(2F) for exclusive classes."""
-    if F.ndim == 1:
-        p = expit(2.0 * F)
-        return numpy.stack([p if str(c) == str(positive) else 1 - p for c in classes], axis=1)
-    return expit(2.0 * F) if multilabel else softmax(2.0 * F, axis=1)
+    if F.ndim == 1 or multilabel:
+        p = 1.0 / (1.0 + numpy.exp(-2.0 * F))
+        return p if F.ndim == 2 else numpy.stack([p if str(c) == str(positive) else 1 - p for c in classes], axis=1)
+    e = numpy.exp(2.0 * (F - F.max(axis=1, keepdims=True)))
+    return e / e.sum(axis=1, keepdims=True)
 
 
 def cats_from_margins(margins: numpy.ndarray, learner: RuleClassifier, labels: Sequence[str]) -> List[Dict[str, float]]:
