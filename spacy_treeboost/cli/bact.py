@@ -6,7 +6,7 @@ import time
 from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, cast
+from typing import Any, Dict, Iterator, List, Optional
 
 import typer
 
@@ -240,18 +240,7 @@ def _learn_from_config(ctx: typer.Context, train: List[Path], model: Path, confi
 
     if not isinstance(estimator, RuleClassifier):
         _fail(f"{config_path}: the learner block does not build a subtree learner (got {type(estimator).__name__})")
-    from ..learning.subtree_linear import SubtreeLinearClassifier
-
-    clock = time.process_time()
-    data = (_shards(train), None) if len(train) > 1 and isinstance(estimator, SubtreeLinearClassifier) \
-        else _read_all(train)
-    read_seconds = time.process_time() - clock
-    try:
-        estimator.fit(*data)
-    except (ValueError, MemoryError, ImportError, RuntimeError) as err:
-        _fail(str(err))
-    _write_fitted(model, estimator, read_seconds, f"learned {len(estimator.rules_)} rules over "
-                  f"{estimator.rules_.n_patterns} distinct subtrees with {type(estimator).__name__} -> {model}", train)
+    _fit_and_write(estimator, train, model)
 
 
 def _model_size(model: Path, n_rules: int, train: List[Path]) -> str:
@@ -277,39 +266,47 @@ def _write_fitted(model: Path, clf: Any, read_seconds: float, summary: str, trai
 
 
 def _learn_linear(train: List[Path], model: Path, algorithm: str, booster: Any, opts: Dict[str, Any]) -> None:
-    """Fit the subtree-linear model (on several files, read by its workers), or refit the rules of `booster` (whose
-    settings are the shared ones)."""
+    """Fit the subtree-linear model, or refit the rules of `booster` (whose settings are the shared ones)."""
     from ..learning.classifier import RuleClassifier
     from ..learning.corrective import CorrectiveBoostClassifier
     from ..learning.subtree_linear import SubtreeLinearClassifier
 
+    clf: RuleClassifier
+    if algorithm == "linear":
+        common = {k: getattr(booster, k) for k in ("min_support", "include_root_patterns", "max_cache_mb")}
+        given = {k: opts[k] for k in ("C", "cv", "max_pattern_size", "shard_documents") if opts[k] is not None}
+        given.update(n_workers=booster.n_workers, backend=booster.backend, ray_address=booster.ray_address)
+        if opts["choose_C"]:
+            given["C"] = None
+        clf = SubtreeLinearClassifier(features=opts["features"], loss=opts["loss"], l1_ratio=opts["l1_ratio"],
+                                      **common, **given)
+    else:
+        clf = CorrectiveBoostClassifier(booster, C=opts["C"], l1_ratio=opts["l1_ratio"],
+                                        cv=5 if opts["cv"] is None else opts["cv"])
+    _fit_and_write(clf, train, model, chosen=True)
+
+
+def _fit_and_write(clf: Any, train: List[Path], model: Path, chosen: bool = False) -> None:
+    """Fit `clf` on the training files (several files as shards, for the linear learner), write its model and say
+    what was learned (with `chosen`: each head's C and features; else the learner)."""
+    from ..learning.subtree_linear import SubtreeLinearClassifier
+
     clock = time.process_time()
-    forest, classes = (_shards(train), None) if algorithm == "linear" and len(train) > 1 else _read_all(train)
-    classes = cast(List[Any], classes)
+    data = (_shards(train), None) if len(train) > 1 and isinstance(clf, SubtreeLinearClassifier) else _read_all(train)
     read_seconds = time.process_time() - clock
     try:
-        if algorithm == "linear":
-            common = {k: getattr(booster, k) for k in ("min_support", "include_root_patterns", "max_cache_mb")}
-            given = {k: opts[k] for k in ("C", "cv", "max_pattern_size", "shard_documents") if opts[k] is not None}
-            given.update(n_workers=booster.n_workers, backend=booster.backend, ray_address=booster.ray_address)
-            if opts["choose_C"]:
-                given["C"] = None
-            linear = SubtreeLinearClassifier(features=opts["features"], loss=opts["loss"], l1_ratio=opts["l1_ratio"],
-                                             **common, **given).fit(forest, classes)
-            clf: RuleClassifier = linear
-            info = linear.fit_info_
-        else:
-            corrective = CorrectiveBoostClassifier(booster, C=opts["C"], l1_ratio=opts["l1_ratio"],
-                                                   cv=5 if opts["cv"] is None else opts["cv"]).fit(forest, classes)
-            clf, info = corrective, corrective.refit_info_
+        clf.fit(*data)
     except (ValueError, MemoryError, ImportError, RuntimeError) as err:
         _fail(str(err))
     _say_nodes("shard holders", getattr(clf, "shard_holders_", None))
-    chosen = ", ".join(f"{i['head']}: " + (f"{i['features']}, " if "features" in i else "") + f"C={i['C']}"
-                       for i in info)
-    _write_fitted(model, clf, read_seconds,
-                  f"learned {len(clf.rules_)} rules over {clf.rules_.n_patterns} distinct subtrees ({chosen}) -> {model}",
-                  train)
+    summary = f"learned {len(clf.rules_)} rules over {clf.rules_.n_patterns} distinct subtrees"
+    if chosen:
+        info = clf.fit_info_ if isinstance(clf, SubtreeLinearClassifier) else clf.refit_info_
+        summary += " (" + ", ".join(f"{i['head']}: " + (f"{i['features']}, " if "features" in i else "") +
+                                    f"C={i['C']}" for i in info) + ")"
+    else:
+        summary += f" with {type(clf).__name__}"
+    _write_fitted(model, clf, read_seconds, f"{summary} -> {model}", train)
 
 
 # Documents per batch of `classify`: small enough that the allocator reuses a batch's arrays for the next batch
