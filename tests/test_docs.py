@@ -8,7 +8,6 @@ from hypothesis import strategies as st
 from spacy.tokens import Doc
 
 from spacy_treeboost.trees._preorder import dependency_preorder
-from spacy_treeboost.trees import doc_trees
 from spacy_treeboost.trees.doc_trees import DocIndexer, TreeSpec, _skip_tokens, docs_to_forest, join_label, split_label
 from spacy_treeboost.trees.forest import ROOT_LABEL
 from spacy_treeboost.trees.bact import tree_to_sexpr
@@ -102,9 +101,8 @@ def test_joined_labels_split_back_exactly(values, other):
 
 
 @pytest.mark.parametrize("mode", ["chain", "dependency", "chain+dependency"])
-def test_rows_whose_keys_collide_still_get_their_own_labels(monkeypatch, mode):
-    """Several-attribute keys are hashes: rows that share a key are told apart by their values."""
-    monkeypatch.setattr(doc_trees, "_row_keys", lambda values: numpy.zeros(len(values), dtype=numpy.uint64))
+def test_rows_of_several_attributes_get_their_own_labels(mode):
+    """Rows of several attribute values are looked up exactly (unknown rows: -1)."""
     docs = [Doc(VOCAB, words=w, heads=[0] + [0] * (len(w) - 1), deps=["ROOT"] + ["dep"] * (len(w) - 1))
             for w in (["a", "b", "c"], ["c", "x|y", "a"])]
     spec = TreeSpec(mode, ["LOWER", "DEP"])

@@ -4,8 +4,9 @@ import os
 import sys
 import time
 from collections import Counter
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, cast
+from typing import Any, Dict, Iterator, List, Optional
 
 import typer
 
@@ -37,11 +38,11 @@ def _check_writable(path: Path) -> None:
         _fail(f"cannot write {path}: permission denied")
 
 
-def _read(path: Path, vocab: Any = None) -> Any:
-    from ..trees.bact import read_bact
-
+@contextmanager
+def _reading(path: Path) -> Iterator[None]:
+    """Fail with one line when `path` cannot be read or is not in the BACT format."""
     try:
-        return read_bact(path, vocab, add_labels=vocab is None)
+        yield
     except OSError as err:
         _fail(f"cannot read {path}: {err.strerror}")
     except BactFormatError as err:
@@ -61,9 +62,11 @@ def _training_files(train: List[Path]) -> List[Path]:
 def _read_all(paths: List[Path]) -> Any:
     """The trees and classes of the files, in order, as one forest."""
     from ..learning.shard_files import TreeShards, read_shard_files
+    from ..trees.bact import read_bact
 
     if len(paths) == 1:
-        return _read(paths[0])
+        with _reading(paths[0]):
+            return read_bact(paths[0])
     try:
         names = [str(p) for p in paths]
         return read_shard_files(TreeShards(names), names)[:2]
@@ -157,6 +160,13 @@ def learn(
     _learn_boosting(settings, paths, model, rounds)
 
 
+def _say_nodes(what: str, nodes: Optional[List[str]]) -> None:
+    """The line that says on how many Ray nodes the workers run."""
+    if nodes:
+        typer.echo(f"{len(nodes)} {what} on {len(set(nodes))} Ray node(s): "
+                   f"{', '.join(sorted(set(n[:12] for n in nodes)))}", err=True)
+
+
 def _learn_boosting(clf: Any, paths: List[Path], model: Path, rounds: int) -> None:
     """Boost `clf` (a `TreeBoostClassifier`) for `rounds` rounds on the files, with a progress bar, and write it."""
     from tqdm import tqdm
@@ -169,10 +179,7 @@ def _learn_boosting(clf: Any, paths: List[Path], model: Path, rounds: int) -> No
     except (ValueError, ImportError) as err:
         _fail(str(err))
     del forest
-    nodes = getattr(clf.space_, "node_ids", None)
-    if nodes:
-        typer.echo(f"{len(nodes)} search workers on {len(set(nodes))} Ray node(s): "
-                   f"{', '.join(sorted(set(n[:12] for n in nodes)))}", err=True)
+    _say_nodes("search workers", getattr(clf.space_, "node_ids", None))
     bar = tqdm(total=rounds, unit="round", disable=not sys.stderr.isatty(), file=sys.stderr)
 
     def progress(entry: Dict[str, Any]) -> None:
@@ -233,18 +240,7 @@ def _learn_from_config(ctx: typer.Context, train: List[Path], model: Path, confi
 
     if not isinstance(estimator, RuleClassifier):
         _fail(f"{config_path}: the learner block does not build a subtree learner (got {type(estimator).__name__})")
-    from ..learning.subtree_linear import SubtreeLinearClassifier
-
-    clock = time.process_time()
-    data = (_shards(train), None) if len(train) > 1 and isinstance(estimator, SubtreeLinearClassifier) \
-        else _read_all(train)
-    read_seconds = time.process_time() - clock
-    try:
-        estimator.fit(*data)
-    except (ValueError, MemoryError, ImportError, RuntimeError) as err:
-        _fail(str(err))
-    _write_fitted(model, estimator, read_seconds, f"learned {len(estimator.rules_)} rules over "
-                  f"{estimator.rules_.n_patterns} distinct subtrees with {type(estimator).__name__} -> {model}", train)
+    _fit_and_write(estimator, train, model)
 
 
 def _model_size(model: Path, n_rules: int, train: List[Path]) -> str:
@@ -270,42 +266,47 @@ def _write_fitted(model: Path, clf: Any, read_seconds: float, summary: str, trai
 
 
 def _learn_linear(train: List[Path], model: Path, algorithm: str, booster: Any, opts: Dict[str, Any]) -> None:
-    """Fit the subtree-linear model (on several files, read by its workers), or refit the rules of `booster` (whose
-    settings are the shared ones)."""
+    """Fit the subtree-linear model, or refit the rules of `booster` (whose settings are the shared ones)."""
     from ..learning.classifier import RuleClassifier
     from ..learning.corrective import CorrectiveBoostClassifier
     from ..learning.subtree_linear import SubtreeLinearClassifier
 
+    clf: RuleClassifier
+    if algorithm == "linear":
+        common = {k: getattr(booster, k) for k in ("min_support", "include_root_patterns", "max_cache_mb")}
+        given = {k: opts[k] for k in ("C", "cv", "max_pattern_size", "shard_documents") if opts[k] is not None}
+        given.update(n_workers=booster.n_workers, backend=booster.backend, ray_address=booster.ray_address)
+        if opts["choose_C"]:
+            given["C"] = None
+        clf = SubtreeLinearClassifier(features=opts["features"], loss=opts["loss"], l1_ratio=opts["l1_ratio"],
+                                      **common, **given)
+    else:
+        clf = CorrectiveBoostClassifier(booster, C=opts["C"], l1_ratio=opts["l1_ratio"],
+                                        cv=5 if opts["cv"] is None else opts["cv"])
+    _fit_and_write(clf, train, model, chosen=True)
+
+
+def _fit_and_write(clf: Any, train: List[Path], model: Path, chosen: bool = False) -> None:
+    """Fit `clf` on the training files (several files as shards, for the linear learner), write its model and say
+    what was learned (with `chosen`: each head's C and features; else the learner)."""
+    from ..learning.subtree_linear import SubtreeLinearClassifier
+
     clock = time.process_time()
-    forest, classes = (_shards(train), None) if algorithm == "linear" and len(train) > 1 else _read_all(train)
-    classes = cast(List[Any], classes)
+    data = (_shards(train), None) if len(train) > 1 and isinstance(clf, SubtreeLinearClassifier) else _read_all(train)
     read_seconds = time.process_time() - clock
     try:
-        if algorithm == "linear":
-            common = {k: getattr(booster, k) for k in ("min_support", "include_root_patterns", "max_cache_mb")}
-            given = {k: opts[k] for k in ("C", "cv", "max_pattern_size", "shard_documents") if opts[k] is not None}
-            given.update(n_workers=booster.n_workers, backend=booster.backend, ray_address=booster.ray_address)
-            if opts["choose_C"]:
-                given["C"] = None
-            linear = SubtreeLinearClassifier(features=opts["features"], loss=opts["loss"], l1_ratio=opts["l1_ratio"],
-                                             **common, **given).fit(forest, classes)
-            clf: RuleClassifier = linear
-            info = linear.fit_info_
-        else:
-            corrective = CorrectiveBoostClassifier(booster, C=opts["C"], l1_ratio=opts["l1_ratio"],
-                                                   cv=5 if opts["cv"] is None else opts["cv"]).fit(forest, classes)
-            clf, info = corrective, corrective.refit_info_
+        clf.fit(*data)
     except (ValueError, MemoryError, ImportError, RuntimeError) as err:
         _fail(str(err))
-    holders = getattr(clf, "shard_holders_", None)
-    if holders:
-        typer.echo(f"{len(holders)} shard holders on {len(set(holders))} Ray node(s): "
-                   f"{', '.join(sorted(set(n[:12] for n in holders)))}", err=True)
-    chosen = ", ".join(f"{i['head']}: " + (f"{i['features']}, " if "features" in i else "") + f"C={i['C']}"
-                       for i in info)
-    _write_fitted(model, clf, read_seconds,
-                  f"learned {len(clf.rules_)} rules over {clf.rules_.n_patterns} distinct subtrees ({chosen}) -> {model}",
-                  train)
+    _say_nodes("shard holders", getattr(clf, "shard_holders_", None))
+    summary = f"learned {len(clf.rules_)} rules over {clf.rules_.n_patterns} distinct subtrees"
+    if chosen:
+        info = clf.fit_info_ if isinstance(clf, SubtreeLinearClassifier) else clf.refit_info_
+        summary += " (" + ", ".join(f"{i['head']}: " + (f"{i['features']}, " if "features" in i else "") +
+                                    f"C={i['C']}" for i in info) + ")"
+    else:
+        summary += f" with {type(clf).__name__}"
+    _write_fitted(model, clf, read_seconds, f"{summary} -> {model}", train)
 
 
 # Documents per batch of `classify`: small enough that the allocator reuses a batch's arrays for the next batch
@@ -314,15 +315,11 @@ CLASSIFY_BATCH = 100
 
 
 def _stream(path: Path, vocab: Any, add_labels: bool) -> Iterator[Any]:
-    """Batches of (forest, gold labels) read from `path`, failing with a message as `_read` does."""
+    """Batches of (forest, gold labels) read from `path`."""
     from ..trees import iter_bact
 
-    try:
+    with _reading(path):
         yield from iter_bact(path, vocab, add_labels=add_labels, batch_size=CLASSIFY_BATCH)
-    except OSError as err:
-        _fail(f"cannot read {path}: {err.strerror}")
-    except BactFormatError as err:
-        _fail(str(err))
 
 
 def _warn_unknown_gold(unknown: "Counter[str]", n_docs: int, classes: Any) -> None:

@@ -1,12 +1,8 @@
-"""Search backends: where the subtree search of each boosting round runs.
+"""The boosting search on several workers, split by root label.
 
-Every worker holds the whole forest and every head's document scores; the
-search space is split by root label. Each round every worker returns its best
-candidate under the search's total tie order, the coordinator picks the global
-best in the order a single search would have met the candidates, the owner
-sends the winner's (documents, counts), and every worker applies the same rule
-to its scores. All backends run the same `SearchWorker`, so they learn the same
-rules bit for bit.
+Each worker holds the whole forest and every head's scores. Each round every worker returns its best candidate, the
+coordinator picks the one a single search would have picked (`_merge`), and every worker applies the winning rule.
+All backends run the same `SearchWorker`, so they learn the same rules bit for bit.
 """
 import hashlib
 import heapq
@@ -18,8 +14,7 @@ import numpy
 from ..trees.forest import release_pages
 from .tasks import Build, WorkerDiedError, Workers, make_workers
 
-# without shared best values (Ray), a worker's candidate comes with its search reply only when it occurs in at most
-# this many documents; the coordinator asks the winner for a larger one
+# without shared best values (Ray), a candidate's documents come with the reply only up to this many
 REPLY_DOCUMENTS = 1 << 16
 
 
@@ -32,10 +27,7 @@ def boosting_weights(scores: numpy.ndarray, y: numpy.ndarray) -> numpy.ndarray:
 
 def assign_root_labels(labels: numpy.ndarray, parents: numpy.ndarray, n_labels: int, n_workers: int,
                        include_root: bool) -> numpy.ndarray:
-    """The worker that owns each root label: largest cached size (occurrences) first, to the least-loaded worker.
-
-    RETURNS (numpy.ndarray): int32 owner per label id (labels that occur nowhere go to worker 0).
-    """
+    """The int32 worker of each root label: largest first, to the least-loaded worker (absent labels: worker 0)."""
     from ._patterns import label_sizes
 
     size = label_sizes(labels, parents, n_labels, include_root)
@@ -55,11 +47,7 @@ def _narrowest(largest: int) -> Any:
 
 
 def pack_occurrences(docs: numpy.ndarray, counts: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    """A winner's (docs, counts) in the narrowest unsigned types that hold them, order kept.
-
-    Every round sends them to every worker; narrow, they mostly stay under the size that Ray sends inline
-    (larger messages go through its object store).
-    """
+    """A winner's (docs, counts) in the narrowest unsigned types that hold them (sent to every worker each round)."""
     narrow_docs = docs.astype(_narrowest(int(docs.max()) if len(docs) else 0))
     return narrow_docs, counts.astype(_narrowest(int(counts.max()) if len(counts) else 0))
 
@@ -82,20 +70,16 @@ def rule_outputs(n_docs: int, docs: numpy.ndarray, counts: numpy.ndarray, z: int
 
 
 class SearchWorker:
-    """One worker's share: the forest, the search space of the root labels it owns, every head's scores.
+    """One worker: the forest, the search space of the root labels it owns, every head's scores.
 
-    forest (tuple): labels, parents, offsets and label_rank arrays of the training forest.
-    targets (list): one int8 {-1, +1} array per head.
-    space_settings (dict): keyword arguments of `SearchSpace`.
-    search_settings (dict): criterion, presence and bact of the learner.
-    owned (Optional[numpy.ndarray]): per label id, whether this worker owns it; None owns every label.
-    shared_best (Optional[numpy.ndarray]): per head, the best value any worker has found this round, in memory
-        the workers share (`SearchSpace.best_rule`); the coordinator resets it before each round.
-    space (Optional[SearchSpace]): The forest already indexed by `SearchSpace(*forest, **space_settings)`, owning
-        every root label (a forked worker's copy of the one its parent built); None builds it.
-    inherited (bool): This is a forked process, whose `forest` arrays are its parent's: the search space shares the
-        labels with the parent and holds its own links, so the pages of the parents and offsets are given back
-        (`release_pages`) instead of being kept a second time.
+    forest (tuple): labels, parents, offsets and label_rank of the training forest.
+    targets (list): One int8 {-1, +1} array per head.
+    space_settings (dict): Keyword arguments of `SearchSpace`.
+    search_settings (dict): criterion, presence and bact.
+    owned (Optional[numpy.ndarray]): Per label id, whether this worker owns it; None owns all.
+    shared_best (Optional[numpy.ndarray]): Per head, the best value any worker found this round (shared memory).
+    space (Optional[SearchSpace]): The forest already indexed (a forked worker's copy of its parent's); None builds it.
+    inherited (bool): A forked process: give back the pages of the inherited parents and offsets.
     """
 
     def __init__(self, forest: Tuple[numpy.ndarray, ...], targets: List[numpy.ndarray], space_settings: Dict[str, Any],
@@ -146,10 +130,7 @@ class SearchWorker:
         return out
 
     def _may_win(self, k: int, value: float) -> bool:
-        """Whether head k's candidate of this value can be the round's best: not below, by more than a tie, the best
-        value another worker has found (shared values only rise, so one that ends higher beats this one anyway).
-        Without shared values (Ray) every candidate may win, and only one in at most `REPLY_DOCUMENTS` documents
-        comes with its reply."""
+        """Whether head k's candidate can be the round's best: not below the best shared value by more than a tie."""
         if self.shared_best is None:
             return True
         from ._criteria import tie_tolerance
@@ -163,8 +144,7 @@ class SearchWorker:
                 + (self.space.pattern_code(self.last_node[k]),) for k in heads]
 
     def update(self, k: int, docs: numpy.ndarray, counts: numpy.ndarray, z: int, a: float, b: float) -> None:
-        """Apply a rule to head k's scores; with one head, also prepare its next search (`SearchSpace.prepare`)
-        while the coordinator books the round (with several, each head's update would undo the last one's)."""
+        """Apply a rule to head k's scores; with one head, also prepare its next search (`SearchSpace.prepare`)."""
         docs, counts = unpack_occurrences(docs, counts)
         self.scores[k] += rule_outputs(len(self.scores[k]), docs, counts, z, a, b, self.settings["bact"])
         self.prepared = None
@@ -180,7 +160,7 @@ class SearchWorker:
         self.prepared = None
 
     def location(self) -> Dict[str, Any]:
-        """Where this worker runs: host name, process id and, as a Ray actor, the Ray node id (else None)."""
+        """Host name, process id and Ray node id (None outside Ray) of this worker."""
         import os
         import socket
         import sys
@@ -190,8 +170,7 @@ class SearchWorker:
         return {"host": socket.gethostname(), "pid": os.getpid(), "ray_node": node}
 
     def stats(self) -> Dict[str, Any]:
-        """Search CPU seconds so far, the id, CPU seconds and peak RSS of the worker's process (this process for worker 0
-        of the processes backend), and its cache."""
+        """Search CPU seconds, the process's id, CPU seconds and peak RSS, and the cache's size."""
         import os
         import resource
 
@@ -235,7 +214,9 @@ class SearchBackend:
     def __init__(self, workers: Workers) -> None:
         self.workers, self.n_workers = workers, workers.n
         self.shared_best: Optional[numpy.ndarray] = workers.shared.get("shared_best")
-        self.start_workers()
+        self._pending: List[Tuple[str, Tuple[Any, ...]]] = []
+        self._digests: Dict[int, bytes] = {}
+        self.n_patterns = max(self._call_all(range(self.n_workers), "n_patterns", [()] * self.n_workers))
 
     def _call_all(self, workers: Sequence[int], method: str, args: Sequence[Tuple[Any, ...]]) -> List[Any]:
         for i, a in zip(workers, args):
@@ -250,12 +231,6 @@ class SearchBackend:
         if name in ("start_method", "processes", "pids", "actors"):
             return getattr(self.__dict__["workers"], name, None if name == "start_method" else [])
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
-    def start_workers(self) -> None:
-        self._pending: List[Tuple[str, Tuple[Any, ...]]] = []
-        self._digests: Dict[int, bytes] = {}
-        counts = self._call_all(range(self.n_workers), "n_patterns", [()] * self.n_workers)
-        self.n_patterns = max(counts)
 
     def search(self, heads: Sequence[int], round_number: int) -> Dict[int, Dict[str, Any]]:
         """Each head's global best: value, z, sign, sums, docs, counts, code, search effort."""
@@ -293,8 +268,7 @@ class SearchBackend:
         return found
 
     def update(self, k: int, docs: numpy.ndarray, counts: numpy.ndarray, z: int, a: float, b: float) -> None:
-        """Apply a rule to head k's scores on every worker, sent now so that the workers apply it (and prepare the
-        next search) while the coordinator books the round."""
+        """Apply a rule to head k's scores on every worker, without waiting for them."""
         args = (k, *pack_occurrences(docs, counts), z, a, b)
         for i in range(self.n_workers):
             self.workers.post(i, "update", args)
@@ -316,8 +290,7 @@ class SearchBackend:
 
 def make_backend(backend: str, n_workers: int, init: Dict[str, Any], owners: Optional[numpy.ndarray],
                  ray_address: Optional[str] = None) -> SearchBackend:
-    """Start the search workers of a backend ("local", "processes" or "ray"). Forked workers start from this
-    process's index of the forest, built once before they fork (a spawned one indexes it again)."""
+    """Start the search workers of a backend; forked ones share this process's index of the forest."""
     built: List[Any] = []
 
     def build(i: int, forked: bool) -> Build:

@@ -1,11 +1,6 @@
-"""Calibrated probabilities for boosted rule lists (Platt scaling on out-of-fold margins).
+"""Calibrated probabilities for boosted rule lists: Platt scaling on out-of-fold margins (docs/algorithms.md §7.4).
 
-AdaBoost margins keep growing once the training error is 0, so sigmoid(2F) saturates.
-`CalibratedBoostClassifier` boosts on all training trees and, with the same settings, on
-`cv` stratified folds; the held-out margins of the fold models fit, per head, Platt's
-map P = sigmoid(s F + c) (`selection.platt`) on data the rules were not fitted on. The map is folded into the
-rule list (every confidence times s / 2, intercept c / 2), so the rules, their order and
-their subtrees are those of the uncalibrated learner and only their scale changes.
+The map P = sigmoid(s F + c) is folded into the rule list; only the rules' scale changes.
 """
 from typing import Any, List, Optional, Sequence
 
@@ -33,8 +28,7 @@ def scaled_rules(rules: RuleSet, scales: Sequence[float], offsets: Sequence[floa
 class CalibratedBoostClassifier(RuleClassifier):
     """A boosted rule list with probabilities calibrated by cross-validation.
 
-    estimator (Optional[TreeBoostClassifier]): The booster (copied, never changed);
-        by default `TreeBoostClassifier()`.
+    estimator (Optional[TreeBoostClassifier]): The booster (copied); by default `TreeBoostClassifier()`.
     cv (int): Folds whose held-out margins fit the calibration.
     """
 
@@ -60,8 +54,7 @@ class CalibratedBoostClassifier(RuleClassifier):
         folds = stratified_folds(targets[0], self.cv)
         oof = numpy.zeros((len(X), len(targets)))
         for k in range(self.cv):
-            held = numpy.flatnonzero(folds == k)
-            train = numpy.flatnonzero(folds != k)
+            held, train = numpy.flatnonzero(folds == k), numpy.flatnonzero(folds != k)
             if not len(held):
                 continue
             part = TreeBoostClassifier(**{**params, "n_rounds": booster.n_rounds_})
@@ -77,9 +70,7 @@ class CalibratedBoostClassifier(RuleClassifier):
             a, b = platt(oof[:, h], t)
             self.scales_.append(max(a, 0.0))
             self.offsets_.append(b)
-        self.classes_ = booster.classes_
-        self.multilabel_ = booster.multilabel_
-        self.heads_ = booster.heads_
+        self.classes_, self.multilabel_, self.heads_ = booster.classes_, booster.multilabel_, booster.heads_
         self.n_rounds_ = booster.n_rounds_
         self.boosted_rules_ = booster.rules_
         self.rules_ = scaled_rules(booster.rules_, self.scales_, self.offsets_)

@@ -1,8 +1,7 @@
-"""The contract every learner of this package shares: classes, heads and a `RuleSet`, and prediction from it.
+"""What every learner shares: classes, heads, a `RuleSet`, and prediction from it.
 
-Two exclusive classes make one head (the positive class's margin); more make
-one head per class (one-vs-rest), as do multi-label targets. Probabilities are
-sigmoid(2F) per head, or softmax(2F) over exclusive classes.
+Two exclusive classes make one head (the positive class's margin); more, or multi-label targets, one head per class.
+Probabilities are sigmoid(2F) per head, or softmax(2F) over exclusive classes.
 """
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -24,12 +23,7 @@ def _label_rank(strings: Sequence[str]) -> numpy.ndarray:
 
 
 def encode_targets(y: Sequence[Any], positive: Callable[[List[Any]], Any]) -> Tuple[List[Any], bool, List[Any], List[numpy.ndarray]]:
-    """Classes, whether the task is multi-label, and the heads with their {-1, +1} targets.
-
-    Two exclusive classes make one head (the positive class); more make one head
-    per class (one-vs-rest); a collection of classes per document (multi-label)
-    makes one head per class.
-    """
+    """Classes, whether the task is multi-label, and the heads with their {-1, +1} targets."""
     multilabel = bool(len(y)) and all(isinstance(v, (list, tuple, set, frozenset)) for v in y)
     if multilabel:
         classes = sorted({c for v in y for c in v}, key=str)
@@ -57,8 +51,7 @@ def encode_targets(y: Sequence[Any], positive: Callable[[List[Any]], Any]) -> Tu
 class RuleClassifier(Validated):
     """What every learner of this package shares: classes, a `RuleSet` in `rules_`, and prediction.
 
-    Subclasses set `classes_`, `multilabel_`, `heads_` (objects with a `name`)
-    and `rules_` in `fit`. Parameters are the keyword arguments of `__init__`.
+    Subclasses set `classes_`, `multilabel_`, `heads_` (objects with a `name`) and `rules_` in `fit`.
     """
 
     _estimator_type = "classifier"
@@ -69,8 +62,7 @@ class RuleClassifier(Validated):
 
     @property
     def positive_class(self) -> Optional[Any]:
-        """For two classes, the one whose margin is positive; None chooses it from the classes. Learners with a
-        `positive_class` setting replace this with the setting; the others take their booster's."""
+        """For two classes, the one whose margin is positive; None chooses it from the classes."""
         return None
 
     def __sklearn_tags__(self) -> Any:
@@ -91,8 +83,7 @@ class RuleClassifier(Validated):
         return classes[1]
 
     def fit(self, X: Forest, y: Sequence[Any]) -> "RuleClassifier":
-        """Learn the rules of X's documents and their classes y (one class per document, or a collection of
-        classes per document for multi-label data). RETURNS: self."""
+        """Learn rules from X and y (one class, or a collection of classes, per document). RETURNS: self."""
         raise NotImplementedError
 
     def is_fitted(self) -> bool:
@@ -128,22 +119,16 @@ class RuleClassifier(Validated):
         return [self.classes_[j] for j in F.argmax(axis=1)]
 
     def score(self, X: Forest, y: Sequence[Any]) -> float:
-        """Accuracy on X (multi-label: the share of documents whose label set is exactly right),
-        as scikit-learn's classifiers define `score`."""
-        pred = self.predict(X)
-        if self.multilabel_:
-            return float(numpy.mean([set(p) == set(t) for p, t in zip(pred, y)]))
-        return float(numpy.mean([p == t for p, t in zip(pred, y)]))
+        """Accuracy on X (multi-label: the share of documents whose label set is exactly right)."""
+        same = (lambda p, t: set(p) == set(t)) if self.multilabel_ else (lambda p, t: p == t)
+        return float(numpy.mean([same(p, t) for p, t in zip(self.predict(X), y)]))
 
 
 def margins_to_proba(F: numpy.ndarray, classes: Sequence[Any], positive: Any, *, multilabel: bool) -> numpy.ndarray:
     """Probabilities from margins: sigmoid(2F) for binary and multi-label, softmax(2F) for exclusive classes."""
-    if F.ndim == 1:
+    if F.ndim == 1 or multilabel:
         p = 1.0 / (1.0 + numpy.exp(-2.0 * F))
-        cols = [p if str(c) == str(positive) else 1 - p for c in classes]
-        return numpy.stack(cols, axis=1)
-    if multilabel:
-        return 1.0 / (1.0 + numpy.exp(-2.0 * F))
+        return p if F.ndim == 2 else numpy.stack([p if str(c) == str(positive) else 1 - p for c in classes], axis=1)
     e = numpy.exp(2.0 * (F - F.max(axis=1, keepdims=True)))
     return e / e.sum(axis=1, keepdims=True)
 

@@ -43,11 +43,7 @@ def _plain_class(c: Any) -> Any:
 
 
 def classifier_to_dict(clf: RuleClassifier) -> Dict[str, Any]:
-    """The fitted classifier as plain data (parameters, classes, rules).
-
-    Boosted classifiers keep their published form; other learners add an
-    "estimator" entry naming their class.
-    """
+    """The fitted classifier as plain data (parameters, classes, rules; "estimator" names a learner not boosting)."""
     clf._check_fitted()
     data = {"format": CLASSIFIER_FORMAT, "version": 1, "params": _plain_params(clf),
             "classes": [_plain_class(c) for c in clf.classes_], "multilabel": clf.multilabel_,
@@ -58,8 +54,7 @@ def classifier_to_dict(clf: RuleClassifier) -> Dict[str, Any]:
 
 
 def classifier_from_dict(data: Any) -> RuleClassifier:
-    """Rebuild a classifier for prediction (it cannot resume boosting) from `classifier_to_dict`'s data, or from
-    the unpacked content of a sealed classifier file, whose checksum is verified first."""
+    """A classifier for prediction from `classifier_to_dict`'s data or an unpacked sealed file (checksum verified)."""
     from ..files import PAYLOAD_KEY, open_seal
     from ..models.rules import ModelFormatError
 
@@ -98,8 +93,7 @@ def classifier_from_dict(data: Any) -> RuleClassifier:
 
 
 def _check_classes_and_heads(clf: RuleClassifier) -> None:
-    """Refuse classes and heads that do not fit together: two exclusive classes have one head (the positive
-    class), more classes or multi-label classes one head per class, in order."""
+    """Refuse classes and heads that do not fit together."""
     from ..models.rules import ModelFormatError
 
     classes, multilabel, heads = clf.classes_, clf.multilabel_, clf.rules_.heads
@@ -133,11 +127,7 @@ def classifier_to_bytes(clf: RuleClassifier) -> bytes:
 
 
 def classifier_from_bytes(data: bytes) -> RuleClassifier:
-    """Load a classifier file after its checksum is verified.
-
-    data (bytes): The file's content.
-    RAISES (ModelFormatError): For a damaged or foreign file, or one of another format version.
-    """
+    """Load a classifier file after its checksum is verified; a `ModelFormatError` for a damaged or foreign one."""
     from ..files import unseal
 
     return classifier_from_dict(unseal(data, CLASSIFIER_FORMAT, CLASSIFIER_FILE_VERSION, error=ModelFormatError,

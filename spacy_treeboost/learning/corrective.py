@@ -1,15 +1,6 @@
-"""Totally-corrective weights: refit every boosted rule's weight jointly by regularized logistic loss.
-
-Boosting fixes a stump's weight when it adds the stump. `CorrectiveBoostClassifier`
-keeps the subtrees (and count thresholds z) that boosting selected and fits all
-their weights at once, with an unpenalized intercept, over the indicator features
-
-    present(t) = [count(t) >= 1]      and, for every threshold z > 1,      at_least(t, z) = [count(t) >= z].
-
-Any such weighted sum is again a list of stumps (t, z, a, b) plus an intercept,
-so the result is an ordinary `RuleSet` that matching, explanations and listings
-read unchanged. Weights are stored halved, so that the package's sigmoid(2F)
-probabilities are the logistic model's own.
+"""Totally corrective boosting: the subtrees and thresholds boosting selected, all their weights refitted at once
+by regularized logistic loss over [count(t) >= 1] and [count(t) >= z] (docs/algorithms.md §7.3). The result is again
+a `RuleSet` of stumps, weights halved so that sigmoid(2F) is the logistic model's probability.
 """
 import copy
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -29,11 +20,8 @@ CORRECTIVE_CS = (0.1, 1.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
 
 
 def rule_features(rules: RuleSet, head: int, forest: Forest) -> Tuple[Any, List[Tuple[int, int]]]:
-    """The indicator features of head's distinct (pattern, threshold) pairs on `forest`.
-
-    RETURNS (Tuple[scipy.sparse.csr_matrix, List[Tuple[int, int]]]): The (n_docs,
-        n_features) matrix and each column's (pattern id, z); z = 1 is presence.
-    """
+    """The indicator features of head's distinct (pattern, threshold) pairs on `forest`: the CSR matrix and each
+    column's (pattern id, z), z = 1 for presence."""
     from scipy.sparse import csr_matrix
 
     columns: List[Tuple[int, int]] = []
@@ -60,12 +48,8 @@ def rule_features(rules: RuleSet, head: int, forest: Forest) -> Tuple[Any, List[
 
 def weights_to_rules(rules: RuleSet, out: RuleSet, head: int, columns: Sequence[Tuple[int, int]],
                      w: numpy.ndarray, intercept: float) -> None:
-    """Write a linear model over `rule_features` columns into head's (empty) rule list of `out`.
-
-    A pattern's presence weight p and threshold weight q (for z) become one
-    stump scoring (p + q) / 2 at >= z, p / 2 below z and 0 when absent, i.e.
-    a = q / 4, b = -(p / 2 + q / 4), with b moved into the intercept.
-    """
+    """Write a linear model over `rule_features` columns into head's rule list of `out`: presence weight p and
+    threshold weight q make a = q / 4, b = -(p / 2 + q / 4), with b moved into the intercept."""
     presence = {pid: float(wj) for (pid, z), wj in zip(columns, w) if z == 1}
     stumps: List[Tuple[float, Tuple[Any, int, float, float]]] = []
     bias = intercept / 2.0
@@ -90,22 +74,15 @@ def weights_to_rules(rules: RuleSet, out: RuleSet, head: int, columns: Sequence[
     out.intercepts[head] = bias
 
 
-def corrective_rules(
-    rules: RuleSet,
-    forest: Forest,
-    targets: Sequence[numpy.ndarray],
-    settings: Optional["CorrectiveBoostClassifier"] = None,
-) -> Tuple[RuleSet, List[Dict[str, Any]]]:
+def corrective_rules(rules: RuleSet, forest: Forest, targets: Sequence[numpy.ndarray],
+                     settings: Optional["CorrectiveBoostClassifier"] = None) -> Tuple[RuleSet, List[Dict[str, Any]]]:
     """Refit the weights of every head's rules jointly on the training trees.
 
     rules (RuleSet): Boosted rules (any algorithm).
     forest (Forest): The training trees.
     targets (Sequence[numpy.ndarray]): Each head's labels in {-1, +1}.
-    settings (Optional[CorrectiveBoostClassifier]): The solver settings (C, Cs,
-        l1_ratio, cv, features, max_iter, tol) of a corrective learner; None: its
-        defaults. C None chooses C among Cs by cross-validation on the training trees.
-    RETURNS (Tuple[RuleSet, List[Dict]]): The refitted rules and, per head, the
-        chosen C and the cross-validated accuracy of every candidate.
+    settings (Optional[CorrectiveBoostClassifier]): The solver settings; None: the defaults.
+    RETURNS (Tuple[RuleSet, List[Dict]]): The refitted rules and, per head, the chosen C and its accuracy.
     """
     settings = CorrectiveBoostClassifier() if settings is None else settings
     out = rules.empty_copy()
@@ -129,20 +106,15 @@ def corrective_rules(
 class CorrectiveBoostClassifier(RuleClassifier):
     """Boosted subtree stumps whose weights are refitted jointly (totally corrective).
 
-    estimator (Optional[TreeBoostClassifier]): The booster that selects the
-        subtrees; by default `default_booster()`, `TreeBoostClassifier("presence", n_rounds=1000)`.
-        It is copied, never changed.
-    C (Optional[float]): Inverse L2 (or elastic-net) strength; None chooses it by
-        cross-validation on the training trees.
-    Cs (Sequence[float]): Candidates for C. Boosted rules are few and already
-        discriminative, so weak regularization (large C) is usually chosen.
+    estimator (Optional[TreeBoostClassifier]): The booster that selects the subtrees (copied); by default
+        `TreeBoostClassifier("presence", n_rounds=1000)`.
+    C (Optional[float]): Inverse L2 (or elastic-net) strength; None chooses it among `Cs` by cross-validation.
+    Cs (Sequence[float]): Candidates for C (boosted rules are few, so large C is usually chosen).
     l1_ratio (float): Share of L1 in the penalty; > 0 drops weak rules.
     cv (int): Folds for choosing C.
     features (str): "presence" or "nb" (indicators scaled by naive Bayes log-count ratios).
-    refit_every (int): 0 refits once, after boosting; k > 0 refits every k rounds
-        and boosting continues from the refitted margins, so that later rounds
-        choose subtrees for the documents the refitted model gets wrong (C is
-        cross-validated at the first refit and kept until the last one).
+    refit_every (int): 0 refits once, after boosting; k > 0 refits every k rounds and boosting continues from the
+        refitted margins (C is cross-validated at the first refit and kept until the last one).
     max_iter (int): Solver iterations.
     tol (float): Solver tolerance, relative to the gradient at zero weights.
     """
@@ -155,19 +127,9 @@ class CorrectiveBoostClassifier(RuleClassifier):
         **{name: entry for name, entry in SOLVER_CONSTRAINTS.items() if name != "loss"},
     }
 
-    def __init__(
-        self,
-        estimator: Optional[TreeBoostClassifier] = None,
-        *,
-        C: Optional[float] = None,
-        Cs: Sequence[float] = CORRECTIVE_CS,
-        l1_ratio: float = 0.0,
-        cv: int = 5,
-        features: str = "presence",
-        refit_every: int = 0,
-        max_iter: int = 1000,
-        tol: float = 1e-3,
-    ) -> None:
+    def __init__(self, estimator: Optional[TreeBoostClassifier] = None, *, C: Optional[float] = None,
+                 Cs: Sequence[float] = CORRECTIVE_CS, l1_ratio: float = 0.0, cv: int = 5, features: str = "presence",
+                 refit_every: int = 0, max_iter: int = 1000, tol: float = 1e-3) -> None:
         self.estimator = estimator
         self.C = C
         self.Cs = Cs
@@ -183,12 +145,7 @@ class CorrectiveBoostClassifier(RuleClassifier):
         return None if self.estimator is None else self.estimator.positive_class
 
     def fit(self, X: Forest, y: Sequence[Any]) -> "CorrectiveBoostClassifier":
-        """Boost, then refit the rule weights.
-
-        X (Forest): The training trees.
-        y (Sequence): One class per tree, or a collection of classes per tree.
-        RETURNS (CorrectiveBoostClassifier): self.
-        """
+        """Boost on X and y (one class, or a collection of classes, per tree), then refit the weights. RETURNS: self."""
         self.validate_params()
         params = (self.estimator or default_booster()).get_params(deep=False)
         booster = TreeBoostClassifier(**params)
@@ -218,9 +175,7 @@ class CorrectiveBoostClassifier(RuleClassifier):
 
     def _refit_with(self, booster: TreeBoostClassifier, X: Forest, C: Optional[float]) -> "CorrectiveBoostClassifier":
         booster._check_fitted()
-        self.classes_ = booster.classes_
-        self.multilabel_ = booster.multilabel_
-        self.heads_ = booster.heads_
+        self.classes_, self.multilabel_, self.heads_ = booster.classes_, booster.multilabel_, booster.heads_
         self.n_rounds_ = booster.n_rounds_
         self.boosted_rules_ = booster.rules_
         settings = self if C == self.C else copy.copy(self).set_params(C=C)

@@ -1,6 +1,5 @@
-"""The linear learner's heads fitted on the folds: each head's candidate fits on each fold and its final fit, as
-tasks on the model's workers (`tasks.run_tasks`), and the choice of each head's candidate from its out-of-fold
-margins."""
+"""The linear learner's heads: the candidates' fits on each fold and the final fits, as tasks on the model's workers
+(`tasks.run_tasks`), and the choice of each head's candidate from its out-of-fold margins."""
 import logging
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
@@ -23,11 +22,8 @@ TFIDF_LOSS = "squared_hinge"
 
 def fit_heads(model: "SubtreeLinearClassifier", shards: Any, targets: Sequence[numpy.ndarray],
               tfidf: bool = False) -> Tuple[List[HeadFit], bool]:
-    """Every target's head of `model` on the matrix "F" of `shards` (`sharded.Shards`) and, with `tfidf`, its
-    tf-idf matrix "T" (the same columns), and whether the heads are fitted on T: the fits of each fold's candidate
-    paths and the final fits as tasks of `run_fits`. With T, the folds choose the feature family for all heads
-    together (`choose_family`; for exclusive classes the heads share `class_folds`), then each head's candidate
-    within it."""
+    """Every target's head on the matrix "F" of `shards` or, with `tfidf`, its tf-idf matrix "T" too (the folds then
+    choose the family for all heads, `choose_family`), and whether the heads are fitted on T."""
     paths = model._paths(tfidf=tfidf)
     cands = all_candidates(paths)
     exclusive = not model.multilabel_ and len(targets) > 1
@@ -71,10 +67,8 @@ def fit_heads(model: "SubtreeLinearClassifier", shards: Any, targets: Sequence[n
 
 def run_fits(model: "SubtreeLinearClassifier", tasks: List[Tuple[Any, ...]],
              job: Dict[str, Any]) -> Dict[Any, Any]:
-    """The fit tasks' results on the model's workers (`tasks.run_tasks`), each worker's tasks on its copy of the
-    shards held in this process; with shards held by Ray actors every task runs here on them. On processes this
-    process takes the first (longest) task, and its fold is split first, on the cores that are idle until the
-    workers start."""
+    """The fit tasks' results on the model's workers (`tasks.run_tasks`); with shards held by Ray actors every task
+    runs here. On processes the first task's fold is split first, while the workers start."""
     n_workers = model.n_workers if job["shards"].in_process else 1
     if n_workers > 1 and len(tasks) > 1 and model.backend != "ray" and tasks[0][0] == "fold":
         _, h, (fold, p) = tasks[0]
@@ -92,10 +86,8 @@ def _matrix(tfidf: bool) -> str:
 
 
 class FitWorker:
-    """A worker of the fit tasks: ("fold", h, (k, p)) the margins of head h's fold k under path p's fits on the
-    other folds, ("final", h, candidate) the final fit. `job`: targets, folds (per head), paths, fit (the solver's
-    settings) and shards (`sharded.Shards` of the matrices "F" and, with tf-idf, "T"). `threads` (an int, or a
-    `Threads` that may rise): for the large products of its fits."""
+    """Runs ("fold", h, (k, p)): head h's margins on fold k under path p, or ("final", h, candidate): the final fit.
+    `job`: targets, folds, paths, fit (the solver's settings) and shards. `threads`: an int or a rising `Threads`."""
 
     def __init__(self, job: Dict[str, Any], threads: Any = 1) -> None:
         self.job, self.threads = job, threads
@@ -119,19 +111,14 @@ class FitWorker:
 def fit_head(shards: Any, y: numpy.ndarray, paths: Sequence[Path], *, cv: int, calibrate: bool = False,
              criterion: str = "accuracy", max_scored: Optional[int] = None, **solver: Any) -> HeadFit:
     """One head on the matrix "F" of `shards`, in this process: the candidate of `paths` that `cv` stratified folds
-    choose (see `cv_folds`), fitted on every document, interpolated (NBSVM), unscaled and calibrated.
+    choose, fitted on every document, interpolated (NBSVM), unscaled and calibrated.
 
-    paths (Sequence[Path]): The candidates, path by path; a path with naive Bayes scaling scales each fold's
-        features by the ratios of its training rows only.
-    calibrate (bool): Map the margin f to a f + b by `platt` fitted on the out-of-fold margins (unless they do not
-        rise with the labels, a <= 0, as on a handful of documents).
-    criterion (str): "accuracy" (the best mean accuracy; ties: lower log-loss, then the earlier candidate) or
-        "calibrated_log_loss" (the lowest log-loss of the out-of-fold margins after `platt` scaling; ties: the
-        earlier candidate).
+    paths (Sequence[Path]): The candidates, path by path.
+    calibrate (bool): Map the margin f to a f + b by `platt` on the out-of-fold margins (unless a <= 0).
+    criterion (str): "accuracy" (ties: lower log-loss, then the earlier candidate) or "calibrated_log_loss".
     max_scored (Optional[int]): Fit only the first folds that hold out this many documents together.
     solver: l1_ratio, loss, max_iter, tol, method and threads of `sharded.final_fit`.
-    RETURNS (HeadFit): The head, with the cross-validated accuracy of every C of the chosen path at the chosen
-        interpolation (None when nothing was chosen).
+    RETURNS (HeadFit): The head, with the accuracy of every C of the chosen path (None when nothing was chosen).
     """
     y = numpy.asarray(y, dtype=numpy.float64)
     oof, scored, scores = None, None, None

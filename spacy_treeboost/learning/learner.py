@@ -1,9 +1,7 @@
-"""Boosting subtree stumps: BACT (AdaBoost / Arc-GV) and frequency-aware real AdaBoost.
+"""Boosting subtree stumps: BACT (AdaBoost / Arc-GV) and Iwakura's frequency-aware real AdaBoost.
 
-`TreeBoostClassifier` follows scikit-learn's estimator contract on `Forest`
-inputs. Several classes are learned one-vs-rest over one shared, cached search
-space; each class ("head") keeps its own document scores, from which the
-boosting weights are recomputed in log space every round.
+Several classes are learned one-vs-rest ("heads") over one cached search space; each head keeps its document scores,
+from which the weights are recomputed every round.
 """
 import math
 import os
@@ -56,15 +54,8 @@ def default_booster() -> "TreeBoostClassifier":
 
 
 def check_rounds(n_rounds: int, max_cache_mb: Optional[float], *, n_heads: int = 1, name: str = "n_rounds") -> None:
-    """Refuse a number of boosting rounds that cannot finish: more than `MAX_ROUNDS_LIMIT`, or more rules (one per
-    round and head, about `BYTES_PER_RULE` each with its trace entry) than `max_cache_mb` can hold.
-
-    n_rounds (int): The rounds asked for.
-    max_cache_mb (Optional[float]): The memory cap in megabytes; None is `default_max_cache_mb()`.
-    n_heads (int): The heads that each get one rule per round (1 for two classes, else one per class).
-    name (str): The setting's name, for the message.
-    RAISES (InvalidSettingError): With the largest value that is accepted.
-    """
+    """Refuse more rounds than `MAX_ROUNDS_LIMIT`, or more rules (`BYTES_PER_RULE` each, one per round and head)
+    than `max_cache_mb` (None: `default_max_cache_mb()`) holds. `name`: the setting, for the message."""
     if n_rounds > MAX_ROUNDS_LIMIT:
         raise invalid_setting(name, n_rounds, f"boosting adds one rule per round and class, so use at most "
                               f"{MAX_ROUNDS_LIMIT:,} rounds (a few hundred to a few thousand are usual).")
@@ -88,28 +79,21 @@ def resolve_min_support(algorithm: str, min_support: Optional[int]) -> int:
 class TreeBoostClassifier(RuleClassifier):
     """Classify labeled ordered trees with boosted subtree stumps.
 
-    algorithm (str): "bact" (stump <t, y>, Kudo & Matsumoto 2004), "frequency"
-        (stump <t, z, a, b> with a learned frequency threshold z, Iwakura 2013,
-        "+FQ") or "presence" (the same with z fixed at 1, "-FQ").
-    criterion (str): Stump selection for "frequency"/"presence": "iwakura" (the
-        published gain) or "z" (real AdaBoost's normalizer Z).
+    algorithm (str): "bact" (stump <t, y>, Kudo & Matsumoto 2004), "frequency" (stump <t, z, a, b> with a learned
+        frequency threshold z, Iwakura 2013, "+FQ") or "presence" (z fixed at 1, "-FQ").
+    criterion (str): For "frequency"/"presence": "iwakura" (the published gain) or "z" (real AdaBoost's Z).
     n_rounds (int): Boosting rounds (rules per class) that `fit` runs.
     max_pattern_size (int): Largest subtree, in nodes (1 = bag of words).
     min_support (int): Smallest number of training documents a subtree occurs in.
     smoothing (Optional[float]): epsilon in the confidences; None means 1/m.
     boosting (str): For "bact": "adaboost" or "arcgv".
     include_root_patterns (bool): Allow subtrees that contain the virtual root.
-    positive_class (Optional[str]): For two classes, the one whose margin is
-        positive. Default: "+1"/"1" when present, else the second sorted class.
-    max_cache_mb (Optional[int]): Memory cap for the cached search space in MiB (per
-        worker); None means `default_max_cache_mb()`, half of the machine's memory.
-    n_workers (int): Workers that share the search, split by root label; the
-        rules are the same for any number.
-    backend (Optional[str]): Where the workers run: "local" (this process, one
-        after another), "processes" (worker 0 in this process, the others in
-        local processes) or "ray". None: "local" for one worker, else "processes".
-    ray_address (Optional[str]): The Ray cluster to connect to; None starts a
-        local Ray (or uses RAY_ADDRESS / a running connection).
+    positive_class (Optional[str]): For two classes, the one whose margin is positive. Default: "+1"/"1" when
+        present, else the second sorted class.
+    max_cache_mb (Optional[int]): Memory cap of the cached search space in MiB per worker; None: half the memory.
+    n_workers (int): Workers that share the search (the same rules for any number).
+    backend (Optional[str]): "local", "processes" or "ray"; None: "local" for one worker, else "processes".
+    ray_address (Optional[str]): The Ray cluster; None starts a local Ray (or uses RAY_ADDRESS).
     """
 
     _parameter_constraints = {
@@ -132,23 +116,11 @@ class TreeBoostClassifier(RuleClassifier):
     positive_class: Optional[Any] = None
     space_: SearchBackend
 
-    def __init__(
-        self,
-        algorithm: str = "frequency",
-        *,
-        criterion: str = "iwakura",
-        n_rounds: int = 100,
-        max_pattern_size: int = 3,
-        min_support: int = 1,
-        smoothing: Optional[float] = None,
-        boosting: str = "adaboost",
-        include_root_patterns: bool = False,
-        positive_class: Optional[Any] = None,
-        max_cache_mb: Optional[int] = None,
-        n_workers: int = 1,
-        backend: Optional[str] = None,
-        ray_address: Optional[str] = None,
-    ) -> None:
+    def __init__(self, algorithm: str = "frequency", *, criterion: str = "iwakura", n_rounds: int = 100,
+                 max_pattern_size: int = 3, min_support: int = 1, smoothing: Optional[float] = None,
+                 boosting: str = "adaboost", include_root_patterns: bool = False, positive_class: Optional[Any] = None,
+                 max_cache_mb: Optional[int] = None, n_workers: int = 1, backend: Optional[str] = None,
+                 ray_address: Optional[str] = None) -> None:
         self.algorithm = algorithm
         self.criterion = criterion
         self.n_rounds = n_rounds
@@ -176,8 +148,7 @@ class TreeBoostClassifier(RuleClassifier):
         """Learn `n_rounds` rules per class.
 
         X (Forest): The training trees.
-        y (Sequence): One class per tree, or one collection of classes per tree
-            (multi-label).
+        y (Sequence): One class per tree, or one collection of classes per tree (multi-label).
         callback (Optional[Callable]): Called with each round's trace entry.
         RETURNS (TreeBoostClassifier): self.
         """
@@ -186,8 +157,7 @@ class TreeBoostClassifier(RuleClassifier):
 
     def start(self, X: Forest, y: Sequence[Any]) -> "TreeBoostClassifier":
         """Index the training trees, start the search workers and reset to zero rounds."""
-        from .backends import assign_root_labels
-        from .backends import make_backend
+        from .backends import assign_root_labels, make_backend
 
         self.validate_params()
         if not isinstance(X, Forest):
@@ -228,8 +198,7 @@ class TreeBoostClassifier(RuleClassifier):
         return self
 
     def can_boost(self) -> bool:
-        """RETURNS (bool): Whether the learner holds its training trees (after `fit` or `start` in this process),
-        so `boost` can run more rounds; a loaded or unpickled classifier predicts but cannot."""
+        """RETURNS (bool): Whether `boost` can run more rounds (not on a loaded or unpickled classifier)."""
         return hasattr(self, "space_")
 
     def boost(self, n_rounds: int, callback: Optional[Callable[[Dict[str, Any]], None]] = None) -> "TreeBoostClassifier":

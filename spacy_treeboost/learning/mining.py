@@ -19,17 +19,15 @@ from ..trees.forest import Forest
 PatternTable = Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]
 Places = Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]
 
-# max_pattern_size=None: subtrees of PATTERN_SIZE nodes, or of SHORT_PATTERN_SIZE in training trees of at most
-# SHORT_DOCUMENT_NODES nodes on average (a sentence as a word chain), whose three-node subtrees recur too rarely to
-# help (docs/results_default.md)
+# max_pattern_size=None: SHORT_PATTERN_SIZE in trees of at most SHORT_DOCUMENT_NODES nodes on average, else
+# PATTERN_SIZE (docs/results_default.md)
 PATTERN_SIZE = 3
 SHORT_PATTERN_SIZE = 2
 SHORT_DOCUMENT_NODES = 32.0
 
 
 def pattern_size(X: Forest) -> int:
-    """The largest subtree that `max_pattern_size=None` mines in the training trees X: `SHORT_PATTERN_SIZE` where
-    they average at most `SHORT_DOCUMENT_NODES` nodes (their virtual roots included), else `PATTERN_SIZE`."""
+    """The largest subtree that `max_pattern_size=None` mines in the training trees X."""
     return SHORT_PATTERN_SIZE if X.n_nodes <= SHORT_DOCUMENT_NODES * len(X) else PATTERN_SIZE
 
 
@@ -40,21 +38,14 @@ def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include
     """Every subtree of X up to `max_pattern_size` nodes in >= `min_support` documents, and every subtree of
     at most `keep_rare_up_to` nodes that occurs at all.
 
-    n_workers (int): Workers that mine the subtrees of separate root labels (balanced by
-        occurrences, as boosting splits its search); their patterns are put back in the
-        one miner's order, so the result is the same for any number of workers. The
-        split is by root label, not by document: a document shard cannot tell which of
-        its rare subtrees reach `min_support` overall, so it would have to keep them all.
+    n_workers (int): Workers that mine the subtrees of separate root labels; the result is the same for any number.
     backend (Optional[str]): Where the workers run (see `SubtreeLinearClassifier`).
     ray_address (Optional[str]): For backend "ray", the cluster.
-    min_shard_documents (int): Use at most one worker per this many documents (a small
-        forest is mined here, faster than workers start).
-    by_frequency (bool): Give the count matrix's columns in `frequency_order` (copied from the
-        miners in that order, once), its counts as the miners' integers (uint8 when every count
-        fits, else int32), and the `inverse` of that order as well.
-    RETURNS (Tuple): The (n_docs, n_subtrees) count matrix (CSC, float64) and each subtree's pattern
-        code, in the miner's order; with `by_frequency` the matrix's columns in frequency order, and
-        `inverse` (the column of each mined subtree).
+    min_shard_documents (int): Use at most one worker per this many documents.
+    by_frequency (bool): Columns in frequency order, counts as integers (uint8 where they fit, else int32), and the
+        `inverse` of that order as well.
+    RETURNS (Tuple): The (n_docs, n_subtrees) CSC count matrix and each subtree's pattern code, in the miner's order
+        (with `by_frequency`: the columns in frequency order, and `inverse`).
     """
     from scipy.sparse import csc_matrix
 
@@ -88,8 +79,8 @@ def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include
 
 def _mine_shard(forest: Tuple[numpy.ndarray, ...], settings: Dict[str, Any], owned: Optional[numpy.ndarray],
                 with_roots: bool = True) -> Dict[str, Any]:
-    """Every pattern of the root labels `owned` (None: of all), as `merged_columns` takes it; the roots' documents
-    only `with_roots` (every shard holds them; one sends them), counts narrowed to bytes when they fit."""
+    """Every pattern of the root labels `owned` (None: all), for `merged_columns`; the roots' documents only
+    `with_roots`; counts as bytes where they fit."""
     from ._extension import PatternCache
 
     space = PatternCache(*forest, **settings)
@@ -109,17 +100,9 @@ def _mine_shard(forest: Tuple[numpy.ndarray, ...], settings: Dict[str, Any], own
 
 
 def merged_columns(shards: Sequence[Dict[str, Any]]) -> Tuple[Tuple[numpy.ndarray, ...], Tuple[numpy.ndarray, ...]]:
-    """Where each pattern of the one-miner order lies among the shards, and the merged pattern table.
-
-    Every miner holds every root (single-node pattern) first, in the same order, and extends
-    patterns level by level: the patterns of n + 1 nodes follow those of n nodes, ordered by
-    their parent's place, siblings in the order of their miner. Each parent lives in one
-    miner, so the same rule orders the union (`merge_levels`, a k-way merge per level).
-
-    shards (Sequence[Dict[str, Any]]): `_mine_shard`'s results, one of them with the roots' documents.
-    RETURNS (Tuple[Tuple[numpy.ndarray, ...], Tuple[numpy.ndarray, ...]]): Per merged pattern, the shard that holds
-        its documents, where they start in that shard's arrays and how many there are (for `gather_columns`); and
-        the table (parent, depth, label, size).
+    """Where each pattern of the one-miner order lies among the shards (shard, start, length), and the merged
+    table (parent, depth, label, size). Every miner holds the roots first and extends level by level, patterns
+    ordered by their parent's place; each parent lives in one miner, so `merge_levels` orders the union.
     """
     if len(shards) == 1:
         indptr = shards[0]["matrix"][0]
@@ -156,8 +139,7 @@ def merged_columns(shards: Sequence[Dict[str, Any]]) -> Tuple[Tuple[numpy.ndarra
 
 def gather_columns(shards: Sequence[Dict[str, Any]], places: Tuple[numpy.ndarray, ...], order: numpy.ndarray,
                    threads: int = 1, dtype: Any = numpy.float64) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
-    """The CSC arrays (indptr, docs, counts of `dtype`: float64, int32, or uint8 from uint8 shards) of the merged
-    patterns `order` (`merged_columns`' places), copied from the shards by `copy_columns`, a shard at a time on
+    """The CSC arrays (indptr, docs, counts of `dtype`) of the merged patterns `order`, copied from the shards on
     `threads` threads."""
     owner, starts, lengths = places
     order = numpy.ascontiguousarray(order, dtype=numpy.int64)
@@ -176,8 +158,7 @@ def gather_columns(shards: Sequence[Dict[str, Any]], places: Tuple[numpy.ndarray
 
 
 class _Miner:
-    """A worker of the mining tasks ("mine", s, None): the patterns of the root labels that shard s `owners`; the
-    last shard sends the roots' documents."""
+    """Runs ("mine", s, None): the patterns of shard s's root labels (the last shard sends the roots' documents)."""
 
     def __init__(self, forest: Tuple[numpy.ndarray, ...], settings: Dict[str, Any], owners: numpy.ndarray,
                  n_shards: int, threads: Any = 1) -> None:
@@ -185,7 +166,6 @@ class _Miner:
 
     def run(self, task: Tuple[Any, ...]) -> Dict[str, Any]:
         return _mine_shard(self.forest, self.settings, self.owners == task[1], task[1] == self.n_shards - 1)
-
 
 
 def _describe(task: Any) -> str:

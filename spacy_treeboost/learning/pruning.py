@@ -1,6 +1,5 @@
-"""`max_rules="auto"`, the linear learner's default: each head restricted to the subtrees that make up the share of
-its total contribution chosen on the cross-validation folds, so that a model ships at a fraction of its training
-data's size."""
+"""`max_rules="auto"`: each head restricted to the subtrees that make up the share of its total contribution chosen
+on the cross-validation folds."""
 import logging
 from dataclasses import replace
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -16,26 +15,18 @@ from .solver import one_blas_thread
 
 logger = logging.getLogger(__name__)
 
-# max_rules="auto": the shares of the total contribution (the sum of |w_t| x_t over the training documents) that the
-# folds try, from the whole model down until the held-out accuracy falls more than PRUNE_TOLERANCE below the whole
-# model's; the folds' fits stop at PRUNE_FIT_TOL_RATIO times the solver's tolerance (a ranking needs less)
+# the shares of the total contribution (sum of |w_t| x_t) the folds try, the accuracy they may lose, and the folds'
+# looser tolerance (times the solver's)
 PRUNE_SHARES = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.93, 0.95, 0.96, 0.97, 0.98, 0.99, 0.995, 0.998, 0.999, 1.0)
 PRUNE_TOLERANCE = 0.002
 PRUNE_FIT_TOL_RATIO = 10.0
-# ... and only where the folds score this many documents: on fewer, one document outweighs the tolerance
+# pruned only where the folds score this many documents
 PRUNE_MIN_SCORED = 1000
 
 
 def share_levels(contribution: numpy.ndarray, shares: Sequence[float]) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    """For each column, the first of the increasing `shares` whose kept columns hold it, and how many each keeps.
-
-    At share s < 1 the kept columns are the fewest of largest `contribution` (ties: the first column) whose
-    contributions add up to at least s times their total; at share 1 every column is kept.
-
-    contribution (numpy.ndarray): Each column's nonnegative contribution.
-    shares (Sequence[float]): Increasing shares in (0, 1], the last 1.
-    RETURNS (Tuple[numpy.ndarray, numpy.ndarray]): The level of every column (an index into `shares`) and the
-        number of columns kept at each share.
+    """Each column's level (the first of the increasing `shares`, the last 1, that keeps it) and how many columns
+    each share keeps: at share s the fewest of largest `contribution` (ties: the first) that add up to s of the total.
     """
     n = len(contribution)
     order = order_by_magnitude(numpy.ascontiguousarray(contribution, dtype=numpy.float64))
@@ -52,26 +43,20 @@ def share_levels(contribution: numpy.ndarray, shares: Sequence[float]) -> Tuple[
 def prune(shards: Any, name: str, targets: Sequence[numpy.ndarray], folds: Sequence[numpy.ndarray],
           fits: List[HeadFit], tfidf: bool, calibrate: bool,
           settings: Dict[str, Any]) -> Tuple[List[HeadFit], List[Optional[numpy.ndarray]], List[Dict[str, Any]]]:
-    """Each head restricted to the subtrees that make up the share of its total contribution chosen on the folds,
-    with its calibration refitted on the restricted folds' margins.
+    """Each head restricted to the share of its total contribution chosen on the folds, calibration refitted.
 
-    On each scored fold the head's candidate is fitted again on the other folds (started from the final weights),
-    its columns ranked by contribution (|w_t| times the sum of column t over those documents), and the held-out
-    margins computed at every share of `PRUNE_SHARES` (`features.level_margins`). Going down from the whole model,
-    the last share before the held-out accuracy (of the calibrated margins) falls more than `PRUNE_TOLERANCE` below the
-    whole model's is kept for the final weights, ranked the same way over all training documents. A head whose
-    folds score fewer than `PRUNE_MIN_SCORED` documents keeps every subtree.
+    Each scored fold refits the head from its final weights, ranks the columns by contribution and scores every share
+    of `PRUNE_SHARES`; the smallest share whose held-out accuracy is within `PRUNE_TOLERANCE` of the whole model's is
+    kept. Heads whose folds score fewer than `PRUNE_MIN_SCORED` documents keep every subtree.
 
-    shards (sharded.Shards): The shards of the matrix the heads were fitted on (columns in the fits' order).
-    name (str): That matrix's name.
+    shards (sharded.Shards): The shards of the matrix `name` the heads were fitted on.
     targets (Sequence[numpy.ndarray]): Each head's {-1, +1} labels.
     folds (Sequence[numpy.ndarray]): Each head's fold of every document (-1: never scored).
     fits (List[HeadFit]): The heads' fits.
-    tfidf (bool): Whether the rules are tf-idf rules (each document normalized over the kept subtrees).
+    tfidf (bool): Whether the rules are tf-idf rules.
     calibrate (bool): Whether the heads are Platt-scaled.
     settings (Dict[str, Any]): The solver's l1_ratio, loss, max_iter, tol and threads.
-    RETURNS (Tuple[List[HeadFit], List[Optional[numpy.ndarray]], List[Dict[str, Any]]]): The restricted fits,
-        each one's kept columns (None: all), and what each pruning chose.
+    RETURNS (Tuple): The restricted fits, each one's kept columns (None: all), and what each pruning chose.
     """
     shards.map("select", name, targets[0], None, None)
     sums = shards.add("column_sums")[0]
@@ -107,9 +92,7 @@ def prune(shards: Any, name: str, targets: Sequence[numpy.ndarray], folds: Seque
 
 def _fold_level_margins(shards: Any, name: str, y: numpy.ndarray, f: numpy.ndarray, fit: HeadFit, tfidf: bool,
                         settings: Dict[str, Any]) -> numpy.ndarray:
-    """The out-of-fold margins of the scored documents at every share (shape (len(PRUNE_SHARES), scored)): the
-    head's candidate refitted on each fold's training documents from the final weights, at PRUNE_FIT_TOL_RATIO
-    times the solver's tolerance."""
+    """The out-of-fold margins of the scored documents at every share, shape (len(PRUNE_SHARES), scored)."""
     a, b = fit.platt if fit.platt is not None else (1.0, 0.0)
     start = numpy.append(fit.weights / a, (fit.intercept - b) / a)
     blocks = []

@@ -1,6 +1,5 @@
-"""Model selection for the linear learners: the solver's settings, stratified folds, the candidate paths of C
-(and of the NBSVM interpolation and the feature family), their out-of-fold margins and the choice among them, and
-Platt's calibration of a margin (also that of the boosted rule lists and of the NMTF models).
+"""Model selection for the linear learners: stratified folds, the candidate paths of C (and of the NBSVM
+interpolation and the feature family), the choice among them, and Platt's calibration of a margin.
 """
 import logging
 import math
@@ -45,8 +44,7 @@ def stratified_folds(y: numpy.ndarray, k: int) -> numpy.ndarray:
 
 
 class Candidate(NamedTuple):
-    """One model the folds score: naive Bayes scaled features or plain ones, C, the interpolation, and whether
-    it is fitted on the tf-idf matrix instead of the presence one."""
+    """One model the folds score: naive Bayes scaling or not, C, the interpolation, tf-idf or presence matrix."""
     nb: bool
     C: float
     beta: float
@@ -54,9 +52,8 @@ class Candidate(NamedTuple):
 
 
 class Path(NamedTuple):
-    """Candidates fitted along one regularization path: one feature map (naive Bayes scaled or not), the values
-    of C (fitted in increasing order, each fit warm-started from the last) and the interpolations scored on
-    every fit (they cost no fit)."""
+    """Candidates of one regularization path: one feature map, the values of C (fitted in increasing order, each
+    warm-started from the last) and the interpolations scored on every fit."""
     nb: bool
     Cs: Tuple[float, ...]
     betas: Tuple[float, ...]
@@ -68,8 +65,7 @@ class Path(NamedTuple):
 
 
 def make_path(nb: bool, Cs: Sequence[float], nb_beta: Optional[float], nb_betas: Sequence[float]) -> Path:
-    """A path over `Cs` in increasing order and the interpolations: `nb_betas` in decreasing order when
-    `nb_beta` is None, else `nb_beta` alone (1 without naive Bayes scaling)."""
+    """A path over `Cs` and the interpolations: `nb_betas` (decreasing) when `nb_beta` is None, else `nb_beta`."""
     if not nb:
         betas: List[float] = [1.0]
     elif nb_beta is None:
@@ -88,13 +84,9 @@ COST_TIE_REL = 1e-12
 
 
 def first_lowest(costs: Sequence[Tuple[float, ...]]) -> int:
-    """The index of the first of the lowest costs, compared entry by entry, where two values within
-    COST_TIE_REL of the lower one (relative, absolute below 1) are equal: among the candidates whose first
-    entries are within that of the lowest first entry, those whose second entries are within it of their lowest
-    second entry, and so on; then the earliest (on a path, the smallest C). Costs are sums over the scored
-    samples of out-of-fold fits, whose last bits differ between CPUs (numpy's and OpenBLAS's kernels); this
-    tolerance, far above that rounding and below any other difference between two candidates (counts, and F1
-    fractions of fewer than a million pairs, differ by more), keeps it from deciding."""
+    """The index of the first of the lowest costs, compared entry by entry, two values within COST_TIE_REL (relative,
+    absolute below 1) being equal; then the earliest (on a path, the smallest C). The tolerance is far above the
+    rounding that differs between CPUs and below any real difference between two candidates."""
     left: Sequence[int] = range(len(costs))
     for entry in range(len(costs[0]) if len(costs) else 0):
         low = min(costs[k][entry] for k in left)
@@ -103,27 +95,22 @@ def first_lowest(costs: Sequence[Tuple[float, ...]]) -> int:
 
 
 def cv_folds(y: numpy.ndarray, cv: int, max_scored: Optional[int] = None) -> numpy.ndarray:
-    """The stratified folds of `heads.fit_head`: `cv` of them, fewer when a class has fewer samples (at least 2).
-
-    max_scored (Optional[int]): Keep only the first folds whose samples number at least
-        this many together; the samples of the others get fold -1, always trained on
-        and never scored. None keeps every fold.
-    """
+    """`cv` stratified folds, fewer when a class has fewer samples (at least 2). `max_scored`: keep only the first
+    folds that hold this many samples; the others get fold -1 (trained on, never scored)."""
     y = numpy.asarray(y, dtype=numpy.float64)
     folds = stratified_folds(y, max(2, min(cv, int(min((y > 0).sum(), (y < 0).sum())))))
     return _keep_scored(folds, max_scored)
 
 
 def class_folds(targets: Sequence[numpy.ndarray], cv: int, max_scored: Optional[int] = None) -> numpy.ndarray:
-    """The folds of `cv_folds` shared by the one-vs-rest heads of exclusive classes (`targets`: one {-1, +1}
-    vector per class, one +1 per sample): stratified by class, as many as the rarest head allows (at least 2)."""
+    """The folds of `cv_folds` shared by the one-vs-rest heads of exclusive classes, stratified by class."""
     Y = numpy.asarray(targets) > 0
     k = max(2, min(cv, *(int(min(row.sum(), (~row).sum())) for row in Y)))
     return _keep_scored(stratified_folds(Y.argmax(axis=0), k), max_scored)
 
 
 def _keep_scored(folds: numpy.ndarray, max_scored: Optional[int]) -> numpy.ndarray:
-    """`folds` with the samples of every fold after the first ones that hold `max_scored` samples set to -1."""
+    """`folds` with -1 for the folds after the first ones that hold `max_scored` samples."""
     if max_scored is not None:
         sizes = numpy.cumsum(numpy.bincount(folds))
         kept = min(int(numpy.searchsorted(sizes, max_scored)) + 1, len(sizes))
@@ -132,8 +119,7 @@ def _keep_scored(folds: numpy.ndarray, max_scored: Optional[int]) -> numpy.ndarr
 
 
 def assemble_margins(blocks: Sequence[numpy.ndarray], folds: numpy.ndarray) -> numpy.ndarray:
-    """The out-of-fold margins of every scored sample (fold >= 0, in order) from `sharded.fold_margins` of each fold in
-    order."""
+    """The out-of-fold margins of the scored samples (fold >= 0) from each fold's block, in order."""
     scored = folds[folds >= 0]
     oof = numpy.zeros((blocks[0].shape[0], len(scored)))
     for fold, block in enumerate(blocks):
@@ -143,9 +129,8 @@ def assemble_margins(blocks: Sequence[numpy.ndarray], folds: numpy.ndarray) -> n
 
 def candidate_costs(oof: numpy.ndarray, y: numpy.ndarray,
                     criterion: str) -> Tuple[List[Tuple[float, ...]], List[float]]:
-    """What `heads.fit_head` minimizes for each candidate (rows of `oof`), a tuple that adds up over heads:
-    (-correct, log-loss) for "accuracy", (calibrated log-loss,) for "calibrated_log_loss"; and the accuracy of
-    every candidate."""
+    """Per candidate (row of `oof`), the cost `heads.fit_head` minimizes ((-correct, log-loss) for "accuracy",
+    (calibrated log-loss,) otherwise; sums over heads), and the accuracy."""
     y = numpy.asarray(y, dtype=numpy.float64)
     correct = ((oof > 0) == (y > 0)).sum(axis=1).astype(float)
     if criterion == "calibrated_log_loss":
@@ -156,18 +141,14 @@ def candidate_costs(oof: numpy.ndarray, y: numpy.ndarray,
     return keys, (correct / len(y)).tolist()
 
 
-
-
 def _calibrated_log_loss(f: numpy.ndarray, y: numpy.ndarray) -> float:
     a, b = platt(f, y)
     return float(numpy.logaddexp(0.0, -y * (a * f + b)).sum())
 
 
 def platt(f: numpy.ndarray, y: numpy.ndarray, max_iter: int = 100) -> Tuple[float, float]:
-    """Platt's sigmoid P(y = +1 | f) = sigmoid(a f + b) fitted to margins f by Newton's method, with the
-    smoothed targets (n+ + 1) / (n+ + 2) and 1 / (n- + 2) of Lin, Lin & Weng (2007). Newton's method starts at
-    a = 1, b = 0; where it stops short of a vanishing gradient there (margins so large that the sigmoid
-    saturates), again from a = 0 and the prior's b, and the better of the two is kept.
+    """Platt's P(y = +1 | f) = sigmoid(a f + b) fitted by Newton's method with the smoothed targets of Lin, Lin &
+    Weng (2007), from a = 1, b = 0 and, where that stops short (saturated margins), from a = 0 and the prior's b.
 
     f (numpy.ndarray): Margins (e.g. out-of-fold decision values).
     y (numpy.ndarray): Labels in {-1, +1} (or whether each sample is positive).
@@ -211,8 +192,7 @@ def platt(f: numpy.ndarray, y: numpy.ndarray, max_iter: int = 100) -> Tuple[floa
 
 @dataclass(frozen=True)
 class LinearFit:
-    """A final fit on all samples: the weights of the (naive Bayes scaled) features, the intercept, and the column
-    scale (ones without naive Bayes scaling)."""
+    """A final fit on all samples: weights, intercept, and the column scale (ones without naive Bayes scaling)."""
     weights: numpy.ndarray
     intercept: float
     scale: numpy.ndarray
@@ -220,8 +200,8 @@ class LinearFit:
 
 @dataclass(frozen=True)
 class HeadFit:
-    """One head's fitted linear model (see `heads.fit_head`); a model of several views (`SubtreeLinearClassifier`'s
-    `separate_views`) holds one C, accuracy list, calibration, interpolation and feature map per view."""
+    """One head's fitted linear model (`heads.fit_head`); with several views, one C, accuracy list, calibration,
+    interpolation and feature map per view."""
     weights: numpy.ndarray
     intercept: float
     C: Any
@@ -230,14 +210,14 @@ class HeadFit:
     nb_beta: Any
     nb: Any
 
+
 def needs_choice(paths: Sequence[Path], calibrate: bool) -> bool:
     """Whether `heads.fit_head` cross-validates: to choose among several candidates, or to calibrate."""
     return calibrate or len(all_candidates(paths)) > 1
 
 
 def path_scores(paths: Sequence[Path], chosen: Candidate, accuracy: Sequence[float]) -> Optional[List[float]]:
-    """The accuracy of every C of the chosen candidate's path at its interpolation, None when the paths hold
-    only one candidate."""
+    """The accuracy of every C of the chosen candidate's path at its interpolation (None for one candidate)."""
     cands = all_candidates(paths)
     if len(cands) == 1:
         return None
@@ -247,15 +227,11 @@ def path_scores(paths: Sequence[Path], chosen: Candidate, accuracy: Sequence[flo
 
 def choose_family(scored: Sequence[Tuple[Any, ...]], cands: Sequence[Candidate], criterion: str, exclusive: bool,
                   multilabel: bool, calibrate: bool) -> Tuple[bool, List[int]]:
-    """The feature family for all heads together (True: tf-idf) and each head's best candidate (by
-    `candidate_costs`) within it. With criterion "accuracy", the family whose heads' best candidates make the task's
-    decisions best on the out-of-fold margins (Platt-scaled when calibrating): for `exclusive` classes the most
-    documents right by the largest margin, for several labels per document (`multilabel`) the highest micro-F1
-    over (document, class) pairs, for two classes the most right; then, and for "calibrated_log_loss", the lowest
-    total of the heads' costs; ties: presence.
+    """The feature family for all heads (True: tf-idf) and each head's best candidate within it: with "accuracy",
+    the family whose out-of-fold decisions are best (exclusive: most right by the largest margin; multi-label:
+    micro-F1; two classes: most right), then the lowest total cost; ties: presence (docs/algorithms.md §7.2).
 
-    scored (Sequence[Tuple]): Per head, its out-of-fold margins (one row per candidate), the scored samples' labels
-        and its `candidate_costs`.
+    scored (Sequence[Tuple]): Per head, its out-of-fold margins, the scored labels and its `candidate_costs`.
     """
     families = sorted({c.tfidf for c in cands})
     members = {family: [k for k, cand in enumerate(cands) if cand.tfidf == family] for family in families}
@@ -295,8 +271,8 @@ def calibrated(f: numpy.ndarray, y: numpy.ndarray, calibrate: bool) -> numpy.nda
 
 def calibrate_weights(w: numpy.ndarray, c: float, oof: Optional[numpy.ndarray],
                       y: Optional[numpy.ndarray]) -> Tuple[numpy.ndarray, float, Optional[Tuple[float, float]]]:
-    """The weights and intercept mapped by `platt` fitted on the out-of-fold margins `oof` of samples labelled `y`,
-    and Platt's (a, b); as they are, and None, without margins or where they do not rise with y (a <= 0)."""
+    """The weights and intercept mapped by `platt` fitted on `oof` and `y`, and (a, b); unchanged and None without
+    margins or where a <= 0."""
     ab = platt(oof, y) if oof is not None and y is not None else None
     if ab is None or ab[0] <= 0:
         return w, c, None
@@ -305,8 +281,8 @@ def calibrate_weights(w: numpy.ndarray, c: float, oof: Optional[numpy.ndarray],
 
 def finish_head(final: LinearFit, chosen: Candidate, scores: Optional[List[float]], oof: Optional[numpy.ndarray],
                 y: Optional[numpy.ndarray], calibrate: bool) -> HeadFit:
-    """The head of `heads.fit_head` from its final fit and its folds (`oof`: the chosen candidate's out-of-fold margins
-    of the scored samples, labelled `y`): interpolated, unscaled and calibrated."""
+    """The head from its final fit and the chosen candidate's out-of-fold margins: interpolated, unscaled,
+    calibrated."""
     w, c, ab = calibrate_weights(interpolate(final.weights, chosen.beta) * final.scale, final.intercept,
                                  oof if calibrate else None, y)
     return HeadFit(w, c, chosen.C, scores, ab, chosen.beta, chosen.nb)

@@ -1,19 +1,6 @@
-"""The solvers of the linear learners: regularized linear models on sparse features.
-
-For labels y in {-1, +1} and margins f = Xw + c (the intercept c is not penalized) the
-objective is
-
-    sum_i loss(y_i f_i) + (1 / C) * ((1 - l1_ratio) / 2 * ||w||^2 + l1_ratio * ||w||_1)
-
-with loss "logistic" (log(1 + exp(-m))) or "squared_hinge" (max(0, 1 - m)^2). For
-l1_ratio = 0 this is scikit-learn's `LogisticRegression(C=C)` / `LinearSVC(C=C,
-loss="squared_hinge")` with an unpenalized intercept. L2 problems are solved by LIBLINEAR's
-trust-region Newton method (`tron`, conjugate gradients on Hessian-vector products, the
-generalized Hessian for the squared hinge), elastic-net problems by FISTA with backtracking;
-both are deterministic. `tol` is relative: a solve stops when the gradient (FISTA: the gradient
-mapping) is `tol` times that at the start from zero weights, whatever the scale of the features.
-They take any problem with value_grad, preconditioner and hessp: the sums over document shards of
-`sharded.ShardedNewton` (the whole matrix being one shard).
+"""The solvers of the linear learners (objective in docs/algorithms.md §7.1): LIBLINEAR's trust-region Newton
+method (`tron`) for L2 problems and FISTA with backtracking for elastic-net ones, both deterministic, on any problem
+with value_grad, preconditioner and hessp (`sharded.ShardedNewton`, the whole matrix being one shard).
 """
 import math
 from contextlib import contextmanager
@@ -49,9 +36,8 @@ def curvature(m: numpy.ndarray, loss: str) -> numpy.ndarray:
 
 
 def tron(problem: Any, x0: numpy.ndarray, max_iter: int, gtol: float) -> numpy.ndarray:
-    """The trust-region Newton method of LIBLINEAR (Lin, Weng & Keerthi 2008) with its diagonal preconditioner
-    for the conjugate gradients (Hsia, Chiang & Lin 2018), and the trust region in the preconditioner's norm, on a
-    problem with `sharded.ShardedNewton`'s methods. Stops when the gradient's norm is at most `gtol`."""
+    """LIBLINEAR's trust-region Newton method (Lin, Weng & Keerthi 2008) with the diagonal preconditioner of Hsia,
+    Chiang & Lin (2018); stops when the gradient's norm is at most `gtol`."""
     x = x0.copy()
     f, g = problem.value_grad(x)
     delta = -1.0
@@ -89,9 +75,8 @@ def tron(problem: Any, x0: numpy.ndarray, max_iter: int, gtol: float) -> numpy.n
 def pcg(hessp: Callable[[numpy.ndarray], numpy.ndarray], g: numpy.ndarray, M: numpy.ndarray,
          delta: float, team: Optional[ThreadTeam] = None) -> Tuple[numpy.ndarray, numpy.ndarray]:
     """Preconditioned conjugate gradients for H s = -g within ||s||_M <= delta (Steihaug): the step and the
-    residual -(g + H s). Each iteration's vector updates and dot products are compiled kernels over the fixed
-    pieces of `Pieces` (on the team's threads), each entry computed as the textbook form computes it, the dot
-    products summed piece by piece, so the step is the same, bit for bit, for any number of threads."""
+    residual -(g + H s). The vector kernels run over the fixed pieces of `Pieces`, so the step is the same, bit for
+    bit, for any number of threads."""
     pieces = Pieces(len(g), team)
     s = numpy.zeros_like(g)
     r = -g
@@ -127,21 +112,15 @@ def start_point(y: numpy.ndarray, d: int, loss: str) -> numpy.ndarray:
 
 
 def gradient_tolerance(g_zero: numpy.ndarray, tol: float, l1_ratio: float) -> float:
-    """Where a fit stops: `tol` times the norm of the gradient `g_zero` at the start from zero weights (with an L1
-    share, FISTA's: its largest entry)."""
+    """`tol` times the norm of the gradient at zero weights (with an L1 share: its largest entry)."""
     scale = numpy.abs(g_zero).max() if l1_ratio > 0.0 else numpy.linalg.norm(g_zero)
     return max(tol * float(scale), 1e-300)
 
 
-
 def fista(x0: numpy.ndarray, smooth: Callable[[numpy.ndarray], Tuple[float, numpy.ndarray]], l1: float,
           max_iter: int, gtol: float) -> numpy.ndarray:
-    """FISTA with backtracking for the smooth part `smooth` (value and gradient) plus l1 times the weights' L1 norm
-    (not the intercept's)."""
-    x = x0.copy()
-    v = x.copy()
-    t = 1.0
-    L = 1.0
+    """FISTA with backtracking for `smooth` (value and gradient) plus l1 times the weights' L1 norm."""
+    x, v, t, L = x0.copy(), x0.copy(), 1.0, 1.0
     for _ in range(max_iter):
         fv, gv = smooth(v)
         while True:
@@ -164,13 +143,8 @@ def fista(x0: numpy.ndarray, smooth: Callable[[numpy.ndarray], Tuple[float, nump
 
 @contextmanager
 def one_blas_thread() -> Iterator[None]:
-    """Limit BLAS to one thread while the solvers run.
-
-    Their dense work is vector products (dot, norm) over one entry per feature; a
-    multi-threaded OpenBLAS splits each product and its idle threads spin between
-    calls, which costs CPU time without a wall-clock gain. One thread also makes every sum's order, and so the weights,
-    independent of the machine's core count.
-    """
+    """Limit BLAS to one thread while the solvers run: their vector products gain nothing from more, and one
+    thread makes every sum's order, and so the weights, independent of the core count."""
     from scipy.optimize import minimize  # noqa: F401  (loads scipy's BLAS before the limit is set)
     from threadpoolctl import threadpool_limits
 

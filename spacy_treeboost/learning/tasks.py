@@ -1,11 +1,8 @@
-"""Where work runs: workers in this process, in local processes or as Ray actors, and a queue of tasks over them.
+"""Where work runs: workers in this process, in local processes (forked where safe, else spawned) or as Ray actors.
 
-A worker holds one object, built once from a callable and its arguments (`Build`), and answers calls of its
-methods. `LocalWorkers` run them all in this process; `ProcessWorkers` run worker 0 in this process and the others
-in local processes over pipes, forked where that is safe and spawned elsewhere (`start_method`); `RayWorkers` run
-Ray actors. `run_tasks` gives each free worker the next task of a list and returns every task's result by task, so
-that what is computed from the results does not depend on which worker ran a task or on how many there were: the
-one place where the model's "same bytes for any number of workers" is kept.
+A worker holds one object built from a `Build` and answers calls of its methods. `run_tasks` gives each free worker
+the next task and returns the results by task, so nothing computed from them depends on which worker ran what or
+how many there were: the one place where "same bytes for any number of workers" is kept.
 """
 import multiprocessing
 import os
@@ -32,8 +29,7 @@ class WorkerDiedError(RuntimeError):
 
 
 def connect_ray(address: Optional[str]) -> Any:
-    """Connect to the cluster at `address` (or RAY_ADDRESS), or start a local Ray; reuse a running connection. Without
-    Ray, an ImportError names the extra to install."""
+    """Connect to the Ray cluster at `address` (or RAY_ADDRESS), or start a local Ray; reuse a running connection."""
     try:
         import ray
     except ImportError:
@@ -45,9 +41,7 @@ def connect_ray(address: Optional[str]) -> Any:
 
 
 def start_method() -> str:
-    """How worker processes start: "fork" on Linux when this process runs a single thread (a forked worker inherits
-    this process's arrays, where a spawned one imports the main script and receives them over its pipe), else
-    "spawn" (forking a process with other threads can deadlock the child; some platforms cannot fork)."""
+    """"fork" on Linux when this process runs one thread, else "spawn" (a fork beside other threads can deadlock)."""
     import sys
 
     if sys.platform.startswith("linux") and threading.active_count() == 1:
@@ -57,8 +51,8 @@ def start_method() -> str:
 
 class Workers:
     """n workers: `send(i, method, args)` calls a method of worker i's object, `receive(i)` returns its value (an error
-    closes the workers and raises here), `post` calls without a reply (its error comes with the next `receive`).
-    `shared`: float64 arrays given to every object by name. `when`, `doing[i]`: what they were doing, for errors."""
+    closes the workers and raises here), `post` sends without a reply. `shared`: float64 arrays given to every object
+    by name. `when`, `doing[i]`: what they were doing, for errors."""
 
     n: int
     here: Sequence[int] = ()
@@ -118,10 +112,9 @@ class LocalWorkers(Workers):
 
 def _process_main(conn: Any, shared: Dict[str, Any], build: Optional[Build] = None, inherited: Sequence[Any] = ()
                   ) -> None:
-    """A worker process: its object, then one reply per request until None or a closed pipe; an error in a request
-    without a reply comes back with the next one that has a reply. A spawned worker receives its `Build` over the
-    pipe (not as spawn arguments, whose write would block forever if the child died while starting); a forked one
-    has it, and closes the parent's ends of the pipes it `inherited`, so that each pipe ends when the parent goes."""
+    """A worker process: build its object (a spawned one receives the `Build` over the pipe), then answer requests
+    until None or a closed pipe; an error of a posted call comes back with the next reply. A forked worker closes the
+    parent's pipe ends it `inherited`, so that each pipe ends when the parent goes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for other in inherited:
         other.close()
@@ -170,11 +163,8 @@ def _stop_processes(processes: List[Any], conns: List[Any]) -> None:
 
 
 class ProcessWorkers(Workers):
-    """Worker 0 in this process and workers 1 ... n - 1 in local processes (standard library), forked or spawned
-    (`start_method`; `builder` is told which); with `worker0_here=False` every worker is a process, this one holding
-    none. Worker 0's calls here wait until their reply is asked for, after the other workers have theirs, and one
-    posted without a reply runs before its next call, as in a worker process. Worker 0 is built after the others
-    start, so that a forked worker's copy of what the builder made is as it was made."""
+    """Worker 0 in this process (unless `worker0_here=False`) and the others in local processes, forked or spawned
+    (`start_method`). Worker 0's calls run when their reply is asked for; it is built after the others start."""
 
     def __init__(self, n: int, builder: Builder, shared: Sequence[Tuple[str, int]] = (), name: str = "Worker",
                  worker0_here: bool = True) -> None:
@@ -214,7 +204,7 @@ class ProcessWorkers(Workers):
 
     @property
     def pids(self) -> List[int]:
-        """The process ids of the workers in processes (1 ... n - 1, or all with `worker0_here=False`)."""
+        """The process ids of the workers in processes."""
         return [p.pid for p in self.processes]
 
     def send(self, i: int, method: str, args: Tuple[Any, ...], reply: bool = True) -> None:
@@ -261,7 +251,7 @@ class ProcessWorkers(Workers):
         return value
 
     def _run_here(self) -> Any:
-        """Worker 0's waiting calls, in order, up to the one whose reply is asked for: its value."""
+        """Run worker 0's waiting calls in order; the value of the last."""
         calls, self._calls = self._calls, []
         if self.local is None:
             raise RuntimeError(f"The {self.name.lower()}s were stopped (closed): start them again (a learner: fit or "
@@ -294,8 +284,7 @@ class ProcessWorkers(Workers):
 
 
 class RayWorkers(Workers):
-    """Workers as Ray actors: one CPU each, or an equal share when there are more workers than CPUs. Each argument
-    of the builds goes to Ray's object store once, however many workers take it."""
+    """Workers as Ray actors, one CPU each (or an equal share); each argument goes to the object store once."""
 
     def __init__(self, n: int, builder: Builder, address: Optional[str] = None, name: str = "Worker") -> None:
         self.ray = ray = connect_ray(address)
@@ -353,8 +342,7 @@ class RayWorkers(Workers):
 
 def make_workers(backend: str, n: int, builder: Builder, shared: Sequence[Tuple[str, int]] = (),
                  ray_address: Optional[str] = None, name: str = "Worker", worker0_here: bool = True) -> Workers:
-    """Start n workers of a backend ("local", "processes" or "ray"; Ray shares no arrays); on processes worker 0
-    runs in this process unless `worker0_here` is False."""
+    """Start n workers of a backend ("local", "processes" or "ray"; Ray shares no arrays)."""
     if backend == "local":
         return LocalWorkers(n, builder, shared, name)
     if backend == "processes":
@@ -367,10 +355,9 @@ def make_workers(backend: str, n: int, builder: Builder, shared: Sequence[Tuple[
 def run_tasks(worker: Callable[..., Any], args: Tuple[Any, ...], tasks: Sequence[Task], n_workers: int = 1,
               backend: Optional[str] = None, ray_address: Optional[str] = None, name: str = "Worker",
               describe: Callable[[Task], str] = lambda task: f"during task {task!r}") -> Dict[Task, Any]:
-    """Every task's result, by task, from `worker(*args, threads).run(task)` (`worker` a class) on up to `n_workers`
-    workers of `backend` (None: processes). Alone, or with one task, it runs here, its large products on `n_workers`
-    threads; on processes this process is worker 0 and takes the first task, and once the queue is empty the idle
-    workers' cores go to its running task (its `threads` a `Threads`, whose value rises)."""
+    """Every task's result, by task, from `worker(*args, threads).run(task)` on up to `n_workers` workers of `backend`
+    (None: processes). Alone it runs here on `n_workers` threads; on processes this process is worker 0, and once the
+    queue is empty the idle workers' cores go to its running task (`threads` a `Threads` whose value rises)."""
     n = min(n_workers, len(tasks))
     if n <= 1 or backend == "local":
         runner = worker(*args, min(n_workers, os.cpu_count() or 1))
@@ -386,9 +373,8 @@ def run_tasks(worker: Callable[..., Any], args: Tuple[Any, ...], tasks: Sequence
 
 def schedule(workers: Workers, tasks: Sequence[Task], describe: Callable[[Task], str] = repr,
              lent: Optional[Threads] = None) -> Dict[Task, Any]:
-    """`run_tasks` on started workers (whose objects `run` a task): every free worker takes the next task in order, the
-    workers in this process in turn (on this thread), the others fed from a second thread while these run. `lent`:
-    the threads of the task running here, raised to the idle workers' cores once the queue is empty."""
+    """`run_tasks` on started workers: each free worker takes the next task, those in this process on this thread, the
+    others fed from a second thread. `lent`: the threads of the task here, raised once the queue is empty."""
     queue, lock = deque(tasks), threading.Lock()
     results: Dict[Task, Any] = {}
     remote = [i for i in range(workers.n) if i not in workers.here]
@@ -396,7 +382,6 @@ def schedule(workers: Workers, tasks: Sequence[Task], describe: Callable[[Task],
     errors: List[BaseException] = []
 
     def take(i: Optional[int] = None) -> Optional[Task]:
-        """The next task for worker i (None: one in this process), or None once the queue is empty."""
         with lock:
             if not queue or errors:
                 if lent is not None:

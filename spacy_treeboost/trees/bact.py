@@ -1,11 +1,6 @@
-"""The BACT / FREQT text format of forests: reading (compiled, streaming), writing, label escaping.
-
-BACT / FREQT format: one example per line, a class label, a space and a strict
-S-expression in which every node is bracketed, e.g. `+1 (ROOT(a(b))(c))`.
-Node labels and class labels are percent-encoded: `%`, `(`, `)` and white
-space are written as `%25`, `%28`, `%29`, `%20` (any `%XX` byte of UTF-8 is
-accepted when reading), and the empty label as a lone `%`, so any string
-survives a round trip.
+"""The BACT / FREQT text format: one example per line, a class label, a space and a strict S-expression, e.g.
+`+1 (ROOT(a(b))(c))`; labels percent-encode `%`, brackets and white space (the empty label is a lone `%`).
+Reading is compiled and streaming.
 """
 import os
 import re
@@ -76,8 +71,7 @@ _BOM = b"\xef\xbb\xbf"
 
 
 def max_line_mb() -> int:
-    """The longest line, in MiB, read from input that is not a regular file (a pipe or a device, whose end may
-    never come): `DEFAULT_MAX_LINE_MB`, or the environment variable SPACY_TREEBOOST_MAX_LINE_MB."""
+    """The longest line, in MiB, read from a pipe or a device (SPACY_TREEBOOST_MAX_LINE_MB, or the default)."""
     return files_max_line_mb(BactFormatError)
 
 
@@ -155,11 +149,8 @@ def _parse_source(parser: "BactParser", source: PathOrLines) -> Iterator[None]:
 
 
 def read_bact(source: PathOrLines, vocab: Optional[LabelVocab] = None, *, add_labels: bool = True) -> Tuple[Forest, List[str]]:
-    """Read examples in the BACT format: `label (tree)` per line.
-
-    A file must be UTF-8 (a leading byte order mark is skipped); lines may end
-    with LF, CRLF or CR. Malformed lines and bytes that are not UTF-8 raise
-    BactFormatError naming the file and line.
+    """Read examples in the BACT format: `label (tree)` per line, UTF-8 (a byte order mark is skipped), lines ending
+    in LF, CRLF or CR. A malformed line raises BactFormatError naming the file and line.
 
     source (Union[str, Path, Iterable[str]]): A file path or lines.
     vocab (Optional[LabelVocab]): The label vocabulary to extend or use.
@@ -172,13 +163,10 @@ def read_bact(source: PathOrLines, vocab: Optional[LabelVocab] = None, *, add_la
     return _forest_of(parser, vocab)
 
 
-def iter_bact(
-    source: PathOrLines, vocab: LabelVocab, *, add_labels: bool = False, batch_size: int = 1000
-) -> Iterator[Tuple[Forest, List[str]]]:
-    """Read BACT examples in batches of about `batch_size` documents (at least one per batch).
-
-    Memory stays bounded by the batch and a block of input, whatever the input size.
-    The batches share `vocab`; every batch has at least one document.
+def iter_bact(source: PathOrLines, vocab: LabelVocab, *, add_labels: bool = False, batch_size: int = 1000
+              ) -> Iterator[Tuple[Forest, List[str]]]:
+    """Read BACT examples in batches of about `batch_size` documents (at least one), sharing `vocab`; memory stays
+    bounded by a batch and a block of input.
 
     source (Union[str, Path, Iterable[str]]): A file path or lines.
     vocab (LabelVocab): The label vocabulary to use (and extend if `add_labels`).

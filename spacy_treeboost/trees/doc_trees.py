@@ -1,16 +1,8 @@
-"""Docs to trees: each sentence a dependency tree or a word chain, all under a virtual root.
+"""Docs to trees (from `doc.to_array`): each sentence a dependency tree or a word chain, under a virtual root.
 
-Arrays come from `doc.to_array`, never token by token. Node labels are token
-attributes (one, or several joined by "|", e.g. LEMMA|POS, with "|" and "\\"
-inside a value escaped by a backslash so that the label splits back exactly). Tokens can be
-skipped by boolean flags such as IS_PUNCT: in a chain they are dropped, in a
-dependency tree their children attach to the nearest kept ancestor.
-
-Docs without sentence boundaries become one chain (chain mode); dependency mode
-needs a parse and raises an error that names the fix. "chain+dependency" puts both
-views of every sentence under the root: the chains, then the dependency trees, whose
-node labels carry the prefix "dep:" so that no subtree of one view is a subtree of
-the other.
+Node labels are token attributes, several joined by "|" (`join_label`). Skipped tokens (flags such as IS_PUNCT) are
+dropped from chains; in a dependency tree their children attach to the nearest kept ancestor. "chain+dependency"
+puts both views under the root, the dependency labels prefixed by "dep:".
 """
 import warnings
 from typing import TYPE_CHECKING, Iterable, List, Optional, Sequence, Tuple
@@ -66,8 +58,7 @@ class SingleChainWarning(UserWarning):
 class TreeSpec:
     """How docs become trees.
 
-    tree_mode (str): "chain", "dependency" or "chain+dependency" (both views of
-        every sentence under the root, dependency labels prefixed by "dep:").
+    tree_mode (str): "chain", "dependency" or "chain+dependency".
     node_attrs (Sequence[str]): Token attributes that label nodes, e.g. ["LOWER"].
     skip_flags (Sequence[str]): Boolean token attributes of tokens to leave out.
     """
@@ -98,13 +89,8 @@ class TreeSpec:
         self._head_ids = [IDS["HEAD"], IDS["SENT_START"]]
 
     def check_docs(self, docs: Sequence, name: str, parse_source: str) -> None:
-        """Refuse node attributes that are empty for most tokens of the training docs, and warn
-        when chain mode finds no sentence boundaries although the docs have several sentences.
-
-        docs (Sequence[Doc]): The training docs, as the component sees them.
-        name (str): The component's name, for the messages.
-        parse_source (str): Where the docs' annotation came from, for the messages.
-        """
+        """Refuse node attributes empty for most tokens of the training docs; warn when chain mode finds no sentence
+        boundaries in docs of several sentences. `name` and `parse_source` are for the messages."""
         from spacy.attrs import IDS
 
         n_tokens = sum(len(doc) for doc in docs)
@@ -141,16 +127,10 @@ class TreeSpec:
         strings, inverse = label_strings(values[1:], doc.vocab.strings, None if dep_view is None else dep_view[1:])
         return [ROOT_LABEL] + [strings[i] for i in inverse], parents, tokens
 
-    def doc_arrays(self, doc: "Doc") -> Tuple[numpy.ndarray, numpy.ndarray, Optional[numpy.ndarray], numpy.ndarray]:
-        """Label values (n_nodes, n_attrs), local parents, depths (or None) and token indices of one doc's tree.
-
-        The first node is the virtual root (label values 0, token index -1).
-        """
-        return self.doc_parts(doc)[:4]
-
     def doc_parts(self, doc: "Doc") -> Tuple[numpy.ndarray, numpy.ndarray, Optional[numpy.ndarray], numpy.ndarray,
                                       Optional[numpy.ndarray]]:
-        """`doc_arrays` and, for "chain+dependency", a mask of the dependency view's nodes (else None)."""
+        """Label values (n_nodes, n_attrs), local parents, depths (or None), token indices (the root first: values 0,
+        token -1) and, for "chain+dependency", a mask of the dependency view's nodes (else None)."""
         if self.tree_mode != "chain+dependency":
             return (*self._view_arrays(doc, self.tree_mode), None)
         c_values, c_parents, _, c_tokens = self._view_arrays(doc, "chain")
@@ -218,8 +198,7 @@ def _skip_tokens(heads: numpy.ndarray, keep: numpy.ndarray) -> numpy.ndarray:
 
 def label_strings(values: numpy.ndarray, string_store: "StringStore",
                   dep_view: Optional[numpy.ndarray] = None) -> Tuple[List[str], numpy.ndarray]:
-    """Unique labels of (n, n_attrs) attribute values as strings, and each row's index among them;
-    rows marked in `dep_view` get the dependency view's prefix."""
+    """The unique labels of (n, n_attrs) attribute values (prefixed where `dep_view`), and each row's index."""
     if dep_view is not None and dep_view.any():
         marked = numpy.column_stack((values, dep_view.astype(numpy.uint64)))
         uniq, inverse = numpy.unique(marked, axis=0, return_inverse=True)
@@ -261,28 +240,20 @@ def docs_to_forest(docs: Iterable, spec: TreeSpec, vocab: Optional[LabelVocab] =
 
 
 def _row_keys(values: numpy.ndarray) -> numpy.ndarray:
-    """One uint64 key per row of attribute values (the value itself for a single attribute)."""
+    """One key per row of attribute values: the value itself for one attribute, else the row's bytes."""
+    values = numpy.ascontiguousarray(values, dtype=numpy.uint64)
     if values.shape[1] == 1:
         return values[:, 0]
-    keys = values[:, 0].copy()
-    for j in range(1, values.shape[1]):
-        keys = keys * numpy.uint64(0x100000001B3) ^ values[:, j]
-    return keys
+    return values.view(numpy.dtype((numpy.void, 8 * values.shape[1]))).ravel()
 
 
 class _LabelTable:
-    """Label ids of attribute-value rows: found by key, then the values compared exactly (keys of several
-    attributes are hashes, so two rows can share one)."""
+    """Label ids of attribute-value rows, found by binary search."""
 
     def __init__(self, rows: numpy.ndarray, ids: Sequence[int]) -> None:
         keys = _row_keys(rows)
         order = numpy.argsort(keys, kind="stable")
-        self._keys = keys[order]
-        self._rows = rows[order]
-        self._ids = numpy.asarray(ids, dtype=numpy.int32)[order]
-        shared = numpy.isin(self._keys, self._keys[1:][self._keys[1:] == self._keys[:-1]])
-        self._shared_keys = numpy.unique(self._keys[shared])
-        self._by_row = {tuple(r): i for r, i in zip(self._rows[shared].tolist(), self._ids[shared].tolist())}
+        self._keys, self._ids = keys[order], numpy.asarray(ids, dtype=numpy.int32)[order]
 
     def __call__(self, values: numpy.ndarray) -> numpy.ndarray:
         """Each row's label id, or -1."""
@@ -290,23 +261,11 @@ class _LabelTable:
         if not len(self._keys):
             return numpy.full(len(keys), -1, dtype=numpy.int32)
         pos = numpy.minimum(numpy.searchsorted(self._keys, keys), len(self._keys) - 1)
-        hit = self._keys[pos] == keys
-        if values.shape[1] > 1:
-            hit &= (self._rows[pos] == values).all(axis=1)
-        out = numpy.where(hit, self._ids[pos], -1).astype(numpy.int32)
-        if len(self._shared_keys):
-            for j in numpy.flatnonzero(numpy.isin(keys, self._shared_keys)).tolist():
-                out[j] = self._by_row.get(tuple(values[j].tolist()), -1)
-        return out
+        return numpy.where(self._keys[pos] == keys, self._ids[pos], -1).astype(numpy.int32)
 
 
 class DocIndexer:
-    """Fast conversion of docs to the preorder arrays a RuleSet matches, in its label ids.
-
-    Labels are found by binary search among the rule set's label keys (for
-    "chain+dependency", one table per view); in chain mode the trees of a whole
-    batch are laid out with vectorized array operations.
-    """
+    """Docs to the preorder arrays a RuleSet matches, in its label ids (chains laid out a batch at a time)."""
 
     def __init__(self, spec: TreeSpec, label_strings: Sequence[str], string_store: "StringStore") -> None:
         self.spec = spec
@@ -353,7 +312,7 @@ class DocIndexer:
         return labels, parents.astype(numpy.int32), offsets
 
     def _chain_arrays(self, docs: Sequence) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
-        """The chain layout of `TreeSpec.doc_arrays` for a whole batch at once."""
+        """The chain layout of `TreeSpec.doc_parts` for a whole batch at once."""
         spec = self.spec
         n_attrs = len(spec._attr_ids)
         lengths = numpy.array([len(doc) for doc in docs], dtype=numpy.int64)

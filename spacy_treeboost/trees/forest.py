@@ -1,9 +1,5 @@
-"""Forests of labeled ordered trees in preorder arrays.
-
-A document is one tree: a virtual root whose children are the roots of its
-sentence trees, in document order. A `Forest` stores many documents in flat
-preorder arrays (node label ids, global parent index, depth) with one offset
-per document, so the compiled kernels can walk them without Python objects.
+"""Forests of labeled ordered trees: documents (a virtual root over the sentence trees) in flat preorder arrays
+(label ids, global parent indices, depths) with one offset per document, for the compiled kernels.
 """
 import mmap
 import sys
@@ -74,20 +70,13 @@ class Forest:
     labels (numpy.ndarray): int32 label id of every node, documents concatenated.
     parents (numpy.ndarray): int32 global index of each node's parent, -1 for roots.
     depths (Optional[numpy.ndarray]): int32 depth of each node (0 for document roots); None computes them
-        from `parents` when first read (learning and matching never read them, so large forests hold them
-        only when asked).
+        from `parents` when first read.
     offsets (numpy.ndarray): int64, document i is nodes offsets[i]:offsets[i+1].
     vocab (LabelVocab): the label strings.
     """
 
-    def __init__(
-        self,
-        labels: numpy.ndarray,
-        parents: numpy.ndarray,
-        depths: Optional[numpy.ndarray],
-        offsets: numpy.ndarray,
-        vocab: LabelVocab,
-    ) -> None:
+    def __init__(self, labels: numpy.ndarray, parents: numpy.ndarray, depths: Optional[numpy.ndarray],
+                 offsets: numpy.ndarray, vocab: LabelVocab) -> None:
         self.labels = numpy.ascontiguousarray(labels, dtype=numpy.int32)
         self.parents = numpy.ascontiguousarray(parents, dtype=numpy.int32)
         self._depths = None if depths is None else numpy.ascontiguousarray(depths, dtype=numpy.int32)
@@ -130,8 +119,7 @@ class Forest:
         return builder.build()
 
     def __getitem__(self, key: Union[int, slice, Sequence[int], numpy.ndarray]) -> "Forest":
-        """The documents `key` selects (an index, a slice, indices or a boolean mask) as a forest,
-        so that cross-validation helpers can split a forest as they split an array."""
+        """The documents `key` selects (an index, a slice, indices or a boolean mask) as a forest."""
         if isinstance(key, tuple) and len(key) == 2 and key[1] is Ellipsis:
             key = key[0]
         if isinstance(key, (int, numpy.integer)):
@@ -171,9 +159,7 @@ class Forest:
         return builder.build()
 
     @classmethod
-    def from_sentences(
-        cls, docs: Iterable[Sequence[Sequence[str]]], vocab: Optional[LabelVocab] = None
-    ) -> "Forest":
+    def from_sentences(cls, docs: Iterable[Sequence[Sequence[str]]], vocab: Optional[LabelVocab] = None) -> "Forest":
         """Build a forest of word chains: each sentence a chain, all under the virtual root."""
         builder = ForestBuilder(vocab)
         for sents in docs:
@@ -193,9 +179,8 @@ class ForestBuilder:
         self._sizes: List[int] = []
         self._n = 0
 
-    def add_arrays(
-        self, label_ids: numpy.ndarray, parents: numpy.ndarray, depths: Optional[numpy.ndarray] = None
-    ) -> None:
+    def add_arrays(self, label_ids: numpy.ndarray, parents: numpy.ndarray, depths: Optional[numpy.ndarray] = None
+                   ) -> None:
         """Add one document given preorder label ids and local parent indices (-1 for the root)."""
         label_ids = numpy.asarray(label_ids, dtype=numpy.int32)
         parents = numpy.asarray(parents, dtype=numpy.int64)
@@ -280,12 +265,8 @@ def chain_arrays(lengths: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
 
 
 def release_pages(*arrays: numpy.ndarray) -> int:
-    """Give back to the system, in this process only, the memory pages that lie wholly inside each array's data,
-    for a forked process that inherited arrays it will never read: their values read as zeros afterwards, while
-    the parent process, and any other process sharing the pages, keep theirs. Does nothing off Linux.
-
-    arrays (numpy.ndarray): C-contiguous arrays this process will not read again.
-    RETURNS (int): The bytes given back.
+    """Give back, in this process only (a forked one), the pages wholly inside each C-contiguous array this process
+    will not read again (they read as zeros afterwards; other processes keep theirs). Linux only; RETURNS the bytes.
     """
     if not sys.platform.startswith("linux"):
         return 0
@@ -304,10 +285,7 @@ def release_pages(*arrays: numpy.ndarray) -> int:
 
 
 def preorder_depths(parents: numpy.ndarray) -> numpy.ndarray:
-    """int32 depths from parent indices in preorder (-1 for roots), in one compiled pass.
-
-    Raises ValueError if a node's parent does not come before it.
-    """
+    """int32 depths from parent indices in preorder (-1 for roots); a ValueError where a parent follows its child."""
     parents = numpy.asarray(parents)
     if parents.dtype != numpy.int32:
         parents = parents.astype(numpy.int64)
