@@ -4,11 +4,20 @@
 columns taken for a refit, and the tf-idf scaling of columns and rows."""
 from libc.stdint cimport int32_t, int64_t, uint8_t
 
+from spacy_treeboost.learning._cpu cimport release_free_heap
+
 import numpy
 
 ctypedef fused index_t:
     int32_t
     int64_t
+
+
+def return_free_heap() -> bool:
+    """Give the C heap's free memory back to the system (glibc's `malloc_trim`): the freed arrays of a large step,
+    scattered among live ones, stay in the process's resident memory otherwise. Whether any was given back (False
+    elsewhere than on glibc)."""
+    return bool(release_free_heap())
 
 
 def _one_by_one(work, items):

@@ -65,6 +65,7 @@ class ColumnBlocks:
         n, d = X.shape
         self.n, self.d, self.squared = n, d, squared
         scale = column_values(X)
+        self.pattern = scale is not None  # the blocks hold X's structure and one value per column, not X's values
         if scale is not None or squared:
             check_pattern(X.indptr.astype(X.indices.dtype, copy=False), X.indices, n)
         if scale is not None and squared:

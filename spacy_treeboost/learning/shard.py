@@ -12,7 +12,7 @@ from typing import Any, Dict, Optional, Tuple, Union
 
 import numpy
 
-from ._columns import split_csc_rows, take_columns
+from ._columns import return_free_heap, split_csc_rows, take_columns
 from .features import Singletons, column_sums, find_singletons, level_margins, scale_columns
 from .products import column_pieces, newton_blocks
 from .solver import curvature, loss_terms
@@ -51,6 +51,7 @@ class DocumentShard:
     def __init__(self, index: int, start: int, matrices: Dict[str, Any]) -> None:
         self.index, self.start, self.matrices = index, start, matrices
         self._selected: Optional[Tuple[Any, ...]] = None
+        self._threads: Union[int, Threads] = 1
         self.train: Any = None
         self.test: Any = None
         self.release()
@@ -69,6 +70,7 @@ class DocumentShard:
             team.close()
         self.A = self.B = self.R = self.X = self.squared = None
         self.found: Optional[Singletons] = None
+        return_free_heap()
 
     def select(self, name: str, y: numpy.ndarray, folds: Optional[numpy.ndarray], fold: Optional[int],
                threads: Union[int, Threads] = 1) -> int:
@@ -83,19 +85,31 @@ class DocumentShard:
         key = self._selected
         if key is None or key[0] != name or key[1] != fold or not _same(key[2], part):
             self.train = self.test = None  # freed before the next split is made
-            self.train, self.test = (X, None) if part is None else fold_split(X, part, fold, threads)  # type: ignore
+            return_free_heap()
             self._selected = (name, fold, part)
+            self._threads = threads
         self.y = labels if part is None else labels[part != fold]
-        self.A, self.B = self.train, self.test
+        self.A, self.B = self._training_rows(), self.test
         return int(X.shape[1])
+
+    def _training_rows(self) -> Any:
+        """The selected training rows, split again from the matrix when `place` dropped them (it keeps the held-out
+        rows alone while the fit runs)."""
+        if self.train is None:
+            assert self._selected is not None
+            name, fold, part = self._selected
+            X = self.matrices[name]
+            self.train, self.test = (X, None) if part is None else fold_split(X, part, fold, self._threads)
+        return self.train
 
     def nb_counts(self) -> Tuple[numpy.ndarray, numpy.ndarray]:
         """The training rows' column sums over positive and over negative documents."""
-        return (self.train.T @ (self.y > 0).astype(numpy.float64), self.train.T @ (self.y < 0).astype(numpy.float64))
+        train = self._training_rows()
+        return (train.T @ (self.y > 0).astype(numpy.float64), train.T @ (self.y < 0).astype(numpy.float64))
 
     def column_sums(self) -> Tuple[numpy.ndarray]:
         """The training rows' column sums (`features.column_sums`)."""
-        return (column_sums(self.train),)
+        return (column_sums(self._training_rows()),)
 
     def level_margins(self, w: numpy.ndarray, c: float, level: numpy.ndarray, n_levels: int,
                       tfidf: bool) -> numpy.ndarray:
@@ -107,10 +121,11 @@ class DocumentShard:
     def scale(self, scale: Optional[numpy.ndarray]) -> None:
         """Scale the columns of the training and held-out rows (None: as selected)."""
         self.release()
+        train = self._training_rows()
         if scale is None:
-            self.A, self.B = self.train, self.test
+            self.A, self.B = train, self.test
         else:
-            self.A = scale_columns(self.train, scale)
+            self.A = scale_columns(train, scale)
             self.B = None if self.test is None else scale_columns(self.test, scale)
         if not bool(numpy.all(self.A.data != 0)):
             self.A = self.A.copy()
@@ -137,6 +152,9 @@ class DocumentShard:
         from scipy.sparse import csc_matrix
 
         A, s = self.A, self.found
+        split = self._selected is not None and self._selected[2] is not None
+        if split and A is not self.train:
+            self.train = None  # the scaled rows share its structure; its values are not needed again in this fit
         if s is None:
             columns, rows, values = numpy.flatnonzero(numpy.diff(A.indptr)), numpy.zeros(0, numpy.int64), numpy.zeros(0)
             local, self.d = columns, A.shape[1]
@@ -156,8 +174,15 @@ class DocumentShard:
             indptr, indices, data = take_columns(A.indptr.astype(index, copy=False), A.indices, A.data,
                                                  columns.astype(numpy.int64, copy=False), rows.astype(index), values)
             R = csc_matrix((data, indices, indptr), shape=(A.shape[0], len(columns) + len(rows)))
-        self.R = R
         self.X, self.squared = newton_blocks(R, threads)
+        # the fit multiplies the reduced rows alone: the training rows are split again when asked for, and the
+        # reduced rows' values are dropped when the column blocks read one value per column
+        self.R = None if getattr(self.X, "pattern", False) else R
+        del R
+        self.A = A = None
+        if split:
+            self.train = None
+        return_free_heap()
 
     def reduced(self) -> Tuple[Any, numpy.ndarray]:
         """The reduced rows (CSC, this shard's columns) and their labels."""
