@@ -17,11 +17,17 @@ if TYPE_CHECKING:
 NB_ALPHA = 1.0
 
 
-def presence(counts: "sp.spmatrix", threads: int = 1) -> "sp.spmatrix":
+def presence(counts: "sp.spmatrix", threads: int = 1, stored: bool = True) -> "sp.spmatrix":
     """x = [count >= 1] of a CSC count matrix without explicit zeros (its structure shared); a matrix of
-    `products.BLOCK_NNZ` entries or more is filled in `products.N_BLOCKS` pieces on up to `threads` threads."""
+    `products.BLOCK_NNZ` entries or more is filled in `products.N_BLOCKS` pieces on up to `threads` threads. Without
+    `stored`, its values are one read-only 1.0 seen at every entry (a stride-0 array: no memory per entry), which the
+    linear fits' shards split, scale and multiply without storing them (`shard.fold_split`,
+    `products.column_values`); scipy's own operations read it as ones."""
     from scipy.sparse import csc_matrix
 
+    if not stored:
+        return csc_matrix((numpy.broadcast_to(numpy.float64(1.0), (counts.nnz,)), counts.indices, counts.indptr),
+                          shape=counts.shape)
     data = numpy.empty(counts.nnz)
     pieces = numpy.linspace(0, counts.nnz, products.N_BLOCKS + 1).astype(numpy.int64).tolist()
     with ThreadTeam(threads if counts.nnz >= products.BLOCK_NNZ else 1) as team:

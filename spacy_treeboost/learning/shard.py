@@ -14,17 +14,20 @@ import numpy
 
 from ._columns import return_free_heap, split_csc_rows, take_columns
 from .features import Singletons, column_sums, find_singletons, level_margins, scale_columns
-from .products import column_pieces, newton_blocks
+from .products import column_pieces, column_values, newton_blocks, newton_pattern
 from .solver import curvature, loss_terms
 from ..threads import Threads, ThreadTeam
 
 
 def fold_split(X: Any, folds: numpy.ndarray, fold: int, threads: Union[int, Threads] = 1) -> Tuple[Any, Any]:
     """The rows of X outside fold `fold` (its training samples) and in it, as two CSC matrices of X's index type,
-    split in one pass over X's entries (`split_csc_rows`), in runs of columns on up to `threads` threads."""
+    split in one pass over X's entries (`split_csc_rows`), in runs of columns on up to `threads` threads. When
+    every value of X is 1 (presence), the structure alone is split and both parts' values are read-only views of
+    X's."""
     from scipy.sparse import csc_matrix
 
     X = csc_matrix(X, dtype=numpy.float64)
+    ones = X.nnz > 0 and (X.data.strides[0] == 0 and X.data[0] == 1.0 or bool((X.data == 1.0).all()))
     test = folds == fold
     n_test = int(test.sum())
     rank = numpy.empty(len(test), dtype=X.indices.dtype)
@@ -32,10 +35,17 @@ def fold_split(X: Any, folds: numpy.ndarray, fold: int, threads: Union[int, Thre
     rank[test] = numpy.arange(n_test, dtype=rank.dtype)
     n = max(1, min(int(threads), X.shape[1]))
     with ThreadTeam(threads) as team:
-        parts = split_csc_rows(X.indptr.astype(numpy.int64, copy=False), X.indices, X.data, test.view(numpy.uint8),
-                               rank, team.map, column_pieces(X.indptr, n))
-    return tuple(csc_matrix((data, indices, indptr), shape=(rows, X.shape[1]))
+        parts = split_csc_rows(X.indptr.astype(numpy.int64, copy=False), X.indices, None if ones else X.data,
+                               test.view(numpy.uint8), rank, team.map, column_pieces(X.indptr, n))
+    return tuple(csc_matrix((_ones_view(X.data, len(indices)) if ones else data, indices, indptr),
+                            shape=(rows, X.shape[1]))
                  for (indptr, indices, data), rows in zip(parts, (len(test) - n_test, n_test)))
+
+
+def _ones_view(ones: numpy.ndarray, n: int) -> numpy.ndarray:
+    view = ones[:n]
+    view.flags.writeable = False
+    return view
 
 
 class DocumentShard:
@@ -167,14 +177,25 @@ class DocumentShard:
                 kept = numpy.flatnonzero(kept)
                 columns, local = s.keep[kept], numpy.concatenate([kept, self.k + self.offset + numpy.arange(len(rows))])
         self.local = None if local is None or len(local) == self.d else local
+        pattern = None if self.local is None and s is None else column_values(A)
         if self.local is None and s is None:
             R = A
+            self.X, self.squared = newton_blocks(R, threads)
+        elif pattern is not None:
+            # one value per column (presence, naive Bayes): the structure is taken, its values stored only where
+            # scipy multiplies it
+            index = A.indices.dtype
+            indptr, indices, _ = take_columns(A.indptr.astype(index, copy=False), A.indices, None,
+                                              columns.astype(numpy.int64, copy=False), rows.astype(index), values)
+            self.X, self.squared = newton_pattern(indptr, indices, (A.shape[0], len(columns) + len(rows)),
+                                                  numpy.concatenate([pattern[columns], values]), threads)
+            R = self.X if isinstance(self.X, csc_matrix) else None
         else:
             index = A.indices.dtype
             indptr, indices, data = take_columns(A.indptr.astype(index, copy=False), A.indices, A.data,
                                                  columns.astype(numpy.int64, copy=False), rows.astype(index), values)
             R = csc_matrix((data, indices, indptr), shape=(A.shape[0], len(columns) + len(rows)))
-        self.X, self.squared = newton_blocks(R, threads)
+            self.X, self.squared = newton_blocks(R, threads)
         # the fit multiplies the reduced rows alone: the training rows are split again when asked for, and the
         # reduced rows' values are dropped when the column blocks read one value per column
         self.R = None if getattr(self.X, "pattern", False) else R
