@@ -87,15 +87,19 @@ def find_singletons(X: "sp.spmatrix", df: Optional[numpy.ndarray] = None) -> Sin
     else:
         cols = numpy.flatnonzero(df == 1)
         cols = cols[X.indptr[cols + 1] > X.indptr[cols]]
+    index = numpy.int32 if max(X.shape) < numpy.iinfo(numpy.int32).max else numpy.int64  # held through the fit
+    cols = cols.astype(index)
     once = X.indptr[cols]
     rows = X.indices[once].astype(numpy.int64)
     values = X.data[once]
     sq = numpy.bincount(rows, weights=values ** 2, minlength=X.shape[0])
     samples = numpy.flatnonzero(sq > 0)
     norms = numpy.sqrt(sq)
-    slot = numpy.full(X.shape[0], -1, dtype=numpy.int64)
+    slot = numpy.full(X.shape[0], -1, dtype=index)
     slot[samples] = numpy.arange(len(samples))
-    return Singletons(numpy.flatnonzero(df >= 2), cols, rows, values / norms[rows], samples, slot[rows],
+    share = values / norms[rows]
+    del values
+    return Singletons(numpy.flatnonzero(df >= 2).astype(index), cols, rows.astype(index), share, samples, slot[rows],
                       norms[samples])
 
 
