@@ -673,3 +673,34 @@ def test_equal_columns_get_the_same_weight_bit_for_bit_wherever_they_are(seed, c
     for group in groups:
         assert len(group) == copies + 1
         assert len({w[j].tobytes() for j in group}) == 1, w[group]
+
+
+@SETTINGS
+@given(st.integers(0, 10**6), st.integers(1, 3), st.booleans())
+def test_presence_without_stored_values_splits_multiplies_and_fits_as_stored_ones_bit_for_bit(seed, threads, blocks):
+    """`features.presence(stored=False)` (one read-only 1.0 at every entry): its fold split, its column values and
+    the fit on it (`products.newton_pattern`, column blocks or scipy) are those of the stored ones."""
+    from scipy.sparse import csc_matrix
+
+    from spacy_treeboost.learning import products
+    from spacy_treeboost.learning.features import presence
+    from spacy_treeboost.learning.sharded import fold_split
+
+    rng = numpy.random.default_rng(seed)
+    n, d = int(rng.integers(2, 40)), int(rng.integers(1, 30))
+    counts = csc_matrix((rng.random((n, d)) < 0.3) * rng.integers(1, 4, (n, d)))
+    y = numpy.where(rng.random(n) < 0.5, 1.0, -1.0)
+    y[:2] = (1.0, -1.0)
+    stored, bare = presence(counts), presence(counts, stored=False)
+    assert bare.data.strides[0] == 0 and not bare.data.flags.writeable
+    numpy.testing.assert_array_equal(products.column_values(bare), products.column_values(stored))
+    folds = rng.integers(0, 3, n)
+    for a, b in zip(fold_split(stored, folds, 1, threads), fold_split(bare, folds, 1, threads)):
+        assert (a != b).nnz == 0 and a.indices.tobytes() == b.indices.tobytes()
+    saved = products.BLOCK_NNZ
+    products.BLOCK_NNZ = 1 if blocks else saved
+    try:
+        fits = [fit_linear(X, y, C=1.0, tol=1e-9, max_iter=500, method="tron", threads=threads) for X in (stored, bare)]
+    finally:
+        products.BLOCK_NNZ = saved
+    assert fits[0][0].tobytes() == fits[1][0].tobytes() and fits[0][1] == fits[1][1]

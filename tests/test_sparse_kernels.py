@@ -310,3 +310,28 @@ def test_split_csc_rows_refuses_runs_that_do_not_cover_the_columns():
             split_csc_rows(*args, serial, bounds)
     (ip0, ix0, _), (ip1, ix1, _) = split_csc_rows(*args, serial, [(0, 1), (1, 2)])
     assert ip0.tolist() == [0, 1, 1] and ip1.tolist() == [0, 0, 1] and ix0.tolist() == [0] and ix1.tolist() == [0]
+
+
+@given(csc_parts(), st.sampled_from([numpy.int32, numpy.int64]), st.integers(0, 5))
+@settings(max_examples=40, deadline=None)
+def test_take_columns_and_split_without_values_take_the_structure_alone(parts, index_type, n_tail):
+    from spacy_treeboost.learning._columns import split_csc_rows
+
+    n_rows, indptr, indices, data, rng = parts
+    n_cols = len(indptr) - 1
+    columns = numpy.asarray(rng.choice(n_cols, int(rng.integers(0, n_cols + 1)), replace=False) if n_cols else [],
+                            dtype=numpy.int64)
+    rows, values = rng.integers(0, n_rows, n_tail).astype(index_type), rng.normal(size=n_tail)
+    ip, ix = indptr.astype(index_type), indices.astype(index_type)
+    with_values = take_columns(ip, ix, data, columns, rows, values)
+    structure = take_columns(ip, ix, None, columns, rows, values)
+    assert structure[0].tobytes() == with_values[0].tobytes() and structure[1].tobytes() == with_values[1].tobytes()
+    assert len(structure[2]) == 0
+    side = (rng.random(n_rows) < 0.4).astype(numpy.uint8)
+    rank = numpy.zeros(n_rows, dtype=index_type)
+    for s in (0, 1):
+        rank[side == s] = numpy.arange(int((side == s).sum()))
+    full = split_csc_rows(indptr.astype(numpy.int64), ix, data, side, rank)
+    bare = split_csc_rows(indptr.astype(numpy.int64), ix, None, side, rank)
+    for (p0, i0, d0), (p1, i1, d1) in zip(full, bare):
+        assert p0.tobytes() == p1.tobytes() and i0.tobytes() == i1.tobytes() and len(d1) == 0

@@ -4,11 +4,20 @@
 columns taken for a refit, and the tf-idf scaling of columns and rows."""
 from libc.stdint cimport int32_t, int64_t, uint8_t
 
+from spacy_treeboost.learning._cpu cimport release_free_heap
+
 import numpy
 
 ctypedef fused index_t:
     int32_t
     int64_t
+
+
+def return_free_heap() -> bool:
+    """Give the C heap's free memory back to the system (glibc's `malloc_trim`): the freed arrays of a large step,
+    scattered among live ones, stay in the process's resident memory otherwise. Whether any was given back (False
+    elsewhere than on glibc)."""
+    return bool(release_free_heap())
 
 
 def _one_by_one(work, items):
@@ -29,7 +38,8 @@ def split_csc_rows(const int64_t[::1] indptr, const index_t[::1] indices, const 
                    const uint8_t[::1] side, const index_t[::1] rank, run=None, bounds=None):
     """The rows of a CSC matrix with side 0 and those with side 1, as two CSC matrices, in one pass.
 
-    indptr, indices, data: The CSC arrays (indptr as int64).
+    indptr, indices, data: The CSC arrays (indptr as int64); data None splits the structure alone (the returned
+        data arrays are then empty).
     side (numpy.ndarray): uint8 per row: 0 or 1.
     rank (numpy.ndarray): Per row, its index among the rows of its side.
     run (Optional[Callable]): `ThreadTeam.map`, to split the runs of columns `bounds` on its threads, each run's
@@ -41,7 +51,8 @@ def split_csc_rows(const int64_t[::1] indptr, const index_t[::1] indices, const 
     """
     cdef Py_ssize_t d = indptr.shape[0] - 1
     cdef int64_t total = indptr[d] if d >= 0 else 0
-    if d < 0 or indices.shape[0] < total or data.shape[0] < total:
+    cdef bint with_values = data is not None
+    if d < 0 or indices.shape[0] < total or (with_values and data.shape[0] < total):
         raise ValueError("indptr, indices and data do not describe one CSC matrix")
     if run is None or bounds is None:
         run, bounds = _one_by_one, [(0, d)]
@@ -61,10 +72,10 @@ def split_csc_rows(const int64_t[::1] indptr, const index_t[::1] indices, const 
     ip1 = numpy.empty(d + 1, dtype=numpy.int64)
     ix0 = numpy.empty(n0, dtype=dtype)
     ix1 = numpy.empty(n1, dtype=dtype)
-    dt0 = numpy.empty(n0, dtype=numpy.float64)
-    dt1 = numpy.empty(n1, dtype=numpy.float64)
+    dt0 = numpy.empty(n0 if with_values else 0, dtype=numpy.float64)
+    dt1 = numpy.empty(n1 if with_values else 0, dtype=numpy.float64)
     run(lambda k: _split_columns(indptr, indices, data, side, rank, bounds[k][0], bounds[k][1], at0[k], at1[k], ip0,
-                                 ip1, ix0, ix1, dt0, dt1), range(n_pieces))
+                                 ip1, ix0, ix1, dt0, dt1, with_values), range(n_pieces))
     ip0[d] = n0
     ip1[d] = n1
     return (ip0, ix0, dt0), (ip1, ix1, dt1)
@@ -90,8 +101,9 @@ def _side_ones(const int64_t[::1] indptr, const index_t[::1] indices, const uint
 def _split_columns(const int64_t[::1] indptr, const index_t[::1] indices, const double[::1] data,
                    const uint8_t[::1] side, const index_t[::1] rank, Py_ssize_t lo, Py_ssize_t hi, int64_t a,
                    int64_t b, int64_t[::1] p0, int64_t[::1] p1, index_t[::1] i0, index_t[::1] i1, double[::1] v0,
-                   double[::1] v1) -> None:
-    """Columns lo:hi of the split of `split_csc_rows`, their side-0 entries from a on, their side-1 ones from b."""
+                   double[::1] v1, bint with_values=True) -> None:
+    """Columns lo:hi of the split of `split_csc_rows`, their side-0 entries from a on, their side-1 ones from b
+    (their values too `with_values`)."""
     cdef Py_ssize_t j
     cdef int64_t k
     cdef index_t r
@@ -103,11 +115,13 @@ def _split_columns(const int64_t[::1] indptr, const index_t[::1] indices, const 
                 r = indices[k]
                 if side[r]:
                     i1[b] = rank[r]
-                    v1[b] = data[k]
+                    if with_values:
+                        v1[b] = data[k]
                     b += 1
                 else:
                     i0[a] = rank[r]
-                    v0[a] = data[k]
+                    if with_values:
+                        v0[a] = data[k]
                     a += 1
 
 def scale_columns_and_norms(const index_t[::1] indptr, const index_t[::1] indices, double[::1] data,
@@ -158,16 +172,18 @@ def take_columns(const index_t[::1] indptr, const index_t[::1] indices, const do
     tail_values at that row: one allocation per array and one pass, where X[:, columns] and appending to it would
     copy the entries twice.
 
-    indptr, indices, data: X's CSC arrays (indptr of the indices' type).
+    indptr, indices, data: X's CSC arrays (indptr of the indices' type); data None takes the structure alone (the
+        returned data array is then empty, and tail_values are not read).
     columns (numpy.ndarray): int64 column numbers of X.
     tail_rows, tail_values (numpy.ndarray): The appended one-entry columns' rows and values.
     RETURNS (tuple): (indptr, indices, data), indptr and indices of the input's index type.
     """
     cdef Py_ssize_t n_cols = indptr.shape[0] - 1, m = columns.shape[0], t = tail_rows.shape[0], j
     cdef int64_t total = 0, c, k, at
-    if tail_values.shape[0] != t:
+    cdef bint with_values = data is not None
+    if with_values and tail_values.shape[0] != t:
         raise ValueError("tail_rows and tail_values must have the same length")
-    if n_cols < 0 or indptr[n_cols] > indices.shape[0] or indptr[n_cols] > data.shape[0]:
+    if n_cols < 0 or indptr[n_cols] > indices.shape[0] or (with_values and indptr[n_cols] > data.shape[0]):
         raise ValueError("indptr, indices and data do not describe one CSC matrix")
     for j in range(m):
         c = columns[j]
@@ -181,7 +197,7 @@ def take_columns(const index_t[::1] indptr, const index_t[::1] indices, const do
         raise ValueError("the selected columns hold too many entries for int32 indices")
     out_indptr = numpy.empty(m + t + 1, dtype=dtype)
     out_indices = numpy.empty(total + t, dtype=dtype)
-    out_data = numpy.empty(total + t, dtype=numpy.float64)
+    out_data = numpy.empty(total + t if with_values else 0, dtype=numpy.float64)
     cdef index_t[::1] op = out_indptr, oi = out_indices
     cdef double[::1] od = out_data
     with nogil:
@@ -191,12 +207,14 @@ def take_columns(const index_t[::1] indptr, const index_t[::1] indices, const do
             c = columns[j]
             for k in range(indptr[c], indptr[c + 1]):
                 oi[at] = indices[k]
-                od[at] = data[k]
+                if with_values:
+                    od[at] = data[k]
                 at += 1
         for j in range(t):
             op[m + j] = <index_t>at
             oi[at] = tail_rows[j]
-            od[at] = tail_values[j]
+            if with_values:
+                od[at] = tail_values[j]
             at += 1
         op[m + t] = <index_t>at
     return out_indptr, out_indices, out_data

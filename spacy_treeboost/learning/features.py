@@ -17,11 +17,17 @@ if TYPE_CHECKING:
 NB_ALPHA = 1.0
 
 
-def presence(counts: "sp.spmatrix", threads: int = 1) -> "sp.spmatrix":
+def presence(counts: "sp.spmatrix", threads: int = 1, stored: bool = True) -> "sp.spmatrix":
     """x = [count >= 1] of a CSC count matrix without explicit zeros (its structure shared); a matrix of
-    `products.BLOCK_NNZ` entries or more is filled in `products.N_BLOCKS` pieces on up to `threads` threads."""
+    `products.BLOCK_NNZ` entries or more is filled in `products.N_BLOCKS` pieces on up to `threads` threads. Without
+    `stored`, its values are one read-only 1.0 seen at every entry (a stride-0 array: no memory per entry), which the
+    linear fits' shards split, scale and multiply without storing them (`shard.fold_split`,
+    `products.column_values`); scipy's own operations read it as ones."""
     from scipy.sparse import csc_matrix
 
+    if not stored:
+        return csc_matrix((numpy.broadcast_to(numpy.float64(1.0), (counts.nnz,)), counts.indices, counts.indptr),
+                          shape=counts.shape)
     data = numpy.empty(counts.nnz)
     pieces = numpy.linspace(0, counts.nnz, products.N_BLOCKS + 1).astype(numpy.int64).tolist()
     with ThreadTeam(threads if counts.nnz >= products.BLOCK_NNZ else 1) as team:
@@ -81,15 +87,19 @@ def find_singletons(X: "sp.spmatrix", df: Optional[numpy.ndarray] = None) -> Sin
     else:
         cols = numpy.flatnonzero(df == 1)
         cols = cols[X.indptr[cols + 1] > X.indptr[cols]]
+    index = numpy.int32 if max(X.shape) < numpy.iinfo(numpy.int32).max else numpy.int64  # held through the fit
+    cols = cols.astype(index)
     once = X.indptr[cols]
     rows = X.indices[once].astype(numpy.int64)
     values = X.data[once]
     sq = numpy.bincount(rows, weights=values ** 2, minlength=X.shape[0])
     samples = numpy.flatnonzero(sq > 0)
     norms = numpy.sqrt(sq)
-    slot = numpy.full(X.shape[0], -1, dtype=numpy.int64)
+    slot = numpy.full(X.shape[0], -1, dtype=index)
     slot[samples] = numpy.arange(len(samples))
-    return Singletons(numpy.flatnonzero(df >= 2), cols, rows, values / norms[rows], samples, slot[rows],
+    share = values / norms[rows]
+    del values
+    return Singletons(numpy.flatnonzero(df >= 2).astype(index), cols, rows.astype(index), share, samples, slot[rows],
                       norms[samples])
 
 

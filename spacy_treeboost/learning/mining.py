@@ -8,6 +8,7 @@ from typing import Any, Dict, Optional, Sequence, Tuple
 
 import numpy
 
+from ._columns import return_free_heap
 from ._merge import copy_columns, fill_merged_shard, merge_levels
 from .classifier import _label_rank
 from .features import PatternCodes, order_by_frequency
@@ -74,6 +75,8 @@ def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include
         dtype = numpy.uint8 if all(s["matrix"][2].dtype == numpy.uint8 for s in shards) else numpy.int32
     matrix = csc_matrix(gather_columns(shards, places, order, min(n_workers, os.cpu_count() or 1), dtype)[::-1],
                         shape=(len(X), len(codes)))
+    del shards, places, table, parent, depth, label, size, order
+    return_free_heap()  # the miners' freed memory, scattered among the arrays kept
     return (matrix, codes) if inverse is None else (matrix, codes, inverse)
 
 

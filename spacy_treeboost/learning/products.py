@@ -4,7 +4,7 @@ A CSC matrix of `BLOCK_NNZ` entries or more is multiplied in `N_BLOCKS` fixed ru
 entries (`column_pieces`, `ColumnBlocks`), and the conjugate gradients' vector sums in fixed pieces of
 `CG_PIECE` entries (`Pieces`): a sum is each piece's sum added in piece order, whichever thread computed it.
 """
-from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, List, NamedTuple, Optional, Tuple, Union
 
 import numpy
 
@@ -59,12 +59,14 @@ class ColumnBlocks:
     With `squared`, the blocks stand for X with its entries squared, multiplied by its transpose only
     (`squared_rmatvec`, or the pattern kernels with the values squared): scipy's sums on that matrix, without it."""
 
-    def __init__(self, X: "sp.spmatrix", threads: Union[int, Threads, ThreadTeam], squared: bool = False) -> None:
+    def __init__(self, X: Any, threads: Union[int, Threads, ThreadTeam], squared: bool = False,
+                 values: Optional[numpy.ndarray] = None) -> None:
         from scipy.sparse import csc_matrix, csr_matrix
 
         n, d = X.shape
         self.n, self.d, self.squared = n, d, squared
-        scale = column_values(X)
+        scale = column_values(X) if values is None else values
+        self.pattern = scale is not None  # the blocks hold X's structure and one value per column, not X's values
         if scale is not None or squared:
             check_pattern(X.indptr.astype(X.indices.dtype, copy=False), X.indices, n)
         if scale is not None and squared:
@@ -141,6 +143,9 @@ def column_values(X: "sp.spmatrix") -> Optional[numpy.ndarray]:
     None (`_vectors.column_values`)."""
     if X.format != "csc" or X.dtype != numpy.float64 or X.indices.dtype not in (numpy.int32, numpy.int64):
         return None
+    if X.nnz and X.data.strides[0] == 0:  # one value, not stored per entry (`features.presence`)
+        value = float(X.data[0])
+        return None if value != value else numpy.where(numpy.diff(X.indptr) > 0, value, 0.0)
     return _pattern_values(X.indptr.astype(X.indices.dtype, copy=False), X.data)
 
 
@@ -162,10 +167,34 @@ def squared_entries(X: "sp.spmatrix") -> "sp.spmatrix":
 
     return csc_matrix((X.data * X.data, X.indices, X.indptr), shape=X.shape)
 
+class Structure(NamedTuple):
+    """A CSC matrix's structure without its values (`ColumnBlocks` of one value per column)."""
+    indptr: numpy.ndarray
+    indices: numpy.ndarray
+    shape: Tuple[int, int]
+
+
+def newton_pattern(indptr: numpy.ndarray, indices: numpy.ndarray, shape: Tuple[int, int], values: numpy.ndarray,
+                   threads: Union[int, Threads]) -> Tuple[Any, Any]:
+    """`newton_blocks` of the CSC matrix of structure (indptr, indices) whose column j holds values[j] at each of its
+    rows: its values are stored only below `BLOCK_NNZ` entries (scipy's products read them), never above."""
+    if len(indices) < BLOCK_NNZ:
+        from scipy.sparse import csc_matrix
+
+        data = numpy.repeat(values, numpy.diff(indptr))
+        return newton_blocks(csc_matrix((data, indices, indptr), shape=shape), threads)
+    X = Structure(indptr, indices, shape)
+    team = ThreadTeam(threads)
+    return ColumnBlocks(X, team, values=values), ColumnBlocks(X, team, squared=True, values=values)
+
+
 def newton_blocks(X: "sp.spmatrix", threads: Union[int, Threads]) -> Tuple[Any, Any]:
     """X and its entries squared as the Newton solver multiplies them: as scipy matrices, or as `ColumnBlocks` of a
-    CSC X with at least `BLOCK_NNZ` nonzeros (whatever `threads`), the squares then never stored."""
+    CSC X with at least `BLOCK_NNZ` nonzeros (whatever `threads`), the squares then never stored. Below that, a
+    value not stored per entry (`features.presence`) is stored for scipy's products."""
     if X.nnz < BLOCK_NNZ:
+        if X.nnz and X.data.strides[0] == 0:
+            X = X.copy()
         return X, squared_entries(X)
     team = ThreadTeam(threads)
     return ColumnBlocks(X, team), ColumnBlocks(X, team, squared=True)

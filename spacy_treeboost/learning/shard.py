@@ -12,9 +12,9 @@ from typing import Any, Dict, NamedTuple, Optional, Tuple, Union
 
 import numpy
 
-from ._columns import split_csc_rows, take_columns
+from ._columns import return_free_heap, split_csc_rows, take_columns
 from .features import Singletons, column_sums, find_singletons, level_margins, scale_columns
-from .products import column_pieces, newton_blocks
+from .products import column_pieces, column_values, newton_blocks, newton_pattern
 from .solver import curvature, loss_terms
 from ..threads import Threads, ThreadTeam
 
@@ -41,10 +41,13 @@ def add_part(total: Optional[numpy.ndarray], part: Part) -> numpy.ndarray:
 
 def fold_split(X: Any, folds: numpy.ndarray, fold: int, threads: Union[int, Threads] = 1) -> Tuple[Any, Any]:
     """The rows of X outside fold `fold` (its training samples) and in it, as two CSC matrices of X's index type,
-    split in one pass over X's entries (`split_csc_rows`), in runs of columns on up to `threads` threads."""
+    split in one pass over X's entries (`split_csc_rows`), in runs of columns on up to `threads` threads. When
+    every value of X is 1 (presence), the structure alone is split and both parts' values are read-only views of
+    X's."""
     from scipy.sparse import csc_matrix
 
     X = csc_matrix(X, dtype=numpy.float64)
+    ones = X.nnz > 0 and (X.data.strides[0] == 0 and X.data[0] == 1.0 or bool((X.data == 1.0).all()))
     test = folds == fold
     n_test = int(test.sum())
     rank = numpy.empty(len(test), dtype=X.indices.dtype)
@@ -52,10 +55,17 @@ def fold_split(X: Any, folds: numpy.ndarray, fold: int, threads: Union[int, Thre
     rank[test] = numpy.arange(n_test, dtype=rank.dtype)
     n = max(1, min(int(threads), X.shape[1]))
     with ThreadTeam(threads) as team:
-        parts = split_csc_rows(X.indptr.astype(numpy.int64, copy=False), X.indices, X.data, test.view(numpy.uint8),
-                               rank, team.map, column_pieces(X.indptr, n))
-    return tuple(csc_matrix((data, indices, indptr), shape=(rows, X.shape[1]))
+        parts = split_csc_rows(X.indptr.astype(numpy.int64, copy=False), X.indices, None if ones else X.data,
+                               test.view(numpy.uint8), rank, team.map, column_pieces(X.indptr, n))
+    return tuple(csc_matrix((_ones_view(X.data, len(indices)) if ones else data, indices, indptr),
+                            shape=(rows, X.shape[1]))
                  for (indptr, indices, data), rows in zip(parts, (len(test) - n_test, n_test)))
+
+
+def _ones_view(ones: numpy.ndarray, n: int) -> numpy.ndarray:
+    view = ones[:n]
+    view.flags.writeable = False
+    return view
 
 
 class DocumentShard:
@@ -71,6 +81,7 @@ class DocumentShard:
     def __init__(self, index: int, start: int, matrices: Dict[str, Any]) -> None:
         self.index, self.start, self.matrices = index, start, matrices
         self._selected: Optional[Tuple[Any, ...]] = None
+        self._threads: Union[int, Threads] = 1
         self.train: Any = None
         self.test: Any = None
         self.release()
@@ -89,6 +100,7 @@ class DocumentShard:
             team.close()
         self.A = self.B = self.R = self.X = self.squared = None
         self.found: Optional[Singletons] = None
+        return_free_heap()
 
     def select(self, name: str, y: numpy.ndarray, folds: Optional[numpy.ndarray], fold: Optional[int],
                threads: Union[int, Threads] = 1) -> int:
@@ -103,20 +115,33 @@ class DocumentShard:
         key = self._selected
         if key is None or key[0] != name or key[1] != fold or not _same(key[2], part):
             self.train = self.test = None  # freed before the next split is made
-            self.train, self.test = (X, None) if part is None else fold_split(X, part, fold, threads)  # type: ignore
+            return_free_heap()
             self._selected = (name, fold, part)
+            self._threads = threads
         self.y = labels if part is None else labels[part != fold]
-        self.A, self.B = self.train, self.test
+        self.A, self.B = self._training_rows(), self.test
         return int(X.shape[1])
+
+    def _training_rows(self) -> Any:
+        """The selected training rows, split again from the matrix when `place` dropped them (it keeps the held-out
+        rows alone while the fit runs)."""
+        if self.train is None:
+            assert self._selected is not None
+            name, fold, part = self._selected
+            X = self.matrices[name]
+            self.train, self.test = (X, None) if part is None else fold_split(X, part, fold, self._threads)
+        return self.train
 
     def nb_counts(self) -> Tuple[Part, Part]:
         """The training rows' column sums over positive and over negative documents."""
-        return (self._present(self.train.T @ (self.y > 0).astype(numpy.float64), self.train),
-                self._present(self.train.T @ (self.y < 0).astype(numpy.float64), self.train))
+        train = self._training_rows()
+        return (self._present(train.T @ (self.y > 0).astype(numpy.float64), train),
+                self._present(train.T @ (self.y < 0).astype(numpy.float64), train))
 
     def column_sums(self) -> Tuple[Part]:
         """The training rows' column sums (`features.column_sums`)."""
-        return (self._present(column_sums(self.train), self.train),)
+        train = self._training_rows()
+        return (self._present(column_sums(train), train),)
 
     @staticmethod
     def _present(values: numpy.ndarray, X: Any) -> Part:
@@ -136,10 +161,11 @@ class DocumentShard:
     def scale(self, scale: Optional[numpy.ndarray]) -> None:
         """Scale the columns of the training and held-out rows (None: as selected)."""
         self.release()
+        train = self._training_rows()
         if scale is None:
-            self.A, self.B = self.train, self.test
+            self.A, self.B = train, self.test
         else:
-            self.A = scale_columns(self.train, scale)
+            self.A = scale_columns(train, scale)
             self.B = None if self.test is None else scale_columns(self.test, scale)
         if not bool(numpy.all(self.A.data != 0)):
             self.A = self.A.copy()
@@ -166,6 +192,9 @@ class DocumentShard:
         from scipy.sparse import csc_matrix
 
         A, s = self.A, self.found
+        split = self._selected is not None and self._selected[2] is not None
+        if split and A is not self.train:
+            self.train = None  # the scaled rows share its structure; its values are not needed again in this fit
         if s is None:
             columns, rows, values = numpy.flatnonzero(numpy.diff(A.indptr)), numpy.zeros(0, numpy.int64), numpy.zeros(0)
             local, self.d = columns, A.shape[1]
@@ -178,15 +207,33 @@ class DocumentShard:
                 kept = numpy.flatnonzero(kept)
                 columns, local = s.keep[kept], numpy.concatenate([kept, self.k + self.offset + numpy.arange(len(rows))])
         self.local = None if local is None or len(local) == self.d else local
+        pattern = None if self.local is None and s is None else column_values(A)
         if self.local is None and s is None:
             R = A
+            self.X, self.squared = newton_blocks(R, threads)
+        elif pattern is not None:
+            # one value per column (presence, naive Bayes): the structure is taken, its values stored only where
+            # scipy multiplies it
+            index = A.indices.dtype
+            indptr, indices, _ = take_columns(A.indptr.astype(index, copy=False), A.indices, None,
+                                              columns.astype(numpy.int64, copy=False), rows.astype(index), values)
+            self.X, self.squared = newton_pattern(indptr, indices, (A.shape[0], len(columns) + len(rows)),
+                                                  numpy.concatenate([pattern[columns], values]), threads)
+            R = self.X if isinstance(self.X, csc_matrix) else None
         else:
             index = A.indices.dtype
             indptr, indices, data = take_columns(A.indptr.astype(index, copy=False), A.indices, A.data,
                                                  columns.astype(numpy.int64, copy=False), rows.astype(index), values)
             R = csc_matrix((data, indices, indptr), shape=(A.shape[0], len(columns) + len(rows)))
-        self.R = R
-        self.X, self.squared = newton_blocks(R, threads)
+            self.X, self.squared = newton_blocks(R, threads)
+        # the fit multiplies the reduced rows alone: the training rows are split again when asked for, and the
+        # reduced rows' values are dropped when the column blocks read one value per column
+        self.R = None if getattr(self.X, "pattern", False) else R
+        del R
+        self.A = A = None
+        if split:
+            self.train = None
+        return_free_heap()
 
     def reduced(self) -> Tuple[Any, numpy.ndarray]:
         """The reduced rows (CSC, this shard's columns) and their labels."""

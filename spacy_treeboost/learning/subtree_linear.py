@@ -322,7 +322,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         T = None
         if self.features == "auto":
             order, ordered = (mined_order, counts) if mined_order is not None else frequency_order(counts.tocsc())
-            by_frequency = self._transform(ordered)[0]
+            by_frequency = presence(ordered, self._threads, stored=False)
             T, idf_by_frequency = tfidf_matrix(ordered, self._threads)
             del ordered
         else:
