@@ -280,13 +280,13 @@ def feature_matrices(counts: Any, features: str, idf: numpy.ndarray) -> Dict[str
         return csc_matrix((data / norms[rows], rows, counts.indptr), shape=counts.shape)
 
     if features == "auto":
-        return {"F": presence(counts), "T": tfidf()}
+        return {"F": presence(counts, stored=False), "T": tfidf()}
     if features == "tfidf":
         return {"F": tfidf()}
     if features == "log1p":
         return {"F": csc_matrix((numpy.log1p(counts.data, dtype=numpy.float64), counts.indices, counts.indptr),
                                 shape=counts.shape)}
-    return {"F": presence(counts)}
+    return {"F": presence(counts, stored=False)}
 
 
 class FileShards(Shards):
