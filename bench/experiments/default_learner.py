@@ -19,7 +19,8 @@ default trees (word chains, lower case); peers are NBSVM 1-2 with Wang & Manning
 1-2-grams, naive Bayes log-count ratios with alpha 1, an L2-SVM with C = 1, interpolation beta = 0.25;
 one-vs-rest for several classes) and LinearSVC on sublinear tf-idf 1-2-grams with C chosen on the dev
 split from C_GRID (a stronger peer than its default C). Other systems are the learner's variants that
-chose the defaults on the dev splits. Each fit is cached as JSON under bench/_out/experiments/default/.
+chose the defaults on the dev splits. Each fit is cached as JSON under bench/_out/experiments/default/;
+`--report-only` keeps the previous report's rows and dev cells whose fits are not cached, marked as not re-run.
 """
 import argparse
 import json
@@ -319,6 +320,37 @@ def summarize(results: Dict[str, Any]) -> Dict[str, Any]:
     return summary
 
 
+def carry_previous(summary: Dict[str, Any], dev_table: Dict[str, Dict[str, float]],
+                   previous: Dict[str, Any]) -> Dict[str, Any]:
+    """Add to `summary` and `dev_table` the rows and cells of the previous report whose fits are not cached (not
+    re-run here); return their places with the commits and machines that measured them, for the page to mark."""
+    before = previous.get("carried") or {"rows": [], "cells": [], "provenance": []}
+    out: Dict[str, Any] = {"rows": [], "cells": []}
+    stamps: Dict[str, Any] = {}
+
+    def carry(kind: str, place: List[str]) -> None:
+        out[kind].append(place)
+        for f in before["provenance"] if place in before[kind] else previous.get("provenance", []):
+            stamps[json.dumps(f, sort_keys=True)] = f
+
+    for name, protocols in previous.get("summary", {}).items():
+        for protocol, rows in protocols.items():
+            fresh = summary.setdefault(name, {}).setdefault(protocol, {})
+            merged = {}
+            for system, row in rows.items():
+                merged[system] = fresh.get(system, row)
+                if system not in fresh:
+                    carry("rows", [name, protocol, system])
+            summary[name][protocol] = {**merged, **fresh}
+    for system, per in previous.get("dev_table", {}).items():
+        for corpus, value in per.items():
+            if corpus not in dev_table.get(system, {}):
+                dev_table.setdefault(system, {})[corpus] = value
+                carry("cells", [system, corpus])
+    out["provenance"] = list(stamps.values())
+    return out
+
+
 def write_report(args: argparse.Namespace) -> None:
     from .default_report import render, variant_dev
 
@@ -331,11 +363,14 @@ def write_report(args: argparse.Namespace) -> None:
     command = "python -m bench.experiments.default_learner"
     fits = [f for protocols in results.values() for per in protocols.values() for fs in per.values() for f in fs]
     stamps = list({json.dumps(f["provenance"], sort_keys=True): f["provenance"] for f in fits if f.get("provenance")}.values())
-    if not stamps and RESULTS.is_file():   # fits cached before they recorded their commit: keep the report's record
-        stamps = json.loads(RESULTS.read_text(encoding="utf8")).get("provenance", [])
+    previous = json.loads(RESULTS.read_text(encoding="utf8")) if RESULTS.is_file() else {}
+    if not stamps:   # fits cached before they recorded their commit: keep the report's record
+        stamps = previous.get("provenance", [])
+    carried = carry_previous(summary, dev_table, previous)
     RESULTS.write_text(json.dumps({"summary": summary, "dev_table": dev_table, "variants": VARIANTS,
-                                   "provenance": stamps}, indent=1) + "\n", encoding="utf8")
-    RESULTS.with_suffix(".md").write_text(render(summary, dev_table, VARIANTS, command, stamps), encoding="utf8")
+                                   "provenance": stamps, "carried": carried}, indent=1) + "\n", encoding="utf8")
+    RESULTS.with_suffix(".md").write_text(render(summary, dev_table, VARIANTS, command, stamps, carried),
+                                          encoding="utf8")
     print(RESULTS.with_suffix(".md").read_text(encoding="utf8"))
 
 

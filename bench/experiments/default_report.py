@@ -26,17 +26,22 @@ def variant_dev(results: Dict[str, Any], draws: int) -> Dict[str, Dict[str, floa
     return out
 
 
-def _dev(dev_table: Dict[str, Any], system: str, corpus: str) -> str:
+def _dev_cell(dev_table: Dict[str, Any], system: str, corpus: str, carried: Any) -> str:
     value = dev_table.get(system, {}).get(corpus)
-    return "—" if value is None else f"{value:.2f}"
+    return "—" if value is None else f"{value:.2f}" + (" †" if (system, corpus) in carried else "")
 
 
-def _pattern_size_text(dev_table: Dict[str, Any]) -> str:
-    """How the subtree size was settled, with the dev scores of the table."""
+def _pattern_size_text(dev_table: Dict[str, Any], carried: Any = ()) -> str:
+    """How the subtree size was settled, with the dev scores of the table (carried cells marked)."""
+    def dev(system: str, corpus: str) -> str:
+        return _dev_cell(dev_table, system, corpus, carried)
+
+    s2, s3 = (dev_table.get(k, {}).get("movie_reviews") for k in ("auto_s2", "default"))
+    mr_verb = "tie on" if s2 == s3 else "lose" if (s2 or 0) < (s3 or 0) else "beat them on"
     return ("Subtrees of at most two nodes (`auto_s2`) beat three (`auto_s3`, the default before `max_pattern_size = "
-            f"None`) on sentence polarity's dev splits ({_dev(dev_table, 'auto_s2', 'sentence_polarity')} against "
-            f"{_dev(dev_table, 'auto_s3', 'sentence_polarity')}) but lose movie reviews' "
-            f"({_dev(dev_table, 'auto_s2', 'movie_reviews')} against {_dev(dev_table, 'default', 'movie_reviews')}); "
+            f"None`) on sentence polarity's dev splits ({dev('auto_s2', 'sentence_polarity')} against "
+            f"{dev('auto_s3', 'sentence_polarity')}) but {mr_verb} movie reviews' "
+            f"({dev('auto_s2', 'movie_reviews')} against {dev('default', 'movie_reviews')}); "
             "offered to the folds as a third candidate (a trial whose code was not kept), they were chosen on movie "
             "reviews and lost the same dev points there. So the default (`max_pattern_size = None`) takes the size "
             "from the training documents' length: two nodes where the trees average at most 32 nodes (sentence "
@@ -44,13 +49,13 @@ def _pattern_size_text(dev_table: Dict[str, Any]) -> str:
             "60-word documents 79); on sentence polarity `auto_s2` is the default, and `auto_ms3` and `auto_ms5` "
             "equal it (their support applies to subtrees of three nodes). A support of 3 for subtrees of three "
             f"nodes (`auto_ms3`) is a little better on the first five dev splits of movie reviews, R8 and R10 "
-            f"({_dev(dev_table, 'auto_ms3', 'movie_reviews')}, {_dev(dev_table, 'auto_ms3', 'r8')}, "
-            f"{_dev(dev_table, 'auto_ms3', 'r10')} against {_dev(dev_table, 'default', 'movie_reviews')}, "
-            f"{_dev(dev_table, 'default', 'r8')}, {_dev(dev_table, 'default', 'r10')}); before the size rule it was "
+            f"({dev('auto_ms3', 'movie_reviews')}, {dev('auto_ms3', 'r8')}, "
+            f"{dev('auto_ms3', 'r10')} against {dev('default', 'movie_reviews')}, "
+            f"{dev('default', 'r8')}, {dev('default', 'r10')}); before the size rule it was "
             "not better over all ten dev splits of sentence polarity (70.71 against 70.75), and it is not yet tried "
             "on the large synthetic corpora, so the default keeps 2. NBSVM's fixed interpolation of 0.25 "
-            f"(`auto_beta`) is better on sentence polarity's dev splits ({_dev(dev_table, 'auto_beta', 'sentence_polarity')}) "
-            f"and worse on movie reviews' ({_dev(dev_table, 'auto_beta', 'movie_reviews')}), so it stays one of the "
+            f"(`auto_beta`) is better on sentence polarity's dev splits ({dev('auto_beta', 'sentence_polarity')}) "
+            f"and worse on movie reviews' ({dev('auto_beta', 'movie_reviews')}), so it stays one of the "
             "interpolations the folds choose among.")
 
 
@@ -59,12 +64,23 @@ def _verdict(a: float, b: float) -> str:
 
 
 def render(summary: Dict[str, Any], dev_table: Dict[str, Any], variants: Dict[str, Dict[str, Any]],
-           command: str, provenance: Optional[List[Dict[str, Any]]] = None) -> str:
+           command: str, provenance: Optional[List[Dict[str, Any]]] = None,
+           carried: Optional[Dict[str, Any]] = None) -> str:
+    carried = carried or {}
+    carried_rows = {tuple(r) for r in carried.get("rows", [])}
+    carried_cells = {tuple(c) for c in carried.get("cells", [])}
+    partial = ""
+    if carried_rows or carried_cells:
+        what = [f"{len(carried_rows)} system rows" if carried_rows else "",
+                f"{len(carried_cells)} cells of the dev table" if carried_cells else ""]
+        earlier = stamp(carried["provenance"])
+        partial = (f" Partial: {' and '.join(w for w in what if w)} (marked †) were not re-run here; they are the "
+                   f"previous report's, {earlier[0].lower()}{earlier[1:]}")
     lines = ["# The default learner against NBSVM and LinearSVC", "",
              f"Generated by `{command}` (`--report-only` rebuilds this page from the cached fits); the module "
              "docstring of `bench/experiments/default_learner.py` describes the protocols and the systems. Scores are "
              "accuracy (R10: micro-F1 over (document, class) pairs), means over draws or folds; McNemar's exact test "
-             "pools the test decisions of all draws (* p < 0.01).", "", stamp(provenance), "",
+             "pools the test decisions of all draws (* p < 0.01).", "", stamp(provenance) + partial, "",
              "## Acceptance floor", "",
              "| corpus | protocol | default | NBSVM 1-2 | LinearSVC tf-idf 1-2 | >= NBSVM | >= LinearSVC |",
              "|---|---|---|---|---|---|---|"]
@@ -73,8 +89,9 @@ def render(summary: Dict[str, Any], dev_table: Dict[str, Any], variants: Dict[st
             if "default" not in rows or "nbsvm" not in rows or "linearsvc" not in rows:
                 continue
             d, n, l = (rows[k]["test"]["mean"] for k in ("default", "nbsvm", "linearsvc"))
-            lines.append(f"| {CORPUS_TITLES[name]} | {protocol} ({rows['default']['n']}) | {d:.2f} | {n:.2f} | {l:.2f} | "
-                         f"{_verdict(d, n)} | {_verdict(d, l)} |")
+            mark = " †" if any((name, protocol, k) in carried_rows for k in ("default", "nbsvm", "linearsvc")) else ""
+            lines.append(f"| {CORPUS_TITLES[name]} | {protocol} ({rows['default']['n']}){mark} | {d:.2f} | {n:.2f} | "
+                         f"{l:.2f} | {_verdict(d, n)} | {_verdict(d, l)} |")
     lines += ["", "Protocols: " + "; ".join(f"{p}: {t}" for p, t in PROTOCOL_TITLES.items()) + "."]
     for name, protocols in summary.items():
         lines += ["", f"## {CORPUS_TITLES[name]}", "",
@@ -89,13 +106,16 @@ def render(summary: Dict[str, Any], dev_table: Dict[str, Any], variants: Dict[st
                     return f"{m['a_only']} / {m['b_only']}, {m['p']:.3g}{' *' if m['p'] < 0.01 else ''}"
 
                 dev = f"{row['dev']['mean']:.2f}" if protocol == "small" else "—"
-                lines.append(f"| {protocol} | {SYSTEM_TITLES.get(system, system)} | {row['test']['mean']:.2f} ± {row['test']['std']:.2f} | "
+                title = SYSTEM_TITLES.get(system, system) + (" †" if (name, protocol, system) in carried_rows else "")
+                lines.append(f"| {protocol} | {title} | {row['test']['mean']:.2f} ± {row['test']['std']:.2f} | "
                              f"{dev} | {row['cpu']:.1f} | {test_of('nbsvm')} | {test_of('linearsvc')} |")
     if dev_table:
         corpora = sorted({c for v in dev_table.values() for c in v}, key=list(summary).index)
         lines += ["", "## How the defaults were settled (dev splits only)", "",
                   "Mean dev score over the first five small draws of a corpus, for each learner setting tried "
-                  "(settings beside the learner's defaults, all fitted by today's solver; a blank is a corpus where "
+                  "(settings beside the learner's defaults, "
+                  + ("all fitted by today's solver" if not carried_cells else "fitted at the commit above but for "
+                     "the cells marked †") + "; a blank is a corpus where "
                   "a setting did not run all five draws). The default `features = \"auto\"` chooses on the "
                   "cross-validation folds, for all classes together, between the presence family (per class naive "
                   "Bayes scaled presence at C = 1, `nb_tron`, or plain presence at C = 0.1) and sublinear tf-idf "
@@ -104,10 +124,11 @@ def render(summary: Dict[str, Any], dev_table: Dict[str, Any], variants: Dict[st
                   "R8 and R10; on large synthetic corpora they choose plain presence "
                   "(docs/bench_default_learner.md). The tf-idf candidates' loss and C were settled on the dev "
                   "splits of R8 and R10 (squared hinge above logistic; C = 3 and 10 tie at the best dev score). "
-                  + _pattern_size_text(dev_table),
+                  + _pattern_size_text(dev_table, carried_cells),
                   "", "| setting | " + " | ".join(corpora) + " |", "|---|" + "---|" * len(corpora)]
         for system, per in dev_table.items():
             settings = json.dumps(variants.get(system, {})) if system in variants else SYSTEM_TITLES.get(system, system)
-            lines.append(f"| {system}: `{settings}` | " + " | ".join(f"{per[c]:.2f}" if c in per else ""
-                                                                    for c in corpora) + " |")
+            lines.append(f"| {system}: `{settings}` | " + " | ".join(
+                (f"{per[c]:.2f}" + (" †" if (system, c) in carried_cells else "")) if c in per else ""
+                for c in corpora) + " |")
     return "\n".join(lines) + "\n"
