@@ -280,7 +280,8 @@ def test_convert_errors_are_one_line(tmp_path):
     path = tmp_path / "c.jsonl"
     path.write_bytes(b"\n".join(LINES))
     one_line_error(run("convert", path, tmp_path / "o.spacy", "--n-process", "0"),
-                   "--n-process, --batch-size and --max-length must be at least 1, got 0, 64 and None")
+                   "--n-process, --batch-size, --max-length and --shard-documents must be at least 1, got 0, 64, "
+                   "None and None")
     one_line_error(run("convert", path, tmp_path / "o.spacy", "--max-length", "5"),
                    f"{path}: document 1 has 8 characters, more than the pipeline's max_length of 5 (spaCy's limit per "
                    "text). Split the text into shorter documents, or raise the limit with max_length (--max-length); "

@@ -363,7 +363,8 @@ def run_tasks(worker: Callable[..., Any], args: Tuple[Any, ...], tasks: Sequence
         runner = worker(*args, min(n_workers, os.cpu_count() or 1))
         return {task: runner.run(task) for task in tasks}
     lent = Threads(1) if backend != "ray" else None
-    workers = make_workers(backend or "processes", n, lambda i, _: (worker, (*args, lent if i == 0 else 1), {}),
+    workers = make_workers(backend or "processes", n,
+                           lambda i, _: (worker, (*args, 1 if i or lent is None else lent), {}),
                            ray_address=ray_address, name=name)
     try:
         return schedule(workers, tasks, describe, lent)
