@@ -21,15 +21,13 @@ import argparse
 import hashlib
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
-from bench.harness import ROOT, markdown_table, provenance, relative_paths, run_child, stamp, summarize
+from bench.harness import ROOT, generate_corpus, markdown_table, provenance, relative_paths, run_child, stamp, summarize
 
-GEN = ROOT.parent / "shared" / "bench" / "gen_synth_trees.py"
 WORDS150 = ["--words", "25", "--sents", "6"]
 OUT = ROOT / "bench" / "_out" / "boosting_scale"
 # counts, not bytes, and the used part of the occurrence arena (the arena's capacity is reported)
@@ -45,10 +43,7 @@ def corpus_of(n: int, n_max: int) -> Path:
     """The first `n` training documents of the generated corpus of `n_max`, as a BACT file (generated once)."""
     full = OUT / f"words150_{n_max}"
     if not (full / "train.tree").is_file():
-        full.mkdir(parents=True, exist_ok=True)
-        log(f"generating {n_max:,} training documents")
-        subprocess.run([sys.executable, str(GEN), "--out-dir", str(full), "--n-train", str(n_max), "--n-test", "10",
-                        *WORDS150], check=True, stdout=subprocess.DEVNULL)
+        generate_corpus(full, n_max, 10, WORDS150)
         for other in full.iterdir():
             if other.name != "train.tree":
                 other.unlink()

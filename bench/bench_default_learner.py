@@ -21,16 +21,14 @@ import argparse
 import json
 import math
 import re
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from bench.bench_engine import ROOT, log, median, ok, run_child
-from bench.harness import provenance, stamp
+from bench.harness import generate_corpus, provenance, stamp
 
 OUT = ROOT / "bench" / "_out" / "default_bench"
-GEN = ROOT.parent / "shared" / "bench" / "gen_synth_trees.py"
 WORKLOADS = {"words60": ["--words", "20", "--sents", "3"], "words600": []}
 _PHASES_RE = re.compile(r"phases \(CPU s\): (.*)$", re.M)
 _ACCURACY_RE = re.compile(r"accuracy ([0-9.]+) \((\d+)/(\d+)\)")
@@ -39,13 +37,7 @@ _SUBTREES_RE = re.compile(r"learned (\d+) rules over (\d+) distinct subtrees")
 
 def prepare(workload: str, n_max: int) -> Path:
     """The generated corpus of a workload with at least n_max training documents."""
-    out = OUT / f"{workload}_{n_max}"
-    if not (out / "test.tree").is_file():
-        out.mkdir(parents=True, exist_ok=True)
-        log(f"generating {workload}, {n_max} training documents")
-        subprocess.run([sys.executable, str(GEN), "--out-dir", str(out), "--n-train", str(n_max), "--n-test", "4000",
-                        *WORKLOADS[workload]], check=True, stdout=subprocess.DEVNULL)
-    return out
+    return generate_corpus(OUT / f"{workload}_{n_max}", n_max, 4000, WORKLOADS[workload])
 
 
 def head(src: Path, n: int, dst: Path) -> Path:

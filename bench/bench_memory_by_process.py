@@ -41,9 +41,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from bench.harness import ROOT, markdown_table, provenance, relative_paths, run_child, self_peak_kib, stamp
+from bench.harness import ROOT, generate_corpus, markdown_table, provenance, relative_paths, run_child, self_peak_kib, stamp
 
-GEN = ROOT.parent / "shared" / "bench" / "gen_synth_trees.py"
 OUT = ROOT / "bench" / "_out"
 MARK = "bench-memory:"
 MB = 1e6
@@ -193,13 +192,7 @@ def fit_line(points: Sequence[Tuple[float, float]]) -> Tuple[float, float]:
 
 def prepare(n: int) -> Path:
     """The generated corpus of n 60-word training documents (cached)."""
-    out = OUT / f"words60_{n}"
-    if not (out / "test.tree").is_file():
-        out.mkdir(parents=True, exist_ok=True)
-        print(f"generating {n:,} 60-word documents", file=sys.stderr, flush=True)
-        subprocess.run([sys.executable, str(GEN), "--out-dir", str(out), "--n-train", str(n), "--n-test", "4000",
-                        "--words", "20", "--sents", "3"], check=True, stdout=subprocess.DEVNULL)
-    return out
+    return generate_corpus(OUT / f"words60_{n}", n, 4000, ["--words", "20", "--sents", "3"])
 
 
 def split_lines(n_lines: int, n_shards: int) -> List[int]:

@@ -35,7 +35,6 @@ import hashlib
 import itertools
 import json
 import math
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -43,9 +42,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
-from bench.harness import ROOT, command_output, machine_facts, markdown_table, median, relative_paths, run_child
+from bench.harness import ROOT, command_output, generate_corpus, machine_facts, markdown_table, median, relative_paths, run_child
 
-GEN = ROOT.parent / "shared" / "bench" / "gen_synth_trees.py"
 WORDS60 = ["--words", "20", "--sents", "3"]
 REFERENCE_TOL = 1e-9
 SOLVERS = ("tron", "tron-numpy-cg", "tron-scipy-products", "tron-column-blocks", "liblinear", "load")
@@ -294,13 +292,7 @@ def child_evaluate(args: argparse.Namespace) -> None:
 
 
 def prepare_corpus(data_dir: Path, n_max: int) -> Path:
-    corpus = data_dir / f"words60_{n_max}"
-    if not (corpus / "train.tree").is_file():
-        corpus.mkdir(parents=True, exist_ok=True)
-        log(f"generating {n_max} training documents")
-        subprocess.run([sys.executable, str(GEN), "--out-dir", str(corpus), "--n-train", str(n_max), "--n-test", "1000",
-                        *WORDS60], check=True, stdout=subprocess.DEVNULL)
-    return corpus / "train.tree"
+    return generate_corpus(data_dir / f"words60_{n_max}", n_max, 1000, WORDS60) / "train.tree"
 
 
 def run_size(args: argparse.Namespace, corpus: Path, n: int) -> Dict[str, Any]:

@@ -268,3 +268,18 @@ def seeded_review_examples(nlp: Any, n: int = 2000, seed: int = 7) -> List[Any]:
         examples.append(Example.from_dict(nlp.make_doc(" ".join(words)),
                                           {"cats": {"POS": float(pos), "NEG": float(not pos)}}))
     return examples
+
+
+GENERATOR = ROOT.parent / "shared" / "bench" / "gen_synth_trees.py"
+
+
+def generate_corpus(out: Path, n_train: int, n_test: int, shape: Sequence[str] = ()) -> Path:
+    """The shared generator's corpus of `n_train` training and `n_test` test documents (`shape`: its other options)
+    in `out`, generated once; RETURNS out."""
+    if not (out / "train.tree").is_file():
+        out.mkdir(parents=True, exist_ok=True)
+        print(f"generating {n_train:,} documents in {out}", file=sys.stderr, flush=True)
+        subprocess.run([sys.executable, str(GENERATOR), "--out-dir", str(out), "--n-train", str(n_train), "--n-test",
+                        str(n_test), *shape], check=True, stdout=subprocess.DEVNULL)
+    return out
+
