@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .nmtf.hybrid import SSMFLKNaiveBayes
     from .nmtf.lexicons import Lexicon, LexiconFormatError
     from .nmtf.hybrid import SSMFLKSelfTrained
-    from .nmtf.semi_supervised import SSMFLK
+    from .nmtf.factorization import SSMFLK
     from .pipeline.nmtf_sentiment import NMTFSentiment
     from .pipeline.treeboost_textcat import TreeBoostTextCategorizer
     from .streaming import PipelineBatchClassifier
@@ -48,7 +48,7 @@ _LAZY = {
     "CorrectiveBoostClassifier": "spacy_treeboost.learning.corrective",
     "CalibratedBoostClassifier": "spacy_treeboost.learning.calibration",
     "MFLK": "spacy_treeboost.nmtf.factorization",
-    "SSMFLK": "spacy_treeboost.nmtf.semi_supervised",
+    "SSMFLK": "spacy_treeboost.nmtf.factorization",
     "SSMFLKNaiveBayes": "spacy_treeboost.nmtf.hybrid",
     "SSMFLKSelfTrained": "spacy_treeboost.nmtf.hybrid",
     "Lexicon": "spacy_treeboost.nmtf.lexicons",

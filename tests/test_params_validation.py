@@ -12,7 +12,7 @@ from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
 from spacy_treeboost.nmtf.factorization import MFLK
 from spacy_treeboost.nmtf.hybrid import SSMFLKNaiveBayes
 from spacy_treeboost.nmtf.hybrid import SSMFLKSelfTrained
-from spacy_treeboost.nmtf.semi_supervised import SSMFLK
+from spacy_treeboost.nmtf.factorization import SSMFLK
 from spacy_treeboost.exceptions import InvalidSettingError
 from spacy_treeboost.params import Boolean, Instance, Interval, Items, Options, Text, Validated, rule, validate_params
 from spacy_treeboost.pipeline.treeboost_textcat import SETTING_CONSTRAINTS, TreeBoostTextCategorizer

@@ -38,6 +38,6 @@ def test_mypy_passes_on_the_package(mypy_run):
 def test_top_level_names_have_their_real_types(mypy_run):
     out, _ = mypy_run
     assert "spacy_treeboost.learning.learner.TreeBoostClassifier" in out, out
-    assert "spacy_treeboost.nmtf.semi_supervised.SSMFLK" in out, out
+    assert "spacy_treeboost.nmtf.factorization.SSMFLK" in out, out
     assert "spacy_treeboost.exceptions.NotFittedError" in out, out
     assert 'Argument "n_rounds" to "TreeBoostClassifier" has incompatible type "str"' in out, out

@@ -1,14 +1,8 @@
-"""Lexicon-guided non-negative matrix tri-factorization (MFLK, SSMFLK) and what it reads.
-
-text (documents → document-term matrix, lexicon prior) → start (lexicon classes, k-means,
-fold-in) → factorization (MFLK) → semi_supervised (SSMFLK); stemming and lexicons beside them.
-scipy is imported on first use, not with this package.
-"""
+"""Lexicon-guided non-negative matrix tri-factorization (MFLK, SSMFLK and their hybrids) and what it reads.
+scipy is imported on first use, not with this package."""
 from .common import N_CLASSES, NEGATIVE, POSITIVE, UNLABELLED
-from .factorization import BETA_SCALES, INITS, PRIOR_SCALES, UPDATES, MFLK
-from .semi_supervised import SSMFLK
-from .hybrid import SSMFLKNaiveBayes
-from .hybrid import SSMFLKSelfTrained
+from .factorization import BETA_SCALES, INITS, PRIOR_SCALES, UPDATES, MFLK, SSMFLK
+from .hybrid import SSMFLKNaiveBayes, SSMFLKSelfTrained
 from .common import align_clusters, fold_in, kmeans_clusters, lexicon_classes, one_hot, unit_columns
 from .stemming import porter_stem
 from .text import ENGLISH_STOP_WORDS, build_vocabulary, lexicon_prior, normalize_columns, document_term_matrix, word_weights

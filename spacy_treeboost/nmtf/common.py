@@ -1,9 +1,5 @@
-"""What the NMTF models share: the class ids, scipy.sparse imported on first use, the input checks, the
-starting points and priors (lexicon classes, labelled word shares, k-means clusters) and the NNLS fold-in.
-
-The estimators' parameters are checked by `spacy_treeboost.params.validate_params` against each estimator's
-`_parameter_constraints`; the checks here are of the data.
-"""
+"""What the NMTF models share: class ids, lazily imported scipy.sparse, data checks, starting points and
+priors, and the NNLS fold-in."""
 from __future__ import annotations
 
 from importlib import import_module
@@ -13,8 +9,7 @@ import numpy as np
 
 
 class _Lazy:
-    """A module imported on first use: spaCy imports every factory of every plugin when a `Language`
-    is created, and scipy should load only when an NMTF model is fitted or used."""
+    """A module imported on first use (creating a `Language` imports the factories, and must not import scipy)."""
 
     def __init__(self, name: str) -> None:
         self._name = name
@@ -34,11 +29,7 @@ UNLABELLED = -1
 
 
 def one_hot(labels: np.ndarray) -> np.ndarray:
-    """Rows (1, 0) for class 0, (0, 1) for class 1 and zeros for UNLABELLED (-1).
-
-    labels (numpy.ndarray): Class indices in {-1, 0, 1}.
-    RETURNS (numpy.ndarray): Shape (len(labels), 2).
-    """
+    """Rows (1, 0) for class 0, (0, 1) for class 1 and zeros for UNLABELLED (-1), shape (len(labels), 2)."""
     labels = np.asarray(labels)
     out = np.zeros((len(labels), N_CLASSES))
     known = labels != UNLABELLED
@@ -47,13 +38,10 @@ def one_hot(labels: np.ndarray) -> np.ndarray:
 
 
 def align_clusters(X: sp.spmatrix, F0: np.ndarray, clusters: np.ndarray) -> np.ndarray:
-    """Swap the two cluster ids if the swap agrees better with the lexicon: the permutation P maximizing
-    trace(F0^T X G P) is kept, G the one-hot cluster matrix.
+    """The cluster ids (0/1 per document), swapped if the permutation P maximizing trace(F0^T X G P) swaps them.
 
     X (scipy.sparse.spmatrix): Document-term matrix, shape (n_documents, n_words).
     F0 (numpy.ndarray): Lexicon prior, shape (n_words, 2).
-    clusters (numpy.ndarray): Cluster id (0 or 1) per document.
-    RETURNS (numpy.ndarray): The cluster ids, swapped or not.
     """
     clusters = np.asarray(clusters, dtype=np.int64)
     M = F0.T @ np.asarray(X.T @ one_hot(clusters))
@@ -63,26 +51,18 @@ def align_clusters(X: sp.spmatrix, F0: np.ndarray, clusters: np.ndarray) -> np.n
 
 
 def lexicon_classes(X: sp.spmatrix, F0: np.ndarray) -> np.ndarray:
-    """Class of each document under the prior alone, argmax_k (X^T F0)_jk: the polarity whose lexicon words carry
-    more of its weight; ties (e.g. no lexicon word) go to positive, as in `MFLK.predict`.
-
-    X (scipy.sparse.spmatrix): Document-term matrix, shape (n_documents, n_words).
-    F0 (numpy.ndarray): Lexicon prior, shape (n_words, 2).
-    RETURNS (numpy.ndarray): 0 or 1 per document.
-    """
+    """Class (0/1) of each document under the lexicon prior F0 alone, argmax (X F0); ties go to positive."""
     score = np.asarray(sp.csr_matrix(X) @ np.asarray(F0, dtype=np.float64))
     return np.argmax(score, axis=1).astype(np.int64)
 
 
 def label_word_prior(X: sp.csr_matrix, G0: np.ndarray, labelled: np.ndarray, min_docs: int) -> np.ndarray:
-    """Each word's class distribution in the labelled documents (SSMFLK's `label_prior`): row i is
-    (sum_j X_ij G0_j) / sum_j X_ij over the labelled j, zeros for words in fewer than `min_docs` of them.
+    """Each word's class distribution in the labelled documents: row i is (sum_j X_ij G0_j) / sum_j X_ij over the
+    labelled j, zeros for words in fewer than `min_docs` of them.
 
     X (scipy.sparse.csr_matrix): Term-document matrix, shape (n_words, n_documents).
-    G0 (numpy.ndarray): One-hot labels, shape (n_documents, 2), zero rows when unlabelled.
-    labelled (numpy.ndarray): Mask of the labelled documents, shape (n_documents,).
-    min_docs (int): Fewest labelled documents a word must occur in.
-    RETURNS (numpy.ndarray): Shape (n_words, 2); rows sum to 1 or 0.
+    G0 (numpy.ndarray): One-hot labels, shape (n_documents, 2).
+    labelled (numpy.ndarray): Mask of the labelled documents.
     """
     sums = np.asarray(X[:, labelled] @ G0[labelled])
     totals = sums.sum(axis=1, keepdims=True)
@@ -92,11 +72,7 @@ def label_word_prior(X: sp.csr_matrix, G0: np.ndarray, labelled: np.ndarray, min
 
 
 def unit_columns(M: np.ndarray) -> np.ndarray:
-    """Scale every non-zero column of a dense matrix to unit L2 norm.
-
-    M (numpy.ndarray): The matrix.
-    RETURNS (numpy.ndarray): The scaled copy.
-    """
+    """A copy of a dense matrix with every non-zero column scaled to unit L2 norm."""
     sizes = np.linalg.norm(M, axis=0)
     return M / np.where(sizes > 0, sizes, 1.0)
 
@@ -104,17 +80,8 @@ def unit_columns(M: np.ndarray) -> np.ndarray:
 def kmeans_clusters(
     X: sp.spmatrix, seed: int, max_dense: int = 20_000_000, n_components: int = 100, n_init: int = 1
 ) -> np.ndarray:
-    """Two-means clustering of the documents (rows of X) with scipy's kmeans2, which needs dense data: beyond
-    `max_dense` entries the documents are first projected on their leading `n_components` singular vectors.
-    With `n_init` > 1 the clustering with the smallest within-cluster sum of squares is kept.
-
-    X (scipy.sparse.spmatrix): Document-term matrix, shape (n_documents, n_words).
-    seed (int): Seed of the k-means++ initializations.
-    max_dense (int): Largest number of dense entries clustered directly.
-    n_components (int): Rank of the projection for larger inputs.
-    n_init (int): Number of k-means++ restarts.
-    RETURNS (numpy.ndarray): Cluster id (0 or 1) per document.
-    """
+    """Two-means clusters (0/1) of the rows of X by scipy's kmeans2; beyond `max_dense` entries the rows are first
+    projected on their leading `n_components` singular vectors. Of `n_init` restarts the lowest inertia wins."""
     n, m = X.shape
     if n < N_CLASSES:
         raise ValueError(f"k-means needs at least {N_CLASSES} documents, got {n}.")
@@ -142,14 +109,8 @@ def kmeans_clusters(
 
 
 def fold_in(B: np.ndarray, X_new: sp.spmatrix) -> np.ndarray:
-    """Solve min_{g >= 0} ||x - B g||^2 for every row x of X_new, with k = 2: the optimum is one of the active-set
-    candidates (unconstrained if non-negative, each single column clipped at 0, or 0), the feasible one with the
-    smallest residual, computed for all documents at once.
-
-    B (numpy.ndarray): The fixed basis F S, shape (m, 2).
-    X_new (scipy.sparse.spmatrix): Documents, shape (n_new, n_words).
-    RETURNS (numpy.ndarray): g per document, shape (n_new, 2).
-    """
+    """min_{g >= 0} ||x - B g||^2 for every row x of X_new (shape (n_new, m)) and the basis B = F S (shape (m, 2)):
+    the feasible active-set candidate (both columns, one, or none) with the smallest residual, shape (n_new, 2)."""
     BtB = B.T @ B
     Btx = np.asarray(sp.csr_matrix(X_new) @ B)
     n_new = Btx.shape[0]
@@ -171,12 +132,8 @@ def fold_in(B: np.ndarray, X_new: sp.spmatrix) -> np.ndarray:
 
 
 def check_matrix(X: Any, allow_empty: bool = False) -> sp.csr_matrix:
-    """X as a float64 CSR matrix of shape (n_documents, n_words), checked to be finite and non-negative.
-
-    X (Any): A scipy.sparse matrix or a numpy array.
-    allow_empty (bool): Accept no documents, or documents without any vocabulary word.
-    RETURNS (scipy.sparse.csr_matrix): The checked matrix.
-    """
+    """X (sparse or dense, documents x words) as a finite, non-negative float64 CSR matrix; `allow_empty` accepts
+    no documents or no vocabulary word."""
     if not (sp.issparse(X) or isinstance(X, np.ndarray)):
         raise TypeError(f"X must be a scipy.sparse matrix or numpy array, got {type(X).__name__}.")
     if X.ndim != 2:
@@ -192,12 +149,7 @@ def check_matrix(X: Any, allow_empty: bool = False) -> sp.csr_matrix:
 
 
 def document_prior(y: Optional[np.ndarray], n: int) -> Tuple[np.ndarray, np.ndarray]:
-    """G0 (one-hot rows of the labelled documents) and the mask of labelled documents.
-
-    y (Optional[numpy.ndarray]): 0 (positive), 1 (negative) or -1 (unlabelled) per document.
-    n (int): The number of documents.
-    RETURNS (Tuple[numpy.ndarray, numpy.ndarray]): G0, shape (n, 2), and the mask, shape (n,).
-    """
+    """G0 (one-hot labels, shape (n, 2)) and the mask of labelled documents for y (0, 1 or -1 per document)."""
     if y is None:
         return np.zeros((n, N_CLASSES)), np.zeros(n, dtype=bool)
     y = np.asarray(y)

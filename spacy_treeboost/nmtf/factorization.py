@@ -1,18 +1,11 @@
-"""MFLK: lexicon-guided non-negative matrix tri-factorization for sentiment (Li, Zhang & Sindhwani, ACL 2009).
+"""MFLK and SSMFLK: lexicon-guided non-negative matrix tri-factorization X^T ~ F S G^T (Li, Zhang & Sindhwani 2009).
 
-X (words x documents) ~ F S G^T with F, S, G >= 0 and two classes (column 0 positive, column 1 negative); a
-lexicon prior F0 pulls the rows of F for known words towards their polarity (weight alpha). The estimators take
-X as scikit-learn does, (n_documents, n_words), and factorize its transpose, with thin products only (G G^T and
-F F^T are never formed): an iteration costs O(z k + (m + n) k^2) for z non-zeros.
-
-The printed algorithm (docs/algorithms.md, section 4, test vector T8) is `update="sqrt"` or `"as_printed"`,
-`init="kmeans"`, `prior_scale="one"`; the defaults' deviations from it (monotone rules, priors on the factors'
-scale, a lexicon start) are described and measured in docs/nmtf_results.md, "Deviations from the printed
-algorithm".
+The printed algorithm (docs/algorithms.md, section 4) is `update="sqrt"`, `init="kmeans"`, `prior_scale="one"`; the
+defaults' deviations are measured in docs/nmtf_results.md. Only thin products are formed: O(z k + (m + n) k^2).
 """
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -33,34 +26,19 @@ _OFFSET_EPS = 1e-10
 _FLOOR = 1e-16
 
 
-class LabelSettings(NamedTuple):
-    """How labelled documents enter the factorization (SSMFLK's parameters; MFLK has none)."""
-
-    beta: float
-    beta_scale: str
-    label_start: float
-    label_min_docs: int
-    start_weights: str
-    label_prior: float
-
-
 class MFLK(Validated):
-    """Matrix factorization with lexical knowledge (unsupervised, lexicon prior only).
+    """Matrix factorization with lexical knowledge (unsupervised: the lexicon prior only).
 
-    lexicon_prior (Optional[numpy.ndarray]): F0, shape (n_words, 2): (1, 0) for a positive lexicon word, (0, 1)
-        for a negative one, zeros otherwise (see `lexicon_prior`); None only with alpha = 0.
-    alpha (float): Weight of the lexicon prior; 0 gives plain tri-factor NMF (TNMF).
-    update (str): "monotone" (default; square-root damped rules of the stated objective, J never increases),
-        "sqrt" (the printed orthogonal rules, square-root damped) or "as_printed" (can oscillate).
-    init (str): Start of G: "lexicon" (default; each document's lexicon class, `lexicon_classes`) or "kmeans"
-        (Algorithm 1: 2-means clusters aligned to the lexicon).
-    prior_scale (str): "unit" (default; priors and starts with unit-norm columns, the scale of orthogonal
-        factors) or "one" (0/1, as printed).
-    max_iter (int): Largest number of iterations run by `fit`.
+    lexicon_prior (Optional[numpy.ndarray]): F0, shape (n_words, 2), from `lexicon_prior`; None only with alpha = 0.
+    alpha (float): Weight of the lexicon prior; 0 gives plain tri-factor NMF.
+    update (str): "monotone" (J never increases), "sqrt" (the printed rules, square-root damped) or "as_printed".
+    init (str): Start of G: "lexicon" (`lexicon_classes`) or "kmeans" (2-means aligned to the lexicon).
+    prior_scale (str): "unit" (priors and starts with unit-norm columns) or "one" (0/1, as printed).
+    max_iter (int): Most iterations run by `fit`.
     tol (float): Stop when ||G_t - G_{t-1}||_F <= tol * ||G_{t-1}||_F.
-    offset (float): Added to the initial F0 and one-hot G (before any scaling).
-    n_init (int): k-means restarts when k-means is used (lowest within-cluster sum of squares wins).
-    random_state (int): Seed of the k-means initialization, from 0 to 2**32 - 1.
+    offset (float): Added to the initial F0 and one-hot G.
+    n_init (int): k-means restarts.
+    random_state (int): Seed of k-means, from 0 to 2**32 - 1.
     """
 
     _parameter_constraints = {
@@ -97,42 +75,28 @@ class MFLK(Validated):
         """Factorize X until G stops changing or `max_iter` iterations have run.
 
         X (scipy.sparse.spmatrix): Document-term matrix, shape (n_documents, n_words).
-        y (Optional[numpy.ndarray]): 0 (positive), 1 (negative) or -1 (unlabelled) per
-            document; SSMFLK uses it, MFLK ignores it.
-        init_clusters (Optional[numpy.ndarray]): Initial class (0/1) per document
-            instead of `init`; it is still aligned to the lexicon.
-        RETURNS (MFLK): The fitted estimator.
+        y (Optional[numpy.ndarray]): 0 (positive), 1 (negative) or -1 (unlabelled) per document; MFLK ignores it.
+        init_clusters (Optional[numpy.ndarray]): Initial class (0/1) per document instead of `init`.
+        RETURNS (MFLK): self.
         """
         self.initialize(X, y, init_clusters=init_clusters)
         return self.iterate(self.max_iter)
 
     def fit_predict(self, X: sp.spmatrix, y: Optional[np.ndarray] = None, *,
                     init_clusters: Optional[np.ndarray] = None) -> np.ndarray:
-        """Fit and return the transductive class of every training document.
-
-        X (scipy.sparse.spmatrix): Document-term matrix, shape (n_documents, n_words).
-        y (Optional[numpy.ndarray]): Labels as in `fit` (SSMFLK only).
-        init_clusters (Optional[numpy.ndarray]): As in `fit`.
-        RETURNS (numpy.ndarray): 0 (positive) or 1 (negative) per document.
-        """
+        """`fit`, then the transductive class (0 positive, 1 negative) of every training document."""
         return self.fit(X, y, init_clusters=init_clusters).labels_
 
     def initialize(
         self, X: sp.spmatrix, y: Optional[np.ndarray] = None, *, init_clusters: Optional[np.ndarray] = None
     ) -> "MFLK":
-        """Set F, G and S to their starting values and keep X for `iterate`.
-
-        X (scipy.sparse.spmatrix): Document-term matrix, shape (n_documents, n_words).
-        y (Optional[numpy.ndarray]): Labels as in `fit` (SSMFLK only).
-        init_clusters (Optional[numpy.ndarray]): Classes replacing `init`.
-        RETURNS (MFLK): self.
-        """
+        """Set F, G and S to their starting values and keep X for `iterate`; the arguments are `fit`'s. RETURNS: self."""
         self.validate_params()
         X = check_matrix(X).T.tocsr()
         Xt = X.T.tocsr()
         m, n = X.shape
         F0 = self._checked_lexicon_prior(m)
-        labels = self._label_settings()
+        labels = self if isinstance(self, SSMFLK) else None
         G0, c2 = document_prior(y if labels is not None else None, n)
         if labels is not None and labels.label_prior > 0 and c2.any():
             F0 = F0 + labels.label_prior * label_word_prior(X, G0, c2, labels.label_min_docs)
@@ -147,8 +111,7 @@ class MFLK(Validated):
         G[c2] = G0[c2] + self.offset
         c1 = F0.sum(axis=1) > 0
         if self.prior_scale == "unit":
-            # Orthogonal factors have unit-norm columns, entries of about 1/sqrt(column support): F0's columns go
-            # to unit norm, G0's rows to 1/sqrt(n_k), the class sizes n_k estimated from the label proportions.
+            # the scale of orthogonal factors: unit-norm columns, G0's rows 1/sqrt(n_k) for class sizes n_k
             F0 = unit_columns(F0)
             if c2.any():
                 G0 = G0 / np.sqrt(np.maximum(G0[c2].mean(axis=0) * n, 1.0))
@@ -157,8 +120,7 @@ class MFLK(Validated):
         self._sq_norm_X = float(X.multiply(X).sum())
         self.beta_ = labels.beta if labels is not None else 0.0
         if labels is not None and labels.beta_scale == "fit" and c2.any():
-            # beta = 1: a labelled document's label term, its row of G at 0, costs an average document's share
-            # of the fit at F S G^T = 0.
+            # beta = 1: a labelled row of G at 0 costs an average document's share of the fit at F S G^T = 0
             self.beta_ = labels.beta * (self._sq_norm_X / n) / float(np.mean(np.sum(G0[c2] ** 2, axis=1)))
         self._F0, self._c1, self._G0, self._c2 = F0, c1, G0, c2
         self.F_, self.S_, self.G_ = F, np.maximum(_least_squares_S(X, F, G), 1e-9), G
@@ -168,16 +130,15 @@ class MFLK(Validated):
         return self
 
     def _start_F(self, X: sp.csr_matrix, F0: np.ndarray, G0: np.ndarray, c2: np.ndarray,
-                 labels: Optional[LabelSettings], label_start: float) -> np.ndarray:
+                 labels: Optional["SSMFLK"], label_start: float) -> np.ndarray:
         if (F0.sum(axis=1) > 0).any():
             F = F0 + self.offset
         else:
-            # No lexicon (alpha = 0, plain TNMF): a constant F would keep its two columns equal forever.
+            # without a lexicon a constant F would keep its two columns equal
             F = one_hot(kmeans_clusters(X, self.random_state)) + self.offset
         if labels is None or label_start <= 0:
             return F
-        # SSMFLK's labelled start: F leans towards the class sums X_L G0_L of the labelled documents over the words
-        # of at least `label_min_docs` of them (with unit-norm word rows, the words of one document would dominate).
+        # F leans towards the class sums X_L G0_L of the labelled documents over words in `label_min_docs` of them
         labelled_docs = np.asarray((X[:, c2] > 0).sum(axis=1)).ravel()
         if labels.start_weights == "frequency":
             sums = label_word_prior(X, G0, c2, labels.label_min_docs) * labelled_docs[:, None]
@@ -192,7 +153,6 @@ class MFLK(Validated):
         if init_clusters is not None:
             clusters = init_clusters
         elif self.init == "lexicon" and lexicon:
-            # with a labelled start, the classes argmax X^T F of the started F
             clusters = (np.argmax(np.asarray(X.T @ unit_columns(F)), axis=1).astype(np.int64) if label_start > 0
                         else lexicon_classes(Xt, F0))
         else:
@@ -204,19 +164,11 @@ class MFLK(Validated):
         return clusters
 
     def can_iterate(self) -> bool:
-        """RETURNS (bool): Whether the estimator holds its training matrix (after `initialize` or `fit` in this
-        process), so `iterate` can run more iterations; a loaded estimator predicts but cannot."""
+        """RETURNS (bool): Whether `iterate` can run: the training matrix is held (not after loading)."""
         return hasattr(self, "_X")
 
     def iterate(self, n_iter: int) -> "MFLK":
-        """Run up to `n_iter` more multiplicative iterations (fewer once converged).
-
-        Each iteration updates G, then F, then S (Algorithm 1's order), each with
-        the latest values of the others.
-
-        n_iter (int): Number of iterations.
-        RETURNS (MFLK): self.
-        """
+        """Run up to `n_iter` more multiplicative iterations (G, then F, then S), fewer once converged. RETURNS: self."""
         if not self.can_iterate():
             raise NotFittedError("Call `initialize` (or `fit`) before `iterate`.")
         monotone = self.update == "monotone"
@@ -264,40 +216,22 @@ class MFLK(Validated):
         return np.argmax(self.G_, axis=1)
 
     def predict_proba(self, X: sp.spmatrix) -> np.ndarray:
-        """Fold new documents in with F and S fixed and normalize g.
-
-        X (scipy.sparse.spmatrix): Documents, shape (n_new, n_words), normalized like
-            the training matrix.
-        RETURNS (numpy.ndarray): Shape (n_new, 2); (0.5, 0.5) for a document
-            without any vocabulary word.
-        """
+        """The fold-in coefficients g of documents (n_new, n_words), normalized; (0.5, 0.5) without known words."""
         g = self.fold_in(X)
         total = g.sum(axis=1, keepdims=True)
         return np.where(total > 0, g / np.where(total > 0, total, 1.0), 0.5)
 
     def decision_function(self, X: sp.spmatrix) -> np.ndarray:
-        """Positive-minus-negative fold-in coefficient g_pos - g_neg per document.
-
-        X (scipy.sparse.spmatrix): Documents, shape (n_new, n_words).
-        RETURNS (numpy.ndarray): Shape (n_new,); > 0 means positive.
-        """
+        """g_pos - g_neg of each document's fold-in (> 0 leans positive)."""
         g = self.fold_in(X)
         return g[:, POSITIVE] - g[:, NEGATIVE]
 
     def predict(self, X: sp.spmatrix) -> np.ndarray:
-        """Class of each new document: 0 (positive) or 1 (negative); ties go to positive.
-
-        X (scipy.sparse.spmatrix): Documents, shape (n_new, n_words).
-        RETURNS (numpy.ndarray): Shape (n_new,).
-        """
+        """Class of each document: 0 (positive) or 1 (negative); ties go to positive."""
         return np.where(self.decision_function(X) >= 0, POSITIVE, NEGATIVE)
 
     def fold_in(self, X: sp.spmatrix) -> np.ndarray:
-        """Non-negative coefficients g of new documents on the basis F S.
-
-        X (scipy.sparse.spmatrix): Documents, shape (n_new, n_words).
-        RETURNS (numpy.ndarray): Shape (n_new, 2).
-        """
+        """Non-negative coefficients g, shape (n_new, 2), of documents (n_new, n_words) on the basis F S."""
         if not hasattr(self, "F_"):
             raise NotFittedError("This model is not fitted yet: call `fit` first.")
         X = check_matrix(X, allow_empty=True)
@@ -306,17 +240,12 @@ class MFLK(Validated):
         return fold_in(self.F_ @ self.S_, X)
 
     def __sklearn_tags__(self) -> Any:
-        """scikit-learn's estimator tags (read by scikit-learn only, so it is imported here): sparse,
-        non-negative X; y optional (-1 marks an unlabelled document)."""
+        """scikit-learn's estimator tags: sparse non-negative X, y optional."""
         from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
 
         return Tags(estimator_type=None, target_tags=TargetTags(required=False),
                     input_tags=InputTags(sparse=True, positive_only=True),
                     classifier_tags=ClassifierTags(multi_class=False), transformer_tags=None, regressor_tags=None)
-
-    def _label_settings(self) -> Optional[LabelSettings]:
-        """The label parameters (SSMFLK), or None: MFLK ignores labels."""
-        return None
 
     def _checked_lexicon_prior(self, n_words: int) -> np.ndarray:
         if self.lexicon_prior is None:
@@ -346,9 +275,53 @@ class MFLK(Validated):
         return float(fit + prior_F + prior_G)
 
 
+
+class SSMFLK(MFLK):
+    """MFLK plus a prior on labelled documents (docs/algorithms.md, 4.9): `fit(X, y)` with y 0 (positive),
+    1 (negative) or -1 (unlabelled) per document.
+
+    beta (float): Weight of the label prior; with beta_scale="fit" beta = 1 makes a labelled row of G at 0 cost an
+        average document's share of the fit at F S G^T = 0 (the weight used is `beta_`), with "one" it is as printed.
+    beta_scale (str): "fit" or "one".
+    label_start (float): Weight of the labelled class sums X_L G0_L in the start of F (0: the printed start).
+    label_min_docs (int): Words in fewer labelled documents are left out of those sums.
+    start_weights (str): "uniform" (the sums) or "frequency" (each word's labelled class distribution times the
+        number of labelled documents it occurs in).
+    label_prior (float): Weight of `label_word_prior` added to F0.
+    lexicon_prior, ..., random_state: MFLK's parameters (keyword-only here).
+    """
+
+    _parameter_constraints = {
+        **MFLK._parameter_constraints,
+        "beta": rule(Interval("real", 0, None)),
+        "beta_scale": rule(Options(*BETA_SCALES)),
+        "label_start": rule(Interval("real", 0, None)),
+        "label_min_docs": rule(Interval("int", 1, None)),
+        "start_weights": rule(Options(*START_WEIGHTS)),
+        "label_prior": rule(Interval("real", 0, None)),
+    }
+
+    def __init__(
+        self,
+        beta: float = 1.0, beta_scale: str = "fit", label_start: float = 0.05, label_min_docs: int = 2,
+        start_weights: str = "uniform", label_prior: float = 0.0,
+        *, lexicon_prior: Optional[np.ndarray] = None, alpha: float = 0.5, update: str = "monotone",
+        init: str = "lexicon", prior_scale: str = "unit", max_iter: int = 100, tol: float = 1e-4, offset: float = 0.2,
+        n_init: int = 1, random_state: int = 0,
+    ) -> None:
+        super().__init__(lexicon_prior=lexicon_prior, alpha=alpha, update=update, init=init,
+                         prior_scale=prior_scale, max_iter=max_iter, tol=tol, offset=offset, n_init=n_init,
+                         random_state=random_state)
+        self.beta = beta
+        self.beta_scale = beta_scale
+        self.label_start = label_start
+        self.label_min_docs = label_min_docs
+        self.start_weights = start_weights
+        self.label_prior = label_prior
+
+
 def _least_squares_S(X: sp.csr_matrix, F: np.ndarray, G: np.ndarray) -> np.ndarray:
-    # pinv equals (F^T F)^-1 F^T when F has full column rank, and stays defined when
-    # k-means leaves a cluster empty.
+    # pinv stays defined when k-means leaves a cluster empty
     return np.linalg.pinv(F) @ np.asarray(X @ G) @ np.linalg.pinv(G.T @ G)
 
 

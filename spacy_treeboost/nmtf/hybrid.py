@@ -14,7 +14,7 @@ import numpy as np
 from ..exceptions import NotFittedError
 from ..params import Interval, Options, rule
 from .common import NEGATIVE, POSITIVE, UNLABELLED, check_matrix, sp
-from .semi_supervised import SSMFLK
+from .factorization import SSMFLK
 
 _TINY = 1e-300
 NB_FEATURES = ("binary", "weights")
