@@ -1,10 +1,5 @@
-"""SSMFLK plus naive Bayes (`SSMFLKNaiveBayes`), and a logistic regression taught by it (`SSMFLKSelfTrained`,
-the component's default learner); the factorization is SSMFLK's, unchanged.
-
-At a few per cent of labels SSMFLK stays close to MFLK, and naive Bayes on the labelled documents alone is far
-worse than the lexicon model; their sum on a common scale, then a logistic regression on all documents' words
-trained on its classes, were chosen on the development parts of both corpora (docs/nmtf_default_learner.md).
-"""
+"""SSMFLK plus naive Bayes (`SSMFLKNaiveBayes`), and a logistic regression taught by it (`SSMFLKSelfTrained`, the
+component's default learner), chosen on the development corpora (docs/nmtf_default_learner.md)."""
 from __future__ import annotations
 
 from typing import Any, Dict, Optional
@@ -21,11 +16,8 @@ NB_FEATURES = ("binary", "weights")
 
 
 def naive_bayes_log_odds(X: sp.spmatrix, y: np.ndarray, smoothing: float) -> tuple:
-    """Multinomial naive Bayes on the labelled rows of X: per-word log-odds and the prior log-odds.
+    """Multinomial naive Bayes on the labelled rows of X (y: 0, 1 or -1 per document), Laplace `smoothing`.
 
-    X (scipy.sparse.spmatrix): Documents, shape (n_documents, n_words); the entries count as word weights.
-    y (numpy.ndarray): 0 (positive), 1 (negative) or -1 (unlabelled) per document.
-    smoothing (float): Additive (Laplace) smoothing of the word weights of each class.
     RETURNS (Tuple[numpy.ndarray, float]): log P(w | pos) - log P(w | neg) per word, log P(pos) - log P(neg).
     """
     X = sp.csr_matrix(X)
@@ -40,18 +32,14 @@ def naive_bayes_log_odds(X: sp.spmatrix, y: np.ndarray, smoothing: float) -> tup
 
 
 class SSMFLKNaiveBayes(SSMFLK):
-    """SSMFLK's score plus `nb_weight` times that of naive Bayes on the labelled documents, each on unit scale.
+    """The score s / sd(s) + nb_weight * t / sd(t): s is SSMFLK's (log(G_pos / G_neg) on training documents, the
+    fold-in g_pos - g_neg on new ones), t naive Bayes's on the labelled documents, each sd over the unlabelled
+    training documents (all of them if every one is labelled). Without labels of both classes it is SSMFLK.
 
-    The score of a document is `s / sd(s) + nb_weight * t / sd(t)`: s is SSMFLK's score (for a training
-    document log(G_pos / G_neg), for a new one its fold-in g_pos - g_neg), t the naive Bayes log-odds, and each
-    sd is taken over the unlabelled training documents (over all of them when every document is labelled).
-    Without labelled documents of both classes it is SSMFLK (MFLK without any label).
-
-    nb_weight (float): Weight of the naive Bayes score (default 0.1, chosen on the development parts).
-    nb_smoothing (float): Additive smoothing of naive Bayes (default 1).
-    nb_features (str): What naive Bayes counts: "binary" (default; each word present in a document counts
-        once) or "weights" (the entries of X, the same normalized weights the factorization fits).
-    beta, ..., random_state: SSMFLK's and MFLK's parameters, with their defaults.
+    nb_weight (float): Weight of the naive Bayes score.
+    nb_smoothing (float): Additive smoothing of naive Bayes.
+    nb_features (str): What naive Bayes counts: "binary" (word presence) or "weights" (the entries of X).
+    beta, ..., random_state: SSMFLK's parameters.
     """
 
     _parameter_constraints = {
@@ -82,7 +70,7 @@ class SSMFLKNaiveBayes(SSMFLK):
 
     def initialize(self, X: sp.spmatrix, y: Optional[np.ndarray] = None, *,
                    init_clusters: Optional[np.ndarray] = None) -> "SSMFLKNaiveBayes":
-        """SSMFLK's start (see `MFLK.initialize`), plus naive Bayes on the labelled documents. RETURNS: self."""
+        """SSMFLK's start plus naive Bayes on the labelled documents. RETURNS: self."""
         super().initialize(X, y, init_clusters=init_clusters)
         y = np.full(self._X.shape[1], UNLABELLED) if y is None else np.asarray(y)
         both = (y == POSITIVE).any() and (y == NEGATIVE).any()
@@ -96,7 +84,7 @@ class SSMFLKNaiveBayes(SSMFLK):
         return self
 
     def iterate(self, n_iter: int) -> "SSMFLKNaiveBayes":
-        """Up to `n_iter` of SSMFLK's iterations, the scales of both scores following the factors. RETURNS: self."""
+        """Up to `n_iter` of SSMFLK's iterations, then the scales of the scores. RETURNS: self."""
         super().iterate(n_iter)
         self._set_scales()
         return self
@@ -107,34 +95,23 @@ class SSMFLKNaiveBayes(SSMFLK):
         return np.where(self.transductive_score() >= 0, POSITIVE, NEGATIVE)
 
     def transductive_score(self) -> np.ndarray:
-        """The combined score of each training document, with SSMFLK's log(G_pos / G_neg).
-
-        RETURNS (numpy.ndarray): Shape (n_documents,); >= 0 means positive.
-        """
+        """RETURNS (numpy.ndarray): The combined score of each training document (>= 0: positive)."""
         return _log_ratio(self.G_) / self.scales_[0] + self._nb_weight() * self._nb_score(self._Xt) / self.scales_[2]
 
     def decision_function(self, X: sp.spmatrix) -> np.ndarray:
-        """The combined score of new documents, with SSMFLK's fold-in g_pos - g_neg.
-
-        X (scipy.sparse.spmatrix): Documents, shape (n_new, n_words), normalized like the training matrix.
-        RETURNS (numpy.ndarray): Shape (n_new,); >= 0 means positive.
-        """
+        """The combined score of documents (n_new, n_words); >= 0 means positive."""
         g = self.fold_in(X)
         s = g[:, POSITIVE] - g[:, NEGATIVE]
         t = self._nb_score(check_matrix(X, allow_empty=True))
         return s / self.scales_[1] + self._nb_weight() * t / self.scales_[2]
 
     def predict_proba(self, X: sp.spmatrix) -> np.ndarray:
-        """Logistic of the combined score (uncalibrated; the component calibrates it).
-
-        X (scipy.sparse.spmatrix): Documents, shape (n_new, n_words).
-        RETURNS (numpy.ndarray): Shape (n_new, 2): positive, negative.
-        """
+        """Logistic of the combined score (uncalibrated), shape (n_new, 2): positive, negative."""
         p = 1.0 / (1.0 + np.exp(-np.clip(self.decision_function(X), -700, 700)))
         return np.stack([p, 1.0 - p], axis=1)
 
     def fitted_state(self) -> Dict[str, Any]:
-        """RETURNS (Dict[str, Any]): What prediction needs beyond F and S, as plain data (for model files)."""
+        """RETURNS (Dict[str, Any]): What prediction needs beyond F and S, as plain data."""
         return {"nb_coef": self.nb_coef_.tolist(), "nb_intercept": float(self.nb_intercept_),
                 "scales": [float(s) for s in self.scales_]}
 
@@ -171,16 +148,9 @@ def _log_ratio(G: np.ndarray) -> np.ndarray:
 
 def logistic_regression(X: sp.spmatrix, positive: np.ndarray, C: float, sample_weight: Optional[np.ndarray] = None,
                         max_iter: int = 1000) -> tuple:
-    """L2-regularized logistic regression: minimize C * sum_i s_i log(1 + exp(-t_i (x_i w + b))) + ||w||^2 / 2.
+    """min C * sum_i s_i log(1 + exp(-t_i (x_i w + b))) + ||w||^2 / 2 (scikit-learn's objective, t_i = +1 for a
+    `positive` document, else -1; s_i the `sample_weight`) by scipy's L-BFGS-B from zero.
 
-    t_i is +1 for a positive document, -1 otherwise; b is not penalized (scikit-learn's objective). Solved by
-    scipy's L-BFGS-B from zero, deterministically: the linear learners' solver has no sample weights s_i.
-
-    X (scipy.sparse.spmatrix): Documents, shape (n, m).
-    positive (numpy.ndarray): Whether each document is positive, shape (n,).
-    C (float): Inverse regularization strength, > 0.
-    sample_weight (Optional[numpy.ndarray]): s_i, default 1.
-    max_iter (int): Most L-BFGS iterations.
     RETURNS (Tuple[numpy.ndarray, float]): w and b; x w + b > 0 leans positive.
     """
     from scipy.optimize import minimize
@@ -202,29 +172,21 @@ def logistic_regression(X: sp.spmatrix, positive: np.ndarray, C: float, sample_w
 
 
 def mean_distinct_words(X: sp.spmatrix) -> float:
-    """Mean number of distinct words per document: the nonzero entries of each row of X.
-
-    X (scipy.sparse.spmatrix): Documents, shape (n_documents, n_words), n_documents > 0.
-    RETURNS (float): The mean.
-    """
+    """Mean number of distinct words (nonzero entries) of the rows of X."""
     X = sp.csr_matrix(X)
     X.eliminate_zeros()
     return float(np.mean(np.diff(X.indptr)))
 
 
 class SSMFLKSelfTrained(SSMFLKNaiveBayes):
-    """A logistic regression (the student) on the labelled documents and on SSMFLK + naive Bayes's classes of the
-    others (the teacher); it scores new documents on their words, without fold-in. On long documents naive Bayes
-    reads many words per document and gets the larger weight `long_nb_weight`.
+    """A logistic regression (the student) on the labelled documents and on the classes SSMFLKNaiveBayes (the
+    teacher) gives the others; it scores new documents on their words, without fold-in.
 
-    lr_C (float): Inverse regularization strength of the logistic regression (default 1).
-    lr_label_weight (float): Weight of a labelled document against one classified by the teacher (default 1).
-    long_nb_weight (float): The teacher's naive Bayes weight on long training documents (default 0.3);
-        `nb_weight` applies to shorter ones.
-    long_document_words (float): Mean number of distinct words per training document (nonzero entries of a
-        row of X) from which the documents count as long (default 50).
-    nb_weight, ..., random_state: The parameters of SSMFLKNaiveBayes (the teacher), SSMFLK and MFLK, with
-        their defaults.
+    lr_C (float): Inverse regularization strength of the logistic regression.
+    lr_label_weight (float): Weight of a labelled document against one classified by the teacher.
+    long_nb_weight (float): The teacher's `nb_weight` when the training documents are long.
+    long_document_words (float): Mean number of distinct words per document from which documents are long.
+    nb_weight, ..., random_state: SSMFLKNaiveBayes's parameters.
     """
 
     _parameter_constraints = {
@@ -260,8 +222,8 @@ class SSMFLKSelfTrained(SSMFLKNaiveBayes):
 
     def initialize(self, X: sp.spmatrix, y: Optional[np.ndarray] = None, *,
                    init_clusters: Optional[np.ndarray] = None) -> "SSMFLKSelfTrained":
-        """The teacher's start (see `MFLK.initialize`) with the naive Bayes weight of the documents' length, and
-        the logistic regression on its first classes. RETURNS: self."""
+        """The teacher's start, with the naive Bayes weight of the documents' length, and the student on its
+        classes. RETURNS: self."""
         self.validate_params()
         X = check_matrix(X)
         self._y = np.full(X.shape[0], UNLABELLED) if y is None else np.asarray(y)
@@ -286,25 +248,15 @@ class SSMFLKSelfTrained(SSMFLKNaiveBayes):
         self.lr_coef_, self.lr_intercept_ = logistic_regression(self._Xt, positive, self.lr_C, weight)
 
     def transductive_score(self) -> np.ndarray:
-        """The logistic regression's margin on each training document.
-
-        RETURNS (numpy.ndarray): Shape (n_documents,); >= 0 means positive.
-        """
+        """RETURNS (numpy.ndarray): The student's margin on each training document (>= 0: positive)."""
         return np.asarray(self._Xt @ self.lr_coef_).ravel() + self.lr_intercept_
 
     def teacher_score(self) -> np.ndarray:
-        """SSMFLK + naive Bayes's score of each training document (the classes the logistic regression learns).
-
-        RETURNS (numpy.ndarray): Shape (n_documents,); >= 0 means positive.
-        """
+        """RETURNS (numpy.ndarray): The teacher's score of each training document (>= 0: positive)."""
         return super().transductive_score()
 
     def decision_function(self, X: sp.spmatrix) -> np.ndarray:
-        """The logistic regression's margin on new documents.
-
-        X (scipy.sparse.spmatrix): Documents, shape (n_new, n_words), normalized like the training matrix.
-        RETURNS (numpy.ndarray): Shape (n_new,); >= 0 means positive.
-        """
+        """The student's margin on documents (n_new, n_words); >= 0 means positive."""
         if not hasattr(self, "lr_coef_"):
             raise NotFittedError("This model is not fitted yet: call `fit` first.")
         X = check_matrix(X, allow_empty=True)
@@ -313,7 +265,7 @@ class SSMFLKSelfTrained(SSMFLKNaiveBayes):
         return np.asarray(X @ self.lr_coef_).ravel() + self.lr_intercept_
 
     def fitted_state(self) -> Dict[str, Any]:
-        """RETURNS (Dict[str, Any]): The teacher's fitted values and the logistic regression's, as plain data."""
+        """RETURNS (Dict[str, Any]): The teacher's and the student's fitted values, as plain data."""
         return {**super().fitted_state(), "lr_coef": self.lr_coef_.tolist(), "lr_intercept": float(self.lr_intercept_),
                 "nb_weight": float(self.nb_weight_)}
 

@@ -1,14 +1,5 @@
-"""Sentiment lexicons: word lists with a positive or negative polarity.
-
-Two formats are read:
-- the Hu & Liu opinion lexicon: `positive-words.txt` and `negative-words.txt`,
-  one word per line after a header of comment lines starting with ";";
-- JSON lines: `{"word": "good", "polarity": "positive"}`, one object per line.
-
-Words listed with both polarities are dropped, because they carry no prior. `read_hu_liu_lexicon`,
-`read_jsonl_lexicon` and `read_lexicon` (either format) are the readers `spacy_treeboost.HuLiuLexicon.v1`,
-`spacy_treeboost.JsonlLexicon.v1` and `spacy_treeboost.Lexicon.v1` (registered by `pipeline.nmtf_sentiment`).
-"""
+"""Sentiment lexicons, read from the Hu & Liu word lists (`positive-words.txt`, `negative-words.txt`, ";" comments)
+or from JSON lines `{"word": "good", "polarity": "positive"}`; words listed with both polarities are dropped."""
 import json
 import random
 from pathlib import Path
@@ -24,12 +15,8 @@ class LexiconFormatError(ValueError):
 
 
 class Lexicon:
-    """A set of positive and a set of negative words; words given with both are left out, listed in `ambiguous`.
-
-    positive (Iterable[str]): The positive words.
-    negative (Iterable[str]): The negative words.
-    lowercase (bool): Lower-case every word.
-    """
+    """A set of positive and a set of negative words (lower-cased with `lowercase`); words given with both are left
+    out, listed in `ambiguous`."""
 
     __slots__ = ("positive", "negative", "ambiguous")
 
@@ -58,11 +45,7 @@ class Lexicon:
         return (Lexicon, (sorted(self.positive), sorted(self.negative)))
 
     def polarity(self, word: str) -> Union[str, None]:
-        """The polarity of a word.
-
-        word (str): The word.
-        RETURNS (Optional[str]): "positive", "negative", or None if it is not listed.
-        """
+        """RETURNS (Optional[str]): "positive", "negative", or None for a word that is not listed."""
         if word in self.positive:
             return "positive"
         if word in self.negative:
@@ -74,21 +57,11 @@ class Lexicon:
         return {w: self.polarity(w) for w in sorted(self.positive | self.negative)}  # type: ignore[misc]
 
     def map(self, func: Callable[[str], str]) -> "Lexicon":
-        """The lexicon of the words' images under `func` (e.g. the stemmer applied to the documents); an image of
-        words of both polarities is dropped, like a word listed with both.
-
-        func (Callable[[str], str]): The word mapping.
-        RETURNS (Lexicon): The mapped lexicon.
-        """
+        """The lexicon of the words' images under `func` (e.g. a stemmer); images of both polarities are dropped."""
         return Lexicon([func(w) for w in sorted(self.positive)], [func(w) for w in sorted(self.negative)])
 
     def sample(self, n_words: int, seed: int) -> "Lexicon":
-        """A random sub-lexicon of `n_words` words, drawn without replacement.
-
-        n_words (int): Size of the sample; at most len(self).
-        seed (int): Seed of the draw.
-        RETURNS (Lexicon): The sample.
-        """
+        """A random sub-lexicon of `n_words` (1 to len(self)) words drawn without replacement with `seed`."""
         words = sorted(self.positive | self.negative)
         if not 1 <= n_words <= len(words):
             raise ValueError(f"n_words must be between 1 and {len(words)}, got {n_words}.")
@@ -97,12 +70,7 @@ class Lexicon:
 
 
 def read_hu_liu_word_list(path: Union[str, Path], encoding: str = "utf-8") -> List[str]:
-    """Read one Hu & Liu word list: comment lines start with ";", blank lines are skipped.
-
-    path (Union[str, Path]): The `.txt` file.
-    encoding (str): The file's encoding (the original distribution is "latin-1").
-    RETURNS (List[str]): The words, in file order.
-    """
+    """The words of one Hu & Liu word list in file order, without ";" comments and blank lines."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"Lexicon word list not found: {path}")
@@ -127,12 +95,11 @@ def read_hu_liu_word_list(path: Union[str, Path], encoding: str = "utf-8") -> Li
 
 
 def read_hu_liu_lexicon(path: Union[str, Path], encoding: str = "utf-8", lowercase: bool = True) -> Lexicon:
-    """Read the Hu & Liu opinion lexicon from the folder holding its two word lists.
+    """Read the Hu & Liu opinion lexicon.
 
     path (Union[str, Path]): Folder with `positive-words.txt` and `negative-words.txt`.
-    encoding (str): The files' encoding.
+    encoding (str): The files' encoding (the original distribution is "latin-1").
     lowercase (bool): Lower-case the words.
-    RETURNS (Lexicon): The lexicon, without words listed in both files.
     """
     folder = Path(path)
     if folder.is_file():
@@ -147,12 +114,8 @@ def read_hu_liu_lexicon(path: Union[str, Path], encoding: str = "utf-8", lowerca
 
 
 def read_jsonl_lexicon(path: Union[str, Path], lowercase: bool = True) -> Lexicon:
-    """Read a lexicon of JSON lines `{"word": str, "polarity": "positive"|"negative"}`.
-
-    path (Union[str, Path]): The `.jsonl` file; blank lines are skipped.
-    lowercase (bool): Lower-case the words.
-    RETURNS (Lexicon): The lexicon, without words listed with both polarities.
-    """
+    """Read a `.jsonl` lexicon of lines `{"word": str, "polarity": "positive"|"negative"}` (blank lines skipped);
+    `lowercase` lower-cases the words."""
     path = Path(path)
     if path.is_dir():
         raise LexiconFormatError(f"{path} is a folder; pass the .jsonl file.")
@@ -187,13 +150,7 @@ def read_jsonl_lexicon(path: Union[str, Path], lowercase: bool = True) -> Lexico
 
 
 def read_lexicon(path: Union[str, Path], encoding: str = "utf-8", lowercase: bool = True) -> Lexicon:
-    """Read either format: a folder is a Hu & Liu lexicon, a file a JSON-lines lexicon.
-
-    path (Union[str, Path]): The Hu & Liu folder or the `.jsonl` file.
-    encoding (str): The Hu & Liu files' encoding (JSON lines are UTF-8).
-    lowercase (bool): Lower-case the words.
-    RETURNS (Lexicon): The lexicon.
-    """
+    """Read a Hu & Liu folder (files in `encoding`) or a JSON-lines file (UTF-8); `lowercase` lower-cases words."""
     path = Path(path)
     if path.is_dir():
         return read_hu_liu_lexicon(path, encoding=encoding, lowercase=lowercase)

@@ -33,13 +33,8 @@ def _double_consonant(stem: str) -> bool:
 def _cvc(stem: str) -> bool:
     """*o: the stem ends consonant-vowel-consonant, the last not w, x or y."""
     n = len(stem)
-    return (
-        n >= 3
-        and _is_consonant(stem, n - 3)
-        and not _is_consonant(stem, n - 2)
-        and _is_consonant(stem, n - 1)
-        and stem[-1] not in "wxy"
-    )
+    return (n >= 3 and _is_consonant(stem, n - 3) and not _is_consonant(stem, n - 2) and _is_consonant(stem, n - 1)
+            and stem[-1] not in "wxy")
 
 
 def _porter_step1a(w: str) -> str:
@@ -82,22 +77,22 @@ _STEP4 = (
 )
 
 
-def _replace_longest(w: str, rules: Sequence[Tuple[str, str]], min_measure: int) -> str:
+def _replace_longest(w: str, rules: Sequence[Tuple[str, str]]) -> str:
     # Only the longest matching suffix counts; if its condition fails, nothing changes.
     matches = [(suffix, repl) for suffix, repl in rules if w.endswith(suffix)]
     if not matches:
         return w
     suffix, repl = max(matches, key=lambda rule: len(rule[0]))
     stem = w[: len(w) - len(suffix)]
-    return stem + repl if _measure(stem) > min_measure else w
+    return stem + repl if _measure(stem) > 0 else w
 
 
 def _porter_step2(w: str) -> str:
-    return _replace_longest(w, _STEP2, 0)
+    return _replace_longest(w, _STEP2)
 
 
 def _porter_step3(w: str) -> str:
-    return _replace_longest(w, _STEP3, 0)
+    return _replace_longest(w, _STEP3)
 
 
 def _porter_step4(w: str) -> str:
@@ -125,17 +120,10 @@ def _porter_step5b(w: str) -> str:
 
 
 def porter_stem(word: str) -> str:
-    """Stem a lower-case word with Porter's (1980) suffix-stripping algorithm.
-
-    Words of one or two letters and words with a character outside a-z are
-    returned unchanged.
-
-    word (str): The word, lower case.
-    RETURNS (str): The stem, e.g. "generalizations" -> "gener".
-    """
+    """The Porter stem of a lower-case word, e.g. "generalizations" -> "gener"; words of one or two letters and
+    words with a character outside a-z are returned unchanged."""
     if len(word) <= 2 or not word.isascii() or not word.isalpha() or not word.islower():
         return word
-    for step in (_porter_step1a, _porter_step1b, _porter_step1c, _porter_step2, _porter_step3,
-                 _porter_step4, _porter_step5a, _porter_step5b):
-        word = step(word)
-    return word
+    word = _porter_step1c(_porter_step1b(_porter_step1a(word)))
+    word = _porter_step3(_porter_step2(word))
+    return _porter_step5b(_porter_step5a(_porter_step4(word)))

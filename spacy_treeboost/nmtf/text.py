@@ -35,14 +35,12 @@ def build_vocabulary(
     min_df: int = 1,
     alphabetic_only: bool = True,
 ) -> List[str]:
-    """Choose the words with the highest document frequency.
+    """The `max_words` words of the highest document frequency, most frequent first, ties in alphabetical order.
 
     documents (Iterable[Sequence[str]]): One token list per document.
-    max_words (int): The vocabulary size m.
     stop_words (Optional[Iterable[str]]): Words to leave out.
     min_df (int): Leave out words found in fewer documents.
-    alphabetic_only (bool): Leave out tokens without any letter (punctuation, numbers).
-    RETURNS (List[str]): The words, most document-frequent first; ties in alphabetical order.
+    alphabetic_only (bool): Leave out tokens without any letter.
     """
     if max_words < 1:
         raise ValueError(f"max_words must be at least 1, got {max_words}.")
@@ -76,14 +74,12 @@ def document_term_matrix(
     norm: Optional[str] = "l2",
     word_weights: Optional[np.ndarray] = None,
 ) -> sp.csr_matrix:
-    """Count the vocabulary words of each document, one row per document, one column per word.
+    """The counts of the vocabulary words (columns) in each document (rows).
 
     documents (Iterable[Sequence[str]]): One token list per document.
     vocabulary (Sequence[str]): The words, in column order.
-    norm (Optional[str]): "l2" (default) or "l1" scales every non-empty document to unit norm; None keeps counts.
-    word_weights (Optional[numpy.ndarray]): One factor per word, applied after the document normalization (e.g.
-        the training matrix's `word_weights`, so that new documents are represented like the training ones).
-    RETURNS (scipy.sparse.csr_matrix): X, shape (n_documents, len(vocabulary)).
+    norm (Optional[str]): "l2" or "l1" scales every non-empty document to unit norm; None keeps counts.
+    word_weights (Optional[numpy.ndarray]): One factor per word, applied after the normalization.
     """
     if norm not in ("l1", "l2", None):
         raise ValueError(f"norm must be 'l1', 'l2' or None, got {norm!r}.")
@@ -119,24 +115,15 @@ def document_term_matrix(
 
 
 def word_weights(X: sp.spmatrix) -> np.ndarray:
-    """Factors that give every non-empty column (word) of X unit L2 norm, so that the fit weighs each word as
-    equally as the lexicon prior does (the squared loss would let frequent words dominate).
-
-    X (scipy.sparse.spmatrix): Document-term matrix, shape (n_documents, n_words).
-    RETURNS (numpy.ndarray): Shape (n_words,); 1 for words without any occurrence.
-    """
+    """Factors giving every word (column) of X unit L2 norm, so that frequent words do not dominate the fit; 1 for
+    words without any occurrence."""
     X = sp.csr_matrix(X, dtype=np.float64).T.tocsr()
     sizes = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
     return 1.0 / np.where(sizes > 0, sizes, 1.0)
 
 
 def normalize_columns(X: sp.spmatrix, norm: str = "l2") -> sp.csc_matrix:
-    """Scale each non-empty column of X to unit L1 or L2 norm.
-
-    X (scipy.sparse.spmatrix): The matrix.
-    norm (str): "l1" or "l2".
-    RETURNS (scipy.sparse.csc_matrix): The scaled copy.
-    """
+    """A CSC copy of X with each non-empty column scaled to unit `norm` ("l1" or "l2")."""
     X = sp.csc_matrix(X, dtype=np.float64, copy=True)
     if norm == "l2":
         sizes = np.sqrt(np.asarray(X.multiply(X).sum(axis=0)).ravel())
@@ -149,16 +136,8 @@ def normalize_columns(X: sp.spmatrix, norm: str = "l2") -> sp.csc_matrix:
     return X
 
 
-def lexicon_prior(
-    vocabulary: Sequence[str], positive: Iterable[str], negative: Iterable[str]
-) -> np.ndarray:
-    """Build F0: row i is (1, 0) for a positive word, (0, 1) for a negative one, else 0.
-
-    vocabulary (Sequence[str]): The words, in row order.
-    positive (Iterable[str]): The positive words of the lexicon.
-    negative (Iterable[str]): The negative words of the lexicon.
-    RETURNS (numpy.ndarray): F0, shape (len(vocabulary), 2).
-    """
+def lexicon_prior(vocabulary: Sequence[str], positive: Iterable[str], negative: Iterable[str]) -> np.ndarray:
+    """F0, shape (len(vocabulary), 2): row i is (1, 0) for a positive word, (0, 1) for a negative one, else 0."""
     pos, neg = set(positive), set(negative)
     both = pos & neg
     if both:
