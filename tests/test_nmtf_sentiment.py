@@ -186,7 +186,7 @@ def test_corrupt_or_foreign_files(tmp_path):
     nlp.to_disk(tmp_path / "p")
     model_file = tmp_path / "p" / "nmtf_sentiment" / "model"
     model_file.write_bytes(srsly.msgpack_dumps({"format": "other", "format_version": 1}))
-    with pytest.raises(ValueError, match="not an nmtf_sentiment model file"):
+    with pytest.raises(ValueError, match="not a spacy-treeboost nmtf_sentiment model file"):
         pipe.from_disk(tmp_path / "p" / "nmtf_sentiment")
     model_file.write_bytes(srsly.msgpack_dumps({"format": "spacy_treeboost.nmtf_sentiment", "format_version": 99}))
     with pytest.raises(ValueError, match="newer"):

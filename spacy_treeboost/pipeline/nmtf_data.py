@@ -1,6 +1,5 @@
-"""What `nmtf_sentiment` reads and writes: the words and gold class of a Doc, the training matrix, and its model
-file (vocabulary, word weights, F and S, the learner's other fitted values, the calibration, the lexicon), sealed
-with a SHA-256 checksum and tied to the cfg it was saved with."""
+"""What `nmtf_sentiment` reads and writes: a Doc's words and gold class, the training matrix, and its model file
+(sealed with a SHA-256 checksum and tied to the cfg it was saved with)."""
 import functools
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -9,7 +8,7 @@ from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example
 
-from ..files import ModelFormatError, msgpack_loads_safe, open_seal, seal, settings_digest
+from ..files import ModelFormatError, seal, settings_digest, unseal
 from ..nmtf import (MFLK, NEGATIVE, POSITIVE, UNLABELLED, SSMFLKNaiveBayes, build_vocabulary, document_term_matrix,
                     porter_stem, word_weights)
 from ..nmtf.calibration import Calibration
@@ -23,8 +22,8 @@ Fitted = Tuple[Optional[MFLK], List[str], Optional[np.ndarray], Optional[Calibra
 
 
 def doc_words(doc: Doc, token_attr: str, stem: bool, name: str) -> List[str]:
-    """The words of a document as the component counts them: the `token_attr` (LOWER, NORM or LEMMA, lower-cased)
-    of its non-space tokens, Porter-stemmed with `stem`; `name` is for messages."""
+    """The `token_attr` (LOWER, NORM or LEMMA, lower-cased) of a document's non-space tokens, Porter-stemmed with
+    `stem`; `name` (the component's) is for messages."""
     if token_attr == "LEMMA":
         if len(doc) and not doc.has_annotation("LEMMA"):
             raise ValueError(
@@ -39,8 +38,8 @@ def doc_words(doc: Doc, token_attr: str, stem: bool, name: str) -> List[str]:
 
 
 def gold_class(cats: Dict[str, float], labels: Sequence[str], index: int, name: str) -> int:
-    """POSITIVE or NEGATIVE for a labelled example's cats (`labels`: the positive and the negative label),
-    UNLABELLED for empty cats; `index` and `name` are for messages."""
+    """POSITIVE or NEGATIVE for an example's cats (`labels`: the positive and the negative label), UNLABELLED for
+    empty cats; `index` and `name` are for messages."""
     if not cats:
         return UNLABELLED
     positive, negative = labels
@@ -71,8 +70,8 @@ def as_doc(item: Any, nlp: Optional[Language]) -> Doc:
 
 def training_matrix(tokens: Sequence[Sequence[str]], n_words: int, norm: str,
                     word_norm: bool) -> Tuple[List[str], "sp.csr_matrix", Optional[np.ndarray]]:
-    """The vocabulary (`n_words` words), the document-term matrix of the training documents (`norm` per document)
-    and, with `word_norm`, the word weights that give every word unit norm (kept for new documents)."""
+    """The vocabulary (`n_words` words), the training documents' matrix (`norm` per document) and, with `word_norm`,
+    the word weights giving every word unit norm."""
     vocabulary = build_vocabulary(tokens, max_words=n_words)
     X = document_term_matrix(tokens, vocabulary, norm=norm)
     weights = word_weights(X) if word_norm else None
@@ -88,9 +87,7 @@ def _stem(word: str) -> str:
 
 def model_data(estimator: Optional[MFLK], vocabulary: List[str], word_weights: Optional[np.ndarray],
                calibration: Optional[Calibration] = None, lexicon: Optional[Lexicon] = None) -> Dict[str, Any]:
-    """A component's model as plain data (the payload of a model file): the fitted factorization (None before
-    training), the vocabulary in column order, and the word weights, calibration and lexicon (as the documents'
-    tokens are written) if any."""
+    """A component's model as plain data, the payload of its model file (the estimator is None before training)."""
     data: Dict[str, Any] = {"format": MODEL_FORMAT, "format_version": MODEL_FORMAT_VERSION, "fitted": False}
     if estimator is not None:
         data.update(fitted=True, vocabulary=list(vocabulary), F=estimator.F_.tolist(), S=estimator.S_.tolist(),
@@ -112,39 +109,22 @@ def model_bytes(cfg: Dict[str, Any], data: Dict[str, Any]) -> bytes:
     return seal(data, MODEL_FORMAT, MODEL_FORMAT_VERSION, version_key="format_version")
 
 
-def open_model(raw: Any, name: str) -> Dict[str, Any]:
-    """The content of a model file (its bytes, or its unpacked content), its seal and format checked.
-
-    raw (Any): The file's bytes, or its unpacked content.
-    name (str): The component's name, for messages.
-    RETURNS (Dict[str, Any]): The content, with the digest of its cfg under "cfg_sha256".
-    """
-    foreign = f"Cannot load {name} from its model file: not an nmtf_sentiment model file"
+def open_model(raw: bytes, name: str) -> Dict[str, Any]:
+    """The content of a model file, its seal and format checked; `name` (the component's) is for messages."""
     try:
-        outer = msgpack_loads_safe(raw) if isinstance(raw, bytes) else raw
-    except Exception as err:
-        raise ModelFormatError(f"{foreign} (unreadable msgpack: {err}).") from None
-    if not isinstance(outer, dict) or outer.get("format") != MODEL_FORMAT:
-        raise ModelFormatError(f"{foreign} (expected format {MODEL_FORMAT!r}).")
-    try:
-        data = open_seal(outer, MODEL_FORMAT, MODEL_FORMAT_VERSION, error=ModelFormatError,
-                         what="nmtf_sentiment model file", version_key="format_version")
+        data = unseal(raw, MODEL_FORMAT, MODEL_FORMAT_VERSION, error=ModelFormatError,
+                      what="nmtf_sentiment model file", version_key="format_version")
     except ModelFormatError as err:
         raise ModelFormatError(f"Cannot load {name} from its model file: {err}") from None
     if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT or not isinstance(data.get("cfg_sha256"), str):
-        raise ModelFormatError(f"{foreign} (its sealed content is not an nmtf_sentiment model).")
+        raise ModelFormatError(f"Cannot load {name} from its model file: its sealed content is not an nmtf_sentiment "
+                               "model; retrain the component.")
     return data
 
 
 def read_model(data: Dict[str, Any], name: str, new_estimator: Callable[[], MFLK]) -> Fitted:
-    """The estimator, vocabulary, word weights, calibration and lexicon of a model file's content, checked.
-
-    data (Dict[str, Any]): The output of `open_model`.
-    name (str): The component's name, for messages.
-    new_estimator (Callable[[], MFLK]): Makes the estimator that receives F and S.
-    RETURNS (Tuple): (None, [], None, None, None) for an untrained model; the calibration and the lexicon are None
-        when the model has none.
-    """
+    """The estimator (made by `new_estimator`), vocabulary, word weights, calibration and lexicon of the output of
+    `open_model`, checked; (None, [], None, None, None) for an untrained model."""
     if not data.get("fitted"):
         return None, [], None, None, None
     corrupt = f"Cannot load {name} from its model file: not an nmtf_sentiment model file (corrupt field: {{}})."

@@ -1,5 +1,5 @@
-"""The `nmtf_sentiment` factory, apart from the component so that creating a `Language` (which imports every
-plugin's factories) imports neither the NMTF package nor scipy."""
+"""The `nmtf_sentiment` factory, apart from the component: creating a `Language` must import neither the NMTF
+package nor scipy."""
 from typing import TYPE_CHECKING, Any, Callable, Dict, Literal, Optional
 
 from spacy.language import Language
@@ -48,19 +48,15 @@ def make_nmtf_sentiment(
 
     positive_label (str): The label written for positive polarity.
     negative_label (str): The label written for negative polarity.
-    learner (MFLK): A registered learner whose settings are its keyword arguments:
-        "spacy_treeboost.SSMFLKSelfTrained.v1" (default: a logistic regression taught by SSMFLK plus naive Bayes),
-        "spacy_treeboost.SSMFLKNaiveBayes.v1", "spacy_treeboost.SSMFLK.v1" (the paper's, lexicon and labels) or
-        "spacy_treeboost.MFLK.v1" (the lexicon only). Its max_iter caps the iterations.
-    iterations_per_update (int): Iterations between the checkpoints at which held-out labels choose the number of
-        iterations.
+    learner (MFLK): A registered learner: "spacy_treeboost.SSMFLKSelfTrained.v1" (default),
+        "spacy_treeboost.SSMFLKNaiveBayes.v1", "spacy_treeboost.SSMFLK.v1" or "spacy_treeboost.MFLK.v1".
+    iterations_per_update (int): Iterations between the checkpoints at which held-out labels choose the iterations.
     n_words (int): Vocabulary size (most document-frequent words, stop words removed).
-    norm (str): Per-document normalization of term frequencies, "l2" or "l1".
-    word_norm (bool): Scale every word of the training matrix to unit norm (the factors apply to new documents).
+    norm (str): Per-document normalization, "l2" or "l1".
+    word_norm (bool): Scale every word of the training matrix to unit norm.
     token_attr (str): Token attribute used as the word: LOWER, NORM or LEMMA.
     stem (bool): Porter-stem the words and the lexicon alike.
-    scorer (Optional[Callable]): The scoring method; "spacy_treeboost.nmtf_scorer.v2" gives spaCy's `cats_*` keys
-        (its `prefix` renames them when another component writes doc.cats).
+    scorer (Optional[Callable]): The scoring method ("spacy_treeboost.nmtf_scorer.v2": spaCy's `cats_*` keys).
     RETURNS (NMTFSentiment): The component.
     """
     from .nmtf_sentiment import NMTFSentiment

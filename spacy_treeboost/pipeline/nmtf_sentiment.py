@@ -1,10 +1,5 @@
-"""The `nmtf_sentiment` component: lexicon-guided NMTF sentiment (MFLK, SSMFLK and their hybrids).
-
-`initialize` builds the document-term matrix of the training documents (and of optional unlabelled ones), the
-lexicon prior and the labels' prior, and fits the factorization; `update` only reports its objective, so spaCy's
-training steps evaluate it. New documents are folded in with F and S fixed, and their score becomes P(positive)
-by a calibration fitted on the training documents (`spacy_treeboost.nmtf.calibration`).
-"""
+"""The `nmtf_sentiment` component: lexicon-guided NMTF sentiment, fitted in `initialize` (`update` reports the
+objective), its scores calibrated to P(positive) on the training documents."""
 import warnings
 from collections import Counter
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -25,7 +20,7 @@ from .component_files import ComponentFiles
 from .nmtf_data import as_doc, doc_words, gold_class, model_bytes, model_data, open_model, read_model, training_matrix
 from ..nmtf import MFLK, UNLABELLED, SSMFLK, SSMFLKSelfTrained, document_term_matrix, lexicon_prior, porter_stem
 from ..nmtf.calibration import Calibration, label_folds
-from ..nmtf.common import POSITIVE, sp
+from ..nmtf.common import NEGATIVE, POSITIVE, sp
 from ..params import Boolean, Interval, Options, invalid_setting, rule, shown, validate_params
 
 # Registered here as well as by entry points (for a source checkout); errors become spaCy config errors.
@@ -57,20 +52,9 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
     factory = "nmtf_sentiment"
 
     def __init__(
-        self,
-        vocab: Vocab,
-        model: None = None,
-        name: str = "nmtf_sentiment",
-        *,
-        positive_label: str = "positive",
-        negative_label: str = "negative",
-        learner: Optional[MFLK] = None,
-        iterations_per_update: int = 10,
-        n_words: int = 5000,
-        norm: str = "l2",
-        word_norm: bool = True,
-        token_attr: str = "LOWER",
-        stem: bool = False,
+        self, vocab: Vocab, model: None = None, name: str = "nmtf_sentiment", *, positive_label: str = "positive",
+        negative_label: str = "negative", learner: Optional[MFLK] = None, iterations_per_update: int = 10,
+        n_words: int = 5000, norm: str = "l2", word_norm: bool = True, token_attr: str = "LOWER", stem: bool = False,
         scorer: Optional[Callable] = None,
     ) -> None:
         """Initialize the component. See `make_nmtf_sentiment` for the settings; `model` is unused."""
@@ -93,15 +77,9 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
                                f"lexicon under [initialize.components.{name}] and its own vocabulary.",
                                [*block, "learner", "lexicon_prior"])
         self.cfg: Dict[str, Any] = {
-            "labels": [positive_label, negative_label],
-            "learner": settings,
-            "iterations_per_update": iterations_per_update,
-            "n_words": n_words,
-            "norm": norm,
-            "word_norm": word_norm,
-            "token_attr": token_attr,
-            "stem": stem,
-        }
+            "labels": [positive_label, negative_label], "learner": settings,
+            "iterations_per_update": iterations_per_update, "n_words": n_words, "norm": norm, "word_norm": word_norm,
+            "token_attr": token_attr, "stem": stem}
         self._validate_settings(block)
         self._estimator: Optional[MFLK] = None
         self._vocabulary: List[str] = []
@@ -114,8 +92,7 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         self.fit_info_: Optional[Dict[str, Any]] = None
 
     def _validate_settings(self, block: Optional[Sequence[str]] = None) -> None:
-        """Check the settings in `cfg`; with the component's config `block`, errors are `ConfigValidationError`s
-        located at the setting."""
+        """Check the settings in `cfg`; with the config `block`, errors are config errors located at the setting."""
         with reported_at(block, self.cfg):
             if not isinstance(self.cfg["labels"], list) or len(self.cfg["labels"]) != 2:
                 raise invalid_setting("labels", self.cfg["labels"], "use the positive and the negative label")
@@ -151,23 +128,16 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
             )
         return 0
 
-    def initialize(
-        self,
-        get_examples: Callable[[], Iterable[Example]],
-        *,
-        nlp: Optional[Language] = None,
-        lexicon: Optional[Lexicon] = None,
-        unlabeled: Optional[Callable[[Language], Iterable[Any]]] = None,
-    ) -> None:
-        """Build the training matrix and the priors, and fit the factorization.
+    def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None,
+                   lexicon: Optional[Lexicon] = None,
+                   unlabeled: Optional[Callable[[Language], Iterable[Any]]] = None) -> None:
+        """Build the training matrix and the priors, and fit the factorization and the calibration.
 
-        get_examples (Callable[[], Iterable[Example]]): The training examples; those with empty `reference.cats`
-            count as unlabeled documents.
+        get_examples (Callable[[], Iterable[Example]]): The training examples; empty `reference.cats`: unlabeled.
         nlp (Optional[Language]): The pipeline.
         lexicon (Optional[Lexicon]): The sentiment lexicon, e.g. from `spacy_treeboost.HuLiuLexicon.v1`; required
             unless alpha is 0.
-        unlabeled (Optional[Callable[[Language], Iterable[Any]]]): A reader of extra unlabeled documents
-            (Examples, Docs or texts).
+        unlabeled (Optional[Callable[[Language], Iterable[Any]]]): A reader of extra unlabeled Examples, Docs or texts.
         """
         if lexicon is None and self.cfg["learner"]["alpha"] > 0:
             raise config_error(
@@ -182,27 +152,30 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
             self._warn_shared_keys(nlp)
             docs, gold = self._training_documents(examples, nlp, unlabeled)
             vocabulary, X, weights = training_matrix([self._tokens(doc) for doc in docs], self.cfg["n_words"],
-                                                     self.cfg["norm"], self.cfg.get("word_norm", False))
+                                                     self.cfg["norm"], self.cfg["word_norm"])
             F0 = None
             if lexicon is not None:
-                lexicon = lexicon.map(porter_stem) if self.cfg.get("stem", False) else lexicon
+                lexicon = lexicon.map(porter_stem) if self.cfg["stem"] else lexicon
                 F0 = lexicon_prior(vocabulary, lexicon.positive, lexicon.negative)
             y = np.asarray(gold, dtype=np.int64)
             estimator = self._new_estimator().set_params(lexicon_prior=F0)
             estimator.initialize(X, y if self._uses_labels else None)
-            self._fold_estimators = []
-            if self._uses_labels and _both_classes(y):
-                folds = label_folds(y, CALIBRATION_FOLDS)
-                for fold in range(CALIBRATION_FOLDS):
-                    fold_estimator = self._new_estimator().set_params(lexicon_prior=F0)
-                    self._fold_estimators.append(fold_estimator.initialize(X, np.where(folds == fold, UNLABELLED, y)))
+            folds = label_folds(y, CALIBRATION_FOLDS)
+            both = self._uses_labels and (y == POSITIVE).any() and (y == NEGATIVE).any()
+            self._fold_estimators = [
+                self._new_estimator().set_params(lexicon_prior=F0).initialize(X, np.where(folds == fold, UNLABELLED, y))
+                for fold in range(CALIBRATION_FOLDS if both else 0)]
             self._gold, self._train_X = y, X
             held_out = self._fit(estimator, X, y)
         self._estimator = estimator
         self._vocabulary = vocabulary
         self._word_weights = weights
         self._lexicon = lexicon
-        self._calibrate(estimator, X, y, held_out)
+        score = estimator.decision_function(X)
+        if held_out is not None:
+            score[folds >= 0] = held_out[folds >= 0]
+        self._calibration = Calibration.fit(score, y)
+        warn_if_constant(self.name, estimator, score)
 
     def _training_documents(self, examples: List[Example], nlp: Optional[Language],
                             unlabeled: Optional[Callable[[Language], Iterable[Any]]]) -> Tuple[List[Doc], List[int]]:
@@ -220,12 +193,10 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         return docs, gold
 
     def _fit(self, estimator: MFLK, X: "sp.csr_matrix", y: np.ndarray) -> Optional[np.ndarray]:
-        """Run the factorization's iterations: `max_iter` without fold models; with them, the number of the latest
-        checkpoint (every `iterations_per_update` iterations of the fold models) whose held-out accuracy is within
-        one standard error of the best (more iterations can drift from the polarity on a small corpus).
+        """Run `max_iter` iterations, or with fold models those of the latest checkpoint (every
+        `iterations_per_update`) whose held-out accuracy is within one standard error of the best.
 
-        RETURNS (Optional[numpy.ndarray]): The held-out scores of the labelled documents at the chosen
-            checkpoint (the others 0), or None without fold models.
+        RETURNS (Optional[numpy.ndarray]): The held-out scores at that checkpoint (0 unlabelled), None without folds.
         """
         max_iter = estimator.max_iter
         if not self._fold_estimators:
@@ -259,19 +230,9 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
                           "held_out_accuracy": accuracy.tolist()}
         return scores[chosen]
 
-    def update(
-        self,
-        examples: Iterable[Example],
-        *,
-        drop: float = 0.0,
-        sgd: Optional[Callable] = None,
-        losses: Optional[Dict[str, float]] = None,
-    ) -> Dict[str, float]:
-        """Report the factorization's objective J as this component's loss; the model is fitted in `initialize`,
-        and the batch, `drop` and `sgd` are ignored.
-
-        RETURNS (Dict[str, float]): The losses.
-        """
+    def update(self, examples: Iterable[Example], *, drop: float = 0.0, sgd: Optional[Callable] = None,
+               losses: Optional[Dict[str, float]] = None) -> Dict[str, float]:
+        """Report the objective J as the loss (the model is fitted in `initialize`; the arguments are ignored)."""
         if losses is None:
             losses = {}
         losses.setdefault(self.name, 0.0)
@@ -286,11 +247,7 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         return losses
 
     def predict(self, docs: Iterable[Doc]) -> np.ndarray:
-        """Fold the documents in and return their calibrated class probabilities.
-
-        docs (Iterable[Doc]): The documents.
-        RETURNS (numpy.ndarray): Shape (n_docs, 2): positive, negative.
-        """
+        """RETURNS (numpy.ndarray): The calibrated (positive, negative) probabilities of each document."""
         docs = list(docs)
         if self._estimator is None:
             raise self._not_trained()
@@ -303,20 +260,15 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         return np.stack([p, 1.0 - p], axis=1)
 
     def set_annotations(self, docs: Iterable[Doc], scores: np.ndarray) -> None:
-        """Write both labels to `doc.cats`.
-
-        docs (Iterable[Doc]): The documents.
-        scores (numpy.ndarray): The output of `predict`.
-        """
+        """Write both labels' scores (the output of `predict`) to `doc.cats`."""
         positive, negative = self.labels
         for doc, (p_pos, p_neg) in zip(docs, scores):
             doc.cats[positive] = float(p_pos)
             doc.cats[negative] = float(p_neg)
 
     def _document_matrix(self, documents: List[List[str]]) -> Any:
-        """The rows of new documents, as the training documents' rows were made. In a document whose known words
-        are all lexicon words, each lexicon word the vocabulary does not know counts as one occurrence spread evenly
-        over the known lexicon words of its polarity, so the lexicon reads it (not the few words it knows)."""
+        """The rows of new documents. In a document whose known words are all lexicon words, each lexicon word the
+        vocabulary does not know counts as one occurrence spread over the known lexicon words of its polarity."""
         norm, weights = self.cfg["norm"], self._word_weights
         X = document_term_matrix(documents, self._vocabulary, norm=norm, word_weights=weights)
         lexicon = self._lexicon
@@ -368,17 +320,6 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
                 raise
             return UNLABELLED
 
-    def _calibrate(self, estimator: MFLK, X: "sp.csr_matrix", y: np.ndarray, held_out: Optional[np.ndarray]) -> None:
-        """Fit the calibration to the estimator's scores of the training documents `X` (gold classes `y`), those
-        of the labelled documents replaced by the fold models' held-out scores when there are fold models; warn
-        when every training document gets one score."""
-        score = estimator.decision_function(X)
-        if held_out is not None:
-            labelled = label_folds(y, CALIBRATION_FOLDS) >= 0
-            score[labelled] = held_out[labelled]
-        self._calibration = Calibration.fit(score, y)
-        warn_if_constant(self.name, estimator, score)
-
     def _warn_shared_keys(self, nlp: Optional[Language]) -> None:
         prefix = getattr(self.scorer, "keywords", {}).get("prefix")
         if nlp is None or prefix != "":
@@ -392,8 +333,4 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
                 f'[components.{self.name}.scorer] prefix = "nmtf_" to report {self.name} as nmtf_cats_*.')
 
     def _tokens(self, doc: Doc) -> List[str]:
-        return doc_words(doc, self.cfg["token_attr"], self.cfg.get("stem", False), self.name)
-
-
-def _both_classes(y: np.ndarray) -> bool:
-    return bool((y == 0).any() and (y == 1).any())
+        return doc_words(doc, self.cfg["token_attr"], self.cfg["stem"], self.name)
