@@ -18,6 +18,9 @@ logger = logging.getLogger(__name__)
 
 SOLVER = "tron"
 TFIDF_LOSS = "squared_hinge"
+# the folds' fits (cross-validation and pruning) stop at this many times the solver's tolerance: they rank
+# candidates, which a looser solve ranks alike (at 128k documents: the same model, 26 % fewer Hessian products)
+FOLD_TOL_RATIO = 10.0
 
 
 def fit_heads(model: "SubtreeLinearClassifier", shards: Any, targets: Sequence[numpy.ndarray],
@@ -101,6 +104,7 @@ class FitWorker:
             fit["loss"] = TFIDF_LOSS
         with one_blas_thread():
             if kind == "fold":
+                fit["tol"] *= FOLD_TOL_RATIO
                 return sharded.fold_margins(job["shards"], _matrix(tfidf), y, job["folds"][h], arg[0],
                                             job["paths"][arg[1]:arg[1] + 1], **fit)
             logger.info("final fit of head %d on %d documents, C = %g (%s)", h + 1, len(y), arg.C,
@@ -126,7 +130,8 @@ def fit_head(shards: Any, y: numpy.ndarray, paths: Sequence[Path], *, cv: int, c
     with one_blas_thread():
         if needs_choice(paths, calibrate):
             folds = cv_folds(y, cv, max_scored)
-            blocks = [sharded.fold_margins(shards, "F", y, folds, k, paths, **solver)
+            fold_solver = dict(solver, tol=FOLD_TOL_RATIO * solver["tol"])
+            blocks = [sharded.fold_margins(shards, "F", y, folds, k, paths, **fold_solver)
                       for k in range(int(folds.max()) + 1)]
             margins, scored = assemble_margins(blocks, folds), y[folds >= 0]
             keys, accuracy = candidate_costs(margins, scored, criterion)

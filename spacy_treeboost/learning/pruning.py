@@ -8,18 +8,16 @@ import numpy
 
 from ._order import order_by_magnitude
 from .features import interpolate
-from .heads import SOLVER
+from .heads import FOLD_TOL_RATIO, SOLVER
 from .selection import HeadFit, assemble_margins, calibrate_weights, calibrated
 from .sharded import final_fit
 from .solver import one_blas_thread
 
 logger = logging.getLogger(__name__)
 
-# the shares of the total contribution (sum of |w_t| x_t) the folds try, the accuracy they may lose, and the folds'
-# looser tolerance (times the solver's)
+# the shares of the total contribution (sum of |w_t| x_t) the folds try and the accuracy they may lose
 PRUNE_SHARES = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.93, 0.95, 0.96, 0.97, 0.98, 0.99, 0.995, 0.998, 0.999, 1.0)
 PRUNE_TOLERANCE = 0.002
-PRUNE_FIT_TOL_RATIO = 10.0
 # pruned only where the folds score this many documents
 PRUNE_MIN_SCORED = 1000
 
@@ -99,7 +97,7 @@ def _fold_level_margins(shards: Any, name: str, y: numpy.ndarray, f: numpy.ndarr
     for k in range(int(f.max()) + 1):
         with one_blas_thread():
             refit = final_fit(shards, name, y, fit.C, nb=fit.nb, l1_ratio=settings["l1_ratio"], loss=settings["loss"],
-                              max_iter=settings["max_iter"], tol=PRUNE_FIT_TOL_RATIO * settings["tol"], method=SOLVER,
+                              max_iter=settings["max_iter"], tol=FOLD_TOL_RATIO * settings["tol"], method=SOLVER,
                               threads=settings["threads"], init=start, folds=f, fold=k)
         w = interpolate(refit.weights, fit.nb_beta) * refit.scale if fit.nb else refit.weights
         level, _ = share_levels(numpy.abs(w) * shards.add("column_sums")[0], PRUNE_SHARES)
