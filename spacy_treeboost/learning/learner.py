@@ -1,8 +1,5 @@
-"""Boosting subtree stumps: BACT (AdaBoost / Arc-GV) and Iwakura's frequency-aware real AdaBoost.
-
-Several classes are learned one-vs-rest ("heads") over one cached search space; each head keeps its document scores,
-from which the weights are recomputed every round.
-"""
+"""Boosting subtree stumps: BACT (AdaBoost / Arc-GV) and Iwakura's frequency-aware real AdaBoost, several classes
+one-vs-rest ("heads") over one cached search space."""
 import math
 import os
 import time
