@@ -7,7 +7,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy
 
-from .features import NB_ALPHA, interpolate, log_count_ratio
+from .features import interpolate, log_count_ratio
 from .selection import LinearFit, Path, all_candidates
 from .shard import DocumentShard, Part, add_part, fold_split
 from .solver import fista, gradient_tolerance, start_point, tron
@@ -212,7 +212,7 @@ def _fit(shards: Any, layout: _Layout, y: numpy.ndarray, C: float, *, l1_ratio: 
 def _prepare(shards: Any, nb: bool, l1_ratio: float, method: str, d: int,
              threads: Union[int, Threads]) -> Tuple[Optional[numpy.ndarray], _Layout]:
     """Scale the selected shards' columns (naive Bayes with `nb`) and lay out their problem (reduced for "tron")."""
-    scale = log_count_ratio(*shards.add("nb_counts"), NB_ALPHA) if nb else None
+    scale = log_count_ratio(*shards.add("nb_counts")) if nb else None
     shards.map("scale", scale)
     return scale, _Layout(shards, d, keep_all=l1_ratio > 0 or method != "tron", threads=threads)
 
