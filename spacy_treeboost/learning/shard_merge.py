@@ -5,7 +5,7 @@ from typing import List, NamedTuple, Sequence, Set, Tuple
 
 import numpy
 
-from .classifier import _label_rank
+from .classifier import NO_SUBTREE, _label_rank
 from .features import PatternCodes, order_by_frequency
 from .tasks import Workers
 from ..trees.forest import ROOT_LABEL
@@ -121,7 +121,6 @@ def mine_files(workers: Workers, strings: List[str], max_pattern_size: int, min_
     rare = min(keep_rare_up_to, max_pattern_size) if min_support > 1 else 0
     merged = MergedPatterns(workers, max_pattern_size, _label_rank(strings), min_support, rare, max_candidates)
     if not len(merged.docs):
-        raise ValueError("The training trees contain no subtree to learn from (are the documents empty, or is "
-                         "min_support larger than the number of documents?).")
+        raise ValueError(NO_SUBTREE)
     codes = PatternCodes.from_tree(merged.parent, merged.depth, merged.label, merged.size, strings)
     return Mined(codes, merged.docs, order_by_frequency(merged.docs)[1])

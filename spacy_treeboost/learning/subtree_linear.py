@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence,
 import numpy
 
 from ._order import order_by_magnitude
-from .classifier import RuleClassifier, encode_targets
+from .classifier import NO_SUBTREE, RuleClassifier, encode_targets
 from .features import PatternCodes, frequency_order, presence, tfidf_matrix
 from .heads import SOLVER, TFIDF_LOSS, fit_head, fit_heads
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
@@ -230,8 +230,7 @@ class SubtreeLinearClassifier(RuleClassifier):
                               ray_address=self.ray_address, by_frequency=auto)
         counts, codes = mined[:2]
         if not codes:
-            raise ValueError("The training trees contain no subtree to learn from (are the documents empty, or is "
-                             "min_support larger than the number of documents?).")
+            raise ValueError(NO_SUBTREE)
         self.timings_ = {"mine": time.process_time() - clock}
         logger.info("mined %d subtrees in %.1f CPU s; fitting %d head(s)", len(codes), self.timings_["mine"],
                     len(self.heads_))
