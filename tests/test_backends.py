@@ -17,8 +17,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from reference import forests, random_trees
-from spacy_treeboost.learning.backends import (SearchBackend, SearchWorker, WorkerDiedError, assign_root_labels,
+from spacy_treeboost.learning.backends import (SearchWorker, WorkerDiedError, assign_root_labels,
                                                pack_occurrences, unpack_occurrences)
+from spacy_treeboost.learning.tasks import LocalWorkers
 from spacy_treeboost.learning.corrective import CorrectiveBoostClassifier
 from spacy_treeboost.learning.classifier import _label_rank
 from spacy_treeboost.learning.learner import TreeBoostClassifier
@@ -90,19 +91,19 @@ def test_the_round_winner_rides_on_its_search_reply(synthetic):
     settings_ = dict(algorithm="frequency", n_rounds=30)
     reference = fit_bytes(forest, y, 1, None, **settings_)
     asked = []
-    call_all, init = SearchBackend._call_all, SearchWorker.__init__
+    send, init = LocalWorkers.send, SearchWorker.__init__
 
-    def counting(self, workers, method, args):
+    def counting(self, i, method, args):
         asked.extend([method] if method == "winners" else [])
-        return call_all(self, workers, method, args)
+        return send(self, i, method, args)
 
-    with mock.patch.object(SearchBackend, "_call_all", counting):
+    with mock.patch.object(LocalWorkers, "send", counting):
         assert fit_bytes(forest, y, 2, "local", **settings_) == reference
     assert asked == []
     # without shared best values, a candidate in more documents than REPLY_DOCUMENTS is asked of its worker
     unshared = mock.patch.object(SearchWorker, "__init__", autospec=True,
                                  side_effect=lambda self, *a, **kw: init(self, *a, **dict(kw, shared_best=None)))
-    with mock.patch.object(SearchBackend, "_call_all", counting), unshared, \
+    with mock.patch.object(LocalWorkers, "send", counting), unshared, \
             mock.patch("spacy_treeboost.learning.backends.REPLY_DOCUMENTS", 0):
         assert fit_bytes(forest, y, 2, "local", **settings_) == reference
     assert asked.count("winners") == settings_["n_rounds"]

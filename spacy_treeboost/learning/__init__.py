@@ -1,16 +1,6 @@
-"""The learners: scikit-learn estimators that fit a `RuleSet` on a `Forest` of labeled ordered trees.
-
-`learner` (TreeBoostClassifier: BACT, +FQ/-FQ boosting), `subtree_linear` (SubtreeLinearClassifier, the
-default), `corrective` (CorrectiveBoostClassifier: boosted rules refitted jointly), `calibration`
-(CalibratedBoostClassifier); beside them `classifier` (the contract they share), `features`, `solver`,
-`selection` and `sharded` (the linear models' feature maps, solvers, model selection and fits over document shards,
-the whole matrices being one; `products`, their threaded sparse products), `_mine` (the compiled subtree miner),
-`backends` (the boosting search's workers), `tasks` (where work runs: in this process, local processes or Ray
-actors), `shard_files` and `shard_merge` (the default learner trained from shard files that its workers read: TreeShards) and
-`classifier_files` (fitted learners as data).
-
-The names below load on first use, so that a search worker process, which needs `backends`, `tasks` and `_mine`
-alone, starts without importing the learners.
+"""The learners: scikit-learn estimators that fit a `RuleSet` on a `Forest` of labeled ordered trees (the layering
+is described in docs/design.md). The names below load on first use, so that a search worker process, which needs
+`backends`, `tasks` and `_mine` alone, starts without importing the learners.
 """
 from importlib import import_module
 from typing import TYPE_CHECKING, Any

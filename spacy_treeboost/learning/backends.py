@@ -1,9 +1,6 @@
-"""The boosting search on several workers, split by root label.
-
-Each worker holds the whole forest and every head's scores. Each round every worker returns its best candidate, the
-coordinator picks the one a single search would have picked (`_merge`), and every worker applies the winning rule.
-All backends run the same `SearchWorker`, so they learn the same rules bit for bit.
-"""
+"""The boosting search on several workers, split by root label: every worker returns its best candidate, the
+coordinator picks the one a single search would have picked (`_merge`), and every worker applies the winning rule,
+so every backend learns the same rules bit for bit."""
 import hashlib
 import heapq
 import time
@@ -212,16 +209,11 @@ class SearchBackend:
     node_ids: List[str] = []  # the Ray node of each worker, on Ray
 
     def __init__(self, workers: Workers) -> None:
-        self.workers, self.n_workers = workers, workers.n
+        self.workers = workers
         self.shared_best: Optional[numpy.ndarray] = workers.shared.get("shared_best")
         self._pending: List[Tuple[str, Tuple[Any, ...]]] = []
         self._digests: Dict[int, bytes] = {}
-        self.n_patterns = max(self._call_all(range(self.n_workers), "n_patterns", [()] * self.n_workers))
-
-    def _call_all(self, workers: Sequence[int], method: str, args: Sequence[Tuple[Any, ...]]) -> List[Any]:
-        for i, a in zip(workers, args):
-            self.workers.send(i, method, a)
-        return [self.workers.receive(i) for i in workers]
+        self.n_patterns = max(workers.call_all("n_patterns"))
 
     def close(self) -> None:
         self.workers.close()
@@ -238,9 +230,8 @@ class SearchBackend:
         self.workers.when = f"in boosting round {round_number}"
         if self.shared_best is not None:
             self.shared_best[:] = -numpy.inf
-        workers = range(self.n_workers)
         pending, self._pending = self._pending, []
-        replies = self._call_all(workers, "search", [(list(heads), pending)] * self.n_workers)
+        replies = self.workers.call_all("search", (list(heads), pending))
         found: Dict[int, Dict[str, Any]] = {}
         owners: Dict[int, List[int]] = {}
         for j, k in enumerate(heads):
@@ -256,7 +247,9 @@ class SearchBackend:
         # a candidate that could win came with its documents (`SearchWorker.search`); the others are asked for
         missing = {i: [k for k in owners[i] if "winner" not in found[k]] for i in owners}
         owner_list = sorted(i for i in missing if missing[i])
-        asked = self._call_all(owner_list, "winners", [(missing[i],) for i in owner_list]) if owner_list else []
+        for i in owner_list:
+            self.workers.send(i, "winners", (missing[i],))
+        asked = [self.workers.receive(i) for i in owner_list]
         for i, wins in zip(owner_list, asked):
             for k, win in zip(missing[i], wins):
                 found[k]["winner"] = win
@@ -270,7 +263,7 @@ class SearchBackend:
     def update(self, k: int, docs: numpy.ndarray, counts: numpy.ndarray, z: int, a: float, b: float) -> None:
         """Apply a rule to head k's scores on every worker, without waiting for them."""
         args = (k, *pack_occurrences(docs, counts), z, a, b)
-        for i in range(self.n_workers):
+        for i in range(self.workers.n):
             self.workers.post(i, "update", args)
 
     def sync_scores(self, scores: Sequence[numpy.ndarray]) -> None:
@@ -285,7 +278,7 @@ class SearchBackend:
 
     def stats(self) -> List[Dict[str, Any]]:
         """Per worker: `SearchWorker.stats`."""
-        return self._call_all(range(self.n_workers), "stats", [()] * self.n_workers)
+        return self.workers.call_all("stats")
 
 
 def make_backend(backend: str, n_workers: int, init: Dict[str, Any], owners: Optional[numpy.ndarray],

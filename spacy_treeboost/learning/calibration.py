@@ -1,7 +1,5 @@
-"""Calibrated probabilities for boosted rule lists: Platt scaling on out-of-fold margins (docs/algorithms.md §7.4).
-
-The map P = sigmoid(s F + c) is folded into the rule list; only the rules' scale changes.
-"""
+"""Calibrated probabilities for boosted rule lists: Platt scaling on out-of-fold margins (docs/algorithms.md §7.4),
+folded into the rule list's scale."""
 from typing import Any, List, Optional, Sequence
 
 import numpy

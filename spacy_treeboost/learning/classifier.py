@@ -1,8 +1,5 @@
-"""What every learner shares: classes, heads, a `RuleSet`, and prediction from it.
-
-Two exclusive classes make one head (the positive class's margin); more, or multi-label targets, one head per class.
-Probabilities are sigmoid(2F) per head, or softmax(2F) over exclusive classes.
-"""
+"""What every learner shares: classes, heads (one for two exclusive classes, else one per class), a `RuleSet`, and
+prediction from it: probabilities sigmoid(2F) per head, or softmax(2F) over exclusive classes."""
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy
@@ -13,6 +10,8 @@ from ..models.rules import RuleSet
 from ..trees.forest import Forest
 
 BINARY_POSITIVE = ("+1", "1")
+NO_SUBTREE = ("The training trees contain no subtree to learn from (are the documents empty, or is min_support larger "
+              "than the number of documents?).")
 
 
 def _label_rank(strings: Sequence[str]) -> numpy.ndarray:

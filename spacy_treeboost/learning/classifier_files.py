@@ -10,6 +10,7 @@ from .learner import EXECUTION_PARAMS, TreeBoostClassifier, _Head
 
 
 CLASSIFIER_FORMAT = "spacy-treeboost.classifier"
+CLASSIFIER_FILE_VERSION = 1
 
 
 def _estimators() -> Dict[str, Any]:
@@ -56,7 +57,6 @@ def classifier_to_dict(clf: RuleClassifier) -> Dict[str, Any]:
 def classifier_from_dict(data: Any) -> RuleClassifier:
     """A classifier for prediction from `classifier_to_dict`'s data or an unpacked sealed file (checksum verified)."""
     from ..files import PAYLOAD_KEY, open_seal
-    from ..models.rules import ModelFormatError
 
     if isinstance(data, dict) and data.get("format") == CLASSIFIER_FORMAT and PAYLOAD_KEY in data:
         data = open_seal(data, CLASSIFIER_FORMAT, CLASSIFIER_FILE_VERSION, error=ModelFormatError,
@@ -94,8 +94,6 @@ def classifier_from_dict(data: Any) -> RuleClassifier:
 
 def _check_classes_and_heads(clf: RuleClassifier) -> None:
     """Refuse classes and heads that do not fit together."""
-    from ..models.rules import ModelFormatError
-
     classes, multilabel, heads = clf.classes_, clf.multilabel_, clf.rules_.heads
     names = [str(c) for c in classes]
     if len(set(names)) != len(names):
@@ -114,9 +112,6 @@ def _check_classes_and_heads(clf: RuleClassifier) -> None:
             f"The classifier file's classes {names} (multilabel={multilabel}) do not fit its rule heads {heads}: "
             "two classes need one head naming the positive class, more classes one head per class in order. The "
             "file is damaged or was edited; retrain the model.")
-
-
-CLASSIFIER_FILE_VERSION = 1
 
 
 def classifier_to_bytes(clf: RuleClassifier) -> bytes:

@@ -1,7 +1,5 @@
-"""Totally corrective boosting: the subtrees and thresholds boosting selected, all their weights refitted at once
-by regularized logistic loss over [count(t) >= 1] and [count(t) >= z] (docs/algorithms.md §7.3). The result is again
-a `RuleSet` of stumps, weights halved so that sigmoid(2F) is the logistic model's probability.
-"""
+"""Totally corrective boosting: the weights of the subtrees and thresholds boosting selected refitted at once by
+regularized logistic loss (docs/algorithms.md §7.3), again as a `RuleSet` of stumps."""
 import copy
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -76,12 +74,9 @@ def weights_to_rules(rules: RuleSet, out: RuleSet, head: int, columns: Sequence[
 
 def corrective_rules(rules: RuleSet, forest: Forest, targets: Sequence[numpy.ndarray],
                      settings: Optional["CorrectiveBoostClassifier"] = None) -> Tuple[RuleSet, List[Dict[str, Any]]]:
-    """Refit the weights of every head's rules jointly on the training trees.
+    """Refit the weights of every head's rules jointly on the training trees `forest` (`targets`: each head's labels
+    in {-1, +1}), with the solver settings of `settings` (None: the defaults).
 
-    rules (RuleSet): Boosted rules (any algorithm).
-    forest (Forest): The training trees.
-    targets (Sequence[numpy.ndarray]): Each head's labels in {-1, +1}.
-    settings (Optional[CorrectiveBoostClassifier]): The solver settings; None: the defaults.
     RETURNS (Tuple[RuleSet, List[Dict]]): The refitted rules and, per head, the chosen C and its accuracy.
     """
     settings = CorrectiveBoostClassifier() if settings is None else settings

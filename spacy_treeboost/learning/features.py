@@ -1,6 +1,5 @@
 """Feature maps of the linear learners: presence, naive Bayes ratios (NBSVM), sublinear tf-idf, the columns by
-document frequency, the reduction of the features seen in one sample each, and the flat codes of mined patterns.
-"""
+document frequency, the features seen in one sample each, and the flat codes of mined patterns."""
 from typing import TYPE_CHECKING, Any, Iterator, List, NamedTuple, Optional, Tuple
 
 import numpy
@@ -18,11 +17,8 @@ NB_ALPHA = 1.0
 
 
 def presence(counts: "sp.spmatrix", threads: int = 1, stored: bool = True) -> "sp.spmatrix":
-    """x = [count >= 1] of a CSC count matrix without explicit zeros (its structure shared); a matrix of
-    `products.BLOCK_NNZ` entries or more is filled in `products.N_BLOCKS` pieces on up to `threads` threads. Without
-    `stored`, its values are one read-only 1.0 seen at every entry (a stride-0 array: no memory per entry), which the
-    linear fits' shards split, scale and multiply without storing them (`shard.fold_split`,
-    `products.column_values`); scipy's own operations read it as ones."""
+    """x = [count >= 1] of a CSC count matrix without explicit zeros (its structure shared), filled on up to `threads`
+    threads; without `stored`, its values are one read-only 1.0 of stride 0 (no memory per entry)."""
     from scipy.sparse import csc_matrix
 
     if not stored:
@@ -54,8 +50,7 @@ def interpolate(w: numpy.ndarray, beta: float) -> numpy.ndarray:
 
 
 def scale_columns(X: "sp.spmatrix", scale: numpy.ndarray) -> "sp.spmatrix":
-    """X with column j times scale[j], its structure kept (a zero factor leaves an explicit zero); CSC stays CSC,
-    anything else becomes CSR."""
+    """X with column j times scale[j], its structure kept; CSC stays CSC, anything else becomes CSR."""
     from scipy.sparse import csc_matrix, csr_matrix
 
     if X.format == "csc":
@@ -65,10 +60,9 @@ def scale_columns(X: "sp.spmatrix", scale: numpy.ndarray) -> "sp.spmatrix":
 
 
 class Singletons(NamedTuple):
-    """The features of a CSC matrix seen in one sample each (see `shard.DocumentShard.reduce`): the columns kept (in
-    two or more samples), those seen once (`cols`, in order) with their sample (`rows`) and value over that sample's norm
-    (`share`), the samples holding such features, the place of each seen-once column's sample among them (`slot`),
-    and their norms."""
+    """The columns of a CSC matrix seen in one sample each (`shard.DocumentShard.reduce`): the columns kept, those
+    seen once (`cols`) with their sample (`rows`) and value over its norm (`share`), the samples holding them, each
+    seen-once column's place among those samples (`slot`), and their norms."""
     keep: numpy.ndarray
     cols: numpy.ndarray
     rows: numpy.ndarray
@@ -80,7 +74,7 @@ class Singletons(NamedTuple):
 
 def find_singletons(X: "sp.spmatrix", df: Optional[numpy.ndarray] = None) -> Singletons:
     """The `Singletons` of a CSC X without explicit zeros whose columns are in `df` samples (None: X's own counts;
-    for a shard of the samples, the counts over all shards, a column seen once being in this shard or not)."""
+    for a shard, the counts over all shards)."""
     if df is None:
         df = numpy.diff(X.indptr)
         cols = numpy.flatnonzero(df == 1)
@@ -104,7 +98,7 @@ def find_singletons(X: "sp.spmatrix", df: Optional[numpy.ndarray] = None) -> Sin
 
 
 def column_sums(X: Any) -> numpy.ndarray:
-    """The sum of each column of a sparse matrix of nonnegative entries (CSC or CSR), without a copy of its entries."""
+    """The sum of each column of a sparse matrix of nonnegative entries (CSC or CSR), without copying its entries."""
     if X.format != "csc":
         return numpy.bincount(X.indices, weights=X.data, minlength=X.shape[1])
     out = numpy.zeros(X.shape[1])
@@ -116,19 +110,8 @@ def column_sums(X: Any) -> numpy.ndarray:
 
 def level_margins(X: Any, w: numpy.ndarray, c: float, level: numpy.ndarray, n_levels: int,
                   tfidf: bool = False) -> numpy.ndarray:
-    """The margins c + X w of the rows of X restricted to the columns of level <= L, for every level L.
-
-    With `tfidf` the rows of X are L2-normalized tf-idf, and each restricted row is normalized again over its
-    kept columns (as a tf-idf rule list normalizes a document over its own rules; a row with none scores c).
-
-    X (scipy.sparse matrix): The rows, nonnegative (CSC or CSR).
-    w (numpy.ndarray): The weight of each column.
-    c (float): The intercept.
-    level (numpy.ndarray): Each column's level (`share_levels`).
-    n_levels (int): The number of levels.
-    tfidf (bool): Normalize each restricted row.
-    RETURNS (numpy.ndarray): Shape (n_levels, rows).
-    """
+    """The margins c + X w of the rows of X (nonnegative) restricted to the columns of level <= L, for every level L:
+    shape (n_levels, rows). With `tfidf` each restricted row is normalized again over its kept columns."""
     X = X.tocsc()
     n = X.shape[0]
     bucket = numpy.repeat(level, numpy.diff(X.indptr)) * n + X.indices
@@ -142,8 +125,8 @@ def level_margins(X: Any, w: numpy.ndarray, c: float, level: numpy.ndarray, n_le
 
 
 class PatternCodes:
-    """The codes of many patterns as flat arrays: pattern p is (depth[k], strings[label[k]]) for k in
-    start[p] .. start[p + 1] - 1, in preorder."""
+    """The codes of many patterns as flat arrays: pattern p is (depth[k], strings[label[k]]) for k in start[p] ..
+    start[p + 1] - 1, in preorder."""
 
     def __init__(self, strings: List[str], depth: numpy.ndarray, label: numpy.ndarray, start: numpy.ndarray) -> None:
         self.strings, self.depth, self.label, self.start = strings, depth, label, start
@@ -151,8 +134,7 @@ class PatternCodes:
     @classmethod
     def from_tree(cls, parent: numpy.ndarray, depth: numpy.ndarray, label: numpy.ndarray, size: numpy.ndarray,
                   strings: List[str]) -> "PatternCodes":
-        """The codes of the miner's enumeration tree (each pattern extends its parent by one rightmost node;
-        `size` is each pattern's number of nodes), by `pattern_codes`."""
+        """The codes of the miner's enumeration tree (each pattern extends its parent by one rightmost node)."""
         start, flat_depth, flat_label = pattern_codes(*(numpy.ascontiguousarray(a, dtype=numpy.int32)
                                                         for a in (parent, depth, label, size)))
         return cls(list(strings), flat_depth, flat_label, start)
@@ -178,9 +160,8 @@ class PatternCodes:
 
 
 def frequency_order(F: Any) -> Tuple[numpy.ndarray, Any]:
-    """F (CSC or CSR, kept) with its columns renumbered by decreasing document frequency (ties: column order),
-    and `inverse` such that the weights w of the renumbered columns are w[inverse] for F's. The columns the
-    solvers' products touch most then lie together, and the features of one sample each at the end."""
+    """`inverse` and F (CSC or CSR) with its columns by decreasing document frequency (ties: column order); the
+    weights w of the renumbered columns are w[inverse] for F's."""
     from scipy.sparse import csr_matrix
 
     df = numpy.diff(F.indptr) if F.format == "csc" else numpy.bincount(F.indices, minlength=F.shape[1])
@@ -192,18 +173,13 @@ def frequency_order(F: Any) -> Tuple[numpy.ndarray, Any]:
 
 
 def order_by_frequency(df: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    """The columns by decreasing document frequency `df` (ties: column order), and the inverse permutation
-    (`order_by_count`)."""
+    """The columns by decreasing document frequency `df` (ties: column order), and the inverse permutation."""
     return order_by_count(numpy.ascontiguousarray(df, dtype=numpy.int64))
 
 
 def tfidf_matrix(counts: Any, threads: int = 1) -> Tuple[Any, numpy.ndarray]:
-    """Sublinear tf-idf of a CSC count matrix (no explicit zeros), x = (1 + log count) idf / n with
-    idf = log((1 + N) / (1 + df)) + 1 over its N rows and n the Euclidean norm of the row (scikit-learn's
-    `TfidfVectorizer(sublinear_tf=True)`), computed column by column: the features (CSC, sharing the structure of
-    `counts`) and the idf of every column. A matrix of `products.BLOCK_NNZ` entries or more is computed in
-    `products.N_BLOCKS` fixed column pieces on up to `threads` threads, each row's squared norm the sum of the
-    pieces' sums in piece order: the same bits for any number of threads."""
+    """Sublinear tf-idf of a CSC count matrix (scikit-learn's `TfidfVectorizer(sublinear_tf=True)`): the features
+    (sharing the structure of `counts`) and the idf; in fixed column pieces, the same bits for any number of threads."""
     from scipy.sparse import csc_matrix
 
     df = numpy.diff(counts.indptr)
@@ -235,8 +211,7 @@ def tfidf_matrix(counts: Any, threads: int = 1) -> Tuple[Any, numpy.ndarray]:
 
 
 def log_counts(counts: numpy.ndarray, out: Optional[numpy.ndarray] = None) -> numpy.ndarray:
-    """numpy.log of the counts as float64 (into `out` when given): for uint8 counts, looked up in the table of the
-    logs of 1 ... 255 (the same numpy.log, so the same bits) instead of converting every count."""
+    """numpy.log of the counts as float64 (into `out`); uint8 counts are looked up in a table of the same logs."""
     if counts.dtype == numpy.uint8:
         table = numpy.zeros(256)
         table[1:] = numpy.log(numpy.arange(1, 256, dtype=numpy.float64))

@@ -117,12 +117,9 @@ def fit_head(shards: Any, y: numpy.ndarray, paths: Sequence[Path], *, cv: int, c
     """One head on the matrix "F" of `shards`, in this process: the candidate of `paths` that `cv` stratified folds
     choose, fitted on every document, interpolated (NBSVM), unscaled and calibrated.
 
-    paths (Sequence[Path]): The candidates, path by path.
-    calibrate (bool): Map the margin f to a f + b by `platt` on the out-of-fold margins (unless a <= 0).
     criterion (str): "accuracy" (ties: lower log-loss, then the earlier candidate) or "calibrated_log_loss".
     max_scored (Optional[int]): Fit only the first folds that hold out this many documents together.
     solver: l1_ratio, loss, max_iter, tol, method and threads of `sharded.final_fit`.
-    RETURNS (HeadFit): The head, with the accuracy of every C of the chosen path (None when nothing was chosen).
     """
     y = numpy.asarray(y, dtype=numpy.float64)
     oof, scored, scores = None, None, None

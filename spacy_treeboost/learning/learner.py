@@ -1,8 +1,5 @@
-"""Boosting subtree stumps: BACT (AdaBoost / Arc-GV) and Iwakura's frequency-aware real AdaBoost.
-
-Several classes are learned one-vs-rest ("heads") over one cached search space; each head keeps its document scores,
-from which the weights are recomputed every round.
-"""
+"""Boosting subtree stumps: BACT (AdaBoost / Arc-GV) and Iwakura's frequency-aware real AdaBoost, several classes
+one-vs-rest ("heads") over one cached search space."""
 import math
 import os
 import time
@@ -15,7 +12,7 @@ from ..models.rules import RuleSet
 from ..params import Boolean, Instance, Interval, Options, Text, invalid_setting, rule
 from ..trees.forest import Forest
 from .backends import SearchBackend, boosting_weights
-from .classifier import RuleClassifier, _label_rank, encode_targets
+from .classifier import NO_SUBTREE, RuleClassifier, _label_rank, encode_targets
 
 ALGORITHMS = ("bact", "frequency", "presence")
 CRITERIA = ("iwakura", "z")
@@ -188,9 +185,7 @@ class TreeBoostClassifier(RuleClassifier):
         self.space_ = make_backend(self.backend or ("local" if self.n_workers == 1 else "processes"),
                                    self.n_workers, init, owners, self.ray_address)
         if self.space_.n_patterns == 0:
-            raise ValueError(
-                "The training trees contain no subtree to learn from (are the documents empty, or is min_support "
-                "larger than the number of documents?).")
+            raise ValueError(NO_SUBTREE)
         self.epsilon_ = self.smoothing if self.smoothing is not None else 1.0 / m
         self.space_.mark_synced([h.scores for h in self.heads_])
         self.n_rounds_ = 0

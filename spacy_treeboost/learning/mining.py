@@ -1,8 +1,5 @@
-"""Subtree mining for the linear learner: every subtree of the training trees up to a size, as a count matrix.
-
-Several workers mine the subtrees of separate root labels (`backends.assign_root_labels`); their patterns are merged
-back into the one miner's order (`merged_columns`), so the matrix is the same for any number of workers.
-"""
+"""Subtree mining for the linear learner: every subtree up to a size as a count matrix, the same for any number of
+workers (each mines the subtrees of separate root labels, merged back into the one miner's order)."""
 import os
 from typing import Any, Dict, Optional, Sequence, Tuple
 
@@ -16,12 +13,7 @@ from .tasks import run_tasks
 from ..threads import ThreadTeam
 from ..trees.forest import Forest
 
-# the merged pattern table (parent, depth, label, size), and where each pattern's documents lie (shard, start, length)
-PatternTable = Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]
-Places = Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]
-
-# max_pattern_size=None: SHORT_PATTERN_SIZE in trees of at most SHORT_DOCUMENT_NODES nodes on average, else
-# PATTERN_SIZE (docs/results_default.md)
+# max_pattern_size=None: SHORT_PATTERN_SIZE in trees of <= SHORT_DOCUMENT_NODES nodes on average, else PATTERN_SIZE
 PATTERN_SIZE = 3
 SHORT_PATTERN_SIZE = 2
 SHORT_DOCUMENT_NODES = 32.0
@@ -36,17 +28,14 @@ def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include
                   max_cache_mb: int, keep_rare_up_to: int = 0, n_workers: int = 1, backend: Optional[str] = None,
                   ray_address: Optional[str] = None, min_shard_documents: int = 2000,
                   by_frequency: bool = False) -> Tuple[Any, ...]:
-    """Every subtree of X up to `max_pattern_size` nodes in >= `min_support` documents, and every subtree of
-    at most `keep_rare_up_to` nodes that occurs at all.
+    """Every subtree of X up to `max_pattern_size` nodes in >= `min_support` documents, and every one of at most
+    `keep_rare_up_to` nodes.
 
-    n_workers (int): Workers that mine the subtrees of separate root labels; the result is the same for any number.
+    n_workers (int): Workers that mine separate root labels, at most one per `min_shard_documents` documents.
     backend (Optional[str]): Where the workers run (see `SubtreeLinearClassifier`).
-    ray_address (Optional[str]): For backend "ray", the cluster.
-    min_shard_documents (int): Use at most one worker per this many documents.
-    by_frequency (bool): Columns in frequency order, counts as integers (uint8 where they fit, else int32), and the
-        `inverse` of that order as well.
-    RETURNS (Tuple): The (n_docs, n_subtrees) CSC count matrix and each subtree's pattern code, in the miner's order
-        (with `by_frequency`: the columns in frequency order, and `inverse`).
+    by_frequency (bool): Columns in frequency order, counts as uint8 (where they fit) or int32, and `inverse`.
+    RETURNS (Tuple): The (n_docs, n_subtrees) CSC count matrix, each subtree's pattern code and with `by_frequency`
+        the inverse of the column order.
     """
     from scipy.sparse import csc_matrix
 
@@ -82,8 +71,7 @@ def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include
 
 def _mine_shard(forest: Tuple[numpy.ndarray, ...], settings: Dict[str, Any], owned: Optional[numpy.ndarray],
                 with_roots: bool = True) -> Dict[str, Any]:
-    """Every pattern of the root labels `owned` (None: all), for `merged_columns`; the roots' documents only
-    `with_roots`; counts as bytes where they fit."""
+    """Every pattern of the root labels `owned` (None: all); the roots' documents only `with_roots`."""
     from ._extension import PatternCache
 
     space = PatternCache(*forest, **settings)
@@ -103,10 +91,8 @@ def _mine_shard(forest: Tuple[numpy.ndarray, ...], settings: Dict[str, Any], own
 
 
 def merged_columns(shards: Sequence[Dict[str, Any]]) -> Tuple[Tuple[numpy.ndarray, ...], Tuple[numpy.ndarray, ...]]:
-    """Where each pattern of the one-miner order lies among the shards (shard, start, length), and the merged
-    table (parent, depth, label, size). Every miner holds the roots first and extends level by level, patterns
-    ordered by their parent's place; each parent lives in one miner, so `merge_levels` orders the union.
-    """
+    """Where each pattern of the one-miner order lies among the shards (shard, start, length), and the merged table
+    (parent, depth, label, size); each parent lives in one miner, so `merge_levels` orders the union."""
     if len(shards) == 1:
         indptr = shards[0]["matrix"][0]
         return (numpy.zeros(len(indptr) - 1, dtype=numpy.int64), indptr[:-1].astype(numpy.int64),
@@ -142,8 +128,7 @@ def merged_columns(shards: Sequence[Dict[str, Any]]) -> Tuple[Tuple[numpy.ndarra
 
 def gather_columns(shards: Sequence[Dict[str, Any]], places: Tuple[numpy.ndarray, ...], order: numpy.ndarray,
                    threads: int = 1, dtype: Any = numpy.float64) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
-    """The CSC arrays (indptr, docs, counts of `dtype`) of the merged patterns `order`, copied from the shards on
-    `threads` threads."""
+    """The CSC arrays (indptr, docs, counts) of the merged patterns `order`, copied from the shards."""
     owner, starts, lengths = places
     order = numpy.ascontiguousarray(order, dtype=numpy.int64)
     indptr = numpy.zeros(len(order) + 1, dtype=numpy.int64)

@@ -1,9 +1,5 @@
-"""Products of large sparse matrices on several threads, the same bits for any number of threads.
-
-A CSC matrix of `BLOCK_NNZ` entries or more is multiplied in `N_BLOCKS` fixed runs of columns of about equal
-entries (`column_pieces`, `ColumnBlocks`), and the conjugate gradients' vector sums in fixed pieces of
-`CG_PIECE` entries (`Pieces`): a sum is each piece's sum added in piece order, whichever thread computed it.
-"""
+"""Products of large sparse matrices on several threads, the same bits for any number of threads: fixed column
+blocks (`ColumnBlocks`) and fixed vector pieces (`Pieces`), each sum's parts added in order."""
 from typing import TYPE_CHECKING, Any, Callable, List, NamedTuple, Optional, Tuple, Union
 
 import numpy
@@ -19,8 +15,7 @@ N_BLOCKS = 8
 
 
 def column_pieces(indptr: numpy.ndarray, n_pieces: int) -> List[Tuple[int, int]]:
-    """`n_pieces` runs of consecutive columns (lo, hi) of a CSC matrix with `indptr`, of about equal entries (some
-    may be empty)."""
+    """`n_pieces` runs of consecutive columns (lo, hi) of a CSC matrix with `indptr`, of about equal entries."""
     d = len(indptr) - 1
     cuts = numpy.searchsorted(indptr, numpy.linspace(0, indptr[-1], n_pieces + 1)[1:-1])
     edges = [0] + numpy.clip(cuts, 0, d).tolist() + [d]
@@ -31,9 +26,8 @@ CG_PIECE = 1 << 16
 
 
 class Pieces:
-    """A vector's entries in fixed pieces of `CG_PIECE`, for the compiled vector kernels of `solver.pcg` on a
-    `ThreadTeam`: a sum is each piece's sum (in index order) added in piece order, the same for any number of
-    threads."""
+    """A vector's entries in fixed pieces of `CG_PIECE` for the vector kernels of `solver.pcg` on a `ThreadTeam`: a
+    sum is each piece's sum added in piece order."""
 
     def __init__(self, n: int, team: Optional[ThreadTeam]) -> None:
         self.bounds = [(lo, min(lo + CG_PIECE, n)) for lo in range(0, n, CG_PIECE)]
@@ -50,14 +44,10 @@ class Pieces:
 
 
 class ColumnBlocks:
-    """The products of a large CSC matrix over `N_BLOCKS` fixed column blocks of equal nonzeros (views of its
-    arrays, and their transposes as CSR views: scipy's `.T` would copy them at every product), the blocks on up to
-    the threads of a `ThreadTeam` (scipy's products release the GIL). X v sums the blocks' partial products in block
-    order and X^T u concatenates them, so the result is the same, bit for bit, for any number of threads. When each
-    column holds one value (presence and naive Bayes features, and their squares), the blocks are multiplied by
-    `pattern_matvec` and `pattern_rmatvec`, which read that value once per column: the same sums as scipy's.
-    With `squared`, the blocks stand for X with its entries squared, multiplied by its transpose only
-    (`squared_rmatvec`, or the pattern kernels with the values squared): scipy's sums on that matrix, without it."""
+    """The products of a large CSC matrix over `N_BLOCKS` fixed column blocks of equal nonzeros (views of its arrays,
+    and their transposes as CSR views), the blocks on the threads of a `ThreadTeam`: the same result for any number of
+    threads. Columns of one value each (presence, naive Bayes) are multiplied by the pattern kernels; with `squared`
+    the blocks stand for X with its entries squared, multiplied by their transpose only."""
 
     def __init__(self, X: Any, threads: Union[int, Threads, ThreadTeam], squared: bool = False,
                  values: Optional[numpy.ndarray] = None) -> None:
@@ -139,8 +129,7 @@ class ColumnBlocks:
 
 
 def column_values(X: "sp.spmatrix") -> Optional[numpy.ndarray]:
-    """The value of each column of a float64 CSC X whose columns each hold one value (0 for empty columns), else
-    None (`_vectors.column_values`)."""
+    """The value of each column of a float64 CSC X whose columns each hold one value (0 when empty), else None."""
     if X.format != "csc" or X.dtype != numpy.float64 or X.indices.dtype not in (numpy.int32, numpy.int64):
         return None
     if X.nnz and X.data.strides[0] == 0:  # one value, not stored per entry (`features.presence`)
@@ -176,8 +165,8 @@ class Structure(NamedTuple):
 
 def newton_pattern(indptr: numpy.ndarray, indices: numpy.ndarray, shape: Tuple[int, int], values: numpy.ndarray,
                    threads: Union[int, Threads]) -> Tuple[Any, Any]:
-    """`newton_blocks` of the CSC matrix of structure (indptr, indices) whose column j holds values[j] at each of its
-    rows: its values are stored only below `BLOCK_NNZ` entries (scipy's products read them), never above."""
+    """`newton_blocks` of the CSC matrix of structure (indptr, indices) whose column j holds values[j]: its values
+    are stored only below `BLOCK_NNZ` entries."""
     if len(indices) < BLOCK_NNZ:
         from scipy.sparse import csc_matrix
 
@@ -189,9 +178,8 @@ def newton_pattern(indptr: numpy.ndarray, indices: numpy.ndarray, shape: Tuple[i
 
 
 def newton_blocks(X: "sp.spmatrix", threads: Union[int, Threads]) -> Tuple[Any, Any]:
-    """X and its entries squared as the Newton solver multiplies them: as scipy matrices, or as `ColumnBlocks` of a
-    CSC X with at least `BLOCK_NNZ` nonzeros (whatever `threads`), the squares then never stored. Below that, a
-    value not stored per entry (`features.presence`) is stored for scipy's products."""
+    """X and its entries squared as the Newton solver multiplies them: scipy matrices below `BLOCK_NNZ` nonzeros,
+    else `ColumnBlocks` (the squares never stored)."""
     if X.nnz < BLOCK_NNZ:
         if X.nnz and X.data.strides[0] == 0:
             X = X.copy()

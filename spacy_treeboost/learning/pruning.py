@@ -23,9 +23,8 @@ PRUNE_MIN_SCORED = 1000
 
 
 def share_levels(contribution: numpy.ndarray, shares: Sequence[float]) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    """Each column's level (the first of the increasing `shares`, the last 1, that keeps it) and how many columns
-    each share keeps: at share s the fewest of largest `contribution` (ties: the first) that add up to s of the total.
-    """
+    """Each column's level (the first of the increasing `shares` that keeps it) and how many columns each share keeps:
+    at share s the fewest of largest `contribution` (ties: the first) that add up to s of the total."""
     n = len(contribution)
     order = order_by_magnitude(numpy.ascontiguousarray(contribution, dtype=numpy.float64))
     if order is None:
@@ -41,20 +40,13 @@ def share_levels(contribution: numpy.ndarray, shares: Sequence[float]) -> Tuple[
 def prune(shards: Any, name: str, targets: Sequence[numpy.ndarray], folds: Sequence[numpy.ndarray],
           fits: List[HeadFit], tfidf: bool, calibrate: bool,
           settings: Dict[str, Any]) -> Tuple[List[HeadFit], List[Optional[numpy.ndarray]], List[Dict[str, Any]]]:
-    """Each head restricted to the share of its total contribution chosen on the folds, calibration refitted.
+    """Each head restricted to the smallest share of `PRUNE_SHARES` of its total contribution whose held-out accuracy
+    on the folds (each refitted from the final weights) is within `PRUNE_TOLERANCE` of the whole model's; heads whose
+    folds score fewer than `PRUNE_MIN_SCORED` documents keep every subtree.
 
-    Each scored fold refits the head from its final weights, ranks the columns by contribution and scores every share
-    of `PRUNE_SHARES`; the smallest share whose held-out accuracy is within `PRUNE_TOLERANCE` of the whole model's is
-    kept. Heads whose folds score fewer than `PRUNE_MIN_SCORED` documents keep every subtree.
-
-    shards (sharded.Shards): The shards of the matrix `name` the heads were fitted on.
-    targets (Sequence[numpy.ndarray]): Each head's {-1, +1} labels.
-    folds (Sequence[numpy.ndarray]): Each head's fold of every document (-1: never scored).
-    fits (List[HeadFit]): The heads' fits.
-    tfidf (bool): Whether the rules are tf-idf rules.
-    calibrate (bool): Whether the heads are Platt-scaled.
     settings (Dict[str, Any]): The solver's l1_ratio, loss, max_iter, tol and threads.
-    RETURNS (Tuple): The restricted fits, each one's kept columns (None: all), and what each pruning chose.
+    RETURNS (Tuple): The restricted fits (calibration refitted), each one's kept columns (None: all), and what each
+        pruning chose.
     """
     shards.map("select", name, targets[0], None, None)
     sums = shards.add("column_sums")[0]

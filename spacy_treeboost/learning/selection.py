@@ -1,6 +1,5 @@
 """Model selection for the linear learners: stratified folds, the candidate paths of C (and of the NBSVM
-interpolation and the feature family), the choice among them, and Platt's calibration of a margin.
-"""
+interpolation and the feature family), the choice among them, and Platt's calibration of a margin."""
 import logging
 import math
 from dataclasses import dataclass
@@ -84,9 +83,8 @@ COST_TIE_REL = 1e-12
 
 
 def first_lowest(costs: Sequence[Tuple[float, ...]]) -> int:
-    """The index of the first of the lowest costs, compared entry by entry, two values within COST_TIE_REL (relative,
-    absolute below 1) being equal; then the earliest (on a path, the smallest C). The tolerance is far above the
-    rounding that differs between CPUs and below any real difference between two candidates."""
+    """The index of the first of the lowest costs, compared entry by entry with a relative tolerance COST_TIE_REL
+    (far above the rounding that differs between CPUs); ties: the earliest."""
     left: Sequence[int] = range(len(costs))
     for entry in range(len(costs[0]) if len(costs) else 0):
         low = min(costs[k][entry] for k in left)
@@ -95,8 +93,8 @@ def first_lowest(costs: Sequence[Tuple[float, ...]]) -> int:
 
 
 def cv_folds(y: numpy.ndarray, cv: int, max_scored: Optional[int] = None) -> numpy.ndarray:
-    """`cv` stratified folds, fewer when a class has fewer samples (at least 2). `max_scored`: keep only the first
-    folds that hold this many samples; the others get fold -1 (trained on, never scored)."""
+    """`cv` stratified folds, fewer when a class has fewer samples (at least 2); the folds after the first ones that
+    hold `max_scored` samples get -1 (trained on, never scored)."""
     y = numpy.asarray(y, dtype=numpy.float64)
     folds = stratified_folds(y, max(2, min(cv, int(min((y > 0).sum(), (y < 0).sum())))))
     return _keep_scored(folds, max_scored)
@@ -129,8 +127,8 @@ def assemble_margins(blocks: Sequence[numpy.ndarray], folds: numpy.ndarray) -> n
 
 def candidate_costs(oof: numpy.ndarray, y: numpy.ndarray,
                     criterion: str) -> Tuple[List[Tuple[float, ...]], List[float]]:
-    """Per candidate (row of `oof`), the cost `heads.fit_head` minimizes ((-correct, log-loss) for "accuracy",
-    (calibrated log-loss,) otherwise; sums over heads), and the accuracy."""
+    """Per candidate (row of `oof`), the cost to minimize ((-correct, log-loss) for "accuracy", (calibrated
+    log-loss,) otherwise), and the accuracy."""
     y = numpy.asarray(y, dtype=numpy.float64)
     correct = ((oof > 0) == (y > 0)).sum(axis=1).astype(float)
     if criterion == "calibrated_log_loss":
@@ -147,12 +145,11 @@ def _calibrated_log_loss(f: numpy.ndarray, y: numpy.ndarray) -> float:
 
 
 def platt(f: numpy.ndarray, y: numpy.ndarray, max_iter: int = 100) -> Tuple[float, float]:
-    """Platt's P(y = +1 | f) = sigmoid(a f + b) fitted by Newton's method with the smoothed targets of Lin, Lin &
-    Weng (2007), from a = 1, b = 0 and, where that stops short (saturated margins), from a = 0 and the prior's b.
+    """Platt's (a, b) of P(y = +1 | f) = sigmoid(a f + b), fitted by Newton's method with the smoothed targets of
+    Lin, Lin & Weng (2007), from a = 1, b = 0 and, where that stops short, from a = 0 and the prior's b.
 
     f (numpy.ndarray): Margins (e.g. out-of-fold decision values).
     y (numpy.ndarray): Labels in {-1, +1} (or whether each sample is positive).
-    RETURNS (Tuple[float, float]): a and b.
     """
     f = numpy.asarray(f, dtype=numpy.float64)
     pos = numpy.asarray(y) > 0
@@ -200,8 +197,8 @@ class LinearFit:
 
 @dataclass(frozen=True)
 class HeadFit:
-    """One head's fitted linear model (`heads.fit_head`); with several views, one C, accuracy list, calibration,
-    interpolation and feature map per view."""
+    """One head's fitted linear model; with several views, one C, accuracy list, calibration, interpolation and
+    feature map per view."""
     weights: numpy.ndarray
     intercept: float
     C: Any
@@ -227,12 +224,9 @@ def path_scores(paths: Sequence[Path], chosen: Candidate, accuracy: Sequence[flo
 
 def choose_family(scored: Sequence[Tuple[Any, ...]], cands: Sequence[Candidate], criterion: str, exclusive: bool,
                   multilabel: bool, calibrate: bool) -> Tuple[bool, List[int]]:
-    """The feature family for all heads (True: tf-idf) and each head's best candidate within it: with "accuracy",
-    the family whose out-of-fold decisions are best (exclusive: most right by the largest margin; multi-label:
-    micro-F1; two classes: most right), then the lowest total cost; ties: presence (docs/algorithms.md §7.2).
-
-    scored (Sequence[Tuple]): Per head, its out-of-fold margins, the scored labels and its `candidate_costs`.
-    """
+    """The feature family for all heads (True: tf-idf) and each head's best candidate in it: with "accuracy", the
+    family whose out-of-fold decisions are best (exclusive: by the largest margin; multi-label: micro-F1), then the
+    lowest total cost; ties: presence. `scored`: per head, its out-of-fold margins, labels and `candidate_costs`."""
     families = sorted({c.tfidf for c in cands})
     members = {family: [k for k, cand in enumerate(cands) if cand.tfidf == family] for family in families}
     best = {family: [members[family][first_lowest([costs[k] for k in members[family]])]
@@ -271,8 +265,8 @@ def calibrated(f: numpy.ndarray, y: numpy.ndarray, calibrate: bool) -> numpy.nda
 
 def calibrate_weights(w: numpy.ndarray, c: float, oof: Optional[numpy.ndarray],
                       y: Optional[numpy.ndarray]) -> Tuple[numpy.ndarray, float, Optional[Tuple[float, float]]]:
-    """The weights and intercept mapped by `platt` fitted on `oof` and `y`, and (a, b); unchanged and None without
-    margins or where a <= 0."""
+    """The weights and intercept mapped by `platt` on `oof` and `y`, and (a, b); unchanged and None without margins
+    or where a <= 0."""
     ab = platt(oof, y) if oof is not None and y is not None else None
     if ab is None or ab[0] <= 0:
         return w, c, None
@@ -281,8 +275,7 @@ def calibrate_weights(w: numpy.ndarray, c: float, oof: Optional[numpy.ndarray],
 
 def finish_head(final: LinearFit, chosen: Candidate, scores: Optional[List[float]], oof: Optional[numpy.ndarray],
                 y: Optional[numpy.ndarray], calibrate: bool) -> HeadFit:
-    """The head from its final fit and the chosen candidate's out-of-fold margins: interpolated, unscaled,
-    calibrated."""
+    """The head from its final fit: interpolated, unscaled, calibrated on the out-of-fold margins."""
     w, c, ab = calibrate_weights(interpolate(final.weights, chosen.beta) * final.scale, final.intercept,
                                  oof if calibrate else None, y)
     return HeadFit(w, c, chosen.C, scores, ab, chosen.beta, chosen.nb)

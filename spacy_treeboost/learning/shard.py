@@ -1,13 +1,5 @@
-"""One shard of the training documents: its rows of the feature matrices, and its part of every sum of a fit.
-
-A `DocumentShard` holds rows `start` to `start + n` of the feature matrices (CSC, by name). For one fit it selects
-a matrix's training and held-out rows (a fold's, split in one pass by `split_csc_rows`), scales their columns
-(naive Bayes), lays out its rows of the reduced problem (`place`: the columns in two or more documents of all
-shards, then one column per document for the columns seen in that document alone, as `find_singletons` finds them)
-and returns its part of the loss, the gradient, the preconditioner's diagonal and the Hessian-vector products. The
-products are `products.newton_blocks`': scipy's on a small shard, on a large one fixed column blocks with compiled
-kernels on up to `threads` threads, the same bits for any number. The whole-matrix fit is one shard of every row.
-"""
+"""One shard of the training documents (`DocumentShard`): its rows of the feature matrices, and its part of every
+sum of a fit (loss, gradient, preconditioner, Hessian-vector products), the same bits for any number of threads."""
 from typing import Any, Dict, NamedTuple, Optional, Tuple, Union
 
 import numpy
@@ -20,8 +12,7 @@ from ..threads import Threads, ThreadTeam
 
 
 class Part(NamedTuple):
-    """A shard's part of a vector of `size` entries that sums over shards: its entries at `columns` (None: all), the others
-    zero. A shard sends only the columns it has, and `sharded.Shards.add` adds the parts in shard order."""
+    """A shard's part of a vector of `size` entries that sums over shards: its entries at `columns` (None: all)."""
 
     columns: Optional[numpy.ndarray]
     values: numpy.ndarray
@@ -29,8 +20,7 @@ class Part(NamedTuple):
 
 
 def add_part(total: Optional[numpy.ndarray], part: Part) -> numpy.ndarray:
-    """`total` (None: zeros) plus the part, in place when the part has columns (a part's values are a fresh array,
-    so a first whole part becomes the total)."""
+    """`total` (None: zeros) plus the part, in place when the part has columns."""
     if part.columns is None:
         return part.values if total is None else total + part.values
     if total is None:
@@ -40,10 +30,8 @@ def add_part(total: Optional[numpy.ndarray], part: Part) -> numpy.ndarray:
 
 
 def fold_split(X: Any, folds: numpy.ndarray, fold: int, threads: Union[int, Threads] = 1) -> Tuple[Any, Any]:
-    """The rows of X outside fold `fold` (its training samples) and in it, as two CSC matrices of X's index type,
-    split in one pass over X's entries (`split_csc_rows`), in runs of columns on up to `threads` threads. When
-    every value of X is 1 (presence), the structure alone is split and both parts' values are read-only views of
-    X's."""
+    """The rows of X outside fold `fold` and in it, as two CSC matrices, split in one pass on up to `threads` threads;
+    when every value is 1 (presence), both parts' values are read-only views of X's."""
     from scipy.sparse import csc_matrix
 
     X = csc_matrix(X, dtype=numpy.float64)
@@ -69,8 +57,8 @@ def _ones_view(ones: numpy.ndarray, n: int) -> numpy.ndarray:
 
 
 class DocumentShard:
-    """Rows `start` to `start + n` of the feature matrices (CSC, by name), and one fit's state on them. A copy sent
-    elsewhere (pickled) holds the rows alone."""
+    """Rows `start` to `start + n` of the feature matrices (CSC, by name), and one fit's state on them; a pickled
+    copy holds the rows alone."""
 
     A: Any  # the training rows, scaled
     B: Any  # the held-out rows, scaled
@@ -93,8 +81,7 @@ class DocumentShard:
         self.__init__(**state)  # type: ignore[misc]
 
     def release(self) -> None:
-        """Drop the fit's scaled rows, its reduced rows and their threads (the selected rows stay, for the next fit
-        on the same fold)."""
+        """Drop the fit's scaled rows, reduced rows and threads (the selected rows stay for the next fit)."""
         team = getattr(getattr(self, "X", None), "team", None)
         if team is not None:
             team.close()
@@ -104,9 +91,8 @@ class DocumentShard:
 
     def select(self, name: str, y: numpy.ndarray, folds: Optional[numpy.ndarray], fold: Optional[int],
                threads: Union[int, Threads] = 1) -> int:
-        """Take matrix `name`'s rows outside fold `fold` (all rows when `folds` is None) as the training rows, the
-        others (if any) as the held-out rows, and their labels from `y` (all documents'); returns the columns. The
-        split is kept while the matrix and folds stay the same."""
+        """Take matrix `name`'s rows outside fold `fold` (all when `folds` is None) as the training rows, the others
+        as the held-out rows; returns the columns. The split is kept while the matrix and folds stay the same."""
         X = self.matrices[name]
         stop = self.start + X.shape[0]
         part = None if folds is None or fold is None else folds[self.start:stop]
@@ -123,8 +109,7 @@ class DocumentShard:
         return int(X.shape[1])
 
     def _training_rows(self) -> Any:
-        """The selected training rows, split again from the matrix when `place` dropped them (it keeps the held-out
-        rows alone while the fit runs)."""
+        """The selected training rows, split again from the matrix when `place` dropped them."""
         if self.train is None:
             assert self._selected is not None
             name, fold, part = self._selected
@@ -145,7 +130,7 @@ class DocumentShard:
 
     @staticmethod
     def _present(values: numpy.ndarray, X: Any) -> Part:
-        """The part of a vector over X's columns at the columns X has (all: the whole vector)."""
+        """The part of a vector over X's columns at the columns X has."""
         present = numpy.flatnonzero(X.indptr[1:] != X.indptr[:-1])
         if len(present) == len(values):
             return Part(None, values, len(values))
@@ -153,8 +138,7 @@ class DocumentShard:
 
     def level_margins(self, w: numpy.ndarray, c: float, level: numpy.ndarray, n_levels: int,
                       tfidf: bool) -> numpy.ndarray:
-        """The held-out rows' margins at every level (`features.level_margins`), unscaled; the training rows are
-        dropped first (the split is not kept)."""
+        """The held-out rows' margins at every level (`features.level_margins`), unscaled; drops the split."""
         self.train = self._selected = None
         return level_margins(self.test, w, c, level, n_levels, tfidf)
 
@@ -176,19 +160,16 @@ class DocumentShard:
         return (self._present(numpy.diff(self.A.indptr), self.A),)
 
     def reduce(self, df: Optional[numpy.ndarray], keep_all: bool) -> Tuple[int, Optional[numpy.ndarray]]:
-        """Find the columns seen in one document of all shards (`df`: the columns' document counts over them; None:
-        this shard is all of them) and this shard's documents that hold them: how many documents (none with
-        `keep_all`, which keeps every column), and with `df` None the columns kept (in two or more documents)."""
+        """Find the columns seen in one document of all shards (`df`: their document counts; None: this shard is all):
+        how many of this shard's documents hold them (0 with `keep_all`), and with `df` None the columns kept."""
         self.found = None if keep_all else find_singletons(self.A, df)
         if self.found is None:
             return 0, None
         return len(self.found.samples), self.found.keep if df is None else None
 
     def place(self, offsets: numpy.ndarray, total: int, threads: Union[int, Threads] = 1) -> None:
-        """Build the reduced rows: the kept columns, then `total` document columns, this shard's from
-        k + offsets[index] (k kept columns). Only the columns this shard has are stored (`local`; None: all), copied
-        once (`take_columns`): column by column, the products read and write the weights in order and only this
-        shard's documents at random, and skip the columns of other shards."""
+        """Build the reduced rows: the kept columns, then `total` document columns, this shard's from k +
+        offsets[index] (k kept columns); only the columns this shard has are stored (`local`; None: all)."""
         from scipy.sparse import csc_matrix
 
         A, s = self.A, self.found

@@ -1,22 +1,7 @@
-"""The subtree-linear learner trained where its documents live: an ordered list of BACT files, each file one shard.
+"""The subtree-linear learner trained from an ordered list of shard files that its workers read, convert and mine.
 
-Each worker (`tasks.make_workers`: in this process, in local processes or as Ray actors) holds a run of
-consecutive files and reads, converts and mines them itself; the training process holds what is O(subtrees):
-
-1. Every worker reads its files and sends its node labels, its documents' classes and its sizes. The labels are
-   numbered canonically (the virtual root, then the others sorted), whatever the grouping of the files.
-2. Every worker mines every subtree of up to `max_pattern_size` nodes of its documents (support >= 1: a shard
-   cannot tell which of its rare subtrees reach `min_support` overall). Level by level, the training process merges
-   the workers' patterns, one worker at a time, into the one miner's order (by parent, then the new node's depth
-   and label rank: `mining.mine_subtrees` on the files' documents in one forest gives the same patterns in the same
-   order), adds their document counts, and applies `min_support` and `keep_rare_up_to` to the sums; only the
-   extensions of kept subtrees are sent on, and a large level is merged in parts (`MergedPatterns`), so this
-   process holds the kept subtrees and one part's candidates.
-3. The kept subtrees become columns by decreasing document frequency (ties: the miner's order), as in one process;
-   every worker builds its files' `sharded.DocumentShard`s (tf-idf from the global idf) and the fits of
-   `sharded` run on them, the training process holding the labels, folds, weights and margins.
-
-The model is the same, bit for bit, for any number of workers and any backend, for a given list of files.
+The training process holds what is O(subtrees): the merged label strings, the kept subtrees (`shard_merge`), the
+labels, folds and weights. The model is the same, bit for bit, for any number of workers and backend.
 """
 import gzip
 import logging
@@ -47,21 +32,16 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-
 class TreeShards:
-    """Training documents as an ordered list of shard files, for `SubtreeLinearClassifier.fit(TreeShards(paths))`:
-    the workers read the files, the class labels come from them, and the file order is the document order. A file
-    is a BACT file (`LABEL (tree)` per line, `.gz` allowed) or a spaCy DocBin (`.spacy`, as `convert` writes it,
-    parsed when `spec` builds dependency trees), whose docs become trees by `spec` and whose classes are the
-    `doc.cats` labels of score >= 0.5 (of `labels`, when given): exactly one per doc with `exclusive_classes`, else
-    a list.
+    """Training documents as an ordered list of shard files (the file order is the document order), whose classes
+    come from the files: BACT files (`LABEL (tree)` per line, `.gz` allowed) or spaCy DocBins (`.spacy`, as `convert`
+    writes them), whose classes are the `doc.cats` labels of score >= 0.5.
 
     paths (Sequence[Union[str, Path]]): The files, in order; every worker must reach them by these paths.
     spec (Optional[TreeSpec]): How DocBin docs become trees (default: `TreeSpec()`, word chains).
     labels (Optional[Sequence[str]]): The DocBin docs' labels to train on (default: every label of their cats).
-    exclusive_classes (bool): Whether every DocBin doc has exactly one label.
-    lang (str): The language whose lexical attributes (LOWER, NORM, ...) DocBin tokens get: the pipeline's
-        `nlp.lang` ("xx": the language-neutral ones).
+    exclusive_classes (bool): Whether every DocBin doc has exactly one label (else a tuple of labels each).
+    lang (str): The language of the DocBin tokens' lexical attributes: the pipeline's `nlp.lang`.
     """
 
     def __init__(self, paths: Sequence[Union[str, Path]], *, spec: Optional[TreeSpec] = None,
@@ -78,8 +58,7 @@ class TreeShards:
         return f"TreeShards({self.paths!r})"
 
     def read(self, path: str, vocab: LabelVocab) -> Tuple[Forest, List[Any]]:
-        """One shard file's trees (their labels added to `vocab`) and classes; a clear error for a file that cannot
-        be read or holds no documents."""
+        """One shard file's trees (their labels added to `vocab`) and classes."""
         try:
             if path.endswith(".spacy"):
                 forest, classes = self._read_docbin(path, vocab)
@@ -123,8 +102,7 @@ class TreeShards:
 
 
 def shard_paths(names: Union[str, Path, Sequence[Union[str, Path]]]) -> List[str]:
-    """The files named, in order: each name, or the files a glob pattern matches (sorted); a clear error for a
-    pattern that matches nothing."""
+    """The files named, in order: each name, or the files a glob pattern matches (sorted)."""
     import glob
 
     paths: List[str] = []
@@ -157,7 +135,7 @@ def read_shard_files(shards: TreeShards, paths: Sequence[str]) -> Tuple[Forest, 
 
 
 def peak_rss_bytes() -> int:
-    """This process's peak resident set size, in bytes (Linux reports KiB, macOS bytes)."""
+    """This process's peak resident set size in bytes (Linux reports KiB, macOS bytes)."""
     import sys
 
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -165,17 +143,15 @@ def peak_rss_bytes() -> int:
 
 
 class ShardFileWorker(_ShardHolder):
-    """A worker holding the consecutive shard files `paths`, the first being file `first` of the list: it reads
-    them (`read`), mines them (`mine`), places its patterns among the merged ones (`level`, `place`), then holds
-    their `DocumentShard`s (`build`) for the fits, as `sharded._ShardHolder` does."""
+    """A worker holding the consecutive shard files `paths` (the first is file `first`): it reads and mines them,
+    places its patterns among the merged ones, then holds their `DocumentShard`s for the fits."""
 
     def __init__(self, source: TreeShards, paths: Sequence[str], first: int, one_blas_thread: bool = False) -> None:
         super().__init__([], one_blas_thread)
         self.source, self.paths, self.first = source, list(paths), first
 
     def read(self) -> Dict[str, Any]:
-        """Read the files: their label strings, classes (the distinct ones, and each document's index among them),
-        documents per file and nodes."""
+        """The files' label strings, distinct classes, each document's class index, documents per file and nodes."""
         forest, classes, self.docs = read_shard_files(self.source, self.paths)
         self.labels, self.parents, self.offsets = forest.labels, forest.parents, forest.offsets
         self.strings = forest.vocab.to_list()
@@ -186,8 +162,7 @@ class ShardFileWorker(_ShardHolder):
                 "docs": self.docs, "nodes": forest.n_nodes}
 
     def mine(self, strings: List[str], settings: Dict[str, Any]) -> int:
-        """Relabel the trees to the merged labels `strings` and mine every subtree (support >= 1); returns how
-        many."""
+        """Relabel the trees to the merged `strings` and mine every subtree (support >= 1); returns how many."""
         from ._extension import PatternCache
 
         index = {s: i for i, s in enumerate(strings)}
@@ -206,8 +181,7 @@ class ShardFileWorker(_ShardHolder):
         return len(self.merged)
 
     def _level(self, size: int, lo: int, hi: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
-        """This worker's patterns of `size` nodes whose parent is kept and among merged patterns lo to hi - 1 (all
-        for single nodes), and their parents as merged indices."""
+        """This worker's patterns of `size` nodes whose parent is merged pattern lo to hi - 1, and those parents."""
         parent, _, _, sizes = self.table
         mine = numpy.flatnonzero(sizes == size)
         if size == 1:
@@ -217,8 +191,7 @@ class ShardFileWorker(_ShardHolder):
         return mine[take], parents[take]
 
     def level(self, size: int, lo: int = 0, hi: int = 2 ** 62) -> Tuple[numpy.ndarray, ...]:
-        """The keys of this worker's patterns of `size` nodes whose parent is a kept merged pattern from lo to hi - 1
-        (the parents as merged indices), and their documents."""
+        """The keys (parent, depth, label) and documents of `_level`'s patterns."""
         mine, parents = self._level(size, lo, hi)
         return parents, self.table[1][mine], self.table[2][mine], numpy.diff(self.matrix[0])[mine]
 
@@ -227,17 +200,14 @@ class ShardFileWorker(_ShardHolder):
         return len(self._level(size, 0, 2 ** 62)[0])
 
     def place(self, size: int, keys: Keys, base: int, lo: int = 0, hi: int = 2 ** 62) -> None:
-        """Number this worker's patterns of `size` nodes with parents lo to hi - 1 as among the kept merged ones
-        `keys` (sorted), the first of which is merged pattern `base` (-1: not kept)."""
+        """Number `_level`'s patterns by their place among the sorted kept `keys` from `base` (-1: not kept)."""
         mine, parents = self._level(size, lo, hi)
         found = positions(keys, (parents, self.table[1][mine], self.table[2][mine]), self.rank)
         self.merged[mine] = numpy.where(found >= 0, base + found, -1).astype(numpy.int32)
 
     def build(self, columns: numpy.ndarray, idf: numpy.ndarray, features: str, starts: List[int]) -> int:
-        """Hold the files' `DocumentShard`s: the counts of the kept merged patterns, merged pattern k as column
-        `columns[k]` (this worker's patterns not kept are left out), as
-        the matrices of `features` ("auto": presence "F" and tf-idf "T"), `idf` the columns' idf; file k's documents
-        start at starts[k]. Returns the documents held."""
+        """Hold the files' `DocumentShard`s of the kept patterns (merged pattern k as column `columns[k]`) as the
+        matrices of `features`; file k's documents start at starts[k]. Returns the documents held."""
         from scipy.sparse import csc_matrix
 
         d = len(idf)
@@ -268,9 +238,8 @@ class ShardFileWorker(_ShardHolder):
 
 
 def feature_matrices(counts: Any, features: str, idf: numpy.ndarray) -> Dict[str, Any]:
-    """The CSC float64 matrices the fits of `features` read (by name, as `sharded.held_shards` names them) from a count
-    matrix whose columns are in frequency order; the tf-idf of each row computed over its own columns in column
-    order, so that it does not depend on the other rows."""
+    """The CSC float64 matrices of `features` ("F", and "T" for "auto") from a count matrix in frequency order, each
+    row's tf-idf computed over its own columns with the global `idf`."""
     from scipy.sparse import csc_matrix
 
     def tfidf() -> Any:
@@ -318,8 +287,7 @@ def check_files(model: "SubtreeLinearClassifier", X: TreeShards, y: Any) -> None
 
 
 def start_workers(model: "SubtreeLinearClassifier", X: TreeShards) -> Tuple[Workers, bool]:
-    """Up to `n_workers` workers of the model's backend (None: this process for one worker, else processes, all
-    outside this process), a run of consecutive files each; and whether they run in this process."""
+    """The model's workers, a run of consecutive files each (all outside this process unless local)."""
     backend = model.backend or ("local" if model.n_workers == 1 else "processes")
     paths = X.paths
     n = min(model.n_workers, len(paths))

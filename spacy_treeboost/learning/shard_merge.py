@@ -1,13 +1,11 @@
-"""The merge of the shard-file workers' subtrees (`shard_files`): their label strings numbered canonically, and their
-patterns merged level by level into the one miner's order, kept by `min_support` and `keep_rare_up_to` applied to
-the sums of their document counts (`mine_files`). The training process holds the kept subtrees and one part of a
-level's candidates at a time."""
+"""The merge of the shard-file workers' subtrees (`shard_files`) into the one miner's order, level by level, kept by
+`min_support` and `keep_rare_up_to` applied to the sums of their document counts."""
 import logging
 from typing import List, NamedTuple, Sequence, Set, Tuple
 
 import numpy
 
-from .classifier import _label_rank
+from .classifier import NO_SUBTREE, _label_rank
 from .features import PatternCodes, order_by_frequency
 from .tasks import Workers
 from ..trees.forest import ROOT_LABEL
@@ -38,7 +36,7 @@ def positions(keys: Keys, mine: Keys, rank: numpy.ndarray) -> numpy.ndarray:
 
 def merge_level(merged: Tuple[numpy.ndarray, ...], part: Tuple[numpy.ndarray, ...],
                 rank: numpy.ndarray) -> Tuple[numpy.ndarray, ...]:
-    """The union of two sets of one level's patterns (parent, depth, label, documents), sorted by parent, depth and
+    """The union of one level's patterns (parent, depth, label, documents) of two sets, sorted by parent, depth and
     label rank, the documents of a pattern in both added."""
     parent, depth, label, docs = (numpy.concatenate([a, b]) for a, b in zip(merged, part))
     order = numpy.lexsort((rank[label], depth, parent))
@@ -59,13 +57,9 @@ def merged_strings(parts: Sequence[Sequence[str]]) -> List[str]:
 
 
 class MergedPatterns:
-    """The kept patterns of the workers, merged level by level (`merge_level`, one worker's patterns at a time):
-    parent (merged index), depth, label, size and documents, in the one miner's order. A level's patterns beyond
-    `rare_up_to` nodes are kept in `min_support` documents or more; only the extensions of kept patterns are
-    candidates (a pattern's documents hold its parent, so no other can be kept). A level of more than
-    `max_candidates` candidates over the workers is merged in parts, each the extensions of a range of the previous
-    level's patterns (parents come first in the order, so the parts follow each other): this process holds the kept
-    patterns and one part's candidates."""
+    """The workers' kept patterns merged level by level, one worker at a time: parent (merged index), depth, label,
+    size and documents, in the one miner's order. Only extensions of kept patterns are candidates, and a level of
+    more than `max_candidates` candidates is merged in parts, each the extensions of a range of parents."""
 
     def __init__(self, workers: Workers, max_pattern_size: int, rank: numpy.ndarray, min_support: int,
                  rare_up_to: int, max_candidates: int = MAX_CANDIDATES) -> None:
@@ -100,8 +94,7 @@ class MergedPatterns:
     @staticmethod
     def _merge(workers: Workers, size: int, lo: int, hi: int, rank: numpy.ndarray,
                min_support: int) -> Tuple[numpy.ndarray, ...]:
-        """The patterns of `size` nodes extending merged patterns lo to hi - 1, merged over the workers, those in
-        `min_support` documents or more."""
+        """The patterns of `size` nodes extending merged patterns lo to hi - 1, in >= `min_support` documents."""
         empty = numpy.zeros(0, dtype=numpy.int64)
         level: Tuple[numpy.ndarray, ...] = (empty, empty.astype(numpy.int32), empty.astype(numpy.int32), empty)
         for i in range(workers.n):
@@ -110,14 +103,9 @@ class MergedPatterns:
         keep = level[3] >= min_support
         return tuple(values[keep] for values in level)
 
-    def codes(self, strings: List[str]) -> PatternCodes:
-        """The codes of the kept patterns, in order."""
-        return PatternCodes.from_tree(self.parent, self.depth, self.label, self.size, strings)
-
 
 class Mined(NamedTuple):
-    """The merged subtrees kept (`PatternCodes`, in the one miner's order), their documents, and `inverse`, the
-    column of each (by decreasing documents, ties in the miner's order)."""
+    """The kept subtrees (in the one miner's order), their documents, and `inverse`: the column of each."""
     codes: PatternCodes
     docs: numpy.ndarray
     inverse: numpy.ndarray
@@ -125,17 +113,14 @@ class Mined(NamedTuple):
 
 def mine_files(workers: Workers, strings: List[str], max_pattern_size: int, min_support: int, keep_rare_up_to: int,
                include_root_patterns: bool, max_cache_mb: float, max_candidates: int = MAX_CANDIDATES) -> Mined:
-    """Round 2: the workers mine their documents (labels numbered as `strings`), and the subtrees merged over them
-    are kept by `min_support` and `keep_rare_up_to` (as `mining.mine_subtrees` keeps them); `max_candidates`: see
-    `MergedPatterns`."""
+    """The workers mine their documents (labels numbered as `strings`); the merged subtrees are kept by `min_support`
+    and `keep_rare_up_to` as `mining.mine_subtrees` keeps them."""
     settings = dict(max_pattern_size=max_pattern_size, include_root=include_root_patterns,
                     max_cache_bytes=int(max_cache_mb) << 20)
     workers.call_all("mine", (workers.put(strings), settings))
     rare = min(keep_rare_up_to, max_pattern_size) if min_support > 1 else 0
     merged = MergedPatterns(workers, max_pattern_size, _label_rank(strings), min_support, rare, max_candidates)
     if not len(merged.docs):
-        raise ValueError("The training trees contain no subtree to learn from (are the documents empty, or is "
-                         "min_support larger than the number of documents?).")
-    docs = merged.docs
-    inverse = order_by_frequency(docs)[1]
-    return Mined(merged.codes(strings), docs, inverse)
+        raise ValueError(NO_SUBTREE)
+    codes = PatternCodes.from_tree(merged.parent, merged.depth, merged.label, merged.size, strings)
+    return Mined(codes, merged.docs, order_by_frequency(merged.docs)[1])

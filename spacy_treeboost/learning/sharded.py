@@ -1,21 +1,13 @@
-"""The linear fits, as sums over document shards: the one data path of the linear learners.
-
-The training documents are cut, by index, into shards of `shard_documents` consecutive documents, or form one
-shard holding the whole matrices (the default). Each `shard.DocumentShard` computes its part of everything that
-sums over documents; `fold_margins` and `final_fit` run the trust-region Newton method (`solver.tron`; FISTA for an
-L1 share, scipy's trust-ncg for the corrective refits) in this process and add the shards' parts in shard order,
-whether the shards are held here or by Ray actors, a run of consecutive shards each (`Shards`). Every sum is a
-shard's sum (fixed pieces on any number of threads) added in shard order: this is where the model's "same bits for
-any number of workers and threads" is kept for the fits. Different shard sizes group the sums otherwise, so their
-models differ in the last bits.
-"""
+"""The linear fits as sums over document shards (`shard.DocumentShard`), held here or by Ray actors: every sum a
+shard's sum added in shard order, so the model is the same bits for any number of workers and threads (different
+shard sizes group the sums otherwise, and their models differ in the last bits)."""
 import logging
 from contextlib import contextmanager
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy
 
-from .features import NB_ALPHA, interpolate, log_count_ratio
+from .features import interpolate, log_count_ratio
 from .selection import LinearFit, Path, all_candidates
 from .shard import DocumentShard, Part, add_part, fold_split
 from .solver import fista, gradient_tolerance, start_point, tron
@@ -27,8 +19,8 @@ logger = logging.getLogger(__name__)
 
 
 def make_shards(matrices: Dict[str, Any], size: Optional[int]) -> List[DocumentShard]:
-    """The shards of `size` documents of the matrices (by name; None entries are left out); one shard of the whole
-    matrices (not copied when they are CSC of float64) when `size` is None or not below their rows."""
+    """The shards of `size` documents of the matrices (by name; None entries left out); one shard of the whole
+    matrices (not copied when CSC of float64) when `size` is None or not below their rows."""
     from scipy.sparse import csc_matrix
 
     csc = {name: csc_matrix(X, dtype=numpy.float64) for name, X in matrices.items() if X is not None}
@@ -40,9 +32,8 @@ def make_shards(matrices: Dict[str, Any], size: Optional[int]) -> List[DocumentS
 
 
 class Shards:
-    """The shards (of the matrices `names`) held by up to `n_workers` workers of `backend` ("local": this process), a
-    run of consecutive shards each: `map` asks every shard in shard order, `add` sums their answers in shard order, in this process. (Handing a
-    running sum on from Ray actor to actor, each adding its run's, gives the same bits, but was slower on 2 actors.)"""
+    """The shards held by up to `n_workers` workers of `backend` ("local": this process), a run of consecutive shards
+    each: `map` asks every shard in shard order, `add` sums their answers in shard order, in this process."""
 
     in_process = True
     n_shards = 0  # 0: not known
@@ -77,8 +68,7 @@ class Shards:
         return [result for run in self.runs(method, *args) for result in run]
 
     def add(self, method: str, *args: Any) -> Tuple[Any, ...]:
-        """The shards' `method(*args)` (tuples of numbers, arrays and `Part`s) added in shard order, each worker's
-        answers as they come (this process holds the sums and one worker's parts)."""
+        """The shards' `method(*args)` (tuples of numbers, arrays and `Part`s) added in shard order."""
         total: List[Any] = []
         for run in self.runs(method, *args):
             for part in run:
@@ -90,8 +80,8 @@ class Shards:
 
 
 class _ShardHolder:
-    """A worker holding a run of consecutive shards; `one_blas_thread` (elsewhere than the training process) sets
-    its BLAS on one thread, as the fits in the training process are: the same sums."""
+    """A worker holding a run of consecutive shards; `one_blas_thread` (outside the training process) limits its
+    BLAS to one thread, as in the training process's fits: the same sums."""
 
     def __init__(self, shards: List[DocumentShard], one_blas_thread: bool = False) -> None:
         from threadpoolctl import threadpool_limits
@@ -117,13 +107,13 @@ def _add(total: Any, part: Any) -> Any:
 
 
 def _threads(shards: Any, threads: Union[int, Threads]) -> Union[int, Threads]:
-    """The threads of the shards' products: `threads` for shards in this process, one elsewhere."""
+    """`threads` for shards in this process, one elsewhere."""
     return threads if shards.in_process else 1
 
 
 class _Layout:
-    """The reduced problem of the selected shards (see `DocumentShard.reduce`): its columns kept and their
-    positions, the maps between its points and the full problem's, and its gradient at the start (`g_zero`)."""
+    """The reduced problem of the selected shards (`DocumentShard.reduce`): the maps between its points and the full
+    problem's, and its gradient at the start (`g_zero`)."""
 
     def __init__(self, shards: Any, d: int, keep_all: bool, threads: Union[int, Threads] = 1) -> None:
         self.shards, self.d, self.keep_all = shards, d, keep_all
@@ -152,11 +142,8 @@ class _Layout:
 
 
 class ShardedNewton:
-    """The L2 problem as the trust-region Newton methods ask for it, each quantity that sums over documents the
-    shards' parts added in shard order: value and gradient at a point, the preconditioner at a point (the Hessian's
-    diagonal mixed with the identity, weight 0.01; that point's curvature is kept for `hessp`), Hessian-vector
-    products there (`hessp_at` for scipy's methods, which name the point), and a `team` of threads for the
-    conjugate gradients' vector kernels."""
+    """The L2 problem as the trust-region Newton methods ask for it, each sum over documents the shards' parts added
+    in shard order; `hessp` at the point of the last `preconditioner` (`hessp_at` names the point, for scipy)."""
 
     def __init__(self, shards: Any, loss: str, l2: float, threads: Union[int, Threads] = 1) -> None:
         self.shards, self.loss, self.l2 = shards, loss, l2
@@ -198,8 +185,8 @@ class ShardedNewton:
 def _fit(shards: Any, layout: _Layout, y: numpy.ndarray, C: float, *, l1_ratio: float, loss: str, max_iter: int,
          tol: float, init: Optional[numpy.ndarray], method: str = "tron",
          threads: Union[int, Threads] = 1) -> Tuple[numpy.ndarray, float]:
-    """The weights and intercept at C on the selected, scaled and laid out shards (y: their training labels, in
-    order), from `init` (weights then intercept; None: zero weights and the prior's intercept)."""
+    """The weights and intercept at C on the selected, scaled and laid out shards (y: their training labels), from
+    `init` (weights then intercept; None: zero weights and the prior's intercept)."""
     problem = ShardedNewton(shards, loss, (1.0 - l1_ratio) / C, threads)
     zero = start_point(y, layout.d, loss)
     x0 = zero if init is None else numpy.array(init, dtype=numpy.float64)
@@ -222,17 +209,10 @@ def _fit(shards: Any, layout: _Layout, y: numpy.ndarray, C: float, *, l1_ratio: 
     return x[:-1].copy(), float(x[-1])
 
 
-def _nb_scale(shards: Any, alpha: float = NB_ALPHA) -> numpy.ndarray:
-    """`features.nb_ratio` of the selected shards' training rows."""
-    pos, neg = shards.add("nb_counts")
-    return log_count_ratio(pos, neg, alpha)
-
-
 def _prepare(shards: Any, nb: bool, l1_ratio: float, method: str, d: int,
              threads: Union[int, Threads]) -> Tuple[Optional[numpy.ndarray], _Layout]:
-    """Scale the selected shards' columns (naive Bayes with `nb`) and lay out their problem: the scale and layout.
-    The reduction of the columns seen in one document holds for the trust-region Newton method alone."""
-    scale = _nb_scale(shards) if nb else None
+    """Scale the selected shards' columns (naive Bayes with `nb`) and lay out their problem (reduced for "tron")."""
+    scale = log_count_ratio(*shards.add("nb_counts")) if nb else None
     shards.map("scale", scale)
     return scale, _Layout(shards, d, keep_all=l1_ratio > 0 or method != "tron", threads=threads)
 
@@ -240,9 +220,8 @@ def _prepare(shards: Any, nb: bool, l1_ratio: float, method: str, d: int,
 def fold_margins(shards: Any, name: str, y: numpy.ndarray, folds: numpy.ndarray, fold: int, paths: Sequence[Path], *,
                  l1_ratio: float, loss: str, max_iter: int, tol: float, method: str = "tron",
                  threads: Union[int, Threads] = 1) -> numpy.ndarray:
-    """The margins of fold `fold`'s documents under the fits on the other folds of matrix `name`, for every
-    candidate of `all_candidates(paths)`, each path's Cs fitted in increasing order, each fit warm-started from the
-    last: shape (candidates, documents in the fold)."""
+    """The margins of fold `fold`'s documents under the fits on the other folds of matrix `name` for every candidate
+    of `paths`, each path's Cs fitted in increasing order, warm-started: shape (candidates, documents in the fold)."""
     y = numpy.asarray(y, dtype=numpy.float64)
     train = folds != fold
     d = shards.map("select", name, y, folds, fold, _threads(shards, threads))[0]
@@ -268,8 +247,8 @@ def final_fit(shards: Any, name: str, y: numpy.ndarray, C: float, *, nb: bool, l
               max_iter: int, tol: float, method: str = "tron", threads: Union[int, Threads] = 1,
               init: Optional[numpy.ndarray] = None, folds: Optional[numpy.ndarray] = None,
               fold: Optional[int] = None) -> LinearFit:
-    """The fit at C on every document of matrix `name` (with `folds`: those outside fold `fold`), naive Bayes
-    scaled with `nb`, from `init` (the weights of the unscaled features, then the intercept)."""
+    """The fit at C on every document of matrix `name` (with `folds`: those outside fold `fold`), naive Bayes scaled
+    with `nb`, from `init` (the weights of the unscaled features, then the intercept)."""
     y = numpy.asarray(y, dtype=numpy.float64)
     d = shards.map("select", name, y, folds, fold, _threads(shards, threads))[0]
     scale, layout = _prepare(shards, nb, l1_ratio, method, d, threads)
@@ -284,11 +263,8 @@ def final_fit(shards: Any, name: str, y: numpy.ndarray, C: float, *, nb: bool, l
 @contextmanager
 def held_shards(matrices: Dict[str, Any], shard_documents: Optional[int], n_workers: int = 1,
                 backend: Optional[str] = None, ray_address: Optional[str] = None) -> Iterator[Shards]:
-    """The shards of the matrices (by name) of `shard_documents` documents each (None: one shard of the whole
-    matrices, in this process) for every fit: held by Ray actors with backend "ray" and several workers, else here.
-
-    RETURNS (Iterator[Shards]): A context holding the shards, released on exit.
-    """
+    """A context holding the shards of `shard_documents` documents each (None: one shard of the whole matrices) for
+    every fit: held by Ray actors with backend "ray" and several workers, else here."""
     shards = make_shards(matrices, shard_documents)
     on_ray = shard_documents is not None and backend == "ray" and n_workers > 1
     group = Shards(shards, n_workers if on_ray else 1, "ray" if on_ray else "local", ray_address)

@@ -1,7 +1,5 @@
-"""The solvers of the linear learners (objective in docs/algorithms.md §7.1): LIBLINEAR's trust-region Newton
-method (`tron`) for L2 problems and FISTA with backtracking for elastic-net ones, both deterministic, on any problem
-with value_grad, preconditioner and hessp (`sharded.ShardedNewton`, the whole matrix being one shard).
-"""
+"""The linear learners' deterministic solvers (docs/algorithms.md §7.1): LIBLINEAR's trust-region Newton method
+(`tron`) for L2 problems and FISTA for elastic-net ones, on a problem with value_grad, preconditioner and hessp."""
 import math
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Optional, Tuple

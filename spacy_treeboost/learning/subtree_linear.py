@@ -1,37 +1,7 @@
-"""A linear model over every subtree: the feature space of boosting, with an L2 margin.
+"""`SubtreeLinearClassifier`: a regularized linear model over every mined subtree, one head per class.
 
-Kudo & Matsumoto (2004, §4) note that boosted subtree stumps and a tree-kernel SVM share one feature space, all
-subtrees, and differ in L1 versus L2 margin. `SubtreeLinearClassifier` mines every subtree up to `max_pattern_size`
-nodes that occurs in at least `min_support` training documents (the miner of the boosting learners) and fits a
-regularized linear model over them, one head per class:
-
-- "presence": x_t = [count(t) >= 1];
-- "log1p": x_t = log(1 + count(t));
-- "nb": x_t = r_t [count(t) >= 1], with r the naive Bayes log-count ratio of the head's training documents (NBSVM,
-  Wang & Manning 2012); with `nb_beta` < 1 the fitted weights are interpolated towards their mean magnitude, w = (1 -
-  beta) mean|w| + beta w, as NBSVM does;
-- "tfidf": x_t = (1 + log count(t)) idf_t / n, idf_t = log((1 + N) / (1 + df_t)) + 1 over the N training documents, n
-  the Euclidean norm of the document's row over the model's subtrees (scikit-learn's
-  `TfidfVectorizer(sublinear_tf=True)`);
-- "auto" (the default): a feature family chosen on the cross-validation folds for all heads together, by the task's
-  decisions on the out-of-fold margins (two classes: accuracy; exclusive classes: the largest margin, the heads
-  sharing class-stratified folds; several labels per document: micro-F1): presence, where each head takes "nb" or
-  "presence", whichever its folds prefer (each with its own C), or "tfidf" fitted with the squared hinge (LinearSVC's
-  L2-SVM), each head at the C its folds prefer. The family is one decision because a tf-idf model's rules carry idf
-  and norm their document, which presence rules do not.
-
-The fits use LIBLINEAR's trust-region Newton method (`solver.tron`) on the columns by decreasing document frequency,
-the subtrees of one training document folded into one feature, as sums over document shards (`sharded`; one shard of
-the whole matrices unless `shard_documents` is set).
-
-With `separate_views`, the subtrees of a "chain+dependency" forest are split by view (labels with the prefix "dep:" or
-without) and each view gets its own model (its own naive Bayes ratios and cross-validated C); the rule list holds
-both, every weight and intercept halved, so its margin is the mean of the two views' margins.
-
-The model is a `RuleSet` (presence, log1p or tfidf rules, each tfidf rule with its idf) with an intercept per head,
-weights halved so that sigmoid(2F) is the logistic model's probability. By default (`max_rules="auto"`, `pruning.py`)
-it keeps the subtrees of the share of the total contribution that the folds choose; a tf-idf document is normalized
-over the kept subtrees.
+Boosted subtree stumps and this model share one feature space and differ in L1 versus L2 margin (Kudo & Matsumoto
+2004, §4); the feature maps, the "auto" family choice and the solver are in docs/algorithms.md §7.
 """
 import logging
 import os
@@ -43,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence,
 import numpy
 
 from ._order import order_by_magnitude
-from .classifier import RuleClassifier, encode_targets
+from .classifier import NO_SUBTREE, RuleClassifier, encode_targets
 from .features import PatternCodes, frequency_order, presence, tfidf_matrix
 from .heads import SOLVER, TFIDF_LOSS, fit_head, fit_heads
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
@@ -71,26 +41,18 @@ LINEAR_BACKENDS = (None, "local", "processes", "ray")
 class SubtreeLinearClassifier(RuleClassifier):
     """A regularized linear model over all frequent subtrees (NBSVM-style by default).
 
-    The defaults are NBSVM's (Wang & Manning 2012) over subtrees, made to choose for themselves: presence of every
-    subtree of up to three nodes (two in corpora of single sentences) in two or more training documents and of every
-    one- or two-node subtree, logistic loss, and, on 3 cross-validation folds, one of two feature families for all
-    classes: presence (per class, naive Bayes scaled at C = 1 with the interpolation `nb_beta` 0.25, 0.5 or 1, or
-    plain at C = 0.1) or sublinear tf-idf with LinearSVC's squared hinge at C = 3 or 10. Naive Bayes scaling wins on
-    small sentiment corpora, plain presence with stronger regularization on large ones, tf-idf on topic corpora
-    (Reuters). The margin is Platt-scaled on the same folds' out-of-fold margins. Beyond 10,000 training documents one
-    fold is enough (`cv_documents`). Settled on the dev splits of four corpora, 1,600 training documents each, and the
-    shared generator's synthetic corpora (docs/results_default.md, docs/bench_default_learner.md).
+    The defaults (docs/results_default.md): presence of every subtree of up to 3 nodes (2 in corpora of single
+    sentences) in >= 2 training documents and of every 1-2-node subtree, logistic loss, and one feature family chosen
+    on 3 folds: presence (per class naive Bayes scaled at C with `nb_beta` 0.25, 0.5 or 1, or plain at 0.1 C) or
+    sublinear tf-idf with the squared hinge at 3 C or 10 C. The margin is Platt-scaled on the same folds.
 
-    max_pattern_size (Optional[int]): Largest subtree, in nodes; None: `mining.pattern_size` (2 in trees of at most 32
-        nodes on average, as single sentences, else 3).
-    min_support (int): Smallest number of training documents a subtree of more than `keep_rare_up_to` nodes occurs in.
-    features (str): "auto" (on the cross-validation folds, the presence family, per class the better of "nb" at C and
-        "presence" at `PRESENCE_C_RATIO` times C, or "tfidf" with the loss `TFIDF_LOSS` at each of `TFIDF_C_RATIOS`
-        times C; the family that makes the task's decisions best on the out-of-fold margins), "nb" (naive Bayes scaled
-        presence), "presence", "log1p" or "tfidf" (sublinear tf-idf, rows L2-normalized).
+    max_pattern_size (Optional[int]): Largest subtree, in nodes; None: 2 in trees of at most 32 nodes on average,
+        else 3.
+    min_support (int): Fewest training documents a subtree of more than `keep_rare_up_to` nodes occurs in.
+    features (str): "auto" (the family whose out-of-fold decisions are best), "nb" (naive Bayes scaled presence),
+        "presence", "log1p" or "tfidf" (sublinear tf-idf, rows L2-normalized).
     loss (str): "logistic" or "squared_hinge" (L2-SVM).
-    C (Optional[float]): Inverse regularization strength; None chooses it among `Cs` by `cv`-fold cross-validation on
-        the training trees, per class.
+    C (Optional[float]): Inverse regularization strength; None chooses it among `Cs` by cross-validation, per class.
     Cs (Sequence[float]): Candidates for C.
     l1_ratio (float): Share of L1 in the penalty (0 = L2).
     cv (int): Folds for choosing C and nb_beta and for calibrating.
@@ -99,42 +61,23 @@ class SubtreeLinearClassifier(RuleClassifier):
     max_cache_mb (int): Memory cap for mining.
     max_iter (int): Solver iterations.
     tol (float): Solver tolerance, relative to the gradient at zero weights.
-    max_rules (Union[str, int, None]): "auto" (the default) keeps, per class, the subtrees of largest total
-        contribution on the training trees (|w_t| times the sum of feature t over them: the number of documents
-        containing t for presence) that make up the share of the total chosen on the cross-validation folds (the
-        smallest of `PRUNE_SHARES` down to which the held-out accuracy stays within `PRUNE_TOLERANCE` of the whole
-        model's, each fold's candidate fitted again from the final weights): the weights restricted to them, the
-        calibration refitted on the restricted folds' margins (not with `separate_views`, nor where the folds score
-        fewer than `PRUNE_MIN_SCORED` documents: these keep every subtree). A whole number k keeps the k subtrees of
-        largest total contribution and refits their weights jointly with the same C. None keeps every subtree.
-    nb_beta (Optional[float]): For "nb", the NBSVM interpolation w = (1 - beta) mean|w| + beta w of the fitted weights
-        (1 keeps them as fitted); None chooses it among 0.25, 0.5 and 1 on the folds that choose C (it costs no fit).
-    separate_views (bool): Fit the word-chain and dependency subtrees of a "chain+dependency" forest as two models and
-        average their margins (a forest with one view gets one model, as without this setting).
-    calibrate (bool): Map each head's margin f to a f + b by Platt scaling fitted on out-of-fold margins of `cv`-fold
-        cross-validation (the folds that choose C, or folds run for it when C is given), so that the probabilities are
-        calibrated whatever the loss and the interpolation.
-    selection (str): What the folds that choose C and nb_beta maximize: "accuracy" (ties: lower log-loss) or
-        "log_loss" (the lowest out-of-fold log-loss after Platt scaling).
-    keep_rare_up_to (int): Subtrees of at most this many nodes are features even when they occur in fewer than
-        `min_support` training documents (NBSVM keeps every 1-2-gram); 0 applies `min_support` to every subtree.
-    cv_documents (Optional[int]): Fit only the first cross-validation folds that hold out at least this many training
-        documents together (all `cv` folds on small corpora, one of them on large ones, where one held-out fold
-        already measures the candidates and fits the calibration); None fits every fold.
-    shard_documents (Optional[int]): Fit on the training documents in shards of this many consecutive documents, each
-        fit adding the shards' loss, gradient and Hessian products in shard order (`learning.sharded`); with backend
-        "ray" and several workers the shards are held by Ray actors (a run of consecutive shards each) and every fit
-        runs in this process on their sums, so the fits use the cluster's memory and cores. The model is the same, bit
-        for bit, for any number of workers and backend, and differs from that of None (one shard of the whole
-        matrices, sums grouped otherwise) in the last bits.
-    n_workers (int): Workers that share the mining (by root label, from 2,000 training documents per worker) and the
-        fits (each class's cross-validation folds and final fit; a fit that runs alone multiplies its large matrices
-        on `n_workers` threads); the model is the same, bit for bit, for any number and backend. One worker, and
-        models with `separate_views`, fit in this process.
-    backend (Optional[str]): Where the workers run: None or "processes" (worker processes on this machine), "ray" (Ray
-        actors, each holding the feature matrix once) or "local" (one worker, in-process).
-    ray_address (Optional[str]): For backend "ray": the cluster to connect to; None starts a local Ray (or uses
-        RAY_ADDRESS / a running connection).
+    max_rules (Union[str, int, None]): "auto" keeps, per class, the subtrees of largest total contribution (|w_t|
+        times the sum of feature t) that make up the share chosen on the folds (`pruning`); a whole number k keeps
+        the k of largest contribution and refits them; None keeps every subtree.
+    nb_beta (Optional[float]): For "nb", the NBSVM interpolation w = (1 - beta) mean|w| + beta w; None chooses it
+        among 0.25, 0.5 and 1 on the folds.
+    separate_views (bool): Fit the word-chain and dependency subtrees of a "chain+dependency" forest as two models
+        and average their margins.
+    calibrate (bool): Platt-scale each head's margin on out-of-fold margins.
+    selection (str): What the folds maximize: "accuracy" (ties: lower log-loss) or "log_loss" (after Platt scaling).
+    keep_rare_up_to (int): Subtrees of at most this many nodes are kept below `min_support` (0: none).
+    cv_documents (Optional[int]): Fit only the first folds that hold out this many documents together; None: all.
+    shard_documents (Optional[int]): Fit on shards of this many consecutive documents (`sharded`), held by Ray
+        actors with backend "ray" and several workers; None: one shard (the model differs in the last bits).
+    n_workers (int): Workers that share the mining (by root label) and the fits; the model is the same, bit for bit,
+        for any number and backend.
+    backend (Optional[str]): None or "processes" (local processes), "ray" (Ray actors) or "local" (in-process).
+    ray_address (Optional[str]): For backend "ray", the cluster; None starts a local Ray (or uses RAY_ADDRESS).
     """
 
     positive_class: Optional[Any] = None
@@ -240,8 +183,7 @@ class SubtreeLinearClassifier(RuleClassifier):
                                       "two settings", setting="separate_views", value=True)
 
     def _transform(self, counts: Any) -> Tuple[Any, Optional[numpy.ndarray]]:
-        """The feature matrix of a count matrix (CSC, its structure shared), and the idf of each column for
-        "tfidf"."""
+        """The feature matrix of a count matrix (CSC, structure shared), and the columns' idf for "tfidf"."""
         from scipy.sparse import csc_matrix
 
         counts = counts.tocsc()
@@ -288,8 +230,7 @@ class SubtreeLinearClassifier(RuleClassifier):
                               ray_address=self.ray_address, by_frequency=auto)
         counts, codes = mined[:2]
         if not codes:
-            raise ValueError("The training trees contain no subtree to learn from (are the documents empty, or is "
-                             "min_support larger than the number of documents?).")
+            raise ValueError(NO_SUBTREE)
         self.timings_ = {"mine": time.process_time() - clock}
         logger.info("mined %d subtrees in %.1f CPU s; fitting %d head(s)", len(codes), self.timings_["mine"],
                     len(self.heads_))
@@ -316,9 +257,7 @@ class SubtreeLinearClassifier(RuleClassifier):
     def _fit_one_view(self, counts: Any, F: Any, idf: Optional[numpy.ndarray], targets: Sequence[numpy.ndarray],
                       mined_order: Optional[numpy.ndarray]) -> Tuple[List[HeadFit], List[Any], List[Any], bool,
                                                                      Optional[numpy.ndarray], numpy.ndarray]:
-        """Every head on the columns in frequency order (`mined_order`: the mined columns' order when they were mined
-        so, else None), pruned with max_rules="auto": the heads (weights in mined order), each one's kept columns and pruning,
-        whether they are tf-idf models, the idf of the columns and the order."""
+        """Every head on the columns in frequency order (`mined_order`: given when mined so), pruned with "auto"."""
         T = None
         if self.features == "auto":
             order, ordered = (mined_order, counts) if mined_order is not None else frequency_order(counts.tocsc())
@@ -343,9 +282,8 @@ class SubtreeLinearClassifier(RuleClassifier):
     def _finish_heads(self, targets: Sequence[numpy.ndarray], fits: List[HeadFit], kept: List[Any],
                       pruning: List[Any], counts: Any, F: Any, tfidf: bool,
                       order: Optional[numpy.ndarray]) -> List[Tuple[numpy.ndarray, float, Optional[numpy.ndarray]]]:
-        """Each head's weights, intercept and kept columns (refitted on the `max_rules` columns of largest
-        contribution with a whole number of rules), its `fit_info_` entry written. `order`: the columns of `counts`
-        in mined order, when they are in frequency order."""
+        """Each head's weights, intercept and kept columns (a whole `max_rules`: refitted on the top columns); writes
+        `fit_info_`. `order`: the columns of `counts` in mined order when they are in frequency order."""
         self.fit_info_: List[Dict[str, Any]] = []
         fitted = []
         for head, t, fit, keep, pruned in zip(self.heads_, targets, fits, kept, pruning):
@@ -366,9 +304,8 @@ class SubtreeLinearClassifier(RuleClassifier):
 
     def _rules(self, codes: "PatternCodes", fitted: List[Tuple[numpy.ndarray, float, Optional[numpy.ndarray]]],
                idf: Optional[numpy.ndarray]) -> RuleSet:
-        """The rule table of the fitted heads: weights halved (sigmoid(2F) is the model's probability), each
-        head's nonzero weights by decreasing magnitude (ties: mined order); for tf-idf every kept subtree, in
-        mined order, its idf as the rule's b."""
+        """The rule table: weights halved (sigmoid(2F) is the probability), by decreasing magnitude (ties: mined
+        order); for tf-idf every kept subtree in mined order, its idf as the rule's b."""
         value = "tfidf" if idf is not None else ("log1p" if self.features == "log1p" else "stump")
         columns = []
         with ThreadTeam(self._threads) as team:
@@ -419,9 +356,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         return "tfidf" if tfidf else ("nb" if nb else "presence")
 
     def _paths(self, tfidf: bool = False) -> List[Path]:
-        """The candidates the folds choose among: for "auto", naive Bayes scaled presence at C (or each of Cs)
-        with every interpolation of `nb_beta`, then plain presence at `PRESENCE_C_RATIO` times C, then (with
-        `tfidf`) tf-idf at each of `TFIDF_C_RATIOS` times C."""
+        """The candidates the folds choose among (for "auto": nb, then presence, then with `tfidf` tf-idf)."""
         Cs = self.Cs if self.C is None else [self.C]
         if self.features != "auto":
             nb = self.features == "nb"
@@ -435,8 +370,7 @@ class SubtreeLinearClassifier(RuleClassifier):
 
     @contextmanager
     def _shards(self, matrices: Dict[str, Any]) -> Iterator[Shards]:
-        """The shards of the matrices for every fit (`sharded.held_shards`: one of the whole matrices without
-        `shard_documents`; the nodes of those held by Ray actors in `shard_holders_`)."""
+        """`sharded.held_shards` of the matrices; the nodes of Ray shard holders in `shard_holders_`."""
         with held_shards(matrices, self.shard_documents, self.n_workers, self.backend, self.ray_address) as group:
             if not group.in_process:
                 self.shard_holders_ = group.node_ids
@@ -464,9 +398,8 @@ class SubtreeLinearClassifier(RuleClassifier):
 
     def _refit_top(self, F: Any, y: numpy.ndarray, w: numpy.ndarray, C: float, nb: bool,
                    tfidf: bool) -> Tuple[numpy.ndarray, float, numpy.ndarray]:
-        """The weights refitted on the `max_rules` columns of largest total contribution (ties: first column),
-        and those columns. For "tfidf" F holds the counts, and the kept columns' tf-idf is recomputed (each
-        row normalized over the kept subtrees), fitted with the tf-idf family's loss when "auto" chose it."""
+        """The weights refitted on the `max_rules` columns of largest total contribution (ties: first column), and
+        those columns; for "tfidf" F holds counts and the kept columns' tf-idf is recomputed."""
         contribution = numpy.abs(w) * numpy.diff(F.tocsc().indptr)
         keep = numpy.sort(numpy.argsort(-contribution, kind="stable")[: self.max_rules])
         X = tfidf_matrix(F[:, keep].tocsc())[0] if tfidf else F[:, keep]

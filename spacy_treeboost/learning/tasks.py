@@ -1,9 +1,5 @@
 """Where work runs: workers in this process, in local processes (forked where safe, else spawned) or as Ray actors.
-
-A worker holds one object built from a `Build` and answers calls of its methods. `run_tasks` gives each free worker
-the next task and returns the results by task, so nothing computed from them depends on which worker ran what or
-how many there were: the one place where "same bytes for any number of workers" is kept.
-"""
+`run_tasks` returns the results by task, so nothing computed from them depends on which worker ran what."""
 import multiprocessing
 import os
 import signal
@@ -112,9 +108,8 @@ class LocalWorkers(Workers):
 
 def _process_main(conn: Any, shared: Dict[str, Any], build: Optional[Build] = None, inherited: Sequence[Any] = ()
                   ) -> None:
-    """A worker process: build its object (a spawned one receives the `Build` over the pipe), then answer requests
-    until None or a closed pipe; an error of a posted call comes back with the next reply. A forked worker closes the
-    parent's pipe ends it `inherited`, so that each pipe ends when the parent goes."""
+    """A worker process: build its object, then answer requests until None or a closed pipe (an error of a posted call
+    comes back with the next reply); a forked worker closes the parent's pipe ends it `inherited`."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for other in inherited:
         other.close()
@@ -356,8 +351,8 @@ def run_tasks(worker: Callable[..., Any], args: Tuple[Any, ...], tasks: Sequence
               backend: Optional[str] = None, ray_address: Optional[str] = None, name: str = "Worker",
               describe: Callable[[Task], str] = lambda task: f"during task {task!r}") -> Dict[Task, Any]:
     """Every task's result, by task, from `worker(*args, threads).run(task)` on up to `n_workers` workers of `backend`
-    (None: processes). Alone it runs here on `n_workers` threads; on processes this process is worker 0, and once the
-    queue is empty the idle workers' cores go to its running task (`threads` a `Threads` whose value rises)."""
+    (None: processes; alone: here on `n_workers` threads). On processes this process is worker 0, and once the queue
+    is empty the idle workers' cores go to its running task (`threads` a rising `Threads`)."""
     n = min(n_workers, len(tasks))
     if n <= 1 or backend == "local":
         runner = worker(*args, min(n_workers, os.cpu_count() or 1))
