@@ -290,24 +290,20 @@ def _ray_records(model: str, path: Path, n_workers: int, batch_size: int, addres
             except ray.exceptions.RayActorError as err:
                 raise ValueError(f"a Ray worker could not load the pipeline {model!r} (it must be a path or "
                                  f"package that exists on every node): {err}") from None
-        pending: Deque[Tuple[List[Dict[str, Any]], Any]] = deque()
-        batches = minibatch(read_records(path), batch_size)
-        turn = 0
-        while True:
-            while len(pending) < 2 * n_workers:
-                batch = next(batches, None)
-                if batch is None:
-                    break
-                pending.append((batch, actors[turn % n_workers].classify.remote([r["text"] for r in batch])))
-                turn += 1
-            if not pending:
-                return
-            batch, ref = pending.popleft()
+        pending: Deque[Tuple[int, int, Any]] = deque()
+
+        def send(i: int, batch: List[Dict[str, Any]]) -> None:
+            pending.append((i, len(batch), actors[i].classify.remote([r["text"] for r in batch])))
+
+        def receive(block: bool) -> Tuple[int, Any]:
+            i, size, ref = pending.popleft()
             try:
-                cats = ray.get(ref, timeout=timeout)
+                return i, ray.get(ref, timeout=timeout)
             except ray.exceptions.GetTimeoutError:
-                raise TimeoutError(f"a Ray worker returned no batch of {len(batch)} texts within {timeout:g} s: the "
+                raise TimeoutError(f"a Ray worker returned no batch of {size} texts within {timeout:g} s: the "
                                    f"cluster may be overloaded or a node lost; raise --timeout to wait longer") from None
+
+        for batch, cats in in_input_order(minibatch(read_records(path), batch_size), n_workers, send, receive):
             for record, c in zip(batch, cats):
                 yield dict(record, cats=c)
     finally:

@@ -48,19 +48,6 @@ SETTINGS = {
 }
 
 
-def _check_settings(settings: Dict[str, Any]) -> None:
-    validate_params(settings, SETTINGS)
-    if settings["label_field"] is None and settings["labels_field"] is None:
-        raise InvalidSettingError("label_field and labels_field cannot both be None: one must name the label "
-                                  "field.", setting="label_field", value=None)
-    if settings["skip_unlabeled"] and settings["unlabeled"]:
-        raise InvalidSettingError("skip_unlabeled and unlabeled cannot both be true: unlabeled lines are either "
-                                  "skipped or kept.", setting="skip_unlabeled", value=True)
-    labels = settings["labels"]
-    if labels is not None and len(set(labels)) != len(labels):
-        raise invalid_setting("labels", list(labels), "a label is repeated; list each label once")
-
-
 class JsonlCorpus:
     """Labeled documents from a JSONL file, re-read on every call: the reader `spacy_treeboost.JsonlCorpus.v1`.
 
@@ -85,9 +72,17 @@ class JsonlCorpus:
         if path is None:
             raise InvalidSettingError("spacy_treeboost.JsonlCorpus.v1 needs a path; set it in the [corpora] block.",
                                       setting="path", value=path)
-        _check_settings(dict(labels=labels, limit=limit, text_field=text_field, label_field=label_field,
+        validate_params(dict(labels=labels, limit=limit, text_field=text_field, label_field=label_field,
                              labels_field=labels_field, fold_field=fold_field, folds=folds, label_map=label_map,
-                             skip_unlabeled=skip_unlabeled, unlabeled=unlabeled))
+                             skip_unlabeled=skip_unlabeled, unlabeled=unlabeled), SETTINGS)
+        if label_field is None and labels_field is None:
+            raise InvalidSettingError("label_field and labels_field cannot both be None: one must name the label "
+                                      "field.", setting="label_field", value=None)
+        if skip_unlabeled and unlabeled:
+            raise InvalidSettingError("skip_unlabeled and unlabeled cannot both be true: unlabeled lines are either "
+                                      "skipped or kept.", setting="skip_unlabeled", value=True)
+        if labels is not None and len(set(labels)) != len(labels):
+            raise invalid_setting("labels", list(labels), "a label is repeated; list each label once")
         self.path = Path(path)
         self.labels: Optional[List[str]] = list(labels) if labels is not None else None
         self.limit = limit
