@@ -39,11 +39,6 @@ class _LearnerRegistry(catalogue.Registry):
         nmtf_learners()
         return super().get_all()
 
-    def find(self, name: str) -> Dict[str, Any]:
-        if name in NMTF_LEARNER_CLASSES:
-            nmtf_learners()
-        return super().find(name)
-
 
 def _learners() -> catalogue.Registry:
     return getattr(registry, "learners")
