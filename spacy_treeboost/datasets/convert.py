@@ -89,9 +89,6 @@ class PipelineNotFoundError(OSError, CommandLineError):
         OSError.__init__(self, message)
         self._set_message(message)
 
-    def __str__(self) -> str:
-        return self.message
-
 
 def _load_pipeline(model: Optional[str], lang: str, exclude: Sequence[str]) -> spacy.Language:
     if model is None:
