@@ -32,33 +32,26 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-_LAZY = {
-    "Forest": "spacy_treeboost.trees.forest",
-    "LabelVocab": "spacy_treeboost.trees.forest",
-    "iter_bact": "spacy_treeboost.trees.bact",
-    "read_bact": "spacy_treeboost.trees.bact",
-    "write_bact": "spacy_treeboost.trees.bact",
-    "BactFormatError": "spacy_treeboost.trees.bact",
-    "TreeSpec": "spacy_treeboost.trees.doc_trees",
-    "docs_to_forest": "spacy_treeboost.trees.doc_trees",
-    "RuleSet": "spacy_treeboost.models.rules",
-    "ModelFormatError": "spacy_treeboost.files",
-    "TreeBoostClassifier": "spacy_treeboost.learning.learner",
-    "SubtreeLinearClassifier": "spacy_treeboost.learning.subtree_linear",
-    "CorrectiveBoostClassifier": "spacy_treeboost.learning.corrective",
-    "CalibratedBoostClassifier": "spacy_treeboost.learning.calibration",
-    "MFLK": "spacy_treeboost.nmtf.factorization",
-    "SSMFLK": "spacy_treeboost.nmtf.factorization",
-    "SSMFLKNaiveBayes": "spacy_treeboost.nmtf.hybrid",
-    "SSMFLKSelfTrained": "spacy_treeboost.nmtf.hybrid",
-    "Lexicon": "spacy_treeboost.nmtf.lexicons",
-    "LexiconFormatError": "spacy_treeboost.nmtf.lexicons",
-    "TreeBoostTextCategorizer": "spacy_treeboost.pipeline.treeboost_textcat",
-    "NMTFSentiment": "spacy_treeboost.pipeline.nmtf_sentiment",
-    "PipelineBatchClassifier": "spacy_treeboost.streaming",
-    "CorpusFormatError": "spacy_treeboost.datasets.corpora",
-    "CorpusReadError": "spacy_treeboost.datasets.readers",
+_MODULES = {
+    "trees.forest": ("Forest", "LabelVocab"),
+    "trees.bact": ("iter_bact", "read_bact", "write_bact", "BactFormatError"),
+    "trees.doc_trees": ("TreeSpec", "docs_to_forest"),
+    "models.rules": ("RuleSet",),
+    "files": ("ModelFormatError",),
+    "learning.learner": ("TreeBoostClassifier",),
+    "learning.subtree_linear": ("SubtreeLinearClassifier",),
+    "learning.corrective": ("CorrectiveBoostClassifier",),
+    "learning.calibration": ("CalibratedBoostClassifier",),
+    "nmtf.factorization": ("MFLK", "SSMFLK"),
+    "nmtf.hybrid": ("SSMFLKNaiveBayes", "SSMFLKSelfTrained"),
+    "nmtf.lexicons": ("Lexicon", "LexiconFormatError"),
+    "pipeline.treeboost_textcat": ("TreeBoostTextCategorizer",),
+    "pipeline.nmtf_sentiment": ("NMTFSentiment",),
+    "streaming": ("PipelineBatchClassifier",),
+    "datasets.corpora": ("CorpusFormatError",),
+    "datasets.readers": ("CorpusReadError",),
 }
+_LAZY = {name: f"spacy_treeboost.{module}" for module, names in _MODULES.items() for name in names}
 
 __all__ = ["__version__", "InvalidSettingError", "NotFittedError", *_LAZY]
 

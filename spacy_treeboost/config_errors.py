@@ -1,5 +1,5 @@
-"""Settings and training-data errors as `ConfigValidationError`s (`ValueError`s), which `spacy train` and `spacy
-debug config` print as the setting's location and the message, without a traceback."""
+"""Settings and training-data errors as `ConfigValidationError`s, which `spacy train` prints with the setting's
+location and without a traceback."""
 import contextlib
 import functools
 import inspect
@@ -12,15 +12,13 @@ from .params import Validated
 
 
 def config_error(message: str, loc: Sequence[str], title: Optional[str] = None) -> ConfigValidationError:
-    """A `ConfigValidationError` with one entry: `message` at `loc` (e.g. ["components", "textcat", "learner", "C"]),
-    under `title` (by default spaCy's "Config validation error")."""
+    """A `ConfigValidationError` of `message` at `loc` (e.g. ["components", "textcat", "learner", "C"])."""
     errors = [{"loc": list(loc), "msg": message}]
     return ConfigValidationError(errors=errors) if title is None else ConfigValidationError(errors=errors, title=title)
 
 
 def setting_error(err: Exception, block: Sequence[str], names: Collection[str] = ()) -> ConfigValidationError:
-    """The `ConfigValidationError` of a setting refused by `err`, located at the setting an `InvalidSettingError`
-    carries when it is one of the block's setting `names`, else at the `block`."""
+    """The `ConfigValidationError` of `err`, located at its setting when that is one of `names`, else at `block`."""
     if isinstance(err, ConfigValidationError):
         return err
     message = str(err)
@@ -34,8 +32,8 @@ JSON_INTEGERS = (-(2 ** 63), 2 ** 64 - 1)
 
 
 def non_json_value(value: Any, loc: Sequence[str] = ()) -> Optional[Tuple[List[str], Any]]:
-    """The location and value of the first value in a config block (at `loc`) that a config cannot store as JSON:
-    NaN, an infinity or a whole number beyond 64 bits (a list is located as a whole); None when there is none."""
+    """The location and value of the first value in a config block that JSON cannot store (NaN, an infinity, a
+    whole number beyond 64 bits; a list as a whole), or None."""
     if isinstance(value, dict):
         for key, item in value.items():
             found = non_json_value(item, [*loc, str(key)])
@@ -63,8 +61,7 @@ def _train_corpus_reader(nlp: Any) -> Optional[Tuple[str, Dict[str, Any]]]:
 
 
 def corpus_reader_hint(nlp: Any) -> str:
-    """A sentence (with a leading space) naming the reader to use when the training corpus is JSON lines read by
-    spaCy's own reader, which reads only .spacy files; else ""."""
+    """A sentence naming the reader to use when spaCy's reader is given JSON lines; else ""."""
     found = None if nlp is None else _train_corpus_reader(nlp)
     if found is None:
         return ""
@@ -79,8 +76,7 @@ def corpus_reader_hint(nlp: Any) -> str:
 
 @contextlib.contextmanager
 def reported_at(block: Optional[Sequence[str]], names: Collection[str] = ()) -> Iterator[None]:
-    """Raise a `ValueError` or `TypeError` from the settings of `block` (None: unchanged) as a
-    `ConfigValidationError` (`setting_error`)."""
+    """Raise a `ValueError` or `TypeError` as a `setting_error` at `block` (None: unchanged)."""
     try:
         yield
     except (ValueError, TypeError) as err:
@@ -98,9 +94,8 @@ def check_learner(learner: Any, block: Optional[Sequence[str]]) -> None:
 
 
 def reporting(func: Callable[..., Any], name: str) -> Callable[..., Any]:
-    """`func` (a function or class to register as `name`, with its signature) with its errors reported as
-    `ConfigValidationError`s at `name`: an `InvalidSettingError` at its setting, another `ValueError` or a
-    `TypeError` at the block, an `OSError` at `path`."""
+    """`func`, registered as `name`, with its errors as `ConfigValidationError`s: a setting's at the setting, an
+    `OSError` at `path`."""
     names = list(inspect.signature(func).parameters)
 
     def build(*args: Any, **kwargs: Any) -> Any:
@@ -116,8 +111,7 @@ def reporting(func: Callable[..., Any], name: str) -> Callable[..., Any]:
 
 
 class DataError(ConfigValidationError):
-    """Training data that a component cannot learn from, or a corpus that cannot be read: a `ValueError` naming the
-    file (and line) and the remedy, which `spacy train` prints without a traceback."""
+    """Training data that a component cannot learn from, or a corpus that cannot be read."""
 
     def __init__(self, message: str = "", **kwargs: Any) -> None:
         kwargs.setdefault("title", "The training data cannot be used")
@@ -137,7 +131,7 @@ def training_corpus(nlp: Any) -> Optional[str]:
 
 @contextlib.contextmanager
 def data_errors(corpus: Optional[str]) -> Iterator[None]:
-    """Raise a `ValueError` about the training data as a `DataError` whose message starts with the `corpus` file."""
+    """Raise a `ValueError` as a `DataError` whose message starts with the `corpus` file."""
     try:
         yield
     except ConfigValidationError:

@@ -7,13 +7,8 @@ class NotFittedError(ValueError, AttributeError):
 
 
 class InvalidSettingError(ValueError):
-    """A setting holds a value it does not accept: a `ValueError` (as scikit-learn's `InvalidParameterError`) that
-    carries the setting, so that a config error is located at it.
-
-    message (str): What is wrong and how to fix it, e.g. "C=0 is invalid: use a number from 1e-06 to 1e+06".
-    setting (str): The setting's name, e.g. "C".
-    value (Any): The value refused.
-    """
+    """A setting holds a value it does not accept; it carries the `setting`, so that a config error is located at
+    it, and the `value`."""
 
     def __init__(self, message: str, *, setting: str, value: Any = None) -> None:
         super().__init__(message)

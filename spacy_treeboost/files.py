@@ -1,7 +1,5 @@
-"""Writing outputs atomically (a temporary file renamed over the target), refusing outputs that would destroy
-something (`check_output`), and sealed model files: a msgpack envelope of format name, version, the payload's
-SHA-256 and the payload, so that a damaged file is refused on load instead of changing scores.
-"""
+"""Atomic writes, refusal of outputs that would destroy something (`check_output`), and sealed model files: a
+msgpack envelope of format name, version, the payload's SHA-256 and the payload, so that a damaged file is refused."""
 import errno
 import gc
 import hashlib
@@ -20,8 +18,7 @@ CLICK_EXCEPTION: Type[Exception] = next(c for c in typer.BadParameter.__mro__ if
 
 
 class CommandLineError(CLICK_EXCEPTION):  # type: ignore[misc,valid-type]  # a class found at import
-    """An exception that a typer command line (spaCy's, this package's) prints as one line, `Error: <message>`. A
-    subclass calls `_set_message` in its `__init__`."""
+    """An exception that a typer command line prints as one line; a subclass calls `_set_message` in `__init__`."""
 
     exit_code = 1
 
@@ -34,13 +31,8 @@ class CommandLineError(CLICK_EXCEPTION):  # type: ignore[misc,valid-type]  # a c
 
 
 class ModelFormatError(ValueError, CommandLineError):
-    """A model or settings file that is corrupt, foreign, or of another format version: a `ValueError`, and a
-    `CommandLineError` so that `spacy evaluate` or `spacy package` prints it as one line.
-
-    message (str): What is wrong and how to fix it, naming the file.
-    """
-
-    exit_code = 1
+    """A model or settings file that is corrupt, foreign, or of another format version (printed as one line by
+    `spacy evaluate` or `spacy package`)."""
 
     def __init__(self, message: str = "") -> None:
         ValueError.__init__(self, message)
@@ -48,12 +40,7 @@ class ModelFormatError(ValueError, CommandLineError):
 
 
 class OutputError(OSError):
-    """An output path that cannot or must not be written; `str()` is one line naming the path and the fix.
-
-    path (Union[str, Path]): The output path.
-    reason (str): Why, and what to do instead.
-    code (int): The errno value.
-    """
+    """An output path that cannot or must not be written: `path`, `reason` (why, and the fix) and an errno `code`."""
 
     def __init__(self, path: Union[str, Path], reason: str, code: int = errno.EINVAL) -> None:
         super().__init__(code, reason, str(path))
@@ -75,8 +62,7 @@ _KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")
 
 
 def max_line_mb(error: Type[Exception] = ValueError) -> int:
-    """The longest line, in MiB, read where the input's size does not bound it (a pipe, a gzip file's inflated
-    bytes): `DEFAULT_MAX_LINE_MB`, or SPACY_TREEBOOST_MAX_LINE_MB; an invalid value raises `error`."""
+    """The longest line read from a gzip file, in MiB: SPACY_TREEBOOST_MAX_LINE_MB, else `DEFAULT_MAX_LINE_MB`."""
     value = os.environ.get(MAX_LINE_ENV, "").strip()
     if not value:
         return DEFAULT_MAX_LINE_MB
@@ -103,13 +89,11 @@ def _inside(path: Path, directory: Path) -> bool:
 
 
 def check_output(path: Union[str, Path], inputs: Iterable[Union[str, Path, None]] = ()) -> None:
-    """Refuse an output path whose writing would destroy something: an existing node that is not a regular file
-    (a directory, a device such as /dev/null, a pipe, a socket), a link loop, one of the `inputs` (also through a
-    symbolic or hard link), or a path inside an input directory (a pipeline the command reads).
+    """Refuse an output path whose writing would destroy something: a node that is not a regular file, a link
+    loop, one of the `inputs` (also through a link) or a path inside an input directory.
 
     path (Union[str, Path]): The output path; it need not exist.
     inputs (Iterable[Union[str, Path, None]]): The files and directories the command reads; None is skipped.
-    RAISES (OutputError): Naming the path and what to give instead.
     """
     path = Path(path)
     try:
@@ -145,11 +129,9 @@ def check_output(path: Union[str, Path], inputs: Iterable[Union[str, Path, None]
 
 
 def create_temp_beside(path: Union[str, Path]) -> Tuple[int, Path]:
-    """A new, empty temporary file beside `path` (after `check_output`), to be renamed over it: created exclusively
-    under an unpredictable name (`tempfile.mkstemp`), with the permissions of a new file (0666 less the umask).
+    """A new temporary file beside `path` (after `check_output`), with the permissions of a new file.
 
     RETURNS (Tuple[int, Path]): The open file descriptor and the temporary file's path.
-    RAISES (OutputError): When `path` is refused or its directory cannot hold a new file.
     """
     path = Path(path)
     check_output(path)
@@ -178,8 +160,7 @@ def create_temp_beside(path: Union[str, Path]) -> Tuple[int, Path]:
 
 
 def write_bytes_atomic(path: Union[str, Path], data: bytes) -> None:
-    """Write `data` to a temporary file beside `path`, flush it to disk and rename it over `path` (left as it was
-    when the write fails)."""
+    """Write `data` to a temporary file beside `path`, flush it to disk and rename it over `path`."""
     fd, tmp = create_temp_beside(path)
     try:
         with open(fd, "wb") as f:
@@ -193,8 +174,7 @@ def write_bytes_atomic(path: Union[str, Path], data: bytes) -> None:
 
 
 def msgpack_loads_safe(data: bytes) -> Any:
-    """`srsly.msgpack_loads` that leaves the garbage collector as it found it, also when `data` is damaged (srsly
-    disables it while unpacking and does not enable it again when unpacking fails)."""
+    """`srsly.msgpack_loads` that leaves the garbage collector enabled or not as it was, also for damaged data."""
     enabled = gc.isenabled()
     try:
         return srsly.msgpack_loads(data)
@@ -213,13 +193,8 @@ def unseal(data: bytes, format_name: str, version: int, *, error: Type[Exception
            version_key: str = "version") -> Any:
     """The payload of a sealed model file, after checking its format, version and checksum.
 
-    data (bytes): The file's content.
-    format_name (str): The expected format name.
-    version (int): The format's version; a file of any other version is refused.
-    error (Type[Exception]): The exception to raise for a file that is refused.
+    error (Type[Exception]): The exception raised for a file that is refused.
     what (str): What the file is, for messages, e.g. "classifier file".
-    version_key (str): The name of the version entry.
-    RETURNS (Any): The payload.
     """
     try:
         outer = msgpack_loads_safe(data)
@@ -259,7 +234,7 @@ def open_seal(outer: Any, format_name: str, version: int, *, error: Type[Excepti
 def check_model_file(path: Union[str, Path], error: Type[Exception], what: str,
                      max_bytes: Optional[int] = None) -> None:
     """Raise `error`, naming the path, when `path` cannot be a model file: not a regular file, empty, larger than
-    `max_bytes`, or not starting as a msgpack map does (so that `/dev/zero` is refused without reading it)."""
+    `max_bytes`, or not starting as a msgpack map does."""
     path = Path(path)
     if not path.exists():
         raise error(f"cannot read {path}: it does not exist.")
@@ -276,14 +251,8 @@ def check_model_file(path: Union[str, Path], error: Type[Exception], what: str,
         raise error(f"{path} is not a {what} ({'it is empty' if not head else 'it does not start as one does'}).")
 
 
-def cfg_json(cfg: Dict[str, Any], indent: Optional[int] = None) -> str:
-    """A component's settings as JSON that reads back exactly (every float to its last digit)."""
-    return json.dumps(cfg, indent=indent)
-
-
 def settings_digest(cfg: Dict[str, Any]) -> str:
-    """The SHA-256 of settings as canonical JSON, which ties a component's model file to the cfg it was saved
-    with."""
+    """The SHA-256 of settings as canonical JSON, which ties a component's model file to its cfg."""
     return hashlib.sha256(json.dumps(cfg, sort_keys=True, separators=(",", ":")).encode("utf8")).hexdigest()
 
 

@@ -1,7 +1,5 @@
-"""Hyperparameters as scikit-learn reads them (`get_params`, `set_params`, `clone`) and their checks: each class
-declares what its parameters accept in a `_parameter_constraints` table, and `validate_params` raises an
-`InvalidSettingError` naming the first setting out of its table (as scikit-learn's `InvalidParameterError`).
-"""
+"""Hyperparameters as scikit-learn reads them (`get_params`, `set_params`, `clone`) and their checks against a
+class's `_parameter_constraints` table, which raise an `InvalidSettingError` naming the setting."""
 import copy
 import inspect
 import math
@@ -23,11 +21,7 @@ class Params:
         return [p.name for p in sig.parameters.values() if p.name != "self" and p.kind != p.VAR_KEYWORD]
 
     def get_params(self, deep: bool = True) -> Dict[str, Any]:
-        """The hyperparameters, as scikit-learn's `get_params`.
-
-        deep (bool): Also list a nested estimator's parameters as `name__param`.
-        RETURNS (Dict[str, Any]): Parameter name to value.
-        """
+        """The hyperparameters by name; with `deep`, also a nested estimator's as `name__param`."""
         out = {}
         for name in self._param_names():
             value = getattr(self, name)
@@ -52,12 +46,7 @@ class Params:
 
 
 def clone(estimator: P) -> P:
-    """An unfitted estimator with the same parameters, as scikit-learn's `sklearn.base.clone`: built from
-    `get_params(deep=False)`, a nested estimator cloned in turn, other values copied.
-
-    estimator (Params): The estimator, fitted or not.
-    RETURNS (Params): The new estimator.
-    """
+    """An unfitted estimator with the same parameters (a nested estimator cloned in turn), as scikit-learn's."""
     params = estimator.get_params(deep=False)
     return type(estimator)(**{name: clone(value) if isinstance(value, Params) else copy.deepcopy(value)
                               for name, value in params.items()})
@@ -175,7 +164,7 @@ class Rule(NamedTuple):
 
 
 def rule(*accepts: Optional[Constraint], hint: Optional[str] = None) -> Rule:
-    """A `Rule` accepting any of `accepts`. RETURNS (Rule): The table entry."""
+    """A `Rule` accepting any of `accepts`."""
     return Rule(accepts, hint)
 
 
@@ -187,23 +176,12 @@ def shown(value: Any) -> str:
 
 
 def invalid_setting(name: str, value: Any, fix: str) -> InvalidSettingError:
-    """The error of a setting holding a value it does not accept: "name=value is invalid: fix".
-
-    name (str): The setting.
-    value (Any): Its value.
-    fix (str): How to fix it, e.g. "use a whole number >= 1".
-    RETURNS (InvalidSettingError): The error, to raise.
-    """
+    """The error "name=value is invalid: fix" of a setting holding a value it does not accept."""
     return InvalidSettingError(f"{name}={shown(value)} is invalid: {fix}", setting=name, value=value)
 
 
 def validate_params(params: Mapping[str, Any], constraints: Mapping[str, Rule]) -> None:
-    """Check parameters against a constraint table, in the table's order.
-
-    params (Mapping[str, Any]): Parameter name to value.
-    constraints (Mapping[str, Rule]): Parameter name to its rule.
-    RAISES (InvalidSettingError): "name=value is invalid: how to fix it", for the first parameter out of its rule.
-    """
+    """Check parameters against a constraint table, raising `invalid_setting` for the first one out of its rule."""
     for name, entry in constraints.items():
         if name in params and not entry.allows(params[name]):
             raise invalid_setting(name, params[name], entry.fix())
@@ -215,10 +193,7 @@ class Validated(Params):
     _parameter_constraints: ClassVar[Dict[str, Rule]] = {}
 
     def validate_params(self) -> None:
-        """Check the parameters: first against the class's constraint table, then how they combine.
-
-        RAISES (InvalidSettingError): Naming the first parameter that is invalid, with the accepted values.
-        """
+        """Check the parameters against the class's constraint table, then how they combine."""
         validate_params(self.get_params(deep=False), self._parameter_constraints)
         self._validate_combination()
 

@@ -1,7 +1,5 @@
-"""Classify streams of texts with a trained pipeline, JSONL in and JSONL with "cats" out, in bounded memory
-(`apply_stream`, the `apply` command): this process reads and writes in order, batches are classified here and in
-worker processes (`BatchProcesses`) or Ray actors, each holding a `PipelineBatchClassifier`.
-"""
+"""Classify a JSONL stream of texts with a trained pipeline in bounded memory (`apply_stream`, the `apply` command):
+this process reads and writes in order, batches are classified here and in worker processes or Ray actors."""
 import contextlib
 import gzip
 import io
@@ -25,7 +23,7 @@ from .files import create_temp_beside
 
 
 def open_output(raw: IO[bytes], gz: bool) -> IO[str]:
-    """A UTF-8 text stream writing to `raw`, gzip-compressed (without name or time stamp) when `gz` is true."""
+    """A UTF-8 text stream writing to `raw`, gzip-compressed (without name or time stamp) when `gz`."""
     return io.TextIOWrapper(gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) if gz else raw,
                             encoding="utf8")
 
@@ -51,7 +49,7 @@ class PipelineBatchClassifier:
 
     model (str): A spaCy pipeline directory or package name.
     batch_size (int): Texts per `nlp.pipe` batch.
-    nlp (Optional[Language]): The pipeline `model` names, already loaded (then it is not loaded again).
+    nlp (Optional[Language]): The pipeline `model` names, if already loaded.
     """
 
     def __init__(self, model: str, batch_size: int = 256, nlp: Any = None) -> None:
@@ -84,20 +82,14 @@ Batch = TypeVar("Batch")
 def in_input_order(batches: Iterable[Batch], n_workers: int, send: Callable[[int, Batch], None],
                    receive: Callable[[bool], Optional[Tuple[int, Any]]], local: Optional[Callable[[Batch], Any]] = None,
                    depth: int = 2) -> Iterator[Tuple[Batch, Any]]:
-    """Each batch with its reply, in input order, whatever order the workers' replies come in.
+    """Each batch with its reply, in input order. A batch goes to the worker with the fewest batches in flight (at
+    most `depth` each); with `local`, this process computes the next batch while the reply due next has not come.
 
-    A batch goes to the worker with the fewest batches in flight, at most `depth` each; with `local`, this process
-    computes the next batch itself while the reply due next has not come and every worker is full. At most `depth`
-    batches per worker (and for this process) are read and not yet yielded.
-
-    batches (Iterable[Batch]): The batches, read as they are sent.
     n_workers (int): The workers 0 ... n_workers - 1 (0: every batch runs here, with `local`).
     send (Callable[[int, Batch], None]): Gives a batch to a worker.
-    receive (Callable[[bool], Optional[Tuple[int, Any]]]): The next (worker, reply) of any worker with a batch in
-        flight, waiting if its argument is true, else None when none has come; a worker replies in order.
+    receive (Callable[[bool], Optional[Tuple[int, Any]]]): The next (worker, reply), waiting if its argument is
+        true, else None when none has come; a worker replies in order.
     local (Optional[Callable[[Batch], Any]]): A batch's reply, computed in this process.
-    depth (int): The batches in flight per worker.
-    YIELDS (Tuple[Batch, Any]): Each batch and its reply, in the order of `batches`.
     """
     if n_workers < 1 and local is None:
         raise ValueError("in_input_order needs a worker or a local function")
@@ -162,7 +154,7 @@ def _end_with_parent(parent: int) -> None:
 
 def _batch_worker(conn: Any, parent: int, build: Any, inherited: Sequence[Any]) -> None:
     """A worker of `BatchProcesses`: the categories of each batch it receives, until its pipe ends. `build` is the
-    classifier (forked) or its (model, batch_size) (spawned); a forked worker closes the pipes it `inherited`."""
+    classifier (forked) or its (model, batch_size) (spawned)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
@@ -188,14 +180,8 @@ def _batch_worker(conn: Any, parent: int, build: Any, inherited: Sequence[Any]) 
 
 
 class BatchProcesses:
-    """Local worker processes that classify batches of texts; a context manager that ends them (killed after an
-    error). They are forked where that is safe (`learning.tasks.start_method`), else spawned and load the pipeline;
-    they ignore Ctrl-C and die with this process (Linux).
-
-    classifier (PipelineBatchClassifier): The loaded pipeline.
-    model (str): The name it was loaded from (for spawned workers).
-    n (int): The number of processes.
-    """
+    """`n` local worker processes that classify batches of texts (forked where safe, else spawned and loading
+    `model`); they ignore Ctrl-C and die with this process (Linux). A context manager that ends them."""
 
     def __init__(self, classifier: PipelineBatchClassifier, model: str, n: int) -> None:
         from .learning.tasks import start_method
@@ -232,19 +218,16 @@ class BatchProcesses:
 
     @property
     def pids(self) -> List[int]:
-        """The workers' process ids."""
         return [proc.pid for proc in self.processes]
 
     def send(self, i: int, texts: List[str]) -> None:
-        """Give worker i a batch of texts."""
         try:
             self.conns[i].send(texts)
         except OSError:
             self._died(i)
 
     def receive(self, block: bool = True) -> Optional[Tuple[int, List[Dict[str, float]]]]:
-        """The next (worker, categories of its oldest batch in flight), or None if none has come and `block` is
-        false; a WorkerDiedError when a worker died."""
+        """The next (worker, categories of its oldest batch in flight), or None if none has come and not `block`."""
         ready = wait([*self.conns, *(proc.sentinel for proc in self.processes)], timeout=None if block else 0)
         if not ready:
             return None
@@ -272,7 +255,6 @@ class BatchProcesses:
                               "or --batch-size.")
 
     def close(self, kill: bool = False) -> None:
-        """End the workers: at the end of their pipes, or killed now."""
         for conn in self.conns:
             conn.close()
         for proc in self.processes:
@@ -287,8 +269,7 @@ class BatchProcesses:
 
 def _ray_records(model: str, path: Path, n_workers: int, batch_size: int, address: Optional[str],
                  timeout: float) -> Generator[Dict[str, Any], None, None]:
-    """The records, read here and classified by `n_workers` Ray actors in input order (two batches per actor in
-    flight)."""
+    """The records, classified by `n_workers` Ray actors in input order (two batches per actor in flight)."""
     from .learning.tasks import connect_ray
 
     ray = connect_ray(address)
@@ -309,24 +290,20 @@ def _ray_records(model: str, path: Path, n_workers: int, batch_size: int, addres
             except ray.exceptions.RayActorError as err:
                 raise ValueError(f"a Ray worker could not load the pipeline {model!r} (it must be a path or "
                                  f"package that exists on every node): {err}") from None
-        pending: Deque[Tuple[List[Dict[str, Any]], Any]] = deque()
-        batches = minibatch(read_records(path), batch_size)
-        turn = 0
-        while True:
-            while len(pending) < 2 * n_workers:
-                batch = next(batches, None)
-                if batch is None:
-                    break
-                pending.append((batch, actors[turn % n_workers].classify.remote([r["text"] for r in batch])))
-                turn += 1
-            if not pending:
-                return
-            batch, ref = pending.popleft()
+        pending: Deque[Tuple[int, int, Any]] = deque()
+
+        def send(i: int, batch: List[Dict[str, Any]]) -> None:
+            pending.append((i, len(batch), actors[i].classify.remote([r["text"] for r in batch])))
+
+        def receive(block: bool) -> Tuple[int, Any]:
+            i, size, ref = pending.popleft()
             try:
-                cats = ray.get(ref, timeout=timeout)
+                return i, ray.get(ref, timeout=timeout)
             except ray.exceptions.GetTimeoutError:
-                raise TimeoutError(f"a Ray worker returned no batch of {len(batch)} texts within {timeout:g} s: the "
+                raise TimeoutError(f"a Ray worker returned no batch of {size} texts within {timeout:g} s: the "
                                    f"cluster may be overloaded or a node lost; raise --timeout to wait longer") from None
+
+        for batch, cats in in_input_order(minibatch(read_records(path), batch_size), n_workers, send, receive):
             for record, c in zip(batch, cats):
                 yield dict(record, cats=c)
     finally:
@@ -342,14 +319,11 @@ def apply_stream(model: str, input_path: Path, output_path: Path, *, n_workers: 
     model (str): A spaCy pipeline directory or package name.
     input_path (Path): JSONL (or .jsonl.gz) with a "text" per line.
     output_path (Path): Where to write the records with their "cats" (.gz: compressed).
-    n_workers (int): The processes that classify (this one and `n_workers - 1` `BatchProcesses`) or Ray actors.
-    backend (str): "processes" or "ray" (the input is read here and batches go to the actors).
-    batch_size (int): Texts per batch.
+    n_workers (int): The processes that classify (this one and `n_workers - 1` others) or Ray actors.
+    backend (str): "processes" or "ray".
     ray_address (Optional[str]): For "ray": the cluster address; None starts a local Ray.
-    progress (bool): Show a progress bar of the texts written.
     timeout (float): For "ray": the longest wait, in seconds, for the workers to start or a batch to come back.
-    on_start (Optional[Callable[[List[int]], None]]): For "processes": called with the worker processes' ids once
-        they have started.
+    on_start (Optional[Callable[[List[int]], None]]): For "processes": called with the worker processes' ids.
     RETURNS (int): The number of texts classified.
     """
     from tqdm import tqdm

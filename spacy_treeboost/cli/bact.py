@@ -30,14 +30,6 @@ def _load(model: Path) -> Any:
         _fail(f"{model} is not a usable spacy-treeboost model file ({type(err).__name__}: {err})")
 
 
-def _check_writable(path: Path) -> None:
-    """Fail before training when the model could not be written."""
-    _check_place(path, "the model", "model.bin")
-    parent = path.parent
-    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        _fail(f"cannot write {path}: permission denied")
-
-
 @contextmanager
 def _reading(path: Path) -> Iterator[None]:
     """Fail with one line when `path` cannot be read or is not in the BACT format."""
@@ -46,16 +38,6 @@ def _reading(path: Path) -> Iterator[None]:
     except OSError as err:
         _fail(f"cannot read {path}: {err.strerror}")
     except BactFormatError as err:
-        _fail(str(err))
-
-
-def _training_files(train: List[Path]) -> List[Path]:
-    """The training files named: each name, or the files a quoted glob matches (sorted)."""
-    from ..learning.shard_files import shard_paths
-
-    try:
-        return [Path(p) for p in shard_paths(train)]
-    except ValueError as err:
         _fail(str(err))
 
 
@@ -72,13 +54,6 @@ def _read_all(paths: List[Path]) -> Any:
         return read_shard_files(TreeShards(names), names)[:2]
     except ValueError as err:
         _fail(str(err))
-
-
-def _shards(paths: List[Path]) -> Any:
-    """The files as the shards of one training set, read by the learner's workers."""
-    from ..learning.shard_files import TreeShards
-
-    return TreeShards([str(p) for p in paths])
 
 
 @app.command()
@@ -128,8 +103,15 @@ def learn(
 ) -> None:
     """Learn subtree rules from BACT-format files: one, or several (or a quoted glob) read as one training set, by
     the workers themselves for the linear learner (each file a shard)."""
-    paths = _training_files(train)
-    _check_writable(model)
+    from ..learning.shard_files import shard_paths
+
+    try:
+        paths = [Path(p) for p in shard_paths(train)]
+    except ValueError as err:
+        _fail(str(err))
+    _check_place(model, "the model", "model.bin")
+    if not os.access(model.parent, os.W_OK) or (model.exists() and not os.access(model, os.W_OK)):
+        _fail(f"cannot write {model}: permission denied")
     _check_output(model, *paths, learner_config)
     if learner_config is not None:
         _learn_from_config(ctx, paths, model, learner_config)
@@ -244,25 +226,11 @@ def _learn_from_config(ctx: typer.Context, train: List[Path], model: Path, confi
 
 
 def _model_size(model: Path, n_rules: int, train: List[Path]) -> str:
-    """The line that gives a written model's number of rules and its file's size, also as a share of the training
-    files'."""
+    """The line that gives a written model's number of rules and size, also as a share of the training files'."""
     size, train_size = model.stat().st_size, sum(p.stat().st_size for p in train)
     share = f" ({100.0 * size / train_size:.1f} % of the training file{'s' if len(train) > 1 else ''})" \
         if train_size else ""
     return f"model: {n_rules:,} rules, {size / 1e6:.2f} MB{share}"
-
-
-def _write_fitted(model: Path, clf: Any, read_seconds: float, summary: str, train: List[Path]) -> None:
-    """Write a fitted learner's model file, then its summary line, its number of rules and size, and the CPU
-    seconds of each phase."""
-    from ..learning.classifier_files import classifier_to_bytes
-
-    clock = time.process_time()
-    _write_file(model, classifier_to_bytes(clf))
-    phases = {"read": read_seconds, **getattr(clf, "timings_", {}), "write": time.process_time() - clock}
-    typer.echo(summary, err=True)
-    typer.echo(_model_size(model, len(clf.rules_), train), err=True)
-    typer.echo(f"phases (CPU s): {json.dumps({k: round(v, 3) for k, v in phases.items()})}", err=True)
 
 
 def _learn_linear(train: List[Path], model: Path, algorithm: str, booster: Any, opts: Dict[str, Any]) -> None:
@@ -288,11 +256,14 @@ def _learn_linear(train: List[Path], model: Path, algorithm: str, booster: Any, 
 
 def _fit_and_write(clf: Any, train: List[Path], model: Path, chosen: bool = False) -> None:
     """Fit `clf` on the training files (several files as shards, for the linear learner), write its model and say
-    what was learned (with `chosen`: each head's C and features; else the learner)."""
+    what was learned (with `chosen`: each head's C and features; else the learner) and the CPU time of each phase."""
+    from ..learning.classifier_files import classifier_to_bytes
+    from ..learning.shard_files import TreeShards
     from ..learning.subtree_linear import SubtreeLinearClassifier
 
     clock = time.process_time()
-    data = (_shards(train), None) if len(train) > 1 and isinstance(clf, SubtreeLinearClassifier) else _read_all(train)
+    shards = len(train) > 1 and isinstance(clf, SubtreeLinearClassifier)
+    data = (TreeShards([str(p) for p in train]), None) if shards else _read_all(train)
     read_seconds = time.process_time() - clock
     try:
         clf.fit(*data)
@@ -306,7 +277,12 @@ def _fit_and_write(clf: Any, train: List[Path], model: Path, chosen: bool = Fals
                                     f"C={i['C']}" for i in info) + ")"
     else:
         summary += f" with {type(clf).__name__}"
-    _write_fitted(model, clf, read_seconds, f"{summary} -> {model}", train)
+    clock = time.process_time()
+    _write_file(model, classifier_to_bytes(clf))
+    phases = {"read": read_seconds, **getattr(clf, "timings_", {}), "write": time.process_time() - clock}
+    typer.echo(f"{summary} -> {model}", err=True)
+    typer.echo(_model_size(model, len(clf.rules_), train), err=True)
+    typer.echo(f"phases (CPU s): {json.dumps({k: round(v, 3) for k, v in phases.items()})}", err=True)
 
 
 # Documents per batch of `classify`: small enough that the allocator reuses a batch's arrays for the next batch
@@ -322,15 +298,6 @@ def _stream(path: Path, vocab: Any, add_labels: bool) -> Iterator[Any]:
         yield from iter_bact(path, vocab, add_labels=add_labels, batch_size=CLASSIFY_BATCH)
 
 
-def _warn_unknown_gold(unknown: "Counter[str]", n_docs: int, classes: Any) -> None:
-    """One warning naming the test labels that are not classes of the model, with their counts."""
-    shown = ", ".join(f"{encode_label(g)} ({n})" for g, n in unknown.most_common(5))
-    more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
-    known = ", ".join(encode_label(str(c)) for c in classes)
-    typer.echo(f"warning: {sum(unknown.values())} of {n_docs} test labels are not classes of the model ({known}): "
-               f"{shown}{more}; they count as errors in the accuracy", err=True)
-
-
 @app.command()
 def classify(
     test: Path = typer.Argument(..., help="Examples, one 'LABEL (tree)' per line"),
@@ -340,7 +307,6 @@ def classify(
 
     The input is read and classified in batches, so memory does not grow with its size.
     """
-
     from ..trees import LabelVocab
 
     clf = _load(model)
@@ -360,7 +326,11 @@ def classify(
         unknown.update(g for g in gold if g not in known)
     if n_docs and not clf.multilabel_:
         if unknown:
-            _warn_unknown_gold(unknown, n_docs, clf.classes_)
+            shown = ", ".join(f"{encode_label(g)} ({n})" for g, n in unknown.most_common(5))
+            more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+            known_list = ", ".join(encode_label(str(c)) for c in clf.classes_)
+            typer.echo(f"warning: {sum(unknown.values())} of {n_docs} test labels are not classes of the model "
+                       f"({known_list}): {shown}{more}; they count as errors in the accuracy", err=True)
         typer.echo(f"accuracy {correct / n_docs:.4f} ({correct}/{n_docs})", err=True)
 
 

@@ -14,8 +14,7 @@ def _fail(message: str) -> NoReturn:
 
 
 def _check_output(output: Path, *inputs: Any) -> None:
-    """Fail when writing `output` would destroy something: a device, pipe, socket or directory there, one of the
-    command's `inputs`, or a file inside an input directory (`files.check_output`)."""
+    """Fail when writing `output` would destroy something (`files.check_output`)."""
     from ..files import OutputError, check_output
 
     try:
@@ -32,8 +31,7 @@ def _pipeline_input(pipeline: Optional[str]) -> Optional[Path]:
 
 
 def _write_file(path: Path, data: bytes) -> None:
-    """Write atomically: a temporary file in the same directory renamed over the target, so a failed write
-    never leaves a truncated file or destroys the previous one."""
+    """Write atomically (a failed write leaves the previous file as it was)."""
     from ..files import OutputError, write_bytes_atomic
 
     try:
@@ -45,8 +43,8 @@ def _write_file(path: Path, data: bytes) -> None:
 
 
 def _check_place(path: Path, what: str, example: str) -> None:
-    """Fail when `path` is a directory or its directory does not exist (`what`: e.g. "the model", `example`: a file
-    name to suggest)."""
+    """Fail when `path` is a directory (suggesting the file name `example` for `what`) or its directory does not
+    exist."""
     if path.is_dir():
         _fail(f"{path} is a directory; give {what} a file name, e.g. {path / example}")
     if not path.parent.is_dir():
@@ -54,7 +52,6 @@ def _check_place(path: Path, what: str, example: str) -> None:
 
 
 def _check_new_file(output: Path, what: str, example: str, *inputs: Any) -> None:
-    """`_check_place`, then `_check_output`."""
     _check_place(output, what, example)
     _check_output(output, *inputs)
 

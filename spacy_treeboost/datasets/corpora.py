@@ -1,6 +1,5 @@
-"""Readers of public text-classification corpora in their original formats, and JSONL input and output (without
-spaCy). Every reader yields dicts with `text` and `label` (one label) or `labels` (a list), plus the corpus' own
-identifiers, ready for `write_jsonl` and the `spacy_treeboost.JsonlCorpus.v1` reader."""
+"""JSONL input and output, and readers of public text-classification corpora in their original formats (without
+spaCy), each yielding dicts with `text` and `label` or `labels`, plus the corpus' own identifiers."""
 import gzip
 import html
 import json
@@ -28,8 +27,7 @@ class CorpusFormatError(ValueError):
 
 
 def check_input_file(path: PathLike) -> Path:
-    """`path` as a Path, after checking that it is a regular file: a FileNotFoundError when nothing is there, a
-    CorpusFormatError for a directory, a device, a pipe or a link loop."""
+    """`path` as a Path, after checking that it is a regular file."""
     path = Path(path)
     try:
         mode = os.stat(path).st_mode
@@ -44,14 +42,8 @@ def check_input_file(path: PathLike) -> Path:
 
 
 def iter_jsonl(path: PathLike) -> Iterator[Tuple[int, Dict[str, Any]]]:
-    """The objects of a JSONL file (plain or gzipped, UTF-8, a BOM and CRLF accepted), blank lines skipped. A line
-    of a gzipped file may inflate to at most 64 MiB (SPACY_TREEBOOST_MAX_LINE_MB sets another limit).
-
-    path (PathLike): The file.
-    YIELDS (Tuple[int, Dict[str, Any]]): The 1-based line number and the object.
-    RAISES (CorpusFormatError): For bytes that are not UTF-8, a damaged gzip file, a spaCy DocBin, a line too long
-        or not a JSON object, naming the file and line.
-    """
+    """The 1-based line number and object of each line of a JSONL file (plain or gzipped, UTF-8), blank lines
+    skipped; a bad line raises a `CorpusFormatError` naming the file and line."""
     path = check_input_file(path)
     one_object = "Each line must be one JSON object, e.g. {\"text\": \"...\", \"label\": \"POS\"}."
     for line_no, raw in _binary_lines(path):
@@ -86,8 +78,7 @@ _ZLIB_HEADERS = (b"\x78\x01", b"\x78\x5e", b"\x78\x9c", b"\x78\xda")
 
 
 def _binary_lines(path: Path) -> Iterator[Tuple[int, bytes]]:
-    """The lines of a plain or gzipped file as bytes, numbered from 1; a damaged gzip stream or an inflated line
-    longer than `max_line_mb` raises a `CorpusFormatError` naming the line."""
+    """The lines of a plain or gzipped file as bytes, numbered from 1."""
     from ..files import MAX_LINE_ENV, max_line_mb
 
     with path.open("rb") as probe:
@@ -120,8 +111,7 @@ def _binary_lines(path: Path) -> Iterator[Tuple[int, bytes]]:
 
 
 def write_jsonl(records: Iterable[Dict[str, Any]], path: PathLike) -> int:
-    """Write records as JSONL (UTF-8, keys in order), gzipped without a time stamp if the name ends in `.gz`;
-    parent directories are created. RETURNS (int): The number of records written."""
+    """Write records as JSONL, gzipped without a time stamp for a `.gz` name. RETURNS (int): The number written."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     lines = [json.dumps(record, ensure_ascii=False) + "\n" for record in records]
@@ -135,13 +125,8 @@ def write_jsonl(records: Iterable[Dict[str, Any]], path: PathLike) -> int:
 
 
 def read_movie_review_polarity(path: PathLike, *, encoding: str = "utf-8") -> Iterator[Dict[str, Any]]:
-    """Read the movie review polarity dataset v2.0 (Pang & Lee 2004).
-
-    path (PathLike): The `txt_sentoken` folder (with `pos/` and `neg/`), or the folder that contains it.
-    encoding (str): The files' encoding (they are ASCII).
-    YIELDS (Dict[str, Any]): `{"text", "label": "pos"|"neg", "id", "fold"}`, negative files first, each folder
-        sorted by name; `fold` is 0-9 from `cvNNN_` (NNN // 100).
-    """
+    """Read the movie review polarity dataset v2.0 (Pang & Lee 2004) from the `txt_sentoken` folder or its parent:
+    `{"text", "label": "pos"|"neg", "id", "fold"}`, negative files first, `fold` 0-9 from `cvNNN_` (NNN // 100)."""
     root = Path(path)
     if not (root / "pos").is_dir() and (root / "txt_sentoken").is_dir():
         root = root / "txt_sentoken"
@@ -162,13 +147,8 @@ def read_movie_review_polarity(path: PathLike, *, encoding: str = "utf-8") -> It
 
 
 def read_sentence_polarity(path: PathLike, *, encoding: str = "latin-1") -> Iterator[Dict[str, Any]]:
-    """Read the sentence polarity dataset v1.0 (`rt-polarity.pos` / `rt-polarity.neg`, latin-1): lines split on
-    newlines only, trailing whitespace stripped, a NEL character (0x85) made a space, as in NLTK's copy.
-
-    path (PathLike): The folder holding both files (`rt-polaritydata`).
-    encoding (str): The files' encoding.
-    YIELDS (Dict[str, Any]): `{"text", "label": "pos"|"neg", "id": "rt-polarity.neg:LINE"}`, negative lines first.
-    """
+    """Read the sentence polarity dataset v1.0 from the `rt-polaritydata` folder, as NLTK's copy reads it:
+    `{"text", "label": "pos"|"neg", "id": "rt-polarity.neg:LINE"}`, negative lines first."""
     root = Path(path)
     for label in ("neg", "pos"):
         file = root / f"rt-polarity.{label}"
@@ -188,18 +168,13 @@ def _review_field(block: str, name: str) -> Optional[str]:
 
 def read_multi_domain_reviews(path: PathLike, *, include_title: bool = False, skip_unlabeled: bool = True,
                               encoding: str = "latin-1") -> Iterator[Dict[str, Any]]:
-    """Read the multi-domain sentiment dataset (Blitzer et al. 2007), unprocessed `.review` files (XML-like, with
-    bare `&` and `<`; each `<review>` block is read on its own). The label comes from the file name
-    (`positive.review`, `negative.review`), for `unlabeled.review` from `<rating>` as in the paper (above 3 "pos",
-    below 3 "neg").
+    """Read the multi-domain sentiment dataset (Blitzer et al. 2007), unprocessed `.review` files: `{"text",
+    "label": "pos"|"neg", "id", "domain", "rating", "title", "source"}`, the label from the file name, or for
+    `unlabeled.review` from `<rating>` (above 3 "pos", below 3 "neg").
 
-    path (PathLike): A `.review` file, or a domain folder (e.g. `sorted_data/books`) whose `positive.review`,
-        `negative.review` and `unlabeled.review` are read.
+    path (PathLike): A `.review` file, or a domain folder (e.g. `sorted_data/books`).
     include_title (bool): Put the review title and a newline before the text.
     skip_unlabeled (bool): Skip reviews without a label; if False they are yielded without a `label` key.
-    encoding (str): The files' encoding.
-    YIELDS (Dict[str, Any]): `{"text", "label": "pos"|"neg", "id", "domain", "rating", "title", "source"}`, where
-        `source` is the file name.
     """
     path = Path(path)
     if path.is_dir():
@@ -262,16 +237,12 @@ def _reuters_element(block: str, tag: str) -> str:
 
 def read_reuters21578(path: PathLike, *, split: Optional[str] = None,
                       require_topics: bool = False) -> Iterator[Dict[str, Any]]:
-    """Read Reuters-21578 Distribution 1.0 SGML (`reut2-NNN.sgm`). `text` is the title, a newline and the body
-    without the final "Reuter" sign-off (for `<TEXT TYPE="UNPROC">` the whole TEXT is the body), `&lt;`/`&amp;`
-    decoded and control-character entities dropped. The ModApte split is train for LEWISSPLIT="TRAIN" with
-    TOPICS="YES", test for LEWISSPLIT="TEST" with TOPICS="YES", and unused otherwise.
+    """Read Reuters-21578 SGML (a `.sgm` file or the folder of `reut2-*.sgm`): `{"text", "labels": [topics], "id":
+    NEWID, "title", "body", "places", "lewissplit", "topics_attr", "modapte"}`, `text` the title and the body
+    without the "Reuter" sign-off.
 
-    path (PathLike): A `.sgm` file or the folder with the `reut2-*.sgm` files.
     split (Optional[str]): Keep only this ModApte part ("train", "test" or "unused").
     require_topics (bool): Skip documents without TOPICS categories.
-    YIELDS (Dict[str, Any]): `{"text", "labels": [topics], "id": NEWID, "title", "body", "places", "lewissplit",
-        "topics_attr", "modapte"}`.
     """
     if split not in (None, "train", "test", "unused"):
         raise ValueError(f"split must be 'train', 'test', 'unused' or None, not {split!r}")

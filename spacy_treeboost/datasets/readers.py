@@ -1,6 +1,5 @@
-"""The JSONL corpus reader of `spacy train`: a line holds `text` and either `label` (one label) or `labels` (a list);
-every example's `reference.cats` holds every label of the label set (1.0 or 0.0), its `predicted` doc is
-tokenizer-only."""
+"""The JSONL corpus reader of `spacy train`: a line holds `text` and either `label` or `labels` (a list); each
+example's `reference.cats` holds every label of the label set (1.0 or 0.0)."""
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
@@ -18,11 +17,7 @@ Fold = Union[int, str]
 
 
 class CorpusReadError(DataError, CorpusFormatError, CommandLineError):
-    """A corpus line that `spacy train` cannot read: a `CorpusFormatError` that spaCy prints without a traceback
-    (a config error while it initializes the pipeline, one line when its training loop reads the dev corpus).
-
-    message (str): The message, naming the file and line and the remedy.
-    """
+    """A corpus line that `spacy train` cannot read, printed without a traceback."""
 
     def __init__(self, message: str = "", **kwargs: Any) -> None:
         kwargs.setdefault("title", "The corpus cannot be read")
@@ -53,23 +48,8 @@ SETTINGS = {
 }
 
 
-def _check_settings(settings: Dict[str, Any]) -> None:
-    """Refuse settings of the wrong type or value, naming the setting, before any line is read."""
-    validate_params(settings, SETTINGS)
-    if settings["label_field"] is None and settings["labels_field"] is None:
-        raise InvalidSettingError("label_field and labels_field cannot both be None: one must name the label "
-                                  "field.", setting="label_field", value=None)
-    if settings["skip_unlabeled"] and settings["unlabeled"]:
-        raise InvalidSettingError("skip_unlabeled and unlabeled cannot both be true: unlabeled lines are either "
-                                  "skipped or kept.", setting="skip_unlabeled", value=True)
-    labels = settings["labels"]
-    if labels is not None and len(set(labels)) != len(labels):
-        raise invalid_setting("labels", list(labels), "a label is repeated; list each label once")
-
-
 class JsonlCorpus:
-    """Labeled documents from a JSONL file (plain or gzipped), re-read on every call: the corpus reader
-    `spacy_treeboost.JsonlCorpus.v1` of `spacy train`, whose settings are these arguments.
+    """Labeled documents from a JSONL file, re-read on every call: the reader `spacy_treeboost.JsonlCorpus.v1`.
 
     path (Union[str, Path]): The JSONL file (`.jsonl` or gzipped `.jsonl.gz`).
     labels (Optional[List[str]]): The label set; None collects it from the whole file (sorted) on the first call.
@@ -78,12 +58,10 @@ class JsonlCorpus:
     label_field (Optional[str]): The field holding one label; None to ignore it.
     labels_field (Optional[str]): The field holding a list of labels; None to ignore it.
     fold_field (str): The field that `folds` filters on.
-    folds (Optional[Sequence[Union[int, str]]]): Keep only lines whose `fold_field` is one of these values (e.g.
-        movie review folds 0-8, or Reuters `modapte` "train").
+    folds (Optional[Sequence[Union[int, str]]]): Keep only lines whose `fold_field` is one of these values.
     label_map (Optional[Dict[str, str]]): Rename labels as they are read, e.g. {"pos": "POS"}.
     skip_unlabeled (bool): Skip lines whose label field is missing, null or an empty list instead of raising.
-    unlabeled (bool): Yield such lines as unlabeled examples (`reference.cats` is `{}`, e.g. for semi-supervised
-        `nmtf_sentiment` training) instead of raising.
+    unlabeled (bool): Yield such lines as unlabeled examples (`reference.cats` is `{}`) instead of raising.
     """
 
     def __init__(self, path: Union[str, Path], *, labels: Optional[List[str]] = None, limit: int = 0,
@@ -94,9 +72,17 @@ class JsonlCorpus:
         if path is None:
             raise InvalidSettingError("spacy_treeboost.JsonlCorpus.v1 needs a path; set it in the [corpora] block.",
                                       setting="path", value=path)
-        _check_settings(dict(labels=labels, limit=limit, text_field=text_field, label_field=label_field,
+        validate_params(dict(labels=labels, limit=limit, text_field=text_field, label_field=label_field,
                              labels_field=labels_field, fold_field=fold_field, folds=folds, label_map=label_map,
-                             skip_unlabeled=skip_unlabeled, unlabeled=unlabeled))
+                             skip_unlabeled=skip_unlabeled, unlabeled=unlabeled), SETTINGS)
+        if label_field is None and labels_field is None:
+            raise InvalidSettingError("label_field and labels_field cannot both be None: one must name the label "
+                                      "field.", setting="label_field", value=None)
+        if skip_unlabeled and unlabeled:
+            raise InvalidSettingError("skip_unlabeled and unlabeled cannot both be true: unlabeled lines are either "
+                                      "skipped or kept.", setting="skip_unlabeled", value=True)
+        if labels is not None and len(set(labels)) != len(labels):
+            raise invalid_setting("labels", list(labels), "a label is repeated; list each label once")
         self.path = Path(path)
         self.labels: Optional[List[str]] = list(labels) if labels is not None else None
         self.limit = limit

@@ -1,31 +1,19 @@
-"""Saving and loading the components through spaCy's utilities: `cfg` (JSON, floats exact) and `model` (msgpack
-sealed with a SHA-256 checksum and the digest of its `cfg`). A failed load raises `ModelFormatError` and leaves the
-component as it was. The components share their labels and their training hooks (fitted in `initialize`, not by
-gradients) here too."""
+"""Saving and loading the components: `cfg` (JSON) and `model` (sealed msgpack holding the digest of its `cfg`). A
+failed load raises `ModelFormatError` and leaves the component as it was."""
+import json
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 from spacy import util
 from spacy.vocab import Vocab
 
-from ..files import (
-    ModelFormatError,
-    cfg_json,
-    load_cfg_json,
-    msgpack_loads_safe,
-    read_cfg_file,
-    read_model_file,
-    settings_digest,
-    write_bytes_atomic,
-)
+from ..files import (ModelFormatError, load_cfg_json, msgpack_loads_safe, read_cfg_file, read_model_file,
+                     settings_digest, write_bytes_atomic)
 
 
 class ComponentFiles:
-    """`to_bytes`, `from_bytes`, `to_disk`, `from_disk` and pickling for a component.
-
-    The component provides `factory` (its factory's name), `name`, `cfg`, `vocab`, `scorer`, `_validate_settings()`,
-    `_model_bytes()` and `_load_model_bytes(data, cfg_loaded)`.
-    """
+    """Serialization, pickling, labels and the no-op gradient hooks of a component, which provides `factory`,
+    `name`, `cfg`, `vocab`, `scorer`, `_validate_settings()`, `_model_bytes()` and `_load_model_bytes()`."""
 
     factory: str
     name: str
@@ -47,11 +35,10 @@ class ComponentFiles:
         return list(self.cfg["labels"])
 
     def use_params(self, params: dict) -> Iterator[None]:
-        """Parameter averaging does not apply: the model is used as it is."""
         yield
 
     def finish_update(self, sgd: Any = None) -> None:
-        """Nothing to do: the model is not trained by gradients."""
+        pass
 
     def _not_trained(self) -> ValueError:
         return ValueError(f"'{self.name}' is not trained: run `nlp.initialize` and train it (spacy train does both), "
@@ -82,34 +69,23 @@ class ComponentFiles:
             raise ModelFormatError(f"'{self.name}': the stored cfg is invalid: {err}") from None
 
     def _check_cfg_digest(self, digest: str) -> None:
-        """Refuse a model file saved with other settings than the cfg (the SHA-256 of its JSON)."""
         if digest != settings_digest(self.cfg):
             raise ModelFormatError(
                 f"'{self.name}': the cfg does not hold the settings the model was saved with (it was edited or "
                 "damaged, or belongs to another model); restore both files from the same save.")
 
     def _put_back(self, cfg: Dict[str, Any]) -> None:
-        """Restore settings that were valid (and what they define) after a refused load."""
         self.cfg = cfg
         self._validate_settings()
 
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
-        """Serialize the settings and the fitted model.
-
-        exclude (Iterable[str]): String names of serialization fields to exclude.
-        RETURNS (bytes): The serialized component.
-        """
-        serialize = {"cfg": lambda: cfg_json(self.cfg), "model": self._model_bytes}
+        """Serialize the settings and the fitted model."""
+        serialize = {"cfg": lambda: json.dumps(self.cfg), "model": self._model_bytes}
         # spaCy types the getters as returning bytes, but it msgpack-packs any value: the cfg is stored as a string.
         return util.to_bytes(serialize, exclude)  # type: ignore[arg-type]
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> Any:
-        """Load from bytes written by `to_bytes`; on failure the component is left as it was.
-
-        bytes_data (bytes): The data.
-        exclude (Iterable[str]): String names of serialization fields to exclude.
-        RETURNS: The component.
-        """
+        """Load from bytes written by `to_bytes`; on failure the component is left as it was."""
         cfg_loaded = "cfg" not in exclude
         deserialize = {"cfg": lambda b: self._restore_cfg(load_cfg_json(b, f"'{self.name}' bytes")),
                        "model": lambda b: self._load_model_bytes(b, cfg_loaded)}
@@ -131,24 +107,15 @@ class ComponentFiles:
         return self
 
     def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> None:
-        """Write `cfg` (JSON) and `model` (sealed msgpack) into a directory, each through a temporary file.
-
-        path (Union[str, Path]): The directory; created if needed.
-        exclude (Iterable[str]): String names of serialization fields to exclude.
-        """
+        """Write `cfg` and `model` into a directory (created if needed), each through a temporary file."""
         serialize = {
-            "cfg": lambda p: write_bytes_atomic(p, cfg_json(self.cfg, indent=2).encode("utf8")),
+            "cfg": lambda p: write_bytes_atomic(p, json.dumps(self.cfg, indent=2).encode("utf8")),
             "model": lambda p: write_bytes_atomic(p, self._model_bytes()),
         }
         util.to_disk(path, serialize, exclude)
 
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> Any:
-        """Load from a directory written by `to_disk`; on failure the component is left as it was.
-
-        path (Union[str, Path]): The directory.
-        exclude (Iterable[str]): String names of serialization fields to exclude.
-        RETURNS: The component.
-        """
+        """Load from a directory written by `to_disk`; on failure the component is left as it was."""
         cfg_loaded = "cfg" not in exclude
         deserialize = {
             "cfg": lambda p: self._restore_cfg(read_cfg_file(p, self.name)),

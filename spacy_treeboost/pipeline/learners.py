@@ -1,6 +1,5 @@
-"""The registered sub-configs of the components (their learners and the tree builder), and the checks and warnings
-about a learner's settings. Each learner is registered as its estimator class, so a config block's settings are the
-estimator's own keyword arguments, declared, documented and validated once."""
+"""The registered learners (each its estimator class, whose keyword arguments are the block's settings) and tree
+builder, and the checks and warnings about a learner's settings."""
 import functools
 import warnings
 from importlib import import_module
@@ -25,8 +24,8 @@ NMTF_LEARNER_CLASSES = {"spacy_treeboost.SSMFLK.v1": "SSMFLK", "spacy_treeboost.
 
 
 class _LearnerRegistry(catalogue.Registry):
-    """The `learners` registry. Its NMTF learners are registered on first lookup: creating a `Language` imports
-    this module (through the factories), and must not import scipy or the NMTF package."""
+    """The `learners` registry, whose NMTF learners are registered on first lookup (so that creating a `Language`
+    imports neither scipy nor the NMTF package)."""
 
     def get(self, name: str) -> Any:
         if name in NMTF_LEARNER_CLASSES:
@@ -39,11 +38,6 @@ class _LearnerRegistry(catalogue.Registry):
     def get_all(self) -> Dict[str, Any]:
         nmtf_learners()
         return super().get_all()
-
-    def find(self, name: str) -> Dict[str, Any]:
-        if name in NMTF_LEARNER_CLASSES:
-            nmtf_learners()
-        return super().find(name)
 
 
 def _learners() -> catalogue.Registry:
@@ -109,8 +103,7 @@ def learner_from_settings(data: Dict[str, Any], registered: Dict[str, Any] = LEA
 
 
 def unfitted_copy(learner: Any, positive_class: Optional[str] = None) -> Any:
-    """An unfitted copy of a learner (`clone`: the same settings, where it runs included); a positive class, if
-    given, goes to the learner or its booster."""
+    """An unfitted `clone` of a learner; a positive class, if given, goes to the learner or its booster."""
     learner = clone(learner)
     if positive_class is not None:
         if "positive_class" in learner.get_params(deep=False):
@@ -126,11 +119,10 @@ FACTORIES = ("treeboost_textcat", "nmtf_sentiment")
 
 def refuse_non_json_settings(config: Mapping[str, Any], block: Sequence[str]) -> None:
     """Refuse a value that a spaCy config cannot hold (NaN, an infinity, a whole number beyond 64 bits) in a
-    component's settings, as a config error located at the setting (spaCy would stop with a traceback, E961).
+    component's settings, as a config error located at the setting.
 
     config (Mapping[str, Any]): The component's settings, as given to `nlp.add_pipe` or read from the config.
     block (Sequence[str]): The component's location, e.g. ["components", "treeboost_textcat"].
-    RAISES (ConfigValidationError): At the first such value.
     """
     found = non_json_value(dict(config))
     if found is None:
@@ -203,13 +195,8 @@ def likely_setting(learner: Any) -> str:
 
 
 def warn_if_constant(name: str, learner: Any, scores: Any) -> bool:
-    """Warn when a trained model gives every training document the same scores, naming the likely setting.
-
-    name (str): The component's name.
-    learner (Any): The component's learner (its settings).
-    scores (Any): The model's scores of the training documents, one row per document.
-    RETURNS (bool): Whether it warned.
-    """
+    """Warn when a model gives every training document (a row of `scores`) the same scores, naming the likely
+    setting of `learner`. RETURNS (bool): Whether it warned."""
     scores = numpy.asarray(scores, dtype=float).reshape(len(scores), -1)
     if len(scores) < 2 or (numpy.isfinite(scores).all() and float(numpy.ptp(scores, axis=0).max()) > CONSTANT_SPREAD):
         return False

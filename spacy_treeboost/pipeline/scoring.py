@@ -14,13 +14,7 @@ CATS_SCORE_WEIGHTS: Dict[str, Any] = {
 }
 
 def score_treeboost_cats(examples: Iterable[Example], **kwargs: Any) -> Dict[str, Any]:
-    """Score `doc.cats` with spaCy's standard `cats_*` keys.
-
-    examples (Iterable[Example]): The examples to score.
-    **kwargs: The component's cfg; `exclusive_classes` selects exclusive or
-        multi-label scoring.
-    RETURNS (Dict[str, Any]): The `cats_*` scores.
-    """
+    """Score `doc.cats` with spaCy's `cats_*` keys; `exclusive_classes` in the cfg `kwargs` selects multi-label."""
     multi_label = not kwargs.pop("exclusive_classes", True)
     return Scorer.score_cats(examples, "cats", multi_label=multi_label, **kwargs)
 
@@ -30,24 +24,11 @@ def make_textcat_scorer() -> Callable[..., Dict[str, Any]]:
     return score_treeboost_cats
 
 
-def score_prefixed_cats(examples: Iterable[Example], *, prefix: str, **kwargs: Any) -> Dict[str, Any]:
-    """Score `doc.cats` like `score_treeboost_cats`, with every key prefixed."""
-    return {prefix + key: value for key, value in score_treeboost_cats(examples, **kwargs).items()}
-
-
-@registry.scorers("spacy_treeboost.nmtf_scorer.v1")
-def make_nmtf_scorer(prefix: str = "nmtf_") -> Callable[..., Dict[str, Any]]:
-    return partial(score_prefixed_cats, prefix=prefix)
-
-
 def score_nmtf_cats(examples: Iterable[Example], *, prefix: str = "", **kwargs: Any) -> Dict[str, Any]:
-    """Score `nmtf_sentiment`'s cats: spaCy's `cats_*` keys over its two labels, plus `cats_log_loss` and
-    `cats_ece` (expected calibration error, 10 bins) of P(positive) on the examples with a gold class.
+    """Score `nmtf_sentiment`'s cats: spaCy's `cats_*` keys, plus `cats_log_loss` and `cats_ece` (expected
+    calibration error, 10 bins) of P(positive) on the examples with a gold class, each key behind `prefix`.
 
-    examples (Iterable[Example]): The examples to score.
-    prefix (str): Put before every key ("" gives spaCy's own keys, which `spacy evaluate` prints).
     **kwargs: The component's cfg; `labels` holds the positive and the negative label.
-    RETURNS (Dict[str, Any]): The scores.
     """
     from ..nmtf.calibration import expected_calibration_error, log_loss
 
@@ -67,13 +48,18 @@ def score_nmtf_cats(examples: Iterable[Example], *, prefix: str = "", **kwargs: 
     return {prefix + key: value for key, value in scores.items()}
 
 
+def score_prefixed_cats(examples: Iterable[Example], *, prefix: str, **kwargs: Any) -> Dict[str, Any]:
+    """Score `doc.cats` like `score_treeboost_cats`, with every key prefixed."""
+    return {prefix + key: value for key, value in score_treeboost_cats(examples, **kwargs).items()}
+
+
+@registry.scorers("spacy_treeboost.nmtf_scorer.v1")
+def make_nmtf_scorer(prefix: str = "nmtf_") -> Callable[..., Dict[str, Any]]:
+    return partial(score_prefixed_cats, prefix=prefix)
+
+
 @registry.scorers("spacy_treeboost.nmtf_scorer.v2")
 def make_nmtf_scorer_v2(prefix: str = "") -> Callable[..., Dict[str, Any]]:
-    """The scorer of `nmtf_sentiment`: spaCy's `cats_*` keys (printed by `spacy evaluate`) plus `cats_log_loss`
-    and `cats_ece`, each behind `prefix`. In a pipeline with another component that writes `doc.cats` (e.g.
-    `treeboost_textcat`) set `prefix = "nmtf_"`, so that the two components' scores keep their own keys.
-
-    prefix (str): Put before every key.
-    RETURNS (Callable): The scorer.
-    """
+    """The scorer of `nmtf_sentiment` (`score_nmtf_cats`). Beside another component that writes `doc.cats` set
+    `prefix = "nmtf_"`, so that the two components' scores keep their own keys."""
     return partial(score_nmtf_cats, prefix=prefix)

@@ -9,15 +9,12 @@ MULTILABEL_SCORE_WEIGHTS = {**CATS_SCORE_WEIGHTS, "cats_score": None, "cats_micr
 
 
 def starter_config(lang: str = "en", exclusive_classes: bool = True) -> Config:
-    """The config of a pipeline with a sentencizer and `treeboost_textcat` (the default learner, word chains),
-    reading JSON lines with `spacy_treeboost.JsonlCorpus.v1` and training in one step, since the default
-    learner is fitted in `initialize`.
+    """The config of a pipeline with a sentencizer and `treeboost_textcat`, reading JSON lines and training in one
+    step (the default learner is fitted in `initialize`); `paths.train` and `paths.dev` are to be set.
 
     lang (str): The language code of the blank pipeline.
-    exclusive_classes (bool): One label per document, `model-best` selected by `cats_score`; with False,
-        several, and `model-best` is selected by macro F (the multi-label `cats_score`, macro AUC, is often 1.0
-        from the first step). The sentencizer's scores do not count.
-    RETURNS (Config): The config, with `paths.train` and `paths.dev` to set.
+    exclusive_classes (bool): One label per document; with False several, `model-best` selected by macro F (the
+        multi-label `cats_score`, macro AUC, is often 1.0 from the first step).
     """
     import spacy
 

@@ -1,5 +1,5 @@
 """What `treeboost_textcat` checks and prepares in `initialize`: labels, parser, targets, training docs, and what it
-says about the training run (`warn_idle_steps`, `label_statistics` under `spacy debug data`)."""
+says about the training run."""
 import sys
 import warnings
 from types import FrameType
@@ -23,11 +23,8 @@ def check_whole_corpus(nlp: Optional[Language], name: str) -> None:
 
 
 def warn_idle_steps(nlp: Optional[Language], name: str) -> bool:
-    """Warn when `spacy train` (a config with a training corpus) would run more than one step after a model fitted
-    in `initialize`: each later step only evaluates the same model again.
-
-    RETURNS (bool): Whether it warned.
-    """
+    """Warn when `spacy train` would run more than one step after a model fitted in `initialize` (each later step
+    only evaluates the same model). RETURNS (bool): Whether it warned."""
     from ..config_errors import training_corpus
 
     if nlp is None or training_corpus(nlp) is None:
@@ -78,8 +75,7 @@ def label_statistics(name: str, examples: Sequence[Example], labels: Sequence[st
 
 
 def check_labels(name: str, labels: Sequence[str], exclusive: bool, hint: str = "") -> None:
-    """Refuse label sets the component cannot learn, with the fix in the message (and `hint`, a further
-    sentence about the corpus, when there are no labels)."""
+    """Refuse label sets the component cannot learn (`hint`: a further sentence when there are none)."""
     if not labels:
         raise ValueError(
             f"'{name}' has no labels: the training examples have no cats. Give each example's reference "

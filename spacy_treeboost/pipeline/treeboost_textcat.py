@@ -1,9 +1,6 @@
-"""`treeboost_textcat`: text classification by subtree rules, trained by `spacy train`.
-
-The training trees are built once in `initialize`. A boosting learner runs a few more rounds over all of them at
-every `update` (the batch is ignored), so `spacy train`'s evaluation, patience and `model-best` choose the number
-of rounds on the dev set; the linear and calibrated learners are fitted in `initialize`.
-"""
+"""`treeboost_textcat`: text classification by subtree rules. The training trees are built once in `initialize`,
+where the linear and calibrated learners are fitted; a boosting learner runs more rounds over all of them at every
+`update`, so that `spacy train`'s evaluation and patience choose the number of rounds."""
 import logging
 from contextlib import contextmanager
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Literal, Optional, Sequence, Tuple, Union, get_args
@@ -79,10 +76,8 @@ def make_treeboost_textcat(
 ) -> "TreeBoostTextCategorizer":
     """Create a TreeBoostTextCategorizer.
 
-    learner (RuleClassifier): A registered learner whose settings are its keyword arguments:
-        "spacy_treeboost.SubtreeLinear.v1" (a linear model over all subtrees), "spacy_treeboost.SubtreeBoost.v1"
-        (BACT, +FQ or -FQ boosting; n_rounds caps training), "spacy_treeboost.CorrectiveBoost.v1" (boosted rules
-        refitted jointly) or "spacy_treeboost.CalibratedBoost.v1".
+    learner (RuleClassifier): A registered learner (`spacy_treeboost.SubtreeLinear.v1`, `SubtreeBoost.v1`,
+        `CorrectiveBoost.v1` or `CalibratedBoost.v1`).
     trees (TreeSpec): "spacy_treeboost.DocTrees.v1": tree_mode ("chain" or "dependency"), node_attrs, skip_flags.
     rounds_per_update (int): Boosting rounds per training step.
     initial_rounds (int): Rounds run at the end of `initialize`.
@@ -120,7 +115,6 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         parse_source: ParseSource = "pipeline",
         scorer: Optional[Callable] = score_treeboost_cats,
     ) -> None:
-        """Initialize the component. See `make_treeboost_textcat` for the settings."""
         self.vocab = vocab
         self.model = None
         self.name = name
@@ -151,22 +145,17 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         self._checked_scores = True
 
     def _validate_settings(self, block: Optional[Sequence[str]] = None) -> None:
-        """Check the settings in `cfg`; with the component's config `block`, errors are `ConfigValidationError`s
-        located at the setting."""
+        """Check the settings in `cfg`; with the config `block`, as `ConfigValidationError`s located at the setting."""
         cfg = self.cfg
         self._template = learner_from_settings(cfg["learner"])
         check_learner(self._template, None if block is None else [*block, "learner"])
         with reported_at(None if block is None else [*block, "trees"], TREE_KEYS):
             self._spec = TreeSpec(**cfg["trees"])
         with reported_at(block, cfg):
-            self._check_own_settings()
-
-    def _check_own_settings(self) -> None:
-        cfg = self.cfg
-        validate_params(cfg, SETTING_CONSTRAINTS)
-        if cfg["rounds_per_update"] == 0 and cfg["initial_rounds"] == 0 and split_learner(self._template)[0]:
-            raise invalid_setting("rounds_per_update", 0, "with initial_rounds = 0 and a boosting learner no rule would "
-                                  "ever be learned; use rounds_per_update >= 1 (or initial_rounds >= 1)")
+            validate_params(cfg, SETTING_CONSTRAINTS)
+            if cfg["rounds_per_update"] == 0 and cfg["initial_rounds"] == 0 and split_learner(self._template)[0]:
+                raise invalid_setting("rounds_per_update", 0, "with initial_rounds = 0 and a boosting learner no rule "
+                                      "would ever be learned; use rounds_per_update >= 1 (or initial_rounds >= 1)")
 
     @property
     def _max_rounds(self) -> int:
@@ -174,8 +163,8 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         return booster.n_rounds if booster is not None else 0
 
     def _predictor(self) -> Optional[RuleClassifier]:
-        """The fitted classifier that scores docs (during training, a corrective learner's boosted rules refitted
-        once per number of rounds), or None before training."""
+        """The fitted classifier that scores docs (a corrective learner's boosted rules refitted per number of
+        rounds), or None before training."""
         learner = self._learner
         if learner is None or not learner.is_fitted():
             return None
@@ -187,7 +176,7 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
 
     @property
     def n_rounds(self) -> int:
-        """RETURNS (int): The boosting rounds learned so far."""
+        """The boosting rounds learned so far."""
         return getattr(self._learner, "n_rounds_", 0) if self._learner is not None and self._learner.is_fitted() else 0
 
     def add_label(self, label: str) -> int:
@@ -212,13 +201,10 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
     ) -> None:
         """Build the training trees from every training example and fit the learner (a booster: 0 rounds).
 
-        get_examples (Callable[[], Iterable[Example]]): The training examples.
-        nlp (Language): The pipeline, whose preceding components parse the docs when parse_source is "pipeline".
         labels (Optional[Iterable[str]]): The labels; by default those in the examples' cats.
         positive_label (Optional[str]): The positive label of a binary task.
-        shards (Optional[Union[str, Sequence[str]]]): Shard files or glob patterns (DocBins written by `convert`,
-            parsed for dependency trees, or BACT tree files) that the subtree-linear learner's workers read and fit
-            on instead of the training examples, so that this process never holds the corpus.
+        shards (Optional[Union[str, Sequence[str]]]): Shard files or glob patterns (DocBins or BACT files) that the
+            subtree-linear learner's workers read and fit on instead of the training examples.
         """
         if shards is not None:
             self._initialize_from_shards(shards, nlp, labels, positive_label)
@@ -270,7 +256,6 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
 
     def _initialize_from_shards(self, shards: Union[str, Sequence[str]], nlp: Optional[Language],
                                 labels: Optional[Iterable[str]], positive_label: Optional[str]) -> None:
-        """`initialize` on shard files read by the subtree-linear learner's workers (`learning.shard_files`)."""
         from ..learning.shard_files import TreeShards, shard_paths
 
         if not isinstance(self._template, SubtreeLinearClassifier):
@@ -298,7 +283,6 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
 
     def _start(self, learner: RuleClassifier, forest: Any, fit_loss: Optional[float], fitted: bool,
                nlp: Optional[Language]) -> None:
-        """Hold a learner started in `initialize` (fitted, or a booster at 0 rounds) at `initial_rounds`."""
         self._fit_loss = fit_loss
         self._learner = learner
         self._train_forest = forest
@@ -318,10 +302,7 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         sgd: Optional[Any] = None,
         losses: Optional[Dict[str, float]] = None,
     ) -> Dict[str, float]:
-        """Run `rounds_per_update` more boosting rounds over all training trees; the batch is ignored.
-
-        RETURNS (Dict[str, float]): losses, with this component's training loss.
-        """
+        """Run `rounds_per_update` more boosting rounds over all training trees; the batch is ignored."""
         if losses is None:
             losses = {}
         losses.setdefault(self.name, 0.0)
@@ -387,12 +368,9 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
             doc.cats.update(cats)
 
     def explain(self, doc: Doc, *, by: str = "subtree") -> List[Dict[str, Any]]:
-        """The rules that fired for a doc and their contributions to each label's margin.
+        """The rules that fired for a doc and their contributions to each label's margin, most influential first.
 
-        doc (Doc): A doc processed by the preceding components.
         by (str): "subtree" (one entry per label and fired subtree, its rules summed) or "rule" (one per rule).
-        RETURNS (List[Dict[str, Any]]): Entries with label, pattern, count and contribution, most influential first
-            per label; per subtree also the number of rules, per rule its index, threshold z and score.
         """
         from ..models.explain import fired_rules, group_by_subtree
 
@@ -405,31 +383,23 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         return group_by_subtree(fired, predictor.rules_.heads) if by == "subtree" else fired
 
     def explain_html(self, doc: Doc, label: Optional[str] = None) -> str:
-        """`explain_view` as an HTML fragment with its style and script.
-
-        doc (Doc): A doc processed by the preceding components.
-        label (Optional[str]): The label to explain; by default the predicted one.
-        RETURNS (str): The HTML.
-        """
+        """`explain_view` as an HTML fragment with its style and script."""
         return self.explain_view(doc, label)._repr_html_()
 
     def explain_view(self, doc: Doc, label: Optional[str] = None, *, max_subtrees: int = 12,
                      all_sentences: bool = False) -> Any:
-        """The doc's sentence trees with the subtrees that fired for `label`, and the margin's decomposition; it
-        shows itself in Jupyter, `.page()` is a standalone HTML page.
+        """The doc's sentence trees with the subtrees that fired for `label` (default: the predicted one) and the
+        margin's decomposition, shown in Jupyter; `.page()` is a standalone HTML page (docs/visualize.md).
 
-        doc (Doc): A doc processed by the preceding components.
-        label (Optional[str]): The label to explain; by default the predicted one (highest probability).
         max_subtrees (int): How many of the most influential fired subtrees to draw.
         all_sentences (bool): Draw every sentence's tree, also where no drawn subtree fired.
-        RETURNS (ExplanationView): The view (see docs/visualize.md).
         """
         from ..visualize.document import explanation_view
 
         return explanation_view(self, doc, label, max_subtrees=max_subtrees, all_sentences=all_sentences)
 
     def rules_listing(self) -> str:
-        """RETURNS (str): The learned rules, one per line, per label."""
+        """The learned rules, one per line, per label."""
         predictor = self._predictor()
         if predictor is None:
             return f"# '{self.name}' has no rules yet"
@@ -459,8 +429,8 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
 
 @contextmanager
 def fit_progress() -> Iterator[None]:
-    """Show the learners' progress (INFO records of the "spacy_treeboost" loggers) with spaCy's log handler while a
-    model is fitted, unless logging is configured (a handler or level on that logger, or a root handler)."""
+    """Show the learners' INFO records with spaCy's log handler while a model is fitted, unless logging is
+    configured."""
     log = logging.getLogger("spacy_treeboost")
     if log.handlers or log.level != logging.NOTSET or logging.getLogger().handlers:
         yield
@@ -477,7 +447,7 @@ def fit_progress() -> Iterator[None]:
 def training_log_loss(name: str, settings: RuleClassifier, learner: RuleClassifier, forest: Any,
                       gold: Sequence[Any]) -> float:
     """The mean log-loss of a fitted learner on its training documents (multi-label: of each label's binary one),
-    with a warning when every document gets the same probabilities (`warn_if_constant`)."""
+    warning when every document gets the same probabilities."""
     proba = learner.predict_proba(forest)
     warn_if_constant(name, settings, proba)
     proba = numpy.clip(proba, 1e-15, 1.0 - 1e-15)
