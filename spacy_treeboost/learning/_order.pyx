@@ -1,13 +1,12 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 # distutils: language = c++
 """The orders of the subtree-linear learner's columns and rules: by document frequency (a counting sort) and by
-decreasing weight magnitude (the radix sort of `_radix.pxd`, in pieces on threads)."""
+decreasing weight magnitude (a stable radix sort on 11-bit digits, in pieces on threads)."""
 from libc.stdint cimport int64_t, uint64_t
-from libc.string cimport memcpy
-
-from spacy_treeboost.learning._radix cimport digit_counts, scatter_digits
+from libc.string cimport memcpy, memset
 
 import numpy
+
 
 def _one_by_one(work, items):
     """`ThreadTeam.map` on this thread: work on each item in turn."""
@@ -111,14 +110,25 @@ def _magnitude_keys(const double[::1] w, uint64_t[::1] keys, Py_ssize_t lo, Py_s
 
 
 def _digit_counts(const uint64_t[::1] keys, Py_ssize_t lo, Py_ssize_t hi, int shift, int64_t[::1] counts) -> None:
-    """`digit_counts` of keys[lo:hi] into counts (2048 entries)."""
+    """counts[d] = how many of keys[lo:hi] have digit d (11 bits) at `shift`."""
+    cdef Py_ssize_t i
     with nogil:
-        digit_counts(&keys[0], lo, hi, shift, &counts[0])
+        memset(&counts[0], 0, 2048 * sizeof(int64_t))
+        for i in range(lo, hi):
+            counts[(keys[i] >> shift) & 0x7FF] += 1
 
 
 def _scatter_digits(const uint64_t[::1] src, const int64_t[::1] src_order, bint identity, Py_ssize_t lo,
                     Py_ssize_t hi, int shift, int64_t[::1] at, uint64_t[::1] dst, int64_t[::1] dst_order) -> None:
-    """`scatter_digits` of keys[lo:hi] and their indices (i itself when `identity`) at their digit's next place
-    `at[d]`."""
+    """One stable pass: src[lo:hi] to the next place at[d] of their digit d in dst, and beside them in dst_order
+    their entries of src_order (their indices when `identity`)."""
+    cdef Py_ssize_t i
+    cdef int64_t place
+    cdef int digit
     with nogil:
-        scatter_digits(&src[0], &src_order[0], identity, lo, hi, shift, &at[0], &dst[0], &dst_order[0])
+        for i in range(lo, hi):
+            digit = (src[i] >> shift) & 0x7FF
+            place = at[digit]
+            at[digit] = place + 1
+            dst[place] = src[i]
+            dst_order[place] = i if identity else src_order[i]

@@ -84,7 +84,7 @@ def _mine_shard(forest: Tuple[numpy.ndarray, ...], settings: Dict[str, Any], own
                 with_roots: bool = True) -> Dict[str, Any]:
     """Every pattern of the root labels `owned` (None: all), for `merged_columns`; the roots' documents only
     `with_roots`; counts as bytes where they fit."""
-    from ._extension import PatternCache
+    from ._mine import PatternCache
 
     space = PatternCache(*forest, **settings)
     if owned is not None:
