@@ -3,7 +3,6 @@ from setuptools import Extension, setup
 
 MOD_NAMES = [
     "spacy_treeboost.trees._preorder",
-    "spacy_treeboost.trees._spelling",
     "spacy_treeboost.trees._bact",
     "spacy_treeboost.learning._mine",
     "spacy_treeboost.learning._columns",
