@@ -47,8 +47,6 @@ class PatternCache:
 
 class SearchSpace(PatternCache):
     nodes_visited: int
-    docs_summed: int
-    children_checked: int
     def prepare(self, weights: numpy.ndarray, y: numpy.ndarray, criterion: str = ...) -> None: ...
     def best_rule(
         self,

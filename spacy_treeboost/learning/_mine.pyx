@@ -26,6 +26,7 @@ cdef enum:
 
 
 cdef inline double value(int crit, double P, double N, double Wp, double Wn) noexcept nogil:
+    """The selection value of a stump with blocks (P, N) and (Wp, Wn)."""
     return value_outside(crit, P, N, outside_term(crit, Wp, Wn))
 
 
@@ -50,11 +51,8 @@ cdef inline double clip(double x, double lo, double hi) nogil:
 
 
 cdef inline double bound(int crit, double Ap, double An, double Wp, double Wn, double Tp, double Tn) noexcept nogil:
-    """An upper bound on the criterion value of every supertree, at every threshold.
-
-    Ap, An: weight of positive / negative documents containing the pattern;
-    Wp, Wn: weight of positive / negative documents without it; Tp, Tn: totals.
-    """
+    """An upper bound on the value of every supertree at every threshold, from the positive and negative weight
+    inside the pattern's documents (Ap, An), outside them (Wp, Wn) and in all (Tp, Tn)."""
     cdef double ap, an, Bp, Bn
     if crit == CRIT_BACT:
         Bp = 2 * Ap - (Tp - Tn)
@@ -82,7 +80,6 @@ cdef inline double max0(double x) noexcept nogil:
     return x if x > 0 else 0.0
 
 
-
 cdef inline double tie_tol(double v) noexcept nogil:
     """How close two criterion values count as a tie."""
     return 1e-12 * (fabs(v) if fabs(v) > 1.0 else 1.0)
@@ -95,12 +92,9 @@ cdef double WEIGHT_SLACK = 1e-12
 
 
 cdef inline double weight_bound(double S, double Tp, double Tn) noexcept nogil:
-    """An upper bound on the iwakura `bound` of a pattern of weight S = Ap + An, increasing in S.
-
-    Each term of Bp = sqrt(ap + An) + sqrt(Wp + Ap - ap) - sqrt(Wn) is bounded by one of S alone:
-    ap + An <= S, Wp + Ap <= Tp and Wn >= Tn - S (An <= S); likewise Bn. WEIGHT_SLACK, far above the
-    rounding of the sums, keeps the bound above the one computed from the sums.
-    """
+    """An upper bound, increasing in S, on the iwakura `bound` of a pattern of weight S = Ap + An: in
+    Bp = sqrt(ap + An) + sqrt(Wp + Ap - ap) - sqrt(Wn), ap + An <= S, Wp + Ap <= Tp and Wn >= Tn - S; likewise Bn.
+    WEIGHT_SLACK, far above the rounding of the sums, keeps it above the bound computed from the sums."""
     cdef double root = sqrt(S)
     cdef double Bp = root + sqrt(Tp + WEIGHT_SLACK) - sqrt(max0(Tn - S - WEIGHT_SLACK))
     cdef double Bn = root + sqrt(Tn + WEIGHT_SLACK) - sqrt(max0(Tp - S - WEIGHT_SLACK))
@@ -108,11 +102,8 @@ cdef inline double weight_bound(double S, double Tp, double Tn) noexcept nogil:
 
 
 cdef double weight_cut(double Tp, double Tn, double threshold) noexcept nogil:
-    """The largest S (by bisection) with weight_bound(S) < threshold, or -1 when weight_bound(0) reaches it.
-
-    weight_bound is non-decreasing in S in floating point too (sqrt is correctly rounded), so every S
-    at or below the result has weight_bound(S) < threshold.
-    """
+    """The largest S (by bisection) with weight_bound(S) < threshold, or -1 when weight_bound(0) reaches it; as
+    sqrt is correctly rounded, every smaller S is below the threshold too."""
     cdef double lo = 0.0, hi = Tp + Tn + 1.0, mid
     cdef int k
     if not weight_bound(lo, Tp, Tn) < threshold:
@@ -127,12 +118,12 @@ cdef double weight_cut(double Tp, double Tn, double threshold) noexcept nogil:
 
 
 def py_weight_bound(double S, double Tp, double Tn) -> float:
-    """`weight_bound`: a bound on the iwakura pruning bound from the pattern's weight S = Ap + An alone."""
+    """`weight_bound`, for the tests."""
     return weight_bound(S, Tp, Tn)
 
 
 def py_weight_cut(double Tp, double Tn, double threshold) -> float:
-    """`weight_cut`: patterns of weight at most this are pruned below `threshold` without their bound."""
+    """`weight_cut`, for the tests."""
     return weight_cut(Tp, Tn, threshold)
 
 
@@ -142,30 +133,23 @@ def py_bound(str criterion, double Ap, double An, double Tp, double Tn) -> float
 
 
 def tie_tolerance(double v) -> float:
-    """How close two criterion values count as a tie (the search's `_tol`)."""
+    """`tie_tol`: how close two criterion values count as a tie."""
     return tie_tol(v)
 
 
 def py_value(str criterion, double P, double N, double Wp, double Wn) -> float:
-    """The selection value of a stump with blocks (P, N) and (W-not+, W-not-)."""
+    """`value`, for the tests."""
     return value(CRITERIA[criterion], P, N, Wp, Wn)
 
 
 cdef enum:
     CHUNK_BITS = 16
     CHUNK = 65536
-
-cdef enum:
-    # pool counts of BIG_COUNT or more are kept in a table beside the one-byte counts
-    BIG_COUNT = 255
-
-cdef enum:
-    # parent and next-sibling links are kept as 16-bit distances; this distance and longer ones are looked up
-    LINK_FAR = 65535
-
-cdef enum:
+    BIG_COUNT = 255  # pool counts of BIG_COUNT or more are kept in a table beside the one-byte counts
+    LINK_FAR = 65535  # links of this distance or more are looked up in a side table
     UNEXPANDED = 0
     EXPANDED = 1
+    TRIM_SHIFT = 4  # free heap pages go back to the system once the cache has grown by 1/2^TRIM_SHIFT
 
 cdef struct PNode:
     int32_t parent
@@ -179,27 +163,25 @@ cdef struct PNode:
     uint8_t state
 
 cdef struct FNode:
-    # a forest node's parent and next-sibling links as distances (0: none; link_far: looked up in a side table),
-    # side by side, so that the extensions of an occurrence read one record for both; its label is read from the
-    # caller's label array, which the store keeps instead of a copy
+    # a forest node's parent and next-sibling links as distances (0: none; link_far: in a side table)
     uint16_t up
     uint16_t right
 
 cdef struct OccRef:
-    # a pattern's occurrence list in the arena from word `off`: `len` nodes when every multiplicity is 1, else
-    # (`wide`) `len` packed (node, multiplicity) entries of two words each at an even offset; len 0 once released
+    # an occurrence list in the arena from word `off`: `len` nodes, or (`wide`) `len` packed (node, multiplicity)
+    # entries at an even offset; len 0 once released
     int64_t off
     int32_t len
     int32_t wide
 
 cdef struct Kept:
-    # a document's kept single-document pattern (-1: none yet) and its size, read without touching the pattern
+    # a document's kept single-document pattern (-1: none yet) and its size
     int32_t node
     int32_t size
 
 cdef struct Scan:
-    # what the child scan reads of a pattern: n_docs, or -(doc + 1) for a pattern in one document; its label; where
-    # its documents start in the pool (siblings' entries lie one after the other, and so do their documents)
+    # what the child scan reads of a pattern: n_docs (-(doc + 1) for a pattern in one document), label, and where
+    # its documents start in the pool
     int32_t docs
     int32_t label
     int64_t doc_off
@@ -223,25 +205,20 @@ cdef inline int32_t _far_link(const vector[pair[int32_t, int32_t]]& far, int32_t
 
 
 cdef class PatternCache:
-    """The rightmost-extension enumeration tree over one training forest.
+    """The rightmost-extension enumeration tree over one training forest, each pattern with its documents and counts.
 
-    labels, parents, offsets: the forest's preorder arrays.
-    label_rank: rank of each label id in code-point order of the label strings.
-    max_pattern_size: largest pattern (number of nodes).
-    min_support: smallest number of documents a pattern must occur in.
-    rare_up_to: patterns of at most this many nodes need only occur (in one document or more).
-    include_root: allow patterns that contain the documents' root nodes.
-    max_cache_bytes: stop with MemoryError when the cache would grow past this.
-    single_document_dominance: for `best_rule` only: of the patterns that occur in one document d,
-        cache only those that come first in the tie order among the ones cached so far for d, and never
-        extend them. All patterns of one document tie bit for bit under any weights (one count group,
-        the same sums), and a supertree of one is a pattern of the same document, larger, so none of the
-        others can be chosen; `best_rule` gives the same answers with far fewer patterns cached.
-        `expand_all` then lists only the kept patterns.
-    _link_far, _compact_at, _doc_block_bits: for tests only. Parent and sibling links at this distance or more
-        are looked up in a side table (at most 65,535); the occurrence arena is compacted once its garbage reaches
-        this many words (and a quarter of the held ones); a node's document is looked up from its block of
-        2^_doc_block_bits nodes (1 to 30).
+    labels, parents, offsets (numpy.ndarray): The forest's preorder arrays.
+    label_rank (numpy.ndarray): The rank of each label id in code-point order of the label strings.
+    max_pattern_size (int): The largest pattern (nodes).
+    min_support (int): The fewest documents a pattern must occur in.
+    rare_up_to (int): Patterns of at most this many nodes need only occur.
+    include_root (bool): Allow patterns that contain the documents' root nodes.
+    max_cache_bytes (int): Raise MemoryError when the cache would grow past this.
+    single_document_dominance (bool): Of the patterns of one document, cache only the first in the tie order and
+        never extend it: they all tie under any weights, so `best_rule` gives the same answers.
+    _link_far, _compact_at, _doc_block_bits (int): For the tests: the distance from which links are looked up in a
+        side table, the garbage (words) from which the occurrence arena is compacted, and log2 of the forest
+        nodes per block of the node-to-document lookup.
     """
     cdef vector[uint8_t] label_ok
     cdef vector[int32_t] roots
@@ -252,15 +229,14 @@ cdef class PatternCache:
     cdef bint include_root_nodes
     cdef public int64_t max_cache_bytes
     cdef FNode* forest
-    # the forest's int32 label ids: the caller's array (`labels_owner` keeps it alive), not a copy, so that a forked
-    # worker shares the pages with its parent and the training process holds the labels once
+    # the caller's label array (kept alive by `labels_owner`), not a copy: forked workers share its pages
     cdef const int32_t* labels
     cdef object labels_owner
     cdef vector[int32_t] label_rank
     cdef vector[pair[int32_t, int32_t]] up_far, right_far
     cdef uint16_t link_far
     cdef vector[int64_t] doc_start
-    # per block of 2^doc_block_bits forest nodes, the document of the block's first node (`_doc_of`)
+    # the document of the first node of each block of 2^doc_block_bits forest nodes
     cdef vector[int32_t] block_doc
     cdef int doc_block_bits
     cdef int64_t n_nodes_forest
@@ -302,27 +278,20 @@ cdef class PatternCache:
             return -1
         return v + d if d < self.link_far else _far_link(self.right_far, v)
 
-    cdef inline void _push_count(self, int32_t c):
-        """Counts take one byte in the pool; BIG_COUNT marks one kept in `big_counts` by its pool index."""
+    cdef inline void _put_count(self, int64_t k, int32_t c):
+        """Pool entry k's count: one byte, or BIG_COUNT and an entry of `big_counts`."""
         if c >= BIG_COUNT:
-            self.big_counts[<int64_t>self.pool_counts.size()] = c
-            self.pool_counts.push_back(BIG_COUNT)
-        else:
-            self.pool_counts.push_back(<uint8_t>c)
+            self.big_counts[k] = c
+        self.pool_counts[k] = BIG_COUNT if c >= BIG_COUNT else <uint8_t>c
 
     cdef inline int32_t _count(self, int64_t k) noexcept:
-        """The count of pool entry k (noexcept: the search reads it per document, and a call that may raise
-        costs an error check after every call)."""
+        """The count of pool entry k."""
         cdef uint8_t c = self.pool_counts[k]
         return c if c < BIG_COUNT else deref(self.big_counts.find(k)).second
 
     cdef inline int32_t _doc_of(self, int32_t node, int32_t hint) noexcept nogil:
-        """The document of a node; `hint` is a document at or before it (the previous answer for nodes in
-        ascending order), or -1.
-
-        The hint's document and the next one are tried first; otherwise the node's block of forest nodes
-        narrows the search to the documents that meet that block (a few), whatever the number of documents.
-        """
+        """The document of a node, given a document at or before it (or -1): that one and the next are tried, then
+        the documents that meet the node's block."""
         cdef const int64_t* start = self.doc_start.data()
         cdef int32_t lo, hi, mid, b
         if hint >= 0 and start[hint] <= node:
@@ -357,6 +326,7 @@ cdef class PatternCache:
     cdef inline int64_t _node_code(self, int32_t i):
         """The code of pattern i's last node: depth, then label rank."""
         return self.node(i).depth * <int64_t>self.label_rank.size() + self.label_rank[self.node(i).label]
+
     cdef inline int _add_extension(self, int64_t key, int64_t occurrence, unordered_map[int64_t, int32_t]& slots,
                                    vector[vector[int64_t]]& bufs, vector[int64_t]& keys) except -1:
         cdef unordered_map[int64_t, int32_t].iterator it = slots.find(key)
@@ -388,8 +358,7 @@ cdef class PatternCache:
 
     cdef int _load_forest(self, const int32_t[::1] lab, const int32_t[::1] par, const int64_t[:] off,
                           const int32_t[:] rank, int link_far, int64_t compact_at, int doc_block_bits) except -1:
-        """The forest's node links and the documents' first nodes; the caller's labels are kept (not copied), its
-        other arrays are not kept."""
+        """The forest's node links and the documents' first nodes (the caller's labels are kept, not copied)."""
         cdef Py_ssize_t n = lab.shape[0], v, d
         cdef int32_t n_labels = rank.shape[0]
         self.doc_block_bits = doc_block_bits
@@ -424,9 +393,8 @@ cdef class PatternCache:
         return 0
 
     cdef int _link(self, const int32_t* parents) except -1:
-        """Parent and next-sibling links as distances, in one forward pass over the preorder arrays (the
-        caller's parents are not kept). The stack holds the path from the current document root to the last
-        node, each with the last of its children seen so far."""
+        """Parent and next-sibling links as distances, in one pass; `path` holds the path from the document root to
+        the last node, each with its last child so far."""
         cdef Py_ssize_t n = self.n_nodes_forest, v
         cdef vector[pair[int32_t, int32_t]] path
         for v in range(n):
@@ -444,6 +412,7 @@ cdef class PatternCache:
             path.push_back(pair[int32_t, int32_t](<int32_t>v, -1))
         std_sort(self.right_far.begin(), self.right_far.end())
         return 0
+
     cdef void _release_occ(self, int32_t i) noexcept:
         """Pattern i's occurrence list is no longer needed: its entries become garbage of the arena."""
         cdef int32_t s = self.node(i)[0].occ_slot
@@ -455,8 +424,8 @@ cdef class PatternCache:
         self.node(i)[0].occ_slot = -1
 
     cdef int _compact_occ(self) except -1:
-        """Move the held lists down over the garbage once it is a quarter of their size (lists lie in the arena
-        in the order of their slots) and give the rest of the arena back: each entry moves O(1) times on average."""
+        """Move the held lists down over the garbage once it is a quarter of their size, and give the rest of the
+        arena back (each entry moves O(1) times on average)."""
         cdef int64_t live = self.occ_words, w = 0
         cdef Py_ssize_t s
         cdef OccRef* ref
@@ -478,8 +447,8 @@ cdef class PatternCache:
         return 0
 
     cdef const int64_t* _occ_list(self, int32_t s, vector[int64_t]& unpacked) noexcept:
-        """Slot s's occurrence list as packed (node, multiplicity) entries: in the arena if it is wide, else
-        written to `unpacked`. Valid until the arena grows."""
+        """Slot s's occurrence list as packed entries: in the arena if wide, else in `unpacked`; valid until the arena
+        grows."""
         cdef OccRef ref = self.occ[s]
         cdef const int32_t* nodes = self.arena.data() + ref.off
         cdef Py_ssize_t k
@@ -491,8 +460,7 @@ cdef class PatternCache:
         return unpacked.data()
 
     cdef int _hold_occ(self, int32_t i, const int64_t* occ, Py_ssize_t n) except -1:
-        """Keep pattern i's occurrence list (packed entries) in the arena: the nodes alone if every multiplicity
-        is 1, else the packed entries at an even offset."""
+        """Keep pattern i's occurrence list in the arena: the nodes alone if every multiplicity is 1, else wide."""
         cdef Py_ssize_t k
         cdef int32_t wide = 0
         for k in range(n):
@@ -538,14 +506,12 @@ cdef class PatternCache:
         self.scan[i].docs = -(pd[0].second + 1) if pd.size() == 1 else <int32_t>pd.size()
         for k in range(pd.size()):
             self.pool_docs.push_back(pd[k].second)
-            self._push_count(<int32_t>(-pd[k].first))
+            self.pool_counts.push_back(0)
+            self._put_count(self.pool_counts.size() - 1, <int32_t>(-pd[k].first))
 
     cdef int32_t _support_at_least(self, vector[int64_t]& occ, int32_t k, int32_t* first):
-        """The number of documents of a sorted occurrence list when it is 1 or at least k; otherwise 2 <= it < k.
-        `first` receives the document of the first occurrence.
-
-        For k <= 2 the first and the last occurrence decide (the list is sorted by node, so by document).
-        """
+        """The documents of a sorted occurrence list when they are 1 or at least k, otherwise a number in [2, k);
+        `first` receives the first one's document."""
         first[0] = self._doc_of(occ_node(occ[0]), -1)
         if k > 2:
             return self._support(occ, first[0])
@@ -670,7 +636,6 @@ cdef class PatternCache:
     def pattern_size(self, int32_t i) -> int:
         return self.node(i)[0].size
 
-
     def __init__(self, labels, parents, offsets, label_rank, *, int max_pattern_size=3,
                  int min_support=1, int rare_up_to=0, bint include_root=False, max_cache_bytes=2 << 30,
                  bint single_document_dominance=False, int _link_far=LINK_FAR, int64_t _compact_at=1 << 18,
@@ -717,29 +682,17 @@ cdef class PatternCache:
         self.label_ok.assign(n_labels, 0)
         cdef vector[int32_t] slot
         slot.assign(n_labels, -1)
-        cdef PNode p
         for i in range(n_labels):
             l = order[i]
             if lab_docs[l] >= self._support_needed(1):
                 self.label_ok[l] = 1
                 slot[l] = self.n_nodes
-                p.parent = -1
-                p.label = l
-                p.depth = 0
-                p.size = 1
-                p.n_docs = 0
-                p.first_child = -1
-                p.n_children = 0
-                p.state = UNEXPANDED
-                p.occ_slot = -1
-                self._push(p)
+                self._push(PNode(parent=-1, label=l, depth=0, size=1, n_docs=0, first_child=-1, n_children=0,
+                                 occ_slot=-1, state=UNEXPANDED))
                 self.roots.push_back(slot[l])
         self._root_documents(n_labels, include_root, slot, lab_docs, parents)
-        cdef Kept none
-        none.node = -1
-        none.size = 0
         if self.single_document_dominance:
-            self.single_keep.assign(self.n_docs, none)
+            self.single_keep.assign(self.n_docs, Kept(-1, 0))
         cdef int32_t d
         for i in range(self.n_nodes):
             if self.max_pattern_size > 1 and self._never_extended(i):
@@ -802,12 +755,7 @@ cdef class PatternCache:
                 std_sort(pd.begin(), pd.end())
             for k in range(m):
                 self.pool_docs[at + k] = pd[k].second
-                c = <int32_t>(-pd[k].first)
-                if c >= BIG_COUNT:
-                    self.big_counts[at + k] = c
-                    self.pool_counts[at + k] = BIG_COUNT
-                else:
-                    self.pool_counts[at + k] = <uint8_t>c
+                self._put_count(at + k, <int32_t>(-pd[k].first))
             self.scan[i].doc_off = at
             self.node(i)[0].n_docs = <int32_t>m
             self.scan[i].docs = -(pd[0].second + 1) if m == 1 else <int32_t>m
@@ -860,7 +808,6 @@ cdef class PatternCache:
             order.push_back(pair[int64_t, int32_t](d * n_labels + self.label_rank[lab], <int32_t>s))
         std_sort(order.begin(), order.end())
         cdef bint keep_occ = p.size + 1 < self.max_pattern_size
-        cdef PNode child
         cdef int32_t first = self.n_nodes, n_kids = 0
         cdef int32_t support, first_doc
         for j in range(order.size()):
@@ -872,15 +819,8 @@ cdef class PatternCache:
                 buf.clear()
                 buf.shrink_to_fit()
                 continue
-            child.parent = i
-            child.label = <int32_t>(keys[s] % n_labels)
-            child.depth = <int32_t>(keys[s] // n_labels)
-            child.size = p.size + 1
-            child.first_child = -1
-            child.n_children = 0
-            child.state = UNEXPANDED
-            child.occ_slot = -1
-            self._push(child)
+            self._push(PNode(parent=i, label=<int32_t>(keys[s] % n_labels), depth=<int32_t>(keys[s] // n_labels),
+                             size=p.size + 1, n_docs=0, first_child=-1, n_children=0, occ_slot=-1, state=UNEXPANDED))
             if support == 1 and self.single_document_dominance and not self._keep_single(first_doc):
                 self.n_nodes -= 1
                 self.scan.pop_back()
@@ -1080,10 +1020,6 @@ def label_sizes(labels, parents, int32_t n_labels, bint include_root):
     return sizes
 
 
-cdef enum:
-    # the heap's free pages go back to the system once the cache has grown by 1/2^TRIM_SHIFT since they last did
-    TRIM_SHIFT = 4
-
 cdef struct Sums:
     double Ap
     double An
@@ -1105,8 +1041,7 @@ cdef struct Cand:
 
 
 cdef class SearchSpace(PatternCache):
-    """The rightmost-extension enumeration tree over one training forest (`PatternCache`, whose arguments it takes)
-    and the search of its best rule each boosting round."""
+    """A `PatternCache` (whose arguments it takes) and the search of its best rule each boosting round."""
     # per-round scratch, kept so that rounds reuse their memory instead of faulting fresh pages in
     cdef vector[int32_t] root_label, root_docs
     cdef vector[double] rbound_buf
@@ -1119,16 +1054,15 @@ cdef class SearchSpace(PatternCache):
     cdef double Tp, Tn
     cdef int32_t Np, Nn
     cdef vector[double] ub_by_support, single_bound
-    cdef public int64_t nodes_visited, docs_summed, children_checked
+    cdef public int64_t nodes_visited
     cdef double cut_threshold, cut_weight
     cdef double* shared_best
     cdef int prepared_crit
     cdef int64_t trim_at
 
     def prepare(self, weights, y, str criterion="iwakura") -> None:
-        """Do the part of the next `best_rule` call that depends on the weights alone (its per-document bounds), so
-        that `best_rule(..., prepared=True)` with the same weights, labels and criterion only searches. A worker
-        prepares while its coordinator still books the last round.
+        """Compute the next `best_rule` call's per-document bounds, so that `best_rule(..., prepared=True)` with the
+        same weights, labels and criterion only searches.
 
         weights (numpy.ndarray): float64 document weights, summing to 1.
         y (numpy.ndarray): int8 labels in {-1, +1}.
@@ -1158,15 +1092,11 @@ cdef class SearchSpace(PatternCache):
         y (numpy.ndarray): int8 labels in {-1, +1}.
         criterion (str): "iwakura" (printed gain), "z" (real AdaBoost Z) or "bact".
         presence (bool): fix the threshold at z=1 (-FQ).
-        shared_best (Optional[numpy.ndarray]): A float64 array of one element that searches of other root labels
-            read and raise at the same time (shared memory): the best value any of them has found this round
-            (-inf to start). Pruning against it as well finds the same rule, since only patterns that can end
-            below a found value by more than the pruning tolerance are cut; it spares searching what another
-            worker's better rule already beats.
-        prepared (bool): `prepare` was called with these weights, labels and criterion since the last search: only
-            search (the weights are not read again).
-        RETURNS (dict): node, z, sign, value, P, N, A_pos, A_neg, nodes_visited;
-            node is -1 when no pattern exists.
+        shared_best (Optional[numpy.ndarray]): One float64 in shared memory, the best value the searches of the
+            other root labels have found this round (-inf to start), read and raised by each: pruning against it
+            finds the same rule.
+        prepared (bool): `prepare` was called with these weights, labels and criterion: only search.
+        RETURNS (dict): node (-1 when no pattern exists), z, sign, value, P, N, A_pos, A_neg, nodes_visited...
         """
         cdef int crit = CRITERIA[criterion]
         cdef const double[:] w
@@ -1219,8 +1149,6 @@ cdef class SearchSpace(PatternCache):
         best.sign = 1
         self.nodes_visited = 0
         cdef int32_t patterns_before = self.n_nodes
-        self.docs_summed = 0
-        self.children_checked = 0
         self.cut_threshold = NAN
         cdef int32_t n_labels = self.label_rank.size()
         self.sbound.assign(n_labels, -INFINITY)
@@ -1235,9 +1163,7 @@ cdef class SearchSpace(PatternCache):
             for r in range(n_roots):
                 self.root_label[r] = self.node(self.roots[r]).label
                 self.root_docs[r] = self.node(self.roots[r]).n_docs
-        # A root of another worker's label is bounded by its number of documents alone: valid for every
-        # extension with that label, so the rule found is the same, without summing its documents here (nor
-        # reading its pattern node: the roots' labels and document counts are kept in arrays of their own).
+        # a root of another worker's label is bounded by its number of documents alone, without summing them
         for r in range(n_roots):
             if self.root_owned.empty() or self.root_owned[r]:
                 self._sums(self.roots[r], &rsums[r])
@@ -1245,8 +1171,7 @@ cdef class SearchSpace(PatternCache):
             else:
                 rbound[r] = self.ub_by_support[self.root_docs[r]]
             self.sbound[self.root_label[r]] = rbound[r]
-        # The root of largest bound is searched first; the heap then holds only the roots whose bound
-        # reaches the best value found under it (the others would stop the loop below when popped).
+        # the root of largest bound first, then the heap of the roots whose bound reaches the best value found
         cdef Py_ssize_t top = -1
         for r in range(self.roots.size()):
             if (self.root_owned.empty() or self.root_owned[r]) and (top < 0 or rbound[r] > rbound[top]):
@@ -1266,8 +1191,7 @@ cdef class SearchSpace(PatternCache):
             if rbound[r] < self._threshold(&best):
                 break
             self._visit(self.roots[r], &rsums[r], crit, presence, &best)
-        # Expanding patterns frees their parents' occurrence lists and the scratch buffers; the pages go back to the
-        # system only once the search space has grown by a fraction, since the next rounds would fault them in again
+        # free pages go back to the system once the search space has grown by a fraction (rounds reuse them)
         if self.n_nodes >= self.trim_at and self.n_nodes != patterns_before:
             release_free_heap()
             self.trim_at = self.n_nodes + (self.n_nodes >> TRIM_SHIFT)
@@ -1300,9 +1224,6 @@ cdef class SearchSpace(PatternCache):
             if k < wn.shape[0]:
                 sm.An += wn[k]
                 sm.cn += 1
-
-    cdef inline double _tol(self, double v) noexcept:
-        return tie_tol(v)
 
     cdef inline double _prune_tol(self, double v) noexcept:
         """Pruning tolerance: looser than the tie tolerance, so rounding never prunes a tie."""
@@ -1361,15 +1282,10 @@ cdef class SearchSpace(PatternCache):
         sm.cp = cp
         sm.cn = n - cp
         self._complete(sm)
-        self.docs_summed += n
 
     cdef int _visit(self, int32_t i, Sums* sm, int crit, bint presence, Cand* best) except -1:
-        """Evaluate pattern i (whose sums are known and bound passed), then its extensions.
-
-        The scan reads the children's document counts and labels from the flat `scan`
-        array. A child in one document d has the bound single_bound[d] (the arithmetic of
-        `_sums` and `_bound` for that document), so it is pruned without sums.
-        """
+        """Evaluate pattern i (whose sums are known and bound passed), then its extensions; a child in one document d
+        has the bound single_bound[d], so it is pruned without sums."""
         self.nodes_visited += 1
         self._evaluate(i, sm, crit, presence, best)
         if self.node(i).size >= self.max_pattern_size or self._never_extended(i):
@@ -1383,9 +1299,7 @@ cdef class SearchSpace(PatternCache):
         cdef const double* single_bound = self.single_bound.data()
         cdef const Scan* scan = self.scan.data()
         cdef double threshold = self._threshold(best)
-        self.children_checked += n_kids
         for c in range(first, first + n_kids):
-            # the next entries and documents of the scan (siblings' documents lie one after the other)
             if c + 8 < self.n_nodes:
                 prefetch(scan + c + 8)
             if scan[c].doc_off + 32 < <int64_t>self.pool_docs.size():
@@ -1426,16 +1340,14 @@ cdef class SearchSpace(PatternCache):
         if crit == CRIT_BACT:
             g = 2 * (sm.Ap - sm.An) - (self.Tp - self.Tn)
             cand.value = fabs(g)
-            cand.sign = -1 if g < -self._tol(g) else 1
+            cand.sign = -1 if g < -tie_tol(g) else 1
             self._offer(&cand, best)
             return
         if presence:
             cand.value = value(crit, sm.Ap, sm.An, sm.Wp, sm.Wn)
             self._offer(&cand, best)
             return
-        # Groups in descending count: after a group, {count >= z} holds every group so
-        # far. Equal values go to the later group, whose z is smaller. A run of one-byte
-        # counts is one group; counts of BIG_COUNT or more are compared one by one.
+        # groups in descending count: after a group, {count >= z} holds every group so far; ties go to the later group
         cdef int64_t doc_off = self.scan[i].doc_off, k = doc_off, j, end = doc_off + p.n_docs
         cdef const uint8_t* counts = self.pool_counts.data()
         cdef int32_t cnt
@@ -1454,8 +1366,7 @@ cdef class SearchSpace(PatternCache):
             if j < end:
                 add_pairs(self.pool_docs.data() + k, j - k, wpn, G, &gp)
             else:
-                # the last group ends the list: the running sums are the pattern's sums, which one add_pairs
-                # over the whole list gave in this order, bit for bit
+                # the last group: the running sums are the pattern's sums, bit for bit
                 G[0] = sm.Ap
                 G[1] = sm.An
                 gp = sm.cp
@@ -1468,7 +1379,7 @@ cdef class SearchSpace(PatternCache):
             P = Gp + Ln
             N = Gn + Lp
             v = value_outside(crit, P, N, outside)
-            if v >= cand.value - self._tol(cand.value):
+            if v >= cand.value - tie_tol(cand.value):
                 cand.z = self._count(k) + 1 if k < end else 1
                 cand.P = P
                 cand.N = N
@@ -1476,7 +1387,7 @@ cdef class SearchSpace(PatternCache):
         self._offer(&cand, best)
 
     cdef void _offer(self, Cand* cand, Cand* best):
-        cdef double tol = self._tol(best.value)
+        cdef double tol = tie_tol(best.value)
         if best.node >= 0 and cand.value < best.value - tol:
             return
         if best.node < 0 or cand.value > best.value + tol or self._precedes(cand, best):
