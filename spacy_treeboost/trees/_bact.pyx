@@ -20,7 +20,7 @@ cdef extern from *:
     #include <emmintrin.h>
     #endif
     /* The first byte in [p, end) that may end a node label ("(", ")", a byte below "!" or a byte of 0x80 or
-       more: a superset of LABEL_STOP's bytes), or end; sixteen bytes per step with SSE2. */
+       more), or end; sixteen bytes per step with SSE2. */
     static inline const unsigned char* label_stop_candidate(const unsigned char* p, const unsigned char* end) {
     #if defined(__SSE2__) && defined(__GNUC__)
         const __m128i open = _mm_set1_epi8('('), close = _mm_set1_epi8(')'), bang = _mm_set1_epi8('!');
@@ -276,20 +276,9 @@ cdef enum:
 
 cdef int32_t INT32_LIMIT = 2147483647
 
-# Bytes that may end a node label: 1 for "(", ")" and ASCII white space, 2 for the lead
-# bytes of the non-ASCII white space characters (checked by space_len), 0 otherwise.
-cdef unsigned char LABEL_STOP[256]
-for _c in range(256):
-    LABEL_STOP[_c] = 1 if (_c in (40, 41, 32) or 9 <= _c <= 13 or 28 <= _c <= 31) else (
-        2 if _c in (0xC2, 0xE1, 0xE2, 0xE3) else 0)
-
 
 cdef inline bint has_percent(const unsigned char* p, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t i
-    for i in range(n):
-        if p[i] == 37:
-            return True
-    return False
+    return memchr(p, 37, n) != NULL
 
 
 cdef inline const unsigned char* _tree_start(const unsigned char* p, const unsigned char* end) noexcept nogil:
@@ -361,17 +350,10 @@ cdef object _taken(GrowBuf[int32_t]& buf):
 
 
 cdef class BactParser:
-    """Parse BACT lines (`LABEL (tree)`) straight into preorder forest arrays.
-
-    Node labels are looked up once per distinct spelling; only new spellings
-    reach Python (`decode`, then `vocab.add` or `vocab.get`). `take()` returns
-    the documents parsed since the previous call.
-
-    Without `add_labels` the spelling table starts as the vocabulary's own
-    spellings, so a new spelling without `%` is known to map to -1 without a
-    Python call. This relies on `decode` returning text without `%` unchanged
-    (as `decode_label` does).
-    """
+    """Parse BACT lines (`LABEL (tree)`) straight into preorder forest arrays; `take()` returns the documents parsed
+    since the previous call. Only new spellings reach Python (`decode`, then `vocab.add` or `vocab.get`); without
+    `add_labels` the table starts as the vocabulary's spellings, so a new one without `%` maps to -1 (`decode` returns
+    text without `%` unchanged)."""
     cdef SpellingTable label_ids, class_ids
     cdef list class_strings
     cdef object vocab, decode, error
@@ -473,9 +455,9 @@ cdef class BactParser:
             return ERR_NO_TREE_START
         cls = self._class_id(p, rest - 1 - p)
         code = self._nodes(p, rest, end, base, &local, &top)
-        if code != LINE_OK:
-            return self._fail(base, local, code, p)
         self._resolve(base, local, p)
+        if code != LINE_OK:
+            return self._undo(base, code)
         if local == 0:
             return self._undo(base, ERR_NO_TREE)
         if top:
@@ -507,7 +489,6 @@ cdef class BactParser:
         cdef const unsigned char* q
         cdef const unsigned char* lab
         cdef int s, code = LINE_OK
-        cdef unsigned char stop
         cdef int32_t local = 0
         cdef uint64_t h, prefix
         cdef Pending* at
@@ -547,10 +528,7 @@ cdef class BactParser:
             lab = q
             while True:
                 q = label_stop_candidate(q, end)
-                if q == end:
-                    break
-                stop = LABEL_STOP[q[0]]
-                if stop and (stop == 1 or space_len(q, end)):
+                if q == end or q[0] == b"(" or q[0] == b")" or space_len(q, end):
                     break
                 q += 1
             if q == lab or (local and top == 0) or base + local >= INT32_LIMIT:
@@ -590,11 +568,6 @@ cdef class BactParser:
             labels[k] = self._label_id(p + at.offset, at.length, k == 0, at.hash)
             at += 1
         return 0
-
-    cdef int _fail(self, int64_t base, int32_t n_nodes, int code, const unsigned char* p) except -1:
-        """A format error after `n_nodes` nodes: their labels' decoding errors come first, as in reading order."""
-        self._resolve(base, n_nodes, p)
-        return self._undo(base, code)
 
     cdef int _undo(self, int64_t base, int code):
         self.labels.resize(base)
@@ -670,12 +643,9 @@ cdef class BactParser:
         raise self.error(f"{where}a second tree starts at column {column}; one tree per line")
 
     def take(self, bint more=False):
-        """The documents parsed since the last call: (labels, parents, offsets, classes).
-
-        Parents are indices into the returned arrays (every take starts a new forest at node 0);
-        the parser is emptied. The arrays take over the parser's memory. With `more`, the parser
-        reserves as many nodes again (and an eighth) for the next batch, so a stream of batches rarely grows an array.
-        """
+        """The documents parsed since the last call: (labels, parents, offsets, classes), a forest of its own whose
+        arrays take over the parser's memory. With `more`, room for as many nodes again (and an eighth) is reserved
+        for the next batch."""
         cdef Py_ssize_t d = self.doc_class.size(), k
         cdef size_t n_nodes = self.labels.size()
         labels = _taken(self.labels)
