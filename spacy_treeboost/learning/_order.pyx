@@ -14,12 +14,7 @@ def _one_by_one(work, items):
 
 
 def order_by_count(const int64_t[::1] df):
-    """The indices of df by decreasing value, equal values in index order (numpy.argsort(-df, kind="stable")), and
-    the inverse permutation: a counting sort, two passes over df and one over its values' range.
-
-    df (numpy.ndarray): Non-negative int64 values (document frequencies).
-    RETURNS (tuple): (order, inverse), int64.
-    """
+    """numpy.argsort(-df, kind="stable") for non-negative int64 df, and its inverse permutation, by a counting sort."""
     cdef Py_ssize_t n = df.shape[0], i
     cdef int64_t top = 0, v, total = 0, c
     cdef bint negative = False
@@ -52,13 +47,11 @@ def order_by_count(const int64_t[::1] df):
 
 
 def order_by_magnitude(const double[::1] w, run=None, Py_ssize_t pieces=1):
-    """The indices of w by decreasing |w|, equal magnitudes in index order: numpy.argsort(-numpy.abs(w),
-    kind="stable"), by a stable radix sort (11-bit digits) of the complements of the magnitudes' bits. None when w
-    holds a value that is not finite.
+    """numpy.argsort(-numpy.abs(w), kind="stable") by a radix sort of the complements of the magnitudes' bits; None
+    when w holds a value that is not finite.
 
-    run (Optional[Callable]): `ThreadTeam.map`, to sort w in `pieces` contiguous pieces on its threads: each pass
-        counts the digits of every piece, then places each piece's keys after those of the earlier pieces with the
-        same digit, so the order is the same (a stable sort's) for any number of pieces.
+    run (Optional[Callable]): `ThreadTeam.map`, to sort w in `pieces` contiguous pieces on its threads (each pass
+        counts every piece's digits first, so the order is the same for any number of pieces).
     pieces (int): The number of pieces (1 without `run`).
     """
     cdef Py_ssize_t n = w.shape[0], k
@@ -94,8 +87,7 @@ def order_by_magnitude(const double[::1] w, run=None, Py_ssize_t pieces=1):
 
 
 def _magnitude_keys(const double[::1] w, uint64_t[::1] keys, Py_ssize_t lo, Py_ssize_t hi) -> bool:
-    """keys[i] = the complement of |w[i]|'s bits for i in range(lo, hi) (ascending keys: descending |w|); False
-    at the first value that is not finite."""
+    """keys[i] = the complement of |w[i]|'s bits for i in range(lo, hi); False at the first value not finite."""
     cdef Py_ssize_t i
     cdef uint64_t bits, mask = 0x7FFFFFFFFFFFFFFF, exponent = 0x7FF0000000000000
     cdef bint finite = True
