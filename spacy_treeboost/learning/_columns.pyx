@@ -18,11 +18,6 @@ def return_free_heap() -> bool:
     return bool(release_free_heap())
 
 
-def _one_by_one(work, items):
-    """`ThreadTeam.map` on this thread: work on each item in turn."""
-    return [work(item) for item in items]
-
-
 cdef inline Py_ssize_t _first_row_outside(const index_t[::1] indices, Py_ssize_t n_rows) noexcept nogil:
     """The first entry whose row lies outside 0..n_rows - 1, or -1."""
     cdef Py_ssize_t k
@@ -49,7 +44,7 @@ def split_csc_rows(const int64_t[::1] indptr, const index_t[::1] indices, const 
     if d < 0 or indices.shape[0] < total or (with_values and data.shape[0] < total):
         raise ValueError("indptr, indices and data do not describe one CSC matrix")
     if run is None or bounds is None:
-        run, bounds = _one_by_one, [(0, d)]
+        run, bounds = (lambda work, items: [work(item) for item in items]), [(0, d)]
     n_pieces = len(bounds)
     if bounds[0][0] != 0 or bounds[n_pieces - 1][1] != d \
             or any(bounds[k][1] != bounds[k + 1][0] for k in range(n_pieces - 1)):

@@ -318,11 +318,6 @@ cdef class PatternCache:
         """Pattern i occurs in one document and single-document dominance is on: its supertrees never win."""
         return self.single_document_dominance and self.scan[i].docs < 0
 
-    cdef inline bint _extendable(self, int32_t i) noexcept:
-        """Pattern i is a root whose occurrences `_expand` lists from its documents (it holds no occurrence list)."""
-        return (self.node(i).parent < 0 and self.node(i).size < self.max_pattern_size
-                and not self._never_extended(i))
-
     cdef inline int64_t _node_code(self, int32_t i):
         """The code of pattern i's last node: depth, then label rank."""
         return self.node(i).depth * <int64_t>self.label_rank.size() + self.label_rank[self.node(i).label]
@@ -974,7 +969,8 @@ cdef class PatternCache:
                 n_owned += 1
                 continue
             self.root_owned[r] = 0
-            if self.node(i).state == UNEXPANDED and (self.node(i).occ_slot >= 0 or self._extendable(i)):
+            if self.node(i).state == UNEXPANDED and (self.node(i).occ_slot >= 0 or (
+                    self.node(i).size < self.max_pattern_size and not self._never_extended(i))):
                 self._release_occ(i)
                 self.node(i).state = EXPANDED
         self._compact_occ()
@@ -982,14 +978,12 @@ cdef class PatternCache:
 
     def pattern_code_key(self, int32_t i):
         """The tie-order key of pattern i: (size, ((depth, label rank), ...))."""
-        return (self.node(i)[0].size, self._code_key(i))
-
-    cdef tuple _code_key(self, int32_t i):
+        cdef int32_t size = self.node(i)[0].size
         out = []
         while i >= 0:
             out.append((self.node(i)[0].depth, self.label_rank[self.node(i)[0].label]))
             i = self.node(i)[0].parent
-        return tuple(reversed(out))
+        return (size, tuple(reversed(out)))
 
 def label_sizes(labels, parents, int32_t n_labels, bint include_root):
     """How many nodes of the forest carry each label id, the root of every tree left out unless `include_root`:

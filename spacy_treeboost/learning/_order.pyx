@@ -8,11 +8,6 @@ from libc.string cimport memcpy, memset
 import numpy
 
 
-def _one_by_one(work, items):
-    """`ThreadTeam.map` on this thread: work on each item in turn."""
-    return [work(item) for item in items]
-
-
 def order_by_count(const int64_t[::1] df):
     """numpy.argsort(-df, kind="stable") for non-negative int64 df, and its inverse permutation, by a counting sort."""
     cdef Py_ssize_t n = df.shape[0], i
@@ -58,7 +53,7 @@ def order_by_magnitude(const double[::1] w, run=None, Py_ssize_t pieces=1):
     cdef int shift, digit
     cdef int64_t total, c
     if run is None or n < 2:
-        run, pieces = _one_by_one, 1
+        run, pieces = (lambda work, items: [work(item) for item in items]), 1
     pieces = max(1, min(pieces, n))
     bounds = [(n * k // pieces, n * (k + 1) // pieces) for k in range(pieces)]
     keys, other_keys = numpy.empty(n, dtype=numpy.uint64), numpy.empty(n, dtype=numpy.uint64)

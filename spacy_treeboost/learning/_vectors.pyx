@@ -14,12 +14,8 @@ ctypedef fused index_t:
 def check_pattern(const index_t[::1] indptr, const index_t[::1] indices, Py_ssize_t n_rows) -> None:
     """Raise a ValueError unless indptr and indices describe a CSC matrix of `n_rows` rows, which the products
     trust."""
-    cdef Py_ssize_t n_cols = indptr.shape[0] - 1, k
-    if n_cols < 0 or indptr[0] != 0 or indptr[n_cols] != indices.shape[0]:
-        raise ValueError("indptr and indices do not describe one CSC matrix")
-    for k in range(n_cols):
-        if indptr[k + 1] < indptr[k]:
-            raise ValueError("indptr must not decrease")
+    cdef Py_ssize_t k
+    _check_indptr(indptr, indices.shape[0], "indices")
     for k in range(indices.shape[0]):
         if indices[k] < 0 or indices[k] >= n_rows:
             raise ValueError(f"row {indices[k]} lies outside the {n_rows} rows")
@@ -63,11 +59,7 @@ def column_values(const index_t[::1] indptr, const double[::1] data):
     cdef int64_t k
     cdef double v
     cdef bint mixed = False
-    if n_cols < 0 or indptr[0] != 0 or indptr[n_cols] != data.shape[0]:
-        raise ValueError("indptr and data do not describe one CSC matrix")
-    for j in range(n_cols):
-        if indptr[j + 1] < indptr[j]:
-            raise ValueError("indptr must not decrease")
+    _check_indptr(indptr, data.shape[0], "data")
     values = numpy.zeros(n_cols)
     cdef double[::1] out = values
     with nogil:
@@ -162,6 +154,15 @@ def cg_direction_range(double[::1] d, const double[::1] z, double beta, Py_ssize
     with nogil:
         for i in range(lo, hi):
             d[i] = d[i] * beta + z[i]
+
+
+cdef void _check_indptr(const index_t[::1] indptr, Py_ssize_t n_entries, str entries) except *:
+    cdef Py_ssize_t n_cols = indptr.shape[0] - 1, k
+    if n_cols < 0 or indptr[0] != 0 or indptr[n_cols] != n_entries:
+        raise ValueError(f"indptr and {entries} do not describe one CSC matrix")
+    for k in range(n_cols):
+        if indptr[k + 1] < indptr[k]:
+            raise ValueError("indptr must not decrease")
 
 
 cdef inline void _check_range(Py_ssize_t n, Py_ssize_t lo, Py_ssize_t hi) except *:

@@ -483,9 +483,8 @@ cdef class BactParser:
 
     cdef int _nodes(self, const unsigned char* p, const unsigned char* rest, const unsigned char* end, int64_t base,
                     int32_t* n_nodes, Py_ssize_t* n_open) except -1:
-        """Read the tree rest[:end - rest] of the line starting at p into the node arrays from `base`: each node's
-        parent, and its label's place and hash for `_resolve`. Returns LINE_OK or an error code (err_pos and
-        err_len set); `n_nodes` and `n_open` receive the nodes read and the nodes still open."""
+        """Read the tree rest[:end - rest] into the node arrays from `base` (parents, and the labels' places and hashes
+        for `_resolve`); LINE_OK or an error code, and the nodes read and still open in n_nodes and n_open."""
         cdef const unsigned char* q
         cdef const unsigned char* lab
         cdef int s, code = LINE_OK
@@ -575,10 +574,7 @@ cdef class BactParser:
         return code
 
     def parse_line(self, const unsigned char[:] line, str where_prefix, int64_t lineno) -> bool:
-        """Parse one line (bytes, without its line break). Returns False for a blank line.
-
-        Raises the reader's error class, naming `where_prefix` and `lineno`, for a malformed line.
-        """
+        """Parse one line (bytes); False for a blank line. A malformed line raises the reader's error class."""
         cdef Py_ssize_t n = line.shape[0]
         self._sync_vocab()
         self.where_prefix = where_prefix
