@@ -576,11 +576,8 @@ cdef class PatternCache:
         return docs, counts
 
     def pattern_matrix(self):
-        """Every pattern's documents and counts as the arrays of one CSC matrix, column i pattern i.
-
-        RETURNS (tuple): indptr (int64, n_patterns + 1), documents (int32, sorted in each column) and counts
-            (int32), as `pattern_docs` gives them column by column.
-        """
+        """Every pattern's documents and counts as one CSC matrix's (indptr, documents, counts), column i pattern i,
+        documents sorted in each column."""
         cdef int64_t n = self.n_nodes, total = 0, off, start
         cdef int32_t i, k, m
         for i in range(n):
@@ -609,12 +606,8 @@ cdef class PatternCache:
         return indptr, docs, counts
 
     def pattern_table(self):
-        """Every pattern node's parent (-1 for a root), depth, label id and size: the codes of all patterns as
-        arrays.
-
-        RETURNS (tuple): parent, depth, label and size (int32) arrays of length n_patterns; pattern i's code is the
-            (depth, label) of i's ancestors, root first, then of i, `size[i]` nodes in all.
-        """
+        """Every pattern node's parent (-1 for a root), depth, label id and size (int32 arrays): pattern i's code is
+        the (depth, label) of its ancestors, root first, then its own."""
         cdef int32_t n = self.n_nodes, i
         parent = numpy.empty(n, dtype=numpy.int32)
         depth = numpy.empty(n, dtype=numpy.int32)
@@ -855,11 +848,8 @@ cdef class PatternCache:
         return True
 
     cdef bint _code_precedes(self, int32_t a, int32_t b):
-        """Whether pattern a comes before pattern b in the tie order: size ascending, then code ascending.
-
-        Codes are compared from the root, so two patterns of one size are ordered by their first nodes that
-        differ: walking both up in step to the first common parent (or to the roots) finds them.
-        """
+        """Whether pattern a comes before pattern b in the tie order: size ascending, then code ascending (their
+        first differing nodes, found by walking both up to a common parent)."""
         cdef int32_t sa = self.node(a).size, sb = self.node(b).size, pa, pb
         if sa != sb:
             return sa < sb
@@ -876,14 +866,9 @@ cdef class PatternCache:
 
     cdef int _extensions(self, const int64_t* occ, Py_ssize_t n_occ, int32_t dk, unordered_map[int64_t, int32_t]& slots,
                          vector[vector[int64_t]]& bufs, vector[int64_t]& keys) except -1:
-        """Every rightmost extension of the occurrences `occ` (distinct nodes, sorted) of a pattern
-        whose rightmost node is at depth dk, added to one buffer per (depth, label) key.
-
-        The children of each rightmost node are listed per occurrence. The later siblings of the
-        rightmost-path node at depth d are swept once per parent for all occurrences under it:
-        each sibling gets the summed multiplicities of the occurrences to its left, so a node
-        with n children costs O(n) per depth, not O(n^2), and no sibling is listed twice.
-        """
+        """Every rightmost extension of the sorted occurrences `occ` of a pattern whose rightmost node is at depth dk,
+        added to one buffer per (depth, label) key. The later siblings of the rightmost-path node at depth d are
+        swept once per parent, each with the summed multiplicities of the occurrences to its left (O(n) per depth)."""
         cdef int64_t n_labels = self.label_rank.size()
         cdef Py_ssize_t k, g, e, ptr
         cdef int32_t d, r, c, parent, lab
@@ -953,10 +938,8 @@ cdef class PatternCache:
         return self.n_nodes
 
     def own_root_labels(self, owned) -> int:
-        """Search only the patterns whose root label id has a true entry in `owned`; return how many roots remain.
-
-        The occurrence lists of the other roots are released: their subtrees are never expanded here.
-        """
+        """Search only the patterns whose root label id has a true entry in `owned` (the others' occurrence lists are
+        released); return how many roots remain."""
         cdef const uint8_t[:] mask = numpy.ascontiguousarray(owned, dtype=numpy.uint8)
         if mask.shape[0] != self.label_rank.size():
             raise ValueError(f"owned needs one entry per label id ({self.label_rank.size()}), got {mask.shape[0]}")
@@ -986,13 +969,8 @@ cdef class PatternCache:
         return (size, tuple(reversed(out)))
 
 def label_sizes(labels, parents, int32_t n_labels, bint include_root):
-    """How many nodes of the forest carry each label id, the root of every tree left out unless `include_root`:
-    one pass, no temporaries (numpy's bincount would copy the labels to int64 first).
-
-    labels (numpy.ndarray): int32 label id per node, each in [0, n_labels).
-    parents (numpy.ndarray): int32 parent per node, -1 at the roots.
-    RETURNS (numpy.ndarray): int64 count per label id.
-    """
+    """The int64 number of forest nodes of each label id, the roots (parent -1) left out unless `include_root`, in
+    one pass (numpy's bincount would copy the int32 labels to int64 first)."""
     cdef const int32_t[::1] lab = numpy.ascontiguousarray(labels, dtype=numpy.int32)
     cdef const int32_t[::1] par = numpy.ascontiguousarray(parents, dtype=numpy.int32)
     if lab.shape[0] != par.shape[0]:

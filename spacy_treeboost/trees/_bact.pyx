@@ -2,7 +2,7 @@
 # distutils: language = c++
 """The compiled BACT reader: lines of `LABEL (tree)` parsed straight into preorder forest arrays, their labels looked
 up in a table of spellings (`SpellingTable`), white space as str.isspace sees it in UTF-8."""
-from cpython.buffer cimport Py_buffer
+from cython cimport view
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport free
 from libc.string cimport memchr, memcmp, memcpy
@@ -311,42 +311,16 @@ cdef struct Pending:
 
 
 
-cdef class _HeapBlock:
-    """A malloc'd block that a numpy array views; freed when the last array viewing it goes."""
-    cdef void* ptr
-    cdef Py_ssize_t n_bytes
-    cdef Py_ssize_t shape[1]
-    cdef Py_ssize_t strides[1]
-
-    def __dealloc__(self):
-        free(self.ptr)
-
-    def __getbuffer__(self, Py_buffer* view, int flags):
-        self.shape[0] = self.n_bytes
-        self.strides[0] = 1
-        view.buf = self.ptr
-        view.obj = self
-        view.len = self.n_bytes
-        view.itemsize = 1
-        view.readonly = 0
-        view.ndim = 1
-        view.format = "B"
-        view.shape = self.shape
-        view.strides = self.strides
-        view.suboffsets = NULL
-        view.internal = NULL
-
-
 cdef object _taken(GrowBuf[int32_t]& buf):
     """The buffer's values as a numpy array that takes over its memory (no copy); the buffer is left empty."""
     cdef Py_ssize_t n = buf.size()
     if n == 0:
         buf.release()
         return numpy.empty(0, dtype=numpy.int32)
-    cdef _HeapBlock block = _HeapBlock.__new__(_HeapBlock)
-    block.ptr = buf.detach()
-    block.n_bytes = n * sizeof(int32_t)
-    return numpy.frombuffer(block, dtype=numpy.int32)
+    cdef view.array block = view.array(shape=(n,), itemsize=sizeof(int32_t), format="i", allocate_buffer=False)
+    block.data = <char*>buf.detach()
+    block.callback_free_data = free
+    return numpy.asarray(block)
 
 
 cdef class BactParser:
