@@ -31,8 +31,7 @@ from reference import (
     weights_and_labels,
     z_low,
 )
-from spacy_treeboost.learning._criteria import py_bound, py_sort_decreasing, py_value, py_weight_bound, py_weight_cut
-from spacy_treeboost.learning._mine import SearchSpace
+from spacy_treeboost.learning._mine import SearchSpace, py_bound, py_value, py_weight_bound, py_weight_cut
 from spacy_treeboost.learning.classifier import _label_rank
 from spacy_treeboost.trees.forest import Forest
 
@@ -396,15 +395,6 @@ def test_tie_order_uses_code_points_not_label_ids():
 
 
 box = st.tuples(st.floats(0, 1), st.floats(0, 1), st.floats(0, 1), st.floats(0, 1))
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.one_of(st.floats(0.0, 1.0), st.floats(0.0, 1e300), st.sampled_from([0.0, -0.0, 5e-324, 1.0])),
-                max_size=300))
-def test_the_radix_sort_of_the_bounds_by_support_orders_values_as_sorted_does(values):
-    got = py_sort_decreasing(numpy.array(values, dtype=numpy.float64))
-    expected = numpy.array(sorted((v + 0.0 for v in values), reverse=True), dtype=numpy.float64)
-    assert got.tobytes() == expected.tobytes()
 
 
 @settings(max_examples=300, deadline=None)

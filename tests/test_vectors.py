@@ -25,7 +25,7 @@ from reference import (
     z_star,
 )
 from spacy_treeboost.models._match import PatternMatcher
-from spacy_treeboost.learning._criteria import py_bound, py_value
+from spacy_treeboost.learning._mine import py_bound, py_value
 from spacy_treeboost.learning._mine import SearchSpace
 from spacy_treeboost.learning.classifier import _label_rank
 from spacy_treeboost.learning.learner import TreeBoostClassifier

@@ -14,15 +14,8 @@ ctypedef fused index_t:
 
 
 def return_free_heap() -> bool:
-    """Give the C heap's free memory back to the system (glibc's `malloc_trim`): the freed arrays of a large step,
-    scattered among live ones, stay in the process's resident memory otherwise. Whether any was given back (False
-    elsewhere than on glibc)."""
+    """Give the C heap's free memory back to the system (glibc's `malloc_trim`); whether any was (False elsewhere)."""
     return bool(release_free_heap())
-
-
-def _one_by_one(work, items):
-    """`ThreadTeam.map` on this thread: work on each item in turn."""
-    return [work(item) for item in items]
 
 
 cdef inline Py_ssize_t _first_row_outside(const index_t[::1] indices, Py_ssize_t n_rows) noexcept nogil:
@@ -38,16 +31,12 @@ def split_csc_rows(const int64_t[::1] indptr, const index_t[::1] indices, const 
                    const uint8_t[::1] side, const index_t[::1] rank, run=None, bounds=None):
     """The rows of a CSC matrix with side 0 and those with side 1, as two CSC matrices, in one pass.
 
-    indptr, indices, data: The CSC arrays (indptr as int64); data None splits the structure alone (the returned
-        data arrays are then empty).
+    indptr, indices, data: The CSC arrays (indptr int64); data None splits the structure alone (empty data out).
     side (numpy.ndarray): uint8 per row: 0 or 1.
     rank (numpy.ndarray): Per row, its index among the rows of its side.
-    run (Optional[Callable]): `ThreadTeam.map`, to split the runs of columns `bounds` on its threads, each run's
-        side-1 entries counted first so that it knows where its entries go: the same matrices for any runs.
-    bounds (Optional[List[Tuple[int, int]]]): Consecutive runs of columns (lo, hi) from 0 to the last column
-        (`logistic.column_pieces`); one run without `run`.
-    RETURNS (tuple): (indptr, indices, data) of side 0, then of side 1 (indptr int64, indices of the input's
-        dtype), columns in order, rows in the input's order within each column.
+    run (Optional[Callable]): `ThreadTeam.map`, to split the runs of columns `bounds` on its threads.
+    bounds (Optional[List[Tuple[int, int]]]): Consecutive runs of columns (lo, hi) from 0 to the last column.
+    RETURNS (tuple): (indptr, indices, data) of side 0, then of side 1, rows in the input's order.
     """
     cdef Py_ssize_t d = indptr.shape[0] - 1
     cdef int64_t total = indptr[d] if d >= 0 else 0
@@ -55,7 +44,7 @@ def split_csc_rows(const int64_t[::1] indptr, const index_t[::1] indices, const 
     if d < 0 or indices.shape[0] < total or (with_values and data.shape[0] < total):
         raise ValueError("indptr, indices and data do not describe one CSC matrix")
     if run is None or bounds is None:
-        run, bounds = _one_by_one, [(0, d)]
+        run, bounds = (lambda work, items: [work(item) for item in items]), [(0, d)]
     n_pieces = len(bounds)
     if bounds[0][0] != 0 or bounds[n_pieces - 1][1] != d \
             or any(bounds[k][1] != bounds[k + 1][0] for k in range(n_pieces - 1)):
@@ -83,7 +72,7 @@ def split_csc_rows(const int64_t[::1] indptr, const index_t[::1] indices, const 
 
 def _side_ones(const int64_t[::1] indptr, const index_t[::1] indices, const uint8_t[::1] side, Py_ssize_t lo,
                Py_ssize_t hi) -> int:
-    """The number of entries of columns lo:hi whose row has side 1, after checking their rows."""
+    """The entries of columns lo:hi whose row has side 1, their rows checked."""
     cdef int64_t k, n1 = 0, bad = -1, n_rows = side.shape[0]
     cdef index_t r
     with nogil:
@@ -102,8 +91,7 @@ def _split_columns(const int64_t[::1] indptr, const index_t[::1] indices, const 
                    const uint8_t[::1] side, const index_t[::1] rank, Py_ssize_t lo, Py_ssize_t hi, int64_t a,
                    int64_t b, int64_t[::1] p0, int64_t[::1] p1, index_t[::1] i0, index_t[::1] i1, double[::1] v0,
                    double[::1] v1, bint with_values=True) -> None:
-    """Columns lo:hi of the split of `split_csc_rows`, their side-0 entries from a on, their side-1 ones from b
-    (their values too `with_values`)."""
+    """Columns lo:hi of `split_csc_rows`' split, their side-0 entries from a on, their side-1 ones from b."""
     cdef Py_ssize_t j
     cdef int64_t k
     cdef index_t r
@@ -126,14 +114,8 @@ def _split_columns(const int64_t[::1] indptr, const index_t[::1] indices, const 
 
 def scale_columns_and_norms(const index_t[::1] indptr, const index_t[::1] indices, double[::1] data,
                             const double[::1] scale, double[::1] sq_norms):
-    """Multiply every entry of column j of a CSC matrix by scale[j], in place, and add the square of each
-    scaled entry to sq_norms at its row, entries in storage order (as numpy.bincount adds them). Runs without the
-    GIL, its checks included.
-
-    indptr, indices, data: The CSC arrays (indptr and indices of one integer type).
-    scale (numpy.ndarray): One factor per column.
-    sq_norms (numpy.ndarray): One sum per row, added to.
-    """
+    """Multiply column j of a CSC matrix by scale[j] in place, and add each scaled entry's square to sq_norms at its
+    row, in storage order (as numpy.bincount adds them), without the GIL."""
     cdef Py_ssize_t n_cols = indptr.shape[0] - 1, j, k, bad = -1, n_rows = sq_norms.shape[0]
     cdef double s, v
     if scale.shape[0] != n_cols:
@@ -168,15 +150,12 @@ def divide_by_rows(const index_t[::1] indices, double[::1] data, const double[::
 
 def take_columns(const index_t[::1] indptr, const index_t[::1] indices, const double[::1] data,
                  const int64_t[::1] columns, const index_t[::1] tail_rows, const double[::1] tail_values):
-    """The CSC arrays of X's `columns` (in that order), followed by one column per entry of tail_rows holding
-    tail_values at that row: one allocation per array and one pass, where X[:, columns] and appending to it would
-    copy the entries twice.
+    """The CSC arrays of X's `columns` (in that order), then one column per entry of tail_rows holding tail_values
+    at that row, in one pass (X[:, columns] and appending would copy the entries twice).
 
-    indptr, indices, data: X's CSC arrays (indptr of the indices' type); data None takes the structure alone (the
-        returned data array is then empty, and tail_values are not read).
+    indptr, indices, data: X's CSC arrays (indptr of the indices' type); data None takes the structure alone.
     columns (numpy.ndarray): int64 column numbers of X.
     tail_rows, tail_values (numpy.ndarray): The appended one-entry columns' rows and values.
-    RETURNS (tuple): (indptr, indices, data), indptr and indices of the input's index type.
     """
     cdef Py_ssize_t n_cols = indptr.shape[0] - 1, m = columns.shape[0], t = tail_rows.shape[0], j
     cdef int64_t total = 0, c, k, at

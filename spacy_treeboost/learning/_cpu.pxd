@@ -24,10 +24,8 @@ cdef extern from *:
     #if defined(__linux__)
     #include <sys/mman.h>
     #endif
-    /* Memory for an array read at random (forest nodes, pattern nodes): from 2 MiB on, whole 2 MiB blocks, marked
-       (on Linux) for transparent huge pages, so that one TLB entry covers 2 MiB of it instead of 4 KiB and the
-       scattered reads of large forests miss the TLB far less often. Freed with free(); NULL if there is no
-       memory. */
+    /* Memory for an array read at random: from 2 MiB on, whole 2 MiB blocks marked (on Linux) for transparent huge
+       pages, so that scattered reads miss the TLB far less often. Freed with free(); NULL if there is no memory. */
     static inline void* random_access_alloc(size_t bytes) {
         const size_t huge = (size_t)2 << 20;
     #if defined(__unix__) || defined(__APPLE__)
@@ -80,9 +78,8 @@ cdef extern from *:
         while (k < end && c[k] == v) k++;
         return k;
     }
-    /* g[0] += w[2d], g[1] += w[2d + 1] for d in docs[:n], in order, and *gp += the number of them whose
-       w[2d + 1] has its sign bit set (the positive documents, see `wpn`): both sums in one instruction,
-       each the same double as the scalar sum in the same order. */
+    /* g[0] += w[2d], g[1] += w[2d + 1] for d in docs[:n], in order, and *gp += the number of them whose w[2d + 1]
+       has its sign bit set (the positive documents): both sums in one instruction, the scalar sums' doubles. */
     static inline void add_pairs(const int32_t* docs, int64_t n, const double* w, double* g, int32_t* gp) {
         __m128d s = _mm_loadu_pd(g);
         int32_t c = *gp;

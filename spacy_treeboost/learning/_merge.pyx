@@ -1,7 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 # distutils: language = c++
-"""The merge of several miners' patterns into one miner's order (sharded mining): the merged levels, each miner's
-patterns and columns copied to their merged places, and the patterns' codes as flat arrays."""
+"""The merge of several miners' patterns into one miner's order (sharded mining), and patterns' codes as flat arrays."""
 from libc.stdint cimport int32_t, int64_t, uint8_t
 
 import numpy
@@ -21,17 +20,15 @@ ctypedef fused out_count_t:
 def copy_columns(const int64_t[::1] order, const int64_t[::1] owner, int64_t shard, const int64_t[::1] src_start,
                  const int64_t[::1] length, const int64_t[::1] dst_start, const int32_t[::1] src_docs,
                  const count_t[::1] src_counts, int32_t[::1] docs, out_count_t[::1] counts):
-    """Copy the columns of one miner's (docs, counts) into the merged arrays: output column c is the merged
-    pattern order[c], copied when `shard` owns it; the counts as the output's type (uint8 only from uint8: a wider
-    count would not fit). One pass over `order`, without per-miner gathers of the places.
+    """Copy one miner's columns of (docs, counts) into the merged arrays in one pass: output column c is merged
+    pattern order[c], copied when `shard` owns it.
 
     order (numpy.ndarray): Per output column, its merged pattern.
-    owner, src_start, length: Per merged pattern, its miner, where its entries start in that miner's arrays, and
-        how many there are.
+    owner, src_start, length: Per merged pattern, its miner, where its entries start there, and how many they are.
     shard (int): The miner whose columns are copied.
     dst_start (numpy.ndarray): Per output column, where its entries start in the output.
     src_docs, src_counts: The miner's document ids and counts (uint8 or int32).
-    docs, counts: The output arrays (counts uint8, int32 or float64), written at the columns' places.
+    docs, counts: The output arrays (counts uint8 from uint8 only, int32 or float64).
     """
     cdef Py_ssize_t c, k, n_cols = order.shape[0]
     cdef int64_t a, b, n, j, n_patterns = owner.shape[0]
@@ -66,19 +63,16 @@ def copy_columns(const int64_t[::1] order, const int64_t[::1] owner, int64_t sha
 
 
 def merge_levels(const int32_t[::1] parent, const int32_t[::1] size, const int64_t[::1] base, int64_t n_roots):
-    """The one-miner order of the patterns beyond the roots of several miners (`merged_columns`).
+    """The one-miner order of several miners' patterns beyond their (shared) roots: level by level (size), within a
+    level by the parent's merged place, then miner, then the miner's own order (one k-way merge per level).
 
-    Every miner holds the same n_roots roots first; its other patterns follow level by level (size), each level
-    ordered by its patterns' parents. The merged order is level by level; within a level by the parent's merged
-    place, then miner, then the miner's own order: one k-way merge per level.
-
-    parent (numpy.ndarray): The miners' patterns beyond their roots, one miner after the other (miner k's from
-        base[k]): each one's parent, a local index in its miner (below n_roots: a root).
+    parent (numpy.ndarray): The miners' patterns beyond their roots, miner k's from base[k]: each one's parent, a
+        local index in its miner (below n_roots: a root).
     size (numpy.ndarray): Each one's number of nodes (2 or more, not decreasing within a miner).
     base (numpy.ndarray): Where each miner's patterns start, and their total at the end (int64).
     n_roots (int): The number of roots.
     RETURNS (tuple): (position, owner, merged_parent): per merged pattern beyond the roots, its index in `parent`,
-        its miner, and its parent's merged place (int64, int64, int32).
+        its miner, and its parent's merged place.
     """
     cdef Py_ssize_t n_shards = base.shape[0] - 1, k, best
     cdef int64_t n = base[n_shards] if n_shards >= 0 else 0, i, p, key, best_key, placed = 0
@@ -143,12 +137,9 @@ def fill_merged_shard(const int64_t[::1] owner, const int64_t[::1] position, int
                       int64_t n_roots, const int32_t[::1] depth, const int32_t[::1] label, const int32_t[::1] size,
                       const int64_t[::1] indptr, int32_t[::1] depth_out, int32_t[::1] label_out,
                       int32_t[::1] size_out, int64_t[::1] start_out, int64_t[::1] length_out) -> None:
-    """Copy one miner's patterns into their merged places (`merge_levels`' owner and position): for each merged
-    pattern i beyond the roots that `shard` owns, its local index j = position[i] - base + n_roots gives
-    depth_out, label_out and size_out at n_roots + i from depth, label and size at j, and start_out and length_out
-    from the miner's CSC indptr (where column j starts, and its length): one pass, without the concatenated
-    and gathered temporaries.
-    """
+    """Copy one miner's patterns to their merged places (`merge_levels`): merged pattern i that `shard` owns is its
+    pattern j = position[i] - base + n_roots, whose depth, label, size and column start and length (from indptr) go
+    to the outputs at n_roots + i."""
     cdef Py_ssize_t n = owner.shape[0], i
     cdef int64_t j, n_local = depth.shape[0], bad = -1
     if position.shape[0] != n or depth_out.shape[0] != n_roots + n or label_out.shape[0] != n_roots + n \
@@ -176,13 +167,11 @@ def fill_merged_shard(const int64_t[::1] owner, const int64_t[::1] position, int
 
 def pattern_codes(const int32_t[::1] parent, const int32_t[::1] depth, const int32_t[::1] label,
                   const int32_t[::1] size):
-    """The codes of a miner's enumeration tree as flat arrays (`PatternCodes.from_tree`): pattern p extends its
-    parent by one rightmost node (depth[p], label[p]), so its code is its ancestors' nodes then its own.
+    """The codes of a miner's enumeration tree as flat arrays: pattern p's code is its ancestors' nodes, then its own.
 
     parent, depth, label, size (numpy.ndarray): Per pattern, its parent (-1 for a root), the depth and label of the
-        node it adds, and its number of nodes (its ancestors' count plus one).
-    RETURNS (tuple): (start, flat_depth, flat_label): pattern p's code is flat_depth[start[p]:start[p + 1]] and
-        flat_label[...] (start int64, the others int32).
+        node it adds, and its number of nodes.
+    RETURNS (tuple): (start, depth, label): pattern p's code is depth[start[p]:start[p + 1]] and label[...].
     """
     cdef Py_ssize_t n = parent.shape[0], p
     cdef int64_t k, total = 0, at

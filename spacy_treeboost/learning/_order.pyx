@@ -1,26 +1,15 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 # distutils: language = c++
 """The orders of the subtree-linear learner's columns and rules: by document frequency (a counting sort) and by
-decreasing weight magnitude (the radix sort of `_radix.pxd`, in pieces on threads)."""
+decreasing weight magnitude (a stable radix sort on 11-bit digits, in pieces on threads)."""
 from libc.stdint cimport int64_t, uint64_t
-from libc.string cimport memcpy
-
-from spacy_treeboost.learning._radix cimport digit_counts, scatter_digits
+from libc.string cimport memcpy, memset
 
 import numpy
 
-def _one_by_one(work, items):
-    """`ThreadTeam.map` on this thread: work on each item in turn."""
-    return [work(item) for item in items]
-
 
 def order_by_count(const int64_t[::1] df):
-    """The indices of df by decreasing value, equal values in index order (numpy.argsort(-df, kind="stable")), and
-    the inverse permutation: a counting sort, two passes over df and one over its values' range.
-
-    df (numpy.ndarray): Non-negative int64 values (document frequencies).
-    RETURNS (tuple): (order, inverse), int64.
-    """
+    """numpy.argsort(-df, kind="stable") for non-negative int64 df, and its inverse permutation, by a counting sort."""
     cdef Py_ssize_t n = df.shape[0], i
     cdef int64_t top = 0, v, total = 0, c
     cdef bint negative = False
@@ -53,20 +42,18 @@ def order_by_count(const int64_t[::1] df):
 
 
 def order_by_magnitude(const double[::1] w, run=None, Py_ssize_t pieces=1):
-    """The indices of w by decreasing |w|, equal magnitudes in index order: numpy.argsort(-numpy.abs(w),
-    kind="stable"), by a stable radix sort (11-bit digits) of the complements of the magnitudes' bits. None when w
-    holds a value that is not finite.
+    """numpy.argsort(-numpy.abs(w), kind="stable") by a radix sort of the complements of the magnitudes' bits; None
+    when w holds a value that is not finite.
 
-    run (Optional[Callable]): `ThreadTeam.map`, to sort w in `pieces` contiguous pieces on its threads: each pass
-        counts the digits of every piece, then places each piece's keys after those of the earlier pieces with the
-        same digit, so the order is the same (a stable sort's) for any number of pieces.
+    run (Optional[Callable]): `ThreadTeam.map`, to sort w in `pieces` contiguous pieces on its threads (each pass
+        counts every piece's digits first, so the order is the same for any number of pieces).
     pieces (int): The number of pieces (1 without `run`).
     """
     cdef Py_ssize_t n = w.shape[0], k
     cdef int shift, digit
     cdef int64_t total, c
     if run is None or n < 2:
-        run, pieces = _one_by_one, 1
+        run, pieces = (lambda work, items: [work(item) for item in items]), 1
     pieces = max(1, min(pieces, n))
     bounds = [(n * k // pieces, n * (k + 1) // pieces) for k in range(pieces)]
     keys, other_keys = numpy.empty(n, dtype=numpy.uint64), numpy.empty(n, dtype=numpy.uint64)
@@ -95,8 +82,7 @@ def order_by_magnitude(const double[::1] w, run=None, Py_ssize_t pieces=1):
 
 
 def _magnitude_keys(const double[::1] w, uint64_t[::1] keys, Py_ssize_t lo, Py_ssize_t hi) -> bool:
-    """keys[i] = the complement of |w[i]|'s bits for i in range(lo, hi) (ascending keys: descending |w|); False
-    at the first value that is not finite."""
+    """keys[i] = the complement of |w[i]|'s bits for i in range(lo, hi); False at the first value not finite."""
     cdef Py_ssize_t i
     cdef uint64_t bits, mask = 0x7FFFFFFFFFFFFFFF, exponent = 0x7FF0000000000000
     cdef bint finite = True
@@ -111,14 +97,25 @@ def _magnitude_keys(const double[::1] w, uint64_t[::1] keys, Py_ssize_t lo, Py_s
 
 
 def _digit_counts(const uint64_t[::1] keys, Py_ssize_t lo, Py_ssize_t hi, int shift, int64_t[::1] counts) -> None:
-    """`digit_counts` of keys[lo:hi] into counts (2048 entries)."""
+    """counts[d] = how many of keys[lo:hi] have digit d (11 bits) at `shift`."""
+    cdef Py_ssize_t i
     with nogil:
-        digit_counts(&keys[0], lo, hi, shift, &counts[0])
+        memset(&counts[0], 0, 2048 * sizeof(int64_t))
+        for i in range(lo, hi):
+            counts[(keys[i] >> shift) & 0x7FF] += 1
 
 
 def _scatter_digits(const uint64_t[::1] src, const int64_t[::1] src_order, bint identity, Py_ssize_t lo,
                     Py_ssize_t hi, int shift, int64_t[::1] at, uint64_t[::1] dst, int64_t[::1] dst_order) -> None:
-    """`scatter_digits` of keys[lo:hi] and their indices (i itself when `identity`) at their digit's next place
-    `at[d]`."""
+    """One stable pass: src[lo:hi] to the next place at[d] of their digit d in dst, and beside them in dst_order
+    their entries of src_order (their indices when `identity`)."""
+    cdef Py_ssize_t i
+    cdef int64_t place
+    cdef int digit
     with nogil:
-        scatter_digits(&src[0], &src_order[0], identity, lo, hi, shift, &at[0], &dst[0], &dst_order[0])
+        for i in range(lo, hi):
+            digit = (src[i] >> shift) & 0x7FF
+            place = at[digit]
+            at[digit] = place + 1
+            dst[place] = src[i]
+            dst_order[place] = i if identity else src_order[i]

@@ -12,14 +12,10 @@ ctypedef fused index_t:
 
 
 def check_pattern(const index_t[::1] indptr, const index_t[::1] indices, Py_ssize_t n_rows) -> None:
-    """Raise a ValueError unless indptr and indices describe a CSC matrix of `n_rows` rows: what `pattern_matvec`
-    and `pattern_rmatvec` trust (they check only the lengths, as they run many times on one matrix)."""
-    cdef Py_ssize_t n_cols = indptr.shape[0] - 1, k
-    if n_cols < 0 or indptr[0] != 0 or indptr[n_cols] != indices.shape[0]:
-        raise ValueError("indptr and indices do not describe one CSC matrix")
-    for k in range(n_cols):
-        if indptr[k + 1] < indptr[k]:
-            raise ValueError("indptr must not decrease")
+    """Raise a ValueError unless indptr and indices describe a CSC matrix of `n_rows` rows, which the products
+    trust."""
+    cdef Py_ssize_t k
+    _check_indptr(indptr, indices.shape[0], "indices")
     for k in range(indices.shape[0]):
         if indices[k] < 0 or indices[k] >= n_rows:
             raise ValueError(f"row {indices[k]} lies outside the {n_rows} rows")
@@ -27,9 +23,8 @@ def check_pattern(const index_t[::1] indptr, const index_t[::1] indices, Py_ssiz
 
 def pattern_matvec(const index_t[::1] indptr, const index_t[::1] indices, const double[::1] scale,
                    const double[::1] x, double[::1] out):
-    """out += X x for the CSC matrix X whose column j holds the value scale[j] at each of its rows (a pattern of
-    ones, its columns scaled): scipy's `csc_matvec` on that matrix, the same products added in the same order,
-    without reading a value per entry. The structure must have passed `check_pattern` with len(out) rows."""
+    """out += X x for the CSC matrix X whose column j holds scale[j] at each of its rows: scipy's `csc_matvec`, the
+    same sums in the same order, without a value per entry."""
     cdef Py_ssize_t n_cols = indptr.shape[0] - 1, j, k
     cdef double v
     if scale.shape[0] != n_cols or x.shape[0] != n_cols:
@@ -43,9 +38,7 @@ def pattern_matvec(const index_t[::1] indptr, const index_t[::1] indices, const 
 
 def pattern_rmatvec(const index_t[::1] indptr, const index_t[::1] indices, const double[::1] scale,
                     const double[::1] u, double[::1] out):
-    """out[j] = (X^T u)[j] for the matrix of `pattern_matvec`: scipy's `csr_matvec` on X's transpose, each entry's
-    product scale[j] * u[i] added in storage order. The structure must have passed `check_pattern` with len(u)
-    rows."""
+    """out = X^T u for the matrix of `pattern_matvec`: scipy's `csr_matvec` on X's transpose, in storage order."""
     cdef Py_ssize_t n_cols = indptr.shape[0] - 1, j, k
     cdef double s, total
     if scale.shape[0] != n_cols or out.shape[0] != n_cols:
@@ -60,22 +53,13 @@ def pattern_rmatvec(const index_t[::1] indptr, const index_t[::1] indices, const
 
 
 def column_values(const index_t[::1] indptr, const double[::1] data):
-    """The value of each column of a CSC matrix whose columns each hold one value (0 for an empty column), or
-    None when a column holds two different values or a NaN: one pass over the entries, stopping at the first
-    column that fails, without temporaries.
-
-    indptr, data: The CSC arrays (indptr of the indices' type).
-    RETURNS (Optional[numpy.ndarray]): The values, float64, one per column.
-    """
+    """The value of each column of a CSC matrix whose columns each hold one value (0 for an empty column), or None
+    when a column holds two different values or a NaN."""
     cdef Py_ssize_t n_cols = indptr.shape[0] - 1, j
     cdef int64_t k
     cdef double v
     cdef bint mixed = False
-    if n_cols < 0 or indptr[0] != 0 or indptr[n_cols] != data.shape[0]:
-        raise ValueError("indptr and data do not describe one CSC matrix")
-    for j in range(n_cols):
-        if indptr[j + 1] < indptr[j]:
-            raise ValueError("indptr must not decrease")
+    _check_indptr(indptr, data.shape[0], "data")
     values = numpy.zeros(n_cols)
     cdef double[::1] out = values
     with nogil:
@@ -98,9 +82,8 @@ def column_values(const index_t[::1] indptr, const double[::1] data):
 
 def squared_rmatvec(const index_t[::1] indptr, const index_t[::1] indices, const double[::1] data,
                     const double[::1] u, double[::1] out):
-    """out[j] = (S^T u)[j] for the matrix S of X's entries squared (X: CSC): scipy's `csr_matvec` on S's
-    transpose, each entry's product (x * x) * u[i] added in storage order, without S. The structure must have
-    passed `check_pattern` with len(u) rows."""
+    """out = S^T u for the matrix S of the CSC matrix X's entries squared: scipy's `csr_matvec` on S's transpose, in
+    storage order, without S."""
     cdef Py_ssize_t n_cols = indptr.shape[0] - 1, j
     cdef int64_t k
     cdef double total, v
@@ -118,8 +101,7 @@ def squared_rmatvec(const index_t[::1] indptr, const index_t[::1] indices, const
 
 
 def dot_range(const double[::1] a, const double[::1] b, Py_ssize_t lo, Py_ssize_t hi) -> float:
-    """sum(a[i] * b[i] for i in range(lo, hi)), added in index order from 0.0 (a piece of a conjugate-gradient dot
-    product, `logistic.VectorPieces`)."""
+    """sum(a[i] * b[i] for i in range(lo, hi)), added in index order from 0.0."""
     cdef Py_ssize_t i
     cdef double total = 0.0
     _check_range(a.shape[0], lo, hi)
@@ -133,8 +115,7 @@ def dot_range(const double[::1] a, const double[::1] b, Py_ssize_t lo, Py_ssize_
 
 def cg_step_range(double[::1] s, const double[::1] d, const double[::1] M, double alpha, Py_ssize_t lo,
                   Py_ssize_t hi) -> float:
-    """s[i] += d[i] * alpha for i in range(lo, hi), and the sum of s[i] * (M[i] * s[i]) over them (the step and its
-    squared length in the preconditioner's norm), added in index order from 0.0."""
+    """s[i] += d[i] * alpha for i in range(lo, hi), and the sum of s[i] * (M[i] * s[i]) in index order from 0.0."""
     cdef Py_ssize_t i
     cdef double total = 0.0
     _check_range(s.shape[0], lo, hi)
@@ -149,8 +130,8 @@ def cg_step_range(double[::1] s, const double[::1] d, const double[::1] M, doubl
 
 def cg_residual_range(double[::1] r, double[::1] z, const double[::1] Hd, const double[::1] M, double alpha,
                       Py_ssize_t lo, Py_ssize_t hi) -> float:
-    """r[i] -= Hd[i] * alpha and z[i] = r[i] / M[i] for i in range(lo, hi), and the sum of z[i] * r[i] over them,
-    added in index order from 0.0."""
+    """r[i] -= Hd[i] * alpha and z[i] = r[i] / M[i] for i in range(lo, hi), and the sum of z[i] * r[i] in index order
+    from 0.0."""
     cdef Py_ssize_t i
     cdef double total = 0.0
     _check_range(r.shape[0], lo, hi)
@@ -173,6 +154,15 @@ def cg_direction_range(double[::1] d, const double[::1] z, double beta, Py_ssize
     with nogil:
         for i in range(lo, hi):
             d[i] = d[i] * beta + z[i]
+
+
+cdef void _check_indptr(const index_t[::1] indptr, Py_ssize_t n_entries, str entries) except *:
+    cdef Py_ssize_t n_cols = indptr.shape[0] - 1, k
+    if n_cols < 0 or indptr[0] != 0 or indptr[n_cols] != n_entries:
+        raise ValueError(f"indptr and {entries} do not describe one CSC matrix")
+    for k in range(n_cols):
+        if indptr[k + 1] < indptr[k]:
+            raise ValueError("indptr must not decrease")
 
 
 cdef inline void _check_range(Py_ssize_t n, Py_ssize_t lo, Py_ssize_t hi) except *:

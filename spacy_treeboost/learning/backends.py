@@ -25,7 +25,7 @@ def boosting_weights(scores: numpy.ndarray, y: numpy.ndarray) -> numpy.ndarray:
 def assign_root_labels(labels: numpy.ndarray, parents: numpy.ndarray, n_labels: int, n_workers: int,
                        include_root: bool) -> numpy.ndarray:
     """The int32 worker of each root label: largest first, to the least-loaded worker (absent labels: worker 0)."""
-    from ._patterns import label_sizes
+    from ._mine import label_sizes
 
     size = label_sizes(labels, parents, n_labels, include_root)
     owner = numpy.zeros(n_labels, dtype=numpy.int32)
@@ -130,7 +130,7 @@ class SearchWorker:
         """Whether head k's candidate can be the round's best: not below the best shared value by more than a tie."""
         if self.shared_best is None:
             return True
-        from ._criteria import tie_tolerance
+        from ._mine import tie_tolerance
 
         found = float(self.shared_best[k])
         return value >= found - 2.0 * tie_tolerance(found)
@@ -182,7 +182,7 @@ def _digest(scores: numpy.ndarray) -> bytes:
 
 def _merge(cands: List[Dict[str, Any]]) -> Tuple[int, Dict[str, Any]]:
     """The global best and its worker, offered in the order a single search pops the root labels."""
-    from ._criteria import tie_tolerance
+    from ._mine import tie_tolerance
 
     order = sorted((i for i, c in enumerate(cands) if c["key"] is not None),
                    key=lambda i: (-cands[i]["root_bound"], cands[i]["root"]))

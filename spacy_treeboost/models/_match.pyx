@@ -1,17 +1,8 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 # distutils: language = c++
-"""Trie-guided matching of rule patterns with embedding counts.
-
-Every rule pattern's code (preorder (depth, label) pairs) is a path in a trie.
-Matching a document extends occurrence lists by rightmost extension, following
-only the trie's edges, so work is bounded by the rule prefixes that occur.
-
-Extensions to the later siblings of a rightmost-path node are made for all
-occurrences that share the parent at once: one sweep over that parent's
-children, with a running sum of the multiplicities of the occurrences whose
-rightmost-path node lies to the left. A node with n children therefore costs
-O(n) per trie node, however many of the children carry the same label.
-"""
+"""Trie-guided matching of rule patterns with embedding counts: every pattern's code is a path in a trie, and matching
+a document extends occurrence lists by rightmost extension along the trie's edges only, the later siblings of the
+occurrences that share a parent in one sweep over its children."""
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libcpp.vector cimport vector
 from libcpp.unordered_map cimport unordered_map
@@ -19,15 +10,16 @@ from libcpp.pair cimport pair
 from libcpp.algorithm cimport sort as std_sort
 from cython.operator cimport dereference as deref
 
+from spacy_treeboost.models._occurrences cimport COUNT_CAP, sat_add, pack, occ_node, occ_mult, merge_occurrences
+
+import numpy
+
+
 cdef extern from *:
     void __builtin_prefetch(const void* address) nogil
 
 cdef enum:
     PREFETCH_AHEAD = 16  # rules ahead whose codes are fetched into the cache
-
-from spacy_treeboost.models._occurrences cimport COUNT_CAP, sat_add, pack, occ_node, occ_mult, merge_occurrences
-
-import numpy
 
 
 cdef struct TrieNode:
@@ -46,11 +38,10 @@ ctypedef pair[pair[int64_t, int64_t], int32_t] FirstHit
 cdef class PatternMatcher:
     """Count the embeddings of many patterns in documents.
 
-    codes (Sequence[Sequence[Tuple[int, int]]]): each pattern's code, a sequence of
-        (depth, label id) pairs in preorder, with depth 0 first (`from_arrays` takes
-        the codes as flat arrays instead).
-    n_labels (int): the number of label ids; other ids never match.
-    match_roots (bool): let document root nodes match (patterns containing the root).
+    codes (Sequence[Sequence[Tuple[int, int]]]): Each pattern's code: (depth, label id) pairs in preorder, depth 0
+        first (`from_arrays` takes them as flat arrays).
+    n_labels (int): The number of label ids; other ids never match.
+    match_roots (bool): Let document root nodes match.
     """
     cdef vector[TrieNode] trie
     cdef unordered_map[int64_t, int32_t] edges
@@ -81,19 +72,15 @@ cdef class PatternMatcher:
             raise ValueError(f"pattern {p} uses label id {int(label[bad[0]])} outside the vocabulary")
         if len(depth) and depth.max() >= numpy.iinfo(numpy.int32).max:
             raise ValueError(f"a pattern has depth {int(depth.max())}, which is too large")
-        self._build(depth.astype(numpy.int32), label.astype(numpy.int32), numpy.asarray(code_start, dtype=numpy.int64),
-                    n_labels, match_roots)
+        self._build(depth, label, code_start, n_labels, match_roots)
 
     @classmethod
     def from_arrays(cls, depth, label, code_start, int n_labels, bint match_roots=True):
-        """A matcher over patterns given as flat arrays, without a Python object per pattern.
+        """A matcher over patterns given as flat arrays.
 
-        depth (numpy.ndarray): int32 depth of every pattern node, the patterns' codes concatenated.
-        label (numpy.ndarray): int32 label id of every pattern node.
+        depth, label (numpy.ndarray): int32 depth and label id of every pattern node, the codes concatenated.
         code_start (numpy.ndarray): int64 offsets: pattern p is nodes code_start[p] .. code_start[p + 1] - 1.
-        n_labels (int): the number of label ids; other ids never match.
-        match_roots (bool): let document root nodes match (patterns containing the root).
-        RETURNS (PatternMatcher): The matcher; pattern ids are positions in code_start.
+        n_labels, match_roots: As for `PatternMatcher`.
         """
         cdef PatternMatcher out = cls.__new__(cls)
         out._build(depth, label, code_start, n_labels, match_roots)
@@ -178,8 +165,8 @@ cdef class PatternMatcher:
         return (node * self.max_depth + depth) * self.n_labels + label
 
     cdef inline int _hit(self, int32_t child, int32_t node, int64_t mult, int64_t occ, bint track, bint earlier) except -1:
-        """Add an occurrence of trie node `child`. With `track`, remember the (occ, node) of its first
-        hit; with `earlier`, a later call may carry a smaller one."""
+        """Add an occurrence of trie node `child`; with `track`, remember its first (occ, node), which with `earlier`
+        a later call may lower."""
         cdef vector[int64_t]* buf = &self.bufs[child]
         if buf.empty():
             self.touched.push_back(child)
@@ -194,11 +181,8 @@ cdef class PatternMatcher:
 
     cdef int _extend(self, int32_t t, const int32_t* lab, const int32_t* par, vector[int32_t]& next_sib,
                      Py_ssize_t lo, Py_ssize_t hi, vector[int32_t]& stack) except -1:
-        """Extend the occurrences of trie node t along the trie's edges, then push the children hit.
-
-        Children are pushed in the order in which a scan of the occurrences one by one (children of
-        the rightmost node, then later siblings up the rightmost path) would first reach them.
-        """
+        """Extend the occurrences of trie node t along the trie's edges, then push the children hit in the order a
+        scan of the occurrences one by one would first reach them."""
         cdef vector[int64_t]* buf = &self.bufs[t]
         cdef TrieNode tn = self.trie[t]
         cdef Py_ssize_t n_occ = buf.size(), k, g, e, ptr
@@ -287,11 +271,8 @@ cdef class PatternMatcher:
     def count(self, labels, parents, offsets):
         """Count every pattern's embeddings in every document of a forest.
 
-        labels (numpy.ndarray): int32 label ids in preorder (-1 for unknown labels).
-        parents (numpy.ndarray): int32 global parent indices (-1 for roots).
-        offsets (numpy.ndarray): int64 document boundaries.
-        RETURNS (Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]): doc indices,
-            pattern indices and counts of every (document, pattern) that matched.
+        labels, parents, offsets (numpy.ndarray): The forest's preorder arrays (label -1: unknown).
+        RETURNS (tuple): The document, pattern and count (int32) of every (document, pattern) that matched.
         """
         cdef const int32_t[:] lab = numpy.ascontiguousarray(labels, dtype=numpy.int32)
         cdef const int32_t[:] par = numpy.ascontiguousarray(parents, dtype=numpy.int32)
@@ -345,9 +326,11 @@ cdef class PatternMatcher:
                 buf.clear()
         self.bufs.clear()
         self.bufs.shrink_to_fit()
-        return (numpy.asarray(<int32_t[:out_doc.size()]>out_doc.data()).copy() if out_doc.size() else numpy.zeros(0, numpy.int32),
-                numpy.asarray(<int32_t[:out_pat.size()]>out_pat.data()).copy() if out_pat.size() else numpy.zeros(0, numpy.int32),
-                numpy.asarray(<int32_t[:out_cnt.size()]>out_cnt.data()).copy() if out_cnt.size() else numpy.zeros(0, numpy.int32))
+        return _int32_array(out_doc), _int32_array(out_pat), _int32_array(out_cnt)
+
+
+cdef object _int32_array(vector[int32_t]& v):
+    return numpy.asarray(<int32_t[:v.size()]>v.data()).copy() if v.size() else numpy.zeros(0, numpy.int32)
 
 
 def _matcher_from_arrays(depth, label, code_start, n_labels, match_roots):
@@ -356,14 +339,11 @@ def _matcher_from_arrays(depth, label, code_start, n_labels, match_roots):
 
 def codes_in_order(const int32_t[::1] depth, const int32_t[::1] label, const int64_t[::1] code_start,
                    const int64_t[::1] order, run=None, Py_ssize_t pieces=1):
-    """The codes of patterns `order`, in that order, as flat tables: one pass that copies each code's nodes, where
-    gathering them by a node index array would build and read that array (`rule_tables.numbered_by_first_use`).
+    """The codes of patterns `order`, in that order, as flat tables, copied code by code (no node index array).
 
-    depth, label (numpy.ndarray): int32 per pattern node, the codes concatenated.
-    code_start (numpy.ndarray): int64 offsets of the codes, one more than the patterns.
+    depth, label, code_start (numpy.ndarray): The codes as `PatternMatcher.from_arrays` takes them.
     order (numpy.ndarray): int64 pattern ids.
-    run (Optional[Callable]): `ThreadTeam.map`, to copy `pieces` contiguous runs of `order` on its threads (each
-        run's nodes counted first, so that it knows where its codes go): the same tables for any number.
+    run (Optional[Callable]): `ThreadTeam.map`, to copy `pieces` contiguous runs of `order` on its threads.
     pieces (int): The number of runs (1 without `run`).
     RETURNS (tuple): (depth, label, code_start) of the selected codes.
     """
@@ -376,7 +356,7 @@ def codes_in_order(const int32_t[::1] depth, const int32_t[::1] label, const int
     n_pieces = int(max(1, min(pieces, m)))
     bounds = [(m * piece // n_pieces, m * (piece + 1) // n_pieces) for piece in range(n_pieces)]
     nodes = run(lambda b: _code_nodes(code_start, order, b[0], b[1]), bounds)
-    first_node, total = [], 0  # (no negative indexing: this module does not wrap around)
+    first_node, total = [], 0
     for count in nodes:
         first_node.append(total)
         total += int(count)
@@ -414,8 +394,8 @@ def _code_nodes(const int64_t[::1] code_start, const int64_t[::1] order, Py_ssiz
 def _copy_codes(const int32_t[::1] depth, const int32_t[::1] label, const int64_t[::1] code_start,
                 const int64_t[::1] order, Py_ssize_t lo, Py_ssize_t hi, int64_t at, int32_t[::1] d, int32_t[::1] l,
                 int64_t[::1] s) -> None:
-    """Copy the codes of patterns order[lo:hi] to d and l from node `at` on, each one's first node in s (checked
-    by `_code_nodes`); the codes 16 and 32 rules ahead are fetched into the cache meanwhile."""
+    """Copy the codes of patterns order[lo:hi] (checked by `_code_nodes`) to d and l from node `at` on, each one's
+    first node in s."""
     cdef Py_ssize_t i
     cdef int64_t p, k
     with nogil:

@@ -1,18 +1,12 @@
 # cython: language_level=3
-"""Occurrence lists shared by the miner and the matcher.
-
-An occurrence is packed in one int64: the rightmost-node image in the high 32
-bits and its multiplicity (number of embeddings, saturated) in the low 32 bits.
-"""
+"""Occurrence lists shared by the miner and the matcher: an occurrence is one int64, the rightmost-node image in the
+high 32 bits and its multiplicity (embeddings, saturated) in the low 32 bits."""
 from libc.stdint cimport int32_t, int64_t
 from libcpp.vector cimport vector
 from libcpp.algorithm cimport sort as std_sort
 
 cdef enum:
     COUNT_CAP = 2147483647
-    # occurrence buffers are merged in place whenever their length reaches a power of two
-    # at least this large, so many same-label siblings cannot exhaust memory
-    MERGE_AT = 1 << 20
 
 
 cdef inline int32_t sat_add(int32_t a, int32_t b) noexcept nogil:

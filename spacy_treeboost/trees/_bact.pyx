@@ -1,17 +1,264 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 # distutils: language = c++
-"""The compiled BACT reader: lines of `LABEL (tree)` parsed straight into preorder forest arrays."""
-from cpython.buffer cimport Py_buffer
-from libc.stdint cimport int32_t, int64_t, uint64_t
+"""The compiled BACT reader: lines of `LABEL (tree)` parsed straight into preorder forest arrays, their labels looked
+up in a table of spellings (`SpellingTable`), white space as str.isspace sees it in UTF-8."""
+from cython cimport view
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport free
 from libc.string cimport memchr, memcmp, memcpy
 from libcpp.vector cimport vector
 
 from spacy_treeboost.trees._buffers cimport GrowBuf
-from spacy_treeboost.trees._spelling cimport Slot, SpellingTable, hash_bytes, hash_label
-from spacy_treeboost.trees._text cimport label_stop_candidate, space_len, space_len_before, utf8_error_at
 
 import numpy
+
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #if defined(__SSE2__) && defined(__GNUC__)
+    #include <emmintrin.h>
+    #endif
+    /* The first byte in [p, end) that may end a node label ("(", ")", a byte below "!" or a byte of 0x80 or
+       more), or end; sixteen bytes per step with SSE2. */
+    static inline const unsigned char* label_stop_candidate(const unsigned char* p, const unsigned char* end) {
+    #if defined(__SSE2__) && defined(__GNUC__)
+        const __m128i open = _mm_set1_epi8('('), close = _mm_set1_epi8(')'), bang = _mm_set1_epi8('!');
+        while (end - p >= 16) {
+            __m128i x = _mm_loadu_si128((const __m128i*)p);
+            /* signed bytes: below "!" are the bytes 0x00-0x20 and 0x80-0xFF */
+            __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, open), _mm_cmpeq_epi8(x, close)),
+                                       _mm_cmplt_epi8(x, bang));
+            int m = _mm_movemask_epi8(hit);
+            if (m) return p + __builtin_ctz(m);
+            p += 16;
+        }
+    #endif
+        for (; p < end; p++) {
+            unsigned char c = *p;
+            if (c == '(' || c == ')' || c < '!' || c >= 0x80) return p;
+        }
+        return end;
+    }
+    /* The offset of the first byte of 0x80 or more in p[i:n], or n. */
+    static inline Py_ssize_t ascii_end(const unsigned char* p, Py_ssize_t i, Py_ssize_t n) {
+    #if defined(__SSE2__) && defined(__GNUC__)
+        for (; i + 16 <= n; i += 16) {
+            int m = _mm_movemask_epi8(_mm_loadu_si128((const __m128i*)(p + i)));
+            if (m) return i + __builtin_ctz(m);
+        }
+    #endif
+        for (; i < n; i++) {
+            if (p[i] >= 0x80) return i;
+        }
+        return n;
+    }
+    """
+    const unsigned char* label_stop_candidate(const unsigned char* p, const unsigned char* end) noexcept nogil
+    Py_ssize_t ascii_end(const unsigned char* p, Py_ssize_t i, Py_ssize_t n) noexcept nogil
+
+
+cdef inline int space_len(const unsigned char* p, const unsigned char* end) noexcept nogil:
+    """Length in bytes of the white space character at p (as str.isspace), or 0."""
+    cdef unsigned char c = p[0]
+    if c < 0x80:
+        return 1 if (c == 32 or 9 <= c <= 13 or 28 <= c <= 31) else 0
+    if c == 0xC2:
+        return 2 if p + 1 < end and (p[1] == 0x85 or p[1] == 0xA0) else 0
+    if p + 2 >= end:
+        return 0
+    if c == 0xE1:
+        return 3 if p[1] == 0x9A and p[2] == 0x80 else 0
+    if c == 0xE2:
+        if p[1] == 0x80 and (0x80 <= p[2] <= 0x8A or p[2] == 0xA8 or p[2] == 0xA9 or p[2] == 0xAF):
+            return 3
+        return 3 if p[1] == 0x81 and p[2] == 0x9F else 0
+    if c == 0xE3:
+        return 3 if p[1] == 0x80 and p[2] == 0x80 else 0
+    return 0
+
+
+cdef inline int space_len_before(const unsigned char* start, const unsigned char* end) noexcept nogil:
+    """Length of a white space character that ends at `end`, or 0."""
+    if end - start >= 1 and end[-1] < 0x80:
+        return space_len(end - 1, end)
+    if end - start >= 2 and space_len(end - 2, end) == 2:
+        return 2
+    if end - start >= 3 and space_len(end - 3, end) == 3:
+        return 3
+    return 0
+
+
+cdef inline Py_ssize_t utf8_error_at(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    """Offset of the first byte that is not valid UTF-8 (as Python decodes it), or -1."""
+    cdef Py_ssize_t i = 0, k, m
+    cdef unsigned char c
+    while i < n:
+        i = ascii_end(p, i, n)
+        if i >= n:
+            break
+        c = p[i]
+        if 0xC2 <= c <= 0xDF:
+            m = 1
+        elif 0xE0 <= c <= 0xEF:
+            m = 2
+        elif 0xF0 <= c <= 0xF4:
+            m = 3
+        else:
+            return i
+        if i + m >= n:
+            return i
+        for k in range(1, m + 1):
+            if (p[i + k] & 0xC0) != 0x80:
+                return i
+        if (c == 0xE0 and p[i + 1] < 0xA0) or (c == 0xED and p[i + 1] > 0x9F):
+            return i
+        if (c == 0xF0 and p[i + 1] < 0x90) or (c == 0xF4 and p[i + 1] > 0x8F):
+            return i
+        i += m + 1
+    return -1
+
+
+cdef extern from *:
+    void __builtin_prefetch(const void* address) noexcept nogil
+
+
+cdef struct Slot:
+    uint64_t prefix
+    uint32_t tag
+    int32_t value
+
+
+cdef inline uint32_t slot_tag(uint64_t h, Py_ssize_t n) noexcept nogil:
+    """16 bits of the hash and the length (up to 65,535); never 0, the tag of an empty slot."""
+    return (<uint32_t>h & 0xFFFF0000u) | <uint32_t>(n if n < 0xFFFF else 0xFFFF)
+
+
+cdef inline uint64_t mix_word(uint64_t h, uint64_t word) noexcept nogil:
+    h = (h ^ word) * 1099511628211ULL
+    return h ^ (h >> 29)
+
+
+cdef inline uint64_t hash_bytes(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    """A hash of p[:n], eight bytes at a time."""
+    cdef uint64_t h = 1469598103934665603ULL ^ <uint64_t>n, word
+    cdef Py_ssize_t i = 0
+    while n - i >= 8:
+        memcpy(&word, p + i, 8)
+        h = mix_word(h, word)
+        i += 8
+    if i < n:
+        word = 0
+        memcpy(&word, p + i, n - i)
+        h = mix_word(h, word)
+    return (h ^ (h >> 32)) * 0x9E3779B97F4A7C15ULL
+
+
+cdef inline uint64_t prefix_of(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t x = 0
+    memcpy(&x, p, n if n < 8 else 8)
+    return x
+
+
+cdef inline uint64_t hash_label(const unsigned char* p, Py_ssize_t n, const unsigned char* readable_end,
+                                uint64_t* prefix) noexcept nogil:
+    """`hash_bytes(p, n)`, and `prefix_of(p, n)` in `prefix`; a label of 1 to 8 bytes with 8 readable
+    bytes at p is read as one word."""
+    cdef uint64_t h, word
+    if n > 8 or p + 8 > readable_end:
+        prefix[0] = prefix_of(p, n)
+        return hash_bytes(p, n)
+    memcpy(&word, p, 8)
+    if n < 8:
+        word &= (1ULL << (8 * n)) - 1
+    prefix[0] = word
+    h = mix_word(1469598103934665603ULL ^ <uint64_t>n, word)
+    return (h ^ (h >> 32)) * 0x9E3779B97F4A7C15ULL
+
+
+cdef class SpellingTable:
+    """Byte strings to int32 values: open addressing over one byte arena (no allocation per lookup).
+
+    A slot (16 bytes) keeps the first 8 bytes, 16 bits of the hash and the length, so a lookup of a
+    spelling of up to 8 bytes reads one slot and no arena bytes.
+    """
+    cdef vector[Slot] slots
+    cdef vector[int64_t] starts
+    cdef vector[unsigned char] arena
+    cdef Py_ssize_t used
+    cdef int shift
+    cdef Slot* slot_data      # slots.data() and slots.size() - 1, kept for the lookups
+    cdef size_t mask
+
+    cdef inline Slot* find(self, const unsigned char* p, Py_ssize_t n, uint64_t h) noexcept nogil:
+        """The slot holding p[:n], or the empty slot where it belongs."""
+        return self.find_prefixed(p, n, h, prefix_of(p, n))
+
+    cdef inline Slot* find_prefixed(self, const unsigned char* p, Py_ssize_t n, uint64_t h, uint64_t prefix) noexcept nogil:
+        """`find`, given `prefix_of(p, n)`."""
+        cdef size_t i = h >> self.shift
+        cdef uint32_t tag = slot_tag(h, n)
+        cdef Slot* s
+        while True:
+            s = self.slot_data + i
+            if s.tag == 0:
+                return s
+            if s.tag == tag and s.prefix == prefix and (n <= 8 or self._same_tail(i, p, n)):
+                return s
+            i = (i + 1) & self.mask
+
+    cdef inline int64_t _stored_length(self, int64_t at) noexcept nogil:
+        """The length written before the spelling stored at arena offset `at`."""
+        cdef int64_t length
+        memcpy(&length, &self.arena[at], 8)
+        return length
+
+    cdef inline void prefetch(self, uint64_t h) noexcept nogil:
+        __builtin_prefetch(self.slot_data + (h >> self.shift))
+
+    def __cinit__(self):
+        self._allocate(1024, 64 - 10)
+
+    cdef void _allocate(self, size_t n, int shift):
+        """n = 2^(64 - shift) empty slots."""
+        self.slots.assign(n, Slot(0, 0, 0))
+        self.starts.assign(n, -1)
+        self.shift = shift
+        self.slot_data = self.slots.data()
+        self.mask = n - 1
+
+    cdef bint _same_tail(self, size_t i, const unsigned char* p, Py_ssize_t n) noexcept nogil:
+        """Whether slot i holds p[:n], given equal tags and first 8 bytes (n > 8)."""
+        cdef int64_t at = self.starts[i]
+        return self._stored_length(at) == n and memcmp(&self.arena[at + 16], p + 8, n - 8) == 0
+
+    cdef void insert(self, const unsigned char* p, Py_ssize_t n, uint64_t h, int32_t value):
+        """Add p[:n] (not in the table) with `value`; the arena holds its length (8 bytes) then its bytes."""
+        cdef Slot* s = self.find(p, n, h)
+        cdef int64_t length = n
+        s.prefix = prefix_of(p, n)
+        s.tag = slot_tag(h, n)
+        s.value = value
+        self.starts[s - self.slots.data()] = self.arena.size()
+        self.arena.insert(self.arena.end(), <const unsigned char*>&length, <const unsigned char*>&length + 8)
+        self.arena.insert(self.arena.end(), p, p + n)
+        self.arena.resize(self.arena.size() + 8)
+        self.used += 1
+        if 2 * self.used > <Py_ssize_t>self.slots.size():
+            self._grow()
+
+    cdef void _grow(self):
+        cdef vector[Slot] old = self.slots
+        cdef vector[int64_t] old_starts = self.starts
+        cdef size_t i, k
+        self._allocate(2 * old.size(), self.shift - 1)
+        for k in range(old.size()):
+            if old[k].tag != 0:
+                i = hash_bytes(&self.arena[old_starts[k] + 8], self._stored_length(old_starts[k])) >> self.shift
+                while self.slots[i].tag != 0:
+                    i = (i + 1) & self.mask
+                self.slots[i] = old[k]
+                self.starts[i] = old_starts[k]
 
 
 cdef enum:
@@ -29,20 +276,9 @@ cdef enum:
 
 cdef int32_t INT32_LIMIT = 2147483647
 
-# Bytes that may end a node label: 1 for "(", ")" and ASCII white space, 2 for the lead
-# bytes of the non-ASCII white space characters (checked by space_len), 0 otherwise.
-cdef unsigned char LABEL_STOP[256]
-for _c in range(256):
-    LABEL_STOP[_c] = 1 if (_c in (40, 41, 32) or 9 <= _c <= 13 or 28 <= _c <= 31) else (
-        2 if _c in (0xC2, 0xE1, 0xE2, 0xE3) else 0)
-
 
 cdef inline bint has_percent(const unsigned char* p, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t i
-    for i in range(n):
-        if p[i] == 37:
-            return True
-    return False
+    return memchr(p, 37, n) != NULL
 
 
 cdef inline const unsigned char* _tree_start(const unsigned char* p, const unsigned char* end) noexcept nogil:
@@ -75,56 +311,23 @@ cdef struct Pending:
 
 
 
-cdef class _HeapBlock:
-    """A malloc'd block that a numpy array views; freed when the last array viewing it goes."""
-    cdef void* ptr
-    cdef Py_ssize_t n_bytes
-    cdef Py_ssize_t shape[1]
-    cdef Py_ssize_t strides[1]
-
-    def __dealloc__(self):
-        free(self.ptr)
-
-    def __getbuffer__(self, Py_buffer* view, int flags):
-        self.shape[0] = self.n_bytes
-        self.strides[0] = 1
-        view.buf = self.ptr
-        view.obj = self
-        view.len = self.n_bytes
-        view.itemsize = 1
-        view.readonly = 0
-        view.ndim = 1
-        view.format = "B"
-        view.shape = self.shape
-        view.strides = self.strides
-        view.suboffsets = NULL
-        view.internal = NULL
-
-
 cdef object _taken(GrowBuf[int32_t]& buf):
     """The buffer's values as a numpy array that takes over its memory (no copy); the buffer is left empty."""
     cdef Py_ssize_t n = buf.size()
     if n == 0:
         buf.release()
         return numpy.empty(0, dtype=numpy.int32)
-    cdef _HeapBlock block = _HeapBlock.__new__(_HeapBlock)
-    block.ptr = buf.detach()
-    block.n_bytes = n * sizeof(int32_t)
-    return numpy.frombuffer(block, dtype=numpy.int32)
+    cdef view.array block = view.array(shape=(n,), itemsize=sizeof(int32_t), format="i", allocate_buffer=False)
+    block.data = <char*>buf.detach()
+    block.callback_free_data = free
+    return numpy.asarray(block)
 
 
 cdef class BactParser:
-    """Parse BACT lines (`LABEL (tree)`) straight into preorder forest arrays.
-
-    Node labels are looked up once per distinct spelling; only new spellings
-    reach Python (`decode`, then `vocab.add` or `vocab.get`). `take()` returns
-    the documents parsed since the previous call.
-
-    Without `add_labels` the spelling table starts as the vocabulary's own
-    spellings, so a new spelling without `%` is known to map to -1 without a
-    Python call. This relies on `decode` returning text without `%` unchanged
-    (as `decode_label` does).
-    """
+    """Parse BACT lines (`LABEL (tree)`) straight into preorder forest arrays; `take()` returns the documents parsed
+    since the previous call. Only new spellings reach Python (`decode`, then `vocab.add` or `vocab.get`); without
+    `add_labels` the table starts as the vocabulary's spellings, so a new one without `%` maps to -1 (`decode` returns
+    text without `%` unchanged)."""
     cdef SpellingTable label_ids, class_ids
     cdef list class_strings
     cdef object vocab, decode, error
@@ -226,9 +429,9 @@ cdef class BactParser:
             return ERR_NO_TREE_START
         cls = self._class_id(p, rest - 1 - p)
         code = self._nodes(p, rest, end, base, &local, &top)
-        if code != LINE_OK:
-            return self._fail(base, local, code, p)
         self._resolve(base, local, p)
+        if code != LINE_OK:
+            return self._undo(base, code)
         if local == 0:
             return self._undo(base, ERR_NO_TREE)
         if top:
@@ -254,13 +457,11 @@ cdef class BactParser:
 
     cdef int _nodes(self, const unsigned char* p, const unsigned char* rest, const unsigned char* end, int64_t base,
                     int32_t* n_nodes, Py_ssize_t* n_open) except -1:
-        """Read the tree rest[:end - rest] of the line starting at p into the node arrays from `base`: each node's
-        parent, and its label's place and hash for `_resolve`. Returns LINE_OK or an error code (err_pos and
-        err_len set); `n_nodes` and `n_open` receive the nodes read and the nodes still open."""
+        """Read the tree rest[:end - rest] into the node arrays from `base` (parents, and the labels' places and hashes
+        for `_resolve`); LINE_OK or an error code, and the nodes read and still open in n_nodes and n_open."""
         cdef const unsigned char* q
         cdef const unsigned char* lab
         cdef int s, code = LINE_OK
-        cdef unsigned char stop
         cdef int32_t local = 0
         cdef uint64_t h, prefix
         cdef Pending* at
@@ -300,10 +501,7 @@ cdef class BactParser:
             lab = q
             while True:
                 q = label_stop_candidate(q, end)
-                if q == end:
-                    break
-                stop = LABEL_STOP[q[0]]
-                if stop and (stop == 1 or space_len(q, end)):
+                if q == end or q[0] == b"(" or q[0] == b")" or space_len(q, end):
                     break
                 q += 1
             if q == lab or (local and top == 0) or base + local >= INT32_LIMIT:
@@ -344,21 +542,13 @@ cdef class BactParser:
             at += 1
         return 0
 
-    cdef int _fail(self, int64_t base, int32_t n_nodes, int code, const unsigned char* p) except -1:
-        """A format error after `n_nodes` nodes: their labels' decoding errors come first, as in reading order."""
-        self._resolve(base, n_nodes, p)
-        return self._undo(base, code)
-
     cdef int _undo(self, int64_t base, int code):
         self.labels.resize(base)
         self.parents.resize(base)
         return code
 
     def parse_line(self, const unsigned char[:] line, str where_prefix, int64_t lineno) -> bool:
-        """Parse one line (bytes, without its line break). Returns False for a blank line.
-
-        Raises the reader's error class, naming `where_prefix` and `lineno`, for a malformed line.
-        """
+        """Parse one line (bytes); False for a blank line. A malformed line raises the reader's error class."""
         cdef Py_ssize_t n = line.shape[0]
         self._sync_vocab()
         self.where_prefix = where_prefix
@@ -423,12 +613,9 @@ cdef class BactParser:
         raise self.error(f"{where}a second tree starts at column {column}; one tree per line")
 
     def take(self, bint more=False):
-        """The documents parsed since the last call: (labels, parents, offsets, classes).
-
-        Parents are indices into the returned arrays (every take starts a new forest at node 0);
-        the parser is emptied. The arrays take over the parser's memory. With `more`, the parser
-        reserves as many nodes again (and an eighth) for the next batch, so a stream of batches rarely grows an array.
-        """
+        """The documents parsed since the last call: (labels, parents, offsets, classes), a forest of its own whose
+        arrays take over the parser's memory. With `more`, room for as many nodes again (and an eighth) is reserved
+        for the next batch."""
         cdef Py_ssize_t d = self.doc_class.size(), k
         cdef size_t n_nodes = self.labels.size()
         labels = _taken(self.labels)

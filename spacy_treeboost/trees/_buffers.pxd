@@ -1,9 +1,6 @@
 # cython: language_level=3
-"""Growable arrays of plain values for the compiled readers and the miner.
-
-`GrowBuf` grows by realloc, by an eighth at a time: glibc remaps large blocks instead of copying
-them, so growing never holds the old and the new array at once, as std::vector's doubling does.
-"""
+"""`GrowBuf`, a growable array of plain values that grows by realloc, an eighth at a time: glibc remaps large blocks
+instead of copying them, so growing never holds the old and the new array at once as std::vector's doubling does."""
 
 cdef extern from *:
     """
@@ -23,7 +20,6 @@ cdef extern from *:
             ptr = q;
             cap = c;
         }
-        // an eighth more (and room for m): an array that grows all along wastes at most an eighth
         size_t grown(size_t m) const { size_t c = cap + cap / 8 + 1024; return m > c ? m : c; }
         void resize(size_t m) {
             if (m > cap) reserve(grown(m));
@@ -34,15 +30,13 @@ cdef extern from *:
             ptr[n++] = v;
         }
         void pop_back() { --n; }
-        void clear() { n = 0; }
         void release() { std::free(ptr); ptr = nullptr; n = cap = 0; }
         void shrink_to_fit() {
             if (n == 0) { release(); return; }
             T* q = static_cast<T*>(std::realloc(ptr, n * sizeof(T)));
             if (q != nullptr) { ptr = q; cap = n; }
         }
-        // hand the values over to the caller, who frees them with free(); the buffer is empty after
-        T* detach() {
+        T* detach() {  // the values, for the caller to free(); the buffer is left empty
             shrink_to_fit();
             T* q = ptr;
             ptr = nullptr;
@@ -60,7 +54,6 @@ cdef extern from *:
         void resize(size_t) except +
         void push_back(const T&) except +
         void pop_back()
-        void clear()
         void release()
         void shrink_to_fit()
         T* detach()

@@ -13,11 +13,7 @@ ctypedef fused parent_t:
 
 
 def preorder_depths(parent_t[::1] parents):
-    """Depths from parent indices in preorder (every parent before its child; -1 for a root), in one pass.
-
-    parents (numpy.ndarray): int32 or int64 parent index of each node, -1 for roots.
-    RETURNS (numpy.ndarray): int32 depth of each node (0 for roots).
-    """
+    """The int32 depth of each node from its parent index (int32 or int64, -1 for a root), nodes in preorder."""
     cdef Py_ssize_t n = parents.shape[0], v
     depths = numpy.empty(n, dtype=numpy.int32)
     cdef int32_t[::1] d = depths
@@ -36,11 +32,9 @@ def preorder_depths(parent_t[::1] parents):
 def dependency_preorder(heads):
     """Lay out tokens as one tree: sentence roots under a virtual root, children in token order.
 
-    heads (numpy.ndarray): int32 head token of each token, or -1 for a token
-        that hangs under the virtual root (a sentence root).
-    RETURNS (Tuple[numpy.ndarray, numpy.ndarray]): `order`, the token at each
-        preorder position 1..n (position 0 is the virtual root), and `parents`,
-        the preorder position of each position's parent (-1 for the root).
+    heads (numpy.ndarray): int32 head token of each token, -1 for a sentence root.
+    RETURNS (tuple): `order`, the token at each preorder position 1..n (0 is the virtual root), and `parents`, the
+        preorder position of each position's parent (-1 for the root).
     """
     cdef const int32_t[:] h = numpy.ascontiguousarray(heads, dtype=numpy.int32)
     cdef Py_ssize_t n = h.shape[0], i, k
