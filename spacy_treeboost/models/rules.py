@@ -292,11 +292,16 @@ class RuleSet:
         return out
 
     def fired_rules(self, forest: Forest, head: int) -> Tuple[numpy.ndarray, ...]:
-        """Every rule of `head` whose pattern occurs in a document of the forest: per fired rule the document, the
-        rule's index, the value it scores (the count; log(1 + count) for "log1p"; the normalized tf-idf for
-        "tfidf") and its contribution (score minus the absent score, as `contributions` gives it)."""
+        """Every rule of `head` whose pattern occurs in a document of the forest, as arrays: the document, the rule's
+        index, the value it scores (the count; log(1 + count) for "log1p"; the normalized tf-idf for "tfidf") and
+        its contribution (its score minus its score when absent)."""
+        rows, rule, count, value, score = self._fired(forest, head)
+        return rows, rule, value, score - self.rule_arrays(head)[3][rule] if self.value == "stump" else score
+
+    def _fired(self, forest: Forest, head: int) -> Tuple[numpy.ndarray, ...]:
+        """`fired_rules` with each fired rule's count, and its score in place of its contribution."""
         n_docs = len(forest.offsets) - 1
-        rows, rule, value = (numpy.zeros(0, dtype=numpy.int64),) * 2 + (numpy.zeros(0),)
+        rows, rule, count = numpy.zeros(0, dtype=numpy.int64), numpy.zeros(0, dtype=numpy.int64), numpy.zeros(0)
         if self.n_patterns:
             doc, pat, cnt = self.match_counts(forest)
             starts = self._compile()[3][head][0]
@@ -304,42 +309,29 @@ class RuleSet:
             sorted_rule = numpy.repeat(starts[pat] - numpy.cumsum(n) + n, n) + numpy.arange(n.sum())
             rule = numpy.argsort(self.rule_arrays(head)[0], kind="stable")[sorted_rule].astype(numpy.int64)
             rows = numpy.repeat(doc, n).astype(numpy.int64)
-            value = numpy.repeat(cnt, n).astype(numpy.float64)
+            count = numpy.repeat(cnt, n)
         _, z, a, b = (numpy.asarray(column)[rule] for column in self.rule_arrays(head))
+        value = count.astype(numpy.float64)
         if self.value == "tfidf":
             value = (1.0 + numpy.log(value)) * b
             norm = numpy.sqrt(numpy.bincount(rows, weights=value * value, minlength=n_docs))
             value = value / numpy.where(norm > 0, norm, 1.0)[rows]
-            return rows, rule, value, a * value
+            return rows, rule, count, value, a * value
         if self.value == "log1p":
             value = numpy.log1p(value)
-            return rows, rule, value, a * value
-        return rows, rule, value, numpy.where(value >= z, a, -a) - b
+            return rows, rule, count, value, a * value
+        return rows, rule, count, value, numpy.where(value >= z, a, -a)
 
     def contributions(self, forest: Forest, i: int, head: int) -> List[Dict[str, Any]]:
-        """The rules of `head` whose pattern occurs in document i, with counts and scores."""
-        _, pat, cnt = self.match_counts(forest.subset([i]))
-        pid, z, a, b = self.rule_arrays(head)
-        order = numpy.argsort(pat, kind="stable")
-        pat, cnt = pat[order], cnt[order]
-        at = numpy.minimum(numpy.searchsorted(pat, pid), max(len(pat) - 1, 0))
-        fired = numpy.flatnonzero(pat[at] == pid) if len(pat) else numpy.zeros(0, dtype=numpy.int64)
-        rules = list(zip(fired.tolist(), pid[fired].tolist(), cnt[at[fired]].tolist(), z[fired].tolist(),
-                         a[fired].tolist(), b[fired].tolist()))
+        """The rules of `head` whose pattern occurs in document i, in rule order, with counts and scores."""
+        _, rule, count, _, score = self._fired(forest.subset([i]), head)
+        order = numpy.argsort(rule, kind="stable")
+        pid, z, _, b = (column[rule[order]].tolist() for column in self.rule_arrays(head))
         out = []
-        norm = 1.0
-        if self.value == "tfidf":
-            norm = float(numpy.sqrt(sum(((1.0 + numpy.log(c)) * idf) ** 2 for _, _, c, _, _, idf in rules))) or 1.0
-        for r, p, c, rz, ra, rb in rules:
-            if self.value == "tfidf":
-                score, rb = ra * float((1.0 + numpy.log(c)) * rb) / norm, 0.0
-            elif self.value == "log1p":
-                score, rb = ra * float(numpy.log1p(c)), 0.0
-            else:
-                score = ra if c >= rz else -ra
+        for r, p, c, rz, rb, sc in zip(rule[order].tolist(), pid, count[order].tolist(), z, b, score[order].tolist()):
             code = self.pattern(p)
             out.append({"rule": r, "pattern": pattern_to_sexpr(code), "code": code, "count": c, "z": rz,
-                        "score": score, "contribution": score - rb})
+                        "score": sc, "contribution": sc - rb if self.value == "stump" else sc})
         return out
 
     def describe(self, head: int, rule: int) -> str:
