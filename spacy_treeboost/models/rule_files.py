@@ -37,7 +37,7 @@ def rules_to_dict(rules: "RuleSet") -> Dict[str, Any]:
         "heads": rules.heads,
     }
     if len(rules) > FLAT_MIN_RULES:
-        strings, _, labels = rules._label_table()
+        strings, labels = rules._label_table()
         data["version"] = FLAT_VERSION
         data["patterns"], data["rules"] = encode_flat(strings, rules._depth, labels, rules._code_start,
                                                       rules._columns)

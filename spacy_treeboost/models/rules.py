@@ -1,11 +1,8 @@
-"""Rule sets: rules over subtree patterns, one list per class ("head"), matched by a trie (`_match`).
+"""Rule sets: per class ("head") a margin, its intercept plus the scores of rules over subtree patterns.
 
-A rule (t, z, a, b) is a stump over pattern t: it scores a when t occurs at least z times, -a when fewer, b when
-not at all (BACT's stumps: z = 1, a = alpha * y, b = -alpha * y). A document's margin for a head is its intercept
-plus the sum of its rules. With `value = "log1p"` a rule (t, 1, a, 0) scores a * log(1 + count); with "tfidf" a
-rule (t, 1, a, idf) scores a * (1 + log count) * idf / n, n the L2 norm of the document's (1 + log count) * idf over
-the head's rules.
-"""
+A stump (t, z, a, b) scores a when pattern t occurs at least z times, -a when fewer, b when not at all; with
+`value = "log1p"` (t, 1, a, 0) scores a * log(1 + count); with "tfidf" (t, 1, a, idf) scores a * (1 + log count) *
+idf / n, n the L2 norm of the document's (1 + log count) * idf over the head's rules."""
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
@@ -23,8 +20,8 @@ Rule = Tuple[int, int, float, float]
 
 
 class RuleSet:
-    """Rule lists over shared subtree patterns, one list per head, stored as flat arrays (`rule_tables`) so that
-    millions of rules hold no Python object each; `add` appends to a buffer moved into the arrays when next read.
+    """Rule lists over shared subtree patterns, one per head, in flat arrays (`rule_tables`); `add` appends to a
+    buffer moved into the arrays when next read.
 
     heads (Sequence[str]): The names of the heads (classes scored one-vs-rest).
     algorithm (str): The learner that produced the rules, for the record.
@@ -54,7 +51,7 @@ class RuleSet:
         self._pattern_ids: Optional[Dict[Code, int]] = None
         self._new_codes: List[Code] = []
         self._new_rules: List[List[Rule]] = [[] for _ in self.heads]
-        self._labels: Optional[Tuple[List[str], Dict[str, int], numpy.ndarray]] = None
+        self._labels: Optional[Tuple[List[str], numpy.ndarray]] = None
         self._compiled: Optional[Tuple[Any, ...]] = None
 
     @classmethod
@@ -64,20 +61,13 @@ class RuleSet:
                     rules: Sequence[Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]],
                     intercepts: Optional[Sequence[float]] = None, distinct: bool = False,
                     threads: int = 1) -> "RuleSet":
-        """A rule set built from flat arrays; pattern p's code is zip(depth[code_start[p]:code_start[p + 1]],
-        strings[label[...]]). Patterns no rule uses are dropped and the others numbered by first use, as `add`
-        numbers them, so that either way gives the same rule set and file.
+        """A rule set from the tables of `rule_tables`, the same as `add` builds (patterns no rule uses dropped, the
+        others numbered by first use); a ValueError names what is wrong.
 
-        heads, algorithm, include_root_patterns, value: As for `RuleSet`.
-        strings (Sequence[str]): The distinct node-label strings that `label` refers to.
-        depth (numpy.ndarray): The depth of every pattern node, the codes concatenated.
-        label (numpy.ndarray): The label id (into `strings`) of every pattern node.
-        code_start (numpy.ndarray): Offsets of the codes in `depth` and `label`, n_patterns + 1 of them.
         rules (Sequence[Tuple[numpy.ndarray, ...]]): Per head, the columns (pattern id, z, a, b) in rule order.
         intercepts (Optional[Sequence[float]]): Per head, the intercept (default 0).
-        distinct (bool): The patterns are known to be distinct (a miner's enumeration), which spares that check.
+        distinct (bool): The patterns are known to be distinct, which spares that check.
         threads (int): Threads for numbering a large table (the same rule set for any number).
-        RAISES (ValueError): When the arrays do not describe a valid rule set, naming what is wrong.
         """
         out = cls(heads, algorithm=algorithm, include_root_patterns=include_root_patterns, value=value)
         if intercepts is not None:
@@ -173,17 +163,6 @@ class RuleSet:
         pid, z, a, b = self.rule_arrays(head)
         return [(codes[p], zz, aa, bb) for p, zz, aa, bb in zip(pid.tolist(), z.tolist(), a.tolist(), b.tolist())]
 
-    def _rule(self, head: int, rule: int) -> Rule:
-        n = self.n_rules(head)
-        if not -n <= rule < n:
-            raise IndexError(f"rule {rule} does not exist: head {head} has {n} rules")
-        rule %= n
-        stored = len(self._columns[head][0])
-        if rule >= stored:
-            return self._new_rules[head][rule - stored]
-        pid, z, a, b = (c[rule].item() for c in self._columns[head])
-        return pid, z, a, b
-
     def truncate(self, n_rules: int) -> "RuleSet":
         """A copy that keeps the first `n_rules` rules of every head."""
         self._flush()
@@ -205,8 +184,8 @@ class RuleSet:
         """The node labels used by the patterns, in id order for matching."""
         return self._label_table()[0]
 
-    def _label_table(self) -> Tuple[List[str], Dict[str, int], numpy.ndarray]:
-        """The sorted distinct labels of the patterns, their ids, and every pattern node's label in those ids."""
+    def _label_table(self) -> Tuple[List[str], numpy.ndarray]:
+        """The sorted distinct labels of the patterns, and every pattern node's label as an index into them."""
         if self._labels is None:
             self._flush()
             present = numpy.zeros(len(self._strings), dtype=bool)
@@ -217,14 +196,14 @@ class RuleSet:
             remap = numpy.full(len(self._strings), -1, dtype=numpy.int32)
             remap[used[order]] = numpy.arange(len(order), dtype=numpy.int32)
             strings = [names[i] for i in order]
-            self._labels = (strings, {s: i for i, s in enumerate(strings)}, frozen(remap[self._label]))
+            self._labels = (strings, frozen(remap[self._label]))
         return self._labels
 
     def _compile(self) -> Tuple[Any, ...]:
         if self._compiled is None:
             from ._match import PatternMatcher
 
-            strings, ids, labels = self._label_table()
+            strings, labels = self._label_table()
             matcher = PatternMatcher.from_arrays(self._depth, labels, self._code_start, len(strings),
                                                  self.include_root_patterns)
             tables = []
@@ -233,13 +212,8 @@ class RuleSet:
                 starts = numpy.zeros(self.n_patterns + 1, dtype=numpy.int64)
                 numpy.cumsum(numpy.bincount(pid, minlength=self.n_patterns), out=starts[1:])
                 tables.append((starts, z[order], a[order], b[order], float(b[order].sum())))
-            self._compiled = (strings, ids, matcher, tables)
+            self._compiled = (matcher, tables)
         return self._compiled
-
-    def label_ids(self, strings: Iterable[str]) -> numpy.ndarray:
-        """Map node-label strings to the ids `margins_from_arrays` expects (-1 if unused)."""
-        ids = self._label_table()[1]
-        return numpy.fromiter((ids.get(s, -1) for s in strings), dtype=numpy.int32)
 
     def _forest_labels(self, forest: Forest) -> numpy.ndarray:
         """The forest's node labels in this rule set's ids (-1 for labels no pattern uses)."""
@@ -253,7 +227,7 @@ class RuleSet:
 
     def match_counts(self, forest: Forest) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
         """(doc, pattern, count) of every pattern occurring in every document."""
-        return self._compile()[2].count(self._forest_labels(forest), forest.parents, forest.offsets)
+        return self._compile()[0].count(self._forest_labels(forest), forest.parents, forest.offsets)
 
     def margins(self, forest: Forest) -> numpy.ndarray:
         """The margin of every document for every head, shape (n_docs, n_heads)."""
@@ -266,18 +240,14 @@ class RuleSet:
         out += numpy.asarray(self.intercepts, dtype=numpy.float64)
         if not self.n_patterns:
             return out
-        _, _, matcher, tables = self._compile()
+        matcher, tables = self._compile()
         doc, pat, cnt = matcher.count(labels, parents, offsets)
         for h, (starts, z, a, b, bias) in enumerate(tables):
             if self.value == "stump":
                 out[:, h] += bias
-            lo, hi = starts[pat], starts[pat + 1]
-            n = hi - lo
-            if not n.sum():
+            rows, rule, c = _expand(starts, doc, pat, cnt)
+            if not len(rule):
                 continue
-            rule = numpy.repeat(lo - numpy.cumsum(n) + n, n) + numpy.arange(n.sum())
-            c = numpy.repeat(cnt, n)
-            rows = numpy.repeat(doc, n)
             if self.value == "tfidf":
                 x = (1.0 + numpy.log(c)) * b[rule]
                 norm = numpy.sqrt(numpy.bincount(rows, weights=x * x, minlength=n_docs))
@@ -303,13 +273,9 @@ class RuleSet:
         n_docs = len(forest.offsets) - 1
         rows, rule, count = numpy.zeros(0, dtype=numpy.int64), numpy.zeros(0, dtype=numpy.int64), numpy.zeros(0)
         if self.n_patterns:
-            doc, pat, cnt = self.match_counts(forest)
-            starts = self._compile()[3][head][0]
-            n = starts[pat + 1] - starts[pat]
-            sorted_rule = numpy.repeat(starts[pat] - numpy.cumsum(n) + n, n) + numpy.arange(n.sum())
+            rows, sorted_rule, count = _expand(self._compile()[1][head][0], *self.match_counts(forest))
             rule = numpy.argsort(self.rule_arrays(head)[0], kind="stable")[sorted_rule].astype(numpy.int64)
-            rows = numpy.repeat(doc, n).astype(numpy.int64)
-            count = numpy.repeat(cnt, n)
+            rows = rows.astype(numpy.int64)
         _, z, a, b = (numpy.asarray(column)[rule] for column in self.rule_arrays(head))
         value = count.astype(numpy.float64)
         if self.value == "tfidf":
@@ -335,7 +301,11 @@ class RuleSet:
         return out
 
     def describe(self, head: int, rule: int) -> str:
-        pid, z, a, b = self._rule(head, rule)
+        """One rule of `head` as `listing` writes it."""
+        n = self.n_rules(head)
+        if not -n <= rule < n:
+            raise IndexError(f"rule {rule} does not exist: head {head} has {n} rules")
+        pid, z, a, b = (c[rule].item() for c in self.rule_arrays(head))
         return self._describe(self.pattern(pid), z, a, b)
 
     def _describe(self, code: Code, z: int, a: float, b: float) -> str:
@@ -394,3 +364,12 @@ class RuleSet:
             return cls.from_bytes(data)
         except ModelFormatError as err:
             raise ModelFormatError(f"{path}: {err}") from None
+
+
+def _expand(starts: numpy.ndarray, doc: numpy.ndarray, pat: numpy.ndarray,
+            cnt: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+    """Per rule of the (doc, pattern, count) matches: its document, its index among the rules sorted by pattern
+    (`starts` are the pattern offsets into them) and its pattern's count."""
+    n = starts[pat + 1] - starts[pat]
+    rule = numpy.repeat(starts[pat] - numpy.cumsum(n) + n, n) + numpy.arange(n.sum())
+    return numpy.repeat(doc, n), rule, numpy.repeat(cnt, n)
