@@ -108,7 +108,7 @@ class _DocTrees:
 
     def __init__(self, doc: Doc, spec: Any) -> None:
         self.node_labels, self.parents, self.tokens = spec.node_labels(doc)
-        self.dep_view = spec.doc_parts(doc)[4]
+        self.dep_view = spec.doc_parts(doc)[3]
         self.below_view = spec.tree_mode == "chain+dependency"
         self.sentences = _sentences(doc)
         self.where = {t: (s, t - start) for s, (start, end) in enumerate(self.sentences) for t in range(start, end)}
