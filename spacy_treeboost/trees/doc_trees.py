@@ -243,7 +243,7 @@ def docs_to_forest(docs: Iterable, spec: TreeSpec, vocab: Optional[LabelVocab] =
     if not parts:
         return builder.build()
     values = numpy.concatenate([p[0][1:] for p in parts])
-    dep_view = None if parts[0][3] is None else numpy.concatenate([p[3][1:] for p in parts])
+    dep_view = None if parts[0][3] is None else numpy.concatenate([p[3][1:] for p in parts if p[3] is not None])
     node_ids = numpy.zeros(0, numpy.int32)
     if len(values):
         strings, inverse = label_strings(values, docs[0].vocab.strings, dep_view)
