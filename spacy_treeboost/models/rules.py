@@ -11,12 +11,19 @@ import numpy
 from ..files import ModelFormatError, check_model_file, seal, unseal, write_bytes_atomic
 from ..trees.bact import code_to_sexpr as pattern_to_sexpr
 from ..trees.forest import Forest
-from .rule_files import FORMAT_NAME, SEALED_VERSION, VALUES, Code, rules_from_dict, rules_to_dict
-from .rule_tables import Columns, check_tables, empty_columns, frozen, numbered_by_first_use
+from .rule_tables import Columns, check_tables, decode_flat, empty_columns, encode_flat, frozen, numbered_by_first_use
+
+FORMAT_NAME = "spacy-treeboost.rules"
+FORMAT_VERSION = 1
+FLAT_VERSION = 2
+FLAT_MIN_RULES = 10_000
+SEALED_VERSION = 1
+VALUES = ("stump", "log1p", "tfidf")
 
 PUBLISHED = ("bact", "frequency", "presence")
 
 Rule = Tuple[int, int, float, float]
+Code = Tuple[Tuple[int, str], ...]
 
 
 class RuleSet:
@@ -333,13 +340,64 @@ class RuleSet:
         return "\n".join(lines)
 
     def to_dict(self) -> Dict[str, Any]:
-        """The rules as plain data (`rule_files.rules_to_dict`)."""
-        return rules_to_dict(self)
+        """The rules as plain data: as lists (format version 1, "intercepts" and "value" only when not all 0 and
+        "stump") or, past FLAT_MIN_RULES rules, as flat little-endian arrays (format version 2, `rule_tables`)."""
+        self._flush()
+        data: Dict[str, Any] = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "algorithm": self.algorithm,
+                                "include_root_patterns": self.include_root_patterns, "heads": self.heads}
+        if len(self) > FLAT_MIN_RULES:
+            strings, labels = self._label_table()
+            data["version"] = FLAT_VERSION
+            data["patterns"], data["rules"] = encode_flat(strings, self._depth, labels, self._code_start,
+                                                          self._columns)
+            data["intercepts"] = list(self.intercepts)
+            data["value"] = self.value
+            return data
+        data["patterns"] = [[[d for d, _ in code], [l for _, l in code]] for code in self.patterns]
+        data["rules"] = [[c.tolist() for c in cols] for cols in self._columns]
+        if any(self.intercepts):
+            data["intercepts"] = list(self.intercepts)
+        if self.value != "stump":
+            data["value"] = self.value
+        return data
 
     @classmethod
     def from_dict(cls, data: Any) -> "RuleSet":
-        """The rule set of a rule file's data (`rule_files.rules_from_dict`)."""
-        return rules_from_dict(cls, data)
+        """The rule set of a rule file's data, every entry checked; a ModelFormatError names what is wrong."""
+        if not isinstance(data, dict) or data.get("format") != FORMAT_NAME:
+            raise ModelFormatError("This is not a spacy-treeboost rule file (its format marker is missing).")
+        if data.get("version") not in (FORMAT_VERSION, FLAT_VERSION):
+            raise ModelFormatError(
+                f"Rule file format version {data.get('version')!r} is not supported (this version reads "
+                f"{FORMAT_VERSION} and {FLAT_VERSION}); retrain the model or upgrade spacy-treeboost.")
+        value = data.get("value", "stump")
+        if value not in VALUES:
+            raise ModelFormatError(f"The rule file has an unknown rule value {value!r} (this version reads "
+                                   f"{', '.join(VALUES)}); it was written by a newer spacy-treeboost: upgrade "
+                                   "to read it, or retrain the model.")
+        try:
+            heads = data["heads"]
+            if not (isinstance(heads, list) and heads and all(isinstance(h, str) for h in heads)
+                    and len(set(heads)) == len(heads)):
+                raise ModelFormatError(f"The rule file's heads must be a non-empty list of distinct strings, found "
+                                       f"{heads!r}.")
+            out = cls(heads, algorithm=data["algorithm"],
+                      include_root_patterns=bool(data.get("include_root_patterns", False)), value=value)
+            intercepts = [float(v) for v in data.get("intercepts", out.intercepts)]
+            if len(intercepts) != len(out.heads) or not all(numpy.isfinite(intercepts)):
+                raise ModelFormatError("The rule file's intercepts do not match its heads or are not finite.")
+            out.intercepts = intercepts
+            read = decode_flat if data["version"] == FLAT_VERSION else _lists_as_arrays
+            tables = check_tables(*read(data["patterns"], data["rules"]), n_heads=len(out.heads), value=value)
+            out._set_tables(*tables)
+        except ModelFormatError:
+            raise
+        except ValueError as err:
+            raise ModelFormatError(f"The rule file is damaged: {err}; restore it from a copy or retrain the "
+                                   "model.") from None
+        except (KeyError, TypeError) as err:
+            raise ModelFormatError(f"The rule file is corrupt: {err!r}") from None
+        return out
 
     def to_bytes(self) -> bytes:
         """The rule file: `to_dict` sealed with a SHA-256 checksum (format version 1)."""
@@ -373,3 +431,18 @@ def _expand(starts: numpy.ndarray, doc: numpy.ndarray, pat: numpy.ndarray,
     n = starts[pat + 1] - starts[pat]
     rule = numpy.repeat(starts[pat] - numpy.cumsum(n) + n, n) + numpy.arange(n.sum())
     return numpy.repeat(doc, n), rule, numpy.repeat(cnt, n)
+
+
+def _lists_as_arrays(patterns: Any, rules: Any) -> Tuple[List[str], List[int], List[int], List[int], Any]:
+    """The tables of a rule file of format version 1, for `check_tables`."""
+    strings: Dict[str, int] = {}
+    depth: List[int] = []
+    label: List[int] = []
+    code_start = [0]
+    for ds, ls in patterns:
+        if len(ds) != len(ls) or not all(isinstance(l, str) for l in ls):
+            raise ValueError("a pattern's depths and labels differ in length or type")
+        depth.extend(ds)
+        label.extend(strings.setdefault(l, len(strings)) for l in ls)
+        code_start.append(len(depth))
+    return list(strings), depth, label, code_start, rules
