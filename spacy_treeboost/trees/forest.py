@@ -1,7 +1,7 @@
 """Forests: documents as labeled ordered trees (a virtual root over the sentence trees) in flat preorder arrays."""
 import mmap
 import sys
-from typing import Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy
 
@@ -116,26 +116,9 @@ class Forest:
             builder.add_arrays(self.labels[lo:hi], parents)
         return builder.build()
 
-    def __getitem__(self, key: Union[int, slice, Sequence[int], numpy.ndarray]) -> "Forest":
-        """The documents of an index, a slice, indices or a boolean mask, as a forest."""
-        if isinstance(key, tuple) and len(key) == 2 and key[1] is Ellipsis:
-            key = key[0]
-        if isinstance(key, (int, numpy.integer)):
-            if not -len(self) <= key < len(self):
-                raise IndexError(f"document {key} is out of range for a forest of {len(self)} documents")
-            return self.subset([int(key) % len(self)])
-        if isinstance(key, slice):
-            return self.subset(range(*key.indices(len(self))))
-        index = numpy.asarray(key)
-        if index.dtype == bool:
-            if index.shape != (len(self),):
-                raise IndexError(f"a boolean mask must have one entry per document ({len(self)}), got {index.shape}")
-            index = numpy.flatnonzero(index)
-        elif index.size and not numpy.issubdtype(index.dtype, numpy.integer):
-            raise IndexError(f"forests are indexed by document numbers or a boolean mask, got {index.dtype}")
-        if index.size and (index.min() < -len(self) or index.max() >= len(self)):
-            raise IndexError(f"document indices out of range for a forest of {len(self)} documents")
-        return self.subset((index.astype(numpy.int64) % max(len(self), 1)).tolist())
+    def __getitem__(self, key: Any) -> "Forest":
+        """The documents of an index, a slice, indices or a boolean mask (as numpy indexes), as a forest."""
+        return self.subset(numpy.atleast_1d(numpy.arange(len(self))[key]).tolist())
 
     def tree(self, i: int) -> Tree:
         """Return document i as a nested `(label, children)` tuple."""
