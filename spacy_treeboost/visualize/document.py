@@ -1,6 +1,7 @@
 """The document view: a doc's sentence trees with the subtrees that fired for one label drawn on them,
 and the decomposition of the label's margin (bias + subtrees = score -> probability)."""
 import html
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -9,10 +10,24 @@ from spacy.tokens import Doc
 from ..learning.classifier import cats_from_margins
 from ..models.explain import EmbeddingTable
 from ..trees.forest import DEPENDENCY_VIEW_PREFIX
-from .page import asset, standalone
 from .trees import Overlay, Word, sentence_svg
 
 DEFAULT_MAX_SUBTREES = 12
+
+
+@lru_cache(maxsize=None)
+def asset(name: str) -> str:
+    """The text of a style sheet or script of `assets/`."""
+    return (Path(__file__).parent / "assets" / name).read_text(encoding="utf8")
+
+
+def standalone(title: str, body: str, css: str, js: str = "") -> str:
+    """A whole HTML page with its style and script inlined; it loads nothing from the network."""
+    script = f"<script>{js}</script>" if js else ""
+    return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{html.escape(title)}</title><style>{css}</style></head>"
+            f"<body>{body}{script}</body></html>\n")
 
 
 def head_bias(rules: Any, head: int) -> float:

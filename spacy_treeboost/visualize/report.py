@@ -6,12 +6,12 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy
+import srsly
 
 from ..models.explain import EmbeddingTable
 from ..models.rules import RuleSet
 from ..trees.bact import code_to_sexpr
-from .document import find_textcat, head_bias
-from .page import asset, json_script, standalone
+from .document import asset, find_textcat, head_bias, standalone
 
 DEFAULT_TOP = 300
 SNIPPETS = 3
@@ -188,9 +188,11 @@ def rule_report(rules: RuleSet, *, title: str, settings: Sequence[Tuple[str, Any
                f"{top} subtrees by contribution when present" + _scale_note(rules, fired is not None) +
                ("; document frequency, total contribution and snippets come from the data given." if fired is not None
                 else "; give data (--data) for document frequency, total contribution and snippets."))
+    # "<" escaped, so that no string in the data can close the script element
+    data = srsly.json_dumps({"heads": heads, "value": rules.value}, sort_keys=True).replace("<", "\\u003c")
     body = (f'<main class="tb-report"><h1>{html.escape(title)}</h1><p class="tb-summary">{html.escape(summary)}</p>'
             f'<div class="tb-boxes">{"".join(boxes)}</div><div id="tb-labels"></div></main>'
-            f'{json_script("tb-report-data", {"heads": heads, "value": rules.value})}')
+            f'<script type="application/json" id="tb-report-data">{data}</script>')
     return standalone(title, body, asset("report.css"), asset("report.js"))
 
 
