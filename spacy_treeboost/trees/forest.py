@@ -103,9 +103,6 @@ class Forest:
     def n_nodes(self) -> int:
         return len(self.labels)
 
-    def doc_sizes(self) -> numpy.ndarray:
-        return numpy.diff(self.offsets)
-
     def subset(self, indices: Union[Sequence[int], numpy.ndarray]) -> "Forest":
         """Return a forest of the documents at `indices`, in that order."""
         builder = ForestBuilder(self.vocab)

@@ -1,6 +1,7 @@
 """The model report: per label of a trained component its top subtrees by contribution (their rules, and from data
 their document frequency and snippets), the training settings and the run's scores."""
 import html
+import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
@@ -129,21 +130,13 @@ def _snippet(doc: Any, marked: List[int]) -> List[List[Any]]:
     in_sent = [t for t in marked if sent.start <= t < sent.end]
     start = max(sent.start, in_sent[0] - SNIPPET_CONTEXT)
     end = min(sent.end, in_sent[-1] + SNIPPET_CONTEXT + 1)
-    segments: List[List[Any]] = [["… ", False]] if start > sent.start else []
     chosen = set(in_sent)
-    for token in doc[start:end]:
-        space = token.whitespace_ if token.i < end - 1 else ""
-        pieces = [(token.text, token.i in chosen), (space, token.i in chosen and token.i + 1 in chosen)]
-        for text, is_marked in pieces:
-            if not text:
-                continue
-            if segments and segments[-1][1] == is_marked and segments[-1][0] != "… ":
-                segments[-1][0] += text
-            else:
-                segments.append([text, is_marked])
-    if end < sent.end:
-        segments.append([" …", False])
-    return segments
+    pieces = [piece for token in doc[start:end] for piece in (
+        (token.text, token.i in chosen),
+        (token.whitespace_ if token.i < end - 1 else "", token.i in chosen and token.i + 1 in chosen)) if piece[0]]
+    segments = [["".join(text for text, _ in group), is_marked]
+                for is_marked, group in itertools.groupby(pieces, key=lambda piece: piece[1])]
+    return ([["… ", False]] if start > sent.start else []) + segments + ([[" …", False]] if end < sent.end else [])
 
 
 def _table(title: str, items: Sequence[Tuple[str, Any]], *, folded: bool = False) -> str:
