@@ -4,7 +4,7 @@ A stump (t, z, a, b) scores a when pattern t occurs at least z times, -a when fe
 `value = "log1p"` (t, 1, a, 0) scores a * log(1 + count); with "tfidf" (t, 1, a, idf) scores a * (1 + log count) *
 idf / n, n the L2 norm of the document's (1 + log count) * idf over the head's rules."""
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy
 

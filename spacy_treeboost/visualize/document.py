@@ -3,7 +3,7 @@ and the decomposition of the label's margin (bias + subtrees = score -> probabil
 import html
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from spacy.tokens import Doc
 
