@@ -288,35 +288,26 @@ class DocIndexer:
         self.spec = spec
         self._root_id = list(label_strings).index(ROOT_LABEL) if ROOT_LABEL in label_strings else -1
         two_views = spec.tree_mode == "chain+dependency"
-        found: Tuple[Tuple[list, list], Tuple[list, list]] = (([], []), ([], []))
+        rows, ids = [], []
         for i, s in enumerate(label_strings):
             if s == ROOT_LABEL:
                 continue
-            view = int(two_views and s.startswith(DEPENDENCY_VIEW_PREFIX))
-            if view:
-                s = s[len(DEPENDENCY_VIEW_PREFIX):]
+            view = two_views and s.startswith(DEPENDENCY_VIEW_PREFIX)
+            s = s[len(DEPENDENCY_VIEW_PREFIX):] if view else s
             parts = split_label(s) if len(spec.node_attrs) > 1 else [s]
             if len(parts) == len(spec.node_attrs):
-                found[view][0].append([int(string_store[p]) if p else 0 for p in parts])
-                found[view][1].append(i)
-        self._tables = [_LabelTable(numpy.array(rows, dtype=numpy.uint64).reshape(-1, len(spec.node_attrs)), ids)
-                        for rows, ids in found]
-
-    def _label_ids(self, values: numpy.ndarray, dep_view: Optional[numpy.ndarray] = None) -> numpy.ndarray:
-        """Each row's label id, or -1."""
-        if dep_view is None:
-            return self._tables[0](values)
-        out = numpy.empty(len(values), dtype=numpy.int32)
-        out[~dep_view] = self._tables[0](values[~dep_view])
-        out[dep_view] = self._tables[1](values[dep_view])
-        return out
+                rows.append([int(string_store[p]) if p else 0 for p in parts] + ([int(view)] if two_views else []))
+                ids.append(i)
+        # in two views, a last column tells the dependency view's labels from the chain's
+        self._table = _LabelTable(numpy.array(rows, dtype=numpy.uint64).reshape(-1, len(spec.node_attrs) + two_views),
+                                  ids)
 
     def arrays(self, docs: Sequence) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
         """(labels, parents, offsets) of the docs' trees; unknown labels are -1."""
         if self.spec.tree_mode == "chain":
             values, _, node, parents, offsets = self.spec._chains(docs)
             labels = numpy.full(offsets[-1], self._root_id, dtype=numpy.int32)
-            labels[node] = self._label_ids(values)
+            labels[node] = self._table(values)
             return labels, parents, offsets
         parts = [self.spec.doc_parts(doc) for doc in docs]
         sizes = numpy.array([len(p[1]) for p in parts], dtype=numpy.int64)
@@ -324,8 +315,10 @@ class DocIndexer:
         numpy.cumsum(sizes, out=offsets[1:])
         if not parts:
             return numpy.zeros(0, numpy.int32), numpy.zeros(0, numpy.int32), offsets
-        dep_view = None if parts[0][3] is None else numpy.concatenate([p[3] for p in parts])
-        labels = self._label_ids(numpy.concatenate([p[0] for p in parts]), dep_view)
+        values = numpy.concatenate([p[0] for p in parts])
+        if parts[0][3] is not None:
+            values = numpy.column_stack((values, numpy.concatenate([p[3] for p in parts if p[3] is not None])))
+        labels = self._table(values)
         labels[offsets[:-1]] = self._root_id
         parents = numpy.concatenate([p[1] + o for p, o in zip(parts, offsets[:-1])])
         parents[offsets[:-1]] = -1
