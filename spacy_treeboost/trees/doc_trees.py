@@ -216,23 +216,18 @@ def _skip_tokens(heads: numpy.ndarray, keep: numpy.ndarray) -> numpy.ndarray:
 def label_strings(values: numpy.ndarray, string_store: "StringStore",
                   dep_view: Optional[numpy.ndarray] = None) -> Tuple[List[str], numpy.ndarray]:
     """The unique labels of (n, n_attrs) attribute values (prefixed where `dep_view`), and each row's index."""
-    if dep_view is not None and dep_view.any():
-        marked = numpy.column_stack((values, dep_view.astype(numpy.uint64)))
-        uniq, inverse = numpy.unique(marked, axis=0, return_inverse=True)
-        return [DEPENDENCY_VIEW_PREFIX + t if m else t
-                for t, m in zip(_row_strings(uniq[:, :-1], string_store), uniq[:, -1].tolist())], inverse.ravel()
-    if values.shape[1] == 1:
-        uniq, inverse = numpy.unique(values[:, 0], return_inverse=True)
-        return _row_strings(uniq[:, None], string_store), inverse.ravel()
-    uniq, inverse = numpy.unique(values, axis=0, return_inverse=True)
-    return _row_strings(uniq, string_store), inverse.ravel()
-
-
-def _row_strings(rows: numpy.ndarray, string_store: "StringStore") -> List[str]:
-    """The label string of every row of attribute values."""
+    rows = values if dep_view is None or not dep_view.any() else numpy.column_stack((values, dep_view))
+    marked = rows.shape[1] > values.shape[1]
     if rows.shape[1] == 1:
-        return [string_store[int(v)] if v else "" for v in rows[:, 0]]
-    return [join_label([string_store[int(v)] if v else "" for v in row]) for row in rows]
+        uniq, inverse = numpy.unique(rows[:, 0], return_inverse=True)
+        uniq = uniq[:, None]
+    else:
+        uniq, inverse = numpy.unique(rows, axis=0, return_inverse=True)
+    names = [[string_store[v] if v else "" for v in row] for row in uniq[:, :values.shape[1]].tolist()]
+    strings = [row[0] if len(row) == 1 else join_label(row) for row in names]
+    if marked:
+        strings = [DEPENDENCY_VIEW_PREFIX + t if m else t for t, m in zip(strings, uniq[:, -1].tolist())]
+    return strings, inverse.ravel()
 
 
 def docs_to_forest(docs: Iterable, spec: TreeSpec, vocab: Optional[LabelVocab] = None) -> Forest:
