@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from reference import count_embeddings, forest_docs, random_tree_arrays, reference_margins
 from spacy_treeboost.files import seal
-from spacy_treeboost.models import rule_files as rules_module
+from spacy_treeboost.models import rules as rules_module
 from spacy_treeboost.models._match import PatternMatcher
 from spacy_treeboost.models.rules import FORMAT_NAME, SEALED_VERSION, ModelFormatError, RuleSet
 from spacy_treeboost.trees.forest import Forest

@@ -1,4 +1,4 @@
-"""Explanations: which rules fired for a document, and where their subtrees occur in the text."""
+"""Explanations: which rules fired for a document, and where a subtree occurs in a tree."""
 import bisect
 from typing import Any, Dict, List, Sequence, Set, Tuple
 
@@ -9,20 +9,15 @@ from ..trees.forest import Forest
 
 
 def fired_rules(rules: RuleSet, forest: Forest, doc_index: int = 0) -> List[Dict[str, Any]]:
-    """The rules of every head whose subtree occurs in one document of `forest`: label, rule index, pattern, code,
-    count, threshold z, score and contribution, most influential first per label."""
-    out = []
-    for head, label in enumerate(rules.heads):
-        entries = rules.contributions(forest, doc_index, head)
-        for e in sorted(entries, key=lambda e: -abs(e["contribution"])):
-            out.append({"label": label, **e})
-    return out
+    """The `RuleSet.contributions` of every head for one document, labelled, most influential first per label."""
+    return [{"label": label, **e} for head, label in enumerate(rules.heads)
+            for e in sorted(rules.contributions(forest, doc_index, head), key=lambda e: -abs(e["contribution"]))]
 
 
 class EmbeddingTable:
-    """The embeddings of one pattern in one tree, counted without listing them: for every pattern node q and tree
-    node v, the number of embeddings of q's subtree that map q to v, and which children of v can take each child of
-    q in some complete embedding. Building it costs O(pattern size x tree size).
+    """The embeddings of a pattern in a tree, counted without listing them, in O(pattern size x tree size): per
+    pattern node q and tree node v, the embeddings of q's subtree mapping q to v, and the children of v that can take
+    each child of q.
 
     code (Sequence[Tuple[int, str]]): The pattern's (depth, label) pairs in preorder.
     labels (Sequence[str]): The tree's node labels in preorder.
@@ -75,24 +70,17 @@ class EmbeddingTable:
         """The number of embeddings of the pattern in the tree."""
         return sum(self.counts[0].values())
 
-    def _latest(self, q: int, v: int) -> List[int]:
-        """latest[i]: the last child of v that child i of q can take with children i+1.. fitting after it."""
+    def _bounds(self, q: int, v: int) -> Tuple[List[int], List[int]]:
+        """Per child i of q, the first and the last child of v it can take with the other children fitting."""
         options = self.options[(q, v)]
-        latest = [0] * len(options)
-        bound = None
+        earliest: List[int] = []
+        latest, low, high = [0] * len(options), -1, len(self.tree_parents)
+        for opts in options:
+            low = opts[bisect.bisect_right(opts, low)]
+            earliest.append(low)
         for i in range(len(options) - 1, -1, -1):
-            k = len(options[i]) if bound is None else bisect.bisect_left(options[i], bound)
-            latest[i] = bound = options[i][k - 1]
-        return latest
-
-    def _earliest(self, q: int, v: int) -> List[int]:
-        """earliest[i]: the first child of v that child i of q can take with children ..i-1 fitting before it."""
-        options = self.options[(q, v)]
-        earliest = [0] * len(options)
-        bound = -1
-        for i in range(len(options)):
-            earliest[i] = bound = options[i][bisect.bisect_right(options[i], bound)]
-        return earliest
+            latest[i] = high = options[i][bisect.bisect_left(options[i], high) - 1]
+        return earliest, latest
 
     def covered_nodes(self) -> Set[int]:
         """The tree nodes that at least one embedding uses."""
@@ -111,19 +99,16 @@ class EmbeddingTable:
             for v in images[q]:
                 if not kids:
                     continue
-                latest, earliest = self._latest(q, v), self._earliest(q, v)
+                earliest, latest = self._bounds(q, v)
                 for i, kid in enumerate(kids):
                     low = earliest[i - 1] if i else -1
-                    high = latest[i + 1] if i + 1 < len(kids) else None
-                    for c in self.options[(q, v)][i]:
-                        if c > low and (high is None or c < high):
-                            images[kid].add(c)
+                    high = latest[i + 1] if i + 1 < len(kids) else len(self.tree_parents)
+                    images[kid].update(c for c in self.options[(q, v)][i] if low < c < high)
         return images
 
 
 def group_by_subtree(explanation: List[Dict[str, Any]], labels: Sequence[str]) -> List[Dict[str, Any]]:
-    """Fired rules grouped by label and subtree, in the order of `labels`, each label's subtrees by decreasing
-    |contribution|: per subtree its pattern, code, count, number of rules and total contribution."""
+    """Fired rules summed per label (in the order of `labels`) and subtree, by decreasing |contribution|."""
     out = []
     for label in labels:
         groups: Dict[str, Dict[str, Any]] = {}

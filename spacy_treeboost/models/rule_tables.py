@@ -32,19 +32,17 @@ def empty_columns() -> Columns:
     return tuple(frozen(numpy.zeros(0, dtype=DTYPES[k])) for k in RULE_KEYS)  # type: ignore[return-value]
 
 
-def _array(values: Any, name: str, integer: bool) -> numpy.ndarray:
+def _array(values: Any, name: str) -> numpy.ndarray:
     """`values` as a 1-d array of `name`'s dtype, after checking that it holds numbers that fit."""
     array = numpy.asarray(values)
+    integer = numpy.dtype(DTYPES[name]).kind == "i"
     if array.ndim != 1:
         raise ValueError(f"{name} must be a 1-d array, got shape {array.shape}")
     if array.size == 0:
         return numpy.zeros(0, dtype=DTYPES[name])
-    if integer and not numpy.issubdtype(array.dtype, numpy.integer):
-        raise ValueError(f"{name} must hold whole numbers, got dtype {array.dtype}")
-    if not integer and not (numpy.issubdtype(array.dtype, numpy.floating) or numpy.issubdtype(array.dtype,
-                                                                                               numpy.integer)):
-        raise ValueError(f"{name} must hold numbers, got dtype {array.dtype}")
-    if integer and DTYPES[name] == numpy.int32 and (array.min() < -INT32_MAX or array.max() > INT32_MAX):
+    if array.dtype.kind not in ("iu" if integer else "iuf"):
+        raise ValueError(f"{name} must hold {'whole numbers' if integer else 'numbers'}, got dtype {array.dtype}")
+    if DTYPES[name] == numpy.int32 and (array.min() < -INT32_MAX or array.max() > INT32_MAX):
         raise ValueError(f"{name} holds {int(array.max())}, which is too large for int32")
     return numpy.ascontiguousarray(array, dtype=DTYPES[name])
 
@@ -59,8 +57,7 @@ def check_tables(strings: Sequence[str], depth: Any, label: Any, code_start: Any
     strings = list(strings)
     if len(set(strings)) != len(strings):
         raise ValueError("strings lists a label twice; the label strings must be distinct")
-    depth, label = _array(depth, "depth", True), _array(label, "label", True)
-    code_start = _array(code_start, "code_start", True)
+    depth, label, code_start = _array(depth, "depth"), _array(label, "label"), _array(code_start, "code_start")
     if len(label) != len(depth):
         raise ValueError(f"depth has {len(depth)} nodes and label {len(label)}; they must be equally long")
     if len(code_start) == 0 or code_start[0] != 0 or code_start[-1] != len(depth):
@@ -124,7 +121,7 @@ def _check_distinct(depth: numpy.ndarray, label: numpy.ndarray, code_start: nump
 def _check_columns(h: int, cols: Sequence[Any], n_patterns: int, value: str) -> Columns:
     if len(cols) != 4:
         raise ValueError(f"head {h}'s rules must be 4 columns (pattern id, z, a, b), got {len(cols)}")
-    pid, z, a, b = (_array(c, k, k in ("pattern", "z")) for c, k in zip(cols, RULE_KEYS))
+    pid, z, a, b = (_array(c, k) for c, k in zip(cols, RULE_KEYS))
     if not len(pid) == len(z) == len(a) == len(b):
         raise ValueError(f"head {h}'s rule columns have different lengths ({len(pid)}, {len(z)}, {len(a)}, {len(b)})")
     bad = numpy.flatnonzero((pid < 0) | (pid >= n_patterns))

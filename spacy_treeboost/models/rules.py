@@ -1,30 +1,34 @@
-"""Rule sets: rules over subtree patterns, one list per class ("head"), matched by a trie (`_match`).
+"""Rule sets: per class ("head") a margin, its intercept plus the scores of rules over subtree patterns.
 
-A rule (t, z, a, b) is a stump over pattern t: it scores a when t occurs at least z times, -a when fewer, b when
-not at all (BACT's stumps: z = 1, a = alpha * y, b = -alpha * y). A document's margin for a head is its intercept
-plus the sum of its rules. With `value = "log1p"` a rule (t, 1, a, 0) scores a * log(1 + count); with "tfidf" a
-rule (t, 1, a, idf) scores a * (1 + log count) * idf / n, n the L2 norm of the document's (1 + log count) * idf over
-the head's rules.
-"""
+A stump (t, z, a, b) scores a when pattern t occurs at least z times, -a when fewer, b when not at all; with
+`value = "log1p"` (t, 1, a, 0) scores a * log(1 + count); with "tfidf" (t, 1, a, idf) scores a * (1 + log count) *
+idf / n, n the L2 norm of the document's (1 + log count) * idf over the head's rules."""
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy
 
 from ..files import ModelFormatError, check_model_file, seal, unseal, write_bytes_atomic
 from ..trees.bact import code_to_sexpr as pattern_to_sexpr
 from ..trees.forest import Forest
-from .rule_files import FORMAT_NAME, SEALED_VERSION, VALUES, Code, rules_from_dict, rules_to_dict
-from .rule_tables import Columns, check_tables, empty_columns, frozen, numbered_by_first_use
+from .rule_tables import Columns, check_tables, decode_flat, empty_columns, encode_flat, frozen, numbered_by_first_use
+
+FORMAT_NAME = "spacy-treeboost.rules"
+FORMAT_VERSION = 1
+FLAT_VERSION = 2
+FLAT_MIN_RULES = 10_000
+SEALED_VERSION = 1
+VALUES = ("stump", "log1p", "tfidf")
 
 PUBLISHED = ("bact", "frequency", "presence")
 
 Rule = Tuple[int, int, float, float]
+Code = Tuple[Tuple[int, str], ...]
 
 
 class RuleSet:
-    """Rule lists over shared subtree patterns, one list per head, stored as flat arrays (`rule_tables`) so that
-    millions of rules hold no Python object each; `add` appends to a buffer moved into the arrays when next read.
+    """Rule lists over shared subtree patterns, one per head, in flat arrays (`rule_tables`); `add` appends to a
+    buffer moved into the arrays when next read.
 
     heads (Sequence[str]): The names of the heads (classes scored one-vs-rest).
     algorithm (str): The learner that produced the rules, for the record.
@@ -54,7 +58,7 @@ class RuleSet:
         self._pattern_ids: Optional[Dict[Code, int]] = None
         self._new_codes: List[Code] = []
         self._new_rules: List[List[Rule]] = [[] for _ in self.heads]
-        self._labels: Optional[Tuple[List[str], Dict[str, int], numpy.ndarray]] = None
+        self._labels: Optional[Tuple[List[str], numpy.ndarray]] = None
         self._compiled: Optional[Tuple[Any, ...]] = None
 
     @classmethod
@@ -64,20 +68,13 @@ class RuleSet:
                     rules: Sequence[Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]],
                     intercepts: Optional[Sequence[float]] = None, distinct: bool = False,
                     threads: int = 1) -> "RuleSet":
-        """A rule set built from flat arrays; pattern p's code is zip(depth[code_start[p]:code_start[p + 1]],
-        strings[label[...]]). Patterns no rule uses are dropped and the others numbered by first use, as `add`
-        numbers them, so that either way gives the same rule set and file.
+        """A rule set from the tables of `rule_tables`, the same as `add` builds (patterns no rule uses dropped, the
+        others numbered by first use); a ValueError names what is wrong.
 
-        heads, algorithm, include_root_patterns, value: As for `RuleSet`.
-        strings (Sequence[str]): The distinct node-label strings that `label` refers to.
-        depth (numpy.ndarray): The depth of every pattern node, the codes concatenated.
-        label (numpy.ndarray): The label id (into `strings`) of every pattern node.
-        code_start (numpy.ndarray): Offsets of the codes in `depth` and `label`, n_patterns + 1 of them.
         rules (Sequence[Tuple[numpy.ndarray, ...]]): Per head, the columns (pattern id, z, a, b) in rule order.
         intercepts (Optional[Sequence[float]]): Per head, the intercept (default 0).
-        distinct (bool): The patterns are known to be distinct (a miner's enumeration), which spares that check.
+        distinct (bool): The patterns are known to be distinct, which spares that check.
         threads (int): Threads for numbering a large table (the same rule set for any number).
-        RAISES (ValueError): When the arrays do not describe a valid rule set, naming what is wrong.
         """
         out = cls(heads, algorithm=algorithm, include_root_patterns=include_root_patterns, value=value)
         if intercepts is not None:
@@ -173,17 +170,6 @@ class RuleSet:
         pid, z, a, b = self.rule_arrays(head)
         return [(codes[p], zz, aa, bb) for p, zz, aa, bb in zip(pid.tolist(), z.tolist(), a.tolist(), b.tolist())]
 
-    def _rule(self, head: int, rule: int) -> Rule:
-        n = self.n_rules(head)
-        if not -n <= rule < n:
-            raise IndexError(f"rule {rule} does not exist: head {head} has {n} rules")
-        rule %= n
-        stored = len(self._columns[head][0])
-        if rule >= stored:
-            return self._new_rules[head][rule - stored]
-        pid, z, a, b = (c[rule].item() for c in self._columns[head])
-        return pid, z, a, b
-
     def truncate(self, n_rules: int) -> "RuleSet":
         """A copy that keeps the first `n_rules` rules of every head."""
         self._flush()
@@ -205,8 +191,8 @@ class RuleSet:
         """The node labels used by the patterns, in id order for matching."""
         return self._label_table()[0]
 
-    def _label_table(self) -> Tuple[List[str], Dict[str, int], numpy.ndarray]:
-        """The sorted distinct labels of the patterns, their ids, and every pattern node's label in those ids."""
+    def _label_table(self) -> Tuple[List[str], numpy.ndarray]:
+        """The sorted distinct labels of the patterns, and every pattern node's label as an index into them."""
         if self._labels is None:
             self._flush()
             present = numpy.zeros(len(self._strings), dtype=bool)
@@ -217,14 +203,14 @@ class RuleSet:
             remap = numpy.full(len(self._strings), -1, dtype=numpy.int32)
             remap[used[order]] = numpy.arange(len(order), dtype=numpy.int32)
             strings = [names[i] for i in order]
-            self._labels = (strings, {s: i for i, s in enumerate(strings)}, frozen(remap[self._label]))
+            self._labels = (strings, frozen(remap[self._label]))
         return self._labels
 
     def _compile(self) -> Tuple[Any, ...]:
         if self._compiled is None:
             from ._match import PatternMatcher
 
-            strings, ids, labels = self._label_table()
+            strings, labels = self._label_table()
             matcher = PatternMatcher.from_arrays(self._depth, labels, self._code_start, len(strings),
                                                  self.include_root_patterns)
             tables = []
@@ -233,13 +219,8 @@ class RuleSet:
                 starts = numpy.zeros(self.n_patterns + 1, dtype=numpy.int64)
                 numpy.cumsum(numpy.bincount(pid, minlength=self.n_patterns), out=starts[1:])
                 tables.append((starts, z[order], a[order], b[order], float(b[order].sum())))
-            self._compiled = (strings, ids, matcher, tables)
+            self._compiled = (matcher, tables)
         return self._compiled
-
-    def label_ids(self, strings: Iterable[str]) -> numpy.ndarray:
-        """Map node-label strings to the ids `margins_from_arrays` expects (-1 if unused)."""
-        ids = self._label_table()[1]
-        return numpy.fromiter((ids.get(s, -1) for s in strings), dtype=numpy.int32)
 
     def _forest_labels(self, forest: Forest) -> numpy.ndarray:
         """The forest's node labels in this rule set's ids (-1 for labels no pattern uses)."""
@@ -253,7 +234,7 @@ class RuleSet:
 
     def match_counts(self, forest: Forest) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
         """(doc, pattern, count) of every pattern occurring in every document."""
-        return self._compile()[2].count(self._forest_labels(forest), forest.parents, forest.offsets)
+        return self._compile()[0].count(self._forest_labels(forest), forest.parents, forest.offsets)
 
     def margins(self, forest: Forest) -> numpy.ndarray:
         """The margin of every document for every head, shape (n_docs, n_heads)."""
@@ -266,18 +247,14 @@ class RuleSet:
         out += numpy.asarray(self.intercepts, dtype=numpy.float64)
         if not self.n_patterns:
             return out
-        _, _, matcher, tables = self._compile()
+        matcher, tables = self._compile()
         doc, pat, cnt = matcher.count(labels, parents, offsets)
         for h, (starts, z, a, b, bias) in enumerate(tables):
             if self.value == "stump":
                 out[:, h] += bias
-            lo, hi = starts[pat], starts[pat + 1]
-            n = hi - lo
-            if not n.sum():
+            rows, rule, c = _expand(starts, doc, pat, cnt)
+            if not len(rule):
                 continue
-            rule = numpy.repeat(lo - numpy.cumsum(n) + n, n) + numpy.arange(n.sum())
-            c = numpy.repeat(cnt, n)
-            rows = numpy.repeat(doc, n)
             if self.value == "tfidf":
                 x = (1.0 + numpy.log(c)) * b[rule]
                 norm = numpy.sqrt(numpy.bincount(rows, weights=x * x, minlength=n_docs))
@@ -292,58 +269,50 @@ class RuleSet:
         return out
 
     def fired_rules(self, forest: Forest, head: int) -> Tuple[numpy.ndarray, ...]:
-        """Every rule of `head` whose pattern occurs in a document of the forest: per fired rule the document, the
-        rule's index, the value it scores (the count; log(1 + count) for "log1p"; the normalized tf-idf for
-        "tfidf") and its contribution (score minus the absent score, as `contributions` gives it)."""
+        """Every rule of `head` whose pattern occurs in a document of the forest, as arrays: the document, the rule's
+        index, the value it scores (the count; log(1 + count) for "log1p"; the normalized tf-idf for "tfidf") and
+        its contribution (its score minus its score when absent)."""
+        rows, rule, count, value, score = self._fired(forest, head)
+        return rows, rule, value, score - self.rule_arrays(head)[3][rule] if self.value == "stump" else score
+
+    def _fired(self, forest: Forest, head: int) -> Tuple[numpy.ndarray, ...]:
+        """`fired_rules` with each fired rule's count, and its score in place of its contribution."""
         n_docs = len(forest.offsets) - 1
-        rows, rule, value = (numpy.zeros(0, dtype=numpy.int64),) * 2 + (numpy.zeros(0),)
+        rows, rule, count = numpy.zeros(0, dtype=numpy.int64), numpy.zeros(0, dtype=numpy.int64), numpy.zeros(0)
         if self.n_patterns:
-            doc, pat, cnt = self.match_counts(forest)
-            starts = self._compile()[3][head][0]
-            n = starts[pat + 1] - starts[pat]
-            sorted_rule = numpy.repeat(starts[pat] - numpy.cumsum(n) + n, n) + numpy.arange(n.sum())
+            rows, sorted_rule, count = _expand(self._compile()[1][head][0], *self.match_counts(forest))
             rule = numpy.argsort(self.rule_arrays(head)[0], kind="stable")[sorted_rule].astype(numpy.int64)
-            rows = numpy.repeat(doc, n).astype(numpy.int64)
-            value = numpy.repeat(cnt, n).astype(numpy.float64)
+            rows = rows.astype(numpy.int64)
         _, z, a, b = (numpy.asarray(column)[rule] for column in self.rule_arrays(head))
+        value = count.astype(numpy.float64)
         if self.value == "tfidf":
             value = (1.0 + numpy.log(value)) * b
             norm = numpy.sqrt(numpy.bincount(rows, weights=value * value, minlength=n_docs))
             value = value / numpy.where(norm > 0, norm, 1.0)[rows]
-            return rows, rule, value, a * value
+            return rows, rule, count, value, a * value
         if self.value == "log1p":
             value = numpy.log1p(value)
-            return rows, rule, value, a * value
-        return rows, rule, value, numpy.where(value >= z, a, -a) - b
+            return rows, rule, count, value, a * value
+        return rows, rule, count, value, numpy.where(value >= z, a, -a)
 
     def contributions(self, forest: Forest, i: int, head: int) -> List[Dict[str, Any]]:
-        """The rules of `head` whose pattern occurs in document i, with counts and scores."""
-        _, pat, cnt = self.match_counts(forest.subset([i]))
-        pid, z, a, b = self.rule_arrays(head)
-        order = numpy.argsort(pat, kind="stable")
-        pat, cnt = pat[order], cnt[order]
-        at = numpy.minimum(numpy.searchsorted(pat, pid), max(len(pat) - 1, 0))
-        fired = numpy.flatnonzero(pat[at] == pid) if len(pat) else numpy.zeros(0, dtype=numpy.int64)
-        rules = list(zip(fired.tolist(), pid[fired].tolist(), cnt[at[fired]].tolist(), z[fired].tolist(),
-                         a[fired].tolist(), b[fired].tolist()))
+        """The rules of `head` whose pattern occurs in document i, in rule order, with counts and scores."""
+        _, rule, count, _, score = self._fired(forest.subset([i]), head)
+        order = numpy.argsort(rule, kind="stable")
+        pid, z, _, b = (column[rule[order]].tolist() for column in self.rule_arrays(head))
         out = []
-        norm = 1.0
-        if self.value == "tfidf":
-            norm = float(numpy.sqrt(sum(((1.0 + numpy.log(c)) * idf) ** 2 for _, _, c, _, _, idf in rules))) or 1.0
-        for r, p, c, rz, ra, rb in rules:
-            if self.value == "tfidf":
-                score, rb = ra * float((1.0 + numpy.log(c)) * rb) / norm, 0.0
-            elif self.value == "log1p":
-                score, rb = ra * float(numpy.log1p(c)), 0.0
-            else:
-                score = ra if c >= rz else -ra
+        for r, p, c, rz, rb, sc in zip(rule[order].tolist(), pid, count[order].tolist(), z, b, score[order].tolist()):
             code = self.pattern(p)
             out.append({"rule": r, "pattern": pattern_to_sexpr(code), "code": code, "count": c, "z": rz,
-                        "score": score, "contribution": score - rb})
+                        "score": sc, "contribution": sc - rb if self.value == "stump" else sc})
         return out
 
     def describe(self, head: int, rule: int) -> str:
-        pid, z, a, b = self._rule(head, rule)
+        """One rule of `head` as `listing` writes it."""
+        n = self.n_rules(head)
+        if not -n <= rule < n:
+            raise IndexError(f"rule {rule} does not exist: head {head} has {n} rules")
+        pid, z, a, b = (c[rule].item() for c in self.rule_arrays(head))
         return self._describe(self.pattern(pid), z, a, b)
 
     def _describe(self, code: Code, z: int, a: float, b: float) -> str:
@@ -371,13 +340,64 @@ class RuleSet:
         return "\n".join(lines)
 
     def to_dict(self) -> Dict[str, Any]:
-        """The rules as plain data (`rule_files.rules_to_dict`)."""
-        return rules_to_dict(self)
+        """The rules as plain data: as lists (format version 1, "intercepts" and "value" only when not all 0 and
+        "stump") or, past FLAT_MIN_RULES rules, as flat little-endian arrays (format version 2, `rule_tables`)."""
+        self._flush()
+        data: Dict[str, Any] = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "algorithm": self.algorithm,
+                                "include_root_patterns": self.include_root_patterns, "heads": self.heads}
+        if len(self) > FLAT_MIN_RULES:
+            strings, labels = self._label_table()
+            data["version"] = FLAT_VERSION
+            data["patterns"], data["rules"] = encode_flat(strings, self._depth, labels, self._code_start,
+                                                          self._columns)
+            data["intercepts"] = list(self.intercepts)
+            data["value"] = self.value
+            return data
+        data["patterns"] = [[[d for d, _ in code], [l for _, l in code]] for code in self.patterns]
+        data["rules"] = [[c.tolist() for c in cols] for cols in self._columns]
+        if any(self.intercepts):
+            data["intercepts"] = list(self.intercepts)
+        if self.value != "stump":
+            data["value"] = self.value
+        return data
 
     @classmethod
     def from_dict(cls, data: Any) -> "RuleSet":
-        """The rule set of a rule file's data (`rule_files.rules_from_dict`)."""
-        return rules_from_dict(cls, data)
+        """The rule set of a rule file's data, every entry checked; a ModelFormatError names what is wrong."""
+        if not isinstance(data, dict) or data.get("format") != FORMAT_NAME:
+            raise ModelFormatError("This is not a spacy-treeboost rule file (its format marker is missing).")
+        if data.get("version") not in (FORMAT_VERSION, FLAT_VERSION):
+            raise ModelFormatError(
+                f"Rule file format version {data.get('version')!r} is not supported (this version reads "
+                f"{FORMAT_VERSION} and {FLAT_VERSION}); retrain the model or upgrade spacy-treeboost.")
+        value = data.get("value", "stump")
+        if value not in VALUES:
+            raise ModelFormatError(f"The rule file has an unknown rule value {value!r} (this version reads "
+                                   f"{', '.join(VALUES)}); it was written by a newer spacy-treeboost: upgrade "
+                                   "to read it, or retrain the model.")
+        try:
+            heads = data["heads"]
+            if not (isinstance(heads, list) and heads and all(isinstance(h, str) for h in heads)
+                    and len(set(heads)) == len(heads)):
+                raise ModelFormatError(f"The rule file's heads must be a non-empty list of distinct strings, found "
+                                       f"{heads!r}.")
+            out = cls(heads, algorithm=data["algorithm"],
+                      include_root_patterns=bool(data.get("include_root_patterns", False)), value=value)
+            intercepts = [float(v) for v in data.get("intercepts", out.intercepts)]
+            if len(intercepts) != len(out.heads) or not all(numpy.isfinite(intercepts)):
+                raise ModelFormatError("The rule file's intercepts do not match its heads or are not finite.")
+            out.intercepts = intercepts
+            read = decode_flat if data["version"] == FLAT_VERSION else _lists_as_arrays
+            tables = check_tables(*read(data["patterns"], data["rules"]), n_heads=len(out.heads), value=value)
+            out._set_tables(*tables)
+        except ModelFormatError:
+            raise
+        except ValueError as err:
+            raise ModelFormatError(f"The rule file is damaged: {err}; restore it from a copy or retrain the "
+                                   "model.") from None
+        except (KeyError, TypeError) as err:
+            raise ModelFormatError(f"The rule file is corrupt: {err!r}") from None
+        return out
 
     def to_bytes(self) -> bytes:
         """The rule file: `to_dict` sealed with a SHA-256 checksum (format version 1)."""
@@ -402,3 +422,27 @@ class RuleSet:
             return cls.from_bytes(data)
         except ModelFormatError as err:
             raise ModelFormatError(f"{path}: {err}") from None
+
+
+def _expand(starts: numpy.ndarray, doc: numpy.ndarray, pat: numpy.ndarray,
+            cnt: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+    """Per rule of the (doc, pattern, count) matches: its document, its index among the rules sorted by pattern
+    (`starts` are the pattern offsets into them) and its pattern's count."""
+    n = starts[pat + 1] - starts[pat]
+    rule = numpy.repeat(starts[pat] - numpy.cumsum(n) + n, n) + numpy.arange(n.sum())
+    return numpy.repeat(doc, n), rule, numpy.repeat(cnt, n)
+
+
+def _lists_as_arrays(patterns: Any, rules: Any) -> Tuple[List[str], List[int], List[int], List[int], Any]:
+    """The tables of a rule file of format version 1, for `check_tables`."""
+    strings: Dict[str, int] = {}
+    depth: List[int] = []
+    label: List[int] = []
+    code_start = [0]
+    for ds, ls in patterns:
+        if len(ds) != len(ls) or not all(isinstance(l, str) for l in ls):
+            raise ValueError("a pattern's depths and labels differ in length or type")
+        depth.extend(ds)
+        label.extend(strings.setdefault(l, len(strings)) for l in ls)
+        code_start.append(len(depth))
+    return list(strings), depth, label, code_start, rules

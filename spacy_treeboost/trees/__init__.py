@@ -1,8 +1,5 @@
-"""Documents as labeled ordered trees: the forest arrays, BACT text I/O, and spaCy Docs as trees.
-
-`forest` holds the data structure, `bact` its text format; `doc_trees` turns spaCy Docs into
-forests (chains or dependency trees). Nothing here depends on the learners.
-"""
+"""Documents as labeled ordered trees: the forest arrays (`forest`), their BACT text format (`bact`), and spaCy
+Docs as trees (`doc_trees`)."""
 from .bact import BactFormatError, decode_label, encode_label, iter_bact, read_bact, tree_to_sexpr, write_bact
 from .forest import ROOT_LABEL, ROOT_TEXT, Forest, ForestBuilder, LabelVocab, chain_arrays, preorder_depths
 

@@ -1,14 +1,12 @@
-"""The BACT / FREQT text format: one example per line, a class label, a space and a strict S-expression, e.g.
-`+1 (ROOT(a(b))(c))`; labels percent-encode `%`, brackets and white space (the empty label is a lone `%`).
-Reading is compiled and streaming.
-"""
+"""The BACT / FREQT text format: per line a class label, a space and a strict S-expression, e.g.
+`+1 (ROOT(a(b))(c))`; labels percent-encode `%`, brackets and white space (the empty label is a lone `%`)."""
 import os
 import re
 import stat
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
-from ..files import MAX_LINE_ENV, max_line_mb as files_max_line_mb
+from ..files import MAX_LINE_ENV, max_line_mb
 from .forest import ROOT_LABEL, ROOT_TEXT, Forest, LabelVocab
 
 if TYPE_CHECKING:
@@ -28,8 +26,7 @@ def encode_label(label: str) -> str:
 
 
 def decode_label(text: str) -> str:
-    """Invert `encode_label`. Raises BactFormatError for a `%` not followed by two hex digits, and for escapes that
-    are not UTF-8."""
+    """Invert `encode_label`; a BactFormatError for a `%` not followed by two hex digits or escapes not UTF-8."""
     if "%" not in text:
         return text
     if text == "%":
@@ -70,19 +67,6 @@ _CHUNK_BYTES = 1 << 20
 _BOM = b"\xef\xbb\xbf"
 
 
-def max_line_mb() -> int:
-    """The longest line, in MiB, read from a pipe or a device (SPACY_TREEBOOST_MAX_LINE_MB, or the default)."""
-    return files_max_line_mb(BactFormatError)
-
-
-def _check_line_length(source: Union[str, Path], pending: int, lineno: int, limit_mb: Optional[int]) -> None:
-    if limit_mb is not None and pending > limit_mb << 20:
-        raise BactFormatError(
-            f"{source}, line {lineno}: no line break in the first {limit_mb} MiB of the line, and {source} is not a "
-            "regular file (a pipe or a device), so the line may never end. Save the input to a file first, or "
-            f"raise the limit by setting {MAX_LINE_ENV} (now {limit_mb}).")
-
-
 def _parser(vocab: Optional[LabelVocab], add_labels: bool) -> Tuple[LabelVocab, "BactParser"]:
     from ._bact import BactParser
 
@@ -108,7 +92,7 @@ def _parse_source(parser: "BactParser", source: PathOrLines) -> Iterator[None]:
     if isinstance(source, (str, Path)):
         prefix = f"{source}: "
         with open(source, "rb") as f:
-            limit_mb = None if stat.S_ISREG(os.fstat(f.fileno()).st_mode) else max_line_mb()
+            limit_mb = None if stat.S_ISREG(os.fstat(f.fileno()).st_mode) else max_line_mb(BactFormatError)
             lineno, rest, first = 1, b"", True
             while True:
                 buf = f.read(_CHUNK_BYTES)
@@ -122,7 +106,11 @@ def _parse_source(parser: "BactParser", source: PathOrLines) -> Iterator[None]:
                 cut = max(buf.rfind(b"\n"), buf.rfind(b"\r", 0, len(buf) - 1)) + 1
                 if not cut:
                     rest += buf
-                    _check_line_length(source, len(rest), lineno, limit_mb)
+                    if limit_mb is not None and len(rest) > limit_mb << 20:
+                        raise BactFormatError(
+                            f"{source}, line {lineno}: no line break in the first {limit_mb} MiB of the line, and "
+                            f"{source} is not a regular file (a pipe or a device), so the line may never end. Save "
+                            f"the input to a file first, or raise the limit by setting {MAX_LINE_ENV} (now {limit_mb}).")
                     continue
                 start = 0
                 if rest:
@@ -149,8 +137,8 @@ def _parse_source(parser: "BactParser", source: PathOrLines) -> Iterator[None]:
 
 
 def read_bact(source: PathOrLines, vocab: Optional[LabelVocab] = None, *, add_labels: bool = True) -> Tuple[Forest, List[str]]:
-    """Read examples in the BACT format: `label (tree)` per line, UTF-8 (a byte order mark is skipped), lines ending
-    in LF, CRLF or CR. A malformed line raises BactFormatError naming the file and line.
+    """Read examples in the BACT format (UTF-8, a byte order mark skipped; lines end in LF, CRLF or CR); a
+    BactFormatError names the file and line of a malformed one.
 
     source (Union[str, Path, Iterable[str]]): A file path or lines.
     vocab (Optional[LabelVocab]): The label vocabulary to extend or use.
@@ -165,13 +153,12 @@ def read_bact(source: PathOrLines, vocab: Optional[LabelVocab] = None, *, add_la
 
 def iter_bact(source: PathOrLines, vocab: LabelVocab, *, add_labels: bool = False, batch_size: int = 1000
               ) -> Iterator[Tuple[Forest, List[str]]]:
-    """Read BACT examples in batches of about `batch_size` documents (at least one), sharing `vocab`; memory stays
-    bounded by a batch and a block of input.
+    """Read BACT examples in batches sharing `vocab`, in memory bounded by a batch and a block of input.
 
     source (Union[str, Path, Iterable[str]]): A file path or lines.
     vocab (LabelVocab): The label vocabulary to use (and extend if `add_labels`).
     add_labels (bool): Add unseen node labels to `vocab` (else they map to -1).
-    batch_size (int): Documents per batch (a batch may hold one block more).
+    batch_size (int): Documents per batch, at least 1 (a batch may hold one block more).
     YIELDS (Tuple[Forest, List[str]]): The trees of a batch and their class labels.
     """
     if batch_size < 1:

@@ -1,9 +1,6 @@
-"""Docs to trees (from `doc.to_array`): each sentence a dependency tree or a word chain, under a virtual root.
-
-Node labels are token attributes, several joined by "|" (`join_label`). Skipped tokens (flags such as IS_PUNCT) are
-dropped from chains; in a dependency tree their children attach to the nearest kept ancestor. "chain+dependency"
-puts both views under the root, the dependency labels prefixed by "dep:".
-"""
+"""Docs to trees: each sentence a dependency tree or a word chain under a virtual root, labeled by token attributes
+(several joined by "|"). Skipped tokens leave chains; in a dependency tree their children attach to the nearest kept
+ancestor. "chain+dependency" puts both views under the root, the dependency labels prefixed by "dep:"."""
 import warnings
 from typing import TYPE_CHECKING, Iterable, List, Optional, Sequence, Tuple
 
@@ -14,7 +11,7 @@ if TYPE_CHECKING:
     from spacy.tokens import Doc
 
 from ..exceptions import InvalidSettingError
-from .forest import DEPENDENCY_VIEW_PREFIX, ROOT_LABEL, Forest, ForestBuilder, LabelVocab, chain_arrays
+from .forest import DEPENDENCY_VIEW_PREFIX, ROOT_LABEL, Forest, ForestBuilder, LabelVocab
 
 TREE_MODES = ("chain", "dependency", "chain+dependency")
 NODE_ATTRS = ("ORTH", "LOWER", "NORM", "LEMMA", "POS", "TAG", "DEP", "ENT_TYPE", "SHAPE", "PREFIX", "SUFFIX")
@@ -86,7 +83,6 @@ class TreeSpec:
         self.skip_flags = [a.upper() for a in skip_flags]
         self._attr_ids = [IDS[a] for a in self.node_attrs]
         self._flag_ids = [IDS[a] for a in self.skip_flags]
-        self._head_ids = [IDS["HEAD"], IDS["SENT_START"]]
 
     def check_docs(self, docs: Sequence, name: str, parse_source: str) -> None:
         """Refuse node attributes empty for most tokens of the training docs; warn when chain mode finds no sentence
@@ -123,67 +119,88 @@ class TreeSpec:
 
     def node_labels(self, doc: "Doc") -> Tuple[List[str], numpy.ndarray, numpy.ndarray]:
         """Label strings, local parents and token indices (-1 for the virtual root) of one doc's tree."""
-        values, parents, _, tokens, dep_view = self.doc_parts(doc)
+        values, parents, tokens, dep_view = self.doc_parts(doc)
         strings, inverse = label_strings(values[1:], doc.vocab.strings, None if dep_view is None else dep_view[1:])
         return [ROOT_LABEL] + [strings[i] for i in inverse], parents, tokens
 
-    def doc_parts(self, doc: "Doc") -> Tuple[numpy.ndarray, numpy.ndarray, Optional[numpy.ndarray], numpy.ndarray,
-                                      Optional[numpy.ndarray]]:
-        """Label values (n_nodes, n_attrs), local parents, depths (or None), token indices (the root first: values 0,
-        token -1) and, for "chain+dependency", a mask of the dependency view's nodes (else None)."""
+    def doc_parts(self, doc: "Doc") -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, Optional[numpy.ndarray]]:
+        """Label values (n_nodes, n_attrs), local parents and token indices of a doc's tree (the root first: values
+        0, token -1) and, for "chain+dependency", a mask of the dependency view's nodes (else None)."""
         if self.tree_mode != "chain+dependency":
             return (*self._view_arrays(doc, self.tree_mode), None)
-        c_values, c_parents, _, c_tokens = self._view_arrays(doc, "chain")
-        d_values, d_parents, _, d_tokens = self._view_arrays(doc, "dependency")
+        c_values, c_parents, c_tokens = self._view_arrays(doc, "chain")
+        d_values, d_parents, d_tokens = self._view_arrays(doc, "dependency")
         n = len(c_parents)
         d_parents = numpy.where(d_parents[1:] == 0, 0, d_parents[1:] + n - 1)
         dep_view = numpy.zeros(n + len(d_parents), dtype=bool)
         dep_view[n:] = True
-        return (numpy.concatenate((c_values, d_values[1:])), numpy.concatenate((c_parents, d_parents)), None,
+        return (numpy.concatenate((c_values, d_values[1:])), numpy.concatenate((c_parents, d_parents)),
                 numpy.concatenate((c_tokens, d_tokens[1:])), dep_view)
 
-    def _view_arrays(self, doc: "Doc", tree_mode: str) -> Tuple[numpy.ndarray, numpy.ndarray, Optional[numpy.ndarray],
-                                                          numpy.ndarray]:
+    def _view_arrays(self, doc: "Doc", tree_mode: str) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+        from spacy.attrs import HEAD
+
         n_attrs = len(self._attr_ids)
+        if tree_mode == "chain":
+            kept_values, kept, node, parents, offsets = self._chains([doc])
+            values = numpy.zeros((offsets[-1], n_attrs), numpy.uint64)
+            values[node] = kept_values
+            tokens = numpy.full(offsets[-1], -1, numpy.int64)
+            tokens[node] = kept
+            return values, parents.astype(numpy.int64), tokens
         if len(doc) == 0:
-            return (numpy.zeros((1, n_attrs), numpy.uint64), numpy.array([-1], numpy.int64),
-                    numpy.zeros(1, numpy.int32), numpy.array([-1], numpy.int64))
-        if tree_mode == "dependency" and not doc.has_annotation("DEP"):
+            return numpy.zeros((1, n_attrs), numpy.uint64), numpy.array([-1], numpy.int64), numpy.array([-1])
+        if not doc.has_annotation("DEP"):
             raise ValueError(
                 f"tree_mode={self.tree_mode!r} needs parsed docs, but a doc has no dependency parse. Put a parser before "
                 "the component (e.g. source 'tok2vec' and 'parser' from an English pipeline, as "
                 "configs/dependency_sentiment.cfg does), or set tree_mode='chain'. parse_source='reference' does "
                 "not replace the parser: it only takes the training trees from a DocBin that stores parses, while "
                 "evaluation and prediction parse with the pipeline.")
-        arr = doc.to_array(self._attr_ids + self._head_ids + self._flag_ids)
-        values = arr[:, :n_attrs]
-        heads = arr[:, n_attrs].view(numpy.int64) + numpy.arange(len(doc))
-        keep = numpy.logical_not(arr[:, n_attrs + 2:].any(axis=1)) if self._flag_ids else numpy.ones(len(doc), bool)
-        if tree_mode == "chain":
-            starts = arr[:, n_attrs + 1].view(numpy.int64) == 1
-            starts[0] = True
-            kept = numpy.flatnonzero(keep)
-            sent_id = numpy.cumsum(starts)[kept]
-            lengths = numpy.diff(numpy.flatnonzero(numpy.r_[True, sent_id[1:] != sent_id[:-1], True])) if len(kept) else numpy.zeros(0, numpy.int64)
-            parents, depths = chain_arrays(lengths)
-            order = kept
-        else:
-            from ._preorder import dependency_preorder
+        from ._preorder import dependency_preorder
 
-            heads = numpy.where(heads == numpy.arange(len(doc)), -1, heads)
-            if not keep.all():
-                heads = _skip_tokens(heads, keep)
-            kept = numpy.flatnonzero(keep)
-            remap = numpy.full(len(doc), -1, dtype=numpy.int64)
-            remap[kept] = numpy.arange(len(kept))
-            sub_heads = numpy.where(heads[kept] >= 0, remap[heads[kept]], -1)
-            order_k, parents = dependency_preorder(sub_heads.astype(numpy.int32))
-            order = kept[order_k]
-            parents = parents.astype(numpy.int64)
-            depths = None
-        labels = numpy.zeros((len(order) + 1, n_attrs), numpy.uint64)
-        labels[1:] = values[order]
-        return labels, parents, depths, numpy.r_[-1, order]
+        arr = doc.to_array(self._attr_ids + [HEAD] + self._flag_ids)
+        heads = arr[:, n_attrs].view(numpy.int64) + numpy.arange(len(doc))
+        keep = numpy.logical_not(arr[:, n_attrs + 1:].any(axis=1)) if self._flag_ids else numpy.ones(len(doc), bool)
+        heads = numpy.where(heads == numpy.arange(len(doc)), -1, heads)
+        if not keep.all():
+            heads = _skip_tokens(heads, keep)
+        kept = numpy.flatnonzero(keep)
+        remap = numpy.full(len(doc), -1, dtype=numpy.int64)
+        remap[kept] = numpy.arange(len(kept))
+        sub_heads = numpy.where(heads[kept] >= 0, remap[heads[kept]], -1)
+        order_k, parents = dependency_preorder(sub_heads.astype(numpy.int32))
+        order = kept[order_k]
+        values = numpy.zeros((len(order) + 1, n_attrs), numpy.uint64)
+        values[1:] = arr[order, :n_attrs]
+        return values, parents.astype(numpy.int64), numpy.r_[-1, order]
+
+    def _chains(self, docs: Sequence) -> Tuple[numpy.ndarray, ...]:
+        """The chain trees of a batch of docs: the attribute values, token indices (into the docs concatenated) and
+        node indices of the kept tokens, the parents of all nodes (a root first in each doc) and the docs' offsets."""
+        from spacy.attrs import SENT_START
+
+        n_attrs = len(self._attr_ids)
+        lengths = numpy.array([len(doc) for doc in docs], dtype=numpy.int64)
+        columns = self._attr_ids + [SENT_START] + self._flag_ids
+        arr = (numpy.concatenate([doc.to_array(columns) for doc in docs if len(doc)])
+               if lengths.sum() else numpy.zeros((0, len(columns)), numpy.uint64))
+        doc_of = numpy.repeat(numpy.arange(len(docs)), lengths)
+        starts = arr[:, n_attrs].view(numpy.int64) == 1
+        first = numpy.cumsum(lengths) - lengths
+        starts[first[lengths > 0]] = True
+        keep = ~arr[:, n_attrs + 1:].astype(bool).any(axis=1) if self._flag_ids else numpy.ones(len(arr), bool)
+        kept = numpy.flatnonzero(keep)
+        sent = numpy.cumsum(starts)[kept]
+        kept_doc = doc_of[kept]
+        offsets = numpy.zeros(len(docs) + 1, dtype=numpy.int64)
+        numpy.cumsum(numpy.bincount(kept_doc, minlength=len(docs)) + 1, out=offsets[1:])
+        node = numpy.arange(len(kept)) + kept_doc + 1
+        new_sentence = numpy.ones(len(kept), dtype=bool)
+        new_sentence[1:] = sent[1:] != sent[:-1]
+        parents = numpy.full(offsets[-1], -1, dtype=numpy.int32)
+        parents[node] = numpy.where(new_sentence, offsets[kept_doc], node - 1)
+        return arr[kept, :n_attrs], kept, node, parents, offsets
 
 
 def _skip_tokens(heads: numpy.ndarray, keep: numpy.ndarray) -> numpy.ndarray:
@@ -199,23 +216,18 @@ def _skip_tokens(heads: numpy.ndarray, keep: numpy.ndarray) -> numpy.ndarray:
 def label_strings(values: numpy.ndarray, string_store: "StringStore",
                   dep_view: Optional[numpy.ndarray] = None) -> Tuple[List[str], numpy.ndarray]:
     """The unique labels of (n, n_attrs) attribute values (prefixed where `dep_view`), and each row's index."""
-    if dep_view is not None and dep_view.any():
-        marked = numpy.column_stack((values, dep_view.astype(numpy.uint64)))
-        uniq, inverse = numpy.unique(marked, axis=0, return_inverse=True)
-        return [DEPENDENCY_VIEW_PREFIX + t if m else t
-                for t, m in zip(_row_strings(uniq[:, :-1], string_store), uniq[:, -1].tolist())], inverse.ravel()
-    if values.shape[1] == 1:
-        uniq, inverse = numpy.unique(values[:, 0], return_inverse=True)
-        return _row_strings(uniq[:, None], string_store), inverse.ravel()
-    uniq, inverse = numpy.unique(values, axis=0, return_inverse=True)
-    return _row_strings(uniq, string_store), inverse.ravel()
-
-
-def _row_strings(rows: numpy.ndarray, string_store: "StringStore") -> List[str]:
-    """The label string of every row of attribute values."""
+    rows = values if dep_view is None or not dep_view.any() else numpy.column_stack((values, dep_view))
+    marked = rows.shape[1] > values.shape[1]
     if rows.shape[1] == 1:
-        return [string_store[int(v)] if v else "" for v in rows[:, 0]]
-    return [join_label([string_store[int(v)] if v else "" for v in row]) for row in rows]
+        uniq, inverse = numpy.unique(rows[:, 0], return_inverse=True)
+        uniq = uniq[:, None]
+    else:
+        uniq, inverse = numpy.unique(rows, axis=0, return_inverse=True)
+    names = [[string_store[v] if v else "" for v in row] for row in uniq[:, :values.shape[1]].tolist()]
+    strings = [row[0] if len(row) == 1 else join_label(row) for row in names]
+    if marked:
+        strings = [DEPENDENCY_VIEW_PREFIX + t if m else t for t, m in zip(strings, uniq[:, -1].tolist())]
+    return strings, inverse.ravel()
 
 
 def docs_to_forest(docs: Iterable, spec: TreeSpec, vocab: Optional[LabelVocab] = None) -> Forest:
@@ -226,15 +238,15 @@ def docs_to_forest(docs: Iterable, spec: TreeSpec, vocab: Optional[LabelVocab] =
     if not parts:
         return builder.build()
     values = numpy.concatenate([p[0][1:] for p in parts])
-    dep_view = None if parts[0][4] is None else numpy.concatenate([p[4][1:] for p in parts if p[4] is not None])
+    dep_view = None if parts[0][3] is None else numpy.concatenate([p[3][1:] for p in parts if p[3] is not None])
     node_ids = numpy.zeros(0, numpy.int32)
     if len(values):
         strings, inverse = label_strings(values, docs[0].vocab.strings, dep_view)
         node_ids = builder.vocab.lookup(strings)[inverse]
     pos = 0
-    for _, parents, depths, _, _ in parts:
+    for _, parents, _, _ in parts:
         n = len(parents) - 1
-        builder.add_arrays(numpy.r_[0, node_ids[pos:pos + n]], parents, depths)
+        builder.add_arrays(numpy.r_[0, node_ids[pos:pos + n]], parents)
         pos += n
     return builder.build()
 
@@ -271,70 +283,38 @@ class DocIndexer:
         self.spec = spec
         self._root_id = list(label_strings).index(ROOT_LABEL) if ROOT_LABEL in label_strings else -1
         two_views = spec.tree_mode == "chain+dependency"
-        found: Tuple[Tuple[list, list], Tuple[list, list]] = (([], []), ([], []))
+        rows, ids = [], []
         for i, s in enumerate(label_strings):
             if s == ROOT_LABEL:
                 continue
-            view = int(two_views and s.startswith(DEPENDENCY_VIEW_PREFIX))
-            if view:
-                s = s[len(DEPENDENCY_VIEW_PREFIX):]
+            view = two_views and s.startswith(DEPENDENCY_VIEW_PREFIX)
+            s = s[len(DEPENDENCY_VIEW_PREFIX):] if view else s
             parts = split_label(s) if len(spec.node_attrs) > 1 else [s]
             if len(parts) == len(spec.node_attrs):
-                found[view][0].append([int(string_store[p]) if p else 0 for p in parts])
-                found[view][1].append(i)
-        self._tables = [_LabelTable(numpy.array(rows, dtype=numpy.uint64).reshape(-1, len(spec.node_attrs)), ids)
-                        for rows, ids in found]
-
-    def _label_ids(self, values: numpy.ndarray, dep_view: Optional[numpy.ndarray] = None) -> numpy.ndarray:
-        """Each row's label id, or -1."""
-        if dep_view is None:
-            return self._tables[0](values)
-        out = numpy.empty(len(values), dtype=numpy.int32)
-        out[~dep_view] = self._tables[0](values[~dep_view])
-        out[dep_view] = self._tables[1](values[dep_view])
-        return out
+                rows.append([int(string_store[p]) if p else 0 for p in parts] + ([int(view)] if two_views else []))
+                ids.append(i)
+        # in two views, a last column tells the dependency view's labels from the chain's
+        self._table = _LabelTable(numpy.array(rows, dtype=numpy.uint64).reshape(-1, len(spec.node_attrs) + two_views),
+                                  ids)
 
     def arrays(self, docs: Sequence) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
         """(labels, parents, offsets) of the docs' trees; unknown labels are -1."""
         if self.spec.tree_mode == "chain":
-            return self._chain_arrays(docs)
+            values, _, node, parents, offsets = self.spec._chains(docs)
+            labels = numpy.full(offsets[-1], self._root_id, dtype=numpy.int32)
+            labels[node] = self._table(values)
+            return labels, parents, offsets
         parts = [self.spec.doc_parts(doc) for doc in docs]
         sizes = numpy.array([len(p[1]) for p in parts], dtype=numpy.int64)
         offsets = numpy.zeros(len(parts) + 1, dtype=numpy.int64)
         numpy.cumsum(sizes, out=offsets[1:])
         if not parts:
             return numpy.zeros(0, numpy.int32), numpy.zeros(0, numpy.int32), offsets
-        dep_view = None if parts[0][4] is None else numpy.concatenate([p[4] for p in parts])
-        labels = self._label_ids(numpy.concatenate([p[0] for p in parts]), dep_view)
+        values = numpy.concatenate([p[0] for p in parts])
+        if parts[0][3] is not None:
+            values = numpy.column_stack((values, numpy.concatenate([p[3] for p in parts if p[3] is not None])))
+        labels = self._table(values)
         labels[offsets[:-1]] = self._root_id
         parents = numpy.concatenate([p[1] + o for p, o in zip(parts, offsets[:-1])])
         parents[offsets[:-1]] = -1
         return labels, parents.astype(numpy.int32), offsets
-
-    def _chain_arrays(self, docs: Sequence) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
-        """The chain layout of `TreeSpec.doc_parts` for a whole batch at once."""
-        spec = self.spec
-        n_attrs = len(spec._attr_ids)
-        lengths = numpy.array([len(doc) for doc in docs], dtype=numpy.int64)
-        columns = spec._attr_ids + spec._head_ids[1:] + spec._flag_ids
-        arr = (numpy.concatenate([doc.to_array(columns) for doc in docs if len(doc)])
-               if lengths.sum() else numpy.zeros((0, len(columns)), numpy.uint64))
-        doc_of = numpy.repeat(numpy.arange(len(docs)), lengths)
-        starts = arr[:, n_attrs].view(numpy.int64) == 1
-        first = numpy.cumsum(lengths) - lengths
-        starts[first[lengths > 0]] = True
-        keep = ~arr[:, n_attrs + 1:].astype(bool).any(axis=1) if spec._flag_ids else numpy.ones(len(arr), bool)
-        kept = numpy.flatnonzero(keep)
-        sent = numpy.cumsum(starts)[kept]
-        kept_doc = doc_of[kept]
-        kept_per_doc = numpy.bincount(kept_doc, minlength=len(docs))
-        offsets = numpy.zeros(len(docs) + 1, dtype=numpy.int64)
-        numpy.cumsum(kept_per_doc + 1, out=offsets[1:])
-        node = numpy.arange(len(kept)) + kept_doc + 1
-        new_sentence = numpy.ones(len(kept), dtype=bool)
-        new_sentence[1:] = sent[1:] != sent[:-1]
-        parents = numpy.full(offsets[-1], -1, dtype=numpy.int32)
-        parents[node] = numpy.where(new_sentence, offsets[kept_doc], node - 1)
-        labels = numpy.full(offsets[-1], self._root_id, dtype=numpy.int32)
-        labels[node] = self._label_ids(arr[kept, :n_attrs])
-        return labels, parents, offsets

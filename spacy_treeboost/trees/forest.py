@@ -1,9 +1,7 @@
-"""Forests of labeled ordered trees: documents (a virtual root over the sentence trees) in flat preorder arrays
-(label ids, global parent indices, depths) with one offset per document, for the compiled kernels.
-"""
+"""Forests: documents as labeled ordered trees (a virtual root over the sentence trees) in flat preorder arrays."""
 import mmap
 import sys
-from typing import Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy
 
@@ -105,9 +103,6 @@ class Forest:
     def n_nodes(self) -> int:
         return len(self.labels)
 
-    def doc_sizes(self) -> numpy.ndarray:
-        return numpy.diff(self.offsets)
-
     def subset(self, indices: Union[Sequence[int], numpy.ndarray]) -> "Forest":
         """Return a forest of the documents at `indices`, in that order."""
         builder = ForestBuilder(self.vocab)
@@ -118,26 +113,9 @@ class Forest:
             builder.add_arrays(self.labels[lo:hi], parents)
         return builder.build()
 
-    def __getitem__(self, key: Union[int, slice, Sequence[int], numpy.ndarray]) -> "Forest":
-        """The documents `key` selects (an index, a slice, indices or a boolean mask) as a forest."""
-        if isinstance(key, tuple) and len(key) == 2 and key[1] is Ellipsis:
-            key = key[0]
-        if isinstance(key, (int, numpy.integer)):
-            if not -len(self) <= key < len(self):
-                raise IndexError(f"document {key} is out of range for a forest of {len(self)} documents")
-            return self.subset([int(key) % len(self)])
-        if isinstance(key, slice):
-            return self.subset(range(*key.indices(len(self))))
-        index = numpy.asarray(key)
-        if index.dtype == bool:
-            if index.shape != (len(self),):
-                raise IndexError(f"a boolean mask must have one entry per document ({len(self)}), got {index.shape}")
-            index = numpy.flatnonzero(index)
-        elif index.size and not numpy.issubdtype(index.dtype, numpy.integer):
-            raise IndexError(f"forests are indexed by document numbers or a boolean mask, got {index.dtype}")
-        if index.size and (index.min() < -len(self) or index.max() >= len(self)):
-            raise IndexError(f"document indices out of range for a forest of {len(self)} documents")
-        return self.subset((index.astype(numpy.int64) % max(len(self), 1)).tolist())
+    def __getitem__(self, key: Any) -> "Forest":
+        """The documents of an index, a slice, indices or a boolean mask (as numpy indexes), as a forest."""
+        return self.subset(numpy.atleast_1d(numpy.arange(len(self))[key]).tolist())
 
     def tree(self, i: int) -> Tree:
         """Return document i as a nested `(label, children)` tuple."""
@@ -189,17 +167,11 @@ class ForestBuilder:
             raise ValueError("A document tree needs a root: its first node must have parent -1.")
         if numpy.any(parents[1:] < 0) or numpy.any(parents[1:] >= numpy.arange(1, n)):
             raise ValueError("Nodes must be in preorder: every parent must come before its child.")
-        if depths is None:
-            depths = preorder_depths(parents)
-        self._append(label_ids, parents, numpy.asarray(depths, dtype=numpy.int32))
-
-    def _append(self, label_ids: numpy.ndarray, parents: numpy.ndarray, depths: numpy.ndarray) -> None:
-        n = len(label_ids)
         glob = parents + self._n
         glob[0] = -1
         self._labels.append(label_ids)
         self._parents.append(glob.astype(numpy.int32))
-        self._depths.append(depths)
+        self._depths.append(preorder_depths(parents) if depths is None else numpy.asarray(depths, dtype=numpy.int32))
         self._sizes.append(n)
         self._n += n
 
@@ -220,17 +192,14 @@ class ForestBuilder:
     def add_labeled(self, labels: Sequence[str], parents: Sequence[int], depths: Optional[Sequence[int]] = None) -> None:
         """Add one document given preorder label strings and local parent indices."""
         root = 0 if labels[0] in (ROOT_TEXT, ROOT_LABEL) else self._ids(labels[:1])[0]
-        ids = numpy.concatenate(([root], self._ids(labels[1:]))).astype(numpy.int32)
-        self.add_arrays(ids, numpy.asarray(parents, dtype=numpy.int64),
-                        None if depths is None else numpy.asarray(depths, dtype=numpy.int32))
+        self.add_arrays(numpy.concatenate(([root], self._ids(labels[1:]))), numpy.asarray(parents),
+                        None if depths is None else numpy.asarray(depths))
 
     def add_chains(self, sents: Sequence[Sequence[str]]) -> None:
         """Add one document whose sentences are word chains under the virtual root."""
         tokens = [tok for sent in sents for tok in sent]
         lengths = numpy.asarray([len(s) for s in sents if len(s)], dtype=numpy.int64)
-        ids = numpy.concatenate(([0], self._ids(tokens))).astype(numpy.int32)
-        parents, depths = chain_arrays(lengths)
-        self._append(ids, parents, depths)
+        self.add_arrays(numpy.concatenate(([0], self._ids(tokens))), *chain_arrays(lengths))
 
     def _ids(self, strings: Sequence[str]) -> numpy.ndarray:
         return self.vocab.lookup(strings, add=self.add_labels)
@@ -265,9 +234,8 @@ def chain_arrays(lengths: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
 
 
 def release_pages(*arrays: numpy.ndarray) -> int:
-    """Give back, in this process only (a forked one), the pages wholly inside each C-contiguous array this process
-    will not read again (they read as zeros afterwards; other processes keep theirs). Linux only; RETURNS the bytes.
-    """
+    """Give back, in this (forked) process only, the pages wholly inside each C-contiguous array it will not read
+    again (they then read as zeros). Linux only; RETURNS (int): the bytes released."""
     if not sys.platform.startswith("linux"):
         return 0
     import ctypes

@@ -1,18 +1,33 @@
 """The document view: a doc's sentence trees with the subtrees that fired for one label drawn on them,
 and the decomposition of the label's margin (bias + subtrees = score -> probability)."""
 import html
+from functools import lru_cache
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from spacy.tokens import Doc
 
 from ..learning.classifier import cats_from_margins
 from ..models.explain import EmbeddingTable
 from ..trees.forest import DEPENDENCY_VIEW_PREFIX
-from .page import asset, standalone
 from .trees import Overlay, Word, sentence_svg
 
 DEFAULT_MAX_SUBTREES = 12
+
+
+@lru_cache(maxsize=None)
+def asset(name: str) -> str:
+    """The text of a style sheet or script of `assets/`."""
+    return (Path(__file__).parent / "assets" / name).read_text(encoding="utf8")
+
+
+def standalone(title: str, body: str, css: str, js: str = "") -> str:
+    """A whole HTML page with its style and script inlined; it loads nothing from the network."""
+    script = f"<script>{js}</script>" if js else ""
+    return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{html.escape(title)}</title><style>{css}</style></head>"
+            f"<body>{body}{script}</body></html>\n")
 
 
 def head_bias(rules: Any, head: int) -> float:
@@ -24,15 +39,8 @@ def head_bias(rules: Any, head: int) -> float:
     return bias
 
 
-def _sentences(doc: Doc) -> List[Tuple[int, int]]:
-    if len(doc) and (doc.has_annotation("SENT_START") or doc.has_annotation("DEP")):
-        return [(s.start, s.end) for s in doc.sents]
-    return [(0, len(doc))] if len(doc) else []
-
-
 class ExplanationView:
-    """A rendered explanation of one doc for one label (`fragment`: its HTML without style and script), shown in
-    Jupyter by `_repr_html_`."""
+    """The explanation of one doc for one label: `fragment` is its HTML without style and script."""
 
     def __init__(self, fragment: str, title: str) -> None:
         self.fragment = fragment
@@ -52,15 +60,12 @@ class ExplanationView:
 
 def explanation_view(textcat: Any, doc: Doc, label: Optional[str] = None, *,
                      max_subtrees: int = DEFAULT_MAX_SUBTREES, all_sentences: bool = False) -> ExplanationView:
-    """Draw the subtrees that fired for `label` on the doc's sentence trees.
+    """Draw the subtrees that fired for `label` on the doc's sentence trees (`TreeBoostTextCategorizer.explain_view`).
 
     textcat (TreeBoostTextCategorizer): A trained component.
     doc (Doc): A doc processed by the pipeline's components before `textcat`.
-    label (Optional[str]): The label to explain; by default the predicted one. The other label of a binary task
-        shows the same subtrees with opposite contributions.
-    max_subtrees (int): How many of the most influential fired subtrees to draw.
-    all_sentences (bool): Draw the trees of sentences in which no drawn subtree fired (else their text only).
-    RETURNS (ExplanationView): The view.
+    label (Optional[str]): The label to explain; by default the predicted one (for the other label of a binary
+        task, the same subtrees with opposite contributions).
     """
     if isinstance(max_subtrees, bool) or not isinstance(max_subtrees, int) or max_subtrees < 1:
         raise ValueError(f"max_subtrees={max_subtrees!r} is invalid: use a whole number >= 1 "
@@ -72,7 +77,7 @@ def explanation_view(textcat: Any, doc: Doc, label: Optional[str] = None, *,
     rules = predictor.rules_
     margins = textcat.predict([doc])
     cats = cats_from_margins(margins, predictor, textcat.labels)[0]
-    label = predicted_label(cats, textcat.labels) if label is None else label
+    label = max(textcat.labels, key=lambda name: cats.get(name, 0.0)) if label is None else label
     sign = 1.0
     if label not in rules.heads:
         if len(rules.heads) != 1 or label not in textcat.labels:
@@ -103,14 +108,14 @@ def explanation_view(textcat: Any, doc: Doc, label: Optional[str] = None, *,
 
 
 class _DocTrees:
-    """A doc's sentence trees as drawn: each sentence's words (with node labels and dependency labels) and arcs,
-    and where each token and tree node is drawn."""
+    """A doc's sentence trees as drawn: per sentence its words (with node and dependency labels) and arcs."""
 
     def __init__(self, doc: Doc, spec: Any) -> None:
         self.node_labels, self.parents, self.tokens = spec.node_labels(doc)
-        self.dep_view = spec.doc_parts(doc)[4]
+        self.dep_view = spec.doc_parts(doc)[3]
         self.below_view = spec.tree_mode == "chain+dependency"
-        self.sentences = _sentences(doc)
+        sents = doc.sents if doc.has_annotation("SENT_START") or doc.has_annotation("DEP") else [doc[:]]
+        self.sentences = [(s.start, s.end) for s in sents] if len(doc) else []
         self.where = {t: (s, t - start) for s, (start, end) in enumerate(self.sentences) for t in range(start, end)}
         self.words: List[List[Word]] = [[Word(doc[t].text, None) for t in range(a, b)] for a, b in self.sentences]
         self.edges: List[set] = [set() for _ in self.sentences]
@@ -179,11 +184,6 @@ def _margin_table(shown: List[Dict[str, Any]], grouped: List[Dict[str, Any]], bi
     rows.append(f'<tr class="tb-total" data-probability="{probability!r}"><td></td><td>P({html.escape(label)})</td>'
                 f'<td></td><td>{probability:.4f}</td></tr></table>')
     return "".join(rows)
-
-
-def predicted_label(cats: Dict[str, float], labels: Sequence[str]) -> str:
-    """The label of highest probability (the first of `labels` among equals)."""
-    return max(labels, key=lambda label: cats.get(label, 0.0))
 
 
 def find_textcat(pipeline: Any, name: Optional[str] = None) -> Any:

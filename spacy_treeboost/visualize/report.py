@@ -1,43 +1,28 @@
-"""The model report: a page per trained component with, per label, its top `top` subtrees by contribution (their
-rules, document frequency and snippets of the documents they fired in; the page's size does not grow with the
-number of rules), the training settings and the run's scores."""
+"""The model report: per label of a trained component its top subtrees by contribution (their rules, and from data
+their document frequency and snippets), the training settings and the run's scores."""
 import html
+import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy
+import srsly
 
 from ..models.explain import EmbeddingTable
 from ..models.rules import RuleSet
 from ..trees.bact import code_to_sexpr
-from .document import find_textcat, head_bias
-from .page import asset, json_script, standalone
+from .document import asset, find_textcat, head_bias, standalone
 
 DEFAULT_TOP = 300
 SNIPPETS = 3
 SNIPPET_CONTEXT = 8
 
 
-def present_contributions(rules: RuleSet, head: int,
-                          typical: Optional[numpy.ndarray] = None) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    """Each rule's pattern id and its contribution when its subtree occurs once, on the scale of `explain`: for
-    stumps the present (or below-threshold) score minus the absent score, for "log1p" a * log 2, for "tfidf" a times
-    the rule's `typical` value (from `summarize_data`), or without data a * idf (the contribution at norm 1)."""
-    pid, z, a, b = (numpy.asarray(column, dtype=numpy.float64) for column in rules.rule_arrays(head))
-    if rules.value == "log1p":
-        value = a * numpy.log(2.0)
-    elif rules.value == "tfidf":
-        value = a * (b if typical is None else typical)
-    else:
-        value = numpy.where(z <= 1, a, -a) - b
-    return pid.astype(numpy.int64), value
-
-
 @dataclass
 class DataSummary:
-    """What a data set says about the rules: per pattern its document frequency, per head each pattern's summed
-    contribution (as `explain` gives it) and, for "tfidf", each rule's typical value; snippets from `add_snippets`."""
+    """What data say about the rules: per pattern its document frequency, per head each pattern's summed
+    contribution and, for "tfidf", each rule's typical value; per top pattern its snippets."""
 
     docs: Dict[int, int]
     totals: List[Dict[int, float]]
@@ -45,46 +30,67 @@ class DataSummary:
     snippets: Dict[int, List[Dict[str, Any]]] = field(default_factory=dict)
 
 
-def summarize_data(rules: RuleSet, forest: Any) -> DataSummary:
-    """The `DataSummary` of a forest. A tf-idf rule's typical value is the mean of its normalized tf-idf where its
-    subtree occurs, else its idf times the median tf-idf / idf of the fired rules."""
+def summarize_data(rules: RuleSet, docs: Sequence[Any], spec: Any, gold: Sequence[str], top: int) -> DataSummary:
+    """The `DataSummary` of processed docs. A tf-idf rule's typical value is the mean of its normalized tf-idf where
+    its subtree occurs, else its idf times the median tf-idf / idf of the fired rules."""
+    from ..trees.doc_trees import docs_to_forest
+
+    forest = docs_to_forest(docs, spec)
     doc_i, pat_i, _ = rules.match_counts(forest)
-    patterns, frequency = numpy.unique(pat_i, return_counts=True) if len(pat_i) else ([], [])
-    totals: List[Dict[int, float]] = []
-    typical: List[Optional[numpy.ndarray]] = []
+    patterns, frequency = numpy.unique(pat_i, return_counts=True)
+    summary = DataSummary(dict(zip(patterns.tolist(), frequency.tolist())), [], [])
     for h in range(len(rules.heads)):
         pid, _, _, idf = rules.rule_arrays(h)
         _, rule, value, contribution = rules.fired_rules(forest, h)
-        fired_pid = numpy.asarray(pid)[rule]
-        keys, inverse = numpy.unique(fired_pid, return_inverse=True)
+        keys, inverse = numpy.unique(numpy.asarray(pid)[rule], return_inverse=True)
         sums = numpy.bincount(inverse.ravel(), weights=contribution, minlength=len(keys))
-        totals.append(dict(zip(keys.tolist(), sums.tolist())))
+        summary.totals.append(dict(zip(keys.tolist(), sums.tolist())))
         if rules.value != "tfidf":
-            typical.append(None)
+            summary.typical.append(None)
             continue
         idf = numpy.asarray(idf, dtype=numpy.float64)
         seen = numpy.bincount(rule, minlength=len(pid))
         per_idf = float(numpy.median(value / idf[rule])) if len(rule) else 1.0
         mean = numpy.bincount(rule, weights=value, minlength=len(pid)) / numpy.maximum(seen, 1)
-        typical.append(numpy.where(seen > 0, mean, idf * per_idf))
-    return DataSummary(dict(zip(numpy.asarray(patterns).tolist(), numpy.asarray(frequency).tolist())), totals,
-                       typical)
+        summary.typical.append(numpy.where(seen > 0, mean, idf * per_idf))
+    ids = {p for h in range(len(rules.heads)) for p, _, _ in top_subtrees(rules, h, top, summary.typical[h])}
+    hits: Dict[int, List[int]] = {}
+    for d, p in sorted(zip(doc_i.tolist(), pat_i.tolist())):
+        if p in ids and len(hits.setdefault(p, [])) < SNIPPETS:
+            hits[p].append(d)
+    trees: Dict[int, Tuple[Any, ...]] = {}
+    for p, in_docs in hits.items():
+        summary.snippets[p] = []
+        for d in in_docs:
+            node_labels, parents, tokens = trees[d] = trees.get(d) or spec.node_labels(docs[d])
+            nodes = EmbeddingTable(rules.pattern(p), node_labels, parents).covered_nodes()
+            marked = sorted({int(tokens[v]) for v in nodes} - {-1})
+            summary.snippets[p].append({"doc": d, "gold": gold[d] if d < len(gold) else "",
+                                        "segments": _snippet(docs[d], marked)})
+    return summary
 
 
 def top_subtrees(rules: RuleSet, head: int, top: int,
                  typical: Optional[numpy.ndarray] = None) -> List[Tuple[int, float, List[int]]]:
-    """The `top` subtrees of a head by the absolute sum of their rules' present contributions (ties: the first
-    rule first), as (pattern id, total, rule indices)."""
-    return _rank(*present_contributions(rules, head, typical), top)[0]
+    """The `top` subtrees of a head by the absolute sum of their rules' contributions when present once, as `explain`
+    gives them (ties: the first rule first), as (pattern id, total, rule indices). A "tfidf" rule contributes a times
+    its `typical` value from `summarize_data`, or without data a * idf (at norm 1)."""
+    return _rank(rules, head, top, typical)[0]
 
 
-def _rank(pid: numpy.ndarray, value: numpy.ndarray,
-          top: int) -> Tuple[List[Tuple[int, float, List[int]]], float, int]:
-    """`top_subtrees` from the rules' pattern ids and contributions, the sum of every subtree's |total|, and
-    the number of subtrees."""
+def _rank(rules: RuleSet, head: int, top: int,
+          typical: Optional[numpy.ndarray]) -> Tuple[List[Tuple[int, float, List[int]]], float, int]:
+    """`top_subtrees`, the sum of every subtree's |total|, and the number of subtrees."""
+    pid, z, a, b = (numpy.asarray(column, dtype=numpy.float64) for column in rules.rule_arrays(head))
+    if rules.value == "log1p":
+        value = a * numpy.log(2.0)
+    elif rules.value == "tfidf":
+        value = a * (b if typical is None else typical)
+    else:
+        value = numpy.where(z <= 1, a, -a) - b
     if not len(pid):
         return [], 0.0, 0
-    patterns, first, inverse = numpy.unique(pid, return_index=True, return_inverse=True)
+    patterns, first, inverse = numpy.unique(pid.astype(numpy.int64), return_index=True, return_inverse=True)
     totals = numpy.bincount(inverse.ravel(), weights=value, minlength=len(patterns))
     order = numpy.lexsort((first, -numpy.abs(totals)))[:top]
     chosen = patterns[order]
@@ -103,49 +109,16 @@ def rule_report_data(rules: RuleSet, *, top: int = DEFAULT_TOP,
         raise ValueError(f"top={top!r} is invalid: use a whole number >= 1 (default {DEFAULT_TOP}).")
     out = []
     for h, label in enumerate(rules.heads):
-        pid, value = present_contributions(rules, h, None if fired is None else fired.typical[h])
-        chosen, magnitude, n_subtrees = _rank(pid, value, top)
-        rows: List[Dict[str, Any]] = []
-        for rank, (p, total, members) in enumerate(chosen, 1):
-            row: Dict[str, Any] = {"rank": rank, "pattern": code_to_sexpr(rules.pattern(p)), "weight": total,
-                   "rules": [rules.describe(h, r) for r in members], "docs": None, "data_contribution": None,
-                   "snippets": []}
-            if fired is not None:
-                row["docs"] = fired.docs.get(p, 0)
-                row["data_contribution"] = fired.totals[h].get(p, 0.0)
-                row["snippets"] = fired.snippets.get(p, [])
-            rows.append(row)
-        shown = sum(abs(r["weight"]) for r in rows)
-        out.append({"label": label, "rules": int(len(pid)), "subtrees": n_subtrees, "bias": head_bias(rules, h),
+        chosen, magnitude, n_subtrees = _rank(rules, h, top, None if fired is None else fired.typical[h])
+        rows: List[Dict[str, Any]] = [{"rank": rank, "pattern": code_to_sexpr(rules.pattern(p)), "weight": total,
+            "rules": [rules.describe(h, r) for r in members], "docs": None if fired is None else fired.docs.get(p, 0),
+            "data_contribution": None if fired is None else fired.totals[h].get(p, 0.0),
+            "snippets": [] if fired is None else fired.snippets.get(p, [])}
+            for rank, (p, total, members) in enumerate(chosen, 1)]
+        shown = sum(abs(total) for _, total, _ in chosen)
+        out.append({"label": label, "rules": rules.n_rules(h), "subtrees": n_subtrees, "bias": head_bias(rules, h),
                     "shown": len(rows), "shown_share": float(shown / magnitude) if magnitude else 1.0, "rows": rows})
     return out
-
-
-def add_snippets(summary: DataSummary, rules: RuleSet, pattern_ids: Sequence[int], docs: Sequence[Any], spec: Any,
-                 gold: Sequence[str], *, snippets: int = SNIPPETS) -> DataSummary:
-    """Add to `summary` the first `snippets` documents each pattern occurs in, as segments with the matches marked."""
-    from ..trees.doc_trees import docs_to_forest
-
-    pattern_ids = sorted(set(pattern_ids))
-    probe = RuleSet(["fired"], include_root_patterns=rules.include_root_patterns)
-    for p in pattern_ids:
-        probe.add(0, rules.pattern(p), 1, 0.0, 0.0)
-    doc_i, pat_i, _ = probe.match_counts(docs_to_forest(docs, spec))
-    hits: Dict[int, List[int]] = {}
-    for d, q in sorted(zip(doc_i.tolist(), pat_i.tolist())):
-        hits.setdefault(pattern_ids[q], []).append(d)
-    trees: Dict[int, Tuple[Any, ...]] = {}
-    for p, in_docs in hits.items():
-        shown = []
-        for d in in_docs[:snippets]:
-            if d not in trees:
-                trees[d] = spec.node_labels(docs[d])
-            node_labels, parents, tokens = trees[d]
-            nodes = EmbeddingTable(rules.pattern(p), node_labels, parents).covered_nodes()
-            marked = sorted({int(tokens[v]) for v in nodes} - {-1})
-            shown.append({"doc": d, "gold": gold[d] if d < len(gold) else "", "segments": _snippet(docs[d], marked)})
-        summary.snippets[p] = shown
-    return summary
 
 
 def _snippet(doc: Any, marked: List[int]) -> List[List[Any]]:
@@ -157,21 +130,13 @@ def _snippet(doc: Any, marked: List[int]) -> List[List[Any]]:
     in_sent = [t for t in marked if sent.start <= t < sent.end]
     start = max(sent.start, in_sent[0] - SNIPPET_CONTEXT)
     end = min(sent.end, in_sent[-1] + SNIPPET_CONTEXT + 1)
-    segments: List[List[Any]] = [["… ", False]] if start > sent.start else []
     chosen = set(in_sent)
-    for token in doc[start:end]:
-        space = token.whitespace_ if token.i < end - 1 else ""
-        pieces = [(token.text, token.i in chosen), (space, token.i in chosen and token.i + 1 in chosen)]
-        for text, is_marked in pieces:
-            if not text:
-                continue
-            if segments and segments[-1][1] == is_marked and segments[-1][0] != "… ":
-                segments[-1][0] += text
-            else:
-                segments.append([text, is_marked])
-    if end < sent.end:
-        segments.append([" …", False])
-    return segments
+    pieces = [piece for token in doc[start:end] for piece in (
+        (token.text, token.i in chosen),
+        (token.whitespace_ if token.i < end - 1 else "", token.i in chosen and token.i + 1 in chosen)) if piece[0]]
+    segments = [["".join(text for text, _ in group), is_marked]
+                for is_marked, group in itertools.groupby(pieces, key=lambda piece: piece[1])]
+    return ([["… ", False]] if start > sent.start else []) + segments + ([[" …", False]] if end < sent.end else [])
 
 
 def _table(title: str, items: Sequence[Tuple[str, Any]], *, folded: bool = False) -> str:
@@ -216,9 +181,11 @@ def rule_report(rules: RuleSet, *, title: str, settings: Sequence[Tuple[str, Any
                f"{top} subtrees by contribution when present" + _scale_note(rules, fired is not None) +
                ("; document frequency, total contribution and snippets come from the data given." if fired is not None
                 else "; give data (--data) for document frequency, total contribution and snippets."))
+    # "<" escaped, so that no string in the data can close the script element
+    data = srsly.json_dumps({"heads": heads, "value": rules.value}, sort_keys=True).replace("<", "\\u003c")
     body = (f'<main class="tb-report"><h1>{html.escape(title)}</h1><p class="tb-summary">{html.escape(summary)}</p>'
             f'<div class="tb-boxes">{"".join(boxes)}</div><div id="tb-labels"></div></main>'
-            f'{json_script("tb-report-data", {"heads": heads, "value": rules.value})}')
+            f'<script type="application/json" id="tb-report-data">{data}</script>')
     return standalone(title, body, asset("report.css"), asset("report.js"))
 
 
@@ -260,8 +227,6 @@ def report_page(nlp: Any, examples: Optional[Iterable[Any]] = None, *, name: Opt
     """
     from spacy.training import Example
 
-    from ..trees.doc_trees import docs_to_forest
-
     textcat = find_textcat(nlp, name)
     predictor = textcat._predictor()
     if predictor is None:
@@ -282,9 +247,7 @@ def report_page(nlp: Any, examples: Optional[Iterable[Any]] = None, *, name: Opt
         examples = list(examples)
         docs = list(nlp.pipe(eg.predicted for eg in examples))
         gold = [_gold(eg.reference.cats) for eg in examples]
-        fired = summarize_data(rules, docs_to_forest(docs, textcat._spec))
-        ids = {p for h in range(len(rules.heads)) for p, _, _ in top_subtrees(rules, h, top, fired.typical[h])}
-        add_snippets(fired, rules, sorted(ids), docs, textcat._spec, gold)
+        fired = summarize_data(rules, docs, textcat._spec, gold, top)
         if any(eg.reference.cats for eg in examples):
             scored = textcat.score([Example(d, eg.reference) for d, eg in zip(docs, examples)])
             scores.append((f"Scores on the data ({len(examples)} docs)", _score_items(scored)))

@@ -45,16 +45,6 @@ class Overlay:
         return POSITIVE if self.contribution >= 0 else NEGATIVE
 
 
-def _attrs(overlay: Overlay) -> str:
-    return (f'data-subtree="{overlay.key}" data-pattern="{html.escape(overlay.pattern)}" '
-            f'data-contribution="{overlay.contribution!r}"')
-
-
-def _arc(x1: float, x2: float, y: float, height: float, below: bool) -> str:
-    sign = 1 if below else -1
-    return f"M{x1:.1f},{y:.1f} C{x1:.1f},{y + sign * height:.1f} {x2:.1f},{y + sign * height:.1f} {x2:.1f},{y:.1f}"
-
-
 def _rows(widths: Sequence[float], row_width: float) -> List[Tuple[int, int]]:
     """The words of each row, [start, end), filled greedily up to `row_width` pixels (a wider word is a row)."""
     rows, start, used = [], 0, 0.0
@@ -70,17 +60,12 @@ def _rows(widths: Sequence[float], row_width: float) -> List[Tuple[int, int]]:
 
 def sentence_svg(words: Sequence[Word], edges: Sequence[Edge], overlays: Sequence[Overlay], *,
                  row_width: float = ROW_WIDTH) -> str:
-    """The SVG of one sentence, one `<svg>` per row of words.
+    """The SVG of one sentence, one `<svg>` per row of words; an arc between rows is drawn as two halves with the
+    same `data-arc`, leaving its left word's row at the right edge and entering the other at the left.
 
-    An arc between two rows is drawn as two halves: from its left word to the right edge of that row, and from
-    the left edge of the other word's row to it (an arc over a whole row is not drawn in that row). Every piece of
-    one arc carries the same `data-arc`.
-
-    words (Sequence[Word]): The sentence's tokens in order.
     edges (Sequence[Tuple[int, int, bool]]): (head, dependent, below) word positions of the tree's arcs.
     overlays (Sequence[Overlay]): The fired subtrees to draw, in lane order.
     row_width (float): The widest row, in pixels (a wider word gets a row of its own).
-    RETURNS (str): The `<svg>` elements, one per row.
     """
     widths = [max(MIN_WORD, CHAR_WIDTH * max(len(w.text), len(_shown_label(w) or "")) + WORD_PAD) for w in words]
     return "".join(_Row(words, widths, start, end, edges, overlays).svg() for start, end in _rows(widths, row_width))
@@ -97,11 +82,8 @@ class _Row:
             self.centers[i] = x + widths[i] / 2
             x += widths[i]
         self.width = x + 8
-        self.pieces: Dict[Edge, Tuple[float, float, int, str]] = {}
-        for edge in edges:
-            found = self._piece(edge[0], edge[1])
-            if found is not None:
-                self.pieces[edge] = found
+        pieces = {edge: self._piece(edge[0], edge[1]) for edge in edges}
+        self.pieces = {edge: p for edge, p in pieces.items() if p is not None}
         lengths: Dict[bool, List[int]] = {False: [], True: []}
         for (_, _, below), p in self.pieces.items():
             lengths[below].append(p[2])
@@ -140,7 +122,7 @@ class _Row:
         y, h = (self.y_under if below else self.y_arc), self._height(edge)
         sign = 1 if below else -1
         if kind == "whole":
-            return _arc(x1, x2, y, h, below)
+            return f"M{x1:.1f},{y:.1f} C{x1:.1f},{y + sign * h:.1f} {x2:.1f},{y + sign * h:.1f} {x2:.1f},{y:.1f}"
         peak = y + sign * 0.75 * h
         if kind == "out":
             return f"M{x1:.1f},{y:.1f} C{x1:.1f},{y + sign * h:.1f} {(x1 + x2) / 2:.1f},{peak:.1f} {x2:.1f},{peak:.1f}"
@@ -188,7 +170,9 @@ class _Row:
         parts = []
         for overlay in self.shown:
             style = f'stroke:{overlay.color};fill:{overlay.color};opacity:{overlay.strength:.3f}'
-            parts.append(f'<g class="tb-match" {_attrs(overlay)} style="{style}">'
+            parts.append(f'<g class="tb-match" data-subtree="{overlay.key}" '
+                         f'data-pattern="{html.escape(overlay.pattern)}" '
+                         f'data-contribution="{overlay.contribution!r}" style="{style}">'
                          f'<title>{html.escape(overlay.pattern)} {overlay.contribution:+.4f}</title>')
             for edge in sorted(e for e in overlay.edges if e in self.pieces):
                 parts.append(f'<path class="tb-hit-arc" data-arc="{edge[0]}-{edge[1]}" d="{self._path(edge)}"/>')
