@@ -18,7 +18,7 @@ import numpy
 from spacy.util import minibatch
 
 from .datasets.convert import load_pipeline
-from .datasets.corpora import CorpusFormatError, check_input_file, iter_jsonl
+from .datasets.jsonl import CorpusFormatError, check_input_file, iter_jsonl
 from .files import create_temp_beside
 
 
