@@ -22,7 +22,7 @@ Task = TypeVar("Task", bound=Hashable)
 
 
 class WorkerDiedError(RuntimeError):
-    """A worker stopped (killed, out of memory, or its node was lost) while training."""
+    """A worker stopped (killed, out of memory, or its node was lost) before its work was done."""
 
 
 def connect_ray(address: Optional[str]) -> Any:
