@@ -36,15 +36,15 @@ TARGET = 0.7
 # own when the workers started
 COMMAND = """
 import json, os, resource, runpy, sys
-from spacy_treeboost.streaming import BatchProcesses
+from spacy_treeboost.learning.tasks import ProcessWorkers
 def cpu(who):
     usage = resource.getrusage(getattr(resource, who))
     return usage.ru_utime + usage.ru_stime
-start, seen = BatchProcesses.__init__, {}
+start, seen = ProcessWorkers.__init__, {}
 def timed_start(self, *args, **kwargs):
     seen["at_start"] = cpu("RUSAGE_SELF")
     start(self, *args, **kwargs)
-BatchProcesses.__init__ = timed_start
+ProcessWorkers.__init__ = timed_start
 sys.argv = ["spacy_treeboost", *sys.argv[1:]]
 try:
     runpy.run_module("spacy_treeboost", run_name="__main__", alter_sys=True)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from .exceptions import InvalidSettingError, NotFittedError
 
 if TYPE_CHECKING:
-    from .datasets.corpora import CorpusFormatError
+    from .datasets.jsonl import CorpusFormatError
     from .datasets.readers import CorpusReadError
     from .files import ModelFormatError
     from .learning.calibration import CalibratedBoostClassifier
@@ -48,7 +48,7 @@ _MODULES = {
     "pipeline.treeboost_textcat": ("TreeBoostTextCategorizer",),
     "pipeline.nmtf_sentiment": ("NMTFSentiment",),
     "streaming": ("PipelineBatchClassifier",),
-    "datasets.corpora": ("CorpusFormatError",),
+    "datasets.jsonl": ("CorpusFormatError",),
     "datasets.readers": ("CorpusReadError",),
 }
 _LAZY = {name: f"spacy_treeboost.{module}" for module, names in _MODULES.items() for name in names}

@@ -4,22 +4,18 @@ import contextlib
 import gzip
 import io
 import json
-import multiprocessing
 import os
-import signal
-import sys
 from collections import deque
-from multiprocessing.connection import wait
 from pathlib import Path
-from typing import (IO, Any, Callable, Deque, Dict, Generator, Iterable, Iterator, List, Optional, Sequence, Tuple,
-                    TypeVar)
+from typing import IO, Any, Callable, Deque, Dict, Generator, Iterable, Iterator, List, Optional, Tuple, TypeVar
 
 import numpy
 from spacy.util import minibatch
 
 from .datasets.convert import load_pipeline
-from .datasets.corpora import CorpusFormatError, check_input_file, iter_jsonl
+from .datasets.jsonl import CorpusFormatError, check_input_file, iter_jsonl
 from .files import create_temp_beside
+from .learning.tasks import ProcessWorkers
 
 
 def open_output(raw: IO[bytes], gz: bool) -> IO[str]:
@@ -141,132 +137,6 @@ def in_input_order(batches: Iterable[Batch], n_workers: int, send: Callable[[int
         done += 1
 
 
-def _end_with_parent(parent: int) -> None:
-    """Have the kernel kill this process when its parent dies (Linux), and end now if it already has."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        PR_SET_PDEATHSIG = 1
-        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != parent:
-        os._exit(0)
-
-
-def _batch_worker(conn: Any, parent: int, build: Any, inherited: Sequence[Any]) -> None:
-    """A worker of `BatchProcesses`: the categories of each batch it receives, until its pipe ends. `build` is the
-    classifier (forked) or its (model, batch_size) (spawned)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    _end_with_parent(parent)
-    for other in inherited:
-        other.close()
-    try:
-        classifier = build if isinstance(build, PipelineBatchClassifier) else PipelineBatchClassifier(*build)
-        while True:
-            texts = conn.recv()
-            conn.send(("ok", classifier.classify(texts)))
-    except (EOFError, OSError):
-        return
-    except Exception as err:
-        for reply in (err, RuntimeError(f"{type(err).__name__}: {err}")):
-            try:
-                conn.send(("error", reply))
-                return
-            except OSError:
-                return
-            except Exception:
-                continue
-
-
-class BatchProcesses:
-    """`n` local worker processes that classify batches of texts (forked where safe, else spawned and loading
-    `model`); they ignore Ctrl-C and die with this process (Linux). A context manager that ends them."""
-
-    def __init__(self, classifier: PipelineBatchClassifier, model: str, n: int) -> None:
-        from .learning.tasks import start_method
-
-        self.start_method = start_method()
-        forked = self.start_method == "fork"
-        context: Any = multiprocessing.get_context(self.start_method)
-        self.conns: List[Any] = []
-        self.processes: List[Any] = []
-        masking = hasattr(signal, "pthread_sigmask")  # a worker must not see Ctrl-C before it ignores it
-        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if masking else set()
-        try:
-            for i in range(n):
-                parent, child = context.Pipe()
-                build = classifier if forked else (model, classifier.batch_size)
-                proc = context.Process(target=_batch_worker, name=f"spacy-treeboost apply {i + 1}", daemon=True,
-                                       args=(child, os.getpid(), build, [*self.conns, parent] if forked else []))
-                proc.start()
-                child.close()
-                self.conns.append(parent)
-                self.processes.append(proc)
-        except BaseException:
-            self.close(kill=True)
-            raise
-        finally:
-            if masking:
-                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-
-    def __enter__(self) -> "BatchProcesses":
-        return self
-
-    def __exit__(self, kind: Any, value: Any, traceback: Any) -> None:
-        self.close(kill=kind is not None)
-
-    @property
-    def pids(self) -> List[int]:
-        return [proc.pid for proc in self.processes]
-
-    def send(self, i: int, texts: List[str]) -> None:
-        try:
-            self.conns[i].send(texts)
-        except OSError:
-            self._died(i)
-
-    def receive(self, block: bool = True) -> Optional[Tuple[int, List[Dict[str, float]]]]:
-        """The next (worker, categories of its oldest batch in flight), or None if none has come and not `block`."""
-        ready = wait([*self.conns, *(proc.sentinel for proc in self.processes)], timeout=None if block else 0)
-        if not ready:
-            return None
-        for i, conn in enumerate(self.conns):
-            if conn in ready:
-                try:
-                    status, value = conn.recv()
-                except (EOFError, OSError):
-                    self._died(i)
-                if status == "error":
-                    raise value
-                return i, value
-        self._died(next(i for i, proc in enumerate(self.processes) if proc.sentinel in ready))
-        raise AssertionError("unreachable")
-
-    def _died(self, i: int) -> None:
-        from .learning.tasks import WorkerDiedError
-
-        proc = self.processes[i]
-        proc.join(timeout=1)
-        code = proc.exitcode
-        how = f"exit code {code}" if code is None or code >= 0 else f"signal {-code}"
-        raise WorkerDiedError(f"apply worker {i + 1} (process {proc.pid}) died ({how}) while classifying; no output "
-                              "was written. A worker killed by the system often ran out of memory: lower --n-workers "
-                              "or --batch-size.")
-
-    def close(self, kill: bool = False) -> None:
-        for conn in self.conns:
-            conn.close()
-        for proc in self.processes:
-            if kill:
-                proc.kill()
-            proc.join(timeout=None if kill else 10)
-            if proc.is_alive():
-                proc.kill()
-                proc.join()
-        self.conns, self.processes = [], []
-
-
 def _ray_records(model: str, path: Path, n_workers: int, batch_size: int, address: Optional[str],
                  timeout: float) -> Generator[Dict[str, Any], None, None]:
     """The records, classified by `n_workers` Ray actors in input order (two batches per actor in flight)."""
@@ -336,13 +206,24 @@ def apply_stream(model: str, input_path: Path, output_path: Path, *, n_workers: 
                 raise ValueError(f"timeout={timeout!r} is invalid: use a positive number of seconds")
             records = _ray_records(model, input_path, n_workers, batch_size, ray_address, timeout)
         else:
-            classifier = PipelineBatchClassifier(model, batch_size, nlp=load_pipeline(model))
-            workers = stack.enter_context(BatchProcesses(classifier, model, n_workers - 1))
+            nlp = load_pipeline(model)
+            # forked workers and worker 0 (this process) share the loaded pipeline; spawned ones load `model`
+            workers = ProcessWorkers(n_workers, lambda i, forked: (PipelineBatchClassifier, (model, batch_size),
+                                                                   {"nlp": nlp} if forked or i == 0 else {}),
+                                     name="apply worker", stopped="no output was written",
+                                     lower="--n-workers or --batch-size")
+            stack.push(lambda kind, value, traceback: workers.close(kill=kind is not None))
+            workers.when, here = "while classifying", workers.objects[0]
             if on_start is not None and n_workers > 1:
                 on_start(workers.pids)
+
+            def receive(block: bool) -> Optional[Tuple[int, Any]]:
+                ready = workers.ready(range(1, n_workers), None if block else 0)
+                return (ready[0] - 1, workers.receive(ready[0])) if ready else None
+
             pairs = in_input_order(minibatch(read_records(input_path), batch_size), n_workers - 1,
-                                   lambda i, batch: workers.send(i, [r["text"] for r in batch]), workers.receive,
-                                   local=lambda batch: classifier.classify([r["text"] for r in batch]))
+                                   lambda i, batch: workers.send(i + 1, "classify", ([r["text"] for r in batch],)),
+                                   receive, local=lambda batch: here.classify([r["text"] for r in batch]))
             records = (dict(record, cats=c) for batch, cats in pairs for record, c in zip(batch, cats))
         records = stack.enter_context(contextlib.closing(records))
         fd, partial = create_temp_beside(output_path)

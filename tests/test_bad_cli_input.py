@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import spacy
 from spacy.tokens import DocBin
 
-from spacy_treeboost.datasets.corpora import CorpusFormatError, iter_jsonl
+from spacy_treeboost.datasets.jsonl import CorpusFormatError, iter_jsonl
 from spacy_treeboost.files import seal
 from spacy_treeboost.learning.learner import TreeBoostClassifier
 from spacy_treeboost.learning.classifier_files import CLASSIFIER_FORMAT, classifier_to_dict

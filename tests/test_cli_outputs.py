@@ -14,7 +14,7 @@ from spacy.tokens import DocBin
 from typer.testing import CliRunner
 
 from spacy_treeboost import cli
-from spacy_treeboost.datasets.corpora import CorpusFormatError, iter_jsonl
+from spacy_treeboost.datasets.jsonl import CorpusFormatError, iter_jsonl
 from spacy_treeboost.datasets.readers import CorpusReadError, JsonlCorpus
 from spacy_treeboost.files import OutputError, check_output, write_bytes_atomic
 

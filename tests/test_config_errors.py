@@ -12,7 +12,7 @@ from confection import ConfigValidationError
 from spacy.util import registry
 
 from spacy_treeboost.config_errors import DataError, setting_error
-from spacy_treeboost.datasets.corpora import CorpusFormatError
+from spacy_treeboost.datasets.jsonl import CorpusFormatError
 from spacy_treeboost.datasets.readers import JsonlCorpus
 
 ROOT = Path(__file__).resolve().parent.parent

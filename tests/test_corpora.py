@@ -1,4 +1,4 @@
-"""Tests for the original-format corpus readers, JSONL I/O and the embedded corpora."""
+"""Tests for the original-format corpus readers (corpora/readers.py), JSONL I/O and the embedded corpora."""
 import gzip
 import importlib.util
 import re
@@ -7,17 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from spacy_treeboost.datasets.corpora import (
-    CorpusFormatError,
-    iter_jsonl,
-    read_movie_review_polarity,
-    read_multi_domain_reviews,
-    read_reuters21578,
-    read_sentence_polarity,
-    write_jsonl,
-)
+from spacy_treeboost.datasets.jsonl import CorpusFormatError, iter_jsonl
 
 CORPORA = Path(__file__).resolve().parents[1] / "corpora"
+_spec = importlib.util.spec_from_file_location("corpus_readers", CORPORA / "readers.py")
+readers = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(readers)
+read_movie_review_polarity = readers.read_movie_review_polarity
+read_multi_domain_reviews = readers.read_multi_domain_reviews
+read_reuters21578 = readers.read_reuters21578
+read_sentence_polarity = readers.read_sentence_polarity
+write_jsonl = readers.write_jsonl
 
 
 def _write(path: Path, data: bytes) -> Path:

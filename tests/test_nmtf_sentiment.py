@@ -260,7 +260,7 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from spacy_treeboost.datasets.corpora import CorpusFormatError  # noqa: E402
+from spacy_treeboost.datasets.jsonl import CorpusFormatError  # noqa: E402
 from spacy_treeboost.datasets.readers import JsonlCorpus  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,7 +9,7 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import registry
 
-from spacy_treeboost.datasets.corpora import CorpusFormatError
+from spacy_treeboost.datasets.jsonl import CorpusFormatError
 from spacy_treeboost.datasets.readers import JsonlCorpus
 
 SINGLE = [

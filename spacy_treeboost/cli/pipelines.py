@@ -23,7 +23,7 @@ def convert(
 ) -> None:
     """Convert a JSONL corpus to a spaCy DocBin (or to DocBin shards), optionally parsed."""
     from ..datasets.convert import OutputError, PipelineNotFoundError, convert_jsonl
-    from ..datasets.corpora import CorpusFormatError
+    from ..datasets.jsonl import CorpusFormatError
 
     if output_path.is_dir():
         _fail(f"{output_path} is a directory; give the DocBin a file name, e.g. {output_path / 'train.spacy'}")

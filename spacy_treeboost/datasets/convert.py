@@ -11,7 +11,7 @@ from spacy.tokens import DocBin
 from tqdm import tqdm
 
 from ..files import CommandLineError, OutputError, write_bytes_atomic
-from .corpora import CorpusFormatError
+from .jsonl import CorpusFormatError
 from .readers import JsonlCorpus
 
 PARSER_RELEASES = "https://github.com/explosion/spacy-models/releases"

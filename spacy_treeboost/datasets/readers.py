@@ -11,7 +11,7 @@ from ..config_errors import DataError, reporting
 from ..exceptions import InvalidSettingError
 from ..files import CommandLineError
 from ..params import Boolean, Constraint, Interval, invalid_setting, rule, validate_params
-from .corpora import CorpusFormatError, check_input_file, iter_jsonl
+from .jsonl import CorpusFormatError, check_input_file, iter_jsonl
 
 Fold = Union[int, str]
 

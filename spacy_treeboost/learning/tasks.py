@@ -3,6 +3,7 @@
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 import weakref
 from collections import deque
@@ -21,7 +22,7 @@ Task = TypeVar("Task", bound=Hashable)
 
 
 class WorkerDiedError(RuntimeError):
-    """A worker stopped (killed, out of memory, or its node was lost) while training."""
+    """A worker stopped (killed, out of memory, or its node was lost) before its work was done."""
 
 
 def connect_ray(address: Optional[str]) -> Any:
@@ -38,8 +39,6 @@ def connect_ray(address: Optional[str]) -> Any:
 
 def start_method() -> str:
     """"fork" on Linux when this process runs one thread, else "spawn" (a fork beside other threads can deadlock)."""
-    import sys
-
     if sys.platform.startswith("linux") and threading.active_count() == 1:
         return "fork"
     return "spawn"
@@ -106,11 +105,20 @@ class LocalWorkers(Workers):
         self.objects = []
 
 
-def _process_main(conn: Any, shared: Dict[str, Any], build: Optional[Build] = None, inherited: Sequence[Any] = ()
-                  ) -> None:
+def _process_main(conn: Any, shared: Dict[str, Any], parent: Optional[int], build: Optional[Build] = None,
+                  inherited: Sequence[Any] = ()) -> None:
     """A worker process: build its object, then answer requests until None or a closed pipe (an error of a posted call
-    comes back with the next reply); a forked worker closes the parent's pipe ends it `inherited`."""
+    comes back with the next reply); a forked worker closes the parent's pipe ends it `inherited`. It ignores Ctrl-C
+    and, given the `parent` process id, dies with that process (on Linux)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    if parent is not None and sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    if parent is not None and os.getppid() != parent:
+        os._exit(0)
     for other in inherited:
         other.close()
     try:
@@ -159,11 +167,17 @@ def _stop_processes(processes: List[Any], conns: List[Any]) -> None:
 
 class ProcessWorkers(Workers):
     """Worker 0 in this process (unless `worker0_here=False`) and the others in local processes, forked or spawned
-    (`start_method`). Worker 0's calls run when their reply is asked for; it is built after the others start."""
+    (`start_method`). Worker 0's calls run when their reply is asked for; it is built after the others start. The
+    processes ignore Ctrl-C, and die with this process (Linux) when started from its main thread.
+
+    stopped (str): What a worker's death stopped, for its error.
+    lower (str): The settings to lower when a worker runs out of memory, for its error.
+    """
 
     def __init__(self, n: int, builder: Builder, shared: Sequence[Tuple[str, int]] = (), name: str = "Worker",
-                 worker0_here: bool = True) -> None:
-        self.n, self.name, self.doing = n, name, {}
+                 worker0_here: bool = True, stopped: str = "the training stopped",
+                 lower: str = "max_cache_mb or n_workers") -> None:
+        self.n, self.name, self.doing, self.stopped, self.lower = n, name, {}, stopped, lower
         self.first = 1 if worker0_here else 0  # the first worker in a process
         self.here = (0,) if worker0_here else ()
         self.start_method = start_method()
@@ -176,18 +190,27 @@ class ProcessWorkers(Workers):
         self._calls: List[Tuple[str, Tuple[Any, ...]]] = []
         self.local: Any = None
         self._finalizer = weakref.finalize(self, _stop_processes, self.processes, self.conns)
+        # PR_SET_PDEATHSIG fires when the starting thread ends, so only the main thread's workers use it
+        me = os.getpid() if threading.current_thread() is threading.main_thread() else None
+        masking = hasattr(signal, "pthread_sigmask")  # a worker must not see Ctrl-C before it ignores it
         try:
-            for i in range(self.first, n):
-                parent, child = context.Pipe()
-                build = builder(i, True) if forked else None
-                args = (child, raw, build, [*self.conns, parent]) if forked else (child, raw)
-                proc = context.Process(target=_process_main, name=f"spacy-treeboost {name.lower()} {i}", args=args,
-                                       daemon=True)
-                proc.start()
-                child.close()
-                self.processes.append(proc)
-                self.conns.append(parent)
-                if not forked:
+            mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if masking else set()
+            try:
+                for i in range(self.first, n):
+                    parent, child = context.Pipe()
+                    build = builder(i, True) if forked else None
+                    args = (child, raw, me, build, [*self.conns, parent]) if forked else (child, raw, me)
+                    proc = context.Process(target=_process_main, name=f"spacy-treeboost {name.lower()} {i}",
+                                           args=args, daemon=True)
+                    proc.start()
+                    child.close()
+                    self.processes.append(proc)
+                    self.conns.append(parent)
+            finally:
+                if masking:
+                    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            if not forked:
+                for i in range(self.first, n):
                     self._send(i, builder(i, False))
             self.objects = []
             if worker0_here:
@@ -220,12 +243,13 @@ class ProcessWorkers(Workers):
             self.close()
             raise
 
-    def ready(self, workers: Sequence[int]) -> List[int]:
+    def ready(self, workers: Sequence[int], timeout: Optional[float] = None) -> List[int]:
+        """See `Workers.ready`; waits at most `timeout` seconds (None: no limit), then returns [] if none is ready."""
         if self.first and 0 in workers:
             return [0]
         by_conn = {self.conns[i - self.first]: i for i in workers}
         by_conn.update({self.processes[i - self.first].sentinel: i for i in workers})
-        return sorted({by_conn[c] for c in wait(list(by_conn))})
+        return sorted({by_conn[c] for c in wait(list(by_conn), timeout)})
 
     def receive(self, i: int) -> Any:
         if i < self.first:
@@ -270,10 +294,13 @@ class ProcessWorkers(Workers):
             hint = ("Workers are spawned and import the main script: a script that trains when it is imported needs "
                     'the guard `if __name__ == "__main__":` around its training code.')
         else:
-            hint = "A worker killed by the system often ran out of memory: lower max_cache_mb or n_workers."
-        raise WorkerDiedError(f"{self.name} {i} (process {proc.pid}) died ({how}) {when}; the training stopped. {hint}")
+            hint = f"A worker killed by the system often ran out of memory: lower {self.lower}."
+        raise WorkerDiedError(f"{self.name} {i} (process {proc.pid}) died ({how}) {when}; {self.stopped}. {hint}")
 
-    def close(self) -> None:
+    def close(self, kill: bool = False) -> None:
+        """End the workers: ask them to stop, or with `kill` kill them at once."""
+        for proc in self.processes if kill else ():
+            proc.kill()
         self._calls, self.local, self.objects = [], None, []
         self._finalizer()
 
@@ -341,7 +368,8 @@ def make_workers(backend: str, n: int, builder: Builder, shared: Sequence[Tuple[
     if backend == "local":
         return LocalWorkers(n, builder, shared, name)
     if backend == "processes":
-        return ProcessWorkers(n, builder, shared, name, **({} if worker0_here else {"worker0_here": False}))
+        extra: Dict[str, Any] = {} if worker0_here else {"worker0_here": False}
+        return ProcessWorkers(n, builder, shared, name, **extra)
     if backend == "ray":
         return RayWorkers(n, builder, ray_address, name)
     raise ValueError(f"backend={backend!r} is invalid: choose one of {', '.join(BACKENDS)}")
