@@ -92,7 +92,7 @@ def corrective_rules(rules: RuleSet, forest: Forest, targets: Sequence[numpy.nda
             continue
         path = make_path(settings.features == "nb", settings.Cs if settings.C is None else [settings.C], 1.0, (1.0,))
         fit = fit_matrix_head(X, y, [path], cv=settings.cv, l1_ratio=settings.l1_ratio, loss="logistic",
-                              max_iter=settings.max_iter, tol=settings.tol, method="trust-ncg")
+                              max_iter=settings.max_iter, tol=settings.tol)
         weights_to_rules(rules, out, h, columns, fit.weights, fit.intercept)
         info.append({"head": rules.heads[h], "C": fit.C, "cv_accuracy": fit.cv_accuracy, "features": len(columns)})
     return out, info

@@ -16,7 +16,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-SOLVER = "tron"
 TFIDF_LOSS = "squared_hinge"
 # the folds' fits (cross-validation and pruning) stop at this many times the solver's tolerance: they rank
 # candidates, which a looser solve ranks alike (at 128k documents: the same model, 26 % fewer Hessian products)
@@ -36,7 +35,7 @@ def fit_heads(model: "SubtreeLinearClassifier", shards: Any, targets: Sequence[n
             folds = [class_folds(targets, model.cv, model.cv_documents)] * len(targets)
         else:
             folds = [cv_folds(t, model.cv, model.cv_documents) for t in targets]
-    fit = dict(l1_ratio=model.l1_ratio, loss=model.loss, max_iter=model.max_iter, tol=model.tol, method=SOLVER)
+    fit = dict(l1_ratio=model.l1_ratio, loss=model.loss, max_iter=model.max_iter, tol=model.tol)
     tasks: List[Tuple[Any, ...]] = [("fold", h, (k, p)) for h, f in enumerate(folds) if f is not None
                                     for k in range(int(f.max()) + 1) for p in range(len(paths))]
     if model.n_workers > 1:
@@ -119,7 +118,7 @@ def fit_head(shards: Any, y: numpy.ndarray, paths: Sequence[Path], *, cv: int, c
 
     criterion (str): "accuracy" (ties: lower log-loss, then the earlier candidate) or "calibrated_log_loss".
     max_scored (Optional[int]): Fit only the first folds that hold out this many documents together.
-    solver: l1_ratio, loss, max_iter, tol, method and threads of `sharded.final_fit`.
+    solver: l1_ratio, loss, max_iter, tol and threads of `sharded.final_fit`.
     """
     y = numpy.asarray(y, dtype=numpy.float64)
     oof, scored, scores = None, None, None

@@ -15,7 +15,7 @@ import numpy
 from ._order import order_by_magnitude
 from .classifier import NO_SUBTREE, RuleClassifier, encode_targets
 from .features import PatternCodes, frequency_order, presence, tfidf_matrix
-from .heads import SOLVER, TFIDF_LOSS, fit_head, fit_heads
+from .heads import TFIDF_LOSS, fit_head, fit_heads
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
 from .mining import mine_subtrees, pattern_size
 from .pruning import prune
@@ -383,7 +383,7 @@ class SubtreeLinearClassifier(RuleClassifier):
             return fit_head(shards, y, self._paths() if paths is None else paths, cv=self.cv,
                             calibrate=self.calibrate, criterion=self._criterion, max_scored=self.cv_documents,
                             l1_ratio=self.l1_ratio, loss=loss or self.loss, max_iter=self.max_iter, tol=self.tol,
-                            method=SOLVER, threads=self._threads)
+                            threads=self._threads)
 
     def _fit_views(self, F: Any, y: numpy.ndarray, views: List[numpy.ndarray]) -> HeadFit:
         """One model per view's columns; weights and intercept averaged over the views, the rest listed by view."""
