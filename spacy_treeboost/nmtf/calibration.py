@@ -91,19 +91,3 @@ def label_folds(y: np.ndarray, n_folds: int) -> np.ndarray:
     y = np.asarray(y)
     return np.where((y == POSITIVE) | (y == NEGATIVE), stratified_folds(y, n_folds), -1)
 
-
-def cross_fitted_scores(fit_scores: Any, y: np.ndarray, n_folds: int = 2) -> np.ndarray:
-    """The score of each labelled document from a model fitted with its fold's labels hidden (0 for the others).
-
-    fit_scores (Callable[[numpy.ndarray], numpy.ndarray]): Fits on labels y' (-1 for hidden ones), returns the
-        scores of all training documents.
-    y (numpy.ndarray): 0 (positive), 1 (negative) or -1 (unlabelled) per document.
-    """
-    y = np.asarray(y)
-    folds = label_folds(y, n_folds)
-    out = np.zeros(len(y))
-    for fold in range(n_folds):
-        held = folds == fold
-        if held.any():
-            out[held] = np.asarray(fit_scores(np.where(held, -1, y)))[held]
-    return out
