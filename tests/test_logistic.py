@@ -6,9 +6,8 @@ from hypothesis import strategies as st
 from scipy.sparse import csr_matrix
 
 from reference import linear_objective as objective
-from spacy_treeboost.learning.heads import fit_matrix_head
 from spacy_treeboost.learning.selection import SOLVER_CONSTRAINTS, first_lowest, make_path, stratified_folds
-from one_shard import fit_linear
+from one_shard import fit_linear, fit_matrix_head
 from spacy_treeboost.params import validate_params
 
 sklearn_linear = pytest.importorskip("sklearn.linear_model")

@@ -209,7 +209,7 @@ class HeadFit:
 
 
 def needs_choice(paths: Sequence[Path], calibrate: bool) -> bool:
-    """Whether `heads.fit_head` cross-validates: to choose among several candidates, or to calibrate."""
+    """Whether `heads.fit_heads` cross-validates: to choose among several candidates, or to calibrate."""
     return calibrate or len(all_candidates(paths)) > 1
 
 

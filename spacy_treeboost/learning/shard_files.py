@@ -341,7 +341,7 @@ def fit_files(model: "SubtreeLinearClassifier", X: TreeShards, y: Any = None) ->
         shards = FileShards(workers, len(docs), here, ["F", "T"] if model.features == "auto" else ["F"])
         model.shard_holders_ = shards.node_ids
         clock = time.process_time()
-        fits, on_T = fit_heads(model, shards, targets, "T" in shards.names)
+        fits, on_T = fit_heads(model._head_settings(), shards, targets, model._paths("T" in shards.names))
         tfidf = model.features == "tfidf" or on_T
         kept: List[Any] = [None] * len(targets)
         pruning = kept

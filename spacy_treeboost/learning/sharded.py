@@ -204,7 +204,8 @@ def _prepare(shards: Any, nb: bool, l1_ratio: float, d: int,
 
 
 def fold_margins(shards: Any, name: str, y: numpy.ndarray, folds: numpy.ndarray, fold: int, paths: Sequence[Path], *,
-                 l1_ratio: float, loss: str, max_iter: int, tol: float, threads: Union[int, Threads] = 1) -> numpy.ndarray:
+                 l1_ratio: float, loss: str, max_iter: int, tol: float,
+                 threads: Union[int, Threads] = 1) -> numpy.ndarray:
     """The margins of fold `fold`'s documents under the fits on the other folds of matrix `name` for every candidate
     of `paths`, each path's Cs fitted in increasing order, warm-started: shape (candidates, documents in the fold)."""
     y = numpy.asarray(y, dtype=numpy.float64)
