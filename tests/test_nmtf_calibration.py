@@ -67,11 +67,7 @@ def test_without_labels_of_both_classes_the_temperature_is_one_standard_deviatio
     assert Calibration.fit(np.zeros(3), None).slope == 1.0
 
 
-def test_rows_limit_the_labels_platt_uses():
-    s = np.array([-1.0, 1.0, -1.0, 1.0])
-    y = np.array([1, 0, 0, 1])
-    used = Calibration.fit(s, y, rows=np.array([True, True, False, False]))
-    assert used.slope > 0 and used == Calibration.fit(s[:2], y[:2])
+def test_scores_that_are_not_finite_are_refused():
     with pytest.raises(ValueError, match="not finite"):
         Calibration.fit(np.array([np.nan, 1.0]), np.array([0, 1]))
 

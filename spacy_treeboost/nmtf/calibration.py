@@ -21,19 +21,18 @@ class Calibration(NamedTuple):
     method: str
 
     @classmethod
-    def fit(cls, score: np.ndarray, y: Optional[np.ndarray], rows: Optional[np.ndarray] = None) -> "Calibration":
+    def fit(cls, score: np.ndarray, y: Optional[np.ndarray]) -> "Calibration":
         """Platt scaling on the labelled documents, or the temperature 1 / sd(score) without labels of both classes.
 
         score (numpy.ndarray): The training documents' scores; > 0 leans positive.
         y (Optional[numpy.ndarray]): 0 (positive), 1 (negative) or -1 (unlabelled) per document.
-        rows (Optional[numpy.ndarray]): Mask of the documents whose labels may be used (default: all).
         """
         score = np.asarray(score, dtype=np.float64)
         if not np.isfinite(score).all():
             raise ValueError("Cannot calibrate: some scores are not finite.")
         if y is not None:
             y = np.asarray(y)
-            labelled = ((y == POSITIVE) | (y == NEGATIVE)) & (True if rows is None else np.asarray(rows, dtype=bool))
+            labelled = (y == POSITIVE) | (y == NEGATIVE)
             if (y[labelled] == POSITIVE).any() and (y[labelled] == NEGATIVE).any():
                 return cls(*platt(score[labelled], y[labelled] == POSITIVE), "platt")
         sd = float(np.std(score)) if len(score) else 0.0
