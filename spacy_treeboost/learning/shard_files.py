@@ -1,8 +1,6 @@
-"""The subtree-linear learner trained from an ordered list of shard files that its workers read, convert and mine.
-
-The training process holds what is O(subtrees): the merged label strings, the kept subtrees (`shard_merge`), the
-labels, folds and weights. The model is the same, bit for bit, for any number of workers and backend.
-"""
+"""The subtree-linear learner trained from an ordered list of shard files that its workers read, convert and mine;
+the training process holds what is O(subtrees): the merged label strings, the kept subtrees (`shard_merge`), the
+labels, folds and weights."""
 import gzip
 import logging
 import resource

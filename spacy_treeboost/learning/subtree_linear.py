@@ -1,8 +1,5 @@
-"""`SubtreeLinearClassifier`: a regularized linear model over every mined subtree, one head per class.
-
-Boosted subtree stumps and this model share one feature space and differ in L1 versus L2 margin (Kudo & Matsumoto
-2004, §4); the feature maps, the "auto" family choice and the solver are in docs/algorithms.md §7.
-"""
+"""`SubtreeLinearClassifier`: a regularized linear model over every mined subtree, one head per class (the
+feature maps, the "auto" family choice and the solver: docs/algorithms.md §7)."""
 import logging
 import os
 import time
@@ -342,11 +339,6 @@ class SubtreeLinearClassifier(RuleClassifier):
         """Threads for this process's own large steps (the idle workers' cores)."""
         return min(self.n_workers, os.cpu_count() or 1)
 
-    @property
-    def _criterion(self) -> str:
-        """`choose_C`'s criterion for this model's `selection`."""
-        return "calibrated_log_loss" if self.selection == "log_loss" else "accuracy"
-
     def _chosen_features(self, nb: Any, tfidf: bool = False) -> Any:
         """The feature map a head (or each of its views) was fitted on, for `fit_info_`."""
         if isinstance(nb, list):
@@ -378,8 +370,9 @@ class SubtreeLinearClassifier(RuleClassifier):
 
     def _head_settings(self, loss: Optional[str] = None) -> HeadSettings:
         """`heads.fit_heads`'s settings: this model's (with another `loss`, if given)."""
+        criterion = "calibrated_log_loss" if self.selection == "log_loss" else "accuracy"
         return HeadSettings(self.cv, self.l1_ratio, loss or self.loss, self.max_iter, self.tol, self.calibrate,
-                            self._criterion, self.cv_documents, self.multilabel_, self.n_workers, self.backend,
+                            criterion, self.cv_documents, self.multilabel_, self.n_workers, self.backend,
                             self.ray_address)
 
     def _fit_head(self, X: Any, y: numpy.ndarray, paths: Optional[List[Path]] = None,
