@@ -78,7 +78,7 @@ def reduced_matrix(lines: Sequence[str], features: str = "presence") -> Tuple[An
         raise ValueError(f"features={features!r}: use 'presence' or 'nb'")
     with sharded.held_shards({"F": X}, None) as shards:
         d = shards.map("select", "F", y, None, None)[0]
-        sharded._prepare(shards, False, 0.0, "tron", d, 1)
+        sharded._prepare(shards, False, 0.0, d, 1)
         return shards.map("reduced")[0][0], y
 
 

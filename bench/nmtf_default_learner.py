@@ -42,8 +42,7 @@ from bench import nmtf_experiments as ne
 from bench.harness import provenance, stamp
 from spacy_treeboost.nmtf import MFLK, SSMFLK, SSMFLKNaiveBayes, SSMFLKSelfTrained, lexicon_prior
 from spacy_treeboost.nmtf.hybrid import mean_distinct_words
-from spacy_treeboost.nmtf.calibration import (
-    Calibration, cross_fitted_scores, expected_calibration_error, log_loss)
+from spacy_treeboost.nmtf.calibration import Calibration, expected_calibration_error, label_folds, log_loss
 
 CACHE = ROOT / "bench" / "_out" / "nmtf_default_learner.json"
 DOCS = ROOT / "docs"
@@ -66,6 +65,23 @@ def _save(cache: Dict[str, Any]) -> None:
 
 def _accuracy(labels: np.ndarray, y: np.ndarray) -> float:
     return float(np.mean(labels == y))
+
+
+def cross_fitted_scores(fit_scores: Any, y: np.ndarray, n_folds: int = 2) -> np.ndarray:
+    """The score of each labelled document from a model fitted with its fold's labels hidden (0 for the others).
+
+    fit_scores (Callable[[numpy.ndarray], numpy.ndarray]): Fits on labels y' (-1 for hidden ones), returns the
+        scores of all training documents.
+    y (numpy.ndarray): 0 (positive), 1 (negative) or -1 (unlabelled) per document.
+    """
+    y = np.asarray(y)
+    folds = label_folds(y, n_folds)
+    out = np.zeros(len(y))
+    for fold in range(n_folds):
+        held = folds == fold
+        if held.any():
+            out[held] = np.asarray(fit_scores(np.where(held, -1, y)))[held]
+    return out
 
 
 def _calibrated(model: MFLK, X, y: np.ndarray, labelled: np.ndarray, scored: np.ndarray) -> Dict[str, float]:

@@ -1,17 +1,27 @@
 """The package's linear fit on one matrix (one shard of its rows), as the tests call it."""
-from typing import Any, Optional, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 import numpy
 
 from spacy_treeboost.learning import sharded
+from spacy_treeboost.learning.heads import HeadSettings, fit_heads
+from spacy_treeboost.learning.selection import HeadFit, Path
 
 
 def fit_linear(X: Any, y: numpy.ndarray, *, C: float, l1_ratio: float = 0.0, loss: str = "logistic",
-               max_iter: int = 1000, tol: float = 1e-3, init: Optional[numpy.ndarray] = None, method: str = "trust-ncg",
+               max_iter: int = 1000, tol: float = 1e-3, init: Optional[numpy.ndarray] = None,
                threads: int = 1) -> Tuple[numpy.ndarray, float]:
-    """The weights and intercept minimizing the objective of `solver` on X at C (`sharded.final_fit`), by `method`
-    "tron" or "trust-ncg" (scipy's; FISTA with an L1 share), from `init` (weights, then the intercept)."""
+    """The weights and intercept minimizing the objective of `solver` on X at C (`sharded.final_fit`; FISTA with an
+    L1 share), from `init` (weights, then the intercept)."""
     with sharded.held_shards({"F": X}, None) as shards:
         fit = sharded.final_fit(shards, "F", y, C, nb=False, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol,
-                                method=method, threads=threads, init=init)
+                                threads=threads, init=init)
     return fit.weights, fit.intercept
+
+
+def fit_matrix_head(X: Any, y: numpy.ndarray, paths: Sequence[Path], *, cv: int, max_scored: Optional[int] = None,
+                    **solver: Any) -> HeadFit:
+    """One head (`heads.fit_heads`) on the matrix X, one shard of its rows, its folds' documents capped at
+    `max_scored`; `solver`: l1_ratio, loss, max_iter and tol."""
+    with sharded.held_shards({"F": X}, None) as shards:
+        return fit_heads(HeadSettings(cv=cv, cv_documents=max_scored, **solver), shards, [y], paths)[0][0]

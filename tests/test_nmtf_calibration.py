@@ -1,4 +1,4 @@
-"""Calibration of the NMTF scores: Platt scaling against a brute-force minimizer, the temperature, cross-fitting,
+"""Calibration of the NMTF scores: Platt scaling against a brute-force minimizer, the temperature,
 log-loss and ECE against direct computations, and the component's probabilities."""
 import numpy as np
 import pytest
@@ -9,7 +9,7 @@ from scipy.optimize import minimize
 from spacy.training import Example
 
 from spacy_treeboost.nmtf.calibration import (
-    Calibration, cross_fitted_scores, expected_calibration_error, label_folds, log_loss, platt)
+    Calibration, expected_calibration_error, label_folds, log_loss, platt)
 from spacy_treeboost.nmtf import document_term_matrix
 from spacy_treeboost.nmtf.lexicons import Lexicon
 
@@ -67,11 +67,7 @@ def test_without_labels_of_both_classes_the_temperature_is_one_standard_deviatio
     assert Calibration.fit(np.zeros(3), None).slope == 1.0
 
 
-def test_rows_limit_the_labels_platt_uses():
-    s = np.array([-1.0, 1.0, -1.0, 1.0])
-    y = np.array([1, 0, 0, 1])
-    used = Calibration.fit(s, y, rows=np.array([True, True, False, False]))
-    assert used.slope > 0 and used == Calibration.fit(s[:2], y[:2])
+def test_scores_that_are_not_finite_are_refused():
     with pytest.raises(ValueError, match="not finite"):
         Calibration.fit(np.array([np.nan, 1.0]), np.array([0, 1]))
 
@@ -94,23 +90,6 @@ def test_label_folds_deal_each_class_in_turn(labels, n_folds):
     for k in (0, 1):
         members = folds[y == k]
         assert list(members) == [i % n_folds for i in range(len(members))]
-
-
-def test_cross_fitted_scores_come_from_models_that_did_not_see_those_labels():
-    y = np.array([0, 1, 0, 1, -1, 0, 1])
-    seen = []
-
-    def fit_scores(y_fold):
-        seen.append(y_fold.copy())
-        return np.where(y_fold == -1, 100.0 + len(seen), -1.0)
-
-    out = cross_fitted_scores(fit_scores, y, n_folds=2)
-    folds = label_folds(y, 2)
-    for fold, y_fold in enumerate(seen):
-        held = folds == fold
-        assert (y_fold[held] == -1).all() and (y_fold[~held & (y >= 0)] == y[~held & (y >= 0)]).all()
-        assert (out[held] == 101.0 + fold).all()
-    assert out[4] == 0.0
 
 
 @settings(max_examples=60, deadline=None)
@@ -221,7 +200,7 @@ def test_training_steps_do_not_change_the_model(learner):
 
 
 def test_a_model_file_without_a_calibration_loads_with_the_plain_normalization():
-    from spacy_treeboost.pipeline.nmtf_data import model_bytes
+    from spacy_treeboost.pipeline.nmtf_sentiment import model_bytes
 
     nlp, pipe = trained("spacy_treeboost.SSMFLK.v1")
     data = pipe._model_data()
@@ -240,7 +219,7 @@ def test_a_model_file_without_a_calibration_loads_with_the_plain_normalization()
 
 
 def test_hybrid_model_file_needs_its_naive_bayes_values():
-    from spacy_treeboost.pipeline.nmtf_data import model_bytes
+    from spacy_treeboost.pipeline.nmtf_sentiment import model_bytes
 
     nlp, pipe = trained("spacy_treeboost.SSMFLKNaiveBayes.v1")
     data = pipe._model_data()

@@ -12,7 +12,7 @@ from spacy_treeboost.nmtf.lexicons import Lexicon, read_hu_liu_lexicon, read_jso
 from spacy_treeboost.nmtf import MFLK, SSMFLK, build_vocabulary, lexicon_prior, document_term_matrix, word_weights
 from spacy_treeboost.files import ModelFormatError
 from spacy_treeboost.pipeline.nmtf_sentiment import NMTFSentiment
-from spacy_treeboost.pipeline.nmtf_data import model_bytes
+from spacy_treeboost.pipeline.nmtf_sentiment import model_bytes
 from spacy_treeboost.nmtf.calibration import Calibration
 from spacy_treeboost.pipeline.scoring import score_nmtf_cats
 from nmtf_pipes import LEXICON, TEXTS, make_examples, make_nlp, train
@@ -139,7 +139,7 @@ def test_stemming_maps_documents_and_lexicon_alike():
 
 
 def test_model_file_without_word_weights_loads():
-    from spacy_treeboost.pipeline.nmtf_data import model_bytes
+    from spacy_treeboost.pipeline.nmtf_sentiment import model_bytes
 
     nlp = make_nlp()
     train(nlp)

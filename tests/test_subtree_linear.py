@@ -80,7 +80,7 @@ def test_rules_score_exactly_the_linear_model(data, seed, features, loss):
     t = numpy.array([1 if v == "pos" else -1 for v in y])
     _, codes = mine_subtrees(f, max_pattern_size=2, min_support=1, include_root_patterns=False, max_cache_mb=64)
     X, _ = reference_features(f, codes, features, t)
-    w, c = fit_linear(X, t, C=1.0, loss=loss, method="tron")
+    w, c = fit_linear(X, t, C=1.0, loss=loss)
     numpy.testing.assert_allclose(clf.decision_function(f), (X @ w + c) / 2, atol=1e-9)
     again = RuleSet.from_bytes(clf.rules_.to_bytes())
     numpy.testing.assert_array_equal(again.margins(f)[:, 0], clf.rules_.margins(f)[:, 0])
@@ -95,7 +95,7 @@ def test_max_rules_keeps_the_largest_contributions_refitted(data, seed, k, featu
     t = numpy.array([1 if v == "pos" else -1 for v in y])
     counts, codes = mine_subtrees(f, max_pattern_size=2, min_support=1, include_root_patterns=False, max_cache_mb=64)
     X, scale = reference_features(f, codes, features, t)
-    w, _ = fit_linear(X, t, C=1.0, method="tron")
+    w, _ = fit_linear(X, t, C=1.0)
     contribution = numpy.abs(w * scale) * (counts.toarray() > 0).sum(axis=0)
     assume(numpy.count_nonzero(w) > k)
     ranked = sorted(range(len(codes)), key=lambda j: (-contribution[j], j))
@@ -108,7 +108,7 @@ def test_max_rules_keeps_the_largest_contributions_refitted(data, seed, k, featu
         Xk = P * (numpy.log(p / p.sum()) - numpy.log(q / q.sum()))
     else:
         Xk = Xk[:, keep]
-    wk, ck = fit_linear(Xk, t, C=1.0, method="tron")
+    wk, ck = fit_linear(Xk, t, C=1.0)
     clf = SubtreeLinearClassifier(max_pattern_size=2, min_support=1, features=features, C=1.0,
                                   **{**RAW, "max_rules": k}).fit(f, y)
     assert len(clf.rules_) <= k

@@ -47,7 +47,7 @@ def brute_costs(X: numpy.ndarray, t: numpy.ndarray, C: float, folds: numpy.ndarr
                 q = P[tr][t[tr] < 0].sum(axis=0) + 1.0
                 scale = numpy.log(p / p.sum()) - numpy.log(q / q.sum())
             loss = TFIDF_LOSS if kind == "tfidf" else "logistic"
-            w, b = fit_linear(A[tr] * scale, t[tr], C=c, loss=loss, method="tron", tol=1e-10, max_iter=5000)
+            w, b = fit_linear(A[tr] * scale, t[tr], C=c, loss=loss, tol=1e-10, max_iter=5000)
             w = (1 - beta) * numpy.abs(w).mean() + beta * w
             margins[k, te] = (A[te] * scale) @ w + b
     correct = ((margins > 0) == (t > 0)).sum(axis=1)

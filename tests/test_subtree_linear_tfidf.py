@@ -33,7 +33,7 @@ def test_tfidf_rules_score_exactly_the_brute_force_model(data, other, seed, k, m
     rules = clf.rules_.rules(0)
     assert sorted(code for code, *_ in rules) == codes
     assert all(z == 1 and b == pytest.approx(idf[code], rel=1e-12) for code, z, _, b in rules)
-    w, c = fit_linear(X, t, C=1.0, loss=loss, method="tron")
+    w, c = fit_linear(X, t, C=1.0, loss=loss)
     numpy.testing.assert_allclose(clf.decision_function(f), (X @ w + c) / 2, atol=1e-6)
     weights = {code: 2 * a for code, _, a, _ in rules}
     w_rules = numpy.array([weights[code] for code in codes])
@@ -68,7 +68,7 @@ def test_tfidf_max_rules_renormalizes_over_the_kept_subtrees(data, seed, keep):
             X[i, j] = (1 + math.log(count)) * idf
     norms = numpy.linalg.norm(X, axis=1)
     X[norms > 0] /= norms[norms > 0, None]
-    w, c = fit_linear(X, t, C=1.0, method="tron")
+    w, c = fit_linear(X, t, C=1.0)
     numpy.testing.assert_allclose(clf.decision_function(f), (X @ w + c) / 2, atol=1e-6)
 
 

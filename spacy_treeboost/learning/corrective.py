@@ -7,8 +7,9 @@ import numpy
 
 from .classifier import RuleClassifier
 from .learner import BOOSTER_RULE, TreeBoostClassifier, default_booster
-from .heads import fit_matrix_head
+from .heads import HeadSettings, fit_heads
 from .selection import SOLVER_CONSTRAINTS, make_path
+from .sharded import held_shards
 from ..models.rules import RuleSet
 from ..params import Interval, Options, rule
 from ..trees.forest import Forest
@@ -91,8 +92,9 @@ def corrective_rules(rules: RuleSet, forest: Forest, targets: Sequence[numpy.nda
             info.append({"head": rules.heads[h], "C": settings.C, "cv_accuracy": None, "features": 0})
             continue
         path = make_path(settings.features == "nb", settings.Cs if settings.C is None else [settings.C], 1.0, (1.0,))
-        fit = fit_matrix_head(X, y, [path], cv=settings.cv, l1_ratio=settings.l1_ratio, loss="logistic",
-                              max_iter=settings.max_iter, tol=settings.tol, method="trust-ncg")
+        solver = HeadSettings(settings.cv, settings.l1_ratio, "logistic", settings.max_iter, settings.tol)
+        with held_shards({"F": X}, None) as shards:
+            fit = fit_heads(solver, shards, [y], [path])[0][0]
         weights_to_rules(rules, out, h, columns, fit.weights, fit.intercept)
         info.append({"head": rules.heads[h], "C": fit.C, "cv_accuracy": fit.cv_accuracy, "features": len(columns)})
     return out, info

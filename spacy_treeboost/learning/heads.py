@@ -1,42 +1,60 @@
-"""The linear learner's heads: the candidates' fits on each fold and the final fits, as tasks on the model's workers
+"""The linear learners' heads: the candidates' fits on each fold and the final fits, as tasks on the workers
 (`tasks.run_tasks`), and the choice of each head's candidate from its out-of-fold margins."""
 import logging
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
+import os
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
 from . import sharded
 from .selection import (HeadFit, Path, all_candidates, assemble_margins, candidate_costs, choose_family, class_folds,
-                        cv_folds, finish_head, first_lowest, needs_choice, path_scores)
+                        cv_folds, finish_head, needs_choice, path_scores)
 from .solver import one_blas_thread
 from .tasks import run_tasks
 
-if TYPE_CHECKING:
-    from .subtree_linear import SubtreeLinearClassifier
-
 logger = logging.getLogger(__name__)
 
-SOLVER = "tron"
 TFIDF_LOSS = "squared_hinge"
-# the folds' fits (cross-validation and pruning) stop at this many times the solver's tolerance: they rank
-# candidates, which a looser solve ranks alike (at 128k documents: the same model, 26 % fewer Hessian products)
+# the folds' fits (cross-validation and pruning) only rank candidates: they stop at this many times the tolerance
 FOLD_TOL_RATIO = 10.0
 
 
-def fit_heads(model: "SubtreeLinearClassifier", shards: Any, targets: Sequence[numpy.ndarray],
-              tfidf: bool = False) -> Tuple[List[HeadFit], bool]:
-    """Every target's head on the matrix "F" of `shards` or, with `tfidf`, its tf-idf matrix "T" too (the folds then
-    choose the family for all heads, `choose_family`), and whether the heads are fitted on T."""
-    paths = model._paths(tfidf=tfidf)
+@dataclass(frozen=True)
+class HeadSettings:
+    """How `fit_heads` fits: the solver's settings (`sharded.final_fit`), the folds (`cv` and `cv_documents`, as
+    `selection.cv_folds`), the choice (`criterion`: "accuracy" or "calibrated_log_loss"), Platt scaling, whether the
+    targets are multi-label, and the workers (`tasks.run_tasks`)."""
+
+    cv: int
+    l1_ratio: float
+    loss: str
+    max_iter: int
+    tol: float
+    calibrate: bool = False
+    criterion: str = "accuracy"
+    cv_documents: Optional[int] = None
+    multilabel: bool = False
+    n_workers: int = 1
+    backend: Optional[str] = None
+    ray_address: Optional[str] = None
+
+
+def fit_heads(model: HeadSettings, shards: Any, targets: Sequence[numpy.ndarray],
+              paths: Sequence[Path]) -> Tuple[List[HeadFit], bool]:
+    """Every target's head: the candidate of `paths` the folds choose, fitted on every document, interpolated
+    (NBSVM), unscaled and calibrated, on the matrix "F" of `shards` or, for tf-idf paths, "T" (the folds then choose
+    the family for all heads, `choose_family`); and whether the heads are fitted on T."""
+    tfidf = any(path.tfidf for path in paths)
     cands = all_candidates(paths)
-    exclusive = not model.multilabel_ and len(targets) > 1
+    exclusive = not model.multilabel and len(targets) > 1
     folds: List[Optional[numpy.ndarray]] = [None] * len(targets)
     if needs_choice(paths, model.calibrate):
         if tfidf and exclusive:
             folds = [class_folds(targets, model.cv, model.cv_documents)] * len(targets)
         else:
             folds = [cv_folds(t, model.cv, model.cv_documents) for t in targets]
-    fit = dict(l1_ratio=model.l1_ratio, loss=model.loss, max_iter=model.max_iter, tol=model.tol, method=SOLVER)
+    fit = dict(l1_ratio=model.l1_ratio, loss=model.loss, max_iter=model.max_iter, tol=model.tol)
     tasks: List[Tuple[Any, ...]] = [("fold", h, (k, p)) for h, f in enumerate(folds) if f is not None
                                     for k in range(int(f.max()) + 1) for p in range(len(paths))]
     if model.n_workers > 1:
@@ -58,9 +76,9 @@ def fit_heads(model: "SubtreeLinearClassifier", shards: Any, targets: Sequence[n
         blocks = [numpy.concatenate([done[("fold", h, (k, p))] for p in range(len(paths))])
                   for k in range(int(f.max()) + 1)]
         oof = assemble_margins(blocks, f)
-        scored.append((oof, t[f >= 0], *candidate_costs(oof, t[f >= 0], model._criterion)))
+        scored.append((oof, t[f >= 0], *candidate_costs(oof, t[f >= 0], model.criterion)))
 
-    family, best = choose_family(scored, cands, model._criterion, exclusive, model.multilabel_, model.calibrate)
+    family, best = choose_family(scored, cands, model.criterion, exclusive, model.multilabel, model.calibrate)
     chosen = [(cands[k], path_scores(paths, cands[k], accuracy), oof[k], y)
               for (oof, y, _, accuracy), k in zip(scored, best)]
     if len(cands) > 1:
@@ -68,15 +86,14 @@ def fit_heads(model: "SubtreeLinearClassifier", shards: Any, targets: Sequence[n
     return [finish_head(done[("final", h, c[0])], *c, model.calibrate) for h, c in enumerate(chosen)], family
 
 
-def run_fits(model: "SubtreeLinearClassifier", tasks: List[Tuple[Any, ...]],
-             job: Dict[str, Any]) -> Dict[Any, Any]:
+def run_fits(model: HeadSettings, tasks: List[Tuple[Any, ...]], job: Dict[str, Any]) -> Dict[Any, Any]:
     """The fit tasks' results on the model's workers (`tasks.run_tasks`); with shards held by Ray actors every task
     runs here. On processes the first task's fold is split first, while the workers start."""
     n_workers = model.n_workers if job["shards"].in_process else 1
     if n_workers > 1 and len(tasks) > 1 and model.backend != "ray" and tasks[0][0] == "fold":
         _, h, (fold, p) = tasks[0]
         job["shards"].map("select", _matrix(job["paths"][p].tfidf), job["targets"][h], job["folds"][h], fold,
-                          model._threads)
+                          min(model.n_workers, os.cpu_count() or 1))
     return run_tasks(FitWorker, (job,), tasks, n_workers, model.backend, model.ray_address, "Fit worker", _describe)
 
 
@@ -111,36 +128,3 @@ class FitWorker:
                         "tf-idf" if tfidf else ("naive Bayes features" if arg.nb else "presence"))
             return sharded.final_fit(job["shards"], _matrix(tfidf), y, arg.C, nb=arg.nb, **fit)
 
-
-def fit_head(shards: Any, y: numpy.ndarray, paths: Sequence[Path], *, cv: int, calibrate: bool = False,
-             criterion: str = "accuracy", max_scored: Optional[int] = None, **solver: Any) -> HeadFit:
-    """One head on the matrix "F" of `shards`, in this process: the candidate of `paths` that `cv` stratified folds
-    choose, fitted on every document, interpolated (NBSVM), unscaled and calibrated.
-
-    criterion (str): "accuracy" (ties: lower log-loss, then the earlier candidate) or "calibrated_log_loss".
-    max_scored (Optional[int]): Fit only the first folds that hold out this many documents together.
-    solver: l1_ratio, loss, max_iter, tol, method and threads of `sharded.final_fit`.
-    """
-    y = numpy.asarray(y, dtype=numpy.float64)
-    oof, scored, scores = None, None, None
-    chosen = all_candidates(paths)[0]
-    with one_blas_thread():
-        if needs_choice(paths, calibrate):
-            folds = cv_folds(y, cv, max_scored)
-            fold_solver = dict(solver, tol=FOLD_TOL_RATIO * solver["tol"])
-            blocks = [sharded.fold_margins(shards, "F", y, folds, k, paths, **fold_solver)
-                      for k in range(int(folds.max()) + 1)]
-            margins, scored = assemble_margins(blocks, folds), y[folds >= 0]
-            keys, accuracy = candidate_costs(margins, scored, criterion)
-            best = first_lowest(keys)
-            chosen, oof = all_candidates(paths)[best], margins[best]
-            scores = path_scores(paths, chosen, accuracy)
-        logger.info("final fit on %d documents, C = %g", len(y), chosen.C)
-        final = sharded.final_fit(shards, "F", y, chosen.C, nb=chosen.nb, **solver)
-    return finish_head(final, chosen, scores, oof, scored, calibrate)
-
-
-def fit_matrix_head(X: Any, y: numpy.ndarray, paths: Sequence[Path], **settings: Any) -> HeadFit:
-    """`fit_head` on the matrix X, one shard of its rows."""
-    with sharded.held_shards({"F": X}, None) as shards:
-        return fit_head(shards, y, paths, **settings)

@@ -8,7 +8,7 @@ import numpy
 
 from ._order import order_by_magnitude
 from .features import interpolate
-from .heads import FOLD_TOL_RATIO, SOLVER
+from .heads import FOLD_TOL_RATIO
 from .selection import HeadFit, assemble_margins, calibrate_weights, calibrated
 from .sharded import final_fit
 from .solver import one_blas_thread
@@ -89,7 +89,7 @@ def _fold_level_margins(shards: Any, name: str, y: numpy.ndarray, f: numpy.ndarr
     for k in range(int(f.max()) + 1):
         with one_blas_thread():
             refit = final_fit(shards, name, y, fit.C, nb=fit.nb, l1_ratio=settings["l1_ratio"], loss=settings["loss"],
-                              max_iter=settings["max_iter"], tol=FOLD_TOL_RATIO * settings["tol"], method=SOLVER,
+                              max_iter=settings["max_iter"], tol=FOLD_TOL_RATIO * settings["tol"],
                               threads=settings["threads"], init=start, folds=f, fold=k)
         w = interpolate(refit.weights, fit.nb_beta) * refit.scale if fit.nb else refit.weights
         level, _ = share_levels(numpy.abs(w) * shards.add("column_sums")[0], PRUNE_SHARES)

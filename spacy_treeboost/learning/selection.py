@@ -58,10 +58,6 @@ class Path(NamedTuple):
     betas: Tuple[float, ...]
     tfidf: bool = False
 
-    @property
-    def candidates(self) -> List[Candidate]:
-        return [Candidate(self.nb, C, beta, self.tfidf) for C in self.Cs for beta in self.betas]
-
 
 def make_path(nb: bool, Cs: Sequence[float], nb_beta: Optional[float], nb_betas: Sequence[float]) -> Path:
     """A path over `Cs` and the interpolations: `nb_betas` (decreasing) when `nb_beta` is None, else `nb_beta`."""
@@ -76,7 +72,7 @@ def make_path(nb: bool, Cs: Sequence[float], nb_beta: Optional[float], nb_betas:
 
 def all_candidates(paths: Sequence[Path]) -> List[Candidate]:
     """The candidates of every path, in order: the order in which ties are broken."""
-    return [c for path in paths for c in path.candidates]
+    return [Candidate(path.nb, C, beta, path.tfidf) for path in paths for C in path.Cs for beta in path.betas]
 
 
 COST_TIE_REL = 1e-12
@@ -209,7 +205,7 @@ class HeadFit:
 
 
 def needs_choice(paths: Sequence[Path], calibrate: bool) -> bool:
-    """Whether `heads.fit_head` cross-validates: to choose among several candidates, or to calibrate."""
+    """Whether `heads.fit_heads` cross-validates: to choose among several candidates, or to calibrate."""
     return calibrate or len(all_candidates(paths)) > 1
 
 

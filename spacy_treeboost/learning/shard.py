@@ -246,14 +246,11 @@ class DocumentShard:
         g_f = self.y * d
         return value, self._whole(self.X.T @ g_f), float(g_f.sum())
 
-    def at(self, x: numpy.ndarray, loss: str) -> None:
-        """Keep the loss's curvature at x for `hessp`."""
+    def preconditioner(self, x: numpy.ndarray, loss: str) -> Tuple[Part, float]:
+        """The Hessian's diagonal at x; keeps the loss's curvature there for `hessp`."""
         f = self.X @ self._part(x[:-1])
         f += x[-1]
         self.curvature = curvature(self.y * f, loss)
-
-    def preconditioner(self, x: numpy.ndarray, loss: str) -> Tuple[Part, float]:
-        self.at(x, loss)
         return self._whole(self.squared.T @ self.curvature), float(self.curvature.sum())
 
     def hessp(self, v: numpy.ndarray) -> Tuple[Part, float]:

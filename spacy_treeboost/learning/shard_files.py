@@ -1,8 +1,6 @@
-"""The subtree-linear learner trained from an ordered list of shard files that its workers read, convert and mine.
-
-The training process holds what is O(subtrees): the merged label strings, the kept subtrees (`shard_merge`), the
-labels, folds and weights. The model is the same, bit for bit, for any number of workers and backend.
-"""
+"""The subtree-linear learner trained from an ordered list of shard files that its workers read, convert and mine;
+the training process holds what is O(subtrees): the merged label strings, the kept subtrees (`shard_merge`), the
+labels, folds and weights."""
 import gzip
 import logging
 import resource
@@ -341,7 +339,7 @@ def fit_files(model: "SubtreeLinearClassifier", X: TreeShards, y: Any = None) ->
         shards = FileShards(workers, len(docs), here, ["F", "T"] if model.features == "auto" else ["F"])
         model.shard_holders_ = shards.node_ids
         clock = time.process_time()
-        fits, on_T = fit_heads(model, shards, targets, "T" in shards.names)
+        fits, on_T = fit_heads(model._head_settings(), shards, targets, model._paths("T" in shards.names))
         tfidf = model.features == "tfidf" or on_T
         kept: List[Any] = [None] * len(targets)
         pruning = kept

@@ -142,13 +142,12 @@ class _Layout:
 
 
 class ShardedNewton:
-    """The L2 problem as the trust-region Newton methods ask for it, each sum over documents the shards' parts added
-    in shard order; `hessp` at the point of the last `preconditioner` (`hessp_at` names the point, for scipy)."""
+    """The L2 problem as `solver.tron` asks for it, each sum over documents the shards' parts added in shard order;
+    `hessp` at the point of the last `preconditioner`."""
 
     def __init__(self, shards: Any, loss: str, l2: float, threads: Union[int, Threads] = 1) -> None:
         self.shards, self.loss, self.l2 = shards, loss, l2
         self.team = ThreadTeam(threads)
-        self._at: Optional[numpy.ndarray] = None
 
     def value_grad(self, x: numpy.ndarray) -> Tuple[float, numpy.ndarray]:
         value, grad_w, grad_c = self.shards.add("value_grad", x, self.loss)
@@ -161,7 +160,6 @@ class ShardedNewton:
 
     def preconditioner(self, x: numpy.ndarray) -> numpy.ndarray:
         diagonal, total = self.shards.add("preconditioner", x, self.loss)
-        self._at = None
         M = numpy.empty_like(x)
         M[:-1] = self.l2 + 0.01 * diagonal
         M[-1] = self.l2 + 0.01 * total
@@ -175,16 +173,9 @@ class ShardedNewton:
         out[-1] = total
         return out
 
-    def hessp_at(self, x: numpy.ndarray, v: numpy.ndarray) -> numpy.ndarray:
-        if self._at is None or not numpy.array_equal(x, self._at):
-            self.shards.map("at", x, self.loss)
-            self._at = x.copy()
-        return self.hessp(v)
-
 
 def _fit(shards: Any, layout: _Layout, y: numpy.ndarray, C: float, *, l1_ratio: float, loss: str, max_iter: int,
-         tol: float, init: Optional[numpy.ndarray], method: str = "tron",
-         threads: Union[int, Threads] = 1) -> Tuple[numpy.ndarray, float]:
+         tol: float, init: Optional[numpy.ndarray], threads: Union[int, Threads] = 1) -> Tuple[numpy.ndarray, float]:
     """The weights and intercept at C on the selected, scaled and laid out shards (y: their training labels), from
     `init` (weights then intercept; None: zero weights and the prior's intercept)."""
     problem = ShardedNewton(shards, loss, (1.0 - l1_ratio) / C, threads)
@@ -197,28 +188,23 @@ def _fit(shards: Any, layout: _Layout, y: numpy.ndarray, C: float, *, l1_ratio: 
     try:
         if l1_ratio > 0.0:
             x = fista(x0, problem.value_grad, l1_ratio / C, max_iter, gtol)
-        elif method == "tron":
-            x = layout.expand(tron(problem, layout.reduce(x0), max_iter, gtol))
         else:
-            from scipy.optimize import minimize
-
-            x = minimize(problem.value_grad, x0, jac=True, hessp=problem.hessp_at, method="trust-ncg",
-                         options={"maxiter": max_iter, "gtol": gtol}).x
+            x = layout.expand(tron(problem, layout.reduce(x0), max_iter, gtol))
     finally:
         problem.team.close()
     return x[:-1].copy(), float(x[-1])
 
 
-def _prepare(shards: Any, nb: bool, l1_ratio: float, method: str, d: int,
+def _prepare(shards: Any, nb: bool, l1_ratio: float, d: int,
              threads: Union[int, Threads]) -> Tuple[Optional[numpy.ndarray], _Layout]:
-    """Scale the selected shards' columns (naive Bayes with `nb`) and lay out their problem (reduced for "tron")."""
+    """Scale the selected shards' columns (naive Bayes with `nb`) and lay out their problem (reduced for L2)."""
     scale = log_count_ratio(*shards.add("nb_counts")) if nb else None
     shards.map("scale", scale)
-    return scale, _Layout(shards, d, keep_all=l1_ratio > 0 or method != "tron", threads=threads)
+    return scale, _Layout(shards, d, keep_all=l1_ratio > 0, threads=threads)
 
 
 def fold_margins(shards: Any, name: str, y: numpy.ndarray, folds: numpy.ndarray, fold: int, paths: Sequence[Path], *,
-                 l1_ratio: float, loss: str, max_iter: int, tol: float, method: str = "tron",
+                 l1_ratio: float, loss: str, max_iter: int, tol: float,
                  threads: Union[int, Threads] = 1) -> numpy.ndarray:
     """The margins of fold `fold`'s documents under the fits on the other folds of matrix `name` for every candidate
     of `paths`, each path's Cs fitted in increasing order, warm-started: shape (candidates, documents in the fold)."""
@@ -230,11 +216,11 @@ def fold_margins(shards: Any, name: str, y: numpy.ndarray, folds: numpy.ndarray,
                 len(out), int(train.sum()))
     k = 0
     for path in paths:
-        _, layout = _prepare(shards, path.nb, l1_ratio, method, d, threads)
+        _, layout = _prepare(shards, path.nb, l1_ratio, d, threads)
         init = None
         for C in path.Cs:
             w, c = _fit(shards, layout, y[train], C, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol,
-                        init=init, method=method, threads=threads)
+                        init=init, threads=threads)
             init = numpy.append(w, c)
             for beta in path.betas:
                 out[k] = numpy.concatenate(shards.map("margins", interpolate(w, beta), c))
@@ -244,18 +230,18 @@ def fold_margins(shards: Any, name: str, y: numpy.ndarray, folds: numpy.ndarray,
 
 
 def final_fit(shards: Any, name: str, y: numpy.ndarray, C: float, *, nb: bool, l1_ratio: float, loss: str,
-              max_iter: int, tol: float, method: str = "tron", threads: Union[int, Threads] = 1,
+              max_iter: int, tol: float, threads: Union[int, Threads] = 1,
               init: Optional[numpy.ndarray] = None, folds: Optional[numpy.ndarray] = None,
               fold: Optional[int] = None) -> LinearFit:
     """The fit at C on every document of matrix `name` (with `folds`: those outside fold `fold`), naive Bayes scaled
     with `nb`, from `init` (the weights of the unscaled features, then the intercept)."""
     y = numpy.asarray(y, dtype=numpy.float64)
     d = shards.map("select", name, y, folds, fold, _threads(shards, threads))[0]
-    scale, layout = _prepare(shards, nb, l1_ratio, method, d, threads)
+    scale, layout = _prepare(shards, nb, l1_ratio, d, threads)
     if init is not None and scale is not None:
         init = numpy.append(numpy.divide(init[:-1], scale, out=numpy.zeros(d), where=scale != 0), init[-1])
     w, c = _fit(shards, layout, y if folds is None else y[folds != fold], C, l1_ratio=l1_ratio, loss=loss,
-                max_iter=max_iter, tol=tol, init=init, method=method, threads=threads)
+                max_iter=max_iter, tol=tol, init=init, threads=threads)
     shards.map("release")
     return LinearFit(w, c, numpy.ones(d) if scale is None else scale)
 

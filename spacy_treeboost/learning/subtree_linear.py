@@ -1,8 +1,5 @@
-"""`SubtreeLinearClassifier`: a regularized linear model over every mined subtree, one head per class.
-
-Boosted subtree stumps and this model share one feature space and differ in L1 versus L2 margin (Kudo & Matsumoto
-2004, §4); the feature maps, the "auto" family choice and the solver are in docs/algorithms.md §7.
-"""
+"""`SubtreeLinearClassifier`: a regularized linear model over every mined subtree, one head per class (the
+feature maps, the "auto" family choice and the solver: docs/algorithms.md §7)."""
 import logging
 import os
 import time
@@ -15,7 +12,7 @@ import numpy
 from ._order import order_by_magnitude
 from .classifier import NO_SUBTREE, RuleClassifier, encode_targets
 from .features import PatternCodes, frequency_order, presence, tfidf_matrix
-from .heads import SOLVER, TFIDF_LOSS, fit_head, fit_heads
+from .heads import TFIDF_LOSS, HeadSettings, fit_heads
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
 from .mining import mine_subtrees, pattern_size
 from .pruning import prune
@@ -270,7 +267,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         pruning = kept
         with self._shards({"F": by_frequency, "T": T}) as shards:
             del by_frequency, T  # the shards hold them (or their rows)
-            fits, on_T = fit_heads(self, shards, targets, "T" in shards.names)
+            fits, on_T = fit_heads(self._head_settings(), shards, targets, self._paths("T" in shards.names))
             tfidf = self.features == "tfidf" or on_T
             if self.max_rules == "auto":
                 fits, masks, pruning = self._prune(shards, targets, fits, on_T, tfidf)
@@ -342,11 +339,6 @@ class SubtreeLinearClassifier(RuleClassifier):
         """Threads for this process's own large steps (the idle workers' cores)."""
         return min(self.n_workers, os.cpu_count() or 1)
 
-    @property
-    def _criterion(self) -> str:
-        """`choose_C`'s criterion for this model's `selection`."""
-        return "calibrated_log_loss" if self.selection == "log_loss" else "accuracy"
-
     def _chosen_features(self, nb: Any, tfidf: bool = False) -> Any:
         """The feature map a head (or each of its views) was fitted on, for `fit_info_`."""
         if isinstance(nb, list):
@@ -376,14 +368,18 @@ class SubtreeLinearClassifier(RuleClassifier):
                 self.shard_holders_ = group.node_ids
             yield group
 
+    def _head_settings(self, loss: Optional[str] = None) -> HeadSettings:
+        """`heads.fit_heads`'s settings: this model's (with another `loss`, if given)."""
+        criterion = "calibrated_log_loss" if self.selection == "log_loss" else "accuracy"
+        return HeadSettings(self.cv, self.l1_ratio, loss or self.loss, self.max_iter, self.tol, self.calibrate,
+                            criterion, self.cv_documents, self.multilabel_, self.n_workers, self.backend,
+                            self.ray_address)
+
     def _fit_head(self, X: Any, y: numpy.ndarray, paths: Optional[List[Path]] = None,
                   loss: Optional[str] = None) -> HeadFit:
-        """`heads.fit_head` on the shards of X with this model's settings (or `paths` and `loss`)."""
+        """One head on the shards of X with this model's settings (or `paths` and `loss`)."""
         with self._shards({"F": X}) as shards:
-            return fit_head(shards, y, self._paths() if paths is None else paths, cv=self.cv,
-                            calibrate=self.calibrate, criterion=self._criterion, max_scored=self.cv_documents,
-                            l1_ratio=self.l1_ratio, loss=loss or self.loss, max_iter=self.max_iter, tol=self.tol,
-                            method=SOLVER, threads=self._threads)
+            return fit_heads(self._head_settings(loss), shards, [y], self._paths() if paths is None else paths)[0][0]
 
     def _fit_views(self, F: Any, y: numpy.ndarray, views: List[numpy.ndarray]) -> HeadFit:
         """One model per view's columns; weights and intercept averaged over the views, the rest listed by view."""

@@ -21,19 +21,18 @@ class Calibration(NamedTuple):
     method: str
 
     @classmethod
-    def fit(cls, score: np.ndarray, y: Optional[np.ndarray], rows: Optional[np.ndarray] = None) -> "Calibration":
+    def fit(cls, score: np.ndarray, y: Optional[np.ndarray]) -> "Calibration":
         """Platt scaling on the labelled documents, or the temperature 1 / sd(score) without labels of both classes.
 
         score (numpy.ndarray): The training documents' scores; > 0 leans positive.
         y (Optional[numpy.ndarray]): 0 (positive), 1 (negative) or -1 (unlabelled) per document.
-        rows (Optional[numpy.ndarray]): Mask of the documents whose labels may be used (default: all).
         """
         score = np.asarray(score, dtype=np.float64)
         if not np.isfinite(score).all():
             raise ValueError("Cannot calibrate: some scores are not finite.")
         if y is not None:
             y = np.asarray(y)
-            labelled = ((y == POSITIVE) | (y == NEGATIVE)) & (True if rows is None else np.asarray(rows, dtype=bool))
+            labelled = (y == POSITIVE) | (y == NEGATIVE)
             if (y[labelled] == POSITIVE).any() and (y[labelled] == NEGATIVE).any():
                 return cls(*platt(score[labelled], y[labelled] == POSITIVE), "platt")
         sd = float(np.std(score)) if len(score) else 0.0
@@ -91,19 +90,3 @@ def label_folds(y: np.ndarray, n_folds: int) -> np.ndarray:
     y = np.asarray(y)
     return np.where((y == POSITIVE) | (y == NEGATIVE), stratified_folds(y, n_folds), -1)
 
-
-def cross_fitted_scores(fit_scores: Any, y: np.ndarray, n_folds: int = 2) -> np.ndarray:
-    """The score of each labelled document from a model fitted with its fold's labels hidden (0 for the others).
-
-    fit_scores (Callable[[numpy.ndarray], numpy.ndarray]): Fits on labels y' (-1 for hidden ones), returns the
-        scores of all training documents.
-    y (numpy.ndarray): 0 (positive), 1 (negative) or -1 (unlabelled) per document.
-    """
-    y = np.asarray(y)
-    folds = label_folds(y, n_folds)
-    out = np.zeros(len(y))
-    for fold in range(n_folds):
-        held = folds == fold
-        if held.any():
-            out[held] = np.asarray(fit_scores(np.where(held, -1, y)))[held]
-    return out

@@ -1,8 +1,6 @@
-"""MFLK and SSMFLK: lexicon-guided non-negative matrix tri-factorization X^T ~ F S G^T (Li, Zhang & Sindhwani 2009).
-
-The printed algorithm (docs/algorithms.md, section 4) is `update="sqrt"`, `init="kmeans"`, `prior_scale="one"`; the
-defaults' deviations are measured in docs/nmtf_results.md. Only thin products are formed: O(z k + (m + n) k^2).
-"""
+"""MFLK and SSMFLK: lexicon-guided non-negative matrix tri-factorization X^T ~ F S G^T (Li, Zhang & Sindhwani 2009);
+the printed algorithm (docs/algorithms.md, section 4) is `update="sqrt"`, `init="kmeans"`, `prior_scale="one"`. Only
+thin products are formed: O(z k + (m + n) k^2)."""
 from __future__ import annotations
 
 from typing import Any, Optional

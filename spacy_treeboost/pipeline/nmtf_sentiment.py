@@ -1,5 +1,7 @@
 """The `nmtf_sentiment` component: lexicon-guided NMTF sentiment, fitted in `initialize` (`update` reports the
-objective), its scores calibrated to P(positive) on the training documents."""
+objective), its scores calibrated to P(positive) on the training documents; its model file is sealed with a SHA-256
+checksum and tied to the cfg it was saved with."""
+import functools
 import warnings
 from collections import Counter
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -17,8 +19,9 @@ from ..nmtf import lexicons
 from ..nmtf.lexicons import Lexicon
 from .learners import learner_from_settings, learner_settings, nmtf_learners, warn_if_constant
 from .component_files import ComponentFiles
-from .nmtf_data import as_doc, doc_words, gold_class, model_bytes, model_data, open_model, read_model, training_matrix
-from ..nmtf import MFLK, UNLABELLED, SSMFLK, SSMFLKSelfTrained, document_term_matrix, lexicon_prior, porter_stem
+from ..files import ModelFormatError, seal, settings_digest, unseal
+from ..nmtf import (MFLK, UNLABELLED, SSMFLK, SSMFLKNaiveBayes, SSMFLKSelfTrained, build_vocabulary,
+                    document_term_matrix, lexicon_prior, porter_stem, word_weights)
 from ..nmtf.calibration import Calibration, label_folds
 from ..nmtf.common import NEGATIVE, POSITIVE, sp
 from ..params import Boolean, Interval, Options, invalid_setting, rule, shown, validate_params
@@ -33,6 +36,8 @@ for _name, _func in (("spacy_treeboost.HuLiuLexicon.v1", read_hu_liu_lexicon),
     util.registry.readers.register(_name, func=_func)
 
 CALIBRATION_FOLDS = 2
+MODEL_FORMAT = "spacy_treeboost.nmtf_sentiment"
+MODEL_FORMAT_VERSION = 1
 SETTING_CONSTRAINTS = {
     "iterations_per_update": rule(Interval("int", 1, None)),
     "n_words": rule(Interval("int", 1, None)),
@@ -151,8 +156,12 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
                 validate_get_examples(lambda: examples, f"{self.name}.initialize")
             self._warn_shared_keys(nlp)
             docs, gold = self._training_documents(examples, nlp, unlabeled)
-            vocabulary, X, weights = training_matrix([self._tokens(doc) for doc in docs], self.cfg["n_words"],
-                                                     self.cfg["norm"], self.cfg["word_norm"])
+            tokens = [self._tokens(doc) for doc in docs]
+            vocabulary = build_vocabulary(tokens, max_words=self.cfg["n_words"])
+            X = document_term_matrix(tokens, vocabulary, norm=self.cfg["norm"])
+            weights = word_weights(X) if self.cfg["word_norm"] else None
+            if weights is not None:
+                X = document_term_matrix(tokens, vocabulary, norm=self.cfg["norm"], word_weights=weights)
             F0 = None
             if lexicon is not None:
                 lexicon = lexicon.map(porter_stem) if self.cfg["stem"] else lexicon
@@ -185,7 +194,13 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
             if nlp is None:
                 raise ValueError(f"{self.name}: an unlabeled reader needs the pipeline; pass nlp to initialize.")
             for item in unlabeled(nlp) if callable(unlabeled) else unlabeled:
-                docs.append(as_doc(item, nlp))
+                if isinstance(item, str):
+                    item = nlp.make_doc(item)
+                elif isinstance(item, Example):
+                    item = item.predicted
+                elif not isinstance(item, Doc):
+                    raise TypeError(f"Unlabeled documents must be Examples, Docs or texts, got {type(item).__name__}.")
+                docs.append(item)
                 gold.append(UNLABELLED)
         if not docs:
             raise ValueError(f"{self.name} got no training documents: the training corpus is empty (and no "
@@ -295,30 +310,103 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
         return rows.tocsr() if changed else X
 
     def _model_data(self) -> Dict[str, Any]:
-        return model_data(self._estimator, self._vocabulary, self._word_weights, self._calibration, self._lexicon)
+        """The model as plain data, the payload of its model file."""
+        data: Dict[str, Any] = {"format": MODEL_FORMAT, "format_version": MODEL_FORMAT_VERSION, "fitted": False}
+        estimator = self._estimator
+        if estimator is not None:
+            data.update(fitted=True, vocabulary=list(self._vocabulary), F=estimator.F_.tolist(),
+                        S=estimator.S_.tolist(), n_iter=int(estimator.n_iter_))
+            if self._word_weights is not None:
+                data["word_weights"] = self._word_weights.tolist()
+            if hasattr(estimator, "fitted_state"):
+                data["learner_state"] = estimator.fitted_state()
+            if self._calibration is not None:
+                data["calibration"] = self._calibration.to_dict()
+            if self._lexicon is not None:
+                data["lexicon"] = {"positive": sorted(self._lexicon.positive),
+                                   "negative": sorted(self._lexicon.negative)}
+        return data
 
     def _model_bytes(self) -> bytes:
         return model_bytes(self.cfg, self._model_data())
 
     def _load_model_bytes(self, data: Any, cfg_loaded: bool = True) -> None:
         """Load a model file's bytes (or its unpacked content), checked against the cfg when that was loaded too."""
-        content = open_model(data, self.name)
+        name = self.name
+        try:
+            content = unseal(data, MODEL_FORMAT, MODEL_FORMAT_VERSION, error=ModelFormatError,
+                             what="nmtf_sentiment model file", version_key="format_version")
+        except ModelFormatError as err:
+            raise ModelFormatError(f"Cannot load {name} from its model file: {err}") from None
+        if (not isinstance(content, dict) or content.get("format") != MODEL_FORMAT
+                or not isinstance(content.get("cfg_sha256"), str)):
+            raise ModelFormatError(f"Cannot load {name} from its model file: its sealed content is not an "
+                                   "nmtf_sentiment model; retrain the component.")
         if cfg_loaded:
             self._check_cfg_digest(content["cfg_sha256"])
-        fitted = read_model(content, self.name, self._new_estimator)
+        fitted = self._read_model(content) if content.get("fitted") else (None, [], None, None, None)
         self._estimator, self._vocabulary, self._word_weights, self._calibration, self._lexicon = fitted
         self._fold_estimators, self._gold, self._train_X = [], None, None
+
+    def _read_model(self, data: Dict[str, Any]) -> Tuple[MFLK, List[str], Optional[np.ndarray],
+                                                         Optional[Calibration], Optional[Lexicon]]:
+        """The estimator, vocabulary, word weights, calibration and lexicon of a fitted model's data, checked."""
+        corrupt = (f"Cannot load {self.name} from its model file: not an nmtf_sentiment model file "
+                   "(corrupt field: {}).")
+        try:
+            vocabulary = [str(w) for w in data["vocabulary"]]
+            F = np.asarray(data["F"], dtype=np.float64)
+            S = np.asarray(data["S"], dtype=np.float64)
+            weights = None if data.get("word_weights") is None else np.asarray(data["word_weights"], dtype=np.float64)
+        except (KeyError, TypeError, ValueError) as err:
+            raise ModelFormatError(corrupt.format(err)) from None
+        if F.shape != (len(vocabulary), 2) or S.shape != (2, 2) or not (np.isfinite(F).all() and np.isfinite(S).all()):
+            raise ModelFormatError(corrupt.format(f"F must be {len(vocabulary)} x 2 and S 2 x 2, finite"))
+        if weights is not None and (weights.shape != (len(vocabulary),) or not np.isfinite(weights).all()):
+            raise ModelFormatError(corrupt.format(f"word_weights must hold {len(vocabulary)} finite numbers"))
+        estimator = self._new_estimator()
+        estimator.F_, estimator.S_ = F, S
+        estimator.n_iter_ = int(data.get("n_iter", 0))
+        calibration = lexicon = None
+        try:
+            if isinstance(estimator, SSMFLKNaiveBayes):
+                if not isinstance(data.get("learner_state"), dict):
+                    raise ValueError("the learner's fitted values are missing")
+                estimator.load_fitted_state(data["learner_state"])
+                if len(estimator.nb_coef_) != len(vocabulary):
+                    raise ValueError(f"the naive Bayes coefficients must hold {len(vocabulary)} numbers")
+            if data.get("calibration") is not None:
+                calibration = Calibration.from_dict(data["calibration"])
+            if data.get("lexicon") is not None:
+                words = data["lexicon"]
+                if not all(isinstance(w, str) for side in ("positive", "negative") for w in words[side]):
+                    raise ValueError("the lexicon must hold words")
+                lexicon = Lexicon(words["positive"], words["negative"])
+        except (KeyError, TypeError, ValueError) as err:
+            raise ModelFormatError(corrupt.format(err)) from None
+        return estimator, vocabulary, weights, calibration, lexicon
 
     def _new_estimator(self) -> MFLK:
         return learner_from_settings(self.cfg["learner"], nmtf_learners())
 
     def _gold_class(self, cats: Dict[str, float], index: int) -> int:
-        try:
-            return gold_class(cats, self.labels, index, self.name)
-        except ValueError:
-            if self._uses_labels:
-                raise
+        """POSITIVE or NEGATIVE for an example's cats; UNLABELLED for empty cats, and for cats of other labels or
+        of a tie when the learner does not use labels."""
+        positive, negative = self.labels
+        unknown = sorted(set(cats) - {positive, negative})
+        p_pos, p_neg = cats.get(positive, 0.0), cats.get(negative, 0.0)
+        if not cats or ((unknown or p_pos == p_neg) and not self._uses_labels):
             return UNLABELLED
+        if unknown:
+            raise ValueError(
+                f"Training example {index} has the label {unknown[0]!r}, but {self.name} knows only "
+                f"{positive!r} and {negative!r}. Set positive_label and negative_label in "
+                f"[components.{self.name}] to the corpus's labels, or map the corpus labels.")
+        if p_pos == p_neg:
+            raise ValueError(
+                f"Training example {index} has cats {dict(cats)}: exactly one of {positive!r} and "
+                f"{negative!r} must be the larger (give an unlabeled document empty cats).")
+        return POSITIVE if p_pos > p_neg else NEGATIVE
 
     def _warn_shared_keys(self, nlp: Optional[Language]) -> None:
         prefix = getattr(self.scorer, "keywords", {}).get("prefix")
@@ -333,4 +421,28 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
                 f'[components.{self.name}.scorer] prefix = "nmtf_" to report {self.name} as nmtf_cats_*.')
 
     def _tokens(self, doc: Doc) -> List[str]:
-        return doc_words(doc, self.cfg["token_attr"], self.cfg["stem"], self.name)
+        """The `token_attr` (LOWER, NORM or LEMMA, lower-cased) of a document's non-space tokens, Porter-stemmed
+        with `stem`."""
+        token_attr = self.cfg["token_attr"]
+        if token_attr == "LEMMA":
+            if len(doc) and not doc.has_annotation("LEMMA"):
+                raise ValueError(
+                    f"{self.name} uses token_attr = LEMMA, but a document has no lemmas. Put a "
+                    f"lemmatizer before it (and in [training] annotating_components), or use LOWER.")
+            words = [t.lemma_.lower() for t in doc if not t.is_space]
+        elif token_attr == "NORM":
+            words = [t.norm_ for t in doc if not t.is_space]
+        else:
+            words = [t.lower_ for t in doc if not t.is_space]
+        return [_stem(w) for w in words] if self.cfg["stem"] else words
+
+
+def model_bytes(cfg: Dict[str, Any], data: Dict[str, Any]) -> bytes:
+    """The sealed model file of `data` (`NMTFSentiment._model_data`) with the digest of the `cfg` it belongs to."""
+    data = dict(data, cfg_sha256=settings_digest(cfg))
+    return seal(data, MODEL_FORMAT, MODEL_FORMAT_VERSION, version_key="format_version")
+
+
+@functools.lru_cache(maxsize=200_000)
+def _stem(word: str) -> str:
+    return porter_stem(word)

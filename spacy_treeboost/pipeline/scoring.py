@@ -48,16 +48,6 @@ def score_nmtf_cats(examples: Iterable[Example], *, prefix: str = "", **kwargs: 
     return {prefix + key: value for key, value in scores.items()}
 
 
-def score_prefixed_cats(examples: Iterable[Example], *, prefix: str, **kwargs: Any) -> Dict[str, Any]:
-    """Score `doc.cats` like `score_treeboost_cats`, with every key prefixed."""
-    return {prefix + key: value for key, value in score_treeboost_cats(examples, **kwargs).items()}
-
-
-@registry.scorers("spacy_treeboost.nmtf_scorer.v1")
-def make_nmtf_scorer(prefix: str = "nmtf_") -> Callable[..., Dict[str, Any]]:
-    return partial(score_prefixed_cats, prefix=prefix)
-
-
 @registry.scorers("spacy_treeboost.nmtf_scorer.v2")
 def make_nmtf_scorer_v2(prefix: str = "") -> Callable[..., Dict[str, Any]]:
     """The scorer of `nmtf_sentiment` (`score_nmtf_cats`). Beside another component that writes `doc.cats` set

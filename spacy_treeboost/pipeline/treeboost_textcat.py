@@ -125,7 +125,6 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         if type(learner) not in LEARNERS.values():
             raise config_error(f"learner={shown(learner)} is invalid: use one of the registered learners "
                                f"{sorted(LEARNERS)}", [*block, "learner"])
-        check_learner(learner, [*block, "learner"])
         self.cfg: Dict[str, Any] = {
             "labels": [], "n_rounds": 0, "learner": learner_settings(learner),
             "trees": {"tree_mode": trees.tree_mode, "node_attrs": list(trees.node_attrs),
@@ -134,8 +133,7 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
             "exclusive_classes": exclusive_classes, "positive_label": positive_label, "threshold": threshold,
             "parse_source": parse_source,
         }
-        self._validate_settings(block)
-        self._template = clone(learner)
+        self._validate_settings(block, learner)
         self._learner: Optional[RuleClassifier] = None
         self._train_forest: Any = None
         self._refit: Optional[Tuple[int, RuleClassifier]] = None
@@ -144,10 +142,12 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         self._capped = False
         self._checked_scores = True
 
-    def _validate_settings(self, block: Optional[Sequence[str]] = None) -> None:
-        """Check the settings in `cfg`; with the config `block`, as `ConfigValidationError`s located at the setting."""
+    def _validate_settings(self, block: Optional[Sequence[str]] = None,
+                           learner: Optional[RuleClassifier] = None) -> None:
+        """Check the settings in `cfg` and make the learner's template (a clone of `learner`, else from the cfg); with
+        the config `block`, errors are `ConfigValidationError`s located at the setting."""
         cfg = self.cfg
-        self._template = learner_from_settings(cfg["learner"])
+        self._template = learner_from_settings(cfg["learner"]) if learner is None else clone(learner)
         check_learner(self._template, None if block is None else [*block, "learner"])
         with reported_at(None if block is None else [*block, "trees"], TREE_KEYS):
             self._spec = TreeSpec(**cfg["trees"])
