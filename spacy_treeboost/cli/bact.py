@@ -103,16 +103,7 @@ def learn(
 ) -> None:
     """Learn subtree rules from BACT-format files: one, or several (or a quoted glob) read as one training set, by
     the workers themselves for the linear learner (each file a shard)."""
-    from ..learning.shard_files import shard_paths
-
-    try:
-        paths = [Path(p) for p in shard_paths(train)]
-    except ValueError as err:
-        _fail(str(err))
-    _check_place(model, "the model", "model.bin")
-    if not os.access(model.parent, os.W_OK) or (model.exists() and not os.access(model, os.W_OK)):
-        _fail(f"cannot write {model}: permission denied")
-    _check_output(model, *paths, learner_config)
+    paths = _training_paths(train, model, learner_config)
     if learner_config is not None:
         _learn_from_config(ctx, paths, model, learner_config)
         return
@@ -140,6 +131,21 @@ def learn(
                            max_pattern_size=max_pattern_size, shard_documents=shard_documents))
         return
     _learn_boosting(settings, paths, model, rounds)
+
+
+def _training_paths(train: List[Path], model: Path, learner_config: Optional[Path]) -> List[Path]:
+    """`learn`'s training files (globs expanded), once its model is known to be writable and not one of its inputs."""
+    from ..learning.shard_files import shard_paths
+
+    try:
+        paths = [Path(p) for p in shard_paths(train)]
+    except ValueError as err:
+        _fail(str(err))
+    _check_place(model, "the model", "model.bin")
+    if not os.access(model.parent, os.W_OK) or (model.exists() and not os.access(model, os.W_OK)):
+        _fail(f"cannot write {model}: permission denied")
+    _check_output(model, *paths, learner_config)
+    return paths
 
 
 def _say_nodes(what: str, nodes: Optional[List[str]]) -> None:
