@@ -3,6 +3,7 @@ from setuptools import Extension, setup
 
 MOD_NAMES = [
     "spacy_treeboost.trees._preorder",
+    "spacy_treeboost.trees._spelling",
     "spacy_treeboost.trees._bact",
     "spacy_treeboost.learning._patterns",
     "spacy_treeboost.learning._extension",
