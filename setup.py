@@ -3,7 +3,10 @@ from setuptools import Extension, setup
 
 MOD_NAMES = [
     "spacy_treeboost.trees._preorder",
+    "spacy_treeboost.trees._spelling",
     "spacy_treeboost.trees._bact",
+    "spacy_treeboost.learning._patterns",
+    "spacy_treeboost.learning._extension",
     "spacy_treeboost.learning._mine",
     "spacy_treeboost.learning._columns",
     "spacy_treeboost.learning._vectors",

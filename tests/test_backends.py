@@ -150,7 +150,7 @@ def test_label_assignment_is_the_greedy_largest_first_schedule(labels, n_workers
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 7), st.booleans()), max_size=60), st.booleans())
 def test_label_sizes_count_the_labels_of_non_root_nodes_as_bincount_does(nodes, include_root):
-    from spacy_treeboost.learning._mine import label_sizes
+    from spacy_treeboost.learning._patterns import label_sizes
 
     labels = numpy.array([label for label, _ in nodes], dtype=numpy.int32)
     parents = numpy.array([-1 if root else 0 for _, root in nodes], dtype=numpy.int32)
@@ -161,7 +161,7 @@ def test_label_sizes_count_the_labels_of_non_root_nodes_as_bincount_does(nodes, 
 
 
 def test_label_sizes_refuse_labels_outside_the_vocabulary_and_mismatched_arrays():
-    from spacy_treeboost.learning._mine import label_sizes
+    from spacy_treeboost.learning._patterns import label_sizes
 
     with pytest.raises(ValueError, match="label id 5 at node 1 is outside"):
         label_sizes(numpy.array([0, 5], dtype=numpy.int32), numpy.array([-1, 0], dtype=numpy.int32), 5, False)

@@ -1,6 +1,6 @@
 """The learners: scikit-learn estimators that fit a `RuleSet` on a `Forest` of labeled ordered trees (the layering
 is described in docs/design.md). The names below load on first use, so that a search worker process, which needs
-`backends`, `tasks` and `_mine` alone, starts without importing the learners.
+`backends`, `tasks` and the compiled miner alone, starts without importing the learners.
 """
 from importlib import import_module
 from typing import TYPE_CHECKING, Any

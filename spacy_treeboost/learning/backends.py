@@ -25,7 +25,7 @@ def boosting_weights(scores: numpy.ndarray, y: numpy.ndarray) -> numpy.ndarray:
 def assign_root_labels(labels: numpy.ndarray, parents: numpy.ndarray, n_labels: int, n_workers: int,
                        include_root: bool) -> numpy.ndarray:
     """The int32 worker of each root label: largest first, to the least-loaded worker (absent labels: worker 0)."""
-    from ._mine import label_sizes
+    from ._patterns import label_sizes
 
     size = label_sizes(labels, parents, n_labels, include_root)
     owner = numpy.zeros(n_labels, dtype=numpy.int32)

@@ -72,7 +72,7 @@ def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include
 def _mine_shard(forest: Tuple[numpy.ndarray, ...], settings: Dict[str, Any], owned: Optional[numpy.ndarray],
                 with_roots: bool = True) -> Dict[str, Any]:
     """Every pattern of the root labels `owned` (None: all); the roots' documents only `with_roots`."""
-    from ._mine import PatternCache
+    from ._extension import PatternCache
 
     space = PatternCache(*forest, **settings)
     if owned is not None:

@@ -161,7 +161,7 @@ class ShardFileWorker(_ShardHolder):
 
     def mine(self, strings: List[str], settings: Dict[str, Any]) -> int:
         """Relabel the trees to the merged `strings` and mine every subtree (support >= 1); returns how many."""
-        from ._mine import PatternCache
+        from ._extension import PatternCache
 
         index = {s: i for i, s in enumerate(strings)}
         relabel = numpy.array([index[s] for s in self.strings], dtype=numpy.int32)
