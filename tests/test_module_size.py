@@ -3,6 +3,7 @@ over 80 lines (docs/design.md, "Package layout")."""
 import ast
 import re
 from pathlib import Path
+from typing import Iterator, List, Sequence, Tuple
 
 import pytest
 
@@ -12,11 +13,11 @@ MAX_FUNCTION_LINES = 80
 _CYTHON_DEF = re.compile(r"\s*(cdef|cpdef|def)\s+[^=]*\(")
 
 
-def _modules():
+def _modules() -> List[Path]:
     return sorted(p for p in PACKAGE.rglob("*") if p.suffix in (".py", ".pyx", ".pxd"))
 
 
-def _cython_functions(lines):
+def _cython_functions(lines: Sequence[str]) -> Iterator[Tuple[str, int]]:
     """(name, length) of each def/cdef/cpdef: from its line to the next line indented no deeper."""
     for i, line in enumerate(lines):
         if not _CYTHON_DEF.match(line) or line.strip().startswith("cdef class"):
@@ -28,7 +29,7 @@ def _cython_functions(lines):
         yield line.strip()[:60], j - i
 
 
-def test_the_layout_checks_see_the_kernels():
+def test_the_layout_checks_see_the_kernels() -> None:
     suffixes = {p.suffix for p in _modules()}
     assert {".py", ".pyx", ".pxd"} <= suffixes
     assert list(_cython_functions(["cdef int f(int a):", "    return a", "", "def g():", "    pass"])) == [
