@@ -40,34 +40,34 @@ class HeadSettings:
     ray_address: Optional[str] = None
 
 
-def fit_heads(model: HeadSettings, shards: Any, targets: Sequence[numpy.ndarray],
+def fit_heads(settings: HeadSettings, shards: Any, targets: Sequence[numpy.ndarray],
               paths: Sequence[Path]) -> Tuple[List[HeadFit], bool]:
     """Every target's head: the candidate of `paths` the folds choose, fitted on every document, interpolated
     (NBSVM), unscaled and calibrated, on the matrix "F" of `shards` or, for tf-idf paths, "T" (the folds then choose
     the family for all heads, `choose_family`); and whether the heads are fitted on T."""
     tfidf = any(path.tfidf for path in paths)
     cands = all_candidates(paths)
-    exclusive = not model.multilabel and len(targets) > 1
+    exclusive = not settings.multilabel and len(targets) > 1
     folds: List[Optional[numpy.ndarray]] = [None] * len(targets)
-    if needs_choice(paths, model.calibrate):
+    if needs_choice(paths, settings.calibrate):
         if tfidf and exclusive:
-            folds = [class_folds(targets, model.cv, model.cv_documents)] * len(targets)
+            folds = [class_folds(targets, settings.cv, settings.cv_documents)] * len(targets)
         else:
-            folds = [cv_folds(t, model.cv, model.cv_documents) for t in targets]
-    fit = dict(l1_ratio=model.l1_ratio, loss=model.loss, max_iter=model.max_iter, tol=model.tol)
+            folds = [cv_folds(t, settings.cv, settings.cv_documents) for t in targets]
+    fit = dict(l1_ratio=settings.l1_ratio, loss=settings.loss, max_iter=settings.max_iter, tol=settings.tol)
     tasks: List[Tuple[Any, ...]] = [("fold", h, (k, p)) for h, f in enumerate(folds) if f is not None
                                     for k in range(int(f.max()) + 1) for p in range(len(paths))]
-    if model.n_workers > 1:
+    if settings.n_workers > 1:
         # the paths of most fits first, so that the workers' last tasks are short ones
         tasks.sort(key=lambda t: -len(paths[t[2][1]].Cs))
     if len(cands) == 1:
         tasks += [("final", h, cands[0]) for h in range(len(targets))]
     logger.info("%d head(s), %d candidate(s), %d fit task(s) on %d worker(s)", len(targets), len(cands),
-                len(tasks), model.n_workers)
+                len(tasks), settings.n_workers)
     job = dict(targets=targets, folds=folds, paths=paths, fit=fit, shards=shards)
-    done = run_fits(model, tasks, job)
+    done = run_fits(settings, tasks, job)
     if folds[0] is None:
-        return [finish_head(done[("final", h, cands[0])], cands[0], None, None, None, model.calibrate)
+        return [finish_head(done[("final", h, cands[0])], cands[0], None, None, None, settings.calibrate)
                 for h in range(len(targets))], cands[0].tfidf
     scored = []
     for h, t in enumerate(targets):
@@ -76,25 +76,25 @@ def fit_heads(model: HeadSettings, shards: Any, targets: Sequence[numpy.ndarray]
         blocks = [numpy.concatenate([done[("fold", h, (k, p))] for p in range(len(paths))])
                   for k in range(int(f.max()) + 1)]
         oof = assemble_margins(blocks, f)
-        scored.append((oof, t[f >= 0], *candidate_costs(oof, t[f >= 0], model.criterion)))
+        scored.append((oof, t[f >= 0], *candidate_costs(oof, t[f >= 0], settings.criterion)))
 
-    family, best = choose_family(scored, cands, model.criterion, exclusive, model.multilabel, model.calibrate)
+    family, best = choose_family(scored, cands, settings.criterion, exclusive, settings.multilabel, settings.calibrate)
     chosen = [(cands[k], path_scores(paths, cands[k], accuracy), oof[k], y)
               for (oof, y, _, accuracy), k in zip(scored, best)]
     if len(cands) > 1:
-        done.update(run_fits(model, [("final", h, c[0]) for h, c in enumerate(chosen)], job))
-    return [finish_head(done[("final", h, c[0])], *c, model.calibrate) for h, c in enumerate(chosen)], family
+        done.update(run_fits(settings, [("final", h, c[0]) for h, c in enumerate(chosen)], job))
+    return [finish_head(done[("final", h, c[0])], *c, settings.calibrate) for h, c in enumerate(chosen)], family
 
 
-def run_fits(model: HeadSettings, tasks: List[Tuple[Any, ...]], job: Dict[str, Any]) -> Dict[Any, Any]:
-    """The fit tasks' results on the model's workers (`tasks.run_tasks`); with shards held by Ray actors every task
+def run_fits(settings: HeadSettings, tasks: List[Tuple[Any, ...]], job: Dict[str, Any]) -> Dict[Any, Any]:
+    """The fit tasks' results on the settings' workers (`tasks.run_tasks`); with shards held by Ray actors every task
     runs here. On processes the first task's fold is split first, while the workers start."""
-    n_workers = model.n_workers if job["shards"].in_process else 1
-    if n_workers > 1 and len(tasks) > 1 and model.backend != "ray" and tasks[0][0] == "fold":
+    n_workers = settings.n_workers if job["shards"].in_process else 1
+    if n_workers > 1 and len(tasks) > 1 and settings.backend != "ray" and tasks[0][0] == "fold":
         _, h, (fold, p) = tasks[0]
         job["shards"].map("select", _matrix(job["paths"][p].tfidf), job["targets"][h], job["folds"][h], fold,
-                          min(model.n_workers, os.cpu_count() or 1))
-    return run_tasks(FitWorker, (job,), tasks, n_workers, model.backend, model.ray_address, "Fit worker", _describe)
+                          min(settings.n_workers, os.cpu_count() or 1))
+    return run_tasks(FitWorker, (job,), tasks, n_workers, settings.backend, settings.ray_address, "Fit worker", _describe)
 
 
 def _describe(task: Any) -> str:
