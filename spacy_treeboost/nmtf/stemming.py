@@ -11,19 +11,18 @@ def _is_consonant(word: str, i: int) -> bool:
     return True
 
 
+def _form(stem: str) -> str:
+    """The stem's letters as "c" (consonant) and "v" (vowel)."""
+    return "".join("c" if _is_consonant(stem, i) else "v" for i in range(len(stem)))
+
+
 def _measure(stem: str) -> int:
     """m in [C](VC)^m[V]: the number of vowel-consonant sequences."""
-    m, previous_vowel = 0, False
-    for i in range(len(stem)):
-        vowel = not _is_consonant(stem, i)
-        if previous_vowel and not vowel:
-            m += 1
-        previous_vowel = vowel
-    return m
+    return _form(stem).count("vc")
 
 
 def _has_vowel(stem: str) -> bool:
-    return any(not _is_consonant(stem, i) for i in range(len(stem)))
+    return "v" in _form(stem)
 
 
 def _double_consonant(stem: str) -> bool:
@@ -32,9 +31,7 @@ def _double_consonant(stem: str) -> bool:
 
 def _cvc(stem: str) -> bool:
     """*o: the stem ends consonant-vowel-consonant, the last not w, x or y."""
-    n = len(stem)
-    return (n >= 3 and _is_consonant(stem, n - 3) and not _is_consonant(stem, n - 2) and _is_consonant(stem, n - 1)
-            and stem[-1] not in "wxy")
+    return _form(stem).endswith("cvc") and stem[-1] not in "wxy"
 
 
 def _porter_step1a(w: str) -> str:
@@ -71,20 +68,20 @@ _STEP2 = (
     ("fulness", "ful"), ("ousness", "ous"), ("aliti", "al"), ("iviti", "ive"), ("biliti", "ble"),
 )
 _STEP3 = (("icate", "ic"), ("ative", ""), ("alize", "al"), ("iciti", "ic"), ("ical", "ic"), ("ful", ""), ("ness", ""))
-_STEP4 = (
+_STEP4 = tuple((suffix, "") for suffix in (
     "al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent",
     "ion", "ou", "ism", "ate", "iti", "ous", "ive", "ize",
-)
+))
 
 
-def _replace_longest(w: str, rules: Sequence[Tuple[str, str]]) -> str:
+def _replace_longest(w: str, rules: Sequence[Tuple[str, str]], min_measure: int = 1) -> str:
     # Only the longest matching suffix counts; if its condition fails, nothing changes.
     matches = [(suffix, repl) for suffix, repl in rules if w.endswith(suffix)]
     if not matches:
         return w
     suffix, repl = max(matches, key=lambda rule: len(rule[0]))
     stem = w[: len(w) - len(suffix)]
-    return stem + repl if _measure(stem) > 0 else w
+    return stem + repl if _measure(stem) >= min_measure else w
 
 
 def _porter_step2(w: str) -> str:
@@ -96,14 +93,10 @@ def _porter_step3(w: str) -> str:
 
 
 def _porter_step4(w: str) -> str:
-    matches = [suffix for suffix in _STEP4 if w.endswith(suffix)]
-    if not matches:
+    # "ion" (no longer suffix of the list ends in it) is removed only after s or t
+    if w.endswith("ion") and not w.endswith(("sion", "tion")):
         return w
-    suffix = max(matches, key=len)
-    stem = w[: len(w) - len(suffix)]
-    if _measure(stem) <= 1 or (suffix == "ion" and not stem.endswith(("s", "t"))):
-        return w
-    return stem
+    return _replace_longest(w, _STEP4, min_measure=2)
 
 
 def _porter_step5a(w: str) -> str:

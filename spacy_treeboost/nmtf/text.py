@@ -28,13 +28,9 @@ ENGLISH_STOP_WORDS = frozenset(
 )
 
 
-def build_vocabulary(
-    documents: Iterable[Sequence[str]],
-    max_words: int = 5000,
-    stop_words: Optional[Iterable[str]] = ENGLISH_STOP_WORDS,
-    min_df: int = 1,
-    alphabetic_only: bool = True,
-) -> List[str]:
+def build_vocabulary(documents: Iterable[Sequence[str]], max_words: int = 5000,
+                     stop_words: Optional[Iterable[str]] = ENGLISH_STOP_WORDS, min_df: int = 1,
+                     alphabetic_only: bool = True) -> List[str]:
     """The `max_words` words of the highest document frequency, most frequent first, ties in alphabetical order.
 
     documents (Iterable[Sequence[str]]): One token list per document.
@@ -49,31 +45,20 @@ def build_vocabulary(
     stop = frozenset(stop_words or ())
     df: Counter = Counter()
     n_docs = 0
-    for tokens in documents:
-        n_docs += 1
+    for n_docs, tokens in enumerate(documents, start=1):
         df.update(set(tokens))
     if n_docs == 0:
         raise ValueError("Cannot build a vocabulary from an empty corpus: pass at least one document.")
-    candidates = [
-        (-count, word)
-        for word, count in df.items()
-        if count >= min_df and word not in stop and (not alphabetic_only or any(c.isalpha() for c in word))
-    ]
+    candidates = sorted((-count, word) for word, count in df.items() if count >= min_df and word not in stop
+                        and (not alphabetic_only or any(c.isalpha() for c in word)))
     if not candidates:
-        raise ValueError(
-            f"No word of the {n_docs} documents is left for the vocabulary after removing stop words, "
-            f"non-alphabetic tokens and words in fewer than {min_df} documents."
-        )
-    candidates.sort()
+        raise ValueError(f"No word of the {n_docs} documents is left for the vocabulary after removing stop words, "
+                         f"non-alphabetic tokens and words in fewer than {min_df} documents.")
     return [word for _, word in candidates[:max_words]]
 
 
-def document_term_matrix(
-    documents: Iterable[Sequence[str]],
-    vocabulary: Sequence[str],
-    norm: Optional[str] = "l2",
-    word_weights: Optional[np.ndarray] = None,
-) -> sp.csr_matrix:
+def document_term_matrix(documents: Iterable[Sequence[str]], vocabulary: Sequence[str], norm: Optional[str] = "l2",
+                         word_weights: Optional[np.ndarray] = None) -> sp.csr_matrix:
     """The counts of the vocabulary words (columns) in each document (rows).
 
     documents (Iterable[Sequence[str]]): One token list per document.
@@ -86,39 +71,29 @@ def document_term_matrix(
     index: Dict[str, int] = {word: i for i, word in enumerate(vocabulary)}
     if len(index) != len(vocabulary):
         raise ValueError("The vocabulary lists a word twice; pass distinct words.")
-    rows: List[int] = []
-    cols: List[int] = []
-    vals: List[float] = []
-    n_docs = 0
-    for j, tokens in enumerate(documents):
-        n_docs += 1
-        counts = Counter(index[t] for t in tokens if t in index)
-        rows.extend(counts.keys())
-        cols.extend([j] * len(counts))
-        vals.extend(counts.values())
-    X = sp.csc_matrix(
-        (np.asarray(vals, dtype=np.float64), (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64))),
-        shape=(len(vocabulary), n_docs),
-    )
+    counts = [Counter(index[t] for t in tokens if t in index) for tokens in documents]
+    words = [i for c in counts for i in c]
+    docs = np.repeat(np.arange(len(counts)), [len(c) for c in counts])
+    values = np.array([v for c in counts for v in c.values()], dtype=np.float64)
+    X = sp.csc_matrix((values, (np.array(words, dtype=np.int64), docs)), shape=(len(vocabulary), len(counts)))
     if norm is not None:
         X = normalize_columns(X, norm)
-    X = X.tocsr()
+    X = X.T.tocsr()
     if word_weights is not None:
         weights = np.asarray(word_weights, dtype=np.float64)
         if weights.shape != (len(vocabulary),) or not np.isfinite(weights).all() or (weights < 0).any():
-            raise ValueError(
-                f"word_weights must hold one finite non-negative factor per vocabulary word "
-                f"({len(vocabulary)}), got shape {weights.shape}."
-            )
-        X = sp.csr_matrix(sp.diags(weights) @ X)
-    return X.T.tocsr()
+            raise ValueError(f"word_weights must hold one finite non-negative factor per vocabulary word "
+                             f"({len(vocabulary)}), got shape {weights.shape}.")
+        X.data *= weights[X.indices]
+        X.eliminate_zeros()
+    return X
 
 
 def word_weights(X: sp.spmatrix) -> np.ndarray:
     """Factors giving every word (column) of X unit L2 norm, so that frequent words do not dominate the fit; 1 for
     words without any occurrence."""
-    X = sp.csr_matrix(X, dtype=np.float64).T.tocsr()
-    sizes = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    X = sp.csc_matrix(X, dtype=np.float64)
+    sizes = np.sqrt(np.asarray(X.multiply(X).sum(axis=0)).ravel())
     return 1.0 / np.where(sizes > 0, sizes, 1.0)
 
 
@@ -143,9 +118,6 @@ def lexicon_prior(vocabulary: Sequence[str], positive: Iterable[str], negative: 
     if both:
         raise ValueError(f"{len(both)} words are both positive and negative (e.g. {sorted(both)[:3]}); drop them first.")
     F0 = np.zeros((len(vocabulary), N_CLASSES))
-    for i, word in enumerate(vocabulary):
-        if word in pos:
-            F0[i, POSITIVE] = 1.0
-        elif word in neg:
-            F0[i, NEGATIVE] = 1.0
+    F0[:, POSITIVE] = [word in pos for word in vocabulary]
+    F0[:, NEGATIVE] = [word in neg for word in vocabulary]
     return F0
