@@ -131,20 +131,22 @@ def fold_in(B: np.ndarray, X_new: sp.spmatrix) -> np.ndarray:
     return np.stack(candidates)[best, np.arange(n_new)]
 
 
-def check_matrix(X: Any, allow_empty: bool = False) -> sp.csr_matrix:
-    """X (sparse or dense, documents x words) as a finite, non-negative float64 CSR matrix; `allow_empty` accepts
-    no documents or no vocabulary word."""
+def check_matrix(X: Any, n_words: Optional[int] = None) -> sp.csr_matrix:
+    """X (sparse or dense, documents x words) as a finite, non-negative float64 CSR matrix: training documents, or
+    with `n_words` new documents (possibly none, possibly without any vocabulary word) over that many words."""
     if not (sp.issparse(X) or isinstance(X, np.ndarray)):
         raise TypeError(f"X must be a scipy.sparse matrix or numpy array, got {type(X).__name__}.")
     if X.ndim != 2:
         raise ValueError(f"X must be two-dimensional (documents x words), got {X.ndim} dimensions.")
     X = sp.csr_matrix(X, dtype=np.float64)
-    if not allow_empty and (X.shape[0] == 0 or X.shape[1] == 0):
+    if n_words is None and (X.shape[0] == 0 or X.shape[1] == 0):
         raise ValueError(f"X is empty (shape {X.shape}): pass at least one document and one word.")
-    if not allow_empty and X.nnz == 0:
+    if n_words is None and X.nnz == 0:
         raise ValueError("X has no non-zero entry: no document contains a vocabulary word.")
     if X.nnz and ((X.data < 0).any() or not np.isfinite(X.data).all()):
         raise ValueError("X must be finite and non-negative (a document-term matrix of counts or frequencies).")
+    if n_words is not None and X.shape[1] != n_words:
+        raise ValueError(f"X must have one column per vocabulary word ({n_words}), got {X.shape[1]}.")
     return X
 
 

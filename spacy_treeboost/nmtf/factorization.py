@@ -94,15 +94,15 @@ class MFLK(Validated):
         Xt = X.T.tocsr()
         m, n = X.shape
         F0 = self._checked_lexicon_prior(m)
-        labels = self if isinstance(self, SSMFLK) else None
-        G0, c2 = document_prior(y if labels is not None else None, n)
-        if labels is not None and labels.label_prior > 0 and c2.any():
+        G0, c2 = document_prior(y if isinstance(self, SSMFLK) else None, n)
+        labels = self if isinstance(self, SSMFLK) and c2.any() else None
+        if labels is not None and labels.label_prior > 0:
             F0 = F0 + labels.label_prior * label_word_prior(X, G0, c2, labels.label_min_docs)
         if init_clusters is not None:
             init_clusters = np.asarray(init_clusters, dtype=np.int64)
             if init_clusters.shape != (n,) or not np.isin(init_clusters, (0, 1)).all():
                 raise ValueError(f"init_clusters must hold 0 or 1 for each of the {n} documents.")
-        label_start = labels.label_start if labels is not None and c2.any() else 0.0
+        label_start = labels.label_start if labels is not None else 0.0
         F = self._start_F(X, F0, G0, c2, labels, label_start)
         clusters = self._start_clusters(X, Xt, F, F0, G0, c2, label_start, init_clusters)
         G = one_hot(clusters) + self.offset
@@ -116,8 +116,8 @@ class MFLK(Validated):
             F, G = unit_columns(F), unit_columns(G)
         self._X, self._Xt = X, Xt
         self._sq_norm_X = float(X.multiply(X).sum())
-        self.beta_ = labels.beta if labels is not None else 0.0
-        if labels is not None and labels.beta_scale == "fit" and c2.any():
+        self.beta_ = getattr(self, "beta", 0.0)
+        if labels is not None and labels.beta_scale == "fit":
             # beta = 1: a labelled row of G at 0 costs an average document's share of the fit at F S G^T = 0
             self.beta_ = labels.beta * (self._sq_norm_X / n) / float(np.mean(np.sum(G0[c2] ** 2, axis=1)))
         self._F0, self._c1, self._G0, self._c2 = F0, c1, G0, c2
@@ -230,12 +230,14 @@ class MFLK(Validated):
 
     def fold_in(self, X: sp.spmatrix) -> np.ndarray:
         """Non-negative coefficients g, shape (n_new, 2), of documents (n_new, n_words) on the basis F S."""
-        if not hasattr(self, "F_"):
-            raise NotFittedError("This model is not fitted yet: call `fit` first.")
-        X = check_matrix(X, allow_empty=True)
-        if X.shape[1] != self.F_.shape[0]:
-            raise ValueError(f"X must have one column per vocabulary word ({self.F_.shape[0]}), got {X.shape[1]}.")
+        X = self._new_documents(X)
         return fold_in(self.F_ @ self.S_, X)
+
+    def _new_documents(self, X: sp.spmatrix, fitted: str = "F_") -> sp.csr_matrix:
+        """X checked as new documents for the `fitted` state (one row or entry per vocabulary word)."""
+        if not hasattr(self, fitted):
+            raise NotFittedError("This model is not fitted yet: call `fit` first.")
+        return check_matrix(X, n_words=len(getattr(self, fitted)))
 
     def __sklearn_tags__(self) -> Any:
         """scikit-learn's estimator tags: sparse non-negative X, y optional."""

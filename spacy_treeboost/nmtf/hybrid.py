@@ -6,9 +6,8 @@ from typing import Any, Dict, Optional
 
 import numpy as np
 
-from ..exceptions import NotFittedError
 from ..params import Interval, Options, rule
-from .common import NEGATIVE, POSITIVE, UNLABELLED, check_matrix, sp
+from .common import NEGATIVE, POSITIVE, UNLABELLED, check_matrix, one_hot, sp
 from .factorization import SSMFLK
 
 _TINY = 1e-300
@@ -20,15 +19,10 @@ def naive_bayes_log_odds(X: sp.spmatrix, y: np.ndarray, smoothing: float) -> tup
 
     RETURNS (Tuple[numpy.ndarray, float]): log P(w | pos) - log P(w | neg) per word, log P(pos) - log P(neg).
     """
-    X = sp.csr_matrix(X)
     y = np.asarray(y)
-    sums = np.zeros((X.shape[1], 2))
-    for k in (POSITIVE, NEGATIVE):
-        rows = np.flatnonzero(y == k)
-        sums[:, k] = np.asarray(X[rows].sum(axis=0)).ravel()
-    logp = np.log(sums + smoothing) - np.log((sums + smoothing).sum(axis=0))
-    counts = np.array([(y == POSITIVE).sum(), (y == NEGATIVE).sum()], dtype=np.float64)
-    return logp[:, POSITIVE] - logp[:, NEGATIVE], float(np.log(counts[POSITIVE]) - np.log(counts[NEGATIVE]))
+    smoothed = np.asarray(sp.csr_matrix(X).T @ one_hot(y)) + smoothing
+    logp = np.log(smoothed) - np.log(smoothed.sum(axis=0))
+    return logp[:, POSITIVE] - logp[:, NEGATIVE], float(np.log((y == POSITIVE).sum()) - np.log((y == NEGATIVE).sum()))
 
 
 class SSMFLKNaiveBayes(SSMFLK):
@@ -73,11 +67,10 @@ class SSMFLKNaiveBayes(SSMFLK):
         """SSMFLK's start plus naive Bayes on the labelled documents. RETURNS: self."""
         super().initialize(X, y, init_clusters=init_clusters)
         y = np.full(self._X.shape[1], UNLABELLED) if y is None else np.asarray(y)
-        both = (y == POSITIVE).any() and (y == NEGATIVE).any()
-        self.nb_coef_ = np.zeros(self._X.shape[0])
-        self.nb_intercept_ = 0.0
-        if both:
+        if (y == POSITIVE).any() and (y == NEGATIVE).any():
             self.nb_coef_, self.nb_intercept_ = naive_bayes_log_odds(self._nb_features(self._Xt), y, self.nb_smoothing)
+        else:
+            self.nb_coef_, self.nb_intercept_ = np.zeros(self._X.shape[0]), 0.0
         unlabelled = y == UNLABELLED
         self._scale_rows = unlabelled if unlabelled.any() else np.ones(len(y), dtype=bool)
         self._set_scales()
@@ -102,7 +95,7 @@ class SSMFLKNaiveBayes(SSMFLK):
         """The combined score of documents (n_new, n_words); >= 0 means positive."""
         g = self.fold_in(X)
         s = g[:, POSITIVE] - g[:, NEGATIVE]
-        t = self._nb_score(check_matrix(X, allow_empty=True))
+        t = self._nb_score(check_matrix(X, n_words=len(self.F_)))
         return s / self.scales_[1] + self._nb_weight() * t / self.scales_[2]
 
     def predict_proba(self, X: sp.spmatrix) -> np.ndarray:
@@ -173,9 +166,7 @@ def logistic_regression(X: sp.spmatrix, positive: np.ndarray, C: float, sample_w
 
 def mean_distinct_words(X: sp.spmatrix) -> float:
     """Mean number of distinct words (nonzero entries) of the rows of X."""
-    X = sp.csr_matrix(X)
-    X.eliminate_zeros()
-    return float(np.mean(np.diff(X.indptr)))
+    return float((sp.csr_matrix(X) != 0).sum() / X.shape[0])
 
 
 class SSMFLKSelfTrained(SSMFLKNaiveBayes):
@@ -257,11 +248,7 @@ class SSMFLKSelfTrained(SSMFLKNaiveBayes):
 
     def decision_function(self, X: sp.spmatrix) -> np.ndarray:
         """The student's margin on documents (n_new, n_words); >= 0 means positive."""
-        if not hasattr(self, "lr_coef_"):
-            raise NotFittedError("This model is not fitted yet: call `fit` first.")
-        X = check_matrix(X, allow_empty=True)
-        if X.shape[1] != len(self.lr_coef_):
-            raise ValueError(f"X must have one column per vocabulary word ({len(self.lr_coef_)}), got {X.shape[1]}.")
+        X = self._new_documents(X, "lr_coef_")
         return np.asarray(X @ self.lr_coef_).ravel() + self.lr_intercept_
 
     def fitted_state(self) -> Dict[str, Any]:
