@@ -1,15 +1,16 @@
 """Lexicon-guided non-negative matrix tri-factorization (MFLK, SSMFLK and their hybrids) and what it reads.
 scipy is imported on first use, not with this package."""
 from .common import N_CLASSES, NEGATIVE, POSITIVE, UNLABELLED
+from .common import align_clusters, fold_in, kmeans_clusters, lexicon_classes, one_hot, unit_columns
 from .factorization import BETA_SCALES, INITS, PRIOR_SCALES, UPDATES, MFLK, SSMFLK
 from .hybrid import SSMFLKNaiveBayes, SSMFLKSelfTrained
-from .common import align_clusters, fold_in, kmeans_clusters, lexicon_classes, one_hot, unit_columns
 from .stemming import porter_stem
-from .text import ENGLISH_STOP_WORDS, build_vocabulary, lexicon_prior, normalize_columns, document_term_matrix, word_weights
+from .text import ENGLISH_STOP_WORDS, build_vocabulary, document_term_matrix, lexicon_prior, normalize_columns
+from .text import word_weights
 
 __all__ = [
     "N_CLASSES", "NEGATIVE", "POSITIVE", "UNLABELLED", "BETA_SCALES", "INITS", "PRIOR_SCALES", "UPDATES", "MFLK",
-    "SSMFLK", "SSMFLKNaiveBayes", "SSMFLKSelfTrained", "align_clusters", "fold_in", "kmeans_clusters", "lexicon_classes", "one_hot", "unit_columns",
-    "porter_stem", "ENGLISH_STOP_WORDS", "build_vocabulary", "lexicon_prior", "normalize_columns",
-    "document_term_matrix", "word_weights",
+    "SSMFLK", "SSMFLKNaiveBayes", "SSMFLKSelfTrained", "align_clusters", "fold_in", "kmeans_clusters",
+    "lexicon_classes", "one_hot", "unit_columns", "porter_stem", "ENGLISH_STOP_WORDS", "build_vocabulary",
+    "lexicon_prior", "normalize_columns", "document_term_matrix", "word_weights",
 ]

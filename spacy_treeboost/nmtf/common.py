@@ -77,9 +77,8 @@ def unit_columns(M: np.ndarray) -> np.ndarray:
     return M / np.where(sizes > 0, sizes, 1.0)
 
 
-def kmeans_clusters(
-    X: sp.spmatrix, seed: int, max_dense: int = 20_000_000, n_components: int = 100, n_init: int = 1
-) -> np.ndarray:
+def kmeans_clusters(X: sp.spmatrix, seed: int, max_dense: int = 20_000_000, n_components: int = 100,
+                    n_init: int = 1) -> np.ndarray:
     """Two-means clusters (0/1) of the rows of X by scipy's kmeans2; beyond `max_dense` entries the rows are first
     projected on their leading `n_components` singular vectors. Of `n_init` restarts the lowest inertia wins."""
     n, m = X.shape

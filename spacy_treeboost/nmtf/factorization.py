@@ -69,7 +69,8 @@ class MFLK(Validated):
         self.n_init = n_init
         self.random_state = random_state
 
-    def fit(self, X: sp.spmatrix, y: Optional[np.ndarray] = None, *, init_clusters: Optional[np.ndarray] = None) -> "MFLK":
+    def fit(self, X: sp.spmatrix, y: Optional[np.ndarray] = None, *,
+            init_clusters: Optional[np.ndarray] = None) -> "MFLK":
         """Factorize X until G stops changing or `max_iter` iterations have run.
 
         X (scipy.sparse.spmatrix): Document-term matrix, shape (n_documents, n_words).
@@ -85,10 +86,10 @@ class MFLK(Validated):
         """`fit`, then the transductive class (0 positive, 1 negative) of every training document."""
         return self.fit(X, y, init_clusters=init_clusters).labels_
 
-    def initialize(
-        self, X: sp.spmatrix, y: Optional[np.ndarray] = None, *, init_clusters: Optional[np.ndarray] = None
-    ) -> "MFLK":
-        """Set F, G and S to their starting values and keep X for `iterate`; the arguments are `fit`'s. RETURNS: self."""
+    def initialize(self, X: sp.spmatrix, y: Optional[np.ndarray] = None, *,
+                   init_clusters: Optional[np.ndarray] = None) -> "MFLK":
+        """Set F, G and S to their starting values and keep X for `iterate`; the arguments are `fit`'s.
+        RETURNS: self."""
         self.validate_params()
         X = check_matrix(X).T.tocsr()
         Xt = X.T.tocsr()
@@ -104,7 +105,7 @@ class MFLK(Validated):
                 raise ValueError(f"init_clusters must hold 0 or 1 for each of the {n} documents.")
         label_start = labels.label_start if labels is not None else 0.0
         F = self._start_F(X, F0, G0, c2, labels, label_start)
-        clusters = self._start_clusters(X, Xt, F, F0, G0, c2, label_start, init_clusters)
+        clusters = self._start_clusters(Xt, F, F0, G0, c2, label_start, init_clusters)
         G = one_hot(clusters) + self.offset
         G[c2] = G0[c2] + self.offset
         c1 = F0.sum(axis=1) > 0
@@ -129,7 +130,7 @@ class MFLK(Validated):
 
     def _start_F(self, X: sp.csr_matrix, F0: np.ndarray, G0: np.ndarray, c2: np.ndarray,
                  labels: Optional["SSMFLK"], label_start: float) -> np.ndarray:
-        if (F0.sum(axis=1) > 0).any():
+        if F0.any():
             F = F0 + self.offset
         else:
             # without a lexicon a constant F would keep its two columns equal
@@ -145,17 +146,15 @@ class MFLK(Validated):
             sums[labelled_docs < labels.label_min_docs] = 0.0
         return F + label_start * unit_columns(sums) * np.linalg.norm(F, axis=0)
 
-    def _start_clusters(self, X: sp.csr_matrix, Xt: sp.csr_matrix, F: np.ndarray, F0: np.ndarray, G0: np.ndarray,
-                        c2: np.ndarray, label_start: float, init_clusters: Optional[np.ndarray]) -> np.ndarray:
-        lexicon = (F0.sum(axis=1) > 0).any()
+    def _start_clusters(self, Xt: sp.csr_matrix, F: np.ndarray, F0: np.ndarray, G0: np.ndarray, c2: np.ndarray,
+                        label_start: float, init_clusters: Optional[np.ndarray]) -> np.ndarray:
         if init_clusters is not None:
             clusters = init_clusters
-        elif self.init == "lexicon" and lexicon:
-            clusters = (np.argmax(np.asarray(X.T @ unit_columns(F)), axis=1).astype(np.int64) if label_start > 0
-                        else lexicon_classes(Xt, F0))
+        elif self.init == "lexicon" and F0.any():
+            clusters = lexicon_classes(Xt, unit_columns(F) if label_start > 0 else F0)
         else:
             clusters = kmeans_clusters(Xt, self.random_state, n_init=self.n_init)
-        if lexicon:
+        if F0.any():
             return align_clusters(Xt, F0, clusters)
         if c2.any() and (one_hot(clusters) * G0).sum() < (one_hot(1 - clusters) * G0).sum():
             return 1 - clusters
@@ -166,7 +165,8 @@ class MFLK(Validated):
         return hasattr(self, "_X")
 
     def iterate(self, n_iter: int) -> "MFLK":
-        """Run up to `n_iter` more multiplicative iterations (G, then F, then S), fewer once converged. RETURNS: self."""
+        """Run up to `n_iter` more multiplicative iterations (G, then F, then S), fewer once converged.
+        RETURNS: self."""
         if not self.can_iterate():
             raise NotFittedError("Call `initialize` (or `fit`) before `iterate`.")
         monotone = self.update == "monotone"

@@ -54,10 +54,9 @@ class SSMFLKNaiveBayes(SSMFLK):
         n_init: int = 1, random_state: int = 0,
     ) -> None:
         super().__init__(beta=beta, beta_scale=beta_scale, label_start=label_start, label_min_docs=label_min_docs,
-                         start_weights=start_weights, label_prior=label_prior,
-                         lexicon_prior=lexicon_prior, alpha=alpha, update=update, init=init,
-                         prior_scale=prior_scale, max_iter=max_iter, tol=tol, offset=offset, n_init=n_init,
-                         random_state=random_state)
+                         start_weights=start_weights, label_prior=label_prior, lexicon_prior=lexicon_prior,
+                         alpha=alpha, update=update, init=init, prior_scale=prior_scale, max_iter=max_iter, tol=tol,
+                         offset=offset, n_init=n_init, random_state=random_state)
         self.nb_weight = nb_weight
         self.nb_smoothing = nb_smoothing
         self.nb_features = nb_features
@@ -202,10 +201,9 @@ class SSMFLKSelfTrained(SSMFLKNaiveBayes):
     ) -> None:
         super().__init__(nb_weight=nb_weight, nb_smoothing=nb_smoothing, nb_features=nb_features, beta=beta,
                          beta_scale=beta_scale, label_start=label_start, label_min_docs=label_min_docs,
-                         start_weights=start_weights, label_prior=label_prior,
-                         lexicon_prior=lexicon_prior, alpha=alpha, update=update, init=init,
-                         prior_scale=prior_scale, max_iter=max_iter, tol=tol, offset=offset, n_init=n_init,
-                         random_state=random_state)
+                         start_weights=start_weights, label_prior=label_prior, lexicon_prior=lexicon_prior,
+                         alpha=alpha, update=update, init=init, prior_scale=prior_scale, max_iter=max_iter, tol=tol,
+                         offset=offset, n_init=n_init, random_state=random_state)
         self.lr_C = lr_C
         self.lr_label_weight = lr_label_weight
         self.long_nb_weight = long_nb_weight

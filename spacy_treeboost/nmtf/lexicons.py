@@ -80,14 +80,12 @@ def read_hu_liu_word_list(path: Union[str, Path], encoding: str = "utf-8") -> Li
         if not text or text.startswith(";"):
             continue
         if text.startswith("{"):
-            raise LexiconFormatError(
-                f"{path}, line {number}: found a JSON object, but a Hu & Liu word list has one word per line. "
-                "Read JSON lines with `read_jsonl_lexicon` (reader spacy_treeboost.JsonlLexicon.v1)."
-            )
+            raise LexiconFormatError(f"{path}, line {number}: found a JSON object, but a Hu & Liu word list has one "
+                                     "word per line. Read JSON lines with `read_jsonl_lexicon` (reader "
+                                     "spacy_treeboost.JsonlLexicon.v1).")
         if len(text.split()) != 1:
-            raise LexiconFormatError(
-                f"{path}, line {number}: expected one word (or a comment starting with ';'), got {text[:60]!r}."
-            )
+            raise LexiconFormatError(f"{path}, line {number}: expected one word (or a comment starting with ';'), "
+                                     f"got {text[:60]!r}.")
         words.append(text)
     if not words:
         raise LexiconFormatError(f"{path}: no word found; expected one word per line after the ';' comment header.")
@@ -103,14 +101,12 @@ def read_hu_liu_lexicon(path: Union[str, Path], encoding: str = "utf-8", lowerca
     """
     folder = Path(path)
     if folder.is_file():
-        raise LexiconFormatError(
-            f"{folder} is a file; pass the folder that holds {HU_LIU_POSITIVE_FILE} and {HU_LIU_NEGATIVE_FILE}."
-        )
+        raise LexiconFormatError(f"{folder} is a file; pass the folder that holds {HU_LIU_POSITIVE_FILE} and "
+                                 f"{HU_LIU_NEGATIVE_FILE}.")
     if not folder.is_dir():
         raise FileNotFoundError(f"Lexicon folder not found: {folder}")
-    positive = read_hu_liu_word_list(folder / HU_LIU_POSITIVE_FILE, encoding)
-    negative = read_hu_liu_word_list(folder / HU_LIU_NEGATIVE_FILE, encoding)
-    return Lexicon(positive, negative, lowercase=lowercase)
+    return Lexicon(read_hu_liu_word_list(folder / HU_LIU_POSITIVE_FILE, encoding),
+                   read_hu_liu_word_list(folder / HU_LIU_NEGATIVE_FILE, encoding), lowercase=lowercase)
 
 
 def read_jsonl_lexicon(path: Union[str, Path], lowercase: bool = True) -> Lexicon:
@@ -129,7 +125,8 @@ def read_jsonl_lexicon(path: Union[str, Path], lowercase: bool = True) -> Lexico
         try:
             record = json.loads(line)
         except json.JSONDecodeError as err:
-            raise LexiconFormatError(f"{path}, line {number}: not valid JSON ({err.msg}); expected {expected}.") from None
+            raise LexiconFormatError(f"{path}, line {number}: not valid JSON ({err.msg}); "
+                                     f"expected {expected}.") from None
         except RecursionError:
             raise LexiconFormatError(f"{path}, line {number}: JSON nested too deeply; expected {expected}.") from None
         if not isinstance(record, dict):
@@ -140,9 +137,8 @@ def read_jsonl_lexicon(path: Union[str, Path], lowercase: bool = True) -> Lexico
         if "polarity" not in record:
             raise LexiconFormatError(f"{path}, line {number}: missing \"polarity\"; expected {expected}.")
         if polarity not in POLARITIES:
-            raise LexiconFormatError(
-                f"{path}, line {number}: \"polarity\" is {polarity!r}; expected \"positive\" or \"negative\"."
-            )
+            raise LexiconFormatError(f"{path}, line {number}: \"polarity\" is {polarity!r}; expected \"positive\" or "
+                                     "\"negative\".")
         words[polarity].append(word.strip())
     if not words["positive"] and not words["negative"]:
         raise LexiconFormatError(f"{path}: no record found; expected one {expected} per line.")
@@ -156,10 +152,8 @@ def read_lexicon(path: Union[str, Path], encoding: str = "utf-8", lowercase: boo
         return read_hu_liu_lexicon(path, encoding=encoding, lowercase=lowercase)
     if path.is_file():
         return read_jsonl_lexicon(path, lowercase=lowercase)
-    raise FileNotFoundError(
-        f"Lexicon not found: {path} (expected a Hu & Liu folder with {HU_LIU_POSITIVE_FILE} and "
-        f"{HU_LIU_NEGATIVE_FILE}, or a .jsonl file)."
-    )
+    raise FileNotFoundError(f"Lexicon not found: {path} (expected a Hu & Liu folder with {HU_LIU_POSITIVE_FILE} and "
+                            f"{HU_LIU_NEGATIVE_FILE}, or a .jsonl file).")
 
 
 def _numbered_lines(path: Path, encoding: str) -> Iterator[Tuple[int, str]]:
@@ -167,7 +161,5 @@ def _numbered_lines(path: Path, encoding: str) -> Iterator[Tuple[int, str]]:
         with path.open(encoding=encoding) as handle:
             yield from enumerate(handle, start=1)
     except UnicodeDecodeError as err:
-        raise LexiconFormatError(
-            f"{path} is not valid {encoding} text ({err.reason} at byte {err.start}). "
-            "Pass the file's encoding, e.g. encoding='latin-1' for the original Hu & Liu files."
-        ) from None
+        raise LexiconFormatError(f"{path} is not valid {encoding} text ({err.reason} at byte {err.start}). Pass the "
+                                 "file's encoding, e.g. encoding='latin-1' for the original Hu & Liu files.") from None

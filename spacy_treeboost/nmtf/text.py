@@ -116,7 +116,8 @@ def lexicon_prior(vocabulary: Sequence[str], positive: Iterable[str], negative: 
     pos, neg = set(positive), set(negative)
     both = pos & neg
     if both:
-        raise ValueError(f"{len(both)} words are both positive and negative (e.g. {sorted(both)[:3]}); drop them first.")
+        raise ValueError(f"{len(both)} words are both positive and negative (e.g. {sorted(both)[:3]}); "
+                         "drop them first.")
     F0 = np.zeros((len(vocabulary), N_CLASSES))
     F0[:, POSITIVE] = [word in pos for word in vocabulary]
     F0[:, NEGATIVE] = [word in neg for word in vocabulary]
