@@ -65,7 +65,7 @@ class SSMFLKNaiveBayes(SSMFLK):
                    init_clusters: Optional[np.ndarray] = None) -> "SSMFLKNaiveBayes":
         """SSMFLK's start plus naive Bayes on the labelled documents. RETURNS: self."""
         super().initialize(X, y, init_clusters=init_clusters)
-        y = np.full(self._X.shape[1], UNLABELLED) if y is None else np.asarray(y)
+        self._y = y = np.full(self._X.shape[1], UNLABELLED) if y is None else np.asarray(y)
         if (y == POSITIVE).any() and (y == NEGATIVE).any():
             self.nb_coef_, self.nb_intercept_ = naive_bayes_log_odds(self._nb_features(self._Xt), y, self.nb_smoothing)
         else:
@@ -214,27 +214,21 @@ class SSMFLKSelfTrained(SSMFLKNaiveBayes):
         """The teacher's start, with the naive Bayes weight of the documents' length, and the student on its
         classes. RETURNS: self."""
         self.validate_params()
-        X = check_matrix(X)
-        self._y = np.full(X.shape[0], UNLABELLED) if y is None else np.asarray(y)
-        long = mean_distinct_words(X) >= self.long_document_words
+        long = mean_distinct_words(check_matrix(X)) >= self.long_document_words
         self.nb_weight_ = self.long_nb_weight if long else self.nb_weight
         super().initialize(X, y, init_clusters=init_clusters)
         return self
 
     def _set_scales(self) -> None:
+        """The teacher's scales, then the student on the labels and on the teacher's classes of the others."""
         super()._set_scales()
-        if hasattr(self, "_y"):
-            self._fit_student()
+        labelled = self._y != UNLABELLED
+        positive = np.where(labelled, self._y == POSITIVE, self.teacher_score() >= 0)
+        weight = np.where(labelled, self.lr_label_weight, 1.0)
+        self.lr_coef_, self.lr_intercept_ = logistic_regression(self._Xt, positive, self.lr_C, weight)
 
     def _nb_weight(self) -> float:
         return self.nb_weight_
-
-    def _fit_student(self) -> None:
-        teacher = super().transductive_score()
-        labelled = (self._y == POSITIVE) | (self._y == NEGATIVE)
-        positive = np.where(labelled, self._y == POSITIVE, teacher >= 0)
-        weight = np.where(labelled, self.lr_label_weight, 1.0)
-        self.lr_coef_, self.lr_intercept_ = logistic_regression(self._Xt, positive, self.lr_C, weight)
 
     def transductive_score(self) -> np.ndarray:
         """RETURNS (numpy.ndarray): The student's margin on each training document (>= 0: positive)."""
