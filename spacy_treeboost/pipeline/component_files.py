@@ -2,7 +2,6 @@
 (JSON) and `model` (sealed msgpack holding the digest of its `cfg`). A failed load raises `ModelFormatError` and
 leaves the component as it was."""
 import json
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Type, Union
 
@@ -122,12 +121,15 @@ class TreeboostPipe(TrainablePipe):
                 f"'{self.name}': the cfg does not hold the settings the model was saved with (it was edited or "
                 "damaged, or belongs to another model); restore both files from the same save.")
 
-    @contextmanager
-    def _loading(self) -> Iterator[None]:
-        """Put the settings back when a load fails."""
+    def _load(self, cfg: Any, model: Optional[bytes]) -> None:
+        """Restore the settings `cfg` and the model file's bytes, each None when excluded; on failure the component
+        is left as it was."""
         previous = dict(self.cfg)
         try:
-            yield
+            if cfg is not None:
+                self._restore_cfg(cfg)
+            if model is not None:
+                self._load_model_bytes(model, cfg is not None)
         except Exception:
             self.cfg = previous
             self._validate_settings()
@@ -141,18 +143,13 @@ class TreeboostPipe(TrainablePipe):
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> Any:
         """Load from bytes written by `to_bytes`; on failure the component is left as it was."""
-        cfg_loaded = "cfg" not in exclude
-        deserialize = {"cfg": lambda b: self._restore_cfg(load_cfg_json(b, f"'{self.name}' bytes")),
-                       "model": lambda b: self._load_model_bytes(b, cfg_loaded)}
         try:
-            with self._loading():
-                fields = msgpack_loads_safe(bytes_data)
-                missing = [key for key in deserialize if key not in exclude and key not in fields]
-                if missing:
-                    raise KeyError(f"no {' and no '.join(missing)} field")
-                for key, setter in deserialize.items():
-                    if key not in exclude:
-                        setter(fields[key])
+            fields = msgpack_loads_safe(bytes_data)
+            missing = [key for key in ("cfg", "model") if key not in exclude and key not in fields]
+            if missing:
+                raise KeyError(f"no {' and no '.join(missing)} field")
+            cfg = None if "cfg" in exclude else load_cfg_json(fields["cfg"], f"'{self.name}' bytes")
+            self._load(cfg, None if "model" in exclude else fields["model"])
         except ModelFormatError:
             raise
         except Exception as err:
@@ -170,14 +167,10 @@ class TreeboostPipe(TrainablePipe):
 
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> Any:
         """Load from a directory written by `to_disk`; on failure the component is left as it was."""
-        cfg_loaded = "cfg" not in exclude
-        deserialize = {
-            "cfg": lambda p: self._restore_cfg(read_cfg_file(p, self.name)),
-            "model": lambda p: self._load_model_bytes(read_model_file(p, self.name), cfg_loaded),
-        }
+        path = Path(path)
         try:
-            with self._loading():
-                util.from_disk(path, deserialize, exclude)
+            cfg = None if "cfg" in exclude else read_cfg_file(path / "cfg", self.name)
+            self._load(cfg, None if "model" in exclude else read_model_file(path / "model", self.name))
         except ModelFormatError as err:
             if str(path) in str(err):
                 raise
