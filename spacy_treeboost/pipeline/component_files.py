@@ -22,6 +22,11 @@ class TreeboostPipe(TrainablePipe):
     untrained component), `_loss()`, `_model_bytes()` and `_load_model_bytes()`."""
 
     factory: str
+    _validate_settings: Callable[..., None]  # (block=None, learner=None): checks `cfg`, config errors with a block
+    _reset: Callable[[], None]
+    _loss: Callable[[], Optional[float]]
+    _model_bytes: Callable[[], bytes]
+    _load_model_bytes: Callable[[bytes, bool], None]
 
     def _setup(self, vocab: Vocab, name: str, scorer: Optional[Callable], cfg: Dict[str, Any],
                learner: Any = None) -> None:
@@ -34,21 +39,6 @@ class TreeboostPipe(TrainablePipe):
         self.cfg = cfg
         self._validate_settings(("components", name), learner)
         self._reset()
-
-    def _validate_settings(self, block: Optional[Sequence[str]] = None, learner: Any = None) -> None:
-        raise NotImplementedError
-
-    def _reset(self) -> None:
-        raise NotImplementedError
-
-    def _loss(self) -> Optional[float]:
-        raise NotImplementedError
-
-    def _model_bytes(self) -> bytes:
-        raise NotImplementedError
-
-    def _load_model_bytes(self, data: bytes, cfg_loaded: bool = True) -> None:
-        raise NotImplementedError
 
     def _check_registered(self, learner: Any, registered: Dict[str, Any]) -> None:
         if type(learner) not in registered.values():

@@ -339,25 +339,22 @@ class NMTFSentiment(TreeboostPipe):
             F = np.asarray(data["F"], dtype=np.float64)
             S = np.asarray(data["S"], dtype=np.float64)
             weights = None if data.get("word_weights") is None else np.asarray(data["word_weights"], dtype=np.float64)
-        except (KeyError, TypeError, ValueError) as err:
-            raise ModelFormatError(corrupt.format(err)) from None
-        if F.shape != (len(vocabulary), 2) or S.shape != (2, 2) or not (np.isfinite(F).all() and np.isfinite(S).all()):
-            raise ModelFormatError(corrupt.format(f"F must be {len(vocabulary)} x 2 and S 2 x 2, finite"))
-        if weights is not None and (weights.shape != (len(vocabulary),) or not np.isfinite(weights).all()):
-            raise ModelFormatError(corrupt.format(f"word_weights must hold {len(vocabulary)} finite numbers"))
-        estimator = self._new_estimator()
-        estimator.F_, estimator.S_ = F, S
-        estimator.n_iter_ = int(data.get("n_iter", 0))
-        calibration = lexicon = None
-        try:
+            finite = np.isfinite(F).all() and np.isfinite(S).all()
+            if F.shape != (len(vocabulary), 2) or S.shape != (2, 2) or not finite:
+                raise ValueError(f"F must be {len(vocabulary)} x 2 and S 2 x 2, finite")
+            if weights is not None and (weights.shape != (len(vocabulary),) or not np.isfinite(weights).all()):
+                raise ValueError(f"word_weights must hold {len(vocabulary)} finite numbers")
+            estimator = self._new_estimator()
+            estimator.F_, estimator.S_ = F, S
+            estimator.n_iter_ = int(data.get("n_iter", 0))
             if isinstance(estimator, SSMFLKNaiveBayes):
                 if not isinstance(data.get("learner_state"), dict):
                     raise ValueError("the learner's fitted values are missing")
                 estimator.load_fitted_state(data["learner_state"])
                 if len(estimator.nb_coef_) != len(vocabulary):
                     raise ValueError(f"the naive Bayes coefficients must hold {len(vocabulary)} numbers")
-            if data.get("calibration") is not None:
-                calibration = Calibration.from_dict(data["calibration"])
+            calibration = None if data.get("calibration") is None else Calibration.from_dict(data["calibration"])
+            lexicon = None
             if data.get("lexicon") is not None:
                 words = data["lexicon"]
                 if not all(isinstance(w, str) for side in ("positive", "negative") for w in words[side]):
