@@ -167,7 +167,8 @@ def likely_setting(learner: Any) -> str:
         return (f"max_rules = {params['max_rules']} keeps too few subtrees to tell the documents apart; raise it or "
                 "set it to null")
     if C is not None and C <= 0.01:
-        return f"C = {C:g} regularizes every weight to about 0; raise C, or set C = null to choose it by cross-validation"
+        return (f"C = {C:g} regularizes every weight to about 0; raise C, or set C = null to choose it by "
+                "cross-validation")
     lr_C = params.get("lr_C")
     if lr_C is not None and not 1e-6 <= lr_C <= 1e6:
         return f"lr_C = {lr_C:g} is extreme; use a value from 1e-06 to 1e+06 (1 is usual)"

@@ -231,7 +231,8 @@ class TreeBoostTextCategorizer(TreeboostPipe):
             gold = targets(examples, self.labels, self.cfg["exclusive_classes"], self.name)
             forest = docs_to_forest(docs, self._spec)
             booster, refits = split_learner(self._template)
-            learner = self._fit(self._template if booster is None else booster, f"{len(forest)} training documents", forest, gold)
+            template = self._template if booster is None else booster
+            learner = self._fit(template, f"{len(forest)} training documents", forest, gold)
         if booster is not None:
             self._start(learner, forest if refits else None, None, nlp)
         else:
