@@ -3,18 +3,16 @@ location and without a traceback."""
 import contextlib
 import functools
 import inspect
-import math
-from typing import Any, Callable, Collection, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Collection, Dict, Iterator, Optional, Sequence, Tuple
 
 from confection import ConfigValidationError
 
 from .params import Validated
 
 
-def config_error(message: str, loc: Sequence[str], title: Optional[str] = None) -> ConfigValidationError:
+def config_error(message: str, loc: Sequence[str]) -> ConfigValidationError:
     """A `ConfigValidationError` of `message` at `loc` (e.g. ["components", "textcat", "learner", "C"])."""
-    errors = [{"loc": list(loc), "msg": message}]
-    return ConfigValidationError(errors=errors) if title is None else ConfigValidationError(errors=errors, title=title)
+    return ConfigValidationError(errors=[{"loc": list(loc), "msg": message}])
 
 
 def setting_error(err: Exception, block: Sequence[str], names: Collection[str] = ()) -> ConfigValidationError:
@@ -26,27 +24,6 @@ def setting_error(err: Exception, block: Sequence[str], names: Collection[str] =
         message = f"a setting has the wrong type ({message}); compare the block with its documented settings"
     setting = getattr(err, "setting", None)
     return config_error(message, list(block) + ([setting] if isinstance(setting, str) and setting in names else []))
-
-
-JSON_INTEGERS = (-(2 ** 63), 2 ** 64 - 1)
-
-
-def non_json_value(value: Any, loc: Sequence[str] = ()) -> Optional[Tuple[List[str], Any]]:
-    """The location and value of the first value in a config block that JSON cannot store (NaN, an infinity, a
-    whole number beyond 64 bits; a list as a whole), or None."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found = non_json_value(item, [*loc, str(key)])
-            if found is not None:
-                return found
-    elif isinstance(value, (list, tuple)):
-        if any(non_json_value(item) is not None for item in value):
-            return list(loc), value
-    elif isinstance(value, float) and not math.isfinite(value):
-        return list(loc), value
-    elif isinstance(value, int) and not isinstance(value, bool) and not JSON_INTEGERS[0] <= value <= JSON_INTEGERS[1]:
-        return list(loc), value
-    return None
 
 
 def _train_corpus_reader(nlp: Any) -> Optional[Tuple[str, Dict[str, Any]]]:

@@ -1,4 +1,5 @@
 """The exceptions that are part of the public API (each error of bad input is a `ValueError` subclass)."""
+import functools
 from typing import Any, Tuple
 
 
@@ -16,8 +17,4 @@ class InvalidSettingError(ValueError):
         self.value = value
 
     def __reduce__(self) -> Tuple[Any, ...]:
-        return _invalid_setting, (str(self), self.setting, self.value)
-
-
-def _invalid_setting(message: str, setting: str, value: Any) -> InvalidSettingError:
-    return InvalidSettingError(message, setting=setting, value=value)
+        return functools.partial(InvalidSettingError, setting=self.setting, value=self.value), (str(self),)

@@ -3,7 +3,7 @@ class's `_parameter_constraints` table, which raise an `InvalidSettingError` nam
 import copy
 import inspect
 import math
-from typing import Any, Callable, ClassVar, Dict, List, Mapping, NamedTuple, Optional, Sequence, TypeVar
+from typing import Any, Callable, ClassVar, Dict, List, Literal, Mapping, NamedTuple, Optional, Sequence, TypeVar
 
 import numpy
 
@@ -66,12 +66,6 @@ class Constraint:
     def __init__(self, test: Callable[[Any], bool], text: str) -> None:
         self.test, self.text = test, text
 
-    def is_satisfied_by(self, value: Any) -> bool:
-        return bool(self.test(value))
-
-    def describe(self) -> str:
-        return self.text
-
 
 class Options(Constraint):
     """One of a fixed set of values (strings, or None)."""
@@ -86,17 +80,14 @@ class Interval(Constraint):
     """A whole number ("int") or finite real number ("real", whole numbers too) in a range whose bounds (None: none)
     belong to it as `closed` says: "both", "left", "right" or "neither"."""
 
-    def __init__(self, kind: str, low: Optional[float], high: Optional[float], closed: str = "both") -> None:
-        if kind not in ("int", "real") or closed not in ("both", "left", "right", "neither"):
-            raise ValueError(f"Interval({kind!r}, closed={closed!r}): use kind 'int' or 'real' and closed 'both', "
-                             "'left', 'right' or 'neither'")
+    def __init__(self, kind: Literal["int", "real"], low: Optional[float], high: Optional[float],
+                 closed: Literal["both", "left", "right", "neither"] = "both") -> None:
         self.kind, self.low, self.high, self.closed = kind, low, high, closed
         low_in, high_in = closed in ("both", "left"), closed in ("both", "right")
+        types = (int, numpy.integer) if kind == "int" else (int, float, numpy.integer, numpy.floating)
 
         def test(value: Any) -> bool:
-            if isinstance(value, (bool, numpy.bool_)) or (kind == "int" and not isinstance(value, (int, numpy.integer))):
-                return False
-            if not isinstance(value, (int, float, numpy.integer, numpy.floating)) or not math.isfinite(value):
+            if isinstance(value, (bool, numpy.bool_)) or not isinstance(value, types) or not math.isfinite(value):
                 return False
             return bool((low is None or value > low or (value == low and low_in))
                         and (high is None or value < high or (value == high and high_in)))
@@ -131,15 +122,15 @@ class Items(Constraint):
     def __init__(self, item: Constraint) -> None:
         self.item = item
         super().__init__(lambda value: isinstance(value, (list, tuple)) and len(value) > 0
-                         and all(item.is_satisfied_by(v) for v in value),
-                         f"list one or more values ({item.describe().replace('use ', '', 1)})")
+                         and all(item.test(v) for v in value),
+                         f"list one or more values ({item.text.replace('use ', '', 1)})")
 
 
 class Instance(Constraint):
     """An instance of `cls`, which a user gives as `what` (e.g. 'a "spacy_treeboost.SubtreeBoost.v1" block')."""
 
     def __init__(self, cls: type, what: str) -> None:
-        self.cls, self.what = cls, what
+        self.cls = cls
         super().__init__(lambda value: isinstance(value, cls), f"use {what}")
 
 
@@ -154,12 +145,12 @@ class Rule(NamedTuple):
     hint: Optional[str] = None
 
     def allows(self, value: Any) -> bool:
-        return any(value is None if c is None else c.is_satisfied_by(value) for c in self.accepts)
+        return any(value is None if c is None else c.test(value) for c in self.accepts)
 
     def fix(self) -> str:
         if self.hint is not None:
             return self.hint
-        described = [c.describe() for c in self.accepts if c is not None]
+        described = [c.text for c in self.accepts if c is not None]
         return ", or ".join(described) + (", or None" if None in self.accepts else "")
 
 

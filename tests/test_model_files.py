@@ -136,7 +136,7 @@ def component_outcomes(nlp, pipe, tmp_path, field: str, bits, texts):
     counts = {"rejected": 0, "identical": 0, "changed": 0}
     for bit in bits:
         target.write_bytes(flipped(data, bit))
-        other = type(pipe)(nlp.vocab, None, pipe.name)
+        other = nlp.create_pipe(pipe.factory, pipe.name)
         try:
             other.from_disk(tmp_path / "p")
         except ModelFormatError as err:

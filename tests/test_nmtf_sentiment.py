@@ -11,6 +11,7 @@ from spacy.util import registry
 from spacy_treeboost.nmtf.lexicons import Lexicon, read_hu_liu_lexicon, read_jsonl_lexicon
 from spacy_treeboost.nmtf import MFLK, SSMFLK, build_vocabulary, lexicon_prior, document_term_matrix, word_weights
 from spacy_treeboost.files import ModelFormatError
+from spacy_treeboost.pipeline.nmtf_factory import DEFAULT_CONFIG
 from spacy_treeboost.pipeline.nmtf_sentiment import NMTFSentiment
 from spacy_treeboost.pipeline.nmtf_sentiment import model_bytes
 from spacy_treeboost.nmtf.calibration import Calibration
@@ -394,7 +395,8 @@ def test_learner_with_a_lexicon_prior_is_refused_and_the_cfg_holds_no_prior():
     nlp = make_nlp()
     assert "lexicon_prior" not in nlp.get_pipe("nmtf_sentiment").cfg["learner"]
     with pytest.raises(ValueError, match="must not hold a lexicon_prior: the component builds it from the lexicon"):
-        NMTFSentiment(nlp.vocab, learner=SSMFLK(lexicon_prior=np.zeros((3, 2))))
+        settings = {key: value for key, value in DEFAULT_CONFIG.items() if key not in ("learner", "scorer")}
+        NMTFSentiment(nlp.vocab, None, learner=SSMFLK(lexicon_prior=np.zeros((3, 2))), scorer=None, **settings)
 
 
 def test_unknown_lexicon_words_count_as_the_known_ones_when_the_lexicon_is_all_a_document_holds():

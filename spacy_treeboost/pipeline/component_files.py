@@ -1,28 +1,49 @@
-"""Saving and loading the components: `cfg` (JSON) and `model` (sealed msgpack holding the digest of its `cfg`). A
-failed load raises `ModelFormatError` and leaves the component as it was."""
+"""What both components share: settings in `cfg`, labels, training-data and update checks, and their files, `cfg`
+(JSON) and `model` (sealed msgpack holding the digest of its `cfg`). A failed load raises `ModelFormatError` and
+leaves the component as it was."""
 import json
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Type, Union
 
 from spacy import util
+from spacy.language import Language
+from spacy.pipeline import TrainablePipe
+from spacy.training import Example, validate_get_examples
 from spacy.vocab import Vocab
 
+from ..config_errors import config_error, data_errors, training_corpus
 from ..files import (ModelFormatError, load_cfg_json, msgpack_loads_safe, read_cfg_file, read_model_file,
                      settings_digest, write_bytes_atomic)
+from ..params import shown
 
 
-class ComponentFiles:
-    """Serialization, pickling, labels and the no-op gradient hooks of a component, which provides `factory`,
-    `name`, `cfg`, `vocab`, `scorer`, `_validate_settings()`, `_model_bytes()` and `_load_model_bytes()`."""
+class TreeboostPipe(TrainablePipe):
+    """The base of the components, which provide `factory`, `_validate_settings()`, `_reset()` (the state of an
+    untrained component), `_loss()`, `_model_bytes()` and `_load_model_bytes()`."""
 
     factory: str
-    name: str
-    cfg: Dict[str, Any]
-    vocab: Vocab
-    scorer: Optional[Callable]
+    _validate_settings: Callable[..., None]  # (block=None, learner=None): checks `cfg`, config errors with a block
+    _reset: Callable[[], None]
+    _loss: Callable[[], Optional[float]]
+    _model_bytes: Callable[[], bytes]
+    _load_model_bytes: Callable[[bytes, bool], None]
 
-    def _validate_settings(self) -> None:
-        raise NotImplementedError
+    def _setup(self, vocab: Vocab, name: str, scorer: Optional[Callable], cfg: Dict[str, Any],
+               learner: Any = None) -> None:
+        """Hold the settings `cfg` (and the `learner` they describe), checked as config errors located under
+        [components.name]."""
+        self.vocab = vocab
+        self.model = None
+        self.name = name
+        self.scorer = scorer
+        self.cfg = cfg
+        self._validate_settings(("components", name), learner)
+        self._reset()
+
+    def _check_registered(self, learner: Any, registered: Dict[str, Any]) -> None:
+        if type(learner) not in registered.values():
+            raise config_error(f"learner={shown(learner)} is invalid: use one of the registered learners "
+                               f"{sorted(registered)}", ["components", self.name, "learner"])
 
     @property
     def labels(self) -> Tuple[str, ...]:
@@ -34,6 +55,30 @@ class ComponentFiles:
         """RETURNS (List[str]): The labels, as `spacy init labels` stores them."""
         return list(self.cfg["labels"])
 
+    def _examples(self, get_examples: Callable[[], Iterable[Example]], nlp: Optional[Language]) -> List[Example]:
+        """The training examples, checked as spaCy checks them when there are any."""
+        with data_errors(training_corpus(nlp)):
+            examples = list(get_examples())
+            if examples:
+                validate_get_examples(lambda: examples, f"{type(self).__name__}.initialize")
+        return examples
+
+    def update(self, examples: Iterable[Example], *, drop: float = 0.0, sgd: Optional[Any] = None,
+               losses: Optional[Dict[str, float]] = None) -> Dict[str, float]:
+        """Train for one step (the batch is ignored) and report the training loss."""
+        if losses is None:
+            losses = {}
+        losses.setdefault(self.name, 0.0)
+        loss = self._loss()
+        if loss is not None:
+            losses[self.name] = loss
+        return losses
+
+    def _not_initialized(self, what: str) -> ValueError:
+        return ValueError(f"'{self.name}' has no training {what}: it was not initialized in this run (a sourced or "
+                          "loaded component is not retrained). List it in [training] frozen_components, or train "
+                          "it from scratch (remove 'source').")
+
     def use_params(self, params: dict) -> Iterator[None]:
         yield
 
@@ -44,28 +89,20 @@ class ComponentFiles:
         return ValueError(f"'{self.name}' is not trained: run `nlp.initialize` and train it (spacy train does both), "
                           "or load a trained pipeline.")
 
-    def _model_bytes(self) -> bytes:
-        raise NotImplementedError
-
-    def _load_model_bytes(self, data: bytes, cfg_loaded: bool = True) -> None:
-        raise NotImplementedError
-
     def _restore_cfg(self, cfg: Dict[str, Any]) -> None:
         if not isinstance(cfg, dict):
             raise ModelFormatError(f"'{self.name}': the stored cfg is not a JSON object.")
         unknown = sorted(set(cfg) - set(self.cfg))
         if unknown:
             raise ModelFormatError(f"'{self.name}': the stored cfg has unknown settings {unknown}; it comes from "
-                                   "another component or another spacy-treeboost (a learner's settings belong in its learner "
-                                   "block): retrain the pipeline with this one.")
-        previous = dict(self.cfg)
+                                   "another component or another spacy-treeboost (a learner's settings belong in "
+                                   "its learner block): retrain the pipeline with this one.")
         self.cfg.update(cfg)
         try:
             self._validate_settings()
             if not isinstance(self.cfg["labels"], list) or not all(isinstance(l, str) for l in self.cfg["labels"]):
                 raise ValueError(f"labels={self.cfg['labels']!r} is invalid: use a list of strings")
         except (ValueError, TypeError, KeyError) as err:
-            self._put_back(previous)
             raise ModelFormatError(f"'{self.name}': the stored cfg is invalid: {err}") from None
 
     def _check_cfg_digest(self, digest: str) -> None:
@@ -74,9 +111,19 @@ class ComponentFiles:
                 f"'{self.name}': the cfg does not hold the settings the model was saved with (it was edited or "
                 "damaged, or belongs to another model); restore both files from the same save.")
 
-    def _put_back(self, cfg: Dict[str, Any]) -> None:
-        self.cfg = cfg
-        self._validate_settings()
+    def _load(self, cfg: Any, model: Optional[bytes]) -> None:
+        """Restore the settings `cfg` and the model file's bytes, each None when excluded; on failure the component
+        is left as it was."""
+        previous = dict(self.cfg)
+        try:
+            if cfg is not None:
+                self._restore_cfg(cfg)
+            if model is not None:
+                self._load_model_bytes(model, cfg is not None)
+        except Exception:
+            self.cfg = previous
+            self._validate_settings()
+            raise
 
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         """Serialize the settings and the fitted model."""
@@ -86,22 +133,16 @@ class ComponentFiles:
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> Any:
         """Load from bytes written by `to_bytes`; on failure the component is left as it was."""
-        cfg_loaded = "cfg" not in exclude
-        deserialize = {"cfg": lambda b: self._restore_cfg(load_cfg_json(b, f"'{self.name}' bytes")),
-                       "model": lambda b: self._load_model_bytes(b, cfg_loaded)}
-        previous = dict(self.cfg)
         try:
             fields = msgpack_loads_safe(bytes_data)
-            missing = [key for key in deserialize if key not in exclude and key not in fields]
+            missing = [key for key in ("cfg", "model") if key not in exclude and key not in fields]
             if missing:
                 raise KeyError(f"no {' and no '.join(missing)} field")
-            for key, setter in deserialize.items():
-                if key not in exclude:
-                    setter(fields[key])
+            cfg = None if "cfg" in exclude else load_cfg_json(fields["cfg"], f"'{self.name}' bytes")
+            self._load(cfg, None if "model" in exclude else fields["model"])
+        except ModelFormatError:
+            raise
         except Exception as err:
-            self._put_back(previous)
-            if isinstance(err, ModelFormatError):
-                raise
             raise ModelFormatError(f"'{self.name}': not a serialized {self.factory} component "
                                    f"({type(err).__name__}: {err})") from None
         return self
@@ -116,24 +157,22 @@ class ComponentFiles:
 
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> Any:
         """Load from a directory written by `to_disk`; on failure the component is left as it was."""
-        cfg_loaded = "cfg" not in exclude
-        deserialize = {
-            "cfg": lambda p: self._restore_cfg(read_cfg_file(p, self.name)),
-            "model": lambda p: self._load_model_bytes(read_model_file(p, self.name), cfg_loaded),
-        }
-        previous = dict(self.cfg)
+        path = Path(path)
         try:
-            util.from_disk(path, deserialize, exclude)
+            cfg = None if "cfg" in exclude else read_cfg_file(path / "cfg", self.name)
+            self._load(cfg, None if "model" in exclude else read_model_file(path / "model", self.name))
         except ModelFormatError as err:
-            self._put_back(previous)
             if str(path) in str(err):
                 raise
             raise ModelFormatError(f"{path}: {err}") from None
         return self
 
     def __reduce__(self) -> Any:
-        return (_rebuild, (type(self), self.vocab, self.name, self.scorer, self.to_bytes()))
+        return (_rebuild, (type(self), self.vocab, self.name, self.scorer, self.cfg, self.to_bytes()))
 
 
-def _rebuild(cls: type, vocab: Vocab, name: str, scorer: Optional[Callable], data: bytes) -> Any:
-    return cls(vocab, None, name, scorer=scorer).from_bytes(data)
+def _rebuild(cls: Type[TreeboostPipe], vocab: Vocab, name: str, scorer: Optional[Callable], cfg: Dict[str, Any],
+             data: bytes) -> Any:
+    pipe = cls.__new__(cls)
+    pipe._setup(vocab, name, scorer, dict(cfg))
+    return pipe.from_bytes(data)

@@ -3,15 +3,15 @@ builder, and the checks and warnings about a learner's settings."""
 import functools
 import warnings
 from importlib import import_module
-from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple, Type
+from typing import Any, Callable, Dict, List, Optional, Tuple, Type
 
 import catalogue
 import numpy
 from spacy.language import Language
 from spacy.util import registry
 
-from ..config_errors import config_error, non_json_value, reporting
-from ..params import clone, shown
+from ..config_errors import config_error, reporting
+from ..params import clone
 from ..learning.calibration import CalibratedBoostClassifier
 from ..learning.corrective import CorrectiveBoostClassifier
 from ..learning.learner import TreeBoostClassifier, default_booster
@@ -115,45 +115,36 @@ def unfitted_copy(learner: Any, positive_class: Optional[str] = None) -> Any:
 
 
 FACTORIES = ("treeboost_textcat", "nmtf_sentiment")
+INT64 = range(-(2 ** 63), 2 ** 64)
 
 
-def refuse_non_json_settings(config: Mapping[str, Any], block: Sequence[str]) -> None:
-    """Refuse a value that a spaCy config cannot hold (NaN, an infinity, a whole number beyond 64 bits) in a
-    component's settings, as a config error located at the setting.
-
-    config (Mapping[str, Any]): The component's settings, as given to `nlp.add_pipe` or read from the config.
-    block (Sequence[str]): The component's location, e.g. ["components", "treeboost_textcat"].
-    """
-    found = non_json_value(dict(config))
-    if found is None:
-        return
-    loc, value = found
-    parent: Any = config
-    for key in loc[:-1]:
-        parent = parent[key]
-    name = loc[-1]
-    entry = None
-    learner = parent.get("@learners") if isinstance(parent, Mapping) else None
-    if learner in {*LEARNERS, *NMTF_LEARNER_CLASSES}:
-        cls = _learners().get(learner)
-        if name not in cls._param_names():
-            raise config_error(f"{name} is not a setting of {learner}: remove it (its settings are "
-                               f"{', '.join(cls._param_names())})", [*block, *loc])
-        entry = cls._parameter_constraints.get(name)
-    fix = entry.fix() if entry is not None else (
-        "use a finite number (a config holds JSON values only)" if isinstance(value, float) else
-        "use a whole number that fits in 64 bits (a config holds JSON values only)")
-    raise config_error(f"{name}={shown(value)} is invalid: {fix}", [*block, *loc])
+def _big_integer(value: Any, loc: List[str]) -> Optional[Tuple[List[str], int]]:
+    """The location and value of the first whole number in a config block that exceeds 64 bits, or None."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return None if value in INT64 else (loc, value)
+    if isinstance(value, dict):
+        items = [([*loc, str(key)], item) for key, item in value.items()]
+    else:
+        items = [(loc, item) for item in value] if isinstance(value, (list, tuple)) else []
+    for where, item in items:
+        found = _big_integer(item, where)
+        if found is not None:
+            return found
+    return None
 
 
 def _checking_settings(create_pipe: Callable[..., Any]) -> Callable[..., Any]:
-    """spaCy's `Language.create_pipe`, which first applies `refuse_non_json_settings` to this package's factories."""
+    """spaCy's `Language.create_pipe`, refusing this package's settings that hold a whole number beyond 64 bits,
+    which spaCy's JSON check (through ujson) can let through and leave an exception set behind."""
 
     @functools.wraps(create_pipe)
     def create(self: Language, factory_name: str, name: Optional[str] = None, *args: Any, **kwargs: Any) -> Any:
         config = kwargs.get("config")
-        if factory_name in FACTORIES and isinstance(config, Mapping):
-            refuse_non_json_settings(config, ["components", name or factory_name])
+        found = _big_integer(config, []) if factory_name in FACTORIES and isinstance(config, dict) else None
+        if found is not None:
+            loc, value = found
+            raise config_error(f"{loc[-1]}={value} is invalid: use a whole number that fits in 64 bits (a config "
+                               "holds JSON values only)", ["components", name or factory_name, *loc])
         return create_pipe(self, factory_name, name, *args, **kwargs)
 
     setattr(create, "checks_settings", True)
@@ -176,7 +167,8 @@ def likely_setting(learner: Any) -> str:
         return (f"max_rules = {params['max_rules']} keeps too few subtrees to tell the documents apart; raise it or "
                 "set it to null")
     if C is not None and C <= 0.01:
-        return f"C = {C:g} regularizes every weight to about 0; raise C, or set C = null to choose it by cross-validation"
+        return (f"C = {C:g} regularizes every weight to about 0; raise C, or set C = null to choose it by "
+                "cross-validation")
     lr_C = params.get("lr_C")
     if lr_C is not None and not 1e-6 <= lr_C <= 1e6:
         return f"lr_C = {lr_C:g} is extreme; use a value from 1e-06 to 1e+06 (1 is usual)"

@@ -9,31 +9,30 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 import numpy as np
 from spacy import util
 from spacy.language import Language
-from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc
-from spacy.training import Example, validate_get_examples
+from spacy.training import Example
 from spacy.vocab import Vocab
 
 from ..config_errors import config_error, data_errors, reported_at, reporting, training_corpus
-from ..nmtf import lexicons
-from ..nmtf.lexicons import Lexicon
-from .learners import learner_from_settings, learner_settings, nmtf_learners, warn_if_constant
-from .component_files import ComponentFiles
 from ..files import ModelFormatError, seal, settings_digest, unseal
-from ..nmtf import (MFLK, UNLABELLED, SSMFLK, SSMFLKNaiveBayes, SSMFLKSelfTrained, build_vocabulary,
-                    document_term_matrix, lexicon_prior, porter_stem, word_weights)
+from ..nmtf import (MFLK, UNLABELLED, SSMFLK, SSMFLKNaiveBayes, build_vocabulary, document_term_matrix, lexicon_prior,
+                    lexicons, porter_stem, word_weights)
 from ..nmtf.calibration import Calibration, label_folds
 from ..nmtf.common import NEGATIVE, POSITIVE, sp
-from ..params import Boolean, Interval, Options, invalid_setting, rule, shown, validate_params
+from ..nmtf.lexicons import Lexicon
+from ..params import Boolean, Interval, Options, invalid_setting, rule, validate_params
+from .component_files import TreeboostPipe
+from .learners import learner_from_settings, learner_settings, nmtf_learners, warn_if_constant
 
-# Registered here as well as by entry points (for a source checkout); errors become spaCy config errors.
-read_hu_liu_lexicon = reporting(lexicons.read_hu_liu_lexicon, "spacy_treeboost.HuLiuLexicon.v1")
-read_jsonl_lexicon = reporting(lexicons.read_jsonl_lexicon, "spacy_treeboost.JsonlLexicon.v1")
-read_lexicon = reporting(lexicons.read_lexicon, "spacy_treeboost.Lexicon.v1")
-for _name, _func in (("spacy_treeboost.HuLiuLexicon.v1", read_hu_liu_lexicon),
-                     ("spacy_treeboost.JsonlLexicon.v1", read_jsonl_lexicon),
-                     ("spacy_treeboost.Lexicon.v1", read_lexicon)):
-    util.registry.readers.register(_name, func=_func)
+
+def _reader(name: str, func: Callable[..., Lexicon]) -> Callable[..., Lexicon]:
+    """`func` registered as the reader `name` (also by entry points), its errors as spaCy config errors."""
+    return util.registry.readers.register(name, func=reporting(func, name))
+
+
+read_hu_liu_lexicon = _reader("spacy_treeboost.HuLiuLexicon.v1", lexicons.read_hu_liu_lexicon)
+read_jsonl_lexicon = _reader("spacy_treeboost.JsonlLexicon.v1", lexicons.read_jsonl_lexicon)
+read_lexicon = _reader("spacy_treeboost.Lexicon.v1", lexicons.read_lexicon)
 
 CALIBRATION_FOLDS = 2
 MODEL_FORMAT = "spacy_treeboost.nmtf_sentiment"
@@ -48,7 +47,7 @@ SETTING_CONSTRAINTS = {
 }
 
 
-class NMTFSentiment(ComponentFiles, TrainablePipe):
+class NMTFSentiment(TreeboostPipe):
     """Document polarity from a lexicon-guided non-negative matrix tri-factorization.
 
     DOCS: docs/nmtf.md, docs/nmtf_sentiment.md; docs/algorithms.md, section 4 (Li, Zhang & Sindhwani 2009).
@@ -57,46 +56,29 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
     factory = "nmtf_sentiment"
 
     def __init__(
-        self, vocab: Vocab, model: None = None, name: str = "nmtf_sentiment", *, positive_label: str = "positive",
-        negative_label: str = "negative", learner: Optional[MFLK] = None, iterations_per_update: int = 10,
-        n_words: int = 5000, norm: str = "l2", word_norm: bool = True, token_attr: str = "LOWER", stem: bool = False,
-        scorer: Optional[Callable] = None,
+        self, vocab: Vocab, model: None, name: str = "nmtf_sentiment", *, positive_label: str, negative_label: str,
+        learner: MFLK, iterations_per_update: int, n_words: int, norm: str, word_norm: bool, token_attr: str,
+        stem: bool, scorer: Optional[Callable],
     ) -> None:
-        """Initialize the component. See `make_nmtf_sentiment` for the settings; `model` is unused."""
-        block = ("components", name)
+        """Initialize the component; `make_nmtf_sentiment` describes the settings, `model` is unused."""
+        self.name = name
         if not positive_label or not negative_label or positive_label == negative_label:
             raise config_error(
                 f"positive_label and negative_label must be two different non-empty labels, "
-                f"got {positive_label!r} and {negative_label!r}.", [*block, "negative_label"])
-        learner = SSMFLKSelfTrained() if learner is None else learner
-        if type(learner) not in nmtf_learners().values():
-            raise config_error(f"learner={shown(learner)} is invalid: use one of the registered learners "
-                               f"{sorted(nmtf_learners())}", [*block, "learner"])
-        self.vocab = vocab
-        self.model = None
-        self.name = name
-        self.scorer = scorer
+                f"got {positive_label!r} and {negative_label!r}.", ["components", name, "negative_label"])
+        self._check_registered(learner, nmtf_learners())
         settings = learner_settings(learner)
         if settings.pop("lexicon_prior", None) is not None:
             raise config_error(f"{name}'s learner must not hold a lexicon_prior: the component builds it from the "
                                f"lexicon under [initialize.components.{name}] and its own vocabulary.",
-                               [*block, "learner", "lexicon_prior"])
-        self.cfg: Dict[str, Any] = {
-            "labels": [positive_label, negative_label], "learner": settings,
-            "iterations_per_update": iterations_per_update, "n_words": n_words, "norm": norm, "word_norm": word_norm,
-            "token_attr": token_attr, "stem": stem}
-        self._validate_settings(block)
-        self._estimator: Optional[MFLK] = None
-        self._vocabulary: List[str] = []
-        self._word_weights: Optional[np.ndarray] = None
-        self._calibration: Optional[Calibration] = None
-        self._lexicon: Optional[Lexicon] = None
-        self._fold_estimators: List[MFLK] = []
-        self._gold: Optional[np.ndarray] = None
-        self._train_X: Any = None
+                               ["components", name, "learner", "lexicon_prior"])
+        cfg = {"labels": [positive_label, negative_label], "learner": settings,
+               "iterations_per_update": iterations_per_update, "n_words": n_words, "norm": norm,
+               "word_norm": word_norm, "token_attr": token_attr, "stem": stem}
+        self._setup(vocab, name, scorer, cfg)
         self.fit_info_: Optional[Dict[str, Any]] = None
 
-    def _validate_settings(self, block: Optional[Sequence[str]] = None) -> None:
+    def _validate_settings(self, block: Optional[Sequence[str]] = None, learner: Any = None) -> None:
         """Check the settings in `cfg`; with the config `block`, errors are config errors located at the setting."""
         with reported_at(block, self.cfg):
             if not isinstance(self.cfg["labels"], list) or len(self.cfg["labels"]) != 2:
@@ -104,6 +86,19 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
             validate_params(self.cfg, SETTING_CONSTRAINTS)
         with reported_at(None if block is None else [*block, "learner"], self.cfg["learner"]):
             self._new_estimator().validate_params()
+
+    def _reset(self, estimator: Optional[MFLK] = None, vocabulary: Sequence[str] = (),
+               weights: Optional[np.ndarray] = None, calibration: Optional[Calibration] = None,
+               lexicon: Optional[Lexicon] = None) -> None:
+        """Hold a fitted model (None: untrained) and forget the training matrix."""
+        self._estimator = estimator
+        self._vocabulary = list(vocabulary)
+        self._word_weights = weights
+        self._calibration = calibration
+        self._lexicon = lexicon
+        self._fold_estimators: List[MFLK] = []
+        self._gold: Optional[np.ndarray] = None
+        self._train_X: Any = None
 
     @property
     def _uses_labels(self) -> bool:
@@ -150,10 +145,8 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
                 f'`lexicon = {{"@readers": "spacy_treeboost.HuLiuLexicon.v1", "path": ...}}` under '
                 f"[initialize.components.{self.name}], or set alpha = 0.",
                 ["initialize", "components", self.name, "lexicon"])
+        examples = self._examples(get_examples, nlp)
         with data_errors(training_corpus(nlp)):
-            examples = list(get_examples())
-            if examples:
-                validate_get_examples(lambda: examples, f"{self.name}.initialize")
             self._warn_shared_keys(nlp)
             docs, gold = self._training_documents(examples, nlp, unlabeled)
             tokens = [self._tokens(doc) for doc in docs]
@@ -176,13 +169,10 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
                 for fold in range(CALIBRATION_FOLDS if both else 0)]
             self._gold, self._train_X = y, X
             held_out = self._fit(estimator, X, y)
-        self._estimator = estimator
-        self._vocabulary = vocabulary
-        self._word_weights = weights
-        self._lexicon = lexicon
         score = estimator.decision_function(X)
         if held_out is not None:
             score[folds >= 0] = held_out[folds >= 0]
+        self._estimator, self._vocabulary, self._word_weights, self._lexicon = estimator, vocabulary, weights, lexicon
         self._calibration = Calibration.fit(score, y)
         warn_if_constant(self.name, estimator, score)
 
@@ -245,21 +235,11 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
                           "held_out_accuracy": accuracy.tolist()}
         return scores[chosen]
 
-    def update(self, examples: Iterable[Example], *, drop: float = 0.0, sgd: Optional[Callable] = None,
-               losses: Optional[Dict[str, float]] = None) -> Dict[str, float]:
-        """Report the objective J as the loss (the model is fitted in `initialize`; the arguments are ignored)."""
-        if losses is None:
-            losses = {}
-        losses.setdefault(self.name, 0.0)
-        estimator = self._estimator
-        if estimator is None or not estimator.can_iterate():
-            raise ValueError(
-                f"{self.name} has no training matrix: it was not initialized in this run (a sourced or "
-                f"loaded component is not retrained). Add it to [training] frozen_components, or train it "
-                f"from scratch."
-            )
-        losses[self.name] = float(estimator.objective_[-1])
-        return losses
+    def _loss(self) -> float:
+        """The objective J (the model is fitted in `initialize`)."""
+        if self._estimator is None or not self._estimator.can_iterate():
+            raise self._not_initialized("matrix")
+        return float(self._estimator.objective_[-1])
 
     def predict(self, docs: Iterable[Doc]) -> np.ndarray:
         """RETURNS (numpy.ndarray): The calibrated (positive, negative) probabilities of each document."""
@@ -344,9 +324,10 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
                                    "nmtf_sentiment model; retrain the component.")
         if cfg_loaded:
             self._check_cfg_digest(content["cfg_sha256"])
-        fitted = self._read_model(content) if content.get("fitted") else (None, [], None, None, None)
-        self._estimator, self._vocabulary, self._word_weights, self._calibration, self._lexicon = fitted
-        self._fold_estimators, self._gold, self._train_X = [], None, None
+        if content.get("fitted"):
+            self._reset(*self._read_model(content))
+        else:
+            self._reset()
 
     def _read_model(self, data: Dict[str, Any]) -> Tuple[MFLK, List[str], Optional[np.ndarray],
                                                          Optional[Calibration], Optional[Lexicon]]:
@@ -358,25 +339,22 @@ class NMTFSentiment(ComponentFiles, TrainablePipe):
             F = np.asarray(data["F"], dtype=np.float64)
             S = np.asarray(data["S"], dtype=np.float64)
             weights = None if data.get("word_weights") is None else np.asarray(data["word_weights"], dtype=np.float64)
-        except (KeyError, TypeError, ValueError) as err:
-            raise ModelFormatError(corrupt.format(err)) from None
-        if F.shape != (len(vocabulary), 2) or S.shape != (2, 2) or not (np.isfinite(F).all() and np.isfinite(S).all()):
-            raise ModelFormatError(corrupt.format(f"F must be {len(vocabulary)} x 2 and S 2 x 2, finite"))
-        if weights is not None and (weights.shape != (len(vocabulary),) or not np.isfinite(weights).all()):
-            raise ModelFormatError(corrupt.format(f"word_weights must hold {len(vocabulary)} finite numbers"))
-        estimator = self._new_estimator()
-        estimator.F_, estimator.S_ = F, S
-        estimator.n_iter_ = int(data.get("n_iter", 0))
-        calibration = lexicon = None
-        try:
+            finite = np.isfinite(F).all() and np.isfinite(S).all()
+            if F.shape != (len(vocabulary), 2) or S.shape != (2, 2) or not finite:
+                raise ValueError(f"F must be {len(vocabulary)} x 2 and S 2 x 2, finite")
+            if weights is not None and (weights.shape != (len(vocabulary),) or not np.isfinite(weights).all()):
+                raise ValueError(f"word_weights must hold {len(vocabulary)} finite numbers")
+            estimator = self._new_estimator()
+            estimator.F_, estimator.S_ = F, S
+            estimator.n_iter_ = int(data.get("n_iter", 0))
             if isinstance(estimator, SSMFLKNaiveBayes):
                 if not isinstance(data.get("learner_state"), dict):
                     raise ValueError("the learner's fitted values are missing")
                 estimator.load_fitted_state(data["learner_state"])
                 if len(estimator.nb_coef_) != len(vocabulary):
                     raise ValueError(f"the naive Bayes coefficients must hold {len(vocabulary)} numbers")
-            if data.get("calibration") is not None:
-                calibration = Calibration.from_dict(data["calibration"])
+            calibration = None if data.get("calibration") is None else Calibration.from_dict(data["calibration"])
+            lexicon = None
             if data.get("lexicon") is not None:
                 words = data["lexicon"]
                 if not all(isinstance(w, str) for side in ("positive", "negative") for w in words[side]):

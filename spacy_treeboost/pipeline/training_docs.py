@@ -136,5 +136,5 @@ def training_docs(examples: List[Example], nlp: Optional[Language], name: str, s
             trainable = getattr(proc, "is_trainable", False)
             if trainable and other not in frozen and other not in nlp.disabled:
                 continue
-            docs = list(proc.pipe(docs, batch_size=nlp.batch_size)) if hasattr(proc, "pipe") else [proc(d) for d in docs]
+            docs = list(proc.pipe(docs, batch_size=nlp.batch_size)) if hasattr(proc, "pipe") else list(map(proc, docs))
     return docs

@@ -8,28 +8,25 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Literal, Optio
 import numpy
 from spacy import util
 from spacy.language import Language
-from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc
-from spacy.training import Example, validate_get_examples
+from spacy.training import Example
 from spacy.vocab import Vocab
 
-from ..files import COMPONENT_MODEL_FORMAT, COMPONENT_MODEL_VERSION, seal, settings_digest
-from ..files import unseal_component_model
-from ..learning.classifier_files import classifier_from_dict, classifier_to_dict
+from ..config_errors import check_learner, corpus_reader_hint, data_errors, reported_at, training_corpus
+from ..files import COMPONENT_MODEL_FORMAT, COMPONENT_MODEL_VERSION, seal, settings_digest, unseal_component_model
 from ..learning.classifier import RuleClassifier, cats_from_margins
+from ..learning.classifier_files import classifier_from_dict, classifier_to_dict
 from ..learning.learner import TreeBoostClassifier
 from ..learning.subtree_linear import SubtreeLinearClassifier
 from ..models.rules import ModelFormatError
-from ..params import Boolean, Interval, Options, clone, invalid_setting, rule, shown, validate_params
+from ..params import Boolean, Interval, Options, clone, invalid_setting, rule, validate_params
 from ..trees.doc_trees import DocIndexer, TreeSpec, docs_to_forest
-from .component_files import ComponentFiles
-from ..config_errors import (check_learner, config_error, corpus_reader_hint, data_errors, reported_at,
-                             training_corpus)
-from .learners import (LEARNERS, TREE_KEYS, learner_from_settings, learner_settings, split_learner, unfitted_copy,
-                       warn_if_constant)
-from .scoring import CATS_SCORE_WEIGHTS, score_treeboost_cats
-from .training_docs import check_labels, check_parser, check_positive_label, check_whole_corpus, targets
-from .training_docs import label_statistics, training_docs, under_debug_data, warn_idle_steps
+from .component_files import TreeboostPipe
+from .learners import LEARNERS, TREE_KEYS, learner_from_settings, learner_settings, split_learner, unfitted_copy
+from .learners import warn_if_constant
+from .scoring import CATS_SCORE_WEIGHTS
+from .training_docs import check_labels, check_parser, check_positive_label, check_whole_corpus, label_statistics
+from .training_docs import targets, training_docs, under_debug_data, warn_idle_steps
 
 DEFAULT_CONFIG: Dict[str, Any] = {
     "learner": {"@learners": "spacy_treeboost.SubtreeLinear.v1"},
@@ -94,7 +91,7 @@ def make_treeboost_textcat(
         threshold=threshold, parse_source=parse_source, scorer=scorer)
 
 
-class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
+class TreeBoostTextCategorizer(TreeboostPipe):
     """Assign `doc.cats` with rules over subtrees of each doc's sentence trees."""
 
     factory = "treeboost_textcat"
@@ -105,27 +102,20 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         model: None,
         name: str = "treeboost_textcat",
         *,
-        learner: Optional[RuleClassifier] = None,
-        trees: Optional[TreeSpec] = None,
-        rounds_per_update: int = 5,
-        initial_rounds: int = 0,
-        exclusive_classes: bool = True,
-        positive_label: Optional[str] = None,
-        threshold: float = 0.5,
-        parse_source: ParseSource = "pipeline",
-        scorer: Optional[Callable] = score_treeboost_cats,
+        learner: RuleClassifier,
+        trees: TreeSpec,
+        rounds_per_update: int,
+        initial_rounds: int,
+        exclusive_classes: bool,
+        positive_label: Optional[str],
+        threshold: float,
+        parse_source: ParseSource,
+        scorer: Optional[Callable],
     ) -> None:
-        self.vocab = vocab
-        self.model = None
+        """Initialize the component; `make_treeboost_textcat` describes the settings, `model` is unused."""
         self.name = name
-        self.scorer = scorer
-        learner = SubtreeLinearClassifier() if learner is None else learner
-        trees = TreeSpec() if trees is None else trees
-        block = ("components", name)
-        if type(learner) not in LEARNERS.values():
-            raise config_error(f"learner={shown(learner)} is invalid: use one of the registered learners "
-                               f"{sorted(LEARNERS)}", [*block, "learner"])
-        self.cfg: Dict[str, Any] = {
+        self._check_registered(learner, LEARNERS)
+        cfg = {
             "labels": [], "n_rounds": 0, "learner": learner_settings(learner),
             "trees": {"tree_mode": trees.tree_mode, "node_attrs": list(trees.node_attrs),
                       "skip_flags": list(trees.skip_flags)},
@@ -133,17 +123,9 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
             "exclusive_classes": exclusive_classes, "positive_label": positive_label, "threshold": threshold,
             "parse_source": parse_source,
         }
-        self._validate_settings(block, learner)
-        self._learner: Optional[RuleClassifier] = None
-        self._train_forest: Any = None
-        self._refit: Optional[Tuple[int, RuleClassifier]] = None
-        self._fit_loss: Optional[float] = None
-        self._indexer: Optional[Tuple[int, int, DocIndexer]] = None
-        self._capped = False
-        self._checked_scores = True
+        self._setup(vocab, name, scorer, cfg, learner)
 
-    def _validate_settings(self, block: Optional[Sequence[str]] = None,
-                           learner: Optional[RuleClassifier] = None) -> None:
+    def _validate_settings(self, block: Optional[Sequence[str]] = None, learner: Optional[Any] = None) -> None:
         """Check the settings in `cfg` and make the learner's template (a clone of `learner`, else from the cfg); with
         the config `block`, errors are `ConfigValidationError`s located at the setting."""
         cfg = self.cfg
@@ -156,6 +138,17 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
             if cfg["rounds_per_update"] == 0 and cfg["initial_rounds"] == 0 and split_learner(self._template)[0]:
                 raise invalid_setting("rounds_per_update", 0, "with initial_rounds = 0 and a boosting learner no rule "
                                       "would ever be learned; use rounds_per_update >= 1 (or initial_rounds >= 1)")
+
+    def _reset(self, learner: Optional[RuleClassifier] = None, forest: Any = None,
+               fit_loss: Optional[float] = None) -> None:
+        """Hold a learner (None: untrained), the training trees a booster needs and the fitted model's loss."""
+        self._learner = learner
+        self._train_forest = forest
+        self._fit_loss = fit_loss
+        self._refit: Optional[Tuple[int, RuleClassifier]] = None
+        self._indexer: Optional[Tuple[int, int, DocIndexer]] = None
+        self._capped = False
+        self._checked_scores = True
 
     @property
     def _max_rounds(self) -> int:
@@ -170,7 +163,8 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
             return None
         if split_learner(self._template)[1] and isinstance(learner, TreeBoostClassifier):
             if self._refit is None or self._refit[0] != learner.n_rounds_:
-                self._refit = (learner.n_rounds_, unfitted_copy(self._template, self.cfg["positive_label"]).refit(learner, self._train_forest))
+                refitted = unfitted_copy(self._template, self.cfg["positive_label"]).refit(learner, self._train_forest)
+                self._refit = (learner.n_rounds_, refitted)
             return self._refit[1]
         return learner
 
@@ -206,17 +200,18 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         shards (Optional[Union[str, Sequence[str]]]): Shard files or glob patterns (DocBins or BACT files) that the
             subtree-linear learner's workers read and fit on instead of the training examples.
         """
+        if positive_label is not None:
+            self.cfg["positive_label"] = positive_label
         if shards is not None:
-            self._initialize_from_shards(shards, nlp, labels, positive_label)
+            self._initialize_from_shards(shards, nlp, labels)
             return
         block = ("components", self.name)
         with reported_at(block, self.cfg):
             check_whole_corpus(nlp, self.name)
             check_parser(nlp, self.name, self._spec.tree_mode, self.cfg["parse_source"])
+        examples = self._examples(get_examples, nlp)
         corpus = training_corpus(nlp)
         with data_errors(corpus):
-            validate_get_examples(get_examples, "TreeBoostTextCategorizer.initialize")
-            examples = list(get_examples())
             if not examples:
                 raise ValueError(f"'{self.name}' got no training examples: the training corpus is empty. Give it "
                                  "labeled documents (or check its reader's folds and limit settings)."
@@ -225,8 +220,6 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
                 labels = sorted({label for eg in examples for label in eg.reference.cats})
             self.cfg["labels"] = list(labels)
             check_labels(self.name, self.labels, self.cfg["exclusive_classes"], corpus_reader_hint(nlp))
-        if positive_label is not None:
-            self.cfg["positive_label"] = positive_label
         with reported_at(block, self.cfg):
             check_positive_label(self.labels, self.cfg["positive_label"])
         if under_debug_data():
@@ -237,25 +230,16 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
             self._spec.check_docs(docs, self.name, self.cfg["parse_source"])
             gold = targets(examples, self.labels, self.cfg["exclusive_classes"], self.name)
             forest = docs_to_forest(docs, self._spec)
-            learner = unfitted_copy(self._template, self.cfg["positive_label"])
-            booster, refits = split_learner(learner)
-            if booster is not None:
-                learner = unfitted_copy(booster, self.cfg["positive_label"])
-            try:
-                with fit_progress():
-                    logger.info("'%s': fitting %s on %d training documents", self.name, type(learner).__name__,
-                                len(forest))
-                    if booster is not None:
-                        learner.start(forest, gold)
-                    else:
-                        learner.fit(forest, gold)
-            except ValueError as err:
-                raise ValueError(f"'{self.name}' cannot train: {err}") from None
-        fit_loss = None if booster is not None else training_log_loss(self.name, self._template, learner, forest, gold)
-        self._start(learner, forest if refits else None, fit_loss, booster is None, nlp)
+            booster, refits = split_learner(self._template)
+            template = self._template if booster is None else booster
+            learner = self._fit(template, f"{len(forest)} training documents", forest, gold)
+        if booster is not None:
+            self._start(learner, forest if refits else None, None, nlp)
+        else:
+            self._start(learner, None, training_log_loss(self.name, self._template, learner, forest, gold), nlp)
 
     def _initialize_from_shards(self, shards: Union[str, Sequence[str]], nlp: Optional[Language],
-                                labels: Optional[Iterable[str]], positive_label: Optional[str]) -> None:
+                                labels: Optional[Iterable[str]]) -> None:
         from ..learning.shard_files import TreeShards, shard_paths
 
         if not isinstance(self._template, SubtreeLinearClassifier):
@@ -263,82 +247,70 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
                              f"subtree-linear learner's workers, but the learner is {type(self._template).__name__}, "
                              "which needs every training document in this process: use "
                              "spacy_treeboost.SubtreeLinear.v1 or drop shards")
-        if positive_label is not None:
-            self.cfg["positive_label"] = positive_label
         given = None if labels is None else list(labels)
-        learner = unfitted_copy(self._template, self.cfg["positive_label"])
         try:
             source = TreeShards(shard_paths(shards), spec=self._spec, labels=given,
                                 exclusive_classes=self.cfg["exclusive_classes"],
                                 lang=(nlp.lang if nlp is not None else None) or "xx")
-            with fit_progress():
-                logger.info("'%s': fitting %s on %d shard files", self.name, type(learner).__name__, len(source))
-                learner.fit(source)
         except ValueError as err:
             raise ValueError(f"'{self.name}' cannot train: {err}") from None
+        learner = self._fit(self._template, f"{len(source)} shard files", source)
         self.cfg["labels"] = given if given is not None else [str(c) for c in learner.classes_]
         with reported_at(("components", self.name), self.cfg):
             check_positive_label(self.labels, self.cfg["positive_label"])
-        self._start(learner, None, None, True, nlp)
+        self._start(learner, None, None, nlp)
 
-    def _start(self, learner: RuleClassifier, forest: Any, fit_loss: Optional[float], fitted: bool,
-               nlp: Optional[Language]) -> None:
-        self._fit_loss = fit_loss
-        self._learner = learner
-        self._train_forest = forest
-        self._refit = None
-        self._indexer = None
-        self._capped = False
+    def _fit(self, template: RuleClassifier, what: str, *data: Any) -> RuleClassifier:
+        """An unfitted copy of `template` fitted on `data` (a booster: started, 0 rounds), logging `what`."""
+        learner = unfitted_copy(template, self.cfg["positive_label"])
+        try:
+            with fit_progress():
+                logger.info("'%s': fitting %s on %s", self.name, type(learner).__name__, what)
+                if isinstance(learner, TreeBoostClassifier):
+                    learner.start(*data)
+                else:
+                    learner.fit(*data)
+        except ValueError as err:
+            raise ValueError(f"'{self.name}' cannot train: {err}") from None
+        return learner
+
+    def _start(self, learner: RuleClassifier, forest: Any, fit_loss: Optional[float], nlp: Optional[Language]) -> None:
+        fitted = not isinstance(learner, TreeBoostClassifier)
+        self._reset(learner, forest, fit_loss)
         self._checked_scores = fitted
         self._boost(self.cfg["initial_rounds"])
         if fitted:
             warn_idle_steps(nlp, self.name)
 
-    def update(
-        self,
-        examples: Iterable[Example],
-        *,
-        drop: float = 0.0,
-        sgd: Optional[Any] = None,
-        losses: Optional[Dict[str, float]] = None,
-    ) -> Dict[str, float]:
-        """Run `rounds_per_update` more boosting rounds over all training trees; the batch is ignored."""
-        if losses is None:
-            losses = {}
-        losses.setdefault(self.name, 0.0)
-        if self._learner is not None and not isinstance(self._learner, TreeBoostClassifier):
-            if self._fit_loss is not None:
-                losses[self.name] = self._fit_loss
-            return losses
-        if self._learner is None or not (isinstance(self._learner, TreeBoostClassifier) and self._learner.can_boost()):
-            raise ValueError(
-                f"'{self.name}' has no training trees: it was not initialized in this run. A sourced treeboost "
-                "component cannot resume training; list it in [training] frozen_components, or train it from "
-                "scratch (remove 'source').")
+    def _loss(self) -> Optional[float]:
+        """Run `rounds_per_update` more boosting rounds over all training trees; a fitted learner: its loss."""
+        learner = self._learner
+        if learner is not None and not isinstance(learner, TreeBoostClassifier):
+            return self._fit_loss
+        if learner is None or not learner.can_boost():
+            raise self._not_initialized("trees")
         self._boost(self.cfg["rounds_per_update"])
-        trace = self._learner.trace_
-        if trace:
-            heads = len(self._learner.heads_)
-            losses[self.name] = float(numpy.mean([e["loss"] for e in trace[-heads:]]))
-        return losses
+        if not learner.trace_:
+            return None
+        return float(numpy.mean([e["loss"] for e in learner.trace_[-len(learner.heads_):]]))
 
     def _boost(self, n_rounds: int) -> None:
-        assert self._learner is not None
-        if not isinstance(self._learner, TreeBoostClassifier):
+        learner = self._learner
+        if not isinstance(learner, TreeBoostClassifier):
             return
-        n = max(0, min(n_rounds, self._max_rounds - self._learner.n_rounds_))
+        n = max(0, min(n_rounds, self._max_rounds - learner.n_rounds_))
         if n:
-            self._learner.boost(n)
+            learner.boost(n)
             self._indexer = None
-        self.cfg["n_rounds"] = self._learner.n_rounds_
-        if self._learner.n_rounds_ and not self._checked_scores:
+        self.cfg["n_rounds"] = learner.n_rounds_
+        if learner.n_rounds_ and not self._checked_scores:
             self._checked_scores = True
             predictor = self._predictor()
             assert predictor is not None, "a learner with rounds is fitted"
-            scores = (predictor.predict_proba(self._train_forest) if predictor is not self._learner
-                      else numpy.column_stack([head.scores for head in self._learner.heads_]))
+            scores = (predictor.predict_proba(self._train_forest) if predictor is not learner
+                      else numpy.column_stack([head.scores for head in learner.heads_]))
             warn_if_constant(self.name, self._template, scores)
-        if n_rounds and self._learner.n_rounds_ >= self._max_rounds and not self._capped:
+        if n_rounds and learner.n_rounds_ >= self._max_rounds and not self._capped:
             self._capped = True
             util.logger.warning(
                 f"'{self.name}' reached its learner's n_rounds = {self._max_rounds}: later training steps add no "
@@ -415,16 +387,13 @@ class TreeBoostTextCategorizer(ComponentFiles, TrainablePipe):
         payload = unseal_component_model(data, self.name)
         loaded = payload["classifier"]
         learner = None if loaded is None else classifier_from_dict(loaded)
-        unknown = sorted({str(c) for c in learner.classes_} - set(self.labels)) if learner is not None and self.labels else []
-        if unknown:
+        unknown = sorted({str(c) for c in learner.classes_} - set(self.labels)) if learner is not None else []
+        if unknown and self.labels:
             raise ModelFormatError(f"'{self.name}': the model scores classes {unknown} that are not among the labels "
                                    f"{list(self.labels)} of its cfg; the cfg was edited or belongs to another model.")
         if cfg_loaded:
             self._check_cfg_digest(payload["cfg_sha256"])
-        self._learner = learner
-        self._train_forest = None
-        self._refit = None
-        self._indexer = None
+        self._reset(learner)
 
 
 @contextmanager
