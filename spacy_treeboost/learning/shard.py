@@ -19,8 +19,10 @@ class Part(NamedTuple):
     size: int
 
 
-def add_part(total: Optional[numpy.ndarray], part: Part) -> numpy.ndarray:
-    """`total` (None: zeros) plus the part, in place when the part has columns."""
+def add_part(total: Any, part: Any) -> Any:
+    """`total` (None: nothing yet) plus `part`: a number, an array or a `Part` (added in place at its columns)."""
+    if not isinstance(part, Part):
+        return part if total is None else total + part
     if part.columns is None:
         return part.values if total is None else total + part.values
     if total is None:
@@ -62,8 +64,7 @@ class DocumentShard:
 
     A: Any  # the training rows, scaled
     B: Any  # the held-out rows, scaled
-    R: Any  # the reduced training rows
-    X: Any  # ... as multiplied (`products.newton_blocks`), and their squares
+    X: Any  # the reduced training rows as multiplied (`products.newton_blocks`), and their squares
     squared: Any
 
     def __init__(self, index: int, start: int, matrices: Dict[str, Any]) -> None:
@@ -85,7 +86,7 @@ class DocumentShard:
         team = getattr(getattr(self, "X", None), "team", None)
         if team is not None:
             team.close()
-        self.A = self.B = self.R = self.X = self.squared = None
+        self.A = self.B = self.X = self.squared = None
         self.found: Optional[Singletons] = None
         return_free_heap()
 
@@ -188,37 +189,26 @@ class DocumentShard:
                 kept = numpy.flatnonzero(kept)
                 columns, local = s.keep[kept], numpy.concatenate([kept, self.k + self.offset + numpy.arange(len(rows))])
         self.local = None if local is None or len(local) == self.d else local
-        pattern = None if self.local is None and s is None else column_values(A)
         if self.local is None and s is None:
-            R = A
-            self.X, self.squared = newton_blocks(R, threads)
-        elif pattern is not None:
+            self.X, self.squared = newton_blocks(A, threads)
+        else:
             # one value per column (presence, naive Bayes): the structure is taken, its values stored only where
             # scipy multiplies it
-            index = A.indices.dtype
-            indptr, indices, _ = take_columns(A.indptr.astype(index, copy=False), A.indices, None,
-                                              columns.astype(numpy.int64, copy=False), rows.astype(index), values)
-            self.X, self.squared = newton_pattern(indptr, indices, (A.shape[0], len(columns) + len(rows)),
-                                                  numpy.concatenate([pattern[columns], values]), threads)
-            R = self.X if isinstance(self.X, csc_matrix) else None
-        else:
-            index = A.indices.dtype
-            indptr, indices, data = take_columns(A.indptr.astype(index, copy=False), A.indices, A.data,
+            pattern, index = column_values(A), A.indices.dtype
+            indptr, indices, data = take_columns(A.indptr.astype(index, copy=False), A.indices,
+                                                 A.data if pattern is None else None,
                                                  columns.astype(numpy.int64, copy=False), rows.astype(index), values)
-            R = csc_matrix((data, indices, indptr), shape=(A.shape[0], len(columns) + len(rows)))
-            self.X, self.squared = newton_blocks(R, threads)
-        # the fit multiplies the reduced rows alone: the training rows are split again when asked for, and the
-        # reduced rows' values are dropped when the column blocks read one value per column
-        self.R = None if getattr(self.X, "pattern", False) else R
-        del R
+            shape = (A.shape[0], len(columns) + len(rows))
+            if pattern is None:
+                self.X, self.squared = newton_blocks(csc_matrix((data, indices, indptr), shape=shape), threads)
+            else:
+                self.X, self.squared = newton_pattern(indptr, indices, shape,
+                                                      numpy.concatenate([pattern[columns], values]), threads)
+        # the fit multiplies the reduced rows alone: the training rows are split again when asked for
         self.A = A = None
         if split:
             self.train = None
         return_free_heap()
-
-    def reduced(self) -> Tuple[Any, numpy.ndarray]:
-        """The reduced rows (CSC, this shard's columns) and their labels."""
-        return self.R, self.y
 
     def _part(self, v: numpy.ndarray) -> numpy.ndarray:
         return v if self.local is None else v[self.local]

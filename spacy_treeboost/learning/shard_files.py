@@ -13,7 +13,7 @@ import numpy
 
 from .classifier import _label_rank, encode_targets
 from .heads import fit_heads
-from .features import presence
+from .features import presence, tfidf_matrix
 from .learner import _Head
 from .mining import PATTERN_SIZE, SHORT_DOCUMENT_NODES, SHORT_PATTERN_SIZE
 from .shard_merge import Keys, merged_strings, mine_files, positions
@@ -240,31 +240,14 @@ def feature_matrices(counts: Any, features: str, idf: numpy.ndarray) -> Dict[str
     row's tf-idf computed over its own columns with the global `idf`."""
     from scipy.sparse import csc_matrix
 
-    def tfidf() -> Any:
-        rows = counts.indices
-        data = (numpy.log(counts.data, dtype=numpy.float64) + 1.0) * numpy.repeat(idf, numpy.diff(counts.indptr))
-        norms = numpy.sqrt(numpy.bincount(rows, weights=data * data, minlength=counts.shape[0]))
-        return csc_matrix((data / norms[rows], rows, counts.indptr), shape=counts.shape)
-
     if features == "auto":
-        return {"F": presence(counts, stored=False), "T": tfidf()}
+        return {"F": presence(counts, stored=False), "T": tfidf_matrix(counts, idf=idf)[0]}
     if features == "tfidf":
-        return {"F": tfidf()}
+        return {"F": tfidf_matrix(counts, idf=idf)[0]}
     if features == "log1p":
         return {"F": csc_matrix((numpy.log1p(counts.data, dtype=numpy.float64), counts.indices, counts.indptr),
                                 shape=counts.shape)}
     return {"F": presence(counts, stored=False)}
-
-
-class FileShards(Shards):
-    """`sharded.Shards` whose `DocumentShard`s the started workers built themselves (`ShardFileWorker.build`)."""
-
-    def __init__(self, workers: Workers, n_shards: int, in_process: bool, names: List[str]) -> None:
-        self.workers, self.in_process, self.n_shards, self.names = workers, in_process, n_shards, names
-        self.actors = getattr(workers, "actors", [])
-        self.node_ids: List[str] = self.workers.call_all("node") if self.actors else []
-        self.workers.when = "during a fit"
-        logger.info("%d shard files on %d workers on %d node(s)", n_shards, workers.n, len(set(self.node_ids)) or 1)
 
 
 def check_files(model: "SubtreeLinearClassifier", X: TreeShards, y: Any) -> None:
@@ -336,7 +319,7 @@ def fit_files(model: "SubtreeLinearClassifier", X: TreeShards, y: Any = None) ->
                     len(mined.codes), n_docs, peak_rss_bytes() / 1e6)
         workers.call_all("build", (workers.put(mined.inverse), workers.put(by_column), model.features, starts))
         del by_column
-        shards = FileShards(workers, len(docs), here, ["F", "T"] if model.features == "auto" else ["F"])
+        shards = Shards.held_by(workers, len(docs), ["F", "T"] if model.features == "auto" else ["F"], here)
         model.shard_holders_ = shards.node_ids
         clock = time.process_time()
         fits, on_T = fit_heads(model._head_settings(), shards, targets, model._paths("T" in shards.names))
