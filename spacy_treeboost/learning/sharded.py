@@ -11,6 +11,7 @@ from .features import interpolate, log_count_ratio
 from .selection import LinearFit, Path, all_candidates
 from .shard import DocumentShard, add_part, fold_split
 from .solver import fista, gradient_tolerance, start_point, tron
+from .tasks import make_workers, ray_node
 from ..threads import Threads, ThreadTeam
 
 __all__ = ["DocumentShard", "Shards", "final_fit", "fold_margins", "fold_split", "held_shards", "make_shards"]
@@ -41,8 +42,6 @@ class Shards:
 
     def __init__(self, shards: List[DocumentShard], n_workers: int = 1, backend: str = "local",
                  address: Optional[str] = None) -> None:
-        from .tasks import make_workers
-
         n, away = min(n_workers, len(shards)), backend != "local"
         cuts = numpy.linspace(0, len(shards), n + 1).round().astype(int)
         workers = make_workers(backend, n, lambda i, _: (_ShardHolder, (shards[cuts[i]:cuts[i + 1]], away), {}),
@@ -102,10 +101,7 @@ class _ShardHolder:
         return [getattr(shard, method)(*args) for shard in self.shards]
 
     def node(self) -> str:
-        """The Ray node this actor runs on."""
-        import ray
-
-        return str(ray.get_runtime_context().get_node_id())
+        return ray_node()
 
 
 def _threads(shards: Any, threads: Union[int, Threads]) -> Union[int, Threads]:
