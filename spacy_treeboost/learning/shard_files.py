@@ -450,8 +450,4 @@ def fit_files(model: "SubtreeLinearClassifier", X: TreeShards, y: Any = None) ->
     fits = [replace(fit, weights=fit.weights[mined.inverse]) for fit in fits]
     fitted = model._finish_heads(targets, fits, kept, list(pruning), None, None, tfidf, None)
     model.timings_["fit"] = time.process_time() - clock
-    clock = time.process_time()
-    model.rules_ = model._rules(mined.codes, fitted, idf if tfidf else None)
-    model.timings_["rules"] = time.process_time() - clock
-    model.n_features_ = len(mined.codes)
-    return model
+    return model._set_rules(mined.codes, fitted, idf if tfidf else None)
