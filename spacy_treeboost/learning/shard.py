@@ -64,7 +64,8 @@ class DocumentShard:
 
     A: Any  # the training rows, scaled
     B: Any  # the held-out rows, scaled
-    X: Any  # the reduced training rows as multiplied (`products.newton_blocks`), and their squares
+    R: Any  # the reduced training rows
+    X: Any  # ... as multiplied (`products.newton_blocks`), and their squares
     squared: Any
 
     def __init__(self, index: int, start: int, matrices: Dict[str, Any]) -> None:
@@ -86,7 +87,7 @@ class DocumentShard:
         team = getattr(getattr(self, "X", None), "team", None)
         if team is not None:
             team.close()
-        self.A = self.B = self.X = self.squared = None
+        self.A = self.B = self.R = self.X = self.squared = None
         self.found: Optional[Singletons] = None
         return_free_heap()
 
@@ -190,7 +191,8 @@ class DocumentShard:
                 columns, local = s.keep[kept], numpy.concatenate([kept, self.k + self.offset + numpy.arange(len(rows))])
         self.local = None if local is None or len(local) == self.d else local
         if self.local is None and s is None:
-            self.X, self.squared = newton_blocks(A, threads)
+            R = A
+            self.X, self.squared = newton_blocks(R, threads)
         else:
             # one value per column (presence, naive Bayes): the structure is taken, its values stored only where
             # scipy multiplies it
@@ -200,15 +202,24 @@ class DocumentShard:
                                                  columns.astype(numpy.int64, copy=False), rows.astype(index), values)
             shape = (A.shape[0], len(columns) + len(rows))
             if pattern is None:
-                self.X, self.squared = newton_blocks(csc_matrix((data, indices, indptr), shape=shape), threads)
+                R = csc_matrix((data, indices, indptr), shape=shape)
+                self.X, self.squared = newton_blocks(R, threads)
             else:
                 self.X, self.squared = newton_pattern(indptr, indices, shape,
                                                       numpy.concatenate([pattern[columns], values]), threads)
-        # the fit multiplies the reduced rows alone: the training rows are split again when asked for
+                R = self.X if isinstance(self.X, csc_matrix) else None
+        # the fit multiplies the reduced rows alone: the training rows are split again when asked for, and the
+        # reduced rows' values are dropped when the column blocks read one value per column
+        self.R = None if getattr(self.X, "pattern", False) else R
+        del R
         self.A = A = None
         if split:
             self.train = None
         return_free_heap()
+
+    def reduced(self) -> Tuple[Any, numpy.ndarray]:
+        """The reduced rows (CSC, this shard's columns) and their labels (`bench/bench_solver.py`)."""
+        return self.R, self.y
 
     def _part(self, v: numpy.ndarray) -> numpy.ndarray:
         return v if self.local is None else v[self.local]
