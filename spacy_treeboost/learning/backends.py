@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy
 
 from ..trees.forest import release_pages
-from .tasks import Build, WorkerDiedError, Workers, make_workers
+from .tasks import Build, WorkerDiedError, Workers, make_workers, ray_node
 
 # without shared best values (Ray), a candidate's documents come with the reply only up to this many
 REPLY_DOCUMENTS = 1 << 16
@@ -156,15 +156,8 @@ class SearchWorker:
         self.scores[k] = numpy.array(scores, dtype=numpy.float64)
         self.prepared = None
 
-    def location(self) -> Dict[str, Any]:
-        """Host name, process id and Ray node id (None outside Ray) of this worker."""
-        import os
-        import socket
-        import sys
-
-        ray = sys.modules.get("ray")
-        node = ray.get_runtime_context().get_node_id() if ray is not None and ray.is_initialized() else None
-        return {"host": socket.gethostname(), "pid": os.getpid(), "ray_node": node}
+    def node(self) -> str:
+        return ray_node()
 
     def stats(self) -> Dict[str, Any]:
         """Search CPU seconds, the process's id, CPU seconds and peak RSS, and the cache's size."""
@@ -298,5 +291,5 @@ def make_backend(backend: str, n_workers: int, init: Dict[str, Any], owners: Opt
     shared = [("shared_best", len(init["targets"]))] if n_workers > 1 else []
     search = SearchBackend(make_workers(backend, n_workers, build, shared, ray_address, name="Search worker"))
     if backend == "ray":
-        search.node_ids = [where["ray_node"] for where in search.workers.call_all("location")]
+        search.node_ids = search.workers.call_all("node")
     return search

@@ -177,13 +177,14 @@ def order_by_frequency(df: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]
     return order_by_count(numpy.ascontiguousarray(df, dtype=numpy.int64))
 
 
-def tfidf_matrix(counts: Any, threads: int = 1) -> Tuple[Any, numpy.ndarray]:
+def tfidf_matrix(counts: Any, threads: int = 1, idf: Optional[numpy.ndarray] = None) -> Tuple[Any, numpy.ndarray]:
     """Sublinear tf-idf of a CSC count matrix (scikit-learn's `TfidfVectorizer(sublinear_tf=True)`): the features
-    (sharing the structure of `counts`) and the idf; in fixed column pieces, the same bits for any number of threads."""
+    (sharing the structure of `counts`) and the idf (None: that of `counts`); in fixed column pieces, the same bits
+    for any number of threads."""
     from scipy.sparse import csc_matrix
 
-    df = numpy.diff(counts.indptr)
-    idf = numpy.log((1.0 + counts.shape[0]) / (1.0 + df)) + 1.0
+    if idf is None:
+        idf = numpy.log((1.0 + counts.shape[0]) / (1.0 + numpy.diff(counts.indptr))) + 1.0
     data = numpy.empty(counts.nnz)
     pieces = products.column_pieces(counts.indptr, products.N_BLOCKS if counts.nnz >= products.BLOCK_NNZ else 1)
     sq_norms = [numpy.zeros(counts.shape[0]) for _ in pieces]

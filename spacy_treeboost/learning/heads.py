@@ -44,7 +44,8 @@ def fit_heads(settings: HeadSettings, shards: Any, targets: Sequence[numpy.ndarr
               paths: Sequence[Path]) -> Tuple[List[HeadFit], bool]:
     """Every target's head: the candidate of `paths` the folds choose, fitted on every document, interpolated
     (NBSVM), unscaled and calibrated, on the matrix "F" of `shards` or, for tf-idf paths, "T" (the folds then choose
-    the family for all heads, `choose_family`); and whether the heads are fitted on T."""
+    the family for all heads, `choose_family`); and whether the heads are fitted on T. The fits run as tasks
+    (`FitWorker`) on the settings' workers (`tasks.run_tasks`)."""
     tfidf = any(path.tfidf for path in paths)
     cands = all_candidates(paths)
     exclusive = not settings.multilabel and len(targets) > 1
@@ -65,7 +66,19 @@ def fit_heads(settings: HeadSettings, shards: Any, targets: Sequence[numpy.ndarr
     logger.info("%d head(s), %d candidate(s), %d fit task(s) on %d worker(s)", len(targets), len(cands),
                 len(tasks), settings.n_workers)
     job = dict(targets=targets, folds=folds, paths=paths, fit=fit, shards=shards)
-    done = run_fits(settings, tasks, job)
+    # with shards held by Ray actors every task runs here
+    n_workers = settings.n_workers if shards.in_process else 1
+    if n_workers > 1 and len(tasks) > 1 and settings.backend != "ray" and tasks[0][0] == "fold":
+        # on processes, the first task's fold is split first, while the workers start
+        _, h, (fold, p) = tasks[0]
+        shards.map("select", "T" if paths[p].tfidf else "F", targets[h], folds[h], fold,
+                   min(n_workers, os.cpu_count() or 1))
+
+    def run(tasks: List[Tuple[Any, ...]]) -> Dict[Any, Any]:
+        return run_tasks(FitWorker, (job,), tasks, n_workers, settings.backend, settings.ray_address, "Fit worker",
+                         lambda task: f"during the {task[0]} fit of class {task[1]}")
+
+    done = run(tasks)
     if folds[0] is None:
         return [finish_head(done[("final", h, cands[0])], cands[0], None, None, None, settings.calibrate)
                 for h in range(len(targets))], cands[0].tfidf
@@ -82,27 +95,8 @@ def fit_heads(settings: HeadSettings, shards: Any, targets: Sequence[numpy.ndarr
     chosen = [(cands[k], path_scores(paths, cands[k], accuracy), oof[k], y)
               for (oof, y, _, accuracy), k in zip(scored, best)]
     if len(cands) > 1:
-        done.update(run_fits(settings, [("final", h, c[0]) for h, c in enumerate(chosen)], job))
+        done.update(run([("final", h, c[0]) for h, c in enumerate(chosen)]))
     return [finish_head(done[("final", h, c[0])], *c, settings.calibrate) for h, c in enumerate(chosen)], family
-
-
-def run_fits(settings: HeadSettings, tasks: List[Tuple[Any, ...]], job: Dict[str, Any]) -> Dict[Any, Any]:
-    """The fit tasks' results on the settings' workers (`tasks.run_tasks`); with shards held by Ray actors every task
-    runs here. On processes the first task's fold is split first, while the workers start."""
-    n_workers = settings.n_workers if job["shards"].in_process else 1
-    if n_workers > 1 and len(tasks) > 1 and settings.backend != "ray" and tasks[0][0] == "fold":
-        _, h, (fold, p) = tasks[0]
-        job["shards"].map("select", _matrix(job["paths"][p].tfidf), job["targets"][h], job["folds"][h], fold,
-                          min(settings.n_workers, os.cpu_count() or 1))
-    return run_tasks(FitWorker, (job,), tasks, n_workers, settings.backend, settings.ray_address, "Fit worker", _describe)
-
-
-def _describe(task: Any) -> str:
-    return f"during the {task[0]} fit of class {task[1]}"
-
-
-def _matrix(tfidf: bool) -> str:
-    return "T" if tfidf else "F"
 
 
 class FitWorker:
@@ -117,14 +111,15 @@ class FitWorker:
         job = self.job
         y, fit = job["targets"][h], dict(job["fit"], threads=self.threads)
         tfidf = job["paths"][arg[1]].tfidf if kind == "fold" else arg.tfidf
+        matrix = "T" if tfidf else "F"
         if tfidf:
             fit["loss"] = TFIDF_LOSS
         with one_blas_thread():
             if kind == "fold":
                 fit["tol"] *= FOLD_TOL_RATIO
-                return sharded.fold_margins(job["shards"], _matrix(tfidf), y, job["folds"][h], arg[0],
+                return sharded.fold_margins(job["shards"], matrix, y, job["folds"][h], arg[0],
                                             job["paths"][arg[1]:arg[1] + 1], **fit)
             logger.info("final fit of head %d on %d documents, C = %g (%s)", h + 1, len(y), arg.C,
                         "tf-idf" if tfidf else ("naive Bayes features" if arg.nb else "presence"))
-            return sharded.final_fit(job["shards"], _matrix(tfidf), y, arg.C, nb=arg.nb, **fit)
+            return sharded.final_fit(job["shards"], matrix, y, arg.C, nb=arg.nb, **fit)
 

@@ -53,7 +53,8 @@ def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include
         owners = assign_root_labels(X.labels, X.parents, len(vocab), n_workers, include_root_patterns)
         # the last shard sends the roots' documents: first, so that on processes this process mines it
         done = run_tasks(_Miner, (forest, settings, owners, n_workers), [("mine", s, None) for s in
-                         reversed(range(n_workers))], n_workers, backend, ray_address, "Mining worker", _describe)
+                         reversed(range(n_workers))], n_workers, backend, ray_address, "Mining worker",
+                         lambda task: f"while mining shard {task[1]}")
         shards = [done[("mine", s, None)] for s in range(n_workers)]
     places, table = merged_columns(shards)
     parent, depth, label, size = table
@@ -154,7 +155,3 @@ class _Miner:
 
     def run(self, task: Tuple[Any, ...]) -> Dict[str, Any]:
         return _mine_shard(self.forest, self.settings, self.owners == task[1], task[1] == self.n_shards - 1)
-
-
-def _describe(task: Any) -> str:
-    return f"while mining shard {task[1]}"

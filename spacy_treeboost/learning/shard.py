@@ -19,8 +19,10 @@ class Part(NamedTuple):
     size: int
 
 
-def add_part(total: Optional[numpy.ndarray], part: Part) -> numpy.ndarray:
-    """`total` (None: zeros) plus the part, in place when the part has columns."""
+def add_part(total: Any, part: Any) -> Any:
+    """`total` (None: nothing yet) plus `part`: a number, an array or a `Part` (added in place at its columns)."""
+    if not isinstance(part, Part):
+        return part if total is None else total + part
     if part.columns is None:
         return part.values if total is None else total + part.values
     if total is None:
@@ -188,25 +190,24 @@ class DocumentShard:
                 kept = numpy.flatnonzero(kept)
                 columns, local = s.keep[kept], numpy.concatenate([kept, self.k + self.offset + numpy.arange(len(rows))])
         self.local = None if local is None or len(local) == self.d else local
-        pattern = None if self.local is None and s is None else column_values(A)
         if self.local is None and s is None:
             R = A
             self.X, self.squared = newton_blocks(R, threads)
-        elif pattern is not None:
+        else:
             # one value per column (presence, naive Bayes): the structure is taken, its values stored only where
             # scipy multiplies it
-            index = A.indices.dtype
-            indptr, indices, _ = take_columns(A.indptr.astype(index, copy=False), A.indices, None,
-                                              columns.astype(numpy.int64, copy=False), rows.astype(index), values)
-            self.X, self.squared = newton_pattern(indptr, indices, (A.shape[0], len(columns) + len(rows)),
-                                                  numpy.concatenate([pattern[columns], values]), threads)
-            R = self.X if isinstance(self.X, csc_matrix) else None
-        else:
-            index = A.indices.dtype
-            indptr, indices, data = take_columns(A.indptr.astype(index, copy=False), A.indices, A.data,
+            pattern, index = column_values(A), A.indices.dtype
+            indptr, indices, data = take_columns(A.indptr.astype(index, copy=False), A.indices,
+                                                 A.data if pattern is None else None,
                                                  columns.astype(numpy.int64, copy=False), rows.astype(index), values)
-            R = csc_matrix((data, indices, indptr), shape=(A.shape[0], len(columns) + len(rows)))
-            self.X, self.squared = newton_blocks(R, threads)
+            shape = (A.shape[0], len(columns) + len(rows))
+            if pattern is None:
+                R = csc_matrix((data, indices, indptr), shape=shape)
+                self.X, self.squared = newton_blocks(R, threads)
+            else:
+                self.X, self.squared = newton_pattern(indptr, indices, shape,
+                                                      numpy.concatenate([pattern[columns], values]), threads)
+                R = self.X if isinstance(self.X, csc_matrix) else None
         # the fit multiplies the reduced rows alone: the training rows are split again when asked for, and the
         # reduced rows' values are dropped when the column blocks read one value per column
         self.R = None if getattr(self.X, "pattern", False) else R
@@ -217,7 +218,7 @@ class DocumentShard:
         return_free_heap()
 
     def reduced(self) -> Tuple[Any, numpy.ndarray]:
-        """The reduced rows (CSC, this shard's columns) and their labels."""
+        """The reduced rows (CSC, this shard's columns) and their labels (`bench/bench_solver.py`)."""
         return self.R, self.y
 
     def _part(self, v: numpy.ndarray) -> numpy.ndarray:

@@ -9,8 +9,9 @@ import numpy
 
 from .features import interpolate, log_count_ratio
 from .selection import LinearFit, Path, all_candidates
-from .shard import DocumentShard, Part, add_part, fold_split
+from .shard import DocumentShard, add_part, fold_split
 from .solver import fista, gradient_tolerance, start_point, tron
+from .tasks import make_workers, ray_node
 from ..threads import Threads, ThreadTeam
 
 __all__ = ["DocumentShard", "Shards", "final_fit", "fold_margins", "fold_split", "held_shards", "make_shards"]
@@ -41,19 +42,26 @@ class Shards:
 
     def __init__(self, shards: List[DocumentShard], n_workers: int = 1, backend: str = "local",
                  address: Optional[str] = None) -> None:
-        from .tasks import make_workers
-
-        n, self.n_shards, self.names = min(n_workers, len(shards)), len(shards), sorted(shards[0].matrices)
+        n, away = min(n_workers, len(shards)), backend != "local"
         cuts = numpy.linspace(0, len(shards), n + 1).round().astype(int)
-        self.in_process = backend == "local"
-        self.workers = make_workers(backend, n, lambda i, _: (_ShardHolder, (shards[cuts[i]:cuts[i + 1]],
-                                                                             not self.in_process), {}),
-                                    ray_address=address, name="Shard holder")
-        self.actors = getattr(self.workers, "actors", [])
-        self.node_ids: List[str] = [] if self.in_process else self.workers.call_all("node")
-        self.workers.when = "during a fit"
-        if len(shards) > 1:
-            logger.info("%d shards on %d workers on %d node(s)", len(shards), n, len(set(self.node_ids)) or 1)
+        workers = make_workers(backend, n, lambda i, _: (_ShardHolder, (shards[cuts[i]:cuts[i + 1]], away), {}),
+                               ray_address=address, name="Shard holder")
+        self._hold(workers, len(shards), sorted(shards[0].matrices), not away)
+
+    @classmethod
+    def held_by(cls, workers: Any, n_shards: int, names: List[str], in_process: bool) -> "Shards":
+        """The shards of the matrices `names` that started `workers` (`_ShardHolder`s) hold."""
+        group = cls.__new__(cls)
+        group._hold(workers, n_shards, names, in_process)
+        return group
+
+    def _hold(self, workers: Any, n_shards: int, names: List[str], in_process: bool) -> None:
+        self.workers, self.n_shards, self.names, self.in_process = workers, n_shards, names, in_process
+        self.actors = getattr(workers, "actors", [])
+        self.node_ids: List[str] = workers.call_all("node") if self.actors else []
+        workers.when = "during a fit"
+        if n_shards > 1:
+            logger.info("%d shards on %d workers on %d node(s)", n_shards, workers.n, len(set(self.node_ids)) or 1)
 
     def runs(self, method: str, *args: Any) -> Iterator[List[Any]]:
         """Every worker's answers to `method(*args)` (its run of shards'), in worker order, as they come."""
@@ -72,7 +80,7 @@ class Shards:
         total: List[Any] = []
         for run in self.runs(method, *args):
             for part in run:
-                total = [_add(t, p) for t, p in zip(total, part)] if total else [_add(None, p) for p in part]
+                total = [add_part(t, p) for t, p in zip(total, part)] if total else [add_part(None, p) for p in part]
         return tuple(total)
 
     def close(self) -> None:
@@ -93,17 +101,7 @@ class _ShardHolder:
         return [getattr(shard, method)(*args) for shard in self.shards]
 
     def node(self) -> str:
-        """The Ray node this actor runs on."""
-        import ray
-
-        return str(ray.get_runtime_context().get_node_id())
-
-
-def _add(total: Any, part: Any) -> Any:
-    """`total` (None: nothing yet) plus `part`: a number, an array or a `Part`."""
-    if isinstance(part, Part):
-        return add_part(total, part)
-    return part if total is None else total + part
+        return ray_node()
 
 
 def _threads(shards: Any, threads: Union[int, Threads]) -> Union[int, Threads]:

@@ -245,11 +245,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         fitted = self._finish_heads(targets, fits, kept, pruning, counts, F, tfidf, order if auto else None)
         del F, counts
         self.timings_["fit"] = time.process_time() - clock
-        clock = time.process_time()
-        self.rules_ = self._rules(codes, fitted, idf if tfidf else None)
-        self.timings_["rules"] = time.process_time() - clock
-        self.n_features_ = len(codes)
-        return self
+        return self._set_rules(codes, fitted, idf if tfidf else None)
 
     def _fit_one_view(self, counts: Any, F: Any, idf: Optional[numpy.ndarray], targets: Sequence[numpy.ndarray],
                       mined_order: Optional[numpy.ndarray]) -> Tuple[List[HeadFit], List[Any], List[Any], bool,
@@ -299,10 +295,11 @@ class SubtreeLinearClassifier(RuleClassifier):
                 self.fit_info_[-1]["pruned"] = pruned
         return fitted
 
-    def _rules(self, codes: "PatternCodes", fitted: List[Tuple[numpy.ndarray, float, Optional[numpy.ndarray]]],
-               idf: Optional[numpy.ndarray]) -> RuleSet:
-        """The rule table: weights halved (sigmoid(2F) is the probability), by decreasing magnitude (ties: mined
-        order); for tf-idf every kept subtree in mined order, its idf as the rule's b."""
+    def _set_rules(self, codes: "PatternCodes", fitted: List[Tuple[numpy.ndarray, float, Optional[numpy.ndarray]]],
+                   idf: Optional[numpy.ndarray]) -> "SubtreeLinearClassifier":
+        """Set the rule table: weights halved (sigmoid(2F) is the probability), by decreasing magnitude (ties: mined
+        order); for tf-idf every kept subtree in mined order, its idf as the rule's b. RETURNS: self."""
+        clock = time.process_time()
         value = "tfidf" if idf is not None else ("log1p" if self.features == "log1p" else "stump")
         columns = []
         with ThreadTeam(self._threads) as team:
@@ -320,11 +317,15 @@ class SubtreeLinearClassifier(RuleClassifier):
                     b = idf[order]
                 columns.append((order.astype(numpy.int64), numpy.ones(len(order), dtype=numpy.int32), w[order] / 2.0,
                                 b))
-        return RuleSet.from_arrays([h.name for h in self.heads_], algorithm=f"linear-{self.features}",
-                                   include_root_patterns=self.include_root_patterns, value=value,
-                                   strings=codes.strings, depth=codes.depth, label=codes.label,
-                                   code_start=codes.start, rules=columns, intercepts=[c / 2.0 for _, c, _ in fitted],
-                                   distinct=True, threads=self._threads)
+        self.rules_ = RuleSet.from_arrays([h.name for h in self.heads_], algorithm=f"linear-{self.features}",
+                                          include_root_patterns=self.include_root_patterns, value=value,
+                                          strings=codes.strings, depth=codes.depth, label=codes.label,
+                                          code_start=codes.start, rules=columns,
+                                          intercepts=[c / 2.0 for _, c, _ in fitted], distinct=True,
+                                          threads=self._threads)
+        self.timings_["rules"] = time.process_time() - clock
+        self.n_features_ = len(codes)
+        return self
 
     def _views(self, codes: PatternCodes) -> List[numpy.ndarray]:
         """The columns of each view (word chains, then dependency trees) when views are fitted apart, else all."""

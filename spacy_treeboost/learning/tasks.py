@@ -37,6 +37,13 @@ def connect_ray(address: Optional[str]) -> Any:
     return ray
 
 
+def ray_node() -> str:
+    """The Ray node this process runs on (a worker's method, called by name)."""
+    import ray
+
+    return str(ray.get_runtime_context().get_node_id())
+
+
 def start_method() -> str:
     """"fork" on Linux when this process runs one thread, else "spawn" (a fork beside other threads can deadlock)."""
     if sys.platform.startswith("linux") and threading.active_count() == 1:
