@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from spacy_treeboost.learning._columns import divide_by_rows, scale_columns_and_norms, take_columns
 from spacy_treeboost.learning._merge import copy_columns, fill_merged_shard, merge_levels, pattern_codes
-from spacy_treeboost.learning._order import order_by_count, order_by_magnitude
+from spacy_treeboost.learning._order import order_by_count
 from spacy_treeboost.learning._vectors import column_values, squared_rmatvec
 
 
@@ -106,34 +106,6 @@ def test_kernels_refuse_arrays_that_do_not_fit():
         scale_columns_and_norms(indptr, indices, numpy.ones(2), numpy.ones(2), numpy.zeros(6))
     with pytest.raises(ValueError, match="outside `by`"):
         divide_by_rows(indices, numpy.ones(2), numpy.ones(3))
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.one_of(st.floats(allow_nan=False, allow_infinity=False),
-                          st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5, 5e-324, -5e-324, 1.7e308])), max_size=300))
-def test_order_by_magnitude_is_numpy_stable_argsort_of_minus_abs(values):
-    from spacy_treeboost.threads import ThreadTeam
-
-    w = numpy.array(values, dtype=numpy.float64)
-    want = numpy.argsort(-numpy.abs(w), kind="stable")
-    numpy.testing.assert_array_equal(order_by_magnitude(w), want)
-    for threads, pieces in ((1, 3), (2, 2), (3, 5)):
-        team = ThreadTeam(threads)
-        try:
-            numpy.testing.assert_array_equal(order_by_magnitude(w, team.map, pieces), want)
-        finally:
-            team.close()
-
-
-def test_order_by_magnitude_sorts_on_every_digit_and_refuses_values_that_are_not_finite():
-    rng = numpy.random.default_rng(3)
-    w = numpy.concatenate([rng.normal(size=5000) * 10.0 ** rng.integers(-300, 300, 5000), numpy.zeros(7)])
-    numpy.testing.assert_array_equal(order_by_magnitude(w), numpy.argsort(-numpy.abs(w), kind="stable"))
-    numpy.testing.assert_array_equal(order_by_magnitude(w, lambda f, items: [f(i) for i in items], 4),
-                                     numpy.argsort(-numpy.abs(w), kind="stable"))
-    assert order_by_magnitude(numpy.array([1.0, numpy.nan])) is None
-    assert order_by_magnitude(numpy.array([-numpy.inf, 2.0])) is None
-    assert order_by_magnitude(numpy.array([1.0, 2.0, numpy.nan, 3.0]), lambda f, items: [f(i) for i in items], 2) is None
 
 
 @given(st.lists(st.integers(0, 40), max_size=300))
