@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spacy_treeboost.learning._columns import divide_by_rows, scale_columns_and_norms, take_columns
+from spacy_treeboost.learning._columns import take_columns
 from spacy_treeboost.learning._merge import copy_columns, fill_merged_shard, merge_levels, pattern_codes
 from spacy_treeboost.learning._order import order_by_count
 from spacy_treeboost.learning._vectors import column_values, squared_rmatvec
@@ -74,21 +74,6 @@ def test_log_of_byte_counts_is_numpys_log_bit_for_bit(values, offset):
     assert log_counts(counts.astype(numpy.int32)).tobytes() == want.tobytes()
 
 
-@given(csc_parts(), st.sampled_from([numpy.int32, numpy.int64]))
-@settings(max_examples=60, deadline=None)
-def test_scaled_columns_and_row_norms_equal_numpy_bit_for_bit(parts, index_type):
-    n_rows, indptr, indices, data, rng = parts
-    scale = rng.random(len(indptr) - 1) * 3.0
-    want = data * numpy.repeat(scale, numpy.diff(indptr))
-    want_sq = numpy.bincount(indices, weights=want ** 2, minlength=n_rows)
-    got, sq = data.copy(), numpy.zeros(n_rows)
-    scale_columns_and_norms(indptr.astype(index_type), indices.astype(index_type), got, scale, sq)
-    assert got.tobytes() == want.tobytes() and sq.tobytes() == want_sq.tobytes()
-    by = numpy.sqrt(want_sq) + 1.0
-    divide_by_rows(indices.astype(index_type), got, by)
-    assert got.tobytes() == (want / by[indices]).tobytes()
-
-
 def test_kernels_refuse_arrays_that_do_not_fit():
     one = numpy.zeros(1, dtype=numpy.int64)
     docs, counts = numpy.zeros(2, dtype=numpy.int32), numpy.zeros(2)
@@ -99,13 +84,6 @@ def test_kernels_refuse_arrays_that_do_not_fit():
     with pytest.raises(ValueError, match="one entry per merged pattern"):
         copy_columns(zero, zero, 0, numpy.zeros(2, dtype=numpy.int64), one, zero, docs,
                      numpy.zeros(2, dtype=numpy.int32), docs, counts)
-    indptr, indices = numpy.array([0, 2], dtype=numpy.int32), numpy.array([0, 5], dtype=numpy.int32)
-    with pytest.raises(ValueError, match="outside sq_norms"):
-        scale_columns_and_norms(indptr, indices, numpy.ones(2), numpy.ones(1), numpy.zeros(3))
-    with pytest.raises(ValueError, match="one factor per column"):
-        scale_columns_and_norms(indptr, indices, numpy.ones(2), numpy.ones(2), numpy.zeros(6))
-    with pytest.raises(ValueError, match="outside `by`"):
-        divide_by_rows(indices, numpy.ones(2), numpy.ones(3))
 
 
 @given(st.lists(st.integers(0, 40), max_size=300))
