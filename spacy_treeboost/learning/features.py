@@ -185,7 +185,7 @@ def tfidf_matrix(counts: Any, threads: int = 1) -> Tuple[Any, numpy.ndarray]:
     idf = numpy.log((1.0 + counts.shape[0]) / (1.0 + df)) + 1.0
     data = numpy.empty(counts.nnz)
     pieces = products.column_pieces(counts.indptr, products.N_BLOCKS if counts.nnz >= products.BLOCK_NNZ else 1)
-    sq_norms = [numpy.zeros(0)] * len(pieces)
+    sq_norms: List[numpy.ndarray] = [numpy.zeros(0)] * len(pieces)
 
     def scaled(k: int) -> None:
         lo, hi = pieces[k]
