@@ -597,7 +597,7 @@ def test_in_place_cg_steps_are_the_textbook_steps_bit_for_bit(seed, delta, block
 @SETTINGS
 @given(st.integers(0, 10**6), st.integers(0, 40), st.integers(0, 40), st.floats(-3, 3))
 def test_cg_vector_kernels_are_their_numpy_forms(seed, lo, length, alpha):
-    from spacy_treeboost.learning._vectors import cg_residual_range, cg_step_range, dot_range
+    from spacy_treeboost.learning._vectors import cg_direction_range, cg_residual_range, cg_step_range, dot_range
 
     rng = numpy.random.default_rng(seed)
     n = lo + length + int(rng.integers(0, 5))
@@ -615,6 +615,10 @@ def test_cg_vector_kernels_are_their_numpy_forms(seed, lo, length, alpha):
     assert total == piecewise_dot(want_z[lo:hi], want_r[lo:hi], max(length, 1))
     numpy.testing.assert_array_equal(r, want_r)
     numpy.testing.assert_array_equal(z, want_z)
+    d, want_d = a.copy(), a.copy()
+    want_d[lo:hi] = b[lo:hi] + alpha * a[lo:hi]
+    cg_direction_range(d, b, alpha, lo, hi)
+    numpy.testing.assert_array_equal(d, want_d)
     with pytest.raises(ValueError, match="does not lie within"):
         dot_range(a, b, 0, n + 1)
     with pytest.raises(ValueError, match="differ in length"):

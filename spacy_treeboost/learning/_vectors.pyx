@@ -145,6 +145,17 @@ def cg_residual_range(double[::1] r, double[::1] z, const double[::1] Hd, const 
     return total
 
 
+def cg_direction_range(double[::1] d, const double[::1] z, double beta, Py_ssize_t lo, Py_ssize_t hi) -> None:
+    """d[i] = d[i] * beta + z[i] for i in range(lo, hi)."""
+    cdef Py_ssize_t i
+    _check_range(d.shape[0], lo, hi)
+    if z.shape[0] != d.shape[0]:
+        raise ValueError("the vectors differ in length")
+    with nogil:
+        for i in range(lo, hi):
+            d[i] = d[i] * beta + z[i]
+
+
 cdef void _check_indptr(const index_t[::1] indptr, Py_ssize_t n_entries, str entries) except *:
     cdef Py_ssize_t n_cols = indptr.shape[0] - 1, k
     if n_cols < 0 or indptr[0] != 0 or indptr[n_cols] != n_entries:

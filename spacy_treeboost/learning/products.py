@@ -39,6 +39,9 @@ class Pieces:
             total += part
         return total
 
+    def each(self, kernel: Callable[..., None], *args: Any) -> None:
+        self.team.map(lambda bounds: kernel(*args, *bounds), self.bounds)
+
 
 class ColumnBlocks:
     """The products of a large CSC matrix over `N_BLOCKS` fixed column blocks of equal nonzeros (views of its arrays,

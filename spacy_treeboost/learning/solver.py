@@ -6,7 +6,7 @@ from typing import Any, Callable, Iterator, Optional, Tuple
 
 import numpy
 
-from ._vectors import cg_residual_range, cg_step_range, dot_range
+from ._vectors import cg_direction_range, cg_residual_range, cg_step_range, dot_range
 from .products import Pieces
 from ..threads import ThreadTeam
 
@@ -96,8 +96,7 @@ def pcg(hessp: Callable[[numpy.ndarray], numpy.ndarray], g: numpy.ndarray, M: nu
             r -= alpha * Hd
             break
         zr_new = pieces.total(cg_residual_range, r, z, Hd, M, alpha)
-        d *= zr_new / zr
-        d += z
+        pieces.each(cg_direction_range, d, z, zr_new / zr)
         zr = zr_new
     return s, r
 
