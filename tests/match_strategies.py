@@ -21,3 +21,13 @@ def to_arrays(docs):
         offsets.append(base + len(lab))
     return (numpy.array(labels, dtype=numpy.int32), numpy.array(parents, dtype=numpy.int32),
             numpy.array(offsets, dtype=numpy.int64))
+
+
+def matcher_of(codes, n_labels, match_roots=True):
+    """A `PatternMatcher` over codes given as tuples of (depth, label id) pairs."""
+    from spacy_treeboost.models._match import PatternMatcher
+
+    depth = numpy.array([d for code in codes for d, _ in code], dtype=numpy.int32)
+    label = numpy.array([l for code in codes for _, l in code], dtype=numpy.int32)
+    start = numpy.cumsum([0] + [len(code) for code in codes], dtype=numpy.int64)
+    return PatternMatcher(depth, label, start, n_labels, match_roots)

@@ -7,8 +7,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from reference import count_embeddings, is_valid_code, random_tree_arrays
-from spacy_treeboost.models._match import PatternMatcher
-from match_strategies import codes, to_arrays
+from match_strategies import codes, matcher_of, to_arrays
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
@@ -52,7 +51,7 @@ def test_counts_equal_brute_force(args, match_roots):
     match_roots=False no embedding may use a document root."""
     n_labels, patterns, docs = args
     assert all(is_valid_code(c) for c in patterns)
-    m = PatternMatcher(patterns, n_labels, match_roots)
+    m = matcher_of(patterns, n_labels, match_roots)
     assert m.n_patterns == len(patterns)
     assert matcher_table(m, docs) == brute_table(patterns, docs, allow_root=match_roots)
 
@@ -67,7 +66,7 @@ def test_all_subtrees_of_the_documents_are_counted(args):
     known = [([lab if lab >= 0 else n_labels for lab in labels], parents) for labels, parents in docs]
     patterns = sorted(c for c in all_subtrees(known, 3, include_root=True) if all(lab < n_labels for _, lab in c))
     assume(patterns)
-    m = PatternMatcher(patterns, n_labels)
+    m = matcher_of(patterns, n_labels)
     assert matcher_table(m, docs) == brute_table(patterns, docs)
 
 
@@ -76,19 +75,19 @@ def test_deep_pattern_without_its_prefixes():
     a, b, c = 0, 1, 2
     patterns = [((0, a), (1, b), (2, c)), ((0, a), (1, b), (1, c))]
     docs = [([a, b, c, c, b, c, c], [-1, 0, 1, 1, 0, 4, 0])]  # a(b(c c) b(c) c)
-    m = PatternMatcher(patterns, 3)
+    m = matcher_of(patterns, 3)
     assert matcher_table(m, docs) == brute_table(patterns, docs) == {(0, 0): 3, (0, 1): 2}
 
 
 def test_unknown_labels_never_match():
-    m = PatternMatcher([((0, 0),), ((0, 0), (1, 1))], 2)
+    m = matcher_of([((0, 0),), ((0, 0), (1, 1))], 2)
     docs = [([0, -1, 1], [-1, 0, 0]), ([-1, 1], [-1, 0])]
     assert matcher_table(m, docs) == {(0, 0): 1, (0, 1): 1}
 
 
 def test_label_ids_outside_the_vocabulary_do_not_match():
     """Ids >= n_labels are unknown labels; they must not alias other trie edges (a regression test)."""
-    m = PatternMatcher([((0, 0), (1, 1), (1, 1)), ((0, 1),)], 2)  # 0(1 1) and 1
+    m = matcher_of([((0, 0), (1, 1), (1, 1)), ((0, 1),)], 2)  # 0(1 1) and 1
     docs = [([0, 5, 1], [-1, 0, 0]), ([0, 3, 1, 7], [-1, 0, 1, 0])]  # 0(5 1), 0(3(1) 7)
     assert matcher_table(m, docs) == {(0, 1): 1, (1, 1): 1}
 
@@ -104,23 +103,23 @@ def test_label_ids_outside_the_vocabulary_do_not_match():
 ])
 def test_invalid_pattern_sets(bad):
     with pytest.raises(ValueError):
-        PatternMatcher(bad, 2)
+        matcher_of(bad, 2)
 
 
 def test_pickle():
-    m = PatternMatcher([((0, 0), (1, 1)), ((0, 1),)], 2)
+    m = matcher_of([((0, 0), (1, 1)), ((0, 1),)], 2)
     m2 = pickle.loads(pickle.dumps(m))
     docs = [([0, 1, 1], [-1, 0, 0]), ([1, 1], [-1, 0])]
     assert matcher_table(m2, docs) == matcher_table(m, docs) == {(0, 0): 2, (0, 1): 2, (1, 1): 2}
-    m = PatternMatcher([((0, 0), (1, 1)), ((0, 1),)], 2, False)
+    m = matcher_of([((0, 0), (1, 1)), ((0, 1),)], 2, False)
     m2 = pickle.loads(pickle.dumps(m))
     assert matcher_table(m2, docs) == matcher_table(m, docs) == {(0, 1): 2, (1, 1): 1}
 
 
 def test_empty_documents_and_no_patterns():
-    m = PatternMatcher([], 2)
+    m = matcher_of([], 2)
     assert matcher_table(m, [([0, 1], [-1, 0])]) == {}
-    m = PatternMatcher([((0, 0),)], 1)
+    m = matcher_of([((0, 0),)], 1)
     doc, pat, cnt = m.count(numpy.zeros(0, numpy.int32), numpy.zeros(0, numpy.int32), numpy.zeros(1, numpy.int64))
     assert len(doc) == len(pat) == len(cnt) == 0
 
@@ -132,7 +131,7 @@ def test_ten_thousand_deep_chain():
     labels = [0] + [w + 1 for w in words]  # label 0 is the root
     parents = list(range(-1, 10_000))
     patterns = [((0, 1),), ((0, 1), (1, 2)), ((0, 2), (1, 2), (2, 3)), ((0, 0), (1, words[0] + 1)), ((0, 3), (1, 3), (2, 3))]
-    m = PatternMatcher(patterns, 4)
+    m = matcher_of(patterns, 4)
     got = matcher_table(m, [(labels, parents)])
     seq = [w + 1 for w in words]
 
@@ -149,7 +148,7 @@ def test_counts_saturate_instead_of_overflowing():
     n = 600
     labels = [0] + [1] * n
     parents = [-1] + [0] * n
-    m = PatternMatcher([((0, 0), (1, 1), (1, 1), (1, 1), (1, 1)), ((0, 0), (1, 1), (1, 1))], 2)
+    m = matcher_of([((0, 0), (1, 1), (1, 1), (1, 1), (1, 1)), ((0, 0), (1, 1), (1, 1))], 2)
     got = matcher_table(m, [(labels, parents)])
     assert got == {(0, 0): 2**31 - 1, (0, 1): n * (n - 1) // 2}
 
@@ -162,7 +161,7 @@ def test_extensions_above_the_rightmost_node_only():
     parents = [-1, 0, 1, 0, 0, 4, 0]
     patterns = [((0, a), (1, b), (2, c), (1, b)), ((0, a), (1, b), (2, c), (1, b), (2, c))]
     docs = [(labels, parents)]
-    assert matcher_table(PatternMatcher(patterns, 3), docs) == brute_table(patterns, docs) == {(0, 0): 2, (0, 1): 1}
+    assert matcher_table(matcher_of(patterns, 3), docs) == brute_table(patterns, docs) == {(0, 0): 2, (0, 1): 1}
 
 
 def test_many_same_label_siblings_under_several_parents():
@@ -172,4 +171,4 @@ def test_many_same_label_siblings_under_several_parents():
     parents = [-1, 0, 0, 0, 3, 3, 3, 0]
     patterns = [((0, x), (1, a), (1, a)), ((0, x), (1, a), (1, a), (1, a)), ((0, x), (1, a), (1, x), (2, a))]
     docs = [(labels, parents)]
-    assert matcher_table(PatternMatcher(patterns, 2), docs) == brute_table(patterns, docs) == {(0, 0): 6, (0, 1): 2, (0, 2): 6}
+    assert matcher_table(matcher_of(patterns, 2), docs) == brute_table(patterns, docs) == {(0, 0): 6, (0, 1): 2, (0, 2): 6}

@@ -11,9 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from match_strategies import codes, to_arrays
+from match_strategies import codes, matcher_of, to_arrays
 from reference import all_subtrees, count_embeddings, forest_docs, random_tree_arrays
-from spacy_treeboost.models._match import PatternMatcher
 from spacy_treeboost.learning._mine import SearchSpace
 from spacy_treeboost.models.explain import EmbeddingTable
 from spacy_treeboost.learning.classifier import _label_rank
@@ -33,7 +32,7 @@ def hostile(n: int):
 
 
 def matched(patterns, docs, n_labels=3):
-    doc, pat, cnt = PatternMatcher(patterns, n_labels).count(*to_arrays(docs))
+    doc, pat, cnt = matcher_of(patterns, n_labels).count(*to_arrays(docs))
     assert len(set(zip(doc.tolist(), pat.tolist()))) == len(doc), "a (doc, pattern) pair reported twice"
     assert (cnt > 0).all()
     return {(d, p): c for d, p, c in zip(doc.tolist(), pat.tolist(), cnt.tolist())}

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from match_strategies import matcher_of
 from reference import count_embeddings, forest_docs, random_tree_arrays, reference_margins
 from spacy_treeboost.files import seal
 from spacy_treeboost.models import rules as rules_module
@@ -437,7 +438,7 @@ def test_matcher_from_arrays_counts_as_the_brute_force(patterns, match_roots, da
     depth = numpy.array([d for code in patterns for d, _ in code], dtype=numpy.int32)
     label = numpy.array([l for code in patterns for _, l in code], dtype=numpy.int32)
     code_start = numpy.cumsum([0] + [len(code) for code in patterns]).astype(numpy.int64)
-    matcher = PatternMatcher.from_arrays(depth, label, code_start, 3, match_roots)
+    matcher = PatternMatcher(depth, label, code_start, 3, match_roots)
     docs = []
     for _ in range(data.draw(st.integers(1, 4))):
         n = data.draw(st.integers(1, 10))
@@ -453,7 +454,7 @@ def test_matcher_from_arrays_counts_as_the_brute_force(patterns, match_roots, da
             c = count_embeddings(code, lab, par, allow_root=match_roots)
             if c:
                 expected[(i, p)] = c
-    for m in (matcher, PatternMatcher(patterns, 3, match_roots), pickle.loads(pickle.dumps(matcher))):
+    for m in (matcher, matcher_of(patterns, 3, match_roots), pickle.loads(pickle.dumps(matcher))):
         doc, pat, cnt = m.count(labels, parents, offsets)
         assert dict(zip(zip(doc.tolist(), pat.tolist()), cnt.tolist())) == expected
 
@@ -469,7 +470,7 @@ def test_matcher_from_arrays_counts_as_the_brute_force(patterns, match_roots, da
 ])
 def test_matcher_from_arrays_refuses_invalid_codes(depth, label, code_start, match):
     with pytest.raises(ValueError, match=match):
-        PatternMatcher.from_arrays(numpy.array(depth), numpy.array(label), numpy.array(code_start), 2)
+        PatternMatcher(numpy.array(depth), numpy.array(label), numpy.array(code_start), 2)
 
 
 @pytest.mark.parametrize("same", [True, False])

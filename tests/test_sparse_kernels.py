@@ -4,9 +4,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spacy_treeboost.learning._columns import divide_by_rows, scale_columns_and_norms, take_columns
+from spacy_treeboost.learning._columns import take_columns
 from spacy_treeboost.learning._merge import copy_columns, fill_merged_shard, merge_levels, pattern_codes
-from spacy_treeboost.learning._order import order_by_count, order_by_magnitude
+from spacy_treeboost.learning._order import order_by_count
 from spacy_treeboost.learning._vectors import column_values, squared_rmatvec
 
 
@@ -74,21 +74,6 @@ def test_log_of_byte_counts_is_numpys_log_bit_for_bit(values, offset):
     assert log_counts(counts.astype(numpy.int32)).tobytes() == want.tobytes()
 
 
-@given(csc_parts(), st.sampled_from([numpy.int32, numpy.int64]))
-@settings(max_examples=60, deadline=None)
-def test_scaled_columns_and_row_norms_equal_numpy_bit_for_bit(parts, index_type):
-    n_rows, indptr, indices, data, rng = parts
-    scale = rng.random(len(indptr) - 1) * 3.0
-    want = data * numpy.repeat(scale, numpy.diff(indptr))
-    want_sq = numpy.bincount(indices, weights=want ** 2, minlength=n_rows)
-    got, sq = data.copy(), numpy.zeros(n_rows)
-    scale_columns_and_norms(indptr.astype(index_type), indices.astype(index_type), got, scale, sq)
-    assert got.tobytes() == want.tobytes() and sq.tobytes() == want_sq.tobytes()
-    by = numpy.sqrt(want_sq) + 1.0
-    divide_by_rows(indices.astype(index_type), got, by)
-    assert got.tobytes() == (want / by[indices]).tobytes()
-
-
 def test_kernels_refuse_arrays_that_do_not_fit():
     one = numpy.zeros(1, dtype=numpy.int64)
     docs, counts = numpy.zeros(2, dtype=numpy.int32), numpy.zeros(2)
@@ -99,41 +84,6 @@ def test_kernels_refuse_arrays_that_do_not_fit():
     with pytest.raises(ValueError, match="one entry per merged pattern"):
         copy_columns(zero, zero, 0, numpy.zeros(2, dtype=numpy.int64), one, zero, docs,
                      numpy.zeros(2, dtype=numpy.int32), docs, counts)
-    indptr, indices = numpy.array([0, 2], dtype=numpy.int32), numpy.array([0, 5], dtype=numpy.int32)
-    with pytest.raises(ValueError, match="outside sq_norms"):
-        scale_columns_and_norms(indptr, indices, numpy.ones(2), numpy.ones(1), numpy.zeros(3))
-    with pytest.raises(ValueError, match="one factor per column"):
-        scale_columns_and_norms(indptr, indices, numpy.ones(2), numpy.ones(2), numpy.zeros(6))
-    with pytest.raises(ValueError, match="outside `by`"):
-        divide_by_rows(indices, numpy.ones(2), numpy.ones(3))
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.one_of(st.floats(allow_nan=False, allow_infinity=False),
-                          st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5, 5e-324, -5e-324, 1.7e308])), max_size=300))
-def test_order_by_magnitude_is_numpy_stable_argsort_of_minus_abs(values):
-    from spacy_treeboost.threads import ThreadTeam
-
-    w = numpy.array(values, dtype=numpy.float64)
-    want = numpy.argsort(-numpy.abs(w), kind="stable")
-    numpy.testing.assert_array_equal(order_by_magnitude(w), want)
-    for threads, pieces in ((1, 3), (2, 2), (3, 5)):
-        team = ThreadTeam(threads)
-        try:
-            numpy.testing.assert_array_equal(order_by_magnitude(w, team.map, pieces), want)
-        finally:
-            team.close()
-
-
-def test_order_by_magnitude_sorts_on_every_digit_and_refuses_values_that_are_not_finite():
-    rng = numpy.random.default_rng(3)
-    w = numpy.concatenate([rng.normal(size=5000) * 10.0 ** rng.integers(-300, 300, 5000), numpy.zeros(7)])
-    numpy.testing.assert_array_equal(order_by_magnitude(w), numpy.argsort(-numpy.abs(w), kind="stable"))
-    numpy.testing.assert_array_equal(order_by_magnitude(w, lambda f, items: [f(i) for i in items], 4),
-                                     numpy.argsort(-numpy.abs(w), kind="stable"))
-    assert order_by_magnitude(numpy.array([1.0, numpy.nan])) is None
-    assert order_by_magnitude(numpy.array([-numpy.inf, 2.0])) is None
-    assert order_by_magnitude(numpy.array([1.0, 2.0, numpy.nan, 3.0]), lambda f, items: [f(i) for i in items], 2) is None
 
 
 @given(st.lists(st.integers(0, 40), max_size=300))

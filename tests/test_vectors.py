@@ -5,6 +5,7 @@ import re
 import numpy
 import pytest
 
+from match_strategies import matcher_of
 from reference import (
     all_subtrees,
     count_embeddings,
@@ -24,7 +25,6 @@ from reference import (
     z_low,
     z_star,
 )
-from spacy_treeboost.models._match import PatternMatcher
 from spacy_treeboost.learning._mine import py_bound, py_value
 from spacy_treeboost.learning._mine import SearchSpace
 from spacy_treeboost.learning.classifier import _label_rank
@@ -520,7 +520,7 @@ def test_t9_trie_counts_equal_brute_force(seed):
     labels = numpy.array([x for lab, _ in docs for x in lab], dtype=numpy.int32)
     offsets = numpy.cumsum([0] + [len(lab) for lab, _ in docs])
     parents = numpy.array([p + offsets[i] if p >= 0 else -1 for i, (_, par) in enumerate(docs) for p in par], dtype=numpy.int32)
-    doc, pat, cnt = PatternMatcher(patterns, n_labels).count(labels, parents, offsets)
+    doc, pat, cnt = matcher_of(patterns, n_labels).count(labels, parents, offsets)
     got = {(d, p): c for d, p, c in zip(doc.tolist(), pat.tolist(), cnt.tolist())}
     expected = {}
     for i, (lab, par) in enumerate(docs):

@@ -6,10 +6,6 @@ def split_csc_rows(
     indptr: numpy.ndarray, indices: numpy.ndarray, data: Optional[numpy.ndarray], side: numpy.ndarray, rank: numpy.ndarray,
     run: Optional[Callable[..., List[Any]]] = None, bounds: Optional[List[Tuple[int, int]]] = None
 ) -> Tuple[Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray], Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]]: ...
-def scale_columns_and_norms(
-    indptr: numpy.ndarray, indices: numpy.ndarray, data: numpy.ndarray, scale: numpy.ndarray, sq_norms: numpy.ndarray
-) -> None: ...
-def divide_by_rows(indices: numpy.ndarray, data: numpy.ndarray, by: numpy.ndarray) -> None: ...
 def take_columns(
     indptr: numpy.ndarray, indices: numpy.ndarray, data: Optional[numpy.ndarray], columns: numpy.ndarray,
     tail_rows: numpy.ndarray, tail_values: numpy.ndarray

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 # distutils: language = c++
-"""Column kernels of the subtree-linear learner's matrices: the folds' one-pass split of a matrix's rows, the
-columns taken for a refit, and the tf-idf scaling of columns and rows."""
+"""Column kernels of the subtree-linear learner's matrices: the folds' one-pass split of a matrix's rows and the
+columns taken for a refit."""
 from libc.stdint cimport int32_t, int64_t, uint8_t
 
 from spacy_treeboost.learning._cpu cimport release_free_heap
@@ -16,15 +16,6 @@ ctypedef fused index_t:
 def return_free_heap() -> bool:
     """Give the C heap's free memory back to the system (glibc's `malloc_trim`); whether any was (False elsewhere)."""
     return bool(release_free_heap())
-
-
-cdef inline Py_ssize_t _first_row_outside(const index_t[::1] indices, Py_ssize_t n_rows) noexcept nogil:
-    """The first entry whose row lies outside 0..n_rows - 1, or -1."""
-    cdef Py_ssize_t k
-    for k in range(indices.shape[0]):
-        if indices[k] < 0 or indices[k] >= n_rows:
-            return k
-    return -1
 
 
 def split_csc_rows(const int64_t[::1] indptr, const index_t[::1] indices, const double[::1] data,
@@ -112,41 +103,6 @@ def _split_columns(const int64_t[::1] indptr, const index_t[::1] indices, const 
                         v0[a] = data[k]
                     a += 1
 
-def scale_columns_and_norms(const index_t[::1] indptr, const index_t[::1] indices, double[::1] data,
-                            const double[::1] scale, double[::1] sq_norms):
-    """Multiply column j of a CSC matrix by scale[j] in place, and add each scaled entry's square to sq_norms at its
-    row, in storage order (as numpy.bincount adds them), without the GIL."""
-    cdef Py_ssize_t n_cols = indptr.shape[0] - 1, j, k, bad = -1, n_rows = sq_norms.shape[0]
-    cdef double s, v
-    if scale.shape[0] != n_cols:
-        raise ValueError(f"scale needs one factor per column ({n_cols}), got {scale.shape[0]}")
-    if n_cols >= 0 and (indptr[n_cols] != data.shape[0] or indices.shape[0] != data.shape[0]):
-        raise ValueError("indptr, indices and data do not describe one CSC matrix")
-    with nogil:
-        bad = _first_row_outside(indices, n_rows)
-        if bad < 0:
-            for j in range(n_cols):
-                s = scale[j]
-                for k in range(indptr[j], indptr[j + 1]):
-                    v = data[k] * s
-                    data[k] = v
-                    sq_norms[indices[k]] += v * v
-    if bad >= 0:
-        raise ValueError(f"row {indices[bad]} lies outside sq_norms ({n_rows} rows)")
-
-
-def divide_by_rows(const index_t[::1] indices, double[::1] data, const double[::1] by):
-    """data[k] /= by[indices[k]] for every entry, in place, without the GIL."""
-    cdef Py_ssize_t k, bad = -1, n_rows = by.shape[0]
-    if indices.shape[0] != data.shape[0]:
-        raise ValueError("indices and data must have the same length")
-    with nogil:
-        bad = _first_row_outside(indices, n_rows)
-        if bad < 0:
-            for k in range(indices.shape[0]):
-                data[k] = data[k] / by[indices[k]]
-    if bad >= 0:
-        raise ValueError(f"row {indices[bad]} lies outside `by` ({n_rows} rows)")
 
 def take_columns(const index_t[::1] indptr, const index_t[::1] indices, const double[::1] data,
                  const int64_t[::1] columns, const index_t[::1] tail_rows, const double[::1] tail_values):

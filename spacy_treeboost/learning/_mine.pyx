@@ -98,19 +98,15 @@ cdef class SearchSpace(PatternCache):
         """
         cdef const double[:] w = numpy.ascontiguousarray(weights, dtype=numpy.float64)
         cdef const signed char[:] yy = numpy.ascontiguousarray(y, dtype=numpy.int8)
-        self._check_round(weights, y, w, yy)
-        cdef int crit = CRITERIA[criterion]
-        self._prepare(w, yy, crit)
-        self.prepared_crit = crit + 1
-
-    cdef int _check_round(self, weights, y, const double[:] w, const signed char[:] yy) except -1:
         if w.shape[0] != self.n_docs or yy.shape[0] != self.n_docs:
             raise ValueError("weights and labels must have one entry per training document")
         if not numpy.all(numpy.isfinite(weights)) or numpy.any(numpy.asarray(weights) < 0) or not numpy.sum(weights) > 0:
             raise ValueError("weights must be finite, non-negative and not all zero")
         if not numpy.all(numpy.abs(numpy.asarray(y)) == 1):
             raise ValueError("labels must be -1 or +1")
-        return 0
+        cdef int crit = CRITERIA[criterion]
+        self._prepare(w, yy, crit)
+        self.prepared_crit = crit + 1
 
     def best_rule(self, weights, y, str criterion="iwakura", bint presence=False, shared_best=None,
                   bint prepared=False):
@@ -127,16 +123,10 @@ cdef class SearchSpace(PatternCache):
         RETURNS (dict): node (-1 when no pattern exists), z, sign, value, P, N, A_pos, A_neg, nodes_visited...
         """
         cdef int crit = CRITERIA[criterion]
-        cdef const double[:] w
-        cdef const signed char[:] yy
-        if prepared:
-            if self.prepared_crit != crit + 1:
-                raise ValueError("best_rule(prepared=True) needs a call of prepare with the same criterion first")
-        else:
-            w = numpy.ascontiguousarray(weights, dtype=numpy.float64)
-            yy = numpy.ascontiguousarray(y, dtype=numpy.int8)
-            self._check_round(weights, y, w, yy)
-            self._prepare(w, yy, crit)
+        if not prepared:
+            self.prepare(weights, y, criterion)
+        elif self.prepared_crit != crit + 1:
+            raise ValueError("best_rule(prepared=True) needs a call of prepare with the same criterion first")
         self.prepared_crit = 0
         cdef double[::1] shared
         if shared_best is not None:

@@ -5,7 +5,6 @@ from typing import TYPE_CHECKING, Any, Iterator, List, NamedTuple, Optional, Tup
 import numpy
 
 from . import products
-from ._columns import divide_by_rows, scale_columns_and_norms
 from ._merge import pattern_codes
 from ._order import order_by_count
 from ..threads import ThreadTeam
@@ -187,19 +186,19 @@ def tfidf_matrix(counts: Any, threads: int = 1, idf: Optional[numpy.ndarray] = N
         idf = numpy.log((1.0 + counts.shape[0]) / (1.0 + numpy.diff(counts.indptr))) + 1.0
     data = numpy.empty(counts.nnz)
     pieces = products.column_pieces(counts.indptr, products.N_BLOCKS if counts.nnz >= products.BLOCK_NNZ else 1)
-    sq_norms = [numpy.zeros(counts.shape[0]) for _ in pieces]
+    sq_norms: List[numpy.ndarray] = [numpy.zeros(0)] * len(pieces)
 
     def scaled(k: int) -> None:
         lo, hi = pieces[k]
         a, b = int(counts.indptr[lo]), int(counts.indptr[hi])
         log_counts(counts.data[a:b], out=data[a:b])
         data[a:b] += 1.0
-        indptr = (counts.indptr[lo:hi + 1] - a).astype(counts.indices.dtype)
-        scale_columns_and_norms(indptr, counts.indices[a:b], data[a:b], idf[lo:hi], sq_norms[k])
+        data[a:b] *= numpy.repeat(idf[lo:hi], df[lo:hi])
+        sq_norms[k] = numpy.bincount(counts.indices[a:b], weights=data[a:b] ** 2, minlength=counts.shape[0])
 
     def normalized(k: int) -> None:
         a, b = int(counts.indptr[pieces[k][0]]), int(counts.indptr[pieces[k][1]])
-        divide_by_rows(counts.indices[a:b], data[a:b], norms)
+        data[a:b] /= norms[counts.indices[a:b]]
 
     with ThreadTeam(threads) as team:
         team.map(scaled, range(len(pieces)))

@@ -6,7 +6,6 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
-from ._order import order_by_magnitude
 from .features import interpolate
 from .heads import FOLD_TOL_RATIO
 from .selection import HeadFit, assemble_margins, calibrate_weights, calibrated
@@ -26,9 +25,9 @@ def share_levels(contribution: numpy.ndarray, shares: Sequence[float]) -> Tuple[
     """Each column's level (the first of the increasing `shares` that keeps it) and how many columns each share keeps:
     at share s the fewest of largest `contribution` (ties: the first) that add up to s of the total."""
     n = len(contribution)
-    order = order_by_magnitude(numpy.ascontiguousarray(contribution, dtype=numpy.float64))
-    if order is None:
+    if not numpy.isfinite(contribution).all():
         raise ValueError("a subtree's contribution is not finite: the fit diverged")
+    order = numpy.argsort(-numpy.abs(contribution), kind="stable")
     total = numpy.cumsum(contribution[order])
     kept = numpy.array([n if s >= 1.0 or not n else min(int(numpy.searchsorted(total, s * total[-1])) + 1, n)
                         for s in shares], dtype=numpy.int64)

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence,
 
 import numpy
 
-from ._order import order_by_magnitude
 from .classifier import NO_SUBTREE, RuleClassifier, encode_targets
 from .features import PatternCodes, frequency_order, presence, tfidf_matrix
 from .heads import TFIDF_LOSS, HeadSettings, fit_heads
@@ -19,7 +18,6 @@ from .pruning import prune
 from .selection import DEFAULT_CS, SOLVER_CONSTRAINTS, HeadFit, Path, class_folds, cv_folds, make_path
 from .sharded import Shards, held_shards
 from ..models.rules import RuleSet
-from ..threads import ThreadTeam
 from ..exceptions import InvalidSettingError
 from ..params import Boolean, Interval, Options, Text, rule
 from ..trees.forest import DEPENDENCY_VIEW_PREFIX, Forest
@@ -302,21 +300,15 @@ class SubtreeLinearClassifier(RuleClassifier):
         clock = time.process_time()
         value = "tfidf" if idf is not None else ("log1p" if self.features == "log1p" else "stump")
         columns = []
-        with ThreadTeam(self._threads) as team:
-            for w, c, keep in fitted:
-                if idf is None:
-                    nonzero = numpy.flatnonzero(w)
-                    values = numpy.ascontiguousarray(w[nonzero], dtype=numpy.float64)
-                    by_magnitude = order_by_magnitude(values, team.map, self._threads)
-                    if by_magnitude is None:  # a weight that is not finite: RuleSet.from_arrays names it
-                        by_magnitude = numpy.argsort(-numpy.abs(values), kind="stable")
-                    order = nonzero[by_magnitude]
-                    b = numpy.zeros(len(order))
-                else:
-                    order = numpy.arange(len(codes)) if keep is None else numpy.asarray(keep)
-                    b = idf[order]
-                columns.append((order.astype(numpy.int64), numpy.ones(len(order), dtype=numpy.int32), w[order] / 2.0,
-                                b))
+        for w, c, keep in fitted:
+            if idf is None:
+                nonzero = numpy.flatnonzero(w)
+                order = nonzero[numpy.argsort(-numpy.abs(w[nonzero]), kind="stable")]
+                b = numpy.zeros(len(order))
+            else:
+                order = numpy.arange(len(codes)) if keep is None else numpy.asarray(keep)
+                b = idf[order]
+            columns.append((order.astype(numpy.int64), numpy.ones(len(order), dtype=numpy.int32), w[order] / 2.0, b))
         self.rules_ = RuleSet.from_arrays([h.name for h in self.heads_], algorithm=f"linear-{self.features}",
                                           include_root_patterns=self.include_root_patterns, value=value,
                                           strings=codes.strings, depth=codes.depth, label=codes.label,

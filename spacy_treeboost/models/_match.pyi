@@ -1,15 +1,13 @@
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 import numpy
 
 class PatternMatcher:
     n_patterns: int
-    def __init__(self, codes: Sequence[Sequence[Tuple[int, int]]], n_labels: int, match_roots: bool = ...) -> None: ...
-    @classmethod
-    def from_arrays(
-        cls, depth: numpy.ndarray, label: numpy.ndarray, code_start: numpy.ndarray, n_labels: int,
+    def __init__(
+        self, depth: numpy.ndarray, label: numpy.ndarray, code_start: numpy.ndarray, n_labels: int,
         match_roots: bool = ...
-    ) -> "PatternMatcher": ...
+    ) -> None: ...
     def count(
         self, labels: numpy.ndarray, parents: numpy.ndarray, offsets: numpy.ndarray
     ) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]: ...

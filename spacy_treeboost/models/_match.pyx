@@ -38,8 +38,9 @@ ctypedef pair[pair[int64_t, int64_t], int32_t] FirstHit
 cdef class PatternMatcher:
     """Count the embeddings of many patterns in documents.
 
-    codes (Sequence[Sequence[Tuple[int, int]]]): Each pattern's code: (depth, label id) pairs in preorder, depth 0
-        first (`from_arrays` takes them as flat arrays).
+    depth, label (numpy.ndarray): int32 depth and label id of every pattern node, the codes concatenated (each code
+        the (depth, label id) pairs of a pattern in preorder, depth 0 first).
+    code_start (numpy.ndarray): int64 offsets: pattern p is nodes code_start[p] .. code_start[p + 1] - 1.
     n_labels (int): The number of label ids; other ids never match.
     match_roots (bool): Let document root nodes match.
     """
@@ -57,40 +58,7 @@ cdef class PatternMatcher:
     cdef vector[Sibling] siblings
     cdef vector[FirstHit] hits
 
-    def __init__(self, codes, int n_labels, bint match_roots=True):
-        depth, label, code_start = [], [], [0]
-        for code in codes:
-            for d, l in code:
-                depth.append(int(d))
-                label.append(int(l))
-            code_start.append(len(depth))
-        depth = numpy.asarray(depth, dtype=numpy.int64)
-        label = numpy.asarray(label, dtype=numpy.int64)
-        bad = numpy.flatnonzero((label < 0) | (label >= max(n_labels, 1)))
-        if len(bad):
-            p = int(numpy.searchsorted(code_start, bad[0], "right")) - 1
-            raise ValueError(f"pattern {p} uses label id {int(label[bad[0]])} outside the vocabulary")
-        if len(depth) and depth.max() >= numpy.iinfo(numpy.int32).max:
-            raise ValueError(f"a pattern has depth {int(depth.max())}, which is too large")
-        self._build(depth, label, code_start, n_labels, match_roots)
-
-    @classmethod
-    def from_arrays(cls, depth, label, code_start, int n_labels, bint match_roots=True):
-        """A matcher over patterns given as flat arrays.
-
-        depth, label (numpy.ndarray): int32 depth and label id of every pattern node, the codes concatenated.
-        code_start (numpy.ndarray): int64 offsets: pattern p is nodes code_start[p] .. code_start[p + 1] - 1.
-        n_labels, match_roots: As for `PatternMatcher`.
-        """
-        cdef PatternMatcher out = cls.__new__(cls)
-        out._build(depth, label, code_start, n_labels, match_roots)
-        return out
-
-    def _code(self, Py_ssize_t p):
-        lo, hi = self._code_start[p], self._code_start[p + 1]
-        return tuple(zip(self._depth[lo:hi].tolist(), self._label[lo:hi].tolist()))
-
-    cdef int _build(self, depth, label, code_start, int n_labels, bint match_roots) except -1:
+    def __init__(self, depth, label, code_start, int n_labels, bint match_roots=True):
         self.match_roots = match_roots
         self._depth = numpy.ascontiguousarray(depth, dtype=numpy.int32)
         self._label = numpy.ascontiguousarray(label, dtype=numpy.int32)
@@ -146,10 +114,13 @@ cdef class PatternMatcher:
             if self.trie[node].pattern >= 0:
                 raise ValueError(f"patterns {self.trie[node].pattern} and {p} are the same tree")
             self.trie[node].pattern = p
-        return 0
+
+    def _code(self, Py_ssize_t p):
+        lo, hi = self._code_start[p], self._code_start[p + 1]
+        return tuple(zip(self._depth[lo:hi].tolist(), self._label[lo:hi].tolist()))
 
     def __reduce__(self):
-        return (_matcher_from_arrays, (self._depth, self._label, self._code_start, self.n_labels, self.match_roots))
+        return (PatternMatcher, (self._depth, self._label, self._code_start, self.n_labels, self.match_roots))
 
     cdef int32_t _new_node(self, int32_t depth):
         cdef TrieNode tn
@@ -333,15 +304,11 @@ cdef object _int32_array(vector[int32_t]& v):
     return numpy.asarray(<int32_t[:v.size()]>v.data()).copy() if v.size() else numpy.zeros(0, numpy.int32)
 
 
-def _matcher_from_arrays(depth, label, code_start, n_labels, match_roots):
-    return PatternMatcher.from_arrays(depth, label, code_start, n_labels, match_roots)
-
-
 def codes_in_order(const int32_t[::1] depth, const int32_t[::1] label, const int64_t[::1] code_start,
                    const int64_t[::1] order, run=None, Py_ssize_t pieces=1):
     """The codes of patterns `order`, in that order, as flat tables, copied code by code (no node index array).
 
-    depth, label, code_start (numpy.ndarray): The codes as `PatternMatcher.from_arrays` takes them.
+    depth, label, code_start (numpy.ndarray): The codes as `PatternMatcher` takes them.
     order (numpy.ndarray): int64 pattern ids.
     run (Optional[Callable]): `ThreadTeam.map`, to copy `pieces` contiguous runs of `order` on its threads.
     pieces (int): The number of runs (1 without `run`).

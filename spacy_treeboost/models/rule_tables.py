@@ -124,20 +124,16 @@ def _check_columns(h: int, cols: Sequence[Any], n_patterns: int, value: str) -> 
     pid, z, a, b = (_array(c, k) for c, k in zip(cols, RULE_KEYS))
     if not len(pid) == len(z) == len(a) == len(b):
         raise ValueError(f"head {h}'s rule columns have different lengths ({len(pid)}, {len(z)}, {len(a)}, {len(b)})")
-    bad = numpy.flatnonzero((pid < 0) | (pid >= n_patterns))
-    if len(bad):
-        raise ValueError(f"rule {int(bad[0])} of head {h} refers to pattern {int(pid[bad[0]])}, which does not exist "
-                         f"({n_patterns} patterns)")
-    bad = numpy.flatnonzero(z < 1)
-    if len(bad):
-        raise ValueError(f"rule {int(bad[0])} of head {h} has threshold z = {int(z[bad[0]])}, below 1")
-    bad = numpy.flatnonzero(~(numpy.isfinite(a) & numpy.isfinite(b)))
-    if len(bad):
-        raise ValueError(f"rule {int(bad[0])} of head {h} has a weight that is not a finite number")
+    checks = [((pid < 0) | (pid >= n_patterns), pid,
+               f"refers to pattern {{}}, which does not exist ({n_patterns} patterns)"),
+              (z < 1, z, "has threshold z = {}, below 1"),
+              (~(numpy.isfinite(a) & numpy.isfinite(b)), a, "has a weight that is not a finite number")]
     if value == "tfidf":
-        bad = numpy.flatnonzero(b <= 0)
-        if len(bad):
-            raise ValueError(f"rule {int(bad[0])} of head {h} has an idf b = {float(b[bad[0]])} that is not positive")
+        checks.append((b <= 0, b, "has an idf b = {} that is not positive"))
+    for bad, values, problem in checks:
+        if bad.any():
+            r = int(numpy.argmax(bad))
+            raise ValueError(f"rule {r} of head {h} " + problem.format(values[r].item()))
     return pid, z, a, b
 
 

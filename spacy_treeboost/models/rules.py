@@ -211,8 +211,7 @@ class RuleSet:
             from ._match import PatternMatcher
 
             strings, labels = self._label_table()
-            matcher = PatternMatcher.from_arrays(self._depth, labels, self._code_start, len(strings),
-                                                 self.include_root_patterns)
+            matcher = PatternMatcher(self._depth, labels, self._code_start, len(strings), self.include_root_patterns)
             tables = []
             for pid, z, a, b in self._columns:
                 order = numpy.argsort(pid, kind="stable")
