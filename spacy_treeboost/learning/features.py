@@ -182,8 +182,9 @@ def tfidf_matrix(counts: Any, threads: int = 1, idf: Optional[numpy.ndarray] = N
     for any number of threads."""
     from scipy.sparse import csc_matrix
 
+    df = numpy.diff(counts.indptr)
     if idf is None:
-        idf = numpy.log((1.0 + counts.shape[0]) / (1.0 + numpy.diff(counts.indptr))) + 1.0
+        idf = numpy.log((1.0 + counts.shape[0]) / (1.0 + df)) + 1.0
     data = numpy.empty(counts.nnz)
     pieces = products.column_pieces(counts.indptr, products.N_BLOCKS if counts.nnz >= products.BLOCK_NNZ else 1)
     sq_norms: List[numpy.ndarray] = [numpy.zeros(0)] * len(pieces)
