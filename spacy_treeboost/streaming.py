@@ -7,7 +7,7 @@ import json
 import os
 from collections import deque
 from pathlib import Path
-from typing import IO, Any, Callable, Deque, Dict, Generator, Iterable, Iterator, List, Optional, Tuple, TypeVar
+from typing import Any, Callable, Deque, Dict, Generator, Iterable, Iterator, List, Optional, Tuple, TypeVar
 
 import numpy
 from spacy.util import minibatch
@@ -16,12 +16,6 @@ from .datasets.convert import load_pipeline
 from .datasets.jsonl import CorpusFormatError, check_input_file, iter_jsonl
 from .files import create_temp_beside
 from .learning.tasks import ProcessWorkers
-
-
-def open_output(raw: IO[bytes], gz: bool) -> IO[str]:
-    """A UTF-8 text stream writing to `raw`, gzip-compressed (without name or time stamp) when `gz`."""
-    return io.TextIOWrapper(gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) if gz else raw,
-                            encoding="utf8")
 
 
 def read_records(path: Path) -> Iterator[Dict[str, Any]]:
@@ -90,51 +84,36 @@ def in_input_order(batches: Iterable[Batch], n_workers: int, send: Callable[[int
     if n_workers < 1 and local is None:
         raise ValueError("in_input_order needs a worker or a local function")
     source = iter(batches)
-    queues: List[Deque[int]] = [deque() for _ in range(n_workers)]
-    held: Dict[int, Batch] = {}
-    replies: Dict[int, Any] = {}
+    pending: Deque[List[Any]] = deque()  # [batch, reply] in input order; the reply is `waiting` until it comes
+    queues: List[Deque[List[Any]]] = [deque() for _ in range(n_workers)]
     limit = depth * (n_workers + (local is not None))
-    sent = done = 0
+    waiting = object()
     more = True
-
-    def take() -> Optional[Batch]:
-        nonlocal more, sent
-        try:
-            batch = next(source)
-        except StopIteration:
-            more = False
-            return None
-        held[sent] = batch
-        sent += 1
-        return batch
-
-    while True:
-        while more and n_workers and sent - done < limit:
+    while more or pending:
+        while more and n_workers and len(pending) < limit:
             worker = min(range(n_workers), key=lambda w: len(queues[w]))
             if len(queues[worker]) >= depth:
                 break
-            index = sent
-            batch = take()
-            if batch is None:
+            batch = next(source, waiting)
+            more = batch is not waiting
+            if not more:
                 break
+            pending.append([batch, waiting])
+            queues[worker].append(pending[-1])
             send(worker, batch)
-            queues[worker].append(index)
-        if done == sent and not more:
-            return
-        if done not in replies:
-            work_here = local is not None and more and sent - done < limit
-            got = receive(not work_here) if sent > done + len(replies) else None
-            if got is not None:
-                worker, reply = got
-                replies[queues[worker].popleft()] = reply
-            elif work_here:
-                index = sent
-                batch = take()
-                if batch is not None:
-                    replies[index] = local(batch)  # type: ignore[misc]
+        if pending and pending[0][1] is not waiting:
+            batch, reply = pending.popleft()
+            yield batch, reply
             continue
-        yield held.pop(done), replies.pop(done)
-        done += 1
+        work_here = local is not None and more and len(pending) < limit
+        got = receive(not work_here) if any(queues) else None
+        if got is not None:
+            queues[got[0]].popleft()[1] = got[1]
+        elif work_here:
+            batch = next(source, waiting)
+            more = batch is not waiting
+            if more:
+                pending.append([batch, local(batch)])  # type: ignore[misc]
 
 
 def _ray_records(model: str, path: Path, n_workers: int, batch_size: int, address: Optional[str],
@@ -229,13 +208,15 @@ def apply_stream(model: str, input_path: Path, output_path: Path, *, n_workers: 
         fd, partial = create_temp_beside(output_path)
         n = 0
         try:
-            with open(fd, "wb") as raw, open_output(raw, output_path.suffix == ".gz") as out, \
-                    tqdm(total=count_records(input_path) if progress else None, unit="doc",
-                         disable=not progress) as bar:
-                for record in records:
-                    out.write(json.dumps(record, default=_plain) + "\n")
-                    n += 1
-                    bar.update(1)
+            with open(fd, "wb") as raw, tqdm(total=count_records(input_path) if progress else None, unit="doc",
+                                             disable=not progress) as bar:
+                # gzip without name or time stamp, so that equal outputs are equal files
+                gz = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) if output_path.suffix == ".gz" else raw
+                with io.TextIOWrapper(gz, encoding="utf8") as out:
+                    for record in records:
+                        out.write(json.dumps(record, default=_plain) + "\n")
+                        n += 1
+                        bar.update(1)
             os.replace(partial, output_path)
         finally:
             partial.unlink(missing_ok=True)
