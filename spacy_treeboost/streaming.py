@@ -83,7 +83,7 @@ def in_input_order(batches: Iterable[Batch], n_workers: int, send: Callable[[int
     """
     if n_workers < 1 and local is None:
         raise ValueError("in_input_order needs a worker or a local function")
-    source = iter(batches)
+    source: Iterator[Any] = iter(batches)
     pending: Deque[List[Any]] = deque()  # [batch, reply] in input order; the reply is `waiting` until it comes
     queues: List[Deque[List[Any]]] = [deque() for _ in range(n_workers)]
     limit = depth * (n_workers + (local is not None))
