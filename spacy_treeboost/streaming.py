@@ -83,11 +83,11 @@ def in_input_order(batches: Iterable[Batch], n_workers: int, send: Callable[[int
     """
     if n_workers < 1 and local is None:
         raise ValueError("in_input_order needs a worker or a local function")
-    source: Iterator[Any] = iter(batches)
+    source = iter(batches)
     pending: Deque[List[Any]] = deque()  # [batch, reply] in input order; the reply is `waiting` until it comes
     queues: List[Deque[List[Any]]] = [deque() for _ in range(n_workers)]
     limit = depth * (n_workers + (local is not None))
-    waiting = object()
+    waiting: Any = object()
     more = True
     while more or pending:
         while more and n_workers and len(pending) < limit:
