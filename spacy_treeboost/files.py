@@ -3,6 +3,7 @@ msgpack envelope of format name, version, the payload's SHA-256 and the payload,
 import errno
 import gc
 import hashlib
+import importlib.util
 import json
 import os
 import stat
@@ -126,6 +127,18 @@ def check_output(path: Union[str, Path], inputs: Iterable[Union[str, Path, None]
         if same:
             raise OutputError(path, f"it is the input {source}, and writing it would destroy the input; give "
                                     "another output path")
+
+
+def pipeline_source(model: str) -> Optional[Path]:
+    """The directory a pipeline is read from: `model` when it is a path, else its installed package's, or None."""
+    if Path(model).exists():
+        return Path(model)
+    try:
+        spec = importlib.util.find_spec(model) if model.isidentifier() else None
+    except (ImportError, ValueError):
+        return None
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    return Path(locations[0]) if locations else None
 
 
 def create_temp_beside(path: Union[str, Path]) -> Tuple[int, Path]:

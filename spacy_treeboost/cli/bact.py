@@ -10,7 +10,7 @@ from typing import Any, Dict, Iterator, List, Optional
 
 import typer
 
-from .common import _check_output, _check_place, _fail, _write_file, app
+from .common import _check_new_file, _fail, _write_file, app
 from ..models.rules import ModelFormatError
 from ..trees.bact import BactFormatError, encode_label
 
@@ -141,10 +141,9 @@ def _training_paths(train: List[Path], model: Path, learner_config: Optional[Pat
         paths = [Path(p) for p in shard_paths(train)]
     except ValueError as err:
         _fail(str(err))
-    _check_place(model, "the model", "model.bin")
+    _check_new_file(model, "the model", "model.bin", *paths, learner_config)
     if not os.access(model.parent, os.W_OK) or (model.exists() and not os.access(model, os.W_OK)):
         _fail(f"cannot write {model}: permission denied")
-    _check_output(model, *paths, learner_config)
     return paths
 
 

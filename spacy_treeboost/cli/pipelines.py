@@ -5,7 +5,7 @@ from typing import Any, List, Optional
 
 import typer
 
-from .common import _check_new_file, _check_output, _fail, _pipeline_input, _write_file, app
+from .common import _check_new_file, _check_output, _fail, _write_file, app
 
 
 @app.command()
@@ -27,7 +27,7 @@ def convert(
 
     if output_path.is_dir():
         _fail(f"{output_path} is a directory; give the DocBin a file name, e.g. {output_path / 'train.spacy'}")
-    _check_output(output_path, input_path, _pipeline_input(model))
+    _check_output(output_path, input_path, model)
     if min(n_process, batch_size, max_length or 1, shard_documents or 1) < 1:
         _fail(f"--n-process, --batch-size, --max-length and --shard-documents must be at least 1, got {n_process}, "
               f"{batch_size}, {max_length} and {shard_documents}")
@@ -73,7 +73,7 @@ def apply(
         _fail(f"--timeout {timeout} is invalid: use a positive number of seconds")
     from ..learning.tasks import WorkerDiedError
 
-    _check_output(output_path, input_path, _pipeline_input(model))
+    _check_output(output_path, input_path, model)
 
     def started(pids: List[int]) -> None:
         typer.echo(f"classifying in this process and {len(pids)} worker process{'es' if len(pids) > 1 else ''} "
@@ -113,7 +113,7 @@ def explain(
     """Write a page that draws the doc's sentence trees with the subtrees that fired for a label."""
     from ..visualize.document import explanation_view, find_textcat
 
-    _check_new_file(output, "the page", "page.html", _pipeline_input(pipeline))
+    _check_new_file(output, "the page", "page.html", pipeline)
     nlp = _load_pipeline(pipeline)
     try:
         textcat = find_textcat(nlp, component)
@@ -137,7 +137,7 @@ def report(
     """Write a report of a trained component: per label its top subtrees, where they fire, settings and scores."""
     from ..visualize.report import read_examples, report_page
 
-    _check_new_file(output, "the page", "page.html", _pipeline_input(pipeline), data)
+    _check_new_file(output, "the page", "page.html", pipeline, data)
     nlp = _load_pipeline(pipeline)
     try:
         examples = None if data is None else read_examples(nlp, data)
