@@ -173,7 +173,8 @@ def create_temp_beside(path: Union[str, Path]) -> Tuple[int, Path]:
 
 
 def write_bytes_atomic(path: Union[str, Path], data: bytes) -> None:
-    """Write `data` to a temporary file beside `path`, flush it to disk and rename it over `path`."""
+    """Write `data` to a temporary file beside `path`, flush it to disk and rename it over `path`; a failure raises
+    an `OutputError`, and the previous file stays as it was."""
     fd, tmp = create_temp_beside(path)
     try:
         with open(fd, "wb") as f:
@@ -181,6 +182,10 @@ def write_bytes_atomic(path: Union[str, Path], data: bytes) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
+    except OSError as err:
+        tmp.unlink(missing_ok=True)
+        raise OutputError(path, f"{err.strerror or err}; the previous file, if any, is unchanged",
+                          err.errno or errno.EIO) from None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

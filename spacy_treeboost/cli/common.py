@@ -32,8 +32,6 @@ def _write_file(path: Path, data: bytes) -> None:
         write_bytes_atomic(path, data)
     except OutputError as err:
         _fail(str(err))
-    except OSError as err:
-        _fail(f"cannot write {path}: {err.strerror}; the previous file, if any, is unchanged")
 
 
 def _check_new_file(path: Path, what: str, example: str, *inputs: Any) -> None:

@@ -71,12 +71,9 @@ def shard_path(output_path: Union[str, Path], index: int) -> Path:
 def _write_docbin(path: Path, doc_bin: DocBin) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_bytes_atomic(path, doc_bin.to_bytes())
-    except OutputError:
-        raise
     except OSError as err:
-        raise OutputError(path, f"{err.strerror}; the previous file, if any, is unchanged",
-                          err.errno or errno.EIO) from None
+        raise OutputError(path, f"cannot create its directory: {err.strerror}", err.errno or errno.EIO) from None
+    write_bytes_atomic(path, doc_bin.to_bytes())
 
 
 class PipelineNotFoundError(OSError, CommandLineError):
