@@ -98,9 +98,7 @@ def check_output(path: Union[str, Path], inputs: Iterable[Union[str, Path, None]
     """
     path = Path(path)
     try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        mode = None
+        mode: Optional[int] = os.stat(path).st_mode
     except OSError as err:
         if err.errno == errno.ELOOP:
             raise OutputError(path, "it is a symbolic link loop; remove the link or give another path",
@@ -112,19 +110,13 @@ def check_output(path: Union[str, Path], inputs: Iterable[Union[str, Path, None]
         kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
         raise OutputError(path, f"it is {kind}, not a regular file, and writing the output would replace it; give "
                                 "the path of a new or regular file", errno.EEXIST)
-    for source in inputs:
-        if source is None:
-            continue
-        source = Path(source)
+    for source in (Path(s) for s in inputs if s is not None):
         if os.path.isdir(source):
             if _inside(path, source):
                 raise OutputError(path, f"it lies in the directory {source} that this command reads (a pipeline), "
                                         "and writing there would change it; give a path outside it")
-            continue
-        same = os.path.realpath(path) == os.path.realpath(source)
-        if not same and mode is not None:
-            same = _identity(path) is not None and _identity(path) == _identity(source)
-        if same:
+        elif os.path.realpath(path) == os.path.realpath(source) or (mode is not None
+                                                                     and _identity(path) == _identity(source)):
             raise OutputError(path, f"it is the input {source}, and writing it would destroy the input; give "
                                     "another output path")
 
