@@ -90,8 +90,8 @@ def apply(
     typer.echo(f"classified {n} texts -> {output_path}", err=True)
 
 
-def _write_page(output: Path, what: str, pipeline: str, page: Callable[[Any], str], data: Optional[Path] = None,
-                ) -> None:
+def _write_page(output: Path, what: str, pipeline: str, page: Callable[[Any], str],
+                data: Optional[Path] = None) -> None:
     """Write the HTML page that `page` makes of the loaded pipeline, after checking that `output` destroys nothing."""
     from ..datasets.convert import load_pipeline
 
