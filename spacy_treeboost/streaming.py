@@ -71,7 +71,7 @@ Batch = TypeVar("Batch")
 
 def in_input_order(batches: Iterable[Batch], n_workers: int, send: Callable[[int, Batch], None],
                    receive: Callable[[bool], Optional[Tuple[int, Any]]], local: Optional[Callable[[Batch], Any]] = None,
-                   depth: int = 2) -> Iterator[Tuple[Batch, Any]]:
+                   depth: int = 2) -> Generator[Tuple[Batch, Any], None, None]:
     """Each batch with its reply, in input order. A batch goes to the worker with the fewest batches in flight (at
     most `depth` each); with `local`, this process computes the next batch while the reply due next has not come.
 
@@ -116,9 +116,13 @@ def in_input_order(batches: Iterable[Batch], n_workers: int, send: Callable[[int
                 pending.append([batch, local(batch)])  # type: ignore[misc]
 
 
-def _ray_records(model: str, path: Path, n_workers: int, batch_size: int, address: Optional[str],
-                 timeout: float) -> Generator[Dict[str, Any], None, None]:
-    """The records, classified by `n_workers` Ray actors in input order (two batches per actor in flight)."""
+Records = List[Dict[str, Any]]
+
+
+def _ray_batches(model: str, path: Path, n_workers: int, batch_size: int, address: Optional[str],
+                 timeout: float) -> Generator[Tuple[Records, Any], None, None]:
+    """The batches of records with their cats, by `n_workers` Ray actors in input order (two batches per actor in
+    flight)."""
     from .learning.tasks import connect_ray
 
     ray = connect_ray(address)
@@ -141,7 +145,7 @@ def _ray_records(model: str, path: Path, n_workers: int, batch_size: int, addres
                                  f"package that exists on every node): {err}") from None
         pending: Deque[Tuple[int, int, Any]] = deque()
 
-        def send(i: int, batch: List[Dict[str, Any]]) -> None:
+        def send(i: int, batch: Records) -> None:
             pending.append((i, len(batch), actors[i].classify.remote([r["text"] for r in batch])))
 
         def receive(block: bool) -> Tuple[int, Any]:
@@ -152,9 +156,7 @@ def _ray_records(model: str, path: Path, n_workers: int, batch_size: int, addres
                 raise TimeoutError(f"a Ray worker returned no batch of {size} texts within {timeout:g} s: the "
                                    f"cluster may be overloaded or a node lost; raise --timeout to wait longer") from None
 
-        for batch, cats in in_input_order(minibatch(read_records(path), batch_size), n_workers, send, receive):
-            for record, c in zip(batch, cats):
-                yield dict(record, cats=c)
+        yield from in_input_order(minibatch(read_records(path), batch_size), n_workers, send, receive)
     finally:
         for a in actors:
             ray.kill(a)
@@ -178,12 +180,12 @@ def apply_stream(model: str, input_path: Path, output_path: Path, *, n_workers: 
     from tqdm import tqdm
 
     input_path, output_path = check_input_file(input_path), Path(output_path)
-    records: Generator[Dict[str, Any], None, None]
+    pairs: Generator[Tuple[Records, Any], None, None]
     with contextlib.ExitStack() as stack:
         if backend == "ray":
             if not timeout > 0:
                 raise ValueError(f"timeout={timeout!r} is invalid: use a positive number of seconds")
-            records = _ray_records(model, input_path, n_workers, batch_size, ray_address, timeout)
+            pairs = _ray_batches(model, input_path, n_workers, batch_size, ray_address, timeout)
         else:
             nlp = load_pipeline(model)
             # forked workers and worker 0 (this process) share the loaded pipeline; spawned ones load `model`
@@ -203,8 +205,7 @@ def apply_stream(model: str, input_path: Path, output_path: Path, *, n_workers: 
             pairs = in_input_order(minibatch(read_records(input_path), batch_size), n_workers - 1,
                                    lambda i, batch: workers.send(i + 1, "classify", ([r["text"] for r in batch],)),
                                    receive, local=lambda batch: here.classify([r["text"] for r in batch]))
-            records = (dict(record, cats=c) for batch, cats in pairs for record, c in zip(batch, cats))
-        records = stack.enter_context(contextlib.closing(records))
+        stack.enter_context(contextlib.closing(pairs))
         fd, partial = create_temp_beside(output_path)
         n = 0
         try:
@@ -213,10 +214,10 @@ def apply_stream(model: str, input_path: Path, output_path: Path, *, n_workers: 
                 # gzip without name or time stamp, so that equal outputs are equal files
                 gz = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) if output_path.suffix == ".gz" else raw
                 with io.TextIOWrapper(gz, encoding="utf8") as out:
-                    for record in records:
-                        out.write(json.dumps(record, default=_plain) + "\n")
-                        n += 1
-                        bar.update(1)
+                    for batch, cats in pairs:
+                        out.writelines(json.dumps(dict(r, cats=c), default=_plain) + "\n" for r, c in zip(batch, cats))
+                        n += len(batch)
+                        bar.update(len(batch))
             os.replace(partial, output_path)
         finally:
             partial.unlink(missing_ok=True)
