@@ -3,6 +3,7 @@ msgpack envelope of format name, version, the payload's SHA-256 and the payload,
 import errno
 import gc
 import hashlib
+import importlib.util
 import json
 import os
 import stat
@@ -97,9 +98,7 @@ def check_output(path: Union[str, Path], inputs: Iterable[Union[str, Path, None]
     """
     path = Path(path)
     try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        mode = None
+        mode: Optional[int] = os.stat(path).st_mode
     except OSError as err:
         if err.errno == errno.ELOOP:
             raise OutputError(path, "it is a symbolic link loop; remove the link or give another path",
@@ -111,21 +110,27 @@ def check_output(path: Union[str, Path], inputs: Iterable[Union[str, Path, None]
         kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
         raise OutputError(path, f"it is {kind}, not a regular file, and writing the output would replace it; give "
                                 "the path of a new or regular file", errno.EEXIST)
-    for source in inputs:
-        if source is None:
-            continue
-        source = Path(source)
+    for source in (Path(s) for s in inputs if s is not None):
         if os.path.isdir(source):
             if _inside(path, source):
                 raise OutputError(path, f"it lies in the directory {source} that this command reads (a pipeline), "
                                         "and writing there would change it; give a path outside it")
-            continue
-        same = os.path.realpath(path) == os.path.realpath(source)
-        if not same and mode is not None:
-            same = _identity(path) is not None and _identity(path) == _identity(source)
-        if same:
+        elif os.path.realpath(path) == os.path.realpath(source) or (mode is not None
+                                                                     and _identity(path) == _identity(source)):
             raise OutputError(path, f"it is the input {source}, and writing it would destroy the input; give "
                                     "another output path")
+
+
+def pipeline_source(model: str) -> Optional[Path]:
+    """The directory a pipeline is read from: `model` when it is a path, else its installed package's, or None."""
+    if Path(model).exists():
+        return Path(model)
+    try:
+        spec = importlib.util.find_spec(model) if model.isidentifier() else None
+    except (ImportError, ValueError):
+        return None
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    return Path(locations[0]) if locations else None
 
 
 def create_temp_beside(path: Union[str, Path]) -> Tuple[int, Path]:
@@ -160,7 +165,8 @@ def create_temp_beside(path: Union[str, Path]) -> Tuple[int, Path]:
 
 
 def write_bytes_atomic(path: Union[str, Path], data: bytes) -> None:
-    """Write `data` to a temporary file beside `path`, flush it to disk and rename it over `path`."""
+    """Write `data` to a temporary file beside `path`, flush it to disk and rename it over `path`; a failure raises
+    an `OutputError`, and the previous file stays as it was."""
     fd, tmp = create_temp_beside(path)
     try:
         with open(fd, "wb") as f:
@@ -168,6 +174,10 @@ def write_bytes_atomic(path: Union[str, Path], data: bytes) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
+    except OSError as err:
+        tmp.unlink(missing_ok=True)
+        raise OutputError(path, f"{err.strerror or err}; the previous file, if any, is unchanged",
+                          err.errno or errno.EIO) from None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

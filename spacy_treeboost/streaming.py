@@ -7,7 +7,7 @@ import json
 import os
 from collections import deque
 from pathlib import Path
-from typing import IO, Any, Callable, Deque, Dict, Generator, Iterable, Iterator, List, Optional, Tuple, TypeVar
+from typing import Any, Callable, Deque, Dict, Generator, Iterable, Iterator, List, Optional, Tuple, TypeVar
 
 import numpy
 from spacy.util import minibatch
@@ -16,12 +16,6 @@ from .datasets.convert import load_pipeline
 from .datasets.jsonl import CorpusFormatError, check_input_file, iter_jsonl
 from .files import create_temp_beside
 from .learning.tasks import ProcessWorkers
-
-
-def open_output(raw: IO[bytes], gz: bool) -> IO[str]:
-    """A UTF-8 text stream writing to `raw`, gzip-compressed (without name or time stamp) when `gz`."""
-    return io.TextIOWrapper(gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) if gz else raw,
-                            encoding="utf8")
 
 
 def read_records(path: Path) -> Iterator[Dict[str, Any]]:
@@ -77,7 +71,7 @@ Batch = TypeVar("Batch")
 
 def in_input_order(batches: Iterable[Batch], n_workers: int, send: Callable[[int, Batch], None],
                    receive: Callable[[bool], Optional[Tuple[int, Any]]], local: Optional[Callable[[Batch], Any]] = None,
-                   depth: int = 2) -> Iterator[Tuple[Batch, Any]]:
+                   depth: int = 2) -> Generator[Tuple[Batch, Any], None, None]:
     """Each batch with its reply, in input order. A batch goes to the worker with the fewest batches in flight (at
     most `depth` each); with `local`, this process computes the next batch while the reply due next has not come.
 
@@ -90,56 +84,45 @@ def in_input_order(batches: Iterable[Batch], n_workers: int, send: Callable[[int
     if n_workers < 1 and local is None:
         raise ValueError("in_input_order needs a worker or a local function")
     source = iter(batches)
-    queues: List[Deque[int]] = [deque() for _ in range(n_workers)]
-    held: Dict[int, Batch] = {}
-    replies: Dict[int, Any] = {}
+    pending: Deque[List[Any]] = deque()  # [batch, reply] in input order; the reply is `waiting` until it comes
+    queues: List[Deque[List[Any]]] = [deque() for _ in range(n_workers)]
     limit = depth * (n_workers + (local is not None))
-    sent = done = 0
+    waiting: Any = object()
     more = True
-
-    def take() -> Optional[Batch]:
-        nonlocal more, sent
-        try:
-            batch = next(source)
-        except StopIteration:
-            more = False
-            return None
-        held[sent] = batch
-        sent += 1
-        return batch
-
-    while True:
-        while more and n_workers and sent - done < limit:
+    while more or pending:
+        while more and n_workers and len(pending) < limit:
             worker = min(range(n_workers), key=lambda w: len(queues[w]))
             if len(queues[worker]) >= depth:
                 break
-            index = sent
-            batch = take()
-            if batch is None:
+            batch = next(source, waiting)
+            more = batch is not waiting
+            if not more:
                 break
+            pending.append([batch, waiting])
+            queues[worker].append(pending[-1])
             send(worker, batch)
-            queues[worker].append(index)
-        if done == sent and not more:
-            return
-        if done not in replies:
-            work_here = local is not None and more and sent - done < limit
-            got = receive(not work_here) if sent > done + len(replies) else None
-            if got is not None:
-                worker, reply = got
-                replies[queues[worker].popleft()] = reply
-            elif work_here:
-                index = sent
-                batch = take()
-                if batch is not None:
-                    replies[index] = local(batch)  # type: ignore[misc]
+        if pending and pending[0][1] is not waiting:
+            batch, reply = pending.popleft()
+            yield batch, reply
             continue
-        yield held.pop(done), replies.pop(done)
-        done += 1
+        work_here = local is not None and more and len(pending) < limit
+        got = receive(not work_here) if any(queues) else None
+        if got is not None:
+            queues[got[0]].popleft()[1] = got[1]
+        elif work_here:
+            batch = next(source, waiting)
+            more = batch is not waiting
+            if more:
+                pending.append([batch, local(batch)])  # type: ignore[misc]
 
 
-def _ray_records(model: str, path: Path, n_workers: int, batch_size: int, address: Optional[str],
-                 timeout: float) -> Generator[Dict[str, Any], None, None]:
-    """The records, classified by `n_workers` Ray actors in input order (two batches per actor in flight)."""
+Records = List[Dict[str, Any]]
+
+
+def _ray_batches(model: str, path: Path, n_workers: int, batch_size: int, address: Optional[str],
+                 timeout: float) -> Generator[Tuple[Records, Any], None, None]:
+    """The batches of records with their cats, by `n_workers` Ray actors in input order (two batches per actor in
+    flight)."""
     from .learning.tasks import connect_ray
 
     ray = connect_ray(address)
@@ -162,7 +145,7 @@ def _ray_records(model: str, path: Path, n_workers: int, batch_size: int, addres
                                  f"package that exists on every node): {err}") from None
         pending: Deque[Tuple[int, int, Any]] = deque()
 
-        def send(i: int, batch: List[Dict[str, Any]]) -> None:
+        def send(i: int, batch: Records) -> None:
             pending.append((i, len(batch), actors[i].classify.remote([r["text"] for r in batch])))
 
         def receive(block: bool) -> Tuple[int, Any]:
@@ -173,9 +156,7 @@ def _ray_records(model: str, path: Path, n_workers: int, batch_size: int, addres
                 raise TimeoutError(f"a Ray worker returned no batch of {size} texts within {timeout:g} s: the "
                                    f"cluster may be overloaded or a node lost; raise --timeout to wait longer") from None
 
-        for batch, cats in in_input_order(minibatch(read_records(path), batch_size), n_workers, send, receive):
-            for record, c in zip(batch, cats):
-                yield dict(record, cats=c)
+        yield from in_input_order(minibatch(read_records(path), batch_size), n_workers, send, receive)
     finally:
         for a in actors:
             ray.kill(a)
@@ -199,12 +180,12 @@ def apply_stream(model: str, input_path: Path, output_path: Path, *, n_workers: 
     from tqdm import tqdm
 
     input_path, output_path = check_input_file(input_path), Path(output_path)
-    records: Generator[Dict[str, Any], None, None]
+    pairs: Generator[Tuple[Records, Any], None, None]
     with contextlib.ExitStack() as stack:
         if backend == "ray":
             if not timeout > 0:
                 raise ValueError(f"timeout={timeout!r} is invalid: use a positive number of seconds")
-            records = _ray_records(model, input_path, n_workers, batch_size, ray_address, timeout)
+            pairs = _ray_batches(model, input_path, n_workers, batch_size, ray_address, timeout)
         else:
             nlp = load_pipeline(model)
             # forked workers and worker 0 (this process) share the loaded pipeline; spawned ones load `model`
@@ -224,18 +205,19 @@ def apply_stream(model: str, input_path: Path, output_path: Path, *, n_workers: 
             pairs = in_input_order(minibatch(read_records(input_path), batch_size), n_workers - 1,
                                    lambda i, batch: workers.send(i + 1, "classify", ([r["text"] for r in batch],)),
                                    receive, local=lambda batch: here.classify([r["text"] for r in batch]))
-            records = (dict(record, cats=c) for batch, cats in pairs for record, c in zip(batch, cats))
-        records = stack.enter_context(contextlib.closing(records))
+        stack.enter_context(contextlib.closing(pairs))
         fd, partial = create_temp_beside(output_path)
         n = 0
         try:
-            with open(fd, "wb") as raw, open_output(raw, output_path.suffix == ".gz") as out, \
-                    tqdm(total=count_records(input_path) if progress else None, unit="doc",
-                         disable=not progress) as bar:
-                for record in records:
-                    out.write(json.dumps(record, default=_plain) + "\n")
-                    n += 1
-                    bar.update(1)
+            with open(fd, "wb") as raw, tqdm(total=count_records(input_path) if progress else None, unit="doc",
+                                             disable=not progress) as bar:
+                # gzip without name or time stamp, so that equal outputs are equal files
+                gz = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) if output_path.suffix == ".gz" else raw
+                with io.TextIOWrapper(gz, encoding="utf8") as out:
+                    for batch, cats in pairs:
+                        out.writelines(json.dumps(dict(r, cats=c), default=_plain) + "\n" for r, c in zip(batch, cats))
+                        n += len(batch)
+                        bar.update(len(batch))
             os.replace(partial, output_path)
         finally:
             partial.unlink(missing_ok=True)

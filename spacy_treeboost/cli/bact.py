@@ -10,7 +10,7 @@ from typing import Any, Dict, Iterator, List, Optional
 
 import typer
 
-from .common import _check_output, _check_place, _fail, _write_file, app
+from .common import _check_new_file, _fail, _write_file, app
 from ..models.rules import ModelFormatError
 from ..trees.bact import BactFormatError, encode_label
 
@@ -141,10 +141,9 @@ def _training_paths(train: List[Path], model: Path, learner_config: Optional[Pat
         paths = [Path(p) for p in shard_paths(train)]
     except ValueError as err:
         _fail(str(err))
-    _check_place(model, "the model", "model.bin")
+    _check_new_file(model, "the model", "model.bin", *paths, learner_config)
     if not os.access(model.parent, os.W_OK) or (model.exists() and not os.access(model, os.W_OK)):
         _fail(f"cannot write {model}: permission denied")
-    _check_output(model, *paths, learner_config)
     return paths
 
 
@@ -158,8 +157,6 @@ def _say_nodes(what: str, nodes: Optional[List[str]]) -> None:
 def _learn_boosting(clf: Any, paths: List[Path], model: Path, rounds: int) -> None:
     """Boost `clf` (a `TreeBoostClassifier`) for `rounds` rounds on the files, with a progress bar, and write it."""
     from tqdm import tqdm
-
-    from ..learning.classifier_files import classifier_to_bytes
 
     forest, classes = _read_all(paths)
     try:
@@ -182,13 +179,11 @@ def _learn_boosting(clf: Any, paths: List[Path], model: Path, rounds: int) -> No
     finally:
         bar.close()
         clf.space_.close()
-    _write_file(model, classifier_to_bytes(clf))
     last = clf.trace_[-1] if clf.trace_ else None
-    summary = f"{clf.n_rounds_} rounds, {clf.rules_.n_patterns} distinct subtrees"
+    summary = f"learned {clf.n_rounds_} rounds, {clf.rules_.n_patterns} distinct subtrees"
     if last:
         summary += f", training error {last['error']:.4f}, loss {last['loss']:.4f}"
-    typer.echo(f"learned {summary} -> {model}", err=True)
-    typer.echo(_model_size(model, len(clf.rules_), paths), err=True)
+    _write_model(clf, model, paths, summary)
     for head in clf.heads_:
         if head.stopped:
             typer.echo(f"stopped early ({head.name}): {head.stopped}", err=True)
@@ -231,12 +226,17 @@ def _learn_from_config(ctx: typer.Context, train: List[Path], model: Path, confi
     _fit_and_write(estimator, train, model)
 
 
-def _model_size(model: Path, n_rules: int, train: List[Path]) -> str:
-    """The line that gives a written model's number of rules and size, also as a share of the training files'."""
+def _write_model(clf: Any, model: Path, train: List[Path], summary: str) -> None:
+    """Write the model file of `clf`, then say what was learned (`summary`), its number of rules and its size, also as
+    a share of the training files'."""
+    from ..learning.classifier_files import classifier_to_bytes
+
+    _write_file(model, classifier_to_bytes(clf))
     size, train_size = model.stat().st_size, sum(p.stat().st_size for p in train)
     share = f" ({100.0 * size / train_size:.1f} % of the training file{'s' if len(train) > 1 else ''})" \
         if train_size else ""
-    return f"model: {n_rules:,} rules, {size / 1e6:.2f} MB{share}"
+    typer.echo(f"{summary} -> {model}", err=True)
+    typer.echo(f"model: {len(clf.rules_):,} rules, {size / 1e6:.2f} MB{share}", err=True)
 
 
 def _learn_linear(train: List[Path], model: Path, algorithm: str, booster: Any, opts: Dict[str, Any]) -> None:
@@ -247,9 +247,9 @@ def _learn_linear(train: List[Path], model: Path, algorithm: str, booster: Any, 
 
     clf: RuleClassifier
     if algorithm == "linear":
-        common = {k: getattr(booster, k) for k in ("min_support", "include_root_patterns", "max_cache_mb")}
+        shared = ("min_support", "include_root_patterns", "max_cache_mb", "n_workers", "backend", "ray_address")
+        common = {k: getattr(booster, k) for k in shared}
         given = {k: opts[k] for k in ("C", "cv", "max_pattern_size", "shard_documents") if opts[k] is not None}
-        given.update(n_workers=booster.n_workers, backend=booster.backend, ray_address=booster.ray_address)
         if opts["choose_C"]:
             given["C"] = None
         clf = SubtreeLinearClassifier(features=opts["features"], loss=opts["loss"], l1_ratio=opts["l1_ratio"],
@@ -263,7 +263,6 @@ def _learn_linear(train: List[Path], model: Path, algorithm: str, booster: Any, 
 def _fit_and_write(clf: Any, train: List[Path], model: Path, chosen: bool = False) -> None:
     """Fit `clf` on the training files (several files as shards, for the linear learner), write its model and say
     what was learned (with `chosen`: each head's C and features; else the learner) and the CPU time of each phase."""
-    from ..learning.classifier_files import classifier_to_bytes
     from ..learning.shard_files import TreeShards
     from ..learning.subtree_linear import SubtreeLinearClassifier
 
@@ -284,10 +283,8 @@ def _fit_and_write(clf: Any, train: List[Path], model: Path, chosen: bool = Fals
     else:
         summary += f" with {type(clf).__name__}"
     clock = time.process_time()
-    _write_file(model, classifier_to_bytes(clf))
+    _write_model(clf, model, train, summary)
     phases = {"read": read_seconds, **getattr(clf, "timings_", {}), "write": time.process_time() - clock}
-    typer.echo(f"{summary} -> {model}", err=True)
-    typer.echo(_model_size(model, len(clf.rules_), train), err=True)
     typer.echo(f"phases (CPU s): {json.dumps({k: round(v, 3) for k, v in phases.items()})}", err=True)
 
 

@@ -1,6 +1,6 @@
 """What every command shares: the Typer app, one-line failures and the checks and atomic writes of outputs."""
 from pathlib import Path
-from typing import Any, NoReturn, Optional
+from typing import Any, NoReturn
 
 import typer
 
@@ -14,20 +14,14 @@ def _fail(message: str) -> NoReturn:
 
 
 def _check_output(output: Path, *inputs: Any) -> None:
-    """Fail when writing `output` would destroy something (`files.check_output`)."""
-    from ..files import OutputError, check_output
+    """Fail when writing `output` would destroy one of the `inputs` (`files.check_output`); a str input is a pipeline,
+    read from its directory."""
+    from ..files import OutputError, check_output, pipeline_source
 
     try:
-        check_output(output, inputs)
+        check_output(output, [pipeline_source(i) if isinstance(i, str) else i for i in inputs])
     except OutputError as err:
         _fail(str(err))
-
-
-def _pipeline_input(pipeline: Optional[str]) -> Optional[Path]:
-    """The directory a pipeline named on the command line is read from, if any."""
-    from ..datasets.convert import pipeline_source
-
-    return None if pipeline is None else pipeline_source(pipeline)
 
 
 def _write_file(path: Path, data: bytes) -> None:
@@ -38,22 +32,16 @@ def _write_file(path: Path, data: bytes) -> None:
         write_bytes_atomic(path, data)
     except OutputError as err:
         _fail(str(err))
-    except OSError as err:
-        _fail(f"cannot write {path}: {err.strerror}; the previous file, if any, is unchanged")
 
 
-def _check_place(path: Path, what: str, example: str) -> None:
-    """Fail when `path` is a directory (suggesting the file name `example` for `what`) or its directory does not
-    exist."""
+def _check_new_file(path: Path, what: str, example: str, *inputs: Any) -> None:
+    """`_check_output`, after failing when `path` is a directory (suggesting the file name `example` for `what`) or
+    its directory does not exist."""
     if path.is_dir():
         _fail(f"{path} is a directory; give {what} a file name, e.g. {path / example}")
     if not path.parent.is_dir():
         _fail(f"cannot write {path}: the directory {path.parent} does not exist (create it first)")
-
-
-def _check_new_file(output: Path, what: str, example: str, *inputs: Any) -> None:
-    _check_place(output, what, example)
-    _check_output(output, *inputs)
+    _check_output(path, *inputs)
 
 
 def main() -> None:

@@ -1,11 +1,11 @@
 """Commands on spaCy pipelines and corpora: convert, apply, explain, report, init-config."""
 import sys
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any, Callable, List, Optional
 
 import typer
 
-from .common import _check_new_file, _check_output, _fail, _pipeline_input, _write_file, app
+from .common import _check_new_file, _check_output, _fail, _write_file, app
 
 
 @app.command()
@@ -27,7 +27,7 @@ def convert(
 
     if output_path.is_dir():
         _fail(f"{output_path} is a directory; give the DocBin a file name, e.g. {output_path / 'train.spacy'}")
-    _check_output(output_path, input_path, _pipeline_input(model))
+    _check_output(output_path, input_path, model)
     if min(n_process, batch_size, max_length or 1, shard_documents or 1) < 1:
         _fail(f"--n-process, --batch-size, --max-length and --shard-documents must be at least 1, got {n_process}, "
               f"{batch_size}, {max_length} and {shard_documents}")
@@ -73,7 +73,7 @@ def apply(
         _fail(f"--timeout {timeout} is invalid: use a positive number of seconds")
     from ..learning.tasks import WorkerDiedError
 
-    _check_output(output_path, input_path, _pipeline_input(model))
+    _check_output(output_path, input_path, model)
 
     def started(pids: List[int]) -> None:
         typer.echo(f"classifying in this process and {len(pids)} worker process{'es' if len(pids) > 1 else ''} "
@@ -90,13 +90,18 @@ def apply(
     typer.echo(f"classified {n} texts -> {output_path}", err=True)
 
 
-def _load_pipeline(pipeline: str) -> Any:
+def _write_page(output: Path, what: str, pipeline: str, page: Callable[[Any], str],
+                data: Optional[Path] = None) -> None:
+    """Write the HTML page that `page` makes of the loaded pipeline, after checking that `output` destroys nothing."""
     from ..datasets.convert import load_pipeline
 
+    _check_new_file(output, "the page", "page.html", pipeline, data)
     try:
-        return load_pipeline(pipeline)
-    except ValueError as err:
+        html = page(load_pipeline(pipeline))
+    except (ValueError, FileNotFoundError) as err:
         _fail(str(err))
+    _write_file(output, html.encode("utf8"))
+    typer.echo(f"wrote the {what} -> {output}", err=True)
 
 
 @app.command()
@@ -113,15 +118,12 @@ def explain(
     """Write a page that draws the doc's sentence trees with the subtrees that fired for a label."""
     from ..visualize.document import explanation_view, find_textcat
 
-    _check_new_file(output, "the page", "page.html", _pipeline_input(pipeline))
-    nlp = _load_pipeline(pipeline)
-    try:
-        textcat = find_textcat(nlp, component)
-        view = explanation_view(textcat, nlp(text), label, max_subtrees=max_subtrees, all_sentences=all_sentences)
-    except ValueError as err:
-        _fail(str(err))
-    _write_file(output, view.page().encode("utf8"))
-    typer.echo(f"wrote the explanation -> {output}", err=True)
+    def page(nlp: Any) -> str:
+        view = explanation_view(find_textcat(nlp, component), nlp(text), label, max_subtrees=max_subtrees,
+                                all_sentences=all_sentences)
+        return view.page()
+
+    _write_page(output, "explanation", pipeline, page)
 
 
 @app.command()
@@ -137,15 +139,10 @@ def report(
     """Write a report of a trained component: per label its top subtrees, where they fire, settings and scores."""
     from ..visualize.report import read_examples, report_page
 
-    _check_new_file(output, "the page", "page.html", _pipeline_input(pipeline), data)
-    nlp = _load_pipeline(pipeline)
-    try:
-        examples = None if data is None else read_examples(nlp, data)
-        page = report_page(nlp, examples, name=component, top=top)
-    except (ValueError, FileNotFoundError) as err:
-        _fail(str(err))
-    _write_file(output, page.encode("utf8"))
-    typer.echo(f"wrote the report -> {output}", err=True)
+    def page(nlp: Any) -> str:
+        return report_page(nlp, None if data is None else read_examples(nlp, data), name=component, top=top)
+
+    _write_page(output, "report", pipeline, page, data)
 
 
 @app.command("init-config")

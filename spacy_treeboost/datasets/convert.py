@@ -1,7 +1,6 @@
 """Convert labeled JSONL to a `.spacy` DocBin, optionally parsed by a pipeline (for `parse_source = "reference"`),
 and load pipelines with one-line errors."""
 import errno
-import importlib.util
 import sys
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
@@ -10,7 +9,7 @@ import spacy
 from spacy.tokens import DocBin
 from tqdm import tqdm
 
-from ..files import CommandLineError, OutputError, write_bytes_atomic
+from ..files import CommandLineError, OutputError, pipeline_source, write_bytes_atomic
 from .jsonl import CorpusFormatError
 from .readers import JsonlCorpus
 
@@ -72,12 +71,9 @@ def shard_path(output_path: Union[str, Path], index: int) -> Path:
 def _write_docbin(path: Path, doc_bin: DocBin) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_bytes_atomic(path, doc_bin.to_bytes())
-    except OutputError:
-        raise
     except OSError as err:
-        raise OutputError(path, f"{err.strerror}; the previous file, if any, is unchanged",
-                          err.errno or errno.EIO) from None
+        raise OutputError(path, f"cannot create its directory: {err.strerror}", err.errno or errno.EIO) from None
+    write_bytes_atomic(path, doc_bin.to_bytes())
 
 
 class PipelineNotFoundError(OSError, CommandLineError):
@@ -113,18 +109,6 @@ def load_pipeline(model: str) -> Any:
         return spacy.load(model)
     except Exception as err:
         raise ValueError(pipeline_load_error(model, err)) from None
-
-
-def pipeline_source(model: str) -> Optional[Path]:
-    """The directory a pipeline is read from: `model` when it is a path, else its installed package's, or None."""
-    if Path(model).exists():
-        return Path(model)
-    try:
-        spec = importlib.util.find_spec(model) if model.isidentifier() else None
-    except (ImportError, ValueError):
-        return None
-    locations = list(spec.submodule_search_locations or []) if spec is not None else []
-    return Path(locations[0]) if locations else None
 
 
 def pipeline_load_error(model: str, err: Exception) -> str:

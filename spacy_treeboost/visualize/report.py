@@ -54,14 +54,9 @@ def summarize_data(rules: RuleSet, docs: Sequence[Any], spec: Any, gold: Sequenc
         mean = numpy.bincount(rule, weights=value, minlength=len(pid)) / numpy.maximum(seen, 1)
         summary.typical.append(numpy.where(seen > 0, mean, idf * per_idf))
     ids = {p for h in range(len(rules.heads)) for p, _, _ in top_subtrees(rules, h, top, summary.typical[h])}
-    hits: Dict[int, List[int]] = {}
-    for d, p in sorted(zip(doc_i.tolist(), pat_i.tolist())):
-        if p in ids and len(hits.setdefault(p, [])) < SNIPPETS:
-            hits[p].append(d)
     trees: Dict[int, Tuple[Any, ...]] = {}
-    for p, in_docs in hits.items():
-        summary.snippets[p] = []
-        for d in in_docs:
+    for d, p in sorted(zip(doc_i.tolist(), pat_i.tolist())):
+        if p in ids and len(summary.snippets.setdefault(p, [])) < SNIPPETS:
             node_labels, parents, tokens = trees[d] = trees.get(d) or spec.node_labels(docs[d])
             nodes = EmbeddingTable(rules.pattern(p), node_labels, parents).covered_nodes()
             marked = sorted({int(tokens[v]) for v in nodes} - {-1})
@@ -92,13 +87,8 @@ def _rank(rules: RuleSet, head: int, top: int,
         return [], 0.0, 0
     patterns, first, inverse = numpy.unique(pid.astype(numpy.int64), return_index=True, return_inverse=True)
     totals = numpy.bincount(inverse.ravel(), weights=value, minlength=len(patterns))
-    order = numpy.lexsort((first, -numpy.abs(totals)))[:top]
-    chosen = patterns[order]
-    position = {int(p): i for i, p in enumerate(chosen)}
-    members: List[List[int]] = [[] for _ in chosen]
-    for r in numpy.flatnonzero(numpy.isin(pid, chosen)).tolist():
-        members[position[int(pid[r])]].append(r)
-    ranked = [(int(p), float(totals[o]), m) for p, o, m in zip(chosen.tolist(), order.tolist(), members)]
+    order = numpy.lexsort((first, -numpy.abs(totals)))[:top].tolist()
+    ranked = [(int(patterns[o]), float(totals[o]), numpy.flatnonzero(inverse == o).tolist()) for o in order]
     return ranked, float(numpy.abs(totals).sum()), len(patterns)
 
 

@@ -3,7 +3,7 @@
 matched nodes a bar in its lane under the words, its matched arcs drawn again, thick, in its colour."""
 import html
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import List, Optional, Sequence, Set, Tuple
 
 CHAR_WIDTH = 8.4
 WORD_PAD = 18
@@ -84,11 +84,8 @@ class _Row:
         self.width = x + 8
         pieces = {edge: self._piece(edge[0], edge[1]) for edge in edges}
         self.pieces = {edge: p for edge, p in pieces.items() if p is not None}
-        lengths: Dict[bool, List[int]] = {False: [], True: []}
-        for (_, _, below), p in self.pieces.items():
-            lengths[below].append(p[2])
-        self.levels = {side: {n: min(i + 1, MAX_LEVELS) for i, n in enumerate(sorted(set(ns)))}
-                       for side, ns in lengths.items()}
+        self.levels = {side: {n: min(i + 1, MAX_LEVELS) for i, n in enumerate(sorted(
+            {p[2] for edge, p in self.pieces.items() if edge[2] == side}))} for side in (False, True)}
         above = max(self.levels[False].values(), default=0)
         below_levels = max(self.levels[True].values(), default=0)
         self.shown = [o for o in overlays if any(start <= i < end for i in o.nodes) or any(e in self.pieces for e in o.edges)]
