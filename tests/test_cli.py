@@ -279,3 +279,14 @@ def test_learn_refuses_a_learner_config_beside_learner_options_or_a_bad_block(fi
     result = CliRunner().invoke(cli.app, ["learn", str(train), str(out), "--learner-config", str(cfg)])
     assert result.exit_code == 2 and "no [learner] block" in result.output, result.output
     assert not out.exists()
+
+
+def test_help_prints_bracketed_config_sections_as_written():
+    # rich markup would read "[learner]" as a style tag and drop it from the help
+    from typer.testing import CliRunner
+
+    from spacy_treeboost.cli import app
+
+    out = CliRunner().invoke(app, ["learn", "--help"], terminal_width=100)
+    assert out.exit_code == 0, out.output
+    assert "[learner]" in out.output and "[components.NAME.learner]" in " ".join(out.output.split())

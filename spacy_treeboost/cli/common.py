@@ -4,7 +4,7 @@ from typing import Any, NoReturn
 
 import typer
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Command line: the classic learn / classify / rules workflow on BACT files, and corpus conversion.")
 
 
