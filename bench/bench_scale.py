@@ -237,6 +237,7 @@ def main() -> None:
         if saved.get("apply"):
             results["apply"] = saved["apply"]
             results["apply_command"] = saved.get("apply_command", saved["command"])
+            results["apply_provenance"] = saved.get("apply_provenance")
     if args.append:
         results = dict(json.loads(OUT_JSON.read_text()), partial=True)
         results["command"] += f"; then python -m bench.bench_scale {shlex.join(sys.argv[1:])}"
@@ -247,20 +248,26 @@ def main() -> None:
     if args.linear_only:
         results = dict(json.loads(OUT_JSON.read_text()), linear=[], partial=True,
                        linear_command="python -m bench.bench_scale " + shlex.join(sys.argv[1:]),
-                       linear_load_at_start=os.getloadavg()[0])
+                       linear_load_at_start=os.getloadavg()[0], linear_provenance=provenance())
         args.compare_sizes = args.growth_sizes = args.apply_docs = ""
     if args.boosting_only:
         saved = json.loads(OUT_JSON.read_text())
-        results = dict(saved, **{k: v for k, v in results.items() if k not in ("linear", "apply")})
+        results = dict(saved, **{k: v for k, v in results.items() if k not in ("linear", "apply")}, provenance=[])
         results.setdefault("linear_command", saved["command"])
         if saved.get("apply"):
             results.setdefault("apply_command", saved["command"])
         args.linear_sizes = args.apply_docs = ""
     if args.apply_only:
         results = dict(json.loads(OUT_JSON.read_text()), apply=[],
-                       apply_command="python -m bench.bench_scale " + shlex.join(sys.argv[1:]))
+                       apply_command="python -m bench.bench_scale " + shlex.join(sys.argv[1:]),
+                       apply_provenance=provenance())
         args.compare_sizes = args.growth_sizes = ""
-    results["provenance"] = results.get("provenance", []) + [provenance()]
+    if not (args.linear_only or args.apply_only):
+        results["provenance"] = results.get("provenance", []) + [provenance()]
+    if args.linear_sizes and not args.linear_only:
+        results["linear_provenance"] = provenance()
+    if args.apply_docs and not args.apply_only:
+        results["apply_provenance"] = provenance()
     save(results)
     for n in [int(v) for v in args.compare_sizes.split(",") if v]:
         corpus = generate(args.generator, n, args.out_dir)
@@ -402,7 +409,7 @@ def render(results: Dict[str, Any]) -> str:
         lines += ["", "## The default learner: 1 and 2 workers, processes and Ray", ""]
         if results.get("linear_command"):
             lines += [f"Command: `{results['linear_command']}`, load average {results['linear_load_at_start']:.2f} at "
-                      "its start.", ""]
+                      "its start.", "", stamp(results.get("linear_provenance")), ""]
         lines += [
                   "Generator corpora of 60-word documents (`--words 20 --sents 3`, seed 13), `SubtreeLinearClassifier` "
                   "with its defaults (feature family, C and nb_beta chosen on 3 folds, Platt calibration): the folds and final "
@@ -468,6 +475,7 @@ def render(results: Dict[str, Any]) -> str:
     if results.get("apply"):
         lines += ["", "## Streaming inference (`apply`, one process)", "",
                   f"Command: `{results.get('apply_command', results['command'])}`.", "",
+                  stamp(results.get("apply_provenance")), "",
                   "Seeded short texts (5-40 words) through a blank English pipeline with `treeboost_textcat` "
                   "(frequency, 100 rounds).", "", "| input docs | wall s | CPU s | peak RSS MB |",
                   "|---|---|---|---|"]
