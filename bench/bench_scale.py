@@ -261,7 +261,7 @@ def main() -> None:
         results = dict(json.loads(OUT_JSON.read_text()), apply=[],
                        apply_command="python -m bench.bench_scale " + shlex.join(sys.argv[1:]),
                        apply_provenance=provenance())
-        args.compare_sizes = args.growth_sizes = ""
+        args.compare_sizes = args.growth_sizes = args.linear_sizes = ""
     if not (args.linear_only or args.apply_only):
         results["provenance"] = results.get("provenance", []) + [provenance()]
     if args.linear_sizes and not args.linear_only:
