@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reference import random_trees
-from spacy_treeboost.learning import shard_files, tasks
+from spacy_treeboost.learning import shard_files, shard_merge, tasks
 from spacy_treeboost.learning.classifier_files import classifier_to_bytes
 from spacy_treeboost.learning.mining import mine_subtrees
 from spacy_treeboost.learning.shard_files import TreeShards
@@ -54,12 +54,12 @@ def mined_by_workers(paths, n_workers, **opts):
     cuts = numpy.linspace(0, len(paths), n_workers + 1).round().astype(int)
     workers = tasks.LocalWorkers(n_workers, builder)
     strings = shard_files.read_files(workers)[0]
-    return shard_files.mine_files(workers, strings, **opts)
+    return shard_merge.mine_files(workers, strings, **opts)
 
 
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 10**6), st.integers(1, 4), st.integers(1, 4), st.integers(1, 3), st.integers(1, 3),
-       st.integers(0, 3), st.booleans(), st.sampled_from([1, 3, 10, shard_files.MAX_CANDIDATES]))
+       st.integers(0, 3), st.booleans(), st.sampled_from([1, 3, 10, shard_merge.MAX_CANDIDATES]))
 def test_the_merged_subtrees_and_their_documents_are_those_of_one_miner(tmp_path_factory, seed, n_files, n_workers,
                                                                           size, min_support, rare, root, partition):
     """Also when a level is merged in parts of about `partition` candidates."""

@@ -1,38 +1,33 @@
 """The subtree-linear learner trained from an ordered list of shard files that its workers read, convert and mine;
-the training process holds what is O(subtrees): the merged label strings, the kept subtrees (merged level by level
-into the one miner's order, kept by `min_support` and `keep_rare_up_to` applied to the sums of their document
-counts), the labels, folds and weights."""
+the training process holds what is O(subtrees): the merged label strings, the kept subtrees (`shard_merge`), the
+labels, folds and weights."""
 import gzip
 import logging
 import resource
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple, Union, cast
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union, cast
 
 import numpy
 
-from .classifier import NO_SUBTREE, _label_rank, encode_targets
+from .classifier import _label_rank, encode_targets
 from .heads import fit_heads
-from .features import PatternCodes, order_by_frequency, presence, tfidf_matrix
+from .features import presence, tfidf_matrix
 from .learner import _Head
 from .mining import PATTERN_SIZE, SHORT_DOCUMENT_NODES, SHORT_PATTERN_SIZE
+from .shard_merge import Keys, merged_strings, mine_files, positions
 from .sharded import DocumentShard, Shards, _ShardHolder
 from .tasks import Workers, make_workers
 from ..exceptions import InvalidSettingError
 from ..trees.bact import BactFormatError, read_bact
 from ..trees.doc_trees import TreeSpec, docs_to_forest
-from ..trees.forest import ROOT_LABEL, Forest, LabelVocab
+from ..trees.forest import Forest, LabelVocab
 
 if TYPE_CHECKING:
     from .subtree_linear import SubtreeLinearClassifier
 
 logger = logging.getLogger(__name__)
-
-# a level's patterns: the merged index of each one's parent (-1 for single nodes), its new node's depth and label id
-Keys = Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]
-# candidates of one level merged at once in this process; more are merged in parts
-MAX_CANDIDATES = 1_000_000
 
 
 class TreeShards:
@@ -294,114 +289,6 @@ def read_files(workers: Workers) -> Tuple[List[str], List[Any], List[int], int]:
     strings = merged_strings([p["strings"] for p in parts])
     y = [p["classes"][c] for p in parts for c in p["codes"].tolist()]
     return strings, y, [n for p in parts for n in p["docs"]], sum(p["nodes"] for p in parts)
-
-
-def positions(keys: Keys, mine: Keys, rank: numpy.ndarray) -> numpy.ndarray:
-    """Where each of the patterns `mine` lies among the sorted distinct `keys` (-1: not among them)."""
-    m = len(keys[0])
-    parent, depth, label = (numpy.concatenate([a, b]) for a, b in zip(keys, mine))
-    order = numpy.lexsort((rank[label], depth, parent))  # stable: an equal merged key comes first
-    merged = order < m
-    last = numpy.maximum.accumulate(numpy.where(merged, order, -1))
-    out = numpy.empty(len(mine[0]), dtype=numpy.int64)
-    out[order[~merged] - m] = last[~merged]
-    found = out >= 0
-    hit = found.copy()
-    hit[found] = ((keys[0][out[found]] == mine[0][found]) & (keys[1][out[found]] == mine[1][found])
-                  & (keys[2][out[found]] == mine[2][found]))
-    return numpy.where(hit, out, -1)
-
-
-def merge_level(merged: Tuple[numpy.ndarray, ...], part: Tuple[numpy.ndarray, ...],
-                rank: numpy.ndarray) -> Tuple[numpy.ndarray, ...]:
-    """The union of one level's patterns (parent, depth, label, documents) of two sets, sorted by parent, depth and
-    label rank, the documents of a pattern in both added."""
-    parent, depth, label, docs = (numpy.concatenate([a, b]) for a, b in zip(merged, part))
-    order = numpy.lexsort((rank[label], depth, parent))
-    parent, depth, label, docs = parent[order], depth[order], label[order], docs[order].astype(numpy.int64)
-    new = numpy.ones(len(parent), dtype=bool)
-    new[1:] = (parent[1:] != parent[:-1]) | (depth[1:] != depth[:-1]) | (label[1:] != label[:-1])
-    starts = numpy.flatnonzero(new)
-    return parent[starts], depth[starts], label[starts], numpy.add.reduceat(docs, starts) if len(starts) else docs
-
-
-def merged_strings(parts: Sequence[Sequence[str]]) -> List[str]:
-    """The workers' label strings numbered canonically: the virtual root, then the others sorted."""
-    seen: Set[str] = set()
-    for strings in parts:
-        seen.update(strings)
-    seen.discard(ROOT_LABEL)
-    return [ROOT_LABEL, *sorted(seen)]
-
-
-class MergedPatterns:
-    """The workers' kept patterns merged level by level, one worker at a time: parent (merged index), depth, label,
-    size and documents, in the one miner's order. Only extensions of kept patterns are candidates, and a level of
-    more than `max_candidates` candidates is merged in parts, each the extensions of a range of parents."""
-
-    def __init__(self, workers: Workers, max_pattern_size: int, rank: numpy.ndarray, min_support: int,
-                 rare_up_to: int, max_candidates: int = MAX_CANDIDATES) -> None:
-        columns: List[List[numpy.ndarray]] = [[], [], [], [], []]
-        base, previous = 0, (0, 0)
-        for size in range(1, max_pattern_size + 1):
-            candidates = sum(workers.call_all("count", (size,)))
-            parts = 1 if size == 1 else max(1, min(previous[1] - previous[0], -(-candidates // max_candidates)))
-            bounds = numpy.linspace(previous[0], previous[1], parts + 1).round().astype(numpy.int64)
-            start = base
-            for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-                level = self._merge(workers, size, lo, hi, rank, 1 if size <= rare_up_to else min_support)
-                keys = workers.put(level[:3])
-                for i in range(workers.n):
-                    workers.send(i, "place", (size, keys, base, lo, hi))
-                for i in range(workers.n):
-                    workers.receive(i)
-                for c, values in enumerate(level[:3]):
-                    columns[c].append(values)
-                columns[3].append(numpy.full(len(level[0]), size, dtype=numpy.int32))
-                columns[4].append(level[3])
-                base += len(level[0])
-            logger.info("%d subtrees of %d nodes kept of %d candidates (%d part(s))", base - start, size, candidates,
-                        parts)
-            if base == start:
-                break
-            previous = (start, base)
-        self.parent, self.depth, self.label, self.size, self.docs = (numpy.concatenate(c) if c else
-                                                                     numpy.zeros(0, dtype=numpy.int64)
-                                                                     for c in columns)
-
-    @staticmethod
-    def _merge(workers: Workers, size: int, lo: int, hi: int, rank: numpy.ndarray,
-               min_support: int) -> Tuple[numpy.ndarray, ...]:
-        """The patterns of `size` nodes extending merged patterns lo to hi - 1, in >= `min_support` documents."""
-        empty = numpy.zeros(0, dtype=numpy.int64)
-        level: Tuple[numpy.ndarray, ...] = (empty, empty.astype(numpy.int32), empty.astype(numpy.int32), empty)
-        for i in range(workers.n):
-            workers.send(i, "level", (size, lo, hi))
-            level = merge_level(level, workers.receive(i), rank)
-        keep = level[3] >= min_support
-        return tuple(values[keep] for values in level)
-
-
-class Mined(NamedTuple):
-    """The kept subtrees (in the one miner's order), their documents, and `inverse`: the column of each."""
-    codes: PatternCodes
-    docs: numpy.ndarray
-    inverse: numpy.ndarray
-
-
-def mine_files(workers: Workers, strings: List[str], max_pattern_size: int, min_support: int, keep_rare_up_to: int,
-               include_root_patterns: bool, max_cache_mb: float, max_candidates: int = MAX_CANDIDATES) -> Mined:
-    """The workers mine their documents (labels numbered as `strings`); the merged subtrees are kept by `min_support`
-    and `keep_rare_up_to` as `mining.mine_subtrees` keeps them."""
-    settings = dict(max_pattern_size=max_pattern_size, include_root=include_root_patterns,
-                    max_cache_bytes=int(max_cache_mb) << 20)
-    workers.call_all("mine", (workers.put(strings), settings))
-    rare = min(keep_rare_up_to, max_pattern_size) if min_support > 1 else 0
-    merged = MergedPatterns(workers, max_pattern_size, _label_rank(strings), min_support, rare, max_candidates)
-    if not len(merged.docs):
-        raise ValueError(NO_SUBTREE)
-    codes = PatternCodes.from_tree(merged.parent, merged.depth, merged.label, merged.size, strings)
-    return Mined(codes, merged.docs, order_by_frequency(merged.docs)[1])
 
 
 def fit_files(model: "SubtreeLinearClassifier", X: TreeShards, y: Any = None) -> "SubtreeLinearClassifier":
