@@ -182,6 +182,10 @@ def apply_stream(model: str, input_path: Path, output_path: Path, *, n_workers: 
     input_path, output_path = check_input_file(input_path), Path(output_path)
     pairs: Generator[Tuple[Records, Any], None, None]
     with contextlib.ExitStack() as stack:
+        # the partial output exists, and is removed on any way out, before a worker starts (or Ctrl-C could leave it)
+        fd, partial = create_temp_beside(output_path)
+        stack.callback(partial.unlink, missing_ok=True)
+        raw = stack.enter_context(open(fd, "wb"))
         if backend == "ray":
             if not timeout > 0:
                 raise ValueError(f"timeout={timeout!r} is invalid: use a positive number of seconds")
@@ -206,19 +210,14 @@ def apply_stream(model: str, input_path: Path, output_path: Path, *, n_workers: 
                                    lambda i, batch: workers.send(i + 1, "classify", ([r["text"] for r in batch],)),
                                    receive, local=lambda batch: here.classify([r["text"] for r in batch]))
         stack.enter_context(contextlib.closing(pairs))
-        fd, partial = create_temp_beside(output_path)
         n = 0
-        try:
-            with open(fd, "wb") as raw, tqdm(total=count_records(input_path) if progress else None, unit="doc",
-                                             disable=not progress) as bar:
-                # gzip without name or time stamp, so that equal outputs are equal files
-                gz = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) if output_path.suffix == ".gz" else raw
-                with io.TextIOWrapper(gz, encoding="utf8") as out:
-                    for batch, cats in pairs:
-                        out.writelines(json.dumps(dict(r, cats=c), default=_plain) + "\n" for r, c in zip(batch, cats))
-                        n += len(batch)
-                        bar.update(len(batch))
-            os.replace(partial, output_path)
-        finally:
-            partial.unlink(missing_ok=True)
+        with tqdm(total=count_records(input_path) if progress else None, unit="doc", disable=not progress) as bar:
+            # gzip without name or time stamp, so that equal outputs are equal files
+            gz = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) if output_path.suffix == ".gz" else raw
+            with io.TextIOWrapper(gz, encoding="utf8") as out:
+                for batch, cats in pairs:
+                    out.writelines(json.dumps(dict(r, cats=c), default=_plain) + "\n" for r, c in zip(batch, cats))
+                    n += len(batch)
+                    bar.update(len(batch))
+        os.replace(partial, output_path)
     return n
