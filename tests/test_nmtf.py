@@ -6,7 +6,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import nnls
 
-from spacy_treeboost.nmtf import stemming
 from spacy_treeboost.nmtf.common import check_matrix
 from spacy_treeboost.exceptions import NotFittedError
 from spacy_treeboost.nmtf import (
@@ -428,55 +427,19 @@ def test_wrong_shapes_and_values(t8_X):
         document_term_matrix([["good"]], T8_WORDS, norm="l3")
 
 
-# ---- Porter stemmer: the examples printed in Porter (1980), step by step ------------------------
-
-PORTER_STEPS = {
-    "_porter_step1a": {"caresses": "caress", "ponies": "poni", "ties": "ti", "caress": "caress", "cats": "cat"},
-    "_porter_step1b": {
-        "feed": "feed", "agreed": "agree", "plastered": "plaster", "bled": "bled", "motoring": "motor",
-        "sing": "sing", "conflated": "conflate", "troubled": "trouble", "sized": "size", "hopping": "hop",
-        "tanned": "tan", "falling": "fall", "hissing": "hiss", "fizzed": "fizz", "failing": "fail", "filing": "file",
-    },
-    "_porter_step1c": {"happy": "happi", "sky": "sky"},
-    "_porter_step2": {
-        "relational": "relate", "conditional": "condition", "rational": "rational", "valenci": "valence",
-        "hesitanci": "hesitance", "digitizer": "digitize", "conformabli": "conformable", "radicalli": "radical",
-        "differentli": "different", "vileli": "vile", "analogousli": "analogous", "vietnamization": "vietnamize",
-        "predication": "predicate", "operator": "operate", "feudalism": "feudal", "decisiveness": "decisive",
-        "hopefulness": "hopeful", "callousness": "callous", "formaliti": "formal", "sensitiviti": "sensitive",
-        "sensibiliti": "sensible",
-    },
-    "_porter_step3": {
-        "triplicate": "triplic", "formative": "form", "formalize": "formal", "electriciti": "electric",
-        "electrical": "electric", "hopeful": "hope", "goodness": "good",
-    },
-    "_porter_step4": {
-        "revival": "reviv", "allowance": "allow", "inference": "infer", "airliner": "airlin",
-        "gyroscopic": "gyroscop", "adjustable": "adjust", "defensible": "defens", "irritant": "irrit",
-        "replacement": "replac", "adjustment": "adjust", "dependent": "depend", "adoption": "adopt",
-        "homologou": "homolog", "communism": "commun", "activate": "activ", "angulariti": "angular",
-        "homologous": "homolog", "effective": "effect", "bowdlerize": "bowdler",
-    },
-    "_porter_step5a": {"probate": "probat", "rate": "rate", "cease": "ceas"},
-    "_porter_step5b": {"controll": "control", "roll": "roll"},
-}
-
-
-@pytest.mark.parametrize("step", sorted(PORTER_STEPS))
-def test_porter_steps_reproduce_the_papers_examples(step):
-    function = getattr(stemming, step)
-    assert {word: function(word) for word in PORTER_STEPS[step]} == PORTER_STEPS[step]
+# ---- Porter stemmer (snowballstemmer's "porter", short and non a-z words kept) ------------------------
 
 
 def test_porter_whole_words():
     expected = {"generalizations": "gener", "relational": "relat", "connections": "connect", "agreed": "agre",
-                "happy": "happi", "loving": "love", "an": "an", "naïve": "naïve", "x-men": "x-men", "Good": "Good"}
+                "happy": "happi", "loving": "love", "caresses": "caress", "ponies": "poni", "hopping": "hop",
+                "an": "an", "as": "as", "is": "is", "naïve": "naïve", "x-men": "x-men", "Good": "Good"}
     assert {w: porter_stem(w) for w in expected} == expected
 
 
 def test_porter_matches_nltk_original_algorithm(shared_data):
     """NLTK's PorterStemmer in its ORIGINAL_ALGORITHM mode, where installed, on every
-    lexicon word and on the words of the movie reviews."""
+    lexicon word and on the words of the movie reviews; snowball does not undouble "vv" and "kk"."""
     porter = pytest.importorskip("nltk.stem.porter")
     reference = porter.PorterStemmer(mode=porter.PorterStemmer.ORIGINAL_ALGORITHM)
     import json
@@ -491,7 +454,7 @@ def test_porter_matches_nltk_original_algorithm(shared_data):
                 words.update(json.loads(line)["text"].split())
     words = sorted(w for w in words if w.isascii() and w.isalpha() and w.islower() and len(w) > 2)
     assert len(words) > 5000
-    assert [w for w in words if porter_stem(w) != reference.stem(w)] == []
+    assert {w for w in words if porter_stem(w) != reference.stem(w)} <= {"revving", "trekked", "yakking"}
 
 
 # ---- the label weight relative to the fit, the labelled start, MFLK unchanged -------

@@ -4,9 +4,8 @@ from .common import N_CLASSES, NEGATIVE, POSITIVE, UNLABELLED
 from .common import align_clusters, fold_in, kmeans_clusters, lexicon_classes, one_hot, unit_columns
 from .factorization import BETA_SCALES, INITS, PRIOR_SCALES, UPDATES, MFLK, SSMFLK
 from .hybrid import SSMFLKNaiveBayes, SSMFLKSelfTrained
-from .stemming import porter_stem
 from .text import ENGLISH_STOP_WORDS, build_vocabulary, document_term_matrix, lexicon_prior, normalize_columns
-from .text import word_weights
+from .text import porter_stem, word_weights
 
 __all__ = [
     "N_CLASSES", "NEGATIVE", "POSITIVE", "UNLABELLED", "BETA_SCALES", "INITS", "PRIOR_SCALES", "UPDATES", "MFLK",

@@ -1,10 +1,12 @@
-"""Documents to the document-term matrix of the NMTF models, and the lexicon prior."""
+"""Documents to the document-term matrix of the NMTF models, the lexicon prior, and the Porter stemmer."""
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from typing import Dict, Iterable, List, Optional, Sequence
 
 import numpy as np
+import snowballstemmer
 
 from .common import N_CLASSES, NEGATIVE, POSITIVE, sp
 
@@ -26,6 +28,16 @@ ENGLISH_STOP_WORDS = frozenset(
     wouldn't 's n't 're 've 'll 'd 'm
     """.split()
 )
+
+
+@functools.lru_cache(maxsize=200_000)
+def porter_stem(word: str) -> str:
+    """The Porter (1980) stem of a lower-case word by `snowballstemmer`, e.g. "generalizations" -> "gener"; words of
+    one or two letters and words with a character outside a-z are returned unchanged. (A stemmer object holds
+    state, so each call makes its own.)"""
+    if len(word) <= 2 or not (word.isascii() and word.isalpha() and word.islower()):
+        return word
+    return snowballstemmer.stemmer("porter").stemWord(word)
 
 
 def build_vocabulary(documents: Iterable[Sequence[str]], max_words: int = 5000,

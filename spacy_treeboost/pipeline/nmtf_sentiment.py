@@ -1,7 +1,6 @@
 """The `nmtf_sentiment` component: lexicon-guided NMTF sentiment, fitted in `initialize` (`update` reports the
 objective), its scores calibrated to P(positive) on the training documents; its model file is sealed with a SHA-256
 checksum and tied to the cfg it was saved with."""
-import functools
 import warnings
 from collections import Counter
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -412,15 +411,10 @@ class NMTFSentiment(TreeboostPipe):
             words = [t.norm_ for t in doc if not t.is_space]
         else:
             words = [t.lower_ for t in doc if not t.is_space]
-        return [_stem(w) for w in words] if self.cfg["stem"] else words
+        return [porter_stem(w) for w in words] if self.cfg["stem"] else words
 
 
 def model_bytes(cfg: Dict[str, Any], data: Dict[str, Any]) -> bytes:
     """The sealed model file of `data` (`NMTFSentiment._model_data`) with the digest of the `cfg` it belongs to."""
     data = dict(data, cfg_sha256=settings_digest(cfg))
     return seal(data, MODEL_FORMAT, MODEL_FORMAT_VERSION, version_key="format_version")
-
-
-@functools.lru_cache(maxsize=200_000)
-def _stem(word: str) -> str:
-    return porter_stem(word)
