@@ -3,6 +3,7 @@ the printed algorithm (docs/algorithms.md, section 4) is `update="sqrt"`, `init=
 thin products are formed: O(z k + (m + n) k^2)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
@@ -24,6 +25,7 @@ _OFFSET_EPS = 1e-10
 _FLOOR = 1e-16
 
 
+@dataclass(eq=False, repr=False)
 class MFLK(Validated):
     """Matrix factorization with lexical knowledge (unsupervised: the lexicon prior only).
 
@@ -52,22 +54,16 @@ class MFLK(Validated):
         "random_state": rule(Interval("int", 0, MAX_SEED)),
     }
 
-    def __init__(
-        self,
-        lexicon_prior: Optional[np.ndarray] = None, alpha: float = 0.5, update: str = "monotone",
-        init: str = "lexicon", prior_scale: str = "unit", max_iter: int = 100, tol: float = 1e-4, offset: float = 0.2,
-        n_init: int = 1, random_state: int = 0,
-    ) -> None:
-        self.lexicon_prior = lexicon_prior
-        self.alpha = alpha
-        self.update = update
-        self.init = init
-        self.prior_scale = prior_scale
-        self.max_iter = max_iter
-        self.tol = tol
-        self.offset = offset
-        self.n_init = n_init
-        self.random_state = random_state
+    lexicon_prior: Optional[np.ndarray] = None
+    alpha: float = 0.5
+    update: str = "monotone"
+    init: str = "lexicon"
+    prior_scale: str = "unit"
+    max_iter: int = 100
+    tol: float = 1e-4
+    offset: float = 0.2
+    n_init: int = 1
+    random_state: int = 0
 
     def fit(self, X: sp.spmatrix, y: Optional[np.ndarray] = None, *,
             init_clusters: Optional[np.ndarray] = None) -> "MFLK":
@@ -276,6 +272,7 @@ class MFLK(Validated):
 
 
 
+@dataclass(eq=False, repr=False)
 class SSMFLK(MFLK):
     """MFLK plus a prior on labelled documents (docs/algorithms.md, 4.9): `fit(X, y)` with y 0 (positive),
     1 (negative) or -1 (unlabelled) per document.
@@ -288,7 +285,7 @@ class SSMFLK(MFLK):
     start_weights (str): "uniform" (the sums) or "frequency" (each word's labelled class distribution times the
         number of labelled documents it occurs in).
     label_prior (float): Weight of `label_word_prior` added to F0.
-    lexicon_prior, ..., random_state: MFLK's parameters (keyword-only here).
+    lexicon_prior, ..., random_state: MFLK's parameters, which come first.
     """
 
     _parameter_constraints = {
@@ -301,23 +298,12 @@ class SSMFLK(MFLK):
         "label_prior": rule(Interval("real", 0, None)),
     }
 
-    def __init__(
-        self,
-        beta: float = 1.0, beta_scale: str = "fit", label_start: float = 0.05, label_min_docs: int = 2,
-        start_weights: str = "uniform", label_prior: float = 0.0,
-        *, lexicon_prior: Optional[np.ndarray] = None, alpha: float = 0.5, update: str = "monotone",
-        init: str = "lexicon", prior_scale: str = "unit", max_iter: int = 100, tol: float = 1e-4, offset: float = 0.2,
-        n_init: int = 1, random_state: int = 0,
-    ) -> None:
-        super().__init__(lexicon_prior=lexicon_prior, alpha=alpha, update=update, init=init,
-                         prior_scale=prior_scale, max_iter=max_iter, tol=tol, offset=offset, n_init=n_init,
-                         random_state=random_state)
-        self.beta = beta
-        self.beta_scale = beta_scale
-        self.label_start = label_start
-        self.label_min_docs = label_min_docs
-        self.start_weights = start_weights
-        self.label_prior = label_prior
+    beta: float = 1.0
+    beta_scale: str = "fit"
+    label_start: float = 0.05
+    label_min_docs: int = 2
+    start_weights: str = "uniform"
+    label_prior: float = 0.0
 
 
 def _least_squares_S(X: sp.csr_matrix, F: np.ndarray, G: np.ndarray) -> np.ndarray:

@@ -2,6 +2,7 @@
 component's default learner), chosen on the development corpora (docs/nmtf_default_learner.md)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Dict, Optional
 
 import numpy as np
@@ -25,6 +26,7 @@ def naive_bayes_log_odds(X: sp.spmatrix, y: np.ndarray, smoothing: float) -> tup
     return logp[:, POSITIVE] - logp[:, NEGATIVE], float(np.log((y == POSITIVE).sum()) - np.log((y == NEGATIVE).sum()))
 
 
+@dataclass(eq=False, repr=False)
 class SSMFLKNaiveBayes(SSMFLK):
     """The score s / sd(s) + nb_weight * t / sd(t): s is SSMFLK's (log(G_pos / G_neg) on training documents, the
     fold-in g_pos - g_neg on new ones), t naive Bayes's on the labelled documents, each sd over the unlabelled
@@ -33,7 +35,7 @@ class SSMFLKNaiveBayes(SSMFLK):
     nb_weight (float): Weight of the naive Bayes score.
     nb_smoothing (float): Additive smoothing of naive Bayes.
     nb_features (str): What naive Bayes counts: "binary" (word presence) or "weights" (the entries of X).
-    beta, ..., random_state: SSMFLK's parameters.
+    lexicon_prior, ..., label_prior: SSMFLK's parameters, which come first.
     """
 
     _parameter_constraints = {
@@ -44,22 +46,9 @@ class SSMFLKNaiveBayes(SSMFLK):
         "nb_features": rule(Options(*NB_FEATURES)),
     }
 
-    def __init__(
-        self,
-        nb_weight: float = 0.1, nb_smoothing: float = 1.0, nb_features: str = "binary",
-        beta: float = 1.0, beta_scale: str = "fit", label_start: float = 0.05, label_min_docs: int = 2,
-        start_weights: str = "uniform", label_prior: float = 0.0,
-        *, lexicon_prior: Optional[np.ndarray] = None, alpha: float = 0.5, update: str = "monotone",
-        init: str = "lexicon", prior_scale: str = "unit", max_iter: int = 100, tol: float = 1e-4, offset: float = 0.2,
-        n_init: int = 1, random_state: int = 0,
-    ) -> None:
-        super().__init__(beta=beta, beta_scale=beta_scale, label_start=label_start, label_min_docs=label_min_docs,
-                         start_weights=start_weights, label_prior=label_prior, lexicon_prior=lexicon_prior,
-                         alpha=alpha, update=update, init=init, prior_scale=prior_scale, max_iter=max_iter, tol=tol,
-                         offset=offset, n_init=n_init, random_state=random_state)
-        self.nb_weight = nb_weight
-        self.nb_smoothing = nb_smoothing
-        self.nb_features = nb_features
+    nb_weight: float = 0.1
+    nb_smoothing: float = 1.0
+    nb_features: str = "binary"
 
     def initialize(self, X: sp.spmatrix, y: Optional[np.ndarray] = None, *,
                    init_clusters: Optional[np.ndarray] = None) -> "SSMFLKNaiveBayes":
@@ -168,6 +157,7 @@ def mean_distinct_words(X: sp.spmatrix) -> float:
     return float((sp.csr_matrix(X) != 0).sum() / X.shape[0])
 
 
+@dataclass(eq=False, repr=False)
 class SSMFLKSelfTrained(SSMFLKNaiveBayes):
     """A logistic regression (the student) on the labelled documents and on the classes SSMFLKNaiveBayes (the
     teacher) gives the others; it scores new documents on their words, without fold-in.
@@ -176,7 +166,7 @@ class SSMFLKSelfTrained(SSMFLKNaiveBayes):
     lr_label_weight (float): Weight of a labelled document against one classified by the teacher.
     long_nb_weight (float): The teacher's `nb_weight` when the training documents are long.
     long_document_words (float): Mean number of distinct words per document from which documents are long.
-    nb_weight, ..., random_state: SSMFLKNaiveBayes's parameters.
+    lexicon_prior, ..., nb_features: SSMFLKNaiveBayes's parameters, which come first.
     """
 
     _parameter_constraints = {
@@ -189,25 +179,10 @@ class SSMFLKSelfTrained(SSMFLKNaiveBayes):
             "use a number > 0: the mean number of distinct words per document from which documents are long")),
     }
 
-    def __init__(
-        self,
-        lr_C: float = 1.0, lr_label_weight: float = 1.0, long_nb_weight: float = 0.3, long_document_words: float = 50.0,
-        nb_weight: float = 0.1, nb_smoothing: float = 1.0, nb_features: str = "binary",
-        beta: float = 1.0, beta_scale: str = "fit", label_start: float = 0.05, label_min_docs: int = 2,
-        start_weights: str = "uniform", label_prior: float = 0.0,
-        *, lexicon_prior: Optional[np.ndarray] = None, alpha: float = 0.5, update: str = "monotone",
-        init: str = "lexicon", prior_scale: str = "unit", max_iter: int = 100, tol: float = 1e-4, offset: float = 0.2,
-        n_init: int = 1, random_state: int = 0,
-    ) -> None:
-        super().__init__(nb_weight=nb_weight, nb_smoothing=nb_smoothing, nb_features=nb_features, beta=beta,
-                         beta_scale=beta_scale, label_start=label_start, label_min_docs=label_min_docs,
-                         start_weights=start_weights, label_prior=label_prior, lexicon_prior=lexicon_prior,
-                         alpha=alpha, update=update, init=init, prior_scale=prior_scale, max_iter=max_iter, tol=tol,
-                         offset=offset, n_init=n_init, random_state=random_state)
-        self.lr_C = lr_C
-        self.lr_label_weight = lr_label_weight
-        self.long_nb_weight = long_nb_weight
-        self.long_document_words = long_document_words
+    lr_C: float = 1.0
+    lr_label_weight: float = 1.0
+    long_nb_weight: float = 0.3
+    long_document_words: float = 50.0
 
     def initialize(self, X: sp.spmatrix, y: Optional[np.ndarray] = None, *,
                    init_clusters: Optional[np.ndarray] = None) -> "SSMFLKSelfTrained":
