@@ -6,7 +6,6 @@ from collections import Counter
 from typing import Dict, Iterable, List, Optional, Sequence
 
 import numpy as np
-import snowballstemmer
 
 from .common import N_CLASSES, NEGATIVE, POSITIVE, sp
 
@@ -34,9 +33,11 @@ ENGLISH_STOP_WORDS = frozenset(
 def porter_stem(word: str) -> str:
     """The Porter (1980) stem of a lower-case word by `snowballstemmer`, e.g. "generalizations" -> "gener"; words of
     one or two letters and words with a character outside a-z are returned unchanged. (A stemmer object holds
-    state, so each call makes its own.)"""
+    state, so each call makes its own; the package is imported on first use.)"""
     if len(word) <= 2 or not (word.isascii() and word.isalpha() and word.islower()):
         return word
+    import snowballstemmer
+
     return snowballstemmer.stemmer("porter").stemWord(word)
 
 
