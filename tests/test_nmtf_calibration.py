@@ -137,12 +137,23 @@ def trained(learner, **settings):
     return nlp, pipe
 
 
+def fold_models(pipe):
+    """The training labels and matrix, and the component's two fold models rebuilt: each without one fold of the
+    labels, not yet iterated."""
+    from spacy_treeboost.nmtf.calibration import label_folds
+
+    y = np.array([-1 if label is None else int(label == "neg") for _, label in TEXTS])
+    X, folds = pipe._estimator._Xt, label_folds(y, 2)
+    estimator = pipe._estimator
+    return y, X, [type(estimator)(**estimator.get_params()).initialize(X, np.where(folds == k, -1, y)) for k in (0, 1)]
+
+
 @pytest.mark.parametrize("learner", ["spacy_treeboost.SSMFLKSelfTrained.v1", "spacy_treeboost.SSMFLKNaiveBayes.v1",
                                      "spacy_treeboost.SSMFLK.v1", "spacy_treeboost.MFLK.v1"])
 def test_component_probabilities_are_calibrated_scores_and_survive_saving(learner, tmp_path):
     nlp, pipe = trained(learner)
     assert pipe.calibration.method == "platt"
-    assert len(pipe._fold_estimators) == (0 if learner.endswith("MFLK.v1") and "SS" not in learner else 2)
+    assert (pipe.fit_info_ is None) == (learner == "spacy_treeboost.MFLK.v1")
     texts = ["great", "awful", "good fun", "dull boring", "nothing known"]
     docs = list(nlp.pipe(texts))
     assert all(0 < d.cats["pos"] < 1 and d.cats["pos"] + d.cats["neg"] == pytest.approx(1) for d in docs)
@@ -160,11 +171,9 @@ def test_initialize_runs_the_iterations_the_held_out_labels_choose(learner):
     from spacy_treeboost.nmtf.calibration import label_folds
 
     nlp, pipe = trained(learner, tol=0.0)
-    y, X = pipe._gold, pipe._train_X
+    y, X, models = fold_models(pipe)
     folds = label_folds(y, 2)
     labelled = folds >= 0
-    models = [type(m)(**m.get_params()).initialize(X, np.where(folds == k, -1, y))
-              for k, m in enumerate(pipe._fold_estimators)]
     step, max_iter = pipe.cfg["iterations_per_update"], models[0].max_iter
     checkpoints, accuracy = [], []
     for n in range(0, max_iter + 1, step):
@@ -242,4 +251,4 @@ def test_the_iteration_choice_ends_when_the_fold_models_converge():
     nlp, pipe = trained("spacy_treeboost.SSMFLK.v1", tol=0.05, max_iter=1000)
     checkpoints = pipe.fit_info_["checkpoints"]
     assert checkpoints == list(range(0, 10 * len(checkpoints), 10)) and checkpoints[-1] < 1000
-    assert all(m.converged_ for m in pipe._fold_estimators)
+    assert all(m.iterate(checkpoints[-1]).converged_ for m in fold_models(pipe)[2])

@@ -89,15 +89,12 @@ class NMTFSentiment(TreeboostPipe):
     def _reset(self, estimator: Optional[MFLK] = None, vocabulary: Sequence[str] = (),
                weights: Optional[np.ndarray] = None, calibration: Optional[Calibration] = None,
                lexicon: Optional[Lexicon] = None) -> None:
-        """Hold a fitted model (None: untrained) and forget the training matrix."""
+        """Hold a fitted model (None: untrained)."""
         self._estimator = estimator
         self._vocabulary = list(vocabulary)
         self._word_weights = weights
         self._calibration = calibration
         self._lexicon = lexicon
-        self._fold_estimators: List[MFLK] = []
-        self._gold: Optional[np.ndarray] = None
-        self._train_X: Any = None
 
     @property
     def _uses_labels(self) -> bool:
@@ -161,16 +158,10 @@ class NMTFSentiment(TreeboostPipe):
             y = np.asarray(gold, dtype=np.int64)
             estimator = self._new_estimator().set_params(lexicon_prior=F0)
             estimator.initialize(X, y if self._uses_labels else None)
-            folds = label_folds(y, CALIBRATION_FOLDS)
-            both = self._uses_labels and (y == POSITIVE).any() and (y == NEGATIVE).any()
-            self._fold_estimators = [
-                self._new_estimator().set_params(lexicon_prior=F0).initialize(X, np.where(folds == fold, UNLABELLED, y))
-                for fold in range(CALIBRATION_FOLDS if both else 0)]
-            self._gold, self._train_X = y, X
             held_out = self._fit(estimator, X, y)
         score = estimator.decision_function(X)
         if held_out is not None:
-            score[folds >= 0] = held_out[folds >= 0]
+            score[y != UNLABELLED] = held_out[y != UNLABELLED]
         self._estimator, self._vocabulary, self._word_weights, self._lexicon = estimator, vocabulary, weights, lexicon
         self._calibration = Calibration.fit(score, y)
         warn_if_constant(self.name, estimator, score)
@@ -197,31 +188,34 @@ class NMTFSentiment(TreeboostPipe):
         return docs, gold
 
     def _fit(self, estimator: MFLK, X: "sp.csr_matrix", y: np.ndarray) -> Optional[np.ndarray]:
-        """Run `max_iter` iterations, or with fold models those of the latest checkpoint (every
-        `iterations_per_update`) whose held-out accuracy is within one standard error of the best.
+        """Run `max_iter` iterations or, with labels of both classes and a learner that uses them, those of the
+        latest checkpoint (every `iterations_per_update`) at which models fitted without one fold of the labels are
+        within one standard error of their best held-out accuracy.
 
         RETURNS (Optional[numpy.ndarray]): The held-out scores at that checkpoint (0 unlabelled), None without folds.
         """
         max_iter = estimator.max_iter
-        if not self._fold_estimators:
+        if not (self._uses_labels and (y == POSITIVE).any() and (y == NEGATIVE).any()):
             estimator.iterate(max_iter)
             return None
         folds = label_folds(y, CALIBRATION_FOLDS)
         labelled = folds >= 0
+        fold_models = [self._new_estimator().set_params(lexicon_prior=estimator.lexicon_prior).initialize(
+            X, np.where(folds == fold, UNLABELLED, y)) for fold in range(CALIBRATION_FOLDS)]
         checkpoints: List[int] = []
         scores: List[np.ndarray] = []
         done = 0
         while True:
             score = np.zeros(len(folds))
-            for fold, model in enumerate(self._fold_estimators):
+            for fold, model in enumerate(fold_models):
                 held = np.flatnonzero(folds == fold)
                 score[held] = model.decision_function(X[held])
             checkpoints.append(done)
             scores.append(score)
-            if done >= max_iter or all(model.converged_ for model in self._fold_estimators):
+            if done >= max_iter or all(model.converged_ for model in fold_models):
                 break
             step = min(self.cfg["iterations_per_update"], max_iter - done)
-            for model in self._fold_estimators:
+            for model in fold_models:
                 model.iterate(step)
             done += step
         truth = y[labelled] == POSITIVE
