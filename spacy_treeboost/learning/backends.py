@@ -247,7 +247,7 @@ class SearchBackend:
             self.workers.post(i, "update", args)
 
     def sync_scores(self, scores: Sequence[numpy.ndarray]) -> None:
-        """Send every worker the scores of heads that changed outside boosting (e.g. refitted margins)."""
+        """Send every worker the scores that changed outside boosting (e.g. refitted margins) with the next search."""
         for k, s in enumerate(scores):
             if _digest(s) != self._digests.get(k):
                 self._pending.append(("set_scores", (k, numpy.array(s, dtype=numpy.float64))))
