@@ -13,7 +13,6 @@ if TYPE_CHECKING:
     from .datasets.jsonl import CorpusFormatError
     from .datasets.readers import CorpusReadError
     from .files import ModelFormatError
-    from .learning.calibration import CalibratedBoostClassifier
     from .learning.corrective import CorrectiveBoostClassifier
     from .learning.learner import TreeBoostClassifier
     from .learning.subtree_linear import SubtreeLinearClassifier
@@ -41,7 +40,6 @@ _MODULES = {
     "learning.learner": ("TreeBoostClassifier",),
     "learning.subtree_linear": ("SubtreeLinearClassifier",),
     "learning.corrective": ("CorrectiveBoostClassifier",),
-    "learning.calibration": ("CalibratedBoostClassifier",),
     "nmtf.factorization": ("MFLK", "SSMFLK"),
     "nmtf.hybrid": ("SSMFLKNaiveBayes", "SSMFLKSelfTrained"),
     "nmtf.lexicons": ("Lexicon", "LexiconFormatError"),

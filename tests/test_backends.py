@@ -243,11 +243,11 @@ def test_execution_settings_are_parameters_but_not_part_of_the_model(synthetic):
 def test_the_processes_backend_runs_worker_0_here_and_starts_the_others(synthetic):
     forest, y, _ = synthetic
     alone = TreeBoostClassifier("frequency", n_rounds=5, n_workers=1, backend="processes").fit(forest, y)
-    assert alone.space_.processes == [] and alone.space_.stats()[0]["pid"] == os.getpid()
+    assert alone.space_.workers.processes == [] and alone.space_.stats()[0]["pid"] == os.getpid()
     three = TreeBoostClassifier("frequency", n_rounds=5, n_workers=3, backend="processes").fit(forest, y)
     try:
         pids = [w["pid"] for w in three.space_.stats()]
-        assert pids[0] == os.getpid() and pids[1:] == three.space_.pids and len(set(pids)) == 3
+        assert pids[0] == os.getpid() and pids[1:] == three.space_.workers.pids and len(set(pids)) == 3
         assert classifier_to_dict(three) == classifier_to_dict(alone)
     finally:
         three.space_.close()
@@ -261,13 +261,13 @@ def test_a_killed_worker_raises_an_error_naming_the_worker_and_round(synthetic):
     forest, y, _ = synthetic
     clf = TreeBoostClassifier("frequency", n_rounds=10, n_workers=2, backend="processes").start(forest, y)
     clf.boost(2)
-    assert len(clf.space_.processes) == 1  # worker 0 runs in this process
-    victim = clf.space_.processes[0]
+    assert len(clf.space_.workers.processes) == 1  # worker 0 runs in this process
+    victim = clf.space_.workers.processes[0]
     os.kill(victim.pid, signal.SIGKILL)
     victim.join(timeout=10)
     with pytest.raises(WorkerDiedError, match=r"worker 1 \(process \d+\) died \(signal 9\) in boosting round 3"):
         clf.boost(3)
-    assert not any(p.is_alive() for p in clf.space_.processes)
+    assert not any(p.is_alive() for p in clf.space_.workers.processes)
 
 
 @pytest.mark.parametrize("backend", ["local", pytest.param("processes", marks=pytest.mark.slow)])
@@ -296,7 +296,7 @@ def test_ctrl_c_stops_every_worker(tmp_path, synthetic):
             signal.signal(signal.SIGINT, signal.default_int_handler)  # a shell's background jobs inherit SIG_IGN
             forest, y = read_bact({str(synthetic[2])!r})
             clf = TreeBoostClassifier("frequency", n_rounds=10**6, n_workers=3, backend="processes").start(forest, y)
-            print(*clf.space_.pids, flush=True)
+            print(*clf.space_.workers.pids, flush=True)
             while True:
                 clf.boost(1000)
     """))
@@ -336,7 +336,7 @@ def test_a_script_without_the_main_guard_trains_with_forked_workers_and_gets_an_
         forest, y = read_bact({str(tmp_path / "train.tree")!r})
         assert len(forest.labels) * 8 > 2 ** 20
         clf = TreeBoostClassifier("frequency", n_rounds=5, n_workers=2, backend="processes").fit(forest, y)
-        print(clf.space_.start_method, len(clf.rules_))
+        print(clf.space_.workers.start_method, len(clf.rules_))
     """))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
@@ -361,7 +361,7 @@ def test_forked_workers_learn_the_rules_of_one_worker(synthetic):
         forest, y = read_bact({str(synthetic[2])!r})
         fits = [TreeBoostClassifier("frequency", n_rounds=8, n_workers=n, backend="processes").fit(forest, y)
                 for n in (1, 2, 3)]
-        print(fits[1].space_.start_method, fits[2].space_.start_method,
+        print(fits[1].space_.workers.start_method, fits[2].space_.workers.start_method,
               all(classifier_to_dict(f) == classifier_to_dict(fits[0]) for f in fits))
     """)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
@@ -437,8 +437,8 @@ def test_workers_are_spawned_while_this_process_runs_other_threads(synthetic):
         other.join()
     forked = TreeBoostClassifier("frequency", n_rounds=5, n_workers=2, backend="processes").fit(forest, y)
     try:
-        assert spawned.space_.start_method == "spawn"
-        assert forked.space_.start_method == alone
+        assert spawned.space_.workers.start_method == "spawn"
+        assert forked.space_.workers.start_method == alone
         assert classifier_to_dict(spawned) == classifier_to_dict(forked)
     finally:
         spawned.space_.close()
@@ -457,8 +457,8 @@ def test_forked_workers_stop_when_the_training_process_is_killed(tmp_path, synth
         from spacy_treeboost.trees import read_bact
         forest, y = read_bact({str(synthetic[2])!r})
         clf = TreeBoostClassifier("frequency", n_rounds=10**6, n_workers=3, backend="processes").start(forest, y)
-        assert clf.space_.start_method == "fork"
-        print(*clf.space_.pids, flush=True)
+        assert clf.space_.workers.start_method == "fork"
+        print(*clf.space_.workers.pids, flush=True)
         while True:
             clf.boost(1000)
     """))
@@ -543,6 +543,6 @@ def test_ray_learns_the_same_model_and_reports_a_lost_worker(synthetic, ray_sess
         assert fit_bytes(forest, y3, n_workers, "ray", **settings_) == reference
     clf = TreeBoostClassifier(n_workers=2, backend="ray", n_rounds=5).start(forest, y)
     clf.boost(1)
-    _kill_and_wait(ray_session, clf.space_.actors[0])
+    _kill_and_wait(ray_session, clf.space_.workers.actors[0])
     with pytest.raises(WorkerDiedError, match=r"worker 0 \(Ray actor\) died in boosting round 2"):
         clf.boost(1)

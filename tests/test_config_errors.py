@@ -200,7 +200,7 @@ def add_pipe(factory: str, **config):
 @pytest.mark.parametrize("factory,config,loc,message", [
     ("treeboost_textcat", {"learner": {"@learners": "spacy_treeboost.SubtreeLinear.v1", "C": 0}},
      ["learner", "C"], "C=0 is invalid"),
-    ("treeboost_textcat", {"learner": {"@learners": "spacy_treeboost.CalibratedBoost.v1", "cv": 1}},
+    ("treeboost_textcat", {"learner": {"@learners": "spacy_treeboost.CorrectiveBoost.v1", "cv": 1}},
      ["learner", "cv"], "cv=1 is invalid"),
     ("treeboost_textcat", {"learner": {"@learners": "spacy_treeboost.CorrectiveBoost.v1", "estimator": {
         "@learners": "spacy_treeboost.SubtreeBoost.v1", "criterion": "x"}}},

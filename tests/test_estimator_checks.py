@@ -38,7 +38,6 @@ from sklearn.base import clone
 from sklearn.utils import estimator_checks
 
 from reference import random_binary_classes, random_trees
-from spacy_treeboost.learning.calibration import CalibratedBoostClassifier
 from spacy_treeboost.learning.corrective import CorrectiveBoostClassifier
 from spacy_treeboost.learning.learner import TreeBoostClassifier
 from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
@@ -55,13 +54,9 @@ ESTIMATORS = {
     "CorrectiveBoostClassifier": lambda: CorrectiveBoostClassifier(),
     "CorrectiveBoostClassifier-nested": lambda: CorrectiveBoostClassifier(
         TreeBoostClassifier("frequency", **SMALL_BOOSTER), C=1.0),
-    "CalibratedBoostClassifier": lambda: CalibratedBoostClassifier(),
-    "CalibratedBoostClassifier-nested": lambda: CalibratedBoostClassifier(
-        TreeBoostClassifier("presence", **SMALL_BOOSTER), cv=2),
 }
 # the estimators that `fitted` trains quickly (the defaults run 100-1000 rounds or cross-validate)
-FITTABLE = ["TreeBoostClassifier-bact", "SubtreeLinearClassifier-C", "CorrectiveBoostClassifier-nested",
-            "CalibratedBoostClassifier-nested"]
+FITTABLE = ["TreeBoostClassifier-bact", "SubtreeLinearClassifier-C", "CorrectiveBoostClassifier-nested"]
 
 def training_data(name: str):
     """The positional arguments of `fit` for the named estimator."""

@@ -5,7 +5,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spacy_treeboost.learning.calibration import CalibratedBoostClassifier
 from spacy_treeboost.learning.corrective import CorrectiveBoostClassifier
 from spacy_treeboost.learning.learner import TreeBoostClassifier
 from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
@@ -17,8 +16,8 @@ from spacy_treeboost.exceptions import InvalidSettingError
 from spacy_treeboost.params import Boolean, Instance, Interval, Items, Options, Text, Validated, rule, validate_params
 from spacy_treeboost.pipeline.treeboost_textcat import SETTING_CONSTRAINTS, TreeBoostTextCategorizer
 
-ESTIMATORS = [TreeBoostClassifier, SubtreeLinearClassifier, CorrectiveBoostClassifier, CalibratedBoostClassifier,
-              MFLK, SSMFLK, SSMFLKNaiveBayes, SSMFLKSelfTrained]
+ESTIMATORS = [TreeBoostClassifier, SubtreeLinearClassifier, CorrectiveBoostClassifier, MFLK, SSMFLK, SSMFLKNaiveBayes,
+              SSMFLKSelfTrained]
 # Values no constraint of any table accepts.
 ALWAYS_BAD = st.one_of(st.just(float("nan")), st.just(float("inf")), st.just(-math.inf), st.just(object()),
                        st.just({"a": 1}), st.just(b"bytes"))
@@ -53,7 +52,7 @@ def invalid_values(entry):
     out = [ALWAYS_BAD]
     if not any(isinstance(c, Text) for c in entry.accepts):
         out.append(st.just("not-an-option-%"))
-    if None not in entry.accepts:
+    if None not in entry.accepts and not any(isinstance(c, Options) and None in c.values for c in entry.accepts):
         out.append(st.none())
     for c in entry.accepts:
         if isinstance(c, Interval):

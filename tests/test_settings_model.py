@@ -17,7 +17,6 @@ from spacy.util import load_config, registry
 
 from spacy_treeboost.config_errors import setting_error
 from spacy_treeboost.exceptions import InvalidSettingError
-from spacy_treeboost.learning.calibration import CalibratedBoostClassifier
 from spacy_treeboost.learning.corrective import CorrectiveBoostClassifier
 from spacy_treeboost.learning.learner import TreeBoostClassifier
 from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
@@ -36,7 +35,6 @@ TEXTCAT, NMTF = ("components", "treeboost_textcat"), ("components", "nmtf_sentim
 LINEAR = {"@learners": "spacy_treeboost.SubtreeLinear.v1"}
 BOOST = {"@learners": "spacy_treeboost.SubtreeBoost.v1"}
 CORRECTIVE = {"@learners": "spacy_treeboost.CorrectiveBoost.v1"}
-CALIBRATED = {"@learners": "spacy_treeboost.CalibratedBoost.v1"}
 SELF_TRAINED = {"@learners": "spacy_treeboost.SSMFLKSelfTrained.v1"}
 NAN = float("nan")
 
@@ -78,7 +76,7 @@ def test_a_whole_number_beyond_64_bits_is_refused_at_its_setting(factory, block)
 
 @pytest.mark.parametrize("factory,block", [
     ("treeboost_textcat", {"learner": {**LINEAR, "C": NAN}}),
-    ("treeboost_textcat", {"learner": {**CALIBRATED, "estimator": {**BOOST, "smoothing": math.inf}}}),
+    ("treeboost_textcat", {"learner": {**CORRECTIVE, "estimator": {**BOOST, "smoothing": math.inf}}}),
     ("treeboost_textcat", {"threshold": -math.inf}),
     ("nmtf_sentiment", {"learner": {**SELF_TRAINED, "lr_C": NAN}}),
     ("treeboost_textcat", {"learner": SubtreeLinearClassifier()}),
@@ -95,10 +93,9 @@ def test_big_integer_finds_the_first_whole_number_beyond_64_bits():
     assert _big_integer({"a": -(2 ** 63) - 1}, []) == (["a"], -(2 ** 63) - 1)
 
 
-@pytest.mark.parametrize("wrapper", [CORRECTIVE, CALIBRATED])
 @pytest.mark.parametrize("inner", [LINEAR, {"@learners": "spacy_treeboost.MFLK.v1"}])
-def test_an_estimator_block_that_is_not_a_booster_is_refused(wrapper, inner):
-    loc, message = refused("treeboost_textcat", {"learner": {**wrapper, "estimator": inner}})
+def test_an_estimator_block_that_is_not_a_booster_is_refused(inner):
+    loc, message = refused("treeboost_textcat", {"learner": {**CORRECTIVE, "estimator": inner}})
     assert loc == [*TEXTCAT, "learner", "estimator"]
     assert "is invalid: use a booster, a \"spacy_treeboost.SubtreeBoost.v1\" block" in message
 
@@ -110,13 +107,6 @@ def test_an_estimator_block_that_is_not_a_booster_is_refused(wrapper, inner):
 def test_cs_and_cv_are_checked_alike_whatever_c_is(learner, C, setting, value):
     loc, message = refused("treeboost_textcat", {"learner": {**learner, "C": C, setting: value}})
     assert loc == [*TEXTCAT, "learner", setting] and message.startswith(f"{setting}={value!r} is invalid")
-
-
-@pytest.mark.parametrize("value", [1, 21])
-def test_the_calibrated_learner_checks_cv_as_the_others(value):
-    loc, message = refused("treeboost_textcat", {"learner": {**CALIBRATED, "cv": value}})
-    assert loc == [*TEXTCAT, "learner", "cv"] and message.startswith(f"cv={value} is invalid: use a whole number of "
-                                                                      "folds from 2 to 20")
 
 
 def forest():
@@ -216,7 +206,7 @@ def test_the_component_clones_its_learner_from_its_parameters(monkeypatch):
 @pytest.mark.parametrize("estimator", [
     SubtreeLinearClassifier(C=0.5, Cs=(1.0, 2.0), n_workers=2, backend="processes"),
     CorrectiveBoostClassifier(TreeBoostClassifier("bact", n_rounds=7, backend="local"), C=None),
-    CalibratedBoostClassifier(TreeBoostClassifier(smoothing=0.1), cv=3),
+    CorrectiveBoostClassifier(TreeBoostClassifier(smoothing=0.1), cv=3),
 ])
 def test_clone_keeps_every_parameter_and_shares_no_estimator(estimator):
     copy = clone(estimator)

@@ -6,7 +6,6 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .calibration import CalibratedBoostClassifier
     from .classifier import RuleClassifier
     from .corrective import CorrectiveBoostClassifier
     from .learner import TreeBoostClassifier, default_booster
@@ -14,7 +13,6 @@ if TYPE_CHECKING:
     from .subtree_linear import SubtreeLinearClassifier
 
 _LAZY = {
-    "CalibratedBoostClassifier": "calibration",
     "CorrectiveBoostClassifier": "corrective",
     "RuleClassifier": "classifier",
     "SubtreeLinearClassifier": "subtree_linear",

@@ -315,26 +315,22 @@ cdef class PatternCache(PatternStore):
             buf = &bufs[s]
             merge_occurrences(buf[0])
             support = self._support_at_least(buf[0], self.min_support, &first_doc)
-            if support < support_needed(self, p.size + 1):
-                buf.clear()
-                buf.shrink_to_fit()
-                continue
-            self._push(PNode(parent=i, label=<int32_t>(keys[s] % n_labels), depth=<int32_t>(keys[s] // n_labels),
-                             size=p.size + 1, n_docs=0, first_child=-1, n_children=0, occ_slot=-1, state=UNEXPANDED))
-            if support == 1 and self.single_document_dominance and not keep_single(self, first_doc):
-                self.n_nodes -= 1
-                self.scan.pop_back()
-                buf.clear()
-                buf.shrink_to_fit()
-                continue
-            self._set_docs(self.n_nodes - 1, buf.data(), buf.size())
-            if support < support_needed(self, p.size + 2):
-                self.node(self.n_nodes - 1)[0].state = EXPANDED
-            elif keep_occ and not (support == 1 and self.single_document_dominance):
-                self._hold_occ(self.n_nodes - 1, buf.data(), buf.size())
+            if support >= support_needed(self, p.size + 1):
+                self._push(PNode(parent=i, label=<int32_t>(keys[s] % n_labels), depth=<int32_t>(keys[s] // n_labels),
+                                 size=p.size + 1, n_docs=0, first_child=-1, n_children=0, occ_slot=-1,
+                                 state=UNEXPANDED))
+                if support == 1 and self.single_document_dominance and not keep_single(self, first_doc):
+                    self.n_nodes -= 1
+                    self.scan.pop_back()
+                else:
+                    self._set_docs(self.n_nodes - 1, buf.data(), buf.size())
+                    if support < support_needed(self, p.size + 2):
+                        self.node(self.n_nodes - 1)[0].state = EXPANDED
+                    elif keep_occ and not (support == 1 and self.single_document_dominance):
+                        self._hold_occ(self.n_nodes - 1, buf.data(), buf.size())
+                    n_kids += 1
             buf.clear()
             buf.shrink_to_fit()
-            n_kids += 1
         self._release_occ(i)
         self._compact_occ()
         self.node(i)[0].first_child = first

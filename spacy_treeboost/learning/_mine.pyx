@@ -71,7 +71,6 @@ cdef struct Cand:
 cdef class SearchSpace(PatternCache):
     """A `PatternCache` (whose arguments it takes) and the search of its best rule each boosting round."""
     # per-round scratch, kept so that rounds reuse their memory instead of faulting fresh pages in
-    cdef vector[int32_t] root_label, root_docs
     cdef vector[double] rbound_buf
     cdef vector[Sums] rsums_buf
     cdef vector[pair[double, int32_t]] heap
@@ -160,11 +159,7 @@ cdef class SearchSpace(PatternCache):
 
     cdef dict _best_rule(self, int crit, bint presence):
         cdef Py_ssize_t r
-        cdef Cand best
-        best.value = -INFINITY
-        best.node = -1
-        best.z = 1
-        best.sign = 1
+        cdef Cand best = Cand(value=-INFINITY, node=-1, z=1, sign=1, P=0, N=0, Ap=0, An=0)
         self.nodes_visited = 0
         cdef int32_t patterns_before = self.n_nodes
         self.cut_threshold = NAN
@@ -175,32 +170,17 @@ cdef class SearchSpace(PatternCache):
         self.rsums_buf.resize(n_roots)
         cdef double* rbound = self.rbound_buf.data()
         cdef Sums* rsums = self.rsums_buf.data()
-        if <Py_ssize_t>self.root_label.size() != n_roots:
-            self.root_label.resize(n_roots)
-            self.root_docs.resize(n_roots)
-            for r in range(n_roots):
-                self.root_label[r] = self.node(self.roots[r]).label
-                self.root_docs[r] = self.node(self.roots[r]).n_docs
-        # a root of another worker's label is bounded by its number of documents alone, without summing them
+        # a root of another worker's label is bounded by its number of documents alone, without summing them; the
+        # owned roots are visited largest bound first (ties: first root) while their bound reaches the best value
+        self.heap.clear()
         for r in range(n_roots):
             if self.root_owned.empty() or self.root_owned[r]:
                 self._sums(self.roots[r], &rsums[r])
                 rbound[r] = self._bound(crit, &rsums[r])
-            else:
-                rbound[r] = self.ub_by_support[self.root_docs[r]]
-            self.sbound[self.root_label[r]] = rbound[r]
-        # the root of largest bound first, then the heap of the roots whose bound reaches the best value found
-        cdef Py_ssize_t top = -1
-        for r in range(self.roots.size()):
-            if (self.root_owned.empty() or self.root_owned[r]) and (top < 0 or rbound[r] > rbound[top]):
-                top = r
-        if top >= 0:
-            self._visit(self.roots[top], &rsums[top], crit, presence, &best)
-        cdef double threshold = self._threshold(&best)
-        self.heap.clear()
-        for r in range(self.roots.size()):
-            if r != top and (self.root_owned.empty() or self.root_owned[r]) and not rbound[r] < threshold:
                 self.heap.push_back(pair[double, int32_t](rbound[r], -<int32_t>r))
+            else:
+                rbound[r] = self.ub_by_support[self.node(self.roots[r]).n_docs]
+            self.sbound[self.node(self.roots[r]).label] = rbound[r]
         make_heap(self.heap.begin(), self.heap.end())
         while not self.heap.empty():
             pop_heap(self.heap.begin(), self.heap.end())
@@ -279,10 +259,8 @@ cdef class SearchSpace(PatternCache):
         cdef Py_ssize_t d
         self.single_bound.resize(self.n_docs)
         for d in range(self.n_docs):
-            sm.Ap = 0.0
-            sm.An = 0.0
-            sm.Ap += self.wpn[2 * d]
-            sm.An += self.wpn[2 * d + 1]
+            sm.Ap = 0.0 + self.wpn[2 * d]
+            sm.An = 0.0 + self.wpn[2 * d + 1]
             sm.cp = positive_at(self.wpn.data(), d)
             sm.cn = 1 - sm.cp
             self._complete(&sm)
@@ -347,14 +325,7 @@ cdef class SearchSpace(PatternCache):
         cdef double Gp = 0, Gn = 0, P, N, v, g, Lp, Ln
         cdef int32_t gp = 0, gn = 0
         cdef const double* wpn = self.wpn.data()
-        cdef Cand cand
-        cand.node = i
-        cand.Ap = sm.Ap
-        cand.An = sm.An
-        cand.z = 1
-        cand.sign = 1
-        cand.P = sm.Ap
-        cand.N = sm.An
+        cdef Cand cand = Cand(value=-INFINITY, node=i, z=1, sign=1, P=sm.Ap, N=sm.An, Ap=sm.Ap, An=sm.An)
         if crit == CRIT_BACT:
             g = 2 * (sm.Ap - sm.An) - (self.Tp - self.Tn)
             cand.value = fabs(g)
@@ -372,7 +343,6 @@ cdef class SearchSpace(PatternCache):
         cdef double G[2]
         cdef double outside = outside_term(crit, sm.Wp, sm.Wn)
         G[0] = G[1] = 0.0
-        cand.value = -INFINITY
         while k < end:
             if counts[k] < BIG_COUNT:
                 j = run_end(counts, k + 1, end, counts[k])

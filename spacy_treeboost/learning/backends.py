@@ -39,14 +39,10 @@ def assign_root_labels(labels: numpy.ndarray, parents: numpy.ndarray, n_labels: 
     return owner
 
 
-def _narrowest(largest: int) -> Any:
-    return numpy.uint8 if largest < 1 << 8 else numpy.uint16 if largest < 1 << 16 else numpy.uint32
-
-
 def pack_occurrences(docs: numpy.ndarray, counts: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
     """A winner's (docs, counts) in the narrowest unsigned types that hold them (sent to every worker each round)."""
-    narrow_docs = docs.astype(_narrowest(int(docs.max()) if len(docs) else 0))
-    return narrow_docs, counts.astype(_narrowest(int(counts.max()) if len(counts) else 0))
+    docs_type, counts_type = (numpy.min_scalar_type(a.max(initial=0)) for a in (docs, counts))
+    return docs.astype(docs_type), counts.astype(counts_type)
 
 
 def unpack_occurrences(docs: numpy.ndarray, counts: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
@@ -198,7 +194,6 @@ def _merge(cands: List[Dict[str, Any]]) -> Tuple[int, Dict[str, Any]]:
 class SearchBackend:
     """The coordinator's side: runs `SearchWorker`s on `Workers` (`make_backend`) and merges their candidates."""
 
-    round: int = 0
     node_ids: List[str] = []  # the Ray node of each worker, on Ray
 
     def __init__(self, workers: Workers) -> None:
@@ -211,15 +206,8 @@ class SearchBackend:
     def close(self) -> None:
         self.workers.close()
 
-    def __getattr__(self, name: str) -> Any:
-        """The workers' `start_method`, `processes`, `pids` or `actors`, where their backend has them."""
-        if name in ("start_method", "processes", "pids", "actors"):
-            return getattr(self.__dict__["workers"], name, None if name == "start_method" else [])
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
     def search(self, heads: Sequence[int], round_number: int) -> Dict[int, Dict[str, Any]]:
         """Each head's global best: value, z, sign, sums, docs, counts, code, search effort."""
-        self.round = round_number
         self.workers.when = f"in boosting round {round_number}"
         if self.shared_best is not None:
             self.shared_best[:] = -numpy.inf
@@ -238,13 +226,12 @@ class SearchBackend:
             if owner >= 0:
                 owners.setdefault(owner, []).append(k)
         # a candidate that could win came with its documents (`SearchWorker.search`); the others are asked for
-        missing = {i: [k for k in owners[i] if "winner" not in found[k]] for i in owners}
-        owner_list = sorted(i for i in missing if missing[i])
-        for i in owner_list:
-            self.workers.send(i, "winners", (missing[i],))
-        asked = [self.workers.receive(i) for i in owner_list]
-        for i, wins in zip(owner_list, asked):
-            for k, win in zip(missing[i], wins):
+        missing = {i: [k for k in owners[i] if "winner" not in found[k]] for i in sorted(owners)}
+        missing = {i: ks for i, ks in missing.items() if ks}
+        for i, ks in missing.items():
+            self.workers.send(i, "winners", (ks,))
+        for i, ks in missing.items():
+            for k, win in zip(ks, self.workers.receive(i)):
                 found[k]["winner"] = win
         for k in heads:
             if "winner" in found[k]:
@@ -260,7 +247,7 @@ class SearchBackend:
             self.workers.post(i, "update", args)
 
     def sync_scores(self, scores: Sequence[numpy.ndarray]) -> None:
-        """Send every worker the scores of heads that changed outside boosting (e.g. refitted margins)."""
+        """Send every worker the scores that changed outside boosting (e.g. refitted margins) with the next search."""
         for k, s in enumerate(scores):
             if _digest(s) != self._digests.get(k):
                 self._pending.append(("set_scores", (k, numpy.array(s, dtype=numpy.float64))))

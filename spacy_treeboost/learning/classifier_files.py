@@ -14,12 +14,11 @@ CLASSIFIER_FILE_VERSION = 1
 
 
 def _estimators() -> Dict[str, Any]:
-    from .calibration import CalibratedBoostClassifier
     from .corrective import CorrectiveBoostClassifier
     from .subtree_linear import SubtreeLinearClassifier
 
     return {"TreeBoostClassifier": TreeBoostClassifier, "CorrectiveBoostClassifier": CorrectiveBoostClassifier,
-            "SubtreeLinearClassifier": SubtreeLinearClassifier, "CalibratedBoostClassifier": CalibratedBoostClassifier}
+            "SubtreeLinearClassifier": SubtreeLinearClassifier}
 
 
 def _plain_params(clf: RuleClassifier) -> Dict[str, Any]:

@@ -19,36 +19,23 @@ CORRECTIVE_CS = (0.1, 1.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
 
 
 def rule_features(rules: RuleSet, head: int, forest: Forest) -> Tuple[Any, List[Tuple[int, int]]]:
-    """The indicator features of head's distinct (pattern, threshold) pairs on `forest`: the CSR matrix and each
-    column's (pattern id, z), z = 1 for presence."""
-    from scipy.sparse import csr_matrix
+    """The indicator features [count >= z] of head's distinct (pattern, z) pairs on `forest`, presence (z = 1) before
+    each rule's threshold, in rule order: the CSR matrix and each column's (pattern id, z)."""
+    from scipy.sparse import csc_matrix
 
-    columns: List[Tuple[int, int]] = []
-    seen = set()
     pids, zs, _, _ = rules.rule_arrays(head)
-    for pid, z in zip(pids.tolist(), zs.tolist()):
-        for key in ((pid, 1), (pid, z)):
-            if key not in seen:
-                seen.add(key)
-                columns.append(key)
+    keys = numpy.stack([numpy.repeat(pids, 2), numpy.stack([numpy.ones_like(zs), zs], axis=1).ravel()], axis=1)
+    columns = keys[numpy.sort(numpy.unique(keys, axis=0, return_index=True)[1])]
     doc, pat, cnt = rules.match_counts(forest)
-    by_pattern: Dict[int, List[Tuple[int, int]]] = {}
-    for j, (pid, z) in enumerate(columns):
-        by_pattern.setdefault(pid, []).append((j, z))
-    rows, cols = [], []
-    for d, p, c in zip(doc.tolist(), pat.tolist(), cnt.tolist()):
-        for j, z in by_pattern.get(p, ()):
-            if c >= z:
-                rows.append(d)
-                cols.append(j)
-    X = csr_matrix((numpy.ones(len(rows)), (rows, cols)), shape=(len(forest), len(columns)))
-    return X, columns
+    X = csc_matrix((cnt, (doc, pat)), shape=(len(forest), rules.n_patterns))[:, columns[:, 0]]
+    X.data = (X.data >= numpy.repeat(columns[:, 1], numpy.diff(X.indptr))).astype(numpy.float64)
+    X.eliminate_zeros()
+    return X.tocsr(), [(pid, z) for pid, z in columns.tolist()]
 
 
 def weights_to_rules(rules: RuleSet, out: RuleSet, head: int, columns: Sequence[Tuple[int, int]],
                      w: numpy.ndarray, intercept: float) -> None:
-    """Write a linear model over `rule_features` columns into head's rule list of `out`: presence weight p and
-    threshold weight q make a = q / 4, b = -(p / 2 + q / 4), with b moved into the intercept."""
+    """Write a linear model over `rule_features` columns into head's rules in `out` (docs/algorithms.md §7.3)."""
     presence = {pid: float(wj) for (pid, z), wj in zip(columns, w) if z == 1}
     stumps: List[Tuple[float, Tuple[Any, int, float, float]]] = []
     bias = intercept / 2.0
@@ -75,11 +62,8 @@ def weights_to_rules(rules: RuleSet, out: RuleSet, head: int, columns: Sequence[
 
 def corrective_rules(rules: RuleSet, forest: Forest, targets: Sequence[numpy.ndarray],
                      settings: Optional["CorrectiveBoostClassifier"] = None) -> Tuple[RuleSet, List[Dict[str, Any]]]:
-    """Refit the weights of every head's rules jointly on the training trees `forest` (`targets`: each head's labels
-    in {-1, +1}), with the solver settings of `settings` (None: the defaults).
-
-    RETURNS (Tuple[RuleSet, List[Dict]]): The refitted rules and, per head, the chosen C and its accuracy.
-    """
+    """Refit every head's rule weights jointly on the training trees (`targets`: each head's {-1, +1} labels) with
+    the solver settings of `settings` (None: the defaults). RETURNS: the rules and, per head, the C chosen."""
     settings = CorrectiveBoostClassifier() if settings is None else settings
     out = rules.empty_copy()
     out.intercepts = [0.0] * len(rules.heads)
@@ -104,14 +88,13 @@ class CorrectiveBoostClassifier(RuleClassifier):
     """Boosted subtree stumps whose weights are refitted jointly (totally corrective).
 
     estimator (Optional[TreeBoostClassifier]): The booster that selects the subtrees (copied); by default
-        `TreeBoostClassifier("presence", n_rounds=1000)`.
+        `default_booster()`.
     C (Optional[float]): Inverse L2 (or elastic-net) strength; None chooses it among `Cs` by cross-validation.
-    Cs (Sequence[float]): Candidates for C (boosted rules are few, so large C is usually chosen).
+    Cs (Sequence[float]): Candidates for C.
     l1_ratio (float): Share of L1 in the penalty; > 0 drops weak rules.
     cv (int): Folds for choosing C.
     features (str): "presence" or "nb" (indicators scaled by naive Bayes log-count ratios).
-    refit_every (int): 0 refits once, after boosting; k > 0 refits every k rounds and boosting continues from the
-        refitted margins (C is cross-validated at the first refit and kept until the last one).
+    refit_every (int): 0 refits once, after boosting; k > 0 every k rounds, boosting on from the refitted margins.
     max_iter (int): Solver iterations.
     tol (float): Solver tolerance, relative to the gradient at zero weights.
     """

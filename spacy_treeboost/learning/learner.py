@@ -11,7 +11,7 @@ from ..exceptions import NotFittedError
 from ..models.rules import RuleSet
 from ..params import Boolean, Instance, Interval, Options, Text, invalid_setting, rule
 from ..trees.forest import Forest
-from .backends import SearchBackend, boosting_weights
+from .backends import SearchBackend, assign_root_labels, boosting_weights, make_backend, rule_outputs
 from .classifier import NO_SUBTREE, RuleClassifier, _label_rank, encode_targets
 
 ALGORITHMS = ("bact", "frequency", "presence")
@@ -154,8 +154,6 @@ class TreeBoostClassifier(RuleClassifier):
 
     def start(self, X: Forest, y: Sequence[Any]) -> "TreeBoostClassifier":
         """Index the training trees, start the search workers and reset to zero rounds."""
-        from .backends import assign_root_labels, make_backend
-
         self.validate_params()
         if not isinstance(X, Forest):
             raise TypeError(f"X must be a Forest, got {type(X).__name__}; build one with Forest.from_trees or read_bact")
@@ -221,8 +219,6 @@ class TreeBoostClassifier(RuleClassifier):
         return self
 
     def _round(self, k: int, head: _Head, best: Dict[str, Any]) -> Optional[Dict[str, Any]]:
-        from .backends import rule_outputs
-
         t0 = time.process_time()
         w = boosting_weights(head.scores, head.y)
         bact = self.algorithm == "bact"

@@ -114,9 +114,8 @@ class LocalWorkers(Workers):
 
 def _process_main(conn: Any, shared: Dict[str, Any], parent: Optional[int], build: Optional[Build] = None,
                   inherited: Sequence[Any] = ()) -> None:
-    """A worker process: build its object, then answer requests until None or a closed pipe (an error of a posted call
-    comes back with the next reply); a forked worker closes the parent's pipe ends it `inherited`. It ignores Ctrl-C
-    and, given the `parent` process id, dies with that process (on Linux)."""
+    """A worker process: build its object, then answer requests until None or a closed pipe (a posted call's error
+    comes with the next reply). It ignores Ctrl-C and dies with the `parent` process (on Linux)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
@@ -173,9 +172,8 @@ def _stop_processes(processes: List[Any], conns: List[Any]) -> None:
 
 
 class ProcessWorkers(Workers):
-    """Worker 0 in this process (unless `worker0_here=False`) and the others in local processes, forked or spawned
-    (`start_method`). Worker 0's calls run when their reply is asked for; it is built after the others start. The
-    processes ignore Ctrl-C, and die with this process (Linux) when started from its main thread.
+    """Worker 0 in this process (unless `worker0_here=False`; its calls run when their reply is asked for) and the
+    others in local processes, forked or spawned (`start_method`).
 
     stopped (str): What a worker's death stopped, for its error.
     lower (str): The settings to lower when a worker runs out of memory, for its error.
@@ -277,7 +275,7 @@ class ProcessWorkers(Workers):
         return value
 
     def _run_here(self) -> Any:
-        """Run worker 0's waiting calls in order; the value of the last."""
+        """Run worker 0's waiting calls; the value of the last."""
         calls, self._calls = self._calls, []
         if self.local is None:
             raise RuntimeError(f"The {self.name.lower()}s were stopped (closed): start them again (a learner: fit or "
@@ -386,8 +384,8 @@ def run_tasks(worker: Callable[..., Any], args: Tuple[Any, ...], tasks: Sequence
               backend: Optional[str] = None, ray_address: Optional[str] = None, name: str = "Worker",
               describe: Callable[[Task], str] = lambda task: f"during task {task!r}") -> Dict[Task, Any]:
     """Every task's result, by task, from `worker(*args, threads).run(task)` on up to `n_workers` workers of `backend`
-    (None: processes; alone: here on `n_workers` threads). On processes this process is worker 0, and once the queue
-    is empty the idle workers' cores go to its running task (`threads` a rising `Threads`)."""
+    (None: processes; alone: here on `n_workers` threads); on processes, once the queue is empty the idle workers'
+    cores go to the task running here (`threads` a rising `Threads`)."""
     n = min(n_workers, len(tasks))
     if n <= 1 or backend == "local":
         runner = worker(*args, min(n_workers, os.cpu_count() or 1))

@@ -12,7 +12,6 @@ from spacy.util import registry
 
 from ..config_errors import config_error, reporting
 from ..params import clone
-from ..learning.calibration import CalibratedBoostClassifier
 from ..learning.corrective import CorrectiveBoostClassifier
 from ..learning.learner import TreeBoostClassifier, default_booster
 from ..learning.subtree_linear import SubtreeLinearClassifier
@@ -53,7 +52,6 @@ LEARNERS = {
     "spacy_treeboost.SubtreeBoost.v1": TreeBoostClassifier,
     "spacy_treeboost.SubtreeLinear.v1": SubtreeLinearClassifier,
     "spacy_treeboost.CorrectiveBoost.v1": CorrectiveBoostClassifier,
-    "spacy_treeboost.CalibratedBoost.v1": CalibratedBoostClassifier,
 }
 TREE_BUILDERS = {"spacy_treeboost.DocTrees.v1": TreeSpec}
 for _name, _cls in LEARNERS.items():

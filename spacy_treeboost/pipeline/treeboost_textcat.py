@@ -73,8 +73,8 @@ def make_treeboost_textcat(
 ) -> "TreeBoostTextCategorizer":
     """Create a TreeBoostTextCategorizer.
 
-    learner (RuleClassifier): A registered learner (`spacy_treeboost.SubtreeLinear.v1`, `SubtreeBoost.v1`,
-        `CorrectiveBoost.v1` or `CalibratedBoost.v1`).
+    learner (RuleClassifier): A registered learner (`spacy_treeboost.SubtreeLinear.v1`, `SubtreeBoost.v1` or
+        `CorrectiveBoost.v1`).
     trees (TreeSpec): "spacy_treeboost.DocTrees.v1": tree_mode ("chain" or "dependency"), node_attrs, skip_flags.
     rounds_per_update (int): Boosting rounds per training step.
     initial_rounds (int): Rounds run at the end of `initialize`.
