@@ -256,7 +256,7 @@ def calibrate_weights(w: numpy.ndarray, c: float, oof: Optional[numpy.ndarray],
                       y: Optional[numpy.ndarray]) -> Tuple[numpy.ndarray, float, Optional[Tuple[float, float]]]:
     """The weights and intercept mapped by `platt` on `oof` and `y`, and (a, b); unchanged and None without margins
     or where a <= 0."""
-    ab = platt(oof, y) if oof is not None else None
+    ab = platt(oof, y) if oof is not None and y is not None else None
     if ab is None or ab[0] <= 0:
         return w, c, None
     return w * ab[0], c * ab[0] + ab[1], ab

@@ -232,7 +232,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         with self._shards(matrices) as shards:
             del matrices  # the shards hold them (or their rows)
             fits, kept, pruning, on_T, tfidf = self._fit_shards(shards, targets, order)
-        if on_T:
+        if on_T and idf_by_frequency is not None:
             idf = idf_by_frequency[order]
         return fits, kept, pruning, tfidf, idf, order
 
