@@ -36,6 +36,10 @@ class Shards:
     """The shards held by up to `n_workers` workers of `backend` ("local": this process), a run of consecutive shards
     each: `map` asks every shard in shard order, `add` sums their answers in shard order, in this process."""
 
+    in_process = True
+    n_shards = 0  # 0: not known
+    names: List[str] = []  # the matrices' names
+
     def __init__(self, shards: List[DocumentShard], n_workers: int = 1, backend: str = "local",
                  address: Optional[str] = None) -> None:
         n, away = min(n_workers, len(shards)), backend != "local"
