@@ -68,7 +68,8 @@ def reduced_matrix(lines: Sequence[str], features: str = "presence") -> Tuple[An
     if len(heads) != 1:
         raise ValueError(f"the corpus has {len(heads)} heads; the solver benchmark takes a two-class corpus")
     y = targets[0].astype(numpy.float64)
-    counts = mine_subtrees(forest, max_pattern_size=pattern_size(forest), min_support=learner.min_support,
+    size = pattern_size(forest.n_nodes, len(forest))
+    counts = mine_subtrees(forest, max_pattern_size=size, min_support=learner.min_support,
                            include_root_patterns=learner.include_root_patterns, max_cache_mb=learner.max_cache_mb,
                            keep_rare_up_to=learner.keep_rare_up_to, by_frequency=True)[0]
     X = presence(counts.tocsc())

@@ -216,7 +216,8 @@ def _mean_nodes(trees) -> float:
 def test_the_pattern_size_follows_the_documents_mean_length(data):
     trees, _ = data
     f = Forest.from_trees(trees)
-    assert pattern_size(f) == (SHORT_PATTERN_SIZE if _mean_nodes(trees) <= SHORT_DOCUMENT_NODES else PATTERN_SIZE)
+    expected = SHORT_PATTERN_SIZE if _mean_nodes(trees) <= SHORT_DOCUMENT_NODES else PATTERN_SIZE
+    assert pattern_size(f.n_nodes, len(f)) == expected
 
 
 @pytest.mark.parametrize("length,expected", [(SHORT_DOCUMENT_NODES - 1, SHORT_PATTERN_SIZE),

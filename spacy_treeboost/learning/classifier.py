@@ -21,7 +21,8 @@ def _label_rank(strings: Sequence[str]) -> numpy.ndarray:
     return rank
 
 
-def encode_targets(y: Sequence[Any], positive: Callable[[List[Any]], Any]) -> Tuple[List[Any], bool, List[Any], List[numpy.ndarray]]:
+def encode_targets(y: Sequence[Any],
+                   positive: Callable[[List[Any]], Any]) -> Tuple[List[Any], bool, List[Any], List[numpy.ndarray]]:
     """Classes, whether the task is multi-label, and the heads with their {-1, +1} targets."""
     multilabel = bool(len(y)) and all(isinstance(v, (list, tuple, set, frozenset)) for v in y)
     if multilabel:
@@ -37,14 +38,10 @@ def encode_targets(y: Sequence[Any], positive: Callable[[List[Any]], Any]) -> Tu
             raise ValueError(
                 f"Training data has only one class ({classes[0]!r}); a classifier needs examples of at "
                 "least two classes.")
-        if len(classes) == 2:
-            pos = positive(classes)
-            heads = [pos]
-            targets = [[v == pos for v in y]]
-        else:
-            heads = list(classes)
-            targets = [[v == c for v in y] for c in classes]
-    return classes, multilabel, heads, [numpy.where(numpy.asarray(t, dtype=bool), 1, -1).astype(numpy.int8) for t in targets]
+        heads = [positive(classes)] if len(classes) == 2 else list(classes)
+        targets = [[v == h for v in y] for h in heads]
+    return classes, multilabel, heads, [numpy.where(numpy.asarray(t, dtype=bool), 1, -1).astype(numpy.int8)
+                                        for t in targets]
 
 
 class RuleClassifier(Validated):

@@ -1,6 +1,6 @@
 """Feature maps of the linear learners: presence, naive Bayes ratios (NBSVM), sublinear tf-idf, the columns by
 document frequency, the features seen in one sample each, and the flat codes of mined patterns."""
-from typing import TYPE_CHECKING, Any, Iterator, List, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 import numpy
 
@@ -177,9 +177,8 @@ def order_by_frequency(df: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]
 
 
 def tfidf_matrix(counts: Any, threads: int = 1, idf: Optional[numpy.ndarray] = None) -> Tuple[Any, numpy.ndarray]:
-    """Sublinear tf-idf of a CSC count matrix (scikit-learn's `TfidfVectorizer(sublinear_tf=True)`): the features
-    (sharing the structure of `counts`) and the idf (None: that of `counts`); in fixed column pieces, the same bits
-    for any number of threads."""
+    """Sublinear tf-idf of a CSC count matrix (scikit-learn's `TfidfVectorizer(sublinear_tf=True)`) in fixed column
+    pieces: the features (sharing the structure of `counts`) and the idf (None: that of `counts`)."""
     from scipy.sparse import csc_matrix
 
     df = numpy.diff(counts.indptr)
@@ -209,6 +208,26 @@ def tfidf_matrix(counts: Any, threads: int = 1, idf: Optional[numpy.ndarray] = N
         norms = numpy.sqrt(total)
         team.map(normalized, range(len(pieces)))
     return csc_matrix((data, counts.indices, counts.indptr), shape=counts.shape), idf
+
+
+def feature_matrices(counts: Any, features: str, threads: int = 1, idf: Optional[numpy.ndarray] = None,
+                     stored: bool = True) -> Tuple[Dict[str, Any], Optional[numpy.ndarray]]:
+    """The CSC float64 matrices of `features` of a CSC count matrix, its structure shared: "F" (`tfidf_matrix` for
+    "tfidf", log1p for "log1p", else `presence` with `stored`) and for "auto" the tf-idf "T"; and the tf-idf's idf
+    (given: `idf`)."""
+    from scipy.sparse import csc_matrix
+
+    if features == "tfidf":
+        F, idf = tfidf_matrix(counts, threads, idf)
+    elif features == "log1p":
+        F = csc_matrix((numpy.log1p(counts.data, dtype=numpy.float64), counts.indices, counts.indptr),
+                       shape=counts.shape)
+    else:
+        F = presence(counts, threads, stored)
+    matrices = {"F": F}
+    if features == "auto":
+        matrices["T"], idf = tfidf_matrix(counts, threads, idf)
+    return matrices, idf
 
 
 def log_counts(counts: numpy.ndarray, out: Optional[numpy.ndarray] = None) -> numpy.ndarray:

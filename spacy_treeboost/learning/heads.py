@@ -9,7 +9,7 @@ import numpy
 
 from . import sharded
 from .selection import (HeadFit, Path, all_candidates, assemble_margins, candidate_costs, choose_family, class_folds,
-                        cv_folds, finish_head, needs_choice, path_scores)
+                        cv_folds, finish_head, path_scores)
 from .solver import one_blas_thread
 from .tasks import run_tasks
 
@@ -50,7 +50,7 @@ def fit_heads(settings: HeadSettings, shards: Any, targets: Sequence[numpy.ndarr
     cands = all_candidates(paths)
     exclusive = not settings.multilabel and len(targets) > 1
     folds: List[Optional[numpy.ndarray]] = [None] * len(targets)
-    if needs_choice(paths, settings.calibrate):
+    if settings.calibrate or len(cands) > 1:
         if tfidf and exclusive:
             folds = [class_folds(targets, settings.cv, settings.cv_documents)] * len(targets)
         else:
@@ -92,7 +92,7 @@ def fit_heads(settings: HeadSettings, shards: Any, targets: Sequence[numpy.ndarr
         scored.append((oof, t[f >= 0], *candidate_costs(oof, t[f >= 0], settings.criterion)))
 
     family, best = choose_family(scored, cands, settings.criterion, exclusive, settings.multilabel, settings.calibrate)
-    chosen = [(cands[k], path_scores(paths, cands[k], accuracy), oof[k], y)
+    chosen = [(cands[k], path_scores(cands, cands[k], accuracy), oof[k], y)
               for (oof, y, _, accuracy), k in zip(scored, best)]
     if len(cands) > 1:
         done.update(run([("final", h, c[0]) for h, c in enumerate(chosen)]))

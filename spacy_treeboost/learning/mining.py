@@ -1,5 +1,5 @@
-"""Subtree mining for the linear learner: every subtree up to a size as a count matrix, the same for any number of
-workers (each mines the subtrees of separate root labels, merged back into the one miner's order)."""
+"""Subtree mining for the linear learner: every subtree up to a size as a count matrix; several workers mine
+separate root labels, merged back into the one miner's order."""
 import os
 from typing import Any, Dict, Optional, Sequence, Tuple
 
@@ -19,9 +19,9 @@ SHORT_PATTERN_SIZE = 2
 SHORT_DOCUMENT_NODES = 32.0
 
 
-def pattern_size(X: Forest) -> int:
-    """The largest subtree that `max_pattern_size=None` mines in the training trees X."""
-    return SHORT_PATTERN_SIZE if X.n_nodes <= SHORT_DOCUMENT_NODES * len(X) else PATTERN_SIZE
+def pattern_size(n_nodes: int, n_docs: int) -> int:
+    """The largest subtree that `max_pattern_size=None` mines in training documents of `n_nodes` nodes in all."""
+    return SHORT_PATTERN_SIZE if n_nodes <= SHORT_DOCUMENT_NODES * n_docs else PATTERN_SIZE
 
 
 def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include_root_patterns: bool,

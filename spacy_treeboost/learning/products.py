@@ -1,5 +1,5 @@
-"""Products of large sparse matrices on several threads, the same bits for any number of threads: fixed column
-blocks (`ColumnBlocks`) and fixed vector pieces (`Pieces`), each sum's parts added in order."""
+"""Products of large sparse matrices on several threads over fixed column blocks (`ColumnBlocks`) and fixed vector
+pieces (`Pieces`), each sum's parts added in order: the same bits for any number of threads."""
 from typing import TYPE_CHECKING, Any, Callable, List, NamedTuple, Optional, Tuple, Union
 
 import numpy
@@ -45,9 +45,9 @@ class Pieces:
 
 class ColumnBlocks:
     """The products of a large CSC matrix over `N_BLOCKS` fixed column blocks of equal nonzeros (views of its arrays,
-    and their transposes as CSR views), the blocks on the threads of a `ThreadTeam`: the same result for any number of
-    threads. Columns of one value each (presence, naive Bayes) are multiplied by the pattern kernels; with `squared`
-    the blocks stand for X with its entries squared, multiplied by their transpose only."""
+    and their transposes as CSR views) on a `ThreadTeam`. Columns of one value each (presence, naive Bayes) are
+    multiplied by the pattern kernels; with `squared` the blocks stand for X with its entries squared, multiplied by
+    their transpose only."""
 
     def __init__(self, X: Any, threads: Union[int, Threads, ThreadTeam], squared: bool = False,
                  values: Optional[numpy.ndarray] = None) -> None:

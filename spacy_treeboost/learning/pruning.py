@@ -53,28 +53,25 @@ def prune(shards: Any, name: str, targets: Sequence[numpy.ndarray], folds: Seque
     kept: List[Optional[numpy.ndarray]] = []
     info: List[Dict[str, Any]] = []
     for y, f, fit in zip(targets, folds, fits):
+        keep: Optional[numpy.ndarray] = None
         if numpy.count_nonzero(f >= 0) < PRUNE_MIN_SCORED:
-            out.append(fit)
-            kept.append(None)
             info.append({"share": 1.0, "rules": int(numpy.count_nonzero(fit.weights)), "cv_accuracy": None})
-            continue
-        oof = _fold_level_margins(shards, name, y, f, fit, tfidf, settings)
-        scored = y[f >= 0]
-        accuracy = [float(numpy.mean((calibrated(m, scored, calibrate) > 0) == (scored > 0))) for m in oof]
-        chosen = len(accuracy) - 1
-        while chosen > 0 and accuracy[chosen - 1] >= accuracy[-1] - PRUNE_TOLERANCE:
-            chosen -= 1
-        level, counts = share_levels(numpy.abs(fit.weights) * sums, PRUNE_SHARES)
-        keep = level <= chosen
-        logger.info("pruning on the folds: shares %s keep %s subtrees, held-out accuracy %s: share %g",
-                    list(PRUNE_SHARES), counts.tolist(), [round(v, 4) for v in accuracy], PRUNE_SHARES[chosen])
-        info.append({"share": PRUNE_SHARES[chosen], "rules": int(numpy.count_nonzero(keep & (fit.weights != 0))),
-                     "cv_accuracy": accuracy[chosen]})
-        if PRUNE_SHARES[chosen] >= 1.0:
-            out.append(fit)
-            kept.append(None)
-            continue
-        out.append(_restricted(fit, keep, oof[chosen], scored, calibrate))
+        else:
+            oof = _fold_level_margins(shards, name, y, f, fit, tfidf, settings)
+            scored = y[f >= 0]
+            accuracy = [float(numpy.mean((calibrated(m, scored, calibrate) > 0) == (scored > 0))) for m in oof]
+            chosen = len(accuracy) - 1
+            while chosen > 0 and accuracy[chosen - 1] >= accuracy[-1] - PRUNE_TOLERANCE:
+                chosen -= 1
+            level, counts = share_levels(numpy.abs(fit.weights) * sums, PRUNE_SHARES)
+            logger.info("pruning on the folds: shares %s keep %s subtrees, held-out accuracy %s: share %g",
+                        list(PRUNE_SHARES), counts.tolist(), [round(v, 4) for v in accuracy], PRUNE_SHARES[chosen])
+            rules = int(numpy.count_nonzero((level <= chosen) & (fit.weights != 0)))
+            info.append({"share": PRUNE_SHARES[chosen], "rules": rules, "cv_accuracy": accuracy[chosen]})
+            if PRUNE_SHARES[chosen] < 1.0:
+                keep = level <= chosen
+                fit = _restricted(fit, keep, oof[chosen], scored, calibrate)
+        out.append(fit)
         kept.append(keep)
     return out, kept, info
 

@@ -204,18 +204,11 @@ class HeadFit:
     nb: Any
 
 
-def needs_choice(paths: Sequence[Path], calibrate: bool) -> bool:
-    """Whether `heads.fit_heads` cross-validates: to choose among several candidates, or to calibrate."""
-    return calibrate or len(all_candidates(paths)) > 1
-
-
-def path_scores(paths: Sequence[Path], chosen: Candidate, accuracy: Sequence[float]) -> Optional[List[float]]:
+def path_scores(cands: Sequence[Candidate], chosen: Candidate, accuracy: Sequence[float]) -> Optional[List[float]]:
     """The accuracy of every C of the chosen candidate's path at its interpolation (None for one candidate)."""
-    cands = all_candidates(paths)
     if len(cands) == 1:
         return None
-    return [a for cand, a in zip(cands, accuracy)
-            if (cand.nb, cand.beta, cand.tfidf) == (chosen.nb, chosen.beta, chosen.tfidf)]
+    return [a for cand, a in zip(cands, accuracy) if cand._replace(C=chosen.C) == chosen]
 
 
 def choose_family(scored: Sequence[Tuple[Any, ...]], cands: Sequence[Candidate], criterion: str, exclusive: bool,

@@ -1,5 +1,5 @@
 """One shard of the training documents (`DocumentShard`): its rows of the feature matrices, and its part of every
-sum of a fit (loss, gradient, preconditioner, Hessian-vector products), the same bits for any number of threads."""
+sum of a fit (loss, gradient, preconditioner, Hessian-vector products)."""
 from typing import Any, Dict, NamedTuple, Optional, Tuple, Union
 
 import numpy

@@ -5,17 +5,13 @@ import gzip
 import logging
 import resource
 import time
-from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union, cast
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy
 
-from .classifier import _label_rank, encode_targets
-from .heads import fit_heads
-from .features import presence, tfidf_matrix
-from .learner import _Head
-from .mining import PATTERN_SIZE, SHORT_DOCUMENT_NODES, SHORT_PATTERN_SIZE
+from .classifier import _label_rank
+from .features import feature_matrices
 from .shard_merge import Keys, merged_strings, mine_files, positions
 from .sharded import DocumentShard, Shards, _ShardHolder
 from .tasks import Workers, make_workers
@@ -227,27 +223,12 @@ class ShardFileWorker(_ShardHolder):
             counts_k = csc_matrix((part.data, part.indices.astype(index), wide), shape=(hi - lo, d))
             del part, lengths, wide
             self.shards.append(DocumentShard(self.first + k, starts[self.first + k],
-                                             feature_matrices(counts_k, features, idf)))
+                                             feature_matrices(counts_k, features, idf=idf, stored=False)[0]))
             lo = hi
         return n
 
     def peak_rss(self) -> int:
         return peak_rss_bytes()
-
-
-def feature_matrices(counts: Any, features: str, idf: numpy.ndarray) -> Dict[str, Any]:
-    """The CSC float64 matrices of `features` ("F", and "T" for "auto") from a count matrix in frequency order, each
-    row's tf-idf computed over its own columns with the global `idf`."""
-    from scipy.sparse import csc_matrix
-
-    if features == "auto":
-        return {"F": presence(counts, stored=False), "T": tfidf_matrix(counts, idf=idf)[0]}
-    if features == "tfidf":
-        return {"F": tfidf_matrix(counts, idf=idf)[0]}
-    if features == "log1p":
-        return {"F": csc_matrix((numpy.log1p(counts.data, dtype=numpy.float64), counts.indices, counts.indptr),
-                                shape=counts.shape)}
-    return {"F": presence(counts, stored=False)}
 
 
 def check_files(model: "SubtreeLinearClassifier", X: TreeShards, y: Any) -> None:
@@ -299,13 +280,9 @@ def fit_files(model: "SubtreeLinearClassifier", X: TreeShards, y: Any = None) ->
     workers, here = start_workers(model, X)
     try:
         strings, classes, docs, nodes = read_files(workers)
-        model.classes_, model.multilabel_, heads, targets = encode_targets(cast(Sequence[Any], classes),
-                                                                           model._positive)
-        del classes
-        model.heads_ = [_Head(str(h), numpy.zeros(0)) for h in heads]
         n_docs = sum(docs)
-        model.max_pattern_size_ = model.max_pattern_size or (SHORT_PATTERN_SIZE if nodes <= SHORT_DOCUMENT_NODES
-                                                             * n_docs else PATTERN_SIZE)
+        targets = model._start(classes, nodes, n_docs)
+        del classes
         logger.info("mining the subtrees of up to %d nodes in %d trees of %d files on %d worker(s)",
                     model.max_pattern_size_, n_docs, len(docs), workers.n)
         mined = mine_files(workers, strings, model.max_pattern_size_, model.min_support, model.keep_rare_up_to,
@@ -322,19 +299,12 @@ def fit_files(model: "SubtreeLinearClassifier", X: TreeShards, y: Any = None) ->
         shards = Shards.held_by(workers, len(docs), ["F", "T"] if model.features == "auto" else ["F"], here)
         model.shard_holders_ = shards.node_ids
         clock = time.process_time()
-        fits, on_T = fit_heads(model._head_settings(), shards, targets, model._paths("T" in shards.names))
-        tfidf = model.features == "tfidf" or on_T
-        kept: List[Any] = [None] * len(targets)
-        pruning = kept
-        if model.max_rules == "auto":
-            fits, masks, pruning = model._prune(shards, targets, fits, on_T, tfidf)
-            kept = [None if k is None else numpy.flatnonzero(k[mined.inverse]) for k in masks]
+        fits, kept, pruning, _, tfidf = model._fit_shards(shards, targets, mined.inverse)
         model.peak_rss_ = {"training": peak_rss_bytes(), "workers": [] if here else workers.call_all("peak_rss")}
     finally:
         workers.close()
     logger.info("peak RSS (MB): training process %.1f, workers %s", model.peak_rss_["training"] / 1e6,
                 ", ".join(f"{r / 1e6:.1f}" for r in model.peak_rss_["workers"]) or "in this process")
-    fits = [replace(fit, weights=fit.weights[mined.inverse]) for fit in fits]
-    fitted = model._finish_heads(targets, fits, kept, list(pruning), None, None, tfidf, None)
+    fitted = model._finish_heads(targets, fits, kept, pruning, None, None, tfidf, None)
     model.timings_["fit"] = time.process_time() - clock
     return model._set_rules(mined.codes, fitted, idf if tfidf else None)

@@ -104,22 +104,17 @@ class _ShardHolder:
         return ray_node()
 
 
-def _threads(shards: Any, threads: Union[int, Threads]) -> Union[int, Threads]:
-    """`threads` for shards in this process, one elsewhere."""
-    return threads if shards.in_process else 1
-
-
 class _Layout:
     """The reduced problem of the selected shards (`DocumentShard.reduce`): the maps between its points and the full
     problem's, and its gradient at the start (`g_zero`)."""
 
     def __init__(self, shards: Any, d: int, keep_all: bool, threads: Union[int, Threads] = 1) -> None:
         self.shards, self.d, self.keep_all = shards, d, keep_all
-        df = None if getattr(shards, "n_shards", 0) == 1 else shards.add("column_counts")[0]
+        df = None if shards.n_shards == 1 else shards.add("column_counts")[0]
         found = shards.map("reduce", df, keep_all)
         counts = numpy.array([n for n, _ in found], dtype=numpy.int64)
         offsets = numpy.concatenate([[0], numpy.cumsum(counts)[:-1]]).astype(numpy.int64)
-        shards.map("place", offsets, int(counts.sum()), _threads(shards, threads))
+        shards.map("place", offsets, int(counts.sum()), threads if shards.in_process else 1)
         self.keep = None if keep_all else found[0][1] if df is None else numpy.flatnonzero(df >= 2)
         self.g_zero: Optional[numpy.ndarray] = None
 
@@ -208,7 +203,7 @@ def fold_margins(shards: Any, name: str, y: numpy.ndarray, folds: numpy.ndarray,
     of `paths`, each path's Cs fitted in increasing order, warm-started: shape (candidates, documents in the fold)."""
     y = numpy.asarray(y, dtype=numpy.float64)
     train = folds != fold
-    d = shards.map("select", name, y, folds, fold, _threads(shards, threads))[0]
+    d = shards.map("select", name, y, folds, fold, threads if shards.in_process else 1)[0]
     out = numpy.zeros((len(all_candidates(paths)), int((~train).sum())))
     logger.info("cross-validation fold %d of %d: %d candidate(s) on %d documents", fold + 1, int(folds.max()) + 1,
                 len(out), int(train.sum()))
@@ -234,7 +229,7 @@ def final_fit(shards: Any, name: str, y: numpy.ndarray, C: float, *, nb: bool, l
     """The fit at C on every document of matrix `name` (with `folds`: those outside fold `fold`), naive Bayes scaled
     with `nb`, from `init` (the weights of the unscaled features, then the intercept)."""
     y = numpy.asarray(y, dtype=numpy.float64)
-    d = shards.map("select", name, y, folds, fold, _threads(shards, threads))[0]
+    d = shards.map("select", name, y, folds, fold, threads if shards.in_process else 1)[0]
     scale, layout = _prepare(shards, nb, l1_ratio, d, threads)
     if init is not None and scale is not None:
         init = numpy.append(numpy.divide(init[:-1], scale, out=numpy.zeros(d), where=scale != 0), init[-1])

@@ -72,9 +72,8 @@ def tron(problem: Any, x0: numpy.ndarray, max_iter: int, gtol: float) -> numpy.n
 
 def pcg(hessp: Callable[[numpy.ndarray], numpy.ndarray], g: numpy.ndarray, M: numpy.ndarray,
          delta: float, team: Optional[ThreadTeam] = None) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    """Preconditioned conjugate gradients for H s = -g within ||s||_M <= delta (Steihaug): the step and the
-    residual -(g + H s). The vector kernels run over the fixed pieces of `Pieces`, so the step is the same, bit for
-    bit, for any number of threads."""
+    """Preconditioned conjugate gradients for H s = -g within ||s||_M <= delta (Steihaug) over `Pieces`: the step
+    and the residual -(g + H s)."""
     pieces = Pieces(len(g), team)
     s = numpy.zeros_like(g)
     r = -g

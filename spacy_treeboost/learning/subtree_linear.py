@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence,
 import numpy
 
 from .classifier import NO_SUBTREE, RuleClassifier, encode_targets
-from .features import PatternCodes, frequency_order, presence, tfidf_matrix
+from .features import PatternCodes, feature_matrices, frequency_order, tfidf_matrix
 from .heads import TFIDF_LOSS, HeadSettings, fit_heads
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
 from .mining import mine_subtrees, pattern_size
@@ -69,8 +69,7 @@ class SubtreeLinearClassifier(RuleClassifier):
     cv_documents (Optional[int]): Fit only the first folds that hold out this many documents together; None: all.
     shard_documents (Optional[int]): Fit on shards of this many consecutive documents (`sharded`), held by Ray
         actors with backend "ray" and several workers; None: one shard (the model differs in the last bits).
-    n_workers (int): Workers that share the mining (by root label) and the fits; the model is the same, bit for bit,
-        for any number and backend.
+    n_workers (int): Workers that share the mining (by root label) and the fits (the same model for any number).
     backend (Optional[str]): None or "processes" (local processes), "ray" (Ray actors) or "local" (in-process).
     ray_address (Optional[str]): For backend "ray", the cluster; None starts a local Ray (or uses RAY_ADDRESS).
     """
@@ -110,34 +109,15 @@ class SubtreeLinearClassifier(RuleClassifier):
             "sigmoid on out-of-fold margins when calibrate=True)")),
     }
 
-    def __init__(
-        self,
-        *,
-        max_pattern_size: Optional[int] = None,
-        min_support: int = 2,
-        features: str = "auto",
-        loss: str = "logistic",
-        C: Optional[float] = 1.0,
-        Cs: Sequence[float] = DEFAULT_CS,
-        l1_ratio: float = 0.0,
-        cv: int = 3,
-        include_root_patterns: bool = False,
-        positive_class: Optional[Any] = None,
-        max_cache_mb: int = 4096,
-        max_iter: int = 1000,
-        tol: float = 1e-3,
-        max_rules: Union[str, int, None] = "auto",
-        nb_beta: Optional[float] = None,
-        separate_views: bool = False,
-        calibrate: bool = True,
-        selection: str = "accuracy",
-        keep_rare_up_to: int = 2,
-        cv_documents: Optional[int] = 10000,
-        shard_documents: Optional[int] = None,
-        n_workers: int = 1,
-        backend: Optional[str] = None,
-        ray_address: Optional[str] = None,
-    ) -> None:
+    def __init__(self, *, max_pattern_size: Optional[int] = None, min_support: int = 2, features: str = "auto",
+                 loss: str = "logistic", C: Optional[float] = 1.0, Cs: Sequence[float] = DEFAULT_CS,
+                 l1_ratio: float = 0.0, cv: int = 3, include_root_patterns: bool = False,
+                 positive_class: Optional[Any] = None, max_cache_mb: int = 4096, max_iter: int = 1000,
+                 tol: float = 1e-3, max_rules: Union[str, int, None] = "auto", nb_beta: Optional[float] = None,
+                 separate_views: bool = False, calibrate: bool = True, selection: str = "accuracy",
+                 keep_rare_up_to: int = 2, cv_documents: Optional[int] = 10000,
+                 shard_documents: Optional[int] = None, n_workers: int = 1, backend: Optional[str] = None,
+                 ray_address: Optional[str] = None) -> None:
         self.max_pattern_size = max_pattern_size
         self.min_support = min_support
         self.features = features
@@ -179,15 +159,9 @@ class SubtreeLinearClassifier(RuleClassifier):
 
     def _transform(self, counts: Any) -> Tuple[Any, Optional[numpy.ndarray]]:
         """The feature matrix of a count matrix (CSC, structure shared), and the columns' idf for "tfidf"."""
-        from scipy.sparse import csc_matrix
-
-        counts = counts.tocsc()
-        if self.features == "tfidf":
-            return tfidf_matrix(counts)
-        if self.features != "log1p":
-            return presence(counts, self._threads), None
-        data = numpy.log1p(counts.data, dtype=numpy.float64)
-        return csc_matrix((data, counts.indices, counts.indptr), shape=counts.shape), None
+        matrices, idf = feature_matrices(counts.tocsc(), "presence" if self.features == "auto" else self.features,
+                                         self._threads)
+        return matrices["F"], idf
 
     def fit(self, X: Union[Forest, "TreeShards"], y: Optional[Sequence[Any]] = None) -> "SubtreeLinearClassifier":
         """Mine the subtrees of X and fit one linear model per head.
@@ -211,11 +185,9 @@ class SubtreeLinearClassifier(RuleClassifier):
             raise ValueError("Cannot train on an empty set of trees.")
         if len(y) != len(X):
             raise ValueError(f"Got {len(y)} labels for {len(X)} trees.")
-        self.classes_, self.multilabel_, heads, targets = encode_targets(y, self._positive)
-        self.heads_ = [_Head(str(h), numpy.zeros(0)) for h in heads]
+        targets = self._start(y, X.n_nodes, len(X))
         self.shard_holders_: List[str] = []
         clock = time.process_time()
-        self.max_pattern_size_ = pattern_size(X) if self.max_pattern_size is None else self.max_pattern_size
         logger.info("mining the subtrees of up to %d nodes in %d trees", self.max_pattern_size_, len(X))
         # "auto" on one view makes its matrices from the columns in frequency order (`frequency_order`): mined so
         auto = self.features == "auto" and not self.separate_views
@@ -237,7 +209,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         if len(views) > 1:
             fits, order, tfidf = [self._fit_views(F, t, views) for t in targets], None, self.features == "tfidf"
             kept: List[Any] = [None] * len(targets)
-            pruning = kept
+            pruning: List[Any] = [None] * len(targets)
         else:
             fits, kept, pruning, tfidf, idf, order = self._fit_one_view(counts, F, idf, targets, mined[2] if auto else None)
         fitted = self._finish_heads(targets, fits, kept, pruning, counts, F, tfidf, order if auto else None)
@@ -249,26 +221,42 @@ class SubtreeLinearClassifier(RuleClassifier):
                       mined_order: Optional[numpy.ndarray]) -> Tuple[List[HeadFit], List[Any], List[Any], bool,
                                                                      Optional[numpy.ndarray], numpy.ndarray]:
         """Every head on the columns in frequency order (`mined_order`: given when mined so), pruned with "auto"."""
-        T = None
         if self.features == "auto":
             order, ordered = (mined_order, counts) if mined_order is not None else frequency_order(counts.tocsc())
-            by_frequency = presence(ordered, self._threads, stored=False)
-            T, idf_by_frequency = tfidf_matrix(ordered, self._threads)
+            matrices, idf_by_frequency = feature_matrices(ordered, "auto", self._threads, stored=False)
             del ordered
         else:
             order, by_frequency = frequency_order(F)
-        kept: List[Any] = [None] * len(targets)
-        pruning = kept
-        with self._shards({"F": by_frequency, "T": T}) as shards:
-            del by_frequency, T  # the shards hold them (or their rows)
-            fits, on_T = fit_heads(self._head_settings(), shards, targets, self._paths("T" in shards.names))
-            tfidf = self.features == "tfidf" or on_T
-            if self.max_rules == "auto":
-                fits, masks, pruning = self._prune(shards, targets, fits, on_T, tfidf)
-                kept = [None if k is None else numpy.flatnonzero(k[order]) for k in masks]
-        if on_T:
+            matrices = {"F": by_frequency}
+            del by_frequency
+        with self._shards(matrices) as shards:
+            del matrices  # the shards hold them (or their rows)
+            fits, kept, pruning, on_T, tfidf = self._fit_shards(shards, targets, order)
+        if on_T and idf_by_frequency is not None:
             idf = idf_by_frequency[order]
-        return [replace(fit, weights=fit.weights[order]) for fit in fits], kept, list(pruning), tfidf, idf, order
+        return fits, kept, pruning, tfidf, idf, order
+
+    def _start(self, y: Sequence[Any], n_nodes: int, n_docs: int) -> List[numpy.ndarray]:
+        """Set the classes, the heads and `max_pattern_size_` (None: chosen from the training documents' nodes);
+        RETURNS (List[numpy.ndarray]): The heads' {-1, +1} targets."""
+        self.classes_, self.multilabel_, heads, targets = encode_targets(y, self._positive)
+        self.heads_ = [_Head(str(h), numpy.zeros(0)) for h in heads]
+        self.max_pattern_size_ = self.max_pattern_size or pattern_size(n_nodes, n_docs)
+        return targets
+
+    def _fit_shards(self, shards: Shards, targets: Sequence[numpy.ndarray],
+                    order: numpy.ndarray) -> Tuple[List[HeadFit], List[Any], List[Any], bool, bool]:
+        """Every head on shards whose columns are in frequency order, pruned with "auto", mapped back to the mined
+        order (`order`: each mined column's place); also the kept columns, what each pruning chose, whether the heads
+        were fitted on T, and whether they use tf-idf."""
+        fits, on_T = fit_heads(self._head_settings(), shards, targets, self._paths("T" in shards.names))
+        tfidf = self.features == "tfidf" or on_T
+        kept: List[Any] = [None] * len(targets)
+        pruning: List[Any] = [None] * len(targets)
+        if self.max_rules == "auto":
+            fits, masks, pruning = self._prune(shards, targets, fits, on_T, tfidf)
+            kept = [None if k is None else numpy.flatnonzero(k[order]) for k in masks]
+        return [replace(fit, weights=fit.weights[order]) for fit in fits], kept, list(pruning), on_T, tfidf
 
     def _finish_heads(self, targets: Sequence[numpy.ndarray], fits: List[HeadFit], kept: List[Any],
                       pruning: List[Any], counts: Any, F: Any, tfidf: bool,
