@@ -21,14 +21,9 @@ CLICK_EXCEPTION: Type[Exception] = next(c for c in typer.BadParameter.__mro__ if
 class CommandLineError(CLICK_EXCEPTION):  # type: ignore[misc,valid-type]  # a class found at import
     """An exception that a typer command line prints as one line; a subclass calls `_set_message` in `__init__`."""
 
-    exit_code = 1
-
     def _set_message(self, message: str) -> None:
         self.message = message
         self.show_color = None
-
-    def format_message(self) -> str:
-        return self.message
 
 
 class ModelFormatError(ValueError, CommandLineError):
@@ -266,15 +261,6 @@ def settings_digest(cfg: Dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(cfg, sort_keys=True, separators=(",", ":")).encode("utf8")).hexdigest()
 
 
-def read_cfg_file(path: Union[str, Path], component: str) -> Any:
-    """A component's `cfg` (JSON); a missing or damaged file raises a `ModelFormatError` naming the path."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as err:
-        raise ModelFormatError(f"'{component}': cannot read its settings {path}: {err.strerror}") from None
-    return load_cfg_json(data, str(path))
-
-
 def load_cfg_json(data: bytes, source: str) -> Any:
     """Parse a component's cfg (UTF-8 JSON, a BOM allowed) from `source`, raising a `ModelFormatError` naming it."""
     try:
@@ -290,27 +276,3 @@ def load_cfg_json(data: bytes, source: str) -> Any:
         raise ModelFormatError(f"{source}: the settings file nests lists or objects too deeply to be a "
                                "spacy-treeboost cfg (damaged or not one); restore it from a copy or save the pipeline "
                                "again.") from None
-
-
-def read_model_file(path: Union[str, Path], component: str) -> bytes:
-    """The bytes of a component's `model` file, after `check_model_file`; errors name the path."""
-    try:
-        check_model_file(path, ModelFormatError, f"'{component}' model file")
-        return Path(path).read_bytes()
-    except OSError as err:
-        raise ModelFormatError(f"'{component}': cannot read {path}: {err.strerror}") from None
-
-
-COMPONENT_MODEL_FORMAT = "spacy-treeboost.treeboost_textcat"
-COMPONENT_MODEL_VERSION = 1
-
-
-def unseal_component_model(data: bytes, component: str) -> Dict[str, Any]:
-    """The payload of a treeboost_textcat model file: {"classifier": dict or None, "cfg_sha256": str}."""
-    what = f"'{component}' model file"
-    payload = unseal(data, COMPONENT_MODEL_FORMAT, COMPONENT_MODEL_VERSION, error=ModelFormatError, what=what)
-    if not (isinstance(payload, dict) and set(payload) == {"classifier", "cfg_sha256"}
-            and isinstance(payload["cfg_sha256"], str) and (payload["classifier"] is None
-                                                            or isinstance(payload["classifier"], dict))):
-        raise ModelFormatError(f"The {what} does not hold a classifier and the digest of its settings.")
-    return payload

@@ -13,7 +13,7 @@ from spacy.training import Example
 from spacy.vocab import Vocab
 
 from ..config_errors import check_learner, corpus_reader_hint, data_errors, reported_at, training_corpus
-from ..files import COMPONENT_MODEL_FORMAT, COMPONENT_MODEL_VERSION, seal, settings_digest, unseal_component_model
+from ..files import seal, settings_digest, unseal
 from ..learning.classifier import RuleClassifier, cats_from_margins
 from ..learning.classifier_files import classifier_from_dict, classifier_to_dict
 from ..learning.learner import TreeBoostClassifier
@@ -41,14 +41,14 @@ DEFAULT_CONFIG: Dict[str, Any] = {
     "scorer": {"@scorers": "spacy_treeboost.textcat_scorer.v1"},
 }
 ParseSource = Literal["pipeline", "reference", "predicted"]
-PARSE_SOURCES: Tuple[str, ...] = get_args(ParseSource)
 SETTING_CONSTRAINTS = {
-    "parse_source": rule(Options(*PARSE_SOURCES)),
+    "parse_source": rule(Options(*get_args(ParseSource))),
     "rounds_per_update": rule(Interval("int", 0, None)),
     "initial_rounds": rule(Interval("int", 0, None)),
     "exclusive_classes": rule(Boolean()),
     "threshold": rule(Interval("real", 0.0, 1.0), hint="use a probability between 0 and 1"),
 }
+MODEL_FORMAT, MODEL_VERSION = "spacy-treeboost.treeboost_textcat", 1
 logger = logging.getLogger(__name__)
 
 
@@ -380,11 +380,14 @@ class TreeBoostTextCategorizer(TreeboostPipe):
     def _model_bytes(self) -> bytes:
         predictor = self._predictor()
         classifier = None if predictor is None else classifier_to_dict(predictor)
-        return seal({"classifier": classifier, "cfg_sha256": settings_digest(self.cfg)}, COMPONENT_MODEL_FORMAT,
-                    COMPONENT_MODEL_VERSION)
+        return seal({"classifier": classifier, "cfg_sha256": settings_digest(self.cfg)}, MODEL_FORMAT, MODEL_VERSION)
 
     def _load_model_bytes(self, data: bytes, cfg_loaded: bool = True) -> None:
-        payload = unseal_component_model(data, self.name)
+        what = f"'{self.name}' model file"
+        payload = unseal(data, MODEL_FORMAT, MODEL_VERSION, error=ModelFormatError, what=what)
+        if not (isinstance(payload, dict) and set(payload) == {"classifier", "cfg_sha256"}
+                and isinstance(payload["cfg_sha256"], str) and isinstance(payload["classifier"], (dict, type(None)))):
+            raise ModelFormatError(f"The {what} does not hold a classifier and the digest of its settings.")
         loaded = payload["classifier"]
         learner = None if loaded is None else classifier_from_dict(loaded)
         unknown = sorted({str(c) for c in learner.classes_} - set(self.labels)) if learner is not None else []
