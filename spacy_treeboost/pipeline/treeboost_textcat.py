@@ -1,5 +1,5 @@
 """`treeboost_textcat`: text classification by subtree rules. The training trees are built once in `initialize`,
-where the linear and calibrated learners are fitted; a boosting learner runs more rounds over all of them at every
+where a learner that does not boost is fitted; a boosting learner runs more rounds over all of them at every
 `update`, so that `spacy train`'s evaluation and patience choose the number of rounds."""
 import logging
 from contextlib import contextmanager
@@ -52,29 +52,15 @@ MODEL_FORMAT, MODEL_VERSION = "spacy-treeboost.treeboost_textcat", 1
 logger = logging.getLogger(__name__)
 
 
-@Language.factory(
-    "treeboost_textcat",
-    assigns=["doc.cats"],
-    default_config=DEFAULT_CONFIG,
-    default_score_weights=CATS_SCORE_WEIGHTS,
-)
-def make_treeboost_textcat(
-    nlp: Language,
-    name: str,
-    learner: RuleClassifier,
-    trees: TreeSpec,
-    rounds_per_update: int,
-    initial_rounds: int,
-    exclusive_classes: bool,
-    positive_label: Optional[str],
-    threshold: float,
-    parse_source: ParseSource,
-    scorer: Optional[Callable],
-) -> "TreeBoostTextCategorizer":
+@Language.factory("treeboost_textcat", assigns=["doc.cats"], default_config=DEFAULT_CONFIG,
+                  default_score_weights=CATS_SCORE_WEIGHTS)
+def make_treeboost_textcat(nlp: Language, name: str, learner: RuleClassifier, trees: TreeSpec,
+                           rounds_per_update: int, initial_rounds: int, exclusive_classes: bool,
+                           positive_label: Optional[str], threshold: float, parse_source: ParseSource,
+                           scorer: Optional[Callable]) -> "TreeBoostTextCategorizer":
     """Create a TreeBoostTextCategorizer.
 
-    learner (RuleClassifier): A registered learner (`spacy_treeboost.SubtreeLinear.v1`, `SubtreeBoost.v1`,
-        `CorrectiveBoost.v1` or `CalibratedBoost.v1`).
+    learner (RuleClassifier): A registered learner, e.g. `spacy_treeboost.SubtreeLinear.v1` (docs/settings.md).
     trees (TreeSpec): "spacy_treeboost.DocTrees.v1": tree_mode ("chain" or "dependency"), node_attrs, skip_flags.
     rounds_per_update (int): Boosting rounds per training step.
     initial_rounds (int): Rounds run at the end of `initialize`.
@@ -96,22 +82,10 @@ class TreeBoostTextCategorizer(TreeboostPipe):
 
     factory = "treeboost_textcat"
 
-    def __init__(
-        self,
-        vocab: Vocab,
-        model: None,
-        name: str = "treeboost_textcat",
-        *,
-        learner: RuleClassifier,
-        trees: TreeSpec,
-        rounds_per_update: int,
-        initial_rounds: int,
-        exclusive_classes: bool,
-        positive_label: Optional[str],
-        threshold: float,
-        parse_source: ParseSource,
-        scorer: Optional[Callable],
-    ) -> None:
+    def __init__(self, vocab: Vocab, model: None, name: str = "treeboost_textcat", *, learner: RuleClassifier,
+                 trees: TreeSpec, rounds_per_update: int, initial_rounds: int, exclusive_classes: bool,
+                 positive_label: Optional[str], threshold: float, parse_source: ParseSource,
+                 scorer: Optional[Callable]) -> None:
         """Initialize the component; `make_treeboost_textcat` describes the settings, `model` is unused."""
         self.name = name
         self._check_registered(learner, LEARNERS)
@@ -184,15 +158,9 @@ class TreeBoostTextCategorizer(TreeboostPipe):
         self.cfg["labels"].append(label)
         return 1
 
-    def initialize(
-        self,
-        get_examples: Callable[[], Iterable[Example]],
-        *,
-        nlp: Optional[Language] = None,
-        labels: Optional[Iterable[str]] = None,
-        positive_label: Optional[str] = None,
-        shards: Optional[Union[str, Sequence[str]]] = None,
-    ) -> None:
+    def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None,
+                   labels: Optional[Iterable[str]] = None, positive_label: Optional[str] = None,
+                   shards: Optional[Union[str, Sequence[str]]] = None) -> None:
         """Build the training trees from every training example and fit the learner (a booster: 0 rounds).
 
         labels (Optional[Iterable[str]]): The labels; by default those in the examples' cats.
