@@ -236,10 +236,9 @@ def open_seal(outer: Any, format_name: str, version: int, *, error: Type[Excepti
                     "it was not written by spacy-treeboost.") from None
 
 
-def check_model_file(path: Union[str, Path], error: Type[Exception], what: str,
-                     max_bytes: Optional[int] = None) -> None:
-    """Raise `error`, naming the path, when `path` cannot be a model file: not a regular file, empty, larger than
-    `max_bytes`, or not starting as a msgpack map does."""
+def check_model_file(path: Union[str, Path], error: Type[Exception], what: str) -> None:
+    """Raise `error`, naming the path, when `path` cannot be a model file: not a regular file, empty, or not
+    starting as a msgpack map does."""
     path = Path(path)
     if not path.exists():
         raise error(f"cannot read {path}: it does not exist.")
@@ -247,9 +246,6 @@ def check_model_file(path: Union[str, Path], error: Type[Exception], what: str,
         raise error(f"cannot read {path}: it is a directory, not a {what}.")
     if not path.is_file():
         raise error(f"cannot read {path}: it is not a regular file, so it cannot be a {what}.")
-    size = path.stat().st_size
-    if max_bytes is not None and size > max_bytes:
-        raise error(f"{path} is {size} bytes, more than any {what} this tool reads ({max_bytes} bytes).")
     with path.open("rb") as f:
         head = f.read(1)
     if not head or not (0x80 <= head[0] <= 0x8F or head[0] in (0xDE, 0xDF)):

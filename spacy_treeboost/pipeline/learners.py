@@ -55,11 +55,10 @@ LEARNERS = {
     "spacy_treeboost.CorrectiveBoost.v1": CorrectiveBoostClassifier,
     "spacy_treeboost.CalibratedBoost.v1": CalibratedBoostClassifier,
 }
-TREE_BUILDERS = {"spacy_treeboost.DocTrees.v1": TreeSpec}
 for _name, _cls in LEARNERS.items():
     _learners().register(_name, func=_cls)
-for _name, _cls in TREE_BUILDERS.items():
-    getattr(registry, "tree_builders").register(_name, func=reporting(_cls, _name))
+getattr(registry, "tree_builders").register("spacy_treeboost.DocTrees.v1",
+                                            func=reporting(TreeSpec, "spacy_treeboost.DocTrees.v1"))
 
 TREE_KEYS = ("tree_mode", "node_attrs", "skip_flags")
 

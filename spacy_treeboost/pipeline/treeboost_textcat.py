@@ -124,11 +124,6 @@ class TreeBoostTextCategorizer(TreeboostPipe):
         self._capped = False
         self._checked_scores = True
 
-    @property
-    def _max_rounds(self) -> int:
-        booster, _ = split_learner(self._template)
-        return booster.n_rounds if booster is not None else 0
-
     def _predictor(self) -> Optional[RuleClassifier]:
         """The fitted classifier that scores docs (a corrective learner's boosted rules refitted per number of
         rounds), or None before training."""
@@ -266,7 +261,8 @@ class TreeBoostTextCategorizer(TreeboostPipe):
         learner = self._learner
         if not isinstance(learner, TreeBoostClassifier):
             return
-        n = max(0, min(n_rounds, self._max_rounds - learner.n_rounds_))
+        max_rounds = split_learner(self._template)[0].n_rounds
+        n = max(0, min(n_rounds, max_rounds - learner.n_rounds_))
         if n:
             learner.boost(n)
             self._indexer = None
@@ -278,10 +274,10 @@ class TreeBoostTextCategorizer(TreeboostPipe):
             scores = (predictor.predict_proba(self._train_forest) if predictor is not learner
                       else numpy.column_stack([head.scores for head in learner.heads_]))
             warn_if_constant(self.name, self._template, scores)
-        if n_rounds and learner.n_rounds_ >= self._max_rounds and not self._capped:
+        if n_rounds and learner.n_rounds_ >= max_rounds and not self._capped:
             self._capped = True
             util.logger.warning(
-                f"'{self.name}' reached its learner's n_rounds = {self._max_rounds}: later training steps add no "
+                f"'{self.name}' reached its learner's n_rounds = {max_rounds}: later training steps add no "
                 "rules, so the scores stay as they are until patience or max_steps ends training. Raise n_rounds "
                 "in the learner block to learn more rules, or lower max_steps.")
 
