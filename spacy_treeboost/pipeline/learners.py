@@ -55,10 +55,11 @@ LEARNERS = {
     "spacy_treeboost.CorrectiveBoost.v1": CorrectiveBoostClassifier,
     "spacy_treeboost.CalibratedBoost.v1": CalibratedBoostClassifier,
 }
+TREE_BUILDERS = {"spacy_treeboost.DocTrees.v1": TreeSpec}
 for _name, _cls in LEARNERS.items():
     _learners().register(_name, func=_cls)
-getattr(registry, "tree_builders").register("spacy_treeboost.DocTrees.v1",
-                                            func=reporting(TreeSpec, "spacy_treeboost.DocTrees.v1"))
+for _name, _cls in TREE_BUILDERS.items():
+    getattr(registry, "tree_builders").register(_name, func=reporting(_cls, _name))
 
 TREE_KEYS = ("tree_mode", "node_attrs", "skip_flags")
 
