@@ -60,12 +60,13 @@ def wait_for_model_directory(process: subprocess.Popen, output: Path) -> None:
 
 def check_component(directory: Path) -> Dict[str, str]:
     """The state of the component's files: "absent", "complete" or a description of the damage."""
-    from spacy_treeboost.files import read_cfg_file, read_model_file, unseal_component_model
-    from spacy_treeboost.models.rules import ModelFormatError
+    from spacy_treeboost.files import ModelFormatError, load_cfg_json, unseal
+    from spacy_treeboost.pipeline.treeboost_textcat import MODEL_FORMAT, MODEL_VERSION
 
     out = {}
-    for name, read in (("cfg", lambda p: read_cfg_file(p, COMPONENT)),
-                       ("model", lambda p: unseal_component_model(read_model_file(p, COMPONENT), COMPONENT))):
+    for name, read in (("cfg", lambda p: load_cfg_json(p.read_bytes(), str(p))),
+                       ("model", lambda p: unseal(p.read_bytes(), MODEL_FORMAT, MODEL_VERSION, error=ModelFormatError,
+                                                  what="model file"))):
         path = directory / COMPONENT / name
         if not path.exists():
             out[name] = "absent"

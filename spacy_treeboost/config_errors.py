@@ -77,11 +77,10 @@ def reporting(func: Callable[..., Any], name: str) -> Callable[..., Any]:
 
     def build(*args: Any, **kwargs: Any) -> Any:
         try:
-            return func(*args, **kwargs)
+            with reported_at([name], names):
+                return func(*args, **kwargs)
         except OSError as err:
             raise config_error(str(err), [name, "path"]) from None
-        except (ValueError, TypeError) as err:
-            raise setting_error(err, [name], names) from None
 
     functools.update_wrapper(build, func, updated=())
     return build

@@ -21,14 +21,9 @@ CLICK_EXCEPTION: Type[Exception] = next(c for c in typer.BadParameter.__mro__ if
 class CommandLineError(CLICK_EXCEPTION):  # type: ignore[misc,valid-type]  # a class found at import
     """An exception that a typer command line prints as one line; a subclass calls `_set_message` in `__init__`."""
 
-    exit_code = 1
-
     def _set_message(self, message: str) -> None:
         self.message = message
         self.show_color = None
-
-    def format_message(self) -> str:
-        return self.message
 
 
 class ModelFormatError(ValueError, CommandLineError):
@@ -241,10 +236,9 @@ def open_seal(outer: Any, format_name: str, version: int, *, error: Type[Excepti
                     "it was not written by spacy-treeboost.") from None
 
 
-def check_model_file(path: Union[str, Path], error: Type[Exception], what: str,
-                     max_bytes: Optional[int] = None) -> None:
-    """Raise `error`, naming the path, when `path` cannot be a model file: not a regular file, empty, larger than
-    `max_bytes`, or not starting as a msgpack map does."""
+def check_model_file(path: Union[str, Path], error: Type[Exception], what: str) -> None:
+    """Raise `error`, naming the path, when `path` cannot be a model file: not a regular file, empty, or not
+    starting as a msgpack map does."""
     path = Path(path)
     if not path.exists():
         raise error(f"cannot read {path}: it does not exist.")
@@ -252,9 +246,6 @@ def check_model_file(path: Union[str, Path], error: Type[Exception], what: str,
         raise error(f"cannot read {path}: it is a directory, not a {what}.")
     if not path.is_file():
         raise error(f"cannot read {path}: it is not a regular file, so it cannot be a {what}.")
-    size = path.stat().st_size
-    if max_bytes is not None and size > max_bytes:
-        raise error(f"{path} is {size} bytes, more than any {what} this tool reads ({max_bytes} bytes).")
     with path.open("rb") as f:
         head = f.read(1)
     if not head or not (0x80 <= head[0] <= 0x8F or head[0] in (0xDE, 0xDF)):
@@ -264,15 +255,6 @@ def check_model_file(path: Union[str, Path], error: Type[Exception], what: str,
 def settings_digest(cfg: Dict[str, Any]) -> str:
     """The SHA-256 of settings as canonical JSON, which ties a component's model file to its cfg."""
     return hashlib.sha256(json.dumps(cfg, sort_keys=True, separators=(",", ":")).encode("utf8")).hexdigest()
-
-
-def read_cfg_file(path: Union[str, Path], component: str) -> Any:
-    """A component's `cfg` (JSON); a missing or damaged file raises a `ModelFormatError` naming the path."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as err:
-        raise ModelFormatError(f"'{component}': cannot read its settings {path}: {err.strerror}") from None
-    return load_cfg_json(data, str(path))
 
 
 def load_cfg_json(data: bytes, source: str) -> Any:
@@ -290,27 +272,3 @@ def load_cfg_json(data: bytes, source: str) -> Any:
         raise ModelFormatError(f"{source}: the settings file nests lists or objects too deeply to be a "
                                "spacy-treeboost cfg (damaged or not one); restore it from a copy or save the pipeline "
                                "again.") from None
-
-
-def read_model_file(path: Union[str, Path], component: str) -> bytes:
-    """The bytes of a component's `model` file, after `check_model_file`; errors name the path."""
-    try:
-        check_model_file(path, ModelFormatError, f"'{component}' model file")
-        return Path(path).read_bytes()
-    except OSError as err:
-        raise ModelFormatError(f"'{component}': cannot read {path}: {err.strerror}") from None
-
-
-COMPONENT_MODEL_FORMAT = "spacy-treeboost.treeboost_textcat"
-COMPONENT_MODEL_VERSION = 1
-
-
-def unseal_component_model(data: bytes, component: str) -> Dict[str, Any]:
-    """The payload of a treeboost_textcat model file: {"classifier": dict or None, "cfg_sha256": str}."""
-    what = f"'{component}' model file"
-    payload = unseal(data, COMPONENT_MODEL_FORMAT, COMPONENT_MODEL_VERSION, error=ModelFormatError, what=what)
-    if not (isinstance(payload, dict) and set(payload) == {"classifier", "cfg_sha256"}
-            and isinstance(payload["cfg_sha256"], str) and (payload["classifier"] is None
-                                                            or isinstance(payload["classifier"], dict))):
-        raise ModelFormatError(f"The {what} does not hold a classifier and the digest of its settings.")
-    return payload

@@ -133,11 +133,11 @@ def test_a_reformatted_cfg_loads(tmp_path, saved):
 @pytest.mark.parametrize("content", ["classifier", "nil", "version 2"])
 def test_a_model_file_of_another_format_version_is_refused(tmp_path, saved, content):
     """The component's model file is format version 1, sealed; an unsealed or other-version file is refused."""
-    from spacy_treeboost.files import COMPONENT_MODEL_FORMAT
+    from spacy_treeboost.pipeline.treeboost_textcat import MODEL_FORMAT
 
     pipe = saved[0]
     data = {"classifier": srsly.msgpack_dumps(classifier_to_dict(pipe._predictor())), "nil": srsly.msgpack_dumps(None),
-            "version 2": seal({"classifier": None, "cfg_sha256": ""}, COMPONENT_MODEL_FORMAT, 2)}[content]
+            "version 2": seal({"classifier": None, "cfg_sha256": ""}, MODEL_FORMAT, 2)}[content]
     path = copy_with(tmp_path, saved, "model", data)
     with pytest.raises(ModelFormatError, match="not a 'treeboost_textcat' model file|not a spacy-treeboost "
                                                "'treeboost_textcat' model file|format version 2 was written by a "

@@ -12,8 +12,8 @@ from spacy.training import Example, validate_get_examples
 from spacy.vocab import Vocab
 
 from ..config_errors import config_error, data_errors, training_corpus
-from ..files import (ModelFormatError, load_cfg_json, msgpack_loads_safe, read_cfg_file, read_model_file,
-                     settings_digest, write_bytes_atomic)
+from ..files import (ModelFormatError, check_model_file, load_cfg_json, msgpack_loads_safe, settings_digest,
+                     write_bytes_atomic)
 from ..params import shown
 
 
@@ -159,8 +159,12 @@ class TreeboostPipe(TrainablePipe):
         """Load from a directory written by `to_disk`; on failure the component is left as it was."""
         path = Path(path)
         try:
-            cfg = None if "cfg" in exclude else read_cfg_file(path / "cfg", self.name)
-            self._load(cfg, None if "model" in exclude else read_model_file(path / "model", self.name))
+            cfg = None if "cfg" in exclude else load_cfg_json((path / "cfg").read_bytes(), str(path / "cfg"))
+            if "model" not in exclude:
+                check_model_file(path / "model", ModelFormatError, f"'{self.name}' model file")
+            self._load(cfg, None if "model" in exclude else (path / "model").read_bytes())
+        except OSError as err:
+            raise ModelFormatError(f"'{self.name}': cannot read {err.filename}: {err.strerror}") from None
         except ModelFormatError as err:
             if str(path) in str(err):
                 raise

@@ -9,6 +9,7 @@ from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example
 
+from ..config_errors import training_corpus
 from ..datasets.convert import parser_install_hint
 from ..params import invalid_setting
 
@@ -25,8 +26,6 @@ def check_whole_corpus(nlp: Optional[Language], name: str) -> None:
 def warn_idle_steps(nlp: Optional[Language], name: str) -> bool:
     """Warn when `spacy train` would run more than one step after a model fitted in `initialize` (each later step
     only evaluates the same model). RETURNS (bool): Whether it warned."""
-    from ..config_errors import training_corpus
-
     if nlp is None or training_corpus(nlp) is None:
         return False
     training = nlp.config.get("training", {})

@@ -1,5 +1,5 @@
 """`treeboost_textcat`: text classification by subtree rules. The training trees are built once in `initialize`,
-where the linear and calibrated learners are fitted; a boosting learner runs more rounds over all of them at every
+where a learner that does not boost is fitted; a boosting learner runs more rounds over all of them at every
 `update`, so that `spacy train`'s evaluation and patience choose the number of rounds."""
 import logging
 from contextlib import contextmanager
@@ -13,7 +13,7 @@ from spacy.training import Example
 from spacy.vocab import Vocab
 
 from ..config_errors import check_learner, corpus_reader_hint, data_errors, reported_at, training_corpus
-from ..files import COMPONENT_MODEL_FORMAT, COMPONENT_MODEL_VERSION, seal, settings_digest, unseal_component_model
+from ..files import seal, settings_digest, unseal
 from ..learning.classifier import RuleClassifier, cats_from_margins
 from ..learning.classifier_files import classifier_from_dict, classifier_to_dict
 from ..learning.learner import TreeBoostClassifier
@@ -41,36 +41,23 @@ DEFAULT_CONFIG: Dict[str, Any] = {
     "scorer": {"@scorers": "spacy_treeboost.textcat_scorer.v1"},
 }
 ParseSource = Literal["pipeline", "reference", "predicted"]
-PARSE_SOURCES: Tuple[str, ...] = get_args(ParseSource)
 SETTING_CONSTRAINTS = {
-    "parse_source": rule(Options(*PARSE_SOURCES)),
+    "parse_source": rule(Options(*get_args(ParseSource))),
     "rounds_per_update": rule(Interval("int", 0, None)),
     "initial_rounds": rule(Interval("int", 0, None)),
     "exclusive_classes": rule(Boolean()),
     "threshold": rule(Interval("real", 0.0, 1.0), hint="use a probability between 0 and 1"),
 }
+MODEL_FORMAT, MODEL_VERSION = "spacy-treeboost.treeboost_textcat", 1
 logger = logging.getLogger(__name__)
 
 
-@Language.factory(
-    "treeboost_textcat",
-    assigns=["doc.cats"],
-    default_config=DEFAULT_CONFIG,
-    default_score_weights=CATS_SCORE_WEIGHTS,
-)
-def make_treeboost_textcat(
-    nlp: Language,
-    name: str,
-    learner: RuleClassifier,
-    trees: TreeSpec,
-    rounds_per_update: int,
-    initial_rounds: int,
-    exclusive_classes: bool,
-    positive_label: Optional[str],
-    threshold: float,
-    parse_source: ParseSource,
-    scorer: Optional[Callable],
-) -> "TreeBoostTextCategorizer":
+@Language.factory("treeboost_textcat", assigns=["doc.cats"], default_config=DEFAULT_CONFIG,
+                  default_score_weights=CATS_SCORE_WEIGHTS)
+def make_treeboost_textcat(nlp: Language, name: str, learner: RuleClassifier, trees: TreeSpec,
+                           rounds_per_update: int, initial_rounds: int, exclusive_classes: bool,
+                           positive_label: Optional[str], threshold: float, parse_source: ParseSource,
+                           scorer: Optional[Callable]) -> "TreeBoostTextCategorizer":
     """Create a TreeBoostTextCategorizer.
 
     learner (RuleClassifier): A registered learner (`spacy_treeboost.SubtreeLinear.v1`, `SubtreeBoost.v1` or
@@ -96,22 +83,10 @@ class TreeBoostTextCategorizer(TreeboostPipe):
 
     factory = "treeboost_textcat"
 
-    def __init__(
-        self,
-        vocab: Vocab,
-        model: None,
-        name: str = "treeboost_textcat",
-        *,
-        learner: RuleClassifier,
-        trees: TreeSpec,
-        rounds_per_update: int,
-        initial_rounds: int,
-        exclusive_classes: bool,
-        positive_label: Optional[str],
-        threshold: float,
-        parse_source: ParseSource,
-        scorer: Optional[Callable],
-    ) -> None:
+    def __init__(self, vocab: Vocab, model: None, name: str = "treeboost_textcat", *, learner: RuleClassifier,
+                 trees: TreeSpec, rounds_per_update: int, initial_rounds: int, exclusive_classes: bool,
+                 positive_label: Optional[str], threshold: float, parse_source: ParseSource,
+                 scorer: Optional[Callable]) -> None:
         """Initialize the component; `make_treeboost_textcat` describes the settings, `model` is unused."""
         self.name = name
         self._check_registered(learner, LEARNERS)
@@ -150,11 +125,6 @@ class TreeBoostTextCategorizer(TreeboostPipe):
         self._capped = False
         self._checked_scores = True
 
-    @property
-    def _max_rounds(self) -> int:
-        booster, _ = split_learner(self._template)
-        return booster.n_rounds if booster is not None else 0
-
     def _predictor(self) -> Optional[RuleClassifier]:
         """The fitted classifier that scores docs (a corrective learner's boosted rules refitted per number of
         rounds), or None before training."""
@@ -184,15 +154,9 @@ class TreeBoostTextCategorizer(TreeboostPipe):
         self.cfg["labels"].append(label)
         return 1
 
-    def initialize(
-        self,
-        get_examples: Callable[[], Iterable[Example]],
-        *,
-        nlp: Optional[Language] = None,
-        labels: Optional[Iterable[str]] = None,
-        positive_label: Optional[str] = None,
-        shards: Optional[Union[str, Sequence[str]]] = None,
-    ) -> None:
+    def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None,
+                   labels: Optional[Iterable[str]] = None, positive_label: Optional[str] = None,
+                   shards: Optional[Union[str, Sequence[str]]] = None) -> None:
         """Build the training trees from every training example and fit the learner (a booster: 0 rounds).
 
         labels (Optional[Iterable[str]]): The labels; by default those in the examples' cats.
@@ -298,7 +262,8 @@ class TreeBoostTextCategorizer(TreeboostPipe):
         learner = self._learner
         if not isinstance(learner, TreeBoostClassifier):
             return
-        n = max(0, min(n_rounds, self._max_rounds - learner.n_rounds_))
+        max_rounds = split_learner(self._template)[0].n_rounds
+        n = max(0, min(n_rounds, max_rounds - learner.n_rounds_))
         if n:
             learner.boost(n)
             self._indexer = None
@@ -310,10 +275,10 @@ class TreeBoostTextCategorizer(TreeboostPipe):
             scores = (predictor.predict_proba(self._train_forest) if predictor is not learner
                       else numpy.column_stack([head.scores for head in learner.heads_]))
             warn_if_constant(self.name, self._template, scores)
-        if n_rounds and learner.n_rounds_ >= self._max_rounds and not self._capped:
+        if n_rounds and learner.n_rounds_ >= max_rounds and not self._capped:
             self._capped = True
             util.logger.warning(
-                f"'{self.name}' reached its learner's n_rounds = {self._max_rounds}: later training steps add no "
+                f"'{self.name}' reached its learner's n_rounds = {max_rounds}: later training steps add no "
                 "rules, so the scores stay as they are until patience or max_steps ends training. Raise n_rounds "
                 "in the learner block to learn more rules, or lower max_steps.")
 
@@ -380,11 +345,14 @@ class TreeBoostTextCategorizer(TreeboostPipe):
     def _model_bytes(self) -> bytes:
         predictor = self._predictor()
         classifier = None if predictor is None else classifier_to_dict(predictor)
-        return seal({"classifier": classifier, "cfg_sha256": settings_digest(self.cfg)}, COMPONENT_MODEL_FORMAT,
-                    COMPONENT_MODEL_VERSION)
+        return seal({"classifier": classifier, "cfg_sha256": settings_digest(self.cfg)}, MODEL_FORMAT, MODEL_VERSION)
 
     def _load_model_bytes(self, data: bytes, cfg_loaded: bool = True) -> None:
-        payload = unseal_component_model(data, self.name)
+        what = f"'{self.name}' model file"
+        payload = unseal(data, MODEL_FORMAT, MODEL_VERSION, error=ModelFormatError, what=what)
+        if not (isinstance(payload, dict) and set(payload) == {"classifier", "cfg_sha256"}
+                and isinstance(payload["cfg_sha256"], str) and isinstance(payload["classifier"], (dict, type(None)))):
+            raise ModelFormatError(f"The {what} does not hold a classifier and the digest of its settings.")
         loaded = payload["classifier"]
         learner = None if loaded is None else classifier_from_dict(loaded)
         unknown = sorted({str(c) for c in learner.classes_} - set(self.labels)) if learner is not None else []
