@@ -116,7 +116,8 @@ def _parse_source(parser: "BactParser", source: PathOrLines) -> Iterator[None]:
                 data = line.encode("utf8")
             except UnicodeEncodeError as err:
                 raise BactFormatError(f"line {lineno}: {err.reason} at column {err.start + 1}") from None
-            parser.parse_line(data, "", lineno)
+            # one item is one line: a line break inside it is white space
+            parser.parse_lines(data.replace(b"\n", b" ").replace(b"\r", b" "), "", lineno)
             if parser.n_docs >= 1024:
                 yield
         yield
