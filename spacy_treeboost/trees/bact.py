@@ -102,7 +102,8 @@ def _parse_source(parser: "BactParser", source: PathOrLines) -> Iterator[None]:
                         raise BactFormatError(
                             f"{source}, line {lineno}: no line break in the first {limit_mb} MiB of the line, and "
                             f"{source} is not a regular file (a pipe or a device), so the line may never end. Save "
-                            f"the input to a file first, or raise the limit by setting {MAX_LINE_ENV} (now {limit_mb}).")
+                            f"the input to a file first, or raise the limit by setting {MAX_LINE_ENV} "
+                            f"(now {limit_mb}).")
                     rest = buf
                     continue
                 lineno += parser.parse_lines(memoryview(buf)[:cut], prefix, lineno)

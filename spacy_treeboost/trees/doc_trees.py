@@ -24,6 +24,7 @@ ANNOTATED_ATTRS = {
     "ENT_TYPE": "an entity recognizer (ner)",
 }
 SENTENCE_ENDS = (".", "!", "?")
+DocParts = Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, Optional[numpy.ndarray]]
 
 
 def join_label(values: Sequence[str]) -> str:
@@ -123,7 +124,7 @@ class TreeSpec:
         strings, inverse = label_strings(values[1:], doc.vocab.strings, None if dep_view is None else dep_view[1:])
         return [ROOT_LABEL] + [strings[i] for i in inverse], parents, tokens
 
-    def doc_parts(self, doc: "Doc") -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, Optional[numpy.ndarray]]:
+    def doc_parts(self, doc: "Doc") -> DocParts:
         """Label values (n_nodes, n_attrs), local parents and token indices of a doc's tree (the root first: values
         0, token -1) and, for "chain+dependency", a mask of the dependency view's nodes (else None)."""
         if self.tree_mode != "chain+dependency":
@@ -245,8 +246,7 @@ def docs_to_forest(docs: Iterable, spec: TreeSpec, vocab: Optional[LabelVocab] =
     return Forest(labels, parents, None, offsets, vocab)
 
 
-def _joined_parts(parts: List[Tuple[numpy.ndarray, ...]]
-                  ) -> Tuple[numpy.ndarray, Optional[numpy.ndarray], numpy.ndarray, numpy.ndarray]:
+def _joined_parts(parts: List[DocParts]) -> Tuple[numpy.ndarray, Optional[numpy.ndarray], numpy.ndarray, numpy.ndarray]:
     """The `TreeSpec.doc_parts` of several docs as one forest's: the label values, the dependency view's mask (or
     None), the int32 parents and the int64 offsets."""
     offsets = numpy.zeros(len(parts) + 1, dtype=numpy.int64)
