@@ -68,5 +68,5 @@ def read_bact_reference(source: PathOrLines, vocab: Optional[LabelVocab] = None,
             classes.append(decode_label(head))
         except BactFormatError as err:
             raise BactFormatError(f"{where}{err}") from None
-        builder.add_labeled(*parse_sexpr(rest, where))
+        builder.add_labeled(*parse_sexpr(rest, where)[:2])
     return builder.build(), classes

@@ -166,6 +166,7 @@ class RuleSet:
         return self._columns[head]
 
     def rules(self, head: int) -> List[Tuple[Code, int, float, float]]:
+        """Head's rules as (code, z, a, b), in rule order."""
         codes = self.patterns
         pid, z, a, b = self.rule_arrays(head)
         return [(codes[p], zz, aa, bb) for p, zz, aa, bb in zip(pid.tolist(), z.tolist(), a.tolist(), b.tolist())]
@@ -333,9 +334,7 @@ class RuleSet:
             lines.append(f"# {self.heads[h]}: {self.n_rules(h)} rules")
             if self.intercepts[h]:
                 lines.append(f"{'bias':>6}  {self.intercepts[h]:+.4f}")
-            pid, z, a, b = self.rule_arrays(h)
-            lines.extend(f"{r + 1:6d}  {self._describe(self.pattern(p), zz, aa, bb)}" for r, (p, zz, aa, bb)
-                         in enumerate(zip(pid.tolist(), z.tolist(), a.tolist(), b.tolist())))
+            lines.extend(f"{r + 1:6d}  {self._describe(*rule)}" for r, rule in enumerate(self.rules(h)))
         return "\n".join(lines)
 
     def to_dict(self) -> Dict[str, Any]:

@@ -1,9 +1,9 @@
 """Documents as labeled ordered trees: the forest arrays (`forest`), their BACT text format (`bact`), and spaCy
 Docs as trees (`doc_trees`)."""
 from .bact import BactFormatError, decode_label, encode_label, iter_bact, read_bact, tree_to_sexpr, write_bact
-from .forest import ROOT_LABEL, ROOT_TEXT, Forest, ForestBuilder, LabelVocab, chain_arrays, preorder_depths
+from .forest import ROOT_LABEL, ROOT_TEXT, Forest, ForestBuilder, LabelVocab, preorder_depths
 
 __all__ = [
-    "ROOT_LABEL", "ROOT_TEXT", "BactFormatError", "Forest", "ForestBuilder", "LabelVocab", "chain_arrays",
-    "decode_label", "encode_label", "iter_bact", "preorder_depths", "read_bact", "tree_to_sexpr", "write_bact",
+    "ROOT_LABEL", "ROOT_TEXT", "BactFormatError", "Forest", "ForestBuilder", "LabelVocab", "decode_label",
+    "encode_label", "iter_bact", "preorder_depths", "read_bact", "tree_to_sexpr", "write_bact",
 ]

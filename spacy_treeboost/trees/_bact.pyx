@@ -301,19 +301,6 @@ cdef class BactParser:
         self.parents.resize(base)
         return code
 
-    def parse_line(self, const unsigned char[:] line, str where_prefix, int64_t lineno) -> bool:
-        """Parse one line (bytes); False for a blank line. A malformed line raises the reader's error class."""
-        cdef Py_ssize_t n = line.shape[0]
-        self._sync_vocab()
-        self.where_prefix = where_prefix
-        self.lineno = lineno
-        cdef int code = self._line(&line[0] if n else <const unsigned char*>b"", n)
-        if code == LINE_OK:
-            return True
-        if code == LINE_BLANK:
-            return False
-        self._raise(code, bytes(line))
-
     def parse_lines(self, const unsigned char[:] buf, str where_prefix, int64_t first_lineno) -> int64_t:
         """Parse every line of `buf` (lines end with \\n, \\r\\n or \\r); return the number of lines."""
         cdef Py_ssize_t n = buf.shape[0], start = 0, i = 0

@@ -79,47 +79,34 @@ def _forest_of(parser: "BactParser", vocab: LabelVocab, more: bool = False) -> T
     return Forest(labels, parents, None, offsets, vocab), classes
 
 
-def _line_end(buf: bytes, limit: int) -> int:
-    """Offset just past the first line break of buf[:limit] (a CR LF pair counts as one); limit if there is none."""
-    n, r = buf.find(b"\n", 0, limit), buf.find(b"\r", 0, limit)
-    if r >= 0 and (n < 0 or r < n):
-        return r + 2 if buf[r + 1:r + 2] == b"\n" else r + 1
-    return n + 1 if n >= 0 else limit
-
-
 def _parse_source(parser: "BactParser", source: PathOrLines) -> Iterator[None]:
     """Feed `source` to `parser`, yielding after each block of lines."""
     if isinstance(source, (str, Path)):
         prefix = f"{source}: "
         with open(source, "rb") as f:
             limit_mb = None if stat.S_ISREG(os.fstat(f.fileno()).st_mode) else max_line_mb(BactFormatError)
-            lineno, rest, first = 1, b"", True
+            rest = f.read(len(_BOM))
+            rest, lineno = (b"" if rest == _BOM else rest), 1
             while True:
-                buf = f.read(_CHUNK_BYTES)
-                if first:
-                    buf, first = (buf[3:] if buf.startswith(_BOM) else buf), False
-                if not buf:
-                    if rest:
-                        parser.parse_lines(rest, prefix, lineno)
+                block = f.read(_CHUNK_BYTES)
+                buf = rest + block
+                if not block:
+                    if buf:
+                        parser.parse_lines(buf, prefix, lineno)
                         yield
                     return
+                # a CR at the end may be the first half of a CR LF
                 cut = max(buf.rfind(b"\n"), buf.rfind(b"\r", 0, len(buf) - 1)) + 1
                 if not cut:
-                    rest += buf
-                    if limit_mb is not None and len(rest) > limit_mb << 20:
+                    if limit_mb is not None and len(buf) > limit_mb << 20:
                         raise BactFormatError(
                             f"{source}, line {lineno}: no line break in the first {limit_mb} MiB of the line, and "
                             f"{source} is not a regular file (a pipe or a device), so the line may never end. Save "
-                            f"the input to a file first, or raise the limit by setting {MAX_LINE_ENV} (now {limit_mb}).")
+                            f"the input to a file first, or raise the limit by setting {MAX_LINE_ENV} "
+                            f"(now {limit_mb}).")
+                    rest = buf
                     continue
-                start = 0
-                if rest:
-                    # the line that straddles the blocks: only it is copied, not the block
-                    start = _line_end(buf, cut)
-                    lineno += parser.parse_lines(rest + buf[:start], prefix, lineno)
-                    rest = b""
-                if start < cut:
-                    lineno += parser.parse_lines(memoryview(buf)[start:cut], prefix, lineno)
+                lineno += parser.parse_lines(memoryview(buf)[:cut], prefix, lineno)
                 rest = buf[cut:]
                 yield
     else:
@@ -130,7 +117,8 @@ def _parse_source(parser: "BactParser", source: PathOrLines) -> Iterator[None]:
                 data = line.encode("utf8")
             except UnicodeEncodeError as err:
                 raise BactFormatError(f"line {lineno}: {err.reason} at column {err.start + 1}") from None
-            parser.parse_line(data, "", lineno)
+            # one item is one line: a line break inside it is white space
+            parser.parse_lines(data.replace(b"\n", b" ").replace(b"\r", b" "), "", lineno)
             if parser.n_docs >= 1024:
                 yield
         yield

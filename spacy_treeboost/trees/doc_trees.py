@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from spacy.tokens import Doc
 
 from ..exceptions import InvalidSettingError
-from .forest import DEPENDENCY_VIEW_PREFIX, ROOT_LABEL, Forest, ForestBuilder, LabelVocab
+from .forest import DEPENDENCY_VIEW_PREFIX, ROOT_LABEL, Forest, LabelVocab
 
 TREE_MODES = ("chain", "dependency", "chain+dependency")
 NODE_ATTRS = ("ORTH", "LOWER", "NORM", "LEMMA", "POS", "TAG", "DEP", "ENT_TYPE", "SHAPE", "PREFIX", "SUFFIX")
@@ -24,6 +24,7 @@ ANNOTATED_ATTRS = {
     "ENT_TYPE": "an entity recognizer (ner)",
 }
 SENTENCE_ENDS = (".", "!", "?")
+DocParts = Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, Optional[numpy.ndarray]]
 
 
 def join_label(values: Sequence[str]) -> str:
@@ -123,7 +124,7 @@ class TreeSpec:
         strings, inverse = label_strings(values[1:], doc.vocab.strings, None if dep_view is None else dep_view[1:])
         return [ROOT_LABEL] + [strings[i] for i in inverse], parents, tokens
 
-    def doc_parts(self, doc: "Doc") -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, Optional[numpy.ndarray]]:
+    def doc_parts(self, doc: "Doc") -> DocParts:
         """Label values (n_nodes, n_attrs), local parents and token indices of a doc's tree (the root first: values
         0, token -1) and, for "chain+dependency", a mask of the dependency view's nodes (else None)."""
         if self.tree_mode != "chain+dependency":
@@ -233,22 +234,29 @@ def label_strings(values: numpy.ndarray, string_store: "StringStore",
 def docs_to_forest(docs: Iterable, spec: TreeSpec, vocab: Optional[LabelVocab] = None) -> Forest:
     """Build a training forest; every label string is added to `vocab`."""
     docs = list(docs)
-    parts = [spec.doc_parts(doc) for doc in docs]
-    builder = ForestBuilder(vocab)
+    values, dep_view, parents, offsets = _joined_parts([spec.doc_parts(doc) for doc in docs])
+    vocab = vocab if vocab is not None else LabelVocab()
+    labels = numpy.zeros(len(parents), numpy.int32)
+    nodes = numpy.ones(len(parents), bool)
+    nodes[offsets[:-1]] = False
+    if nodes.any():
+        strings, inverse = label_strings(values[nodes], docs[0].vocab.strings,
+                                         None if dep_view is None else dep_view[nodes])
+        labels[nodes] = vocab.lookup(strings)[inverse]
+    return Forest(labels, parents, None, offsets, vocab)
+
+
+def _joined_parts(parts: List[DocParts]) -> Tuple[numpy.ndarray, Optional[numpy.ndarray], numpy.ndarray, numpy.ndarray]:
+    """The `TreeSpec.doc_parts` of several docs as one forest's: the label values, the dependency view's mask (or
+    None), the int32 parents and the int64 offsets."""
+    offsets = numpy.zeros(len(parts) + 1, dtype=numpy.int64)
+    numpy.cumsum([len(p[1]) for p in parts], out=offsets[1:])
     if not parts:
-        return builder.build()
-    values = numpy.concatenate([p[0][1:] for p in parts])
-    dep_view = None if parts[0][3] is None else numpy.concatenate([p[3][1:] for p in parts if p[3] is not None])
-    node_ids = numpy.zeros(0, numpy.int32)
-    if len(values):
-        strings, inverse = label_strings(values, docs[0].vocab.strings, dep_view)
-        node_ids = builder.vocab.lookup(strings)[inverse]
-    pos = 0
-    for _, parents, _, _ in parts:
-        n = len(parents) - 1
-        builder.add_arrays(numpy.r_[0, node_ids[pos:pos + n]], parents)
-        pos += n
-    return builder.build()
+        return numpy.zeros((0, 1), numpy.uint64), None, numpy.zeros(0, numpy.int32), offsets
+    parents = numpy.concatenate([p[1] + o for p, o in zip(parts, offsets[:-1])])
+    parents[offsets[:-1]] = -1
+    dep_view = None if parts[0][3] is None else numpy.concatenate([p[3] for p in parts])
+    return numpy.concatenate([p[0] for p in parts]), dep_view, parents.astype(numpy.int32), offsets
 
 
 def _row_keys(values: numpy.ndarray) -> numpy.ndarray:
@@ -305,16 +313,9 @@ class DocIndexer:
             labels[node] = self._table(values)
             return labels, parents, offsets
         parts = [self.spec.doc_parts(doc) for doc in docs]
-        sizes = numpy.array([len(p[1]) for p in parts], dtype=numpy.int64)
-        offsets = numpy.zeros(len(parts) + 1, dtype=numpy.int64)
-        numpy.cumsum(sizes, out=offsets[1:])
+        values, dep_view, parents, offsets = _joined_parts(parts)
         if not parts:
-            return numpy.zeros(0, numpy.int32), numpy.zeros(0, numpy.int32), offsets
-        values = numpy.concatenate([p[0] for p in parts])
-        if parts[0][3] is not None:
-            values = numpy.column_stack((values, numpy.concatenate([p[3] for p in parts if p[3] is not None])))
-        labels = self._table(values)
+            return numpy.zeros(0, numpy.int32), parents, offsets
+        labels = self._table(values if dep_view is None else numpy.column_stack((values, dep_view)))
         labels[offsets[:-1]] = self._root_id
-        parents = numpy.concatenate([p[1] + o for p, o in zip(parts, offsets[:-1])])
-        parents[offsets[:-1]] = -1
-        return labels, parents.astype(numpy.int32), offsets
+        return labels, parents, offsets

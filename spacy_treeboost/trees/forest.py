@@ -146,19 +146,17 @@ class Forest:
 
 
 class ForestBuilder:
-    """Accumulate documents, then `build()` one `Forest`."""
+    """Accumulate documents, then `build()` one `Forest` (its depths computed when first read)."""
 
     def __init__(self, vocab: Optional[LabelVocab] = None, *, add_labels: bool = True) -> None:
         self.vocab = vocab if vocab is not None else LabelVocab()
         self.add_labels = add_labels
         self._labels: List[numpy.ndarray] = []
         self._parents: List[numpy.ndarray] = []
-        self._depths: List[numpy.ndarray] = []
         self._sizes: List[int] = []
         self._n = 0
 
-    def add_arrays(self, label_ids: numpy.ndarray, parents: numpy.ndarray, depths: Optional[numpy.ndarray] = None
-                   ) -> None:
+    def add_arrays(self, label_ids: numpy.ndarray, parents: numpy.ndarray) -> None:
         """Add one document given preorder label ids and local parent indices (-1 for the root)."""
         label_ids = numpy.asarray(label_ids, dtype=numpy.int32)
         parents = numpy.asarray(parents, dtype=numpy.int64)
@@ -171,7 +169,6 @@ class ForestBuilder:
         glob[0] = -1
         self._labels.append(label_ids)
         self._parents.append(glob.astype(numpy.int32))
-        self._depths.append(preorder_depths(parents) if depths is None else numpy.asarray(depths, dtype=numpy.int32))
         self._sizes.append(n)
         self._n += n
 
@@ -189,17 +186,18 @@ class ForestBuilder:
             stack.extend((child, len(labels) - 1) for child in reversed(children))
         self.add_labeled(labels, parents)
 
-    def add_labeled(self, labels: Sequence[str], parents: Sequence[int], depths: Optional[Sequence[int]] = None) -> None:
+    def add_labeled(self, labels: Sequence[str], parents: Sequence[int]) -> None:
         """Add one document given preorder label strings and local parent indices."""
         root = 0 if labels[0] in (ROOT_TEXT, ROOT_LABEL) else self._ids(labels[:1])[0]
-        self.add_arrays(numpy.concatenate(([root], self._ids(labels[1:]))), numpy.asarray(parents),
-                        None if depths is None else numpy.asarray(depths))
+        self.add_arrays(numpy.concatenate(([root], self._ids(labels[1:]))), numpy.asarray(parents))
 
     def add_chains(self, sents: Sequence[Sequence[str]]) -> None:
         """Add one document whose sentences are word chains under the virtual root."""
         tokens = [tok for sent in sents for tok in sent]
         lengths = numpy.asarray([len(s) for s in sents if len(s)], dtype=numpy.int64)
-        self.add_arrays(numpy.concatenate(([0], self._ids(tokens))), *chain_arrays(lengths))
+        parents = numpy.arange(-1, len(tokens), dtype=numpy.int64)
+        parents[numpy.cumsum(lengths) - lengths + 1] = 0
+        self.add_arrays(numpy.concatenate(([0], self._ids(tokens))), parents)
 
     def _ids(self, strings: Sequence[str]) -> numpy.ndarray:
         return self.vocab.lookup(strings, add=self.add_labels)
@@ -208,9 +206,9 @@ class ForestBuilder:
         """Concatenate the documents into a Forest; the builder is emptied to free memory early."""
         offsets = numpy.zeros(len(self._sizes) + 1, dtype=numpy.int64)
         numpy.cumsum(self._sizes, out=offsets[1:])
-        labels, parents, depths = _joined(self._labels), _joined(self._parents), _joined(self._depths)
+        labels, parents = _joined(self._labels), _joined(self._parents)
         self._sizes, self._n = [], 0
-        return Forest(labels, parents, depths, offsets, self.vocab)
+        return Forest(labels, parents, None, offsets, self.vocab)
 
 
 def _joined(parts: List[numpy.ndarray]) -> numpy.ndarray:
@@ -218,19 +216,6 @@ def _joined(parts: List[numpy.ndarray]) -> numpy.ndarray:
     joined = numpy.concatenate(parts) if parts else numpy.zeros(0, numpy.int32)
     parts.clear()
     return joined
-
-
-def chain_arrays(lengths: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    """Local parents and depths of a root (node 0) with one chain per sentence length."""
-    n = int(lengths.sum()) + 1
-    parents = numpy.arange(-1, n - 1, dtype=numpy.int64)
-    depths = numpy.zeros(n, dtype=numpy.int32)
-    if len(lengths):
-        starts = numpy.concatenate(([1], 1 + numpy.cumsum(lengths)[:-1]))
-        parents[starts] = 0
-        pos = numpy.arange(1, n) - numpy.repeat(starts, lengths)
-        depths[1:] = pos + 1
-    return parents, depths
 
 
 def release_pages(*arrays: numpy.ndarray) -> int:

@@ -165,27 +165,24 @@ def rule_report(rules: RuleSet, *, title: str, settings: Sequence[Tuple[str, Any
     heads = rule_report_data(rules, top=top, fired=fired)
     boxes = [_table("Training settings", settings, folded=True)] if settings else []
     boxes += [_table(name, items) for name, items in scores if items]
+    if rules.value != "tfidf":
+        scale = " (as explain gives it for one occurrence)"
+    elif fired is not None:
+        scale = " (weight × the subtree's mean tf-idf where it occurs in the data, as explain gives it)"
+    else:
+        scale = (" (weight × idf: tf-idf contributions are divided by each document's norm, so give data (--data) "
+                 "for the scale of explain)")
     summary = (f"{len(rules)} rules over {rules.n_patterns} distinct subtrees, {len(rules.to_bytes()) / 1e6:.2f} MB "
-               f"as a file ({rules.algorithm}, "
-               f"{len(rules.heads)} label{'s' if len(rules.heads) != 1 else ''}). Each label lists its top "
-               f"{top} subtrees by contribution when present" + _scale_note(rules, fired is not None) +
-               ("; document frequency, total contribution and snippets come from the data given." if fired is not None
-                else "; give data (--data) for document frequency, total contribution and snippets."))
+               f"as a file ({rules.algorithm}, {len(rules.heads)} label{'s' if len(rules.heads) != 1 else ''}). "
+               f"Each label lists its top {top} subtrees by contribution when present{scale}"
+               + ("; document frequency, total contribution and snippets come from the data given." if fired is not None
+                  else "; give data (--data) for document frequency, total contribution and snippets."))
     # "<" escaped, so that no string in the data can close the script element
     data = srsly.json_dumps({"heads": heads, "value": rules.value}, sort_keys=True).replace("<", "\\u003c")
     body = (f'<main class="tb-report"><h1>{html.escape(title)}</h1><p class="tb-summary">{html.escape(summary)}</p>'
             f'<div class="tb-boxes">{"".join(boxes)}</div><div id="tb-labels"></div></main>'
             f'<script type="application/json" id="tb-report-data">{data}</script>')
     return standalone(title, body, asset("report.css"), asset("report.js"))
-
-
-def _scale_note(rules: RuleSet, with_data: bool) -> str:
-    if rules.value != "tfidf":
-        return " (as explain gives it for one occurrence)"
-    if with_data:
-        return " (weight × the subtree's mean tf-idf where it occurs in the data, as explain gives it)"
-    return (" (weight × idf: tf-idf contributions are divided by each document's norm, so give data (--data) "
-            "for the scale of explain)")
 
 
 def read_examples(nlp: Any, path: Union[str, Path]) -> List[Any]:
