@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence,
 import numpy
 
 from .classifier import NO_SUBTREE, RuleClassifier, encode_targets
-from .features import PatternCodes, frequency_order, presence, tfidf_matrix
+from .features import PatternCodes, PatternTree, frequency_order, presence, tfidf_matrix
 from .heads import TFIDF_LOSS, HeadSettings, fit_heads
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
 from .mining import mine_subtrees, pattern_size
@@ -293,7 +293,7 @@ class SubtreeLinearClassifier(RuleClassifier):
                 self.fit_info_[-1]["pruned"] = pruned
         return fitted
 
-    def _set_rules(self, codes: "PatternCodes", fitted: List[Tuple[numpy.ndarray, float, Optional[numpy.ndarray]]],
+    def _set_rules(self, codes: Union[PatternCodes, PatternTree], fitted: List[Tuple[numpy.ndarray, float, Optional[numpy.ndarray]]],
                    idf: Optional[numpy.ndarray]) -> "SubtreeLinearClassifier":
         """Set the rule table: weights halved (sigmoid(2F) is the probability), by decreasing magnitude (ties: mined
         order); for tf-idf every kept subtree in mined order, its idf as the rule's b. RETURNS: self."""
@@ -309,6 +309,10 @@ class SubtreeLinearClassifier(RuleClassifier):
                 order = numpy.arange(len(codes)) if keep is None else numpy.asarray(keep)
                 b = idf[order]
             columns.append((order.astype(numpy.int64), numpy.ones(len(order), dtype=numpy.int32), w[order] / 2.0, b))
+        self.n_features_ = len(codes)
+        used = numpy.unique(numpy.concatenate([c[0] for c in columns]))
+        codes, at = codes.codes_of(used)
+        columns = [(at[numpy.searchsorted(used, ids)], *rest) for ids, *rest in columns]
         self.rules_ = RuleSet.from_arrays([h.name for h in self.heads_], algorithm=f"linear-{self.features}",
                                           include_root_patterns=self.include_root_patterns, value=value,
                                           strings=codes.strings, depth=codes.depth, label=codes.label,
@@ -316,7 +320,6 @@ class SubtreeLinearClassifier(RuleClassifier):
                                           intercepts=[c / 2.0 for _, c, _ in fitted], distinct=True,
                                           threads=self._threads)
         self.timings_["rules"] = time.process_time() - clock
-        self.n_features_ = len(codes)
         return self
 
     def _views(self, codes: PatternCodes) -> List[numpy.ndarray]:
