@@ -299,7 +299,8 @@ class SubtreeLinearClassifier(RuleClassifier):
         order); for tf-idf every kept subtree in mined order, its idf as the rule's b. RETURNS: self."""
         clock = time.process_time()
         value = "tfidf" if idf is not None else ("log1p" if self.features == "log1p" else "stump")
-        columns = []
+        self.n_features_ = len(codes)
+        ids, columns = [], []
         for w, c, keep in fitted:
             if idf is None:
                 nonzero = numpy.flatnonzero(w)
@@ -308,15 +309,15 @@ class SubtreeLinearClassifier(RuleClassifier):
             else:
                 order = numpy.arange(len(codes)) if keep is None else numpy.asarray(keep)
                 b = idf[order]
-            columns.append((order.astype(numpy.int64), numpy.ones(len(order), dtype=numpy.int32), w[order] / 2.0, b))
-        self.n_features_ = len(codes)
-        used = numpy.unique(numpy.concatenate([c[0] for c in columns]))
+            ids.append(order)
+            columns.append((numpy.ones(len(order), dtype=numpy.int32), w[order] / 2.0, b))
+        used = numpy.unique(numpy.concatenate(ids))
         codes, at = codes.codes_of(used)
-        columns = [(at[numpy.searchsorted(used, ids)], *rest) for ids, *rest in columns]
+        rules = [(at[numpy.searchsorted(used, i)].astype(numpy.int64), *rest) for i, rest in zip(ids, columns)]
         self.rules_ = RuleSet.from_arrays([h.name for h in self.heads_], algorithm=f"linear-{self.features}",
                                           include_root_patterns=self.include_root_patterns, value=value,
                                           strings=codes.strings, depth=codes.depth, label=codes.label,
-                                          code_start=codes.start, rules=columns,
+                                          code_start=codes.start, rules=rules,
                                           intercepts=[c / 2.0 for _, c, _ in fitted], distinct=True,
                                           threads=self._threads)
         self.timings_["rules"] = time.process_time() - clock
