@@ -80,9 +80,12 @@ def test_the_merged_subtrees_and_their_documents_are_those_of_one_miner(tmp_path
     except ValueError as err:
         assert not expected and "no subtree" in str(err)
         return
-    got = [code_to_sexpr(c) for c in mined.codes]
+    got = [code_to_sexpr(c) for c in mined.tree.codes_of(numpy.arange(len(mined.tree)))[0]]
     assert dict(zip(got, mined.docs.tolist())) == expected
     assert got == [code_to_sexpr(c) for c in codes]  # the one miner's order, too
+    some = numpy.random.default_rng(seed).choice(len(got), min(3, len(got)), replace=False)
+    subset, at = mined.tree.codes_of(some)  # only these codes and their ancestors' are spelled out
+    assert [code_to_sexpr(subset[i]) for i in at] == [got[i] for i in some] and len(subset) <= len(got)
     assert sorted(mined.inverse.tolist()) == list(range(len(got)))
     assert numpy.all(numpy.diff(mined.docs[numpy.argsort(mined.inverse)]) <= 0)
 

@@ -151,11 +151,48 @@ class PatternCodes:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, PatternCodes) and list(self) == list(other)
 
+    def codes_of(self, patterns: numpy.ndarray) -> Tuple["PatternCodes", numpy.ndarray]:
+        """These codes and `patterns` (`PatternTree.codes_of` spells out only the codes asked)."""
+        return self, numpy.asarray(patterns)
+
     def has_label_prefix(self, prefix: str) -> numpy.ndarray:
         """Whether each pattern has a node label starting with `prefix`."""
         marked = numpy.array([s.startswith(prefix) for s in self.strings] + [False])
         hit = marked[self.label].astype(numpy.int64)
         return numpy.add.reduceat(hit, self.start[:-1]) > 0 if len(self) else numpy.zeros(0, dtype=bool)
+
+
+class PatternTree:
+    """Patterns as the miner's enumeration tree, 10 bytes a pattern: per pattern its parent (-1: a single node), the
+    depth and label of the node it adds, and its size; codes are spelled out only for the patterns that need them."""
+
+    def __init__(self, strings: List[str], parent: numpy.ndarray, depth: numpy.ndarray, label: numpy.ndarray,
+                 size: numpy.ndarray) -> None:
+        self.strings = list(strings)
+        self.parent, self.label = (numpy.ascontiguousarray(a, dtype=numpy.int32) for a in (parent, label))
+        self.depth, self.size = (numpy.ascontiguousarray(a, dtype=numpy.uint8) for a in (depth, size))
+
+    def __len__(self) -> int:
+        return len(self.parent)
+
+    def codes_of(self, patterns: numpy.ndarray) -> Tuple[PatternCodes, numpy.ndarray]:
+        """The codes of `patterns` and of their ancestors (in tree order), and the index of each pattern among them."""
+        patterns = numpy.asarray(patterns, dtype=numpy.int64)
+        needed = numpy.zeros(len(self), dtype=bool)
+        step = patterns
+        while len(step):
+            step = step[~needed[step]]
+            needed[step] = True
+            step = self.parent[step]
+            step = step[step >= 0]
+        closure = numpy.flatnonzero(needed)
+        index = numpy.full(len(self), -1, dtype=numpy.int64)
+        index[closure] = numpy.arange(len(closure))
+        parent = self.parent[closure]
+        parent = numpy.where(parent >= 0, index[numpy.maximum(parent, 0)], -1)
+        codes = PatternCodes.from_tree(parent, self.depth[closure], self.label[closure], self.size[closure],
+                                       self.strings)
+        return codes, index[patterns]
 
 
 def frequency_order(F: Any) -> Tuple[numpy.ndarray, Any]:

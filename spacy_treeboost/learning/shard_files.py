@@ -285,21 +285,22 @@ def fit_files(model: "SubtreeLinearClassifier", X: TreeShards, y: Any = None) ->
         del classes
         logger.info("mining the subtrees of up to %d nodes in %d trees of %d files on %d worker(s)",
                     model.max_pattern_size_, n_docs, len(docs), workers.n)
-        mined = mine_files(workers, strings, model.max_pattern_size_, model.min_support, model.keep_rare_up_to,
-                           model.include_root_patterns, model.max_cache_mb)
-        idf = numpy.log((1.0 + n_docs) / (1.0 + mined.docs)) + 1.0
+        tree, docs_of, inverse = mine_files(workers, strings, model.max_pattern_size_, model.min_support,
+                                            model.keep_rare_up_to, model.include_root_patterns, model.max_cache_mb)
+        idf = numpy.log((1.0 + n_docs) / (1.0 + docs_of)) + 1.0
+        del docs_of
         by_column = numpy.empty_like(idf)
-        by_column[mined.inverse] = idf
+        by_column[inverse] = idf
         starts = numpy.concatenate([[0], numpy.cumsum(docs)[:-1]]).astype(int).tolist()
         model.timings_ = {"mine": time.process_time() - clock}
         logger.info("kept %d subtrees of %d documents (training process's peak RSS %.1f MB); building the shards",
-                    len(mined.codes), n_docs, peak_rss_bytes() / 1e6)
-        workers.call_all("build", (workers.put(mined.inverse), workers.put(by_column), model.features, starts))
+                    len(tree), n_docs, peak_rss_bytes() / 1e6)
+        workers.call_all("build", (workers.put(inverse), workers.put(by_column), model.features, starts))
         del by_column
         shards = Shards.held_by(workers, len(docs), ["F", "T"] if model.features == "auto" else ["F"], here)
         model.shard_holders_ = shards.node_ids
         clock = time.process_time()
-        fits, kept, pruning, _, tfidf = model._fit_shards(shards, targets, mined.inverse)
+        fits, kept, pruning, _, tfidf = model._fit_shards(shards, targets, inverse)
         model.peak_rss_ = {"training": peak_rss_bytes(), "workers": [] if here else workers.call_all("peak_rss")}
     finally:
         workers.close()
@@ -307,4 +308,4 @@ def fit_files(model: "SubtreeLinearClassifier", X: TreeShards, y: Any = None) ->
                 ", ".join(f"{r / 1e6:.1f}" for r in model.peak_rss_["workers"]) or "in this process")
     fitted = model._finish_heads(targets, fits, kept, pruning, None, None, tfidf, None)
     model.timings_["fit"] = time.process_time() - clock
-    return model._set_rules(mined.codes, fitted, idf if tfidf else None)
+    return model._set_rules(tree, fitted, idf if tfidf else None)

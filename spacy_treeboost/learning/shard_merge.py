@@ -6,7 +6,7 @@ from typing import List, NamedTuple, Sequence, Set, Tuple
 import numpy
 
 from .classifier import NO_SUBTREE, _label_rank
-from .features import PatternCodes, order_by_frequency
+from .features import PatternTree, order_by_frequency
 from .tasks import Workers
 from ..trees.forest import ROOT_LABEL
 
@@ -77,9 +77,10 @@ class MergedPatterns:
                     workers.send(i, "place", (size, keys, base, lo, hi))
                 for i in range(workers.n):
                     workers.receive(i)
-                for c, values in enumerate(level[:3]):
-                    columns[c].append(values)
-                columns[3].append(numpy.full(len(level[0]), size, dtype=numpy.int32))
+                columns[0].append(level[0].astype(numpy.int32))
+                columns[1].append(level[1].astype(numpy.uint8))
+                columns[2].append(level[2])
+                columns[3].append(numpy.full(len(level[0]), size, dtype=numpy.uint8))
                 columns[4].append(level[3])
                 base += len(level[0])
             logger.info("%d subtrees of %d nodes kept of %d candidates (%d part(s))", base - start, size, candidates,
@@ -106,7 +107,7 @@ class MergedPatterns:
 
 class Mined(NamedTuple):
     """The kept subtrees (in the one miner's order), their documents, and `inverse`: the column of each."""
-    codes: PatternCodes
+    tree: PatternTree
     docs: numpy.ndarray
     inverse: numpy.ndarray
 
@@ -122,5 +123,7 @@ def mine_files(workers: Workers, strings: List[str], max_pattern_size: int, min_
     merged = MergedPatterns(workers, max_pattern_size, _label_rank(strings), min_support, rare, max_candidates)
     if not len(merged.docs):
         raise ValueError(NO_SUBTREE)
-    codes = PatternCodes.from_tree(merged.parent, merged.depth, merged.label, merged.size, strings)
-    return Mined(codes, merged.docs, order_by_frequency(merged.docs)[1])
+    tree = PatternTree(strings, merged.parent, merged.depth, merged.label, merged.size)
+    del merged.parent, merged.depth, merged.label, merged.size
+    inverse = order_by_frequency(merged.docs)[1]
+    return Mined(tree, merged.docs, inverse.astype(numpy.int32) if len(inverse) < 2 ** 31 else inverse)

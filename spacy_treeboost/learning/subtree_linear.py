@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence,
 import numpy
 
 from .classifier import NO_SUBTREE, RuleClassifier, encode_targets
-from .features import PatternCodes, feature_matrices, frequency_order, tfidf_matrix
+from .features import PatternCodes, PatternTree, feature_matrices, frequency_order, tfidf_matrix
 from .heads import TFIDF_LOSS, HeadSettings, fit_heads
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
 from .mining import mine_subtrees, pattern_size
@@ -281,13 +281,14 @@ class SubtreeLinearClassifier(RuleClassifier):
                 self.fit_info_[-1]["pruned"] = pruned
         return fitted
 
-    def _set_rules(self, codes: "PatternCodes", fitted: List[Tuple[numpy.ndarray, float, Optional[numpy.ndarray]]],
+    def _set_rules(self, codes: Union[PatternCodes, PatternTree], fitted: List[Tuple[numpy.ndarray, float, Optional[numpy.ndarray]]],
                    idf: Optional[numpy.ndarray]) -> "SubtreeLinearClassifier":
         """Set the rule table: weights halved (sigmoid(2F) is the probability), by decreasing magnitude (ties: mined
         order); for tf-idf every kept subtree in mined order, its idf as the rule's b. RETURNS: self."""
         clock = time.process_time()
         value = "tfidf" if idf is not None else ("log1p" if self.features == "log1p" else "stump")
-        columns = []
+        self.n_features_ = len(codes)
+        ids, columns = [], []
         for w, c, keep in fitted:
             if idf is None:
                 nonzero = numpy.flatnonzero(w)
@@ -296,15 +297,18 @@ class SubtreeLinearClassifier(RuleClassifier):
             else:
                 order = numpy.arange(len(codes)) if keep is None else numpy.asarray(keep)
                 b = idf[order]
-            columns.append((order.astype(numpy.int64), numpy.ones(len(order), dtype=numpy.int32), w[order] / 2.0, b))
+            ids.append(order)
+            columns.append((numpy.ones(len(order), dtype=numpy.int32), w[order] / 2.0, b))
+        used = numpy.unique(numpy.concatenate(ids))
+        codes, at = codes.codes_of(used)
+        rules = [(at[numpy.searchsorted(used, i)].astype(numpy.int64), *rest) for i, rest in zip(ids, columns)]
         self.rules_ = RuleSet.from_arrays([h.name for h in self.heads_], algorithm=f"linear-{self.features}",
                                           include_root_patterns=self.include_root_patterns, value=value,
                                           strings=codes.strings, depth=codes.depth, label=codes.label,
-                                          code_start=codes.start, rules=columns,
+                                          code_start=codes.start, rules=rules,
                                           intercepts=[c / 2.0 for _, c, _ in fitted], distinct=True,
                                           threads=self._threads)
         self.timings_["rules"] = time.process_time() - clock
-        self.n_features_ = len(codes)
         return self
 
     def _views(self, codes: PatternCodes) -> List[numpy.ndarray]:
