@@ -113,7 +113,7 @@ def level_margins(X: Any, w: numpy.ndarray, c: float, level: numpy.ndarray, n_le
     shape (n_levels, rows). With `tfidf` each restricted row is normalized again over its kept columns."""
     X = X.tocsc()
     n = X.shape[0]
-    bucket = numpy.repeat(level, numpy.diff(X.indptr)) * n + X.indices
+    bucket = numpy.repeat(level.astype(numpy.int64), numpy.diff(X.indptr)) * n + X.indices
     score = numpy.bincount(bucket, weights=X.data * w.repeat(numpy.diff(X.indptr)), minlength=n_levels * n)
     score = numpy.cumsum(score.reshape(n_levels, n), axis=0)
     if tfidf:

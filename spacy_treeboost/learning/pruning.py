@@ -31,7 +31,7 @@ def share_levels(contribution: numpy.ndarray, shares: Sequence[float]) -> Tuple[
     total = numpy.cumsum(contribution[order])
     kept = numpy.array([n if s >= 1.0 or not n else min(int(numpy.searchsorted(total, s * total[-1])) + 1, n)
                         for s in shares], dtype=numpy.int64)
-    level = numpy.empty(n, dtype=numpy.int64)
+    level = numpy.empty(n, dtype=numpy.min_scalar_type(len(shares)))  # a byte a column, also when sent to workers
     level[order] = numpy.searchsorted(kept, numpy.arange(n), side="right")
     return level, kept
 
