@@ -221,7 +221,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         args.out.with_suffix(".json").write_text(json.dumps(relative_paths(report), indent=1) + "\n", encoding="utf-8")
     if sizes[-1] < args.target_docs or args.rounds < args.target_rounds:
         report["status"] = (f"**Partial**: the largest run measured is {sizes[-1]:,} documents x {args.rounds:,} "
-                            f"rounds; the {args.target_docs:,}-document run is the extrapolation above.")
+                            f"rounds; the figures at {args.target_docs:,} documents x {args.target_rounds:,} rounds are the "
+                            "extrapolation above.")
     args.out.with_suffix(".json").write_text(json.dumps(relative_paths(report), indent=1) + "\n", encoding="utf-8")
     args.out.with_suffix(".md").write_text(render(report), encoding="utf-8")
     print(render(report))
