@@ -66,10 +66,11 @@ def prune(shards: Any, name: str, targets: Sequence[numpy.ndarray], folds: Seque
             level, counts = share_levels(numpy.abs(fit.weights) * sums, PRUNE_SHARES)
             logger.info("pruning on the folds: shares %s keep %s subtrees, held-out accuracy %s: share %g",
                         list(PRUNE_SHARES), counts.tolist(), [round(v, 4) for v in accuracy], PRUNE_SHARES[chosen])
-            rules = int(numpy.count_nonzero((level <= chosen) & (fit.weights != 0)))
+            within = level <= chosen
+            rules = int(numpy.count_nonzero(within & (fit.weights != 0)))
             info.append({"share": PRUNE_SHARES[chosen], "rules": rules, "cv_accuracy": accuracy[chosen]})
             if PRUNE_SHARES[chosen] < 1.0:
-                keep = level <= chosen
+                keep = within
                 fit = _restricted(fit, keep, oof[chosen], scored, calibrate)
         out.append(fit)
         kept.append(keep)

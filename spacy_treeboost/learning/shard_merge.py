@@ -124,6 +124,5 @@ def mine_files(workers: Workers, strings: List[str], max_pattern_size: int, min_
     if not len(merged.docs):
         raise ValueError(NO_SUBTREE)
     tree = PatternTree(strings, merged.parent, merged.depth, merged.label, merged.size)
-    del merged.parent, merged.depth, merged.label, merged.size
     inverse = order_by_frequency(merged.docs)[1]
     return Mined(tree, merged.docs, inverse.astype(numpy.int32) if len(inverse) < 2 ** 31 else inverse)
