@@ -1,5 +1,5 @@
 """Fits on document shards: their sums against dense references, and the same numbers, bit for bit, however the shards
-are grouped on workers."""
+are grouped on workers (the shards of shard files, cut here from a matrix's rows)."""
 import pickle
 
 import numpy
@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from scipy.sparse import csc_matrix
 
+from one_shard import cut_shards, fit_on_row_shards
 from reference import linear_objective, random_trees
 from spacy_treeboost.learning import selection, sharded, solver
 from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
@@ -54,7 +55,7 @@ def dense_smooth(x, X, y, loss, l2):
        st.sampled_from(["logistic", "squared_hinge"]), st.booleans())
 def test_shard_sums_are_the_dense_sums(seed, n, d, size, loss, keep_all):
     X, y = random_problem(seed, n, d, binary=False)
-    shards = sharded.Shards(sharded.make_shards({"F": csc_matrix(X)}, size))
+    shards = sharded.Shards(cut_shards({"F": csc_matrix(X)}, size))
     assert shards.map("select", "F", y, None, None)[0] == d
     shards.map("scale", None)
     layout = sharded._Layout(shards, d, keep_all=keep_all)
@@ -88,13 +89,13 @@ def test_any_grouping_of_the_shards_fits_the_same_bits_at_the_whole_matrix_optim
     X, y = random_problem(seed, n, d, binary=nb)
     F = csc_matrix(X)
     fit = dict(l1_ratio=l1_ratio, loss=loss, max_iter=5000, tol=1e-8)
-    shards = sharded.make_shards({"F": F}, size)
+    shards = cut_shards({"F": F}, size)
     one = sharded.final_fit(sharded.Shards(shards), "F", y, 1.0, nb=nb, **fit)
     grouped = sharded.final_fit(GroupedShards(shards, groups), "F", y, 1.0, nb=nb, **fit)
     numpy.testing.assert_array_equal(grouped.weights, one.weights)
     assert grouped.intercept == one.intercept
     numpy.testing.assert_array_equal(grouped.scale, one.scale)
-    whole = sharded.final_fit(sharded.Shards(sharded.make_shards({"F": F}, None)), "F", y, 1.0, nb=nb, **fit)
+    whole = sharded.final_fit(sharded.Shards([sharded.whole_shard({"F": F})]), "F", y, 1.0, nb=nb, **fit)
     numpy.testing.assert_allclose(one.scale, whole.scale, rtol=1e-12)
     Xs = X * one.scale
     ours = linear_objective(one.weights, one.intercept, Xs, y, C=1.0, l1_ratio=l1_ratio, loss=loss)
@@ -111,12 +112,12 @@ def test_fold_margins_on_shards_are_the_whole_matrix_margins_and_the_same_for_an
     folds = selection.cv_folds(y, 3)
     paths = [selection.make_path(True, [0.3, 3.0], None, (0.25, 1.0)), selection.make_path(False, [1.0], None, (1.0,))]
     fit = dict(l1_ratio=0.0, loss="logistic", max_iter=5000, tol=1e-10)
-    shards = sharded.make_shards({"F": F}, size)
+    shards = cut_shards({"F": F}, size)
     for fold in range(int(folds.max()) + 1):
         got = sharded.fold_margins(sharded.Shards(shards), "F", y, folds, fold, paths, **fit)
         grouped = sharded.fold_margins(GroupedShards(shards, groups), "F", y, folds, fold, paths, **fit)
         numpy.testing.assert_array_equal(grouped, got)
-        want = sharded.fold_margins(sharded.Shards(sharded.make_shards({"F": F}, None)), "F", y, folds, fold, paths,
+        want = sharded.fold_margins(sharded.Shards([sharded.whole_shard({"F": F})]), "F", y, folds, fold, paths,
                                     **fit)
         numpy.testing.assert_allclose(got, want, atol=1e-5 * max(1.0, numpy.abs(want).max()))
 
@@ -138,53 +139,22 @@ def test_any_number_of_workers_fits_the_same_sharded_model(seed, size, workers, 
 
     f, y = labelled_forest(seed, n_classes=3 if multi else 2)
     assume(len(set(y)) > 1)
-    opts = dict(max_pattern_size=2, min_support=1, C=None, Cs=[0.3, 3.0], cv=2, features=features,
-                shard_documents=size)
-    one = classifier_to_bytes(SubtreeLinearClassifier(**opts).fit(f, y))
-    assert classifier_to_bytes(SubtreeLinearClassifier(**opts, n_workers=workers).fit(f, y)) == one
-
-
-@pytest.mark.determinism
-@pytest.mark.slow
-def test_ray_actors_hold_the_shards_and_fit_the_same_model_file(ray_session, monkeypatch):
-    from spacy_treeboost.learning.classifier_files import classifier_to_bytes
-
-    holders = []
-    real = sharded.Shards.__init__
-
-    def counted(self, shards, n_workers=1, backend="local", address=None):
-        real(self, shards, n_workers, backend, address)
-        holders.append([len(ray_session.get(a.map.remote("select", ("F", numpy.ones(1000), None, None))))
-                        for a in self.actors])
-
-    monkeypatch.setattr(sharded.Shards, "__init__", counted)
-    f, y = labelled_forest(5, n_docs=30, n_classes=3)
-    opts = dict(max_pattern_size=2, min_support=1, C=1.0, nb_beta=None, cv=2, shard_documents=7)
-    one = classifier_to_bytes(SubtreeLinearClassifier(**opts).fit(f, y))
-    for workers in (2, 3):
-        holders.clear()
-        many = SubtreeLinearClassifier(**opts, n_workers=workers, backend="ray").fit(f, y)
-        assert classifier_to_bytes(many) == one
-        assert holders == [[2, 3] if workers == 2 else [2, 1, 2]]
-        assert len(many.shard_holders_) == workers
-
-
-def test_shard_settings_are_checked():
-    f = Forest.from_trees([("ROOT", (("a", ()),)), ("ROOT", (("b", ()),))])
-    with pytest.raises(ValueError, match="shard_documents=0 is invalid"):
-        SubtreeLinearClassifier(shard_documents=0).fit(f, ["x", "y"])
+    opts = dict(max_pattern_size=2, min_support=1, C=None, Cs=[0.3, 3.0], cv=2, features=features)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        fit_on_row_shards(monkeypatch, size)
+        one = classifier_to_bytes(SubtreeLinearClassifier(**opts).fit(f, y))
+        assert classifier_to_bytes(SubtreeLinearClassifier(**opts, n_workers=workers).fit(f, y)) == one
 
 
 def test_the_whole_matrices_are_one_shard_not_copied():
     F = csc_matrix(numpy.eye(4))
-    (shard,) = sharded.make_shards({"F": F, "T": None}, None)
+    shard = sharded.whole_shard({"F": F, "T": None})
     assert list(shard.matrices) == ["F"] and numpy.shares_memory(shard.matrices["F"].data, F.data)
-    assert len(sharded.make_shards({"F": F}, 4)) == 1 and len(sharded.make_shards({"F": F}, 3)) == 2
 
 
 def test_a_shard_sent_elsewhere_holds_its_rows_alone():
     X, y = random_problem(4, 12, 6, binary=True)
-    (shard,) = sharded.make_shards({"F": csc_matrix(X)}, None)
+    shard = sharded.whole_shard({"F": csc_matrix(X)})
     shards = sharded.Shards([shard])
     sharded.final_fit(shards, "F", y, 1.0, nb=True, l1_ratio=0.0, loss="logistic", max_iter=100, tol=1e-6)
     assert shard.train is not None
@@ -196,7 +166,7 @@ def test_a_shard_sent_elsewhere_holds_its_rows_alone():
 @pytest.mark.parametrize("max_rules", ["auto", 4])
 def test_pruning_and_the_refits_of_max_rules_run_on_shards_and_fit_the_model_of_one_shard(monkeypatch, max_rules):
     """max_rules="auto" (its folds' refits and held-out margins) and a whole number of rules (its refit of the kept
-    subtrees) with shard_documents: the shards answer, and the model is that of one shard but for the last bits."""
+    subtrees) on shards of the rows: the shards answer, and the model is that of one shard but for the last bits."""
     from spacy_treeboost.learning import pruning
 
     monkeypatch.setattr(pruning, "PRUNE_MIN_SCORED", 0)
@@ -208,7 +178,8 @@ def test_pruning_and_the_refits_of_max_rules_run_on_shards_and_fit_the_model_of_
     one = SubtreeLinearClassifier(**opts).fit(f, y)
     assert set(calls) == {0}
     calls.clear()
-    many = SubtreeLinearClassifier(**opts, shard_documents=7).fit(f, y)
+    fit_on_row_shards(monkeypatch, 7)
+    many = SubtreeLinearClassifier(**opts).fit(f, y)
     assert set(calls) == set(range(6))
     if max_rules == "auto":
         assert many.fit_info_[0]["pruned"] == one.fit_info_[0]["pruned"]
@@ -216,11 +187,11 @@ def test_pruning_and_the_refits_of_max_rules_run_on_shards_and_fit_the_model_of_
     numpy.testing.assert_allclose(many.rules_.rule_arrays(0)[2], one.rules_.rule_arrays(0)[2], rtol=1e-6)
 
 
-def test_the_fits_run_on_shards_when_shard_documents_is_set(monkeypatch):
+def test_the_fits_run_on_shards(monkeypatch):
     calls = []
     for name in ("fold_margins", "final_fit"):
         real = getattr(sharded, name)
         monkeypatch.setattr(sharded, name, lambda *a, _real=real, _name=name, **k: calls.append(_name) or _real(*a, **k))
     f, y = labelled_forest(2)
-    SubtreeLinearClassifier(max_pattern_size=2, min_support=1, C=None, Cs=[0.3, 3.0], cv=2, shard_documents=5).fit(f, y)
+    SubtreeLinearClassifier(max_pattern_size=2, min_support=1, C=None, Cs=[0.3, 3.0], cv=2).fit(f, y)
     assert calls.count("final_fit") == 1 and calls.count("fold_margins") == 2 * 3  # 2 folds, 3 paths of "auto"

@@ -82,7 +82,7 @@ def learn(
         None, help="Memory cap for the cached search space, in MiB (default: half of the machine's memory)"),
     booster: str = typer.Option("presence", help="For corrective: the boosting algorithm whose rules are refitted"),
     features: str = typer.Option("auto", help="For linear: auto (presence, nb or tf-idf, whichever the "
-                                 "cross-validation folds prefer) | nb (naive Bayes scaled presence) | presence | log1p | tfidf "
+                                 "cross-validation folds prefer) | nb (naive Bayes scaled presence) | presence | tfidf "
                                  "(sublinear tf-idf, rows L2-normalized)"),
     loss: str = typer.Option("logistic", help="For linear: logistic | squared_hinge"),
     C: Optional[float] = typer.Option(None, "--C", help="For corrective/linear: inverse regularization (default: "
@@ -92,9 +92,6 @@ def learn(
     l1_ratio: float = typer.Option(0.0, help="For corrective/linear: share of L1 in the penalty"),
     cv: Optional[int] = typer.Option(None, help="For corrective/linear: folds for choosing C (and, for linear, the "
                                      "interpolation and the calibration); default 5 for corrective, 3 for linear"),
-    shard_documents: Optional[int] = typer.Option(
-        None, "--shard-documents", help="For linear: fit on shards of this many documents, held by the Ray workers "
-        "with --backend ray (the same model for any number of workers)"),
     n_workers: int = typer.Option(1, "--n-workers", help="Workers that share the subtree search (same rules for any "
                                   "number)"),
     backend: Optional[str] = typer.Option(None, help="Where the workers run: local | processes | ray (default: "
@@ -113,10 +110,6 @@ def learn(
     size = {} if max_pattern_size is None else {"max_pattern_size": max_pattern_size}
     if max_cache_mb is None:
         max_cache_mb = default_max_cache_mb()
-    if shard_documents is not None and algorithm != "linear":
-        _fail(f"--shard-documents is a setting of --algorithm linear, not of {algorithm}: drop it")
-    if shard_documents is not None and len(paths) > 1:
-        _fail("--shard-documents cuts one training file into shards; with several files each file is a shard: drop it")
     settings = TreeBoostClassifier(
         booster if algorithm in ("linear", "corrective") else algorithm, criterion=criterion, n_rounds=rounds, **size,
         min_support=min_support, smoothing=smoothing, boosting=boosting, include_root_patterns=include_root_patterns,
@@ -128,7 +121,7 @@ def learn(
             _fail(str(err))
         _learn_linear(paths, model, algorithm, settings,
                       dict(features=features, loss=loss, C=C, choose_C=choose_C, l1_ratio=l1_ratio, cv=cv,
-                           max_pattern_size=max_pattern_size, shard_documents=shard_documents))
+                           max_pattern_size=max_pattern_size))
         return
     _learn_boosting(settings, paths, model, rounds)
 
@@ -249,7 +242,7 @@ def _learn_linear(train: List[Path], model: Path, algorithm: str, booster: Any, 
     if algorithm == "linear":
         shared = ("min_support", "include_root_patterns", "max_cache_mb", "n_workers", "backend", "ray_address")
         common = {k: getattr(booster, k) for k in shared}
-        given = {k: opts[k] for k in ("C", "cv", "max_pattern_size", "shard_documents") if opts[k] is not None}
+        given = {k: opts[k] for k in ("C", "cv", "max_pattern_size") if opts[k] is not None}
         if opts["choose_C"]:
             given["C"] = None
         clf = SubtreeLinearClassifier(features=opts["features"], loss=opts["loss"], l1_ratio=opts["l1_ratio"],

@@ -77,7 +77,7 @@ def corrective_rules(rules: RuleSet, forest: Forest, targets: Sequence[numpy.nda
             continue
         path = make_path(settings.features == "nb", settings.Cs if settings.C is None else [settings.C], 1.0, (1.0,))
         solver = HeadSettings(settings.cv, settings.l1_ratio, "logistic", settings.max_iter, settings.tol)
-        with held_shards({"F": X}, None) as shards:
+        with held_shards({"F": X}) as shards:
             fit = fit_heads(solver, shards, [y], [path])[0][0]
         weights_to_rules(rules, out, h, columns, fit.weights, fit.intercept)
         info.append({"head": rules.heads[h], "C": fit.C, "cv_accuracy": fit.cv_accuracy, "features": len(columns)})

@@ -155,12 +155,6 @@ class PatternCodes:
         """These codes and `patterns` (`PatternTree.codes_of` spells out only the codes asked)."""
         return self, numpy.asarray(patterns)
 
-    def has_label_prefix(self, prefix: str) -> numpy.ndarray:
-        """Whether each pattern has a node label starting with `prefix`."""
-        marked = numpy.array([s.startswith(prefix) for s in self.strings] + [False])
-        hit = marked[self.label].astype(numpy.int64)
-        return numpy.add.reduceat(hit, self.start[:-1]) > 0 if len(self) else numpy.zeros(0, dtype=bool)
-
 
 class PatternTree:
     """Patterns as the miner's enumeration tree, 10 bytes a pattern: per pattern its parent (-1: a single node), the
@@ -250,15 +244,9 @@ def tfidf_matrix(counts: Any, threads: int = 1, idf: Optional[numpy.ndarray] = N
 def feature_matrices(counts: Any, features: str, threads: int = 1, idf: Optional[numpy.ndarray] = None,
                      stored: bool = True) -> Tuple[Dict[str, Any], Optional[numpy.ndarray]]:
     """The CSC float64 matrices of `features` of a CSC count matrix, its structure shared: "F" (`tfidf_matrix` for
-    "tfidf", log1p for "log1p", else `presence` with `stored`) and for "auto" the tf-idf "T"; and the tf-idf's idf
-    (given: `idf`)."""
-    from scipy.sparse import csc_matrix
-
+    "tfidf", else `presence` with `stored`) and for "auto" the tf-idf "T"; and the tf-idf's idf (given: `idf`)."""
     if features == "tfidf":
         F, idf = tfidf_matrix(counts, threads, idf)
-    elif features == "log1p":
-        F = csc_matrix((numpy.log1p(counts.data, dtype=numpy.float64), counts.indices, counts.indptr),
-                       shape=counts.shape)
     else:
         F = presence(counts, threads, stored)
     matrices = {"F": F}

@@ -193,8 +193,7 @@ class LinearFit:
 
 @dataclass(frozen=True)
 class HeadFit:
-    """One head's fitted linear model; with several views, one C, accuracy list, calibration, interpolation and
-    feature map per view."""
+    """One head's fitted linear model, its C, the folds' accuracies, calibration, interpolation and feature map."""
     weights: numpy.ndarray
     intercept: float
     C: Any

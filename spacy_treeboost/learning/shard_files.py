@@ -237,15 +237,10 @@ def check_files(model: "SubtreeLinearClassifier", X: TreeShards, y: Any) -> None
         raise ValueError("fit(TreeShards(...), y): the class labels come from the shard files; pass y=None")
     if not X.paths:
         raise ValueError("TreeShards names no file: give one BACT file per shard, at least one")
-    if model.separate_views or isinstance(model.max_rules, int):
-        setting = "separate_views=True" if model.separate_views else f"max_rules={model.max_rules!r}"
-        raise InvalidSettingError(f"training from shard files cannot be combined with {setting}, whose fits use "
-                                  "whole matrices; drop that setting", setting="separate_views" if model.separate_views
-                                  else "max_rules", value=True if model.separate_views else model.max_rules)
-    if model.shard_documents is not None:
-        raise InvalidSettingError(f"shard_documents={model.shard_documents!r} is for a Forest; with shard files each "
-                                  "file is a shard: drop shard_documents", setting="shard_documents",
-                                  value=model.shard_documents)
+    if isinstance(model.max_rules, int):
+        raise InvalidSettingError(f"training from shard files cannot be combined with max_rules={model.max_rules!r}, "
+                                  "whose refit uses whole matrices: use max_rules='auto' or None",
+                                  setting="max_rules", value=model.max_rules)
 
 
 def start_workers(model: "SubtreeLinearClassifier", X: TreeShards) -> Tuple[Workers, bool]:

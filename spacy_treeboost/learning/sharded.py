@@ -1,6 +1,6 @@
-"""The linear fits as sums over document shards (`shard.DocumentShard`), held here or by Ray actors: every sum a
-shard's sum added in shard order, so the model is the same bits for any number of workers and threads (different
-shard sizes group the sums otherwise, and their models differ in the last bits)."""
+"""The linear fits as sums over document shards (`shard.DocumentShard`: the whole matrices, or one per shard file held
+by the workers of `shard_files`): every sum a shard's sum added in shard order, so the model is the same bits for any
+number of workers and threads (different shards group the sums otherwise, and their models differ in the last bits)."""
 import logging
 from contextlib import contextmanager
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
@@ -14,39 +14,30 @@ from .solver import fista, gradient_tolerance, start_point, tron
 from .tasks import make_workers, ray_node
 from ..threads import Threads, ThreadTeam
 
-__all__ = ["DocumentShard", "Shards", "final_fit", "fold_margins", "fold_split", "held_shards", "make_shards"]
+__all__ = ["DocumentShard", "Shards", "final_fit", "fold_margins", "fold_split", "held_shards", "whole_shard"]
 
 logger = logging.getLogger(__name__)
 
 
-def make_shards(matrices: Dict[str, Any], size: Optional[int]) -> List[DocumentShard]:
-    """The shards of `size` documents of the matrices (by name; None entries left out); one shard of the whole
-    matrices (not copied when CSC of float64) when `size` is None or not below their rows."""
+def whole_shard(matrices: Dict[str, Any]) -> DocumentShard:
+    """One shard of the whole matrices (by name; None entries left out), not copied when CSC of float64."""
     from scipy.sparse import csc_matrix
 
-    csc = {name: csc_matrix(X, dtype=numpy.float64) for name, X in matrices.items() if X is not None}
-    n = next(iter(csc.values())).shape[0]
-    if size is None or size >= n:
-        return [DocumentShard(0, 0, csc)]
-    return [DocumentShard(b, start, {name: X[start:start + size] for name, X in csc.items()})
-            for b, start in enumerate(range(0, n, size))]
+    return DocumentShard(0, 0, {name: csc_matrix(X, dtype=numpy.float64) for name, X in matrices.items()
+                                if X is not None})
 
 
 class Shards:
-    """The shards held by up to `n_workers` workers of `backend` ("local": this process), a run of consecutive shards
-    each: `map` asks every shard in shard order, `add` sums their answers in shard order, in this process."""
+    """Shards held by workers (`_ShardHolder`s), a run of consecutive shards each: `map` asks every shard in shard
+    order, `add` sums their answers in shard order, in this process. `Shards(shards)` holds them here."""
 
     in_process = True
     n_shards = 0  # 0: not known
     names: List[str] = []  # the matrices' names
 
-    def __init__(self, shards: List[DocumentShard], n_workers: int = 1, backend: str = "local",
-                 address: Optional[str] = None) -> None:
-        n, away = min(n_workers, len(shards)), backend != "local"
-        cuts = numpy.linspace(0, len(shards), n + 1).round().astype(int)
-        workers = make_workers(backend, n, lambda i, _: (_ShardHolder, (shards[cuts[i]:cuts[i + 1]], away), {}),
-                               ray_address=address, name="Shard holder")
-        self._hold(workers, len(shards), sorted(shards[0].matrices), not away)
+    def __init__(self, shards: List[DocumentShard]) -> None:
+        workers = make_workers("local", 1, lambda i, _: (_ShardHolder, (shards,), {}), name="Shard holder")
+        self._hold(workers, len(shards), sorted(shards[0].matrices), True)
 
     @classmethod
     def held_by(cls, workers: Any, n_shards: int, names: List[str], in_process: bool) -> "Shards":
@@ -240,14 +231,9 @@ def final_fit(shards: Any, name: str, y: numpy.ndarray, C: float, *, nb: bool, l
 
 
 @contextmanager
-def held_shards(matrices: Dict[str, Any], shard_documents: Optional[int], n_workers: int = 1,
-                backend: Optional[str] = None, ray_address: Optional[str] = None) -> Iterator[Shards]:
-    """A context holding the shards of `shard_documents` documents each (None: one shard of the whole matrices) for
-    every fit: held by Ray actors with backend "ray" and several workers, else here."""
-    shards = make_shards(matrices, shard_documents)
-    on_ray = shard_documents is not None and backend == "ray" and n_workers > 1
-    group = Shards(shards, n_workers if on_ray else 1, "ray" if on_ray else "local", ray_address)
-    del shards
+def held_shards(matrices: Dict[str, Any]) -> Iterator[Shards]:
+    """A context holding one shard of the whole matrices (`whole_shard`) here, for every fit."""
+    group = Shards([whole_shard(matrices)])
     try:
         yield group
     finally:

@@ -3,9 +3,8 @@ feature maps, the "auto" family choice and the solver: docs/algorithms.md §7)."
 import logging
 import os
 import time
-from contextlib import contextmanager
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy
 
@@ -20,14 +19,14 @@ from .sharded import Shards, held_shards
 from ..models.rules import RuleSet
 from ..exceptions import InvalidSettingError
 from ..params import Boolean, Interval, Options, Text, rule
-from ..trees.forest import DEPENDENCY_VIEW_PREFIX, Forest
+from ..trees.forest import Forest
 
 if TYPE_CHECKING:
     from .shard_files import TreeShards
 
 logger = logging.getLogger(__name__)
 
-FEATURES = ("auto", "nb", "presence", "log1p", "tfidf")
+FEATURES = ("auto", "nb", "presence", "tfidf")
 PRESENCE_C_RATIO = 0.1
 TFIDF_C_RATIOS = (3.0, 10.0)
 NB_BETAS = (0.25, 0.5, 1.0)
@@ -45,7 +44,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         else 3.
     min_support (int): Fewest training documents a subtree of more than `keep_rare_up_to` nodes occurs in.
     features (str): "auto" (the family whose out-of-fold decisions are best), "nb" (naive Bayes scaled presence),
-        "presence", "log1p" or "tfidf" (sublinear tf-idf, rows L2-normalized).
+        "presence" or "tfidf" (sublinear tf-idf, rows L2-normalized).
     loss (str): "logistic" or "squared_hinge" (L2-SVM).
     C (Optional[float]): Inverse regularization strength; None chooses it among `Cs` by cross-validation, per class.
     Cs (Sequence[float]): Candidates for C.
@@ -61,14 +60,10 @@ class SubtreeLinearClassifier(RuleClassifier):
         the k of largest contribution and refits them; None keeps every subtree.
     nb_beta (Optional[float]): For "nb", the NBSVM interpolation w = (1 - beta) mean|w| + beta w; None chooses it
         among 0.25, 0.5 and 1 on the folds.
-    separate_views (bool): Fit the word-chain and dependency subtrees of a "chain+dependency" forest as two models
-        and average their margins.
     calibrate (bool): Platt-scale each head's margin on out-of-fold margins.
     selection (str): What the folds maximize: "accuracy" (ties: lower log-loss) or "log_loss" (after Platt scaling).
     keep_rare_up_to (int): Subtrees of at most this many nodes are kept below `min_support` (0: none).
     cv_documents (Optional[int]): Fit only the first folds that hold out this many documents together; None: all.
-    shard_documents (Optional[int]): Fit on shards of this many consecutive documents (`sharded`), held by Ray
-        actors with backend "ray" and several workers; None: one shard (the model differs in the last bits).
     n_workers (int): Workers that share the mining (by root label) and the fits (the same model for any number).
     backend (Optional[str]): None or "processes" (local processes), "ray" (Ray actors) or "local" (in-process).
     ray_address (Optional[str]): For backend "ray", the cluster; None starts a local Ray (or uses RAY_ADDRESS).
@@ -86,7 +81,8 @@ class SubtreeLinearClassifier(RuleClassifier):
         "features": rule(Options(*FEATURES)),
         "calibrate": rule(Boolean()),
         "keep_rare_up_to": rule(Interval("int", 0, MAX_PATTERN_SIZE_LIMIT), hint=(
-            f"use a whole number of nodes from 0 to {MAX_PATTERN_SIZE_LIMIT} (0 applies min_support to every subtree)")),
+            f"use a whole number of nodes from 0 to {MAX_PATTERN_SIZE_LIMIT} (0 applies min_support to every "
+            "subtree)")),
         "n_workers": rule(Interval("int", 1, 1024), hint="use a whole number of worker processes from 1 to 1024"),
         "backend": rule(Options(*LINEAR_BACKENDS), hint=(
             f"use {' or '.join(map(repr, LINEAR_BACKENDS))} for the subtree-linear learner")),
@@ -94,9 +90,6 @@ class SubtreeLinearClassifier(RuleClassifier):
         "selection": rule(Options(*SELECTIONS)),
         "cv_documents": rule(Interval("int", 1, None), None, hint=(
             "use a whole number of held-out documents >= 1, or None to fit every cross-validation fold")),
-        "separate_views": rule(Boolean()),
-        "shard_documents": rule(Interval("int", 1, None), None, hint=(
-            "use a whole number of documents per shard >= 1, or None to fit on whole matrices")),
         "max_pattern_size": rule(Interval("int", 1, MAX_PATTERN_SIZE_LIMIT), None, hint=(
             f"use a whole number from 1 to {MAX_PATTERN_SIZE_LIMIT} (subtrees of 2-4 nodes are usual), or None to "
             "choose it from the training documents' length")),
@@ -114,9 +107,8 @@ class SubtreeLinearClassifier(RuleClassifier):
                  l1_ratio: float = 0.0, cv: int = 3, include_root_patterns: bool = False,
                  positive_class: Optional[Any] = None, max_cache_mb: int = 4096, max_iter: int = 1000,
                  tol: float = 1e-3, max_rules: Union[str, int, None] = "auto", nb_beta: Optional[float] = None,
-                 separate_views: bool = False, calibrate: bool = True, selection: str = "accuracy",
-                 keep_rare_up_to: int = 2, cv_documents: Optional[int] = 10000,
-                 shard_documents: Optional[int] = None, n_workers: int = 1, backend: Optional[str] = None,
+                 calibrate: bool = True, selection: str = "accuracy", keep_rare_up_to: int = 2,
+                 cv_documents: Optional[int] = 10000, n_workers: int = 1, backend: Optional[str] = None,
                  ray_address: Optional[str] = None) -> None:
         self.max_pattern_size = max_pattern_size
         self.min_support = min_support
@@ -133,12 +125,10 @@ class SubtreeLinearClassifier(RuleClassifier):
         self.tol = tol
         self.max_rules = max_rules
         self.nb_beta = nb_beta
-        self.separate_views = separate_views
         self.calibrate = calibrate
         self.selection = selection
         self.keep_rare_up_to = keep_rare_up_to
         self.cv_documents = cv_documents
-        self.shard_documents = shard_documents
         self.n_workers = n_workers
         self.backend = backend
         self.ray_address = ray_address
@@ -151,11 +141,6 @@ class SubtreeLinearClassifier(RuleClassifier):
         if self.backend == "local" and self.n_workers > 1:
             raise InvalidSettingError(f"backend='local' runs one worker, but n_workers={self.n_workers}: use backend "
                                       "'processes' (or None) for several", setting="backend", value=self.backend)
-        if self.separate_views and (self.features == "tfidf" or isinstance(self.max_rules, int)):
-            setting = "features='tfidf'" if self.features == "tfidf" else f"max_rules={self.max_rules!r}"
-            raise InvalidSettingError(f"separate_views=True cannot be combined with {setting}: a tf-idf row is "
-                                      "normalized over all subtrees, and max_rules ranks them jointly; use one of the "
-                                      "two settings", setting="separate_views", value=True)
 
     def _transform(self, counts: Any) -> Tuple[Any, Optional[numpy.ndarray]]:
         """The feature matrix of a count matrix (CSC, structure shared), and the columns' idf for "tfidf"."""
@@ -189,8 +174,7 @@ class SubtreeLinearClassifier(RuleClassifier):
         self.shard_holders_: List[str] = []
         clock = time.process_time()
         logger.info("mining the subtrees of up to %d nodes in %d trees", self.max_pattern_size_, len(X))
-        # "auto" on one view makes its matrices from the columns in frequency order (`frequency_order`): mined so
-        auto = self.features == "auto" and not self.separate_views
+        auto = self.features == "auto"  # its matrices are made from the columns in frequency order, mined so
         mined = mine_subtrees(X, max_pattern_size=self.max_pattern_size_, min_support=self.min_support,
                               include_root_patterns=self.include_root_patterns, max_cache_mb=self.max_cache_mb,
                               keep_rare_up_to=self.keep_rare_up_to, n_workers=self.n_workers, backend=self.backend,
@@ -202,39 +186,26 @@ class SubtreeLinearClassifier(RuleClassifier):
         logger.info("mined %d subtrees in %.1f CPU s; fitting %d head(s)", len(codes), self.timings_["mine"],
                     len(self.heads_))
         clock = time.process_time()
-        views = self._views(codes)
-        F, idf = (None, None) if self.features == "auto" and len(views) == 1 else self._transform(counts)
+        F = None
+        if auto:
+            order = mined[2]
+            matrices, idf = feature_matrices(counts, "auto", self._threads, stored=False)
+        else:
+            F, idf = self._transform(counts)
+            order, by_frequency = frequency_order(F)
+            matrices = {"F": by_frequency}
+            del by_frequency
         self.timings_["features"] = time.process_time() - clock
         clock = time.process_time()
-        if len(views) > 1:
-            fits, order, tfidf = [self._fit_views(F, t, views) for t in targets], None, self.features == "tfidf"
-            kept: List[Any] = [None] * len(targets)
-            pruning: List[Any] = [None] * len(targets)
-        else:
-            fits, kept, pruning, tfidf, idf, order = self._fit_one_view(counts, F, idf, targets, mined[2] if auto else None)
+        with held_shards(matrices) as shards:
+            del matrices  # the shards hold them
+            fits, kept, pruning, on_T, tfidf = self._fit_shards(shards, targets, order)
+        if on_T and idf is not None:
+            idf = idf[order]
         fitted = self._finish_heads(targets, fits, kept, pruning, counts, F, tfidf, order if auto else None)
         del F, counts
         self.timings_["fit"] = time.process_time() - clock
         return self._set_rules(codes, fitted, idf if tfidf else None)
-
-    def _fit_one_view(self, counts: Any, F: Any, idf: Optional[numpy.ndarray], targets: Sequence[numpy.ndarray],
-                      mined_order: Optional[numpy.ndarray]) -> Tuple[List[HeadFit], List[Any], List[Any], bool,
-                                                                     Optional[numpy.ndarray], numpy.ndarray]:
-        """Every head on the columns in frequency order (`mined_order`: given when mined so), pruned with "auto"."""
-        if self.features == "auto":
-            order, ordered = (mined_order, counts) if mined_order is not None else frequency_order(counts.tocsc())
-            matrices, idf_by_frequency = feature_matrices(ordered, "auto", self._threads, stored=False)
-            del ordered
-        else:
-            order, by_frequency = frequency_order(F)
-            matrices = {"F": by_frequency}
-            del by_frequency
-        with self._shards(matrices) as shards:
-            del matrices  # the shards hold them (or their rows)
-            fits, kept, pruning, on_T, tfidf = self._fit_shards(shards, targets, order)
-        if on_T and idf_by_frequency is not None:
-            idf = idf_by_frequency[order]
-        return fits, kept, pruning, tfidf, idf, order
 
     def _start(self, y: Sequence[Any], n_nodes: int, n_docs: int) -> List[numpy.ndarray]:
         """Set the classes, the heads and `max_pattern_size_` (None: chosen from the training documents' nodes);
@@ -281,12 +252,12 @@ class SubtreeLinearClassifier(RuleClassifier):
                 self.fit_info_[-1]["pruned"] = pruned
         return fitted
 
-    def _set_rules(self, codes: Union[PatternCodes, PatternTree], fitted: List[Tuple[numpy.ndarray, float, Optional[numpy.ndarray]]],
+    def _set_rules(self, codes: Union[PatternCodes, PatternTree],
+                   fitted: List[Tuple[numpy.ndarray, float, Optional[numpy.ndarray]]],
                    idf: Optional[numpy.ndarray]) -> "SubtreeLinearClassifier":
         """Set the rule table: weights halved (sigmoid(2F) is the probability), by decreasing magnitude (ties: mined
         order); for tf-idf every kept subtree in mined order, its idf as the rule's b. RETURNS: self."""
         clock = time.process_time()
-        value = "tfidf" if idf is not None else ("log1p" if self.features == "log1p" else "stump")
         self.n_features_ = len(codes)
         ids, columns = [], []
         for w, c, keep in fitted:
@@ -303,7 +274,8 @@ class SubtreeLinearClassifier(RuleClassifier):
         codes, at = codes.codes_of(used)
         rules = [(at[numpy.searchsorted(used, i)].astype(numpy.int64), *rest) for i, rest in zip(ids, columns)]
         self.rules_ = RuleSet.from_arrays([h.name for h in self.heads_], algorithm=f"linear-{self.features}",
-                                          include_root_patterns=self.include_root_patterns, value=value,
+                                          include_root_patterns=self.include_root_patterns,
+                                          value="stump" if idf is None else "tfidf",
                                           strings=codes.strings, depth=codes.depth, label=codes.label,
                                           code_start=codes.start, rules=rules,
                                           intercepts=[c / 2.0 for _, c, _ in fitted], distinct=True,
@@ -311,23 +283,13 @@ class SubtreeLinearClassifier(RuleClassifier):
         self.timings_["rules"] = time.process_time() - clock
         return self
 
-    def _views(self, codes: PatternCodes) -> List[numpy.ndarray]:
-        """The columns of each view (word chains, then dependency trees) when views are fitted apart, else all."""
-        if not self.separate_views:
-            return [numpy.arange(len(codes))]
-        dep = codes.has_label_prefix(DEPENDENCY_VIEW_PREFIX)
-        views = [numpy.flatnonzero(~dep), numpy.flatnonzero(dep)]
-        return [v for v in views if len(v)]
-
     @property
     def _threads(self) -> int:
         """Threads for this process's own large steps (the idle workers' cores)."""
         return min(self.n_workers, os.cpu_count() or 1)
 
-    def _chosen_features(self, nb: Any, tfidf: bool = False) -> Any:
-        """The feature map a head (or each of its views) was fitted on, for `fit_info_`."""
-        if isinstance(nb, list):
-            return [self._chosen_features(v) for v in nb]
+    def _chosen_features(self, nb: bool, tfidf: bool) -> str:
+        """The feature map a head was fitted on, for `fit_info_`."""
         if self.features != "auto":
             return self.features
         return "tfidf" if tfidf else ("nb" if nb else "presence")
@@ -345,37 +307,12 @@ class SubtreeLinearClassifier(RuleClassifier):
             paths.append(make_path(False, tfidf_Cs, 1.0, NB_BETAS)._replace(tfidf=True))
         return paths
 
-    @contextmanager
-    def _shards(self, matrices: Dict[str, Any]) -> Iterator[Shards]:
-        """`sharded.held_shards` of the matrices; the nodes of Ray shard holders in `shard_holders_`."""
-        with held_shards(matrices, self.shard_documents, self.n_workers, self.backend, self.ray_address) as group:
-            if not group.in_process:
-                self.shard_holders_ = group.node_ids
-            yield group
-
     def _head_settings(self, loss: Optional[str] = None) -> HeadSettings:
         """`heads.fit_heads`'s settings: this model's (with another `loss`, if given)."""
         criterion = "calibrated_log_loss" if self.selection == "log_loss" else "accuracy"
         return HeadSettings(self.cv, self.l1_ratio, loss or self.loss, self.max_iter, self.tol, self.calibrate,
                             criterion, self.cv_documents, self.multilabel_, self.n_workers, self.backend,
                             self.ray_address)
-
-    def _fit_head(self, X: Any, y: numpy.ndarray, paths: Optional[List[Path]] = None,
-                  loss: Optional[str] = None) -> HeadFit:
-        """One head on the shards of X with this model's settings (or `paths` and `loss`)."""
-        with self._shards({"F": X}) as shards:
-            return fit_heads(self._head_settings(loss), shards, [y], self._paths() if paths is None else paths)[0][0]
-
-    def _fit_views(self, F: Any, y: numpy.ndarray, views: List[numpy.ndarray]) -> HeadFit:
-        """One model per view's columns; weights and intercept averaged over the views, the rest listed by view."""
-        w, c, fits = numpy.zeros(F.shape[1]), 0.0, []
-        for cols in views:
-            fit = self._fit_head(F[:, cols], y)
-            w[cols] = fit.weights / len(views)
-            c += fit.intercept / len(views)
-            fits.append(fit)
-        return HeadFit(w, c, *([getattr(fit, name) for fit in fits] for name in ("C", "cv_accuracy", "platt", "nb_beta",
-                                                                                   "nb")))
 
     def _refit_top(self, F: Any, y: numpy.ndarray, w: numpy.ndarray, C: float, nb: bool,
                    tfidf: bool) -> Tuple[numpy.ndarray, float, numpy.ndarray]:
@@ -385,7 +322,9 @@ class SubtreeLinearClassifier(RuleClassifier):
         keep = numpy.sort(numpy.argsort(-contribution, kind="stable")[: self.max_rules])
         X = tfidf_matrix(F[:, keep].tocsc())[0] if tfidf else F[:, keep]
         loss = TFIDF_LOSS if tfidf and self.features == "auto" else self.loss
-        fit = self._fit_head(X, y, [make_path(nb, [C], self.nb_beta if nb else 1.0, NB_BETAS)], loss)
+        with held_shards({"F": X}) as shards:
+            path = make_path(nb, [C], self.nb_beta if nb else 1.0, NB_BETAS)
+            fit = fit_heads(self._head_settings(loss), shards, [y], [path])[0][0]
         out = numpy.zeros_like(w)
         out[keep] = fit.weights
         return out, fit.intercept, keep

@@ -1,8 +1,8 @@
 """Rule sets: per class ("head") a margin, its intercept plus the scores of rules over subtree patterns.
 
 A stump (t, z, a, b) scores a when pattern t occurs at least z times, -a when fewer, b when not at all; with
-`value = "log1p"` (t, 1, a, 0) scores a * log(1 + count); with "tfidf" (t, 1, a, idf) scores a * (1 + log count) *
-idf / n, n the L2 norm of the document's (1 + log count) * idf over the head's rules."""
+`value = "tfidf"` (t, 1, a, idf) scores a * (1 + log count) * idf / n, n the L2 norm of the document's
+(1 + log count) * idf over the head's rules."""
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -18,7 +18,7 @@ FORMAT_VERSION = 1
 FLAT_VERSION = 2
 FLAT_MIN_RULES = 10_000
 SEALED_VERSION = 1
-VALUES = ("stump", "log1p", "tfidf")
+VALUES = ("stump", "tfidf")
 
 PUBLISHED = ("bact", "frequency", "presence")
 
@@ -33,7 +33,7 @@ class RuleSet:
     heads (Sequence[str]): The names of the heads (classes scored one-vs-rest).
     algorithm (str): The learner that produced the rules, for the record.
     include_root_patterns (bool): Whether patterns may contain the document root (else root nodes never match).
-    value (str): "stump", "log1p" or "tfidf": how a rule scores (see the module).
+    value (str): "stump" or "tfidf": how a rule scores (see the module).
     """
 
     def __init__(self, heads: Sequence[str], *, algorithm: str = "frequency", include_root_patterns: bool = False,
@@ -261,17 +261,14 @@ class RuleSet:
                 score = numpy.bincount(rows, weights=a[rule] * x, minlength=n_docs)
                 out[:, h] += numpy.divide(score, norm, out=numpy.zeros(n_docs), where=norm > 0)
                 continue
-            if self.value == "log1p":
-                contrib = a[rule] * numpy.log1p(c)
-            else:
-                contrib = numpy.where(c >= z[rule], a[rule], -a[rule]) - b[rule]
+            contrib = numpy.where(c >= z[rule], a[rule], -a[rule]) - b[rule]
             out[:, h] += numpy.bincount(rows, weights=contrib, minlength=n_docs)
         return out
 
     def fired_rules(self, forest: Forest, head: int) -> Tuple[numpy.ndarray, ...]:
         """Every rule of `head` whose pattern occurs in a document of the forest, as arrays: the document, the rule's
-        index, the value it scores (the count; log(1 + count) for "log1p"; the normalized tf-idf for "tfidf") and
-        its contribution (its score minus its score when absent)."""
+        index, the value it scores (the count; the normalized tf-idf for "tfidf") and its contribution (its score
+        minus its score when absent)."""
         rows, rule, count, value, score = self._fired(forest, head)
         return rows, rule, value, score - self.rule_arrays(head)[3][rule] if self.value == "stump" else score
 
@@ -289,9 +286,6 @@ class RuleSet:
             value = (1.0 + numpy.log(value)) * b
             norm = numpy.sqrt(numpy.bincount(rows, weights=value * value, minlength=n_docs))
             value = value / numpy.where(norm > 0, norm, 1.0)[rows]
-            return rows, rule, count, value, a * value
-        if self.value == "log1p":
-            value = numpy.log1p(value)
             return rows, rule, count, value, a * value
         return rows, rule, count, value, numpy.where(value >= z, a, -a)
 
@@ -317,8 +311,6 @@ class RuleSet:
 
     def _describe(self, code: Code, z: int, a: float, b: float) -> str:
         pattern = pattern_to_sexpr(code)
-        if self.value == "log1p":
-            return f"{pattern} → {a:+.4f} × log(1 + count)"
         if self.value == "tfidf":
             return f"{pattern} → {a:+.4f} × tf-idf (idf {b:.4f})"
         if z <= 1 and b == 0.0 and self.algorithm not in PUBLISHED:
@@ -371,8 +363,8 @@ class RuleSet:
         value = data.get("value", "stump")
         if value not in VALUES:
             raise ModelFormatError(f"The rule file has an unknown rule value {value!r} (this version reads "
-                                   f"{', '.join(VALUES)}); it was written by a newer spacy-treeboost: upgrade "
-                                   "to read it, or retrain the model.")
+                                   f"{', '.join(VALUES)}); it was written by another spacy-treeboost: read it with "
+                                   "that version (upgrade if newer), or retrain the model.")
         try:
             heads = data["heads"]
             if not (isinstance(heads, list) and heads and all(isinstance(h, str) for h in heads)

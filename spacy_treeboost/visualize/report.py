@@ -77,9 +77,7 @@ def _rank(rules: RuleSet, head: int, top: int,
           typical: Optional[numpy.ndarray]) -> Tuple[List[Tuple[int, float, List[int]]], float, int]:
     """`top_subtrees`, the sum of every subtree's |total|, and the number of subtrees."""
     pid, z, a, b = (numpy.asarray(column, dtype=numpy.float64) for column in rules.rule_arrays(head))
-    if rules.value == "log1p":
-        value = a * numpy.log(2.0)
-    elif rules.value == "tfidf":
+    if rules.value == "tfidf":
         value = a * (b if typical is None else typical)
     else:
         value = numpy.where(z <= 1, a, -a) - b
