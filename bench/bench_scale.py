@@ -102,8 +102,7 @@ def child_linear(spec: Dict[str, Any]) -> Dict[str, Any]:
         import ray
 
         ray.init(address="local", num_cpus=spec["n_workers"], log_to_driver=False)
-    clf = SubtreeLinearClassifier(n_workers=spec["n_workers"], backend=spec["backend"],
-                                  shard_documents=spec.get("shard_documents"))
+    clf = SubtreeLinearClassifier(n_workers=spec["n_workers"], backend=spec["backend"])
     t0 = time.perf_counter()
     clf.fit(forest, y)
     wall = time.perf_counter() - t0
@@ -208,8 +207,6 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2", help="Worker counts of the comparison runs")
     parser.add_argument("--linear-sizes", default="128000",
                         help="Sizes for the default learner (60-word documents: --words 20 --sents 3), '' for none")
-    parser.add_argument("--linear-shards", default="none", help="The default learner's shard_documents values, "
-                        "comma-separated ('none': whole matrices)")
     parser.add_argument("--apply-docs", default="10000,100000")
     parser.add_argument("--apply-model", default="", help="A spaCy pipeline directory for the apply measurement "
                         "(default: one trained by the script)")
@@ -282,11 +279,9 @@ def main() -> None:
                     save(results)
     for n in [int(v) for v in args.linear_sizes.split(",") if v]:
         corpus = generate(args.generator, n, args.out_dir, ["--words", "20", "--sents", "3"])
-        for _, shards, backend, workers in itertools.product(
-                range(args.repeats), [None if v == "none" else int(v) for v in args.linear_shards.split(",")],
-                args.backends.split(","), [int(v) for v in args.workers.split(",")]):
-            spec = {"train": str(corpus / "train.tree"), "n_train": n, "backend": backend, "n_workers": workers,
-                    **({"shard_documents": shards} if shards else {})}
+        for _, backend, workers in itertools.product(range(args.repeats), args.backends.split(","),
+                                                     [int(v) for v in args.workers.split(",")]):
+            spec = {"train": str(corpus / "train.tree"), "n_train": n, "backend": backend, "n_workers": workers}
             row = run_child("linear", spec, log_dir)
             row["invocation"] = results["command"].count("; then ")
             results.setdefault("linear", []).append(row)

@@ -77,7 +77,7 @@ def reduced_matrix(lines: Sequence[str], features: str = "presence") -> Tuple[An
         X = scale_columns(X, nb_ratio(X, y))
     elif features != "presence":
         raise ValueError(f"features={features!r}: use 'presence' or 'nb'")
-    with sharded.held_shards({"F": X}, None) as shards:
+    with sharded.held_shards({"F": X}) as shards:
         d = shards.map("select", "F", y, None, None)[0]
         sharded._prepare(shards, False, 0.0, d, 1)
         return shards.map("reduced")[0][0], y
@@ -88,7 +88,7 @@ def one_shard_problem(X: Any, y: numpy.ndarray, C: float, threads: int = 1) -> A
     on `threads` threads): a `sharded.ShardedNewton`."""
     from spacy_treeboost.learning import sharded
 
-    shards = sharded.Shards(sharded.make_shards({"F": X}, None))
+    shards = sharded.Shards.here([sharded.whole_shard({"F": X})])
     d = shards.map("select", "F", y, None, None)[0]
     shards.map("scale", None)
     sharded._Layout(shards, d, keep_all=True, threads=threads)

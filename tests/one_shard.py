@@ -41,7 +41,7 @@ def fit_on_row_shards(monkeypatch: Any, size: int) -> None:
     """Make `SubtreeLinearClassifier` fit a Forest on `cut_shards` of `size` rows (held here) instead of one shard."""
     @contextmanager
     def held(matrices: Dict[str, Any]) -> Iterator[sharded.Shards]:
-        group = sharded.Shards(cut_shards(matrices, size))
+        group = sharded.Shards.here(cut_shards(matrices, size))
         try:
             yield group
         finally:

@@ -118,7 +118,7 @@ def test_labels_with_brackets_and_spaces_round_trip(tmp_path):
 
 @pytest.mark.parametrize("algorithm,extra", [
     ("linear", ["--features", "nb", "--cv", "2"]),
-    ("linear", ["--features", "log1p", "--C", "1.0", "--loss", "squared_hinge"]),
+    ("linear", ["--features", "presence", "--C", "1.0", "--loss", "squared_hinge"]),
     ("corrective", ["--booster", "frequency", "--rounds", "5", "--C", "2.0"]),
 ])
 @pytest.mark.slow
@@ -210,26 +210,6 @@ def test_learn_leaves_the_linear_pattern_size_to_the_learner_unless_told(files, 
     if algorithm == "linear" and saved is None:
         forest, gold = read_bact(train)
         assert clf.rules_.to_dict() == SubtreeLinearClassifier().fit(forest, gold).rules_.to_dict()
-
-
-def test_learn_fits_on_document_shards_only_for_linear(files):
-    """--shard-documents reaches the linear learner (the model is the one of the setting in Python) and is an error
-    for a learner that cannot use it."""
-    from typer.testing import CliRunner
-
-    from spacy_treeboost import SubtreeLinearClassifier, cli
-
-    tmp_path, train = files
-    model = tmp_path / "m.model"
-    result = CliRunner().invoke(cli.app, ["learn", str(train), str(model), "--shard-documents", "3"])
-    assert result.exit_code == 0, result.output
-    clf = classifier_from_dict(srsly.msgpack_loads(model.read_bytes()))
-    assert clf.get_params()["shard_documents"] == 3
-    forest, gold = read_bact(train)
-    assert clf.rules_.to_dict() == SubtreeLinearClassifier(shard_documents=3).fit(forest, gold).rules_.to_dict()
-    result = CliRunner().invoke(cli.app, ["learn", str(train), str(model), "--algorithm", "frequency",
-                                          "--shard-documents", "3"])
-    assert result.exit_code == 2 and "--shard-documents is a setting of --algorithm linear" in result.output
 
 
 LEARNER_BLOCKS = {

@@ -36,7 +36,7 @@ BAD_SETTINGS = [
      "Cs=[] is invalid: list one or more values of C from 1e-06 to 1e+06"),
     (LINEAR, f"{TREEBOOST}.learner.cv", "1", None, "cv=1 is invalid: use a whole number of folds from 2 to 20"),
     (LINEAR, f"{TREEBOOST}.learner.features", '"foo"', None,
-     "features='foo' is invalid: choose one of auto, nb, presence, log1p, tfidf"),
+     "features='foo' is invalid: choose one of auto, nb, presence, tfidf"),
     (LINEAR, f"{TREEBOOST}.learner.loss", '"foo"', None,
      "loss='foo' is invalid: choose one of logistic, squared_hinge"),
     (LINEAR, f"{TREEBOOST}.learner.l1_ratio", "2", None, "l1_ratio=2 is invalid: use a number from 0 (L2) to 1 (L1)"),

@@ -231,7 +231,7 @@ def test_two_feature_maps_choose_the_best_out_of_fold_candidate(seed, max_scored
 
     settings = dict(l1_ratio=0.0, loss="logistic", max_iter=1000, tol=1e-10)
     folds = cv_folds(y, 3, max_scored)
-    with sharded.held_shards({"F": csr_matrix(X)}, None) as shards:
+    with sharded.held_shards({"F": csr_matrix(X)}) as shards:
         blocks = [sharded.fold_margins(shards, "F", y, folds, k, paths, **settings) for k in range(folds.max() + 1)]
     scored = y[folds >= 0]
     margins_of_all, (_, accuracy) = assemble_margins(blocks, folds), candidate_costs(assemble_margins(blocks, folds),
@@ -265,7 +265,7 @@ def reduced_problem(X, y):
 
     from spacy_treeboost.learning import sharded
 
-    shards = sharded.Shards(sharded.make_shards({"F": X}, None))
+    shards = sharded.Shards.here([sharded.whole_shard({"F": X})])
     d = shards.map("select", "F", numpy.asarray(y, dtype=float), None, None)[0]
     shards.map("scale", None)
     layout = sharded._Layout(shards, d, keep_all=False)
@@ -426,7 +426,7 @@ def test_the_fits_of_a_path_on_one_layout_are_those_of_fit_linear(seed, loss, l1
     saved = products.BLOCK_NNZ
     products.BLOCK_NNZ = 1  # column blocks even for a small matrix
     try:
-        shards, init = sharded.Shards(sharded.make_shards({"F": X}, None)), None
+        shards, init = sharded.Shards.here([sharded.whole_shard({"F": X})]), None
         d = shards.map("select", "F", y, None, None)[0]
         _, layout = sharded._prepare(shards, False, l1_ratio, d, 1)
         for C in Cs:

@@ -2,8 +2,9 @@
 import random
 from pathlib import Path
 
-import srsly
+import numpy
 import pytest
+import srsly
 import spacy
 from hypothesis import given, settings, strategies as st
 
@@ -34,6 +35,19 @@ def test_future_classifier_version_is_refused():
     data = classifier_to_dict(fitted())
     data["version"] = 99
     with pytest.raises(ModelFormatError, match="version 99 is not supported.*reads version 1"):
+        classifier_from_dict(data)
+
+
+def test_linear_files_with_removed_settings_load_and_log1p_rules_are_refused():
+    """Files of earlier versions: their `separate_views` and `shard_documents` are ignored (the rules predict alike);
+    rules scoring log(1 + count), a feature family since removed, are refused with a message."""
+    f = Forest.from_sentences([[["not", "good"]], [["very", "good"]], [["not", "bad"]], [["so", "bad"]]])
+    clf = SubtreeLinearClassifier(max_pattern_size=2, min_support=1, cv=2).fit(f, ["NEG", "POS", "POS", "NEG"])
+    data = classifier_to_dict(clf)
+    data["params"].update(separate_views=False, shard_documents=None)
+    numpy.testing.assert_array_equal(classifier_from_dict(data).decision_function(f), clf.decision_function(f))
+    data["rules"]["value"] = "log1p"
+    with pytest.raises(ModelFormatError, match="unknown rule value 'log1p'.*retrain"):
         classifier_from_dict(data)
 
 

@@ -98,8 +98,6 @@ def test_valid_values_never_raise(data):
     for name, entry in cls._parameter_constraints.items():
         if data.draw(st.booleans()):
             params[name] = data.draw(st.one_of([valid_values(c) for c in entry.accepts]))
-    if cls is SubtreeLinearClassifier and params.get("separate_views"):
-        params.update(features="nb", max_rules=None)
     if cls is SubtreeLinearClassifier and params.get("backend", None) == "local":
         params["n_workers"] = 1
     if cls is SubtreeLinearClassifier and params.get("ray_address") is not None:

@@ -101,11 +101,6 @@ def test_learn_on_a_two_node_cluster_writes_the_one_worker_models(tmp_path, two_
     learn(TRAIN, tmp_path / "linear_one.bin", env, *linear)
     learn(TRAIN, tmp_path / "linear_ray.bin", env, *linear, *ray)
     assert (tmp_path / "linear_ray.bin").read_bytes() == (tmp_path / "linear_one.bin").read_bytes()
-    sharded = (*linear, "--shard-documents", 40)
-    learn(TRAIN, tmp_path / "sharded_one.bin", env, *sharded)
-    report = learn(TRAIN, tmp_path / "sharded_ray.bin", env, *sharded, *ray)
-    assert "2 shard holders on 2 Ray node(s)" in report, report[-3000:]
-    assert (tmp_path / "sharded_ray.bin").read_bytes() == (tmp_path / "sharded_one.bin").read_bytes()
     files_on_the_cluster(tmp_path, address, env)
 
 

@@ -33,14 +33,14 @@ def codes(draw, labels=LABELS, max_size=4):
 @st.composite
 def rule_lists(draw):
     """(n_heads, value, rules as (head, code, z, a, b), intercepts)."""
-    value = draw(st.sampled_from(["stump", "log1p", "tfidf"]))
+    value = draw(st.sampled_from(["stump", "tfidf"]))
     n_heads = draw(st.integers(1, 3))
     pool = draw(st.lists(codes(), min_size=1, max_size=8, unique=True))
     weight = st.floats(-4, 4, allow_nan=False).filter(lambda x: x != 0)
     rules = []
     for _ in range(draw(st.integers(0, 14))):
         z = draw(st.integers(1, 3)) if value == "stump" else 1
-        b = draw(st.floats(0.1, 3)) if value == "tfidf" else (draw(weight) if value == "stump" else 0.0)
+        b = draw(st.floats(0.1, 3)) if value == "tfidf" else draw(weight)
         rules.append((draw(st.integers(0, n_heads - 1)), draw(st.sampled_from(pool)), z, draw(weight), b))
     intercepts = [draw(st.floats(-2, 2)) for _ in range(n_heads)]
     return n_heads, value, rules, pool, intercepts

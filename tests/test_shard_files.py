@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from one_shard import fit_on_row_shards
 from reference import random_trees
 from spacy_treeboost.learning import shard_files, shard_merge, tasks
 from spacy_treeboost.learning.classifier_files import classifier_to_bytes
@@ -90,9 +91,9 @@ def test_the_merged_subtrees_and_their_documents_are_those_of_one_miner(tmp_path
     assert numpy.all(numpy.diff(mined.docs[numpy.argsort(mined.inverse)]) <= 0)
 
 
-@pytest.mark.parametrize("features", ["auto", "tfidf", "log1p"])
+@pytest.mark.parametrize("features", ["auto", "tfidf", "presence"])
 def test_the_model_from_files_is_the_same_for_any_grouping_into_workers(tmp_path, monkeypatch, features):
-    forest, y = labelled(3, 36, n_classes=3 if features == "log1p" else 2)
+    forest, y = labelled(3, 36, n_classes=3 if features == "presence" else 2)
     paths = write_shards(tmp_path, forest, y, [9, 17, 30])
     one = classifier_to_bytes(SubtreeLinearClassifier(**FIT, features=features).fit(TreeShards(paths)))
     in_process(monkeypatch)
@@ -101,11 +102,12 @@ def test_the_model_from_files_is_the_same_for_any_grouping_into_workers(tmp_path
         assert classifier_to_bytes(many.fit(TreeShards(paths))) == one
 
 
-def test_equal_files_give_the_rules_of_the_sharded_fit_in_one_process(tmp_path):
+def test_equal_files_give_the_rules_of_the_sharded_fit_in_one_process(tmp_path, monkeypatch):
     forest, y = labelled(5, 40)
     paths = write_shards(tmp_path, forest, y, [10, 20, 30], gz=True)
     from_files = SubtreeLinearClassifier(**FIT, features="nb").fit(TreeShards(paths))
-    whole = SubtreeLinearClassifier(**FIT, features="nb", shard_documents=10, max_rules=None).fit(forest, y)
+    fit_on_row_shards(monkeypatch, 10)
+    whole = SubtreeLinearClassifier(**FIT, features="nb", max_rules=None).fit(forest, y)
     assert from_files.rules_.listing() == whole.rules_.listing()
     assert from_files.classes_ == whole.classes_
     numpy.testing.assert_array_equal(from_files.decision_function(forest), whole.decision_function(forest))
@@ -127,11 +129,12 @@ def planted(n_docs, seed=0):
     return Forest.from_trees(trees), ["POS" if v else "NEG" for v in y]
 
 
-def test_files_are_pruned_as_the_sharded_fit_in_one_process(tmp_path):
+def test_files_are_pruned_as_the_sharded_fit_in_one_process(tmp_path, monkeypatch):
     whole, y = planted(2400)
     paths = write_shards(tmp_path, whole, y, [600, 1200, 1800])
     from_files = SubtreeLinearClassifier(cv=2).fit(TreeShards(paths))
-    sharded = SubtreeLinearClassifier(cv=2, shard_documents=600).fit(whole, y)
+    fit_on_row_shards(monkeypatch, 600)
+    sharded = SubtreeLinearClassifier(cv=2).fit(whole, y)
     assert from_files.fit_info_[0]["pruned"]["share"] < 1.0
     assert from_files.fit_info_ == sharded.fit_info_
     assert from_files.rules_.listing() == sharded.rules_.listing()

@@ -55,7 +55,7 @@ def dense_smooth(x, X, y, loss, l2):
        st.sampled_from(["logistic", "squared_hinge"]), st.booleans())
 def test_shard_sums_are_the_dense_sums(seed, n, d, size, loss, keep_all):
     X, y = random_problem(seed, n, d, binary=False)
-    shards = sharded.Shards(cut_shards({"F": csc_matrix(X)}, size))
+    shards = sharded.Shards.here(cut_shards({"F": csc_matrix(X)}, size))
     assert shards.map("select", "F", y, None, None)[0] == d
     shards.map("scale", None)
     layout = sharded._Layout(shards, d, keep_all=keep_all)
@@ -90,12 +90,12 @@ def test_any_grouping_of_the_shards_fits_the_same_bits_at_the_whole_matrix_optim
     F = csc_matrix(X)
     fit = dict(l1_ratio=l1_ratio, loss=loss, max_iter=5000, tol=1e-8)
     shards = cut_shards({"F": F}, size)
-    one = sharded.final_fit(sharded.Shards(shards), "F", y, 1.0, nb=nb, **fit)
+    one = sharded.final_fit(sharded.Shards.here(shards), "F", y, 1.0, nb=nb, **fit)
     grouped = sharded.final_fit(GroupedShards(shards, groups), "F", y, 1.0, nb=nb, **fit)
     numpy.testing.assert_array_equal(grouped.weights, one.weights)
     assert grouped.intercept == one.intercept
     numpy.testing.assert_array_equal(grouped.scale, one.scale)
-    whole = sharded.final_fit(sharded.Shards([sharded.whole_shard({"F": F})]), "F", y, 1.0, nb=nb, **fit)
+    whole = sharded.final_fit(sharded.Shards.here([sharded.whole_shard({"F": F})]), "F", y, 1.0, nb=nb, **fit)
     numpy.testing.assert_allclose(one.scale, whole.scale, rtol=1e-12)
     Xs = X * one.scale
     ours = linear_objective(one.weights, one.intercept, Xs, y, C=1.0, l1_ratio=l1_ratio, loss=loss)
@@ -114,10 +114,10 @@ def test_fold_margins_on_shards_are_the_whole_matrix_margins_and_the_same_for_an
     fit = dict(l1_ratio=0.0, loss="logistic", max_iter=5000, tol=1e-10)
     shards = cut_shards({"F": F}, size)
     for fold in range(int(folds.max()) + 1):
-        got = sharded.fold_margins(sharded.Shards(shards), "F", y, folds, fold, paths, **fit)
+        got = sharded.fold_margins(sharded.Shards.here(shards), "F", y, folds, fold, paths, **fit)
         grouped = sharded.fold_margins(GroupedShards(shards, groups), "F", y, folds, fold, paths, **fit)
         numpy.testing.assert_array_equal(grouped, got)
-        want = sharded.fold_margins(sharded.Shards([sharded.whole_shard({"F": F})]), "F", y, folds, fold, paths,
+        want = sharded.fold_margins(sharded.Shards.here([sharded.whole_shard({"F": F})]), "F", y, folds, fold, paths,
                                     **fit)
         numpy.testing.assert_allclose(got, want, atol=1e-5 * max(1.0, numpy.abs(want).max()))
 
@@ -155,7 +155,7 @@ def test_the_whole_matrices_are_one_shard_not_copied():
 def test_a_shard_sent_elsewhere_holds_its_rows_alone():
     X, y = random_problem(4, 12, 6, binary=True)
     shard = sharded.whole_shard({"F": csc_matrix(X)})
-    shards = sharded.Shards([shard])
+    shards = sharded.Shards.here([shard])
     sharded.final_fit(shards, "F", y, 1.0, nb=True, l1_ratio=0.0, loss="logistic", max_iter=100, tol=1e-6)
     assert shard.train is not None
     copy = pickle.loads(pickle.dumps(shard))

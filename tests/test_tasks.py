@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from one_shard import fit_on_row_shards
 from reference import random_trees
 from spacy_treeboost.learning import tasks
 from spacy_treeboost.learning.classifier_files import classifier_to_bytes
@@ -125,12 +126,14 @@ def test_the_fit_tasks_on_several_workers_in_this_process_give_the_model_of_one(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("shard_documents", [None, 9])
-def test_spawned_workers_fit_the_model_of_one_worker(monkeypatch, shard_documents):
+@pytest.mark.parametrize("rows", [None, 9])
+def test_spawned_workers_fit_the_model_of_one_worker(monkeypatch, rows):
     """Spawned workers (where a fork is unsafe, or on a platform without fork) receive the job, its shards (one of
-    the whole matrices by default) included, over their pipes: the same model file as one worker's."""
+    the whole matrices, or of `rows` rows each) included, over their pipes: the same model file as one worker's."""
+    if rows is not None:
+        fit_on_row_shards(monkeypatch, rows)
     f, y = labelled_forest(7)
-    one = classifier_to_bytes(SubtreeLinearClassifier(**FIT, shard_documents=shard_documents).fit(f, y))
+    one = classifier_to_bytes(SubtreeLinearClassifier(**FIT).fit(f, y))
     started = []
     real = tasks.ProcessWorkers.__init__
 
@@ -140,7 +143,7 @@ def test_spawned_workers_fit_the_model_of_one_worker(monkeypatch, shard_document
 
     monkeypatch.setattr(tasks, "start_method", lambda: "spawn")
     monkeypatch.setattr(tasks.ProcessWorkers, "__init__", recorded)
-    many = SubtreeLinearClassifier(**FIT, shard_documents=shard_documents, n_workers=2).fit(f, y)
+    many = SubtreeLinearClassifier(**FIT, n_workers=2).fit(f, y)
     assert classifier_to_bytes(many) == one
     assert started and set(started) == {"spawn"}
 

@@ -41,10 +41,10 @@ def test_corrective_component_equals_the_estimator():
 
 
 def test_linear_component_equals_the_estimator():
-    nlp, pipe = trained("linear", C=3.0, features="log1p")
+    nlp, pipe = trained("linear", C=3.0, features="presence")
     forest = docs_to_forest([nlp.make_doc(t) for t in TEXTS], TreeSpec("chain", ["LOWER"], ["IS_SPACE", "IS_PUNCT"]))
     y = [label for _, label in TRAIN]
-    ref = SubtreeLinearClassifier(max_pattern_size=2, min_support=1, C=3.0, features="log1p", cv=2).fit(forest, y)
+    ref = SubtreeLinearClassifier(max_pattern_size=2, min_support=1, C=3.0, features="presence", cv=2).fit(forest, y)
     F = pipe.predict([nlp.make_doc(t) for t in TEXTS])
     numpy.testing.assert_allclose(F[:, 0], ref.decision_function(forest), atol=1e-12)
     assert pipe.n_rounds == 0

@@ -12,11 +12,10 @@ on train + dev (`choice_folds`), each fold fitted with the settings the dev spli
 
 - Linear NB (`SubtreeLinearClassifier`, the component's defaults: naive Bayes scaled presence features,
   logistic loss, min_support 2) over word chains (N-gram) or dependency trees (Tree);
-- N-gram+Tree Linear NB (`separate_views=True` on the component's tree_mode "chain+dependency"): a Linear
-  NB model over the word-chain subtrees and one over the dependency subtrees, each with its own naive Bayes
-  ratios and cross-validated C, their margins averaged (one pattern size for both, chosen on dev);
-  N-gram+Tree Linear tf-idf: one tf-idf model over the subtrees of both views, each row normalized over
-  all of them;
+- N-gram+Tree Linear NB (the component's tree_mode "chain+dependency"): one Linear NB model over the
+  word-chain and the dependency subtrees (the recorded results averaged two models, one per view, a setting
+  since removed); N-gram+Tree Linear tf-idf: one tf-idf model over the subtrees of both views, each row
+  normalized over all of them;
 - N-gram Linear NB min_support 1 and N-gram+Tree Linear NB min_support 1 (sentence polarity only; see
   MIN_SUPPORT_1_CORPORA): the same models over every subtree of the training documents;
 - Linear NB top-5000: the same, keeping per class the 5,000 subtrees of largest total contribution on
@@ -121,7 +120,7 @@ def system_list(trees: bool, corpus: str = "") -> List[Dict[str, Any]]:
         out.append({"name": f"{rep} Corrective", "family": "subtree", "representation": rep, "learner": "corrective"})
     if trees:
         out.append({"name": "N-gram+Tree Linear NB", "family": "subtree", "representation": "Both", "learner": "linear",
-                    "features": "nb", "options": {"separate_views": True}})
+                    "features": "nb"})
         out.append({"name": "N-gram+Tree Linear tf-idf", "family": "subtree", "representation": "Both",
                     "learner": "linear", "features": "tfidf", "options": dict(TFIDF_OPTIONS), "dev_Cs": TFIDF_CS})
     if corpus in MIN_SUPPORT_1_CORPORA:
@@ -129,7 +128,7 @@ def system_list(trees: bool, corpus: str = "") -> List[Dict[str, Any]]:
                     "learner": "linear", "features": "nb", "options": {"min_support": 1}})
         if trees:
             out.append({"name": "N-gram+Tree Linear NB min_support 1", "family": "subtree", "representation": "Both",
-                        "learner": "linear", "features": "nb", "options": {"separate_views": True, "min_support": 1}})
+                        "learner": "linear", "features": "nb", "options": {"min_support": 1}})
     out.append({"name": "NBSVM 1-2", "family": "peer", "peer": "nbsvm", "n": 2})
     out.append({"name": "NBSVM 1-3", "family": "peer", "peer": "nbsvm", "n": 3})
     out.append({"name": "LinearSVC tf-idf 1-2", "family": "peer", "peer": "LinearSVC"})

@@ -11,6 +11,8 @@ from .learner import EXECUTION_PARAMS, TreeBoostClassifier, _Head
 
 CLASSIFIER_FORMAT = "spacy-treeboost.classifier"
 CLASSIFIER_FILE_VERSION = 1
+# settings that earlier versions stored and this one no longer has; they do not change how the rules predict
+REMOVED_PARAMS = ("separate_views", "shard_documents")
 
 
 def _estimators() -> Dict[str, Any]:
@@ -73,6 +75,8 @@ def classifier_from_dict(data: Any) -> RuleClassifier:
                                "spacy-treeboost.")
     try:
         params = dict(data["params"])
+        for name in REMOVED_PARAMS:
+            params.pop(name, None)
         if isinstance(params.get("estimator"), dict):
             params["estimator"] = TreeBoostClassifier(**params["estimator"])
         clf = kinds[kind](**params)

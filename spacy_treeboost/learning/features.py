@@ -189,19 +189,6 @@ class PatternTree:
         return codes, index[patterns]
 
 
-def frequency_order(F: Any) -> Tuple[numpy.ndarray, Any]:
-    """`inverse` and F (CSC or CSR) with its columns by decreasing document frequency (ties: column order); the
-    weights w of the renumbered columns are w[inverse] for F's."""
-    from scipy.sparse import csr_matrix
-
-    df = numpy.diff(F.indptr) if F.format == "csc" else numpy.bincount(F.indices, minlength=F.shape[1])
-    order, inverse = order_by_frequency(df)
-    if F.format == "csc":
-        return inverse, F[:, order]
-    renumbered = csr_matrix((F.data, inverse[F.indices].astype(F.indices.dtype), F.indptr), shape=F.shape)
-    return inverse, renumbered
-
-
 def order_by_frequency(df: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
     """The columns by decreasing document frequency `df` (ties: column order), and the inverse permutation."""
     return order_by_count(numpy.ascontiguousarray(df, dtype=numpy.int64))

@@ -292,15 +292,15 @@ def fit_files(model: "SubtreeLinearClassifier", X: TreeShards, y: Any = None) ->
                     len(tree), n_docs, peak_rss_bytes() / 1e6)
         workers.call_all("build", (workers.put(inverse), workers.put(by_column), model.features, starts))
         del by_column
-        shards = Shards.held_by(workers, len(docs), ["F", "T"] if model.features == "auto" else ["F"], here)
+        shards = Shards(workers, len(docs), ["F", "T"] if model.features == "auto" else ["F"], here)
         model.shard_holders_ = shards.node_ids
         clock = time.process_time()
-        fits, kept, pruning, _, tfidf = model._fit_shards(shards, targets, inverse)
+        fits, kept, pruning, tfidf = model._fit_shards(shards, targets, inverse)
         model.peak_rss_ = {"training": peak_rss_bytes(), "workers": [] if here else workers.call_all("peak_rss")}
     finally:
         workers.close()
     logger.info("peak RSS (MB): training process %.1f, workers %s", model.peak_rss_["training"] / 1e6,
                 ", ".join(f"{r / 1e6:.1f}" for r in model.peak_rss_["workers"]) or "in this process")
-    fitted = model._finish_heads(targets, fits, kept, pruning, None, None, tfidf, None)
+    fitted = model._finish_heads(targets, fits, kept, pruning, None, tfidf, inverse)
     model.timings_["fit"] = time.process_time() - clock
     return model._set_rules(tree, fitted, idf if tfidf else None)

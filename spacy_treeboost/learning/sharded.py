@@ -28,31 +28,30 @@ def whole_shard(matrices: Dict[str, Any]) -> DocumentShard:
 
 
 class Shards:
-    """Shards held by workers (`_ShardHolder`s), a run of consecutive shards each: `map` asks every shard in shard
-    order, `add` sums their answers in shard order, in this process. `Shards(shards)` holds them here."""
+    """The shards held by started `workers` (`_ShardHolder`s, a run of consecutive shards each; `in_process`: here):
+    `map` asks every shard in shard order, `add` sums their answers in shard order, in this process.
+
+    n_shards (int): How many shards the workers hold.
+    names (List[str]): The names of the shards' matrices.
+    """
 
     in_process = True
     n_shards = 0  # 0: not known
-    names: List[str] = []  # the matrices' names
+    names: List[str] = []
 
-    def __init__(self, shards: List[DocumentShard]) -> None:
-        workers = make_workers("local", 1, lambda i, _: (_ShardHolder, (shards,), {}), name="Shard holder")
-        self._hold(workers, len(shards), sorted(shards[0].matrices), True)
-
-    @classmethod
-    def held_by(cls, workers: Any, n_shards: int, names: List[str], in_process: bool) -> "Shards":
-        """The shards of the matrices `names` that started `workers` (`_ShardHolder`s) hold."""
-        group = cls.__new__(cls)
-        group._hold(workers, n_shards, names, in_process)
-        return group
-
-    def _hold(self, workers: Any, n_shards: int, names: List[str], in_process: bool) -> None:
+    def __init__(self, workers: Any, n_shards: int, names: List[str], in_process: bool = True) -> None:
         self.workers, self.n_shards, self.names, self.in_process = workers, n_shards, names, in_process
         self.actors = getattr(workers, "actors", [])
         self.node_ids: List[str] = workers.call_all("node") if self.actors else []
         workers.when = "during a fit"
         if n_shards > 1:
             logger.info("%d shards on %d workers on %d node(s)", n_shards, workers.n, len(set(self.node_ids)) or 1)
+
+    @classmethod
+    def here(cls, shards: List[DocumentShard]) -> "Shards":
+        """The shards, held in this process."""
+        workers = make_workers("local", 1, lambda i, _: (_ShardHolder, (shards,), {}), name="Shard holder")
+        return cls(workers, len(shards), sorted(shards[0].matrices))
 
     def runs(self, method: str, *args: Any) -> Iterator[List[Any]]:
         """Every worker's answers to `method(*args)` (its run of shards'), in worker order, as they come."""
@@ -233,7 +232,7 @@ def final_fit(shards: Any, name: str, y: numpy.ndarray, C: float, *, nb: bool, l
 @contextmanager
 def held_shards(matrices: Dict[str, Any]) -> Iterator[Shards]:
     """A context holding one shard of the whole matrices (`whole_shard`) here, for every fit."""
-    group = Shards([whole_shard(matrices)])
+    group = Shards.here([whole_shard(matrices)])
     try:
         yield group
     finally:

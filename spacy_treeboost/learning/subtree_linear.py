@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Un
 import numpy
 
 from .classifier import NO_SUBTREE, RuleClassifier, encode_targets
-from .features import PatternCodes, PatternTree, feature_matrices, frequency_order, tfidf_matrix
+from .features import PatternCodes, PatternTree, feature_matrices, presence, tfidf_matrix
 from .heads import TFIDF_LOSS, HeadSettings, fit_heads
 from .learner import MAX_PATTERN_SIZE_LIMIT, _Head
 from .mining import mine_subtrees, pattern_size
@@ -142,12 +142,6 @@ class SubtreeLinearClassifier(RuleClassifier):
             raise InvalidSettingError(f"backend='local' runs one worker, but n_workers={self.n_workers}: use backend "
                                       "'processes' (or None) for several", setting="backend", value=self.backend)
 
-    def _transform(self, counts: Any) -> Tuple[Any, Optional[numpy.ndarray]]:
-        """The feature matrix of a count matrix (CSC, structure shared), and the columns' idf for "tfidf"."""
-        matrices, idf = feature_matrices(counts.tocsc(), "presence" if self.features == "auto" else self.features,
-                                         self._threads)
-        return matrices["F"], idf
-
     def fit(self, X: Union[Forest, "TreeShards"], y: Optional[Sequence[Any]] = None) -> "SubtreeLinearClassifier":
         """Mine the subtrees of X and fit one linear model per head.
 
@@ -174,38 +168,28 @@ class SubtreeLinearClassifier(RuleClassifier):
         self.shard_holders_: List[str] = []
         clock = time.process_time()
         logger.info("mining the subtrees of up to %d nodes in %d trees", self.max_pattern_size_, len(X))
-        auto = self.features == "auto"  # its matrices are made from the columns in frequency order, mined so
-        mined = mine_subtrees(X, max_pattern_size=self.max_pattern_size_, min_support=self.min_support,
-                              include_root_patterns=self.include_root_patterns, max_cache_mb=self.max_cache_mb,
-                              keep_rare_up_to=self.keep_rare_up_to, n_workers=self.n_workers, backend=self.backend,
-                              ray_address=self.ray_address, by_frequency=auto)
-        counts, codes = mined[:2]
+        counts, codes, order = mine_subtrees(
+            X, max_pattern_size=self.max_pattern_size_, min_support=self.min_support,
+            include_root_patterns=self.include_root_patterns, max_cache_mb=self.max_cache_mb,
+            keep_rare_up_to=self.keep_rare_up_to, n_workers=self.n_workers, backend=self.backend,
+            ray_address=self.ray_address, by_frequency=True)
         if not codes:
             raise ValueError(NO_SUBTREE)
         self.timings_ = {"mine": time.process_time() - clock}
         logger.info("mined %d subtrees in %.1f CPU s; fitting %d head(s)", len(codes), self.timings_["mine"],
                     len(self.heads_))
         clock = time.process_time()
-        F = None
-        if auto:
-            order = mined[2]
-            matrices, idf = feature_matrices(counts, "auto", self._threads, stored=False)
-        else:
-            F, idf = self._transform(counts)
-            order, by_frequency = frequency_order(F)
-            matrices = {"F": by_frequency}
-            del by_frequency
+        # the columns are in frequency order (`order`: each mined column's place), so most weight reads hit the cache
+        matrices, idf = feature_matrices(counts, self.features, self._threads, stored=False)
         self.timings_["features"] = time.process_time() - clock
         clock = time.process_time()
         with held_shards(matrices) as shards:
             del matrices  # the shards hold them
-            fits, kept, pruning, on_T, tfidf = self._fit_shards(shards, targets, order)
-        if on_T and idf is not None:
-            idf = idf[order]
-        fitted = self._finish_heads(targets, fits, kept, pruning, counts, F, tfidf, order if auto else None)
-        del F, counts
+            fits, kept, pruning, tfidf = self._fit_shards(shards, targets, order)
+        fitted = self._finish_heads(targets, fits, kept, pruning, counts, tfidf, order)
+        del counts
         self.timings_["fit"] = time.process_time() - clock
-        return self._set_rules(codes, fitted, idf if tfidf else None)
+        return self._set_rules(codes, fitted, idf[order] if tfidf and idf is not None else None)
 
     def _start(self, y: Sequence[Any], n_nodes: int, n_docs: int) -> List[numpy.ndarray]:
         """Set the classes, the heads and `max_pattern_size_` (None: chosen from the training documents' nodes);
@@ -216,10 +200,10 @@ class SubtreeLinearClassifier(RuleClassifier):
         return targets
 
     def _fit_shards(self, shards: Shards, targets: Sequence[numpy.ndarray],
-                    order: numpy.ndarray) -> Tuple[List[HeadFit], List[Any], List[Any], bool, bool]:
+                    order: numpy.ndarray) -> Tuple[List[HeadFit], List[Any], List[Any], bool]:
         """Every head on shards whose columns are in frequency order, pruned with "auto", mapped back to the mined
-        order (`order`: each mined column's place); also the kept columns, what each pruning chose, whether the heads
-        were fitted on T, and whether they use tf-idf."""
+        order (`order`: each mined column's place); also the kept columns, what each pruning chose, and whether the
+        heads use tf-idf."""
         fits, on_T = fit_heads(self._head_settings(), shards, targets, self._paths("T" in shards.names))
         tfidf = self.features == "tfidf" or on_T
         kept: List[Any] = [None] * len(targets)
@@ -227,23 +211,23 @@ class SubtreeLinearClassifier(RuleClassifier):
         if self.max_rules == "auto":
             fits, masks, pruning = self._prune(shards, targets, fits, on_T, tfidf)
             kept = [None if k is None else numpy.flatnonzero(k[order]) for k in masks]
-        return [replace(fit, weights=fit.weights[order]) for fit in fits], kept, list(pruning), on_T, tfidf
+        return [replace(fit, weights=fit.weights[order]) for fit in fits], kept, list(pruning), tfidf
 
     def _finish_heads(self, targets: Sequence[numpy.ndarray], fits: List[HeadFit], kept: List[Any],
-                      pruning: List[Any], counts: Any, F: Any, tfidf: bool,
-                      order: Optional[numpy.ndarray]) -> List[Tuple[numpy.ndarray, float, Optional[numpy.ndarray]]]:
-        """Each head's weights, intercept and kept columns (a whole `max_rules`: refitted on the top columns); writes
-        `fit_info_`. `order`: the columns of `counts` in mined order when they are in frequency order."""
+                      pruning: List[Any], counts: Any, tfidf: bool,
+                      order: numpy.ndarray) -> List[Tuple[numpy.ndarray, float, Optional[numpy.ndarray]]]:
+        """Each head's weights, intercept and kept columns (a whole `max_rules`: refitted on the top columns of the
+        counts, whose column j is mined column order[j]'s); writes `fit_info_`."""
         self.fit_info_: List[Dict[str, Any]] = []
         fitted = []
+        F = None
         for head, t, fit, keep, pruned in zip(self.heads_, targets, fits, kept, pruning):
             w, c, chosen, nb = fit.weights, fit.intercept, fit.C, fit.nb
             if isinstance(self.max_rules, int) and numpy.count_nonzero(w) > self.max_rules:
-                if order is not None:
-                    counts, order = counts[:, order].astype(numpy.float64), None
-                if F is None and not tfidf:
-                    F = self._transform(counts)[0]
-                w, c, keep = self._refit_top(counts if tfidf else F, t, w, chosen, nb, tfidf)
+                if F is None:
+                    F = counts[:, order].astype(numpy.float64)
+                    F = F if tfidf else presence(F.tocsc(), self._threads)
+                w, c, keep = self._refit_top(F, t, w, chosen, nb, tfidf)
             fitted.append((w, c, keep))
             self.fit_info_.append({"head": head.name, "features": self._chosen_features(nb, tfidf), "C": chosen,
                                    "cv_accuracy": fit.cv_accuracy, "nonzero": int(numpy.count_nonzero(w)),
