@@ -51,9 +51,7 @@ class BatchClassifier:
 
 
 def _plain(value: Any) -> Any:
-    if isinstance(value, numpy.generic):
-        return value.item()
-    if isinstance(value, numpy.ndarray):
+    if isinstance(value, (numpy.generic, numpy.ndarray)):
         return value.tolist()
     raise TypeError(f"cannot write {type(value).__name__} as JSON")
 

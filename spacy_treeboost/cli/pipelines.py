@@ -22,7 +22,7 @@ def convert(
         "(shard files for training where the data lives, docs/ray_cluster.md)"),
 ) -> None:
     """Convert a JSONL corpus to a spaCy DocBin (or to DocBin shards), optionally parsed."""
-    from ..datasets.convert import OutputError, PipelineNotFoundError, convert_jsonl
+    from ..datasets.convert import OutputError, PipelineNotFoundError, convert_jsonl, shard_path
     from ..datasets.jsonl import CorpusFormatError
 
     if output_path.is_dir():
@@ -41,8 +41,6 @@ def convert(
     if shard_documents is None:
         typer.echo(f"wrote {n} docs -> {output_path}", err=True)
     else:
-        from ..datasets.convert import shard_path
-
         shards = max(1, -(-n // shard_documents))
         typer.echo(f"wrote {n} docs -> {shards} shards, {shard_path(output_path, 0)} to "
                    f"{shard_path(output_path, shards - 1).name}", err=True)
