@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from .nmtf.factorization import SSMFLK
     from .pipeline.nmtf_sentiment import NMTFSentiment
     from .pipeline.treeboost_textcat import TreeBoostTextCategorizer
-    from .streaming import PipelineBatchClassifier
     from .trees.bact import BactFormatError, iter_bact, read_bact, write_bact
     from .trees.doc_trees import TreeSpec, docs_to_forest
     from .trees.forest import Forest, LabelVocab
@@ -45,7 +44,6 @@ _MODULES = {
     "nmtf.lexicons": ("Lexicon", "LexiconFormatError"),
     "pipeline.treeboost_textcat": ("TreeBoostTextCategorizer",),
     "pipeline.nmtf_sentiment": ("NMTFSentiment",),
-    "streaming": ("PipelineBatchClassifier",),
     "datasets.jsonl": ("CorpusFormatError",),
     "datasets.readers": ("CorpusReadError",),
 }

@@ -1,4 +1,4 @@
-"""Streaming inference: the `apply` command and the Ray Data recipe."""
+"""Streaming inference: the `apply` command."""
 import gzip
 import json
 import subprocess
@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from spacy_treeboost.streaming import PipelineBatchClassifier, apply_stream, count_records
+from spacy_treeboost.streaming import apply_stream, count_records
 from textcat_pipes import saved_boosting_pipeline
 
 TEXTS = ["good fun", "boring plot", "", "not good , not fun", "a film — with “quotes” and ünïcode"] * 7
@@ -76,13 +76,10 @@ def test_apply_names_the_bad_line_and_keeps_no_partial_output(tmp_path, pipeline
 
 
 @pytest.mark.slow
-def test_apply_rejects_a_missing_input_and_a_bad_backend(tmp_path, pipeline):
+def test_apply_rejects_a_missing_input(tmp_path, pipeline):
     model, _ = pipeline
     result = run("apply", model, tmp_path / "missing.jsonl", tmp_path / "out.jsonl")
     assert result.returncode == 2 and "JSONL file not found" in result.stderr
-    (tmp_path / "in.jsonl").write_text('{"text": "good"}\n', encoding="utf8")
-    result = run("apply", model, tmp_path / "in.jsonl", tmp_path / "out.jsonl", "--backend", "threads")
-    assert result.returncode == 2 and "choose processes or ray" in result.stderr
 
 
 def test_the_progress_bar_knows_the_total_of_a_plain_file_only(tmp_path, pipeline, capsys):
@@ -98,161 +95,3 @@ def test_the_progress_bar_knows_the_total_of_a_plain_file_only(tmp_path, pipelin
     assert count_records(tmp_path / "in.jsonl.gz") is None
     apply_stream(str(model), tmp_path / "in.jsonl.gz", tmp_path / "out.jsonl", progress=True)
     assert f"{len(TEXTS)}/{len(TEXTS)}" not in capsys.readouterr().err
-
-
-def test_batch_classifier_adds_cats_as_json(pipeline):
-    model, expected = pipeline
-    out = PipelineBatchClassifier(str(model))({"text": TEXTS[:5], "id": list(range(5))})
-    assert out["id"] == list(range(5))
-    assert [json.loads(c) for c in out["cats"]] == [expected[t] for t in TEXTS[:5]]
-
-
-
-class InProcessRay:
-    """What `apply --backend ray` uses of Ray, run in this process: a remote call returns a reference, and an
-    actor runs its calls in the order they were made when one's result is first asked for; the actors start
-    (`wait` returns them ready) only if `started`."""
-
-    class exceptions:
-        class RayActorError(Exception):
-            pass
-
-        class GetTimeoutError(Exception):
-            pass
-
-    def __init__(self, cpus=2.0, started=True):
-        self.cpus, self.started = cpus, started
-        self.actors, self.killed, self.outstanding, self.most_outstanding = [], [], set(), 0
-
-    def cluster_resources(self):
-        return {"CPU": self.cpus}
-
-    def remote(self, **options):
-        self.options = options
-        ray = self
-
-        class Handle:
-            def __init__(self, *args):
-                self.args, self.instance, self.calls, self.results = args, None, [], []
-                ray.actors.append(self)
-                self.__ray_ready__ = self.method(lambda: None)
-                self.classify = self.method(lambda texts: self.instance.classify(texts))
-
-            def method(self, call):
-                def remote(*args):
-                    ref = (self, len(self.calls))
-                    self.calls.append(lambda: call(*args))
-                    ray.outstanding.add(ref)
-                    ray.most_outstanding = max(ray.most_outstanding, len(ray.outstanding))
-                    return ref
-                return type("Method", (), {"remote": staticmethod(remote)})
-
-            def result(self, i):
-                if self.instance is None:
-                    self.instance = PipelineBatchClassifier(*self.args)
-                while len(self.results) <= i:
-                    self.results.append(self.calls[len(self.results)]())
-                return self.results[i]
-
-        return lambda cls: type("Actor", (), {"remote": staticmethod(Handle)})
-
-    def wait(self, refs, num_returns, timeout):
-        assert num_returns == len(refs) and timeout > 0
-        return (refs, []) if self.started else ([], refs)
-
-    def get(self, ref, timeout=None):
-        actor, i = ref
-        self.outstanding.discard(ref)
-        return actor.result(i)
-
-    def kill(self, actor):
-        self.killed.append(actor)
-
-
-@pytest.mark.parametrize("n_workers, batch_size", [(1, 4), (2, 3), (3, 1)])
-def test_apply_on_ray_keeps_the_input_order_with_two_batches_per_worker_in_flight(tmp_path, pipeline, monkeypatch,
-                                                                                   n_workers, batch_size):
-    """The driver's scheduling (order, batches in flight, stopping the actors), with Ray's calls run here."""
-    from spacy_treeboost.learning import tasks as _ray_backend
-
-    model, expected = pipeline
-    ray = InProcessRay()
-    monkeypatch.setattr(_ray_backend, "connect_ray", lambda address: ray)
-    source = tmp_path / "in.jsonl"
-    write_input(source, [{"id": i, "text": t} for i, t in enumerate(TEXTS)])
-    n = apply_stream(str(model), source, tmp_path / "out.jsonl", backend="ray", n_workers=n_workers,
-                     batch_size=batch_size)
-    out = read_output(tmp_path / "out.jsonl")
-    assert n == len(TEXTS) and [r["id"] for r in out] == list(range(len(TEXTS)))
-    assert all(r["cats"] == expected[r["text"]] for r in out)
-    assert ray.options == {"num_cpus": min(1.0, 2 / n_workers), "max_restarts": 0}
-    assert ray.most_outstanding == 2 * n_workers and not ray.outstanding
-    assert len(ray.actors) == n_workers and ray.killed == ray.actors
-    assert [len(a.calls) - 1 for a in ray.actors] == [len(range(w, -(-len(TEXTS) // batch_size), n_workers))
-                                                      for w in range(n_workers)]
-
-
-def test_apply_on_ray_stops_with_an_error_when_the_workers_do_not_start(tmp_path, pipeline, monkeypatch):
-    from spacy_treeboost.learning import tasks as _ray_backend
-
-    model, _ = pipeline
-    ray = InProcessRay(started=False)
-    monkeypatch.setattr(_ray_backend, "connect_ray", lambda address: ray)
-    source = tmp_path / "in.jsonl"
-    write_input(source, [{"text": t} for t in TEXTS])
-    with pytest.raises(TimeoutError, match=r"2 of 2 Ray workers did not start within 3 s .*lower --n-workers"):
-        apply_stream(str(model), source, tmp_path / "out.jsonl", backend="ray", n_workers=2, timeout=3)
-    assert ray.killed == ray.actors and len(ray.actors) == 2
-    assert not (tmp_path / "out.jsonl").exists()
-
-
-@pytest.mark.slow
-def test_ray_data_recipe_and_apply_on_ray(tmp_path, pipeline, ray_session):
-    model, expected = pipeline
-    ray = ray_session
-    # The README recipe.
-    ds = ray.data.from_items([{"text": t} for t in TEXTS])
-    ds = ds.map_batches(PipelineBatchClassifier, fn_constructor_args=(str(model),), batch_size=8, concurrency=2,
-                        num_cpus=0.5)
-    rows = ds.take_all()
-    assert sorted((r["text"], r["cats"]) for r in rows) == sorted((t, json.dumps(expected[t])) for t in TEXTS)
-    source = tmp_path / "in.jsonl"
-    write_input(source, [{"id": i, "text": t} for i, t in enumerate(TEXTS)])
-    n = apply_stream(str(model), source, tmp_path / "out.jsonl", backend="ray", n_workers=2, batch_size=8)
-    out = read_output(tmp_path / "out.jsonl")
-    assert n == len(TEXTS) and [r["id"] for r in out] == list(range(len(TEXTS)))
-    assert all(r["cats"] == expected[r["text"]] for r in out)
-
-
-@pytest.mark.slow
-def test_apply_on_a_two_cpu_ray_with_two_workers_writes_what_one_process_writes(tmp_path, pipeline, ray_session):
-    model, _ = pipeline
-    source = tmp_path / "in.jsonl"
-    write_input(source, [{"id": i, "text": f"{TEXTS[i % len(TEXTS)]} w{i % 97}"} for i in range(20_000)])
-    assert ray_session.cluster_resources().get("CPU") == 2
-    apply_stream(str(model), source, tmp_path / "one.jsonl", n_workers=1, batch_size=256)
-    n = apply_stream(str(model), source, tmp_path / "ray.jsonl", backend="ray", n_workers=2, batch_size=256,
-                     timeout=120)
-    assert n == 20_000
-    assert (tmp_path / "ray.jsonl").read_bytes() == (tmp_path / "one.jsonl").read_bytes()
-
-
-@pytest.mark.slow
-def test_apply_on_ray_stops_with_an_error_when_the_workers_cannot_start(tmp_path, pipeline, ray_session):
-    model, _ = pipeline
-    ray = ray_session
-    source = tmp_path / "in.jsonl"
-    write_input(source, [{"text": t} for t in TEXTS])
-
-    @ray.remote(num_cpus=2)
-    class Holder:
-        pass
-
-    holder = Holder.remote()
-    ray.get(holder.__ray_ready__.remote())
-    try:
-        with pytest.raises(TimeoutError, match=r"2 of 2 Ray workers did not start within 3 s .*lower --n-workers"):
-            apply_stream(str(model), source, tmp_path / "out.jsonl", backend="ray", n_workers=2, timeout=3)
-    finally:
-        ray.kill(holder)
-    assert not (tmp_path / "out.jsonl").exists()

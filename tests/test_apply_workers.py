@@ -22,21 +22,18 @@ TEXTS = ["good fun", "boring plot", "", "not good , not fun", "a film â€” with â
 
 @st.composite
 def schedules(draw):
-    """A number of batches, of workers, a depth, whether this process works too, and the choices that decide which
-    worker replies next and whether a reply has come when one is not waited for."""
-    local = draw(st.booleans())
-    n_workers = draw(st.integers(0 if local else 1, 4))
-    return (draw(st.integers(0, 30)), n_workers, draw(st.integers(1, 3)), local,
+    """A number of batches, of workers, a depth, and the choices that decide which worker replies next and whether a
+    reply has come when one is not waited for."""
+    return (draw(st.integers(0, 30)), draw(st.integers(0, 4)), draw(st.integers(1, 3)),
             draw(st.lists(st.integers(0, 1000), min_size=200, max_size=200)))
 
 
 @given(schedules())
 def test_in_input_order_yields_every_batch_with_its_reply_in_input_order(schedule):
-    n_batches, n_workers, depth, local, choices = schedule
+    n_batches, n_workers, depth, choices = schedule
     queues = [deque() for _ in range(n_workers)]
     draws = iter(choices * 100)
     read = []
-    here = []
 
     def batches():
         for b in range(n_batches):
@@ -56,22 +53,15 @@ def test_in_input_order_yields_every_batch_with_its_reply_in_input_order(schedul
         return worker, ("reply", queues[worker].popleft())
 
     def work_here(batch):
-        here.append(batch)
         return ("reply", batch)
 
     out = []
-    for batch, reply in in_input_order(batches(), n_workers, send, receive, work_here if local else None, depth):
+    for batch, reply in in_input_order(batches(), n_workers, send, receive, work_here, depth):
         assert reply == ("reply", batch)
-        assert len(read) - len(out) <= depth * (n_workers + local)
+        assert len(read) - len(out) <= depth * (n_workers + 1)
         out.append(batch)
     assert out == list(range(n_batches))
     assert not any(queues)
-    assert local or not here
-
-
-def test_in_input_order_needs_a_worker():
-    with pytest.raises(ValueError, match="needs a worker"):
-        list(in_input_order([1], 0, lambda w, b: None, lambda block: None))
 
 
 @pytest.fixture(scope="module")

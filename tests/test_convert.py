@@ -85,7 +85,7 @@ def test_command_line_names_how_to_install_a_parser_without_a_traceback(tmp_path
     assert "cannot load the pipeline 'no_such_pipeline_xyz'" in text
     assert "python -m spacy download en_core_web_sm" in text and "spacy-models/releases" in text
     assert not (tmp_path / "out.spacy").exists()
-    with pytest.raises(OSError, match="cannot load the pipeline directory .*nlp.to_disk"):
+    with pytest.raises(OSError, match="cannot load the pipeline .*nlp.to_disk"):
         convert_jsonl(source, tmp_path / "out.spacy", model=str(tmp_path))
 
 

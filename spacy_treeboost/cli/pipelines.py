@@ -22,7 +22,7 @@ def convert(
         "(shard files for training where the data lives, docs/ray_cluster.md)"),
 ) -> None:
     """Convert a JSONL corpus to a spaCy DocBin (or to DocBin shards), optionally parsed."""
-    from ..datasets.convert import OutputError, PipelineNotFoundError, convert_jsonl
+    from ..datasets.convert import OutputError, PipelineNotFoundError, convert_jsonl, shard_path
     from ..datasets.jsonl import CorpusFormatError
 
     if output_path.is_dir():
@@ -41,8 +41,6 @@ def convert(
     if shard_documents is None:
         typer.echo(f"wrote {n} docs -> {output_path}", err=True)
     else:
-        from ..datasets.convert import shard_path
-
         shards = max(1, -(-n // shard_documents))
         typer.echo(f"wrote {n} docs -> {shards} shards, {shard_path(output_path, 0)} to "
                    f"{shard_path(output_path, shards - 1).name}", err=True)
@@ -54,25 +52,15 @@ def apply(
     input_path: Path = typer.Argument(..., help="JSONL (or .jsonl.gz) with a 'text' per line"),
     output_path: Path = typer.Argument(..., help="Where to write each input line with its 'cats' (.gz compresses)"),
     n_workers: int = typer.Option(1, "--n-workers", help="Processes that run the pipeline (this one and N - 1 "
-                                  "worker processes), or Ray workers"),
-    backend: str = typer.Option("processes", help="processes (local worker processes, each running the pipeline) | "
-                                "ray (Ray actors); either way this process reads the input and writes the output"),
+                                  "worker processes)"),
     batch_size: int = typer.Option(256, "--batch-size", help="Texts per batch"),
-    ray_address: Optional[str] = typer.Option(None, help="For ray: the cluster address (default: start a local Ray)"),
-    timeout: float = typer.Option(300.0, "--timeout", help="For ray: seconds to wait for the workers to start or for "
-                                  "a batch, before stopping with an error"),
 ) -> None:
     """Classify a stream of texts: one output line per input line, in order, with the pipeline's 'cats'."""
+    from ..learning.tasks import WorkerDiedError
     from ..streaming import apply_stream
 
     if n_workers < 1 or batch_size < 1:
         _fail("--n-workers and --batch-size must be at least 1")
-    if backend not in ("processes", "ray"):
-        _fail(f"--backend {backend!r} is invalid: choose processes or ray")
-    if not timeout > 0:
-        _fail(f"--timeout {timeout} is invalid: use a positive number of seconds")
-    from ..learning.tasks import WorkerDiedError
-
     _check_output(output_path, input_path, model)
 
     def started(pids: List[int]) -> None:
@@ -80,9 +68,9 @@ def apply(
                    f"({', '.join(map(str, pids))})", err=True)
 
     try:
-        n = apply_stream(model, input_path, output_path, n_workers=n_workers, backend=backend, batch_size=batch_size,
-                         ray_address=ray_address, progress=sys.stderr.isatty(), timeout=timeout, on_start=started)
-    except (OSError, ValueError, ImportError, WorkerDiedError) as err:
+        n = apply_stream(model, input_path, output_path, n_workers=n_workers, batch_size=batch_size,
+                         progress=sys.stderr.isatty(), on_start=started)
+    except (OSError, ValueError, WorkerDiedError) as err:
         _fail(str(err))
     except KeyboardInterrupt:
         typer.echo(f"interrupted: the workers were stopped and {output_path} was not written", err=True)

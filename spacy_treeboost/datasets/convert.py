@@ -89,35 +89,27 @@ class PipelineNotFoundError(OSError, CommandLineError):
 def _load_pipeline(model: Optional[str], lang: str, exclude: Sequence[str]) -> spacy.Language:
     if model is None:
         return spacy.blank(lang)
-    try:
-        return spacy.load(model, exclude=list(exclude))
-    except OSError as err:
-        if Path(model).exists():
-            raise PipelineNotFoundError(
-                f"cannot load the pipeline directory {model!r} to parse the docs: {err}. Pass a directory written "
-                "by `nlp.to_disk` (it holds config.cfg and meta.json) or an installed pipeline package.") from None
+    if pipeline_source(model) is None:
         raise PipelineNotFoundError(
             f"cannot load the pipeline {model!r} to parse the docs: it is not an installed pipeline package or a "
-            f"pipeline directory. {parser_install_hint('--model')}") from None
-    except Exception as err:
-        raise PipelineNotFoundError(f"{pipeline_load_error(model, err)} (to parse the docs)") from None
+            f"pipeline directory. {parser_install_hint('--model')}")
+    try:
+        return load_pipeline(model, exclude)
+    except ValueError as err:
+        raise PipelineNotFoundError(f"{err} (to parse the docs)") from None
 
 
-def load_pipeline(model: str) -> Any:
+def load_pipeline(model: str, exclude: Sequence[str] = ()) -> Any:
     """`spacy.load(model)`, with any failure (also of a package that is not a pipeline) as one ValueError."""
     try:
-        return spacy.load(model)
+        return spacy.load(model, exclude=list(exclude))
     except Exception as err:
-        raise ValueError(pipeline_load_error(model, err)) from None
-
-
-def pipeline_load_error(model: str, err: Exception) -> str:
-    """The one-line message for a pipeline that `spacy.load` could not load."""
-    fix = "pass a pipeline directory written by spacy train or nlp.to_disk, or an installed pipeline package"
-    if not Path(model).exists() and pipeline_source(model) is not None and not isinstance(err, OSError):
-        return (f"cannot load the pipeline {model!r}: it is an installed Python package but not a spaCy pipeline "
-                f"({type(err).__name__}: {err}); {fix}")
-    return f"cannot load the pipeline {model!r} ({type(err).__name__}: {err}); {fix}"
+        what = f"{type(err).__name__}: {err}"
+        fix = "pass a pipeline directory written by spacy train or nlp.to_disk, or an installed pipeline package"
+        if not Path(model).exists() and pipeline_source(model) is not None and not isinstance(err, OSError):
+            raise ValueError(f"cannot load the pipeline {model!r}: it is an installed Python package but not a spaCy "
+                             f"pipeline ({what}); {fix}") from None
+        raise ValueError(f"cannot load the pipeline {model!r} ({what}); {fix}") from None
 
 
 def parser_install_hint(option: str) -> str:
