@@ -39,14 +39,11 @@ class _LearnerRegistry(catalogue.Registry):
         return super().get_all()
 
 
-def _learners() -> catalogue.Registry:
-    return getattr(registry, "learners")
-
-
 if not hasattr(registry, "learners"):
     setattr(registry, "learners", _LearnerRegistry(("spacy", "learners"), entry_points=False))
 if not hasattr(registry, "tree_builders"):
     registry.create("tree_builders", entry_points=False)
+LEARNER_REGISTRY: catalogue.Registry = getattr(registry, "learners")
 
 LEARNERS = {
     "spacy_treeboost.SubtreeBoost.v1": TreeBoostClassifier,
@@ -55,7 +52,7 @@ LEARNERS = {
 }
 TREE_BUILDERS = {"spacy_treeboost.DocTrees.v1": TreeSpec}
 for _name, _cls in LEARNERS.items():
-    _learners().register(_name, func=_cls)
+    LEARNER_REGISTRY.register(_name, func=_cls)
 for _name, _cls in TREE_BUILDERS.items():
     getattr(registry, "tree_builders").register(_name, func=reporting(_cls, _name))
 
@@ -67,8 +64,8 @@ def nmtf_learners() -> Dict[str, Type[Any]]:
     nmtf = import_module("spacy_treeboost.nmtf")
     learners = {name: getattr(nmtf, cls) for name, cls in NMTF_LEARNER_CLASSES.items()}
     for name, cls in learners.items():
-        if not catalogue.check_exists(*_learners().namespace, name):
-            _learners().register(name, func=cls)
+        if not catalogue.check_exists(*LEARNER_REGISTRY.namespace, name):
+            LEARNER_REGISTRY.register(name, func=cls)
     return learners
 
 
