@@ -46,10 +46,8 @@ SETTING_CONSTRAINTS = {
 
 
 class NMTFSentiment(TreeboostPipe):
-    """Document polarity from a lexicon-guided non-negative matrix tri-factorization.
-
-    DOCS: docs/nmtf.md, docs/nmtf_sentiment.md; docs/algorithms.md, section 4 (Li, Zhang & Sindhwani 2009).
-    """
+    """Document polarity from a lexicon-guided non-negative matrix tri-factorization (docs/nmtf.md,
+    docs/nmtf_sentiment.md; docs/algorithms.md, section 4: Li, Zhang & Sindhwani 2009)."""
 
     factory = "nmtf_sentiment"
 
@@ -124,7 +122,6 @@ class NMTFSentiment(TreeboostPipe):
         """Build the training matrix and the priors, and fit the factorization and the calibration.
 
         get_examples (Callable[[], Iterable[Example]]): The training examples; empty `reference.cats`: unlabeled.
-        nlp (Optional[Language]): The pipeline.
         lexicon (Optional[Lexicon]): The sentiment lexicon, e.g. from `spacy_treeboost.HuLiuLexicon.v1`; required
             unless alpha is 0.
         unlabeled (Optional[Callable[[Language], Iterable[Any]]]): A reader of extra unlabeled Examples, Docs or texts.
