@@ -17,9 +17,8 @@ from ..learning.learner import TreeBoostClassifier, default_booster
 from ..learning.subtree_linear import SubtreeLinearClassifier
 from ..trees.doc_trees import TreeSpec
 
-NMTF_LEARNER_CLASSES = {"spacy_treeboost.SSMFLK.v1": "SSMFLK", "spacy_treeboost.MFLK.v1": "MFLK",
-                        "spacy_treeboost.SSMFLKNaiveBayes.v1": "SSMFLKNaiveBayes",
-                        "spacy_treeboost.SSMFLKSelfTrained.v1": "SSMFLKSelfTrained"}
+NMTF_LEARNER_CLASSES = {f"spacy_treeboost.{cls}.v1": cls for cls in ("SSMFLK", "MFLK", "SSMFLKNaiveBayes",
+                                                                       "SSMFLKSelfTrained")}
 
 
 class _LearnerRegistry(catalogue.Registry):
