@@ -1,9 +1,5 @@
-"""spacy-treeboost: interpretable subtree-boosting text classifiers for spaCy.
-
-The import is deliberately light: spaCy imports every plugin's factories each
-time a `Language` is created, so heavy modules load on first use. A type
-checker reads the imports below; at run time `__getattr__` performs them.
-"""
+"""spacy-treeboost: interpretable subtree-boosting text classifiers for spaCy. spaCy imports every plugin's
+factories whenever a `Language` is created, so the names below are imported on first use (`__getattr__`)."""
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
@@ -17,11 +13,9 @@ if TYPE_CHECKING:
     from .learning.learner import TreeBoostClassifier
     from .learning.subtree_linear import SubtreeLinearClassifier
     from .models.rules import RuleSet
-    from .nmtf.factorization import MFLK
-    from .nmtf.hybrid import SSMFLKNaiveBayes
+    from .nmtf.factorization import MFLK, SSMFLK
+    from .nmtf.hybrid import SSMFLKNaiveBayes, SSMFLKSelfTrained
     from .nmtf.lexicons import Lexicon, LexiconFormatError
-    from .nmtf.hybrid import SSMFLKSelfTrained
-    from .nmtf.factorization import SSMFLK
     from .pipeline.nmtf_sentiment import NMTFSentiment
     from .pipeline.treeboost_textcat import TreeBoostTextCategorizer
     from .trees.bact import BactFormatError, iter_bact, read_bact, write_bact

@@ -23,7 +23,7 @@ from spacy_treeboost.learning.subtree_linear import SubtreeLinearClassifier
 from spacy_treeboost.params import clone
 from spacy_treeboost.pipeline import learners as learners_module
 from spacy_treeboost.pipeline import treeboost_textcat as textcat_module
-from spacy_treeboost.pipeline.learners import NMTF_LEARNER_CLASSES, _big_integer, unfitted_copy
+from spacy_treeboost.pipeline.learners import NMTF_LEARNER_CLASSES, _big_integers, unfitted_copy
 from spacy_treeboost.trees import Forest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -87,10 +87,10 @@ def test_add_pipe_refuses_a_value_a_config_cannot_hold_with_spacys_error(factory
 
 
 def test_big_integer_finds_the_first_whole_number_beyond_64_bits():
-    assert _big_integer({"a": 1, "b": [0.5, "x", NAN], "c": {"d": None, "e": True}}, []) is None
-    assert _big_integer({"a": {"b": [1, 2 ** 64]}}, []) == (["a", "b"], 2 ** 64)
-    assert _big_integer({"a": 2 ** 64 - 1, "b": -(2 ** 63)}, []) is None
-    assert _big_integer({"a": -(2 ** 63) - 1}, []) == (["a"], -(2 ** 63) - 1)
+    assert next(_big_integers({"a": 1, "b": [0.5, "x", NAN], "c": {"d": None, "e": True}}, []), None) is None
+    assert next(_big_integers({"a": {"b": [1, 2 ** 64]}}, [])) == (["a", "b"], 2 ** 64)
+    assert next(_big_integers({"a": 2 ** 64 - 1, "b": -(2 ** 63)}, []), None) is None
+    assert next(_big_integers({"a": -(2 ** 63) - 1}, [])) == (["a"], -(2 ** 63) - 1)
 
 
 @pytest.mark.parametrize("inner", [LINEAR, {"@learners": "spacy_treeboost.MFLK.v1"}])

@@ -6,10 +6,3 @@ from .factorization import BETA_SCALES, INITS, PRIOR_SCALES, UPDATES, MFLK, SSMF
 from .hybrid import SSMFLKNaiveBayes, SSMFLKSelfTrained
 from .text import ENGLISH_STOP_WORDS, build_vocabulary, document_term_matrix, lexicon_prior, normalize_columns
 from .text import porter_stem, word_weights
-
-__all__ = [
-    "N_CLASSES", "NEGATIVE", "POSITIVE", "UNLABELLED", "BETA_SCALES", "INITS", "PRIOR_SCALES", "UPDATES", "MFLK",
-    "SSMFLK", "SSMFLKNaiveBayes", "SSMFLKSelfTrained", "align_clusters", "fold_in", "kmeans_clusters",
-    "lexicon_classes", "one_hot", "unit_columns", "porter_stem", "ENGLISH_STOP_WORDS", "build_vocabulary",
-    "lexicon_prior", "normalize_columns", "document_term_matrix", "word_weights",
-]

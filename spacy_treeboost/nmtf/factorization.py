@@ -246,9 +246,9 @@ class MFLK(Validated):
     def _checked_lexicon_prior(self, n_words: int) -> np.ndarray:
         if self.lexicon_prior is None:
             if self.alpha > 0:
-                raise ValueError(
-                    f"{type(self).__name__} has no lexicon: pass lexicon_prior (an (n_words, 2) array, e.g. from "
-                    "`lexicon_prior(vocabulary, positive_words, negative_words)`), or set alpha=0 for plain TNMF.")
+                raise ValueError(f"{type(self).__name__} has no lexicon: pass lexicon_prior (an (n_words, 2) array, "
+                                 "e.g. from `lexicon_prior(vocabulary, positive_words, negative_words)`), or set "
+                                 "alpha=0 for plain TNMF.")
             return np.zeros((n_words, N_CLASSES))
         F0 = np.asarray(self.lexicon_prior, dtype=np.float64)
         if F0.shape != (n_words, N_CLASSES):
@@ -257,9 +257,9 @@ class MFLK(Validated):
         if (F0 < 0).any() or not np.isfinite(F0).all():
             raise ValueError("lexicon_prior must be finite and non-negative.")
         if self.alpha > 0 and not F0.any():
-            raise ValueError(
-                "No lexicon word is in the vocabulary, so the lexicon prior is empty. Check that the "
-                "lexicon and the documents use the same tokens (lower case, lemmas, stems), or use alpha=0.")
+            raise ValueError("No lexicon word is in the vocabulary, so the lexicon prior is empty. Check that the "
+                             "lexicon and the documents use the same tokens (lower case, lemmas, stems), or use "
+                             "alpha=0.")
         return F0
 
     def _objective(self) -> float:
@@ -269,7 +269,6 @@ class MFLK(Validated):
         prior_F = self.alpha * np.sum(((F - self._F0) ** 2)[self._c1])
         prior_G = self.beta_ * np.sum(((G - self._G0) ** 2)[self._c2])
         return float(fit + prior_F + prior_G)
-
 
 
 @dataclass(eq=False, repr=False)

@@ -8,7 +8,7 @@ from typing import Any, Dict, Optional
 import numpy as np
 
 from ..params import Interval, Options, rule
-from .common import NEGATIVE, POSITIVE, UNLABELLED, check_matrix, fold_in, one_hot, sp
+from .common import NEGATIVE, POSITIVE, UNLABELLED, check_matrix, one_hot, sp
 from .factorization import SSMFLK
 
 _TINY = 1e-300
@@ -82,8 +82,7 @@ class SSMFLKNaiveBayes(SSMFLK):
     def decision_function(self, X: sp.spmatrix) -> np.ndarray:
         """The combined score of documents (n_new, n_words); >= 0 means positive."""
         X = self._new_documents(X)
-        g = fold_in(self.F_ @ self.S_, X)
-        s = (g[:, POSITIVE] - g[:, NEGATIVE]) / self.scales_[1]
+        s = super().decision_function(X) / self.scales_[1]
         return s + self._nb_weight() * self._nb_score(X) / self.scales_[2]
 
     def predict_proba(self, X: sp.spmatrix) -> np.ndarray:

@@ -10,30 +10,23 @@ import numpy as np
 from .common import N_CLASSES, NEGATIVE, POSITIVE, sp
 
 # NLTK's English stop list (negations included, as in the paper's bag-of-words setting).
-ENGLISH_STOP_WORDS = frozenset(
-    """
-    i me my myself we our ours ourselves you you're you've you'll you'd your yours
-    yourself yourselves he him his himself she she's her hers herself it it's its
-    itself they them their theirs themselves what which who whom this that that'll
-    these those am is are was were be been being have has had having do does did
-    doing a an the and but if or because as until while of at by for with about
-    against between into through during before after above below to from up down
-    in out on off over under again further then once here there when where why how
-    all any both each few more most other some such no nor not only own same so
-    than too very s t can will just don don't should should've now d ll m o re ve
-    y ain aren aren't couldn couldn't didn didn't doesn doesn't hadn hadn't hasn
-    hasn't haven haven't isn isn't ma mightn mightn't mustn mustn't needn needn't
-    shan shan't shouldn shouldn't wasn wasn't weren weren't won won't wouldn
-    wouldn't 's n't 're 've 'll 'd 'm
-    """.split()
-)
+ENGLISH_STOP_WORDS = frozenset("""
+    i me my myself we our ours ourselves you you're you've you'll you'd your yours yourself yourselves he him his
+    himself she she's her hers herself it it's its itself they them their theirs themselves what which who whom this
+    that that'll these those am is are was were be been being have has had having do does did doing a an the and but
+    if or because as until while of at by for with about against between into through during before after above
+    below to from up down in out on off over under again further then once here there when where why how all any
+    both each few more most other some such no nor not only own same so than too very s t can will just don don't
+    should should've now d ll m o re ve y ain aren aren't couldn couldn't didn didn't doesn doesn't hadn hadn't hasn
+    hasn't haven haven't isn isn't ma mightn mightn't mustn mustn't needn needn't shan shan't shouldn shouldn't wasn
+    wasn't weren weren't won won't wouldn wouldn't 's n't 're 've 'll 'd 'm
+""".split())
 
 
 @functools.lru_cache(maxsize=200_000)
 def porter_stem(word: str) -> str:
     """The Porter (1980) stem of a lower-case word by `snowballstemmer`, e.g. "generalizations" -> "gener"; words of
-    one or two letters and words with a character outside a-z are returned unchanged. (A stemmer object holds
-    state, so each call makes its own; the package is imported on first use.)"""
+    one or two letters and words with a character outside a-z are returned unchanged."""
     if len(word) <= 2 or not (word.isascii() and word.isalpha() and word.islower()):
         return word
     import snowballstemmer
@@ -105,23 +98,25 @@ def document_term_matrix(documents: Iterable[Sequence[str]], vocabulary: Sequenc
 def word_weights(X: sp.spmatrix) -> np.ndarray:
     """Factors giving every word (column) of X unit L2 norm, so that frequent words do not dominate the fit; 1 for
     words without any occurrence."""
-    X = sp.csc_matrix(X, dtype=np.float64)
-    sizes = np.sqrt(np.asarray(X.multiply(X).sum(axis=0)).ravel())
-    return 1.0 / np.where(sizes > 0, sizes, 1.0)
+    return 1.0 / _column_norms(sp.csc_matrix(X, dtype=np.float64), "l2")
 
 
 def normalize_columns(X: sp.spmatrix, norm: str = "l2") -> sp.csc_matrix:
     """A CSC copy of X with each non-empty column scaled to unit `norm` ("l1" or "l2")."""
     X = sp.csc_matrix(X, dtype=np.float64, copy=True)
+    X.data /= np.repeat(_column_norms(X, norm), np.diff(X.indptr))
+    return X
+
+
+def _column_norms(X: sp.csc_matrix, norm: str) -> np.ndarray:
+    """The `norm` of every column of X, 1 for an empty column."""
     if norm == "l2":
         sizes = np.sqrt(np.asarray(X.multiply(X).sum(axis=0)).ravel())
     elif norm == "l1":
         sizes = np.asarray(abs(X).sum(axis=0)).ravel()
     else:
         raise ValueError(f"norm must be 'l1' or 'l2', got {norm!r}.")
-    sizes[sizes == 0] = 1.0
-    X.data /= np.repeat(sizes, np.diff(X.indptr))
-    return X
+    return np.where(sizes > 0, sizes, 1.0)
 
 
 def lexicon_prior(vocabulary: Sequence[str], positive: Iterable[str], negative: Iterable[str]) -> np.ndarray:

@@ -3,7 +3,7 @@ builder, and the checks and warnings about a learner's settings."""
 import functools
 import warnings
 from importlib import import_module
-from typing import Any, Callable, Dict, List, Optional, Tuple, Type
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Type
 
 import catalogue
 import numpy
@@ -17,9 +17,8 @@ from ..learning.learner import TreeBoostClassifier, default_booster
 from ..learning.subtree_linear import SubtreeLinearClassifier
 from ..trees.doc_trees import TreeSpec
 
-NMTF_LEARNER_CLASSES = {"spacy_treeboost.SSMFLK.v1": "SSMFLK", "spacy_treeboost.MFLK.v1": "MFLK",
-                        "spacy_treeboost.SSMFLKNaiveBayes.v1": "SSMFLKNaiveBayes",
-                        "spacy_treeboost.SSMFLKSelfTrained.v1": "SSMFLKSelfTrained"}
+NMTF_LEARNER_CLASSES = {f"spacy_treeboost.{cls}.v1": cls for cls in ("SSMFLK", "MFLK", "SSMFLKNaiveBayes",
+                                                                       "SSMFLKSelfTrained")}
 
 
 class _LearnerRegistry(catalogue.Registry):
@@ -39,14 +38,11 @@ class _LearnerRegistry(catalogue.Registry):
         return super().get_all()
 
 
-def _learners() -> catalogue.Registry:
-    return getattr(registry, "learners")
-
-
 if not hasattr(registry, "learners"):
     setattr(registry, "learners", _LearnerRegistry(("spacy", "learners"), entry_points=False))
 if not hasattr(registry, "tree_builders"):
     registry.create("tree_builders", entry_points=False)
+LEARNER_REGISTRY: catalogue.Registry = getattr(registry, "learners")
 
 LEARNERS = {
     "spacy_treeboost.SubtreeBoost.v1": TreeBoostClassifier,
@@ -55,7 +51,7 @@ LEARNERS = {
 }
 TREE_BUILDERS = {"spacy_treeboost.DocTrees.v1": TreeSpec}
 for _name, _cls in LEARNERS.items():
-    _learners().register(_name, func=_cls)
+    LEARNER_REGISTRY.register(_name, func=_cls)
 for _name, _cls in TREE_BUILDERS.items():
     getattr(registry, "tree_builders").register(_name, func=reporting(_cls, _name))
 
@@ -67,8 +63,8 @@ def nmtf_learners() -> Dict[str, Type[Any]]:
     nmtf = import_module("spacy_treeboost.nmtf")
     learners = {name: getattr(nmtf, cls) for name, cls in NMTF_LEARNER_CLASSES.items()}
     for name, cls in learners.items():
-        if not catalogue.check_exists(*_learners().namespace, name):
-            _learners().register(name, func=cls)
+        if not catalogue.check_exists(*LEARNER_REGISTRY.namespace, name):
+            LEARNER_REGISTRY.register(name, func=cls)
     return learners
 
 
@@ -116,19 +112,16 @@ FACTORIES = ("treeboost_textcat", "nmtf_sentiment")
 INT64 = range(-(2 ** 63), 2 ** 64)
 
 
-def _big_integer(value: Any, loc: List[str]) -> Optional[Tuple[List[str], int]]:
-    """The location and value of the first whole number in a config block that exceeds 64 bits, or None."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return None if value in INT64 else (loc, value)
-    if isinstance(value, dict):
-        items = [([*loc, str(key)], item) for key, item in value.items()]
-    else:
-        items = [(loc, item) for item in value] if isinstance(value, (list, tuple)) else []
-    for where, item in items:
-        found = _big_integer(item, where)
-        if found is not None:
-            return found
-    return None
+def _big_integers(value: Any, loc: List[str]) -> Iterator[Tuple[List[str], int]]:
+    """The location and value of each whole number in a config block that exceeds 64 bits."""
+    if isinstance(value, int) and not isinstance(value, bool) and value not in INT64:
+        yield loc, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _big_integers(item, [*loc, str(key)])
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _big_integers(item, loc)
 
 
 def _checking_settings(create_pipe: Callable[..., Any]) -> Callable[..., Any]:
@@ -137,8 +130,8 @@ def _checking_settings(create_pipe: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(create_pipe)
     def create(self: Language, factory_name: str, name: Optional[str] = None, *args: Any, **kwargs: Any) -> Any:
-        config = kwargs.get("config")
-        found = _big_integer(config, []) if factory_name in FACTORIES and isinstance(config, dict) else None
+        config = kwargs.get("config") if factory_name in FACTORIES else None
+        found = next(_big_integers(config, []), None) if isinstance(config, dict) else None
         if found is not None:
             loc, value = found
             raise config_error(f"{loc[-1]}={value} is invalid: use a whole number that fits in 64 bits (a config "

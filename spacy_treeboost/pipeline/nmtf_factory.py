@@ -11,39 +11,19 @@ if TYPE_CHECKING:
 
 DEFAULT_NMTF_SCORE_WEIGHTS = {**scoring.CATS_SCORE_WEIGHTS, "cats_log_loss": None, "cats_ece": None}
 DEFAULT_CONFIG: Dict[str, Any] = {
-    "positive_label": "positive",
-    "negative_label": "negative",
+    "positive_label": "positive", "negative_label": "negative",
     "learner": {"@learners": "spacy_treeboost.SSMFLKSelfTrained.v1"},
-    "iterations_per_update": 10,
-    "n_words": 5000,
-    "norm": "l2",
-    "word_norm": True,
-    "token_attr": "LOWER",
-    "stem": False,
-    "scorer": {"@scorers": "spacy_treeboost.nmtf_scorer.v2"},
+    "iterations_per_update": 10, "n_words": 5000, "norm": "l2", "word_norm": True, "token_attr": "LOWER",
+    "stem": False, "scorer": {"@scorers": "spacy_treeboost.nmtf_scorer.v2"},
 }
 
 
-@Language.factory(
-    "nmtf_sentiment",
-    assigns=["doc.cats"],
-    default_config=DEFAULT_CONFIG,
-    default_score_weights=DEFAULT_NMTF_SCORE_WEIGHTS,
-)
-def make_nmtf_sentiment(
-    nlp: Language,
-    name: str,
-    positive_label: str,
-    negative_label: str,
-    learner: Any,
-    iterations_per_update: int,
-    n_words: int,
-    norm: Literal["l1", "l2"],
-    word_norm: bool,
-    token_attr: Literal["LOWER", "NORM", "LEMMA"],
-    stem: bool,
-    scorer: Optional[Callable],
-) -> "NMTFSentiment":
+@Language.factory("nmtf_sentiment", assigns=["doc.cats"], default_config=DEFAULT_CONFIG,
+                  default_score_weights=DEFAULT_NMTF_SCORE_WEIGHTS)
+def make_nmtf_sentiment(nlp: Language, name: str, positive_label: str, negative_label: str, learner: Any,
+                        iterations_per_update: int, n_words: int, norm: Literal["l1", "l2"], word_norm: bool,
+                        token_attr: Literal["LOWER", "NORM", "LEMMA"], stem: bool,
+                        scorer: Optional[Callable]) -> "NMTFSentiment":
     """Create an NMTFSentiment component (docs/nmtf.md).
 
     positive_label (str): The label written for positive polarity.
@@ -57,7 +37,6 @@ def make_nmtf_sentiment(
     token_attr (str): Token attribute used as the word: LOWER, NORM or LEMMA.
     stem (bool): Porter-stem the words and the lexicon alike.
     scorer (Optional[Callable]): The scoring method ("spacy_treeboost.nmtf_scorer.v2": spaCy's `cats_*` keys).
-    RETURNS (NMTFSentiment): The component.
     """
     from .nmtf_sentiment import NMTFSentiment
 

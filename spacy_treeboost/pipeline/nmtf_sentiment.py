@@ -1,6 +1,5 @@
 """The `nmtf_sentiment` component: lexicon-guided NMTF sentiment, fitted in `initialize` (`update` reports the
-objective), its scores calibrated to P(positive) on the training documents; its model file is sealed with a SHA-256
-checksum and tied to the cfg it was saved with."""
+objective), its scores calibrated to P(positive) on the training documents."""
 import warnings
 from collections import Counter
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -47,24 +46,19 @@ SETTING_CONSTRAINTS = {
 
 
 class NMTFSentiment(TreeboostPipe):
-    """Document polarity from a lexicon-guided non-negative matrix tri-factorization.
-
-    DOCS: docs/nmtf.md, docs/nmtf_sentiment.md; docs/algorithms.md, section 4 (Li, Zhang & Sindhwani 2009).
-    """
+    """Document polarity from a lexicon-guided non-negative matrix tri-factorization (docs/nmtf.md,
+    docs/nmtf_sentiment.md; docs/algorithms.md, section 4: Li, Zhang & Sindhwani 2009)."""
 
     factory = "nmtf_sentiment"
 
-    def __init__(
-        self, vocab: Vocab, model: None, name: str = "nmtf_sentiment", *, positive_label: str, negative_label: str,
-        learner: MFLK, iterations_per_update: int, n_words: int, norm: str, word_norm: bool, token_attr: str,
-        stem: bool, scorer: Optional[Callable],
-    ) -> None:
+    def __init__(self, vocab: Vocab, model: None, name: str = "nmtf_sentiment", *, positive_label: str,
+                 negative_label: str, learner: MFLK, iterations_per_update: int, n_words: int, norm: str,
+                 word_norm: bool, token_attr: str, stem: bool, scorer: Optional[Callable]) -> None:
         """Initialize the component; `make_nmtf_sentiment` describes the settings, `model` is unused."""
         self.name = name
         if not positive_label or not negative_label or positive_label == negative_label:
-            raise config_error(
-                f"positive_label and negative_label must be two different non-empty labels, "
-                f"got {positive_label!r} and {negative_label!r}.", ["components", name, "negative_label"])
+            raise config_error(f"positive_label and negative_label must be two different non-empty labels, got "
+                               f"{positive_label!r} and {negative_label!r}.", ["components", name, "negative_label"])
         self._check_registered(learner, nmtf_learners())
         settings = learner_settings(learner)
         if settings.pop("lexicon_prior", None) is not None:
@@ -118,10 +112,8 @@ class NMTFSentiment(TreeboostPipe):
     def add_label(self, label: str) -> int:
         """Check a label: they are fixed by `positive_label` and `negative_label`. RETURNS (int): 0."""
         if label not in self.labels:
-            raise ValueError(
-                f"{self.name} has exactly two labels, {self.labels}; set positive_label and "
-                f"negative_label in the component config instead of adding {label!r}."
-            )
+            raise ValueError(f"{self.name} has exactly two labels, {self.labels}; set positive_label and "
+                             f"negative_label in the component config instead of adding {label!r}.")
         return 0
 
     def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None,
@@ -130,17 +122,15 @@ class NMTFSentiment(TreeboostPipe):
         """Build the training matrix and the priors, and fit the factorization and the calibration.
 
         get_examples (Callable[[], Iterable[Example]]): The training examples; empty `reference.cats`: unlabeled.
-        nlp (Optional[Language]): The pipeline.
         lexicon (Optional[Lexicon]): The sentiment lexicon, e.g. from `spacy_treeboost.HuLiuLexicon.v1`; required
             unless alpha is 0.
         unlabeled (Optional[Callable[[Language], Iterable[Any]]]): A reader of extra unlabeled Examples, Docs or texts.
         """
         if lexicon is None and self.cfg["learner"]["alpha"] > 0:
-            raise config_error(
-                f"{self.name} needs a sentiment lexicon: add "
-                f'`lexicon = {{"@readers": "spacy_treeboost.HuLiuLexicon.v1", "path": ...}}` under '
-                f"[initialize.components.{self.name}], or set alpha = 0.",
-                ["initialize", "components", self.name, "lexicon"])
+            raise config_error(f'{self.name} needs a sentiment lexicon: add `lexicon = {{"@readers": '
+                               f'"spacy_treeboost.HuLiuLexicon.v1", "path": ...}}` under '
+                               f"[initialize.components.{self.name}], or set alpha = 0.",
+                               ["initialize", "components", self.name, "lexicon"])
         examples = self._examples(get_examples, nlp)
         with data_errors(training_corpus(nlp)):
             self._warn_shared_keys(nlp)
@@ -369,14 +359,12 @@ class NMTFSentiment(TreeboostPipe):
         if not cats or ((unknown or p_pos == p_neg) and not self._uses_labels):
             return UNLABELLED
         if unknown:
-            raise ValueError(
-                f"Training example {index} has the label {unknown[0]!r}, but {self.name} knows only "
-                f"{positive!r} and {negative!r}. Set positive_label and negative_label in "
-                f"[components.{self.name}] to the corpus's labels, or map the corpus labels.")
+            raise ValueError(f"Training example {index} has the label {unknown[0]!r}, but {self.name} knows only "
+                             f"{positive!r} and {negative!r}. Set positive_label and negative_label in "
+                             f"[components.{self.name}] to the corpus's labels, or map the corpus labels.")
         if p_pos == p_neg:
-            raise ValueError(
-                f"Training example {index} has cats {dict(cats)}: exactly one of {positive!r} and "
-                f"{negative!r} must be the larger (give an unlabeled document empty cats).")
+            raise ValueError(f"Training example {index} has cats {dict(cats)}: exactly one of {positive!r} and "
+                             f"{negative!r} must be the larger (give an unlabeled document empty cats).")
         return POSITIVE if p_pos > p_neg else NEGATIVE
 
     def _warn_shared_keys(self, nlp: Optional[Language]) -> None:
@@ -386,25 +374,19 @@ class NMTFSentiment(TreeboostPipe):
         others = [name for name in nlp.pipe_names if name != self.name
                   and "doc.cats" in nlp.get_pipe_meta(name).assigns]
         if others:
-            warnings.warn(
-                f"{self.name} and {others[0]} both write doc.cats and report spaCy's cats_* scores; in "
-                f"`spacy evaluate` and `spacy train` the later component's scores replace the other's. Set "
-                f'[components.{self.name}.scorer] prefix = "nmtf_" to report {self.name} as nmtf_cats_*.')
+            warnings.warn(f"{self.name} and {others[0]} both write doc.cats and report spaCy's cats_* scores; in "
+                          f"`spacy evaluate` and `spacy train` the later component's scores replace the other's. Set "
+                          f'[components.{self.name}.scorer] prefix = "nmtf_" to report {self.name} as nmtf_cats_*.')
 
     def _tokens(self, doc: Doc) -> List[str]:
         """The `token_attr` (LOWER, NORM or LEMMA, lower-cased) of a document's non-space tokens, Porter-stemmed
         with `stem`."""
         token_attr = self.cfg["token_attr"]
-        if token_attr == "LEMMA":
-            if len(doc) and not doc.has_annotation("LEMMA"):
-                raise ValueError(
-                    f"{self.name} uses token_attr = LEMMA, but a document has no lemmas. Put a "
-                    f"lemmatizer before it (and in [training] annotating_components), or use LOWER.")
-            words = [t.lemma_.lower() for t in doc if not t.is_space]
-        elif token_attr == "NORM":
-            words = [t.norm_ for t in doc if not t.is_space]
-        else:
-            words = [t.lower_ for t in doc if not t.is_space]
+        if token_attr == "LEMMA" and len(doc) and not doc.has_annotation("LEMMA"):
+            raise ValueError(f"{self.name} uses token_attr = LEMMA, but a document has no lemmas. Put a lemmatizer "
+                             "before it (and in [training] annotating_components), or use LOWER.")
+        attr = {"LEMMA": "lemma_", "NORM": "norm_"}.get(token_attr, "lower_")
+        words = [getattr(t, attr).lower() if attr == "lemma_" else getattr(t, attr) for t in doc if not t.is_space]
         return [porter_stem(w) for w in words] if self.cfg["stem"] else words
 
 

@@ -17,10 +17,9 @@ from ..params import invalid_setting
 def check_whole_corpus(nlp: Optional[Language], name: str) -> None:
     """Refuse a streamed training corpus: the component learns from all training examples at once."""
     if nlp is not None and nlp.config.get("training", {}).get("max_epochs") == -1:
-        raise ValueError(
-            f"'{name}' learns from the whole training corpus at once, but [training] max_epochs = -1 "
-            "streams it, and initialize then sees only 100 examples. Set max_epochs = 0 (boosting rounds are "
-            "controlled by max_steps, eval_frequency and patience).")
+        raise ValueError(f"'{name}' learns from the whole training corpus at once, but [training] max_epochs = -1 "
+                         "streams it, and initialize then sees only 100 examples. Set max_epochs = 0 (boosting rounds "
+                         "are controlled by max_steps, eval_frequency and patience).")
 
 
 def warn_idle_steps(nlp: Optional[Language], name: str) -> bool:
@@ -76,13 +75,11 @@ def label_statistics(name: str, examples: Sequence[Example], labels: Sequence[st
 def check_labels(name: str, labels: Sequence[str], exclusive: bool, hint: str = "") -> None:
     """Refuse label sets the component cannot learn (`hint`: a further sentence when there are none)."""
     if not labels:
-        raise ValueError(
-            f"'{name}' has no labels: the training examples have no cats. Give each example's reference "
-            f"doc.cats, or list labels in [initialize.components.{name}].{hint}")
+        raise ValueError(f"'{name}' has no labels: the training examples have no cats. Give each example's "
+                         f"reference doc.cats, or list labels in [initialize.components.{name}].{hint}")
     if exclusive and len(labels) < 2:
-        raise ValueError(
-            f"'{name}' has only one label ({labels[0]!r}) but exclusive_classes = true needs at least two. "
-            "Add the other class to the training data, or set exclusive_classes = false.")
+        raise ValueError(f"'{name}' has only one label ({labels[0]!r}) but exclusive_classes = true needs at least "
+                         "two. Add the other class to the training data, or set exclusive_classes = false.")
 
 
 def check_positive_label(labels: Sequence[str], positive: Optional[str]) -> None:
@@ -109,18 +106,15 @@ def check_parser(nlp: Optional[Language], name: str, tree_mode: str, parse_sourc
 
 def targets(examples: List[Example], labels: Sequence[str], exclusive: bool, name: str) -> List[Any]:
     """One gold label per example (exclusive classes) or a list of labels per example."""
+    golds = [[l for l in labels if eg.reference.cats.get(l, 0.0) >= 0.5] for eg in examples]
     if not exclusive:
-        return [[l for l in labels if eg.reference.cats.get(l, 0.0) >= 0.5] for eg in examples]
-    gold_labels = []
-    for i, eg in enumerate(examples):
-        cats = eg.reference.cats
-        gold = [l for l in labels if cats.get(l, 0.0) >= 0.5]
+        return golds
+    for i, gold in enumerate(golds):
         if len(gold) != 1:
-            raise ValueError(
-                f"'{name}' has exclusive classes, but training example {i} has {len(gold)} gold labels "
-                f"({gold}) among {list(labels)}; each example needs exactly one (or set exclusive_classes = false).")
-        gold_labels.append(gold[0])
-    return gold_labels
+            raise ValueError(f"'{name}' has exclusive classes, but training example {i} has {len(gold)} gold labels "
+                             f"({gold}) among {list(labels)}; each example needs exactly one (or set "
+                             "exclusive_classes = false).")
+    return [gold[0] for gold in golds]
 
 
 def training_docs(examples: List[Example], nlp: Optional[Language], name: str, source: str) -> List[Doc]:

@@ -197,10 +197,8 @@ class TreeBoostTextCategorizer(TreeboostPipe):
             booster, refits = split_learner(self._template)
             template = self._template if booster is None else booster
             learner = self._fit(template, f"{len(forest)} training documents", forest, gold)
-        if booster is not None:
-            self._start(learner, forest if refits else None, None, nlp)
-        else:
-            self._start(learner, None, training_log_loss(self.name, self._template, learner, forest, gold), nlp)
+        fit_loss = None if booster is not None else training_log_loss(self.name, self._template, learner, forest, gold)
+        self._start(learner, forest if refits else None, fit_loss, nlp)
 
     def _initialize_from_shards(self, shards: Union[str, Sequence[str]], nlp: Optional[Language],
                                 labels: Optional[Iterable[str]]) -> None:
