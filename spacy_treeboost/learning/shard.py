@@ -47,15 +47,10 @@ def fold_split(X: Any, folds: numpy.ndarray, fold: int, threads: Union[int, Thre
     with ThreadTeam(threads) as team:
         parts = split_csc_rows(X.indptr.astype(numpy.int64, copy=False), X.indices, None if ones else X.data,
                                test.view(numpy.uint8), rank, team.map, column_pieces(X.indptr, n))
-    return tuple(csc_matrix((_ones_view(X.data, len(indices)) if ones else data, indices, indptr),
-                            shape=(rows, X.shape[1]))
+    shared = X.data.view()
+    shared.flags.writeable = False
+    return tuple(csc_matrix((shared[:len(indices)] if ones else data, indices, indptr), shape=(rows, X.shape[1]))
                  for (indptr, indices, data), rows in zip(parts, (len(test) - n_test, n_test)))
-
-
-def _ones_view(ones: numpy.ndarray, n: int) -> numpy.ndarray:
-    view = ones[:n]
-    view.flags.writeable = False
-    return view
 
 
 class DocumentShard:
@@ -100,8 +95,8 @@ class DocumentShard:
         part = None if folds is None or fold is None else folds[self.start:stop]
         labels = y[self.start:stop]
         self.release()
-        key = self._selected
-        if key is None or key[0] != name or key[1] != fold or not _same(key[2], part):
+        key = self._selected  # (name, fold, part); numpy.array_equal holds None equal to None alone
+        if key is None or key[0] != name or key[1] != fold or not numpy.array_equal(key[2], part):
             self.train = self.test = None  # freed before the next split is made
             return_free_heap()
             self._selected = (name, fold, part)
@@ -263,9 +258,3 @@ class DocumentShard:
     def margins(self, w: numpy.ndarray, c: float) -> numpy.ndarray:
         """The held-out rows' margins."""
         return self.B @ w + c
-
-
-def _same(a: Optional[numpy.ndarray], b: Optional[numpy.ndarray]) -> bool:
-    if a is None or b is None:
-        return a is b
-    return numpy.array_equal(a, b)
