@@ -95,8 +95,8 @@ class DocumentShard:
         part = None if folds is None or fold is None else folds[self.start:stop]
         labels = y[self.start:stop]
         self.release()
-        key = self._selected  # (name, fold, part); numpy.array_equal holds None equal to None alone
-        if key is None or key[0] != name or key[1] != fold or not numpy.array_equal(key[2], part):
+        key = self._selected
+        if key is None or key[0] != name or key[1] != fold or not _same(key[2], part):
             self.train = self.test = None  # freed before the next split is made
             return_free_heap()
             self._selected = (name, fold, part)
@@ -258,3 +258,7 @@ class DocumentShard:
     def margins(self, w: numpy.ndarray, c: float) -> numpy.ndarray:
         """The held-out rows' margins."""
         return self.B @ w + c
+
+
+def _same(a: Optional[numpy.ndarray], b: Optional[numpy.ndarray]) -> bool:
+    return a is b if a is None or b is None else numpy.array_equal(a, b)
