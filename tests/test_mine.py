@@ -44,12 +44,12 @@ def space(forest, **kw):
 
 def engine_patterns(sp):
     """code -> {doc: count} of every cached pattern; fails on a duplicate code."""
-    out = {}
+    out, sizes = {}, sp.pattern_table()[3]
     for i in range(sp.n_patterns):
         code = sp.pattern_code(i)
         assert code not in out, f"pattern {code} enumerated twice"
         docs, counts = sp.pattern_docs(i)
-        assert len(code) == sp.pattern_size(i)
+        assert len(code) == sizes[i]
         out[code] = dict(zip(docs.tolist(), counts.tolist()))
     return out
 

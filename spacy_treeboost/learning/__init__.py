@@ -1,7 +1,5 @@
-"""The learners: scikit-learn estimators that fit a `RuleSet` on a `Forest` of labeled ordered trees (the layering
-is described in docs/design.md). The names below load on first use, so that a search worker process, which needs
-`backends`, `tasks` and the compiled miner alone, starts without importing the learners.
-"""
+"""The learners: scikit-learn estimators that fit a `RuleSet` on a `Forest` (docs/design.md), loaded on first use so
+that a worker process starts without importing them."""
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 

@@ -20,15 +20,8 @@ def return_free_heap() -> bool:
 
 def split_csc_rows(const int64_t[::1] indptr, const index_t[::1] indices, const double[::1] data,
                    const uint8_t[::1] side, const index_t[::1] rank, run=None, bounds=None):
-    """The rows of a CSC matrix with side 0 and those with side 1, as two CSC matrices, in one pass.
-
-    indptr, indices, data: The CSC arrays (indptr int64); data None splits the structure alone (empty data out).
-    side (numpy.ndarray): uint8 per row: 0 or 1.
-    rank (numpy.ndarray): Per row, its index among the rows of its side.
-    run (Optional[Callable]): `ThreadTeam.map`, to split the runs of columns `bounds` on its threads.
-    bounds (Optional[List[Tuple[int, int]]]): Consecutive runs of columns (lo, hi) from 0 to the last column.
-    RETURNS (tuple): (indptr, indices, data) of side 0, then of side 1, rows in the input's order.
-    """
+    """The CSC arrays (indptr, indices, data) of the rows with side 0, then side 1 (rows renumbered by `rank`), in
+    one pass; data None splits the structure alone. `run` (`ThreadTeam.map`) splits the column runs `bounds`."""
     cdef Py_ssize_t d = indptr.shape[0] - 1
     cdef int64_t total = indptr[d] if d >= 0 else 0
     cdef bint with_values = data is not None
@@ -106,13 +99,8 @@ def _split_columns(const int64_t[::1] indptr, const index_t[::1] indices, const 
 
 def take_columns(const index_t[::1] indptr, const index_t[::1] indices, const double[::1] data,
                  const int64_t[::1] columns, const index_t[::1] tail_rows, const double[::1] tail_values):
-    """The CSC arrays of X's `columns` (in that order), then one column per entry of tail_rows holding tail_values
-    at that row, in one pass (X[:, columns] and appending would copy the entries twice).
-
-    indptr, indices, data: X's CSC arrays (indptr of the indices' type); data None takes the structure alone.
-    columns (numpy.ndarray): int64 column numbers of X.
-    tail_rows, tail_values (numpy.ndarray): The appended one-entry columns' rows and values.
-    """
+    """The CSC arrays of X's `columns`, then one column per entry of tail_rows holding tail_values at that row, in
+    one pass (X[:, columns] and appending would copy twice); data None takes the structure alone."""
     cdef Py_ssize_t n_cols = indptr.shape[0] - 1, m = columns.shape[0], t = tail_rows.shape[0], j
     cdef int64_t total = 0, c, k, at
     cdef bint with_values = data is not None

@@ -12,12 +12,6 @@ cdef extern from *:
     #else
     static inline int release_free_heap(void) { return 0; }
     #endif
-    """
-    int release_free_heap() nogil
-
-
-cdef extern from *:
-    """
     #include <math.h>
     #include <stdint.h>
     #include <stdlib.h>
@@ -115,6 +109,7 @@ cdef extern from *:
     static inline double sqrt_diff(double a, double b) { return sqrt(a) - sqrt(b); }
     #endif
     """
+    int release_free_heap() nogil
     void* random_access_alloc(size_t bytes) noexcept nogil
     void sqrt6(const double* x, double* out) noexcept nogil
     double sqrt_diff(double a, double b) noexcept nogil

@@ -82,9 +82,8 @@ cdef int build_singles(PatternCache cache, int32_t n_labels, bint include_root, 
 
 cdef int root_documents(PatternCache cache, int32_t n_labels, bint include_root, vector[int32_t]& slot,
                         vector[int32_t]& lab_docs, const int32_t* parents) except -1:
-    """Each root pattern's documents and counts, counted document by document into its place in the pool, then
-    ordered by count (as `_set_docs` orders them). The roots' occurrence lists are not kept: `_expand` lists a
-    root's occurrences from its documents when it is first extended (`root_occurrences`)."""
+    """Each root pattern's documents and counts in the pool, ordered as `_set_docs` orders them (its occurrences are
+    listed again from them when it is first extended, `root_occurrences`)."""
     cdef Py_ssize_t i, k, m
     cdef int64_t v, total = 0, at
     cdef int32_t l, d, c
@@ -162,8 +161,7 @@ cdef int root_occurrences(PatternCache cache, int32_t i, vector[int64_t]& out) e
 
 
 cdef bint keep_single(PatternCache cache, int32_t d):
-    """Whether the pattern just pushed, which occurs in document d only, comes before the document's
-    kept one in the tie order (size, then code); if so it becomes the kept one."""
+    """Whether the pattern just pushed, in document d only, precedes d's kept one in the tie order (then kept)."""
     cdef Kept* kept = &cache.single_keep[d]
     cdef int32_t new = cache.n_nodes - 1, size = cache.node(new).size
     if kept.node >= 0 and (size > kept.size or (size == kept.size and not cache._code_precedes(new, kept.node))):
@@ -176,9 +174,8 @@ cdef bint keep_single(PatternCache cache, int32_t d):
 cdef int extensions(PatternCache cache, const int64_t* occ, Py_ssize_t n_occ, int32_t dk,
                     unordered_map[int64_t, int32_t]& slots, vector[vector[int64_t]]& bufs,
                     vector[int64_t]& keys) except -1:
-    """Every rightmost extension of the sorted occurrences `occ` of a pattern whose rightmost node is at depth dk,
-    added to one buffer per (depth, label) key. The later siblings of the rightmost-path node at depth d are
-    swept once per parent, each with the summed multiplicities of the occurrences to its left (O(n) per depth)."""
+    """Every rightmost extension of the sorted occurrences `occ` (rightmost node at depth dk), one buffer per (depth,
+    label) key; the later siblings at depth d are swept once per parent with the summed multiplicities to their left."""
     cdef int64_t n_labels = cache.label_rank.size()
     cdef Py_ssize_t k, g, e, ptr
     cdef int32_t d, r, c, parent, lab
@@ -249,10 +246,9 @@ cdef class PatternCache(PatternStore):
     include_root (bool): Allow patterns that contain the documents' root nodes.
     max_cache_bytes (int): Raise MemoryError when the cache would grow past this.
     single_document_dominance (bool): Of the patterns of one document, cache only the first in the tie order and
-        never extend it: they all tie under any weights, so `best_rule` gives the same answers.
-    _link_far, _compact_at, _doc_block_bits (int): For the tests: the distance from which links are looked up in a
-        side table, the garbage (words) from which the occurrence arena is compacted, and log2 of the forest
-        nodes per block of the node-to-document lookup.
+        never extend it (they tie under any weights).
+    _link_far, _compact_at, _doc_block_bits (int): For the tests: `LINK_FAR`, the arena garbage (words) that starts
+        a compaction, and log2 of the nodes per block of the node-to-document lookup.
     """
 
     def __init__(self, labels, parents, offsets, label_rank, *, int max_pattern_size=3,
@@ -345,8 +341,7 @@ cdef class PatternCache(PatternStore):
         return 0
 
     cdef bint _code_precedes(self, int32_t a, int32_t b):
-        """Whether pattern a comes before pattern b in the tie order: size ascending, then code ascending (their
-        first differing nodes, found by walking both up to a common parent)."""
+        """Whether pattern a precedes b in the tie order: size, then code (their nodes below a common parent)."""
         cdef int32_t sa = self.node(a).size, sb = self.node(b).size, pa, pb
         if sa != sb:
             return sa < sb
@@ -372,8 +367,7 @@ cdef class PatternCache(PatternStore):
         return self.n_nodes
 
     def own_root_labels(self, owned) -> int:
-        """Search only the patterns whose root label id has a true entry in `owned` (the others' occurrence lists are
-        released); return how many roots remain."""
+        """Search only the patterns whose root label id is true in `owned`; return how many roots remain."""
         cdef const uint8_t[:] mask = numpy.ascontiguousarray(owned, dtype=numpy.uint8)
         if mask.shape[0] != self.label_rank.size():
             raise ValueError(f"owned needs one entry per label id ({self.label_rank.size()}), got {mask.shape[0]}")

@@ -20,16 +20,8 @@ ctypedef fused out_count_t:
 def copy_columns(const int64_t[::1] order, const int64_t[::1] owner, int64_t shard, const int64_t[::1] src_start,
                  const int64_t[::1] length, const int64_t[::1] dst_start, const int32_t[::1] src_docs,
                  const count_t[::1] src_counts, int32_t[::1] docs, out_count_t[::1] counts):
-    """Copy one miner's columns of (docs, counts) into the merged arrays in one pass: output column c is merged
-    pattern order[c], copied when `shard` owns it.
-
-    order (numpy.ndarray): Per output column, its merged pattern.
-    owner, src_start, length: Per merged pattern, its miner, where its entries start there, and how many they are.
-    shard (int): The miner whose columns are copied.
-    dst_start (numpy.ndarray): Per output column, where its entries start in the output.
-    src_docs, src_counts: The miner's document ids and counts (uint8 or int32).
-    docs, counts: The output arrays (counts uint8 from uint8 only, int32 or float64).
-    """
+    """Copy miner `shard`'s columns of (docs, counts) into the merged arrays: output column c, from dst_start[c],
+    is merged pattern j = order[c], whose miner owner[j] holds its length[j] entries from src_start[j]."""
     cdef Py_ssize_t c, k, n_cols = order.shape[0]
     cdef int64_t a, b, n, j, n_patterns = owner.shape[0]
     cdef bint outside = False
@@ -63,17 +55,9 @@ def copy_columns(const int64_t[::1] order, const int64_t[::1] owner, int64_t sha
 
 
 def merge_levels(const int32_t[::1] parent, const int32_t[::1] size, const int64_t[::1] base, int64_t n_roots):
-    """The one-miner order of several miners' patterns beyond their (shared) roots: level by level (size), within a
-    level by the parent's merged place, then miner, then the miner's own order (one k-way merge per level).
-
-    parent (numpy.ndarray): The miners' patterns beyond their roots, miner k's from base[k]: each one's parent, a
-        local index in its miner (below n_roots: a root).
-    size (numpy.ndarray): Each one's number of nodes (2 or more, not decreasing within a miner).
-    base (numpy.ndarray): Where each miner's patterns start, and their total at the end (int64).
-    n_roots (int): The number of roots.
-    RETURNS (tuple): (position, owner, merged_parent): per merged pattern beyond the roots, its index in `parent`,
-        its miner, and its parent's merged place.
-    """
+    """The one-miner order of the miners' patterns beyond their shared roots (miner k's from base[k], each one's
+    parent a local index, below n_roots a root): by size, then the parent's merged place, then miner, then the
+    miner's order. RETURNS: per merged pattern its index in `parent`, its miner and its parent's merged place."""
     cdef Py_ssize_t n_shards = base.shape[0] - 1, k, best
     cdef int64_t n = base[n_shards] if n_shards >= 0 else 0, i, p, key, best_key, placed = 0
     cdef int32_t level = 2, next_level
@@ -167,12 +151,8 @@ def fill_merged_shard(const int64_t[::1] owner, const int64_t[::1] position, int
 
 def pattern_codes(const int32_t[::1] parent, const int32_t[::1] depth, const int32_t[::1] label,
                   const int32_t[::1] size):
-    """The codes of a miner's enumeration tree as flat arrays: pattern p's code is its ancestors' nodes, then its own.
-
-    parent, depth, label, size (numpy.ndarray): Per pattern, its parent (-1 for a root), the depth and label of the
-        node it adds, and its number of nodes.
-    RETURNS (tuple): (start, depth, label): pattern p's code is depth[start[p]:start[p + 1]] and label[...].
-    """
+    """A miner's enumeration tree (per pattern: parent or -1, its last node's depth and label, size) as flat
+    codes (start, depth, label): pattern p's code is depth[start[p]:start[p + 1]] and label[...], root first."""
     cdef Py_ssize_t n = parent.shape[0], p
     cdef int64_t k, total = 0, at
     cdef int32_t node

@@ -88,13 +88,8 @@ cdef class SearchSpace(PatternCache):
     cdef int64_t trim_at
 
     def prepare(self, weights, y, str criterion="iwakura") -> None:
-        """Compute the next `best_rule` call's per-document bounds, so that `best_rule(..., prepared=True)` with the
-        same weights, labels and criterion only searches.
-
-        weights (numpy.ndarray): float64 document weights, summing to 1.
-        y (numpy.ndarray): int8 labels in {-1, +1}.
-        criterion (str): "iwakura", "z" or "bact".
-        """
+        """Compute the per-document bounds for `best_rule(..., prepared=True)` with the same float64 weights
+        (summing to 1), int8 labels in {-1, +1} and criterion."""
         cdef const double[:] w = numpy.ascontiguousarray(weights, dtype=numpy.float64)
         cdef const signed char[:] yy = numpy.ascontiguousarray(y, dtype=numpy.int8)
         if w.shape[0] != self.n_docs or yy.shape[0] != self.n_docs:
@@ -109,15 +104,12 @@ cdef class SearchSpace(PatternCache):
 
     def best_rule(self, weights, y, str criterion="iwakura", bint presence=False, shared_best=None,
                   bint prepared=False):
-        """Find the best rule this round by branch and bound.
+        """Find the best rule this round by branch and bound (weights and y as in `prepare`).
 
-        weights (numpy.ndarray): float64 document weights, summing to 1.
-        y (numpy.ndarray): int8 labels in {-1, +1}.
         criterion (str): "iwakura" (printed gain), "z" (real AdaBoost Z) or "bact".
-        presence (bool): fix the threshold at z=1 (-FQ).
-        shared_best (Optional[numpy.ndarray]): One float64 in shared memory, the best value the searches of the
-            other root labels have found this round (-inf to start), read and raised by each: pruning against it
-            finds the same rule.
+        presence (bool): Fix the threshold at z=1 (-FQ).
+        shared_best (Optional[numpy.ndarray]): One float64 in shared memory: the best value the searches of the other
+            root labels found this round (-inf to start), read and raised by each.
         prepared (bool): `prepare` was called with these weights, labels and criterion: only search.
         RETURNS (dict): node (-1 when no pattern exists), z, sign, value, P, N, A_pos, A_neg, nodes_visited...
         """
@@ -201,10 +193,8 @@ cdef class SearchSpace(PatternCache):
                 "T_pos": self.Tp, "T_neg": self.Tn, "nodes_visited": self.nodes_visited,
                 "root": root, "root_bound": rbound[root] if root >= 0 else -INFINITY}
 
-
     cdef void _support_bounds(self, const double[:] w, const signed char[:] yy, int crit):
-        """ub_by_support[n] bounds every pattern that occurs in at most n documents: the weight of each class inside
-        them is at most the sum of its n largest weights."""
+        """ub_by_support[n] bounds every pattern in at most n documents (each class's n largest weights inside)."""
         weights, positive = numpy.asarray(w), numpy.asarray(yy) > 0
         cdef const double[:] wp = numpy.sort(weights[positive])[::-1] + 0.0
         cdef const double[:] wn = numpy.sort(weights[~positive])[::-1] + 0.0
@@ -228,8 +218,7 @@ cdef class SearchSpace(PatternCache):
         return 1e-9 * (fabs(v) if fabs(v) > 1.0 else 1.0)
 
     cdef inline double _threshold(self, Cand* best) noexcept:
-        """Patterns whose bound is below this cannot win: the best value found here or, if larger, by the other
-        searches of this round (`shared_best`), less the pruning tolerance."""
+        """The bound below which patterns cannot win: the best value here or in `shared_best`, less `_prune_tol`."""
         cdef double v = best.value
         cdef double other
         if self.shared_best != NULL:
@@ -280,8 +269,7 @@ cdef class SearchSpace(PatternCache):
         self._complete(sm)
 
     cdef int _visit(self, int32_t i, Sums* sm, int crit, bint presence, Cand* best) except -1:
-        """Evaluate pattern i (whose sums are known and bound passed), then its extensions; a child in one document d
-        has the bound single_bound[d], so it is pruned without sums."""
+        """Evaluate pattern i (its sums known, its bound passed), then its extensions (pruned by bound)."""
         self.nodes_visited += 1
         self._evaluate(i, sm, crit, presence, best)
         if self.node(i).size >= self.max_pattern_size or self._never_extended(i):

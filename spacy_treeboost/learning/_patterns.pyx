@@ -20,8 +20,7 @@ cdef inline int64_t _words(const OccRef& ref) noexcept nogil:
 
 
 cdef inline int32_t doc_of(PatternStore store, int32_t node, int32_t hint) noexcept nogil:
-    """The document of a node, given a document at or before it (or -1): that one and the next are tried, then
-    the documents that meet the node's block."""
+    """The document of a node, given a document at or before it (or -1): tried with the next, then a bisection."""
     cdef const int64_t* start = store.doc_start.data()
     cdef int32_t lo, hi, mid, b
     if hint >= 0 and start[hint] <= node:
@@ -52,8 +51,7 @@ cdef inline uint16_t link_distance(PatternStore store, vector[pair[int32_t, int3
 
 
 cdef int link_forest(PatternStore store, const int32_t* parents) except -1:
-    """Parent and next-sibling links as distances, in one pass; `path` holds the path from the document root to
-    the last node, each with its last child so far."""
+    """Parent and next-sibling links as distances, in one pass (`path`: the root-to-v path, last child each)."""
     cdef Py_ssize_t n = store.n_nodes_forest, v
     cdef vector[pair[int32_t, int32_t]] path
     for v in range(n):
@@ -163,8 +161,7 @@ cdef class PatternStore:
         return 0
 
     cdef const int64_t* _occ_list(self, int32_t s, vector[int64_t]& unpacked) noexcept:
-        """Slot s's occurrence list as packed entries: in the arena if wide, else in `unpacked`; valid until the arena
-        grows."""
+        """Slot s's occurrence list as packed entries (in the arena or `unpacked`), valid until the arena grows."""
         cdef OccRef ref = self.occ[s]
         cdef const int32_t* nodes = self.arena.data() + ref.off
         cdef Py_ssize_t k
@@ -293,8 +290,7 @@ cdef class PatternStore:
         return docs, counts
 
     def pattern_matrix(self):
-        """Every pattern's documents and counts as one CSC matrix's (indptr, documents, counts), column i pattern i,
-        documents sorted in each column."""
+        """Every pattern's documents and counts as CSC arrays (indptr, documents, counts), column i pattern i."""
         cdef int64_t n = self.n_nodes, total = 0, off, start
         cdef int32_t i, k, m
         for i in range(n):
@@ -323,8 +319,7 @@ cdef class PatternStore:
         return indptr, docs, counts
 
     def pattern_table(self):
-        """Every pattern node's parent (-1 for a root), depth, label id and size (int32 arrays): pattern i's code is
-        the (depth, label) of its ancestors, root first, then its own."""
+        """Every pattern's parent (-1 for a root), last node's depth and label id, and size (int32 arrays)."""
         cdef int32_t n = self.n_nodes, i
         parent = numpy.empty(n, dtype=numpy.int32)
         depth = numpy.empty(n, dtype=numpy.int32)
@@ -338,12 +333,9 @@ cdef class PatternStore:
             sv[i] = self.node(i)[0].size
         return parent, depth, label, size
 
-    def pattern_size(self, int32_t i) -> int:
-        return self.node(i)[0].size
 
 def label_sizes(labels, parents, int32_t n_labels, bint include_root):
-    """The int64 number of forest nodes of each label id, the roots (parent -1) left out unless `include_root`, in
-    one pass (numpy's bincount would copy the int32 labels to int64 first)."""
+    """The int64 number of forest nodes of each label id, the roots left out unless `include_root` (bincount copies)."""
     cdef const int32_t[::1] lab = numpy.ascontiguousarray(labels, dtype=numpy.int32)
     cdef const int32_t[::1] par = numpy.ascontiguousarray(parents, dtype=numpy.int32)
     if lab.shape[0] != par.shape[0]:

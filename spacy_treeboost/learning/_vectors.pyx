@@ -12,8 +12,7 @@ ctypedef fused index_t:
 
 
 def check_pattern(const index_t[::1] indptr, const index_t[::1] indices, Py_ssize_t n_rows) -> None:
-    """Raise a ValueError unless indptr and indices describe a CSC matrix of `n_rows` rows, which the products
-    trust."""
+    """Raise a ValueError unless indptr and indices describe a CSC matrix of `n_rows` rows (the products trust it)."""
     cdef Py_ssize_t k
     _check_indptr(indptr, indices.shape[0], "indices")
     for k in range(indices.shape[0]):
@@ -23,8 +22,7 @@ def check_pattern(const index_t[::1] indptr, const index_t[::1] indices, Py_ssiz
 
 def pattern_matvec(const index_t[::1] indptr, const index_t[::1] indices, const double[::1] scale,
                    const double[::1] x, double[::1] out):
-    """out += X x for the CSC matrix X whose column j holds scale[j] at each of its rows: scipy's `csc_matvec`, the
-    same sums in the same order, without a value per entry."""
+    """out += X x for the CSC X whose column j holds scale[j] at each of its rows: scipy's `csc_matvec`'s sums."""
     cdef Py_ssize_t n_cols = indptr.shape[0] - 1, j, k
     cdef double v
     if scale.shape[0] != n_cols or x.shape[0] != n_cols:
@@ -53,8 +51,7 @@ def pattern_rmatvec(const index_t[::1] indptr, const index_t[::1] indices, const
 
 
 def column_values(const index_t[::1] indptr, const double[::1] data):
-    """The value of each column of a CSC matrix whose columns each hold one value (0 for an empty column), or None
-    when a column holds two different values or a NaN."""
+    """The value of each column of a CSC matrix (0 when empty), or None when one holds two values or a NaN."""
     cdef Py_ssize_t n_cols = indptr.shape[0] - 1, j
     cdef int64_t k
     cdef double v
@@ -82,8 +79,7 @@ def column_values(const index_t[::1] indptr, const double[::1] data):
 
 def squared_rmatvec(const index_t[::1] indptr, const index_t[::1] indices, const double[::1] data,
                     const double[::1] u, double[::1] out):
-    """out = S^T u for the matrix S of the CSC matrix X's entries squared: scipy's `csr_matvec` on S's transpose, in
-    storage order, without S."""
+    """out = S^T u for S the CSC X's entries squared: scipy's `csr_matvec` on S's transpose, without S."""
     cdef Py_ssize_t n_cols = indptr.shape[0] - 1, j
     cdef int64_t k
     cdef double total, v
@@ -130,8 +126,7 @@ def cg_step_range(double[::1] s, const double[::1] d, const double[::1] M, doubl
 
 def cg_residual_range(double[::1] r, double[::1] z, const double[::1] Hd, const double[::1] M, double alpha,
                       Py_ssize_t lo, Py_ssize_t hi) -> float:
-    """r[i] -= Hd[i] * alpha and z[i] = r[i] / M[i] for i in range(lo, hi), and the sum of z[i] * r[i] in index order
-    from 0.0."""
+    """r[i] -= Hd[i] * alpha and z[i] = r[i] / M[i] for i in range(lo, hi), and the sum of z[i] * r[i] in order."""
     cdef Py_ssize_t i
     cdef double total = 0.0
     _check_range(r.shape[0], lo, hi)

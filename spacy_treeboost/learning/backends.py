@@ -1,6 +1,5 @@
-"""The boosting search on several workers, split by root label: every worker returns its best candidate, the
-coordinator picks the one a single search would have picked (`_merge`), and every worker applies the winning rule,
-so every backend learns the same rules bit for bit."""
+"""The boosting search on workers split by root label: the coordinator picks among their best candidates the one a
+single search would pick (`_merge`), and every worker applies it, so every backend learns the same rules."""
 import hashlib
 import heapq
 import time
@@ -45,11 +44,6 @@ def pack_occurrences(docs: numpy.ndarray, counts: numpy.ndarray) -> Tuple[numpy.
     return docs.astype(docs_type), counts.astype(counts_type)
 
 
-def unpack_occurrences(docs: numpy.ndarray, counts: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    """The int32 (docs, counts) of `pack_occurrences`."""
-    return docs.astype(numpy.int32), counts.astype(numpy.int32)
-
-
 def rule_outputs(n_docs: int, docs: numpy.ndarray, counts: numpy.ndarray, z: int, a: float, b: float,
                  bact: bool) -> numpy.ndarray:
     """h(x) of a stump on every training document: BACT's <t, y> (a inside, b outside) or <t, z, a, b>."""
@@ -63,15 +57,11 @@ def rule_outputs(n_docs: int, docs: numpy.ndarray, counts: numpy.ndarray, z: int
 
 
 class SearchWorker:
-    """One worker: the forest, the search space of the root labels it owns, every head's scores.
+    """One worker: the `SearchSpace` (built from `forest` and `space_settings` unless given) of the root labels it
+    owns (`owned`; None: all), every head's int8 targets and scores.
 
-    forest (tuple): labels, parents, offsets and label_rank of the training forest.
-    targets (list): One int8 {-1, +1} array per head.
-    space_settings (dict): Keyword arguments of `SearchSpace`.
     search_settings (dict): criterion, presence and bact.
-    owned (Optional[numpy.ndarray]): Per label id, whether this worker owns it; None owns all.
     shared_best (Optional[numpy.ndarray]): Per head, the best value any worker found this round (shared memory).
-    space (Optional[SearchSpace]): The forest already indexed (a forked worker's copy of its parent's); None builds it.
     inherited (bool): A forked process: give back the pages of the inherited parents and offsets.
     """
 
@@ -138,7 +128,7 @@ class SearchWorker:
 
     def update(self, k: int, docs: numpy.ndarray, counts: numpy.ndarray, z: int, a: float, b: float) -> None:
         """Apply a rule to head k's scores; with one head, also prepare its next search (`SearchSpace.prepare`)."""
-        docs, counts = unpack_occurrences(docs, counts)
+        docs, counts = docs.astype(numpy.int32), counts.astype(numpy.int32)
         self.scores[k] += rule_outputs(len(self.scores[k]), docs, counts, z, a, b, self.settings["bact"])
         self.prepared = None
         if len(self.scores) == 1:
@@ -236,8 +226,7 @@ class SearchBackend:
         for k in heads:
             if "winner" in found[k]:
                 docs, counts, code = found[k].pop("winner")
-                docs, counts = unpack_occurrences(docs, counts)
-                found[k].update(docs=docs, counts=counts, code=code)
+                found[k].update(docs=docs.astype(numpy.int32), counts=counts.astype(numpy.int32), code=code)
         return found
 
     def update(self, k: int, docs: numpy.ndarray, counts: numpy.ndarray, z: int, a: float, b: float) -> None:

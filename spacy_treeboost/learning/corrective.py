@@ -19,8 +19,8 @@ CORRECTIVE_CS = (0.1, 1.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
 
 
 def rule_features(rules: RuleSet, head: int, forest: Forest) -> Tuple[Any, List[Tuple[int, int]]]:
-    """The indicator features [count >= z] of head's distinct (pattern, z) pairs on `forest`, presence (z = 1) before
-    each rule's threshold, in rule order: the CSR matrix and each column's (pattern id, z)."""
+    """The CSR indicator features [count >= z] on `forest` of head's distinct (pattern, z) pairs in rule order, each
+    presence (z = 1) first, and each column's (pattern id, z)."""
     from scipy.sparse import csc_matrix
 
     pids, zs, _, _ = rules.rule_arrays(head)

@@ -1,5 +1,5 @@
-"""The linear learners' heads: the candidates' fits on each fold and the final fits, as tasks on the workers
-(`tasks.run_tasks`), and the choice of each head's candidate from its out-of-fold margins."""
+"""The linear learners' heads: the candidates' fold and final fits as tasks on the workers (`tasks.run_tasks`), and
+the choice of each head's candidate from its out-of-fold margins."""
 import logging
 import os
 from dataclasses import dataclass
@@ -22,9 +22,8 @@ FOLD_TOL_RATIO = 10.0
 
 @dataclass(frozen=True)
 class HeadSettings:
-    """How `fit_heads` fits: the solver's settings (`sharded.final_fit`), the folds (`cv` and `cv_documents`, as
-    `selection.cv_folds`), the choice (`criterion`: "accuracy" or "calibrated_log_loss"), Platt scaling, whether the
-    targets are multi-label, and the workers (`tasks.run_tasks`)."""
+    """How `fit_heads` fits: the solver (`sharded.final_fit`), the folds (`selection.cv_folds`), the choice
+    (`criterion`: "accuracy" or "calibrated_log_loss"), Platt scaling, multi-label targets and the workers."""
 
     cv: int
     l1_ratio: float
@@ -42,10 +41,9 @@ class HeadSettings:
 
 def fit_heads(settings: HeadSettings, shards: Any, targets: Sequence[numpy.ndarray],
               paths: Sequence[Path]) -> Tuple[List[HeadFit], bool]:
-    """Every target's head: the candidate of `paths` the folds choose, fitted on every document, interpolated
-    (NBSVM), unscaled and calibrated, on the matrix "F" of `shards` or, for tf-idf paths, "T" (the folds then choose
-    the family for all heads, `choose_family`); and whether the heads are fitted on T. The fits run as tasks
-    (`FitWorker`) on the settings' workers (`tasks.run_tasks`)."""
+    """Every target's head: the candidate of `paths` the folds choose, fitted on every document (`finish_head`) of
+    the matrix "F" of `shards` or, for tf-idf paths, "T" (the folds choose the family for all heads); and whether
+    the heads are fitted on T."""
     tfidf = any(path.tfidf for path in paths)
     cands = all_candidates(paths)
     exclusive = not settings.multilabel and len(targets) > 1

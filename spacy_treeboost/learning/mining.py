@@ -29,13 +29,11 @@ def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include
                   ray_address: Optional[str] = None, min_shard_documents: int = 2000,
                   by_frequency: bool = False) -> Tuple[Any, ...]:
     """Every subtree of X up to `max_pattern_size` nodes in >= `min_support` documents, and every one of at most
-    `keep_rare_up_to` nodes.
+    `keep_rare_up_to` nodes: the (n_docs, n_subtrees) CSC count matrix and each subtree's pattern code.
 
     n_workers (int): Workers that mine separate root labels, at most one per `min_shard_documents` documents.
-    backend (Optional[str]): Where the workers run (see `SubtreeLinearClassifier`).
-    by_frequency (bool): Columns in frequency order, counts as uint8 (where they fit) or int32, and `inverse`.
-    RETURNS (Tuple): The (n_docs, n_subtrees) CSC count matrix, each subtree's pattern code and with `by_frequency`
-        the inverse of the column order.
+    by_frequency (bool): Columns in frequency order, counts as uint8 (where they fit) or int32, and return the
+        inverse of the column order too.
     """
     from scipy.sparse import csc_matrix
 
@@ -52,10 +50,9 @@ def mine_subtrees(X: Forest, *, max_pattern_size: int, min_support: int, include
     else:
         owners = assign_root_labels(X.labels, X.parents, len(vocab), n_workers, include_root_patterns)
         # the last shard sends the roots' documents: first, so that on processes this process mines it
-        done = run_tasks(_Miner, (forest, settings, owners, n_workers), [("mine", s, None) for s in
-                         reversed(range(n_workers))], n_workers, backend, ray_address, "Mining worker",
-                         lambda task: f"while mining shard {task[1]}")
-        shards = [done[("mine", s, None)] for s in range(n_workers)]
+        done = run_tasks(_Miner, (forest, settings, owners, n_workers), range(n_workers - 1, -1, -1), n_workers,
+                         backend, ray_address, "Mining worker", lambda shard: f"while mining shard {shard}")
+        shards = [done[s] for s in range(n_workers)]
     places, table = merged_columns(shards)
     parent, depth, label, size = table
     codes = PatternCodes.from_tree(parent, depth, label, size, vocab)
@@ -147,11 +144,11 @@ def gather_columns(shards: Sequence[Dict[str, Any]], places: Tuple[numpy.ndarray
 
 
 class _Miner:
-    """Runs ("mine", s, None): the patterns of shard s's root labels (the last shard sends the roots' documents)."""
+    """Runs shard s: the patterns of its root labels (the last shard sends the roots' documents)."""
 
     def __init__(self, forest: Tuple[numpy.ndarray, ...], settings: Dict[str, Any], owners: numpy.ndarray,
                  n_shards: int, threads: Any = 1) -> None:
         self.forest, self.settings, self.owners, self.n_shards = forest, settings, owners, n_shards
 
-    def run(self, task: Tuple[Any, ...]) -> Dict[str, Any]:
-        return _mine_shard(self.forest, self.settings, self.owners == task[1], task[1] == self.n_shards - 1)
+    def run(self, shard: int) -> Dict[str, Any]:
+        return _mine_shard(self.forest, self.settings, self.owners == shard, shard == self.n_shards - 1)

@@ -1,6 +1,7 @@
 """Products of large sparse matrices on several threads over fixed column blocks (`ColumnBlocks`) and fixed vector
 pieces (`Pieces`), each sum's parts added in order: the same bits for any number of threads."""
-from typing import TYPE_CHECKING, Any, Callable, List, NamedTuple, Optional, Tuple, Union
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple, Union
 
 import numpy
 
@@ -44,10 +45,9 @@ class Pieces:
 
 
 class ColumnBlocks:
-    """The products of a large CSC matrix over `N_BLOCKS` fixed column blocks of equal nonzeros (views of its arrays,
-    and their transposes as CSR views) on a `ThreadTeam`. Columns of one value each (presence, naive Bayes) are
-    multiplied by the pattern kernels; with `squared` the blocks stand for X with its entries squared, multiplied by
-    their transpose only."""
+    """The products of a large CSC matrix over `N_BLOCKS` fixed column blocks of equal nonzeros (views of its arrays)
+    on a `ThreadTeam`; columns of one value each go to the pattern kernels. `squared`: X's entries squared, multiplied
+    by their transpose only."""
 
     def __init__(self, X: Any, threads: Union[int, Threads, ThreadTeam], squared: bool = False,
                  values: Optional[numpy.ndarray] = None) -> None:
@@ -156,12 +156,6 @@ def squared_entries(X: "sp.spmatrix") -> "sp.spmatrix":
 
     return csc_matrix((X.data * X.data, X.indices, X.indptr), shape=X.shape)
 
-class Structure(NamedTuple):
-    """A CSC matrix's structure without its values (`ColumnBlocks` of one value per column)."""
-    indptr: numpy.ndarray
-    indices: numpy.ndarray
-    shape: Tuple[int, int]
-
 
 def newton_pattern(indptr: numpy.ndarray, indices: numpy.ndarray, shape: Tuple[int, int], values: numpy.ndarray,
                    threads: Union[int, Threads]) -> Tuple[Any, Any]:
@@ -172,7 +166,7 @@ def newton_pattern(indptr: numpy.ndarray, indices: numpy.ndarray, shape: Tuple[i
 
         data = numpy.repeat(values, numpy.diff(indptr))
         return newton_blocks(csc_matrix((data, indices, indptr), shape=shape), threads)
-    X = Structure(indptr, indices, shape)
+    X = SimpleNamespace(indptr=indptr, indices=indices, shape=shape)  # the structure alone: no values
     team = ThreadTeam(threads)
     return ColumnBlocks(X, team, values=values), ColumnBlocks(X, team, squared=True, values=values)
 

@@ -40,13 +40,9 @@ def prune(shards: Any, name: str, targets: Sequence[numpy.ndarray], folds: Seque
           fits: List[HeadFit], tfidf: bool, calibrate: bool,
           settings: Dict[str, Any]) -> Tuple[List[HeadFit], List[Optional[numpy.ndarray]], List[Dict[str, Any]]]:
     """Each head restricted to the smallest share of `PRUNE_SHARES` of its total contribution whose held-out accuracy
-    on the folds (each refitted from the final weights) is within `PRUNE_TOLERANCE` of the whole model's; heads whose
-    folds score fewer than `PRUNE_MIN_SCORED` documents keep every subtree.
-
-    settings (Dict[str, Any]): The solver's l1_ratio, loss, max_iter, tol and threads.
-    RETURNS (Tuple): The restricted fits (calibration refitted), each one's kept columns (None: all), and what each
-        pruning chose.
-    """
+    on the folds (refitted from the final weights) is within `PRUNE_TOLERANCE` of the whole model's (all subtrees
+    where they score fewer than `PRUNE_MIN_SCORED` documents). `settings`: the solver's l1_ratio, loss, max_iter, tol
+    and threads. RETURNS: the restricted fits, each one's kept columns (None: all), and what each pruning chose."""
     shards.map("select", name, targets[0], None, None)
     sums = shards.add("column_sums")[0]
     out: List[HeadFit] = []

@@ -47,15 +47,10 @@ def fold_split(X: Any, folds: numpy.ndarray, fold: int, threads: Union[int, Thre
     with ThreadTeam(threads) as team:
         parts = split_csc_rows(X.indptr.astype(numpy.int64, copy=False), X.indices, None if ones else X.data,
                                test.view(numpy.uint8), rank, team.map, column_pieces(X.indptr, n))
-    return tuple(csc_matrix((_ones_view(X.data, len(indices)) if ones else data, indices, indptr),
-                            shape=(rows, X.shape[1]))
+    shared = X.data.view()
+    shared.flags.writeable = False
+    return tuple(csc_matrix((shared[:len(indices)] if ones else data, indices, indptr), shape=(rows, X.shape[1]))
                  for (indptr, indices, data), rows in zip(parts, (len(test) - n_test, n_test)))
-
-
-def _ones_view(ones: numpy.ndarray, n: int) -> numpy.ndarray:
-    view = ones[:n]
-    view.flags.writeable = False
-    return view
 
 
 class DocumentShard:
@@ -266,6 +261,4 @@ class DocumentShard:
 
 
 def _same(a: Optional[numpy.ndarray], b: Optional[numpy.ndarray]) -> bool:
-    if a is None or b is None:
-        return a is b
-    return numpy.array_equal(a, b)
+    return a is b if a is None or b is None else numpy.array_equal(a, b)

@@ -1,7 +1,7 @@
 """The merge of the shard-file workers' subtrees (`shard_files`) into the one miner's order, level by level, kept by
 `min_support` and `keep_rare_up_to` applied to the sums of their document counts."""
 import logging
-from typing import List, NamedTuple, Sequence, Set, Tuple
+from typing import List, NamedTuple, Sequence, Tuple
 
 import numpy
 
@@ -49,11 +49,7 @@ def merge_level(merged: Tuple[numpy.ndarray, ...], part: Tuple[numpy.ndarray, ..
 
 def merged_strings(parts: Sequence[Sequence[str]]) -> List[str]:
     """The workers' label strings numbered canonically: the virtual root, then the others sorted."""
-    seen: Set[str] = set()
-    for strings in parts:
-        seen.update(strings)
-    seen.discard(ROOT_LABEL)
-    return [ROOT_LABEL, *sorted(seen)]
+    return [ROOT_LABEL, *sorted(set().union(*parts) - {ROOT_LABEL})]
 
 
 class MergedPatterns:

@@ -173,11 +173,8 @@ def _stop_processes(processes: List[Any], conns: List[Any]) -> None:
 
 class ProcessWorkers(Workers):
     """Worker 0 in this process (unless `worker0_here=False`; its calls run when their reply is asked for) and the
-    others in local processes, forked or spawned (`start_method`).
-
-    stopped (str): What a worker's death stopped, for its error.
-    lower (str): The settings to lower when a worker runs out of memory, for its error.
-    """
+    others in local processes, forked or spawned (`start_method`). `stopped` (what a worker's death stopped) and
+    `lower` (the settings to lower when one runs out of memory): for its error."""
 
     def __init__(self, n: int, builder: Builder, shared: Sequence[Tuple[str, int]] = (), name: str = "Worker",
                  worker0_here: bool = True, stopped: str = "the training stopped",
