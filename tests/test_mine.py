@@ -44,12 +44,12 @@ def space(forest, **kw):
 
 def engine_patterns(sp):
     """code -> {doc: count} of every cached pattern; fails on a duplicate code."""
-    out, sizes = {}, sp.pattern_table()[3]
+    out = {}
     for i in range(sp.n_patterns):
         code = sp.pattern_code(i)
         assert code not in out, f"pattern {code} enumerated twice"
         docs, counts = sp.pattern_docs(i)
-        assert len(code) == sizes[i]
+        assert len(code) == sp.pattern_code_key(i)[0]
         out[code] = dict(zip(docs.tolist(), counts.tolist()))
     return out
 
@@ -649,14 +649,15 @@ def test_long_links_are_found_beyond_the_16_bit_distance():
 
 @SETTINGS
 @given(st.integers(0, 2**32 - 1), st.integers(1, 4), st.booleans(), st.integers(1, 3))
-def test_bulk_exports_give_every_pattern_its_code_documents_and_counts(seed, k, include_root, minsup):
+def test_take_patterns_gives_every_pattern_its_code_documents_and_counts(seed, k, include_root, minsup):
     from spacy_treeboost.learning.features import PatternCodes
 
     f = Forest.from_trees(random_trees(seed)[0])
     sp = space(f, max_pattern_size=k, include_root=include_root, min_support=minsup)
     n = sp.expand_all()
-    indptr, docs, counts = sp.pattern_matrix()
-    parent, depth, label, size = sp.pattern_table()
+    own_codes = [sp.pattern_code(i) for i in range(n)]
+    (parent, depth, label, size), (indptr, docs, counts) = sp.take_patterns()
+    assert sp.n_patterns == 0
     codes = PatternCodes.from_tree(parent, depth, label, size, f.vocab.to_list())
     assert len(indptr) == n + 1 and len(codes) == n
     vocab = f.vocab.to_list()
@@ -664,7 +665,7 @@ def test_bulk_exports_give_every_pattern_its_code_documents_and_counts(seed, k, 
     for i in range(n):
         lo, hi = indptr[i], indptr[i + 1]
         assert (numpy.diff(docs[lo:hi]) > 0).all()
-        code = tuple((d, vocab[l]) for d, l in sp.pattern_code(i))
+        code = tuple((d, vocab[l]) for d, l in own_codes[i])
         assert codes[i] == code
         got[code] = dict(zip(docs[lo:hi].tolist(), counts[lo:hi].tolist()))
     want = {tuple((d, vocab[l]) for d, l in code): c

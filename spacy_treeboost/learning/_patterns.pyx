@@ -8,7 +8,7 @@ from libcpp.vector cimport vector
 from libcpp.algorithm cimport sort as std_sort, is_sorted
 from libcpp.pair cimport pair
 
-from spacy_treeboost.learning._cpu cimport random_access_alloc
+from spacy_treeboost.learning._cpu cimport random_access_alloc, release_free_heap
 from spacy_treeboost.models._occurrences cimport sat_add, pack, occ_node, occ_mult
 
 import numpy
@@ -289,22 +289,53 @@ cdef class PatternStore:
             cv[k] = self._count(self.scan[i].doc_off + k)
         return docs, counts
 
-    def pattern_matrix(self):
-        """Every pattern's documents and counts as CSC arrays (indptr, documents, counts), column i pattern i."""
-        cdef int64_t n = self.n_nodes, total = 0, off, start
+    def take_patterns(self):
+        """Every pattern moved out of the store (left empty), each part freed once copied.
+
+        RETURNS (Tuple): The table (parent, -1 for a root; last node's depth and label id; size: int32 arrays) and the
+            CSC (indptr, documents, counts), column i pattern i, counts uint8 where they fit.
+        """
+        cdef int64_t n = self.n_nodes, total = 0, off, start = 0
         cdef int32_t i, k, m
-        for i in range(n):
-            total += self.node(i)[0].n_docs
+        cdef PNode* p
+        self.arena.release()
+        self.occ.release()
+        parent = numpy.empty(n, dtype=numpy.int32)
+        depth = numpy.empty(n, dtype=numpy.int32)
+        label = numpy.empty(n, dtype=numpy.int32)
+        size = numpy.empty(n, dtype=numpy.int32)
         indptr = numpy.empty(n + 1, dtype=numpy.int64)
-        docs = numpy.empty(total, dtype=numpy.int32)
-        counts = numpy.empty(total, dtype=numpy.int32)
+        cdef int32_t[::1] pv = parent, dv = depth, lv = label, sv = size
         cdef int64_t[::1] ip = indptr
-        cdef int32_t[::1] dv = docs, cv = counts
-        cdef vector[pair[int32_t, int32_t]] col
         ip[0] = 0
-        start = 0
         for i in range(n):
-            m = self.node(i)[0].n_docs
+            p = self.node(i)
+            pv[i] = p.parent
+            dv[i] = p.depth
+            lv[i] = p.label
+            sv[i] = p.size
+            total += p.n_docs
+            ip[i + 1] = total
+            if (i & (CHUNK - 1)) == CHUNK - 1 or i == n - 1:
+                free(self.chunks[i >> CHUNK_BITS])
+                self.chunks[i >> CHUNK_BITS] = NULL
+                if ((i >> CHUNK_BITS) & 15) == 15:
+                    release_free_heap()
+        self.chunks.clear()
+        self.n_nodes = 0
+        release_free_heap()
+        docs = numpy.empty(total, dtype=numpy.int32)
+        counts = numpy.empty(total, dtype=numpy.uint8 if self.big_counts.empty() else numpy.int32)
+        cdef int32_t[::1] docv = docs
+        cdef uint8_t[::1] small
+        cdef int32_t[::1] large
+        if self.big_counts.empty():
+            small = counts
+        else:
+            large = counts
+        cdef vector[pair[int32_t, int32_t]] col
+        for i in range(n):
+            m = <int32_t>(ip[i + 1] - ip[i])
             off = self.scan[i].doc_off
             col.resize(m)
             for k in range(m):
@@ -312,26 +343,17 @@ cdef class PatternStore:
                 col[k].second = self._count(off + k)
             std_sort(col.begin(), col.end())
             for k in range(m):
-                dv[start + k] = col[k].first
-                cv[start + k] = col[k].second
+                docv[start + k] = col[k].first
+                if self.big_counts.empty():
+                    small[start + k] = <uint8_t>col[k].second
+                else:
+                    large[start + k] = col[k].second
             start += m
-            ip[i + 1] = start
-        return indptr, docs, counts
-
-    def pattern_table(self):
-        """Every pattern's parent (-1 for a root), last node's depth and label id, and size (int32 arrays)."""
-        cdef int32_t n = self.n_nodes, i
-        parent = numpy.empty(n, dtype=numpy.int32)
-        depth = numpy.empty(n, dtype=numpy.int32)
-        label = numpy.empty(n, dtype=numpy.int32)
-        size = numpy.empty(n, dtype=numpy.int32)
-        cdef int32_t[::1] pv = parent, dv = depth, lv = label, sv = size
-        for i in range(n):
-            pv[i] = self.node(i)[0].parent
-            dv[i] = self.node(i)[0].depth
-            lv[i] = self.node(i)[0].label
-            sv[i] = self.node(i)[0].size
-        return parent, depth, label, size
+        self.pool_docs.release()
+        self.pool_counts.release()
+        self.scan.release()
+        self.big_counts.clear()
+        return (parent, depth, label, size), (indptr, docs, counts)
 
 
 def label_sizes(labels, parents, int32_t n_labels, bint include_root):

@@ -76,14 +76,14 @@ def _mine_shard(forest: Tuple[numpy.ndarray, ...], settings: Dict[str, Any], own
     if owned is not None:
         space.own_root_labels(owned)
     space.expand_all()
-    (indptr, docs, counts), table = space.pattern_matrix(), space.pattern_table()
+    table, (indptr, docs, counts) = space.take_patterns()
     del space
     n_roots = int(numpy.count_nonzero(table[0] < 0))
     if owned is not None and not with_roots:
         end = int(indptr[n_roots])
         indptr = numpy.concatenate([numpy.zeros(n_roots + 1, dtype=indptr.dtype), indptr[n_roots + 1:] - end])
         docs, counts = docs[end:], counts[end:]
-    if len(counts) and int(counts.max()) < 256:
+    if counts.dtype != numpy.uint8 and len(counts) and int(counts.max()) < 256:
         counts = counts.astype(numpy.uint8)
     return {"matrix": (indptr, docs, counts), "table": table, "n_roots": n_roots, "with_roots": with_roots}
 

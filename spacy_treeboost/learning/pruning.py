@@ -23,16 +23,25 @@ PRUNE_MIN_SCORED = 1000
 
 def share_levels(contribution: numpy.ndarray, shares: Sequence[float]) -> Tuple[numpy.ndarray, numpy.ndarray]:
     """Each column's level (the first of the increasing `shares` that keeps it) and how many columns each share keeps:
-    at share s the fewest of largest `contribution` (ties: the first) that add up to s of the total."""
+    at share s the fewest of largest `contribution` (ties: the first) that add up to s of the total. Besides the
+    output, it holds about two numbers a column at once (it runs on the training process for every subtree)."""
     n = len(contribution)
     if not numpy.isfinite(contribution).all():
         raise ValueError("a subtree's contribution is not finite: the fit diverged")
-    order = numpy.argsort(-numpy.abs(contribution), kind="stable")
-    total = numpy.cumsum(contribution[order])
+    key = numpy.abs(contribution)
+    numpy.negative(key, out=key)
+    order = numpy.argsort(key, kind="stable")
+    del key
+    total = contribution[order]
+    numpy.cumsum(total, out=total)
     kept = numpy.array([n if s >= 1.0 or not n else min(int(numpy.searchsorted(total, s * total[-1])) + 1, n)
                         for s in shares], dtype=numpy.int64)
-    level = numpy.empty(n, dtype=numpy.min_scalar_type(len(shares)))  # a byte a column, also when sent to workers
-    level[order] = numpy.searchsorted(kept, numpy.arange(n), side="right")
+    del total
+    by_rank = numpy.zeros(n, dtype=numpy.min_scalar_type(len(shares)))  # a byte a column, also when sent to workers
+    for k in kept:
+        by_rank[k:] += 1
+    level = numpy.empty_like(by_rank)
+    level[order] = by_rank
     return level, kept
 
 

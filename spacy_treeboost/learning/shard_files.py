@@ -166,9 +166,9 @@ class ShardFileWorker(_ShardHolder):
                              **settings)
         del self.labels, self.parents, relabel
         space.expand_all()
-        (indptr, docs, counts), self.table = space.pattern_matrix(), space.pattern_table()
+        self.table, (indptr, docs, counts) = space.take_patterns()
         del space
-        if len(counts) and int(counts.max()) < 256:
+        if counts.dtype != numpy.uint8 and len(counts) and int(counts.max()) < 256:
             counts = counts.astype(numpy.uint8)
         self.matrix = (indptr, docs, counts)
         self.merged = numpy.full(len(self.table[0]), -1, dtype=numpy.int32)
