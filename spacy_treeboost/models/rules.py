@@ -27,13 +27,12 @@ Code = Tuple[Tuple[int, str], ...]
 
 
 class RuleSet:
-    """Rule lists over shared subtree patterns, one per head, in flat arrays (`rule_tables`); `add` appends to a
-    buffer moved into the arrays when next read.
+    """Rule lists over shared subtree patterns, one per head (class scored one-vs-rest), in flat arrays (`rule_tables`);
+    `add` appends to a buffer moved into the arrays when next read.
 
-    heads (Sequence[str]): The names of the heads (classes scored one-vs-rest).
     algorithm (str): The learner that produced the rules, for the record.
     include_root_patterns (bool): Whether patterns may contain the document root (else root nodes never match).
-    value (str): "stump", "log1p" or "tfidf": how a rule scores (see the module).
+    value (str): How a rule scores (see the module).
     """
 
     def __init__(self, heads: Sequence[str], *, algorithm: str = "frequency", include_root_patterns: bool = False,
@@ -68,11 +67,9 @@ class RuleSet:
                     rules: Sequence[Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]],
                     intercepts: Optional[Sequence[float]] = None, distinct: bool = False,
                     threads: int = 1) -> "RuleSet":
-        """A rule set from the tables of `rule_tables`, the same as `add` builds (patterns no rule uses dropped, the
-        others numbered by first use); a ValueError names what is wrong.
+        """A rule set from the tables of `rule_tables` (per head the columns pattern id, z, a, b), the same as `add`
+        builds (unused patterns dropped, the others numbered by first use); a ValueError names what is wrong.
 
-        rules (Sequence[Tuple[numpy.ndarray, ...]]): Per head, the columns (pattern id, z, a, b) in rule order.
-        intercepts (Optional[Sequence[float]]): Per head, the intercept (default 0).
         distinct (bool): The patterns are known to be distinct, which spares that check.
         threads (int): Threads for numbering a large table (the same rule set for any number).
         """
