@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from spacy.tokens import Doc
 
 from spacy_treeboost.trees._preorder import dependency_preorder
-from spacy_treeboost.trees.doc_trees import DocIndexer, TreeSpec, _skip_tokens, docs_to_forest, join_label
+from spacy_treeboost.trees.doc_trees import DocIndexer, TreeSpec, _skip_tokens, docs_to_forest, join_label, split_label
 from spacy_treeboost.trees.forest import ROOT_LABEL
 from spacy_treeboost.trees.bact import tree_to_sexpr
 
@@ -95,7 +95,8 @@ def test_trees_equal_a_direct_construction(docs, mode, skip, attrs):
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.text(alphabet="ab|\\%", max_size=5), min_size=1, max_size=4),
        st.lists(st.text(alphabet="ab|\\%", max_size=5), min_size=1, max_size=4))
-def test_joined_labels_are_distinct_for_distinct_values(values, other):
+def test_joined_labels_split_back_exactly(values, other):
+    assert split_label(join_label(values)) == values
     assert (join_label(values) == join_label(other)) == (values == other)
 
 

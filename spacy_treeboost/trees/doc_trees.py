@@ -32,6 +32,23 @@ def join_label(values: Sequence[str]) -> str:
     return LABEL_SEPARATOR.join(v.replace("\\", "\\\\").replace(LABEL_SEPARATOR, "\\" + LABEL_SEPARATOR) for v in values)
 
 
+def split_label(label: str) -> List[str]:
+    """Invert `join_label`: the attribute values of a node label."""
+    parts: List[str] = []
+    current: List[str] = []
+    chars = iter(label)
+    for ch in chars:
+        if ch == "\\":
+            current.append(next(chars, ""))
+        elif ch == LABEL_SEPARATOR:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    parts.append("".join(current))
+    return parts
+
+
 class SingleChainWarning(UserWarning):
     """Chain mode sees no sentence boundaries: every document is one chain."""
 
@@ -245,20 +262,55 @@ def docs_to_forest(docs: Iterable, spec: TreeSpec, vocab: Optional[LabelVocab] =
     return Forest(labels, parents, None, offsets, vocab)
 
 
+def _row_keys(values: numpy.ndarray) -> numpy.ndarray:
+    """One key per row of attribute values: the value itself for one attribute, else the row's bytes."""
+    values = numpy.ascontiguousarray(values, dtype=numpy.uint64)
+    if values.shape[1] == 1:
+        return values[:, 0]
+    return values.view(numpy.dtype((numpy.void, 8 * values.shape[1]))).ravel()
+
+
+class _LabelTable:
+    """Label ids of attribute-value rows, found by binary search."""
+
+    def __init__(self, rows: numpy.ndarray, ids: Sequence[int]) -> None:
+        keys = _row_keys(rows)
+        order = numpy.argsort(keys, kind="stable")
+        self._keys, self._ids = keys[order], numpy.asarray(ids, dtype=numpy.int32)[order]
+
+    def __call__(self, values: numpy.ndarray) -> numpy.ndarray:
+        """Each row's label id, or -1."""
+        keys = _row_keys(values)
+        if not len(self._keys):
+            return numpy.full(len(keys), -1, dtype=numpy.int32)
+        pos = numpy.minimum(numpy.searchsorted(self._keys, keys), len(self._keys) - 1)
+        return numpy.where(self._keys[pos] == keys, self._ids[pos], -1).astype(numpy.int32)
+
+
 class DocIndexer:
-    """Docs to the preorder arrays a RuleSet matches, in its label ids (-1 for labels it does not know)."""
+    """Docs to the preorder arrays a RuleSet matches, in its label ids (chains laid out a batch at a time)."""
 
     def __init__(self, spec: TreeSpec, label_strings: Sequence[str], string_store: "StringStore") -> None:
         self.spec = spec
-        self._string_store = string_store
-        self._ids = {s: i for i, s in enumerate(label_strings)}
-        self._root_id = self._ids.get(ROOT_LABEL, -1)
+        self._root_id = list(label_strings).index(ROOT_LABEL) if ROOT_LABEL in label_strings else -1
+        two_views = spec.tree_mode == "chain+dependency"
+        rows, ids = [], []
+        for i, s in enumerate(label_strings):
+            if s == ROOT_LABEL:
+                continue
+            view = two_views and s.startswith(DEPENDENCY_VIEW_PREFIX)
+            s = s[len(DEPENDENCY_VIEW_PREFIX):] if view else s
+            parts = split_label(s) if len(spec.node_attrs) > 1 else [s]
+            if len(parts) == len(spec.node_attrs):
+                rows.append([int(string_store[p]) if p else 0 for p in parts] + ([int(view)] if two_views else []))
+                ids.append(i)
+        # in two views, a last column tells the dependency view's labels from the chain's
+        self._table = _LabelTable(numpy.array(rows, dtype=numpy.uint64).reshape(-1, len(spec.node_attrs) + two_views),
+                                  ids)
 
     def arrays(self, docs: Sequence) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
         """(labels, parents, offsets) of the docs' trees; unknown labels are -1."""
         values, dep_view, node, parents, offsets = self.spec.batch_arrays(docs)
         labels = numpy.full(offsets[-1], self._root_id, dtype=numpy.int32)
-        if len(node):
-            strings, inverse = label_strings(values, self._string_store, dep_view)
-            labels[node] = numpy.array([self._ids.get(s, -1) for s in strings], dtype=numpy.int32)[inverse]
+        labels[node] = self._table(values if dep_view is None else numpy.column_stack((values, dep_view)))
         return labels, parents, offsets
