@@ -1,5 +1,4 @@
-"""What a fitted learner is: rules over subtree patterns (`rules`, `rule_tables`), matched in a `Forest` by `_match`,
-explained by `explain`."""
+"""Fitted models: rules over subtree patterns (`rules`, `rule_tables`), matched by `_match`, explained by `explain`."""
 from .rules import ModelFormatError, RuleSet
 
 __all__ = ["ModelFormatError", "RuleSet"]

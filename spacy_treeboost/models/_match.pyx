@@ -1,8 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 # distutils: language = c++
-"""Trie-guided matching of rule patterns with embedding counts: every pattern's code is a path in a trie, and matching
-a document extends occurrence lists by rightmost extension along the trie's edges only, the later siblings of the
-occurrences that share a parent in one sweep over its children."""
+"""Trie-guided matching of rule patterns with embedding counts: occurrence lists are extended by rightmost extension
+along the trie's edges only, the later siblings of occurrences sharing a parent in one sweep over its children."""
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libcpp.vector cimport vector
 from libcpp.unordered_map cimport unordered_map
@@ -38,9 +37,7 @@ ctypedef pair[pair[int64_t, int64_t], int32_t] FirstHit
 cdef class PatternMatcher:
     """Count the embeddings of many patterns in documents.
 
-    depth, label (numpy.ndarray): int32 depth and label id of every pattern node, the codes concatenated (each code
-        the (depth, label id) pairs of a pattern in preorder, depth 0 first).
-    code_start (numpy.ndarray): int64 offsets: pattern p is nodes code_start[p] .. code_start[p + 1] - 1.
+    depth, label, code_start (numpy.ndarray): The patterns' codes as `rule_tables` lays them out.
     n_labels (int): The number of label ids; other ids never match.
     match_roots (bool): Let document root nodes match.
     """
@@ -306,14 +303,8 @@ cdef object _int32_array(vector[int32_t]& v):
 
 def codes_in_order(const int32_t[::1] depth, const int32_t[::1] label, const int64_t[::1] code_start,
                    const int64_t[::1] order, run=None, Py_ssize_t pieces=1):
-    """The codes of patterns `order`, in that order, as flat tables, copied code by code (no node index array).
-
-    depth, label, code_start (numpy.ndarray): The codes as `PatternMatcher` takes them.
-    order (numpy.ndarray): int64 pattern ids.
-    run (Optional[Callable]): `ThreadTeam.map`, to copy `pieces` contiguous runs of `order` on its threads.
-    pieces (int): The number of runs (1 without `run`).
-    RETURNS (tuple): (depth, label, code_start) of the selected codes.
-    """
+    """(depth, label, code_start) of the codes of the int64 pattern ids `order`, in that order, copied code by code
+    (no node index array); `run` (`ThreadTeam.map`) copies `pieces` contiguous runs of `order` on its threads."""
     cdef Py_ssize_t n_patterns = code_start.shape[0] - 1, m = order.shape[0]
     if n_patterns < 0 or code_start[0] != 0 or code_start[n_patterns] != depth.shape[0] \
             or label.shape[0] != depth.shape[0]:
@@ -361,8 +352,7 @@ def _code_nodes(const int64_t[::1] code_start, const int64_t[::1] order, Py_ssiz
 def _copy_codes(const int32_t[::1] depth, const int32_t[::1] label, const int64_t[::1] code_start,
                 const int64_t[::1] order, Py_ssize_t lo, Py_ssize_t hi, int64_t at, int32_t[::1] d, int32_t[::1] l,
                 int64_t[::1] s) -> None:
-    """Copy the codes of patterns order[lo:hi] (checked by `_code_nodes`) to d and l from node `at` on, each one's
-    first node in s."""
+    """Copy the codes of patterns order[lo:hi] (checked) to d and l from node `at` on, each one's start in s."""
     cdef Py_ssize_t i
     cdef int64_t p, k
     with nogil:

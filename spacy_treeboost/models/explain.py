@@ -15,14 +15,9 @@ def fired_rules(rules: RuleSet, forest: Forest, doc_index: int = 0) -> List[Dict
 
 
 class EmbeddingTable:
-    """The embeddings of a pattern in a tree, counted without listing them, in O(pattern size x tree size): per
-    pattern node q and tree node v, the embeddings of q's subtree mapping q to v, and the children of v that can take
-    each child of q.
-
-    code (Sequence[Tuple[int, str]]): The pattern's (depth, label) pairs in preorder.
-    labels (Sequence[str]): The tree's node labels in preorder.
-    parents (numpy.ndarray): The tree's local parent indices (-1 for the root).
-    """
+    """The embeddings of a pattern's code ((depth, label) pairs) in a tree (preorder labels, local parents), counted
+    without listing them in O(pattern size x tree size): per pattern node q and tree node v, the embeddings of q's
+    subtree mapping q to v, and the children of v that can take each child of q."""
 
     def __init__(self, code: Sequence, labels: Sequence[str], parents: numpy.ndarray) -> None:
         if not code or code[0][0] != 0:

@@ -1,9 +1,6 @@
-"""Rule tables as flat arrays: checking them (vectorized), numbering their patterns, and their layout in rule files.
-
-The patterns are the depth and label id (into a list of strings) of every pattern node, the codes concatenated,
-and int64 offsets `code_start` (pattern p is nodes code_start[p] .. code_start[p + 1] - 1). Every head's rules are
-four columns: pattern id (int64), threshold z (int32) and the confidences a and b (float64).
-"""
+"""Rule tables as flat arrays, checked, numbered and laid out in rule files: the depth and label id (into strings) of
+every pattern node, the codes concatenated, with int64 offsets `code_start` (pattern p is nodes code_start[p] ..
+code_start[p + 1] - 1); per head four rule columns: pattern id (int64), threshold z (int32), a and b (float64)."""
 from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy
@@ -49,9 +46,8 @@ def _array(values: Any, name: str) -> numpy.ndarray:
 
 def check_tables(strings: Sequence[str], depth: Any, label: Any, code_start: Any, rules: Sequence[Sequence[Any]],
                  *, n_heads: int, value: str, distinct: bool = False) -> Tables:
-    """(strings, depth, label, code_start, columns per head) as arrays of their dtypes, after checking that they
-    describe a valid rule set (the patterns' distinctness only when not known: `distinct`); a ValueError names
-    what is wrong."""
+    """The tables as arrays of their dtypes, checked (the patterns' distinctness unless `distinct`); a ValueError
+    names what is wrong."""
     if isinstance(strings, (str, bytes)) or not all(isinstance(s, str) for s in strings):
         raise ValueError("strings must be a sequence of label strings")
     strings = list(strings)
@@ -143,29 +139,24 @@ def numbered_by_first_use(strings: List[str], depth: numpy.ndarray, label: numpy
     use as `RuleSet.add` numbers them; the codes copied on up to `threads` threads (the same tables for any number)."""
     n_patterns = len(code_start) - 1
     pids = numpy.concatenate([numpy.zeros(0, dtype=numpy.int64)] + [c[0] for c in columns])
-    if len(pids) == n_patterns and bool((pids == numpy.arange(n_patterns)).all()):
-        # every pattern once, in order (a tf-idf model): the numbering is the same
-        depth, start = depth.copy(), code_start.copy()
-        columns = [(pid.copy(), z.copy(), a.copy(), b.copy()) for pid, z, a, b in columns]
+    distinct = bool((numpy.bincount(pids, minlength=n_patterns) <= 1).all())
+    if distinct:
+        order = pids
     else:
-        distinct = bool((numpy.bincount(pids, minlength=n_patterns) <= 1).all())
-        if distinct:
-            order = pids
-        else:
-            used, first = numpy.unique(pids, return_index=True)
-            order = used[numpy.argsort(first, kind="stable")]
-        with ThreadTeam(threads) as team:
-            depth, label, start = codes_in_order(depth, label, code_start, numpy.ascontiguousarray(order, numpy.int64),
-                                                 team.map, threads)
-        if distinct:
-            # each rule's pattern is new: the rules are numbered in order
-            ends = numpy.cumsum([len(c[0]) for c in columns])
-            columns = [(numpy.arange(end - len(pid), end, dtype=numpy.int64), z.copy(), a.copy(), b.copy())
-                       for end, (pid, z, a, b) in zip(ends.tolist(), columns)]
-        else:
-            remap = numpy.full(n_patterns, -1, dtype=numpy.int64)
-            remap[order] = numpy.arange(len(order))
-            columns = [(remap[pid], z.copy(), a.copy(), b.copy()) for pid, z, a, b in columns]
+        used, first = numpy.unique(pids, return_index=True)
+        order = used[numpy.argsort(first, kind="stable")]
+    with ThreadTeam(threads) as team:
+        depth, label, start = codes_in_order(depth, label, code_start, numpy.ascontiguousarray(order, numpy.int64),
+                                             team.map, threads)
+    if distinct:
+        # each rule's pattern is new: the rules are numbered in order
+        ends = numpy.cumsum([len(c[0]) for c in columns])
+        columns = [(numpy.arange(end - len(pid), end, dtype=numpy.int64), z.copy(), a.copy(), b.copy())
+                   for end, (pid, z, a, b) in zip(ends.tolist(), columns)]
+    else:
+        remap = numpy.full(n_patterns, -1, dtype=numpy.int64)
+        remap[order] = numpy.arange(len(order))
+        columns = [(remap[pid], z.copy(), a.copy(), b.copy()) for pid, z, a, b in columns]
     present = numpy.zeros(len(strings), dtype=bool)
     present[label] = True
     kept = numpy.flatnonzero(present)

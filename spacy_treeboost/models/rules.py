@@ -4,7 +4,7 @@ A stump (t, z, a, b) scores a when pattern t occurs at least z times, -a when fe
 `value = "tfidf"` (t, 1, a, idf) scores a * (1 + log count) * idf / n, n the L2 norm of the document's
 (1 + log count) * idf over the head's rules."""
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy
 
@@ -27,10 +27,9 @@ Code = Tuple[Tuple[int, str], ...]
 
 
 class RuleSet:
-    """Rule lists over shared subtree patterns, one per head, in flat arrays (`rule_tables`); `add` appends to a
-    buffer moved into the arrays when next read.
+    """Rule lists over shared subtree patterns, one per head (class scored one-vs-rest), in flat arrays (`rule_tables`);
+    `add` appends to a buffer moved into the arrays when next read.
 
-    heads (Sequence[str]): The names of the heads (classes scored one-vs-rest).
     algorithm (str): The learner that produced the rules, for the record.
     include_root_patterns (bool): Whether patterns may contain the document root (else root nodes never match).
     value (str): "stump" or "tfidf": how a rule scores (see the module).
@@ -68,11 +67,9 @@ class RuleSet:
                     rules: Sequence[Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]],
                     intercepts: Optional[Sequence[float]] = None, distinct: bool = False,
                     threads: int = 1) -> "RuleSet":
-        """A rule set from the tables of `rule_tables`, the same as `add` builds (patterns no rule uses dropped, the
-        others numbered by first use); a ValueError names what is wrong.
+        """A rule set from the tables of `rule_tables` (per head the columns pattern id, z, a, b), the same as `add`
+        builds (unused patterns dropped, the others numbered by first use); a ValueError names what is wrong.
 
-        rules (Sequence[Tuple[numpy.ndarray, ...]]): Per head, the columns (pattern id, z, a, b) in rule order.
-        intercepts (Optional[Sequence[float]]): Per head, the intercept (default 0).
         distinct (bool): The patterns are known to be distinct, which spares that check.
         threads (int): Threads for numbering a large table (the same rule set for any number).
         """
@@ -138,16 +135,8 @@ class RuleSet:
         if self._new_codes:
             if self._string_ids is None:
                 self._string_ids = {s: i for i, s in enumerate(self._strings)}
-            ids = self._string_ids
-            depth, label, ends = [], [], []
-            for code in self._new_codes:
-                for d, l in code:
-                    if l not in ids:
-                        ids[l] = len(self._strings)
-                        self._strings.append(l)
-                    depth.append(d)
-                    label.append(ids[l])
-                ends.append(len(depth))
+            depth, label, ends = _interned((zip(*code) for code in self._new_codes), self._string_ids)
+            self._strings = list(self._string_ids)
             self._depth = frozen(numpy.concatenate([self._depth, numpy.asarray(depth, dtype=numpy.int32)]))
             self._label = frozen(numpy.concatenate([self._label, numpy.asarray(label, dtype=numpy.int32)]))
             ends = numpy.asarray(ends, dtype=numpy.int64) + self._code_start[-1]
@@ -426,13 +415,19 @@ def _expand(starts: numpy.ndarray, doc: numpy.ndarray, pat: numpy.ndarray,
 def _lists_as_arrays(patterns: Any, rules: Any) -> Tuple[List[str], List[int], List[int], List[int], Any]:
     """The tables of a rule file of format version 1, for `check_tables`."""
     strings: Dict[str, int] = {}
+    depth, label, ends = _interned(patterns, strings)
+    return list(strings), depth, label, [0] + ends, rules
+
+
+def _interned(codes: Iterable[Iterable[Any]], ids: Dict[str, int]) -> Tuple[List[int], List[int], List[int]]:
+    """The depths, label ids and ends of codes given as (depths, labels), new labels added to `ids`."""
     depth: List[int] = []
     label: List[int] = []
-    code_start = [0]
-    for ds, ls in patterns:
+    ends: List[int] = []
+    for ds, ls in codes:
         if len(ds) != len(ls) or not all(isinstance(l, str) for l in ls):
             raise ValueError("a pattern's depths and labels differ in length or type")
         depth.extend(ds)
-        label.extend(strings.setdefault(l, len(strings)) for l in ls)
-        code_start.append(len(depth))
-    return list(strings), depth, label, code_start, rules
+        label.extend(ids.setdefault(l, len(ids)) for l in ls)
+        ends.append(len(depth))
+    return depth, label, ends

@@ -1,5 +1,4 @@
-"""Documents as labeled ordered trees: the forest arrays (`forest`), their BACT text format (`bact`), and spaCy
-Docs as trees (`doc_trees`)."""
+"""Documents as labeled ordered trees: forest arrays (`forest`), the BACT text format (`bact`), Docs (`doc_trees`)."""
 from .bact import BactFormatError, decode_label, encode_label, iter_bact, read_bact, tree_to_sexpr, write_bact
 from .forest import ROOT_LABEL, ROOT_TEXT, Forest, ForestBuilder, LabelVocab, preorder_depths
 

@@ -1,7 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 # distutils: language = c++
-"""The compiled BACT reader: lines of `LABEL (tree)` parsed straight into preorder forest arrays, their labels looked
-up in a table of spellings (`SpellingTable`), white space as str.isspace sees it in UTF-8."""
+"""The compiled BACT reader: `LABEL (tree)` lines parsed straight into preorder forest arrays."""
 from cython cimport view
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport free
@@ -36,8 +35,7 @@ cdef inline bint has_percent(const unsigned char* p, Py_ssize_t n) noexcept nogi
 
 
 cdef inline const unsigned char* _tree_start(const unsigned char* p, const unsigned char* end) noexcept nogil:
-    """Where the tree of the trimmed line p[:end - p] starts: just after the space that ends the class label; NULL
-    when no "(" follows (after any white space)."""
+    """Where the tree of a trimmed line starts (after the space ending the class label); NULL if no "(" follows."""
     cdef const unsigned char* q = p
     cdef const unsigned char* rest
     cdef int s
@@ -64,7 +62,6 @@ cdef struct Pending:
     uint64_t prefix
 
 
-
 cdef object _taken(GrowBuf[int32_t]& buf):
     """The buffer's values as a numpy array that takes over its memory (no copy); the buffer is left empty."""
     cdef Py_ssize_t n = buf.size()
@@ -78,10 +75,8 @@ cdef object _taken(GrowBuf[int32_t]& buf):
 
 
 cdef class BactParser:
-    """Parse BACT lines (`LABEL (tree)`) straight into preorder forest arrays; `take()` returns the documents parsed
-    since the previous call. Only new spellings reach Python (`decode`, then `vocab.add` or `vocab.get`); without
-    `add_labels` the table starts as the vocabulary's spellings, so a new one without `%` maps to -1 (`decode` returns
-    text without `%` unchanged)."""
+    """Parse BACT lines into preorder forest arrays; `take()` returns the documents parsed since the last call. Only
+    new spellings reach Python (`decode`, then `vocab.add`, or `vocab.get` without `add_labels`)."""
     cdef SpellingTable label_ids, class_ids
     cdef list class_strings
     cdef object vocab, decode, error
@@ -107,7 +102,8 @@ cdef class BactParser:
         self.vocab_filled = -1
 
     cdef int _sync_vocab(self) except -1:
-        """Without `add_labels`: (re)start the spelling table from the vocabulary when it has changed size."""
+        """Without `add_labels`: (re)start the table from the vocabulary's spellings when it has changed size (a new
+        spelling without `%` then maps to -1 unseen by Python)."""
         if self.add_labels or len(self.vocab) == self.vocab_filled:
             return 0
         cdef SpellingTable table = SpellingTable()
@@ -211,8 +207,8 @@ cdef class BactParser:
 
     cdef int _nodes(self, const unsigned char* p, const unsigned char* rest, const unsigned char* end, int64_t base,
                     int32_t* n_nodes, Py_ssize_t* n_open) except -1:
-        """Read the tree rest[:end - rest] into the node arrays from `base` (parents, and the labels' places and hashes
-        for `_resolve`); LINE_OK or an error code, and the nodes read and still open in n_nodes and n_open."""
+        """Read the tree rest[:end - rest] into the node arrays from `base` (labels pending for `_resolve`); LINE_OK or
+        an error code, the nodes read and still open in n_nodes and n_open."""
         cdef const unsigned char* q
         cdef const unsigned char* lab
         cdef int s, code = LINE_OK
@@ -354,9 +350,8 @@ cdef class BactParser:
         raise self.error(f"{where}a second tree starts at column {column}; one tree per line")
 
     def take(self, bint more=False):
-        """The documents parsed since the last call: (labels, parents, offsets, classes), a forest of its own whose
-        arrays take over the parser's memory. With `more`, room for as many nodes again (and an eighth) is reserved
-        for the next batch."""
+        """(labels, parents, offsets, classes) of the documents parsed since the last call, taking over the parser's
+        memory; `more` reserves room for as many nodes again."""
         cdef Py_ssize_t d = self.doc_class.size(), k
         cdef size_t n_nodes = self.labels.size()
         labels = _taken(self.labels)

@@ -1,6 +1,6 @@
 # cython: language_level=3
-"""`GrowBuf`, a growable array of plain values that grows by realloc, an eighth at a time: glibc remaps large blocks
-instead of copying them, so growing never holds the old and the new array at once as std::vector's doubling does."""
+"""`GrowBuf`, an array of plain values grown by realloc an eighth at a time (glibc remaps large blocks, so growing
+never holds the old and the new array at once as std::vector's doubling does)."""
 
 cdef extern from *:
     """

@@ -38,11 +38,8 @@ cdef void grow(SpellingTable table):
 
 
 cdef class SpellingTable:
-    """Byte strings to int32 values: open addressing over one byte arena (no allocation per lookup).
-
-    A slot (16 bytes) keeps the first 8 bytes, 16 bits of the hash and the length, so a lookup of a
-    spelling of up to 8 bytes reads one slot and no arena bytes.
-    """
+    """Byte strings to int32 values by open addressing over one byte arena; a slot keeps the first 8 bytes, 16 bits
+    of the hash and the length, so a spelling of up to 8 bytes is found without reading the arena."""
 
     def __cinit__(self):
         allocate(self, 1024, 64 - 10)

@@ -125,11 +125,9 @@ def _parse_source(parser: "BactParser", source: PathOrLines) -> Iterator[None]:
 
 
 def read_bact(source: PathOrLines, vocab: Optional[LabelVocab] = None, *, add_labels: bool = True) -> Tuple[Forest, List[str]]:
-    """Read examples in the BACT format (UTF-8, a byte order mark skipped; lines end in LF, CRLF or CR); a
-    BactFormatError names the file and line of a malformed one.
+    """Read examples in the BACT format (UTF-8, a byte order mark skipped; lines end in LF, CRLF or CR) from a path or
+    lines; a BactFormatError names the file and line of a malformed one.
 
-    source (Union[str, Path, Iterable[str]]): A file path or lines.
-    vocab (Optional[LabelVocab]): The label vocabulary to extend or use.
     add_labels (bool): Add unseen node labels to `vocab` (else they map to -1).
     RETURNS (Tuple[Forest, List[str]]): The trees and their class labels.
     """
@@ -141,14 +139,8 @@ def read_bact(source: PathOrLines, vocab: Optional[LabelVocab] = None, *, add_la
 
 def iter_bact(source: PathOrLines, vocab: LabelVocab, *, add_labels: bool = False, batch_size: int = 1000
               ) -> Iterator[Tuple[Forest, List[str]]]:
-    """Read BACT examples in batches sharing `vocab`, in memory bounded by a batch and a block of input.
-
-    source (Union[str, Path, Iterable[str]]): A file path or lines.
-    vocab (LabelVocab): The label vocabulary to use (and extend if `add_labels`).
-    add_labels (bool): Add unseen node labels to `vocab` (else they map to -1).
-    batch_size (int): Documents per batch, at least 1 (a batch may hold one block more).
-    YIELDS (Tuple[Forest, List[str]]): The trees of a batch and their class labels.
-    """
+    """Read BACT examples as `read_bact` does, in batches (of `batch_size` documents, or one block of input more)
+    sharing `vocab`, in memory bounded by a batch and a block."""
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
     vocab, parser = _parser(vocab, add_labels)

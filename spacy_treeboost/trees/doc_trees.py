@@ -138,6 +138,25 @@ class TreeSpec:
         return (numpy.concatenate((c_values, d_values[1:])), numpy.concatenate((c_parents, d_parents)),
                 numpy.concatenate((c_tokens, d_tokens[1:])), dep_view)
 
+    def batch_arrays(self, docs: Sequence) -> Tuple[numpy.ndarray, Optional[numpy.ndarray], numpy.ndarray,
+                                                    numpy.ndarray, numpy.ndarray]:
+        """The trees of a batch of docs: the label values of the nodes below the roots, for "chain+dependency" a mask
+        of the dependency view's among them (else None), their node indices, the int32 parents and int64 offsets."""
+        if self.tree_mode == "chain":
+            values, _, node, parents, offsets = self._chains(docs)
+            return values, None, node, parents, offsets
+        parts = [self.doc_parts(doc) for doc in docs]
+        offsets = numpy.zeros(len(parts) + 1, dtype=numpy.int64)
+        numpy.cumsum([len(p[1]) for p in parts], out=offsets[1:])
+        if not parts:
+            empty = numpy.zeros(0, numpy.int32)
+            return numpy.zeros((0, len(self._attr_ids)), numpy.uint64), None, empty, empty, offsets
+        parents = numpy.concatenate([p[1] + o for p, o in zip(parts, offsets[:-1])])
+        parents[offsets[:-1]] = -1
+        node = numpy.delete(numpy.arange(offsets[-1]), offsets[:-1])
+        dep_view = None if parts[0][3] is None else numpy.concatenate([p[3] for p in parts])[node]
+        return numpy.concatenate([p[0] for p in parts])[node], dep_view, node, parents.astype(numpy.int32), offsets
+
     def _view_arrays(self, doc: "Doc", tree_mode: str) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
         from spacy.attrs import HEAD
 
@@ -234,29 +253,13 @@ def label_strings(values: numpy.ndarray, string_store: "StringStore",
 def docs_to_forest(docs: Iterable, spec: TreeSpec, vocab: Optional[LabelVocab] = None) -> Forest:
     """Build a training forest; every label string is added to `vocab`."""
     docs = list(docs)
-    values, dep_view, parents, offsets = _joined_parts([spec.doc_parts(doc) for doc in docs])
+    values, dep_view, node, parents, offsets = spec.batch_arrays(docs)
     vocab = vocab if vocab is not None else LabelVocab()
     labels = numpy.zeros(len(parents), numpy.int32)
-    nodes = numpy.ones(len(parents), bool)
-    nodes[offsets[:-1]] = False
-    if nodes.any():
-        strings, inverse = label_strings(values[nodes], docs[0].vocab.strings,
-                                         None if dep_view is None else dep_view[nodes])
-        labels[nodes] = vocab.lookup(strings)[inverse]
+    if len(node):
+        strings, inverse = label_strings(values, docs[0].vocab.strings, dep_view)
+        labels[node] = vocab.lookup(strings)[inverse]
     return Forest(labels, parents, None, offsets, vocab)
-
-
-def _joined_parts(parts: List[DocParts]) -> Tuple[numpy.ndarray, Optional[numpy.ndarray], numpy.ndarray, numpy.ndarray]:
-    """The `TreeSpec.doc_parts` of several docs as one forest's: the label values, the dependency view's mask (or
-    None), the int32 parents and the int64 offsets."""
-    offsets = numpy.zeros(len(parts) + 1, dtype=numpy.int64)
-    numpy.cumsum([len(p[1]) for p in parts], out=offsets[1:])
-    if not parts:
-        return numpy.zeros((0, 1), numpy.uint64), None, numpy.zeros(0, numpy.int32), offsets
-    parents = numpy.concatenate([p[1] + o for p, o in zip(parts, offsets[:-1])])
-    parents[offsets[:-1]] = -1
-    dep_view = None if parts[0][3] is None else numpy.concatenate([p[3] for p in parts])
-    return numpy.concatenate([p[0] for p in parts]), dep_view, parents.astype(numpy.int32), offsets
 
 
 def _row_keys(values: numpy.ndarray) -> numpy.ndarray:
@@ -307,15 +310,7 @@ class DocIndexer:
 
     def arrays(self, docs: Sequence) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
         """(labels, parents, offsets) of the docs' trees; unknown labels are -1."""
-        if self.spec.tree_mode == "chain":
-            values, _, node, parents, offsets = self.spec._chains(docs)
-            labels = numpy.full(offsets[-1], self._root_id, dtype=numpy.int32)
-            labels[node] = self._table(values)
-            return labels, parents, offsets
-        parts = [self.spec.doc_parts(doc) for doc in docs]
-        values, dep_view, parents, offsets = _joined_parts(parts)
-        if not parts:
-            return numpy.zeros(0, numpy.int32), parents, offsets
-        labels = self._table(values if dep_view is None else numpy.column_stack((values, dep_view)))
-        labels[offsets[:-1]] = self._root_id
+        values, dep_view, node, parents, offsets = self.spec.batch_arrays(docs)
+        labels = numpy.full(offsets[-1], self._root_id, dtype=numpy.int32)
+        labels[node] = self._table(values if dep_view is None else numpy.column_stack((values, dep_view)))
         return labels, parents, offsets

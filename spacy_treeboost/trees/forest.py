@@ -63,15 +63,9 @@ class LabelVocab:
 
 
 class Forest:
-    """Documents as labeled ordered trees in flat preorder arrays.
-
-    labels (numpy.ndarray): int32 label id of every node, documents concatenated.
-    parents (numpy.ndarray): int32 global index of each node's parent, -1 for roots.
-    depths (Optional[numpy.ndarray]): int32 depth of each node (0 for document roots); None computes them
-        from `parents` when first read.
-    offsets (numpy.ndarray): int64, document i is nodes offsets[i]:offsets[i+1].
-    vocab (LabelVocab): the label strings.
-    """
+    """Documents as labeled ordered trees in flat preorder arrays, documents concatenated: every node's int32 label
+    id (into `vocab`), its parent's global index (-1 for roots) and depth (None: computed when first read); document
+    i is nodes offsets[i]:offsets[i + 1]."""
 
     def __init__(self, labels: numpy.ndarray, parents: numpy.ndarray, depths: Optional[numpy.ndarray],
                  offsets: numpy.ndarray, vocab: LabelVocab) -> None:

@@ -1,5 +1,4 @@
-"""Pictures of the model: a doc's sentence trees with its fired subtrees (`render`, `explanation_view`),
-and a report of a trained component's rules (`report_page`). See docs/visualize.md."""
+"""Pictures of the model: a doc's trees with its fired subtrees (`render`), a rule report (`report_page`)."""
 from .document import ExplanationView, explanation_view, find_textcat, render
 from .report import read_examples, report_page, rule_report
 

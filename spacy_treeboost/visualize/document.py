@@ -60,13 +60,9 @@ class ExplanationView:
 
 def explanation_view(textcat: Any, doc: Doc, label: Optional[str] = None, *,
                      max_subtrees: int = DEFAULT_MAX_SUBTREES, all_sentences: bool = False) -> ExplanationView:
-    """Draw the subtrees that fired for `label` on the doc's sentence trees (`TreeBoostTextCategorizer.explain_view`).
-
-    textcat (TreeBoostTextCategorizer): A trained component.
-    doc (Doc): A doc processed by the pipeline's components before `textcat`.
-    label (Optional[str]): The label to explain; by default the predicted one (for the other label of a binary
-        task, the same subtrees with opposite contributions).
-    """
+    """Draw the subtrees that fired for `label` on the sentence trees of a doc processed by the components before the
+    trained `textcat` (`TreeBoostTextCategorizer.explain_view`); `label` defaults to the predicted one (for the other
+    label of a binary task, the same subtrees with opposite contributions)."""
     if isinstance(max_subtrees, bool) or not isinstance(max_subtrees, int) or max_subtrees < 1:
         raise ValueError(f"max_subtrees={max_subtrees!r} is invalid: use a whole number >= 1 "
                          f"(default {DEFAULT_MAX_SUBTREES}).")
@@ -204,15 +200,11 @@ def find_textcat(pipeline: Any, name: Optional[str] = None) -> Any:
 def render(doc: Doc, textcat: Any, label: Optional[str] = None, *, page: bool = False,
            jupyter: Optional[bool] = None, max_subtrees: int = DEFAULT_MAX_SUBTREES,
            all_sentences: bool = False) -> Optional[str]:
-    """Render the explanation of a doc for one label, as `displacy.render` renders a parse.
+    """Render `explanation_view` of a processed doc as `displacy.render` renders a parse.
 
-    doc (Doc): A doc processed by the pipeline.
     textcat (Union[Language, TreeBoostTextCategorizer]): The pipeline or its treeboost_textcat component.
-    label (Optional[str]): The label to explain; by default the predicted one.
     page (bool): A standalone HTML page instead of a fragment.
     jupyter (Optional[bool]): Display in Jupyter; by default when running in a notebook.
-    max_subtrees (int): How many fired subtrees to draw.
-    all_sentences (bool): Draw every sentence's tree, also where no drawn subtree fired.
     RETURNS (Optional[str]): The HTML, or None when displayed in Jupyter.
     """
     from spacy.util import is_in_jupyter

@@ -149,16 +149,12 @@ def _format(value: Any) -> str:
 def rule_report(rules: RuleSet, *, title: str, settings: Sequence[Tuple[str, Any]] = (),
                 scores: Sequence[Tuple[str, Sequence[Tuple[str, Any]]]] = (), top: int = DEFAULT_TOP,
                 fired: Optional[DataSummary] = None) -> str:
-    """The report page of a rule set.
+    """The report page (standalone HTML) of a rule set.
 
-    rules (RuleSet): The rules.
-    title (str): The page's title.
     settings (Sequence[Tuple[str, Any]]): The training settings to show.
     scores (Sequence[Tuple[str, Sequence[Tuple[str, Any]]]]): Score tables, each a title and (name, value) pairs.
     top (int): How many subtrees of each label to inline.
-    fired (Optional[DataSummary]): Document frequency, contributions and snippets from data, see
-        `summarize_data`.
-    RETURNS (str): A standalone HTML page.
+    fired (Optional[DataSummary]): What the data say, see `summarize_data`.
     """
     heads = rule_report_data(rules, top=top, fired=fired)
     boxes = [_table("Training settings", settings, folded=True)] if settings else []
@@ -201,14 +197,11 @@ def read_examples(nlp: Any, path: Union[str, Path]) -> List[Any]:
 
 def report_page(nlp: Any, examples: Optional[Iterable[Any]] = None, *, name: Optional[str] = None,
                 top: int = DEFAULT_TOP) -> str:
-    """The report page of a pipeline's treeboost_textcat component.
+    """The report page (standalone HTML) of a trained pipeline's treeboost_textcat component (by `name`, or the first).
 
-    nlp (Language): The trained pipeline.
-    examples (Optional[Iterable[Example]]): Training or dev examples; the pipeline processes their texts to
-        find where the top subtrees fire, and, when they carry cats, they are scored.
-    name (Optional[str]): The component's name; by default the first treeboost_textcat.
+    examples (Optional[Iterable[Example]]): Examples whose texts the pipeline processes to find where the top
+        subtrees fire; those with cats are scored.
     top (int): How many subtrees of each label to inline.
-    RETURNS (str): A standalone HTML page.
     """
     from spacy.training import Example
 

@@ -60,12 +60,11 @@ def _rows(widths: Sequence[float], row_width: float) -> List[Tuple[int, int]]:
 
 def sentence_svg(words: Sequence[Word], edges: Sequence[Edge], overlays: Sequence[Overlay], *,
                  row_width: float = ROW_WIDTH) -> str:
-    """The SVG of one sentence, one `<svg>` per row of words; an arc between rows is drawn as two halves with the
-    same `data-arc`, leaving its left word's row at the right edge and entering the other at the left.
+    """The SVG of one sentence, one `<svg>` per row of words at most `row_width` pixels wide; an arc between rows is
+    two halves with the same `data-arc`, leaving at the right edge of one row and entering the next at the left.
 
     edges (Sequence[Tuple[int, int, bool]]): (head, dependent, below) word positions of the tree's arcs.
     overlays (Sequence[Overlay]): The fired subtrees to draw, in lane order.
-    row_width (float): The widest row, in pixels (a wider word gets a row of its own).
     """
     widths = [max(MIN_WORD, CHAR_WIDTH * max(len(w.text), len(_shown_label(w) or "")) + WORD_PAD) for w in words]
     return "".join(_Row(words, widths, start, end, edges, overlays).svg() for start, end in _rows(widths, row_width))
