@@ -32,15 +32,25 @@ def brute_kept(contribution, share):
     return set(ranked)
 
 
+@pytest.mark.parametrize("block", [3, pruning.BLOCK])
 @SETTINGS
 @given(st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.0]) | st.floats(0, 10), min_size=1, max_size=30), SHARES)
-def test_share_levels_are_the_fewest_largest_columns_of_each_share(values, shares):
+def test_share_levels_are_the_fewest_largest_columns_of_each_share(block, values, shares):
     contribution = numpy.array(values)
-    level, kept = share_levels(contribution, shares)
+    saved, pruning.BLOCK = pruning.BLOCK, block  # small blocks: running sums and ties that cross blocks
+    try:
+        level, kept = share_levels(contribution, shares)
+    finally:
+        pruning.BLOCK = saved
     for L, share in enumerate(shares):
         expected = brute_kept(contribution, share)
         assert set(numpy.flatnonzero(level <= L).tolist()) == expected
         assert kept[L] == len(expected)
+
+
+def test_share_levels_refuse_a_negative_contribution():
+    with pytest.raises(ValueError, match="cannot be negative"):
+        share_levels(numpy.array([1.0, -0.5]), PRUNE_SHARES)
 
 
 @st.composite

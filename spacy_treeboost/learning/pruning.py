@@ -19,30 +19,68 @@ PRUNE_SHARES = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.93, 0.95, 0.96, 0.97, 0.98, 0.9
 PRUNE_TOLERANCE = 0.002
 # pruned only where the folds score this many documents
 PRUNE_MIN_SCORED = 1000
+BLOCK = 1 << 20
 
 
 def share_levels(contribution: numpy.ndarray, shares: Sequence[float]) -> Tuple[numpy.ndarray, numpy.ndarray]:
     """Each column's level (the first of the increasing `shares` that keeps it) and how many columns each share keeps:
-    at share s the fewest of largest `contribution` (ties: the first) that add up to s of the total. Besides the
-    output, it holds about two numbers a column at once (it runs on the training process for every subtree)."""
+    at share s the fewest of largest `contribution` (>= 0; ties: the first) that add up to s of the total. Besides
+    its output it holds a sorted copy of `contribution` and a byte a column (it runs on every subtree)."""
     n = len(contribution)
     if not numpy.isfinite(contribution).all():
         raise ValueError("a subtree's contribution is not finite: the fit diverged")
-    key = numpy.abs(contribution)
-    numpy.negative(key, out=key)
-    order = numpy.argsort(key, kind="stable")
-    del key
-    total = contribution[order]
-    numpy.cumsum(total, out=total)
-    kept = numpy.array([n if s >= 1.0 or not n else min(int(numpy.searchsorted(total, s * total[-1])) + 1, n)
-                        for s in shares], dtype=numpy.int64)
-    del total
-    by_rank = numpy.zeros(n, dtype=numpy.min_scalar_type(len(shares)))  # a byte a column, also when sent to workers
-    for k in kept:
-        by_rank[k:] += 1
-    level = numpy.empty_like(by_rank)
-    level[order] = by_rank
+    if (contribution < 0).any():
+        raise ValueError("a subtree's contribution (|weight| x the sum of its feature) cannot be negative")
+    ranked = numpy.sort(contribution)[::-1]
+    kept = _kept_counts(ranked, shares)
+    level = numpy.zeros(n, dtype=numpy.min_scalar_type(len(shares)))  # a byte a column, also when sent to workers
+    for k in kept.tolist():
+        if k < n:
+            v = ranked[k - 1]
+            level += contribution < v
+            ties = contribution == v
+            ties[:_after_first(ties, k - int(numpy.count_nonzero(contribution > v)))] = False
+            level += ties
     return level, kept
+
+
+def _contribution(w: numpy.ndarray, sums: numpy.ndarray) -> numpy.ndarray:
+    """|w| times the column sums, in one array."""
+    out = numpy.abs(w)
+    out *= sums
+    return out
+
+
+def _kept_counts(ranked: numpy.ndarray, shares: Sequence[float]) -> numpy.ndarray:
+    """For each share s, 1 + where the running sum of `ranked` (decreasing) first reaches s of the total (n for s >= 1),
+    the running sums added in order a block at a time: the same bits as `numpy.cumsum`."""
+    n = len(ranked)
+    kept = numpy.full(len(shares), n, dtype=numpy.int64)
+    if not n:
+        return kept
+    carry = 0.0
+    for a in range(0, n, BLOCK):
+        carry = float(numpy.cumsum(numpy.concatenate([[carry + ranked[a]], ranked[a + 1:a + BLOCK]]))[-1])
+    targets = [(j, s * carry) for j, s in enumerate(shares) if s < 1.0]
+    running = 0.0
+    for a in range(0, n, BLOCK):
+        block = numpy.cumsum(numpy.concatenate([[running + ranked[a]], ranked[a + 1:a + BLOCK]]))
+        while targets and block[-1] >= targets[0][1]:
+            j, target = targets.pop(0)
+            kept[j] = min(a + int(numpy.searchsorted(block, target)) + 1, n)
+        running = float(block[-1])
+    return kept
+
+
+def _after_first(mask: numpy.ndarray, m: int) -> int:
+    """The index after the m-th true entry of `mask` (0 for m = 0), a block at a time."""
+    seen = 0
+    for a in range(0, len(mask) if m else 0, BLOCK):
+        found = numpy.flatnonzero(mask[a:a + BLOCK])
+        if seen + len(found) >= m:
+            return a + int(found[m - seen - 1]) + 1
+        seen += len(found)
+    return 0 if not m else len(mask)
 
 
 def prune(shards: Any, name: str, targets: Sequence[numpy.ndarray], folds: Sequence[numpy.ndarray],
@@ -68,7 +106,7 @@ def prune(shards: Any, name: str, targets: Sequence[numpy.ndarray], folds: Seque
             chosen = len(accuracy) - 1
             while chosen > 0 and accuracy[chosen - 1] >= accuracy[-1] - PRUNE_TOLERANCE:
                 chosen -= 1
-            level, counts = share_levels(numpy.abs(fit.weights) * sums, PRUNE_SHARES)
+            level, counts = share_levels(_contribution(fit.weights, sums), PRUNE_SHARES)
             logger.info("pruning on the folds: shares %s keep %s subtrees, held-out accuracy %s: share %g",
                         list(PRUNE_SHARES), counts.tolist(), [round(v, 4) for v in accuracy], PRUNE_SHARES[chosen])
             within = level <= chosen
@@ -94,7 +132,7 @@ def _fold_level_margins(shards: Any, name: str, y: numpy.ndarray, f: numpy.ndarr
                               max_iter=settings["max_iter"], tol=FOLD_TOL_RATIO * settings["tol"],
                               threads=settings["threads"], init=start, folds=f, fold=k)
         w = interpolate(refit.weights, fit.nb_beta) * refit.scale if fit.nb else refit.weights
-        level, _ = share_levels(numpy.abs(w) * shards.add("column_sums")[0], PRUNE_SHARES)
+        level, _ = share_levels(_contribution(w, shards.add("column_sums")[0]), PRUNE_SHARES)
         margins = shards.map("level_margins", w, refit.intercept, level, len(PRUNE_SHARES), tfidf)
         blocks.append(numpy.concatenate(margins, axis=1))
     return assemble_margins(blocks, f)

@@ -144,7 +144,8 @@ class ShardedNewton:
     def preconditioner(self, x: numpy.ndarray) -> numpy.ndarray:
         diagonal, total = self.shards.add("preconditioner", x, self.loss)
         M = numpy.empty_like(x)
-        M[:-1] = self.l2 + 0.01 * diagonal
+        numpy.multiply(diagonal, 0.01, out=M[:-1])
+        M[:-1] += self.l2
         M[-1] = self.l2 + 0.01 * total
         return M
 
@@ -163,7 +164,7 @@ def _fit(shards: Any, layout: _Layout, y: numpy.ndarray, C: float, *, l1_ratio: 
     `init` (weights then intercept; None: zero weights and the prior's intercept)."""
     problem = ShardedNewton(shards, loss, (1.0 - l1_ratio) / C, threads)
     zero = start_point(y, layout.d, loss)
-    x0 = zero if init is None else numpy.array(init, dtype=numpy.float64)
+    x0 = zero if init is None else numpy.asarray(init, dtype=numpy.float64)
     if layout.g_zero is None:
         # the penalty's gradient at zero weights is zero: the gradient there is the same for every C
         layout.g_zero = problem.value_grad(layout.reduce(zero))[1]
@@ -175,7 +176,7 @@ def _fit(shards: Any, layout: _Layout, y: numpy.ndarray, C: float, *, l1_ratio: 
             x = layout.expand(tron(problem, layout.reduce(x0), max_iter, gtol))
     finally:
         problem.team.close()
-    return x[:-1].copy(), float(x[-1])
+    return x[:-1], float(x[-1])
 
 
 def _prepare(shards: Any, nb: bool, l1_ratio: float, d: int,
@@ -222,7 +223,9 @@ def final_fit(shards: Any, name: str, y: numpy.ndarray, C: float, *, nb: bool, l
     d = shards.map("select", name, y, folds, fold, threads if shards.in_process else 1)[0]
     scale, layout = _prepare(shards, nb, l1_ratio, d, threads)
     if init is not None and scale is not None:
-        init = numpy.append(numpy.divide(init[:-1], scale, out=numpy.zeros(d), where=scale != 0), init[-1])
+        scaled = numpy.zeros(d + 1)
+        numpy.divide(init[:-1], scale, out=scaled[:-1], where=scale != 0)
+        scaled[-1], init = init[-1], scaled
     w, c = _fit(shards, layout, y if folds is None else y[folds != fold], C, l1_ratio=l1_ratio, loss=loss,
                 max_iter=max_iter, tol=tol, init=init, threads=threads)
     shards.map("release")
