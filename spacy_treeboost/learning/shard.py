@@ -184,7 +184,8 @@ class DocumentShard:
             if not kept.all() or len(rows) != total:
                 kept = numpy.flatnonzero(kept)
                 columns, local = s.keep[kept], numpy.concatenate([kept, self.k + self.offset + numpy.arange(len(rows))])
-        self.local = None if local is None or len(local) == self.d else local
+        wide = numpy.int32 if self.d < 2 ** 31 else numpy.int64  # the columns sent with every part of a sum
+        self.local = None if local is None or len(local) == self.d else local.astype(wide, copy=False)
         if self.local is None and s is None:
             R = A
             self.X, self.squared = newton_blocks(R, threads)

@@ -84,6 +84,7 @@ def pcg(hessp: Callable[[numpy.ndarray], numpy.ndarray], g: numpy.ndarray, M: nu
     for _ in range(len(g)):
         if math.sqrt(max(zr, 0.0)) <= tol:
             break
+        Hd = None  # the last product freed before the next is made: one vector fewer at the peak
         Hd = hessp(d)
         alpha = zr / pieces.total(dot_range, d, Hd)
         if math.sqrt(pieces.total(cg_step_range, s, d, M, alpha)) > delta:
