@@ -131,8 +131,11 @@ def _fold_level_margins(shards: Any, name: str, y: numpy.ndarray, f: numpy.ndarr
             refit = final_fit(shards, name, y, fit.C, nb=fit.nb, l1_ratio=settings["l1_ratio"], loss=settings["loss"],
                               max_iter=settings["max_iter"], tol=FOLD_TOL_RATIO * settings["tol"],
                               threads=settings["threads"], init=start, folds=f, fold=k)
-        w = interpolate(refit.weights, fit.nb_beta) * refit.scale if fit.nb else refit.weights
-        level, _ = share_levels(_contribution(w, shards.add("column_sums")[0]), PRUNE_SHARES)
+        w = refit.weights if refit.scale is None else interpolate(refit.weights, fit.nb_beta) * refit.scale
+        sums = shards.add("column_sums")[0]
+        sums *= w  # |w| x the sums (>= 0) in the sums' own array
+        level, _ = share_levels(numpy.abs(sums, out=sums), PRUNE_SHARES)
+        del sums
         margins = shards.map("level_margins", w, refit.intercept, level, len(PRUNE_SHARES), tfidf)
         blocks.append(numpy.concatenate(margins, axis=1))
     return assemble_margins(blocks, f)

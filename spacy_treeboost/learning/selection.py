@@ -185,10 +185,10 @@ def platt(f: numpy.ndarray, y: numpy.ndarray, max_iter: int = 100) -> Tuple[floa
 
 @dataclass(frozen=True)
 class LinearFit:
-    """A final fit on all samples: weights, intercept, and the column scale (ones without naive Bayes scaling)."""
+    """A final fit on all samples: weights, intercept, and the column scale (None without naive Bayes scaling)."""
     weights: numpy.ndarray
     intercept: float
-    scale: numpy.ndarray
+    scale: Optional[numpy.ndarray]
 
 
 @dataclass(frozen=True)
@@ -264,6 +264,7 @@ def calibrate_weights(w: numpy.ndarray, c: float, oof: Optional[numpy.ndarray],
 def finish_head(final: LinearFit, chosen: Candidate, scores: Optional[List[float]], oof: Optional[numpy.ndarray],
                 y: Optional[numpy.ndarray], calibrate: bool) -> HeadFit:
     """The head from its final fit: interpolated, unscaled, calibrated on the out-of-fold margins."""
-    w, c, ab = calibrate_weights(interpolate(final.weights, chosen.beta) * final.scale, final.intercept,
+    w = interpolate(final.weights, chosen.beta)
+    w, c, ab = calibrate_weights(w if final.scale is None else w * final.scale, final.intercept,
                                  oof if calibrate else None, y)
     return HeadFit(w, c, chosen.C, scores, ab, chosen.beta, chosen.nb)

@@ -105,7 +105,8 @@ class _Layout:
         counts = numpy.array([n for n, _ in found], dtype=numpy.int64)
         offsets = numpy.concatenate([[0], numpy.cumsum(counts)[:-1]]).astype(numpy.int64)
         shards.map("place", offsets, int(counts.sum()), threads if shards.in_process else 1)
-        self.keep = None if keep_all else found[0][1] if df is None else numpy.flatnonzero(df >= 2)
+        keep = None if keep_all else found[0][1] if df is None else numpy.flatnonzero(df >= 2)
+        self.keep = None if keep is None else keep.astype(numpy.int32 if d < 2 ** 31 else numpy.int64, copy=False)
         self.g_zero: Optional[numpy.ndarray] = None
 
     def reduce(self, x: numpy.ndarray) -> numpy.ndarray:
@@ -229,7 +230,7 @@ def final_fit(shards: Any, name: str, y: numpy.ndarray, C: float, *, nb: bool, l
     w, c = _fit(shards, layout, y if folds is None else y[folds != fold], C, l1_ratio=l1_ratio, loss=loss,
                 max_iter=max_iter, tol=tol, init=init, threads=threads)
     shards.map("release")
-    return LinearFit(w, c, numpy.ones(d) if scale is None else scale)
+    return LinearFit(w, c, scale)
 
 
 @contextmanager
