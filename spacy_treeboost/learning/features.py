@@ -36,16 +36,22 @@ def nb_ratio(P: "sp.spmatrix", y: numpy.ndarray, alpha: float = NB_ALPHA) -> num
 
 
 def log_count_ratio(pos: numpy.ndarray, neg: numpy.ndarray, alpha: float = NB_ALPHA) -> numpy.ndarray:
-    """`nb_ratio` from the column sums over the positive samples and over the negative ones."""
+    """`nb_ratio` from the column sums over the positive samples and over the negative ones (two arrays held)."""
     pos, neg = pos + alpha, neg + alpha
-    return numpy.log(pos / pos.sum()) - numpy.log(neg / neg.sum())
+    pos /= pos.sum()
+    neg /= neg.sum()
+    numpy.log(pos, out=pos)
+    pos -= numpy.log(neg, out=neg)
+    return pos
 
 
 def interpolate(w: numpy.ndarray, beta: float) -> numpy.ndarray:
     """NBSVM's interpolation (Wang & Manning 2012) w' = (1 - beta) mean|w| + beta w; w itself when beta = 1."""
     if beta == 1.0 or not len(w):
         return w
-    return (1.0 - beta) * numpy.abs(w).mean() + beta * w
+    out = beta * w
+    out += (1.0 - beta) * numpy.abs(w).mean()
+    return out
 
 
 def scale_columns(X: "sp.spmatrix", scale: numpy.ndarray) -> "sp.spmatrix":
