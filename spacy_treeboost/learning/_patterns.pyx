@@ -293,7 +293,7 @@ cdef class PatternStore:
         """Every pattern moved out of the store (left empty), each part freed once copied.
 
         RETURNS (Tuple): The table (parent, -1 for a root; last node's depth and label id; size: int32 arrays) and the
-            CSC (indptr, documents, counts), column i pattern i, counts uint8 where they fit.
+            CSC (indptr, documents, counts), column i pattern i, counts uint8 where they all fit (else int32).
         """
         cdef int64_t n = self.n_nodes, total = 0, off, start = 0
         cdef int32_t i, k, m
@@ -324,12 +324,15 @@ cdef class PatternStore:
         self.chunks.clear()
         self.n_nodes = 0
         release_free_heap()
+        cdef bint one_byte = True
+        for item in self.big_counts:
+            one_byte = one_byte and item.second <= 255
         docs = numpy.empty(total, dtype=numpy.int32)
-        counts = numpy.empty(total, dtype=numpy.uint8 if self.big_counts.empty() else numpy.int32)
+        counts = numpy.empty(total, dtype=numpy.uint8 if one_byte else numpy.int32)
         cdef int32_t[::1] docv = docs
         cdef uint8_t[::1] small
         cdef int32_t[::1] large
-        if self.big_counts.empty():
+        if one_byte:
             small = counts
         else:
             large = counts
@@ -344,7 +347,7 @@ cdef class PatternStore:
             std_sort(col.begin(), col.end())
             for k in range(m):
                 docv[start + k] = col[k].first
-                if self.big_counts.empty():
+                if one_byte:
                     small[start + k] = <uint8_t>col[k].second
                 else:
                     large[start + k] = col[k].second

@@ -83,8 +83,8 @@ def _mine_shard(forest: Tuple[numpy.ndarray, ...], settings: Dict[str, Any], own
         end = int(indptr[n_roots])
         indptr = numpy.concatenate([numpy.zeros(n_roots + 1, dtype=indptr.dtype), indptr[n_roots + 1:] - end])
         docs, counts = docs[end:], counts[end:]
-    if counts.dtype != numpy.uint8 and len(counts) and int(counts.max()) < 256:
-        counts = counts.astype(numpy.uint8)
+        if counts.dtype != numpy.uint8 and len(counts) and int(counts.max()) < 256:  # the large counts were roots'
+            counts = counts.astype(numpy.uint8)
     return {"matrix": (indptr, docs, counts), "table": table, "n_roots": n_roots, "with_roots": with_roots}
 
 

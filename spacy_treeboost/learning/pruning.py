@@ -2,7 +2,7 @@
 on the cross-validation folds."""
 import logging
 from dataclasses import replace
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
 
@@ -44,43 +44,49 @@ def share_levels(contribution: numpy.ndarray, shares: Sequence[float]) -> Tuple[
     return level, kept
 
 
-def _contribution(w: numpy.ndarray, sums: numpy.ndarray) -> numpy.ndarray:
-    """|w| times the column sums, in one array."""
-    out = numpy.abs(w)
-    out *= sums
-    return out
+def _contribution(w: numpy.ndarray, sums: numpy.ndarray, out: Optional[numpy.ndarray] = None) -> numpy.ndarray:
+    """|w| times the column sums (>= 0), as |w x sums| in one array (`out`: the sums' own)."""
+    out = numpy.multiply(w, sums, out=out)
+    return numpy.abs(out, out=out)
+
+
+def _running_sums(ranked: numpy.ndarray) -> Iterator[Tuple[int, numpy.ndarray]]:
+    """The running sums of `ranked` a block at a time (each block's start and its sums): the same bits as
+    `numpy.cumsum`."""
+    running = 0.0
+    for a in range(0, len(ranked), BLOCK):
+        block = numpy.cumsum(numpy.concatenate([[running + ranked[a]], ranked[a + 1:a + BLOCK]]))
+        running = float(block[-1])
+        yield a, block
 
 
 def _kept_counts(ranked: numpy.ndarray, shares: Sequence[float]) -> numpy.ndarray:
-    """For each share s, 1 + where the running sum of `ranked` (decreasing) first reaches s of the total (n for s >= 1),
-    the running sums added in order a block at a time: the same bits as `numpy.cumsum`."""
+    """For each share s, 1 + where the running sum of `ranked` (decreasing) first reaches s of the total (n for
+    s >= 1)."""
     n = len(ranked)
     kept = numpy.full(len(shares), n, dtype=numpy.int64)
-    if not n:
-        return kept
-    carry = 0.0
-    for a in range(0, n, BLOCK):
-        carry = float(numpy.cumsum(numpy.concatenate([[carry + ranked[a]], ranked[a + 1:a + BLOCK]]))[-1])
-    targets = [(j, s * carry) for j, s in enumerate(shares) if s < 1.0]
-    running = 0.0
-    for a in range(0, n, BLOCK):
-        block = numpy.cumsum(numpy.concatenate([[running + ranked[a]], ranked[a + 1:a + BLOCK]]))
+    total = 0.0
+    for _, block in _running_sums(ranked):
+        total = float(block[-1])
+    targets = [(j, s * total) for j, s in enumerate(shares) if s < 1.0 and n]
+    for a, block in _running_sums(ranked):
         while targets and block[-1] >= targets[0][1]:
             j, target = targets.pop(0)
             kept[j] = min(a + int(numpy.searchsorted(block, target)) + 1, n)
-        running = float(block[-1])
     return kept
 
 
 def _after_first(mask: numpy.ndarray, m: int) -> int:
     """The index after the m-th true entry of `mask` (0 for m = 0), a block at a time."""
+    if not m:
+        return 0
     seen = 0
-    for a in range(0, len(mask) if m else 0, BLOCK):
+    for a in range(0, len(mask), BLOCK):
         found = numpy.flatnonzero(mask[a:a + BLOCK])
         if seen + len(found) >= m:
             return a + int(found[m - seen - 1]) + 1
         seen += len(found)
-    return 0 if not m else len(mask)
+    return len(mask)
 
 
 def prune(shards: Any, name: str, targets: Sequence[numpy.ndarray], folds: Sequence[numpy.ndarray],
@@ -133,8 +139,7 @@ def _fold_level_margins(shards: Any, name: str, y: numpy.ndarray, f: numpy.ndarr
                               threads=settings["threads"], init=start, folds=f, fold=k)
         w = refit.weights if refit.scale is None else interpolate(refit.weights, fit.nb_beta) * refit.scale
         sums = shards.add("column_sums")[0]
-        sums *= w  # |w| x the sums (>= 0) in the sums' own array
-        level, _ = share_levels(numpy.abs(sums, out=sums), PRUNE_SHARES)
+        level, _ = share_levels(_contribution(w, sums, out=sums), PRUNE_SHARES)
         del sums
         margins = shards.map("level_margins", w, refit.intercept, level, len(PRUNE_SHARES), tfidf)
         blocks.append(numpy.concatenate(margins, axis=1))

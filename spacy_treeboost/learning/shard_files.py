@@ -168,8 +168,6 @@ class ShardFileWorker(_ShardHolder):
         space.expand_all()
         self.table, (indptr, docs, counts) = space.take_patterns()
         del space
-        if counts.dtype != numpy.uint8 and len(counts) and int(counts.max()) < 256:
-            counts = counts.astype(numpy.uint8)
         self.matrix = (indptr, docs, counts)
         self.merged = numpy.full(len(self.table[0]), -1, dtype=numpy.int32)
         return len(self.merged)
