@@ -135,14 +135,14 @@ def solve_tron(X: Any, y: numpy.ndarray, C: float, tol: float, threads: int = 1,
                max_iter: int = 1000) -> Tuple[numpy.ndarray, float, Dict[str, Any]]:
     """The learner's solve of a reduced matrix (the "tron" branch of `sharded._fit`): the weights, the intercept,
     and the setup and solve CPU and wall seconds, Newton steps and Hessian products."""
-    from spacy_treeboost.learning.solver import gradient_tolerance, one_blas_thread, start_point, tron
+    from spacy_treeboost.learning.solver import gradient_scale, one_blas_thread, start_point, tron
 
     info: Dict[str, Any] = {}
     with one_blas_thread():
         cpu, wall = time.process_time(), time.perf_counter()
         x0 = start_point(y, X.shape[1], "logistic")
         problem = one_shard_problem(X, y, C, threads)
-        gtol = gradient_tolerance(problem.value_grad(x0)[1], tol, 0.0)
+        gtol = max(tol * gradient_scale(problem.value_grad(x0)[1], 0.0), 1e-300)
         counts = {"newton_steps": 0, "hessian_products": 0}
         preconditioner, hessp = problem.preconditioner, problem.hessp
 

@@ -10,7 +10,7 @@ import numpy
 from .features import interpolate, log_count_ratio
 from .selection import LinearFit, Path, all_candidates
 from .shard import DocumentShard, add_part, fold_split
-from .solver import fista, gradient_tolerance, start_point, tron
+from .solver import fista, gradient_scale, start_point, tron
 from .tasks import make_workers, ray_node
 from ..threads import Threads, ThreadTeam
 
@@ -96,7 +96,7 @@ class _ShardHolder:
 
 class _Layout:
     """The reduced problem of the selected shards (`DocumentShard.reduce`): the maps between its points and the full
-    problem's, and its gradient at the start (`g_zero`)."""
+    problem's, and the size of its gradient at the start (`g_zero_scale`)."""
 
     def __init__(self, shards: Any, d: int, keep_all: bool, threads: Union[int, Threads] = 1) -> None:
         self.shards, self.d, self.keep_all = shards, d, keep_all
@@ -107,7 +107,7 @@ class _Layout:
         shards.map("place", offsets, int(counts.sum()), threads if shards.in_process else 1)
         keep = None if keep_all else found[0][1] if df is None else numpy.flatnonzero(df >= 2)
         self.keep = None if keep is None else keep.astype(numpy.int32 if d < 2 ** 31 else numpy.int64, copy=False)
-        self.g_zero: Optional[numpy.ndarray] = None
+        self.g_zero_scale: Optional[float] = None
 
     def reduce(self, x: numpy.ndarray) -> numpy.ndarray:
         if self.keep is None:
@@ -166,10 +166,10 @@ def _fit(shards: Any, layout: _Layout, y: numpy.ndarray, C: float, *, l1_ratio: 
     problem = ShardedNewton(shards, loss, (1.0 - l1_ratio) / C, threads)
     zero = start_point(y, layout.d, loss)
     x0 = zero if init is None else numpy.asarray(init, dtype=numpy.float64)
-    if layout.g_zero is None:
+    if layout.g_zero_scale is None:
         # the penalty's gradient at zero weights is zero: the gradient there is the same for every C
-        layout.g_zero = problem.value_grad(layout.reduce(zero))[1]
-    gtol = gradient_tolerance(layout.g_zero, tol, l1_ratio)
+        layout.g_zero_scale = gradient_scale(problem.value_grad(layout.reduce(zero))[1], l1_ratio)
+    gtol = max(tol * layout.g_zero_scale, 1e-300)
     try:
         if l1_ratio > 0.0:
             x = fista(x0, problem.value_grad, l1_ratio / C, max_iter, gtol)
@@ -206,10 +206,11 @@ def fold_margins(shards: Any, name: str, y: numpy.ndarray, folds: numpy.ndarray,
         for C in path.Cs:
             w, c = _fit(shards, layout, y[train], C, l1_ratio=l1_ratio, loss=loss, max_iter=max_iter, tol=tol,
                         init=init, threads=threads)
-            init = numpy.append(w, c)
             for beta in path.betas:
                 out[k] = numpy.concatenate(shards.map("margins", interpolate(w, beta), c))
                 k += 1
+            init = numpy.append(w, c)
+            del w  # the fit's own vector: the next fit starts from init alone
     shards.map("release")
     return out
 

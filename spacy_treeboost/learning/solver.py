@@ -109,10 +109,9 @@ def start_point(y: numpy.ndarray, d: int, loss: str) -> numpy.ndarray:
     return x0
 
 
-def gradient_tolerance(g_zero: numpy.ndarray, tol: float, l1_ratio: float) -> float:
-    """`tol` times the norm of the gradient at zero weights (with an L1 share: its largest entry)."""
-    scale = numpy.abs(g_zero).max() if l1_ratio > 0.0 else numpy.linalg.norm(g_zero)
-    return max(tol * float(scale), 1e-300)
+def gradient_scale(g_zero: numpy.ndarray, l1_ratio: float) -> float:
+    """The norm of the gradient at zero weights (with an L1 share: its largest entry), which the tolerance scales."""
+    return float(numpy.abs(g_zero).max() if l1_ratio > 0.0 else numpy.linalg.norm(g_zero))
 
 
 def fista(x0: numpy.ndarray, smooth: Callable[[numpy.ndarray], Tuple[float, numpy.ndarray]], l1: float,
