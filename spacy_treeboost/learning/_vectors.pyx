@@ -124,31 +124,31 @@ def cg_step_range(double[::1] s, const double[::1] d, const double[::1] M, doubl
     return total
 
 
-def cg_residual_range(double[::1] r, double[::1] z, const double[::1] Hd, const double[::1] M, double alpha,
-                      Py_ssize_t lo, Py_ssize_t hi) -> float:
-    """r[i] -= Hd[i] * alpha and z[i] = r[i] / M[i] for i in range(lo, hi), and the sum of z[i] * r[i] in order."""
+def cg_residual_range(double[::1] r, const double[::1] Hd, const double[::1] M, double alpha, Py_ssize_t lo,
+                      Py_ssize_t hi) -> float:
+    """r[i] -= Hd[i] * alpha for i in range(lo, hi), and the sum of (r[i] / M[i]) * r[i] in index order from 0.0."""
     cdef Py_ssize_t i
     cdef double total = 0.0
     _check_range(r.shape[0], lo, hi)
-    if z.shape[0] != r.shape[0] or Hd.shape[0] != r.shape[0] or M.shape[0] != r.shape[0]:
+    if Hd.shape[0] != r.shape[0] or M.shape[0] != r.shape[0]:
         raise ValueError("the vectors differ in length")
     with nogil:
         for i in range(lo, hi):
             r[i] = r[i] - Hd[i] * alpha
-            z[i] = r[i] / M[i]
-            total = total + z[i] * r[i]
+            total = total + (r[i] / M[i]) * r[i]
     return total
 
 
-def cg_direction_range(double[::1] d, const double[::1] z, double beta, Py_ssize_t lo, Py_ssize_t hi) -> None:
-    """d[i] = d[i] * beta + z[i] for i in range(lo, hi)."""
+def cg_direction_range(double[::1] d, const double[::1] r, const double[::1] M, double beta, Py_ssize_t lo,
+                       Py_ssize_t hi) -> None:
+    """d[i] = d[i] * beta + r[i] / M[i] for i in range(lo, hi)."""
     cdef Py_ssize_t i
     _check_range(d.shape[0], lo, hi)
-    if z.shape[0] != d.shape[0]:
+    if r.shape[0] != d.shape[0] or M.shape[0] != d.shape[0]:
         raise ValueError("the vectors differ in length")
     with nogil:
         for i in range(lo, hi):
-            d[i] = d[i] * beta + z[i]
+            d[i] = d[i] * beta + r[i] / M[i]
 
 
 cdef void _check_indptr(const index_t[::1] indptr, Py_ssize_t n_entries, str entries) except *:

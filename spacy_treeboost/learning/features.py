@@ -162,6 +162,18 @@ class PatternCodes:
         return self, numpy.asarray(patterns)
 
 
+def on_disk(a: numpy.ndarray) -> numpy.ndarray:
+    """`a` copied to an unnamed temporary file and mapped read-only: out of this process's memory until it is read."""
+    import tempfile
+
+    if not a.size:
+        return a
+    with tempfile.TemporaryFile() as f:
+        numpy.ascontiguousarray(a).tofile(f)
+        f.flush()
+        return numpy.memmap(f, dtype=a.dtype, mode="r", shape=a.shape)
+
+
 class PatternTree:
     """Patterns as the miner's enumeration tree, 10 bytes a pattern: per pattern its parent (-1: a single node), the
     depth and label of the node it adds, and its size; codes are spelled out only for the patterns that need them."""
@@ -174,6 +186,12 @@ class PatternTree:
 
     def __len__(self) -> int:
         return len(self.parent)
+
+    def spill(self) -> "PatternTree":
+        """The arrays moved to temporary files (`on_disk`), for a process that reads them only at the end."""
+        self.parent, self.label, self.depth, self.size = (on_disk(a) for a in (self.parent, self.label, self.depth,
+                                                                                self.size))
+        return self
 
     def codes_of(self, patterns: numpy.ndarray) -> Tuple[PatternCodes, numpy.ndarray]:
         """The codes of `patterns` and of their ancestors (in tree order), and the index of each pattern among them."""
@@ -200,6 +218,11 @@ def order_by_frequency(df: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]
     return order_by_count(numpy.ascontiguousarray(df, dtype=numpy.int64))
 
 
+def smooth_idf(n_docs: int, df: numpy.ndarray) -> numpy.ndarray:
+    """scikit-learn's smoothed idf of columns in `df` of `n_docs` documents: log((1 + n) / (1 + df)) + 1."""
+    return numpy.log((1.0 + n_docs) / (1.0 + df)) + 1.0
+
+
 def tfidf_matrix(counts: Any, threads: int = 1, idf: Optional[numpy.ndarray] = None) -> Tuple[Any, numpy.ndarray]:
     """Sublinear tf-idf of a CSC count matrix (scikit-learn's `TfidfVectorizer(sublinear_tf=True)`) in fixed column
     pieces: the features (sharing the structure of `counts`) and the idf (None: that of `counts`)."""
@@ -207,7 +230,7 @@ def tfidf_matrix(counts: Any, threads: int = 1, idf: Optional[numpy.ndarray] = N
 
     df = numpy.diff(counts.indptr)
     if idf is None:
-        idf = numpy.log((1.0 + counts.shape[0]) / (1.0 + df)) + 1.0
+        idf = smooth_idf(counts.shape[0], df)
     data = numpy.empty(counts.nnz)
     pieces = products.column_pieces(counts.indptr, products.N_BLOCKS if counts.nnz >= products.BLOCK_NNZ else 1)
     sq_norms: List[numpy.ndarray] = [numpy.zeros(0)] * len(pieces)

@@ -96,8 +96,6 @@ def prune(shards: Any, name: str, targets: Sequence[numpy.ndarray], folds: Seque
     on the folds (refitted from the final weights) is within `PRUNE_TOLERANCE` of the whole model's (all subtrees
     where they score fewer than `PRUNE_MIN_SCORED` documents). `settings`: the solver's l1_ratio, loss, max_iter, tol
     and threads. RETURNS: the restricted fits, each one's kept columns (None: all), and what each pruning chose."""
-    shards.map("select", name, targets[0], None, None)
-    sums = shards.add("column_sums")[0]
     out: List[HeadFit] = []
     kept: List[Optional[numpy.ndarray]] = []
     info: List[Dict[str, Any]] = []
@@ -112,7 +110,8 @@ def prune(shards: Any, name: str, targets: Sequence[numpy.ndarray], folds: Seque
             chosen = len(accuracy) - 1
             while chosen > 0 and accuracy[chosen - 1] >= accuracy[-1] - PRUNE_TOLERANCE:
                 chosen -= 1
-            level, counts = share_levels(_contribution(fit.weights, sums), PRUNE_SHARES)
+            shards.map("select", name, y, None, None)
+            level, counts = share_levels(_contribution(fit.weights, shards.add("column_sums")[0]), PRUNE_SHARES)
             logger.info("pruning on the folds: shares %s keep %s subtrees, held-out accuracy %s: share %g",
                         list(PRUNE_SHARES), counts.tolist(), [round(v, 4) for v in accuracy], PRUNE_SHARES[chosen])
             within = level <= chosen
@@ -130,18 +129,22 @@ def _fold_level_margins(shards: Any, name: str, y: numpy.ndarray, f: numpy.ndarr
                         settings: Dict[str, Any]) -> numpy.ndarray:
     """The out-of-fold margins of the scored documents at every share, shape (len(PRUNE_SHARES), scored)."""
     a, b = fit.platt if fit.platt is not None else (1.0, 0.0)
-    start = numpy.append(fit.weights / a, (fit.intercept - b) / a)
     blocks = []
     for k in range(int(f.max()) + 1):
-        with one_blas_thread():
+        with one_blas_thread():  # the start made again for each fold, not held while the fold's margins are made
             refit = final_fit(shards, name, y, fit.C, nb=fit.nb, l1_ratio=settings["l1_ratio"], loss=settings["loss"],
                               max_iter=settings["max_iter"], tol=FOLD_TOL_RATIO * settings["tol"],
-                              threads=settings["threads"], init=start, folds=f, fold=k)
-        w = refit.weights if refit.scale is None else interpolate(refit.weights, fit.nb_beta) * refit.scale
+                              threads=settings["threads"], init=numpy.append(fit.weights / a, (fit.intercept - b) / a),
+                              folds=f, fold=k)
+        w, c = refit.weights, refit.intercept
+        if refit.scale is not None:
+            w = interpolate(w, fit.nb_beta)
+            w *= refit.scale
+        del refit
         sums = shards.add("column_sums")[0]
         level, _ = share_levels(_contribution(w, sums, out=sums), PRUNE_SHARES)
         del sums
-        margins = shards.map("level_margins", w, refit.intercept, level, len(PRUNE_SHARES), tfidf)
+        margins = shards.map("level_margins", w, c, level, len(PRUNE_SHARES), tfidf)
         blocks.append(numpy.concatenate(margins, axis=1))
     return assemble_margins(blocks, f)
 

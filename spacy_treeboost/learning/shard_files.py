@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Un
 import numpy
 
 from .classifier import _label_rank
-from .features import feature_matrices
+from .features import feature_matrices, on_disk, smooth_idf
 from .shard_merge import Keys, merged_strings, mine_files, positions
 from .sharded import DocumentShard, Shards, _ShardHolder
 from .tasks import Workers, make_workers
@@ -280,16 +280,16 @@ def fit_files(model: "SubtreeLinearClassifier", X: TreeShards, y: Any = None) ->
                     model.max_pattern_size_, n_docs, len(docs), workers.n)
         tree, docs_of, inverse = mine_files(workers, strings, model.max_pattern_size_, model.min_support,
                                             model.keep_rare_up_to, model.include_root_patterns, model.max_cache_mb)
-        idf = numpy.log((1.0 + n_docs) / (1.0 + docs_of)) + 1.0
-        del docs_of
-        by_column = numpy.empty_like(idf)
-        by_column[inverse] = idf
+        by_column = numpy.empty(len(docs_of))
+        by_column[inverse] = smooth_idf(n_docs, docs_of)
         starts = numpy.concatenate([[0], numpy.cumsum(docs)[:-1]]).astype(int).tolist()
         model.timings_ = {"mine": time.process_time() - clock}
         logger.info("kept %d subtrees of %d documents (training process's peak RSS %.1f MB); building the shards",
                     len(tree), n_docs, peak_rss_bytes() / 1e6)
         workers.call_all("build", (workers.put(inverse), workers.put(by_column), model.features, starts))
         del by_column
+        # read again only once the fits are done (the idf made again from docs_of if tf-idf is chosen)
+        tree, docs_of, inverse = tree.spill(), on_disk(docs_of), on_disk(inverse)
         shards = Shards(workers, len(docs), ["F", "T"] if model.features == "auto" else ["F"], here)
         model.shard_holders_ = shards.node_ids
         clock = time.process_time()
@@ -301,4 +301,4 @@ def fit_files(model: "SubtreeLinearClassifier", X: TreeShards, y: Any = None) ->
                 ", ".join(f"{r / 1e6:.1f}" for r in model.peak_rss_["workers"]) or "in this process")
     fitted = model._finish_heads(targets, fits, kept, pruning, None, tfidf, inverse)
     model.timings_["fit"] = time.process_time() - clock
-    return model._set_rules(tree, fitted, idf if tfidf else None)
+    return model._set_rules(tree, fitted, smooth_idf(n_docs, docs_of) if tfidf else None)

@@ -164,17 +164,20 @@ def _fit(shards: Any, layout: _Layout, y: numpy.ndarray, C: float, *, l1_ratio: 
     """The weights and intercept at C on the selected, scaled and laid out shards (y: their training labels), from
     `init` (weights then intercept; None: zero weights and the prior's intercept)."""
     problem = ShardedNewton(shards, loss, (1.0 - l1_ratio) / C, threads)
-    zero = start_point(y, layout.d, loss)
-    x0 = zero if init is None else numpy.asarray(init, dtype=numpy.float64)
     if layout.g_zero_scale is None:
         # the penalty's gradient at zero weights is zero: the gradient there is the same for every C
-        layout.g_zero_scale = gradient_scale(problem.value_grad(layout.reduce(zero))[1], l1_ratio)
+        zero = layout.reduce(start_point(y, layout.d, loss))
+        layout.g_zero_scale = gradient_scale(problem.value_grad(zero)[1], l1_ratio)
+        del zero
     gtol = max(tol * layout.g_zero_scale, 1e-300)
+    x0 = start_point(y, layout.d, loss) if init is None else numpy.asarray(init, dtype=numpy.float64)
     try:
         if l1_ratio > 0.0:
             x = fista(x0, problem.value_grad, l1_ratio / C, max_iter, gtol)
         else:
-            x = layout.expand(tron(problem, layout.reduce(x0), max_iter, gtol))
+            reduced = layout.reduce(x0)
+            del x0, init  # the full start is freed unless the caller holds it
+            x = layout.expand(tron(problem, reduced, max_iter, gtol))
     finally:
         problem.team.close()
     return x[:-1], float(x[-1])

@@ -36,7 +36,7 @@ def curvature(m: numpy.ndarray, loss: str) -> numpy.ndarray:
 def tron(problem: Any, x0: numpy.ndarray, max_iter: int, gtol: float) -> numpy.ndarray:
     """LIBLINEAR's trust-region Newton method (Lin, Weng & Keerthi 2008) with the diagonal preconditioner of Hsia,
     Chiang & Lin (2018); stops when the gradient's norm is at most `gtol`."""
-    x = x0.copy()
+    x = x0  # never changed in place: each step makes a new point
     f, g = problem.value_grad(x)
     delta = -1.0
     for it in range(max_iter):
@@ -48,6 +48,7 @@ def tron(problem: Any, x0: numpy.ndarray, max_iter: int, gtol: float) -> numpy.n
         step, residual = pcg(problem.hessp, g, M, delta, getattr(problem, "team", None))
         gs = float(g @ step)
         predicted = -0.5 * (gs - float(step @ residual))
+        del residual
         f_new, g_new = problem.value_grad(x + step)
         actual = f - f_new
         snorm = math.sqrt(float(step @ (M * step)))
@@ -77,9 +78,8 @@ def pcg(hessp: Callable[[numpy.ndarray], numpy.ndarray], g: numpy.ndarray, M: nu
     pieces = Pieces(len(g), team)
     s = numpy.zeros_like(g)
     r = -g
-    z = r / M
-    d = z.copy()
-    zr = pieces.total(dot_range, z, r)
+    d = r / M  # the preconditioned residual z = r / M is not stored: each kernel divides again, the same bits
+    zr = pieces.total(dot_range, d, r)
     tol = 0.1 * math.sqrt(zr)
     for _ in range(len(g)):
         if math.sqrt(max(zr, 0.0)) <= tol:
@@ -95,8 +95,8 @@ def pcg(hessp: Callable[[numpy.ndarray], numpy.ndarray], g: numpy.ndarray, M: nu
             s += alpha * d
             r -= alpha * Hd
             break
-        zr_new = pieces.total(cg_residual_range, r, z, Hd, M, alpha)
-        pieces.each(cg_direction_range, d, z, zr_new / zr)
+        zr_new = pieces.total(cg_residual_range, r, Hd, M, alpha)
+        pieces.each(cg_direction_range, d, r, M, zr_new / zr)
         zr = zr_new
     return s, r
 
