@@ -13,7 +13,6 @@ from spacy.training import Example
 from spacy.vocab import Vocab
 
 from ..config_errors import check_learner, corpus_reader_hint, data_errors, reported_at, training_corpus
-from ..files import seal, settings_digest, unseal
 from ..learning.classifier import RuleClassifier, cats_from_margins
 from ..learning.classifier_files import classifier_from_dict, classifier_to_dict
 from ..learning.learner import TreeBoostClassifier
@@ -82,6 +81,7 @@ class TreeBoostTextCategorizer(TreeboostPipe):
     """Assign `doc.cats` with rules over subtrees of each doc's sentence trees."""
 
     factory = "treeboost_textcat"
+    model_format = (MODEL_FORMAT, MODEL_VERSION, "version")
 
     def __init__(self, vocab: Vocab, model: None, name: str = "treeboost_textcat", *, learner: RuleClassifier,
                  trees: TreeSpec, rounds_per_update: int, initial_rounds: int, exclusive_classes: bool,
@@ -340,26 +340,19 @@ class TreeBoostTextCategorizer(TreeboostPipe):
             return f"# '{self.name}' has no rules yet"
         return predictor.rules_.listing()
 
-    def _model_bytes(self) -> bytes:
+    def _model_data(self) -> Dict[str, Any]:
         predictor = self._predictor()
-        classifier = None if predictor is None else classifier_to_dict(predictor)
-        return seal({"classifier": classifier, "cfg_sha256": settings_digest(self.cfg)}, MODEL_FORMAT, MODEL_VERSION)
+        return {"classifier": None if predictor is None else classifier_to_dict(predictor)}
 
-    def _load_model_bytes(self, data: bytes, cfg_loaded: bool = True) -> None:
-        what = f"'{self.name}' model file"
-        payload = unseal(data, MODEL_FORMAT, MODEL_VERSION, error=ModelFormatError, what=what)
-        if not (isinstance(payload, dict) and set(payload) == {"classifier", "cfg_sha256"}
-                and isinstance(payload["cfg_sha256"], str) and isinstance(payload["classifier"], (dict, type(None)))):
-            raise ModelFormatError(f"The {what} does not hold a classifier and the digest of its settings.")
-        loaded = payload["classifier"]
-        learner = None if loaded is None else classifier_from_dict(loaded)
+    def _read_model(self, payload: Dict[str, Any]) -> Tuple[Optional[RuleClassifier]]:
+        if set(payload) != {"classifier", "cfg_sha256"} or not isinstance(payload["classifier"], (dict, type(None))):
+            raise ValueError("the model file holds no classifier")
+        learner = None if payload["classifier"] is None else classifier_from_dict(payload["classifier"])
         unknown = sorted({str(c) for c in learner.classes_} - set(self.labels)) if learner is not None else []
         if unknown and self.labels:
             raise ModelFormatError(f"'{self.name}': the model scores classes {unknown} that are not among the labels "
                                    f"{list(self.labels)} of its cfg; the cfg was edited or belongs to another model.")
-        if cfg_loaded:
-            self._check_cfg_digest(payload["cfg_sha256"])
-        self._reset(learner)
+        return (learner,)
 
 
 @contextmanager
