@@ -151,8 +151,7 @@ class NMTFSentiment(TreeboostPipe):
         score = estimator.decision_function(X)
         if held_out is not None:
             score[y != UNLABELLED] = held_out[y != UNLABELLED]
-        self._estimator, self._vocabulary, self._word_weights, self._lexicon = estimator, vocabulary, weights, lexicon
-        self._calibration = Calibration.fit(score, y)
+        self._reset(estimator, vocabulary, weights, Calibration.fit(score, y), lexicon)
         warn_if_constant(self.name, estimator, score)
 
     def _training_documents(self, examples: List[Example], nlp: Optional[Language],
