@@ -122,8 +122,6 @@ class TreeBoostTextCategorizer(TreeboostPipe):
         self._fit_loss = fit_loss
         self._refit: Optional[Tuple[int, RuleClassifier]] = None
         self._indexer: Optional[Tuple[int, int, DocIndexer]] = None
-        self._capped = False
-        self._checked_scores = True
 
     def _predictor(self) -> Optional[RuleClassifier]:
         """The fitted classifier that scores docs (a corrective learner's boosted rules refitted per number of
@@ -237,11 +235,9 @@ class TreeBoostTextCategorizer(TreeboostPipe):
         return learner
 
     def _start(self, learner: RuleClassifier, forest: Any, fit_loss: Optional[float], nlp: Optional[Language]) -> None:
-        fitted = not isinstance(learner, TreeBoostClassifier)
         self._reset(learner, forest, fit_loss)
-        self._checked_scores = fitted
         self._boost(self.cfg["initial_rounds"])
-        if fitted:
+        if not isinstance(learner, TreeBoostClassifier):
             warn_idle_steps(nlp, self.name)
 
     def _loss(self) -> Optional[float]:
@@ -261,20 +257,19 @@ class TreeBoostTextCategorizer(TreeboostPipe):
         if not isinstance(learner, TreeBoostClassifier):
             return
         max_rounds = split_learner(self._template)[0].n_rounds
-        n = max(0, min(n_rounds, max_rounds - learner.n_rounds_))
+        before = learner.n_rounds_
+        n = max(0, min(n_rounds, max_rounds - before))
         if n:
             learner.boost(n)
             self._indexer = None
         self.cfg["n_rounds"] = learner.n_rounds_
-        if learner.n_rounds_ and not self._checked_scores:
-            self._checked_scores = True
+        if learner.n_rounds_ and not before:
             predictor = self._predictor()
             assert predictor is not None, "a learner with rounds is fitted"
             scores = (predictor.predict_proba(self._train_forest) if predictor is not learner
                       else numpy.column_stack([head.scores for head in learner.heads_]))
             warn_if_constant(self.name, self._template, scores)
-        if n_rounds and learner.n_rounds_ >= max_rounds and not self._capped:
-            self._capped = True
+        if n and learner.n_rounds_ >= max_rounds:
             util.logger.warning(
                 f"'{self.name}' reached its learner's n_rounds = {max_rounds}: later training steps add no "
                 "rules, so the scores stay as they are until patience or max_steps ends training. Raise n_rounds "
