@@ -175,7 +175,7 @@ def test_nmtf_cfg_and_model_errors_name_the_path(tmp_path):
     cfg_path.write_bytes(good_cfg)
     data = model_path.read_bytes()
     model_path.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
-    with pytest.raises(ValueError, match=f"{model_path.parent}: .*The nmtf_sentiment model "
+    with pytest.raises(ValueError, match=f"{model_path.parent}: .*The 'nmtf_sentiment' model "
                                          "file is damaged: its content does not match its SHA-256 checksum"):
         make_nlp().get_pipe("nmtf_sentiment").from_disk(tmp_path / "n")
 

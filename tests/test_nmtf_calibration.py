@@ -209,32 +209,28 @@ def test_training_steps_do_not_change_the_model(learner):
 
 
 def test_a_model_file_without_a_calibration_loads_with_the_plain_normalization():
-    from spacy_treeboost.pipeline.nmtf_sentiment import model_bytes
-
     nlp, pipe = trained("spacy_treeboost.SSMFLK.v1")
     data = pipe._model_data()
     assert data["calibration"]["method"] == "platt"
     del data["calibration"]
     other = spacy.blank("en").add_pipe("nmtf_sentiment", config={
         "positive_label": "pos", "negative_label": "neg", "learner": {"@learners": "spacy_treeboost.SSMFLK.v1"}})
-    other._load_model_bytes(model_bytes(pipe.cfg, data), cfg_loaded=False)
+    other._load_model_bytes(pipe._sealed(data), cfg_loaded=False)
     assert other.calibration is None
     doc = other(spacy.blank("en").make_doc("great fun"))
     X = document_term_matrix([["great", "fun"]], other.vocabulary, word_weights=other._word_weights)
     assert [doc.cats["pos"], doc.cats["neg"]] == list(other._estimator.predict_proba(X)[0])
     data["calibration"] = {"slope": 1.0, "intercept": None, "method": "platt"}
     with pytest.raises(ValueError, match="calibration"):
-        other._load_model_bytes(model_bytes(pipe.cfg, data), cfg_loaded=False)
+        other._load_model_bytes(pipe._sealed(data), cfg_loaded=False)
 
 
 def test_hybrid_model_file_needs_its_naive_bayes_values():
-    from spacy_treeboost.pipeline.nmtf_sentiment import model_bytes
-
     nlp, pipe = trained("spacy_treeboost.SSMFLKNaiveBayes.v1")
     data = pipe._model_data()
     del data["learner_state"]
     with pytest.raises(ValueError, match="learner's fitted values are missing"):
-        pipe._load_model_bytes(model_bytes(pipe.cfg, data))
+        pipe._load_model_bytes(pipe._sealed(data))
 
 
 @pytest.mark.determinism

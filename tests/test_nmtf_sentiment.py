@@ -13,7 +13,6 @@ from spacy_treeboost.nmtf import MFLK, SSMFLK, build_vocabulary, lexicon_prior, 
 from spacy_treeboost.files import ModelFormatError
 from spacy_treeboost.pipeline.nmtf_factory import DEFAULT_CONFIG
 from spacy_treeboost.pipeline.nmtf_sentiment import NMTFSentiment
-from spacy_treeboost.pipeline.nmtf_sentiment import model_bytes
 from spacy_treeboost.nmtf.calibration import Calibration
 from spacy_treeboost.pipeline.scoring import score_nmtf_cats
 from nmtf_pipes import LEXICON, TEXTS, make_examples, make_nlp, train
@@ -140,8 +139,6 @@ def test_stemming_maps_documents_and_lexicon_alike():
 
 
 def test_model_file_without_word_weights_loads():
-    from spacy_treeboost.pipeline.nmtf_sentiment import model_bytes
-
     nlp = make_nlp()
     train(nlp)
     pipe = nlp.get_pipe("nmtf_sentiment")
@@ -149,11 +146,11 @@ def test_model_file_without_word_weights_loads():
     assert len(data["word_weights"]) == len(pipe.vocabulary)
     del data["word_weights"]
     other = make_nlp().get_pipe("nmtf_sentiment")
-    other._load_model_bytes(model_bytes(pipe.cfg, data), cfg_loaded=False)
+    other._load_model_bytes(pipe._sealed(data), cfg_loaded=False)
     assert other.is_fitted and other._word_weights is None
     data["word_weights"] = [1.0]
     with pytest.raises(ValueError, match="word_weights"):
-        other._load_model_bytes(model_bytes(pipe.cfg, data), cfg_loaded=False)
+        other._load_model_bytes(pipe._sealed(data), cfg_loaded=False)
     with pytest.raises(ValueError, match="format version 1\\) is damaged: its payload or checksum entry is missing"):
         other._load_model_bytes(srsly.msgpack_dumps(pipe._model_data()))
 
@@ -187,7 +184,7 @@ def test_corrupt_or_foreign_files(tmp_path):
     nlp.to_disk(tmp_path / "p")
     model_file = tmp_path / "p" / "nmtf_sentiment" / "model"
     model_file.write_bytes(srsly.msgpack_dumps({"format": "other", "format_version": 1}))
-    with pytest.raises(ValueError, match="not a spacy-treeboost nmtf_sentiment model file"):
+    with pytest.raises(ValueError, match="not a spacy-treeboost 'nmtf_sentiment' model file"):
         pipe.from_disk(tmp_path / "p" / "nmtf_sentiment")
     model_file.write_bytes(srsly.msgpack_dumps({"format": "spacy_treeboost.nmtf_sentiment", "format_version": 99}))
     with pytest.raises(ValueError, match="newer"):
@@ -424,5 +421,5 @@ def test_unknown_lexicon_words_count_as_the_known_ones_when_the_lexicon_is_all_a
     data = pipe._model_data()
     del data["lexicon"]
     old = make_nlp()
-    old.get_pipe("nmtf_sentiment")._load_model_bytes(model_bytes(pipe.cfg, data))
+    old.get_pipe("nmtf_sentiment")._load_model_bytes(pipe._sealed(data))
     assert old.get_pipe("nmtf_sentiment")._document_matrix([["horrid"]]).nnz == 0

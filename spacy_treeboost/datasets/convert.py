@@ -9,7 +9,7 @@ import spacy
 from spacy.tokens import DocBin
 from tqdm import tqdm
 
-from ..files import CommandLineError, OutputError, pipeline_source, write_bytes_atomic
+from ..files import OutputError, pipeline_source, write_bytes_atomic
 from .jsonl import CorpusFormatError
 from .readers import JsonlCorpus
 
@@ -76,14 +76,8 @@ def _write_docbin(path: Path, doc_bin: DocBin) -> None:
     write_bytes_atomic(path, doc_bin.to_bytes())
 
 
-class PipelineNotFoundError(OSError, CommandLineError):
+class PipelineNotFoundError(OSError):
     """A pipeline named for parsing cannot be loaded."""
-
-    exit_code = 2
-
-    def __init__(self, message: str) -> None:
-        OSError.__init__(self, message)
-        self._set_message(message)
 
 
 def _load_pipeline(model: Optional[str], lang: str, exclude: Sequence[str]) -> spacy.Language:

@@ -12,21 +12,23 @@ from spacy.training import Example, validate_get_examples
 from spacy.vocab import Vocab
 
 from ..config_errors import config_error, data_errors, training_corpus
-from ..files import (ModelFormatError, check_model_file, load_cfg_json, msgpack_loads_safe, settings_digest,
-                     write_bytes_atomic)
+from ..files import (ModelFormatError, check_model_file, load_cfg_json, msgpack_loads_safe, seal, settings_digest,
+                     unseal, write_bytes_atomic)
 from ..params import shown
 
 
 class TreeboostPipe(TrainablePipe):
-    """The base of the components, which provide `factory`, `_validate_settings()`, `_reset()` (the state of an
-    untrained component), `_loss()`, `_model_bytes()` and `_load_model_bytes()`."""
+    """The base of the components, which provide `factory`, `model_format`, `_validate_settings()`, `_reset()` (the
+    state of an untrained component, or of the arguments `_read_model` returns), `_loss()`, `_model_data()` (the
+    model file's payload) and `_read_model()`."""
 
     factory: str
+    model_format: Tuple[str, int, str]  # the model file's format name, version and version key
     _validate_settings: Callable[..., None]  # (block=None, learner=None): checks `cfg`, config errors with a block
-    _reset: Callable[[], None]
+    _reset: Callable[..., None]
     _loss: Callable[[], Optional[float]]
-    _model_bytes: Callable[[], bytes]
-    _load_model_bytes: Callable[[bytes, bool], None]
+    _model_data: Callable[[], Dict[str, Any]]
+    _read_model: Callable[[Dict[str, Any]], Tuple[Any, ...]]  # the fitted state; a bad field: KeyError, ValueError...
 
     def _setup(self, vocab: Vocab, name: str, scorer: Optional[Callable], cfg: Dict[str, Any],
                learner: Any = None) -> None:
@@ -110,6 +112,33 @@ class TreeboostPipe(TrainablePipe):
             raise ModelFormatError(
                 f"'{self.name}': the cfg does not hold the settings the model was saved with (it was edited or "
                 "damaged, or belongs to another model); restore both files from the same save.")
+
+    def _model_bytes(self) -> bytes:
+        return self._sealed(self._model_data())
+
+    def _sealed(self, data: Dict[str, Any]) -> bytes:
+        """The sealed model file of `data` (`_model_data()`) with the digest of the cfg it belongs to."""
+        name, version, version_key = self.model_format
+        return seal(dict(data, cfg_sha256=settings_digest(self.cfg)), name, version, version_key=version_key)
+
+    def _load_model_bytes(self, data: bytes, cfg_loaded: bool = True) -> None:
+        """Load a model file's bytes, checked against the cfg when that was loaded too."""
+        name, version, version_key = self.model_format
+        what = f"'{self.name}' model file"
+        payload = unseal(data, name, version, error=ModelFormatError, what=what, version_key=version_key)
+        if not isinstance(payload, dict) or not isinstance(payload.get("cfg_sha256"), str):
+            raise ModelFormatError(f"The {what} does not hold a model of {self.factory} and the digest of its "
+                                   "settings; retrain the component.")
+        try:
+            state = self._read_model(payload)
+        except ModelFormatError:
+            raise
+        except (KeyError, TypeError, ValueError) as err:
+            raise ModelFormatError(f"The {what} is not a model file of {self.factory} (corrupt field: {err}); "
+                                   "retrain the component.") from None
+        if cfg_loaded:
+            self._check_cfg_digest(payload["cfg_sha256"])
+        self._reset(*state)
 
     def _load(self, cfg: Any, model: Optional[bytes]) -> None:
         """Restore the settings `cfg` and the model file's bytes, each None when excluded; on failure the component

@@ -12,7 +12,6 @@ from spacy.training import Example
 from spacy.vocab import Vocab
 
 from ..config_errors import config_error, data_errors, reported_at, reporting, training_corpus
-from ..files import ModelFormatError, seal, settings_digest, unseal
 from ..nmtf import (MFLK, UNLABELLED, SSMFLK, SSMFLKNaiveBayes, build_vocabulary, document_term_matrix, lexicon_prior,
                     lexicons, porter_stem, word_weights)
 from ..nmtf.calibration import Calibration, label_folds
@@ -34,7 +33,6 @@ read_lexicon = _reader("spacy_treeboost.Lexicon.v1", lexicons.read_lexicon)
 
 CALIBRATION_FOLDS = 2
 MODEL_FORMAT = "spacy_treeboost.nmtf_sentiment"
-MODEL_FORMAT_VERSION = 1
 SETTING_CONSTRAINTS = {
     "iterations_per_update": rule(Interval("int", 1, None)),
     "n_words": rule(Interval("int", 1, None)),
@@ -50,6 +48,7 @@ class NMTFSentiment(TreeboostPipe):
     docs/nmtf_sentiment.md; docs/algorithms.md, section 4: Li, Zhang & Sindhwani 2009)."""
 
     factory = "nmtf_sentiment"
+    model_format = (MODEL_FORMAT, 1, "format_version")
 
     def __init__(self, vocab: Vocab, model: None, name: str = "nmtf_sentiment", *, positive_label: str,
                  negative_label: str, learner: MFLK, iterations_per_update: int, n_words: int, norm: str,
@@ -152,8 +151,7 @@ class NMTFSentiment(TreeboostPipe):
         score = estimator.decision_function(X)
         if held_out is not None:
             score[y != UNLABELLED] = held_out[y != UNLABELLED]
-        self._estimator, self._vocabulary, self._word_weights, self._lexicon = estimator, vocabulary, weights, lexicon
-        self._calibration = Calibration.fit(score, y)
+        self._reset(estimator, vocabulary, weights, Calibration.fit(score, y), lexicon)
         warn_if_constant(self.name, estimator, score)
 
     def _training_documents(self, examples: List[Example], nlp: Optional[Language],
@@ -274,7 +272,7 @@ class NMTFSentiment(TreeboostPipe):
 
     def _model_data(self) -> Dict[str, Any]:
         """The model as plain data, the payload of its model file."""
-        data: Dict[str, Any] = {"format": MODEL_FORMAT, "format_version": MODEL_FORMAT_VERSION, "fitted": False}
+        data: Dict[str, Any] = {"format": MODEL_FORMAT, "format_version": self.model_format[1], "fitted": False}
         estimator = self._estimator
         if estimator is not None:
             data.update(fitted=True, vocabulary=list(self._vocabulary), F=estimator.F_.tolist(),
@@ -290,61 +288,36 @@ class NMTFSentiment(TreeboostPipe):
                                    "negative": sorted(self._lexicon.negative)}
         return data
 
-    def _model_bytes(self) -> bytes:
-        return model_bytes(self.cfg, self._model_data())
-
-    def _load_model_bytes(self, data: Any, cfg_loaded: bool = True) -> None:
-        """Load a model file's bytes (or its unpacked content), checked against the cfg when that was loaded too."""
-        name = self.name
-        try:
-            content = unseal(data, MODEL_FORMAT, MODEL_FORMAT_VERSION, error=ModelFormatError,
-                             what="nmtf_sentiment model file", version_key="format_version")
-        except ModelFormatError as err:
-            raise ModelFormatError(f"Cannot load {name} from its model file: {err}") from None
-        if (not isinstance(content, dict) or content.get("format") != MODEL_FORMAT
-                or not isinstance(content.get("cfg_sha256"), str)):
-            raise ModelFormatError(f"Cannot load {name} from its model file: its sealed content is not an "
-                                   "nmtf_sentiment model; retrain the component.")
-        if cfg_loaded:
-            self._check_cfg_digest(content["cfg_sha256"])
-        if content.get("fitted"):
-            self._reset(*self._read_model(content))
-        else:
-            self._reset()
-
-    def _read_model(self, data: Dict[str, Any]) -> Tuple[MFLK, List[str], Optional[np.ndarray],
-                                                         Optional[Calibration], Optional[Lexicon]]:
-        """The estimator, vocabulary, word weights, calibration and lexicon of a fitted model's data, checked."""
-        corrupt = (f"Cannot load {self.name} from its model file: not an nmtf_sentiment model file "
-                   "(corrupt field: {}).")
-        try:
-            vocabulary = [str(w) for w in data["vocabulary"]]
-            F = np.asarray(data["F"], dtype=np.float64)
-            S = np.asarray(data["S"], dtype=np.float64)
-            weights = None if data.get("word_weights") is None else np.asarray(data["word_weights"], dtype=np.float64)
-            finite = np.isfinite(F).all() and np.isfinite(S).all()
-            if F.shape != (len(vocabulary), 2) or S.shape != (2, 2) or not finite:
-                raise ValueError(f"F must be {len(vocabulary)} x 2 and S 2 x 2, finite")
-            if weights is not None and (weights.shape != (len(vocabulary),) or not np.isfinite(weights).all()):
-                raise ValueError(f"word_weights must hold {len(vocabulary)} finite numbers")
-            estimator = self._new_estimator()
-            estimator.F_, estimator.S_ = F, S
-            estimator.n_iter_ = int(data.get("n_iter", 0))
-            if isinstance(estimator, SSMFLKNaiveBayes):
-                if not isinstance(data.get("learner_state"), dict):
-                    raise ValueError("the learner's fitted values are missing")
-                estimator.load_fitted_state(data["learner_state"])
-                if len(estimator.nb_coef_) != len(vocabulary):
-                    raise ValueError(f"the naive Bayes coefficients must hold {len(vocabulary)} numbers")
-            calibration = None if data.get("calibration") is None else Calibration.from_dict(data["calibration"])
-            lexicon = None
-            if data.get("lexicon") is not None:
-                words = data["lexicon"]
-                if not all(isinstance(w, str) for side in ("positive", "negative") for w in words[side]):
-                    raise ValueError("the lexicon must hold words")
-                lexicon = Lexicon(words["positive"], words["negative"])
-        except (KeyError, TypeError, ValueError) as err:
-            raise ModelFormatError(corrupt.format(err)) from None
+    def _read_model(self, data: Dict[str, Any]) -> Tuple[Any, ...]:
+        """The estimator, vocabulary, word weights, calibration and lexicon of a model's data (none: untrained)."""
+        if data.get("format") != MODEL_FORMAT:
+            raise ValueError(f"format {data.get('format')!r}, expected {MODEL_FORMAT!r}")
+        if not data.get("fitted"):
+            return ()
+        vocabulary = [str(w) for w in data["vocabulary"]]
+        F = np.asarray(data["F"], dtype=np.float64)
+        S = np.asarray(data["S"], dtype=np.float64)
+        weights = None if data.get("word_weights") is None else np.asarray(data["word_weights"], dtype=np.float64)
+        if F.shape != (len(vocabulary), 2) or S.shape != (2, 2) or not (np.isfinite(F).all() and np.isfinite(S).all()):
+            raise ValueError(f"F must be {len(vocabulary)} x 2 and S 2 x 2, finite")
+        if weights is not None and (weights.shape != (len(vocabulary),) or not np.isfinite(weights).all()):
+            raise ValueError(f"word_weights must hold {len(vocabulary)} finite numbers")
+        estimator = self._new_estimator()
+        estimator.F_, estimator.S_ = F, S
+        estimator.n_iter_ = int(data.get("n_iter", 0))
+        if isinstance(estimator, SSMFLKNaiveBayes):
+            if not isinstance(data.get("learner_state"), dict):
+                raise ValueError("the learner's fitted values are missing")
+            estimator.load_fitted_state(data["learner_state"])
+            if len(estimator.nb_coef_) != len(vocabulary):
+                raise ValueError(f"the naive Bayes coefficients must hold {len(vocabulary)} numbers")
+        calibration = None if data.get("calibration") is None else Calibration.from_dict(data["calibration"])
+        lexicon = None
+        if data.get("lexicon") is not None:
+            words = data["lexicon"]
+            if not all(isinstance(w, str) for side in ("positive", "negative") for w in words[side]):
+                raise ValueError("the lexicon must hold words")
+            lexicon = Lexicon(words["positive"], words["negative"])
         return estimator, vocabulary, weights, calibration, lexicon
 
     def _new_estimator(self) -> MFLK:
@@ -389,8 +362,3 @@ class NMTFSentiment(TreeboostPipe):
         words = [getattr(t, attr).lower() if attr == "lemma_" else getattr(t, attr) for t in doc if not t.is_space]
         return [porter_stem(w) for w in words] if self.cfg["stem"] else words
 
-
-def model_bytes(cfg: Dict[str, Any], data: Dict[str, Any]) -> bytes:
-    """The sealed model file of `data` (`NMTFSentiment._model_data`) with the digest of the `cfg` it belongs to."""
-    data = dict(data, cfg_sha256=settings_digest(cfg))
-    return seal(data, MODEL_FORMAT, MODEL_FORMAT_VERSION, version_key="format_version")

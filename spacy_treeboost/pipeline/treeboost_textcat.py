@@ -13,7 +13,6 @@ from spacy.training import Example
 from spacy.vocab import Vocab
 
 from ..config_errors import check_learner, corpus_reader_hint, data_errors, reported_at, training_corpus
-from ..files import seal, settings_digest, unseal
 from ..learning.classifier import RuleClassifier, cats_from_margins
 from ..learning.classifier_files import classifier_from_dict, classifier_to_dict
 from ..learning.learner import TreeBoostClassifier
@@ -82,6 +81,7 @@ class TreeBoostTextCategorizer(TreeboostPipe):
     """Assign `doc.cats` with rules over subtrees of each doc's sentence trees."""
 
     factory = "treeboost_textcat"
+    model_format = (MODEL_FORMAT, MODEL_VERSION, "version")
 
     def __init__(self, vocab: Vocab, model: None, name: str = "treeboost_textcat", *, learner: RuleClassifier,
                  trees: TreeSpec, rounds_per_update: int, initial_rounds: int, exclusive_classes: bool,
@@ -122,8 +122,6 @@ class TreeBoostTextCategorizer(TreeboostPipe):
         self._fit_loss = fit_loss
         self._refit: Optional[Tuple[int, RuleClassifier]] = None
         self._indexer: Optional[Tuple[int, int, DocIndexer]] = None
-        self._capped = False
-        self._checked_scores = True
 
     def _predictor(self) -> Optional[RuleClassifier]:
         """The fitted classifier that scores docs (a corrective learner's boosted rules refitted per number of
@@ -237,11 +235,9 @@ class TreeBoostTextCategorizer(TreeboostPipe):
         return learner
 
     def _start(self, learner: RuleClassifier, forest: Any, fit_loss: Optional[float], nlp: Optional[Language]) -> None:
-        fitted = not isinstance(learner, TreeBoostClassifier)
         self._reset(learner, forest, fit_loss)
-        self._checked_scores = fitted
         self._boost(self.cfg["initial_rounds"])
-        if fitted:
+        if not isinstance(learner, TreeBoostClassifier):
             warn_idle_steps(nlp, self.name)
 
     def _loss(self) -> Optional[float]:
@@ -261,20 +257,19 @@ class TreeBoostTextCategorizer(TreeboostPipe):
         if not isinstance(learner, TreeBoostClassifier):
             return
         max_rounds = split_learner(self._template)[0].n_rounds
-        n = max(0, min(n_rounds, max_rounds - learner.n_rounds_))
+        before = learner.n_rounds_
+        n = max(0, min(n_rounds, max_rounds - before))
         if n:
             learner.boost(n)
             self._indexer = None
         self.cfg["n_rounds"] = learner.n_rounds_
-        if learner.n_rounds_ and not self._checked_scores:
-            self._checked_scores = True
+        if learner.n_rounds_ and not before:
             predictor = self._predictor()
             assert predictor is not None, "a learner with rounds is fitted"
             scores = (predictor.predict_proba(self._train_forest) if predictor is not learner
                       else numpy.column_stack([head.scores for head in learner.heads_]))
             warn_if_constant(self.name, self._template, scores)
-        if n_rounds and learner.n_rounds_ >= max_rounds and not self._capped:
-            self._capped = True
+        if n and learner.n_rounds_ >= max_rounds:
             util.logger.warning(
                 f"'{self.name}' reached its learner's n_rounds = {max_rounds}: later training steps add no "
                 "rules, so the scores stay as they are until patience or max_steps ends training. Raise n_rounds "
@@ -340,26 +335,19 @@ class TreeBoostTextCategorizer(TreeboostPipe):
             return f"# '{self.name}' has no rules yet"
         return predictor.rules_.listing()
 
-    def _model_bytes(self) -> bytes:
+    def _model_data(self) -> Dict[str, Any]:
         predictor = self._predictor()
-        classifier = None if predictor is None else classifier_to_dict(predictor)
-        return seal({"classifier": classifier, "cfg_sha256": settings_digest(self.cfg)}, MODEL_FORMAT, MODEL_VERSION)
+        return {"classifier": None if predictor is None else classifier_to_dict(predictor)}
 
-    def _load_model_bytes(self, data: bytes, cfg_loaded: bool = True) -> None:
-        what = f"'{self.name}' model file"
-        payload = unseal(data, MODEL_FORMAT, MODEL_VERSION, error=ModelFormatError, what=what)
-        if not (isinstance(payload, dict) and set(payload) == {"classifier", "cfg_sha256"}
-                and isinstance(payload["cfg_sha256"], str) and isinstance(payload["classifier"], (dict, type(None)))):
-            raise ModelFormatError(f"The {what} does not hold a classifier and the digest of its settings.")
-        loaded = payload["classifier"]
-        learner = None if loaded is None else classifier_from_dict(loaded)
+    def _read_model(self, payload: Dict[str, Any]) -> Tuple[Optional[RuleClassifier]]:
+        if set(payload) != {"classifier", "cfg_sha256"} or not isinstance(payload["classifier"], (dict, type(None))):
+            raise ValueError("the model file holds no classifier")
+        learner = None if payload["classifier"] is None else classifier_from_dict(payload["classifier"])
         unknown = sorted({str(c) for c in learner.classes_} - set(self.labels)) if learner is not None else []
         if unknown and self.labels:
             raise ModelFormatError(f"'{self.name}': the model scores classes {unknown} that are not among the labels "
                                    f"{list(self.labels)} of its cfg; the cfg was edited or belongs to another model.")
-        if cfg_loaded:
-            self._check_cfg_digest(payload["cfg_sha256"])
-        self._reset(learner)
+        return (learner,)
 
 
 @contextmanager
