@@ -307,7 +307,7 @@ def test_top_subtrees_equal_sorting_every_subtree_by_hand(data, n_patterns, n_ru
             totals.setdefault(p, []).append(once)
             first.setdefault(p, r)
         expected = sorted(totals, key=lambda p: (-abs(sum(totals[p])), first[p]))[:top]
-        got = top_subtrees(rules, h, top)
+        got = top_subtrees(rules, h, top)[0]
         assert [p for p, _, _ in got] == expected
         for p, total, members in got:
             assert total == pytest.approx(sum(totals[p]), abs=1e-12)

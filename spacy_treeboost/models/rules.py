@@ -324,19 +324,18 @@ class RuleSet:
         self._flush()
         data: Dict[str, Any] = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "algorithm": self.algorithm,
                                 "include_root_patterns": self.include_root_patterns, "heads": self.heads}
-        if len(self) > FLAT_MIN_RULES:
+        flat = len(self) > FLAT_MIN_RULES
+        if flat:
             strings, labels = self._label_table()
             data["version"] = FLAT_VERSION
             data["patterns"], data["rules"] = encode_flat(strings, self._depth, labels, self._code_start,
                                                           self._columns)
+        else:
+            data["patterns"] = [[[d for d, _ in code], [l for _, l in code]] for code in self.patterns]
+            data["rules"] = [[c.tolist() for c in cols] for cols in self._columns]
+        if flat or any(self.intercepts):
             data["intercepts"] = list(self.intercepts)
-            data["value"] = self.value
-            return data
-        data["patterns"] = [[[d for d, _ in code], [l for _, l in code]] for code in self.patterns]
-        data["rules"] = [[c.tolist() for c in cols] for cols in self._columns]
-        if any(self.intercepts):
-            data["intercepts"] = list(self.intercepts)
-        if self.value != "stump":
+        if flat or self.value != "stump":
             data["value"] = self.value
         return data
 
