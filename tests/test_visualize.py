@@ -270,7 +270,7 @@ def test_fired_rules_sum_to_the_margins_of_each_document(learner):
     forest = docs_to_forest(docs, pipe._spec)
     margins = rules.margins(forest)
     for h in range(len(rules.heads)):
-        doc, rule, _, contribution = rules.fired_rules(forest, h)
+        doc, rule, _, _, _, contribution = rules.fired_rules(forest, h)
         assert len(set(zip(doc.tolist(), rule.tolist()))) == len(rule)
         summed = numpy.bincount(doc, weights=contribution, minlength=len(docs)) + head_bias(rules, h)
         numpy.testing.assert_allclose(summed, margins[:, h], rtol=1e-9, atol=1e-9)

@@ -41,7 +41,7 @@ def summarize_data(rules: RuleSet, docs: Sequence[Any], spec: Any, gold: Sequenc
     summary = DataSummary(dict(zip(patterns.tolist(), frequency.tolist())), [], [])
     for h in range(len(rules.heads)):
         pid, _, _, idf = rules.rule_arrays(h)
-        _, rule, value, contribution = rules.fired_rules(forest, h)
+        _, rule, _, value, _, contribution = rules.fired_rules(forest, h)
         keys, inverse = numpy.unique(numpy.asarray(pid)[rule], return_inverse=True)
         sums = numpy.bincount(inverse.ravel(), weights=contribution, minlength=len(keys))
         summary.totals.append(dict(zip(keys.tolist(), sums.tolist())))
