@@ -270,7 +270,7 @@ def test_fired_rules_sum_to_the_margins_of_each_document(learner):
     forest = docs_to_forest(docs, pipe._spec)
     margins = rules.margins(forest)
     for h in range(len(rules.heads)):
-        doc, rule, _, contribution = rules.fired_rules(forest, h)
+        doc, rule, _, _, _, contribution = rules.fired_rules(forest, h)
         assert len(set(zip(doc.tolist(), rule.tolist()))) == len(rule)
         summed = numpy.bincount(doc, weights=contribution, minlength=len(docs)) + head_bias(rules, h)
         numpy.testing.assert_allclose(summed, margins[:, h], rtol=1e-9, atol=1e-9)
@@ -307,7 +307,7 @@ def test_top_subtrees_equal_sorting_every_subtree_by_hand(data, n_patterns, n_ru
             totals.setdefault(p, []).append(once)
             first.setdefault(p, r)
         expected = sorted(totals, key=lambda p: (-abs(sum(totals[p])), first[p]))[:top]
-        got = top_subtrees(rules, h, top)
+        got = top_subtrees(rules, h, top)[0]
         assert [p for p, _, _ in got] == expected
         for p, total, members in got:
             assert total == pytest.approx(sum(totals[p]), abs=1e-12)

@@ -256,13 +256,8 @@ class RuleSet:
 
     def fired_rules(self, forest: Forest, head: int) -> Tuple[numpy.ndarray, ...]:
         """Every rule of `head` whose pattern occurs in a document of the forest, as arrays: the document, the rule's
-        index, the value it scores (the count; the normalized tf-idf for "tfidf") and its contribution (its score
-        minus its score when absent)."""
-        rows, rule, count, value, score = self._fired(forest, head)
-        return rows, rule, value, score - self.rule_arrays(head)[3][rule] if self.value == "stump" else score
-
-    def _fired(self, forest: Forest, head: int) -> Tuple[numpy.ndarray, ...]:
-        """`fired_rules` with each fired rule's count, and its score in place of its contribution."""
+        index, its pattern's count, the value it scores (the count; the normalized tf-idf for "tfidf"), its score and
+        its contribution (its score minus its score when absent)."""
         n_docs = len(forest.offsets) - 1
         rows, rule, count = numpy.zeros(0, dtype=numpy.int64), numpy.zeros(0, dtype=numpy.int64), numpy.zeros(0)
         if self.n_patterns:
@@ -275,19 +270,21 @@ class RuleSet:
             value = (1.0 + numpy.log(value)) * b
             norm = numpy.sqrt(numpy.bincount(rows, weights=value * value, minlength=n_docs))
             value = value / numpy.where(norm > 0, norm, 1.0)[rows]
-            return rows, rule, count, value, a * value
-        return rows, rule, count, value, numpy.where(value >= z, a, -a)
+            return rows, rule, count, value, a * value, a * value
+        score = numpy.where(value >= z, a, -a)
+        return rows, rule, count, value, score, score - b
 
     def contributions(self, forest: Forest, i: int, head: int) -> List[Dict[str, Any]]:
         """The rules of `head` whose pattern occurs in document i, in rule order, with counts and scores."""
-        _, rule, count, _, score = self._fired(forest.subset([i]), head)
+        _, rule, count, _, score, contribution = self.fired_rules(forest.subset([i]), head)
         order = numpy.argsort(rule, kind="stable")
-        pid, z, _, b = (column[rule[order]].tolist() for column in self.rule_arrays(head))
+        pid, z = (column[rule[order]].tolist() for column in self.rule_arrays(head)[:2])
         out = []
-        for r, p, c, rz, rb, sc in zip(rule[order].tolist(), pid, count[order].tolist(), z, b, score[order].tolist()):
+        for r, p, rz, c, sc, con in zip(rule[order].tolist(), pid, z,
+                                         *(column[order].tolist() for column in (count, score, contribution))):
             code = self.pattern(p)
             out.append({"rule": r, "pattern": pattern_to_sexpr(code), "code": code, "count": c, "z": rz,
-                        "score": sc, "contribution": sc - rb if self.value == "stump" else sc})
+                        "score": sc, "contribution": con})
         return out
 
     def describe(self, head: int, rule: int) -> str:
@@ -324,19 +321,18 @@ class RuleSet:
         self._flush()
         data: Dict[str, Any] = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "algorithm": self.algorithm,
                                 "include_root_patterns": self.include_root_patterns, "heads": self.heads}
-        if len(self) > FLAT_MIN_RULES:
+        flat = len(self) > FLAT_MIN_RULES
+        if flat:
             strings, labels = self._label_table()
             data["version"] = FLAT_VERSION
             data["patterns"], data["rules"] = encode_flat(strings, self._depth, labels, self._code_start,
                                                           self._columns)
+        else:
+            data["patterns"] = [[[d for d, _ in code], [l for _, l in code]] for code in self.patterns]
+            data["rules"] = [[c.tolist() for c in cols] for cols in self._columns]
+        if flat or any(self.intercepts):
             data["intercepts"] = list(self.intercepts)
-            data["value"] = self.value
-            return data
-        data["patterns"] = [[[d for d, _ in code], [l for _, l in code]] for code in self.patterns]
-        data["rules"] = [[c.tolist() for c in cols] for cols in self._columns]
-        if any(self.intercepts):
-            data["intercepts"] = list(self.intercepts)
-        if self.value != "stump":
+        if flat or self.value != "stump":
             data["value"] = self.value
         return data
 

@@ -8,7 +8,7 @@ from typing import Any, Dict, Optional
 import numpy as np
 
 from ..params import Interval, Options, rule
-from .common import NEGATIVE, POSITIVE, UNLABELLED, check_matrix, one_hot, sp
+from .common import NEGATIVE, POSITIVE, UNLABELLED, one_hot, sp
 from .factorization import SSMFLK
 
 _TINY = 1e-300
@@ -54,6 +54,7 @@ class SSMFLKNaiveBayes(SSMFLK):
                    init_clusters: Optional[np.ndarray] = None) -> "SSMFLKNaiveBayes":
         """SSMFLK's start plus naive Bayes on the labelled documents. RETURNS: self."""
         super().initialize(X, y, init_clusters=init_clusters)
+        self.nb_weight_ = self._start_nb_weight()
         self._y = y = np.full(self._X.shape[1], UNLABELLED) if y is None else np.asarray(y)
         if (y == POSITIVE).any() and (y == NEGATIVE).any():
             self.nb_coef_, self.nb_intercept_ = naive_bayes_log_odds(self._nb_features(self._Xt), y, self.nb_smoothing)
@@ -77,13 +78,13 @@ class SSMFLKNaiveBayes(SSMFLK):
 
     def transductive_score(self) -> np.ndarray:
         """RETURNS (numpy.ndarray): The combined score of each training document (>= 0: positive)."""
-        return _log_ratio(self.G_) / self.scales_[0] + self._nb_weight() * self._nb_score(self._Xt) / self.scales_[2]
+        return _log_ratio(self.G_) / self.scales_[0] + self.nb_weight_ * self._nb_score(self._Xt) / self.scales_[2]
 
     def decision_function(self, X: sp.spmatrix) -> np.ndarray:
         """The combined score of documents (n_new, n_words); >= 0 means positive."""
         X = self._new_documents(X)
         s = super().decision_function(X) / self.scales_[1]
-        return s + self._nb_weight() * self._nb_score(X) / self.scales_[2]
+        return s + self.nb_weight_ * self._nb_score(X) / self.scales_[2]
 
     def predict_proba(self, X: sp.spmatrix) -> np.ndarray:
         """Logistic of the combined score (uncalibrated), shape (n_new, 2): positive, negative."""
@@ -103,8 +104,9 @@ class SSMFLKNaiveBayes(SSMFLK):
                 or (scales <= 0).any():
             raise ValueError("the naive Bayes state must hold finite coefficients and three positive scales")
         self.nb_coef_, self.nb_intercept_, self.scales_ = coef, float(state["nb_intercept"]), scales
+        self.nb_weight_ = self.nb_weight
 
-    def _nb_weight(self) -> float:
+    def _start_nb_weight(self) -> float:
         return self.nb_weight
 
     def _nb_features(self, X: sp.spmatrix) -> sp.csr_matrix:
@@ -126,8 +128,7 @@ def _log_ratio(G: np.ndarray) -> np.ndarray:
     return np.log(np.maximum(G[:, POSITIVE], _TINY)) - np.log(np.maximum(G[:, NEGATIVE], _TINY))
 
 
-def logistic_regression(X: sp.spmatrix, positive: np.ndarray, C: float, sample_weight: Optional[np.ndarray] = None,
-                        max_iter: int = 1000) -> tuple:
+def logistic_regression(X: sp.spmatrix, positive: np.ndarray, C: float, sample_weight: np.ndarray) -> tuple:
     """min C * sum_i s_i log(1 + exp(-t_i (x_i w + b))) + ||w||^2 / 2 (scikit-learn's objective, t_i = +1 for a
     `positive` document, else -1; s_i the `sample_weight`) by scipy's L-BFGS-B from zero.
 
@@ -137,7 +138,7 @@ def logistic_regression(X: sp.spmatrix, positive: np.ndarray, C: float, sample_w
 
     X = sp.csr_matrix(X)
     t = np.where(np.asarray(positive, dtype=bool), 1.0, -1.0)
-    s = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    s = np.asarray(sample_weight, dtype=np.float64)
 
     def loss_and_grad(theta: np.ndarray) -> tuple:
         w, b = theta[:-1], theta[-1]
@@ -147,7 +148,7 @@ def logistic_regression(X: sp.spmatrix, positive: np.ndarray, C: float, sample_w
         return loss, np.concatenate([X.T @ d + w, [d.sum()]])
 
     theta = minimize(loss_and_grad, np.zeros(X.shape[1] + 1), jac=True, method="L-BFGS-B",
-                     options={"maxiter": max_iter, "gtol": 1e-6}).x
+                     options={"maxiter": 1000, "gtol": 1e-6}).x
     return theta[:-1], float(theta[-1])
 
 
@@ -183,16 +184,6 @@ class SSMFLKSelfTrained(SSMFLKNaiveBayes):
     long_nb_weight: float = 0.3
     long_document_words: float = 50.0
 
-    def initialize(self, X: sp.spmatrix, y: Optional[np.ndarray] = None, *,
-                   init_clusters: Optional[np.ndarray] = None) -> "SSMFLKSelfTrained":
-        """The teacher's start, with the naive Bayes weight of the documents' length, and the student on its
-        classes. RETURNS: self."""
-        self.validate_params()
-        long = mean_distinct_words(check_matrix(X)) >= self.long_document_words
-        self.nb_weight_ = self.long_nb_weight if long else self.nb_weight
-        super().initialize(X, y, init_clusters=init_clusters)
-        return self
-
     def _set_scales(self) -> None:
         """The teacher's scales, then the student on the labels and on the teacher's classes of the others."""
         super()._set_scales()
@@ -201,8 +192,9 @@ class SSMFLKSelfTrained(SSMFLKNaiveBayes):
         weight = np.where(labelled, self.lr_label_weight, 1.0)
         self.lr_coef_, self.lr_intercept_ = logistic_regression(self._Xt, positive, self.lr_C, weight)
 
-    def _nb_weight(self) -> float:
-        return self.nb_weight_
+    def _start_nb_weight(self) -> float:
+        """The teacher's naive Bayes weight: `long_nb_weight` for long training documents."""
+        return self.long_nb_weight if mean_distinct_words(self._Xt) >= self.long_document_words else self.nb_weight
 
     def transductive_score(self) -> np.ndarray:
         """RETURNS (numpy.ndarray): The student's margin on each training document (>= 0: positive)."""

@@ -35,19 +35,15 @@ def porter_stem(word: str) -> str:
 
 
 def build_vocabulary(documents: Iterable[Sequence[str]], max_words: int = 5000,
-                     stop_words: Optional[Iterable[str]] = ENGLISH_STOP_WORDS, min_df: int = 1,
-                     alphabetic_only: bool = True) -> List[str]:
-    """The `max_words` words of the highest document frequency, most frequent first, ties in alphabetical order.
+                     stop_words: Optional[Iterable[str]] = ENGLISH_STOP_WORDS) -> List[str]:
+    """The `max_words` words with a letter of the highest document frequency, most frequent first, ties in
+    alphabetical order.
 
     documents (Iterable[Sequence[str]]): One token list per document.
     stop_words (Optional[Iterable[str]]): Words to leave out.
-    min_df (int): Leave out words found in fewer documents.
-    alphabetic_only (bool): Leave out tokens without any letter.
     """
     if max_words < 1:
         raise ValueError(f"max_words must be at least 1, got {max_words}.")
-    if min_df < 1:
-        raise ValueError(f"min_df must be at least 1, got {min_df}.")
     stop = frozenset(stop_words or ())
     df: Counter = Counter()
     n_docs = 0
@@ -55,11 +51,11 @@ def build_vocabulary(documents: Iterable[Sequence[str]], max_words: int = 5000,
         df.update(set(tokens))
     if n_docs == 0:
         raise ValueError("Cannot build a vocabulary from an empty corpus: pass at least one document.")
-    candidates = sorted((-count, word) for word, count in df.items() if count >= min_df and word not in stop
-                        and (not alphabetic_only or any(c.isalpha() for c in word)))
+    candidates = sorted((-count, word) for word, count in df.items()
+                        if word not in stop and any(c.isalpha() for c in word))
     if not candidates:
-        raise ValueError(f"No word of the {n_docs} documents is left for the vocabulary after removing stop words, "
-                         f"non-alphabetic tokens and words in fewer than {min_df} documents.")
+        raise ValueError(f"No word of the {n_docs} documents is left for the vocabulary after removing stop words "
+                         "and tokens without a letter.")
     return [word for _, word in candidates[:max_words]]
 
 

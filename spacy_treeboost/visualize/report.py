@@ -41,7 +41,7 @@ def summarize_data(rules: RuleSet, docs: Sequence[Any], spec: Any, gold: Sequenc
     summary = DataSummary(dict(zip(patterns.tolist(), frequency.tolist())), [], [])
     for h in range(len(rules.heads)):
         pid, _, _, idf = rules.rule_arrays(h)
-        _, rule, value, contribution = rules.fired_rules(forest, h)
+        _, rule, _, value, _, contribution = rules.fired_rules(forest, h)
         keys, inverse = numpy.unique(numpy.asarray(pid)[rule], return_inverse=True)
         sums = numpy.bincount(inverse.ravel(), weights=contribution, minlength=len(keys))
         summary.totals.append(dict(zip(keys.tolist(), sums.tolist())))
@@ -53,7 +53,7 @@ def summarize_data(rules: RuleSet, docs: Sequence[Any], spec: Any, gold: Sequenc
         per_idf = float(numpy.median(value / idf[rule])) if len(rule) else 1.0
         mean = numpy.bincount(rule, weights=value, minlength=len(pid)) / numpy.maximum(seen, 1)
         summary.typical.append(numpy.where(seen > 0, mean, idf * per_idf))
-    ids = {p for h in range(len(rules.heads)) for p, _, _ in top_subtrees(rules, h, top, summary.typical[h])}
+    ids = {p for h in range(len(rules.heads)) for p, _, _ in top_subtrees(rules, h, top, summary.typical[h])[0]}
     trees: Dict[int, Tuple[Any, ...]] = {}
     for d, p in sorted(zip(doc_i.tolist(), pat_i.tolist())):
         if p in ids and len(summary.snippets.setdefault(p, [])) < SNIPPETS:
@@ -65,17 +65,12 @@ def summarize_data(rules: RuleSet, docs: Sequence[Any], spec: Any, gold: Sequenc
     return summary
 
 
-def top_subtrees(rules: RuleSet, head: int, top: int,
-                 typical: Optional[numpy.ndarray] = None) -> List[Tuple[int, float, List[int]]]:
+def top_subtrees(rules: RuleSet, head: int, top: int, typical: Optional[numpy.ndarray] = None
+                 ) -> Tuple[List[Tuple[int, float, List[int]]], float, int]:
     """The `top` subtrees of a head by the absolute sum of their rules' contributions when present once, as `explain`
-    gives them (ties: the first rule first), as (pattern id, total, rule indices). A "tfidf" rule contributes a times
-    its `typical` value from `summarize_data`, or without data a * idf (at norm 1)."""
-    return _rank(rules, head, top, typical)[0]
-
-
-def _rank(rules: RuleSet, head: int, top: int,
-          typical: Optional[numpy.ndarray]) -> Tuple[List[Tuple[int, float, List[int]]], float, int]:
-    """`top_subtrees`, the sum of every subtree's |total|, and the number of subtrees."""
+    gives them (ties: the first rule first), as (pattern id, total, rule indices); the sum of every subtree's |total|;
+    the number of subtrees. A "tfidf" rule contributes a times its `typical` value from `summarize_data`, or without
+    data a * idf (at norm 1)."""
     pid, z, a, b = (numpy.asarray(column, dtype=numpy.float64) for column in rules.rule_arrays(head))
     if rules.value == "tfidf":
         value = a * (b if typical is None else typical)
@@ -97,7 +92,7 @@ def rule_report_data(rules: RuleSet, *, top: int = DEFAULT_TOP,
         raise ValueError(f"top={top!r} is invalid: use a whole number >= 1 (default {DEFAULT_TOP}).")
     out = []
     for h, label in enumerate(rules.heads):
-        chosen, magnitude, n_subtrees = _rank(rules, h, top, None if fired is None else fired.typical[h])
+        chosen, magnitude, n_subtrees = top_subtrees(rules, h, top, None if fired is None else fired.typical[h])
         rows: List[Dict[str, Any]] = [{"rank": rank, "pattern": code_to_sexpr(rules.pattern(p)), "weight": total,
             "rules": [rules.describe(h, r) for r in members], "docs": None if fired is None else fired.docs.get(p, 0),
             "data_contribution": None if fired is None else fired.totals[h].get(p, 0.0),
