@@ -386,12 +386,3 @@ cdef class PatternCache(PatternStore):
                 self.node(i).state = EXPANDED
         self._compact_occ()
         return n_owned
-
-    def pattern_code_key(self, int32_t i):
-        """The tie-order key of pattern i: (size, ((depth, label rank), ...))."""
-        cdef int32_t size = self.node(i)[0].size
-        out = []
-        while i >= 0:
-            out.append((self.node(i)[0].depth, self.label_rank[self.node(i)[0].label]))
-            i = self.node(i)[0].parent
-        return (size, tuple(reversed(out)))

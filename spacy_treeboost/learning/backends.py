@@ -44,6 +44,11 @@ def pack_occurrences(docs: numpy.ndarray, counts: numpy.ndarray) -> Tuple[numpy.
     return docs.astype(docs_type), counts.astype(counts_type)
 
 
+def tie_key(code: Sequence[Tuple[int, int]], rank: numpy.ndarray) -> Tuple[int, Tuple[Tuple[int, int], ...]]:
+    """A pattern's place in the tie order from its code ((depth, label id), ...): (size, ((depth, label rank), ...))."""
+    return len(code), tuple((depth, int(rank[label])) for depth, label in code)
+
+
 def rule_outputs(n_docs: int, docs: numpy.ndarray, counts: numpy.ndarray, z: int, a: float, b: float,
                  bact: bool) -> numpy.ndarray:
     """h(x) of a stump on every training document: BACT's <t, y> (a inside, b outside) or <t, z, a, b>."""
@@ -75,7 +80,7 @@ class SearchWorker:
             release_pages(forest[1], forest[2])
         if owned is not None:
             self.space.own_root_labels(owned)
-        self.targets = targets
+        self.targets, self.rank = targets, forest[3]
         self.scores = [numpy.zeros(len(t), dtype=numpy.float64) for t in targets]
         self.settings = search_settings
         self.last_node: Dict[int, int] = {}
@@ -101,7 +106,7 @@ class SearchWorker:
                                         presence=self.settings["presence"], shared_best=shared, prepared=ready)
             node = best.pop("node")
             self.last_node[k] = node
-            best["key"] = self.space.pattern_code_key(node) if node >= 0 else None
+            best["key"] = tie_key(self.space.pattern_code(node), self.rank) if node >= 0 else None
             best["patterns_cached"] = self.space.n_patterns
             best["cpu_seconds"] = time.process_time() - t0 + (self.prepare_cpu if ready else 0.0)
             self.search_cpu += best["cpu_seconds"]

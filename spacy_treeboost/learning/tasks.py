@@ -190,7 +190,7 @@ class ProcessWorkers(Workers):
         self.processes: List[Any] = []
         self.conns: List[Any] = []
         self._calls: List[Tuple[str, Tuple[Any, ...]]] = []
-        self.local: Any = None
+        self.objects = []
         self._finalizer = weakref.finalize(self, _stop_processes, self.processes, self.conns)
         # PR_SET_PDEATHSIG fires when the starting thread ends, so only the main thread's workers use it
         me = os.getpid() if threading.current_thread() is threading.main_thread() else None
@@ -214,10 +214,8 @@ class ProcessWorkers(Workers):
             if not forked:
                 for i in range(self.first, n):
                     self._send(i, builder(i, False))
-            self.objects = []
             if worker0_here:
-                self.local = _build(builder(0, forked), self.shared)
-                self.objects = [self.local]
+                self.objects = [_build(builder(0, forked), self.shared)]
         except BaseException:
             self.close()
             raise
@@ -274,13 +272,13 @@ class ProcessWorkers(Workers):
     def _run_here(self) -> Any:
         """Run worker 0's waiting calls; the value of the last."""
         calls, self._calls = self._calls, []
-        if self.local is None:
+        if not self.objects:
             raise RuntimeError(f"The {self.name.lower()}s were stopped (closed): start them again (a learner: fit or "
                                "start).")
         value = None
         try:
             for method, args in calls:
-                value = getattr(self.local, method)(*args)
+                value = getattr(self.objects[0], method)(*args)
         except BaseException:
             self.close()
             raise
@@ -303,7 +301,7 @@ class ProcessWorkers(Workers):
         """End the workers: ask them to stop, or with `kill` kill them at once."""
         for proc in self.processes if kill else ():
             proc.kill()
-        self._calls, self.local, self.objects = [], None, []
+        self._calls, self.objects = [], []
         self._finalizer()
 
 
