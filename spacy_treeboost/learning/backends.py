@@ -12,6 +12,8 @@ from .tasks import Build, WorkerDiedError, Workers, make_workers, ray_node
 
 # without shared best values (Ray), a candidate's documents come with the reply only up to this many
 REPLY_DOCUMENTS = 1 << 16
+# a search's effort, added over the workers
+EFFORT = ("nodes_visited", "patterns_cached", "cpu_seconds")
 
 
 def boosting_weights(scores: numpy.ndarray, y: numpy.ndarray) -> numpy.ndarray:
@@ -209,24 +211,18 @@ class SearchBackend:
         pending, self._pending = self._pending, []
         replies = self.workers.call_all("search", (list(heads), pending))
         found: Dict[int, Dict[str, Any]] = {}
-        owners: Dict[int, List[int]] = {}
+        missing: Dict[int, List[int]] = {}  # by worker, the heads whose winner it holds and did not send
         for j, k in enumerate(heads):
             cands = [reply[j] for reply in replies]
             owner, best = _merge(cands)
-            best = dict(best, node=0 if owner >= 0 else -1,
-                        nodes_visited=sum(c["nodes_visited"] for c in cands),
-                        patterns_cached=sum(c["patterns_cached"] for c in cands),
-                        cpu_seconds=sum(c["cpu_seconds"] for c in cands))
-            found[k] = best
-            if owner >= 0:
-                owners.setdefault(owner, []).append(k)
+            found[k] = dict(best, node=0 if owner >= 0 else -1, **{key: sum(c[key] for c in cands) for key in EFFORT})
+            if owner >= 0 and "winner" not in best:
+                missing.setdefault(owner, []).append(k)
         # a candidate that could win came with its documents (`SearchWorker.search`); the others are asked for
-        missing = {i: [k for k in owners[i] if "winner" not in found[k]] for i in sorted(owners)}
-        missing = {i: ks for i, ks in missing.items() if ks}
-        for i, ks in missing.items():
-            self.workers.send(i, "winners", (ks,))
-        for i, ks in missing.items():
-            for k, win in zip(ks, self.workers.receive(i)):
+        for i in sorted(missing):
+            self.workers.send(i, "winners", (missing[i],))
+        for i in sorted(missing):
+            for k, win in zip(missing[i], self.workers.receive(i)):
                 found[k]["winner"] = win
         for k in heads:
             if "winner" in found[k]:
