@@ -62,12 +62,12 @@ class ColumnBlocks:
             check_pattern(X.indptr.astype(X.indices.dtype, copy=False), X.indices, n)
         if scale is not None and squared:
             scale = scale * scale
-        self.blocks: List[Tuple[int, int, Tuple[Any, ...]]] = []
+        self.blocks: List[Tuple[int, int, Any]] = []
         for a, b in column_pieces(X.indptr, N_BLOCKS):
             lo, hi = int(X.indptr[a]), int(X.indptr[b])
             indptr = (X.indptr[a:b + 1] - lo).astype(X.indices.dtype)
             if scale is not None or squared:
-                of: Tuple[Any, ...] = (indptr, X.indices[lo:hi], X.data[lo:hi] if scale is None else scale[a:b])
+                of: Any = (indptr, X.indices[lo:hi], X.data[lo:hi] if scale is None else scale[a:b])
             else:
                 block, transposed = csc_matrix((n, b - a), dtype=X.dtype), csr_matrix((b - a, n), dtype=X.dtype)
                 block.data = transposed.data = X.data[lo:hi]
@@ -85,12 +85,13 @@ class ColumnBlocks:
         if self.squared:
             raise NotImplementedError("column blocks of squared entries multiply by their transpose only")
 
-        def product(block: Tuple[int, int, Tuple[Any, ...]]) -> numpy.ndarray:
+        def product(block: Tuple[int, int, Any]) -> numpy.ndarray:
             a, b, of = block
             if not self.pattern:
                 return of[0] @ v[a:b]
+            indptr, rows, values = of
             out = numpy.zeros(self.n)
-            pattern_matvec(*of, numpy.ascontiguousarray(v[a:b], dtype=numpy.float64), out)
+            pattern_matvec(indptr, rows, values, numpy.ascontiguousarray(v[a:b], dtype=numpy.float64), out)
             return out
 
         parts = self.team.map(product, self.blocks)
@@ -105,10 +106,11 @@ class ColumnBlocks:
         out = numpy.empty(self.d)
         kernel = pattern_rmatvec if self.pattern else squared_rmatvec
 
-        def product(block: Tuple[int, int, Tuple[Any, ...]]) -> None:
+        def product(block: Tuple[int, int, Any]) -> None:
             a, b, of = block
             if self.pattern or self.squared:
-                kernel(*of, u, out[a:b])
+                indptr, rows, values = of
+                kernel(indptr, rows, values, u, out[a:b])
             else:
                 out[a:b] = of[1] @ u
 
