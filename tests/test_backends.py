@@ -93,9 +93,9 @@ def test_the_round_winner_rides_on_its_search_reply(synthetic):
     asked = []
     send, init = LocalWorkers.send, SearchWorker.__init__
 
-    def counting(self, i, method, args):
+    def counting(self, i, method, args, **kwargs):
         asked.extend([method] if method == "winners" else [])
-        return send(self, i, method, args)
+        return send(self, i, method, args, **kwargs)
 
     with mock.patch.object(LocalWorkers, "send", counting):
         assert fit_bytes(forest, y, 2, "local", **settings_) == reference

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spacy_treeboost.learning._columns import take_columns
-from spacy_treeboost.learning._merge import copy_columns, fill_merged_shard, merge_levels, pattern_codes
+from spacy_treeboost.learning._merge import copy_columns, merge_levels, pattern_codes
 from spacy_treeboost.learning._order import order_by_count
 from spacy_treeboost.learning._vectors import column_values, squared_rmatvec
 
@@ -118,46 +118,6 @@ def test_merge_levels_refuses_patterns_out_of_level_order():
         merge_levels(numpy.array([2, 0], dtype=i32), numpy.array([3, 2], dtype=i32), bounds, 1)
     with pytest.raises(ValueError, match="one entry per pattern"):
         merge_levels(numpy.array([0], dtype=i32), numpy.array([2, 2], dtype=i32), bounds, 1)
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.integers(0, 10**6), st.integers(0, 4), st.lists(st.integers(0, 12), min_size=1, max_size=4))
-def test_fill_merged_shard_is_the_gather_of_each_miners_columns(seed, n_roots, sizes):
-    """Random miners (their tables and CSC indptr) and a random interleaving of their patterns beyond the roots: each
-    merged place gets its miner's depth, label, size, column start and length, as numpy's gathers give them."""
-    rng = numpy.random.default_rng(seed)
-    base = numpy.concatenate([[0], numpy.cumsum(sizes)]).astype(numpy.int64)
-    owner = numpy.repeat(numpy.arange(len(sizes)), sizes)
-    rng.shuffle(owner)
-    position = numpy.empty(len(owner), dtype=numpy.int64)
-    for k in range(len(sizes)):  # each miner's patterns in its own order
-        position[owner == k] = base[k] + numpy.arange(sizes[k])
-    miners = [(*(rng.integers(0, 50, n_roots + m).astype(numpy.int32) for _ in range(3)),
-               numpy.concatenate([[0], numpy.cumsum(rng.integers(0, 9, n_roots + m))]).astype(numpy.int64))
-              for m in sizes]
-    total = n_roots + len(owner)
-    outs = [numpy.full(total, -7, dtype=numpy.int32) for _ in range(3)] + [numpy.full(total, -7, dtype=numpy.int64)
-                                                                         for _ in range(2)]
-    for k, miner in enumerate(miners):
-        fill_merged_shard(owner.astype(numpy.int64), position, int(base[k]), k, n_roots, *miner, *outs)
-    for i in range(len(owner)):
-        depth, label, size, indptr = miners[owner[i]]
-        j = position[i] - base[owner[i]] + n_roots
-        assert [int(o[n_roots + i]) for o in outs] == [depth[j], label[j], size[j], indptr[j], indptr[j + 1] - indptr[j]]
-    assert all((o[:n_roots] == -7).all() for o in outs)
-
-
-def test_fill_merged_shard_refuses_places_outside_the_miner():
-    i32, i64 = numpy.int32, numpy.int64
-    outs = [numpy.zeros(2, dtype=i32) for _ in range(3)] + [numpy.zeros(2, dtype=i64) for _ in range(2)]
-    miner = [numpy.zeros(2, dtype=i32)] * 3 + [numpy.zeros(3, dtype=i64)]
-    with pytest.raises(ValueError, match="outside its miner"):
-        fill_merged_shard(numpy.array([0, 0], dtype=i64), numpy.array([0, 5], dtype=i64), 0, 0, 0, *miner, *outs)
-    with pytest.raises(ValueError, match="one entry per root"):
-        fill_merged_shard(numpy.array([0], dtype=i64), numpy.array([0], dtype=i64), 0, 0, 0, *miner, *outs)
-    with pytest.raises(ValueError, match="differ in length"):
-        fill_merged_shard(numpy.array([0, 0], dtype=i64), numpy.array([0, 1], dtype=i64), 0, 0, 0, *miner[:3],
-                          numpy.zeros(2, dtype=i64), *outs)
 
 
 def test_pattern_codes_by_hand_and_refusals():
@@ -281,7 +241,8 @@ def test_take_columns_and_split_without_values_take_the_structure_alone(parts, i
     rank = numpy.zeros(n_rows, dtype=index_type)
     for s in (0, 1):
         rank[side == s] = numpy.arange(int((side == s).sum()))
-    full = split_csc_rows(indptr.astype(numpy.int64), ix, data, side, rank)
-    bare = split_csc_rows(indptr.astype(numpy.int64), ix, None, side, rank)
+    whole = (lambda work, items: [work(item) for item in items]), [(0, n_cols)]
+    full = split_csc_rows(indptr.astype(numpy.int64), ix, data, side, rank, *whole)
+    bare = split_csc_rows(indptr.astype(numpy.int64), ix, None, side, rank, *whole)
     for (p0, i0, d0), (p1, i1, d1) in zip(full, bare):
         assert p0.tobytes() == p1.tobytes() and i0.tobytes() == i1.tobytes() and len(d1) == 0

@@ -4,7 +4,7 @@ import numpy
 
 def split_csc_rows(
     indptr: numpy.ndarray, indices: numpy.ndarray, data: Optional[numpy.ndarray], side: numpy.ndarray, rank: numpy.ndarray,
-    run: Optional[Callable[..., List[Any]]] = None, bounds: Optional[List[Tuple[int, int]]] = None
+    run: Callable[..., List[Any]], bounds: List[Tuple[int, int]]
 ) -> Tuple[Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray], Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]]: ...
 def take_columns(
     indptr: numpy.ndarray, indices: numpy.ndarray, data: Optional[numpy.ndarray], columns: numpy.ndarray,

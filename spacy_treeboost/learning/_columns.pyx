@@ -19,7 +19,7 @@ def return_free_heap() -> bool:
 
 
 def split_csc_rows(const int64_t[::1] indptr, const index_t[::1] indices, const double[::1] data,
-                   const uint8_t[::1] side, const index_t[::1] rank, run=None, bounds=None):
+                   const uint8_t[::1] side, const index_t[::1] rank, run, bounds):
     """The CSC arrays (indptr, indices, data) of the rows with side 0, then side 1 (rows renumbered by `rank`), in
     one pass; data None splits the structure alone. `run` (`ThreadTeam.map`) splits the column runs `bounds`."""
     cdef Py_ssize_t d = indptr.shape[0] - 1
@@ -27,8 +27,6 @@ def split_csc_rows(const int64_t[::1] indptr, const index_t[::1] indices, const 
     cdef bint with_values = data is not None
     if d < 0 or indices.shape[0] < total or (with_values and data.shape[0] < total):
         raise ValueError("indptr, indices and data do not describe one CSC matrix")
-    if run is None or bounds is None:
-        run, bounds = (lambda work, items: [work(item) for item in items]), [(0, d)]
     n_pieces = len(bounds)
     if bounds[0][0] != 0 or bounds[n_pieces - 1][1] != d \
             or any(bounds[k][1] != bounds[k + 1][0] for k in range(n_pieces - 1)):

@@ -4,7 +4,7 @@
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from libcpp.vector cimport vector
 from libcpp.unordered_map cimport unordered_map
-from libcpp.algorithm cimport sort as std_sort, is_sorted
+from libcpp.algorithm cimport sort as std_sort
 from libcpp.pair cimport pair
 from cython.operator cimport dereference as deref
 
@@ -128,14 +128,7 @@ cdef int root_documents(PatternCache cache, int32_t n_labels, bint include_root,
         for k in range(m):
             c = cache.pool_counts[at + k]
             pd[k] = pair[int64_t, int32_t](-<int64_t>(c if c < BIG_COUNT else big[at + k]), cache.pool_docs[at + k])
-        if not is_sorted(pd.begin(), pd.end()):
-            std_sort(pd.begin(), pd.end())
-        for k in range(m):
-            cache.pool_docs[at + k] = pd[k].second
-            cache._put_count(at + k, <int32_t>(-pd[k].first))
-        cache.scan[i].doc_off = at
-        cache.node(i)[0].n_docs = <int32_t>m
-        cache.scan[i].docs = -(pd[0].second + 1) if m == 1 else <int32_t>m
+        cache._put_docs(i, at, pd)
         at += m
     return 0
 
@@ -386,12 +379,3 @@ cdef class PatternCache(PatternStore):
                 self.node(i).state = EXPANDED
         self._compact_occ()
         return n_owned
-
-    def pattern_code_key(self, int32_t i):
-        """The tie-order key of pattern i: (size, ((depth, label rank), ...))."""
-        cdef int32_t size = self.node(i)[0].size
-        out = []
-        while i >= 0:
-            out.append((self.node(i)[0].depth, self.label_rank[self.node(i)[0].label]))
-            i = self.node(i)[0].parent
-        return (size, tuple(reversed(out)))

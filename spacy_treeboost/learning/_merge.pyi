@@ -10,11 +10,6 @@ def copy_columns(
 def merge_levels(
     parent: numpy.ndarray, size: numpy.ndarray, base: numpy.ndarray, n_roots: int
 ) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]: ...
-def fill_merged_shard(
-    owner: numpy.ndarray, position: numpy.ndarray, base: int, shard: int, n_roots: int, depth: numpy.ndarray,
-    label: numpy.ndarray, size: numpy.ndarray, indptr: numpy.ndarray, depth_out: numpy.ndarray,
-    label_out: numpy.ndarray, size_out: numpy.ndarray, start_out: numpy.ndarray, length_out: numpy.ndarray
-) -> None: ...
 def pattern_codes(
     parent: numpy.ndarray, depth: numpy.ndarray, label: numpy.ndarray, size: numpy.ndarray
 ) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]: ...

@@ -117,38 +117,6 @@ def merge_levels(const int32_t[::1] parent, const int32_t[::1] size, const int64
     return position_out, owner_out, parent_out
 
 
-def fill_merged_shard(const int64_t[::1] owner, const int64_t[::1] position, int64_t base, int64_t shard,
-                      int64_t n_roots, const int32_t[::1] depth, const int32_t[::1] label, const int32_t[::1] size,
-                      const int64_t[::1] indptr, int32_t[::1] depth_out, int32_t[::1] label_out,
-                      int32_t[::1] size_out, int64_t[::1] start_out, int64_t[::1] length_out) -> None:
-    """Copy one miner's patterns to their merged places (`merge_levels`): merged pattern i that `shard` owns is its
-    pattern j = position[i] - base + n_roots, whose depth, label, size and column start and length (from indptr) go
-    to the outputs at n_roots + i."""
-    cdef Py_ssize_t n = owner.shape[0], i
-    cdef int64_t j, n_local = depth.shape[0], bad = -1
-    if position.shape[0] != n or depth_out.shape[0] != n_roots + n or label_out.shape[0] != n_roots + n \
-            or size_out.shape[0] != n_roots + n or start_out.shape[0] != n_roots + n \
-            or length_out.shape[0] != n_roots + n:
-        raise ValueError("the merged arrays need one entry per root and per merged pattern")
-    if label.shape[0] != n_local or size.shape[0] != n_local or indptr.shape[0] != n_local + 1:
-        raise ValueError("the miner's depth, label, size and indptr differ in length")
-    with nogil:
-        for i in range(n):
-            if owner[i] != shard:
-                continue
-            j = position[i] - base + n_roots
-            if j < n_roots or j >= n_local:
-                bad = i
-                break
-            depth_out[n_roots + i] = depth[j]
-            label_out[n_roots + i] = label[j]
-            size_out[n_roots + i] = size[j]
-            start_out[n_roots + i] = indptr[j]
-            length_out[n_roots + i] = indptr[j + 1] - indptr[j]
-    if bad >= 0:
-        raise ValueError(f"merged pattern {bad} lies outside its miner's {n_local - n_roots} patterns")
-
-
 def pattern_codes(const int32_t[::1] parent, const int32_t[::1] depth, const int32_t[::1] label,
                   const int32_t[::1] size):
     """A miner's enumeration tree (per pattern: parent or -1, its last node's depth and label, size) as flat

@@ -121,4 +121,5 @@ cdef class PatternStore:
     cdef const int64_t* _occ_list(self, int32_t s, vector[int64_t]& unpacked) noexcept
     cdef int _hold_occ(self, int32_t i, const int64_t* occ, Py_ssize_t n) except -1
     cdef void _set_docs(self, Py_ssize_t i, const int64_t* occ, Py_ssize_t n_occ)
+    cdef void _put_docs(self, Py_ssize_t i, int64_t at, vector[pair[int64_t, int32_t]]& pd)
     cdef int32_t _support_at_least(self, vector[int64_t]& occ, int32_t k, int32_t* first)

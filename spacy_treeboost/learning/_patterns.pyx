@@ -212,15 +212,23 @@ cdef class PatternStore:
             c = sat_add(c, occ_mult(occ[k]))
         if cur_doc >= 0:
             pd.push_back(pair[int64_t, int32_t](-<int64_t>c, cur_doc))
+        cdef int64_t at = self.pool_docs.size()
+        self.pool_docs.resize(at + pd.size())
+        self.pool_counts.resize(at + pd.size())
+        self._put_docs(i, at, pd)
+
+    cdef void _put_docs(self, Py_ssize_t i, int64_t at, vector[pair[int64_t, int32_t]]& pd):
+        """Pattern i's (-count, document) pairs into the pool from `at` (sized for them), by count descending, then
+        document."""
+        cdef Py_ssize_t k, m = pd.size()
         if not is_sorted(pd.begin(), pd.end()):
             std_sort(pd.begin(), pd.end())
-        self.scan[i].doc_off = self.pool_docs.size()
-        self.node(i)[0].n_docs = pd.size()
-        self.scan[i].docs = -(pd[0].second + 1) if pd.size() == 1 else <int32_t>pd.size()
-        for k in range(pd.size()):
-            self.pool_docs.push_back(pd[k].second)
-            self.pool_counts.push_back(0)
-            self._put_count(self.pool_counts.size() - 1, <int32_t>(-pd[k].first))
+        for k in range(m):
+            self.pool_docs[at + k] = pd[k].second
+            self._put_count(at + k, <int32_t>(-pd[k].first))
+        self.scan[i].doc_off = at
+        self.node(i)[0].n_docs = <int32_t>m
+        self.scan[i].docs = -(pd[0].second + 1) if m == 1 else <int32_t>m
 
     cdef int32_t _support_at_least(self, vector[int64_t]& occ, int32_t k, int32_t* first):
         """The documents of a sorted occurrence list when they are 1 or at least k, otherwise a number in [2, k);

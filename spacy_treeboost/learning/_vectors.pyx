@@ -100,9 +100,7 @@ def dot_range(const double[::1] a, const double[::1] b, Py_ssize_t lo, Py_ssize_
     """sum(a[i] * b[i] for i in range(lo, hi)), added in index order from 0.0."""
     cdef Py_ssize_t i
     cdef double total = 0.0
-    _check_range(a.shape[0], lo, hi)
-    if b.shape[0] != a.shape[0]:
-        raise ValueError("the vectors differ in length")
+    _check_range(a.shape[0], lo, hi, b.shape[0] == a.shape[0])
     with nogil:
         for i in range(lo, hi):
             total = total + a[i] * b[i]
@@ -114,9 +112,7 @@ def cg_step_range(double[::1] s, const double[::1] d, const double[::1] M, doubl
     """s[i] += d[i] * alpha for i in range(lo, hi), and the sum of s[i] * (M[i] * s[i]) in index order from 0.0."""
     cdef Py_ssize_t i
     cdef double total = 0.0
-    _check_range(s.shape[0], lo, hi)
-    if d.shape[0] != s.shape[0] or M.shape[0] != s.shape[0]:
-        raise ValueError("the vectors differ in length")
+    _check_range(s.shape[0], lo, hi, d.shape[0] == s.shape[0] == M.shape[0])
     with nogil:
         for i in range(lo, hi):
             s[i] = s[i] + d[i] * alpha
@@ -129,9 +125,7 @@ def cg_residual_range(double[::1] r, const double[::1] Hd, const double[::1] M, 
     """r[i] -= Hd[i] * alpha for i in range(lo, hi), and the sum of (r[i] / M[i]) * r[i] in index order from 0.0."""
     cdef Py_ssize_t i
     cdef double total = 0.0
-    _check_range(r.shape[0], lo, hi)
-    if Hd.shape[0] != r.shape[0] or M.shape[0] != r.shape[0]:
-        raise ValueError("the vectors differ in length")
+    _check_range(r.shape[0], lo, hi, Hd.shape[0] == r.shape[0] == M.shape[0])
     with nogil:
         for i in range(lo, hi):
             r[i] = r[i] - Hd[i] * alpha
@@ -143,9 +137,7 @@ def cg_direction_range(double[::1] d, const double[::1] r, const double[::1] M, 
                        Py_ssize_t hi) -> None:
     """d[i] = d[i] * beta + r[i] / M[i] for i in range(lo, hi)."""
     cdef Py_ssize_t i
-    _check_range(d.shape[0], lo, hi)
-    if r.shape[0] != d.shape[0] or M.shape[0] != d.shape[0]:
-        raise ValueError("the vectors differ in length")
+    _check_range(d.shape[0], lo, hi, r.shape[0] == d.shape[0] == M.shape[0])
     with nogil:
         for i in range(lo, hi):
             d[i] = d[i] * beta + r[i] / M[i]
@@ -160,6 +152,9 @@ cdef void _check_indptr(const index_t[::1] indptr, Py_ssize_t n_entries, str ent
             raise ValueError("indptr must not decrease")
 
 
-cdef inline void _check_range(Py_ssize_t n, Py_ssize_t lo, Py_ssize_t hi) except *:
+cdef inline void _check_range(Py_ssize_t n, Py_ssize_t lo, Py_ssize_t hi, bint same) except *:
+    """Raise a ValueError unless the vectors have one length (`same`) and lo:hi lies within their n entries."""
+    if not same:
+        raise ValueError("the vectors differ in length")
     if lo < 0 or hi > n or lo > hi:
         raise ValueError(f"range {lo}:{hi} does not lie within a vector of {n} entries")

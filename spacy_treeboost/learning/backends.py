@@ -12,6 +12,8 @@ from .tasks import Build, WorkerDiedError, Workers, make_workers, ray_node
 
 # without shared best values (Ray), a candidate's documents come with the reply only up to this many
 REPLY_DOCUMENTS = 1 << 16
+# a search's effort, added over the workers
+EFFORT = ("nodes_visited", "patterns_cached", "cpu_seconds")
 
 
 def boosting_weights(scores: numpy.ndarray, y: numpy.ndarray) -> numpy.ndarray:
@@ -42,6 +44,11 @@ def pack_occurrences(docs: numpy.ndarray, counts: numpy.ndarray) -> Tuple[numpy.
     """A winner's (docs, counts) in the narrowest unsigned types that hold them (sent to every worker each round)."""
     docs_type, counts_type = (numpy.min_scalar_type(a.max(initial=0)) for a in (docs, counts))
     return docs.astype(docs_type), counts.astype(counts_type)
+
+
+def tie_key(code: Sequence[Tuple[int, int]], rank: numpy.ndarray) -> Tuple[int, Tuple[Tuple[int, int], ...]]:
+    """A pattern's place in the tie order from its code ((depth, label id), ...): (size, ((depth, label rank), ...))."""
+    return len(code), tuple((depth, int(rank[label])) for depth, label in code)
 
 
 def rule_outputs(n_docs: int, docs: numpy.ndarray, counts: numpy.ndarray, z: int, a: float, b: float,
@@ -75,7 +82,7 @@ class SearchWorker:
             release_pages(forest[1], forest[2])
         if owned is not None:
             self.space.own_root_labels(owned)
-        self.targets = targets
+        self.targets, self.rank = targets, forest[3]
         self.scores = [numpy.zeros(len(t), dtype=numpy.float64) for t in targets]
         self.settings = search_settings
         self.last_node: Dict[int, int] = {}
@@ -101,7 +108,7 @@ class SearchWorker:
                                         presence=self.settings["presence"], shared_best=shared, prepared=ready)
             node = best.pop("node")
             self.last_node[k] = node
-            best["key"] = self.space.pattern_code_key(node) if node >= 0 else None
+            best["key"] = tie_key(self.space.pattern_code(node), self.rank) if node >= 0 else None
             best["patterns_cached"] = self.space.n_patterns
             best["cpu_seconds"] = time.process_time() - t0 + (self.prepare_cpu if ready else 0.0)
             self.search_cpu += best["cpu_seconds"]
@@ -204,24 +211,18 @@ class SearchBackend:
         pending, self._pending = self._pending, []
         replies = self.workers.call_all("search", (list(heads), pending))
         found: Dict[int, Dict[str, Any]] = {}
-        owners: Dict[int, List[int]] = {}
+        missing: Dict[int, List[int]] = {}  # by worker, the heads whose winner it holds and did not send
         for j, k in enumerate(heads):
             cands = [reply[j] for reply in replies]
             owner, best = _merge(cands)
-            best = dict(best, node=0 if owner >= 0 else -1,
-                        nodes_visited=sum(c["nodes_visited"] for c in cands),
-                        patterns_cached=sum(c["patterns_cached"] for c in cands),
-                        cpu_seconds=sum(c["cpu_seconds"] for c in cands))
-            found[k] = best
-            if owner >= 0:
-                owners.setdefault(owner, []).append(k)
+            found[k] = dict(best, node=0 if owner >= 0 else -1, **{key: sum(c[key] for c in cands) for key in EFFORT})
+            if owner >= 0 and "winner" not in best:
+                missing.setdefault(owner, []).append(k)
         # a candidate that could win came with its documents (`SearchWorker.search`); the others are asked for
-        missing = {i: [k for k in owners[i] if "winner" not in found[k]] for i in sorted(owners)}
-        missing = {i: ks for i, ks in missing.items() if ks}
-        for i, ks in missing.items():
-            self.workers.send(i, "winners", (ks,))
-        for i, ks in missing.items():
-            for k, win in zip(ks, self.workers.receive(i)):
+        for i in sorted(missing):
+            self.workers.send(i, "winners", (missing[i],))
+        for i in sorted(missing):
+            for k, win in zip(missing[i], self.workers.receive(i)):
                 found[k]["winner"] = win
         for k in heads:
             if "winner" in found[k]:

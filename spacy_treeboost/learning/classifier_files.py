@@ -1,6 +1,6 @@
 """Classifier files: a fitted learner as plain data (`classifier_to_dict`) and as a sealed, checksummed
 msgpack file (`classifier_to_bytes`), and back."""
-from typing import Any, Dict
+from typing import Any, Dict, List, Optional
 
 import numpy
 
@@ -101,16 +101,11 @@ def _check_classes_and_heads(clf: RuleClassifier) -> None:
     names = [str(c) for c in classes]
     if len(set(names)) != len(names):
         raise ModelFormatError(f"The classifier file lists a class twice: {names}; the file is damaged.")
-    if multilabel:
-        ok = len(classes) >= 1 and heads == names
-    elif len(classes) == 2:
-        try:
-            ok = len(heads) == 1 and heads[0] == str(clf._positive(classes))
-        except ValueError:
-            ok = False
-    else:
-        ok = len(classes) >= 3 and heads == names
-    if not ok:
+    try:
+        expected: Optional[List[str]] = [str(clf._positive(classes))] if len(names) == 2 and not multilabel else names
+    except ValueError:
+        expected = None
+    if heads != expected or len(names) < (1 if multilabel else 2):
         raise ModelFormatError(
             f"The classifier file's classes {names} (multilabel={multilabel}) do not fit its rule heads {heads}: "
             "two classes need one head naming the positive class, more classes one head per class in order. The "

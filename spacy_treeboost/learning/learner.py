@@ -50,19 +50,19 @@ def default_booster() -> "TreeBoostClassifier":
     return TreeBoostClassifier("presence", n_rounds=1000)
 
 
-def check_rounds(n_rounds: int, max_cache_mb: Optional[float], *, n_heads: int = 1, name: str = "n_rounds") -> None:
+def check_rounds(n_rounds: int, max_cache_mb: Optional[float], *, n_heads: int = 1) -> None:
     """Refuse more rounds than `MAX_ROUNDS_LIMIT`, or more rules (`BYTES_PER_RULE` each, one per round and head)
-    than `max_cache_mb` (None: `default_max_cache_mb()`) holds. `name`: the setting, for the message."""
+    than `max_cache_mb` (None: `default_max_cache_mb()`) holds."""
     if n_rounds > MAX_ROUNDS_LIMIT:
-        raise invalid_setting(name, n_rounds, f"boosting adds one rule per round and class, so use at most "
+        raise invalid_setting("n_rounds", n_rounds, f"boosting adds one rule per round and class, so use at most "
                               f"{MAX_ROUNDS_LIMIT:,} rounds (a few hundred to a few thousand are usual).")
     if max_cache_mb is None:
         max_cache_mb = default_max_cache_mb()
     fits = int(max_cache_mb * (1 << 20)) // (BYTES_PER_RULE * max(1, n_heads))
     if n_rounds > fits:
         per = f" for {n_heads} classes" if n_heads > 1 else ""
-        raise invalid_setting(name, n_rounds, f"the rules of {n_rounds} rounds{per} need more than the memory cap "
-                              f"max_cache_mb={max_cache_mb} ({BYTES_PER_RULE} bytes per rule); use at most {fits} "
+        raise invalid_setting("n_rounds", n_rounds, f"the rules of {n_rounds} rounds{per} need more than the memory "
+                              f"cap max_cache_mb={max_cache_mb} ({BYTES_PER_RULE} bytes per rule); use at most {fits} "
                               "rounds or raise max_cache_mb.")
 
 
@@ -141,7 +141,8 @@ class TreeBoostClassifier(RuleClassifier):
     def _validate_combination(self) -> None:
         check_rounds(self.n_rounds, self.max_cache_mb)
 
-    def fit(self, X: Forest, y: Sequence[Any], callback: Optional[Callable[[Dict[str, Any]], None]] = None) -> "TreeBoostClassifier":
+    def fit(self, X: Forest, y: Sequence[Any],
+            callback: Optional[Callable[[Dict[str, Any]], None]] = None) -> "TreeBoostClassifier":
         """Learn `n_rounds` rules per class.
 
         X (Forest): The training trees.
@@ -156,7 +157,8 @@ class TreeBoostClassifier(RuleClassifier):
         """Index the training trees, start the search workers and reset to zero rounds."""
         self.validate_params()
         if not isinstance(X, Forest):
-            raise TypeError(f"X must be a Forest, got {type(X).__name__}; build one with Forest.from_trees or read_bact")
+            raise TypeError(f"X must be a Forest, got {type(X).__name__}; build one with Forest.from_trees or "
+                            "read_bact")
         m = len(X)
         if m == 0:
             raise ValueError("Cannot train on an empty set of trees.")
@@ -194,7 +196,8 @@ class TreeBoostClassifier(RuleClassifier):
         """RETURNS (bool): Whether `boost` can run more rounds (not on a loaded or unpickled classifier)."""
         return hasattr(self, "space_")
 
-    def boost(self, n_rounds: int, callback: Optional[Callable[[Dict[str, Any]], None]] = None) -> "TreeBoostClassifier":
+    def boost(self, n_rounds: int,
+              callback: Optional[Callable[[Dict[str, Any]], None]] = None) -> "TreeBoostClassifier":
         """Run `n_rounds` more rounds (one rule per class each), resuming where boosting stopped."""
         if not self.can_boost():
             message = ("Call fit (or start) before boost: the learner has no training trees (a loaded or unpickled "
@@ -246,7 +249,8 @@ class TreeBoostClassifier(RuleClassifier):
         self.rules_.add(k, code, z, a, b)
         margins = head.y * head.scores
         return {
-            "round": self.n_rounds_ + 1, "head": head.name, "pattern": self.rules_.describe(k, self.rules_.n_rules(k) - 1),
+            "round": self.n_rounds_ + 1, "head": head.name,
+            "pattern": self.rules_.describe(k, self.rules_.n_rules(k) - 1),
             "z": int(z), "a": a, "b": b, "value": best["value"], "Z": Z,
             "loss": float(numpy.mean(numpy.exp(numpy.clip(-margins, None, 700)))),
             "error": float(numpy.mean(margins <= 0)), "nodes_visited": best["nodes_visited"],
@@ -263,7 +267,8 @@ class TreeBoostClassifier(RuleClassifier):
             rho = min(rho, GAMMA_CAP)
             alpha -= 0.5 * math.log((1 + rho) / (1 - rho))
             if alpha <= 0:
-                head.stopped = f"Arc-GV converged: the best gain {gamma:.6f} does not exceed the minimum margin {rho:.6f}"
+                head.stopped = (f"Arc-GV converged: the best gain {gamma:.6f} does not exceed the minimum margin "
+                                f"{rho:.6f}")
                 return None
         head.alpha_sum += alpha
         sign = best["sign"]

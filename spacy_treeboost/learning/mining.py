@@ -6,7 +6,7 @@ from typing import Any, Dict, Optional, Sequence, Tuple
 import numpy
 
 from ._columns import return_free_heap
-from ._merge import copy_columns, fill_merged_shard, merge_levels
+from ._merge import copy_columns, merge_levels
 from .classifier import _label_rank
 from .features import PatternCodes, order_by_frequency
 from .tasks import run_tasks
@@ -98,29 +98,27 @@ def merged_columns(shards: Sequence[Dict[str, Any]]) -> Tuple[Tuple[numpy.ndarra
     R = shards[0]["n_roots"]
     with_roots = next(k for k, s in enumerate(shards) if s["with_roots"])
     tables = [s["table"] for s in shards]
-    indptrs = [numpy.ascontiguousarray(s["matrix"][0], dtype=numpy.int64) for s in shards]
+    indptrs = [s["matrix"][0] for s in shards]
     base = numpy.zeros(len(shards) + 1, dtype=numpy.int64)
     numpy.cumsum([len(t[0]) - R for t in tables], out=base[1:])
     # the parents and sizes of the patterns beyond the roots of every shard, one after the other: shard k's from base[k]
     parents, sizes = (numpy.concatenate([t[c][R:] for t in tables]).astype(numpy.int32, copy=False) for c in (0, 3))
     position, owner, merged_parent = merge_levels(parents, sizes, base, R)
     del parents, sizes
-    total = R + int(base[-1])
-    table = tuple(numpy.empty(total, dtype=numpy.int32) for _ in range(4))
-    places = tuple(numpy.empty(total, dtype=numpy.int64) for _ in range(3))
-    for c in range(4):
-        table[c][:R] = tables[0][c][:R]
-    table[0][R:] = merged_parent
-    del merged_parent
-    roots = indptrs[with_roots][: R + 1]
-    places[0][:R] = with_roots
-    places[0][R:] = owner
-    places[1][:R] = roots[:-1]
-    places[2][:R] = numpy.diff(roots)
-    for k, t in enumerate(tables):
-        depth, label, size = (numpy.ascontiguousarray(t[c], dtype=numpy.int32) for c in (1, 2, 3))
-        fill_merged_shard(owner, position, int(base[k]), k, R, depth, label, size, indptrs[k], table[1], table[2],
-                          table[3], places[1], places[2])
+
+    def gathered(head: numpy.ndarray, parts: Sequence[numpy.ndarray], dtype: Any) -> numpy.ndarray:
+        """The roots' `head`, then the merged patterns' values from the shards' `parts` beyond the roots."""
+        out = numpy.empty(R + len(position), dtype=dtype)
+        out[:R] = head
+        out[R:] = numpy.concatenate(parts)[position]
+        return out
+
+    table = (numpy.concatenate([tables[0][0][:R], merged_parent]).astype(numpy.int32, copy=False),
+             *(gathered(tables[0][c][:R], [t[c][R:] for t in tables], numpy.int32) for c in (1, 2, 3)))
+    roots = indptrs[with_roots][:R + 1]
+    places = (numpy.concatenate([numpy.full(R, with_roots, dtype=numpy.int64), owner]),
+              gathered(roots[:-1], [p[R:-1] for p in indptrs], numpy.int64),
+              gathered(numpy.diff(roots), [numpy.diff(p[R:]) for p in indptrs], numpy.int64))
     return places, table
 
 

@@ -47,7 +47,8 @@ class Pieces:
 class ColumnBlocks:
     """The products of a large CSC matrix over `N_BLOCKS` fixed column blocks of equal nonzeros (views of its arrays)
     on a `ThreadTeam`; columns of one value each go to the pattern kernels. `squared`: X's entries squared, multiplied
-    by their transpose only."""
+    by their transpose only. `blocks`: each block's columns (a, b) and (indptr, rows, the columns' values) for the
+    kernels (the entries' values, squared: `squared_rmatvec`), else its scipy matrix and transpose."""
 
     def __init__(self, X: Any, threads: Union[int, Threads, ThreadTeam], squared: bool = False,
                  values: Optional[numpy.ndarray] = None) -> None:
@@ -61,71 +62,60 @@ class ColumnBlocks:
             check_pattern(X.indptr.astype(X.indices.dtype, copy=False), X.indices, n)
         if scale is not None and squared:
             scale = scale * scale
-        self.blocks: List[Tuple[Any, ...]] = []
+        self.blocks: List[Tuple[int, int, Any]] = []
         for a, b in column_pieces(X.indptr, N_BLOCKS):
             lo, hi = int(X.indptr[a]), int(X.indptr[b])
             indptr = (X.indptr[a:b + 1] - lo).astype(X.indices.dtype)
-            if scale is not None:
-                self.blocks.append((int(a), int(b), (indptr, X.indices[lo:hi], scale[a:b]), None))
-                continue
-            if squared:
-                self.blocks.append((int(a), int(b), (indptr, X.indices[lo:hi], X.data[lo:hi]), "squared"))
-                continue
-            block, transposed = csc_matrix((n, int(b - a)), dtype=X.dtype), csr_matrix((int(b - a), n), dtype=X.dtype)
-            block.data = transposed.data = X.data[lo:hi]
-            block.indices = transposed.indices = X.indices[lo:hi]
-            block.indptr = transposed.indptr = indptr
-            self.blocks.append((int(a), int(b), block, transposed))
+            if scale is not None or squared:
+                of: Any = (indptr, X.indices[lo:hi], X.data[lo:hi] if scale is None else scale[a:b])
+            else:
+                block, transposed = csc_matrix((n, b - a), dtype=X.dtype), csr_matrix((b - a, n), dtype=X.dtype)
+                block.data = transposed.data = X.data[lo:hi]
+                block.indices = transposed.indices = X.indices[lo:hi]
+                block.indptr = transposed.indptr = indptr
+                of = (block, transposed)
+            self.blocks.append((a, b, of))
         self.team = threads if isinstance(threads, ThreadTeam) else ThreadTeam(threads)
 
     @property
     def T(self) -> "_Transposed":
         return _Transposed(self)
 
-    def _map(self, product: Any) -> List[numpy.ndarray]:
-        return self.team.map(product, self.blocks)
-
     def __matmul__(self, v: numpy.ndarray) -> numpy.ndarray:
         if self.squared:
             raise NotImplementedError("column blocks of squared entries multiply by their transpose only")
-        parts = self._map(lambda block: self._block_matvec(block, v))
+
+        def product(block: Tuple[int, int, Any]) -> numpy.ndarray:
+            a, b, of = block
+            if not self.pattern:
+                return of[0] @ v[a:b]
+            indptr, rows, values = of
+            out = numpy.zeros(self.n)
+            pattern_matvec(indptr, rows, values, numpy.ascontiguousarray(v[a:b], dtype=numpy.float64), out)
+            return out
+
+        parts = self.team.map(product, self.blocks)
         out = parts[0]
         for part in parts[1:]:
             out += part
         return out
 
-    def _block_matvec(self, block: Tuple[Any, ...], v: numpy.ndarray) -> numpy.ndarray:
-        a, b, of, transposed = block
-        if transposed is not None:
-            return of @ v[a:b]
-        out = numpy.zeros(self.n)
-        indptr, indices, values = of
-        pattern_matvec(indptr, indices, values, numpy.ascontiguousarray(v[a:b], dtype=numpy.float64), out)
-        return out
-
-    def rmatvec(self, u: numpy.ndarray, plus: Optional[Tuple[numpy.ndarray, float]] = None,
-                out: Optional[numpy.ndarray] = None) -> numpy.ndarray:
-        """X^T u, into `out` when given; with plus = (v, c), X^T u + v * c, added block by block."""
+    def rmatvec(self, u: numpy.ndarray) -> numpy.ndarray:
+        """X^T u."""
         u = numpy.ascontiguousarray(u, dtype=numpy.float64)
-        result = numpy.empty(self.d) if out is None else out
+        out = numpy.empty(self.d)
+        kernel = pattern_rmatvec if self.pattern else squared_rmatvec
 
-        def block(block: Tuple[Any, ...]) -> None:
-            a, b = block[0], block[1]
-            self._block_rmatvec(block, u, result[a:b])
-            if plus is not None:
-                result[a:b] += plus[0][a:b] * plus[1]
+        def product(block: Tuple[int, int, Any]) -> None:
+            a, b, of = block
+            if self.pattern or self.squared:
+                indptr, rows, values = of
+                kernel(indptr, rows, values, u, out[a:b])
+            else:
+                out[a:b] = of[1] @ u
 
-        self._map(block)
-        return result
-
-    @staticmethod
-    def _block_rmatvec(block: Tuple[Any, ...], u: numpy.ndarray, out: numpy.ndarray) -> None:
-        of, transposed = block[2], block[3]
-        if transposed is None or isinstance(transposed, str):
-            indptr, indices, values = of
-            (pattern_rmatvec if transposed is None else squared_rmatvec)(indptr, indices, values, u, out)
-        else:
-            out[:] = transposed @ u
+        self.team.map(product, self.blocks)
+        return out
 
 
 def column_values(X: "sp.spmatrix") -> Optional[numpy.ndarray]:

@@ -66,8 +66,7 @@ class Workers:
 
     def send(self, i: int, method: str, args: Tuple[Any, ...]) -> None: ...
 
-    def post(self, i: int, method: str, args: Tuple[Any, ...]) -> None:
-        self.send(i, method, args)
+    def post(self, i: int, method: str, args: Tuple[Any, ...]) -> None: ...
 
     def receive(self, i: int) -> Any: ...
 
@@ -75,7 +74,7 @@ class Workers:
 
     def ready(self, workers: Sequence[int]) -> List[int]:
         """Those of `workers` (each with a call sent) whose reply can be received; waits for one at least."""
-        return list(workers)
+        raise NotImplementedError
 
     def put(self, value: Any) -> Any:
         """`value` as sent to every worker (in Ray's object store for Ray)."""
@@ -91,25 +90,6 @@ class Workers:
 def _build(build: Build, shared: Dict[str, Any]) -> Any:
     make, args, kwargs = build
     return make(*args, **kwargs, **shared)
-
-
-class LocalWorkers(Workers):
-    """Every worker in this process; a call runs when it is sent."""
-
-    def __init__(self, n: int, builder: Builder, shared: Sequence[Tuple[str, int]] = (), name: str = "Worker") -> None:
-        self.n, self.name, self.here, self.doing = n, name, range(n), {}
-        self.shared = {key: numpy.zeros(size) for key, size in shared}
-        self.objects = [_build(builder(i, False), self.shared) for i in range(n)]
-        self._replies: Dict[int, Any] = {}
-
-    def send(self, i: int, method: str, args: Tuple[Any, ...]) -> None:
-        self._replies[i] = getattr(self.objects[i], method)(*args)
-
-    def receive(self, i: int) -> Any:
-        return self._replies.pop(i)
-
-    def close(self) -> None:
-        self.objects = []
 
 
 def _process_main(conn: Any, shared: Dict[str, Any], parent: Optional[int], build: Optional[Build] = None,
@@ -172,25 +152,25 @@ def _stop_processes(processes: List[Any], conns: List[Any]) -> None:
 
 
 class ProcessWorkers(Workers):
-    """Worker 0 in this process (unless `worker0_here=False`; its calls run when their reply is asked for) and the
-    others in local processes, forked or spawned (`start_method`). `stopped` (what a worker's death stopped) and
-    `lower` (the settings to lower when one runs out of memory): for its error."""
+    """The first `n_here` workers in this process (their calls run when their reply is asked for) and the others in
+    local processes, forked or spawned (`start_method`). `stopped` (what a worker's death stopped) and `lower` (the
+    settings to lower when one runs out of memory): for its error."""
 
     def __init__(self, n: int, builder: Builder, shared: Sequence[Tuple[str, int]] = (), name: str = "Worker",
-                 worker0_here: bool = True, stopped: str = "the training stopped",
+                 n_here: int = 1, stopped: str = "the training stopped",
                  lower: str = "max_cache_mb or n_workers") -> None:
         self.n, self.name, self.doing, self.stopped, self.lower = n, name, {}, stopped, lower
-        self.first = 1 if worker0_here else 0  # the first worker in a process
-        self.here = (0,) if worker0_here else ()
+        self.first = min(n_here, n)  # the first worker in a process
+        self.here = range(self.first)
         self.start_method = start_method()
-        forked = self.start_method == "fork"
+        forked = self.start_method == "fork" and self.first < n
         context: Any = multiprocessing.get_context(self.start_method)
         raw = {key: context.RawArray("d", size) for key, size in shared}
         self.shared = {key: numpy.frombuffer(array, dtype=numpy.float64) for key, array in raw.items()}
         self.processes: List[Any] = []
         self.conns: List[Any] = []
-        self._calls: List[Tuple[str, Tuple[Any, ...]]] = []
-        self.local: Any = None
+        self._calls: Dict[int, List[Tuple[str, Tuple[Any, ...]]]] = {}
+        self.objects = []
         self._finalizer = weakref.finalize(self, _stop_processes, self.processes, self.conns)
         # PR_SET_PDEATHSIG fires when the starting thread ends, so only the main thread's workers use it
         me = os.getpid() if threading.current_thread() is threading.main_thread() else None
@@ -214,10 +194,7 @@ class ProcessWorkers(Workers):
             if not forked:
                 for i in range(self.first, n):
                     self._send(i, builder(i, False))
-            self.objects = []
-            if worker0_here:
-                self.local = _build(builder(0, forked), self.shared)
-                self.objects = [self.local]
+            self.objects = [_build(builder(i, forked), self.shared) for i in self.here]
         except BaseException:
             self.close()
             raise
@@ -229,7 +206,7 @@ class ProcessWorkers(Workers):
 
     def send(self, i: int, method: str, args: Tuple[Any, ...], reply: bool = True) -> None:
         if i < self.first:
-            self._calls.append((method, args))
+            self._calls.setdefault(i, []).append((method, args))
         else:
             self._send(i, (method, args, reply))
 
@@ -247,15 +224,16 @@ class ProcessWorkers(Workers):
 
     def ready(self, workers: Sequence[int], timeout: Optional[float] = None) -> List[int]:
         """See `Workers.ready`; waits at most `timeout` seconds (None: no limit), then returns [] if none is ready."""
-        if self.first and 0 in workers:
-            return [0]
+        here = [i for i in workers if i < self.first]
+        if here:
+            return here
         by_conn = {self.conns[i - self.first]: i for i in workers}
         by_conn.update({self.processes[i - self.first].sentinel: i for i in workers})
         return sorted({by_conn[c] for c in wait(list(by_conn), timeout)})
 
     def receive(self, i: int) -> Any:
         if i < self.first:
-            return self._run_here()
+            return self._run_here(i)
         conn, proc = self.conns[i - self.first], self.processes[i - self.first]
         try:
             if conn not in wait([conn, proc.sentinel]) and not conn.poll():
@@ -271,16 +249,16 @@ class ProcessWorkers(Workers):
             raise value
         return value
 
-    def _run_here(self) -> Any:
-        """Run worker 0's waiting calls; the value of the last."""
-        calls, self._calls = self._calls, []
-        if self.local is None:
+    def _run_here(self, i: int) -> Any:
+        """Run worker i's waiting calls (in this process); the value of the last."""
+        calls = self._calls.pop(i, [])
+        if not self.objects:
             raise RuntimeError(f"The {self.name.lower()}s were stopped (closed): start them again (a learner: fit or "
                                "start).")
         value = None
         try:
             for method, args in calls:
-                value = getattr(self.local, method)(*args)
+                value = getattr(self.objects[i], method)(*args)
         except BaseException:
             self.close()
             raise
@@ -303,8 +281,15 @@ class ProcessWorkers(Workers):
         """End the workers: ask them to stop, or with `kill` kill them at once."""
         for proc in self.processes if kill else ():
             proc.kill()
-        self._calls, self.local, self.objects = [], None, []
+        self._calls, self.objects = {}, []
         self._finalizer()
+
+
+class LocalWorkers(ProcessWorkers):
+    """Every worker in this process; a call runs when its reply is asked for."""
+
+    def __init__(self, n: int, builder: Builder, shared: Sequence[Tuple[str, int]] = (), name: str = "Worker") -> None:
+        super().__init__(n, builder, shared, name, n_here=n)
 
 
 class RayWorkers(Workers):
@@ -370,7 +355,7 @@ def make_workers(backend: str, n: int, builder: Builder, shared: Sequence[Tuple[
     if backend == "local":
         return LocalWorkers(n, builder, shared, name)
     if backend == "processes":
-        extra: Dict[str, Any] = {} if worker0_here else {"worker0_here": False}
+        extra: Dict[str, Any] = {} if worker0_here else {"n_here": 0}
         return ProcessWorkers(n, builder, shared, name, **extra)
     if backend == "ray":
         return RayWorkers(n, builder, ray_address, name)
