@@ -57,6 +57,12 @@ class MergedPatterns:
     size and documents, in the one miner's order. Only extensions of kept patterns are candidates, and a level of
     more than `max_candidates` candidates is merged in parts, each the extensions of a range of parents."""
 
+    parent: numpy.ndarray
+    depth: numpy.ndarray
+    label: numpy.ndarray
+    size: numpy.ndarray
+    docs: numpy.ndarray
+
     def __init__(self, workers: Workers, max_pattern_size: int, rank: numpy.ndarray, min_support: int,
                  rare_up_to: int, max_candidates: int = MAX_CANDIDATES) -> None:
         columns: List[List[numpy.ndarray]] = [[], [], [], [], []]
@@ -84,9 +90,9 @@ class MergedPatterns:
             if base == start:
                 break
             previous = (start, base)
-        self.parent, self.depth, self.label, self.size, self.docs = (numpy.concatenate(c) if c else
-                                                                     numpy.zeros(0, dtype=numpy.int64)
-                                                                     for c in columns)
+        for name, parts in zip(("parent", "depth", "label", "size", "docs"), columns):
+            setattr(self, name, numpy.concatenate(parts) if parts else numpy.zeros(0, dtype=numpy.int64))
+            parts.clear()  # one column's parts and its whole held at once, not all five
 
     @staticmethod
     def _merge(workers: Workers, size: int, lo: int, hi: int, rank: numpy.ndarray,
