@@ -131,7 +131,8 @@ def _fold_level_margins(shards: Any, name: str, y: numpy.ndarray, f: numpy.ndarr
     a, b = fit.platt if fit.platt is not None else (1.0, 0.0)
     blocks = []
     for k in range(int(f.max()) + 1):
-        with one_blas_thread():  # the start made again for each fold, not held while the fold's margins are made
+        # the start made again for each fold: not held while the fold's margins are made
+        with one_blas_thread():
             refit = final_fit(shards, name, y, fit.C, nb=fit.nb, l1_ratio=settings["l1_ratio"], loss=settings["loss"],
                               max_iter=settings["max_iter"], tol=FOLD_TOL_RATIO * settings["tol"],
                               threads=settings["threads"], init=numpy.append(fit.weights / a, (fit.intercept - b) / a),

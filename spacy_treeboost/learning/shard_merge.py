@@ -57,12 +57,6 @@ class MergedPatterns:
     size and documents, in the one miner's order. Only extensions of kept patterns are candidates, and a level of
     more than `max_candidates` candidates is merged in parts, each the extensions of a range of parents."""
 
-    parent: numpy.ndarray
-    depth: numpy.ndarray
-    label: numpy.ndarray
-    size: numpy.ndarray
-    docs: numpy.ndarray
-
     def __init__(self, workers: Workers, max_pattern_size: int, rank: numpy.ndarray, min_support: int,
                  rare_up_to: int, max_candidates: int = MAX_CANDIDATES) -> None:
         columns: List[List[numpy.ndarray]] = [[], [], [], [], []]
@@ -90,9 +84,7 @@ class MergedPatterns:
             if base == start:
                 break
             previous = (start, base)
-        for name, parts in zip(("parent", "depth", "label", "size", "docs"), columns):
-            setattr(self, name, numpy.concatenate(parts) if parts else numpy.zeros(0, dtype=numpy.int64))
-            parts.clear()  # one column's parts and its whole held at once, not all five
+        self.parent, self.depth, self.label, self.size, self.docs = (_joined(parts) for parts in columns)
 
     @staticmethod
     def _merge(workers: Workers, size: int, lo: int, hi: int, rank: numpy.ndarray,
@@ -105,6 +97,13 @@ class MergedPatterns:
             level = merge_level(level, workers.receive(i), rank)
         keep = level[3] >= min_support
         return tuple(values[keep] for values in level)
+
+
+def _joined(parts: List[numpy.ndarray]) -> numpy.ndarray:
+    """The parts concatenated, the list emptied: a column's parts are freed once joined, before the next is."""
+    joined = numpy.concatenate(parts) if parts else numpy.zeros(0, dtype=numpy.int64)
+    parts.clear()
+    return joined
 
 
 class Mined(NamedTuple):

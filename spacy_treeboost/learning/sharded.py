@@ -166,9 +166,8 @@ def _fit(shards: Any, layout: _Layout, y: numpy.ndarray, C: float, *, l1_ratio: 
     problem = ShardedNewton(shards, loss, (1.0 - l1_ratio) / C, threads)
     if layout.g_zero_scale is None:
         # the penalty's gradient at zero weights is zero: the gradient there is the same for every C
-        zero = layout.reduce(start_point(y, layout.d, loss))
-        layout.g_zero_scale = gradient_scale(problem.value_grad(zero)[1], l1_ratio)
-        del zero
+        layout.g_zero_scale = gradient_scale(problem.value_grad(layout.reduce(start_point(y, layout.d, loss)))[1],
+                                             l1_ratio)
     gtol = max(tol * layout.g_zero_scale, 1e-300)
     x0 = start_point(y, layout.d, loss) if init is None else numpy.asarray(init, dtype=numpy.float64)
     try:
